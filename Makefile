@@ -1,0 +1,150 @@
+# Giulia - top-level build.
+#
+#   make            build bin/giulia and bin/giulia-observe (installs what is missing)
+#   make test       build and run every test suite; SANITIZE=1 for ASan+UBSan
+#   make demo       the end-to-end demo (see README.md)
+#   make lint       clang-format, cppcheck and the banned-function check
+#   make bench      the benchmarks of bench/ (results go to BENCHMARKS.md by hand)
+#   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS
+#
+# Sources are found by directory: every src/**/*.c is part of the library,
+# every tests/{unit,integration,e2e}/*.c is a suite, every fuzz/*.c a target.
+
+CC ?= cc
+SANITIZE ?=
+CI ?=
+V ?=
+
+ifeq ($(SANITIZE),1)
+VARIANT := asan
+BINDIR := build/asan/bin
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDSAN := -fsanitize=address,undefined
+else
+VARIANT := release
+BINDIR := bin
+OPT := -O2 -g
+LDSAN :=
+endif
+
+B := build/$(VARIANT)
+GRAMMAR := build/tree-sitter-elixir
+DEPS_STAMP := build/.deps-build
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wpointer-arith -Wformat=2
+ifeq ($(CI),true)
+WARN += -Werror
+endif
+
+PKGS := tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+EI_LIB := /usr/lib/libei.a
+
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -D_REENTRANT $(OPT) $(WARN) -Isrc -Ibuild/gen $(PKG_CFLAGS) -MMD -MP
+LIBS = $(EI_LIB) $(PKG_LIBS) -lpthread -lm
+
+LIB_SRC := $(filter-out src/cli/main.c,$(shell find src -name '*.c' | sort))
+LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) build/obj-gen-$(VARIANT)/probes.o
+PROBES := $(sort $(wildcard src/observe/probe/*.erl))
+GRAMMAR_OBJ := build/grammar/parser.o build/grammar/scanner.o
+SUPPORT_SRC := tests/harness.c $(sort $(wildcard tests/support/*.c))
+SUPPORT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SUPPORT_SRC))
+SUITES := $(foreach k,unit integration e2e,$(patsubst tests/$(k)/%.c,$(B)/tests/$(k)_%,$(sort $(wildcard tests/$(k)/*.c))))
+
+.PHONY: all deps test demo lint bench fuzz clean distclean
+.DEFAULT_GOAL := all
+
+all: $(BINDIR)/giulia $(BINDIR)/giulia-observe
+
+$(DEPS_STAMP): scripts/deps.sh
+	@scripts/deps.sh build
+	@mkdir -p build && touch $@
+
+deps: $(DEPS_STAMP)
+
+# The grammar is third-party C: compiled once, without our warnings or sanitizers.
+build/grammar/%.o: $(DEPS_STAMP)
+	@mkdir -p build/grammar
+	$(CC) -std=c11 -O2 -g0 -fPIC -w -I$(GRAMMAR)/src -c $(GRAMMAR)/src/$*.c -o $@
+
+$(B)/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+build/tools/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -o $@ $<
+
+build/gen/probes.c build/gen/probes.h: build/tools/embed $(PROBES)
+	@mkdir -p build/gen
+	build/tools/embed build/gen/probes.c build/gen/probes.h $(PROBES)
+
+build/obj-gen-$(VARIANT)/probes.o: build/gen/probes.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(B)/libgiulia.a: $(LIB_OBJ) $(GRAMMAR_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BINDIR)/giulia: $(B)/obj/src/cli/main.o $(B)/libgiulia.a
+	@mkdir -p $(BINDIR)
+	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+
+$(BINDIR)/giulia-observe: $(BINDIR)/giulia
+	ln -sf giulia $@
+
+# One executable per suite: tests/unit/x.c becomes $(B)/tests/unit_x.
+define SUITE_RULE
+$(B)/tests/$(1)_$(basename $(notdir $(2))): $(B)/obj/$(basename $(2)).o $(SUPPORT_OBJ) $(B)/libgiulia.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDSAN) -o $$@ $$^ $$(LIBS)
+endef
+$(foreach k,unit integration e2e,$(foreach f,$(sort $(wildcard tests/$(k)/*.c)),$(eval $(call SUITE_RULE,$(k),$(f)))))
+
+$(B)/obj/tests/%.o: tests/%.c $(DEPS_STAMP) build/gen/probes.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -Itests/support -c $< -o $@
+
+test: $(BINDIR)/giulia $(BINDIR)/giulia-observe $(SUITES)
+	@scripts/deps.sh test
+	@tests/run.sh $(B) $(SUITE)
+
+demo: all
+	@scripts/deps.sh demo
+	@scripts/demo.sh
+
+lint:
+	@scripts/deps.sh lint
+	@scripts/lint.sh
+
+bench: all
+	@scripts/deps.sh bench
+	@bench/run.sh
+
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := $(sort $(wildcard fuzz/*.c))
+FUZZ_BIN := $(patsubst fuzz/%.c,build/fuzz/bin/%,$(FUZZ_SRC))
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -D_REENTRANT -O1 -g -fsanitize=fuzzer-no-link,address,undefined -Isrc -Ibuild/gen $(PKG_CFLAGS)
+
+build/fuzz/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+
+build/fuzz/bin/%: build/fuzz/obj/fuzz/%.o $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC)) build/fuzz/obj/build/gen/probes.o $(GRAMMAR_OBJ)
+	@mkdir -p $(dir $@)
+	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
+
+fuzz:
+	@scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+clean:
+	rm -rf build/release build/asan build/fuzz bin
+
+distclean:
+	rm -rf build bin
+
+-include $(shell find build/$(VARIANT)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,30 @@
+/*
+ * fs.h - file system helpers with bounded reads.
+ * Thread-safe (no shared state).
+ */
+#ifndef GIULIA_BASE_FS_H
+#define GIULIA_BASE_FS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Reads the whole file at `path` into a NUL-terminated buffer that the caller
+ * frees with gi_free. Fails with GI_ETOOBIG past `limit` bytes, GI_ENOENT when
+ * absent, GI_EIO otherwise. */
+int gi_fs_read_file(const char *path, size_t limit, char **out, size_t *out_len);
+/* Writes `len` bytes to `path` atomically (temporary file + rename). */
+int gi_fs_write_file(const char *path, const void *data, size_t len);
+/* Creates `path` and its parents with mode 0700 where missing. */
+int gi_fs_mkdir_p(const char *path);
+/* Canonical absolute path of an existing directory (caller frees), or GI_ENOENT. */
+int gi_fs_realdir(const char *path, char **out);
+/* Removes `path` and everything under it; a missing path is not an error. */
+int gi_fs_remove_tree(const char *path);
+
+/* Called for every regular file found by gi_fs_walk; return non-zero to stop. */
+typedef int (*gi_fs_walk_fn)(const char *path, void *ctx);
+/* Walks `root` depth-first in name order, not following symlinks, skipping
+ * directories whose name is in the NULL-terminated `skip` list. */
+int gi_fs_walk(const char *root, const char *const *skip, gi_fs_walk_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * map.h - a hash map from strings to pointers (open addressing, linear probing).
+ *
+ * The map copies its keys and owns the copies; values are borrowed pointers
+ * that the caller manages. Embedded by its owner (gi_map_init / gi_map_destroy).
+ * Not thread-safe.
+ */
+#ifndef GIULIA_BASE_MAP_H
+#define GIULIA_BASE_MAP_H
+
+#include <stddef.h>
+
+struct gi_map_slot {
+	char *key; /* NULL: empty */
+	void *value;
+	unsigned long long hash;
+};
+
+struct gi_map {
+	struct gi_map_slot *slots;
+	size_t cap; /* power of two or 0 */
+	size_t len;
+};
+
+/* Iteration: for (size_t i = 0; i < m.cap; i++) if (m.slots[i].key) ... */
+
+void gi_map_init(struct gi_map *m);
+/* Frees the keys and the table; values are left to the caller. */
+void gi_map_destroy(struct gi_map *m);
+/* Returns the value for `key`, or NULL when absent. */
+void *gi_map_get(const struct gi_map *m, const char *key);
+/* Like gi_map_get for a key of `len` bytes that need not be NUL-terminated. */
+void *gi_map_getn(const struct gi_map *m, const char *key, size_t len);
+/* Sets `key` to `value`; returns the previous value or NULL. */
+void *gi_map_put(struct gi_map *m, const char *key, void *value);
+/* Returns the map's own copy of `key` (stable until destroy), or NULL. */
+const char *gi_map_key(const struct gi_map *m, const char *key);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * facts.c - construction and naming helpers for source facts (see facts.h).
+ */
+#include "source/facts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/error.h"
+#include "base/str.h"
+
+struct facts_file *facts_file_new(const char *path, enum facts_origin origin)
+{
+	struct facts_file *f = gi_calloc(1, sizeof(*f));
+	gi_arena_init(&f->arena);
+	f->path = gi_arena_strdup(&f->arena, path);
+	f->origin = origin;
+	gi_vec_init(&f->modules, sizeof(struct facts_module));
+	gi_vec_init(&f->errors, sizeof(struct facts_error));
+	return f;
+}
+
+void facts_file_free(struct facts_file *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->modules.len; i++) {
+		struct facts_module *m = gi_vec_get(&f->modules, i);
+		for (size_t j = 0; j < m->functions.len; j++) {
+			struct facts_function *fn = gi_vec_get(&m->functions, j);
+			gi_vec_destroy(&fn->calls);
+		}
+		gi_vec_destroy(&m->functions);
+		gi_vec_destroy(&m->refs);
+		gi_vec_destroy(&m->struct_fields);
+		gi_vec_destroy(&m->callbacks);
+	}
+	gi_vec_destroy(&f->modules);
+	gi_vec_destroy(&f->errors);
+	gi_arena_destroy(&f->arena);
+	gi_free(f);
+}
+
+struct facts_module *facts_module_add(struct facts_file *f, const char *name)
+{
+	struct facts_module *m = gi_vec_push_zero(&f->modules);
+	m->name = gi_arena_strdup(&f->arena, name);
+	m->origin = f->origin;
+	gi_vec_init(&m->functions, sizeof(struct facts_function));
+	gi_vec_init(&m->refs, sizeof(struct facts_ref));
+	gi_vec_init(&m->struct_fields, sizeof(const char *));
+	gi_vec_init(&m->callbacks, sizeof(const char *));
+	return m;
+}
+
+struct facts_function *facts_function_add(struct facts_file *f, struct facts_module *m,
+                                          const char *name, int arity)
+{
+	struct facts_function *fn = gi_vec_push_zero(&m->functions);
+	fn->name = gi_arena_strdup(&f->arena, name);
+	fn->arity = arity;
+	fn->is_public = true;
+	gi_vec_init(&fn->calls, sizeof(struct facts_call));
+	return fn;
+}
+
+void facts_ref_add(struct facts_file *f, struct facts_module *m, enum facts_ref_kind kind,
+                   const char *target, uint32_t line)
+{
+	struct facts_ref *r = gi_vec_push_zero(&m->refs);
+	r->kind = kind;
+	r->target = gi_arena_strdup(&f->arena, target);
+	r->line = line;
+}
+
+void facts_call_add(struct facts_file *f, struct facts_function *fn, enum facts_call_kind kind,
+                    const char *module, const char *function, int arity, uint32_t line)
+{
+	struct facts_call *c = gi_vec_push_zero(&fn->calls);
+	c->kind = kind;
+	c->module = module ? gi_arena_strdup(&f->arena, module) : NULL;
+	c->function = function ? gi_arena_strdup(&f->arena, function) : NULL;
+	c->arity = arity;
+	c->line = line;
+}
+
+void facts_error_add(struct facts_file *f, uint32_t line, const char *message)
+{
+	struct facts_error *e = gi_vec_push_zero(&f->errors);
+	e->line = line;
+	e->message = gi_arena_strdup(&f->arena, message);
+}
+
+static const char *const ref_kind_names[FACTS_REF_KIND_COUNT] = {
+    "alias", "import", "use", "require", "call", "struct", "behaviour", "capture",
+};
+
+const char *facts_ref_kind_name(enum facts_ref_kind kind)
+{
+	return (unsigned)kind < FACTS_REF_KIND_COUNT ? ref_kind_names[kind] : "unknown";
+}
+
+int facts_ref_kind_parse(const char *name, enum facts_ref_kind *out)
+{
+	for (int i = 0; i < FACTS_REF_KIND_COUNT; i++) {
+		if (strcmp(name, ref_kind_names[i]) == 0) {
+			*out = (enum facts_ref_kind)i;
+			return 0;
+		}
+	}
+	return GI_EINVAL;
+}
+
+const char *facts_function_kind_name(enum facts_function_kind kind)
+{
+	static const char *const names[] = {"def",      "defp",      "defmacro",    "defmacrop",
+	                                    "defguard", "defguardp", "defdelegate", "callback"};
+	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
+const char *facts_module_kind_name(enum facts_module_kind kind)
+{
+	static const char *const names[] = {"module", "protocol", "impl"};
+	return (unsigned)kind < 3 ? names[kind] : "unknown";
+}
+
+const char *facts_call_kind_name(enum facts_call_kind kind)
+{
+	static const char *const names[] = {"remote", "local", "capture", "dynamic"};
+	return (unsigned)kind < 4 ? names[kind] : "unknown";
+}
+
+int gi_module_display_name(const char *atom, char *out, size_t size)
+{
+	if (gi_str_starts_with(atom, "Elixir.") && atom[7] != '\0')
+		return gi_strlcpy(out, atom + 7, size);
+	int n = snprintf(out, size, ":%s", atom);
+	return n >= 0 && (size_t)n < size ? 0 : GI_ETOOBIG;
+}
+
+int gi_module_atom_name(const char *display, char *out, size_t size)
+{
+	if (display[0] == ':')
+		return gi_strlcpy(out, display + 1, size);
+	if (gi_str_starts_with(display, "Elixir."))
+		return gi_strlcpy(out, display, size);
+	int n = snprintf(out, size, "Elixir.%s", display);
+	return n >= 0 && (size_t)n < size ? 0 : GI_ETOOBIG;
+}

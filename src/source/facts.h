@@ -1,0 +1,156 @@
+/*
+ * facts.h - what a source reader learns from one file: the common currency
+ * between the readers (source/elixir.c for Elixir source, source/beam.c for
+ * BEAM object code) and the knowledge graph (graph/).
+ *
+ * Naming convention for modules, used everywhere in Giulia (graph, store,
+ * snapshots, profiles, API): an Elixir module is written as in Elixir source,
+ * without the "Elixir." prefix ("Nexus.Repo"); an Erlang module is written
+ * with a leading colon (":ets", ":gen_server"). gi_module_display_name() and
+ * gi_module_atom_name() convert between this form and the atom's text.
+ *
+ * Ownership: a `struct facts_file` owns everything it points to through its
+ * arena; facts_file_free() releases it all at once. Arrays are gi_vec of the
+ * element structs below. Not thread-safe; one facts_file per thread at a time.
+ */
+#ifndef GIULIA_SOURCE_FACTS_H
+#define GIULIA_SOURCE_FACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/vec.h"
+
+enum facts_origin { FACTS_FROM_SOURCE = 0, FACTS_FROM_BEAM = 1 };
+
+enum facts_module_kind { FACTS_MODULE = 0, FACTS_PROTOCOL, FACTS_IMPL };
+
+enum facts_function_kind {
+	FACTS_DEF = 0,
+	FACTS_DEFP,
+	FACTS_DEFMACRO,
+	FACTS_DEFMACROP,
+	FACTS_DEFGUARD,
+	FACTS_DEFGUARDP,
+	FACTS_DEFDELEGATE,
+	FACTS_DEFCALLBACK, /* a protocol's def without body */
+};
+
+/* Module-level reference kinds; the graph keeps them as typed edges. */
+enum facts_ref_kind {
+	FACTS_REF_ALIAS = 0,
+	FACTS_REF_IMPORT,
+	FACTS_REF_USE,
+	FACTS_REF_REQUIRE,
+	FACTS_REF_CALL,
+	FACTS_REF_STRUCT,
+	FACTS_REF_BEHAVIOUR,
+	FACTS_REF_CAPTURE,
+	FACTS_REF_KIND_COUNT
+};
+
+/* Kinds of a function-level call. */
+enum facts_call_kind {
+	FACTS_CALL_REMOTE = 0, /* Mod.f(...) or :mod.f(...) */
+	FACTS_CALL_LOCAL,      /* f(...) inside the module */
+	FACTS_CALL_CAPTURE,    /* &Mod.f/2 or &f/2 */
+	FACTS_CALL_DYNAMIC,    /* apply/3, or a call whose target is not known (beam) */
+};
+
+struct facts_ref {
+	enum facts_ref_kind kind;
+	const char *target; /* module, display form */
+	uint32_t line;
+};
+
+struct facts_call {
+	enum facts_call_kind kind;
+	const char *module;   /* display form; for FACTS_CALL_LOCAL the enclosing module */
+	const char *function; /* may be NULL for FACTS_CALL_DYNAMIC */
+	int arity;            /* -1 when unknown */
+	uint32_t line;
+};
+
+struct facts_function {
+	const char *name;
+	int arity;
+	enum facts_function_kind kind;
+	bool is_public;
+	uint32_t line_start, line_end;
+	uint32_t clauses;
+	bool has_doc, has_spec, has_impl, has_guard;
+	bool doc_false; /* @doc false */
+	int cyclomatic; /* sum over clauses (Credo rules); beam: branch count + 1 */
+	int cognitive;  /* Sonar-style */
+	int max_nesting;
+	uint32_t lines;
+	struct gi_vec calls;     /* struct facts_call */
+	const char *delegate_to; /* defdelegate to: module, else NULL */
+};
+
+struct facts_module {
+	const char *name; /* display form */
+	enum facts_module_kind kind;
+	const char *impl_for; /* defimpl ... for: X, else NULL */
+	const char *protocol; /* defimpl's protocol, else NULL */
+	uint32_t line_start, line_end;
+	bool has_moduledoc;
+	bool moduledoc_false;
+	enum facts_origin origin;
+	struct gi_vec functions;     /* struct facts_function */
+	struct gi_vec refs;          /* struct facts_ref */
+	struct gi_vec struct_fields; /* const char * (defstruct field names) */
+	struct gi_vec callbacks;     /* const char * ("name/arity" of @callback / @macrocallback) */
+	bool has_struct;
+};
+
+struct facts_error {
+	uint32_t line; /* 1-based */
+	const char *message;
+};
+
+struct facts_file {
+	struct gi_arena arena;
+	const char *path;
+	enum facts_origin origin;
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t content_hash;
+	struct gi_vec modules; /* struct facts_module */
+	struct gi_vec errors;  /* struct facts_error; parse errors, file still indexed */
+	bool skipped;          /* binary/unreadable/too big: nothing extracted */
+	const char *skip_reason;
+};
+
+/* Returns a new, empty facts_file for `path` (copied) that the caller frees with facts_file_free.
+ */
+struct facts_file *facts_file_new(const char *path, enum facts_origin origin);
+/* Frees the file's facts and everything they point to; NULL does nothing. */
+void facts_file_free(struct facts_file *f);
+
+/* Helpers for readers: allocation in the file's arena. */
+struct facts_module *facts_module_add(struct facts_file *f, const char *name);
+struct facts_function *facts_function_add(struct facts_file *f, struct facts_module *m,
+                                          const char *name, int arity);
+void facts_ref_add(struct facts_file *f, struct facts_module *m, enum facts_ref_kind kind,
+                   const char *target, uint32_t line);
+void facts_call_add(struct facts_file *f, struct facts_function *fn, enum facts_call_kind kind,
+                    const char *module, const char *function, int arity, uint32_t line);
+void facts_error_add(struct facts_file *f, uint32_t line, const char *message);
+
+/* Static names for enums (stable: stored in the database and shown in JSON). */
+const char *facts_ref_kind_name(enum facts_ref_kind kind);
+int facts_ref_kind_parse(const char *name, enum facts_ref_kind *out);
+const char *facts_function_kind_name(enum facts_function_kind kind);
+const char *facts_module_kind_name(enum facts_module_kind kind);
+const char *facts_call_kind_name(enum facts_call_kind kind);
+
+/* Module names: `atom` is the atom text ("Elixir.Foo.Bar", "ets"); writes
+ * "Foo.Bar" / ":ets" into `out` of `size` bytes. Returns 0 or GI_ETOOBIG. */
+int gi_module_display_name(const char *atom, char *out, size_t size);
+/* The reverse: "Foo.Bar" -> "Elixir.Foo.Bar", ":ets" -> "ets". */
+int gi_module_atom_name(const char *display, char *out, size_t size);
+
+#endif

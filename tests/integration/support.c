@@ -1,0 +1,36 @@
+/*
+ * Integration tests of the test support itself: real BEAM nodes of each kind
+ * come up, answer a second connection, and go away with the test.
+ */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "support.h"
+
+static void elixir_long_node_answers(void)
+{
+	struct ts_node n;
+	ts_node_start(&n, TS_NODE_ELIXIR_LONG, NULL, NULL);
+	char *r = ts_node_eval(&n, "is_list(code:which('Elixir.Kernel')).");
+	TH_ASSERT_STR_CONTAINS(r, "true");
+	free(r);
+}
+
+static void erlang_short_node_answers(void)
+{
+	struct ts_node n;
+	ts_node_start(&n, TS_NODE_ERL_SHORT, NULL, NULL);
+	char *r = ts_node_eval(&n, "code:which('Elixir.Kernel').");
+	TH_ASSERT_STR_CONTAINS(r, "non_existing");
+	free(r);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(elixir_long_node_answers),
+	    TH_TEST(erlang_short_node_answers),
+	    TH_END,
+	};
+	return th_main(argc, argv, "integration_support", tests);
+}
