@@ -1,0 +1,73 @@
+/*
+ * query.h - the static engine's public contract: index a project, open its
+ * database, and answer named queries with JSON.
+ *
+ * The CLI (`giulia modules`, `giulia dependents X --json`, ...), the worker's
+ * REST routes (/api/index/..., /api/knowledge/...) and the profile builder
+ * (fuse/) all go through kg_query(), so that one query has one implementation
+ * and one JSON shape (documented in docs/API.md and docs/SCHEMA.md).
+ *
+ * Thread-safety: a struct kg_db is used by one thread at a time; open one per
+ * thread (SQLite WAL lets readers run beside a writer).
+ */
+#ifndef GIULIA_GRAPH_QUERY_H
+#define GIULIA_GRAPH_QUERY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+struct kg_db;
+
+struct kg_index_options {
+	bool force;        /* re-parse every file even when unchanged */
+	const char **beam_dirs; /* NULL-terminated list of ebin/lib dirs to read object code from, or NULL */
+	int jobs;          /* parser threads; 0: number of cores */
+};
+
+/* Indexes the project at `root` (absolute or relative; canonicalised) into the
+ * database at `db_path` (NULL: ROOT/.giulia/index.db), incrementally: files
+ * unchanged by size, mtime and content hash are not re-parsed. On success
+ * *summary_out (caller decrefs) holds at least files, modules, functions,
+ * edges, parse_errors (array of {file, line, message}), skipped, elapsed_ms. */
+int kg_index_project(const char *root, const char *db_path, const struct kg_index_options *opt,
+		     json_t **summary_out);
+
+/* Opens an existing index database read-write (`create` false) or creates it.
+ * An older schema is migrated or rebuilt, a corrupt file gives GI_ECORRUPT. */
+int kg_db_open(const char *db_path, bool create, struct kg_db **out);
+/* Closes the database; NULL does nothing. */
+void kg_db_close(struct kg_db *db);
+/* The database of the project at `root` (ROOT/.giulia/index.db); caller frees. */
+char *kg_db_default_path(const char *root);
+
+struct kg_query_params {
+	const char *module;   /* module name, display form */
+	const char *function; /* "name/arity" within module, or NULL */
+	const char *from, *to;
+	int depth;            /* 0: default */
+	int top;              /* 0: default */
+	bool include_external;
+};
+
+/* Runs the query `name` and returns its JSON (caller decrefs). Names:
+ *   status summary stats modules functions module_details complexity
+ *   dependents dependencies centrality impact cycles god_modules fan_in_out
+ *   coupling dead_code heatmap change_risk path topology unprotected_hubs
+ *   api_surface function_details
+ * Unknown name: GI_EINVAL. Unknown module or function: GI_ENOTFOUND.
+ *
+ * module_details returns at least: name, file, line_start, line_end, kind,
+ * functions [{name, arity, visibility, kind, line, cyclomatic, cognitive,
+ * clauses}], complexity_total, complexity_max, ca, ce, instability,
+ * in_degree, out_degree, centrality, hub (bool), heat, zone ("red"|"yellow"|
+ * "green"), change_risk, uses [modules it `use`s], behaviours, dependents and
+ * dependencies [{module, kinds}].
+ * function_details (module + function) returns at least: module, name,
+ * arity, cyclomatic, cognitive, line, callers [{module, name, arity}],
+ * callees [{module, name, arity}]. */
+int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out);
+
+/* Modules (display form) of the database that are defined in the project. */
+int kg_project_modules(struct kg_db *db, json_t **out_array);
+
+#endif

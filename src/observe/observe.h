@@ -1,0 +1,75 @@
+/*
+ * observe.h - the runtime observer's public contract.
+ *
+ * One-shot calls (pulse, top, trace) for the CLI, and a manager that runs many
+ * observation sessions at once, each on its own interval, so that one slow or
+ * frozen node never holds up another. Snapshots are JSON objects in the shape
+ * of docs/SNAPSHOT.md.
+ *
+ * Cookies given here are kept in memory only for the life of the call or the
+ * session, never logged, stored or returned.
+ */
+#ifndef GIULIA_OBSERVE_OBSERVE_H
+#define GIULIA_OBSERVE_OBSERVE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define OBS_INTERVAL_DEFAULT_MS 5000
+#define OBS_INTERVAL_MIN_MS 250
+#define OBS_TOP_DEFAULT 10
+
+struct obs_target {
+	const char *node;   /* name@host */
+	const char *cookie; /* NULL: GIULIA_COOKIE, else ~/.erlang.cookie */
+	int timeout_ms;     /* per call; 0: default */
+};
+
+/* One snapshot (docs/SNAPSHOT.md) measured over `window_ms` (0: default 1000).
+ * Errors: GI_EEPMD, GI_ENONODE, GI_ECOOKIE, GI_ETIMEOUT, GI_ENODEDOWN,
+ * GI_EOTPVERSION, GI_EBADRPC. */
+int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **snapshot_out);
+
+/* Call counts per function of `modules` (display names) over `window_ms`:
+ * {"node", "window_ms", "calls": [{module, function, arity, count}], "errors": [...]} */
+int obs_trace(const struct obs_target *t, const char *const *modules, int window_ms,
+	      json_t **out);
+
+struct obs_manager;
+
+struct obs_session_config {
+	const char *node;
+	const char *cookie;
+	int interval_ms; /* clamped to >= OBS_INTERVAL_MIN_MS */
+	int top_n;
+	const char *const *trace_modules; /* NULL-terminated, or NULL */
+	const char *project;              /* passed through to finalize, may be NULL */
+};
+
+/* Called on the manager's thread: with each snapshot (borrowed), and once at
+ * the end with the finalize object of docs/SNAPSHOT.md (borrowed). Must not
+ * block for long. */
+struct obs_callbacks {
+	void (*on_snapshot)(void *ctx, const char *session_id, json_t *snapshot);
+	void (*on_end)(void *ctx, const char *session_id, json_t *finalize);
+	void *ctx;
+};
+
+/* Starts the manager's thread. */
+int obs_manager_new(const struct obs_callbacks *cb, struct obs_manager **out);
+/* Stops every session (as interrupted, cleaning up on the targets) and frees. */
+void obs_manager_free(struct obs_manager *m);
+/* Connects and starts a session; one per node. *session_id_out (caller frees).
+ * Fails with the connection errors above or GI_EEXIST. */
+int obs_session_start(struct obs_manager *m, const struct obs_session_config *cfg,
+		      char **session_id_out);
+/* Stops the node's session (status complete) after a last snapshot; blocks
+ * until on_end has been called. GI_ENOTFOUND when there is none. */
+int obs_session_stop(struct obs_manager *m, const char *node);
+/* [{session_id, node, interval_ms, started_ms, snapshots, trace_modules, state, last_error}] */
+json_t *obs_manager_status(struct obs_manager *m);
+/* The last `limit` snapshots of a node's session (newest last), or NULL. */
+json_t *obs_manager_history(struct obs_manager *m, const char *node, int limit);
+
+#endif
