@@ -17,7 +17,7 @@
 struct kg_db;
 
 struct fuse_config {
-	const char *const *read_names;     /* NULL: the defaults of docs/RULES.md */
+	const char *const *read_names; /* NULL: the defaults of docs/RULES.md */
 	const char *const *write_names;
 	const char *const *pipeline_names; /* NULL: prepare_opts, default_options, prepare_query */
 };
@@ -26,7 +26,7 @@ struct fuse_config {
  * docs/SNAPSHOT.md; `snapshots` a JSON array in seq order; `graph` may be
  * NULL (no project: graph fields are null). *profile_out: caller decrefs. */
 int fuse_profile_build(json_t *finalize, json_t *snapshots, struct kg_db *graph,
-		       const struct fuse_config *cfg, json_t **profile_out);
+                       const struct fuse_config *cfg, json_t **profile_out);
 
 /* Renders a profile for the terminal, as a self-contained HTML page. */
 int fuse_report_text(json_t *profile, struct gi_buf *out);

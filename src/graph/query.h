@@ -19,9 +19,10 @@
 struct kg_db;
 
 struct kg_index_options {
-	bool force;        /* re-parse every file even when unchanged */
-	const char **beam_dirs; /* NULL-terminated list of ebin/lib dirs to read object code from, or NULL */
-	int jobs;          /* parser threads; 0: number of cores */
+	bool force; /* re-parse every file even when unchanged */
+	const char **
+	    beam_dirs; /* NULL-terminated list of ebin/lib dirs to read object code from, or NULL */
+	int jobs;      /* parser threads; 0: number of cores */
 };
 
 /* Indexes the project at `root` (absolute or relative; canonicalised) into the
@@ -30,7 +31,7 @@ struct kg_index_options {
  * *summary_out (caller decrefs) holds at least files, modules, functions,
  * edges, parse_errors (array of {file, line, message}), skipped, elapsed_ms. */
 int kg_index_project(const char *root, const char *db_path, const struct kg_index_options *opt,
-		     json_t **summary_out);
+                     json_t **summary_out);
 
 /* Opens an existing index database read-write (`create` false) or creates it.
  * An older schema is migrated or rebuilt, a corrupt file gives GI_ECORRUPT. */
@@ -44,8 +45,8 @@ struct kg_query_params {
 	const char *module;   /* module name, display form */
 	const char *function; /* "name/arity" within module, or NULL */
 	const char *from, *to;
-	int depth;            /* 0: default */
-	int top;              /* 0: default */
+	int depth; /* 0: default */
+	int top;   /* 0: default */
 	bool include_external;
 };
 

@@ -17,8 +17,8 @@
 #include <stdint.h>
 
 #define OBS_INTERVAL_DEFAULT_MS 5000
-#define OBS_INTERVAL_MIN_MS 250
-#define OBS_TOP_DEFAULT 10
+#define OBS_INTERVAL_MIN_MS     250
+#define OBS_TOP_DEFAULT         10
 
 struct obs_target {
 	const char *node;   /* name@host */
@@ -33,8 +33,7 @@ int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **sna
 
 /* Call counts per function of `modules` (display names) over `window_ms`:
  * {"node", "window_ms", "calls": [{module, function, arity, count}], "errors": [...]} */
-int obs_trace(const struct obs_target *t, const char *const *modules, int window_ms,
-	      json_t **out);
+int obs_trace(const struct obs_target *t, const char *const *modules, int window_ms, json_t **out);
 
 struct obs_manager;
 
@@ -63,7 +62,7 @@ void obs_manager_free(struct obs_manager *m);
 /* Connects and starts a session; one per node. *session_id_out (caller frees).
  * Fails with the connection errors above or GI_EEXIST. */
 int obs_session_start(struct obs_manager *m, const struct obs_session_config *cfg,
-		      char **session_id_out);
+                      char **session_id_out);
 /* Stops the node's session (status complete) after a last snapshot; blocks
  * until on_end has been called. GI_ENOTFOUND when there is none. */
 int obs_session_stop(struct obs_manager *m, const char *node);
