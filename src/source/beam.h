@@ -1,0 +1,49 @@
+/*
+ * beam.h - BEAM object-code reader: one .beam file in, its facts out
+ * (the source-less half of the static layer, see docs/BEAM.md).
+ *
+ * From the FOR1/BEAM container it reads the atom table (AtU8/Atom, also the
+ * OTP 28 form), ImpT, ExpT, FunT, LitT (zlib; external term format), Attr,
+ * Line and Code, whose instruction stream it walks with the generic opcode
+ * table (beam_ops.h) to find, per function, remote, local, captured and
+ * dynamic calls and a branch count. The facts have origin FACTS_FROM_BEAM;
+ * one module per file, named in display form ("Foo.Bar", ":lists").
+ *
+ * Every size and index read from the file is checked: bad input gives
+ * GI_ECORRUPT (or GI_ETOOBIG / GI_EUNSUPPORTED) and a message naming the
+ * file and the chunk, never an over-read. Optional chunks (LitT, Attr, Line,
+ * FunT) that are damaged are recorded in the facts' errors and skipped.
+ *
+ * Thread-safe: each call works on its own data.
+ */
+#ifndef GIULIA_SOURCE_BEAM_H
+#define GIULIA_SOURCE_BEAM_H
+
+#include <stddef.h>
+
+#include "source/facts.h"
+
+#define BEAM_MAX_FILE_SIZE     (64u * 1024 * 1024) /* a .beam (or its gzip'ed form, inflated) */
+#define BEAM_MAX_LITERALS_SIZE (32u * 1024 * 1024) /* LitT once inflated */
+#define BEAM_MAX_TERM_DEPTH    128                 /* nesting of one literal or attribute */
+
+/* Reads the `len` bytes of object code at `data` (a .beam file, plain or
+ * gzip-compressed; `path` is used in messages and stored in the facts) and
+ * returns its facts in *out (caller frees with facts_file_free). On failure
+ * *out is NULL, the return is a negative GI_E* code and `err` (of `err_size`
+ * bytes, may be NULL) holds "PATH: CHUNK: what is wrong". */
+int beam_read(const char *path, const unsigned char *data, size_t len, struct facts_file **out,
+              char *err, size_t err_size);
+
+/* Reads the file at `path` (at most BEAM_MAX_FILE_SIZE bytes) with beam_read
+ * and fills the facts' size, mtime_ns and content_hash. Same contract. */
+int beam_read_file(const char *path, struct facts_file **out, char *err, size_t err_size);
+
+/* Writes the display name of the module in the object code at `data` (its
+ * first atom) into `out` of `size` bytes without decoding anything else:
+ * cheap enough to decide whether a module is already known from source.
+ * Returns 0, GI_ECORRUPT or GI_ETOOBIG. gzip-compressed files give
+ * GI_EUNSUPPORTED (use beam_read). */
+int beam_module_name(const unsigned char *data, size_t len, char *out, size_t size);
+
+#endif
