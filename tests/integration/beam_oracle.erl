@@ -5,7 +5,7 @@
 %% compiler-generated functions skipped, lambda and comprehension bodies
 %% folded into the function that defines them, operator BIFs left out.
 %%
-%% Usage: erl -noshell -pa DIR -run beam_oracle main OUT XREFDIR|- FILE... -s init stop
+%% Usage: erl -noshell -pa DIR -run beam_oracle main OUT XREFDIR|none FILE... -s init stop
 %% Writes one fact per line to OUT:
 %%   X Mod name/arity                    an exported function
 %%   C Mod name/arity kind target        a call (remote, local, capture, dynamic)
@@ -151,9 +151,11 @@ call({lambda, F, A}, D) -> io_lib:format("capture ~ts.~ts/~b", [D, atom_to_list(
 call({capture, M, F, A}, _) -> io_lib:format("capture ~ts.~ts/~b", [display(M), atom_to_list(F), A]);
 call({dynamic, A}, _) -> io_lib:format("dynamic ?/~b", [A]).
 
-xref_lines("-") -> [];
+xref_lines("none") -> [];
 xref_lines(Dir) ->
     {ok, _} = xref:start(beam_oracle_xref, [{xref_mode, modules}]),
+    %% builtins: calls to BIFs (ets, maps, os...) are calls too
+    xref:set_default(beam_oracle_xref, [{builtins, true}]),
     xref:set_default(beam_oracle_xref, [{warnings, false}, {verbose, false}]),
     {ok, Mods} = xref:add_directory(beam_oracle_xref, Dir),
     {ok, Edges} = xref:q(beam_oracle_xref, "ME"),
