@@ -1086,6 +1086,7 @@ struct code_state {
 	uint32_t line;      /* current source line, 0: unknown */
 	uint32_t line_file; /* its file in the line table */
 	bool line_known;
+	bool line_pending;         /* the line is not yet counted in the current function */
 	struct operand struct_reg; /* register holding a map's __struct__, tag OP_U: none */
 };
 
@@ -1106,6 +1107,15 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
                              struct code_state *s)
 {
 	struct raw_func *f = func_current(c);
+	if (s->line_pending && f && op != 1 && op != 2 && op != 153) {
+		s->line_pending = false;
+		if (f->line_first == 0) {
+			f->line_first = f->line_last = s->line;
+			f->file = s->line_file;
+		} else if (s->line_file == f->file && s->line > f->line_last) {
+			f->line_last = s->line;
+		}
+	}
 	switch (op) {
 	case 1: /* label */
 		if (ops[0].tag != OP_U || ops[0].val > c->label_count)
@@ -1132,21 +1142,15 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
 		}
 		c->label_func[s->last_label] = (int32_t)c->funcs.len - 1;
 		s->struct_reg.tag = OP_U;
+		s->line_pending = false;
 		return 0;
 	}
-	case 153: /* line */
+	case 153: /* line: applies to the instructions after it (or the next func_info) */
 		if (ops[0].tag == OP_U && ops[0].val >= 1 && ops[0].val <= c->line_item_count) {
-			uint32_t line = c->line_of_item[ops[0].val];
-			uint32_t file = c->file_of_item[ops[0].val];
-			s->line = line;
-			s->line_file = file;
+			s->line = c->line_of_item[ops[0].val];
+			s->line_file = c->file_of_item[ops[0].val];
 			s->line_known = true;
-			if (f && f->line_first == 0) {
-				f->line_first = f->line_last = line;
-				f->file = file;
-			} else if (f && file == f->file && line > f->line_last) {
-				f->line_last = line;
-			}
+			s->line_pending = true;
 		}
 		return 0;
 	case 4: /* call Arity Label */
@@ -1432,6 +1436,30 @@ static void emit_call(struct beam_ctx *c, struct facts_function *fn, const struc
 	}
 }
 
+/* The line-table file of most functions: the module's own source file. */
+static uint32_t main_file_of(struct beam_ctx *c)
+{
+	uint32_t files[32], counts[32], n = 0, best = 0;
+	for (size_t i = 0; i < c->funcs.len; i++) {
+		const struct raw_func *f = gi_vec_get(&c->funcs, i);
+		uint32_t k = 0;
+		if (!f->line_first)
+			continue;
+		while (k < n && files[k] != f->file)
+			k++;
+		if (k == n && n < 32) {
+			files[n] = f->file;
+			counts[n++] = 0;
+		}
+		if (k < n)
+			counts[k]++;
+	}
+	for (uint32_t k = 1; k < n; k++)
+		if (counts[k] > counts[best])
+			best = k;
+	return n ? files[best] : 0;
+}
+
 static int facts_build(struct beam_ctx *c)
 {
 	struct gi_map by_name; /* "name/arity" -> index + 1 */
@@ -1478,6 +1506,7 @@ static int facts_build(struct beam_ctx *c)
 			}
 		}
 	}
+	uint32_t main_file = main_file_of(c);
 	/* Functions, in code order. */
 	for (size_t i = 0; i < nf; i++) {
 		struct raw_func *f = gi_vec_get(&c->funcs, i);
@@ -1496,11 +1525,11 @@ static int facts_build(struct beam_ctx *c)
 		struct facts_function *fn = facts_function_add(c->facts, c->module, name, arity);
 		fn->kind = kind;
 		fn->is_public = exported[i];
-		fn->line_start = f->line_first;
-		fn->line_end = f->line_last;
-		fn->lines = f->line_last >= f->line_first && f->line_first
-		                ? f->line_last - f->line_first + 1
-		                : 0;
+		if (f->file == main_file) { /* code injected from elsewhere has foreign lines */
+			fn->line_start = f->line_first;
+			fn->line_end = f->line_last;
+		}
+		fn->lines = fn->line_start ? fn->line_end - fn->line_start + 1 : 0;
 		fn->clauses = 1;
 		f->facts_index = (int)(c->module->functions.len - 1);
 	}

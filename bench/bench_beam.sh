@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# BEAM reader benchmark: reads every .beam file of the installed Erlang/OTP and
+# Elixir into facts with 2 threads (and 1 for comparison), 3 runs each after a
+# warm-up, and prints the runs (wall time includes the directory walk; peak RSS
+# is the process's). Goal: under 2 s on 2 cores. Results: BENCHMARKS.md
+# `## BEAM reader`.
+#
+#   bench/bench_beam.sh [ROOT...]     (default: /usr/lib/erlang /usr/lib/elixir)
+set -eu
+cd "$(dirname "$0")/.."
+roots=("$@")
+[ ${#roots[@]} -gt 0 ] || roots=(/usr/lib/erlang /usr/lib/elixir)
+make -s -j2 build/release/libgiulia.a >/dev/null
+bin=build/bench/bench_beam
+mkdir -p build/bench
+cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc bench/bench_beam.c build/release/libgiulia.a \
+  $(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib) /usr/lib/libei.a \
+  -lpthread -lm -o "$bin"
+"$bin" 2 "${roots[@]}" >/dev/null # warm the page cache
+for threads in 2 1; do
+  for run in 1 2 3; do
+    "$bin" "$threads" "${roots[@]}"
+  done
+done
