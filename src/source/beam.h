@@ -14,6 +14,9 @@
  * file and the chunk, never an over-read. Optional chunks (LitT, Attr, Line,
  * FunT) that are damaged are recorded in the facts' errors and skipped.
  *
+ * beam_dirs_scan finds the files to read under ebin directories or release
+ * lib/ trees, one per module.
+ *
  * Thread-safe: each call works on its own data.
  */
 #ifndef GIULIA_SOURCE_BEAM_H
@@ -21,6 +24,7 @@
 
 #include <stddef.h>
 
+#include "base/vec.h"
 #include "source/facts.h"
 
 #define BEAM_MAX_FILE_SIZE     (64u * 1024 * 1024) /* a .beam (or its gzip'ed form, inflated) */
@@ -45,5 +49,21 @@ int beam_read_file(const char *path, struct facts_file **out, char *err, size_t 
  * Returns 0, GI_ECORRUPT or GI_ETOOBIG. gzip-compressed files give
  * GI_EUNSUPPORTED (use beam_read). */
 int beam_module_name(const unsigned char *data, size_t len, char *out, size_t size);
+
+/* A module's object code found by beam_dirs_scan. */
+struct beam_entry {
+	char *module; /* display name */
+	char *path;
+};
+
+/* Collects into `out` (initialised here; free with beam_entries_free) one
+ * entry per module for the .beam files under each of the NULL-terminated
+ * `dirs`: ebin directories or whole trees such as a release's lib/. The
+ * module name is the file's name; of two files for one module, the path
+ * later in version order wins. Fails with GI_ENOENT (a dir is missing) or
+ * GI_ETOOBIG (over 200000 files), with a message in `err`. */
+int beam_dirs_scan(const char *const *dirs, struct gi_vec *out, char *err, size_t err_size);
+/* Frees the entries and the array; the vector is empty afterwards. */
+void beam_entries_free(struct gi_vec *entries);
 
 #endif

@@ -436,6 +436,45 @@ static void opcode_table_is_complete(void)
 	TH_ASSERT_INT_EQ(beam_op_lookup(184)->arity, 4);
 }
 
+static void touch(const char *rel)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", th_tmpdir(), rel);
+	char *slash = strrchr(path, '/');
+	*slash = '\0';
+	TH_ASSERT_OK(gi_fs_mkdir_p(path));
+	*slash = '/';
+	TH_ASSERT_OK(gi_fs_write_file(path, "x", 1));
+}
+
+static void dirs_scan_finds_one_file_per_module(void)
+{
+	touch("rel/lib/app-1.9/ebin/foo.beam");
+	touch("rel/lib/app-1.10/ebin/foo.beam");
+	touch("rel/lib/app-1.10/ebin/Elixir.Bar.Baz.beam");
+	touch("rel/lib/app-1.10/ebin/app.app");
+	touch("rel/lib/app-1.10/ebin/.beam");
+	char root[4096], missing[4096], err[512];
+	snprintf(root, sizeof(root), "%s/rel/lib", th_tmpdir());
+	snprintf(missing, sizeof(missing), "%s/nope", th_tmpdir());
+	const char *dirs[] = {root, NULL};
+	struct gi_vec entries;
+	TH_ASSERT_OK(beam_dirs_scan(dirs, &entries, err, sizeof(err)));
+	TH_ASSERT_INT_EQ(entries.len, 2);
+	for (size_t i = 0; i < entries.len; i++) {
+		struct beam_entry *e = gi_vec_get(&entries, i);
+		if (strcmp(e->module, ":foo") == 0)
+			TH_ASSERT_STR_CONTAINS(e->path, "/app-1.10/ebin/foo.beam");
+		else
+			TH_ASSERT_STR_EQ(e->module, "Bar.Baz");
+	}
+	beam_entries_free(&entries);
+	const char *bad[] = {root, missing, NULL};
+	TH_ASSERT_INT_EQ(beam_dirs_scan(bad, &entries, err, sizeof(err)), GI_ENOENT);
+	TH_ASSERT_STR_CONTAINS(err, "nope: not a directory");
+	TH_ASSERT_INT_EQ(entries.len, 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -449,6 +488,7 @@ int main(int argc, char **argv)
 	    TH_TEST(every_byte_corruption_is_survived),
 	    TH_TEST(gzip_and_plain_agree),
 	    TH_TEST(opcode_table_is_complete),
+	    TH_TEST(dirs_scan_finds_one_file_per_module),
 	    TH_END,
 	};
 	return th_main(argc, argv, "unit_beam", tests);
