@@ -102,7 +102,11 @@ struct lambda {
 	uint32_t function, arity, label;
 };
 
-enum find_kind { FIND_CAPTURE, FIND_STRUCT };
+enum find_kind {
+	FIND_CAPTURE,    /* fun M:F/A */
+	FIND_STRUCT,     /* a map with __struct__ => M */
+	FIND_NAME_ARITY, /* an element of a literal [{name, arity}] list (behaviour_info) */
+};
 
 struct lit_find {
 	enum find_kind kind;
@@ -761,6 +765,62 @@ static bool etf_term(struct etf_walk *w, struct rd *r, int depth, struct etf_val
 	}
 }
 
+/* Records the elements of a literal [{Name, Arity}, ...] (what behaviour_info/1
+ * returns) as FIND_NAME_ARITY; anything else records nothing. */
+static void name_arity_list(struct beam_ctx *c, const uint8_t *term, size_t len)
+{
+	struct rd r;
+	uint8_t tag, arity, small;
+	uint32_t n;
+	struct etf_walk w = {c, false, NULL};
+	size_t before = c->finds.len;
+	rd_init(&r, term, len);
+	if (!rd_u8(&r, &tag) || tag != 108 || !rd_u32(&r, &n) || n > rd_left(&r))
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		struct etf_value name;
+		if (!rd_u8(&r, &tag) || tag != 104 || !rd_u8(&r, &arity) || arity != 2 ||
+		    !etf_atom(&w, &r, &name) || !rd_u8(&r, &tag) || tag != 97 ||
+		    !rd_u8(&r, &small)) {
+			c->finds.len = before;
+			return;
+		}
+		finds_add(c, FIND_NAME_ARITY, NULL, etf_atom_dup(c, &name), small);
+	}
+	if (!rd_u8(&r, &tag) || tag != 106)
+		c->finds.len = before;
+}
+
+/* The callbacks a behaviour declares, from the literals behaviour_info/1 returns. */
+static void callbacks_collect(struct beam_ctx *c, const struct raw_func *f)
+{
+	struct gi_map seen;
+	gi_map_init(&seen);
+	for (size_t k = 0; k < f->call_count; k++) {
+		const struct raw_call *rc = gi_vec_get(&c->calls, f->first_call + k);
+		if (rc->kind != RAW_LITERAL)
+			continue;
+		const struct lit_range *lr = &c->lits[rc->index];
+		for (uint32_t i = 0; i < lr->count; i++) {
+			const struct lit_find *lf = gi_vec_get(&c->finds, lr->first + i);
+			if (lf->kind != FIND_NAME_ARITY)
+				continue;
+			const char *name = lf->function;
+			int arity = lf->arity;
+			if (c->elixir && gi_str_starts_with(name, "MACRO-") && arity >= 1) {
+				name += 6;
+				arity--;
+			}
+			char *cb = gi_arena_printf(&c->facts->arena, "%s/%d", name, arity);
+			if (gi_map_get(&seen, cb))
+				continue;
+			gi_map_put(&seen, cb, (void *)1);
+			gi_vec_push(&c->module->callbacks, &(const char *){cb});
+		}
+	}
+	gi_map_destroy(&seen);
+}
+
 /* Walks the literal table (LitT): records captures and struct maps per literal. */
 static void literals_parse(struct beam_ctx *c, const struct chunk *ch)
 {
@@ -823,6 +883,7 @@ static void literals_parse(struct beam_ctx *c, const struct chunk *ch)
 			c->finds.len = before;
 			continue;
 		}
+		name_arity_list(c, term + 1, size - 1);
 		c->lits[i].first = (uint32_t)before;
 		c->lits[i].count = (uint32_t)(c->finds.len - before);
 	}
@@ -1418,6 +1479,8 @@ static void emit_call(struct beam_ctx *c, struct facts_function *fn, const struc
 				ref_add(c, FACTS_REF_STRUCT, lf->module, rc->line);
 				continue;
 			}
+			if (lf->kind != FIND_CAPTURE)
+				continue;
 			if (gi_module_display_name(lf->module, display, sizeof(display)) != 0)
 				continue;
 			facts_call_add(c->facts, fn, FACTS_CALL_CAPTURE, display, lf->function,
@@ -1487,6 +1550,9 @@ static int facts_build(struct beam_ctx *c)
 		if (func_is_skipped(c, name, f->arity)) {
 			if (strcmp(name, "__struct__") == 0)
 				c->module->has_struct = true;
+			if (strcmp(name, "behaviour_info") == 0 &&
+			    c->module->kind != FACTS_PROTOCOL)
+				callbacks_collect(c, f);
 			continue;
 		}
 		f->owner = (int)i;

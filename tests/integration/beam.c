@@ -2,9 +2,10 @@
  * Integration tests of the BEAM reader against OTP itself: the opcode table
  * against the live beam_opcodes module; for OTP's stdlib and kernel and for
  * Elixir modules compiled here with elixirc, the exported functions against
- * M:module_info(exports), the calls of each function against beam_disasm and
- * the module call edges against xref (tests/integration/beam_oracle.erl
- * computes the expected facts with the conventions of docs/BEAM.md).
+ * M:module_info(exports), the callbacks of behaviours against behaviour_info/1, the calls of each
+ * function against beam_disasm and the module call edges against xref
+ * (tests/integration/beam_oracle.erl computes the expected facts with the conventions of
+ * docs/BEAM.md).
  */
 #include <glob.h>
 #include <stdarg.h>
@@ -83,6 +84,8 @@ static void facts_lines(const struct facts_file *f, struct gi_vec *lines)
 				          c->function, c->arity);
 		}
 	}
+	for (size_t i = 0; m->kind != FACTS_PROTOCOL && i < m->callbacks.len; i++)
+		lines_add(lines, "B %s %s", m->name, GI_VEC_AT(&m->callbacks, const char *, i));
 	if (m->name[0] != ':')
 		return;
 	for (size_t i = 0; i < m->refs.len; i++) {
@@ -352,6 +355,8 @@ static void elixir_modules_match_otp(void)
 	f = read_compiled(outdir, "Fx.Store");
 	m = module_of(f);
 	TH_ASSERT_INT_EQ(function_of(m, "__using__", 1)->kind, FACTS_DEFMACRO);
+	TH_ASSERT_INT_EQ(m->callbacks.len, 1);
+	TH_ASSERT_STR_EQ(GI_VEC_AT(&m->callbacks, const char *, 0), "put/1");
 	facts_file_free(f);
 
 	f = read_compiled(outdir, "Fx.Server");

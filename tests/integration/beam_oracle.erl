@@ -9,6 +9,7 @@
 %% Writes one fact per line to OUT:
 %%   X Mod name/arity                    an exported function
 %%   C Mod name/arity kind target        a call (remote, local, capture, dynamic)
+%%   B Mod name/arity                    a callback of a behaviour (behaviour_info/1)
 %%   M Mod Target                        a module call edge (Erlang modules, xref)
 -module(beam_oracle).
 -export([main/1]).
@@ -129,6 +130,11 @@ file_lines(File) ->
     Exported = maps:from_list([{E, true} || E <- ExportList]),
     X = [io_lib:format("X ~ts ~ts~n", [Disp, fname(Elixir, N, A)])
          || {N, A} <- ExportList, not Skip(N, A)],
+    B = case maps:is_key({behaviour_info, 1}, Exported) andalso not Protocol of
+            true -> [io_lib:format("B ~ts ~ts~n", [Disp, fname(Elixir, N, A)])
+                     || {N, A} <- Mod:behaviour_info(callbacks)];
+            false -> []
+        end,
     Names = maps:from_list([{{N, A}, true} || {function, N, A, _, _} <- Code]),
     C = [begin
              {ON, OA} = O,
@@ -138,7 +144,7 @@ file_lines(File) ->
             O <- [owner({N, A}, Skip, Exported, Names)], O =/= none,
             Call <- lists:flatmap(fun instr/1, Is),
             keep(Call, Skip)],
-    lists:usort(X ++ C).
+    lists:usort(X ++ B ++ C).
 
 keep({remote, M, F, _}, _) -> not operator(M, F);
 keep({local, F, A}, Skip) -> not generated(F) andalso not Skip(F, A);
