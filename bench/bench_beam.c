@@ -1,7 +1,7 @@
 /*
  * bench_beam.c - reads every .beam file under the given roots with the BEAM
  * reader (src/source/beam.c) on N threads and prints one line of results:
- * files, bytes, modules, functions, calls, errors, wall time, peak RSS.
+ * files, bytes, modules, functions, calls, errors, wall and CPU time, peak RSS.
  * Built and run by bench/bench_beam.sh; not part of the library.
  *
  *   bench_beam THREADS ROOT...
@@ -93,9 +93,11 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	printf("files=%zu bytes=%ld modules=%ld functions=%ld calls=%ld errors=%ld threads=%lld "
-	       "wall_ms=%.1f peak_rss_mb=%.1f\n",
+	       "wall_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.1f\n",
 	       j.paths.len, (long)j.bytes, (long)j.modules, (long)j.functions, (long)j.calls,
 	       (long)j.errors, (long long)threads, (double)us / 1000.0,
+	       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
+	           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0,
 	       (double)ru.ru_maxrss / 1024.0);
 	for (size_t i = 0; i < j.paths.len; i++)
 		gi_free(GI_VEC_AT(&j.paths, char *, i));
