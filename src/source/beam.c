@@ -1228,8 +1228,9 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
 	case 9: /* bif0 Bif Reg */
 		call_raw(c, RAW_IMPORT, ops[0].val, s->line);
 		return 0;
-	case 10: /* bif1 Fail Bif ... */
-	case 11: /* bif2 */
+	case 10:  /* bif1 Fail Bif ... */
+	case 11:  /* bif2 */
+	case 185: /* bif3 (OTP 29) */
 		call_raw(c, RAW_IMPORT, ops[1].val, s->line);
 		return 0;
 	case 124: /* gc_bif1 Fail Live Bif ... */
@@ -1331,7 +1332,7 @@ static int code_parse(struct beam_ctx *c, const struct chunk *ch)
 		if (!info || info->arity > 8)
 			return ctx_fail(c, GI_EUNSUPPORTED,
 			                "unknown opcode %u at offset %zu (object code newer than "
-			                "OTP 28?)",
+			                "OTP 29?)",
 			                opcode, at);
 		if (opcode == 3) /* int_code_end */
 			break;

@@ -5,7 +5,7 @@
  * Opcodes 1..180 are those of OTP 25 (checked against the live
  * beam_opcodes:opname/1 by tests/integration/beam.c); 181 update_record/5
  * and 182 bs_match/3 came with OTP 26, 183 executable_line/2 with OTP 27 and
- * 184 debug_line/4 with OTP 28. Opcodes retired long ago (before OTP 24)
+ * 184 debug_line/4 with OTP 28, 185 bif3/6 with OTP 29. Opcodes retired long ago (before OTP 24)
  * keep their numbers and arities, since genop.tab never reuses a number.
  */
 #include "source/beam_ops.h"
@@ -197,6 +197,7 @@ static const struct beam_op beam_ops[BEAM_OP_MAX + 1] = {
     [182] = {"bs_match", 3},
     [183] = {"executable_line", 2},
     [184] = {"debug_line", 4},
+    [185] = {"bif3", 6},
 };
 
 const struct beam_op *beam_op_lookup(unsigned opcode)

@@ -1,13 +1,13 @@
 /*
  * beam_ops.h - the generic BEAM opcode table (OTP's genop.tab) for the
  * object-code reader: the operand count of each opcode is what lets a reader
- * walk the Code chunk's instruction stream. Covers OTP 24 to 28.
+ * walk the Code chunk's instruction stream. Covers OTP 24 to 29.
  * Thread-safe (constant data).
  */
 #ifndef GIULIA_SOURCE_BEAM_OPS_H
 #define GIULIA_SOURCE_BEAM_OPS_H
 
-#define BEAM_OP_MAX 184
+#define BEAM_OP_MAX 185
 
 struct beam_op {
 	const char *name;

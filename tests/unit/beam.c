@@ -434,6 +434,7 @@ static void opcode_table_is_complete(void)
 	TH_ASSERT_STR_EQ(beam_op_lookup(171)->name, "make_fun3");
 	TH_ASSERT_INT_EQ(beam_op_lookup(182)->arity, 3);
 	TH_ASSERT_INT_EQ(beam_op_lookup(184)->arity, 4);
+	TH_ASSERT_STR_EQ(beam_op_lookup(185)->name, "bif3");
 }
 
 static void touch(const char *rel)
