@@ -74,6 +74,8 @@ enum node_kind {
 	N_BOOLEAN,
 	N_OPERATOR_IDENTIFIER,
 	N_INTERPOLATION,
+	N_STRING,
+	N_ERROR,
 };
 
 enum op_kind {
@@ -123,6 +125,7 @@ static const struct name_kind named_kinds[] = {
     {"boolean", N_BOOLEAN},
     {"operator_identifier", N_OPERATOR_IDENTIFIER},
     {"interpolation", N_INTERPOLATION},
+    {"string", N_STRING},
 };
 
 static const struct name_kind operator_kinds[] = {
@@ -179,6 +182,8 @@ static enum node_kind kind_of(TSNode n)
 	if (ts_node_is_null(n))
 		return N_OTHER;
 	TSSymbol s = ts_node_symbol(n);
+	if (s == (TSSymbol)-1)
+		return N_ERROR;
 	return s < tables.count ? (enum node_kind)tables.kind[s] : N_OTHER;
 }
 
@@ -237,6 +242,8 @@ struct ex_ctx {
 	struct ex_metrics *metrics;  /* current clause, NULL outside */
 	bool in_quote;
 	bool too_deep;
+	const char *describe; /* ExUnit `describe` name around the current tests */
+	size_t bodyless;      /* module index + 1 of the body-less module just walked */
 	TSTreeCursor cursors[EX_MAX_DEPTH + 2];
 	bool cursor_ready[EX_MAX_DEPTH + 2];
 };
@@ -256,6 +263,7 @@ struct ex_call {
 
 static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe);
 static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth);
+static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth);
 
 static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
 {
@@ -291,9 +299,14 @@ static uint32_t line_of(TSNode n)
 	return ts_node_start_point(n).row + 1;
 }
 
+/* The last line a node covers: a node that ends at the start of a line
+ * (after a newline) ends on the line before. */
 static uint32_t end_line_of(TSNode n)
 {
-	return ts_node_end_point(n).row + 1;
+	TSPoint end = ts_node_end_point(n);
+	if (end.column == 0 && end.row > ts_node_start_point(n).row)
+		return end.row;
+	return end.row + 1;
 }
 
 static struct facts_module *cur_module(struct ex_ctx *c)
@@ -602,41 +615,130 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 	gi_vec_destroy(&st->specs);
 }
 
-/* Creates module `name` for the call `node` and walks its body in it. */
+/* What entering a module or a clause changes in the walk state. */
+struct ex_saved {
+	struct ex_module_state *mod;
+	long function;
+	struct ex_metrics *metrics;
+	size_t aliases;
+	const char *describe;
+};
+
+static void saved_take(struct ex_ctx *c, struct ex_saved *sv)
+{
+	sv->mod = c->mod;
+	sv->function = c->function;
+	sv->metrics = c->metrics;
+	sv->aliases = c->aliases.len;
+	sv->describe = c->describe;
+}
+
+static void saved_restore(struct ex_ctx *c, const struct ex_saved *sv)
+{
+	c->mod = sv->mod;
+	c->function = sv->function;
+	c->metrics = sv->metrics;
+	c->aliases.len = sv->aliases;
+	c->describe = sv->describe;
+}
+
+/* Makes module `index` the current module with a fresh state `st`. */
+static void module_enter(struct ex_ctx *c, size_t index, struct ex_module_state *st,
+                         struct ex_saved *sv)
+{
+	memset(st, 0, sizeof(*st));
+	struct facts_module *m = gi_vec_get(&c->f->modules, index);
+	st->index = index;
+	st->name = m->name;
+	st->is_protocol = m->kind == FACTS_PROTOCOL;
+	gi_map_init(&st->functions);
+	gi_map_init(&st->refs);
+	gi_vec_init(&st->specs, sizeof(struct ex_spec));
+	saved_take(c, sv);
+	c->mod = st;
+	c->function = -1;
+	c->metrics = NULL;
+	c->describe = NULL;
+}
+
+static void module_leave(struct ex_ctx *c, struct ex_module_state *st, const struct ex_saved *sv)
+{
+	module_finish(c, st);
+	saved_restore(c, sv);
+}
+
+/* Walks the body of module `index` (the call's do-block or `do:`, or else
+ * the children of `error_body`). */
+static void module_run(struct ex_ctx *c, size_t index, const struct ex_call *call,
+                       const struct ex_args *a, TSNode error_body, unsigned depth)
+{
+	struct ex_module_state st;
+	struct ex_saved sv;
+	module_enter(c, index, &st, &sv);
+	struct facts_module *m = gi_vec_get(&c->f->modules, index);
+	if (!ts_node_is_null(error_body)) {
+		walk_error(c, error_body, depth);
+	} else {
+		if (m->protocol)
+			ref_add(c, FACTS_REF_BEHAVIOUR, m->protocol, m->line_start);
+		walk_body(c, call, a, depth);
+	}
+	module_leave(c, &st, &sv);
+}
+
+/* Creates module `name` for the call `node` and walks its body in it. A
+ * module without a body is remembered (c->bodyless) so that a syntax error
+ * right after it, where tree-sitter puts the body of a truncated module, is
+ * walked as its body. */
 static void module_walk(struct ex_ctx *c, const char *name, enum facts_module_kind kind,
                         const struct ex_call *call, const struct ex_args *a, unsigned depth,
                         const char *protocol, const char *impl_for)
 {
-	struct ex_module_state st;
-	memset(&st, 0, sizeof(st));
-	st.index = c->f->modules.len;
-	gi_map_init(&st.functions);
-	gi_map_init(&st.refs);
-	gi_vec_init(&st.specs, sizeof(struct ex_spec));
-	st.is_protocol = kind == FACTS_PROTOCOL;
+	size_t index = c->f->modules.len;
 	struct facts_module *m = facts_module_add(c->f, name);
-	st.name = m->name;
 	m->kind = kind;
 	m->protocol = protocol;
 	m->impl_for = impl_for;
 	m->line_start = line_of(call->node);
 	m->line_end = end_line_of(call->node);
+	module_run(c, index, call, a, (TSNode){0}, depth);
+	bool has_body = !ts_node_is_null(call->do_block) ||
+	                (a->count >= 2 && !ts_node_is_null(keyword_value(c, a->last, depth, "do")));
+	c->bodyless = has_body ? 0 : index + 1;
+}
 
-	struct ex_module_state *saved_mod = c->mod;
-	long saved_function = c->function;
-	struct ex_metrics *saved_metrics = c->metrics;
-	size_t saved_aliases = c->aliases.len;
-	c->mod = &st;
-	c->function = -1;
-	c->metrics = NULL;
-	if (protocol)
-		ref_add(c, FACTS_REF_BEHAVIOUR, protocol, m->line_start);
-	walk_body(c, call, a, depth);
-	module_finish(c, &st);
-	c->mod = saved_mod;
-	c->function = saved_function;
-	c->metrics = saved_metrics;
-	c->aliases.len = saved_aliases;
+/* Walks `error` (a syntax error node) as the body of module `index`. */
+static void module_recover(struct ex_ctx *c, size_t index, TSNode error, unsigned depth)
+{
+	struct facts_module *m = gi_vec_get(&c->f->modules, index);
+	m->line_end = end_line_of(error);
+	struct ex_call call;
+	struct ex_args a;
+	memset(&call, 0, sizeof(call));
+	memset(&a, 0, sizeof(a));
+	module_run(c, index, &call, &a, error, depth);
+}
+
+/* The name `defmodule NAME` defines in the current context: nested names
+ * are prefixed by the enclosing module, whose scope then aliases their first
+ * segment. Returns an arena string or NULL. */
+static const char *module_name(struct ex_ctx *c, TSNode name, unsigned depth)
+{
+	if (kind_of(name) != N_ALIAS)
+		return module_of(c, name, depth);
+	char buf[EX_MAX_NAME];
+	size_t len = alias_text(c, name, buf, sizeof(buf));
+	if (len == 0)
+		return NULL;
+	if (len > 7 && memcmp(buf, "Elixir.", 7) == 0)
+		return gi_arena_strndup(&c->f->arena, buf + 7, len - 7);
+	if (!c->mod)
+		return alias_expand(c, buf, len);
+	const char *dot = memchr(buf, '.', len);
+	size_t head = dot ? (size_t)(dot - buf) : len;
+	alias_add(c, buf, head,
+	          gi_arena_printf(&c->f->arena, "%s.%.*s", c->mod->name, (int)head, buf));
+	return gi_arena_printf(&c->f->arena, "%s.%s", c->mod->name, buf);
 }
 
 static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
@@ -648,30 +750,7 @@ static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned 
 		walk_children(c, call->node, depth);
 		return;
 	}
-	TSNode name = a.first[0];
-	const char *full = NULL;
-	if (kind_of(name) == N_ALIAS) {
-		char buf[EX_MAX_NAME];
-		size_t len = alias_text(c, name, buf, sizeof(buf));
-		if (len == 0)
-			return;
-		if (len > 7 && memcmp(buf, "Elixir.", 7) == 0) {
-			full = gi_arena_strndup(&c->f->arena, buf + 7, len - 7);
-		} else if (!c->mod) {
-			full = alias_expand(c, buf, len);
-		} else {
-			/* Nested: prefixed by the enclosing module, whose scope gets
-			 * an alias for the first segment. */
-			full = gi_arena_printf(&c->f->arena, "%s.%s", c->mod->name, buf);
-			const char *dot = memchr(buf, '.', len);
-			size_t head = dot ? (size_t)(dot - buf) : len;
-			alias_add(
-			    c, buf, head,
-			    gi_arena_printf(&c->f->arena, "%s.%.*s", c->mod->name, (int)head, buf));
-		}
-	} else {
-		full = module_of(c, name, depth);
-	}
+	const char *full = module_name(c, a.first[0], depth);
 	if (!full)
 		return;
 	module_walk(c, full, kind, call, &a, depth, NULL, NULL);
@@ -1087,37 +1166,46 @@ static void clause_walk(struct ex_ctx *c, long fi, const struct ex_head *h, TSNo
 	c->aliases.len = saved_aliases;
 }
 
-static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
+/* Opens a clause of function `fi` whose children are walked by the caller. */
+static void clause_open(struct ex_ctx *c, long fi, struct ex_saved *sv, struct ex_metrics *m)
 {
-	struct ex_args a;
-	struct ex_head h;
-	args_read(c, call->args, depth, &a);
-	if (!c->mod || c->in_quote || a.count == 0 || !head_read(c, a.first[0], depth, &h)) {
-		walk_children(c, call->node, depth);
-		return;
-	}
+	memset(m, 0, sizeof(*m));
+	m->cyclomatic = 1;
+	saved_take(c, sv);
+	c->function = fi;
+	c->metrics = m;
+}
+
+/* Closes a clause opened by clause_open that spans lines start..end. */
+static void clause_close(struct ex_ctx *c, const struct ex_saved *sv, const struct ex_metrics *m,
+                         uint32_t start, uint32_t end)
+{
+	struct facts_function *fn = cur_function(c);
+	fn->cyclomatic += m->cyclomatic;
+	fn->cognitive += m->cognitive;
+	if (m->max_depth > fn->max_nesting)
+		fn->max_nesting = m->max_depth;
+	if (end > fn->line_end)
+		fn->line_end = end;
+	fn->clauses++;
+	fn->lines += end >= start ? end - start + 1 : 1;
+	saved_restore(c, sv);
+}
+
+/* Registers one definition of `h` made with `w` (a clause when `has_body`,
+ * else a bodiless head) at lines start..end, with the module's pending @doc
+ * and @impl, and the arities its default arguments generate. Returns the
+ * function's index in the module. */
+static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_head *h,
+                              bool has_body, uint32_t start, uint32_t end)
+{
 	enum facts_function_kind kind = function_kind(w);
 	bool public =
 	    w == EX_W_DEF || w == EX_W_DEFMACRO || w == EX_W_DEFGUARD || w == EX_W_DEFDELEGATE;
-	TSNode body = call->do_block;
-	bool body_is_block = !ts_node_is_null(body);
-	TSNode opts = a.count >= 2 && kind_of(a.last) == N_KEYWORDS ? a.last : (TSNode){0};
-	if (!body_is_block && !ts_node_is_null(opts))
-		body = keyword_value(c, opts, depth, "do");
-	TSNode guard = h.guard;
-	if (w == EX_W_DEFGUARD || w == EX_W_DEFGUARDP) {
-		/* The guard expression is the definition's body. */
-		body = guard;
-		body_is_block = false;
-		h.guard = (TSNode){0};
-	}
-	bool has_body = !ts_node_is_null(body) || w == EX_W_DEFDELEGATE;
 	if (c->mod->is_protocol && !has_body)
 		kind = FACTS_DEFCALLBACK;
-
-	uint32_t start = line_of(call->node), end = end_line_of(call->node);
 	bool created;
-	long fi = function_find_or_add(c, h.name, h.name_len, h.arity, &created);
+	long fi = function_find_or_add(c, h->name, h->name_len, h->arity, &created);
 	struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
 	function_touch(fn, kind, public, start, end);
 	if (c->mod->pending_doc) {
@@ -1127,13 +1215,49 @@ static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
 	if (c->mod->pending_impl)
 		fn->has_impl = true;
 	c->mod->pending_doc = c->mod->pending_doc_false = c->mod->pending_impl = false;
-	if (!ts_node_is_null(h.guard))
+	if (!ts_node_is_null(h->guard) && w != EX_W_DEFGUARD && w != EX_W_DEFGUARDP)
 		fn->has_guard = true;
 	if (has_body) {
 		fn->clauses++;
 		fn->lines += end - start + 1;
 	}
+	/* Default arguments generate the lower arities. */
+	for (int arity = h->arity - h->defaults; arity < h->arity; arity++) {
+		long gi = function_find_or_add(c, h->name, h->name_len, arity, &created);
+		struct facts_function *g = gi_vec_get(&cur_module(c)->functions, (size_t)gi);
+		function_touch(g, kind, public, start, end);
+		if (created)
+			g->from_defaults = true;
+	}
+	return fi;
+}
+
+static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
+{
+	struct ex_args a;
+	struct ex_head h;
+	args_read(c, call->args, depth, &a);
+	if (!c->mod || c->in_quote || a.count == 0 || !head_read(c, a.first[0], depth, &h)) {
+		walk_children(c, call->node, depth);
+		return;
+	}
+	TSNode body = call->do_block;
+	bool body_is_block = !ts_node_is_null(body);
+	TSNode opts = a.count >= 2 && kind_of(a.last) == N_KEYWORDS ? a.last : (TSNode){0};
+	if (!body_is_block && !ts_node_is_null(opts))
+		body = keyword_value(c, opts, depth, "do");
+	bool has_body = !ts_node_is_null(body) || w == EX_W_DEFDELEGATE ||
+	                ((w == EX_W_DEFGUARD || w == EX_W_DEFGUARDP) && !ts_node_is_null(h.guard));
+	uint32_t start = line_of(call->node);
+	long fi = function_register(c, w, &h, has_body, start, end_line_of(call->node));
+	if (w == EX_W_DEFGUARD || w == EX_W_DEFGUARDP) {
+		/* The guard expression is the definition's body. */
+		body = h.guard;
+		body_is_block = false;
+		h.guard = (TSNode){0};
+	}
 	if (w == EX_W_DEFDELEGATE && !ts_node_is_null(opts)) {
+		struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
 		const char *to = module_of(c, keyword_value(c, opts, depth, "to"), depth);
 		TSNode as = keyword_value(c, opts, depth, "as");
 		const char *target = fn->name;
@@ -1150,15 +1274,89 @@ static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
 		}
 	}
 	clause_walk(c, fi, &h, body, body_is_block, has_body, depth);
+}
 
-	/* Default arguments generate the lower arities. */
-	for (int arity = h.arity - h.defaults; arity < h.arity; arity++) {
-		long gi = function_find_or_add(c, h.name, h.name_len, arity, &created);
-		struct facts_function *g = gi_vec_get(&cur_module(c)->functions, (size_t)gi);
-		function_touch(g, kind, public, start, end);
-		if (created)
-			g->from_defaults = true;
+/* Walks a syntax error node. tree-sitter flattens the definitions it could
+ * not finish into sibling sequences `defmodule` (arguments Name) ... and
+ * `def` (arguments head) ...: such a sequence opens a module, or a function
+ * clause, that lasts until the next one or the end of the node. */
+static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	struct ex_module_state st;
+	struct ex_saved module_saved, clause_saved;
+	struct ex_metrics metrics;
+	bool module_open = false;
+	long fi = -1; /* open clause */
+	uint32_t clause_start = 0, last_end = 0;
+	enum ex_word pending = EX_W_NONE;
+	uint32_t pending_line = 0;
+	TSTreeCursor *cur = cursor_at(c, depth, n);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode k = ts_tree_cursor_current_node(cur);
+		if (!ts_node_is_named(k))
+			continue;
+		enum node_kind kk = kind_of(k);
+		if (kk == N_IDENTIFIER && !c->in_quote) {
+			size_t len;
+			const char *t = text_of(c, k, &len);
+			enum ex_word w = ex_word_lookup(t, len);
+			if (w == EX_W_DEFMODULE || w == EX_W_DEFPROTOCOL ||
+			    (w >= EX_W_DEF && w <= EX_W_DEFGUARDP)) {
+				pending = w;
+				pending_line = line_of(k);
+				continue;
+			}
+		}
+		enum ex_word w = pending;
+		pending = EX_W_NONE;
+		if (w != EX_W_NONE && kk == N_ARGUMENTS) {
+			struct ex_args a;
+			struct ex_head h;
+			args_read(c, k, depth + 1, &a);
+			if ((w == EX_W_DEFMODULE || w == EX_W_DEFPROTOCOL) && a.count >= 1) {
+				const char *name = module_name(c, a.first[0], depth + 1);
+				if (!name)
+					continue;
+				if (fi >= 0)
+					clause_close(c, &clause_saved, &metrics, clause_start,
+					             last_end);
+				fi = -1;
+				if (module_open)
+					module_leave(c, &st, &module_saved);
+				size_t index = c->f->modules.len;
+				struct facts_module *m = facts_module_add(c->f, name);
+				m->kind = w == EX_W_DEFPROTOCOL ? FACTS_PROTOCOL : FACTS_MODULE;
+				m->line_start = pending_line;
+				m->line_end = end_line_of(n);
+				module_enter(c, index, &st, &module_saved);
+				module_open = true;
+				continue;
+			}
+			if (w != EX_W_DEFMODULE && w != EX_W_DEFPROTOCOL && c->mod &&
+			    a.count >= 1 && head_read(c, a.first[0], depth + 1, &h)) {
+				if (fi >= 0)
+					clause_close(c, &clause_saved, &metrics, clause_start,
+					             last_end);
+				fi = function_register(c, w, &h, false, pending_line,
+				                       end_line_of(k));
+				clause_start = pending_line;
+				last_end = end_line_of(k);
+				clause_open(c, fi, &clause_saved, &metrics);
+				if (!ts_node_is_null(h.args))
+					walk_children(c, h.args, depth + 1);
+				if (!ts_node_is_null(h.guard))
+					walk(c, h.guard, depth + 1, 0);
+				continue;
+			}
+		}
+		walk(c, k, depth, 0);
+		last_end = end_line_of(k);
 	}
+	if (fi >= 0)
+		clause_close(c, &clause_saved, &metrics, clause_start, last_end);
+	if (module_open)
+		module_leave(c, &st, &module_saved);
 }
 
 /* ---- control flow and operators ---------------------------------------- */
@@ -1329,6 +1527,57 @@ static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
 	walk(c, right, depth, 0);
 }
 
+/* The text of a string literal without interpolation, or NULL. */
+static const char *plain_string(struct ex_ctx *c, TSNode n, size_t *len)
+{
+	if (kind_of(n) != N_STRING)
+		return NULL;
+	uint32_t count = ts_node_named_child_count(n);
+	if (count == 0) {
+		*len = 0;
+		return "";
+	}
+	TSNode q = ts_node_named_child(n, 0);
+	if (count != 1 || kind_of(q) != N_QUOTED_CONTENT)
+		return NULL;
+	return text_of(c, q, len);
+}
+
+/* ExUnit: `test "name" do ... end` defines the public function
+ * :"test name"/1 (:"test describe name"/1 inside `describe "describe"`), so
+ * that the calls made by tests have a function to come from. */
+static bool do_exunit(struct ex_ctx *c, const struct ex_call *call, unsigned depth, bool describe)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	size_t len;
+	const char *name = a.count > 0 ? plain_string(c, a.first[0], &len) : NULL;
+	if (!name || len >= EX_MAX_NAME || (describe && c->describe))
+		return false;
+	if (describe) {
+		c->describe = gi_arena_strndup(&c->f->arena, name, len);
+		walk_children(c, call->do_block, depth);
+		c->describe = NULL;
+		return true;
+	}
+	const char *full =
+	    c->describe ? gi_arena_printf(&c->f->arena, "test %s %.*s", c->describe, (int)len, name)
+	                : gi_arena_printf(&c->f->arena, "test %.*s", (int)len, name);
+	uint32_t start = line_of(call->node), end = end_line_of(call->node);
+	bool created;
+	long fi = function_find_or_add(c, full, strlen(full), 1, &created);
+	struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
+	function_touch(fn, FACTS_DEF, true, start, end);
+	fn->clauses++;
+	fn->lines += end - start + 1;
+	struct ex_head h;
+	memset(&h, 0, sizeof(h));
+	if (a.count >= 2)
+		h.guard = a.first[1]; /* the test context pattern, walked like a guard */
+	clause_walk(c, fi, &h, call->do_block, true, true, depth);
+	return true;
+}
+
 static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 {
 	struct ex_call call;
@@ -1391,6 +1640,12 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 			do_control(c, &call, depth, w);
 			return;
 		default: {
+			if (c->mod && c->function < 0 && !c->in_quote &&
+			    !ts_node_is_null(call.do_block) &&
+			    (text_is(c, call.target, "test") ||
+			     text_is(c, call.target, "describe")) &&
+			    do_exunit(c, &call, depth, text_is(c, call.target, "describe")))
+				return;
 			struct ex_args a;
 			args_read(c, call.args, depth, &a);
 			int arity = (int)a.count + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
@@ -1485,6 +1740,9 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	case N_FN:
 		walk_fn(c, n, depth);
 		return;
+	case N_ERROR:
+		walk_error(c, n, depth);
+		return;
 	case N_COMMENT:
 	case N_QUOTED_CONTENT:
 	case N_ALIAS:
@@ -1516,10 +1774,20 @@ static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth)
 	TSTreeCursor *cur = cursor_at(c, depth, n);
 	if (!ts_tree_cursor_goto_first_child(cur))
 		return;
+	size_t reopen = 0;
 	do {
 		TSNode k = ts_tree_cursor_current_node(cur);
-		if (ts_node_is_named(k))
-			walk(c, k, depth, 0);
+		if (!ts_node_is_named(k))
+			continue;
+		if (reopen && kind_of(k) == N_ERROR) {
+			module_recover(c, reopen - 1, k, depth);
+			reopen = 0;
+			continue;
+		}
+		c->bodyless = 0;
+		walk(c, k, depth, 0);
+		reopen = c->bodyless;
+		c->bodyless = 0;
 	} while (ts_tree_cursor_goto_next_sibling(cur));
 }
 
@@ -1585,7 +1853,10 @@ int ex_parse(const char *path, const char *source, size_t len, struct facts_file
 	c->len = len;
 	c->function = -1;
 	gi_vec_init(&c->aliases, sizeof(struct ex_alias));
-	walk_children(c, root, 0);
+	if (kind_of(root) == N_ERROR)
+		walk_error(c, root, 0);
+	else
+		walk_children(c, root, 0);
 	for (size_t i = 0; i < EX_MAX_DEPTH + 2; i++)
 		if (c->cursor_ready[i])
 			ts_tree_cursor_delete(&c->cursors[i]);
