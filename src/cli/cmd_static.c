@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "base/error.h"
@@ -16,6 +17,8 @@
 #include "cli/cli.h"
 #include "graph/query.h"
 
+#define CLI_BEAM_DIRS_MAX 64
+
 struct static_opts {
 	const char *project;
 	const char *db;
@@ -23,6 +26,8 @@ struct static_opts {
 	int depth, top, jobs;
 	const char *args[3];
 	int nargs;
+	const char *beam[CLI_BEAM_DIRS_MAX + 1]; /* --beam DIR..., NULL-terminated */
+	int nbeam;
 };
 
 /* Prints "giulia CMD: WHAT" and the usage line; `what` is a whole message. */
@@ -80,6 +85,13 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 			i++;
 		} else if (strcmp(a, "--top") == 0) {
 			rc = int_option(cmd, usage, a, next, &o->top);
+			i++;
+		} else if (strcmp(a, "--beam") == 0) {
+			if (!next)
+				return usage_error(cmd, usage, a, " needs a directory");
+			if (o->nbeam == CLI_BEAM_DIRS_MAX)
+				return usage_error(cmd, usage, "too many directories for ", a);
+			o->beam[o->nbeam++] = next;
 			i++;
 		} else if (strcmp(a, "--jobs") == 0) {
 			rc = int_option(cmd, usage, a, next, &o->jobs);
@@ -139,7 +151,7 @@ static void json_print(json_t *v)
 
 /* ---- giulia index -------------------------------------------------------- */
 
-static const char index_usage[] = "PATH [--db FILE] [--json] [--force] [--jobs N]";
+static const char index_usage[] = "PATH [--beam DIR]... [--db FILE] [--json] [--force] [--jobs N]";
 
 static int cmd_index(int argc, char **argv)
 {
@@ -151,7 +163,16 @@ static int cmd_index(int argc, char **argv)
 	const char *db = o.db ? o.db : getenv("GIULIA_DB");
 	if (db && !*db)
 		db = NULL;
-	struct kg_index_options opt = {.force = o.force, .beam_dirs = NULL, .jobs = o.jobs};
+	for (int i = 0; i < o.nbeam; i++) {
+		struct stat sb;
+		if (stat(o.beam[i], &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			fprintf(stderr, "giulia index: --beam '%s' is not a directory\n",
+			        o.beam[i]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	struct kg_index_options opt = {
+	    .force = o.force, .beam_dirs = o.nbeam ? o.beam : NULL, .jobs = o.jobs};
 	json_t *summary = NULL;
 	rc = kg_index_project(root, db, &opt, &summary);
 	if (rc) {

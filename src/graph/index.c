@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "base/str.h"
 #include "graph/graph.h"
 #include "graph/query.h"
+#include "source/beam.h"
 #include "source/elixir.h"
 #include "store/store.h"
 
@@ -44,6 +46,7 @@ struct index_job {
 	int64_t old_id; /* 0: new file */
 	uint64_t old_hash;
 	bool is_test;
+	bool is_beam; /* object code from a --beam directory (path is absolute) */
 	/* results */
 	struct facts_file *facts; /* NULL with touch_only */
 	bool touch_only;
@@ -70,24 +73,19 @@ static int64_t stat_mtime_ns(const struct stat *sb)
 	return (int64_t)sb->st_mtim.tv_sec * 1000000000LL + sb->st_mtim.tv_nsec;
 }
 
-static int walk_visit(const char *path, void *ctx)
+/* Queues `path` (known in the store as `rel`) unless unchanged since the last run. */
+static void job_add(struct index_run *run, const char *path, const char *rel, bool is_beam)
 {
-	struct index_run *run = ctx;
-	if (!gi_str_ends_with(path, ".ex") && !gi_str_ends_with(path, ".exs"))
-		return 0;
 	struct stat sb;
 	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-		return 0;
-	const char *rel = path + run->root_len;
-	while (*rel == '/')
-		rel++;
+		return;
 	run->total_files++;
 	struct st_file_state *known = gi_map_get(run->known, rel);
 	int64_t mtime = stat_mtime_ns(&sb);
 	if (known) {
 		known->seen = true;
 		if (!run->force && known->size == (uint64_t)sb.st_size && known->mtime_ns == mtime)
-			return 0;
+			return;
 	}
 	struct index_job *j = gi_vec_push_zero(&run->jobs);
 	j->relpath = gi_strdup(rel);
@@ -96,7 +94,42 @@ static int walk_visit(const char *path, void *ctx)
 	j->mtime_ns = mtime;
 	j->old_id = known ? known->id : 0;
 	j->old_hash = known ? known->hash : 0;
-	j->is_test = kg_path_is_test(rel);
+	j->is_test = !is_beam && kg_path_is_test(rel);
+	j->is_beam = is_beam;
+}
+
+static int walk_visit(const char *path, void *ctx)
+{
+	struct index_run *run = ctx;
+	if (!gi_str_ends_with(path, ".ex") && !gi_str_ends_with(path, ".exs"))
+		return 0;
+	const char *rel = path + run->root_len;
+	while (*rel == '/')
+		rel++;
+	job_add(run, path, rel, false);
+	return 0;
+}
+
+/* Queues the object code of `dirs` (beam_dirs_scan: one file per module), stored
+ * under its absolute path. Modules also defined in source are read all the
+ * same: the graph prefers source (st_graph_load) and the beam facts fill what
+ * source lacks. */
+static int beam_jobs_add(struct index_run *run, const char *const *dirs)
+{
+	struct gi_vec entries;
+	char err[512];
+	int rc = beam_dirs_scan(dirs, &entries, err, sizeof(err));
+	if (rc) {
+		gi_log_error("index", "%s", err);
+		return rc;
+	}
+	for (size_t i = 0; i < entries.len; i++) {
+		const struct beam_entry *e = gi_vec_get(&entries, i);
+		char *real = realpath(e->path, NULL);
+		job_add(run, real ? real : e->path, real ? real : e->path, true);
+		free(real);
+	}
+	beam_entries_free(&entries);
 	return 0;
 }
 
@@ -109,8 +142,40 @@ static struct facts_file *facts_skipped(const char *relpath, const char *reason)
 	return f;
 }
 
+/* Reads one .beam file; a file that cannot be read is recorded as skipped. */
+static void job_parse_beam(struct index_job *j, bool force)
+{
+	char *data = NULL, err[512];
+	size_t len = 0;
+	int rc = gi_fs_read_file(j->abspath, BEAM_MAX_FILE_SIZE, &data, &len);
+	if (rc) {
+		j->facts = facts_skipped(j->relpath,
+		                         rc == GI_ETOOBIG ? "larger than 64 MB" : "unreadable");
+		goto stamp;
+	}
+	uint64_t hash = gi_hash64(data, len, GI_HASH_SEED);
+	if (!force && j->old_id && hash == j->old_hash) {
+		j->touch_only = true;
+		gi_free(data);
+		return;
+	}
+	j->size = len;
+	rc = beam_read(j->relpath, (const unsigned char *)data, len, &j->facts, err, sizeof(err));
+	gi_free(data);
+	if (rc)
+		j->facts = facts_skipped(j->relpath, err);
+	j->facts->content_hash = hash;
+stamp:
+	j->facts->size = j->size;
+	j->facts->mtime_ns = j->mtime_ns;
+}
+
 static void job_parse(struct index_job *j, bool force)
 {
+	if (j->is_beam) {
+		job_parse_beam(j, force);
+		return;
+	}
 	if (j->size > EX_MAX_FILE_SIZE) {
 		j->facts = facts_skipped(j->relpath, "larger than 5 MB");
 		goto stamp;
@@ -246,8 +311,6 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
                      json_t **summary_out)
 {
 	*summary_out = NULL;
-	if (opt && opt->beam_dirs && opt->beam_dirs[0])
-		return GI_EUNSUPPORTED;
 	int64_t t0 = gi_clock_mono_us();
 	char *real = NULL, *path = NULL;
 	struct st_db *db = NULL;
@@ -285,6 +348,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	run.force = opt && opt->force;
 	run.known = &known;
 	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
+	if (!rc && opt && opt->beam_dirs && opt->beam_dirs[0])
+		rc = beam_jobs_add(&run, opt->beam_dirs);
 	if (rc)
 		goto done;
 	rc = st_begin(db);
