@@ -22,3 +22,23 @@ for threads in 2 1; do
     "$bin" "$threads" "${roots[@]}"
   done
 done
+# Into the graph: the same files through `giulia index --beam` (SQLite store, one
+# transaction), when this build has the static engine's beam_dirs wiring.
+make -s -j2 bin/giulia >/dev/null
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/project"
+beam_args=()
+for r in "${roots[@]}"; do beam_args+=(--beam "$r"); done
+if bin/giulia index "$tmp/project" --db "$tmp/warm.db" --json --jobs 2 "${beam_args[@]}" \
+     >/dev/null 2>&1; then
+  for run in 1 2 3; do
+    rm -f "$tmp/index.db"*
+    /usr/bin/time -f 'giulia index --beam: peak_rss_kb=%M' -o "$tmp/time" \
+      bin/giulia index "$tmp/project" --db "$tmp/index.db" --json --jobs 2 "${beam_args[@]}" \
+      | grep -E '"(files|modules|functions|edges|elapsed_ms)"' | tr -d ' \n'
+    echo " $(cat "$tmp/time")"
+  done
+else
+  echo "giulia index --beam: not available in this build (static engine not merged)"
+fi
