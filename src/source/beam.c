@@ -203,6 +203,8 @@ struct beam_ctx {
 	struct gi_vec calls; /* struct raw_call */
 	struct gi_vec elems; /* struct operand, list elements of the current instruction */
 	struct gi_map refs;  /* "kind:target" already added to the module */
+	size_t emitted;      /* calls and references emitted, against BEAM_MAX_CALLS */
+	bool overflow;       /* a BEAM_MAX_* cap was reached */
 };
 
 static int ctx_fail(struct beam_ctx *c, int code, const char *fmt, ...)
@@ -803,6 +805,10 @@ static void callbacks_collect(struct beam_ctx *c, const struct raw_func *f)
 		const struct lit_range *lr = &c->lits[rc->index];
 		for (uint32_t i = 0; i < lr->count; i++) {
 			const struct lit_find *lf = gi_vec_get(&c->finds, lr->first + i);
+			if (++c->emitted > BEAM_MAX_CALLS) {
+				c->overflow = true;
+				break;
+			}
 			if (lf->kind != FIND_NAME_ARITY)
 				continue;
 			const char *name = lf->function;
@@ -1065,6 +1071,10 @@ static int operand_read(struct beam_ctx *c, struct rd *r, struct operand *o, boo
 			                rd_offset(r));
 		if (!compact_u(r, rd_left(r), &n))
 			goto truncated;
+		if (n > BEAM_MAX_LIST)
+			return ctx_fail(c, GI_ETOOBIG,
+			                "list operand of %llu elements at offset %zu",
+			                (unsigned long long)n, rd_offset(r));
 		o->tag = OP_LIST;
 		o->list_first = (uint32_t)c->elems.len;
 		o->list_count = (uint32_t)n;
@@ -1123,6 +1133,10 @@ static void call_raw(struct beam_ctx *c, enum raw_kind kind, uint64_t index, uin
 	struct raw_func *f = func_current(c);
 	if (!f || index > UINT32_MAX)
 		return;
+	if (c->calls.len >= BEAM_MAX_CALLS) {
+		c->overflow = true;
+		return;
+	}
 	struct raw_call *rc = gi_vec_push_zero(&c->calls);
 	rc->kind = kind;
 	rc->index = (uint32_t)index;
@@ -1190,6 +1204,9 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
 		if (ops[1].tag != OP_A || !atom_at(c, ops[1].val) || ops[2].tag != OP_U ||
 		    ops[2].val > 255)
 			return ctx_fail(c, GI_ECORRUPT, "malformed func_info");
+		if (c->funcs.len >= BEAM_MAX_FUNCTIONS)
+			return ctx_fail(c, GI_ETOOBIG, "more than %d functions",
+			                BEAM_MAX_FUNCTIONS);
 		struct raw_func *nf = gi_vec_push_zero(&c->funcs);
 		nf->name = (uint32_t)ops[1].val;
 		nf->arity = (uint32_t)ops[2].val;
@@ -1347,6 +1364,8 @@ static int code_parse(struct beam_ctx *c, const struct chunk *ch)
 		int rc = instruction_apply(c, opcode, ops, &s);
 		if (rc < 0)
 			return rc;
+		if (c->overflow)
+			return ctx_fail(c, GI_ETOOBIG, "more than %d call sites", BEAM_MAX_CALLS);
 		if (c->lit_count) {
 			for (int i = 0; i < info->arity; i++)
 				literal_note(c, &ops[i], s.line);
@@ -1436,6 +1455,10 @@ static void emit_call(struct beam_ctx *c, struct facts_function *fn, const struc
                       const char *self_display)
 {
 	char display[600];
+	if (++c->emitted > BEAM_MAX_CALLS) {
+		c->overflow = true;
+		return;
+	}
 	switch (rc->kind) {
 	case RAW_IMPORT: {
 		if (rc->index >= c->import_count)
@@ -1476,6 +1499,10 @@ static void emit_call(struct beam_ctx *c, struct facts_function *fn, const struc
 		const struct lit_range *lr = &c->lits[rc->index];
 		for (uint32_t i = 0; i < lr->count; i++) {
 			const struct lit_find *lf = gi_vec_get(&c->finds, lr->first + i);
+			if (++c->emitted > BEAM_MAX_CALLS) {
+				c->overflow = true;
+				return;
+			}
 			if (lf->kind == FIND_STRUCT) {
 				ref_add(c, FACTS_REF_STRUCT, lf->module, rc->line);
 				continue;
@@ -1612,6 +1639,8 @@ static int facts_build(struct beam_ctx *c)
 		for (size_t k = 0; k < f->call_count; k++) {
 			const struct raw_call *rc = gi_vec_get(&c->calls, f->first_call + k);
 			emit_call(c, fn, rc, self_display);
+			if (c->overflow)
+				goto overflow;
 		}
 	}
 	uint32_t first = 0, last = 0;
@@ -1635,7 +1664,12 @@ static int facts_build(struct beam_ctx *c)
 			gi_vec_push(&c->module->callbacks, &cb);
 		}
 	}
+overflow:
 	gi_map_destroy(&by_name);
+	if (c->overflow) {
+		c->chunk = "Code";
+		return ctx_fail(c, GI_ETOOBIG, "more than %d calls and references", BEAM_MAX_CALLS);
+	}
 	return 0;
 }
 

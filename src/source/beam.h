@@ -27,9 +27,14 @@
 #include "base/vec.h"
 #include "source/facts.h"
 
-#define BEAM_MAX_FILE_SIZE     (64u * 1024 * 1024) /* a .beam (or its gzip'ed form, inflated) */
-#define BEAM_MAX_LITERALS_SIZE (32u * 1024 * 1024) /* LitT once inflated */
+/* Caps on what one file may make the reader do; the largest .beam of OTP 25 and
+ * Elixir 1.14 (elixir_parser) is 1 MB with 2600 calls. */
+#define BEAM_MAX_FILE_SIZE     (16u * 1024 * 1024) /* a .beam (or its gzip'ed form, inflated) */
+#define BEAM_MAX_LITERALS_SIZE (16u * 1024 * 1024) /* LitT once inflated */
 #define BEAM_MAX_TERM_DEPTH    128                 /* nesting of one literal or attribute */
+#define BEAM_MAX_FUNCTIONS     200000              /* func_info instructions */
+#define BEAM_MAX_CALLS         1000000    /* call sites, and calls plus references emitted */
+#define BEAM_MAX_LIST          (1u << 20) /* elements of one list operand */
 
 /* Reads the `len` bytes of object code at `data` (a .beam file, plain or
  * gzip-compressed; `path` is used in messages and stored in the facts) and

@@ -62,6 +62,8 @@ struct syn_options {
 	bool deep_literal;    /* a literal nested far past the cap */
 	uint32_t lit_declare; /* 0: the true size */
 	unsigned extra_op;    /* an opcode appended before return (0: none) */
+	unsigned lit_funs;    /* >0: the literal is a list of that many funs... */
+	unsigned lit_refs;    /* ...referenced by that many more moves */
 };
 
 /* Builds a module Syn.ModuleX with run/0 calling Other.go/0 and
@@ -109,6 +111,8 @@ static void syn_build(struct gi_buf *file, const struct syn_options *o)
 	    0x2b, 0x15, 0x03, 0x12, /* is_eq_exact {f,1} {x,0} 'Elixir.Syn.ModuleX' */
 	};
 	put_bytes(&body, code, sizeof(code));
+	for (unsigned i = 0; i < o->lit_refs; i++)
+		put_bytes(&body, "\x40\x47\x00\x03", 4); /* move {literal,0} {x,0} */
 	if (o->extra_op)
 		put_u8(&body, o->extra_op);
 	static const unsigned char tail[] = {
@@ -132,7 +136,14 @@ static void syn_build(struct gi_buf *file, const struct syn_options *o)
 
 	/* LitT: {fun 'Elixir.Cap':f/2, #{'__struct__' => 'Elixir.St', a => 1}} */
 	put_u8(&term, 131);
-	if (o->deep_literal) {
+	if (o->lit_funs) {
+		put_u8(&term, 108), put_u32(&term, o->lit_funs);
+		for (unsigned i = 0; i < o->lit_funs; i++) {
+			put_u8(&term, 113), put_atom(&term, "Elixir.Cap"), put_atom(&term, "f");
+			put_u8(&term, 97), put_u8(&term, 2);
+		}
+		put_u8(&term, 106);
+	} else if (o->deep_literal) {
 		for (int i = 0; i < 5000; i++)
 			put_u8(&term, 104), put_u8(&term, 1);
 		put_u8(&term, 106);
@@ -292,6 +303,29 @@ static void literal_bomb_is_capped(void)
 	TH_ASSERT_OK(beam_read("short.beam", (const unsigned char *)file.data, file.len, &f, err,
 	                       sizeof(err)));
 	TH_ASSERT_INT_EQ(f->errors.len, 1);
+	facts_file_free(f);
+	gi_buf_destroy(&file);
+}
+
+static void literal_amplification_is_capped(void)
+{
+	struct gi_buf file;
+	struct facts_file *f = NULL;
+	char err[512];
+	/* 2000 captures referenced 600 times: 1.2 million calls from 60 KB */
+	struct syn_options o = {.lit_funs = 2000, .lit_refs = 600};
+	gi_buf_init(&file, 0);
+	syn_build(&file, &o);
+	TH_ASSERT_INT_EQ(
+	    beam_read("amp.beam", (const unsigned char *)file.data, file.len, &f, err, sizeof(err)),
+	    GI_ETOOBIG);
+	TH_ASSERT(f == NULL);
+	TH_ASSERT_STR_CONTAINS(err, "amp.beam: Code: more than");
+	gi_buf_reset(&file);
+	o.lit_refs = 10;
+	syn_build(&file, &o);
+	TH_ASSERT_OK(beam_read("amp.beam", (const unsigned char *)file.data, file.len, &f, err,
+	                       sizeof(err)));
 	facts_file_free(f);
 	gi_buf_destroy(&file);
 }
@@ -483,6 +517,7 @@ int main(int argc, char **argv)
 	    TH_TEST(reads_otp28_atom_table),
 	    TH_TEST(deep_literal_is_skipped_not_fatal),
 	    TH_TEST(literal_bomb_is_capped),
+	    TH_TEST(literal_amplification_is_capped),
 	    TH_TEST(unknown_opcode_names_chunk),
 	    TH_TEST(header_errors_are_clear),
 	    TH_TEST(every_truncation_fails_cleanly),
