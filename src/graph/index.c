@@ -150,7 +150,7 @@ static void job_parse_beam(struct index_job *j, bool force)
 	int rc = gi_fs_read_file(j->abspath, BEAM_MAX_FILE_SIZE, &data, &len);
 	if (rc) {
 		j->facts = facts_skipped(j->relpath,
-		                         rc == GI_ETOOBIG ? "larger than 64 MB" : "unreadable");
+		                         rc == GI_ETOOBIG ? "larger than 16 MB" : "unreadable");
 		goto stamp;
 	}
 	uint64_t hash = gi_hash64(data, len, GI_HASH_SEED);
