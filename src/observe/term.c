@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "base/str.h"
 #include "observe/observe_int.h"
+#include "observe/term.h"
 
 static int decode(const char *buf, int len, int *index, int depth, json_t **out);
 
