@@ -16,8 +16,10 @@
 #include "base/str.h"
 #include "cli/cli.h"
 #include "graph/query.h"
+#include "source/beam_pull.h"
 
 #define CLI_BEAM_DIRS_MAX 64
+#define CLI_APPS_MAX      256
 
 struct static_opts {
 	const char *project;
@@ -26,8 +28,9 @@ struct static_opts {
 	int depth, top, jobs;
 	const char *args[3];
 	int nargs;
-	const char *beam[CLI_BEAM_DIRS_MAX + 1]; /* --beam DIR..., NULL-terminated */
+	const char *beam[CLI_BEAM_DIRS_MAX + 2]; /* --beam DIR..., NULL-terminated */
 	int nbeam;
+	const char *node, *apps, *cookie; /* index --node NODE --apps a,b [--cookie C] */
 };
 
 /* Prints "giulia CMD: WHAT" and the usage line; `what` is a whole message. */
@@ -85,6 +88,17 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 			i++;
 		} else if (strcmp(a, "--top") == 0) {
 			rc = int_option(cmd, usage, a, next, &o->top);
+			i++;
+		} else if (strcmp(a, "--node") == 0 || strcmp(a, "--apps") == 0 ||
+		           strcmp(a, "--cookie") == 0) {
+			if (!next)
+				return usage_error(cmd, usage, a, " needs a value");
+			if (a[2] == 'n')
+				o->node = next;
+			else if (a[2] == 'a')
+				o->apps = next;
+			else
+				o->cookie = next;
 			i++;
 		} else if (strcmp(a, "--beam") == 0) {
 			if (!next)
@@ -151,7 +165,48 @@ static void json_print(json_t *v)
 
 /* ---- giulia index -------------------------------------------------------- */
 
-static const char index_usage[] = "PATH [--beam DIR]... [--db FILE] [--json] [--force] [--jobs N]";
+static const char index_usage[] =
+    "PATH [--beam DIR]... [--node NODE --apps APP,... [--cookie C]] [--db FILE] [--json] "
+    "[--force] [--jobs N]";
+
+/* `giulia index --node`: caches the applications' object code under
+ * ROOT/.giulia/beam/NODE and adds that directory to o->beam. Returns 0 or an
+ * exit code. `dest` (of `size` bytes) receives the directory. */
+static int index_node_pull(struct static_opts *o, const char *root, char *dest, size_t size)
+{
+	char *apps[CLI_APPS_MAX + 1] = {0}, list[4096], err[1024], *save = NULL, *real = NULL;
+	int napps = 0;
+	if (!o->apps || !*o->apps)
+		return usage_message("index", index_usage, "--node needs --apps APP,...");
+	if (strchr(o->node, '/') || o->node[0] == '.')
+		return usage_error("index", index_usage, "not a node name: ", o->node);
+	if (gi_strlcpy(list, o->apps, sizeof(list)) != 0)
+		return usage_message("index", index_usage, "--apps is too long");
+	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+		if (napps == CLI_APPS_MAX)
+			return usage_message("index", index_usage, "too many --apps");
+		apps[napps++] = a;
+	}
+	if (gi_fs_realdir(root, &real) != 0) {
+		fprintf(stderr, "giulia index: '%s' is not a directory\n", root);
+		return CLI_EXIT_USAGE;
+	}
+	snprintf(dest, size, "%s/.giulia/beam/%s", real, o->node);
+	gi_free(real);
+	struct beam_pull_summary sum;
+	int rc = beam_pull_apps(o->node, o->cookie, 0, (const char *const *)apps, dest, &sum, err,
+	                        sizeof(err));
+	if (rc) {
+		fprintf(stderr, "giulia index: %s\n", err);
+		return cli_exit_code_for(rc);
+	}
+	if (!o->json)
+		printf("pulled %d modules of %d applications from %s (%d changed, %d without "
+		       "object code)\n",
+		       sum.modules, sum.apps, o->node, sum.written, sum.missing);
+	o->beam[o->nbeam++] = dest;
+	return 0;
+}
 
 static int cmd_index(int argc, char **argv)
 {
@@ -163,6 +218,9 @@ static int cmd_index(int argc, char **argv)
 	const char *db = o.db ? o.db : getenv("GIULIA_DB");
 	if (db && !*db)
 		db = NULL;
+	char pulled[4096];
+	if (o.node && (rc = index_node_pull(&o, root, pulled, sizeof(pulled))) != 0)
+		return rc;
 	for (int i = 0; i < o.nbeam; i++) {
 		struct stat sb;
 		if (stat(o.beam[i], &sb) != 0 || !S_ISDIR(sb.st_mode)) {
