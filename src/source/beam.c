@@ -4,13 +4,14 @@
  * One read goes: container -> chunk table -> atoms (required) -> ImpT, ExpT
  * (required) -> FunT, LitT, Attr, CInf, Line (optional: damage is recorded
  * in the facts' errors and the chunk skipped) -> Code (required), whose
- * instructions are decoded into per-function raw records -> facts.
+ * instructions are decoded into per-function raw records -> facts -> Docs
+ * and Dbgi (optional) mark documented and specced functions.
  *
  * Invariants: every read goes through struct rd, whose helpers check the
  * bytes left before touching them; every count or index from the file is
  * checked against what it indexes before use; term decoding recurses at most
- * BEAM_MAX_TERM_DEPTH levels; inflated sizes are capped. Scratch data lives
- * in one arena per read, freed before return; the facts own their strings.
+ * BEAM_MAX_TERM_DEPTH levels (BEAM_MAX_DEBUG_DEPTH in Dbgi); inflated sizes are capped. Scratch
+ * data lives in one arena per read, freed before return; the facts own their strings.
  */
 #include "source/beam.h"
 
@@ -1855,7 +1856,7 @@ static void specs_parse(struct beam_ctx *c, const struct chunk *ch)
 {
 	struct rd r;
 	uint8_t *buf = NULL;
-	struct etf_walk w = {.c = c, .specs = true, .max_depth = 1024};
+	struct etf_walk w = {.c = c, .specs = true, .max_depth = BEAM_MAX_DEBUG_DEPTH};
 	struct etf_value v;
 	c->chunk = "Dbgi";
 	if (ch->present && etf_open(c, ch, &buf, &r) && !etf_term(&w, &r, 0, &v))
