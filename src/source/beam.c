@@ -4,13 +4,14 @@
  * One read goes: container -> chunk table -> atoms (required) -> ImpT, ExpT
  * (required) -> FunT, LitT, Attr, CInf, Line (optional: damage is recorded
  * in the facts' errors and the chunk skipped) -> Code (required), whose
- * instructions are decoded into per-function raw records -> facts.
+ * instructions are decoded into per-function raw records -> facts -> Docs
+ * and Dbgi (optional) mark documented and specced functions.
  *
  * Invariants: every read goes through struct rd, whose helpers check the
  * bytes left before touching them; every count or index from the file is
  * checked against what it indexes before use; term decoding recurses at most
- * BEAM_MAX_TERM_DEPTH levels; inflated sizes are capped. Scratch data lives
- * in one arena per read, freed before return; the facts own their strings.
+ * BEAM_MAX_TERM_DEPTH levels (BEAM_MAX_DEBUG_DEPTH in Dbgi); inflated sizes are capped. Scratch
+ * data lives in one arena per read, freed before return; the facts own their strings.
  */
 #include "source/beam.h"
 
@@ -199,12 +200,13 @@ struct beam_ctx {
 
 	uint32_t label_count;
 	int32_t *label_func;
-	struct gi_vec funcs; /* struct raw_func */
-	struct gi_vec calls; /* struct raw_call */
-	struct gi_vec elems; /* struct operand, list elements of the current instruction */
-	struct gi_map refs;  /* "kind:target" already added to the module */
-	size_t emitted;      /* calls and references emitted, against BEAM_MAX_CALLS */
-	bool overflow;       /* a BEAM_MAX_* cap was reached */
+	struct gi_vec funcs;    /* struct raw_func */
+	struct gi_vec calls;    /* struct raw_call */
+	struct gi_vec elems;    /* struct operand, list elements of the current instruction */
+	struct gi_map refs;     /* "kind:target" already added to the module */
+	size_t emitted;         /* calls and references emitted, against BEAM_MAX_CALLS */
+	struct gi_map fn_index; /* "name/arity" -> facts function index + 1 (after facts_build) */
+	bool overflow;          /* a BEAM_MAX_* cap was reached */
 };
 
 static int ctx_fail(struct beam_ctx *c, int code, const char *fmt, ...)
@@ -249,7 +251,7 @@ static const char *atom_at(const struct beam_ctx *c, uint64_t index)
 
 struct chunks {
 	struct chunk atoms, code, imports, exports, lambdas, literals, attributes, compile_info,
-	    lines;
+	    lines, docs, debug_info;
 	bool atoms_utf8;
 };
 
@@ -318,6 +320,10 @@ static int container_parse(struct beam_ctx *c, const uint8_t *data, size_t len, 
 			slot = &ch->compile_info;
 		} else if (memcmp(id, "Line", 4) == 0) {
 			slot = &ch->lines;
+		} else if (memcmp(id, "Docs", 4) == 0) {
+			slot = &ch->docs;
+		} else if (memcmp(id, "Dbgi", 4) == 0) {
+			slot = &ch->debug_info;
 		}
 		if (slot) {
 			slot->data = body;
@@ -525,6 +531,8 @@ struct etf_walk {
 	struct beam_ctx *c;
 	bool collect; /* record captures and structs into c->finds */
 	const char *error;
+	bool specs;    /* mark functions with an {attribute, _, spec, {{F, A}, _}} (Dbgi) */
+	int max_depth; /* 0: BEAM_MAX_TERM_DEPTH */
 };
 
 /* Copies an atom's text NUL-terminated into the scratch arena, converting Latin-1. */
@@ -638,13 +646,42 @@ static bool etf_map(struct etf_walk *w, struct rd *r, int depth, uint32_t pairs)
 	return ok;
 }
 
+static void spec_mark(struct beam_ctx *c, const struct etf_value *name, int64_t arity);
+
+/* The rest of a 4-tuple while looking for specs: {attribute, Anno, spec,
+ * {{Name, Arity} | {Module, Name, Arity}, Types}} marks Name/Arity. */
+static bool etf_attribute(struct etf_walk *w, struct rd *r, int depth)
+{
+	struct etf_value first, anno, third, last;
+	if (!etf_term(w, r, depth + 1, &first) || !etf_term(w, r, depth + 1, &anno) ||
+	    !etf_term(w, r, depth + 1, &third))
+		return false;
+	if (etf_is_atom(&first, "attribute") && etf_is_atom(&third, "spec")) {
+		struct rd probe = *r;
+		uint8_t tag, arity, key_arity;
+		struct etf_value a, b, n;
+		if (rd_u8(&probe, &tag) && tag == 104 && rd_u8(&probe, &arity) && arity == 2 &&
+		    rd_u8(&probe, &tag) && tag == 104 && rd_u8(&probe, &key_arity) &&
+		    (key_arity == 2 || key_arity == 3) && etf_term(w, &probe, depth + 3, &a) &&
+		    etf_term(w, &probe, depth + 3, &b) &&
+		    (key_arity == 2 || etf_term(w, &probe, depth + 3, &n))) {
+			if (key_arity == 2 && a.kind == ETF_ATOM && b.kind == ETF_INT)
+				spec_mark(w->c, &a, b.integer);
+			else if (key_arity == 3 && b.kind == ETF_ATOM && n.kind == ETF_INT)
+				spec_mark(w->c, &b, n.integer);
+		}
+		w->error = NULL;
+	}
+	return etf_term(w, r, depth + 1, &last);
+}
+
 /* Walks one term; `out` describes it when it is an atom or a small integer. */
 static bool etf_term(struct etf_walk *w, struct rd *r, int depth, struct etf_value *out)
 {
 	uint8_t tag;
 	uint32_t n;
 	memset(out, 0, sizeof(*out));
-	if (depth > BEAM_MAX_TERM_DEPTH)
+	if (depth > (w->max_depth ? w->max_depth : BEAM_MAX_TERM_DEPTH))
 		return etf_fail(w, "term nested too deeply");
 	if (!rd_u8(r, &tag))
 		return etf_fail(w, "truncated term");
@@ -684,6 +721,8 @@ static bool etf_term(struct etf_walk *w, struct rd *r, int depth, struct etf_val
 		}
 		if (n > rd_left(r))
 			return etf_fail(w, "tuple arity past the end");
+		if (w->specs && n == 4)
+			return etf_attribute(w, r, depth);
 		for (uint32_t i = 0; i < n; i++) {
 			struct etf_value e;
 			if (!etf_term(w, r, depth + 1, &e))
@@ -774,7 +813,7 @@ static void name_arity_list(struct beam_ctx *c, const uint8_t *term, size_t len)
 	struct rd r;
 	uint8_t tag, arity, small;
 	uint32_t n;
-	struct etf_walk w = {c, false, NULL};
+	struct etf_walk w = {.c = c};
 	size_t before = c->finds.len;
 	rd_init(&r, term, len);
 	if (!rd_u8(&r, &tag) || tag != 108 || !rd_u32(&r, &n) || n > rd_left(&r))
@@ -881,7 +920,7 @@ static void literals_parse(struct beam_ctx *c, const struct chunk *ch)
 		}
 		struct rd tr;
 		rd_init(&tr, term, size);
-		struct etf_walk w = {c, true, NULL};
+		struct etf_walk w = {.c = c, .collect = true};
 		struct etf_value v;
 		size_t before = c->finds.len;
 		if (!rd_u8(&tr, &version) || version != 131 || !etf_term(&w, &tr, 0, &v)) {
@@ -905,7 +944,7 @@ static void attributes_parse(struct beam_ctx *c, const struct chunk *ch)
 	struct rd r;
 	uint8_t tag;
 	uint32_t n;
-	struct etf_walk w = {c, false, NULL};
+	struct etf_walk w = {.c = c};
 	c->chunk = "Attr";
 	if (!ch->present)
 		return;
@@ -985,7 +1024,7 @@ static void compile_info_check(struct beam_ctx *c, const struct chunk *ch)
 {
 	struct rd r;
 	uint8_t version;
-	struct etf_walk w = {c, false, NULL};
+	struct etf_walk w = {.c = c};
 	struct etf_value v;
 	c->chunk = "CInf";
 	if (!ch->present)
@@ -1674,6 +1713,158 @@ overflow:
 }
 
 /* ------------------------------------------------------------------------ */
+/* Docs (EEP 48) and specs (Dbgi)                                           */
+
+static struct facts_function *fn_find(struct beam_ctx *c, const char *name, size_t len,
+                                      int64_t arity)
+{
+	char key[600];
+	int n = snprintf(key, sizeof(key), "%.*s/%lld", (int)len, name, (long long)arity);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return NULL;
+	void *v = gi_map_get(&c->fn_index, key);
+	return v ? gi_vec_get(&c->module->functions, (size_t)((intptr_t)v - 1)) : NULL;
+}
+
+static void fn_index_build(struct beam_ctx *c)
+{
+	char key[600];
+	for (size_t i = 0; i < c->module->functions.len; i++) {
+		const struct facts_function *fn = gi_vec_get(&c->module->functions, i);
+		snprintf(key, sizeof(key), "%s/%d", fn->name, fn->arity);
+		gi_map_put(&c->fn_index, key, (void *)(intptr_t)(i + 1));
+	}
+}
+
+static void spec_mark(struct beam_ctx *c, const struct etf_value *name, int64_t arity)
+{
+	const char *text = name->text;
+	size_t len = name->len;
+	if (c->elixir && len > 6 && memcmp(text, "MACRO-", 6) == 0 && arity >= 1) {
+		text += 6;
+		len -= 6;
+		arity--;
+	}
+	struct facts_function *fn = fn_find(c, text, len, arity);
+	if (fn)
+		fn->has_spec = true;
+}
+
+/* Opens a term_to_binary blob (version byte, maybe compressed, tag 80): *r
+ * reads the term; *buf (caller frees) holds the inflated bytes, if any. */
+static bool etf_open(struct beam_ctx *c, const struct chunk *ch, uint8_t **buf, struct rd *r)
+{
+	uint8_t version, tag;
+	uint32_t size;
+	*buf = NULL;
+	rd_init(r, ch->data, ch->size);
+	if (!rd_u8(r, &version) || version != 131) {
+		ctx_note(c, "bad version byte");
+		return false;
+	}
+	if (rd_left(r) == 0 || r->p[0] != 80)
+		return true;
+	rd_u8(r, &tag);
+	if (!rd_u32(r, &size) || size > BEAM_MAX_LITERALS_SIZE) {
+		ctx_note(c, "compressed term larger than the cap of %u bytes",
+		         BEAM_MAX_LITERALS_SIZE);
+		return false;
+	}
+	uLongf out_len = size;
+	*buf = gi_malloc((size_t)size + 1);
+	if (uncompress(*buf, &out_len, r->p, (uLong)rd_left(r)) != Z_OK) {
+		ctx_note(c, "zlib data is corrupt or larger than the declared %u bytes", size);
+		gi_free(*buf);
+		*buf = NULL;
+		return false;
+	}
+	rd_init(r, *buf, out_len);
+	return true;
+}
+
+/* What a docs entry's Doc is: a non-empty map (documented), hidden, or none. */
+static bool doc_read(struct etf_walk *w, struct rd *r, bool *has, bool *hidden)
+{
+	struct etf_value v;
+	*has = *hidden = false;
+	if (rd_left(r) > 0 && r->p[0] == 116) {
+		*has = rd_left(r) >= 5 && (r->p[1] | r->p[2] | r->p[3] | r->p[4]) != 0;
+		return etf_term(w, r, 1, &v);
+	}
+	if (!etf_term(w, r, 1, &v))
+		return false;
+	*has = *hidden = etf_is_atom(&v, "hidden");
+	return true;
+}
+
+/* Reads {docs_v1, Anno, Lang, Format, ModuleDoc, Meta, [{{Kind, Name, Arity}, Anno, Sig, Doc,
+ * Meta}]} into has_moduledoc, moduledoc_false, has_doc and doc_false. */
+static void docs_parse(struct beam_ctx *c, const struct chunk *ch)
+{
+	struct rd r;
+	uint8_t *buf = NULL, tag, arity;
+	uint32_t n;
+	struct etf_walk w = {.c = c};
+	struct etf_value v;
+	bool has, hidden;
+	c->chunk = "Docs";
+	if (!ch->present || !etf_open(c, ch, &buf, &r))
+		goto done;
+	if (!rd_u8(&r, &tag) || tag != 104 || !rd_u8(&r, &arity) || arity != 7 ||
+	    !etf_atom(&w, &r, &v) || !etf_is_atom(&v, "docs_v1"))
+		goto bad;
+	for (int i = 0; i < 3; i++) /* anno, language, format */
+		if (!etf_term(&w, &r, 1, &v))
+			goto bad;
+	if (!doc_read(&w, &r, &has, &hidden) || !etf_term(&w, &r, 1, &v))
+		goto bad;
+	c->module->has_moduledoc = has;
+	c->module->moduledoc_false = hidden;
+	if (!rd_u8(&r, &tag))
+		goto bad;
+	if (tag == 106)
+		goto done;
+	if (tag != 108 || !rd_u32(&r, &n) || n > rd_left(&r))
+		goto bad;
+	for (uint32_t i = 0; i < n; i++) {
+		struct etf_value kind, name, ar;
+		if (!rd_u8(&r, &tag) || tag != 104 || !rd_u8(&r, &arity) || arity != 5 ||
+		    !rd_u8(&r, &tag) || tag != 104 || !rd_u8(&r, &arity) || arity != 3 ||
+		    !etf_atom(&w, &r, &kind) || !etf_atom(&w, &r, &name) ||
+		    !etf_term(&w, &r, 2, &ar) || ar.kind != ETF_INT)
+			goto bad;
+		if (!etf_term(&w, &r, 1, &v) || !etf_term(&w, &r, 1, &v) ||
+		    !doc_read(&w, &r, &has, &hidden) || !etf_term(&w, &r, 1, &v))
+			goto bad;
+		if (!etf_is_atom(&kind, "function") && !etf_is_atom(&kind, "macro"))
+			continue;
+		struct facts_function *fn = fn_find(c, name.text, name.len, ar.integer);
+		if (fn) {
+			fn->has_doc = has;
+			fn->doc_false = hidden;
+		}
+	}
+	goto done;
+bad:
+	ctx_note(c, "not an EEP 48 docs_v1 term%s%s", w.error ? ": " : "", w.error ? w.error : "");
+done:
+	gi_free(buf);
+}
+
+/* Walks the debug information (abstract code, or Elixir's) for -spec attributes. */
+static void specs_parse(struct beam_ctx *c, const struct chunk *ch)
+{
+	struct rd r;
+	uint8_t *buf = NULL;
+	struct etf_walk w = {.c = c, .specs = true, .max_depth = BEAM_MAX_DEBUG_DEPTH};
+	struct etf_value v;
+	c->chunk = "Dbgi";
+	if (ch->present && etf_open(c, ch, &buf, &r) && !etf_term(&w, &r, 0, &v))
+		ctx_note(c, "%s", w.error ? w.error : "malformed");
+	gi_free(buf);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Entry points                                                             */
 
 /* Inflates a gzip'ed .beam into *out (caller frees), capped at BEAM_MAX_FILE_SIZE. */
@@ -1748,6 +1939,7 @@ int beam_read(const char *path, const unsigned char *data, size_t len, struct fa
 	gi_vec_init(&c.elems, sizeof(struct operand));
 	gi_vec_init(&c.finds, sizeof(struct lit_find));
 	gi_map_init(&c.refs);
+	gi_map_init(&c.fn_index);
 	c.facts = facts_file_new(c.path, FACTS_FROM_BEAM);
 	c.facts->size = len;
 	if (len > BEAM_MAX_FILE_SIZE) {
@@ -1784,6 +1976,11 @@ int beam_read(const char *path, const unsigned char *data, size_t len, struct fa
 		goto done;
 	c.module = gi_vec_get(&c.facts->modules, 0);
 	rc = facts_build(&c);
+	if (rc == 0) {
+		fn_index_build(&c);
+		docs_parse(&c, &ch.docs);
+		specs_parse(&c, &ch.debug_info);
+	}
 done:
 	if (rc < 0) {
 		facts_file_free(c.facts);
@@ -1791,6 +1988,7 @@ done:
 		*out = c.facts;
 	}
 	gi_map_destroy(&c.refs);
+	gi_map_destroy(&c.fn_index);
 	gi_vec_destroy(&c.finds);
 	gi_vec_destroy(&c.elems);
 	gi_vec_destroy(&c.calls);

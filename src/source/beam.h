@@ -4,15 +4,16 @@
  *
  * From the FOR1/BEAM container it reads the atom table (AtU8/Atom, also the
  * OTP 28 form), ImpT, ExpT, FunT, LitT (zlib; external term format), Attr,
- * Line and Code, whose instruction stream it walks with the generic opcode
+ * CInf, Line, Docs (EEP 48), Dbgi (for -spec forms) and Code, whose
+ * instruction stream it walks with the generic opcode
  * table (beam_ops.h) to find, per function, remote, local, captured and
  * dynamic calls and a branch count. The facts have origin FACTS_FROM_BEAM;
  * one module per file, named in display form ("Foo.Bar", ":lists").
  *
  * Every size and index read from the file is checked: bad input gives
  * GI_ECORRUPT (or GI_ETOOBIG / GI_EUNSUPPORTED) and a message naming the
- * file and the chunk, never an over-read. Optional chunks (LitT, Attr, Line,
- * FunT) that are damaged are recorded in the facts' errors and skipped.
+ * file and the chunk, never an over-read. Optional chunks (LitT, Attr, CInf,
+ * Line, FunT, Docs, Dbgi) that are damaged are recorded in the facts' errors and skipped.
  *
  * beam_dirs_scan finds the files to read under ebin directories or release
  * lib/ trees, one per module.
@@ -32,7 +33,8 @@
 #define BEAM_MAX_FILE_SIZE     (16u * 1024 * 1024) /* a .beam (or its gzip'ed form, inflated) */
 #define BEAM_MAX_LITERALS_SIZE (16u * 1024 * 1024) /* LitT once inflated */
 #define BEAM_MAX_TERM_DEPTH    128                 /* nesting of one literal or attribute */
-#define BEAM_MAX_FUNCTIONS     200000              /* func_info instructions */
+#define BEAM_MAX_DEBUG_DEPTH   1024       /* nesting of the debug information (whole ASTs) */
+#define BEAM_MAX_FUNCTIONS     200000     /* func_info instructions */
 #define BEAM_MAX_CALLS         1000000    /* call sites, and calls plus references emitted */
 #define BEAM_MAX_LIST          (1u << 20) /* elements of one list operand */
 

@@ -2,7 +2,9 @@
  * Integration tests of the BEAM reader against OTP itself: the opcode table
  * against the live beam_opcodes module; for OTP's stdlib and kernel and for
  * Elixir modules compiled here with elixirc, the exported functions against
- * M:module_info(exports), the callbacks of behaviours against behaviour_info/1, the calls of each
+ * M:module_info(exports), the callbacks of behaviours against behaviour_info/1,
+ * specs against the debug information's -spec attributes, docs against the
+ * EEP 48 Docs chunk as OTP decodes it, the calls of each
  * function against beam_disasm and the module call edges against xref
  * (tests/integration/beam_oracle.erl computes the expected facts with the conventions of
  * docs/BEAM.md).
@@ -73,6 +75,12 @@ static void facts_lines(const struct facts_file *f, struct gi_vec *lines)
 		const struct facts_function *fn = gi_vec_get(&m->functions, i);
 		if (fn->is_public)
 			lines_add(lines, "X %s %s/%d", m->name, fn->name, fn->arity);
+		if (fn->has_spec)
+			lines_add(lines, "S %s %s/%d", m->name, fn->name, fn->arity);
+		if (fn->doc_false)
+			lines_add(lines, "H %s %s/%d", m->name, fn->name, fn->arity);
+		else if (fn->has_doc)
+			lines_add(lines, "D %s %s/%d", m->name, fn->name, fn->arity);
 		for (size_t j = 0; j < fn->calls.len; j++) {
 			const struct facts_call *c = gi_vec_get(&fn->calls, j);
 			if (c->kind == FACTS_CALL_DYNAMIC)
@@ -84,6 +92,10 @@ static void facts_lines(const struct facts_file *f, struct gi_vec *lines)
 				          c->function, c->arity);
 		}
 	}
+	if (m->moduledoc_false)
+		lines_add(lines, "MH %s", m->name);
+	else if (m->has_moduledoc)
+		lines_add(lines, "MD %s", m->name);
 	for (size_t i = 0; m->kind != FACTS_PROTOCOL && i < m->callbacks.len; i++)
 		lines_add(lines, "B %s %s", m->name, GI_VEC_AT(&m->callbacks, const char *, i));
 	if (m->name[0] != ':')
@@ -118,12 +130,14 @@ static void compare_with_otp(const char *const *files, size_t nfiles, const char
 	char *err = NULL;
 	TH_ASSERT_MSG(ts_run(erlc, NULL, 120000, NULL, &err) == 0, "erlc: %s", err ? err : "");
 	free(err);
-	const char **argv = gi_calloc(nfiles + 16, sizeof(char *));
+	const char **argv = gi_calloc(nfiles + 24, sizeof(char *));
 	size_t a = 0;
 	argv[a++] = "erl";
 	argv[a++] = "-noshell";
 	argv[a++] = "-pa";
 	argv[a++] = th_tmpdir();
+	argv[a++] = "-pa"; /* elixir_erl, to turn Elixir debug info into Erlang forms */
+	argv[a++] = "/usr/lib/elixir/lib/elixir/ebin";
 	if (extra_path) {
 		argv[a++] = "-pa";
 		argv[a++] = extra_path;
@@ -209,6 +223,17 @@ static void compare_otp_app(const char *app)
 	globfree(&g);
 }
 
+static void elixir_stdlib_matches_otp(void)
+{
+	glob_t g;
+	if (glob("/usr/lib/elixir/lib/elixir/ebin/*.beam", 0, NULL, &g) != 0)
+		th_skip("Elixir is not installed");
+	TH_ASSERT_INT_GE(g.gl_pathc, 100);
+	compare_with_otp((const char *const *)g.gl_pathv, g.gl_pathc,
+	                 "/usr/lib/elixir/lib/elixir/ebin", NULL);
+	globfree(&g);
+}
+
 static void stdlib_matches_otp(void)
 {
 	compare_otp_app("stdlib");
@@ -221,7 +246,10 @@ static void kernel_matches_otp(void)
 
 static const char elixir_fixture[] =
     "defmodule Fx.Point do\n"
+    "  @moduledoc \"A point.\"\n"
     "  defstruct x: 0, y: 0\n"
+    "  @doc \"Builds a point.\"\n"
+    "  @spec new(integer, integer) :: %Fx.Point{}\n"
     "  def new(x, y), do: %Fx.Point{x: x, y: y}\n"
     "end\n"
     "defprotocol Fx.Shape do\n"
@@ -231,6 +259,7 @@ static const char elixir_fixture[] =
     "  def area(%Fx.Point{x: x, y: y}), do: x * y\n"
     "end\n"
     "defmodule Fx.Store do\n"
+    "  @moduledoc false\n"
     "  @callback put(term) :: :ok\n"
     "  defmacro __using__(_), do: quote(do: @behaviour Fx.Store)\n"
     "end\n"
@@ -239,6 +268,7 @@ static const char elixir_fixture[] =
     "  @behaviour Fx.Store\n"
     "  def start_link(a), do: GenServer.start_link(__MODULE__, a)\n"
     "  def init(a), do: {:ok, a}\n"
+    "  @doc false\n"
     "  def put(_), do: :ok\n"
     "  def handle_call(:names, _f, s), do: {:reply, Enum.map(s, &String.upcase/1), s}\n"
     "  def handle_call({:area, p}, _f, s), do: {:reply, Fx.Shape.area(p), s}\n"
@@ -334,6 +364,9 @@ static void elixir_modules_match_otp(void)
 	TH_ASSERT(m->has_struct);
 	TH_ASSERT_INT_EQ(m->struct_fields.len, 2);
 	TH_ASSERT(function_of(m, "new", 2)->is_public);
+	TH_ASSERT(function_of(m, "new", 2)->has_spec);
+	TH_ASSERT(function_of(m, "new", 2)->has_doc);
+	TH_ASSERT(m->has_moduledoc && !m->moduledoc_false);
 	facts_file_free(f);
 
 	f = read_compiled(outdir, "Fx.Shape");
@@ -355,6 +388,7 @@ static void elixir_modules_match_otp(void)
 	f = read_compiled(outdir, "Fx.Store");
 	m = module_of(f);
 	TH_ASSERT_INT_EQ(function_of(m, "__using__", 1)->kind, FACTS_DEFMACRO);
+	TH_ASSERT(m->moduledoc_false);
 	TH_ASSERT_INT_EQ(m->callbacks.len, 1);
 	TH_ASSERT_STR_EQ(GI_VEC_AT(&m->callbacks, const char *, 0), "put/1");
 	facts_file_free(f);
@@ -368,6 +402,7 @@ static void elixir_modules_match_otp(void)
 	TH_ASSERT(ref_present(m, FACTS_REF_CALL, "Fx.Shape"));
 	TH_ASSERT(ref_present(m, FACTS_REF_CALL, "Enum"));
 	TH_ASSERT(!ref_present(m, FACTS_REF_CALL, "Fx.Server"));
+	TH_ASSERT(function_of(m, "put", 1)->doc_false);
 	const struct facts_function *hc = function_of(m, "handle_call", 3);
 	TH_ASSERT(call_present(hc, FACTS_CALL_CAPTURE, "String", "upcase", 1));
 	TH_ASSERT(call_present(hc, FACTS_CALL_REMOTE, "Enum", "map", 2));
@@ -454,9 +489,13 @@ static void every_installed_beam_reads_cleanly(void)
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
-	    TH_TEST(opcodes_match_live_otp),   TH_TEST(every_installed_beam_reads_cleanly),
-	    TH_TEST(stdlib_matches_otp),       TH_TEST(kernel_matches_otp),
-	    TH_TEST(elixir_modules_match_otp), TH_END,
+	    TH_TEST(opcodes_match_live_otp),
+	    TH_TEST(every_installed_beam_reads_cleanly),
+	    TH_TEST(stdlib_matches_otp),
+	    TH_TEST(kernel_matches_otp),
+	    TH_TEST(elixir_stdlib_matches_otp),
+	    TH_TEST(elixir_modules_match_otp),
+	    TH_END,
 	};
 	return th_main(argc, argv, "integration_beam", tests);
 }

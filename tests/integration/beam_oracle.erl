@@ -10,6 +10,8 @@
 %%   X Mod name/arity                    an exported function
 %%   C Mod name/arity kind target        a call (remote, local, capture, dynamic)
 %%   B Mod name/arity                    a callback of a behaviour (behaviour_info/1)
+%%   S Mod name/arity                    a function with a -spec (debug information)
+%%   D|H Mod name/arity, MD|MH Mod       documented or hidden (EEP 48 Docs chunk)
 %%   M Mod Target                        a module call edge (Erlang modules, xref)
 -module(beam_oracle).
 -export([main/1]).
@@ -144,7 +146,52 @@ file_lines(File) ->
             O <- [owner({N, A}, Skip, Exported, Names)], O =/= none,
             Call <- lists:flatmap(fun instr/1, Is),
             keep(Call, Skip)],
-    lists:usort(X ++ B ++ C).
+    Kept = fun(N, A) ->
+                   not Skip(N, A) andalso
+                       not (generated(N) andalso not maps:is_key({N, A}, Exported))
+           end,
+    lists:usort(X ++ B ++ C ++ specs(File, Mod, Disp, Elixir, Names, Kept)
+                ++ docs(File, Disp, Names, Kept)).
+
+%% -spec attributes, from the debug information as the compiler's backend
+%% gives it in Erlang abstract format (erl_abstract_code or elixir_erl).
+specs(File, Mod, Disp, Elixir, Names, Kept) ->
+    Forms = case beam_lib:chunks(File, [debug_info]) of
+                {ok, {_, [{debug_info, {debug_info_v1, Backend, Data}}]}} ->
+                    case catch Backend:debug_info(erlang_v1, Mod, Data, []) of
+                        {ok, Fs} -> Fs;
+                        _ -> []
+                    end;
+                _ -> []
+            end,
+    [io_lib:format("S ~ts ~ts~n", [Disp, fname(Elixir, N, A)])
+     || {attribute, _, spec, {Key, _}} <- Forms, {N, A} <- [spec_key(Key)],
+        maps:is_key({N, A}, Names), Kept(N, A)].
+
+spec_key({N, A}) -> {N, A};
+spec_key({_, N, A}) -> {N, A}.
+
+%% EEP 48 docs from the Docs chunk: D documented, H hidden; MD/MH the module.
+docs(File, Disp, Names, Kept) ->
+    case beam_lib:chunks(File, ["Docs"]) of
+        {ok, {_, [{"Docs", Bin}]}} ->
+            {docs_v1, _, _, _, MD, _, Docs} = binary_to_term(Bin),
+            doc_line("M", Disp, "", MD) ++
+                [doc_line("", Disp, io_lib:format(" ~ts/~b", [atom_to_list(N), A]), Doc)
+                 || {{K, N, A}, _, _, Doc, _} <- Docs, K =:= function orelse K =:= macro,
+                    {FN, FA} <- [case K of
+                                     function -> {N, A};
+                                     macro -> {list_to_atom("MACRO-" ++ atom_to_list(N)), A + 1}
+                                 end],
+                    maps:is_key({FN, FA}, Names), Kept(FN, FA)];
+        _ -> []
+    end.
+
+doc_line(P, Disp, Suffix, Doc) when is_map(Doc), map_size(Doc) > 0 ->
+    [io_lib:format("~sD ~ts~ts~n", [P, Disp, Suffix])];
+doc_line(P, Disp, Suffix, hidden) ->
+    [io_lib:format("~sH ~ts~ts~n", [P, Disp, Suffix])];
+doc_line(_, _, _, _) -> [].
 
 keep({remote, M, F, _}, _) -> not operator(M, F);
 keep({local, F, A}, Skip) -> not generated(F) andalso not Skip(F, A);

@@ -58,12 +58,13 @@ static const char *const syn_atoms[] = {
     "Elixir.Syn.ModuleX", "run", "Elixir.Other", "go", "lists", "reverse"};
 
 struct syn_options {
-	bool long_atoms;      /* the OTP 28 atom table */
-	bool deep_literal;    /* a literal nested far past the cap */
-	uint32_t lit_declare; /* 0: the true size */
-	unsigned extra_op;    /* an opcode appended before return (0: none) */
-	unsigned lit_funs;    /* >0: the literal is a list of that many funs... */
-	unsigned lit_refs;    /* ...referenced by that many more moves */
+	bool long_atoms;                  /* the OTP 28 atom table */
+	bool deep_literal;                /* a literal nested far past the cap */
+	uint32_t lit_declare;             /* 0: the true size */
+	unsigned extra_op;                /* an opcode appended before return (0: none) */
+	unsigned lit_funs;                /* >0: the literal is a list of that many funs... */
+	unsigned lit_refs;                /* ...referenced by that many more moves */
+	const struct gi_buf *docs, *dbgi; /* extra chunks, or NULL */
 };
 
 /* Builds a module Syn.ModuleX with run/0 calling Other.go/0 and
@@ -176,6 +177,10 @@ static void syn_build(struct gi_buf *file, const struct syn_options *o)
 	put_u8(&body, 106);
 	put_chunk(&chunks, "Attr", &body);
 
+	if (o->docs)
+		put_chunk(&chunks, "Docs", o->docs);
+	if (o->dbgi)
+		put_chunk(&chunks, "Dbgi", o->dbgi);
 	put_bytes(file, "FOR1", 4);
 	put_u32(file, (uint32_t)(chunks.len + 4));
 	put_bytes(file, "BEAM", 4);
@@ -327,6 +332,91 @@ static void literal_amplification_is_capped(void)
 	TH_ASSERT_OK(beam_read("amp.beam", (const unsigned char *)file.data, file.len, &f, err,
 	                       sizeof(err)));
 	facts_file_free(f);
+	gi_buf_destroy(&file);
+}
+
+/* term_to_binary(Term, [compressed]) of the term in `raw` (which starts with 131). */
+static void compress_term(struct gi_buf *out, const struct gi_buf *raw)
+{
+	uLongf zlen = compressBound(raw->len);
+	unsigned char *z = gi_malloc(zlen);
+	TH_ASSERT(compress(z, &zlen, (const Bytef *)raw->data + 1, raw->len - 1) == Z_OK);
+	put_u8(out, 131), put_u8(out, 80), put_u32(out, (uint32_t)(raw->len - 1));
+	put_bytes(out, z, zlen);
+	gi_free(z);
+}
+
+static void docs_and_specs_are_read(void)
+{
+	struct gi_buf docs, dbgi, raw, file;
+	gi_buf_init(&docs, 0);
+	gi_buf_init(&dbgi, 0);
+	gi_buf_init(&raw, 0);
+	gi_buf_init(&file, 0);
+	/* {docs_v1, 1, elixir, <<"text/markdown">>, #{<<"en">> => <<"M">>}, #{},
+	 *  [{{function, run, 0}, 1, [], hidden, #{}}]} */
+	put_u8(&raw, 131), put_u8(&raw, 104), put_u8(&raw, 7), put_atom(&raw, "docs_v1");
+	put_u8(&raw, 97), put_u8(&raw, 1), put_atom(&raw, "elixir");
+	put_u8(&raw, 109), put_u32(&raw, 13), put_bytes(&raw, "text/markdown", 13);
+	put_u8(&raw, 116), put_u32(&raw, 1);
+	put_u8(&raw, 109), put_u32(&raw, 2), put_bytes(&raw, "en", 2);
+	put_u8(&raw, 109), put_u32(&raw, 1), put_bytes(&raw, "M", 1);
+	put_u8(&raw, 116), put_u32(&raw, 0);
+	put_u8(&raw, 108), put_u32(&raw, 1);
+	put_u8(&raw, 104), put_u8(&raw, 5);
+	put_u8(&raw, 104), put_u8(&raw, 3), put_atom(&raw, "function"), put_atom(&raw, "run");
+	put_u8(&raw, 97), put_u8(&raw, 0);
+	put_u8(&raw, 97), put_u8(&raw, 1), put_u8(&raw, 106), put_atom(&raw, "hidden");
+	put_u8(&raw, 116), put_u32(&raw, 0);
+	put_u8(&raw, 106);
+	compress_term(&docs, &raw);
+	/* {debug_info_v1, erl_abstract_code, {[{attribute, 1, spec, {{run, 0}, []}}], []}},
+	 * uncompressed */
+	put_u8(&dbgi, 131), put_u8(&dbgi, 104), put_u8(&dbgi, 3), put_atom(&dbgi, "debug_info_v1");
+	put_atom(&dbgi, "erl_abstract_code");
+	put_u8(&dbgi, 104), put_u8(&dbgi, 2), put_u8(&dbgi, 108), put_u32(&dbgi, 1);
+	put_u8(&dbgi, 104), put_u8(&dbgi, 4), put_atom(&dbgi, "attribute");
+	put_u8(&dbgi, 97), put_u8(&dbgi, 1), put_atom(&dbgi, "spec");
+	put_u8(&dbgi, 104), put_u8(&dbgi, 2), put_u8(&dbgi, 104), put_u8(&dbgi, 2);
+	put_atom(&dbgi, "run"), put_u8(&dbgi, 97), put_u8(&dbgi, 0), put_u8(&dbgi, 106);
+	put_u8(&dbgi, 106), put_u8(&dbgi, 106);
+
+	struct syn_options o = {.docs = &docs, .dbgi = &dbgi};
+	struct facts_file *f = NULL;
+	char err[512];
+	syn_build(&file, &o);
+	TH_ASSERT_OK(beam_read("doc.beam", (const unsigned char *)file.data, file.len, &f, err,
+	                       sizeof(err)));
+	TH_ASSERT_INT_EQ(f->errors.len, 0);
+	struct facts_module *m = gi_vec_get(&f->modules, 0);
+	struct facts_function *fn = gi_vec_get(&m->functions, 0);
+	TH_ASSERT(m->has_moduledoc && !m->moduledoc_false);
+	TH_ASSERT(fn->doc_false);
+	TH_ASSERT(fn->has_spec);
+	facts_file_free(f);
+
+	/* debug information nested past the cap, and docs that are not docs_v1:
+	 * both noted, the module still read */
+	gi_buf_reset(&dbgi);
+	put_u8(&dbgi, 131);
+	for (int i = 0; i < BEAM_MAX_DEBUG_DEPTH + 10; i++)
+		put_u8(&dbgi, 104), put_u8(&dbgi, 1);
+	put_u8(&dbgi, 106);
+	gi_buf_reset(&docs);
+	put_u8(&docs, 131), put_atom(&docs, "nope");
+	gi_buf_reset(&file);
+	syn_build(&file, &o);
+	TH_ASSERT_OK(beam_read("doc.beam", (const unsigned char *)file.data, file.len, &f, err,
+	                       sizeof(err)));
+	TH_ASSERT_INT_EQ(f->errors.len, 2);
+	TH_ASSERT_STR_CONTAINS(((struct facts_error *)gi_vec_get(&f->errors, 0))->message,
+	                       "Docs: not an EEP 48");
+	TH_ASSERT_STR_CONTAINS(((struct facts_error *)gi_vec_get(&f->errors, 1))->message,
+	                       "Dbgi: term nested too deeply");
+	facts_file_free(f);
+	gi_buf_destroy(&docs);
+	gi_buf_destroy(&dbgi);
+	gi_buf_destroy(&raw);
 	gi_buf_destroy(&file);
 }
 
@@ -518,6 +608,7 @@ int main(int argc, char **argv)
 	    TH_TEST(deep_literal_is_skipped_not_fatal),
 	    TH_TEST(literal_bomb_is_capped),
 	    TH_TEST(literal_amplification_is_capped),
+	    TH_TEST(docs_and_specs_are_read),
 	    TH_TEST(unknown_opcode_names_chunk),
 	    TH_TEST(header_errors_are_clear),
 	    TH_TEST(every_truncation_fails_cleanly),
