@@ -582,9 +582,9 @@ static bool etf_atom_body(struct rd *r, uint8_t tag, struct etf_value *out)
 	} else if (!rd_u16(r, &n)) {
 		return false;
 	}
-	if (!rd_bytes(r, n, &text) || memchr(text, '\0', n))
+	if (!rd_bytes(r, n, &text))
 		return false;
-	out->kind = ETF_ATOM;
+	out->kind = ETF_ATOM; /* a NUL inside only shortens the copy of etf_atom_dup */
 	out->text = (const char *)text;
 	out->len = n;
 	out->latin1 = tag == 100 || tag == 115;
@@ -680,7 +680,7 @@ static bool etf_term(struct etf_walk *w, struct rd *r, int depth, struct etf_val
 {
 	uint8_t tag;
 	uint32_t n;
-	memset(out, 0, sizeof(*out));
+	out->kind = ETF_OTHER; /* the other fields are meaningful only for their kind */
 	if (depth > (w->max_depth ? w->max_depth : BEAM_MAX_TERM_DEPTH))
 		return etf_fail(w, "term nested too deeply");
 	if (!rd_u8(r, &tag))
