@@ -67,7 +67,8 @@ int main(int argc, char **argv)
 		TSParser *p = ts_parser_new();
 		ts_parser_set_language(p, tree_sitter_elixir());
 		for (size_t i = 0; i < n; i++) {
-			TSTree *t = ts_parser_parse_string(p, NULL, files[i].text, (uint32_t)files[i].len);
+			TSTree *t =
+			    ts_parser_parse_string(p, NULL, files[i].text, (uint32_t)files[i].len);
 			ts_tree_delete(t);
 		}
 		ts_parser_delete(p);
@@ -83,7 +84,9 @@ int main(int argc, char **argv)
 				modules++;
 				functions += mod->functions.len;
 				for (size_t k = 0; k < mod->functions.len; k++)
-					calls += ((struct facts_function *)gi_vec_get(&mod->functions, k))->calls.len;
+					calls += ((struct facts_function *)gi_vec_get(
+					              &mod->functions, k))
+					             ->calls.len;
 			}
 			facts_file_free(f);
 		}
@@ -94,8 +97,8 @@ int main(int argc, char **argv)
 			best_full = (t2 - t1) / 1e6;
 	}
 	double mb = bytes / 1e6;
-	printf("files %zu, %.2f MB; modules %zu, functions %zu, calls %zu, files with errors %zu\n", n,
-	       mb, modules, functions, calls, errors);
+	printf("files %zu, %.2f MB; modules %zu, functions %zu, calls %zu, files with errors %zu\n",
+	       n, mb, modules, functions, calls, errors);
 	printf("bare tree-sitter parse: %.3f s, %.2f MB/s\n", best_bare, mb / best_bare);
 	printf("ex_parse (parse+extract): %.3f s, %.2f MB/s\n", best_full, mb / best_full);
 	printf("ratio ex_parse / bare: %.3f\n", best_full / best_bare);
