@@ -1352,6 +1352,9 @@ static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth)
 					walk_children(c, h.args, depth + 1);
 				if (!ts_node_is_null(h.guard))
 					walk(c, h.guard, depth + 1, 0);
+				if (a.count >= 2)
+					walk(c, keyword_value(c, a.last, depth + 1, "do"),
+					     depth + 1, 0);
 				continue;
 			}
 		}
