@@ -207,6 +207,8 @@ static TSNode field(TSNode n, TSFieldId id)
 
 /* ---- walk state ------------------------------------------------------ */
 
+/* An alias in scope, or an imported function: `import M, only: [f: 1]`
+ * is kept as short_name "&f/1" (never an alias's text) with full "M". */
 struct ex_alias {
 	const char *short_name; /* "Bar" */
 	const char *full;       /* "Foo.Bar" */
@@ -555,7 +557,20 @@ static void remote_call(struct ex_ctx *c, const char *module, const char *functi
 	call_add(c, FACTS_CALL_REMOTE, module, function, arity, line);
 }
 
-static void local_call(struct ex_ctx *c, TSNode name, int arity)
+/* The module that an `import ..., only:` in scope gives name/arity from, or NULL. */
+static const char *import_lookup(const struct ex_ctx *c, const char *name, size_t len, int arity)
+{
+	char key[EX_MAX_NAME + 16];
+	int n = snprintf(key, sizeof(key), "&%.*s/%d", (int)len, name, arity);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return NULL;
+	return alias_lookup(c, key, (size_t)n);
+}
+
+/* Records the call (kind local or capture) of `name`/arity made in the
+ * current function: a remote one when an import with `only:` provides it. */
+static void local_call_kind(struct ex_ctx *c, TSNode name, int arity, enum facts_call_kind kind,
+                            uint32_t line)
 {
 	if (!c->mod || c->function < 0 || c->in_quote)
 		return;
@@ -563,8 +578,21 @@ static void local_call(struct ex_ctx *c, TSNode name, int arity)
 	const char *t = text_of(c, name, &len);
 	if (len == 0 || len >= EX_MAX_NAME)
 		return;
-	call_add(c, FACTS_CALL_LOCAL, c->mod->name, gi_arena_strndup(&c->f->arena, t, len), arity,
-	         line_of(name));
+	const char *fun = gi_arena_strndup(&c->f->arena, t, len);
+	const char *imported = import_lookup(c, t, len, arity);
+	if (imported) {
+		ref_add(c, kind == FACTS_CALL_CAPTURE ? FACTS_REF_CAPTURE : FACTS_REF_CALL,
+		        imported, line);
+		call_add(c, kind == FACTS_CALL_CAPTURE ? kind : FACTS_CALL_REMOTE, imported, fun,
+		         arity, line);
+		return;
+	}
+	call_add(c, kind, c->mod->name, fun, arity, line);
+}
+
+static void local_call(struct ex_ctx *c, TSNode name, int arity)
+{
+	local_call_kind(c, name, arity, FACTS_CALL_LOCAL, line_of(name));
 }
 
 /* ---- modules ---------------------------------------------------------- */
@@ -849,6 +877,36 @@ NOINLINE static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsi
 	alias_add(c, last, strlen(last), full);
 }
 
+/* `import M, only: [f: 1, g: 2]`: f/1 and g/2 come from M in this scope. */
+static void import_only(struct ex_ctx *c, TSNode list, unsigned depth, const char *module)
+{
+	if (kind_of(list) != N_LIST || ts_node_named_child_count(list) != 1)
+		return;
+	TSNode keywords = ts_node_named_child(list, 0);
+	if (kind_of(keywords) != N_KEYWORDS)
+		return;
+	TSTreeCursor *cur = cursor_at(c, depth, keywords);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode pair = ts_tree_cursor_current_node(cur);
+		if (kind_of(pair) != N_PAIR)
+			continue;
+		size_t len;
+		const char *t = text_of(c, field(pair, tables.f_key), &len);
+		int arity = small_int(c, field(pair, tables.f_value));
+		while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == ':' || t[len - 1] == '\n' ||
+		                   t[len - 1] == '\t'))
+			len--;
+		if (arity < 0 || len == 0 || len >= EX_MAX_NAME ||
+		    kind_of(field(pair, tables.f_key)) != N_KEYWORD)
+			continue;
+		char key[EX_MAX_NAME + 16];
+		int n = snprintf(key, sizeof(key), "&%.*s/%d", (int)len, t, arity);
+		if (n > 0 && (size_t)n < sizeof(key))
+			alias_add(c, key, (size_t)n, module);
+	}
+}
+
 NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
                                   enum facts_ref_kind kind)
 {
@@ -867,6 +925,8 @@ NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, 
 		if (len && !memchr(buf, '.', len))
 			alias_add(c, buf, len, full);
 	}
+	if (kind == FACTS_REF_IMPORT && a.count >= 2)
+		import_only(c, keyword_value(c, a.last, depth, "only"), depth, full);
 	if (kind == FACTS_REF_USE && a.count >= 2)
 		walk(c, a.last, depth, 0);
 }
@@ -1397,8 +1457,11 @@ static bool is_block_keyword(const struct ex_ctx *c, TSNode key)
 	return false;
 }
 
+/* Walks a structure's body one nesting level deeper, in a scope of its own
+ * (aliases and imports made there do not leak). */
 static void nested_walk(struct ex_ctx *c, TSNode n, unsigned depth, bool children)
 {
+	size_t saved = c->aliases.len;
 	if (c->metrics) {
 		c->metrics->nesting++;
 		c->metrics->depth++;
@@ -1411,6 +1474,7 @@ static void nested_walk(struct ex_ctx *c, TSNode n, unsigned depth, bool childre
 		c->metrics->nesting--;
 		c->metrics->depth--;
 	}
+	c->aliases.len = saved;
 }
 
 NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
@@ -1497,11 +1561,7 @@ NOINLINE static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
 				}
 			}
 		} else if (arity >= 0 && kind_of(left) == N_IDENTIFIER) {
-			size_t len;
-			const char *t = text_of(c, left, &len);
-			if (c->mod && !c->in_quote && len > 0 && len < EX_MAX_NAME)
-				call_add(c, FACTS_CALL_CAPTURE, c->mod->name,
-				         gi_arena_strndup(&c->f->arena, t, len), arity, line_of(n));
+			local_call_kind(c, left, arity, FACTS_CALL_CAPTURE, line_of(n));
 			return;
 		}
 	}
@@ -1685,8 +1745,11 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	}
 	if (!ts_node_is_null(call.args))
 		walk_children(c, call.args, depth);
-	if (!ts_node_is_null(call.do_block))
+	if (!ts_node_is_null(call.do_block)) {
+		size_t saved = c->aliases.len;
 		walk_children(c, call.do_block, depth);
+		c->aliases.len = saved;
+	}
 }
 
 NOINLINE static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
@@ -1704,6 +1767,7 @@ NOINLINE static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned dept
 static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	int saved = 0;
+	size_t saved_aliases = c->aliases.len;
 	if (c->metrics) {
 		saved = c->metrics->nesting;
 		c->metrics->nesting = 0;
@@ -1711,6 +1775,7 @@ static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
 	walk_children(c, n, depth);
 	if (c->metrics)
 		c->metrics->nesting = saved;
+	c->aliases.len = saved_aliases;
 }
 
 static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
