@@ -1149,13 +1149,32 @@ static bool head_read(struct ex_ctx *c, TSNode head, unsigned depth, struct ex_h
 		return true;
 	}
 	case N_BINARY: {
-		/* def left <~> right */
+		/* def left <~> right; defmacro first..last//step is ..///3 */
 		TSNode op = field(head, tables.f_operator);
 		h->name = text_of(c, op, &h->name_len);
 		h->left = field(head, tables.f_left);
 		h->right = field(head, tables.f_right);
 		h->arity = 2;
+		if (h->name_len == 2 && memcmp(h->name, "//", 2) == 0 &&
+		    kind_of(h->left) == N_BINARY) {
+			size_t inner_len;
+			const char *inner =
+			    text_of(c, field(h->left, tables.f_operator), &inner_len);
+			if (inner_len == 2 && memcmp(inner, "..", 2) == 0) {
+				h->name = "..//";
+				h->name_len = 4;
+				h->arity = 3;
+			}
+		}
 		return h->name_len > 0 && h->name_len < 8 && op_of(head) != OP_DEFAULT;
+	}
+	case N_UNARY: {
+		/* def -value, def not value, defmacro @expr */
+		TSNode op = field(head, tables.f_operator);
+		h->name = text_of(c, op, &h->name_len);
+		h->left = field(head, tables.f_operand);
+		h->arity = 1;
+		return h->name_len > 0 && h->name_len < 8;
 	}
 	default:
 		return false;
@@ -1206,10 +1225,10 @@ static void clause_walk(struct ex_ctx *c, long fi, const struct ex_head *h, TSNo
 	c->metrics = &metrics;
 	if (!ts_node_is_null(h->args))
 		walk_children(c, h->args, depth);
-	if (!ts_node_is_null(h->left)) {
+	if (!ts_node_is_null(h->left))
 		walk(c, h->left, depth, 0);
+	if (!ts_node_is_null(h->right))
 		walk(c, h->right, depth, 0);
-	}
 	if (!ts_node_is_null(h->guard))
 		walk(c, h->guard, depth, 0);
 	if (!ts_node_is_null(body)) {
@@ -1302,8 +1321,19 @@ NOINLINE static void do_def(struct ex_ctx *c, const struct ex_call *call, unsign
 	struct ex_args a;
 	struct ex_head h;
 	args_read(c, call->args, depth, &a);
-	if (!c->mod || c->in_quote || a.count == 0 || !head_read(c, a.first[0], depth, &h)) {
-		walk_children(c, call->node, depth);
+	/* Definitions are made in module bodies; inside a function a `def...`
+	 * call is an ordinary call (Kernel.Utils calls its defguard/3), unless
+	 * the file has a syntax error, which may have swallowed an `end`. */
+	bool defines = c->mod && !c->in_quote && (c->function < 0 || c->f->errors.len > 0);
+	if (!defines || a.count == 0 || !head_read(c, a.first[0], depth, &h)) {
+		if (c->function >= 0 && !c->in_quote) {
+			int arity = (int)a.count + (ts_node_is_null(call->do_block) ? 0 : 1);
+			local_call(c, call->target, arity);
+		}
+		if (!ts_node_is_null(call->args))
+			walk_children(c, call->args, depth);
+		if (!ts_node_is_null(call->do_block))
+			walk_children(c, call->do_block, depth);
 		return;
 	}
 	TSNode body = call->do_block;
