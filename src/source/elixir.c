@@ -484,15 +484,36 @@ static const char *module_of(struct ex_ctx *c, TSNode n, unsigned depth)
 	}
 }
 
-/* The function name a call's dot target names (`right` of the dot). */
+/* The text of a string literal without interpolation, or NULL. */
+static const char *plain_string(struct ex_ctx *c, TSNode n, size_t *len)
+{
+	if (kind_of(n) != N_STRING)
+		return NULL;
+	uint32_t count = ts_node_named_child_count(n);
+	if (count == 0) {
+		*len = 0;
+		return "";
+	}
+	TSNode q = ts_node_named_child(n, 0);
+	if (count != 1 || kind_of(q) != N_QUOTED_CONTENT)
+		return NULL;
+	return text_of(c, q, len);
+}
+
+/* The function name a call's dot target names (`right` of the dot):
+ * `Mod.f`, `:erlang.+`, or a quoted name `:erlang."=:="`. */
 static const char *dot_function(struct ex_ctx *c, TSNode right)
 {
 	enum node_kind k = kind_of(right);
-	if (k != N_IDENTIFIER && k != N_OPERATOR_IDENTIFIER)
-		return NULL;
 	size_t len;
-	const char *t = text_of(c, right, &len);
-	if (len == 0 || len >= EX_MAX_NAME)
+	const char *t;
+	if (k == N_STRING)
+		t = plain_string(c, right, &len);
+	else if (k == N_IDENTIFIER || k == N_OPERATOR_IDENTIFIER)
+		t = text_of(c, right, &len);
+	else
+		return NULL;
+	if (!t || len == 0 || len >= EX_MAX_NAME)
 		return NULL;
 	return gi_arena_strndup(&c->f->arena, t, len);
 }
@@ -1626,21 +1647,6 @@ static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
 	walk(c, right, depth, 0);
 }
 
-/* The text of a string literal without interpolation, or NULL. */
-static const char *plain_string(struct ex_ctx *c, TSNode n, size_t *len)
-{
-	if (kind_of(n) != N_STRING)
-		return NULL;
-	uint32_t count = ts_node_named_child_count(n);
-	if (count == 0) {
-		*len = 0;
-		return "";
-	}
-	TSNode q = ts_node_named_child(n, 0);
-	if (count != 1 || kind_of(q) != N_QUOTED_CONTENT)
-		return NULL;
-	return text_of(c, q, len);
-}
 
 /* ExUnit: `test "name" do ... end` defines the public function
  * :"test name"/1 (:"test describe name"/1 inside `describe "describe"`), so
