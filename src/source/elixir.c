@@ -282,8 +282,13 @@ static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
 	return &c->cursors[depth];
 }
 
+/* The source text of `n` (empty for a null node), borrowed from the source. */
 static const char *text_of(const struct ex_ctx *c, TSNode n, size_t *len)
 {
+	if (ts_node_is_null(n)) {
+		*len = 0;
+		return c->src;
+	}
 	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
 	if (b > c->len)
 		b = (uint32_t)c->len;
@@ -1960,7 +1965,7 @@ int ex_parse(const char *path, const char *source, size_t len, struct facts_file
 
 	struct ex_ctx *c = gi_calloc(1, sizeof(*c));
 	c->f = f;
-	c->src = source;
+	c->src = len ? source : "";
 	c->len = len;
 	c->function = -1;
 	gi_vec_init(&c->aliases, sizeof(struct ex_alias));
