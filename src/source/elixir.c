@@ -12,16 +12,21 @@
  * that long lists are walked in linear time.
  *
  * What counts as what (the full rules are in docs/EXTRACTION.md):
- * - aliases are lexically scoped: a do-block, a function clause and a module
- *   body each open a scope; a nested `defmodule` aliases its first segment in
- *   the enclosing scope;
+ * - aliases and imports are lexically scoped: a do-block, a function clause,
+ *   an fn and a module body each open a scope; a nested `defmodule` aliases
+ *   its first segment in the enclosing scope;
  * - text inside strings, heredocs, sigils, charlists and comments is never
  *   code; interpolations (#{...}) are code;
  * - code inside `quote` defines nothing in the current module and makes no
  *   local calls (they belong to the caller of the macro); its remote calls
  *   are recorded;
  * - local calls to names that Kernel imports are dropped when the module does
- *   not define that name/arity itself.
+ *   not define that name/arity itself; those an `import ..., only:` in scope
+ *   provides are remote calls;
+ * - syntax errors: the first is recorded; definitions that tree-sitter
+ *   flattened into an error node are rebuilt from their `def` (arguments)
+ *   sequences (walk_error), and a module left without its body takes the
+ *   error node after it as its body.
  *
  * The tree is freed before ex_parse returns. Thread-safe: no shared state
  * beyond the symbol tables, built once under pthread_once.
