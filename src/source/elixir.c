@@ -1657,7 +1657,6 @@ static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
 	walk(c, right, depth, 0);
 }
 
-
 /* ExUnit: `test "name" do ... end` defines the public function
  * :"test name"/1 (:"test describe name"/1 inside `describe "describe"`), so
  * that the calls made by tests have a function to come from. */
