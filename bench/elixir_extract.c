@@ -4,9 +4,13 @@
  * the same files, both over the same in-memory corpus, best of N rounds.
  * Built and run by bench/bench_elixir_extract.sh.
  *
- *   elixir_extract DIR [ROUNDS]
+ *   elixir_extract DIR [ROUNDS [bare|full]]
+ *
+ * With `bare` or `full` only that half runs (for `perf stat`, whose
+ * instruction counts do not depend on the machine's load).
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +49,8 @@ int main(int argc, char **argv)
 	int64_t rounds = 3;
 	if (argc > 2 && gi_parse_int64(argv[2], 1, 100, &rounds) != 0)
 		return 2;
+	bool run_bare = argc <= 3 || strcmp(argv[3], "full") != 0;
+	bool run_full = argc <= 3 || strcmp(argv[3], "bare") != 0;
 	DIR *d = opendir(argv[1]);
 	if (!d) {
 		perror(argv[1]);
@@ -76,7 +82,7 @@ int main(int argc, char **argv)
 		int64_t t0 = gi_clock_mono_us(), c0 = cpu_us();
 		TSParser *p = ts_parser_new();
 		ts_parser_set_language(p, tree_sitter_elixir());
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; run_bare && i < n; i++) {
 			TSTree *t =
 			    ts_parser_parse_string(p, NULL, files[i].text, (uint32_t)files[i].len);
 			ts_tree_delete(t);
@@ -84,7 +90,7 @@ int main(int argc, char **argv)
 		ts_parser_delete(p);
 		int64_t t1 = gi_clock_mono_us(), c1 = cpu_us();
 		modules = functions = calls = errors = 0;
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; run_full && i < n; i++) {
 			struct facts_file *f = NULL;
 			if (ex_parse(files[i].path, files[i].text, files[i].len, &f) != 0)
 				continue;

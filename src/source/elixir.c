@@ -273,7 +273,7 @@ struct ex_call {
 };
 
 static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe);
-static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth);
+static uint32_t walk_children(struct ex_ctx *c, TSNode n, unsigned depth);
 NOINLINE static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth);
 
 static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
@@ -1698,6 +1698,8 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	struct ex_call call;
 	call_read(c, n, depth, &call);
 	enum node_kind tk = kind_of(call.target);
+	bool local = false;
+	const char *mod = NULL, *fun = NULL;
 	if (tk == N_IDENTIFIER) {
 		size_t len;
 		const char *t = text_of(c, call.target, &len);
@@ -1754,42 +1756,37 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		case EX_W_RECEIVE:
 			do_control(c, &call, depth, w);
 			return;
-		default: {
+		default:
 			if (c->mod && c->function < 0 && !c->in_quote &&
 			    !ts_node_is_null(call.do_block) &&
 			    (text_is(c, call.target, "test") ||
 			     text_is(c, call.target, "describe")) &&
 			    do_exunit(c, &call, depth, text_is(c, call.target, "describe")))
 				return;
-			struct ex_args a;
-			args_read(c, call.args, depth, &a);
-			int arity = (int)a.count + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
-			local_call(c, call.target, arity);
+			local = true;
 			break;
-		}
 		}
 	} else if (tk == N_DOT) {
 		TSNode left = field(call.target, tables.f_left);
 		TSNode right = field(call.target, tables.f_right);
-		const char *mod = NULL, *fun = NULL;
 		if (!ts_node_is_null(right) &&
 		    (kind_of(left) != N_IDENTIFIER || !ts_node_is_null(call.args) || pipe)) {
 			mod = module_of(c, left, depth);
 			fun = mod ? dot_function(c, right) : NULL;
 		}
-		if (mod && fun) {
-			struct ex_args a;
-			args_read(c, call.args, depth, &a);
-			int arity = (int)a.count + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
-			remote_call(c, mod, fun, arity, line_of(n));
-		} else {
+		if (!mod || !fun)
 			walk(c, left, depth, 0);
-		}
 	} else if (!ts_node_is_null(call.target)) {
 		walk(c, call.target, depth, 0);
 	}
-	if (!ts_node_is_null(call.args))
-		walk_children(c, call.args, depth);
+	/* The call is recorded once its arguments are walked (and counted), so
+	 * that calls in arguments come first. */
+	uint32_t nargs = walk_children(c, call.args, depth);
+	int arity = (int)nargs + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
+	if (local)
+		local_call(c, call.target, arity);
+	else if (mod && fun)
+		remote_call(c, mod, fun, arity, line_of(n));
 	if (!ts_node_is_null(call.do_block)) {
 		size_t saved = c->aliases.len;
 		walk_children(c, call.do_block, depth);
@@ -1797,7 +1794,7 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	}
 }
 
-NOINLINE static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
+static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
 {
 	TSNode s = ts_node_named_child(map, 0);
 	if (kind_of(s) == N_STRUCT) {
@@ -1882,33 +1879,39 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	}
 }
 
-/* Walks the named children of `n` (which sits at `depth`) one level deeper. */
-static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth)
+/* Walks the named children of `n` (which sits at `depth`) one level deeper;
+ * returns how many there were, comments aside (a call's arity). */
+static uint32_t walk_children(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	if (ts_node_is_null(n) || ts_node_child_count(n) == 0)
-		return;
+		return 0;
 	if (depth >= EX_MAX_DEPTH) {
 		walk(c, n, depth, 0);
-		return;
+		return 0;
 	}
 	TSTreeCursor *cur = cursor_at(c, depth, n);
 	if (!ts_tree_cursor_goto_first_child(cur))
-		return;
+		return 0;
 	size_t reopen = 0;
+	uint32_t count = 0;
 	do {
 		TSNode k = ts_tree_cursor_current_node(cur);
 		if (!ts_node_is_named(k))
 			continue;
-		if (reopen && kind_of(k) == N_ERROR) {
+		enum node_kind kk = kind_of(k);
+		if (reopen && kk == N_ERROR) {
 			module_recover(c, reopen - 1, k, depth);
 			reopen = 0;
 			continue;
 		}
+		if (kk != N_COMMENT)
+			count++;
 		c->bodyless = 0;
 		walk(c, k, depth, 0);
 		reopen = c->bodyless;
 		c->bodyless = 0;
 	} while (ts_tree_cursor_goto_next_sibling(cur));
+	return count;
 }
 
 /* ---- errors and entry point --------------------------------------------- */
