@@ -81,6 +81,12 @@ cmd_start() {
   # +Bi: Ctrl-C in the terminal does not kill the node behind the demo's
   # back; the demo stops it itself. SIGTERM still stops it cleanly.
   (
+    # A caller's extra descriptors (a test harness's pipes) must not live on
+    # in the node, or the caller waits for their end until the node stops.
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
     cd "$run"
     HOME="$run/home" NEXUS_PORT="$port" NEXUS_SEED="$seed" \
       NEXUS_DB_PATH="${NEXUS_DB_PATH:-$run/nexus.db}" \
