@@ -91,7 +91,7 @@ cmd_start() {
     HOME="$run/home" NEXUS_PORT="$port" NEXUS_SEED="$seed" \
       NEXUS_DB_PATH="${NEXUS_DB_PATH:-$run/nexus.db}" \
       exec elixir --name "$node" \
-      --erl "-kernel inet_default_listen_options [{nodelay,true}] +Bi" \
+      --erl "-kernel inet_default_listen_options [{nodelay,true}] -kernel inet_default_connect_options [{nodelay,true}] +Bi" \
       -pa "$ebin" --no-halt -e 'Nexus.start()' >>"$run/nexus.log" 2>&1 </dev/null
   ) &
   echo $! >"$run/nexus.pid"
