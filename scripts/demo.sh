@@ -11,7 +11,11 @@
 # Steps: build and start the target; start `giulia serve` (worker :4000,
 # monitor :4001); index examples/nexus; `giulia-observe start` with call
 # counting on Nexus.Repo and Nexus.Registry.TableRegistry; the mixed load;
-# `giulia-observe stop` (prints the fused profile); the HTML report. Whatever
+# `giulia-observe stop` (prints the fused profile); the HTML report. The
+# logger scenario turns the target's per-query log on (NEXUS_QUERY_LOG=info,
+# one line per SQL query besides the one per request), runs the load with
+# synchronous logging, switches the running node to the asynchronous
+# settings, runs it again, and compares the two profiles. Whatever
 # the demo started is stopped on exit, on error and on Ctrl-C.
 #
 # Until the daemons and profiles are built (`giulia help` lists no `serve`
@@ -87,11 +91,11 @@ mkdir -p "$run"
 chmod 700 "$run"
 
 # -- The target ---------------------------------------------------------------
-start_target() { # $1: log mode
-  step "Starting the target: $NEXUS_NODE, HTTP on 127.0.0.1:$NEXUS_PORT (logging: info, $1)"
+start_target() { # $1: log mode; $2: level of the per-query log
+  step "Starting the target: $NEXUS_NODE, HTTP on 127.0.0.1:$NEXUS_PORT (log level info, mode $1, query log $2)"
   scripts/nexus.sh build
   rm -rf "$NEXUS_RUN_DIR"
-  NEXUS_LOG_MODE=$1 scripts/nexus.sh start
+  NEXUS_LOG_MODE=$1 NEXUS_QUERY_LOG=$2 scripts/nexus.sh start
   cookie=$(cat "$NEXUS_RUN_DIR/cookie")
   note "cookie: $NEXUS_RUN_DIR/cookie (mode 0600)"
 }
@@ -156,7 +160,7 @@ full_demo() {
   start_giulia
   index_project
   if [ "$scenario" = default ]; then
-    start_target default
+    start_target default debug
     observed_run default
     local html=$run/nexus-profile.html
     "$giulia" profile latest --format html --out "$html"
@@ -164,7 +168,7 @@ full_demo() {
     note "HTML report: $html"
     note "load: $(load_summary default)"
   else
-    start_target sync
+    start_target sync info
     observed_run sync
     local a=$profile_id
     step "Switching the target's Logger to the asynchronous settings (Nexus.Logging.apply_mode(:async))"
@@ -224,12 +228,12 @@ interim_demo() {
   note "Running what exists: the target under load, static and one-shot runtime views."
   static_views
   if [ "$scenario" = default ]; then
-    start_target default
+    start_target default debug
     interim_run default
     step "Summary"
     note "load: $(load_summary default)"
   else
-    start_target sync
+    start_target sync info
     interim_run sync
     step "Switching the target's Logger to the asynchronous settings"
     scripts/nexus.sh eval "'Elixir.Nexus.Logging':apply_mode(async)."

@@ -115,10 +115,13 @@ defmodule Nexus.Repo do
 
   @doc "Repo-wide defaults per operation."
   def default_options(operation) when operation in [:get, :get_by, :all, :aggregate],
-    do: [timeout: @default_timeout, primary_key: "id", log: :debug, max_rows: @max_rows]
+    do: [timeout: @default_timeout, primary_key: "id", log: query_log(), max_rows: @max_rows]
 
   def default_options(_write),
-    do: [timeout: @default_timeout, primary_key: "id", log: :debug, max_rows: 1]
+    do: [timeout: @default_timeout, primary_key: "id", log: query_log(), max_rows: 1]
+
+  # NEXUS_QUERY_LOG, set by Nexus.Logging.configure/1.
+  defp query_log, do: :persistent_term.get({__MODULE__, :query_log}, :debug)
 
   @doc "Bounds the query by the options and renders it for the adapter: {sql, params}."
   def prepare_query(_operation, %Query{} = query, opts) do
@@ -143,10 +146,7 @@ defmodule Nexus.Repo do
     {sql, params} = __MODULE__.prepare_query(operation, query, Keyword.put(opts, :adapter, adapter))
     started = System.monotonic_time(:microsecond)
     result = adapter.execute(conn, sql, params, opts[:timeout])
-
-    Logger.debug(fn ->
-      "repo #{operation} #{sql} #{inspect(params)} in #{System.monotonic_time(:microsecond) - started}µs"
-    end)
+    log_query(opts[:log], query, sql, params, result, System.monotonic_time(:microsecond) - started)
 
     case result do
       {:error, reason} = error ->
@@ -155,6 +155,23 @@ defmodule Nexus.Repo do
 
       ok ->
         ok
+    end
+  end
+
+  # Like Ecto's query log: one line per query at the `log:` option's level
+  # (NEXUS_QUERY_LOG, debug by default: at level info it costs the check only).
+  defp log_query(level, query, sql, params, result, micros) do
+    case level do
+      :none ->
+        :ok
+
+      level ->
+        outcome = if match?({:ok, _}, result), do: "OK", else: "ERROR"
+
+        Logger.log(level, fn -> ["QUERY ", outcome, ?\s, sql, ?\s, inspect(params)] end,
+          table: query.table,
+          db_us: micros
+        )
     end
   end
 
