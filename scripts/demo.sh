@@ -118,7 +118,7 @@ start_giulia() {
     fi
   done
   mkdir -p "$run/giulia-data"
-  (XDG_DATA_HOME="$run/giulia-data" exec "$giulia" serve) >"$run/giulia.log" 2>&1 &
+  "$giulia" serve --data "$run/giulia-data" >"$run/giulia.log" 2>&1 &
   serve_pid=$!
   local deadline=$((SECONDS + 30))
   for url in "$GIULIA_WORKER_URL" "$GIULIA_MONITOR_URL"; do
@@ -138,11 +138,6 @@ index_project() {
   echo
 }
 
-latest_profile_id() {
-  curl -sf "$GIULIA_WORKER_URL/api/runtime/profile/latest" |
-    grep -oE '"id"[[:space:]]*:[[:space:]]*("[^"]*"|[0-9]+)' | head -n 1 |
-    sed -E 's/.*:[[:space:]]*"?([^"]*)"?/\1/'
-}
 
 # One observed run; $1: label. Sets profile_id.
 observed_run() {
@@ -153,7 +148,8 @@ observed_run() {
   step "giulia-observe stop $NEXUS_NODE: the fused profile"
   "$observe" stop "$NEXUS_NODE" | tee "$run/profile-$1.txt"
   observing=0
-  profile_id=$(latest_profile_id)
+  profile_id=$(sed -n 's/^profile id: //p' "$run/profile-$1.txt" | tail -n 1)
+  [ -n "$profile_id" ] || profile_id=latest
 }
 
 full_demo() {

@@ -8,10 +8,8 @@
  * The first two tests need only the target and run today; the profile test
  * skips, with its reason, until `giulia help` lists the daemons and profiles.
  *
- * The profile's JSON shape is matched loosely (by the module names, and by
- * key names containing "read", "write", "pipeline", "dependents",
- * "complexity"), because docs/PROFILE.md lands with the fuse area; tighten
- * these checks when it does.
+ * The profile is read in the shape of docs/PROFILE.md and docs/RULES.md
+ * (rule ids, evidence keys), as the fuse area defines them.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -254,113 +252,101 @@ static char *giulia_help(void)
 	return out ? out : strdup("");
 }
 
-static bool contains_ci(const char *hay, const char *needle)
+/* The element of `array` whose string member `key` equals `value`, or NULL. */
+static json_t *array_find(json_t *array, const char *key, const char *value)
 {
-	return strcasestr(hay, needle) != NULL;
-}
-
-/* Calls fn on every object of the tree (depth first). */
-static void json_walk(json_t *j, void (*fn)(json_t *obj, void *ctx), void *ctx)
-{
-	if (json_is_object(j)) {
-		fn(j, ctx);
-		const char *k;
-		json_t *v;
-		json_object_foreach(j, k, v) json_walk(v, fn, ctx);
-	} else if (json_is_array(j)) {
-		size_t i;
-		json_t *v;
-		json_array_foreach(j, i, v) json_walk(v, fn, ctx);
-	}
-}
-
-/* The first numeric member whose key contains `part` (case-insensitive). */
-static bool object_number(json_t *obj, const char *part, const char *not_part, double *out)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach(obj, k, v)
-	{
-		if (json_is_number(v) && contains_ci(k, part) &&
-		    (!not_part || !contains_ci(k, not_part))) {
-			*out = json_number_value(v);
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool object_names(json_t *obj, const char *module)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach(obj, k, v) if (json_is_string(v) &&
-	                                   strcmp(json_string_value(v), module) == 0) return true;
-	return false;
-}
-
-struct findings {
-	bool repo_shape; /* Nexus.Repo: reads > writes > 0 */
-	double repo_reads, repo_writes;
-	bool pipeline;    /* a pipeline-overhead figure for Nexus.Repo */
-	bool hot_joined;  /* a Nexus hot module with dependents and complexity */
-	bool ets_advice;  /* TableRegistry -> ETS, with round trips */
-	bool logger_seen; /* the Logger process among the hot ones */
-};
-
-static void find_in_object(json_t *obj, void *ctx)
-{
-	struct findings *f = ctx;
-	if (object_names(obj, "Nexus.Repo")) {
-		double reads, writes, pipeline;
-		if (object_number(obj, "read", "ratio", &reads) &&
-		    object_number(obj, "write", "ratio", &writes) && reads > writes && writes > 0) {
-			f->repo_shape = true;
-			f->repo_reads = reads;
-			f->repo_writes = writes;
-		}
-		if (object_number(obj, "pipeline", NULL, &pipeline) && pipeline > 0)
-			f->pipeline = true;
-	}
-	json_t *pipe = json_object_get(obj, "pipeline_overhead");
-	if (pipe && !json_is_null(pipe)) {
-		char *dump = json_dumps(pipe, JSON_COMPACT);
-		if (dump && strstr(dump, "Nexus.Repo"))
-			f->pipeline = true;
-		free(dump);
-	}
-}
-
-static void find_hot_modules(json_t *profile, struct findings *f)
-{
-	json_t *hot = json_object_get(profile, "hot_modules");
 	size_t i;
-	json_t *m;
-	json_array_foreach(hot, i, m)
+	json_t *e;
+	json_array_foreach(array, i, e)
 	{
-		char *dump = json_dumps(m, JSON_COMPACT);
-		if (dump && strstr(dump, "\"Nexus.") && strstr(dump, "dependents") &&
-		    strstr(dump, "complexity") && !strstr(dump, "\"dependents\":null"))
-			f->hot_joined = true;
-		if (dump && strstr(dump, "Logger"))
-			f->logger_seen = true;
-		free(dump);
+		const char *v = json_string_value(json_object_get(e, key));
+		if (v && strcmp(v, value) == 0)
+			return e;
 	}
+	return NULL;
 }
 
-static void find_recommendations(json_t *profile, struct findings *f)
+static double number_at(json_t *obj, const char *key)
 {
-	json_t *recs = json_object_get(profile, "recommendations");
+	json_t *v = json_object_get(obj, key);
+	TH_ASSERT_MSG(json_is_number(v), "no number %s in %s", key,
+	              obj ? json_dumps(obj, JSON_COMPACT) : "(null)");
+	return json_number_value(v);
+}
+
+/* The recommendation of `rule_id` about `subject` (NULL: any), or NULL. */
+static json_t *recommendation(json_t *profile, const char *rule_id, const char *subject)
+{
 	size_t i;
 	json_t *r;
-	json_array_foreach(recs, i, r)
+	json_array_foreach(json_object_get(profile, "recommendations"), i, r)
 	{
-		char *dump = json_dumps(r, JSON_COMPACT);
-		if (dump && strstr(dump, "Nexus.Registry.TableRegistry") && strstr(dump, "ETS") &&
-		    contains_ci(dump, "round"))
-			f->ets_advice = true;
-		free(dump);
+		const char *id = json_string_value(json_object_get(r, "id"));
+		const char *subj = json_string_value(json_object_get(r, "subject"));
+		if (id && strcmp(id, rule_id) == 0 &&
+		    (!subject || (subj && strcmp(subj, subject) == 0)))
+			return r;
 	}
+	return NULL;
+}
+
+/* The worker's latest profile (docs/PROFILE.md; the row holds it under "profile"). */
+static json_t *latest_profile(const char *worker_url)
+{
+	char url[256], *r = NULL;
+	snprintf(url, sizeof(url), "%s/api/runtime/profile/latest", worker_url);
+	int status = ts_http("GET", url, NULL, NULL, &r);
+	TH_ASSERT_MSG(status == 200, "profile: %d %s", status, r ? r : "");
+	json_error_t jerr;
+	json_t *row = json_loads(r, 0, &jerr);
+	TH_ASSERT_MSG(row, "profile is not JSON: %s", jerr.text);
+	free(r);
+	json_t *profile = json_object_get(row, "profile");
+	profile = json_incref(profile ? profile : row);
+	json_decref(row);
+	return profile;
+}
+
+/* The findings the demo promises for the default scenario. */
+static void check_default_findings(json_t *profile)
+{
+	/* The registry is database-backed and read-mostly: ETS, round trips saved. */
+	json_t *rec = recommendation(profile, "db-backed-lookup", "Nexus.Registry.TableRegistry");
+	TH_ASSERT_MSG(rec, "no db-backed-lookup recommendation for the registry: %.3000s",
+	              json_dumps(json_object_get(profile, "recommendations"), JSON_COMPACT));
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(rec, "advice")), "ETS");
+	TH_ASSERT(number_at(json_object_get(rec, "evidence"), "round_trips_saved_per_window") > 0);
+
+	/* The Repo's read/write shape: the load is ~87% reads, and every registry
+	 * lookup is two more reads. */
+	json_t *repo = array_find(json_object_get(profile, "workload"), "module", "Nexus.Repo");
+	TH_ASSERT_MSG(repo, "no workload of Nexus.Repo");
+	double reads = number_at(repo, "reads"), writes = number_at(repo, "writes");
+	TH_ASSERT_MSG(writes > 0 && reads > 5 * writes, "Repo reads %g, writes %g", reads, writes);
+
+	/* Pipeline overhead: prepare_opts, default_options, prepare_query per operation. */
+	json_t *pipe =
+	    array_find(json_object_get(json_object_get(profile, "pipeline_overhead"), "modules"),
+	               "module", "Nexus.Repo");
+	TH_ASSERT_MSG(pipe, "no pipeline overhead of Nexus.Repo");
+	TH_ASSERT(number_at(pipe, "helper_calls") > 0);
+	TH_ASSERT(number_at(pipe, "db_operations") > 0);
+	TH_ASSERT(number_at(pipe, "ratio") >= 1);
+
+	/* The hot registry joined with the graph: dependents and complexity. */
+	json_t *hot = array_find(json_object_get(profile, "hot_modules"), "module",
+	                         "Nexus.Registry.TableRegistry");
+	TH_ASSERT_MSG(hot, "the registry is not among the hot modules");
+	json_t *graph = json_object_get(hot, "graph");
+	TH_ASSERT(number_at(graph, "ca") >= 1);
+	TH_ASSERT(number_at(graph, "complexity") >= 1);
+
+	/* Traced functions are joined with the graph, callers included. */
+	json_t *get =
+	    array_find(json_object_get(profile, "trace_hotspots"), "mfa", "Nexus.Repo.get/2");
+	TH_ASSERT_MSG(get, "Nexus.Repo.get/2 is not among the trace hotspots");
+	TH_ASSERT(json_is_true(json_object_get(get, "in_graph")));
+	TH_ASSERT(json_array_size(json_object_get(get, "callers")) > 0);
 }
 
 static void daemon_stop(void *arg)
@@ -369,10 +355,100 @@ static void daemon_stop(void *arg)
 	ts_stop(*pid, 15000);
 }
 
+struct giulia {
+	char bin[4200], observe[4200];
+	char worker_url[64], monitor_url[64];
+};
+
+/* The worker and the monitor on free ports, with a data directory of ours. */
+static void giulia_start(struct giulia *g)
+{
+	static pid_t wpid, mpid;
+	int wport = ts_free_port(), mport = ts_free_port();
+	char wlisten[64], mlisten[64], data[4200], wlog[4200], mlog[4200], health[128];
+	snprintf(g->bin, sizeof(g->bin), "%s/giulia", th_bindir());
+	snprintf(g->observe, sizeof(g->observe), "%s/giulia-observe", th_bindir());
+	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%d", wport);
+	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%d", mport);
+	snprintf(g->worker_url, sizeof(g->worker_url), "http://127.0.0.1:%d", wport);
+	snprintf(g->monitor_url, sizeof(g->monitor_url), "http://127.0.0.1:%d", mport);
+	snprintf(data, sizeof(data), "%s/giulia-data", th_tmpdir());
+	snprintf(wlog, sizeof(wlog), "%s/worker.log", th_tmpdir());
+	snprintf(mlog, sizeof(mlog), "%s/monitor.log", th_tmpdir());
+	setenv("GIULIA_MONITOR_URL", g->monitor_url, 1);
+	setenv("GIULIA_WORKER_URL", g->worker_url, 1);
+	const char *worker[] = {g->bin, "worker", "--listen", wlisten, "--data", data, NULL};
+	wpid = ts_spawn(worker, wlog);
+	th_defer(daemon_stop, &wpid);
+	const char *monitor[] = {g->bin,     "monitor",     "--listen", mlisten,
+	                         "--worker", g->worker_url, NULL};
+	mpid = ts_spawn(monitor, mlog);
+	th_defer(daemon_stop, &mpid);
+	snprintf(health, sizeof(health), "%s/health", g->worker_url);
+	TH_ASSERT_MSG(ts_http_wait(health, 30000), "the worker does not answer; see %s", wlog);
+	snprintf(health, sizeof(health), "%s/health", g->monitor_url);
+	TH_ASSERT_MSG(ts_http_wait(health, 30000), "the monitor does not answer; see %s", mlog);
+}
+
+/* giulia-observe start, the load, giulia-observe stop; returns the profile id. */
+static long long observed_run(const struct giulia *g, const struct nexus *nx, const char *project)
+{
+	char *out = NULL, *err = NULL;
+	const char *start[] = {g->observe,  "start", nx->node.name, nx->node.cookie, "1000", TRACED,
+	                       "--project", project, NULL};
+	int rc = ts_run(start, NULL, 60000, &out, &err);
+	TH_ASSERT_MSG(rc == 0, "giulia-observe start: %d %s %s", rc, out, err);
+	free(out);
+	free(err);
+
+	char *line = run_load(nx, "6", "8");
+	TH_ASSERT_MSG(summary_value(line, "errors") == 0, "errors under load: %s", line);
+	free(line);
+
+	const char *stop[] = {g->observe, "stop", nx->node.name, NULL};
+	rc = ts_run(stop, NULL, 120000, &out, &err);
+	TH_ASSERT_MSG(rc == 0, "giulia-observe stop: %d %s %s", rc, out, err);
+	TH_ASSERT_STR_CONTAINS(out, "db-backed-lookup");
+	TH_ASSERT_STR_CONTAINS(out, "Nexus.Registry.TableRegistry");
+	const char *id = strstr(out, "profile id: ");
+	TH_ASSERT_MSG(id, "no profile id in: %.2000s", out);
+	long long profile_id = strtoll(id + strlen("profile id: "), NULL, 10);
+	free(out);
+	free(err);
+	return profile_id;
+}
+
+/* Nothing of Giulia's is left on the target: no trace pattern, no
+ * scheduler_wall_time flag, no process running interpreted code. */
+static void check_target_clean(const struct nexus *nx)
+{
+	char *a =
+	    ts_node_eval(&nx->node, "erlang:trace_info({'Elixir.Nexus.Repo',get,2}, call_count).");
+	squeeze(a);
+	TH_ASSERT_STR_CONTAINS(a, "{call_count,false}");
+	free(a);
+	a = ts_node_eval(&nx->node,
+	                 "erlang:trace_info({'Elixir.Nexus.Registry.TableRegistry',fetch,1}, "
+	                 "call_count).");
+	squeeze(a);
+	TH_ASSERT_STR_CONTAINS(a, "{call_count,false}");
+	free(a);
+	a = ts_node_eval(&nx->node, "erlang:statistics(scheduler_wall_time).");
+	TH_ASSERT_STR_CONTAINS(a, "undefined");
+	free(a);
+	a = ts_node_eval(&nx->node,
+	                 "Self = self(), [P || P <- erlang:processes(), P =/= Self, "
+	                 "case erlang:process_info(P, current_function) of "
+	                 "{current_function, {erl_eval, _, _}} -> true; _ -> false end].");
+	squeeze(a);
+	TH_ASSERT_STR_CONTAINS(a, "{ok,[]}");
+	free(a);
+}
+
 static void demo_profile_findings(void)
 {
 	char *help = giulia_help();
-	const char *need[] = {"worker", "monitor", "serve", "profile"};
+	const char *need[] = {"worker", "monitor", "serve", "profile", "compare"};
 	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
 		if (!help_lists(help, need[i])) {
 			free(help);
@@ -386,117 +462,64 @@ static void demo_profile_findings(void)
 
 	struct nexus nx;
 	nexus_start(&nx);
+	struct giulia g;
+	giulia_start(&g);
 
 	/* A copy of the project, so that indexing writes nothing in the source tree. */
-	char project[4200], copy_cmd[9000];
+	char project[4200], copy_cmd[9000], url[256], body[4400], *r = NULL;
 	snprintf(project, sizeof(project), "%s/nexus-src", th_tmpdir());
 	snprintf(copy_cmd, sizeof(copy_cmd), "cp -r '%s/examples/nexus' '%s'", th_srcdir(),
 	         project);
 	const char *cp[] = {"sh", "-c", copy_cmd, NULL};
 	TH_ASSERT_INT_EQ(ts_run(cp, NULL, 30000, NULL, NULL), 0);
-
-	/* The worker and the monitor on free ports, with a data directory of ours. */
-	int wport = ts_free_port(), mport = ts_free_port();
-	char bin[4200], observe[4200], wlisten[64], mlisten[64], wurl[64], murl[64], data[4200],
-	    wlog[4200], mlog[4200];
-	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
-	snprintf(observe, sizeof(observe), "%s/giulia-observe", th_bindir());
-	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%d", wport);
-	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%d", mport);
-	snprintf(wurl, sizeof(wurl), "http://127.0.0.1:%d", wport);
-	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d", mport);
-	snprintf(data, sizeof(data), "%s/giulia-data", th_tmpdir());
-	snprintf(wlog, sizeof(wlog), "%s/worker.log", th_tmpdir());
-	snprintf(mlog, sizeof(mlog), "%s/monitor.log", th_tmpdir());
-	setenv("GIULIA_MONITOR_URL", murl, 1);
-	setenv("GIULIA_WORKER_URL", wurl, 1);
-	const char *worker[] = {bin, "worker", "--listen", wlisten, "--data", data, NULL};
-	static pid_t wpid, mpid;
-	wpid = ts_spawn(worker, wlog);
-	th_defer(daemon_stop, &wpid);
-	const char *monitor[] = {bin, "monitor", "--listen", mlisten, "--worker", wurl, NULL};
-	mpid = ts_spawn(monitor, mlog);
-	th_defer(daemon_stop, &mpid);
-	char health[128];
-	snprintf(health, sizeof(health), "%s/health", wurl);
-	TH_ASSERT_MSG(ts_http_wait(health, 30000), "the worker does not answer; see %s", wlog);
-	snprintf(health, sizeof(health), "%s/health", murl);
-	TH_ASSERT_MSG(ts_http_wait(health, 30000), "the monitor does not answer; see %s", mlog);
-
-	/* Index, observe under load, stop. */
-	char url[4300], body[4400], *r = NULL;
-	snprintf(url, sizeof(url), "%s/api/index/scan", wurl);
+	snprintf(url, sizeof(url), "%s/api/index/scan", g.worker_url);
 	snprintf(body, sizeof(body), "{\"path\":\"%s\"}", project);
 	int status = ts_http("POST", url, body, NULL, &r);
 	TH_ASSERT_MSG(status == 200, "index scan: %d %s", status, r ? r : "");
 	free(r);
 
-	char *out = NULL, *err = NULL;
-	const char *start[] = {observe,     "start", nx.node.name, nx.node.cookie, "1000", TRACED,
-	                       "--project", project, NULL};
-	int rc = ts_run(start, NULL, 60000, &out, &err);
-	TH_ASSERT_MSG(rc == 0, "giulia-observe start: %d %s %s", rc, out, err);
-	free(out);
-	free(err);
-
-	char *line = run_load(&nx, "6", "8");
-	TH_ASSERT_MSG(summary_value(line, "errors") == 0, "errors under load: %s", line);
-	free(line);
-
-	const char *stop[] = {observe, "stop", nx.node.name, NULL};
-	rc = ts_run(stop, NULL, 120000, &out, &err);
-	TH_ASSERT_MSG(rc == 0, "giulia-observe stop: %d %s %s", rc, out, err);
-	TH_ASSERT_STR_CONTAINS(out, "Nexus.Registry.TableRegistry");
-	free(out);
-	free(err);
-
-	/* The profile's findings. */
-	snprintf(url, sizeof(url), "%s/api/runtime/profile/latest", wurl);
-	status = ts_http("GET", url, NULL, NULL, &r);
-	TH_ASSERT_MSG(status == 200, "profile: %d %s", status, r ? r : "");
-	json_error_t jerr;
-	json_t *profile = json_loads(r, 0, &jerr);
-	TH_ASSERT_MSG(profile, "profile is not JSON: %s", jerr.text);
-	struct findings f = {0};
-	json_walk(profile, find_in_object, &f);
-	find_hot_modules(profile, &f);
-	find_recommendations(profile, &f);
-	TH_ASSERT_MSG(f.ets_advice,
-	              "no recommendation to keep Nexus.Registry.TableRegistry in ETS with the "
-	              "round trips saved: %.3000s",
-	              r);
-	TH_ASSERT_MSG(f.repo_shape, "no read/write shape of Nexus.Repo with reads > writes > 0");
-	TH_ASSERT_MSG(f.pipeline, "no pipeline overhead of Nexus.Repo");
-	TH_ASSERT_MSG(f.hot_joined,
-	              "no hot Nexus module joined with its dependents and complexity");
-	/* The load is ~87% reads, and the registry's lookups are Repo reads too. */
-	TH_ASSERT_MSG(f.repo_reads > 5 * f.repo_writes, "Repo reads %g vs writes %g", f.repo_reads,
-	              f.repo_writes);
+	/* The default scenario. */
+	long long first = observed_run(&g, &nx, project);
+	json_t *profile = latest_profile(g.worker_url);
+	check_default_findings(profile);
 	json_decref(profile);
-	free(r);
+	check_target_clean(&nx);
 
-	/* Nothing of Giulia's is left on the target. */
+	char html[4200], id[32];
+	snprintf(html, sizeof(html), "%s/profile.html", th_tmpdir());
+	snprintf(id, sizeof(id), "%lld", first);
+	const char *report[] = {g.bin, "profile", id, "--format", "html", "--out", html, NULL};
+	TH_ASSERT_INT_EQ(ts_run(report, NULL, 60000, NULL, NULL), 0);
+	char *page = NULL;
+	size_t page_len = 0;
+	TH_ASSERT_OK(gi_fs_read_file(html, 16u << 20, &page, &page_len));
+	TH_ASSERT_STR_CONTAINS(page, "<svg");
+	TH_ASSERT_STR_CONTAINS(page, "Nexus.Registry.TableRegistry");
+	free(page);
+
+	/* The logger scenario, shortened: the per-query log at info makes the
+	 * Logger hot; the profile says so, and compare shows the rule as new. */
 	char *a =
-	    ts_node_eval(&nx.node, "erlang:trace_info({'Elixir.Nexus.Repo',get,2}, call_count).");
-	squeeze(a);
-	TH_ASSERT_STR_CONTAINS(a, "{call_count,false}");
+	    ts_node_eval(&nx.node, "persistent_term:put({'Elixir.Nexus.Repo', query_log}, info).");
+	TH_ASSERT_STR_CONTAINS(a, "ok");
 	free(a);
-	a = ts_node_eval(&nx.node,
-	                 "erlang:trace_info({'Elixir.Nexus.Registry.TableRegistry',fetch,1}, "
-	                 "call_count).");
-	squeeze(a);
-	TH_ASSERT_STR_CONTAINS(a, "{call_count,false}");
-	free(a);
-	a = ts_node_eval(&nx.node, "erlang:statistics(scheduler_wall_time).");
-	TH_ASSERT_STR_CONTAINS(a, "undefined");
-	free(a);
-	a = ts_node_eval(&nx.node,
-	                 "Self = self(), [P || P <- erlang:processes(), P =/= Self, "
-	                 "case erlang:process_info(P, current_function) of "
-	                 "{current_function, {erl_eval, _, _}} -> true; _ -> false end].");
-	squeeze(a);
-	TH_ASSERT_STR_CONTAINS(a, "{ok,[]}");
-	free(a);
+	long long second = observed_run(&g, &nx, project);
+	profile = latest_profile(g.worker_url);
+	json_t *logger = recommendation(profile, "logger-bottleneck", NULL);
+	TH_ASSERT_MSG(logger,
+	              "no logger-bottleneck recommendation with the query log at info: %.3000s",
+	              json_dumps(json_object_get(profile, "recommendations"), JSON_COMPACT));
+	TH_ASSERT(number_at(json_object_get(logger, "evidence"), "reductions_share") >= 0.05);
+	json_decref(profile);
+	check_target_clean(&nx);
+
+	char ida[32], idb[32], *out = NULL;
+	snprintf(ida, sizeof(ida), "%lld", first);
+	snprintf(idb, sizeof(idb), "%lld", second);
+	const char *compare[] = {g.bin, "compare", ida, idb, NULL};
+	TH_ASSERT_INT_EQ(ts_run(compare, NULL, 60000, &out, NULL), 0);
+	TH_ASSERT_STR_CONTAINS(out, "logger-bottleneck");
+	free(out);
 }
 
 int main(int argc, char **argv)
