@@ -25,14 +25,14 @@ defmodule Nexus.Repo do
   def get(table, id, opts \\ []) do
     opts = __MODULE__.prepare_opts(:get, opts)
     query = Query.select(table, where: [{opts[:primary_key], id}], limit: 1)
-    one(:get, query, opts)
+    single_row(:get, query, opts)
   end
 
   @doc "The first row of `table` matching every {column, value} of `clauses`."
   def get_by(table, clauses, opts \\ []) do
     opts = __MODULE__.prepare_opts(:get_by, opts)
     query = Query.select(table, where: Enum.to_list(clauses), limit: 1)
-    one(:get_by, query, opts)
+    single_row(:get_by, query, opts)
   end
 
   @doc """
@@ -175,7 +175,7 @@ defmodule Nexus.Repo do
     end
   end
 
-  defp one(operation, query, opts) do
+  defp single_row(operation, query, opts) do
     case execute(operation, query, opts) do
       {:ok, %{rows: []}} -> {:error, :not_found}
       {:ok, result} -> {:ok, hd(to_maps(result))}
