@@ -462,7 +462,7 @@ static void demo_profile_findings(void)
 
 	struct nexus nx;
 	nexus_start(&nx);
-	struct giulia g;
+	struct giulia g = {0};
 	giulia_start(&g);
 
 	/* A copy of the project, so that indexing writes nothing in the source tree. */
