@@ -6,7 +6,8 @@
 #
 # Environment: DEMO_SECONDS (load per run, default 30), DEMO_CONNECTIONS (wrk
 # connections, default 16), DEMO_DIR (run directory, default build/demo),
-# NEXUS_NODE / NEXUS_PORT (default nexus@127.0.0.1 / 4040).
+# NEXUS_NODE / NEXUS_PORT (default nexus@127.0.0.1 / 4040), GIULIA_BIN (the
+# directory of the giulia binaries, default bin/).
 #
 # Steps: build and start the target; start `giulia serve` (worker :4000,
 # monitor :4001); index examples/nexus; `giulia-observe start` with call
@@ -31,8 +32,9 @@ scenario=${SCENARIO:-default}
 seconds=${DEMO_SECONDS:-30}
 conns=${DEMO_CONNECTIONS:-16}
 run=${DEMO_DIR:-$here/build/demo}
-giulia=$here/bin/giulia
-observe=$here/bin/giulia-observe
+bindir=${GIULIA_BIN:-$here/bin}
+giulia=$bindir/giulia
+observe=$bindir/giulia-observe
 project=$here/examples/nexus
 traced=Nexus.Repo,Nexus.Registry.TableRegistry
 export NEXUS_NODE=${NEXUS_NODE:-nexus@127.0.0.1}
