@@ -5,10 +5,11 @@
  *
  * The walk is a bounded recursion over the syntax tree: past EX_MAX_DEPTH
  * tree levels a subtree is skipped (and reported once as an error), so that
- * hostile input cannot exhaust the stack; about 200 bytes of stack per level
- * are used (a few hundred KB at most). Children are visited with tree
- * cursors, one per depth, reused for the whole file, so that long lists are
- * walked in linear time.
+ * hostile input cannot exhaust the stack. A level takes up to about 1.5 KB of
+ * stack (control structures), so a call needs at most about 600 KB (a few
+ * times more under ASan); real code stays under 50 levels. Children are
+ * visited with tree cursors, one per depth, reused for the whole file, so
+ * that long lists are walked in linear time.
  *
  * What counts as what (the full rules are in docs/EXTRACTION.md):
  * - aliases are lexically scoped: a do-block, a function clause and a module
@@ -39,8 +40,11 @@
 
 const TSLanguage *tree_sitter_elixir(void);
 
+/* Handlers with large frames stay out of the recursive walk's own frame. */
+#define NOINLINE __attribute__((noinline))
+
 /* Tree levels walked before a subtree is skipped (see the header comment). */
-#define EX_MAX_DEPTH 1000
+#define EX_MAX_DEPTH 400
 /* Longest module or function name kept (longer ones are dropped). */
 #define EX_MAX_NAME 512
 
@@ -263,7 +267,7 @@ struct ex_call {
 
 static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe);
 static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth);
-static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth);
+NOINLINE static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth);
 
 static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
 {
@@ -741,8 +745,8 @@ static const char *module_name(struct ex_ctx *c, TSNode name, unsigned depth)
 	return gi_arena_printf(&c->f->arena, "%s.%s", c->mod->name, buf);
 }
 
-static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
-                         enum facts_module_kind kind)
+NOINLINE static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                                  enum facts_module_kind kind)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -756,7 +760,7 @@ static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned 
 	module_walk(c, full, kind, call, &a, depth, NULL, NULL);
 }
 
-static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+NOINLINE static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -796,7 +800,7 @@ static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned de
 
 /* ---- directives ------------------------------------------------------- */
 
-static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+NOINLINE static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -845,8 +849,8 @@ static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsigned dept
 	alias_add(c, last, strlen(last), full);
 }
 
-static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
-                         enum facts_ref_kind kind)
+NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                                  enum facts_ref_kind kind)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -867,7 +871,7 @@ static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned 
 		walk(c, a.last, depth, 0);
 }
 
-static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+NOINLINE static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
 {
 	struct facts_module *m = cur_module(c);
 	if (!m || c->in_quote || c->function >= 0) {
@@ -955,7 +959,7 @@ static bool spec_head(struct ex_ctx *c, TSNode n, unsigned depth, const char **n
 	return true;
 }
 
-static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
+NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	TSNode operand = field(n, tables.f_operand);
 	if (kind_of(operand) != N_CALL)
@@ -1232,7 +1236,8 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 	return fi;
 }
 
-static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
+NOINLINE static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                            enum ex_word w)
 {
 	struct ex_args a;
 	struct ex_head h;
@@ -1347,6 +1352,9 @@ static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth)
 					walk_children(c, h.args, depth + 1);
 				if (!ts_node_is_null(h.guard))
 					walk(c, h.guard, depth + 1, 0);
+				if (a.count >= 2)
+					walk(c, keyword_value(c, a.last, depth + 1, "do"),
+					     depth + 1, 0);
 				continue;
 			}
 		}
@@ -1405,7 +1413,8 @@ static void nested_walk(struct ex_ctx *c, TSNode n, unsigned depth, bool childre
 	}
 }
 
-static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
+NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                                enum ex_word w)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -1466,7 +1475,7 @@ static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned de
 		nested_walk(c, call->do_block, depth, true);
 }
 
-static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
+NOINLINE static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	TSNode operand = field(n, tables.f_operand);
 	if (kind_of(operand) == N_BINARY && op_of(operand) == OP_SLASH) {
@@ -1546,7 +1555,8 @@ static const char *plain_string(struct ex_ctx *c, TSNode n, size_t *len)
 /* ExUnit: `test "name" do ... end` defines the public function
  * :"test name"/1 (:"test describe name"/1 inside `describe "describe"`), so
  * that the calls made by tests have a function to come from. */
-static bool do_exunit(struct ex_ctx *c, const struct ex_call *call, unsigned depth, bool describe)
+NOINLINE static bool do_exunit(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                               bool describe)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -1679,7 +1689,7 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		walk_children(c, call.do_block, depth);
 }
 
-static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
+NOINLINE static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
 {
 	TSNode s = ts_node_named_child(map, 0);
 	if (kind_of(s) == N_STRUCT) {
