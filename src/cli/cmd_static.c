@@ -155,8 +155,14 @@ static int cmd_index(int argc, char **argv)
 	json_t *summary = NULL;
 	rc = kg_index_project(root, db, &opt, &summary);
 	if (rc) {
-		if (rc == GI_ENOENT)
+		char *real = NULL;
+		bool root_ok = gi_fs_realdir(root, &real) == 0;
+		gi_free(real);
+		if (rc == GI_ENOENT && !root_ok)
 			fprintf(stderr, "giulia index: '%s' is not a directory\n", root);
+		else if (rc == GI_ENOENT || rc == GI_EDENIED)
+			fprintf(stderr, "giulia index: cannot create the database %s: %s\n",
+			        db ? db : ".giulia/index.db", gi_strerror(rc));
 		else if (rc == GI_ECORRUPT)
 			fprintf(stderr,
 			        "giulia index: the database %s is not a SQLite file (corrupt?); "

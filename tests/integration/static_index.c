@@ -430,6 +430,10 @@ static void clear_errors_for_bad_input(void)
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "not a directory");
 	result_free(&r);
+	r = GIULIA("index", dir, "--db", "/no/such/dir/x.db");
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "cannot create the database /no/such/dir/x.db");
+	result_free(&r);
 }
 
 static void corrupt_and_foreign_databases(void)
