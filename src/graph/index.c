@@ -6,7 +6,8 @@
  * read; one whose content hash matches is not parsed (only its mtime is
  * updated); anything else is parsed and its rows replaced. Files that
  * disappeared are removed. The whole run is one transaction, so a failed run
- * leaves the previous index intact.
+ * leaves the previous index intact; a run that finds nothing changed writes
+ * nothing.
  *
  * Threads: `jobs` parser threads take files from a shared cursor and hand
  * finished facts to the writer (the calling thread) through a bounded queue,
@@ -33,6 +34,7 @@
 
 #define INDEX_QUEUE_MAX 32
 #define INDEX_JOBS_MAX  16
+#define INDEX_WAL_MAX   (1 << 20) /* checkpoint after a run that left a bigger WAL */
 
 static const char *const skip_dirs[] = {"deps", "_build", "node_modules", ".git", ".giulia", NULL};
 
@@ -184,6 +186,8 @@ static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *
 {
 	if (run->jobs.len == 0)
 		return 0;
+	if (run->jobs.len == 1) /* an edit: no thread hand-over to wait for */
+		nthreads = 0;
 	run->done = gi_calloc(run->jobs.len, sizeof(size_t));
 	pthread_t threads[INDEX_JOBS_MAX];
 	int started = 0;
@@ -191,7 +195,7 @@ static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *
 		if (pthread_create(&threads[started], NULL, parser_thread, run) == 0)
 			started++;
 	int rc = 0;
-	if (started == 0) { /* no thread could start: parse here, one file at a time */
+	if (started == 0) { /* one file, or no thread could start: parse here */
 		for (size_t i = 0; i < run->jobs.len && !rc; i++) {
 			job_parse(gi_vec_get(&run->jobs, i), run->force);
 			rc = job_store(db, gi_vec_get(&run->jobs, i), parsed);
@@ -226,6 +230,26 @@ static int default_jobs(const struct kg_index_options *opt)
 	if (n < 1)
 		n = 1;
 	return n > INDEX_JOBS_MAX ? INDEX_JOBS_MAX : n;
+}
+
+static size_t unseen_count(const struct gi_map *known)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < known->cap; i++)
+		if (known->slots[i].key && !((struct st_file_state *)known->slots[i].value)->seen)
+			n++;
+	return n;
+}
+
+/* True when the database has never recorded an index run (an empty project
+ * still gets its root recorded). */
+static bool db_was_new(struct st_db *db)
+{
+	char *root = NULL;
+	st_meta_get(db, "root", &root);
+	bool fresh = root == NULL;
+	gi_free(root);
+	return fresh;
 }
 
 static int deleted_remove(struct st_db *db, struct gi_map *known, int *removed)
@@ -287,25 +311,29 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
 	if (rc)
 		goto done;
-	rc = st_begin(db);
-	if (rc)
-		goto done;
-	rc = jobs_run(&run, db, default_jobs(opt), &parsed);
-	if (!rc)
-		rc = deleted_remove(db, &known, &removed);
-	if (!rc)
-		rc = st_meta_set(db, "root", real);
-	if (!rc) {
-		char now[32];
-		snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());
-		rc = st_meta_set(db, "indexed_at_ms", now);
+	if (run.jobs.len > 0 || unseen_count(&known) > 0 || db_was_new(db)) {
+		rc = st_begin(db);
+		if (rc)
+			goto done;
+		rc = jobs_run(&run, db, default_jobs(opt), &parsed);
+		if (!rc)
+			rc = deleted_remove(db, &known, &removed);
+		if (!rc)
+			rc = st_meta_set(db, "root", real);
+		if (!rc) {
+			char now[32];
+			snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());
+			rc = st_meta_set(db, "indexed_at_ms", now);
+		}
+		if (!rc)
+			rc = st_commit(db);
+		else
+			st_rollback(db);
+		if (!rc)
+			rc = st_checkpoint_if_large(db, INDEX_WAL_MAX);
+		if (rc)
+			goto done;
 	}
-	if (!rc)
-		rc = st_commit(db);
-	else
-		st_rollback(db);
-	if (rc)
-		goto done;
 	json_t *summary = json_object();
 	rc = st_summary_fill(db, summary);
 	if (rc) {

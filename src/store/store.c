@@ -102,6 +102,7 @@ static const char drop_sql[] = "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS 
 
 struct st_db {
 	sqlite3 *sql;
+	char *path;
 	sqlite3_stmt *stmt[Q_COUNT_];
 };
 
@@ -191,6 +192,7 @@ int st_open(const char *path, bool create, struct st_db **out)
 	if (!create && stat(path, &sb) != 0)
 		return GI_ENOENT;
 	struct st_db *db = gi_calloc(1, sizeof(*db));
+	db->path = gi_strdup(path);
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
 	int rc = sqlite3_open_v2(path, &db->sql, flags, NULL);
 	if (rc != SQLITE_OK) {
@@ -205,6 +207,8 @@ int st_open(const char *path, bool create, struct st_db **out)
 	rc = exec(db, "PRAGMA journal_mode = WAL");
 	if (!rc)
 		rc = exec(db, "PRAGMA synchronous = NORMAL");
+	if (!rc)
+		rc = exec(db, "PRAGMA journal_size_limit = 4194304");
 	if (!rc)
 		rc = schema_prepare(db);
 	if (rc)
@@ -233,7 +237,18 @@ void st_close(struct st_db *db)
 	for (int i = 0; i < Q_COUNT_; i++)
 		sqlite3_finalize(db->stmt[i]);
 	sqlite3_close(db->sql);
+	gi_free(db->path);
 	gi_free(db);
+}
+
+int st_checkpoint_if_large(struct st_db *db, int64_t wal_bytes)
+{
+	char wal[4096];
+	struct stat sb;
+	int n = snprintf(wal, sizeof(wal), "%s-wal", db->path);
+	if (n < 0 || (size_t)n >= sizeof(wal) || stat(wal, &sb) != 0 || sb.st_size <= wal_bytes)
+		return 0;
+	return exec(db, "PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 int st_begin(struct st_db *db)
