@@ -241,15 +241,15 @@ static size_t unseen_count(const struct gi_map *known)
 	return n;
 }
 
-/* True when the database has never recorded an index run (an empty project
- * still gets its root recorded). */
-static bool db_was_new(struct st_db *db)
+/* True when the database has not recorded `real` as its root yet: a new
+ * database (even of an empty project), or a project that moved. */
+static bool root_changed(struct st_db *db, const char *real)
 {
 	char *root = NULL;
 	st_meta_get(db, "root", &root);
-	bool fresh = root == NULL;
+	bool changed = root == NULL || strcmp(root, real) != 0;
 	gi_free(root);
-	return fresh;
+	return changed;
 }
 
 static int deleted_remove(struct st_db *db, struct gi_map *known, int *removed)
@@ -311,7 +311,7 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
 	if (rc)
 		goto done;
-	if (run.jobs.len > 0 || unseen_count(&known) > 0 || db_was_new(db)) {
+	if (run.jobs.len > 0 || unseen_count(&known) > 0 || root_changed(db, real)) {
 		rc = st_begin(db);
 		if (rc)
 			goto done;
