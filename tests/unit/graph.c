@@ -460,6 +460,10 @@ static void query_impact_and_path(void)
 	json_decref(r);
 	p.function = "nope/9";
 	TH_ASSERT_INT_EQ(kg_query(db, "impact", &p, &r), GI_ENOTFOUND);
+	struct kg_query_params whole = {.module = "B.get/1", .depth = 2};
+	TH_ASSERT_OK(kg_query(db, "impact", &whole, &r));
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "caller_count")), 4);
+	json_decref(r);
 
 	struct kg_query_params q = {.from = "D", .to = "C"};
 	TH_ASSERT_OK(kg_query(db, "path", &q, &r));
