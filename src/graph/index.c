@@ -2,12 +2,13 @@
  * index.c - kg_index_project (see query.h): walk a project, parse what
  * changed on parser threads, write the facts on this thread.
  *
- * Incremental rule: a file whose size and mtime match the stored ones is not
- * read; one whose content hash matches is not parsed (only its mtime is
- * updated); anything else is parsed and its rows replaced. Files that
- * disappeared are removed. The whole run is one transaction, so a failed run
- * leaves the previous index intact; a run that finds nothing changed writes
- * nothing.
+ * Files are .ex and .exs under the root, outside deps/, _build/,
+ * node_modules/, .git/ and .giulia/, and not ignored by the root .gitignore
+ * (the subset of ignore.h). Incremental rule: a file whose size and mtime match the stored ones is
+ * not read; one whose content hash matches is not parsed (only its mtime is updated); anything else
+ * is parsed and its rows replaced. Files that disappeared are removed. The whole run is one
+ * transaction, so a failed run leaves the previous index intact; a run that finds nothing changed
+ * writes nothing.
  *
  * Threads: `jobs` parser threads take files from a shared cursor and hand
  * finished facts to the writer (the calling thread) through a bounded queue,
@@ -28,6 +29,7 @@
 #include "base/log.h"
 #include "base/str.h"
 #include "graph/graph.h"
+#include "graph/ignore.h"
 #include "graph/query.h"
 #include "source/elixir.h"
 #include "store/store.h"
@@ -56,7 +58,8 @@ struct index_run {
 	size_t root_len;
 	bool force;
 	struct gi_map *known; /* relpath -> struct st_file_state * */
-	struct gi_vec jobs;   /* struct index_job */
+	struct kg_ignore ignore;
+	struct gi_vec jobs; /* struct index_job */
 	size_t total_files;
 	/* the hand-over between parser threads and the writer */
 	pthread_mutex_t lock;
@@ -83,6 +86,8 @@ static int walk_visit(const char *path, void *ctx)
 	const char *rel = path + run->root_len;
 	while (*rel == '/')
 		rel++;
+	if (kg_ignore_match(&run->ignore, rel))
+		return 0;
 	run->total_files++;
 	struct st_file_state *known = gi_map_get(run->known, rel);
 	int64_t mtime = stat_mtime_ns(&sb);
@@ -308,7 +313,9 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	run.root_len = strlen(real);
 	run.force = opt && opt->force;
 	run.known = &known;
+	kg_ignore_load(&run.ignore, real);
 	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
+	kg_ignore_destroy(&run.ignore);
 	if (rc)
 		goto done;
 	if (run.jobs.len > 0 || unseen_count(&known) > 0 || root_changed(db, real)) {

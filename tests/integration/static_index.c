@@ -336,6 +336,9 @@ static void index_skips_and_reports_bad_files(void)
 	write_file(dir, "_build/dev/x.ex", "defmodule Built do\nend\n");
 	write_file(dir, "node_modules/y/z.ex", "defmodule Node do\nend\n");
 	write_file(dir, "README.md", "not elixir\n");
+	write_file(dir, ".gitignore", "# generated code\ngen/\n*_skip.ex\n");
+	write_file(dir, "lib/gen/made.ex", "defmodule Made do\nend\n");
+	write_file(dir, "lib/this_skip.ex", "defmodule ThisSkip do\nend\n");
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/lib/blob.ex", dir);
 	FILE *f = fopen(path, "wb");
@@ -376,6 +379,8 @@ static void index_skips_and_reports_bad_files(void)
 	TH_ASSERT(!has_module_row(mods, "name", "Dep"));
 	TH_ASSERT(!has_module_row(mods, "name", "Built"));
 	TH_ASSERT(!has_module_row(mods, "name", "Node"));
+	TH_ASSERT(!has_module_row(mods, "name", "Made"));
+	TH_ASSERT(!has_module_row(mods, "name", "ThisSkip"));
 	result_free(&r);
 }
 

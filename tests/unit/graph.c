@@ -20,6 +20,7 @@
 
 #include "base/error.h"
 #include "graph/graph.h"
+#include "graph/ignore.h"
 #include "graph/query.h"
 #include "harness.h"
 #include "source/facts.h"
@@ -318,6 +319,33 @@ static void graph_path_is_test(void)
 	TH_ASSERT(!kg_path_is_test("lib/contest/x.ex"));
 }
 
+static void ignore_patterns_match(void)
+{
+	static const char text[] = "# comment\n"
+	                           "\n"
+	                           "generated/\n"
+	                           "*_gen.ex\n"
+	                           "/priv/x.ex\n"
+	                           "!keep.ex\n"
+	                           "docs/*.exs   \r\n";
+	struct kg_ignore ig;
+	kg_ignore_parse(&ig, text, sizeof(text) - 1);
+	TH_ASSERT(kg_ignore_match(&ig, "generated/a.ex"));
+	TH_ASSERT(kg_ignore_match(&ig, "lib/generated/deep/a.ex"));
+	TH_ASSERT(!kg_ignore_match(&ig, "lib/generated.ex")); /* a file, not a directory */
+	TH_ASSERT(kg_ignore_match(&ig, "lib/schema_gen.ex"));
+	TH_ASSERT(kg_ignore_match(&ig, "priv/x.ex"));
+	TH_ASSERT(!kg_ignore_match(&ig, "lib/priv/x.ex")); /* anchored */
+	TH_ASSERT(kg_ignore_match(&ig, "docs/a.exs"));
+	TH_ASSERT(!kg_ignore_match(&ig, "docs/sub/a.exs"));
+	TH_ASSERT(!kg_ignore_match(&ig, "lib/keep.ex"));
+	TH_ASSERT(!kg_ignore_match(&ig, "lib/shop.ex"));
+	kg_ignore_destroy(&ig);
+	kg_ignore_parse(&ig, "", 0);
+	TH_ASSERT(!kg_ignore_match(&ig, "lib/shop.ex"));
+	kg_ignore_destroy(&ig);
+}
+
 static void graph_merges_duplicate_modules(void)
 {
 	struct kg_graph *g = kg_graph_new();
@@ -580,6 +608,7 @@ int main(int argc, char **argv)
 	    TH_TEST(graph_dead_code_classified),
 	    TH_TEST(graph_path_is_test),
 	    TH_TEST(graph_merges_duplicate_modules),
+	    TH_TEST(ignore_patterns_match),
 	    TH_TEST(store_roundtrip_keeps_metrics),
 	    TH_TEST(query_dependents_and_dependencies),
 	    TH_TEST(query_impact_and_path),
