@@ -297,7 +297,7 @@ static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
 	}
 	if (rc == 0 && !retryable(status)) {
 		const char *msg = json_string_value(json_object_get(resp, "error"));
-		gi_log_error("monitor", "worker refused a %s item (%d: %s): dropped",
+		gi_log_error("monitor", "worker refused the %s item (%d: %s): dropped",
 		             kind_name(it->kind), status, msg ? msg : "?");
 		json_decref(resp);
 		return -1;

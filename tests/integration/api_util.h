@@ -33,7 +33,7 @@ struct td_daemon {
 	char token[64];
 };
 
-static void td_stop_deferred(void *arg)
+static inline void td_stop_deferred(void *arg)
 {
 	struct td_daemon *d = arg;
 	if (d->pid > 0)
@@ -42,7 +42,7 @@ static void td_stop_deferred(void *arg)
 }
 
 /* Starts `giulia ROLE` with extra arguments and waits for /health. */
-static void td_start(struct td_daemon *d, const char *role, const char *const *extra)
+static inline void td_start(struct td_daemon *d, const char *role, const char *const *extra)
 {
 	const char *argv[32];
 	int n = 0;
@@ -87,7 +87,7 @@ static void td_start(struct td_daemon *d, const char *role, const char *const *e
 }
 
 /* A worker on a fresh port with its data under `data` (NULL: TMP/worker). */
-static void td_worker(struct td_daemon *d, const char *data)
+static inline void td_worker(struct td_daemon *d, const char *data)
 {
 	if (!d->data[0])
 		snprintf(d->data, sizeof(d->data), "%s", data ? data : "");
@@ -97,7 +97,7 @@ static void td_worker(struct td_daemon *d, const char *data)
 }
 
 /* Stops a daemon with SIGTERM and returns its exit status. */
-static int td_stop(struct td_daemon *d)
+static inline int td_stop(struct td_daemon *d)
 {
 	int st = ts_stop(d->pid, 30000);
 	d->pid = 0;
@@ -105,7 +105,7 @@ static int td_stop(struct td_daemon *d)
 }
 
 /* METHOD PATH with an optional body; *out (may be NULL) gets parsed JSON. */
-static int td_call(const struct td_daemon *d, const char *method, const char *path,
+static inline int td_call(const struct td_daemon *d, const char *method, const char *path,
                    const char *body, json_t **out)
 {
 	char url[2048];
@@ -118,12 +118,12 @@ static int td_call(const struct td_daemon *d, const char *method, const char *pa
 	return st;
 }
 
-static int td_get(const struct td_daemon *d, const char *path, json_t **out)
+static inline int td_get(const struct td_daemon *d, const char *path, json_t **out)
 {
 	return td_call(d, "GET", path, NULL, out);
 }
 
-static int td_post(const struct td_daemon *d, const char *path, const char *body, json_t **out)
+static inline int td_post(const struct td_daemon *d, const char *path, const char *body, json_t **out)
 {
 	return td_call(d, "POST", path, body, out);
 }
@@ -132,7 +132,7 @@ static int td_post(const struct td_daemon *d, const char *path, const char *body
 #define TD_EXPECT_ERROR(d, method, path, body, want) \
 	td_expect_error(__FILE__, __LINE__, d, method, path, body, want)
 
-static void td_expect_error(const char *file, int line, const struct td_daemon *d,
+static inline void td_expect_error(const char *file, int line, const struct td_daemon *d,
                             const char *method, const char *path, const char *body, int want)
 {
 	json_t *j = NULL;
@@ -162,7 +162,7 @@ static char *td_snapshot(const char *sid, const char *node, int seq)
 }
 
 /* Connects to 127.0.0.1:port; returns the socket or -1. */
-static int td_connect(int port)
+static inline int td_connect(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -176,7 +176,7 @@ static int td_connect(int port)
 	return fd;
 }
 
-static bool td_send_all(int fd, const char *data, size_t len)
+static inline bool td_send_all(int fd, const char *data, size_t len)
 {
 	while (len > 0) {
 		ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
@@ -190,7 +190,7 @@ static bool td_send_all(int fd, const char *data, size_t len)
 
 /* Reads until the peer closes or `timeout_ms` passes; returns the status of
  * the HTTP response read (or -1). */
-static int td_read_status(int fd, int timeout_ms)
+static inline int td_read_status(int fd, int timeout_ms)
 {
 	char buf[8192];
 	size_t got = 0;
@@ -218,7 +218,7 @@ static int td_read_status(int fd, int timeout_ms)
 }
 
 /* Sends raw request bytes on a new connection and returns the response status. */
-static int td_raw(int port, const char *data, size_t len)
+static inline int td_raw(int port, const char *data, size_t len)
 {
 	int fd = td_connect(port);
 	if (fd < 0)
