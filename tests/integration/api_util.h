@@ -106,9 +106,9 @@ static inline int td_stop(struct td_daemon *d)
 
 /* METHOD PATH with an optional body; *out (may be NULL) gets parsed JSON. */
 static inline int td_call(const struct td_daemon *d, const char *method, const char *path,
-                   const char *body, json_t **out)
+                          const char *body, json_t **out)
 {
-	char url[2048];
+	char url[4096];
 	snprintf(url, sizeof(url), "%s%s", d->url, path);
 	char *resp = NULL;
 	int st = ts_http(method, url, body, d->token[0] ? d->token : NULL, &resp);
@@ -123,7 +123,8 @@ static inline int td_get(const struct td_daemon *d, const char *path, json_t **o
 	return td_call(d, "GET", path, NULL, out);
 }
 
-static inline int td_post(const struct td_daemon *d, const char *path, const char *body, json_t **out)
+static inline int td_post(const struct td_daemon *d, const char *path, const char *body,
+                          json_t **out)
 {
 	return td_call(d, "POST", path, body, out);
 }
@@ -133,7 +134,7 @@ static inline int td_post(const struct td_daemon *d, const char *path, const cha
 	td_expect_error(__FILE__, __LINE__, d, method, path, body, want)
 
 static inline void td_expect_error(const char *file, int line, const struct td_daemon *d,
-                            const char *method, const char *path, const char *body, int want)
+                                   const char *method, const char *path, const char *body, int want)
 {
 	json_t *j = NULL;
 	int st = td_call(d, method, path, body, &j);
