@@ -2,7 +2,6 @@
  * harness.c - the test runner behind harness.h: fork per test, process-group
  * cleanup, temporary directories, totals.
  */
-#define _GNU_SOURCE
 #include "harness.h"
 
 #include <errno.h>

@@ -1,6 +1,7 @@
 /*
  * Unit tests for src/base: buffers, arrays, maps, arenas, strings, files.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
