@@ -54,6 +54,9 @@ struct api_worker {
 	unsigned generation;
 	struct gi_map scanning; /* canonical path -> (void *)1 while a scan runs */
 	pthread_mutex_t finalize_lock;
+	/* One writer at a time in this process: SQLite allows one anyway, and
+	 * waiting on a mutex is fairer and faster than its busy-retry sleeps. */
+	pthread_mutex_t write_lock;
 };
 
 char *api_default_data_dir(const char *leaf)
@@ -323,7 +326,9 @@ static json_t *route_scan(void *ctx, const struct api_request *req, int *status)
 		struct obs_store *st;
 		int src = store_acquire(w, &st);
 		if (src == 0) {
+			pthread_mutex_lock(&w->write_lock);
 			src = obs_store_project_put(st, canon, summary);
+			pthread_mutex_unlock(&w->write_lock);
 			store_release(w, st);
 		}
 		if (src)
@@ -448,7 +453,9 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 	bool duplicate = false;
 	int rc = store_acquire(w, &st);
 	if (rc == 0) {
+		pthread_mutex_lock(&w->write_lock);
 		rc = obs_store_snapshot_add(st, session_id, node, seq, req->body, &duplicate);
+		pthread_mutex_unlock(&w->write_lock);
 		store_release(w, st);
 	}
 	if (rc)
@@ -589,7 +596,9 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	}
 	json_decref(obs);
 	obs = NULL;
+	pthread_mutex_lock(&w->write_lock);
 	rc = obs_store_finalize(st, fin);
+	pthread_mutex_unlock(&w->write_lock);
 	if (rc == 0)
 		rc = obs_store_snapshots(st, session_id, &snaps);
 	if (rc) {
@@ -620,11 +629,14 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 
 	long long profile_id = 0;
 	rc = fuse_profile_build(fin, snaps, graph.db, NULL, &profile);
-	if (rc == 0)
+	if (rc == 0) {
+		pthread_mutex_lock(&w->write_lock);
 		rc = obs_store_profile_add(st, session_id, node, project, profile, &profile_id);
-	else
+		pthread_mutex_unlock(&w->write_lock);
+	} else {
 		json_array_append_new(warnings,
 		                      json_sprintf("profile not built: %s", gi_strerror(rc)));
+	}
 	resp = json_pack("{s:s, s:s, s:I, s:s?}", "session_id", session_id, "status",
 	                 json_string_value(json_object_get(fin, "status")), "snapshots",
 	                 (json_int_t)json_array_size(snaps), "project", project);
@@ -810,6 +822,7 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	w->started_ms = gi_clock_mono_ms();
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->finalize_lock, NULL);
+	pthread_mutex_init(&w->write_lock, NULL);
 	gi_map_init(&w->scanning);
 	struct obs_store *st = NULL;
 	int rc = w->data_dir ? obs_store_open(w->data_dir, &st) : GI_EINVAL;
@@ -865,6 +878,7 @@ void api_worker_stop(struct api_worker *w)
 		kg_pooled_close(&w->kg_idle[i]);
 	gi_map_destroy(&w->scanning);
 	pthread_mutex_destroy(&w->finalize_lock);
+	pthread_mutex_destroy(&w->write_lock);
 	pthread_mutex_destroy(&w->lock);
 	gi_free(w->data_dir);
 	gi_free(w);
