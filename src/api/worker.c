@@ -576,10 +576,10 @@ static void project_match(struct api_worker *w, struct obs_store *st, json_t *fi
 static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
                                const struct api_request *req, int *status)
 {
-	json_t *fin = req->body;
-	const char *session_id = json_string_value(json_object_get(fin, "session_id"));
-	const char *node = json_string_value(json_object_get(fin, "node"));
-	const char *given = json_string_value(json_object_get(fin, "project"));
+	json_t *fin = NULL; /* the finalize object with the project resolved */
+	const char *session_id = json_string_value(json_object_get(req->body, "session_id"));
+	const char *node = json_string_value(json_object_get(req->body, "node"));
+	const char *given = json_string_value(json_object_get(req->body, "project"));
 	json_t *obs = NULL, *snaps = NULL, *resp = NULL, *profile = NULL;
 	char *project = NULL;
 	struct kg_pooled graph = {0};
@@ -596,16 +596,11 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	}
 	json_decref(obs);
 	obs = NULL;
-	pthread_mutex_lock(&w->write_lock);
-	rc = obs_store_finalize(st, fin);
-	pthread_mutex_unlock(&w->write_lock);
-	if (rc == 0)
-		rc = obs_store_snapshots(st, session_id, &snaps);
+	rc = obs_store_snapshots(st, session_id, &snaps);
 	if (rc) {
-		resp = gi_error_response(status, rc, "recording the end of the observation");
+		resp = gi_error_response(status, rc, "reading the snapshots");
 		goto out;
 	}
-
 	if (given) {
 		json_t *perr = NULL;
 		int pstatus;
@@ -614,7 +609,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 			json_decref(perr);
 		}
 	} else {
-		project_match(w, st, fin, snaps, &project);
+		project_match(w, st, req->body, snaps, &project);
 	}
 	if (project) {
 		char *db_path = kg_db_default_path(project);
@@ -626,6 +621,16 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 			                 project));
 		gi_free(db_path);
 	}
+	/* The observation and the profile record the project actually used. */
+	fin = json_deep_copy(req->body);
+	json_object_set_new(fin, "project", project ? json_string(project) : json_null());
+	pthread_mutex_lock(&w->write_lock);
+	rc = obs_store_finalize(st, fin);
+	pthread_mutex_unlock(&w->write_lock);
+	if (rc) {
+		resp = gi_error_response(status, rc, "recording the end of the observation");
+		goto out;
+	}
 
 	long long profile_id = 0;
 	rc = fuse_profile_build(fin, snaps, graph.db, NULL, &profile);
@@ -633,18 +638,22 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 		pthread_mutex_lock(&w->write_lock);
 		rc = obs_store_profile_add(st, session_id, node, project, profile, &profile_id);
 		pthread_mutex_unlock(&w->write_lock);
+		if (rc)
+			json_array_append_new(
+			    warnings, json_sprintf("profile not stored: %s", gi_strerror(rc)));
 	} else {
 		json_array_append_new(warnings,
 		                      json_sprintf("profile not built: %s", gi_strerror(rc)));
 	}
 	resp = json_pack("{s:s, s:s, s:I, s:s?}", "session_id", session_id, "status",
-	                 json_string_value(json_object_get(fin, "status")), "snapshots",
+	                 json_string_value(json_object_get(req->body, "status")), "snapshots",
 	                 (json_int_t)json_array_size(snaps), "project", project);
 	json_object_set_new(resp, "profile_id",
 	                    profile_id > 0 ? json_integer(profile_id) : json_null());
 	json_object_set(resp, "warnings", warnings);
 out:
 	kg_release(w, &graph);
+	json_decref(fin);
 	json_decref(warnings);
 	json_decref(profile);
 	json_decref(snaps);

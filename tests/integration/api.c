@@ -293,6 +293,36 @@ static void index_and_knowledge_routes(void)
 	json_decref(projects);
 }
 
+static void finalize_matches_project_by_modules(void)
+{
+	if (!static_engine_available())
+		th_skip("the static engine (src/graph) is still a placeholder");
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	char root[512], body[1024];
+	make_project(root, sizeof(root));
+	snprintf(body, sizeof(body), "{\"path\":\"%s\"}", root);
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/index/scan", body, NULL), 200);
+	/* Snapshots whose hot process is attributed to Demo.Repo (td_snapshot uses
+	 * Demo.Worker; this one is written by hand). */
+	const char *snap = "{\"session_id\":\"match1\",\"node\":\"demo@127.0.0.1\",\"seq\":0,"
+	                   "\"timestamp_ms\":1,\"top_processes\":{\"reductions\":[{\"pid\":"
+	                   "\"<0.9.0>\",\"module\":\"Demo.Repo\",\"reductions\":5}]}}";
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest", snap, NULL), 200);
+	json_t *f = NULL;
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest/finalize",
+	                         "{\"session_id\":\"match1\",\"node\":\"demo@127.0.0.1\","
+	                         "\"status\":\"complete\"}",
+	                         &f),
+	                 200);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(f, "project")), root);
+	json_decref(f);
+	json_t *o = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/match1", &o), 200);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "project")), root);
+	json_decref(o);
+}
+
 static void path_parameters_are_checked(void)
 {
 	struct td_daemon w = {0};
@@ -564,6 +594,7 @@ int main(int argc, char **argv)
 	    TH_TEST(ingest_finalize_and_read_back),
 	    TH_TEST(profile_built_stored_and_served),
 	    TH_TEST(index_and_knowledge_routes),
+	    TH_TEST(finalize_matches_project_by_modules),
 	    TH_TEST(path_parameters_are_checked),
 	    TH_TEST(token_mode),
 	    TH_TEST(non_loopback_needs_token),
