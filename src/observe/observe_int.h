@@ -1,0 +1,123 @@
+/*
+ * observe_int.h - what the files of src/observe/ share: the connection's
+ * insides, message helpers on top of erl_interface, the term decoder, the
+ * target-side session protocol and the snapshot builder. The only header
+ * outside src/observe/ that may not see is this one: ei.h stays in here.
+ *
+ * Protocol with the session process (src/observe/probe/session.erl):
+ *   C node -> session: {giulia, Ref, Request}   Request: sample | baseline | ping | stop
+ *   session -> C node: {giulia, Ref, Reply}
+ *   session -> C node: {giulia, 'end', Reason}  the session ended on its own
+ * Ref is an integer chosen by the C node; replies with an unexpected Ref are
+ * late answers to requests that timed out and are dropped.
+ */
+#ifndef GIULIA_OBSERVE_OBSERVE_INT_H
+#define GIULIA_OBSERVE_OBSERVE_INT_H
+
+#include <ei.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "observe/dist.h"
+
+#define DIST_NAME_MAX    256
+#define DIST_COOKIE_MAX  256
+#define DIST_MAX_REPLY   (64 * 1024 * 1024) /* largest reply decoded (object code) */
+#define TERM_MAX_DEPTH   32
+#define OBS_MAX_MODULES  64 /* modules traced per session */
+#define OBS_SCAN_CAP     2000000
+#define OBS_SCAN_CHUNK   20000
+#define OBS_HISTORY_KEEP 60
+
+struct dist_conn {
+	ei_cnode ec;
+	int fd;
+	int timeout_ms;
+	char node[DIST_NAME_MAX];
+	char otp_release[16];
+	char cookie[DIST_COOKIE_MAX]; /* wiped by dist_close */
+};
+
+/* Milliseconds left until `deadline_ms` (monotonic), at least 1 (0 means
+ * "forever" to ei, which we never want), or 0 when it has passed. */
+unsigned dist_ms_left(int64_t deadline_ms);
+
+/* Sends the encoded term `x` (with version byte) to `to`. */
+int dist_send(struct dist_conn *c, const erlang_pid *to, const ei_x_buff *x, int64_t deadline_ms);
+/* Waits for the next message until `deadline_ms`, answering ticks; link,
+ * exit and monitor signals are skipped. `x` receives the message (reset here;
+ * the caller owns it). Returns 0, GI_ETIMEOUT or GI_ENODEDOWN. */
+int dist_receive(struct dist_conn *c, erlang_msg *msg, ei_x_buff *x, int64_t deadline_ms);
+/* Sends rpc:call(M, F, Args) through the node's rex server without waiting;
+ * `args` is an encoded list without version byte. */
+int dist_rpc_send(struct dist_conn *c, const char *mod, const char *fun, const ei_x_buff *args);
+/* True when message `x` is a rex reply {rex, Reply}; *index is then at Reply. */
+bool dist_is_rex_reply(const ei_x_buff *x, int *index);
+/* rpc:call with deadline: *index is set at the reply term inside `reply` (the
+ * caller's, initialised). {badrpc, _} gives GI_EBADRPC. Other messages that
+ * arrive meanwhile are dropped. */
+int dist_rpc(struct dist_conn *c, const char *mod, const char *fun, const ei_x_buff *args,
+             int64_t deadline_ms, ei_x_buff *reply, int *index);
+
+/* Encodes the rpc argument list that evaluates Erlang expressions `src` on
+ * the target with `Args` bound to the term `args_term` (encoded without
+ * version byte): erl_eval:expr(Boot, [{'Src', Src}, {'Args', Args}], none,
+ * none, value), where Boot scans, parses and evaluates Src and returns its
+ * value. `out` is initialised here; the caller frees it. */
+void dist_eval_args_encode(ei_x_buff *out, const char *src, size_t src_len,
+                           const ei_x_buff *args_term);
+/* Evaluates `src` on the target (see above) and waits for its value. */
+int dist_eval(struct dist_conn *c, const char *src, size_t src_len, const ei_x_buff *args_term,
+              int64_t deadline_ms, ei_x_buff *reply, int *index);
+
+/* Decodes the term at buf[*index] into JSON (see term.c for the mapping);
+ * *index moves past it. *out is the caller's. GI_EPARSE on a malformed term. */
+int obs_term_to_json(const char *buf, int len, int *index, json_t **out);
+
+/* The session process on the target, as the C node sees it. */
+struct obs_probe {
+	erlang_pid pid;
+	long next_ref;
+	json_t *trace_errors; /* array of strings */
+	json_t *traced;       /* array of display names */
+};
+
+struct obs_probe_config {
+	const char *session_id;
+	int lease_ms;
+	int top_n;
+	int budget_ms;
+	const char *const *modules; /* display names, NULL-terminated, or NULL */
+};
+
+/* Encodes the rpc arguments that start a session process (async start). */
+void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cfg, ei_x_buff *out);
+/* Reads the value of a start (the rpc reply) into `p`. */
+int obs_probe_start_parse(const char *buf, int len, int *index, struct obs_probe *p);
+/* Starts a session process and waits for it (synchronous). */
+int obs_probe_start(struct dist_conn *c, const struct obs_probe_config *cfg, int64_t deadline_ms,
+                    struct obs_probe *p);
+/* Sends {giulia, Ref, Request}; *ref_out is the Ref to wait for. */
+int obs_probe_send(struct dist_conn *c, struct obs_probe *p, const char *request, long *ref_out);
+/* Classifies a received message: 1 and *index at Reply when it is
+ * {giulia, Ref, Reply} with *ref_out set; 2 when it is {giulia, 'end', _};
+ * 0 for anything else. */
+int obs_probe_classify(const ei_x_buff *x, long *ref_out, int *index);
+/* Sends `request` and waits for its reply (synchronous); *index at Reply. */
+int obs_probe_call(struct dist_conn *c, struct obs_probe *p, const char *request,
+                   int64_t deadline_ms, ei_x_buff *reply, int *index);
+/* Releases what `p` holds (not the target process). */
+void obs_probe_destroy(struct obs_probe *p);
+
+/* Turns a sample reply (decoded to JSON by obs_term_to_json, borrowed) into a
+ * snapshot of docs/SNAPSHOT.md; returns a new object or NULL when the reply
+ * is not a sample. `session_id` may be NULL. */
+json_t *obs_snapshot_build(json_t *reply, const char *node, const char *session_id, long seq,
+                           int64_t timestamp_ms, json_t *extra_errors);
+/* "Foo.Bar.baz/2" or ":lists.map/2" from [M, F, A] (JSON array); NULL when
+ * `mfa` is not one. Caller frees with gi_free. */
+char *obs_mfa_display(json_t *mfa);
+
+#endif
