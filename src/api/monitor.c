@@ -439,7 +439,10 @@ static json_t *hot_modules(json_t *snap)
 	json_t *arr = json_array();
 	const char *k;
 	json_t *v;
-	json_object_foreach(by_module, k, v) json_array_append(arr, v);
+	json_object_foreach(by_module, k, v)
+	{
+		json_array_append(arr, v);
+	}
 	json_decref(by_module);
 	json_array_sort(arr, cmp_reductions_desc);
 	return arr;

@@ -427,7 +427,9 @@ static int observe_stop(struct observe_opts *o)
 			size_t i;
 			json_t *w;
 			json_array_foreach(warnings, i, w)
-			    printf("note: %s\n", json_string_value(w));
+			{
+				printf("note: %s\n", json_string_value(w));
+			}
 		}
 		if (json_is_integer(pid))
 			printf("profile id: %lld\n", (long long)json_integer_value(pid));
