@@ -71,23 +71,31 @@ mport=$(free_port)
 "$GIULIA" monitor --listen "127.0.0.1:$mport" --worker "http://127.0.0.1:$wport" --data "$tmp/monitor" 2>"$tmp/monitor.log" &
 pids+=($!)
 wait_http "http://127.0.0.1:$mport/health"
-if curl -s "http://127.0.0.1:$mport/health" | grep -q '"observer":true'; then
-  node="bench$$@127.0.0.1"
-  cookie="benchcookie$$"
-  erl -name "$node" -setcookie "$cookie" -noshell -noinput \
-    -eval 'spawn(fun() -> L = fun Loop(N) -> _ = lists:seq(1, 3000), timer:sleep(2), Loop(N + 1) end, L(0) end).' &
-  pids+=($!)
-  for _ in $(seq 1 100); do epmd -names 2>/dev/null | grep -q "bench$$" && break; sleep 0.1; done
-  curl -fs -XPOST "http://127.0.0.1:$mport/api/monitor/observe/start" \
-    -d "{\"node\":\"$node\",\"cookie\":\"$cookie\",\"interval_ms\":1000}" >/dev/null
-  sleep 3
-  url="http://127.0.0.1:$mport/api/runtime/pulse?node=$node"
-  read -r rps p99 < <(wrk -t2 -c"$CONNS" -d"${DURATION}s" --latency "$url" | wrk_summary)
-  rows+=("| GET /api/runtime/pulse (running observation) | wrk -t2 -c$CONNS -d${DURATION}s | $rps | $p99 |")
+node="bench$$@127.0.0.1"
+cookie="benchcookie$$"
+erl -name "$node" -setcookie "$cookie" -noshell -noinput \
+  -eval 'spawn(fun() -> L = fun Loop(N) -> _ = lists:seq(1, 3000), timer:sleep(2), Loop(N + 1) end, L(0) end).' &
+pids+=($!)
+connected=no
+for _ in $(seq 1 100); do
+  if curl -fs -XPOST "http://127.0.0.1:$mport/api/runtime/connect" \
+       -d "{\"node\":\"$node\",\"cookie\":\"$cookie\"}" >/dev/null 2>&1; then connected=yes; break; fi
+  sleep 0.2
+done
+if [ $connected = yes ]; then
   url="http://127.0.0.1:$mport/api/runtime/pulse?node=$node&fresh=true&window_ms=100"
   read -r rps p99 < <(wrk -t2 -c4 -d"${DURATION}s" --latency "$url" | wrk_summary)
-  rows+=("| GET /api/runtime/pulse?fresh=true&window_ms=100 (live probe) | wrk -t2 -c4 -d${DURATION}s | $rps | $p99 |")
-  curl -fs -XPOST "http://127.0.0.1:$mport/api/monitor/observe/stop" -d "{\"node\":\"$node\"}" >/dev/null || true
+  rows+=("| GET /api/runtime/pulse?fresh=true&window_ms=100 (live probe of a node) | wrk -t2 -c4 -d${DURATION}s | $rps | $p99 |")
+  if curl -fs -XPOST "http://127.0.0.1:$mport/api/monitor/observe/start" \
+       -d "{\"node\":\"$node\",\"interval_ms\":1000}" >/dev/null 2>&1; then
+    sleep 3
+    url="http://127.0.0.1:$mport/api/runtime/pulse?node=$node"
+    read -r rps p99 < <(wrk -t2 -c"$CONNS" -d"${DURATION}s" --latency "$url" | wrk_summary)
+    rows+=("| GET /api/runtime/pulse (node under observation: latest snapshot) | wrk -t2 -c$CONNS -d${DURATION}s | $rps | $p99 |")
+    curl -fs -XPOST "http://127.0.0.1:$mport/api/monitor/observe/stop" -d "{\"node\":\"$node\"}" >/dev/null || true
+  else
+    rows+=("| GET /api/runtime/pulse (node under observation) | skipped: observation sessions unavailable | - | - |")
+  fi
 else
   rows+=("| GET /api/runtime/pulse | skipped: observer unavailable | - | - |")
 fi
@@ -138,11 +146,14 @@ observer() {
     [ "$left" -gt 0 ] && sleep "0.$(printf '%09d' "$left")"
   done
 }
+ingest_start=$(date +%s%N)
 for i in $(seq 1 20); do observer "$i" "$tmp/ingest-$i.txt" & done
 wait_list=$(jobs -p | tr '\n' ' ')
 for p in $wait_list; do
   case " ${pids[*]} " in *" $p "*) ;; *) wait "$p" ;; esac
 done
+ingest_secs=$(( ($(date +%s%N) - ingest_start) / 1000000 ))
+ingest_secs=$(printf '%d.%03d' $((ingest_secs / 1000)) $((ingest_secs % 1000)))
 cat "$tmp"/ingest-*.txt >"$tmp/ingest.txt"
 total=$(wc -l <"$tmp/ingest.txt")
 ok=$(awk '$1==200' "$tmp/ingest.txt" | wc -l)
@@ -150,7 +161,7 @@ lat=$(awk '{print $2 * 1000}' "$tmp/ingest.txt" | sort -n |
   awk '{a[NR]=$1} END {printf "p50 %.1f ms, p99 %.1f ms, max %.1f ms", a[int(NR*0.5)], a[int(NR*0.99)], a[NR]}')
 stored=$(curl -s "http://127.0.0.1:$wport/api/runtime/observations?limit=100" |
   python3 -c 'import json,sys; print(sum(o["snapshots"] for o in json.load(sys.stdin)["observations"] if o["session_id"].startswith("bench-")))')
-rows+=("| POST /api/runtime/ingest, 20 observations at 1 s for ${SECONDS_INGEST} s (${snap_bytes} B snapshots) | curl loops | $ok/$total acknowledged, $stored stored | $lat |")
+rows+=("| POST /api/runtime/ingest, 20 observations at 1 s for ${SECONDS_INGEST} s (${snap_bytes} B snapshots) | curl loops | $ok/$total acknowledged, $stored stored, done in ${ingest_secs} s | $lat |")
 
 # ---- 4. ingest ceiling ----
 cat >"$tmp/ingest.lua" <<EOF
@@ -167,6 +178,8 @@ EOF
 read -r rps p99 < <(wrk -t2 -c8 -d"${DURATION}s" --latency -s "$tmp/ingest.lua" "http://127.0.0.1:$wport" | wrk_summary)
 rows+=("| POST /api/runtime/ingest ceiling (unique snapshots, fsync per commit) | wrk -t2 -c8 -d${DURATION}s | $rps | $p99 |")
 
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 echo
 echo "| what | load | requests/s (or result) | p99 latency |"
 echo "|---|---|---|---|"
