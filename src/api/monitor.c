@@ -54,6 +54,7 @@ struct api_monitor {
 	int64_t started_ms;
 	pthread_mutex_t lock;
 	struct gi_map nodes; /* node name -> struct node_state* */
+	bool shutting_down;  /* set before the manager is freed (which joins its thread) */
 };
 
 /* ---- node state ---- */
@@ -110,9 +111,17 @@ static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
 static void on_end(void *ctx, const char *session_id, json_t *finalize)
 {
 	struct api_monitor *m = ctx;
+	json_t *fin = json_deep_copy(finalize);
+	const char *st = json_string_value(json_object_get(fin, "status"));
+	if (m->shutting_down && (!st || strcmp(st, "interrupted") != 0)) {
+		/* Stopped because the monitor is going away, not by the user. */
+		json_object_set_new(fin, "status", json_string("interrupted"));
+		json_object_set_new(fin, "reason", json_string("monitor shut down"));
+	}
 	gi_log_info("monitor", "observation %s ended (%s)", session_id,
-	            json_string_value(json_object_get(finalize, "status")));
-	api_pusher_push(m->pusher, API_PUSH_FINALIZE, finalize);
+	            json_string_value(json_object_get(fin, "status")));
+	api_pusher_push(m->pusher, API_PUSH_FINALIZE, fin);
+	json_decref(fin);
 }
 
 /* ---- helpers ---- */
@@ -489,8 +498,14 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		return observer_missing(status);
 	}
 	char *stored = cookie ? NULL : cookie_for(m, node);
-	struct obs_session_config cfg = {
-	    node, cookie ? cookie : stored, (int)interval, (int)top, mods, project};
+	struct obs_session_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.node = node;
+	cfg.cookie = cookie ? cookie : stored;
+	cfg.interval_ms = (int)interval;
+	cfg.top_n = (int)top;
+	cfg.trace_modules = mods;
+	cfg.project = project;
 	char *session_id = NULL;
 	int rc = obs_session_start(m->manager, &cfg, &session_id);
 	cookie_wipe_free(stored);
@@ -667,6 +682,7 @@ void api_monitor_stop(struct api_monitor *m)
 		return;
 	api_server_stop(m->server, SHUTDOWN_GRACE_MS);
 	/* Stops every session as interrupted: their finalize objects are queued. */
+	m->shutting_down = true;
 	obs_manager_free(m->manager);
 	api_pusher_free(m->pusher, FLUSH_MS);
 	for (size_t i = 0; i < m->nodes.cap; i++)

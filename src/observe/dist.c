@@ -300,6 +300,19 @@ int dist_receive(struct dist_conn *c, erlang_msg *msg, ei_x_buff *x, int64_t dea
 	}
 }
 
+int dist_receive_one(struct dist_conn *c, erlang_msg *msg, ei_x_buff *x, unsigned tmo_ms, bool *got)
+{
+	*got = false;
+	x->index = 0;
+	int rc = ei_xreceive_msg_tmo(c->fd, msg, x, tmo_ms > 0 ? tmo_ms : 1);
+	if (rc == ERL_TICK)
+		return 0;
+	if (rc == ERL_ERROR)
+		return erl_errno == ETIMEDOUT ? GI_ETIMEOUT : GI_ENODEDOWN;
+	*got = msg->msgtype == ERL_SEND || msg->msgtype == ERL_REG_SEND;
+	return 0;
+}
+
 int dist_rpc_send(struct dist_conn *c, const char *mod, const char *fun, const ei_x_buff *args)
 {
 	if (ei_rpc_to(&c->ec, c->fd, (char *)mod, (char *)fun, args->buff, args->index) < 0)

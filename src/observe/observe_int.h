@@ -21,6 +21,8 @@
 #include <stdint.h>
 
 #include "observe/dist.h"
+#include "observe/snapshot.h"
+#include "observe/term.h"
 
 #define DIST_NAME_MAX    256
 #define DIST_COOKIE_MAX  256
@@ -50,6 +52,12 @@ int dist_send(struct dist_conn *c, const erlang_pid *to, const ei_x_buff *x, int
  * exit and monitor signals are skipped. `x` receives the message (reset here;
  * the caller owns it). Returns 0, GI_ETIMEOUT or GI_ENODEDOWN. */
 int dist_receive(struct dist_conn *c, erlang_msg *msg, ei_x_buff *x, int64_t deadline_ms);
+/* Reads what is on the connection once (call it when poll says readable):
+ * *got is true when a message is in `x`, false after a tick or a signal.
+ * A message that does not complete within `tmo_ms` gives GI_ETIMEOUT (the
+ * stream is then out of step: treat it as lost). */
+int dist_receive_one(struct dist_conn *c, erlang_msg *msg, ei_x_buff *x, unsigned tmo_ms,
+                     bool *got);
 /* Sends rpc:call(M, F, Args) through the node's rex server without waiting;
  * `args` is an encoded list without version byte. */
 int dist_rpc_send(struct dist_conn *c, const char *mod, const char *fun, const ei_x_buff *args);
@@ -71,10 +79,6 @@ void dist_eval_args_encode(ei_x_buff *out, const char *src, size_t src_len,
 /* Evaluates `src` on the target (see above) and waits for its value. */
 int dist_eval(struct dist_conn *c, const char *src, size_t src_len, const ei_x_buff *args_term,
               int64_t deadline_ms, ei_x_buff *reply, int *index);
-
-/* Decodes the term at buf[*index] into JSON (see term.c for the mapping);
- * *index moves past it. *out is the caller's. GI_EPARSE on a malformed term. */
-int obs_term_to_json(const char *buf, int len, int *index, json_t **out);
 
 /* The session process on the target, as the C node sees it. */
 struct obs_probe {
@@ -110,14 +114,5 @@ int obs_probe_call(struct dist_conn *c, struct obs_probe *p, const char *request
                    int64_t deadline_ms, ei_x_buff *reply, int *index);
 /* Releases what `p` holds (not the target process). */
 void obs_probe_destroy(struct obs_probe *p);
-
-/* Turns a sample reply (decoded to JSON by obs_term_to_json, borrowed) into a
- * snapshot of docs/SNAPSHOT.md; returns a new object or NULL when the reply
- * is not a sample. `session_id` may be NULL. */
-json_t *obs_snapshot_build(json_t *reply, const char *node, const char *session_id, long seq,
-                           int64_t timestamp_ms, json_t *extra_errors);
-/* "Foo.Bar.baz/2" or ":lists.map/2" from [M, F, A] (JSON array); NULL when
- * `mfa` is not one. Caller frees with gi_free. */
-char *obs_mfa_display(json_t *mfa);
 
 #endif

@@ -9,7 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
-#include "observe/observe_int.h"
+#include "observe/snapshot.h"
 #include "source/facts.h"
 
 static json_t *module_display(json_t *atom)

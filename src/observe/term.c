@@ -8,7 +8,7 @@
  *   binaries -> strings (invalid UTF-8 -> null)
  *   lists, tuples -> arrays (a "string" list of small integers too)
  *   maps -> objects with atom, binary or string keys (other keys dropped)
- *   pids -> "<0.N.S>"; refs, ports, funs -> null
+ *   pids -> "<0.N.S>"; refs, ports, funs, bit strings -> GI_EPARSE
  * The input comes from the network: every size is checked against the
  * buffer before anything is allocated, and nesting is limited to
  * TERM_MAX_DEPTH.
@@ -20,8 +20,107 @@
 #include "base/error.h"
 #include "base/str.h"
 #include "observe/observe_int.h"
+#include "observe/term.h"
 
 static int decode(const char *buf, int len, int *index, int depth, json_t **out);
+
+static unsigned be16(const unsigned char *p)
+{
+	return ((unsigned)p[0] << 8) | p[1];
+}
+
+static unsigned long be32(const unsigned char *p)
+{
+	return ((unsigned long)p[0] << 24) | ((unsigned long)p[1] << 16) |
+	       ((unsigned long)p[2] << 8) | p[3];
+}
+
+/* Size in bytes of the atom at `at` (tag included), or -1 when it does not fit. */
+static long atom_size(const unsigned char *b, long at, long len)
+{
+	if (at + 2 > len)
+		return -1;
+	long size;
+	switch (b[at]) {
+	case ERL_ATOM_EXT:
+	case ERL_ATOM_UTF8_EXT:
+		if (at + 3 > len)
+			return -1;
+		size = 3 + (long)be16(b + at + 1);
+		break;
+	case ERL_SMALL_ATOM_EXT:
+	case ERL_SMALL_ATOM_UTF8_EXT:
+		size = 2 + (long)b[at + 1];
+		break;
+	default:
+		return -1;
+	}
+	return at + size <= len ? size : -1;
+}
+
+/* ei reads headers without knowing the buffer's length: check that the whole
+ * header of the term at `at` (and the payload of flat terms) is inside the
+ * buffer before ei looks at it. */
+static int header_fits(const char *buf, long at, long len)
+{
+	const unsigned char *b = (const unsigned char *)buf;
+	if (at < 0 || at >= len)
+		return GI_EPARSE;
+	long need;
+	switch (b[at]) {
+	case ERL_SMALL_INTEGER_EXT:
+		need = 2;
+		break;
+	case ERL_INTEGER_EXT:
+		need = 5;
+		break;
+	case NEW_FLOAT_EXT:
+		need = 9;
+		break;
+	case ERL_FLOAT_EXT:
+		need = 32;
+		break;
+	case ERL_ATOM_EXT:
+	case ERL_ATOM_UTF8_EXT:
+	case ERL_SMALL_ATOM_EXT:
+	case ERL_SMALL_ATOM_UTF8_EXT:
+		return atom_size(b, at, len) > 0 ? 0 : GI_EPARSE;
+	case ERL_SMALL_BIG_EXT:
+		need = at + 2 <= len ? 3 + (long)b[at + 1] : 3;
+		break;
+	case ERL_LARGE_BIG_EXT:
+		need = at + 5 <= len ? 6 + (long)be32(b + at + 1) : 6;
+		break;
+	case ERL_BINARY_EXT:
+		need = at + 5 <= len ? 5 + (long)be32(b + at + 1) : 5;
+		break;
+	case ERL_STRING_EXT:
+		need = at + 3 <= len ? 3 + (long)be16(b + at + 1) : 3;
+		break;
+	case ERL_NIL_EXT:
+		need = 1;
+		break;
+	case ERL_LIST_EXT:
+	case ERL_LARGE_TUPLE_EXT:
+	case ERL_MAP_EXT:
+		need = 5;
+		break;
+	case ERL_SMALL_TUPLE_EXT:
+		need = 2;
+		break;
+	case ERL_NEW_PID_EXT:
+	case ERL_PID_EXT: {
+		long a = atom_size(b, at + 1, len);
+		if (a < 0)
+			return GI_EPARSE;
+		need = 1 + a + (b[at] == ERL_NEW_PID_EXT ? 12 : 9);
+		break;
+	}
+	default:
+		return GI_EPARSE; /* refs, ports, funs, bit strings: never in our replies */
+	}
+	return at + need <= len ? 0 : GI_EPARSE;
+}
 
 static int check_room(int len, int index, long need)
 {
@@ -130,7 +229,7 @@ static int decode_map(const char *buf, int len, int *index, int depth, json_t **
 static int decode(const char *buf, int len, int *index, int depth, json_t **out)
 {
 	*out = NULL;
-	if (depth > TERM_MAX_DEPTH || *index >= len)
+	if (depth > TERM_MAX_DEPTH || header_fits(buf, *index, len) != 0)
 		return GI_EPARSE;
 	int type = 0, size = 0;
 	if (ei_get_type(buf, index, &type, &size) < 0)
@@ -149,7 +248,7 @@ static int decode(const char *buf, int len, int *index, int depth, json_t **out)
 			*out = json_real((double)u);
 		} else {
 			*index = save;
-			if (ei_skip_term(buf, index) < 0)
+			if (ei_skip_term(buf, index) < 0 || *index > len)
 				return GI_EPARSE;
 			*out = json_null();
 		}
@@ -187,11 +286,13 @@ static int decode(const char *buf, int len, int *index, int depth, json_t **out)
 		if (rc != 0)
 			return rc;
 		/* the tail: [] for a proper list, else an improper tail we drop */
-		if (ei_skip_term(buf, index) < 0 || *index > len) {
+		json_t *tail = NULL;
+		if (decode(buf, len, index, depth + 1, &tail) != 0) {
 			json_decref(*out);
 			*out = NULL;
 			return GI_EPARSE;
 		}
+		json_decref(tail);
 		return 0;
 	}
 	case ERL_SMALL_TUPLE_EXT:
@@ -214,10 +315,7 @@ static int decode(const char *buf, int len, int *index, int depth, json_t **out)
 		return 0;
 	}
 	default:
-		if (ei_skip_term(buf, index) < 0 || *index > len)
-			return GI_EPARSE;
-		*out = json_null();
-		return 0;
+		return GI_EPARSE;
 	}
 }
 
