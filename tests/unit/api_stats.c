@@ -25,6 +25,8 @@ static json_t *snap_at(int t, double memory, double sched, int queue)
 	              "module", "B.Web", "reductions", 300, "cpu_share", 0.3, "memory_bytes", 20,
 	              "module", "A.Repo", "reductions", 100, "cpu_share", 0.1, "memory_bytes", 30,
 	              "message_queue", "message_queue_len", queue);
+	TH_ASSERT(s != NULL);
+	return s;
 }
 
 static json_t *points_of(double mem0, double mem_step, int n)
