@@ -185,6 +185,56 @@ static void pusher_drops_what_the_worker_refuses(void)
 	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 1);
 }
 
+static void pusher_authenticates_and_waits_out_a_wrong_token(void)
+{
+	api_client_global_init();
+	struct td_daemon w = {0};
+	snprintf(w.token, sizeof(w.token), "worker-token");
+	td_worker(&w, NULL);
+	char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool-bad", th_tmpdir());
+	/* A wrong token is a configuration error: keep the items, keep trying. */
+	struct api_pusher_config bad = {w.url, "wrong", spool, 0, 0, 0, 5000};
+	struct api_pusher *p;
+	TH_ASSERT_OK(api_pusher_new(&bad, &p));
+	push_snapshot(p, "tok1", 0);
+	int64_t deadline = gi_clock_mono_ms() + 30000;
+	while (stat_of(p, "retries") < 2 && gi_clock_mono_ms() < deadline)
+		gi_clock_sleep_ms(50);
+	TH_ASSERT_INT_GE(stat_of(p, "retries"), 2);
+	TH_ASSERT_INT_EQ(stat_of(p, "rejected"), 0);
+	api_pusher_free(p, 0);
+	TH_ASSERT_INT_EQ(count_files(spool), 1);
+	/* Restarted with the right token on the same spool, it delivers. */
+	struct api_pusher_config good = {w.url, "worker-token", spool, 0, 0, 0, 5000};
+	TH_ASSERT_OK(api_pusher_new(&good, &p));
+	th_defer(pusher_free_deferred, p);
+	TH_ASSERT_OK(api_pusher_drain(p, 60000));
+	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 1);
+	json_t *o = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/tok1", &o), 200);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), 1);
+	json_decref(o);
+}
+
+static void body_limit_option(void)
+{
+	struct td_daemon w = {0};
+	snprintf(w.data, sizeof(w.data), "%s/w", th_tmpdir());
+	const char *extra[] = {"--body-limit", "2048", NULL};
+	td_start(&w, "worker", extra);
+	char body[4096];
+	memset(body, ' ', sizeof(body) - 1);
+	body[0] = '{';
+	body[sizeof(body) - 2] = '}';
+	body[sizeof(body) - 1] = '\0';
+	TD_EXPECT_ERROR(&w, "POST", "/api/runtime/ingest", body, 413);
+	char *snap = td_snapshot("small", "demo@127.0.0.1", 0);
+	TH_ASSERT(strlen(snap) < 2048);
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest", snap, NULL), 200);
+	free(snap);
+}
+
 static void td_monitor(struct td_daemon *m, const struct td_daemon *w)
 {
 	if (!m->data[0])
@@ -283,16 +333,33 @@ static void serve_runs_both_and_stops_cleanly(void)
 	snprintf(wl, sizeof(wl), "127.0.0.1:%d", wp);
 	snprintf(ml, sizeof(ml), "127.0.0.1:%d", mp);
 	snprintf(data, sizeof(data), "%s/data", th_tmpdir());
-	const char *argv[] = {
-	    bin, "serve", "--worker-listen", wl, "--monitor-listen", ml, "--data", data, NULL};
+	const char *argv[] = {bin,
+	                      "serve",
+	                      "--worker-listen",
+	                      wl,
+	                      "--monitor-listen",
+	                      ml,
+	                      "--data",
+	                      data,
+	                      "--token",
+	                      "tok",
+	                      NULL};
 	char log[700];
 	snprintf(log, sizeof(log), "%s/serve.log", th_tmpdir());
 	pid_t pid = ts_spawn(argv, log);
-	char url[128];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/health", wp);
-	TH_ASSERT(ts_http_wait(url, 30000));
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/health", mp);
-	TH_ASSERT(ts_http_wait(url, 30000));
+	char wurl[128], murl[128];
+	snprintf(wurl, sizeof(wurl), "http://127.0.0.1:%d/health", wp);
+	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d/health", mp);
+	int64_t deadline = gi_clock_mono_ms() + 30000;
+	while ((ts_http("GET", wurl, NULL, "tok", NULL) != 200 ||
+	        ts_http("GET", murl, NULL, "tok", NULL) != 200) &&
+	       gi_clock_mono_ms() < deadline)
+		gi_clock_sleep_ms(50);
+	TH_ASSERT_INT_EQ(ts_http("GET", wurl, NULL, "tok", NULL), 200);
+	TH_ASSERT_INT_EQ(ts_http("GET", murl, NULL, "tok", NULL), 200);
+	/* The one token guards both daemons. */
+	TH_ASSERT_INT_EQ(ts_http("GET", wurl, NULL, NULL, NULL), 401);
+	TH_ASSERT_INT_EQ(ts_http("GET", murl, NULL, "nope", NULL), 401);
 	TH_ASSERT_INT_EQ(ts_stop(pid, 30000), 0);
 	char db[700];
 	snprintf(db, sizeof(db), "%s/worker.db", data);
@@ -534,6 +601,8 @@ int main(int argc, char **argv)
 	    TH_TEST(pusher_survives_worker_restart),
 	    TH_TEST(pusher_spools_and_resends_after_restart),
 	    TH_TEST(pusher_drops_what_the_worker_refuses),
+	    TH_TEST(pusher_authenticates_and_waits_out_a_wrong_token),
+	    TH_TEST(body_limit_option),
 	    TH_TEST(monitor_routes_validate_input),
 	    TH_TEST(observe_cli_usage_and_unreachable_monitor),
 	    TH_TEST(serve_runs_both_and_stops_cleanly),
