@@ -77,8 +77,12 @@ if [[ " ${parts[*]} " == *" overhead "* ]]; then
   echo
   echo "## overhead on a loaded target (2 busy processes on 2 schedulers, 6 s per run, 3 rounds)"
   start_node load
+  load_pid=${pids[-1]}
   wait_node load
   call load "observe_bench:load_start(2)." >/dev/null
+  # CPU time of the target's OS process (clock ticks): work per CPU second is
+  # what an observer can take away, whatever the neighbours' load.
+  cpu() { awk '{print $14 + $15}' "/proc/$load_pid/stat"; }
   count() { call load "observe_bench:load_count()." | tr -dc '0-9'; }
   # Reductions of our session process(es) and of the whole node: the share of
   # the node's work the observer took, which the machine's noise cannot hide.
@@ -96,15 +100,15 @@ if [[ " ${parts[*]} " == *" overhead "* ]]; then
       sleep 1.5
       s0=$(shares)
     fi
-    local c0 c1
-    c0=$(count); sleep 6; c1=$(count)
+    local c0 c1 t0 t1
+    c0=$(count); t0=$(cpu); sleep 6; c1=$(count); t1=$(cpu)
     if [ -n "$watcher" ]; then
       s1=$(shares)
       wait "$watcher"
       set -- $s0 $s1
-      echo "$label $((c1 - c0)) $(( $3 - $1 )) $(( $4 - $2 ))"
+      echo "$label $((c1 - c0)) $(( $3 - $1 )) $(( $4 - $2 )) $((t1 - t0))"
     else
-      echo "$label $((c1 - c0)) 0 1"
+      echo "$label $((c1 - c0)) 0 1 $((t1 - t0))"
     fi
   }
   results=()
@@ -114,13 +118,16 @@ if [[ " ${parts[*]} " == *" overhead "* ]]; then
     results+=("$(run observer+trace observe_bench_a,observe_bench_b)")
   done
   printf "%s\n" "${results[@]}" | awk '
-    { sum[$1] += $2; n[$1]++; ours[$1] += $3; all[$1] += $4 }
+    { sum[$1] += $2; n[$1]++; ours[$1] += $3; all[$1] += $4; ticks[$1] += $5 }
     END {
       base = sum["none"] / n["none"]
-      printf "%-16s %14s %10s %22s\n", "run", "iterations/6s", "vs none", "observer share of reds"
+      pbase = sum["none"] / ticks["none"]
+      printf "%-16s %14s %9s %16s %9s %12s\n", "run", "iterations/6s", "vs none",
+             "iter/cpu-tick", "vs none", "observer reds"
       split("none observer observer+trace", order, " ")
-      for (i = 1; i <= 3; i++) { k = order[i]; avg = sum[k] / n[k];
-        printf "%-16s %14.0f %9.1f%% %21.3f%%\n", k, avg, 100.0 * (avg - base) / base,
+      for (i = 1; i <= 3; i++) { k = order[i]; avg = sum[k] / n[k]; per = sum[k] / ticks[k];
+        printf "%-16s %14.0f %8.1f%% %16.0f %8.1f%% %11.3f%%\n", k, avg,
+               100.0 * (avg - base) / base, per, 100.0 * (per - pbase) / pbase,
                100.0 * ours[k] / all[k] }
     }'
   echo "(runs: $(printf "%s; " "${results[@]}"))"
