@@ -465,17 +465,6 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
 	edge_bump(g, edge_index, from_module, to_module, 1u << kind, rc->count);
 }
 
-static void add_delegate_calls(struct kg_graph *g)
-{
-	size_t n = g->functions.len;
-	for (size_t i = 0; i < n; i++) {
-		struct kg_function *f = kg_function_at(g, (int)i);
-		if (f->defined && f->delegate_to)
-			kg_graph_call_add(g, (int)i, FACTS_CALL_REMOTE, f->delegate_to, f->name,
-			                  f->arity, 1);
-	}
-}
-
 /* ---- metrics ------------------------------------------------------------- */
 
 double kg_heat_score(int in_degree, int complexity, bool has_tests, int max_coupling)
@@ -761,7 +750,6 @@ void kg_graph_finish(struct kg_graph *g)
 		int to = module_get_or_external(g, r->target);
 		edge_bump(g, &edge_index, r->module, to, r->kinds, r->count);
 	}
-	add_delegate_calls(g);
 	for (size_t i = 0; i < g->raw_calls.len; i++)
 		call_resolve(g, &edge_index, &call_index, gi_vec_get(&g->raw_calls, i));
 	pair_map_destroy(&edge_index);
