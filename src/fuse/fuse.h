@@ -16,24 +16,73 @@
 
 struct kg_db;
 
+/* The thresholds of the rules (docs/RULES.md says what each means and why
+ * its default is what it is). Fill with fuse_thresholds_default() and change
+ * what you need. */
+struct fuse_thresholds {
+	int min_snapshots;                  /* rules about trends need at least this many (3) */
+	double cpu_run_queue_per_scheduler; /* rule 1: run queue above this x schedulers (1.0) */
+	double cpu_persistent_share;        /* rule 1: ... in this share of snapshots (0.5) */
+	double cpu_utilisation;             /* rule 1: utilisation at or above this... (0.90) */
+	double logger_share;                /* rule 2: logger share of reductions (0.05) */
+	double logger_reductions_per_s;     /* rule 2: and at least this rate (5000) */
+	int logger_top_rank;                /* rule 2: a logger process within the top N (5) */
+	double cache_read_write_ratio;      /* rule 3: reads per write at least (10) */
+	double cache_calls_per_s;           /* rule 3: calls per second at least (100) */
+	double lookup_read_share;           /* rule 4: reads / (reads + writes) at least (0.9) */
+	double lookup_calls_per_s;          /* rule 4: calls per second at least (10) */
+	double lookup_repo_share;           /* rule 4: Repo calls per lookup at least (0.5) */
+	double hub_share;                   /* rule 5: a hot module's share at least (0.10) */
+	int hub_dependents;                 /* rule 5: and Ca at least (10) or the hub flag */
+	int hub_cyclomatic;                 /* rule 5: a hot function's cyclomatic at least (10) */
+	int hub_cognitive;                  /* rule 5: or cognitive at least (15) */
+	double hub_function_calls_per_s;    /* rule 5: the function's calls per second (100) */
+	double mailbox_min;                 /* rule 6: queue length reached at least (100) */
+	double mailbox_rising_share;        /* rule 6: share of steps that rose (0.6) */
+	double memory_growth_ratio;         /* rule 7: growth over the session at least (0.20) */
+	double memory_growth_bytes;         /* rule 7: and at least (16 MiB) */
+	double idle_utilisation;            /* rule 8: utilisation below (0.30) */
+	double idle_run_queue;              /* rule 8: average run queue below (0.5) */
+	double idle_reductions_per_scheduler; /* rule 8: reductions/s per scheduler below (5e6) */
+};
+
 struct fuse_config {
 	const char *const *read_names; /* NULL: the defaults of docs/RULES.md */
 	const char *const *write_names;
 	const char *const *pipeline_names; /* NULL: prepare_opts, default_options, prepare_query */
+	const struct fuse_thresholds *thresholds; /* NULL: fuse_thresholds_default() */
+	int hot_modules_top;                      /* 0: 15 */
 };
 
+/* Fills `t` with the default thresholds of docs/RULES.md. */
+void fuse_thresholds_default(struct fuse_thresholds *t);
+
+/* Classifies a function name with the configured (or default) word lists:
+ * returns "read", "write", "pipeline" or "other" (static strings). */
+const char *fuse_classify_function(const struct fuse_config *cfg, const char *name);
+
 /* Builds the profile of one observation. `finalize` is the object of
- * docs/SNAPSHOT.md; `snapshots` a JSON array in seq order; `graph` may be
- * NULL (no project: graph fields are null). *profile_out: caller decrefs. */
+ * docs/SNAPSHOT.md (may be NULL: derived from the snapshots, status
+ * "interrupted"); `snapshots` a JSON array in seq order (NULL: none); `graph`
+ * may be NULL (no project: graph fields are null); `cfg` may be NULL
+ * (defaults). Borrows every input. *profile_out: caller decrefs. */
 int fuse_profile_build(json_t *finalize, json_t *snapshots, struct kg_db *graph,
                        const struct fuse_config *cfg, json_t **profile_out);
 
-/* Renders a profile for the terminal, as a self-contained HTML page. */
+/* Evaluates the rules of docs/RULES.md on a built profile (borrowed) and
+ * returns its ranked recommendations (caller decrefs). fuse_profile_build
+ * already stores them under "recommendations"; this is for re-evaluation
+ * with other thresholds (`t` NULL: defaults). */
+int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t **out);
+
+/* Renders a profile for the terminal (80-100 columns), as a self-contained
+ * HTML page (inline SVG, no network). Borrow the profile; append to `out`. */
 int fuse_report_text(json_t *profile, struct gi_buf *out);
 int fuse_report_html(json_t *profile, struct gi_buf *out);
 
-/* What changed between two profiles: metric deltas, hot modules that entered
- * or left, recommendations resolved or new. */
+/* What changed between two profiles (borrowed; `a` before, `b` after):
+ * metric deltas, hot modules that entered or left, recommendations resolved
+ * or new. *out: caller decrefs. */
 int fuse_compare(json_t *a, json_t *b, json_t **out);
 int fuse_compare_text(json_t *comparison, struct gi_buf *out);
 

@@ -5,22 +5,28 @@
  *
  * The walk is a bounded recursion over the syntax tree: past EX_MAX_DEPTH
  * tree levels a subtree is skipped (and reported once as an error), so that
- * hostile input cannot exhaust the stack; about 200 bytes of stack per level
- * are used (a few hundred KB at most). Children are visited with tree
- * cursors, one per depth, reused for the whole file, so that long lists are
- * walked in linear time.
+ * hostile input cannot exhaust the stack. A level takes up to about 1.5 KB of
+ * stack (control structures), so a call needs at most about 600 KB (a few
+ * times more under ASan); real code stays under 50 levels. Children are
+ * visited with tree cursors, one per depth, reused for the whole file, so
+ * that long lists are walked in linear time.
  *
  * What counts as what (the full rules are in docs/EXTRACTION.md):
- * - aliases are lexically scoped: a do-block, a function clause and a module
- *   body each open a scope; a nested `defmodule` aliases its first segment in
- *   the enclosing scope;
+ * - aliases and imports are lexically scoped: a do-block, a function clause,
+ *   an fn and a module body each open a scope; a nested `defmodule` aliases
+ *   its first segment in the enclosing scope;
  * - text inside strings, heredocs, sigils, charlists and comments is never
  *   code; interpolations (#{...}) are code;
  * - code inside `quote` defines nothing in the current module and makes no
  *   local calls (they belong to the caller of the macro); its remote calls
  *   are recorded;
  * - local calls to names that Kernel imports are dropped when the module does
- *   not define that name/arity itself.
+ *   not define that name/arity itself; those an `import ..., only:` in scope
+ *   provides are remote calls;
+ * - syntax errors: the first is recorded; definitions that tree-sitter
+ *   flattened into an error node are rebuilt from their `def` (arguments)
+ *   sequences (walk_error), and a module left without its body takes the
+ *   error node after it as its body.
  *
  * The tree is freed before ex_parse returns. Thread-safe: no shared state
  * beyond the symbol tables, built once under pthread_once.
@@ -39,8 +45,11 @@
 
 const TSLanguage *tree_sitter_elixir(void);
 
+/* Handlers with large frames stay out of the recursive walk's own frame. */
+#define NOINLINE __attribute__((noinline))
+
 /* Tree levels walked before a subtree is skipped (see the header comment). */
-#define EX_MAX_DEPTH 1000
+#define EX_MAX_DEPTH 400
 /* Longest module or function name kept (longer ones are dropped). */
 #define EX_MAX_NAME 512
 
@@ -203,6 +212,8 @@ static TSNode field(TSNode n, TSFieldId id)
 
 /* ---- walk state ------------------------------------------------------ */
 
+/* An alias in scope, or an imported function: `import M, only: [f: 1]`
+ * is kept as short_name "&f/1" (never an alias's text) with full "M". */
 struct ex_alias {
 	const char *short_name; /* "Bar" */
 	const char *full;       /* "Foo.Bar" */
@@ -262,8 +273,8 @@ struct ex_call {
 };
 
 static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe);
-static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth);
-static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth);
+static uint32_t walk_children(struct ex_ctx *c, TSNode n, unsigned depth);
+NOINLINE static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth);
 
 static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
 {
@@ -276,8 +287,13 @@ static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
 	return &c->cursors[depth];
 }
 
+/* The source text of `n` (empty for a null node), borrowed from the source. */
 static const char *text_of(const struct ex_ctx *c, TSNode n, size_t *len)
 {
+	if (ts_node_is_null(n)) {
+		*len = 0;
+		return c->src;
+	}
 	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
 	if (b > c->len)
 		b = (uint32_t)c->len;
@@ -478,15 +494,36 @@ static const char *module_of(struct ex_ctx *c, TSNode n, unsigned depth)
 	}
 }
 
-/* The function name a call's dot target names (`right` of the dot). */
+/* The text of a string literal without interpolation, or NULL. */
+static const char *plain_string(struct ex_ctx *c, TSNode n, size_t *len)
+{
+	if (kind_of(n) != N_STRING)
+		return NULL;
+	uint32_t count = ts_node_named_child_count(n);
+	if (count == 0) {
+		*len = 0;
+		return "";
+	}
+	TSNode q = ts_node_named_child(n, 0);
+	if (count != 1 || kind_of(q) != N_QUOTED_CONTENT)
+		return NULL;
+	return text_of(c, q, len);
+}
+
+/* The function name a call's dot target names (`right` of the dot):
+ * `Mod.f`, `:erlang.+`, or a quoted name `:erlang."=:="`. */
 static const char *dot_function(struct ex_ctx *c, TSNode right)
 {
 	enum node_kind k = kind_of(right);
-	if (k != N_IDENTIFIER && k != N_OPERATOR_IDENTIFIER)
-		return NULL;
 	size_t len;
-	const char *t = text_of(c, right, &len);
-	if (len == 0 || len >= EX_MAX_NAME)
+	const char *t;
+	if (k == N_STRING)
+		t = plain_string(c, right, &len);
+	else if (k == N_IDENTIFIER || k == N_OPERATOR_IDENTIFIER)
+		t = text_of(c, right, &len);
+	else
+		return NULL;
+	if (!t || len == 0 || len >= EX_MAX_NAME)
 		return NULL;
 	return gi_arena_strndup(&c->f->arena, t, len);
 }
@@ -551,7 +588,20 @@ static void remote_call(struct ex_ctx *c, const char *module, const char *functi
 	call_add(c, FACTS_CALL_REMOTE, module, function, arity, line);
 }
 
-static void local_call(struct ex_ctx *c, TSNode name, int arity)
+/* The module that an `import ..., only:` in scope gives name/arity from, or NULL. */
+static const char *import_lookup(const struct ex_ctx *c, const char *name, size_t len, int arity)
+{
+	char key[EX_MAX_NAME + 16];
+	int n = snprintf(key, sizeof(key), "&%.*s/%d", (int)len, name, arity);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return NULL;
+	return alias_lookup(c, key, (size_t)n);
+}
+
+/* Records the call (kind local or capture) of `name`/arity made in the
+ * current function: a remote one when an import with `only:` provides it. */
+static void local_call_kind(struct ex_ctx *c, TSNode name, int arity, enum facts_call_kind kind,
+                            uint32_t line)
 {
 	if (!c->mod || c->function < 0 || c->in_quote)
 		return;
@@ -559,8 +609,21 @@ static void local_call(struct ex_ctx *c, TSNode name, int arity)
 	const char *t = text_of(c, name, &len);
 	if (len == 0 || len >= EX_MAX_NAME)
 		return;
-	call_add(c, FACTS_CALL_LOCAL, c->mod->name, gi_arena_strndup(&c->f->arena, t, len), arity,
-	         line_of(name));
+	const char *fun = gi_arena_strndup(&c->f->arena, t, len);
+	const char *imported = import_lookup(c, t, len, arity);
+	if (imported) {
+		ref_add(c, kind == FACTS_CALL_CAPTURE ? FACTS_REF_CAPTURE : FACTS_REF_CALL,
+		        imported, line);
+		call_add(c, kind == FACTS_CALL_CAPTURE ? kind : FACTS_CALL_REMOTE, imported, fun,
+		         arity, line);
+		return;
+	}
+	call_add(c, kind, c->mod->name, fun, arity, line);
+}
+
+static void local_call(struct ex_ctx *c, TSNode name, int arity)
+{
+	local_call_kind(c, name, arity, FACTS_CALL_LOCAL, line_of(name));
 }
 
 /* ---- modules ---------------------------------------------------------- */
@@ -741,8 +804,8 @@ static const char *module_name(struct ex_ctx *c, TSNode name, unsigned depth)
 	return gi_arena_printf(&c->f->arena, "%s.%s", c->mod->name, buf);
 }
 
-static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
-                         enum facts_module_kind kind)
+NOINLINE static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                                  enum facts_module_kind kind)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -756,7 +819,7 @@ static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned 
 	module_walk(c, full, kind, call, &a, depth, NULL, NULL);
 }
 
-static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+NOINLINE static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -796,7 +859,7 @@ static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned de
 
 /* ---- directives ------------------------------------------------------- */
 
-static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+NOINLINE static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -845,8 +908,38 @@ static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsigned dept
 	alias_add(c, last, strlen(last), full);
 }
 
-static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
-                         enum facts_ref_kind kind)
+/* `import M, only: [f: 1, g: 2]`: f/1 and g/2 come from M in this scope. */
+static void import_only(struct ex_ctx *c, TSNode list, unsigned depth, const char *module)
+{
+	if (kind_of(list) != N_LIST || ts_node_named_child_count(list) != 1)
+		return;
+	TSNode keywords = ts_node_named_child(list, 0);
+	if (kind_of(keywords) != N_KEYWORDS)
+		return;
+	TSTreeCursor *cur = cursor_at(c, depth, keywords);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode pair = ts_tree_cursor_current_node(cur);
+		if (kind_of(pair) != N_PAIR)
+			continue;
+		size_t len;
+		const char *t = text_of(c, field(pair, tables.f_key), &len);
+		int arity = small_int(c, field(pair, tables.f_value));
+		while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == ':' || t[len - 1] == '\n' ||
+		                   t[len - 1] == '\t'))
+			len--;
+		if (arity < 0 || len == 0 || len >= EX_MAX_NAME ||
+		    kind_of(field(pair, tables.f_key)) != N_KEYWORD)
+			continue;
+		char key[EX_MAX_NAME + 16];
+		int n = snprintf(key, sizeof(key), "&%.*s/%d", (int)len, t, arity);
+		if (n > 0 && (size_t)n < sizeof(key))
+			alias_add(c, key, (size_t)n, module);
+	}
+}
+
+NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                                  enum facts_ref_kind kind)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -863,11 +956,13 @@ static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned 
 		if (len && !memchr(buf, '.', len))
 			alias_add(c, buf, len, full);
 	}
+	if (kind == FACTS_REF_IMPORT && a.count >= 2)
+		import_only(c, keyword_value(c, a.last, depth, "only"), depth, full);
 	if (kind == FACTS_REF_USE && a.count >= 2)
 		walk(c, a.last, depth, 0);
 }
 
-static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+NOINLINE static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
 {
 	struct facts_module *m = cur_module(c);
 	if (!m || c->in_quote || c->function >= 0) {
@@ -955,7 +1050,7 @@ static bool spec_head(struct ex_ctx *c, TSNode n, unsigned depth, const char **n
 	return true;
 }
 
-static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
+NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	TSNode operand = field(n, tables.f_operand);
 	if (kind_of(operand) != N_CALL)
@@ -1085,13 +1180,32 @@ static bool head_read(struct ex_ctx *c, TSNode head, unsigned depth, struct ex_h
 		return true;
 	}
 	case N_BINARY: {
-		/* def left <~> right */
+		/* def left <~> right; defmacro first..last//step is ..///3 */
 		TSNode op = field(head, tables.f_operator);
 		h->name = text_of(c, op, &h->name_len);
 		h->left = field(head, tables.f_left);
 		h->right = field(head, tables.f_right);
 		h->arity = 2;
+		if (h->name_len == 2 && memcmp(h->name, "//", 2) == 0 &&
+		    kind_of(h->left) == N_BINARY) {
+			size_t inner_len;
+			const char *inner =
+			    text_of(c, field(h->left, tables.f_operator), &inner_len);
+			if (inner_len == 2 && memcmp(inner, "..", 2) == 0) {
+				h->name = "..//";
+				h->name_len = 4;
+				h->arity = 3;
+			}
+		}
 		return h->name_len > 0 && h->name_len < 8 && op_of(head) != OP_DEFAULT;
+	}
+	case N_UNARY: {
+		/* def -value, def not value, defmacro @expr */
+		TSNode op = field(head, tables.f_operator);
+		h->name = text_of(c, op, &h->name_len);
+		h->left = field(head, tables.f_operand);
+		h->arity = 1;
+		return h->name_len > 0 && h->name_len < 8;
 	}
 	default:
 		return false;
@@ -1142,10 +1256,10 @@ static void clause_walk(struct ex_ctx *c, long fi, const struct ex_head *h, TSNo
 	c->metrics = &metrics;
 	if (!ts_node_is_null(h->args))
 		walk_children(c, h->args, depth);
-	if (!ts_node_is_null(h->left)) {
+	if (!ts_node_is_null(h->left))
 		walk(c, h->left, depth, 0);
+	if (!ts_node_is_null(h->right))
 		walk(c, h->right, depth, 0);
-	}
 	if (!ts_node_is_null(h->guard))
 		walk(c, h->guard, depth, 0);
 	if (!ts_node_is_null(body)) {
@@ -1232,13 +1346,25 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 	return fi;
 }
 
-static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
+NOINLINE static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                            enum ex_word w)
 {
 	struct ex_args a;
 	struct ex_head h;
 	args_read(c, call->args, depth, &a);
-	if (!c->mod || c->in_quote || a.count == 0 || !head_read(c, a.first[0], depth, &h)) {
-		walk_children(c, call->node, depth);
+	/* Definitions are made in module bodies; inside a function a `def...`
+	 * call is an ordinary call (Kernel.Utils calls its defguard/3), unless
+	 * the file has a syntax error, which may have swallowed an `end`. */
+	bool defines = c->mod && !c->in_quote && (c->function < 0 || c->f->errors.len > 0);
+	if (!defines || a.count == 0 || !head_read(c, a.first[0], depth, &h)) {
+		if (c->function >= 0 && !c->in_quote) {
+			int arity = (int)a.count + (ts_node_is_null(call->do_block) ? 0 : 1);
+			local_call(c, call->target, arity);
+		}
+		if (!ts_node_is_null(call->args))
+			walk_children(c, call->args, depth);
+		if (!ts_node_is_null(call->do_block))
+			walk_children(c, call->do_block, depth);
 		return;
 	}
 	TSNode body = call->do_block;
@@ -1347,6 +1473,9 @@ static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth)
 					walk_children(c, h.args, depth + 1);
 				if (!ts_node_is_null(h.guard))
 					walk(c, h.guard, depth + 1, 0);
+				if (a.count >= 2)
+					walk(c, keyword_value(c, a.last, depth + 1, "do"),
+					     depth + 1, 0);
 				continue;
 			}
 		}
@@ -1389,8 +1518,11 @@ static bool is_block_keyword(const struct ex_ctx *c, TSNode key)
 	return false;
 }
 
+/* Walks a structure's body one nesting level deeper, in a scope of its own
+ * (aliases and imports made there do not leak). */
 static void nested_walk(struct ex_ctx *c, TSNode n, unsigned depth, bool children)
 {
+	size_t saved = c->aliases.len;
 	if (c->metrics) {
 		c->metrics->nesting++;
 		c->metrics->depth++;
@@ -1403,9 +1535,11 @@ static void nested_walk(struct ex_ctx *c, TSNode n, unsigned depth, bool childre
 		c->metrics->nesting--;
 		c->metrics->depth--;
 	}
+	c->aliases.len = saved;
 }
 
-static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
+NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                                enum ex_word w)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -1466,7 +1600,7 @@ static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned de
 		nested_walk(c, call->do_block, depth, true);
 }
 
-static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
+NOINLINE static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	TSNode operand = field(n, tables.f_operand);
 	if (kind_of(operand) == N_BINARY && op_of(operand) == OP_SLASH) {
@@ -1488,11 +1622,7 @@ static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
 				}
 			}
 		} else if (arity >= 0 && kind_of(left) == N_IDENTIFIER) {
-			size_t len;
-			const char *t = text_of(c, left, &len);
-			if (c->mod && !c->in_quote && len > 0 && len < EX_MAX_NAME)
-				call_add(c, FACTS_CALL_CAPTURE, c->mod->name,
-				         gi_arena_strndup(&c->f->arena, t, len), arity, line_of(n));
+			local_call_kind(c, left, arity, FACTS_CALL_CAPTURE, line_of(n));
 			return;
 		}
 	}
@@ -1527,26 +1657,11 @@ static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
 	walk(c, right, depth, 0);
 }
 
-/* The text of a string literal without interpolation, or NULL. */
-static const char *plain_string(struct ex_ctx *c, TSNode n, size_t *len)
-{
-	if (kind_of(n) != N_STRING)
-		return NULL;
-	uint32_t count = ts_node_named_child_count(n);
-	if (count == 0) {
-		*len = 0;
-		return "";
-	}
-	TSNode q = ts_node_named_child(n, 0);
-	if (count != 1 || kind_of(q) != N_QUOTED_CONTENT)
-		return NULL;
-	return text_of(c, q, len);
-}
-
 /* ExUnit: `test "name" do ... end` defines the public function
  * :"test name"/1 (:"test describe name"/1 inside `describe "describe"`), so
  * that the calls made by tests have a function to come from. */
-static bool do_exunit(struct ex_ctx *c, const struct ex_call *call, unsigned depth, bool describe)
+NOINLINE static bool do_exunit(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                               bool describe)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -1583,6 +1698,8 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	struct ex_call call;
 	call_read(c, n, depth, &call);
 	enum node_kind tk = kind_of(call.target);
+	bool local = false;
+	const char *mod = NULL, *fun = NULL;
 	if (tk == N_IDENTIFIER) {
 		size_t len;
 		const char *t = text_of(c, call.target, &len);
@@ -1639,44 +1756,42 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		case EX_W_RECEIVE:
 			do_control(c, &call, depth, w);
 			return;
-		default: {
+		default:
 			if (c->mod && c->function < 0 && !c->in_quote &&
 			    !ts_node_is_null(call.do_block) &&
 			    (text_is(c, call.target, "test") ||
 			     text_is(c, call.target, "describe")) &&
 			    do_exunit(c, &call, depth, text_is(c, call.target, "describe")))
 				return;
-			struct ex_args a;
-			args_read(c, call.args, depth, &a);
-			int arity = (int)a.count + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
-			local_call(c, call.target, arity);
+			local = true;
 			break;
-		}
 		}
 	} else if (tk == N_DOT) {
 		TSNode left = field(call.target, tables.f_left);
 		TSNode right = field(call.target, tables.f_right);
-		const char *mod = NULL, *fun = NULL;
 		if (!ts_node_is_null(right) &&
 		    (kind_of(left) != N_IDENTIFIER || !ts_node_is_null(call.args) || pipe)) {
 			mod = module_of(c, left, depth);
 			fun = mod ? dot_function(c, right) : NULL;
 		}
-		if (mod && fun) {
-			struct ex_args a;
-			args_read(c, call.args, depth, &a);
-			int arity = (int)a.count + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
-			remote_call(c, mod, fun, arity, line_of(n));
-		} else {
+		if (!mod || !fun)
 			walk(c, left, depth, 0);
-		}
 	} else if (!ts_node_is_null(call.target)) {
 		walk(c, call.target, depth, 0);
 	}
-	if (!ts_node_is_null(call.args))
-		walk_children(c, call.args, depth);
-	if (!ts_node_is_null(call.do_block))
+	/* The call is recorded once its arguments are walked (and counted), so
+	 * that calls in arguments come first. */
+	uint32_t nargs = walk_children(c, call.args, depth);
+	int arity = (int)nargs + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
+	if (local)
+		local_call(c, call.target, arity);
+	else if (mod && fun)
+		remote_call(c, mod, fun, arity, line_of(n));
+	if (!ts_node_is_null(call.do_block)) {
+		size_t saved = c->aliases.len;
 		walk_children(c, call.do_block, depth);
+		c->aliases.len = saved;
+	}
 }
 
 static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
@@ -1694,6 +1809,7 @@ static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
 static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	int saved = 0;
+	size_t saved_aliases = c->aliases.len;
 	if (c->metrics) {
 		saved = c->metrics->nesting;
 		c->metrics->nesting = 0;
@@ -1701,6 +1817,7 @@ static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
 	walk_children(c, n, depth);
 	if (c->metrics)
 		c->metrics->nesting = saved;
+	c->aliases.len = saved_aliases;
 }
 
 static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
@@ -1762,33 +1879,39 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	}
 }
 
-/* Walks the named children of `n` (which sits at `depth`) one level deeper. */
-static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth)
+/* Walks the named children of `n` (which sits at `depth`) one level deeper;
+ * returns how many there were, comments aside (a call's arity). */
+static uint32_t walk_children(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	if (ts_node_is_null(n) || ts_node_child_count(n) == 0)
-		return;
+		return 0;
 	if (depth >= EX_MAX_DEPTH) {
 		walk(c, n, depth, 0);
-		return;
+		return 0;
 	}
 	TSTreeCursor *cur = cursor_at(c, depth, n);
 	if (!ts_tree_cursor_goto_first_child(cur))
-		return;
+		return 0;
 	size_t reopen = 0;
+	uint32_t count = 0;
 	do {
 		TSNode k = ts_tree_cursor_current_node(cur);
 		if (!ts_node_is_named(k))
 			continue;
-		if (reopen && kind_of(k) == N_ERROR) {
+		enum node_kind kk = kind_of(k);
+		if (reopen && kk == N_ERROR) {
 			module_recover(c, reopen - 1, k, depth);
 			reopen = 0;
 			continue;
 		}
+		if (kk != N_COMMENT)
+			count++;
 		c->bodyless = 0;
 		walk(c, k, depth, 0);
 		reopen = c->bodyless;
 		c->bodyless = 0;
 	} while (ts_tree_cursor_goto_next_sibling(cur));
+	return count;
 }
 
 /* ---- errors and entry point --------------------------------------------- */
@@ -1849,7 +1972,7 @@ int ex_parse(const char *path, const char *source, size_t len, struct facts_file
 
 	struct ex_ctx *c = gi_calloc(1, sizeof(*c));
 	c->f = f;
-	c->src = source;
+	c->src = len ? source : "";
 	c->len = len;
 	c->function = -1;
 	gi_vec_init(&c->aliases, sizeof(struct ex_alias));

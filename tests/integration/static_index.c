@@ -336,6 +336,9 @@ static void index_skips_and_reports_bad_files(void)
 	write_file(dir, "_build/dev/x.ex", "defmodule Built do\nend\n");
 	write_file(dir, "node_modules/y/z.ex", "defmodule Node do\nend\n");
 	write_file(dir, "README.md", "not elixir\n");
+	write_file(dir, ".gitignore", "# generated code\ngen/\n*_skip.ex\n");
+	write_file(dir, "lib/gen/made.ex", "defmodule Made do\nend\n");
+	write_file(dir, "lib/this_skip.ex", "defmodule ThisSkip do\nend\n");
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/lib/blob.ex", dir);
 	FILE *f = fopen(path, "wb");
@@ -376,6 +379,48 @@ static void index_skips_and_reports_bad_files(void)
 	TH_ASSERT(!has_module_row(mods, "name", "Dep"));
 	TH_ASSERT(!has_module_row(mods, "name", "Built"));
 	TH_ASSERT(!has_module_row(mods, "name", "Node"));
+	TH_ASSERT(!has_module_row(mods, "name", "Made"));
+	TH_ASSERT(!has_module_row(mods, "name", "ThisSkip"));
+	result_free(&r);
+}
+
+/* Enough files to fill the parser-to-writer queue (32) several times over:
+ * a chain M0 -> M1 -> ... -> M199 of remote calls. */
+static void index_many_files_on_threads(void)
+{
+	char dir[4096], rel[64], text[512];
+	snprintf(dir, sizeof(dir), "%s/chain", th_tmpdir());
+	for (int i = 0; i < 200; i++) {
+		snprintf(rel, sizeof(rel), "lib/m%d.ex", i);
+		if (i < 199)
+			snprintf(
+			    text, sizeof(text),
+			    "defmodule Chain.M%d do\n  def f(x), do: Chain.M%d.f(x + 1)\nend\n", i,
+			    i + 1);
+		else
+			snprintf(text, sizeof(text),
+			         "defmodule Chain.M%d do\n  def f(x), do: x\nend\n", i);
+		write_file(dir, rel, text);
+	}
+	struct result r = GIULIA("index", dir, "--jobs", "2", "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 200);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 200);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 200);
+	TH_ASSERT_INT_EQ(jint(r.json, "edges"), 199);
+	result_free(&r);
+	r = GIULIA("path", "Chain.M0", "Chain.M199", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(jint(r.json, "hops"), 199);
+	result_free(&r);
+	r = GIULIA("impact", "Chain.M100", "--depth", "3", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(jint(r.json, "dependent_count"), 3);
+	TH_ASSERT_INT_EQ(jint(r.json, "dependency_count"), 3);
+	result_free(&r);
+	r = GIULIA("query", "topology", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(jint(r.json, "layer_count"), 200);
+	result_free(&r);
+	r = GIULIA("dead-code", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(jint(r.json, "count"), 1); /* Chain.M0.f/1 */
 	result_free(&r);
 }
 
@@ -430,6 +475,10 @@ static void clear_errors_for_bad_input(void)
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "not a directory");
 	result_free(&r);
+	r = GIULIA("index", dir, "--db", "/no/such/dir/x.db");
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "cannot create the database /no/such/dir/x.db");
+	result_free(&r);
 }
 
 static void corrupt_and_foreign_databases(void)
@@ -476,10 +525,15 @@ static void corrupt_and_foreign_databases(void)
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
-	    TH_TEST(index_reports_counts),          TH_TEST(queries_answer_on_fixture),
-	    TH_TEST(reindex_parses_only_changes),   TH_TEST(index_skips_and_reports_bad_files),
-	    TH_TEST(db_option_and_environment),     TH_TEST(clear_errors_for_bad_input),
-	    TH_TEST(corrupt_and_foreign_databases), TH_END,
+	    TH_TEST(index_reports_counts),
+	    TH_TEST(queries_answer_on_fixture),
+	    TH_TEST(reindex_parses_only_changes),
+	    TH_TEST(index_skips_and_reports_bad_files),
+	    TH_TEST(index_many_files_on_threads),
+	    TH_TEST(db_option_and_environment),
+	    TH_TEST(clear_errors_for_bad_input),
+	    TH_TEST(corrupt_and_foreign_databases),
+	    TH_END,
 	};
 	return th_main(argc, argv, "integration_static_index", tests);
 }

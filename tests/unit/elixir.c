@@ -315,6 +315,53 @@ static void parses_a_module(void)
 	facts_file_free(f);
 }
 
+/* Renders `src` and checks that each of the NULL-terminated `want` lines is there. */
+static void expect_lines(const char *src, const char *const *want)
+{
+	struct facts_file *f = parse_text(src);
+	struct gi_vec got;
+	render(f, &got);
+	for (size_t i = 0; want[i]; i++) {
+		bool found = false;
+		for (size_t k = 0; k < got.len && !found; k++)
+			found = strcmp(GI_VEC_AT(&got, char *, k), want[i]) == 0;
+		TH_ASSERT_MSG(found, "missing: %s", want[i]);
+	}
+	lines_free(&got);
+	facts_file_free(f);
+}
+
+static void directives_are_lexically_scoped(void)
+{
+	static const char *const want[] = {
+	    "call I.a/1 remote M.f/1",
+	    "call I.b/1 local I.f/1",
+	    "call I.c/1 remote X.Y.g/0",
+	    "call I.c/1 remote Y.h/0",
+	    "call I.d/1 remote Y.k/0",
+	    "call I.d/1 capture M.f/1",
+	    "ref I import M",
+	    NULL,
+	};
+	expect_lines("defmodule I do\n"
+	             "  def a(x) do\n"
+	             "    import M, only: [f: 1]\n"
+	             "    f(x)\n"
+	             "  end\n"
+	             "  def b(x), do: f(x)\n"
+	             "  def c(x) do\n"
+	             "    if x do\n"
+	             "      alias X.Y\n"
+	             "      Y.g()\n"
+	             "    end\n"
+	             "    Y.h()\n"
+	             "  end\n"
+	             "  import M, only: [f: 1]\n"
+	             "  def d(_), do: {Y.k(), &f/1}\n"
+	             "end\n",
+	             want);
+}
+
 static void refuses_binary_and_huge_files(void)
 {
 	struct facts_file *f = (struct facts_file *)1;
@@ -474,6 +521,7 @@ int main(int argc, char **argv)
 	    TH_TEST(fixtures_match_expected_facts),
 	    TH_TEST(fixtures_all_have_expected_facts),
 	    TH_TEST(parses_a_module),
+	    TH_TEST(directives_are_lexically_scoped),
 	    TH_TEST(refuses_binary_and_huge_files),
 	    TH_TEST(empty_and_blank_files),
 	    TH_TEST(truncated_prefixes),

@@ -1,0 +1,239 @@
+/*
+ * compare.c - what changed between two profiles of the same node (before and
+ * after a fix): metric deltas, hot modules that entered or left the hot list
+ * (with share changes of those that stayed), recommendations resolved, new
+ * or still present (matched by rule id and subject).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "fuse/fuse.h"
+#include "fuse/fuse_int.h"
+
+static const struct {
+	const char *label, *path;
+	int kind; /* 0 count, 1 bytes, 2 share */
+} metrics[] = {
+    {"memory avg", "metrics.memory_bytes.avg", 1},
+    {"memory peak", "metrics.memory_bytes.peak", 1},
+    {"memory growth", "metrics.memory_bytes.growth_bytes", 1},
+    {"processes avg", "metrics.process_count.avg", 0},
+    {"processes peak", "metrics.process_count.peak", 0},
+    {"run queue avg", "metrics.run_queue.avg", 0},
+    {"run queue peak", "metrics.run_queue.peak", 0},
+    {"utilisation avg", "metrics.scheduler_utilisation.avg", 2},
+    {"utilisation peak", "metrics.scheduler_utilisation.peak", 2},
+    {"reductions/s avg", "metrics.reductions_per_second.avg", 0},
+    {"reductions/s peak", "metrics.reductions_per_second.peak", 0},
+};
+
+static json_t *find_module(json_t *list, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const char *m = fuse_str(json_array_get(list, i), "module");
+		if (m && strcmp(m, name) == 0)
+			return json_array_get(list, i);
+	}
+	return NULL;
+}
+
+static bool same_rec(json_t *x, json_t *y)
+{
+	const char *ix = fuse_str(x, "id"), *iy = fuse_str(y, "id");
+	if (!ix || !iy || strcmp(ix, iy) != 0)
+		return false;
+	const char *sx = fuse_str(x, "subject"), *sy = fuse_str(y, "subject");
+	if (!sx || !sy)
+		return sx == sy;
+	return strcmp(sx, sy) == 0;
+}
+
+static json_t *find_rec(json_t *list, json_t *rec)
+{
+	for (size_t i = 0; i < json_array_size(list); i++)
+		if (same_rec(json_array_get(list, i), rec))
+			return json_array_get(list, i);
+	return NULL;
+}
+
+static json_t *rec_brief(json_t *r)
+{
+	json_t *o = json_object();
+	const char *keys[] = {"rule", "id", "subject", "priority", "severity", "finding"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = json_object_get(r, keys[i]);
+		json_object_set_new(o, keys[i], v ? json_incref(v) : json_null());
+	}
+	return o;
+}
+
+int fuse_compare(json_t *a, json_t *b, json_t **out)
+{
+	*out = NULL;
+	if (!json_is_object(a) || !json_is_object(b))
+		return GI_EINVAL;
+	json_t *c = json_object();
+	json_t *sa = json_object_get(a, "session"), *sb = json_object_get(b, "session");
+	json_t *ids = json_object();
+	json_object_set_new(
+	    ids, "a",
+	    json_incref(json_object_get(sa, "id") ? json_object_get(sa, "id") : json_null()));
+	json_object_set_new(
+	    ids, "b",
+	    json_incref(json_object_get(sb, "id") ? json_object_get(sb, "id") : json_null()));
+	json_object_set_new(c, "profiles", ids);
+	const char *na = fuse_str(sa, "node"), *nb = fuse_str(sb, "node");
+	json_object_set_new(c, "node_a", na ? json_string(na) : json_null());
+	json_object_set_new(c, "node_b", nb ? json_string(nb) : json_null());
+	json_object_set_new(c, "same_node", json_boolean(na && nb && strcmp(na, nb) == 0));
+
+	json_t *deltas = json_array();
+	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++) {
+		double x = fuse_num_path(a, metrics[i].path), y = fuse_num_path(b, metrics[i].path);
+		json_t *d = json_object();
+		json_object_set_new(d, "metric", json_string(metrics[i].label));
+		json_object_set_new(d, "path", json_string(metrics[i].path));
+		json_object_set_new(d, "kind",
+		                    json_string(metrics[i].kind == 1   ? "bytes"
+		                                : metrics[i].kind == 2 ? "share"
+		                                                       : "count"));
+		json_object_set_new(d, "a", fuse_json_num(x));
+		json_object_set_new(d, "b", fuse_json_num(y));
+		json_object_set_new(d, "delta", fuse_json_num(y - x));
+		json_object_set_new(d, "change_ratio",
+		                    fuse_json_num(x != 0 && isfinite(x) ? (y - x) / fabs(x) : NAN));
+		json_array_append_new(deltas, d);
+	}
+	json_object_set_new(c, "metrics", deltas);
+
+	json_t *ha = json_object_get(a, "hot_modules"), *hb = json_object_get(b, "hot_modules");
+	json_t *entered = json_array(), *left = json_array(), *stayed = json_array();
+	for (size_t i = 0; i < json_array_size(hb); i++) {
+		json_t *m = json_array_get(hb, i);
+		const char *name = fuse_str(m, "module");
+		if (!name)
+			continue;
+		json_t *old = find_module(ha, name);
+		json_t *e = json_object();
+		json_object_set_new(e, "module", json_string(name));
+		json_object_set_new(e, "share_a", fuse_json_num(fuse_num(old, "reductions_share")));
+		json_object_set_new(e, "share_b", fuse_json_num(fuse_num(m, "reductions_share")));
+		json_array_append_new(old ? stayed : entered, e);
+	}
+	for (size_t i = 0; i < json_array_size(ha); i++) {
+		json_t *m = json_array_get(ha, i);
+		const char *name = fuse_str(m, "module");
+		if (!name || find_module(hb, name))
+			continue;
+		json_t *e = json_object();
+		json_object_set_new(e, "module", json_string(name));
+		json_object_set_new(e, "share_a", fuse_json_num(fuse_num(m, "reductions_share")));
+		json_object_set_new(e, "share_b", json_null());
+		json_array_append_new(left, e);
+	}
+	json_t *hot = json_object();
+	json_object_set_new(hot, "entered", entered);
+	json_object_set_new(hot, "left", left);
+	json_object_set_new(hot, "stayed", stayed);
+	json_object_set_new(c, "hot_modules", hot);
+
+	json_t *ra = json_object_get(a, "recommendations"),
+	       *rb = json_object_get(b, "recommendations");
+	json_t *resolved = json_array(), *added = json_array(), *still = json_array();
+	for (size_t i = 0; i < json_array_size(ra); i++) {
+		json_t *r = json_array_get(ra, i);
+		json_array_append_new(find_rec(rb, r) ? still : resolved, rec_brief(r));
+	}
+	for (size_t i = 0; i < json_array_size(rb); i++) {
+		json_t *r = json_array_get(rb, i);
+		if (!find_rec(ra, r))
+			json_array_append_new(added, rec_brief(r));
+	}
+	json_t *recs = json_object();
+	json_object_set_new(recs, "resolved", resolved);
+	json_object_set_new(recs, "new", added);
+	json_object_set_new(recs, "remaining", still);
+	json_object_set_new(c, "recommendations", recs);
+	*out = c;
+	return 0;
+}
+
+static void fmt_value(double v, const char *kind, char *out, size_t size)
+{
+	if (strcmp(kind, "bytes") == 0)
+		fuse_fmt_bytes(v, out, size);
+	else if (strcmp(kind, "share") == 0)
+		fuse_fmt_pct(v, out, size);
+	else if (isfinite(v) && v != floor(v) && fabs(v) < 100)
+		snprintf(out, size, "%.2f", v);
+	else
+		fuse_fmt_count(v, out, size);
+}
+
+static void put_recs(struct gi_buf *out, const char *title, json_t *list)
+{
+	gi_buf_printf(out, "\n%s (%zu)\n", title, json_array_size(list));
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		json_t *r = json_array_get(list, i);
+		const char *finding = fuse_str(r, "finding");
+		gi_buf_printf(out, "  - %s: %.88s\n", fuse_str(r, "id") ? fuse_str(r, "id") : "?",
+		              finding ? finding : "");
+	}
+}
+
+int fuse_compare_text(json_t *cmp, struct gi_buf *out)
+{
+	if (!json_is_object(cmp) || !out)
+		return GI_EINVAL;
+	const char *a = fuse_str_path(cmp, "profiles.a"), *b = fuse_str_path(cmp, "profiles.b");
+	gi_buf_printf(out, "Giulia compare  %s (before) -> %s (after)\n", a ? a : "-", b ? b : "-");
+	if (!fuse_bool(cmp, "same_node"))
+		gi_buf_printf(out, "  note: the profiles are of different nodes (%s, %s)\n",
+		              fuse_str(cmp, "node_a") ? fuse_str(cmp, "node_a") : "-",
+		              fuse_str(cmp, "node_b") ? fuse_str(cmp, "node_b") : "-");
+	gi_buf_printf(out, "\n  %-20s %14s %14s %14s %8s\n", "metric", "before", "after", "delta",
+	              "change");
+	json_t *ms = json_object_get(cmp, "metrics");
+	for (size_t i = 0; i < json_array_size(ms); i++) {
+		json_t *m = json_array_get(ms, i);
+		const char *kind = fuse_str(m, "kind") ? fuse_str(m, "kind") : "count";
+		char x[32], y[32], d[32], signed_d[40], ch[32];
+		fmt_value(fuse_num(m, "a"), kind, x, sizeof(x));
+		fmt_value(fuse_num(m, "b"), kind, y, sizeof(y));
+		double delta = fuse_num(m, "delta");
+		fmt_value(delta, kind, d, sizeof(d));
+		snprintf(signed_d, sizeof(signed_d), "%s%s",
+		         isfinite(delta) && delta > 0 ? "+" : "", d);
+		double r = fuse_num(m, "change_ratio");
+		if (isfinite(r))
+			snprintf(ch, sizeof(ch), "%+.0f%%", r * 100);
+		else
+			snprintf(ch, sizeof(ch), "-");
+		gi_buf_printf(out, "  %-20s %14s %14s %14s %8s\n", fuse_str(m, "metric"), x, y,
+		              signed_d, ch);
+	}
+	json_t *hot = json_object_get(cmp, "hot_modules");
+	static const char *const sections[][2] = {
+	    {"entered", "Hot modules that entered"},
+	    {"left", "Hot modules that left"},
+	    {"stayed", "Hot modules in both"},
+	};
+	for (size_t s = 0; s < 3; s++) {
+		json_t *list = json_object_get(hot, sections[s][0]);
+		gi_buf_printf(out, "\n%s (%zu)\n", sections[s][1], json_array_size(list));
+		for (size_t i = 0; i < json_array_size(list) && i < 20; i++) {
+			json_t *e = json_array_get(list, i);
+			char x[16], y[16];
+			fuse_fmt_pct(fuse_num(e, "share_a"), x, sizeof(x));
+			fuse_fmt_pct(fuse_num(e, "share_b"), y, sizeof(y));
+			gi_buf_printf(out, "  %-50.50s %8s -> %8s\n", fuse_str(e, "module"), x, y);
+		}
+	}
+	json_t *recs = json_object_get(cmp, "recommendations");
+	put_recs(out, "Recommendations resolved", json_object_get(recs, "resolved"));
+	put_recs(out, "Recommendations new", json_object_get(recs, "new"));
+	put_recs(out, "Recommendations remaining", json_object_get(recs, "remaining"));
+	return 0;
+}

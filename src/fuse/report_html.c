@@ -1,0 +1,559 @@
+/*
+ * report_html.c - a profile as one self-contained HTML page: inline CSS,
+ * charts drawn here as inline SVG (line charts of the time series, bar
+ * charts of hot modules and functions), the recommendations and the tables.
+ * No network fetch of any kind. A small inline script counts the charts that
+ * the browser laid out with a non-empty box and records the count on
+ * <body data-charts-rendered="N">, which the tests read from the DOM.
+ *
+ * Every text that comes from the profile is HTML-escaped.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/error.h"
+#include "fuse/fuse.h"
+#include "fuse/fuse_int.h"
+
+#define CHART_W 460
+#define CHART_H 170
+#define PAD_L   58
+#define PAD_R   12
+#define PAD_T   14
+#define PAD_B   26
+
+static const char style[] =
+    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;"
+    "background:#f5f6f8;color:#1d2330}"
+    "header{background:#1d2330;color:#fff;padding:18px 28px}"
+    "header h1{margin:0 0 4px;font-size:20px}header .meta{opacity:.8;font-size:13px}"
+    "main{padding:18px 28px;max-width:1180px}"
+    "h2{font-size:16px;margin:26px 0 10px;border-bottom:1px solid #d7dbe2;padding-bottom:4px}"
+    ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:14px}"
+    ".card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:10px 12px}"
+    ".card h3{margin:0 0 6px;font-size:13px;color:#4a5366;font-weight:600}"
+    ".kpis{display:flex;flex-wrap:wrap;gap:10px}"
+    ".kpi{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:8px 12px;"
+    "min-width:150px}.kpi b{display:block;font-size:18px}.kpi span{font-size:12px;color:#5b6477}"
+    ".rec{background:#fff;border:1px solid #dde1e8;border-left:5px solid #8a94a6;"
+    "border-radius:6px;padding:10px 14px;margin-bottom:10px}"
+    ".rec.high{border-left-color:#d64545}.rec.medium{border-left-color:#e0a030}"
+    ".rec.low{border-left-color:#3f8fd2}"
+    ".rec .t{font-weight:600}.rec .id{font-family:monospace;font-size:12px;color:#5b6477}"
+    ".rec .advice{margin-top:6px}.ev{display:flex;flex-wrap:wrap;gap:4px 6px;margin-top:6px}"
+    ".ev span{background:#eef0f4;border-radius:4px;padding:1px 7px;font:12px ui-monospace,"
+    "monospace}.ev i{font-style:normal;color:#5b6477}"
+    "table{border-collapse:collapse;font-size:12.5px;background:#fff}"
+    "th,td{border:1px solid #e1e4ea;padding:3px 7px;text-align:left;vertical-align:top}"
+    "th{background:#eef0f4}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+    ".mono{font-family:ui-monospace,monospace;font-size:12px}"
+    "svg text{font-size:11px;fill:#4a5366}svg .grid line{stroke:#e6e9ee}"
+    ".muted{color:#7a8397}.badge{display:inline-block;padding:0 6px;border-radius:8px;"
+    "font-size:11px;color:#fff;background:#8a94a6}.badge.high{background:#d64545}"
+    ".badge.medium{background:#e0a030}.badge.low{background:#3f8fd2}";
+
+static const char script[] =
+    "(function(){var n=0;document.querySelectorAll('svg.chart').forEach(function(s){"
+    "var r=s.getBoundingClientRect();var marks=s.querySelectorAll('.mark');"
+    "var drawn=0;marks.forEach(function(m){var b=m.getBBox();if(b.width>0||b.height>0)"
+    "drawn++;});if(r.width>0&&r.height>0&&drawn>0)n++;});"
+    "document.body.setAttribute('data-charts-rendered',String(n));})();";
+
+static void esc(struct gi_buf *out, const char *s)
+{
+	fuse_html_escape(out, s ? s : "-");
+}
+
+static void fmt_axis(double v, const char *unit, char *out, size_t size)
+{
+	if (strcmp(unit, "bytes") == 0)
+		fuse_fmt_bytes(v, out, size);
+	else if (strcmp(unit, "share") == 0)
+		snprintf(out, size, "%.0f%%", v * 100);
+	else
+		fuse_fmt_count(v, out, size);
+}
+
+/* A line chart of series[key] against series.t_s. */
+static void line_chart(struct gi_buf *out, json_t *series, const char *key, const char *title,
+                       const char *unit, const char *colour)
+{
+	json_t *ts = json_object_get(series, "t_s"), *ys = json_object_get(series, key);
+	size_t n = json_array_size(ys);
+	if (json_array_size(ts) < n)
+		n = json_array_size(ts);
+	double tmax = 0, ymax = 0;
+	for (size_t i = 0; i < n; i++) {
+		double t = json_number_value(json_array_get(ts, i));
+		double y = json_number_value(json_array_get(ys, i));
+		if (json_is_number(json_array_get(ts, i)) && t > tmax)
+			tmax = t;
+		if (json_is_number(json_array_get(ys, i)) && y > ymax)
+			ymax = y;
+	}
+	if (strcmp(unit, "share") == 0)
+		ymax = 1.0;
+	else if (ymax <= 0)
+		ymax = 1;
+	else
+		ymax *= 1.1;
+	if (tmax <= 0)
+		tmax = 1;
+	double pw = CHART_W - PAD_L - PAD_R, ph = CHART_H - PAD_T - PAD_B;
+	gi_buf_printf(out, "<div class=\"card\"><h3>");
+	esc(out, title);
+	gi_buf_printf(out,
+	              "</h3><svg class=\"chart line\" data-series=\"%s\" viewBox=\"0 0 %d %d\" "
+	              "width=\"100%%\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">",
+	              key, CHART_W, CHART_H);
+	gi_buf_puts(out, "<g class=\"grid\">");
+	for (int g = 0; g <= 4; g++) {
+		double y = PAD_T + ph * g / 4.0;
+		char label[32];
+		fmt_axis(ymax * (4 - g) / 4.0, unit, label, sizeof(label));
+		gi_buf_printf(out,
+		              "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
+		              "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+		              PAD_L, y, CHART_W - PAD_R, y, PAD_L - 6, y + 4, label);
+	}
+	gi_buf_printf(out,
+	              "</g><text x=\"%d\" y=\"%d\">0 s</text>"
+	              "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.0f s</text>",
+	              PAD_L, CHART_H - 6, CHART_W - PAD_R, CHART_H - 6, tmax);
+	if (n == 0) {
+		gi_buf_printf(
+		    out,
+		    "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no data</text></svg></div>",
+		    CHART_W / 2, CHART_H / 2);
+		return;
+	}
+	gi_buf_printf(out,
+	              "<path class=\"mark\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
+	              "stroke-linejoin=\"round\" d=\"",
+	              colour);
+	bool pen = false;
+	for (size_t i = 0; i < n; i++) {
+		json_t *jy = json_array_get(ys, i), *jt = json_array_get(ts, i);
+		if (!json_is_number(jy) || !json_is_number(jt)) {
+			pen = false;
+			continue;
+		}
+		double x = PAD_L + pw * json_number_value(jt) / tmax;
+		double y = PAD_T + ph * (1 - json_number_value(jy) / ymax);
+		gi_buf_printf(out, "%s%.1f %.1f ", pen ? "L" : "M", x, y);
+		pen = true;
+	}
+	/* A single point still draws: a short tick. */
+	if (n == 1)
+		gi_buf_printf(out, "h4");
+	gi_buf_puts(out, "\"/></svg></div>");
+}
+
+struct bar {
+	const char *label;
+	double value;
+	const char *text;
+};
+
+static void bar_chart(struct gi_buf *out, const char *title, const char *cls,
+                      const struct bar *bars, size_t n, const char *colour)
+{
+	int row = 20, label_w = 300, width = 940;
+	int height = (int)(n ? n : 1) * row + 8;
+	double max = 0;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(bars[i].value) && bars[i].value > max)
+			max = bars[i].value;
+	if (max <= 0)
+		max = 1;
+	gi_buf_puts(out, "<div class=\"card\"><h3>");
+	esc(out, title);
+	gi_buf_printf(out,
+	              "</h3><svg class=\"chart bars %s\" viewBox=\"0 0 %d %d\" width=\"100%%\" "
+	              "role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">",
+	              cls, width, height);
+	if (n == 0)
+		gi_buf_printf(out, "<text x=\"10\" y=\"18\">none recorded</text>");
+	for (size_t i = 0; i < n; i++) {
+		double v = isfinite(bars[i].value) ? bars[i].value : 0;
+		double w = (width - label_w - 120) * v / max;
+		int y = 4 + (int)i * row;
+		char label[64];
+		const char *l = bars[i].label ? bars[i].label : "?";
+		size_t len = strlen(l);
+		if (len > 44)
+			snprintf(label, sizeof(label), "...%s", l + len - 41);
+		else
+			snprintf(label, sizeof(label), "%s", l);
+		gi_buf_printf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", label_w - 6,
+		              y + 13);
+		esc(out, label);
+		gi_buf_printf(out,
+		              "</text><rect class=\"mark\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
+		              "height=\"%d\" rx=\"2\" fill=\"%s\"><title>",
+		              label_w, y + 2, w < 1 ? 1 : w, row - 6, colour);
+		esc(out, l);
+		gi_buf_printf(out, "</title></rect><text x=\"%.1f\" y=\"%d\">", label_w + w + 6,
+		              y + 13);
+		esc(out, bars[i].text);
+		gi_buf_puts(out, "</text>");
+	}
+	gi_buf_puts(out, "</svg></div>");
+}
+
+static void kpi(struct gi_buf *out, const char *label, const char *value, const char *sub)
+{
+	gi_buf_puts(out, "<div class=\"kpi\"><span>");
+	esc(out, label);
+	gi_buf_puts(out, "</span><b>");
+	esc(out, value);
+	gi_buf_puts(out, "</b><span>");
+	esc(out, sub);
+	gi_buf_puts(out, "</span></div>");
+}
+
+static void put_header(struct gi_buf *out, json_t *p)
+{
+	json_t *s = json_object_get(p, "session");
+	gi_buf_puts(out, "<header><h1>Giulia profile ");
+	esc(out, fuse_str(s, "id"));
+	gi_buf_puts(out, "</h1><div class=\"meta\">node ");
+	esc(out, fuse_str(s, "node"));
+	gi_buf_puts(out, " &middot; ");
+	esc(out, fuse_str(s, "status"));
+	if (fuse_str(s, "reason")) {
+		gi_buf_puts(out, " (");
+		esc(out, fuse_str(s, "reason"));
+		gi_buf_puts(out, ")");
+	}
+	double started = fuse_num(s, "started_ms");
+	if (isfinite(started)) {
+		char when[64];
+		time_t t = (time_t)(started / 1000);
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		gi_buf_printf(out, " &middot; started %s", when);
+	}
+	double dur = fuse_num(s, "duration_ms");
+	gi_buf_printf(out, " &middot; %.1f s &middot; %.0f snapshots",
+	              isfinite(dur) ? dur / 1000 : 0, fuse_num(s, "snapshot_count"));
+	if (fuse_str(s, "otp_release")) {
+		gi_buf_puts(out, " &middot; OTP ");
+		esc(out, fuse_str(s, "otp_release"));
+	}
+	json_t *tm = json_object_get(s, "traced_modules");
+	if (json_array_size(tm)) {
+		gi_buf_puts(out, "<br>traced: ");
+		for (size_t i = 0; i < json_array_size(tm); i++) {
+			if (i)
+				gi_buf_puts(out, ", ");
+			esc(out, json_string_value(json_array_get(tm, i)));
+		}
+	}
+	gi_buf_puts(out, "</div></header>");
+}
+
+static void put_kpis(struct gi_buf *out, json_t *p)
+{
+	json_t *m = json_object_get(p, "metrics");
+	char a[32], b[32], sub[80];
+	gi_buf_puts(out, "<div class=\"kpis\">");
+	json_t *mem = json_object_get(m, "memory_bytes");
+	fuse_fmt_bytes(fuse_num(mem, "peak"), a, sizeof(a));
+	fuse_fmt_bytes(fuse_num(mem, "growth_bytes"), b, sizeof(b));
+	snprintf(sub, sizeof(sub), "peak; growth %s", b);
+	kpi(out, "memory", a, sub);
+	fuse_fmt_pct(fuse_num_path(m, "scheduler_utilisation.avg"), a, sizeof(a));
+	fuse_fmt_pct(fuse_num_path(m, "scheduler_utilisation.peak"), b, sizeof(b));
+	snprintf(sub, sizeof(sub), "average; peak %s", b);
+	kpi(out, "scheduler utilisation", a, sub);
+	double rq = fuse_num_path(m, "run_queue.avg");
+	snprintf(a, sizeof(a), isfinite(rq) ? "%.2f" : "-", rq);
+	fuse_fmt_count(fuse_num_path(m, "run_queue.peak"), b, sizeof(b));
+	snprintf(sub, sizeof(sub), "average; peak %s", b);
+	kpi(out, "run queue", a, sub);
+	fuse_fmt_count(fuse_num_path(m, "reductions_per_second.avg"), a, sizeof(a));
+	fuse_fmt_count(fuse_num_path(m, "reductions_per_second.peak"), b, sizeof(b));
+	snprintf(sub, sizeof(sub), "average; peak %s", b);
+	kpi(out, "reductions/s", a, sub);
+	fuse_fmt_count(fuse_num_path(m, "process_count.avg"), a, sizeof(a));
+	fuse_fmt_count(fuse_num_path(m, "process_count.peak"), b, sizeof(b));
+	snprintf(sub, sizeof(sub), "average; peak %s", b);
+	kpi(out, "processes", a, sub);
+	gi_buf_puts(out, "</div>");
+}
+
+static void put_value(struct gi_buf *out, json_t *v)
+{
+	char text[64];
+	if (json_is_number(v)) {
+		double d = json_number_value(v);
+		if (d != floor(d) && fabs(d) < 10)
+			snprintf(text, sizeof(text), "%.3g", d);
+		else
+			fuse_fmt_count(d, text, sizeof(text));
+		esc(out, text);
+	} else if (json_is_string(v)) {
+		esc(out, json_string_value(v));
+	} else if (json_is_boolean(v)) {
+		gi_buf_puts(out, json_is_true(v) ? "yes" : "no");
+	} else if (json_is_null(v) || !v) {
+		gi_buf_puts(out, "-");
+	} else {
+		char *d = json_dumps(v, JSON_COMPACT);
+		esc(out, d);
+		free(d);
+	}
+}
+
+static void put_recommendations(struct gi_buf *out, json_t *recs)
+{
+	gi_buf_printf(out, "<h2 id=\"recommendations\">Recommendations (%zu)</h2>",
+	              json_array_size(recs));
+	if (json_array_size(recs) == 0)
+		gi_buf_puts(out, "<p class=\"muted\">No rule fired on this session.</p>");
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		json_t *r = json_array_get(recs, i);
+		const char *sev = fuse_str(r, "severity") ? fuse_str(r, "severity") : "low";
+		gi_buf_puts(out, "<div class=\"rec ");
+		esc(out, sev);
+		gi_buf_printf(out, "\" data-rule=\"%.0f\"><div><span class=\"badge ",
+		              fuse_num(r, "rule"));
+		esc(out, sev);
+		gi_buf_puts(out, "\">");
+		esc(out, sev);
+		gi_buf_printf(out, "</span> <span class=\"t\">%zu. ", i + 1);
+		esc(out, fuse_str(r, "finding"));
+		gi_buf_printf(out, "</span></div><div class=\"id\">rule %.0f &middot; ",
+		              fuse_num(r, "rule"));
+		esc(out, fuse_str(r, "id"));
+		gi_buf_printf(out, " &middot; priority %.0f</div><div class=\"ev\">",
+		              fuse_num(r, "priority"));
+		const char *key;
+		json_t *v;
+		json_object_foreach(json_object_get(r, "evidence"), key, v)
+		{
+			if (json_is_null(v))
+				continue;
+			gi_buf_puts(out, "<span><i>");
+			esc(out, key);
+			gi_buf_puts(out, "</i> ");
+			put_value(out, v);
+			gi_buf_puts(out, "</span>");
+		}
+		gi_buf_puts(out, "</div><div class=\"advice\">");
+		esc(out, fuse_str(r, "advice"));
+		gi_buf_puts(out, "</div></div>");
+	}
+}
+
+static void put_charts(struct gi_buf *out, json_t *p)
+{
+	json_t *series = json_object_get(p, "series");
+	gi_buf_puts(out, "<h2>Over time</h2><div class=\"grid\">");
+	line_chart(out, series, "run_queue", "Run queue", "count", "#d64545");
+	line_chart(out, series, "scheduler_utilisation", "Scheduler utilisation", "share",
+	           "#3f8fd2");
+	line_chart(out, series, "memory_bytes", "Memory", "bytes", "#7a52c7");
+	line_chart(out, series, "reductions_per_second", "Reductions per second", "count",
+	           "#2f9e6e");
+	gi_buf_puts(out, "</div>");
+
+	struct bar bars[20];
+	char texts[20][48];
+	json_t *hm = json_object_get(p, "hot_modules");
+	size_t n = 0;
+	for (size_t i = 0; i < json_array_size(hm) && n < 20; i++, n++) {
+		json_t *m = json_array_get(hm, i);
+		bars[n].label = fuse_str(m, "module");
+		bars[n].value = fuse_num(m, "reductions_share");
+		fuse_fmt_pct(bars[n].value, texts[n], sizeof(texts[n]));
+		bars[n].text = texts[n];
+	}
+	gi_buf_puts(out, "<h2>Hot spots</h2>");
+	bar_chart(out, "Hot modules: share of reductions", "modules", bars, n, "#e07b39");
+	json_t *hs = json_object_get(p, "trace_hotspots");
+	n = 0;
+	for (size_t i = 0; i < json_array_size(hs) && n < 20; i++, n++) {
+		json_t *f = json_array_get(hs, i);
+		bars[n].label = fuse_str(f, "mfa");
+		bars[n].value = fuse_num(f, "calls_per_second");
+		char c[32];
+		fuse_fmt_count(bars[n].value, c, sizeof(c));
+		snprintf(texts[n], sizeof(texts[n]), "%s calls/s", c);
+		bars[n].text = texts[n];
+	}
+	if (n > 0)
+		bar_chart(out, "Hot functions: calls per second (traced)", "functions", bars, n,
+		          "#3f8fd2");
+}
+
+static void cell_num(struct gi_buf *out, double v, int kind)
+{
+	char t[32];
+	if (kind == 1)
+		fuse_fmt_bytes(v, t, sizeof(t));
+	else if (kind == 2)
+		fuse_fmt_pct(v, t, sizeof(t));
+	else
+		fuse_fmt_count(v, t, sizeof(t));
+	gi_buf_puts(out, "<td class=\"n\">");
+	esc(out, t);
+	gi_buf_puts(out, "</td>");
+}
+
+static void cell_text(struct gi_buf *out, const char *s, const char *cls)
+{
+	gi_buf_printf(out, "<td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
+	esc(out, s);
+	gi_buf_puts(out, "</td>");
+}
+
+static void put_list_cell(struct gi_buf *out, json_t *list, size_t max)
+{
+	gi_buf_puts(out, "<td class=\"mono\">");
+	size_t n = json_array_size(list);
+	for (size_t i = 0; i < n && i < max; i++) {
+		if (i)
+			gi_buf_puts(out, "<br>");
+		esc(out, json_string_value(json_array_get(list, i)));
+	}
+	if (n > max)
+		gi_buf_printf(out, "<br>&hellip; %zu more", n - max);
+	if (n == 0)
+		gi_buf_puts(out, "-");
+	gi_buf_puts(out, "</td>");
+}
+
+static void put_tables(struct gi_buf *out, json_t *p)
+{
+	json_t *hm = json_object_get(p, "hot_modules");
+	gi_buf_puts(out, "<h2>Hot modules</h2><table><tr><th>module</th><th>share</th>"
+	                 "<th>reductions</th><th>memory</th><th>samples</th><th>Ca</th><th>Ce</th>"
+	                 "<th>in</th><th>out</th><th>complexity</th><th>hub</th><th>zone</th>"
+	                 "<th>hottest functions</th></tr>");
+	for (size_t i = 0; i < json_array_size(hm); i++) {
+		json_t *m = json_array_get(hm, i), *g = json_object_get(m, "graph");
+		gi_buf_puts(out, "<tr>");
+		cell_text(out, fuse_str(m, "module"), "mono");
+		cell_num(out, fuse_num(m, "reductions_share"), 2);
+		cell_num(out, fuse_num(m, "reductions"), 0);
+		cell_num(out, fuse_num(m, "memory_bytes"), 1);
+		cell_num(out, fuse_num(m, "sample_count"), 0);
+		cell_num(out, fuse_num(g, "ca"), 0);
+		cell_num(out, fuse_num(g, "ce"), 0);
+		cell_num(out, fuse_num(g, "in_degree"), 0);
+		cell_num(out, fuse_num(g, "out_degree"), 0);
+		cell_num(out, fuse_num(g, "complexity"), 0);
+		json_t *hub = json_object_get(g, "hub");
+		cell_text(out, json_is_boolean(hub) ? (json_is_true(hub) ? "yes" : "no") : "-",
+		          NULL);
+		cell_text(out, fuse_str(g, "zone"), NULL);
+		gi_buf_puts(out, "<td class=\"mono\">");
+		json_t *hf = json_object_get(m, "hottest_functions");
+		for (size_t k = 0; k < json_array_size(hf); k++) {
+			json_t *f = json_array_get(hf, k);
+			const char *by = fuse_str(f, "by");
+			bool trace = by && strcmp(by, "trace") == 0;
+			char v[32];
+			fuse_fmt_count(fuse_num(f, trace ? "calls" : "cyclomatic"), v, sizeof(v));
+			if (k)
+				gi_buf_puts(out, "<br>");
+			esc(out, fuse_str(f, "name"));
+			gi_buf_printf(out, "/%.0f (%s %s)", fuse_num(f, "arity"), v,
+			              trace ? "calls" : "cyclomatic");
+		}
+		gi_buf_puts(out, "</td></tr>");
+	}
+	gi_buf_puts(out, "</table>");
+
+	json_t *hs = json_object_get(p, "trace_hotspots");
+	if (json_array_size(hs)) {
+		gi_buf_printf(out,
+		              "<h2>Trace hotspots (%zu functions)</h2><table><tr><th>function</th>"
+		              "<th>kind</th><th>calls</th><th>calls/s</th><th>min</th><th>avg</th>"
+		              "<th>max</th><th>cyclomatic</th><th>cognitive</th><th>callers</th>"
+		              "<th>callees</th></tr>",
+		              json_array_size(hs));
+		for (size_t i = 0; i < json_array_size(hs); i++) {
+			json_t *f = json_array_get(hs, i), *w = json_object_get(f, "per_window");
+			gi_buf_puts(out, "<tr>");
+			cell_text(out, fuse_str(f, "mfa"), "mono");
+			cell_text(out, fuse_str(f, "kind"), NULL);
+			cell_num(out, fuse_num(f, "calls"), 0);
+			cell_num(out, fuse_num(f, "calls_per_second"), 0);
+			cell_num(out, fuse_num(w, "min"), 0);
+			cell_num(out, round(fuse_num(w, "avg")), 0);
+			cell_num(out, fuse_num(w, "max"), 0);
+			cell_num(out, fuse_num(f, "cyclomatic"), 0);
+			cell_num(out, fuse_num(f, "cognitive"), 0);
+			put_list_cell(out, json_object_get(f, "callers"), 5);
+			put_list_cell(out, json_object_get(f, "callees"), 5);
+			gi_buf_puts(out, "</tr>");
+		}
+		gi_buf_puts(out, "</table>");
+	}
+
+	json_t *wl = json_object_get(p, "workload");
+	if (json_array_size(wl)) {
+		gi_buf_puts(out,
+		            "<h2>Workload of traced modules</h2><table><tr><th>module</th>"
+		            "<th>reads</th><th>writes</th><th>read/write</th><th>read share</th>"
+		            "<th>calls/s</th><th>pipeline helpers</th></tr>");
+		for (size_t i = 0; i < json_array_size(wl); i++) {
+			json_t *w = json_array_get(wl, i);
+			gi_buf_puts(out, "<tr>");
+			cell_text(out, fuse_str(w, "module"), "mono");
+			cell_num(out, fuse_num(w, "reads"), 0);
+			cell_num(out, fuse_num(w, "writes"), 0);
+			cell_num(out, fuse_num(w, "read_write_ratio"), 0);
+			cell_num(out, fuse_num(w, "read_share"), 2);
+			cell_num(out, fuse_num(w, "calls_per_second"), 0);
+			cell_num(out, fuse_num(w, "pipeline"), 0);
+			gi_buf_puts(out, "</tr>");
+		}
+		gi_buf_puts(out, "</table>");
+		json_t *po = json_object_get(p, "pipeline_overhead");
+		double ratio = fuse_num(po, "ratio");
+		if (isfinite(ratio) && fuse_num(po, "helper_calls") > 0)
+			gi_buf_printf(out,
+			              "<p>Pipeline overhead: %.0f helper calls for %.0f database "
+			              "operations (%.2f per operation).</p>",
+			              fuse_num(po, "helper_calls"), fuse_num(po, "db_operations"),
+			              ratio);
+	}
+}
+
+int fuse_report_html(json_t *profile, struct gi_buf *dst)
+{
+	if (!json_is_object(profile) || !dst)
+		return GI_EINVAL;
+	struct gi_buf local, *out = &local;
+	gi_buf_init(&local, 0);
+	gi_buf_puts(out, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+	                 "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+	                 "<title>Giulia profile ");
+	esc(out, fuse_str_path(profile, "session.id"));
+	gi_buf_printf(out, "</title><style>%s</style></head><body data-charts-rendered=\"0\">",
+	              style);
+	put_header(out, profile);
+	gi_buf_puts(out, "<main>");
+	put_kpis(out, profile);
+	put_recommendations(out, json_object_get(profile, "recommendations"));
+	put_charts(out, profile);
+	put_tables(out, profile);
+	json_t *g = json_object_get(profile, "graph");
+	if (json_is_object(g) && !fuse_bool(g, "answered"))
+		gi_buf_puts(out,
+		            "<p class=\"muted\">No knowledge graph for this node: graph columns "
+		            "are empty. Index the project with <code>giulia index</code> to fill "
+		            "them.</p>");
+	gi_buf_printf(out, "</main><script>%s</script></body></html>\n", script);
+	int rc = gi_buf_append(dst, local.data ? local.data : "", local.len);
+	gi_buf_destroy(&local);
+	return rc;
+}

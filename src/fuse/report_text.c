@@ -1,0 +1,363 @@
+/*
+ * report_text.c - a profile and a comparison for the terminal: plain ASCII,
+ * at most 96 columns, sections in the order a reader acts on them (session,
+ * recommendations, metrics, hot modules, hotspots, workload, pipeline).
+ * Tolerates any profile shape: missing fields print as "-".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/error.h"
+#include "fuse/fuse.h"
+#include "fuse/fuse_int.h"
+
+#define WIDTH 96
+
+/* Appends `text` wrapped at WIDTH with `indent` spaces on every line. */
+static int put_wrapped(struct gi_buf *out, int indent, const char *text)
+{
+	int rc = 0;
+	const char *p = text ? text : "";
+	while (*p && rc == 0) {
+		while (*p == ' ')
+			p++;
+		size_t room = (size_t)(WIDTH - indent);
+		size_t len = strlen(p);
+		size_t take = len;
+		if (len > room) {
+			take = room;
+			while (take > 0 && p[take] != ' ')
+				take--;
+			if (take == 0)
+				take = room;
+		}
+		rc = gi_buf_printf(out, "%*s%.*s\n", indent, "", (int)take, p);
+		p += take;
+	}
+	return rc;
+}
+
+static void fmt_time(double ms, char *out, size_t size)
+{
+	if (!isfinite(ms)) {
+		snprintf(out, size, "-");
+		return;
+	}
+	time_t t = (time_t)(ms / 1000.0);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, size, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+static void fmt_num(double v, char *out, size_t size)
+{
+	fuse_fmt_count(v, out, size);
+}
+
+/* Evidence as "key=value, ..." for one line of text. */
+static int put_evidence(struct gi_buf *out, json_t *ev)
+{
+	struct gi_buf line;
+	gi_buf_init(&line, 4096);
+	gi_buf_puts(&line, "evidence: ");
+	const char *key;
+	json_t *v;
+	int first = 1;
+	json_object_foreach(ev, key, v)
+	{
+		char val[256];
+		if (json_is_number(v)) {
+			double d = json_number_value(v);
+			if (d != floor(d) && fabs(d) < 10)
+				snprintf(val, sizeof(val), "%.3g", d);
+			else
+				fuse_fmt_count(d, val, sizeof(val));
+		} else if (json_is_string(v)) {
+			snprintf(val, sizeof(val), "%s", json_string_value(v));
+		} else if (json_is_boolean(v)) {
+			snprintf(val, sizeof(val), "%s", json_is_true(v) ? "yes" : "no");
+		} else if (json_is_null(v)) {
+			continue;
+		} else {
+			char *dump = json_dumps(v, JSON_COMPACT);
+			snprintf(val, sizeof(val), "%s", dump ? dump : "?");
+			free(dump);
+		}
+		gi_buf_printf(&line, "%s%s=%s", first ? "" : ", ", key, val);
+		first = 0;
+	}
+	int rc = put_wrapped(out, 6, gi_buf_str(&line));
+	gi_buf_destroy(&line);
+	return rc;
+}
+
+static void put_session(struct gi_buf *out, json_t *s)
+{
+	char start[64];
+	fmt_time(fuse_num(s, "started_ms"), start, sizeof(start));
+	const char *id = fuse_str(s, "id"), *node = fuse_str(s, "node");
+	const char *status = fuse_str(s, "status");
+	gi_buf_printf(out, "Giulia profile %s  node %s  [%s]\n", id ? id : "-", node ? node : "-",
+	              status ? status : "-");
+	if (fuse_str(s, "reason"))
+		gi_buf_printf(out, "  stopped early: %s\n", fuse_str(s, "reason"));
+	double dur = fuse_num(s, "duration_ms"), iv = fuse_num(s, "interval_ms");
+	gi_buf_printf(out, "  started %s, %.1f s, %.0f snapshots", start,
+	              isfinite(dur) ? dur / 1000.0 : 0, fuse_num(s, "snapshot_count"));
+	if (isfinite(iv))
+		gi_buf_printf(out, " every %.0f ms", iv);
+	const char *otp = fuse_str(s, "otp_release");
+	double sched = fuse_num(s, "schedulers_online");
+	if (otp)
+		gi_buf_printf(out, ", OTP %s", otp);
+	if (isfinite(sched))
+		gi_buf_printf(out, ", %.0f schedulers", sched);
+	gi_buf_puts(out, "\n");
+	json_t *tm = json_object_get(s, "traced_modules");
+	if (json_array_size(tm) > 0) {
+		struct gi_buf line;
+		gi_buf_init(&line, 8192);
+		gi_buf_puts(&line, "traced: ");
+		for (size_t i = 0; i < json_array_size(tm); i++) {
+			const char *m = json_string_value(json_array_get(tm, i));
+			gi_buf_printf(&line, "%s%s", i ? ", " : "", m ? m : "?");
+		}
+		put_wrapped(out, 2, gi_buf_str(&line));
+		gi_buf_destroy(&line);
+	}
+}
+
+static void put_recommendations(struct gi_buf *out, json_t *recs)
+{
+	size_t n = json_array_size(recs);
+	gi_buf_printf(out, "\nRecommendations (%zu)\n", n);
+	if (n == 0)
+		gi_buf_puts(out, "  none: no rule fired on this session\n");
+	for (size_t i = 0; i < n; i++) {
+		json_t *r = json_array_get(recs, i);
+		const char *sev = fuse_str(r, "severity"), *id = fuse_str(r, "id");
+		gi_buf_printf(out, "%2zu. [%s] %s (rule %.0f, priority %.0f)\n", i + 1,
+		              sev ? sev : "-", id ? id : "-", fuse_num(r, "rule"),
+		              fuse_num(r, "priority"));
+		put_wrapped(out, 4, fuse_str(r, "finding"));
+		put_evidence(out, json_object_get(r, "evidence"));
+		struct gi_buf line;
+		gi_buf_init(&line, 8192);
+		gi_buf_printf(&line, "advice: %s",
+		              fuse_str(r, "advice") ? fuse_str(r, "advice") : "");
+		put_wrapped(out, 6, gi_buf_str(&line));
+		gi_buf_destroy(&line);
+	}
+}
+
+static void put_metric(struct gi_buf *out, const char *label, json_t *m, int kind)
+{
+	char avg[32], peak[32];
+	double a = fuse_num(m, "avg"), p = fuse_num(m, "peak");
+	if (kind == 1) {
+		fuse_fmt_bytes(a, avg, sizeof(avg));
+		fuse_fmt_bytes(p, peak, sizeof(peak));
+	} else if (kind == 2) {
+		fuse_fmt_pct(a, avg, sizeof(avg));
+		fuse_fmt_pct(p, peak, sizeof(peak));
+	} else if (kind == 3) {
+		snprintf(avg, sizeof(avg), isfinite(a) ? "%.2f" : "-", a);
+		fmt_num(p, peak, sizeof(peak));
+	} else {
+		fmt_num(a, avg, sizeof(avg));
+		fmt_num(p, peak, sizeof(peak));
+	}
+	gi_buf_printf(out, "  %-24s %12s %12s", label, avg, peak);
+}
+
+static void put_metrics(struct gi_buf *out, json_t *m)
+{
+	gi_buf_printf(out, "\nMetrics                         %9s %12s\n", "average", "peak");
+	json_t *mem = json_object_get(m, "memory_bytes");
+	put_metric(out, "memory", mem, 1);
+	double g = fuse_num(mem, "growth_bytes"), first = fuse_num(mem, "first");
+	if (isfinite(g)) {
+		char gb[32];
+		fuse_fmt_bytes(g, gb, sizeof(gb));
+		gi_buf_printf(out, "   growth %s%s", g >= 0 ? "+" : "", gb);
+		if (first > 0)
+			gi_buf_printf(out, " (%+.1f%%)", 100.0 * g / first);
+	}
+	gi_buf_puts(out, "\n");
+	put_metric(out, "processes", json_object_get(m, "process_count"), 0);
+	gi_buf_puts(out, "\n");
+	put_metric(out, "run queue", json_object_get(m, "run_queue"), 3);
+	gi_buf_puts(out, "\n");
+	put_metric(out, "scheduler utilisation", json_object_get(m, "scheduler_utilisation"), 2);
+	gi_buf_puts(out, "\n");
+	put_metric(out, "reductions/s", json_object_get(m, "reductions_per_second"), 0);
+	gi_buf_puts(out, "\n");
+}
+
+static const char *short_name(const char *s, char *buf, size_t size, size_t width)
+{
+	if (!s)
+		return "-";
+	size_t len = strlen(s);
+	if (len <= width)
+		return s;
+	/* Keep the end, where module names are most specific. */
+	snprintf(buf, size, "~%s", s + len - (width - 1));
+	return buf;
+}
+
+static void put_hot_modules(struct gi_buf *out, json_t *hm)
+{
+	gi_buf_puts(out, "\nHot modules (share of reductions over the session)\n");
+	if (json_array_size(hm) == 0) {
+		gi_buf_puts(out, "  none recorded\n");
+		return;
+	}
+	gi_buf_printf(out, "  %-32s %6s %9s %9s %4s %4s %4s %5s %3s %s\n", "module", "share",
+	              "reds", "memory", "smp", "Ca", "Ce", "cplx", "hub", "zone");
+	for (size_t i = 0; i < json_array_size(hm); i++) {
+		json_t *m = json_array_get(hm, i);
+		json_t *g = json_object_get(m, "graph");
+		char nb[64], sh[16], rd[16], mem[16], ca[16], ce[16], cx[16];
+		fuse_fmt_pct(fuse_num(m, "reductions_share"), sh, sizeof(sh));
+		fmt_num(fuse_num(m, "reductions"), rd, sizeof(rd));
+		fuse_fmt_bytes(fuse_num(m, "memory_bytes"), mem, sizeof(mem));
+		fmt_num(fuse_num(g, "ca"), ca, sizeof(ca));
+		fmt_num(fuse_num(g, "ce"), ce, sizeof(ce));
+		fmt_num(fuse_num(g, "complexity"), cx, sizeof(cx));
+		json_t *hub = json_object_get(g, "hub");
+		const char *zone = fuse_str(g, "zone");
+		gi_buf_printf(out, "  %-32s %6s %9s %9s %4.0f %4s %4s %5s %3s %s\n",
+		              short_name(fuse_str(m, "module"), nb, sizeof(nb), 32), sh, rd, mem,
+		              fuse_num(m, "sample_count"), ca, ce, cx,
+		              json_is_boolean(hub) ? (json_is_true(hub) ? "yes" : "no") : "-",
+		              zone ? zone : "-");
+		json_t *hf = json_object_get(m, "hottest_functions");
+		if (json_array_size(hf) == 0)
+			continue;
+		struct gi_buf line;
+		gi_buf_init(&line, 4096);
+		gi_buf_puts(&line, "hottest: ");
+		for (size_t k = 0; k < json_array_size(hf); k++) {
+			json_t *f = json_array_get(hf, k);
+			char v[32];
+			const char *by = fuse_str(f, "by");
+			bool trace = by && strcmp(by, "trace") == 0;
+			fmt_num(fuse_num(f, trace ? "calls" : "cyclomatic"), v, sizeof(v));
+			gi_buf_printf(&line, "%s%s/%.0f (%s %s)", k ? ", " : "",
+			              fuse_str(f, "name") ? fuse_str(f, "name") : "?",
+			              fuse_num(f, "arity"), v, trace ? "calls" : "cyclomatic");
+		}
+		put_wrapped(out, 6, gi_buf_str(&line));
+		gi_buf_destroy(&line);
+	}
+}
+
+static void put_hotspots(struct gi_buf *out, json_t *hs)
+{
+	size_t n = json_array_size(hs);
+	if (n == 0)
+		return;
+	gi_buf_printf(out, "\nTrace hotspots (%zu traced functions", n);
+	if (n > 20)
+		gi_buf_puts(out, ", top 20 shown; the JSON has all");
+	gi_buf_puts(out, ")\n");
+	gi_buf_printf(out, "  %-40s %8s %7s %17s %3s %3s %4s %4s\n", "function", "calls", "/s",
+	              "min/avg/max", "cc", "cog", "in", "out");
+	for (size_t i = 0; i < n && i < 20; i++) {
+		json_t *f = json_array_get(hs, i);
+		json_t *w = json_object_get(f, "per_window");
+		char nb[64], calls[16], cps[16], mn[16], av[16], mx[16], mm[48], cc[8], cog[8];
+		fmt_num(fuse_num(f, "calls"), calls, sizeof(calls));
+		fmt_num(fuse_num(f, "calls_per_second"), cps, sizeof(cps));
+		fmt_num(fuse_num(w, "min"), mn, sizeof(mn));
+		fmt_num(round(fuse_num(w, "avg")), av, sizeof(av));
+		fmt_num(fuse_num(w, "max"), mx, sizeof(mx));
+		snprintf(mm, sizeof(mm), "%s/%s/%s", mn, av, mx);
+		fmt_num(fuse_num(f, "cyclomatic"), cc, sizeof(cc));
+		fmt_num(fuse_num(f, "cognitive"), cog, sizeof(cog));
+		bool joined = fuse_bool(f, "in_graph");
+		char in[16] = "-", outs[16] = "-";
+		if (joined) {
+			snprintf(in, sizeof(in), "%zu",
+			         json_array_size(json_object_get(f, "callers")));
+			snprintf(outs, sizeof(outs), "%zu",
+			         json_array_size(json_object_get(f, "callees")));
+		}
+		gi_buf_printf(out, "  %-40s %8s %7s %17s %3s %3s %4s %4s\n",
+		              short_name(fuse_str(f, "mfa"), nb, sizeof(nb), 40), calls, cps, mm,
+		              cc, cog, in, outs);
+	}
+}
+
+static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
+{
+	if (json_array_size(wl) == 0)
+		return;
+	gi_buf_puts(out, "\nWorkload of traced modules\n");
+	gi_buf_printf(out, "  %-36s %9s %9s %9s %7s %9s\n", "module", "reads", "writes", "r/w",
+	              "read%", "calls/s");
+	for (size_t i = 0; i < json_array_size(wl); i++) {
+		json_t *w = json_array_get(wl, i);
+		char nb[64], r[16], wr[16], ratio[16], rs[16], cps[16];
+		fmt_num(fuse_num(w, "reads"), r, sizeof(r));
+		fmt_num(fuse_num(w, "writes"), wr, sizeof(wr));
+		double rw = fuse_num(w, "read_write_ratio");
+		if (isfinite(rw))
+			snprintf(ratio, sizeof(ratio), "%.1f", rw);
+		else
+			snprintf(ratio, sizeof(ratio), fuse_num(w, "reads") > 0 ? "inf" : "-");
+		fuse_fmt_pct(fuse_num(w, "read_share"), rs, sizeof(rs));
+		fmt_num(fuse_num(w, "calls_per_second"), cps, sizeof(cps));
+		gi_buf_printf(out, "  %-36s %9s %9s %9s %7s %9s\n",
+		              short_name(fuse_str(w, "module"), nb, sizeof(nb), 36), r, wr, ratio,
+		              rs, cps);
+	}
+	double helpers = fuse_num(pipe, "helper_calls"), ops = fuse_num(pipe, "db_operations");
+	if (isfinite(helpers) && helpers > 0) {
+		char h[16], o[16];
+		fmt_num(helpers, h, sizeof(h));
+		fmt_num(ops, o, sizeof(o));
+		double ratio = fuse_num(pipe, "ratio");
+		if (isfinite(ratio))
+			gi_buf_printf(
+			    out,
+			    "  pipeline overhead: %s helper calls for %s database operations "
+			    "(%.2f per operation)\n",
+			    h, o, ratio);
+		else
+			gi_buf_printf(
+			    out, "  pipeline overhead: %s helper calls, no classified operation\n",
+			    h);
+	}
+}
+
+int fuse_report_text(json_t *profile, struct gi_buf *dst)
+{
+	if (!json_is_object(profile) || !dst)
+		return GI_EINVAL;
+	/* Rendered in a buffer of our own, handed over in one append, so that a
+	 * capped `dst` gets all or nothing. */
+	struct gi_buf local, *out = &local;
+	gi_buf_init(&local, 0);
+	put_session(out, json_object_get(profile, "session"));
+	put_recommendations(out, json_object_get(profile, "recommendations"));
+	put_metrics(out, json_object_get(profile, "metrics"));
+	put_hot_modules(out, json_object_get(profile, "hot_modules"));
+	put_hotspots(out, json_object_get(profile, "trace_hotspots"));
+	put_workload(out, json_object_get(profile, "workload"),
+	             json_object_get(profile, "pipeline_overhead"));
+	json_t *g = json_object_get(profile, "graph");
+	if (json_is_object(g) && !fuse_bool(g, "answered")) {
+		gi_buf_puts(out, "\n");
+		put_wrapped(out, 0,
+		            "(no knowledge graph for this node: graph columns are empty; index the "
+		            "project with `giulia index` to fill them)");
+	}
+	int rc = gi_buf_append(dst, local.data ? local.data : "", local.len);
+	gi_buf_destroy(&local);
+	return rc;
+}

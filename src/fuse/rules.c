@@ -1,0 +1,571 @@
+/*
+ * rules.c - the rules of docs/RULES.md, evaluated on a built profile.
+ *
+ * Each rule reads only the profile (so that it can be re-run on a stored
+ * profile with other thresholds), is driven by data and thresholds, never by
+ * a module name of a particular application, and emits recommendations
+ * {rule, id, priority, severity, subject, finding, evidence, advice}. The
+ * list is sorted by priority (highest first), then by rule number.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "fuse/fuse.h"
+#include "fuse/fuse_int.h"
+
+struct rules {
+	json_t *profile;
+	const struct fuse_thresholds *t;
+	json_t *out;
+	double schedulers;
+	long snapshots;
+};
+
+static const char *severity_of(double priority)
+{
+	return priority >= 70 ? "high" : priority >= 40 ? "medium" : "low";
+}
+
+static double clampd(double x, double lo, double hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* Adds one recommendation; takes ownership of `evidence`. */
+static void emit(struct rules *r, int number, const char *id, double priority, const char *subject,
+                 const char *finding, json_t *evidence, const char *advice)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "rule", json_integer(number));
+	json_object_set_new(o, "id", json_string(id));
+	priority = round(clampd(priority, 1, 100));
+	json_object_set_new(o, "priority", json_integer((json_int_t)priority));
+	json_object_set_new(o, "severity", json_string(severity_of(priority)));
+	json_object_set_new(o, "subject", subject ? json_string(subject) : json_null());
+	json_object_set_new(o, "finding", json_string(finding));
+	json_object_set_new(o, "evidence", evidence);
+	json_object_set_new(o, "advice", json_string(advice));
+	json_array_append_new(r->out, o);
+}
+
+static void ev_num(json_t *ev, const char *key, double v)
+{
+	json_object_set_new(ev, key, fuse_json_num(v));
+}
+
+/* 1. CPU saturation. */
+static void rule_cpu(struct rules *r)
+{
+	const json_t *m = json_object_get(r->profile, "metrics");
+	double above = fuse_num_path(m, "run_queue.above_schedulers_share");
+	double rq_avg = fuse_num_path(m, "run_queue.avg"),
+	       rq_peak = fuse_num_path(m, "run_queue.peak");
+	double util_avg = fuse_num_path(m, "scheduler_utilisation.avg");
+	double util_high = fuse_num_path(m, "scheduler_utilisation.high_share");
+	if (r->snapshots < r->t->min_snapshots)
+		return;
+	bool queue = isfinite(above) && above >= r->t->cpu_persistent_share;
+	bool util = (isfinite(util_avg) && util_avg >= r->t->cpu_utilisation) ||
+	            (isfinite(util_high) && util_high >= r->t->cpu_persistent_share);
+	if (!queue && !util)
+		return;
+	json_t *ev = json_object();
+	ev_num(ev, "schedulers_online", r->schedulers);
+	ev_num(ev, "run_queue_avg", rq_avg);
+	ev_num(ev, "run_queue_peak", rq_peak);
+	ev_num(ev, "run_queue_above_schedulers_share", above);
+	ev_num(ev, "scheduler_utilisation_avg", util_avg);
+	ev_num(ev, "scheduler_utilisation_high_share", util_high);
+	char finding[256];
+	char pct[32];
+	fuse_fmt_pct(util_avg, pct, sizeof(pct));
+	if (queue)
+		snprintf(finding, sizeof(finding),
+		         "CPU saturated: run queue above %g schedulers in %.0f%% of snapshots "
+		         "(avg %.1f, peak %.0f), utilisation %s",
+		         r->schedulers, above * 100, rq_avg, rq_peak, pct);
+	else
+		snprintf(finding, sizeof(finding),
+		         "CPU saturated: scheduler utilisation averages %s (run queue avg %.1f)",
+		         pct, rq_avg);
+	double pri =
+	    70 +
+	    25 * clampd(fmax(isfinite(above) ? above : 0, isfinite(util_avg) ? util_avg : 0), 0, 1);
+	emit(r, 1, "cpu-saturation", pri, NULL, finding, ev,
+	     "The node has more runnable work than schedulers. Cut the work of the hottest "
+	     "modules and processes below first (see hot modules and trace hotspots), move "
+	     "blocking or CPU-heavy work out of request paths, or add cores; adding processes "
+	     "will not help.");
+}
+
+/* 2. Logger bottleneck. */
+static void rule_logger(struct rules *r)
+{
+	json_t *loggers = fuse_get_path(r->profile, "processes.logger");
+	size_t n = json_is_array(loggers) ? json_array_size(loggers) : 0;
+	double share = 0, rate = 0, queue = 0, best_rank = INFINITY;
+	json_t *names = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *p = json_array_get(loggers, i);
+		double s = fuse_num(p, "reductions_share"),
+		       rps = fuse_num(p, "reductions_per_second");
+		double rank = fuse_num(p, "rank"), q = fuse_num(p, "max_queue");
+		if (isfinite(s))
+			share += s;
+		if (isfinite(rps))
+			rate += rps;
+		if (isfinite(q) && q > queue)
+			queue = q;
+		if (isfinite(rank) && rank < best_rank)
+			best_rank = rank;
+		const char *name = fuse_str(p, "registered_name");
+		if (!name)
+			name = fuse_str(p, "module");
+		char label[600];
+		snprintf(label, sizeof(label), "%s (%s)", name ? name : "?",
+		         fuse_str(p, "pid") ? fuse_str(p, "pid") : "?");
+		if (json_array_size(names) < 5)
+			json_array_append_new(names, json_string(label));
+	}
+	if (n == 0 || share < r->t->logger_share || rate < r->t->logger_reductions_per_s ||
+	    best_rank > r->t->logger_top_rank) {
+		json_decref(names);
+		return;
+	}
+	json_t *ev = json_object();
+	json_object_set_new(ev, "processes", names);
+	ev_num(ev, "reductions_share", share);
+	ev_num(ev, "reductions_per_second", rate);
+	ev_num(ev, "best_rank", best_rank);
+	ev_num(ev, "max_message_queue", queue);
+	char finding[256], pct[32];
+	fuse_fmt_pct(share, pct, sizeof(pct));
+	snprintf(finding, sizeof(finding),
+	         "Logger processes take %s of all reductions (rank %.0f among processes, "
+	         "%.0f reductions/s)",
+	         pct, best_rank, rate);
+	emit(r, 2, "logger-bottleneck", 55 + 150 * share, NULL, finding, ev,
+	     "Logging is on the hot path: log less per request (drop per-call info logs, "
+	     "aggregate), and make the handler asynchronous with overload protection: set "
+	     "sync_mode_qlen and drop_mode_qlen (Elixir 1.14 Logger: sync_threshold and "
+	     "discard_threshold) and flush_qlen so callers are never blocked. Raising the "
+	     "level alone does not remove the per-call cost: messages are still built and "
+	     "metadata collected unless calls are compiled out (compile_time_purge_matching) "
+	     "or made lazy (Logger.debug(fn -> ... end)).");
+}
+
+/* 3. Read-through cache candidate. */
+static void rule_cache(struct rules *r)
+{
+	json_t *wl = json_object_get(r->profile, "workload");
+	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
+		json_t *w = json_array_get(wl, i);
+		const char *mod = fuse_str(w, "module");
+		double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
+		double cps = fuse_num(w, "calls_per_second");
+		if (!mod || !isfinite(reads) || reads <= 0 || !isfinite(cps) ||
+		    cps < r->t->cache_calls_per_s)
+			continue;
+		double ratio = writes > 0 ? reads / writes : INFINITY;
+		if (ratio < r->t->cache_read_write_ratio)
+			continue;
+		json_t *ev = json_object();
+		ev_num(ev, "reads", reads);
+		ev_num(ev, "writes", writes);
+		ev_num(ev, "read_write_ratio", writes > 0 ? ratio : NAN);
+		ev_num(ev, "calls_per_second", cps);
+		ev_num(ev, "reads_per_window", fuse_num(w, "reads_per_window"));
+		char finding[512], rt[32];
+		if (writes > 0)
+			snprintf(rt, sizeof(rt), "%.0f:1", ratio);
+		else
+			snprintf(rt, sizeof(rt), "no writes");
+		snprintf(finding, sizeof(finding),
+		         "%s is read-mostly (%.0f reads, %.0f writes, %s) at %.0f calls/s", mod,
+		         reads, writes, rt, cps);
+		double pri = 45 + 10 * log10(fmax(cps, 1)) + (writes == 0 ? 5 : 0);
+		emit(r, 3, "read-through-cache", pri, mod, finding, ev,
+		     "Put a read-through cache in front of it: serve reads from ETS "
+		     "(read_concurrency: true) filled on miss, and invalidate or refresh the entry "
+		     "on each write; with this read/write ratio nearly every call becomes a local "
+		     "lookup.");
+	}
+}
+
+static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
+{
+	json_t *db = json_object_get(w, "database");
+	double helpers = fuse_num(db, "pipeline_helper_calls");
+	double share = fuse_num(db, "repo_call_share");
+	const char *repo = fuse_str(db, "repo");
+	if (isfinite(helpers) && helpers > 0) {
+		snprintf(via, via_size, "calls to pipeline helpers inside the module");
+		return true;
+	}
+	if (fuse_bool(db, "uses_ecto_repo")) {
+		snprintf(via, via_size, "it uses Ecto.Repo");
+		return true;
+	}
+	if (fuse_bool(db, "repo_like")) {
+		snprintf(via, via_size, "it is a Repo module");
+		return true;
+	}
+	if (repo && isfinite(share) && share >= r->t->lookup_repo_share) {
+		snprintf(via, via_size, "%.0f%% of its calls go to %s", share * 100, repo);
+		return true;
+	}
+	return false;
+}
+
+/* True when another candidate of rule 4 calls `repo` (the cache belongs in
+ * the caller, not in the Repo). */
+static bool has_caller_candidate(json_t *cands, const char *repo)
+{
+	for (size_t i = 0; i < json_array_size(cands); i++) {
+		const char *r = fuse_str_path(json_array_get(cands, i), "database.repo");
+		if (r && strcmp(r, repo) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* 4. Database-backed lookup of rarely changing data. */
+static void rule_lookup(struct rules *r)
+{
+	json_t *wl = json_object_get(r->profile, "workload");
+	json_t *cands = json_array();
+	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
+		json_t *w = json_array_get(wl, i);
+		char via[256];
+		double share = fuse_num(w, "read_share"), cps = fuse_num(w, "calls_per_second");
+		if (!isfinite(share) || share < r->t->lookup_read_share || !isfinite(cps) ||
+		    cps < r->t->lookup_calls_per_s || !db_signature(r, w, via, sizeof(via)))
+			continue;
+		json_array_append(cands, w);
+	}
+	for (size_t i = 0; i < json_array_size(cands); i++) {
+		json_t *w = json_array_get(cands, i);
+		const char *mod = fuse_str(w, "module");
+		char via[256];
+		if (!mod || !db_signature(r, w, via, sizeof(via)))
+			continue;
+		if (fuse_bool(json_object_get(w, "database"), "repo_like") &&
+		    has_caller_candidate(cands, mod))
+			continue;
+		json_t *db = json_object_get(w, "database");
+		double reads_w = fuse_num(w, "reads_per_window");
+		double writes_w = fuse_num(w, "writes_per_window");
+		double rshare = fuse_num(db, "repo_call_share");
+		double trips = reads_w;
+		if (fuse_str(db, "repo") && !fuse_bool(db, "repo_like") && isfinite(rshare) &&
+		    fuse_num(db, "pipeline_helper_calls") <= 0)
+			trips = reads_w * fmin(rshare, 1.0);
+		double saved = trips - (isfinite(writes_w) ? writes_w : 0);
+		if (!isfinite(saved) || saved < 0)
+			saved = 0;
+		json_t *ev = json_object();
+		json_object_set_new(ev, "signature", json_string(via));
+		ev_num(ev, "read_share", fuse_num(w, "read_share"));
+		ev_num(ev, "reads", fuse_num(w, "reads"));
+		ev_num(ev, "writes", fuse_num(w, "writes"));
+		ev_num(ev, "calls_per_second", fuse_num(w, "calls_per_second"));
+		ev_num(ev, "pipeline_helper_calls", fuse_num(db, "pipeline_helper_calls"));
+		json_object_set_new(ev, "repo",
+		                    json_incref(json_object_get(db, "repo")
+		                                    ? json_object_get(db, "repo")
+		                                    : json_null()));
+		ev_num(ev, "reads_per_window", reads_w);
+		ev_num(ev, "writes_per_window", writes_w);
+		ev_num(ev, "round_trips_saved_per_window", round(saved));
+		char finding[640];
+		snprintf(finding, sizeof(finding),
+		         "%s serves read-mostly lookups (%.1f%% reads) from the database (%s); "
+		         "about %.0f round trips per window could be saved",
+		         mod, fuse_num(w, "read_share") * 100, via, round(saved));
+		double pri = 60 + 10 * log10(fmax(saved, 1));
+		emit(r, 4, "db-backed-lookup", pri, mod, finding, ev,
+		     "Keep this rarely changing data in ETS (a table owned by a long-lived "
+		     "process, read_concurrency: true), load it at start, and refresh the changed "
+		     "entries on write (or on a change notification) instead of querying the "
+		     "database for every lookup.");
+	}
+	json_decref(cands);
+}
+
+/* 5. Hot hub: a hot module with many dependents, or a hot complex function. */
+static void rule_hub(struct rules *r)
+{
+	json_t *hm = json_object_get(r->profile, "hot_modules");
+	for (size_t i = 0; json_is_array(hm) && i < json_array_size(hm); i++) {
+		json_t *m = json_array_get(hm, i);
+		json_t *g = json_object_get(m, "graph");
+		double share = fuse_num(m, "reductions_share"), ca = fuse_num(g, "ca");
+		bool hub = fuse_bool(g, "hub");
+		if (!isfinite(share) || share < r->t->hub_share)
+			continue;
+		if (!hub && !(isfinite(ca) && ca >= r->t->hub_dependents))
+			continue;
+		const char *mod = fuse_str(m, "module");
+		json_t *ev = json_object();
+		ev_num(ev, "reductions_share", share);
+		ev_num(ev, "dependents", ca);
+		json_object_set_new(ev, "hub", json_boolean(hub));
+		ev_num(ev, "complexity", fuse_num(g, "complexity"));
+		json_object_set_new(ev, "zone",
+		                    json_incref(json_object_get(g, "zone")
+		                                    ? json_object_get(g, "zone")
+		                                    : json_null()));
+		char finding[512], pct[32];
+		fuse_fmt_pct(share, pct, sizeof(pct));
+		snprintf(finding, sizeof(finding),
+		         "%s is hot (%s of reductions) and a hub with %.0f dependents", mod, pct,
+		         isfinite(ca) ? ca : 0);
+		emit(r, 5, "hot-hub", 45 + 100 * share, mod, finding, ev,
+		     "Optimise or split this module first: it is both where the CPU goes and what "
+		     "most code depends on, so a change there pays off most and risks most. Keep "
+		     "its interface, move the hot path into a focused module, and cover it with "
+		     "tests before changing it.");
+	}
+	json_t *hs = json_object_get(r->profile, "trace_hotspots");
+	int functions = 0;
+	for (size_t i = 0; json_is_array(hs) && i < json_array_size(hs) && functions < 5; i++) {
+		json_t *f = json_array_get(hs, i);
+		double cps = fuse_num(f, "calls_per_second");
+		double cc = fuse_num(f, "cyclomatic"), cog = fuse_num(f, "cognitive");
+		if (!isfinite(cps) || cps < r->t->hub_function_calls_per_s)
+			continue;
+		if (!(isfinite(cc) && cc >= r->t->hub_cyclomatic) &&
+		    !(isfinite(cog) && cog >= r->t->hub_cognitive))
+			continue;
+		const char *mfa = fuse_str(f, "mfa");
+		functions++;
+		json_t *ev = json_object();
+		ev_num(ev, "calls_per_second", cps);
+		ev_num(ev, "cyclomatic", cc);
+		ev_num(ev, "cognitive", cog);
+		ev_num(ev, "callers", (double)json_array_size(json_object_get(f, "callers")));
+		char finding[640];
+		snprintf(
+		    finding, sizeof(finding),
+		    "%s is called %.0f times/s and is complex (cyclomatic %.0f, cognitive %.0f)",
+		    mfa ? mfa : "?", cps, isfinite(cc) ? cc : 0, isfinite(cog) ? cog : 0);
+		emit(r, 5, "hot-hub", 40 + 8 * log10(fmax(cps, 1)), mfa, finding, ev,
+		     "Simplify this function before tuning elsewhere: split its clauses, move rare "
+		     "branches out of the hot path, and precompute what does not change per call.");
+	}
+}
+
+/* 6. Mailbox build-up. */
+static void rule_mailbox(struct rules *r)
+{
+	json_t *boxes = fuse_get_path(r->profile, "processes.mailboxes");
+	for (size_t i = 0; json_is_array(boxes) && i < json_array_size(boxes) && i < 10; i++) {
+		json_t *b = json_array_get(boxes, i);
+		double first = fuse_num(b, "first"), last = fuse_num(b, "last");
+		double max = fuse_num(b, "max"), samples = fuse_num(b, "samples");
+		double rises = fuse_num(b, "rising_steps"), steps = fuse_num(b, "steps");
+		double head = fuse_num(b, "start_quarter_avg"),
+		       tail = fuse_num(b, "end_quarter_avg");
+		/* Grown by mailbox_min from the first to the last quarter, and rising
+		 * in most of the steps where it was seen: a trend, not a burst. */
+		if (!isfinite(max) || samples < r->t->min_snapshots || !isfinite(head) ||
+		    !isfinite(tail) || tail - head < r->t->mailbox_min || !(last > first) ||
+		    steps <= 0 || rises / steps < r->t->mailbox_rising_share)
+			continue;
+		const char *mod = fuse_str(b, "module"), *name = fuse_str(b, "registered_name");
+		const char *pid = fuse_str(b, "pid");
+		json_t *hub = json_object_get(b, "hub");
+		json_t *ev = json_object();
+		json_object_set_new(ev, "pid", json_string(pid ? pid : "?"));
+		json_object_set_new(ev, "module", mod ? json_string(mod) : json_null());
+		json_object_set_new(ev, "registered_name", name ? json_string(name) : json_null());
+		ev_num(ev, "queue_first", first);
+		ev_num(ev, "queue_last", last);
+		ev_num(ev, "queue_max", max);
+		ev_num(ev, "start_quarter_avg", head);
+		ev_num(ev, "end_quarter_avg", tail);
+		ev_num(ev, "rising_steps", rises);
+		ev_num(ev, "steps", steps);
+		json_object_set_new(ev, "hub", hub ? json_incref(hub) : json_null());
+		ev_num(ev, "dependents", fuse_num(b, "dependents"));
+		char finding[640];
+		snprintf(finding, sizeof(finding),
+		         "Mailbox of %s (%s%s%s) grows: %.0f -> %.0f messages (max %.0f)%s", pid,
+		         mod ? mod : "unknown module", name ? ", " : "", name ? name : "", first,
+		         last, max,
+		         json_is_true(hub) ? "; the module is a hub: a singleton bottleneck" : "");
+		emit(
+		    r, 6, "mailbox-buildup", 60 + 10 * log10(fmax(max, 1)), mod ? mod : pid,
+		    finding, ev,
+		    "One process receives more than it can handle. Shard the work (a pool, or "
+		    "partitions by key), move reads it serves into ETS so callers skip it, replace "
+		    "calls with casts only where back-pressure is not needed, and bound the "
+		    "producers.");
+	}
+}
+
+/* 7. Memory growth. */
+static void rule_memory(struct rules *r)
+{
+	json_t *mem = fuse_get_path(r->profile, "metrics.memory_bytes");
+	double trend = fuse_num(mem, "trend_bytes"), ratio = fuse_num(mem, "trend_ratio");
+	double growth = fuse_num(mem, "growth_bytes"), first = fuse_num(mem, "first");
+	if (r->snapshots < r->t->min_snapshots || !isfinite(trend) || !isfinite(growth))
+		return;
+	if (trend < r->t->memory_growth_bytes || growth < r->t->memory_growth_bytes ||
+	    !isfinite(ratio) || ratio < r->t->memory_growth_ratio)
+		return;
+	json_t *ev = json_object();
+	ev_num(ev, "first_bytes", first);
+	ev_num(ev, "last_bytes", fuse_num(mem, "last"));
+	ev_num(ev, "growth_bytes", growth);
+	ev_num(ev, "trend_bytes", trend);
+	ev_num(ev, "trend_ratio", ratio);
+	json_t *cats = json_object();
+	json_t *mc = fuse_get_path(r->profile, "metrics.memory_categories");
+	char names[256] = "";
+	static const char *const keys[] = {"binary", "ets", "processes", "atom", "code", "system"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		double g = fuse_num(json_object_get(mc, keys[i]), "trend_bytes");
+		if (!isfinite(g) || g <= 0)
+			continue;
+		ev_num(cats, keys[i], g);
+		/* Name the categories that carry at least a fifth of the growth. */
+		if (g >= 0.2 * trend && strcmp(keys[i], "system") != 0) {
+			size_t len = strlen(names);
+			snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+			         keys[i]);
+		}
+	}
+	json_object_set_new(ev, "categories", cats);
+	json_t *grew = fuse_get_path(r->profile, "processes.memory_growth");
+	json_t *plist = json_array();
+	for (size_t i = 0; json_is_array(grew) && i < json_array_size(grew) && i < 5; i++) {
+		json_t *p = json_array_get(grew, i);
+		json_t *e = json_object();
+		json_object_set_new(e, "pid", json_incref(json_object_get(p, "pid")));
+		json_object_set_new(e, "module", json_incref(json_object_get(p, "module")));
+		ev_num(e, "growth_bytes", fuse_num(p, "growth_bytes"));
+		json_array_append_new(plist, e);
+	}
+	json_object_set_new(ev, "processes", plist);
+	char finding[512], g1[32], g2[32];
+	fuse_fmt_bytes(trend, g1, sizeof(g1));
+	fuse_fmt_bytes(first, g2, sizeof(g2));
+	snprintf(finding, sizeof(finding),
+	         "Memory grew by %s (+%.0f%%) from %s over the session%s%s", g1, ratio * 100, g2,
+	         names[0] ? "; mostly " : "", names);
+	emit(r, 7, "memory-growth", 50 + 40 * clampd(ratio, 0, 1), NULL, finding, ev,
+	     "Find what keeps growing: for binary, processes holding large or many refc "
+	     "binaries (hibernate idle processes, copy sub-binaries you keep with "
+	     ":binary.copy/1); for ets, tables without eviction; for processes, the processes "
+	     "listed in the evidence (state or mailbox that only grows). Observe longer to "
+	     "tell a leak from a warm-up.");
+}
+
+/* 8. The BEAM is not the bottleneck. */
+static void rule_idle(struct rules *r)
+{
+	const json_t *m = json_object_get(r->profile, "metrics");
+	double util = fuse_num_path(m, "scheduler_utilisation.avg");
+	double rq = fuse_num_path(m, "run_queue.avg");
+	double rps = fuse_num_path(m, "reductions_per_second.avg");
+	double sched = r->schedulers > 0 ? r->schedulers : 1;
+	if (r->snapshots < r->t->min_snapshots || !isfinite(util) || !isfinite(rq) ||
+	    !isfinite(rps))
+		return;
+	if (util >= r->t->idle_utilisation || rq >= r->t->idle_run_queue ||
+	    rps >= r->t->idle_reductions_per_scheduler * sched)
+		return;
+	/* Only when the node is serving something: traced calls are flowing. */
+	double calls_per_s = 0;
+	json_t *wl = json_object_get(r->profile, "workload");
+	const char *db_module = NULL;
+	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
+		json_t *w = json_array_get(wl, i);
+		double c = fuse_num(w, "calls_per_second");
+		if (isfinite(c))
+			calls_per_s += c;
+		char via[256];
+		if (!db_module && db_signature(r, w, via, sizeof(via)))
+			db_module = fuse_str(w, "module");
+	}
+	if (calls_per_s < 1)
+		return;
+	json_t *ev = json_object();
+	ev_num(ev, "scheduler_utilisation_avg", util);
+	ev_num(ev, "run_queue_avg", rq);
+	ev_num(ev, "reductions_per_second_avg", rps);
+	ev_num(ev, "traced_calls_per_second", calls_per_s);
+	json_object_set_new(ev, "database_module",
+	                    db_module ? json_string(db_module) : json_null());
+	char finding[512], pct[32];
+	fuse_fmt_pct(util, pct, sizeof(pct));
+	snprintf(finding, sizeof(finding),
+	         "The BEAM is mostly idle (utilisation %s, run queue %.2f) while serving %.0f "
+	         "traced calls/s: time goes elsewhere",
+	         pct, rq, calls_per_s);
+	emit(r, 8, "beam-not-bottleneck", 35, NULL, finding, ev,
+	     "Look outside the VM: database round trips, network calls, pool checkout waits. "
+	     "Confirm with the database's statistics (PostgreSQL pg_stat_statements: calls and "
+	     "mean_exec_time of the top queries), pool queue times (Ecto's queue_time in "
+	     "telemetry) and request latency; then cache or batch the slow external calls.");
+}
+
+static int cmp_priority(const void *a, const void *b)
+{
+	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	json_int_t px = json_integer_value(json_object_get(x, "priority"));
+	json_int_t py = json_integer_value(json_object_get(y, "priority"));
+	if (px != py)
+		return px < py ? 1 : -1;
+	json_int_t rx = json_integer_value(json_object_get(x, "rule"));
+	json_int_t ry = json_integer_value(json_object_get(y, "rule"));
+	return rx < ry ? -1 : rx > ry;
+}
+
+int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t **out)
+{
+	*out = NULL;
+	if (!json_is_object(profile))
+		return GI_EINVAL;
+	struct fuse_thresholds defaults;
+	if (!t) {
+		fuse_thresholds_default(&defaults);
+		t = &defaults;
+	}
+	struct rules r = {profile, t, json_array(), 0, 0};
+	r.schedulers = fuse_num_path(profile, "session.schedulers_online");
+	if (!isfinite(r.schedulers) || r.schedulers <= 0)
+		r.schedulers = 1;
+	double n = fuse_num_path(profile, "session.snapshot_count");
+	r.snapshots = isfinite(n) ? (long)n : 0;
+	rule_cpu(&r);
+	rule_logger(&r);
+	rule_cache(&r);
+	rule_lookup(&r);
+	rule_hub(&r);
+	rule_mailbox(&r);
+	rule_memory(&r);
+	rule_idle(&r);
+	/* Stable order: sort a C array of borrowed pointers, then rebuild. */
+	size_t count = json_array_size(r.out);
+	json_t *items[256];
+	if (count > 256)
+		count = 256;
+	for (size_t i = 0; i < count; i++)
+		items[i] = json_array_get(r.out, i);
+	qsort(items, count, sizeof(items[0]), cmp_priority);
+	json_t *sorted = json_array();
+	for (size_t i = 0; i < count; i++) {
+		json_object_set_new(items[i], "rank", json_integer((json_int_t)i + 1));
+		json_array_append(sorted, items[i]);
+	}
+	json_decref(r.out);
+	*out = sorted;
+	return 0;
+}

@@ -1,0 +1,687 @@
+/*
+ * Unit tests for src/fuse: profile building on synthetic snapshot series,
+ * each rule's thresholds (fires just above, stays silent just below), quiet
+ * series without false alarms, interrupted sessions, the text report and
+ * comparisons. No graph: graph-driven rules are checked by setting graph
+ * fields in a built profile and re-evaluating the rules.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "fuse/fuse.h"
+#include "fuse_series.h"
+#include "harness.h"
+
+static json_t *build(json_t *fin, json_t *snaps)
+{
+	json_t *p = NULL;
+	TH_ASSERT_OK(fuse_profile_build(fin, snaps, NULL, NULL, &p));
+	TH_ASSERT(p != NULL);
+	json_decref(fin);
+	json_decref(snaps);
+	return p;
+}
+
+/* The first recommendation of rule `rule` (and `subject` when not NULL). */
+static json_t *find_rec(json_t *profile, int rule, const char *subject)
+{
+	json_t *recs = json_object_get(profile, "recommendations");
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		json_t *r = json_array_get(recs, i);
+		if (json_integer_value(json_object_get(r, "rule")) != rule)
+			continue;
+		const char *s = json_string_value(json_object_get(r, "subject"));
+		if (!subject || (s && strcmp(s, subject) == 0))
+			return r;
+	}
+	return NULL;
+}
+
+/* Compact JSON text of `v` (static buffer, valid until the next call). */
+static const char *dump(json_t *v)
+{
+	static char buf[65536];
+	char *s = json_dumps(v, JSON_COMPACT);
+	snprintf(buf, sizeof(buf), "%s", s ? s : "");
+	free(s);
+	return buf;
+}
+
+static double ev(json_t *rec, const char *key)
+{
+	return json_number_value(json_object_get(json_object_get(rec, "evidence"), key));
+}
+
+static double num(json_t *o, const char *path)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", path);
+	json_t *cur = o;
+	for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && cur;
+	     k = strtok_r(NULL, ".", &save))
+		cur = json_is_array(cur) ? json_array_get(cur, (size_t)strtol(k, NULL, 10))
+		                         : json_object_get(cur, k);
+	return json_is_number(cur) ? json_number_value(cur) : NAN;
+}
+
+/* ---- quiet ------------------------------------------------------------- */
+
+static void quiet_tweak(json_t *s, long seq, void *arg)
+{
+	(void)arg;
+	/* Memory wobbles by a few MB, a few idle processes, a logger that logs
+	 * now and then, small mailboxes that come and go. */
+	series_set(s, "memory", "total", 50e6 + (double)((seq * 7919) % 5) * 1e6);
+	series_add_process(s, "reductions", "<0.80.0>", "Elixir.Logger", ":gen_event.init_it/6",
+	                   "Logger", 300 + (seq % 3) * 50, 30000, seq % 2);
+	series_add_process(s, "reductions", "<0.90.0>", "code_server", ":code_server.init/3",
+	                   ":code_server", 20000, 100000, 0);
+	series_add_process(s, "reductions", "<0.91.0>", NULL, ":proc_lib.init_p/5", "Quiet.Worker",
+	                   50000, 40000, 0);
+	series_add_process(s, "message_queue", "<0.92.0>", NULL, NULL, "Quiet.Sink", 0, 1000,
+	                   (double)(seq % 4) * 40);
+	series_add_process(s, "memory", "<0.93.0>", NULL, NULL, "Quiet.Cache", 0,
+	                   2e6 + (double)(seq % 3) * 1e5, 0);
+}
+
+static void quiet_series_has_no_alarms(void)
+{
+	json_t *p =
+	    build(series_finalize("complete", 60, NULL), series_make(60, quiet_tweak, NULL));
+	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
+	TH_ASSERT(find_rec(p, 2, NULL) == NULL);
+	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
+	TH_ASSERT(find_rec(p, 6, NULL) == NULL);
+	/* No traced calls: not even rule 8. */
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(p, "recommendations")), 0);
+	/* The logger is recognised but quiet. */
+	json_t *loggers = json_object_get(json_object_get(p, "processes"), "logger");
+	TH_ASSERT_INT_EQ(json_array_size(loggers), 1);
+	json_decref(p);
+}
+
+/* ---- hot modules, hotspots, series ---------------------------------------- */
+
+static void deltas_tweak(json_t *s, long seq, void *arg)
+{
+	(void)arg;
+	series_set(s, "reductions", "delta", 1000);
+	series_add_process(s, "reductions", "<0.100.0>", NULL, NULL, "App.A", 100.0 * (seq + 1), 10,
+	                   0);
+	series_add_process(s, "reductions", "<0.101.0>", NULL, NULL, "App.A", 50, 20, 0);
+	if (seq == 1)
+		series_add_process(s, "reductions", "<0.102.0>", NULL, NULL, "App.B", 400, 5, 0);
+	series_add_call(s, "App.A", "get", 1, seq == 1 ? 0 : 10.0 * (seq + 1));
+	series_add_call(s, "App.A", "put", 2, 5);
+}
+
+static void hot_modules_sum_interval_deltas(void)
+{
+	json_t *p = build(series_finalize("complete", 3, NULL), series_make(3, deltas_tweak, NULL));
+	json_t *hm = json_object_get(p, "hot_modules");
+	TH_ASSERT_INT_EQ(json_array_size(hm), 2);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(hm, 0), "module")),
+	                 "App.A");
+	/* 100+200+300 + 3*50 over 3000 reductions. */
+	TH_ASSERT_DBL_NEAR(num(hm, "0.reductions"), 750, 1e-9);
+	TH_ASSERT_DBL_NEAR(num(hm, "0.reductions_share"), 0.25, 1e-9);
+	TH_ASSERT_DBL_NEAR(num(hm, "0.sample_count"), 3, 0);
+	TH_ASSERT_DBL_NEAR(num(hm, "0.memory_bytes"), 30, 0);
+	TH_ASSERT_DBL_NEAR(num(hm, "1.sample_count"), 1, 0);
+	TH_ASSERT(
+	    json_is_null(json_object_get(json_object_get(json_array_get(hm, 0), "graph"), "ca")));
+	/* Hottest functions by trace counts. */
+	TH_ASSERT_STR_EQ(
+	    json_string_value(json_object_get(
+	        json_array_get(json_object_get(json_array_get(hm, 0), "hottest_functions"), 0),
+	        "name")),
+	    "get");
+	/* get: 10, (absent), 30 over 3 windows -> min 0, avg 13.33, max 30. */
+	json_t *hs = json_object_get(p, "trace_hotspots");
+	TH_ASSERT_INT_EQ(json_array_size(hs), 2);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(hs, 0), "mfa")),
+	                 "App.A.get/1");
+	TH_ASSERT_DBL_NEAR(num(hs, "0.calls"), 40, 0);
+	TH_ASSERT_DBL_NEAR(num(hs, "0.per_window.min"), 0, 0);
+	TH_ASSERT_DBL_NEAR(num(hs, "0.per_window.max"), 30, 0);
+	TH_ASSERT_DBL_NEAR(num(hs, "0.per_window.avg"), 13.3333, 1e-3);
+	TH_ASSERT_DBL_NEAR(num(hs, "0.calls_per_second"), 13.3333, 1e-3);
+	TH_ASSERT_DBL_NEAR(num(hs, "1.per_window.min"), 5, 0);
+	/* Workload: get is a read, put a write. */
+	json_t *wl = json_object_get(p, "workload");
+	TH_ASSERT_DBL_NEAR(num(wl, "0.reads"), 40, 0);
+	TH_ASSERT_DBL_NEAR(num(wl, "0.writes"), 15, 0);
+	TH_ASSERT_DBL_NEAR(num(wl, "0.read_write_ratio"), 40.0 / 15, 1e-3);
+	/* Time series present. */
+	TH_ASSERT_INT_EQ(
+	    json_array_size(json_object_get(json_object_get(p, "series"), "run_queue")), 3);
+	json_decref(p);
+}
+
+static void long_series_are_downsampled(void)
+{
+	json_t *p = build(series_finalize("complete", 1000, NULL), series_make(1000, NULL, NULL));
+	json_t *series = json_object_get(p, "series");
+	size_t n = json_array_size(json_object_get(series, "memory_bytes"));
+	TH_ASSERT(n <= 240 && n >= 200);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(series, "t_s")), n);
+	TH_ASSERT_DBL_NEAR(num(p, "session.snapshot_count"), 1000, 0);
+	json_decref(p);
+}
+
+static void classification_is_configurable(void)
+{
+	TH_ASSERT_STR_EQ(fuse_classify_function(NULL, "get_by"), "read");
+	TH_ASSERT_STR_EQ(fuse_classify_function(NULL, "exists?"), "read");
+	TH_ASSERT_STR_EQ(fuse_classify_function(NULL, "get!"), "read");
+	TH_ASSERT_STR_EQ(fuse_classify_function(NULL, "list_tenants"), "read");
+	TH_ASSERT_STR_EQ(fuse_classify_function(NULL, "insert_all"), "write");
+	TH_ASSERT_STR_EQ(fuse_classify_function(NULL, "update_all"), "write");
+	TH_ASSERT_STR_EQ(fuse_classify_function(NULL, "transaction"), "write");
+	TH_ASSERT_STR_EQ(fuse_classify_function(NULL, "prepare_opts"), "pipeline");
+	TH_ASSERT_STR_EQ(fuse_classify_function(NULL, "getter"), "other");
+	TH_ASSERT_STR_EQ(fuse_classify_function(NULL, "handle_call"), "other");
+	static const char *const reads[] = {"peek", NULL};
+	static const char *const writes[] = {"poke", NULL};
+	static const char *const pipe[] = {"wrap", NULL};
+	struct fuse_config cfg = {reads, writes, pipe, NULL, 0};
+	TH_ASSERT_STR_EQ(fuse_classify_function(&cfg, "peek_at"), "read");
+	TH_ASSERT_STR_EQ(fuse_classify_function(&cfg, "poke"), "write");
+	TH_ASSERT_STR_EQ(fuse_classify_function(&cfg, "wrap"), "pipeline");
+	TH_ASSERT_STR_EQ(fuse_classify_function(&cfg, "get"), "other");
+}
+
+/* ---- rule 1 -------------------------------------------------------------- */
+
+struct cpu_arg {
+	long busy_every; /* snapshots with a long run queue: seq % busy_every != 0 */
+	double util;
+};
+
+static void cpu_tweak(json_t *s, long seq, void *arg)
+{
+	struct cpu_arg *a = arg;
+	bool busy = a->busy_every > 0 && seq % a->busy_every != 0;
+	series_set(json_object_get(s, "run_queue"), NULL, "total", busy ? 6 : 1);
+	series_set(json_object_get(s, "scheduler_utilisation"), NULL, "total", a->util);
+}
+
+static void cpu_saturation_thresholds(void)
+{
+	/* Run queue 6 > 2 schedulers in 2/3 of snapshots: fires. */
+	struct cpu_arg a = {3, 0.6};
+	json_t *p = build(series_finalize("complete", 30, NULL), series_make(30, cpu_tweak, &a));
+	json_t *r = find_rec(p, 1, NULL);
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "run_queue_peak"), 6, 0);
+	TH_ASSERT_DBL_NEAR(ev(r, "run_queue_above_schedulers_share"), 20.0 / 30, 1e-3);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r, "severity")), "high");
+	json_decref(p);
+	/* Run queue 1, within the schedulers, at 60%: silent. */
+	struct cpu_arg b = {0, 0.6};
+	p = build(series_finalize("complete", 30, NULL), series_make(30, cpu_tweak, &b));
+	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
+	json_decref(p);
+	/* Utilisation at 95%: fires; at 85%: silent. */
+	struct cpu_arg c = {0, 0.95};
+	p = build(series_finalize("complete", 30, NULL), series_make(30, cpu_tweak, &c));
+	TH_ASSERT(find_rec(p, 1, NULL) != NULL);
+	json_decref(p);
+	struct cpu_arg d = {0, 0.85};
+	p = build(series_finalize("complete", 30, NULL), series_make(30, cpu_tweak, &d));
+	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
+	json_decref(p);
+	/* Two snapshots are too few to call anything persistent. */
+	p = build(series_finalize("complete", 2, NULL), series_make(2, cpu_tweak, &c));
+	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
+	json_decref(p);
+}
+
+/* ---- rule 2 -------------------------------------------------------------- */
+
+struct logger_arg {
+	const char *reg, *init, *module;
+	double reductions; /* per interval, of 100k */
+};
+
+static void logger_tweak(json_t *s, long seq, void *arg)
+{
+	(void)seq;
+	struct logger_arg *a = arg;
+	series_add_process(s, "reductions", "<0.70.0>", NULL, NULL, "App.Web", 50000, 1e5, 0);
+	series_add_process(s, "reductions", "<0.80.0>", a->reg, a->init, a->module, a->reductions,
+	                   1e5, 40);
+}
+
+static void logger_bottleneck_elixir_gen_event(void)
+{
+	struct logger_arg a = {"Elixir.Logger", ":gen_event.init_it/6", "Logger", 30000};
+	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &a));
+	json_t *r = find_rec(p, 2, NULL);
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "reductions_share"), 0.30, 1e-6);
+	TH_ASSERT_DBL_NEAR(ev(r, "reductions_per_second"), 30000, 1e-6);
+	TH_ASSERT_DBL_NEAR(ev(r, "best_rank"), 2, 0);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "sync_mode_qlen");
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "drop_mode_qlen");
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "flush_qlen");
+	TH_ASSERT_STR_CONTAINS(dump(json_object_get(r, "evidence")), "Elixir.Logger");
+	json_decref(p);
+	/* 4% of reductions: below the 5% threshold. */
+	a.reductions = 4000;
+	p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &a));
+	TH_ASSERT(find_rec(p, 2, NULL) == NULL);
+	json_decref(p);
+}
+
+static void logger_bottleneck_otp_handler(void)
+{
+	/* OTP's logger_std_h handler: registered logger_std_h_default, run by
+	 * logger_olp; attribution gives :logger_olp. */
+	struct logger_arg a = {"logger_std_h_default", ":logger_olp.init/1", ":logger_olp", 20000};
+	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &a));
+	TH_ASSERT(find_rec(p, 2, NULL) != NULL);
+	json_decref(p);
+	/* An unregistered console backend under a Logger module name. */
+	struct logger_arg b = {NULL, ":proc_lib.init_p/5", "Logger.Backends.Console", 20000};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &b));
+	TH_ASSERT(find_rec(p, 2, NULL) != NULL);
+	json_decref(p);
+	/* Not a logger: an application module whose name merely contains "log". */
+	struct logger_arg c = {"audit_log", ":proc_lib.init_p/5", "App.AuditLog", 20000};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &c));
+	TH_ASSERT(find_rec(p, 2, NULL) == NULL);
+	json_decref(p);
+}
+
+/* ---- rules 3 and 4 ------------------------------------------------------- */
+
+struct calls_arg {
+	const char *module;
+	double reads, writes, helpers;
+};
+
+static void calls_tweak(json_t *s, long seq, void *arg)
+{
+	(void)seq;
+	struct calls_arg *a = arg;
+	series_add_call(s, a->module, "get_by_name", 1, a->reads);
+	series_add_call(s, a->module, "update_entry", 2, a->writes);
+	series_add_call(s, a->module, "prepare_opts", 2, a->helpers);
+	series_add_call(s, a->module, "default_options", 1, a->helpers);
+}
+
+static void read_through_cache_thresholds(void)
+{
+	struct calls_arg a = {"App.Registry", 1000, 50, 0};
+	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
+	json_t *r = find_rec(p, 3, "App.Registry");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "read_write_ratio"), 20, 1e-9);
+	TH_ASSERT_DBL_NEAR(ev(r, "calls_per_second"), 1050, 1e-9);
+	/* No helpers and no graph: no database signature, so no rule 4. */
+	TH_ASSERT(find_rec(p, 4, NULL) == NULL);
+	json_decref(p);
+	/* Ratio 5 < 10: silent. */
+	struct calls_arg b = {"App.Registry", 1000, 200, 0};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &b));
+	TH_ASSERT(find_rec(p, 3, NULL) == NULL);
+	json_decref(p);
+	/* 60 calls/s < 100: silent. */
+	struct calls_arg c = {"App.Registry", 58, 2, 0};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &c));
+	TH_ASSERT(find_rec(p, 3, NULL) == NULL);
+	json_decref(p);
+}
+
+static void db_backed_lookup_from_pipeline_helpers(void)
+{
+	struct calls_arg a = {"Shop.Catalog", 500, 1, 500};
+	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
+	json_t *r = find_rec(p, 4, "Shop.Catalog");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "round_trips_saved_per_window"), 499, 0);
+	TH_ASSERT_DBL_NEAR(ev(r, "pipeline_helper_calls"), 10000, 0);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "ETS");
+	/* Pipeline overhead: 2 helpers per operation. */
+	TH_ASSERT_DBL_NEAR(num(p, "pipeline_overhead.ratio"), 10000.0 / 5010, 1e-3);
+	json_decref(p);
+	/* 80% reads: not read-mostly, silent. */
+	struct calls_arg b = {"Shop.Catalog", 400, 100, 500};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &b));
+	TH_ASSERT(find_rec(p, 4, NULL) == NULL);
+	json_decref(p);
+}
+
+static void db_backed_lookup_from_graph_repo(void)
+{
+	/* A caller of a Repo, known from the graph: set what the graph join
+	 * would have set and re-evaluate. */
+	struct calls_arg a = {"Shop.Catalog", 500, 0, 0};
+	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
+	TH_ASSERT(find_rec(p, 4, NULL) == NULL);
+	json_t *db = json_object_get(json_array_get(json_object_get(p, "workload"), 0), "database");
+	json_object_set_new(db, "repo", json_string("Shop.Repo"));
+	json_object_set_new(db, "repo_call_share", json_real(0.9));
+	json_t *recs = NULL;
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	json_t *r = find_rec(p, 4, "Shop.Catalog");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "round_trips_saved_per_window"), 450, 0);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "finding")), "Shop.Repo");
+	/* Only 30% of its calls reach the Repo: not "most of its work". */
+	json_object_set_new(db, "repo_call_share", json_real(0.3));
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	TH_ASSERT(find_rec(p, 4, NULL) == NULL);
+	/* A module that uses Ecto.Repo itself. */
+	json_object_set_new(db, "uses_ecto_repo", json_true());
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	TH_ASSERT(find_rec(p, 4, "Shop.Catalog") != NULL);
+	json_decref(p);
+}
+
+static void repo_named_modules_defer_to_their_callers(void)
+{
+	/* Both the Repo (by name) and a caller are candidates: the cache goes
+	 * in the caller only. */
+	struct calls_arg a = {"Shop.Repo", 500, 1, 0};
+	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
+	TH_ASSERT(find_rec(p, 4, "Shop.Repo") != NULL);
+	json_decref(p);
+}
+
+/* ---- rule 5 -------------------------------------------------------------- */
+
+static void hot_hub_thresholds(void)
+{
+	json_t *p = build(series_finalize("complete", 3, NULL), series_make(3, deltas_tweak, NULL));
+	json_t *g = json_object_get(json_array_get(json_object_get(p, "hot_modules"), 0), "graph");
+	json_object_set_new(g, "ca", json_integer(25));
+	json_object_set_new(g, "hub", json_false());
+	json_t *recs = NULL;
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	json_t *r = find_rec(p, 5, "App.A");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "dependents"), 25, 0);
+	/* 9 dependents and no hub flag: silent. */
+	json_object_set_new(g, "ca", json_integer(9));
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	TH_ASSERT(find_rec(p, 5, "App.A") == NULL);
+	/* A hot complex function: 100+ calls/s and cyclomatic 12. */
+	json_t *f = json_array_get(json_object_get(p, "trace_hotspots"), 0);
+	json_object_set_new(f, "calls_per_second", json_real(150));
+	json_object_set_new(f, "cyclomatic", json_integer(12));
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	TH_ASSERT(find_rec(p, 5, "App.A.get/1") != NULL);
+	json_object_set_new(f, "cyclomatic", json_integer(9));
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	TH_ASSERT(find_rec(p, 5, NULL) == NULL);
+	json_decref(p);
+}
+
+/* ---- rule 6 -------------------------------------------------------------- */
+
+static void mailbox_tweak(json_t *s, long seq, void *arg)
+{
+	const double *queue = arg;
+	series_add_process(s, "message_queue", "<0.200.0>", "Elixir.App.Counter",
+	                   ":proc_lib.init_p/5", "App.Counter", 0, 1e5, queue[seq]);
+}
+
+static void mailbox_buildup_thresholds(void)
+{
+	double rising[] = {10, 200, 500, 900, 1500, 2400};
+	json_t *p =
+	    build(series_finalize("complete", 6, NULL), series_make(6, mailbox_tweak, rising));
+	json_t *r = find_rec(p, 6, "App.Counter");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "queue_last"), 2400, 0);
+	TH_ASSERT_DBL_NEAR(ev(r, "rising_steps"), 5, 0);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "finding")), "App.Counter");
+	json_decref(p);
+	/* Bursty but draining: silent. */
+	double bursty[] = {300, 20, 310, 10, 290, 30};
+	p = build(series_finalize("complete", 6, NULL), series_make(6, mailbox_tweak, bursty));
+	TH_ASSERT(find_rec(p, 6, NULL) == NULL);
+	json_decref(p);
+	/* Rising but tiny: silent. */
+	double tiny[] = {1, 2, 3, 5, 8, 13};
+	p = build(series_finalize("complete", 6, NULL), series_make(6, mailbox_tweak, tiny));
+	TH_ASSERT(find_rec(p, 6, NULL) == NULL);
+	json_decref(p);
+}
+
+/* ---- rule 7 -------------------------------------------------------------- */
+
+struct mem_arg {
+	double start, per_step; /* binary growth per snapshot */
+	long spike_at;          /* -1: none */
+};
+
+static void memory_tweak(json_t *s, long seq, void *arg)
+{
+	struct mem_arg *a = arg;
+	double binary = 1e6 + a->per_step * (double)seq;
+	if (seq == a->spike_at)
+		binary += 200e6;
+	series_set(s, "memory", "binary", binary);
+	series_set(s, "memory", "total", a->start + binary);
+	series_add_process(s, "memory", "<0.300.0>", NULL, NULL, "App.Buffer", 0,
+	                   1e5 + a->per_step / 2 * (double)seq, 0);
+}
+
+static void memory_growth_thresholds(void)
+{
+	/* 50 MB -> ~110 MB, all in binaries: fires and names them. */
+	struct mem_arg a = {50e6, 2e6, -1};
+	json_t *p = build(series_finalize("complete", 30, NULL), series_make(30, memory_tweak, &a));
+	json_t *r = find_rec(p, 7, NULL);
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "finding")), "binary");
+	TH_ASSERT_STR_CONTAINS(dump(json_object_get(r, "evidence")), "App.Buffer");
+	TH_ASSERT(ev(r, "growth_bytes") > 50e6);
+	json_decref(p);
+	/* +7.5 MB: below 16 MB, silent. */
+	struct mem_arg b = {50e6, 0.25e6, -1};
+	p = build(series_finalize("complete", 30, NULL), series_make(30, memory_tweak, &b));
+	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
+	json_decref(p);
+	/* One spike in the middle, flat otherwise: silent. */
+	struct mem_arg c = {50e6, 0, 15};
+	p = build(series_finalize("complete", 30, NULL), series_make(30, memory_tweak, &c));
+	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
+	json_decref(p);
+}
+
+/* ---- rule 8 -------------------------------------------------------------- */
+
+static void idle_tweak(json_t *s, long seq, void *arg)
+{
+	(void)seq;
+	const double *calls = arg;
+	series_add_call(s, "App.Orders", "get_order", 1, *calls);
+}
+
+static void beam_not_bottleneck_thresholds(void)
+{
+	double calls = 50;
+	json_t *p =
+	    build(series_finalize("complete", 10, NULL), series_make(10, idle_tweak, &calls));
+	json_t *r = find_rec(p, 8, NULL);
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "traced_calls_per_second"), 50, 1e-9);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")),
+	                       "pg_stat_statements");
+	json_decref(p);
+	/* Busy node with the same calls: silent. */
+	struct fuse_thresholds t;
+	fuse_thresholds_default(&t);
+	t.idle_utilisation = 0.01;
+	struct fuse_config cfg = {NULL, NULL, NULL, &t, 0};
+	json_t *snaps = series_make(10, idle_tweak, &calls),
+	       *fin = series_finalize("complete", 10, NULL);
+	TH_ASSERT_OK(fuse_profile_build(fin, snaps, NULL, &cfg, &p));
+	TH_ASSERT(find_rec(p, 8, NULL) == NULL);
+	json_decref(p);
+	json_decref(snaps);
+	json_decref(fin);
+}
+
+/* ---- sessions, reports, compare ------------------------------------------- */
+
+static void interrupted_sessions_build(void)
+{
+	/* Node went down after two snapshots. */
+	json_t *fin = series_finalize("interrupted", 2, NULL);
+	json_object_set_new(fin, "reason", json_string("node went down"));
+	struct cpu_arg c = {0, 0.99};
+	json_t *p = build(fin, series_make(2, cpu_tweak, &c));
+	TH_ASSERT_STR_EQ(
+	    json_string_value(json_object_get(json_object_get(p, "session"), "status")),
+	    "interrupted");
+	TH_ASSERT_STR_EQ(
+	    json_string_value(json_object_get(json_object_get(p, "session"), "reason")),
+	    "node went down");
+	TH_ASSERT(find_rec(p, 1, NULL) == NULL); /* too few snapshots to say */
+	struct gi_buf out;
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_report_text(p, &out));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "interrupted");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "node went down");
+	gi_buf_destroy(&out);
+	json_decref(p);
+	/* No finalize at all, no snapshots. */
+	p = NULL;
+	TH_ASSERT_OK(fuse_profile_build(NULL, NULL, NULL, NULL, &p));
+	TH_ASSERT_STR_EQ(
+	    json_string_value(json_object_get(json_object_get(p, "session"), "status")),
+	    "interrupted");
+	TH_ASSERT(json_is_null(json_object_get(
+	    json_object_get(json_object_get(p, "metrics"), "memory_bytes"), "peak")));
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_report_text(p, &out));
+	TH_ASSERT_OK(fuse_report_html(p, &out));
+	gi_buf_destroy(&out);
+	json_decref(p);
+}
+
+static void hostile_input_is_tolerated(void)
+{
+	json_t *snaps = json_loads(
+	    "[1, \"x\", {\"memory\": 5, \"run_queue\": {\"total\": \"many\"},"
+	    " \"top_processes\": {\"reductions\": [7, {\"pid\": 3}, {\"pid\": \"<0.1.0>\","
+	    " \"reductions\": -5, \"module\": 9}]},"
+	    " \"trace\": {\"modules\": [1], \"calls\": [{\"module\": \"M\", \"function\": \"f\","
+	    " \"arity\": 99999, \"count\": 1}, {\"module\": \"M\", \"function\": \"g\", \"arity\": "
+	    "0,"
+	    " \"count\": \"x\"}]}, \"errors\": [1, \"e\", \"e\"]}]",
+	    0, NULL);
+	TH_ASSERT(snaps != NULL);
+	json_t *p = NULL;
+	TH_ASSERT_OK(fuse_profile_build(NULL, snaps, NULL, NULL, &p));
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(p, "errors")), 1);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(p, "trace_hotspots")), 0);
+	json_decref(p);
+	json_t *bad = json_string("x");
+	TH_ASSERT_INT_EQ(fuse_profile_build(bad, NULL, NULL, NULL, &p), GI_EINVAL);
+	TH_ASSERT_INT_EQ(fuse_profile_build(NULL, bad, NULL, NULL, &p), GI_EINVAL);
+	json_decref(bad);
+	json_decref(snaps);
+	struct gi_buf out;
+	gi_buf_init(&out, 0);
+	json_t *empty = json_object();
+	TH_ASSERT_OK(fuse_report_text(empty, &out));
+	json_decref(empty);
+	gi_buf_destroy(&out);
+}
+
+static void text_report_reads_well(void)
+{
+	struct logger_arg a = {"Elixir.Logger", ":gen_event.init_it/6", "Logger", 30000};
+	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &a));
+	struct gi_buf out;
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_report_text(p, &out));
+	const char *t = gi_buf_str(&out);
+	TH_ASSERT_STR_CONTAINS(t, "Giulia profile s1");
+	TH_ASSERT_STR_CONTAINS(t, "Recommendations (1)");
+	TH_ASSERT_STR_CONTAINS(t, "logger-bottleneck");
+	TH_ASSERT_STR_CONTAINS(t, "Hot modules");
+	TH_ASSERT_STR_CONTAINS(t, "App.Web");
+	/* Every line fits in 100 columns. */
+	for (const char *line = t; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		TH_ASSERT_MSG(len <= 100, "line too long (%zu): %.*s", len, (int)len, line);
+		line += len + (nl ? 1 : 0);
+	}
+	gi_buf_destroy(&out);
+	json_decref(p);
+}
+
+static void compare_finds_changes(void)
+{
+	struct logger_arg a = {"Elixir.Logger", ":gen_event.init_it/6", "Logger", 30000};
+	json_t *before =
+	    build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &a));
+	json_t *after =
+	    build(series_finalize("complete", 10, NULL), series_make(10, quiet_tweak, NULL));
+	json_object_set_new(json_object_get(after, "session"), "id", json_string("s2"));
+	json_t *c = NULL;
+	TH_ASSERT_OK(fuse_compare(before, after, &c));
+	json_t *recs = json_object_get(c, "recommendations");
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(recs, "resolved")), 1);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(recs, "new")), 0);
+	json_t *hot = json_object_get(c, "hot_modules");
+	TH_ASSERT_STR_CONTAINS(dump(json_object_get(hot, "left")), "App.Web");
+	TH_ASSERT_STR_CONTAINS(dump(json_object_get(hot, "entered")), "Quiet.Worker");
+	TH_ASSERT_STR_CONTAINS(dump(json_object_get(hot, "stayed")), "Logger");
+	struct gi_buf out;
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_compare_text(c, &out));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "s1 (before) -> s2 (after)");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "Recommendations resolved (1)");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "logger-bottleneck");
+	gi_buf_destroy(&out);
+	json_decref(c);
+	json_decref(before);
+	json_decref(after);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(quiet_series_has_no_alarms),
+	    TH_TEST(hot_modules_sum_interval_deltas),
+	    TH_TEST(long_series_are_downsampled),
+	    TH_TEST(classification_is_configurable),
+	    TH_TEST(cpu_saturation_thresholds),
+	    TH_TEST(logger_bottleneck_elixir_gen_event),
+	    TH_TEST(logger_bottleneck_otp_handler),
+	    TH_TEST(read_through_cache_thresholds),
+	    TH_TEST(db_backed_lookup_from_pipeline_helpers),
+	    TH_TEST(db_backed_lookup_from_graph_repo),
+	    TH_TEST(repo_named_modules_defer_to_their_callers),
+	    TH_TEST(hot_hub_thresholds),
+	    TH_TEST(mailbox_buildup_thresholds),
+	    TH_TEST(memory_growth_thresholds),
+	    TH_TEST(beam_not_bottleneck_thresholds),
+	    TH_TEST(interrupted_sessions_build),
+	    TH_TEST(hostile_input_is_tolerated),
+	    TH_TEST(text_report_reads_well),
+	    TH_TEST(compare_finds_changes),
+	    TH_END,
+	};
+	return th_main(argc, argv, "unit_fuse", tests);
+}
