@@ -586,8 +586,8 @@ static bool module_uses_ecto_repo(json_t *details)
 	return false;
 }
 
-/* A Repo-like module: its last name segment ends in "Repo", or it `use`s
- * Ecto.Repo according to the graph. */
+/* A Repo-like module: its name ends in "Repo", or it `use`s Ecto.Repo
+ * according to the graph. */
 static bool module_is_repo_like(struct ctx *c, const char *module)
 {
 	if (!module)
@@ -596,6 +596,19 @@ static bool module_is_repo_like(struct ctx *c, const char *module)
 		return true;
 	json_t *d = graph_module(c, module);
 	return d && module_uses_ecto_repo(d);
+}
+
+static struct traced_mod *traced_find(struct ctx *c, const char *module)
+{
+	return gi_map_get(&c->traced, module);
+}
+
+/* A database module: Repo-like, or traced with calls to the pipeline helpers
+ * (a hand-written data layer shaped like a repo). */
+static bool module_is_database(struct ctx *c, const char *module)
+{
+	struct traced_mod *t = module ? traced_find(c, module) : NULL;
+	return (t && t->pipeline > 0) || module_is_repo_like(c, module);
 }
 
 static json_t *graph_fields(struct ctx *c, const char *module)
@@ -777,11 +790,6 @@ static int cmp_func_total(const void *a, const void *b)
 	return r ? r : strcmp(x->function, y->function);
 }
 
-static struct traced_mod *traced_find(struct ctx *c, const char *module)
-{
-	return gi_map_get(&c->traced, module);
-}
-
 static double func_calls_per_s(struct ctx *c, const struct func_stat *f)
 {
 	struct traced_mod *t = traced_find(c, f->module);
@@ -935,7 +943,7 @@ static json_t *build_hotspots(struct ctx *c)
 		json_t *ce = d ? json_object_get(d, "callees") : NULL;
 		for (size_t k = 0; json_is_array(ce) && k < json_array_size(ce) && !repo; k++) {
 			const char *cm = fuse_str(json_array_get(ce, k), "module");
-			if (cm && strcmp(cm, f->module) != 0 && module_is_repo_like(c, cm))
+			if (cm && strcmp(cm, f->module) != 0 && module_is_database(c, cm))
 				repo = cm;
 		}
 		json_object_set_new(o, "callers",
@@ -948,7 +956,7 @@ static json_t *build_hotspots(struct ctx *c)
 	return a;
 }
 
-/* The Repo-like module `module` depends on in the graph, or NULL. */
+/* The database module `module` depends on in the graph, or NULL. */
 static const char *repo_dependency(struct ctx *c, const char *module)
 {
 	json_t *d = graph_module(c, module);
@@ -957,7 +965,7 @@ static const char *repo_dependency(struct ctx *c, const char *module)
 	for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
 		json_t *e = json_array_get(deps, i);
 		const char *m = json_is_string(e) ? json_string_value(e) : fuse_str(e, "module");
-		if (m && strcmp(m, module) != 0 && module_is_repo_like(c, m))
+		if (m && strcmp(m, module) != 0 && module_is_database(c, m))
 			return m;
 	}
 	return NULL;
@@ -1039,7 +1047,7 @@ static json_t *build_pipeline(struct ctx *c)
 	double helpers = 0, ops = 0;
 	for (size_t i = 0; i < c->traced_list.len; i++) {
 		struct traced_mod *t = GI_VEC_AT(&c->traced_list, struct traced_mod *, i);
-		if (t->pipeline <= 0 && !module_is_repo_like(c, t->name))
+		if (!module_is_database(c, t->name))
 			continue;
 		double mine = t->reads + t->writes;
 		helpers += t->pipeline;

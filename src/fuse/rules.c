@@ -221,8 +221,8 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 	return false;
 }
 
-/* True when another candidate of rule 4 calls `repo` (the cache belongs in
- * the caller, not in the Repo). */
+/* True when another candidate of rule 4 goes through `repo` for its work:
+ * the cache belongs in that caller, not in the data layer. */
 static bool has_caller_candidate(json_t *cands, const char *repo)
 {
 	for (size_t i = 0; i < json_array_size(cands); i++) {
@@ -253,8 +253,7 @@ static void rule_lookup(struct rules *r)
 		char via[256];
 		if (!mod || !db_signature(r, w, via, sizeof(via)))
 			continue;
-		if (fuse_bool(json_object_get(w, "database"), "repo_like") &&
-		    has_caller_candidate(cands, mod))
+		if (has_caller_candidate(cands, mod))
 			continue;
 		json_t *db = json_object_get(w, "database");
 		double reads_w = fuse_num(w, "reads_per_window");

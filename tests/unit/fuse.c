@@ -387,13 +387,45 @@ static void db_backed_lookup_from_graph_repo(void)
 	json_decref(p);
 }
 
-static void repo_named_modules_defer_to_their_callers(void)
+static void two_layers_tweak(json_t *s, long seq, void *arg)
 {
-	/* Both the Repo (by name) and a caller are candidates: the cache goes
-	 * in the caller only. */
+	struct calls_arg *a = arg;
+	calls_tweak(s, seq, arg);
+	series_add_call(s, "Shop.Registry", "lookup", 1, a->reads);
+	series_add_call(s, "Shop.Registry", "put", 2, a->writes);
+}
+
+static void data_layers_defer_to_their_callers(void)
+{
+	/* A module named like a Repo is a database module by itself. */
 	struct calls_arg a = {"Shop.Repo", 500, 1, 0};
 	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
 	TH_ASSERT(find_rec(p, 4, "Shop.Repo") != NULL);
+	json_decref(p);
+	/* A data layer (helpers inside) and a registry in front of it. Without
+	 * the graph only the data layer is known to touch the database. */
+	struct calls_arg b = {"Shop.Store", 500, 1, 500};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, two_layers_tweak, &b));
+	TH_ASSERT(find_rec(p, 4, "Shop.Store") != NULL);
+	TH_ASSERT(find_rec(p, 4, "Shop.Registry") == NULL);
+	/* With the graph's dependency, the registry is the place for the cache
+	 * and the data layer is not reported on its own. */
+	json_t *wl = json_object_get(p, "workload");
+	for (size_t i = 0; i < json_array_size(wl); i++) {
+		json_t *w = json_array_get(wl, i);
+		if (strcmp(json_string_value(json_object_get(w, "module")), "Shop.Registry") != 0)
+			continue;
+		json_t *db = json_object_get(w, "database");
+		json_object_set_new(db, "repo", json_string("Shop.Store"));
+		json_object_set_new(db, "repo_call_share", json_real(1.0));
+	}
+	json_t *recs = NULL;
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	json_t *r = find_rec(p, 4, "Shop.Registry");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "round_trips_saved_per_window"), 499, 0);
+	TH_ASSERT(find_rec(p, 4, "Shop.Store") == NULL);
 	json_decref(p);
 }
 
@@ -672,7 +704,7 @@ int main(int argc, char **argv)
 	    TH_TEST(read_through_cache_thresholds),
 	    TH_TEST(db_backed_lookup_from_pipeline_helpers),
 	    TH_TEST(db_backed_lookup_from_graph_repo),
-	    TH_TEST(repo_named_modules_defer_to_their_callers),
+	    TH_TEST(data_layers_defer_to_their_callers),
 	    TH_TEST(hot_hub_thresholds),
 	    TH_TEST(mailbox_buildup_thresholds),
 	    TH_TEST(memory_growth_thresholds),
