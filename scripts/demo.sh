@@ -1,4 +1,245 @@
 #!/usr/bin/env bash
-# make demo: placeholder until the demo lands (issue 7).
-set -eu
-echo "demo: the static engine and the demo target are not built yet"
+# make demo: Giulia's story end to end on examples/nexus (docs/DEMO.md).
+#
+#   make demo                    # SCENARIO=default
+#   make demo SCENARIO=logger    # synchronous vs asynchronous logging, compared
+#
+# Environment: DEMO_SECONDS (load per run, default 30), DEMO_CONNECTIONS (wrk
+# connections, default 16), DEMO_DIR (run directory, default build/demo),
+# NEXUS_NODE / NEXUS_PORT (default nexus@127.0.0.1 / 4040).
+#
+# Steps: build and start the target; start `giulia serve` (worker :4000,
+# monitor :4001); index examples/nexus; `giulia-observe start` with call
+# counting on Nexus.Repo and Nexus.Registry.TableRegistry; the mixed load;
+# `giulia-observe stop` (prints the fused profile); the HTML report. Whatever
+# the demo started is stopped on exit, on error and on Ctrl-C.
+#
+# Until the daemons and profiles are built (`giulia help` lists no `serve`
+# or no `profile`), the demo runs its interim form: the static results of
+# whatever static commands exist, one-shot runtime views if `pulse`/`top`/
+# `trace` exist, and the load's own numbers.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+
+scenario=${SCENARIO:-default}
+seconds=${DEMO_SECONDS:-30}
+conns=${DEMO_CONNECTIONS:-16}
+run=${DEMO_DIR:-$here/build/demo}
+giulia=$here/bin/giulia
+observe=$here/bin/giulia-observe
+project=$here/examples/nexus
+traced=Nexus.Repo,Nexus.Registry.TableRegistry
+export NEXUS_NODE=${NEXUS_NODE:-nexus@127.0.0.1}
+export NEXUS_PORT=${NEXUS_PORT:-4040}
+export NEXUS_RUN_DIR=$run/nexus
+export GIULIA_WORKER_URL=${GIULIA_WORKER_URL:-http://127.0.0.1:4000}
+export GIULIA_MONITOR_URL=${GIULIA_MONITOR_URL:-http://127.0.0.1:4001}
+
+case "$scenario" in default | logger) ;; *)
+  echo "demo: SCENARIO must be default or logger, not '$scenario'" >&2
+  exit 2
+  ;;
+esac
+case "$seconds" in '' | *[!0-9]*) echo "demo: DEMO_SECONDS must be a number of seconds" >&2; exit 2 ;; esac
+case "$conns" in '' | *[!0-9]*) echo "demo: DEMO_CONNECTIONS must be a number" >&2; exit 2 ;; esac
+
+step() { printf '\n==> %s\n' "$*"; }
+note() { printf '    %s\n' "$*"; }
+
+# -- What is there ------------------------------------------------------------
+for tool in elixir wrk curl; do
+  command -v "$tool" >/dev/null || { scripts/deps.sh demo; break; }
+done
+[ -x "$giulia" ] || make -j2 --no-print-directory all
+help_text=$("$giulia" help 2>/dev/null || true)
+has() { grep -qE "^[[:space:]]+$1([[:space:]]|\$)" <<<"$help_text"; }
+full=1
+missing=""
+for c in serve profile; do has "$c" || { full=0; missing="$missing $c"; }; done
+[ "$scenario" = logger ] && ! has compare && { full=0; missing="$missing compare"; }
+
+# -- Cleanup, whatever happens ----------------------------------------------------
+observing=0
+serve_pid=""
+load_pid=""
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [ -n "$load_pid" ]; then kill "$load_pid" 2>/dev/null || true; wait "$load_pid" 2>/dev/null || true; fi
+  if [ "$observing" = 1 ]; then
+    "$observe" stop "$NEXUS_NODE" >"$run/interrupted-stop.txt" 2>&1 || true
+  fi
+  if [ -n "$serve_pid" ] && kill -0 "$serve_pid" 2>/dev/null; then
+    kill -TERM "$serve_pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$serve_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$serve_pid" 2>/dev/null || true
+    wait "$serve_pid" 2>/dev/null || true
+  fi
+  scripts/nexus.sh stop 2>/dev/null || true
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'echo; echo "demo: interrupted; stopping what it started" >&2; exit 130' INT TERM
+
+mkdir -p "$run"
+chmod 700 "$run"
+
+# -- The target ---------------------------------------------------------------
+start_target() { # $1: log mode
+  step "Starting the target: $NEXUS_NODE, HTTP on 127.0.0.1:$NEXUS_PORT (logging: info, $1)"
+  scripts/nexus.sh build
+  rm -rf "$NEXUS_RUN_DIR"
+  NEXUS_LOG_MODE=$1 scripts/nexus.sh start
+  cookie=$(cat "$NEXUS_RUN_DIR/cookie")
+  note "cookie: $NEXUS_RUN_DIR/cookie (mode 0600)"
+}
+
+# Runs the load in the foreground; $1: label. Leaves its summary in $run/load-$1.txt.
+run_load() {
+  step "Load: $seconds s of mixed requests (87% reads, 13% writes), $conns connections"
+  scripts/nexus.sh load "$seconds" "$conns" | tee "$run/load-$1.txt"
+}
+
+load_summary() { grep '^nexus-load:' "$run/load-$1.txt" | sed 's/^nexus-load: //' || true; }
+
+# -- Full form: daemons, observation, fused profile ----------------------------------
+start_giulia() {
+  step "Starting giulia serve (worker $GIULIA_WORKER_URL, monitor $GIULIA_MONITOR_URL)"
+  for url in "$GIULIA_WORKER_URL" "$GIULIA_MONITOR_URL"; do
+    if curl -s -o /dev/null --max-time 2 "$url/health"; then
+      echo "demo: something already answers on $url; stop it first" >&2
+      exit 1
+    fi
+  done
+  mkdir -p "$run/giulia-data"
+  (XDG_DATA_HOME="$run/giulia-data" exec "$giulia" serve) >"$run/giulia.log" 2>&1 &
+  serve_pid=$!
+  local deadline=$((SECONDS + 30))
+  for url in "$GIULIA_WORKER_URL" "$GIULIA_MONITOR_URL"; do
+    until curl -sf -o /dev/null --max-time 2 "$url/health"; do
+      kill -0 "$serve_pid" 2>/dev/null || { tail -n 20 "$run/giulia.log" >&2; echo "demo: giulia serve exited" >&2; exit 1; }
+      [ $SECONDS -lt $deadline ] || { echo "demo: $url/health does not answer; see $run/giulia.log" >&2; exit 1; }
+      sleep 0.2
+    done
+  done
+  note "log: $run/giulia.log"
+}
+
+index_project() {
+  step "Indexing examples/nexus (POST /api/index/scan)"
+  curl -sf -X POST -H 'Content-Type: application/json' \
+    -d "{\"path\":\"$project\"}" "$GIULIA_WORKER_URL/api/index/scan" | tee "$run/index.json"
+  echo
+}
+
+latest_profile_id() {
+  curl -sf "$GIULIA_WORKER_URL/api/runtime/profile/latest" |
+    grep -oE '"id"[[:space:]]*:[[:space:]]*("[^"]*"|[0-9]+)' | head -n 1 |
+    sed -E 's/.*:[[:space:]]*"?([^"]*)"?/\1/'
+}
+
+# One observed run; $1: label. Sets profile_id.
+observed_run() {
+  step "giulia-observe start $NEXUS_NODE <cookie> 1000 $traced"
+  "$observe" start "$NEXUS_NODE" "$cookie" 1000 "$traced" --project "$project"
+  observing=1
+  run_load "$1"
+  step "giulia-observe stop $NEXUS_NODE: the fused profile"
+  "$observe" stop "$NEXUS_NODE" | tee "$run/profile-$1.txt"
+  observing=0
+  profile_id=$(latest_profile_id)
+}
+
+full_demo() {
+  start_giulia
+  index_project
+  if [ "$scenario" = default ]; then
+    start_target default
+    observed_run default
+    local html=$run/nexus-profile.html
+    "$giulia" profile latest --format html --out "$html"
+    step "Report"
+    note "HTML report: $html"
+    note "load: $(load_summary default)"
+  else
+    start_target sync
+    observed_run sync
+    local a=$profile_id
+    step "Switching the target's Logger to the asynchronous settings (Nexus.Logging.apply_mode(:async))"
+    scripts/nexus.sh eval "'Elixir.Nexus.Logging':apply_mode(async)."
+    observed_run async
+    local b=$profile_id
+    step "giulia compare $a $b (synchronous -> asynchronous logging)"
+    "$giulia" compare "$a" "$b" | tee "$run/compare.txt"
+    "$giulia" profile "$b" --format html --out "$run/nexus-profile-async.html"
+    step "Report"
+    note "HTML report (asynchronous run): $run/nexus-profile-async.html"
+    note "load, synchronous logging:  $(load_summary sync)"
+    note "load, asynchronous logging: $(load_summary async)"
+  fi
+}
+
+# -- Interim form ---------------------------------------------------------------
+static_views() {
+  step "Static view of examples/nexus"
+  if ! has index; then
+    note "(the static engine is not built yet: \`giulia help\` lists no \`index\`)"
+    return 0
+  fi
+  "$giulia" index "$project" --db "$run/index.db" || { note "(giulia index failed)"; return 0; }
+  local q
+  for q in "hubs" "dependents Nexus.Repo" "dependents Nexus.Registry.TableRegistry" "complexity --top 10"; do
+    # shellcheck disable=SC2086
+    if has "${q%% *}"; then
+      step "giulia $q"
+      "$giulia" $q --db "$run/index.db" || note "(giulia $q failed)"
+    fi
+  done
+}
+
+runtime_views() { # while the load runs
+  local c
+  for c in pulse top trace; do has "$c" || { note "(\`giulia $c\` is not built yet)"; return 0; }; done
+  sleep 3
+  step "giulia top $NEXUS_NODE (one-shot, during the load)"
+  "$giulia" top "$NEXUS_NODE" --cookie "$cookie" -n 8 || true
+  step "giulia trace $NEXUS_NODE $traced --for 5000"
+  "$giulia" trace "$NEXUS_NODE" "$traced" --cookie "$cookie" --for 5000 || true
+}
+
+interim_run() { # $1: label
+  step "Load: $seconds s of mixed requests (87% reads, 13% writes), $conns connections"
+  scripts/nexus.sh load "$seconds" "$conns" >"$run/load-$1.txt" 2>&1 &
+  load_pid=$!
+  runtime_views
+  wait "$load_pid" || true
+  load_pid=""
+  cat "$run/load-$1.txt"
+}
+
+interim_demo() {
+  step "Interim demo: \`giulia help\` lacks:$missing (daemons and fused profiles not built yet)"
+  note "Running what exists: the target under load, static and one-shot runtime views."
+  static_views
+  if [ "$scenario" = default ]; then
+    start_target default
+    interim_run default
+    step "Summary"
+    note "load: $(load_summary default)"
+  else
+    start_target sync
+    interim_run sync
+    step "Switching the target's Logger to the asynchronous settings"
+    scripts/nexus.sh eval "'Elixir.Nexus.Logging':apply_mode(async)."
+    interim_run async
+    step "Summary"
+    note "load, synchronous logging:  $(load_summary sync)"
+    note "load, asynchronous logging: $(load_summary async)"
+  fi
+  note "target log: $NEXUS_RUN_DIR/nexus.log"
+}
+
+if [ "$full" = 1 ]; then full_demo; else interim_demo; fi
+step "Done; stopping what the demo started"
