@@ -1,10 +1,619 @@
 /*
- * cmd_static.c - the static commands of the giulia CLI (see cli.h).
+ * cmd_static.c - the static commands of the giulia CLI (see cli.h and
+ * docs/CLI.md "Static commands"): `giulia index` and the queries over an
+ * index database. Every query goes through kg_query(), so `--json` prints
+ * exactly what the worker's REST API returns; the default output is a
+ * readable table built from the same JSON.
  */
-#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "base/alloc.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "base/str.h"
 #include "cli/cli.h"
+#include "graph/query.h"
+
+struct static_opts {
+	const char *project;
+	const char *db;
+	bool json, force, external, help;
+	int depth, top, jobs;
+	const char *args[3];
+	int nargs;
+};
+
+/* Prints "giulia CMD: WHAT" and the usage line; `what` is a whole message. */
+static int usage_message(const char *cmd, const char *usage, const char *what)
+{
+	fprintf(stderr, "giulia %s: %s\nusage: giulia %s %s\n", cmd, what, cmd, usage);
+	return CLI_EXIT_USAGE;
+}
+
+static int usage_error(const char *cmd, const char *usage, const char *prefix, const char *arg)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s%s", prefix, arg);
+	return usage_message(cmd, usage, msg);
+}
+
+static int int_option(const char *cmd, const char *usage, const char *name, const char *value,
+                      int *out)
+{
+	int64_t v = 0;
+	if (!value || gi_parse_int64(value, 1, 1000000, &v))
+		return usage_error(cmd, usage, name, " needs a positive integer");
+	*out = (int)v;
+	return 0;
+}
+
+/* Parses the options shared by the static commands; positional arguments
+ * (at most `max_args`) go to o->args. Returns 0 or an exit code. */
+static int opts_parse(int argc, char **argv, const char *usage, int max_args, struct static_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	const char *cmd = argv[0];
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+		int rc = 0;
+		if (strcmp(a, "--json") == 0) {
+			o->json = true;
+		} else if (strcmp(a, "--force") == 0) {
+			o->force = true;
+		} else if (strcmp(a, "--external") == 0) {
+			o->external = true;
+		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			o->help = true;
+		} else if (strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0) {
+			if (!next)
+				return usage_error(cmd, usage, a, " needs a value");
+			if (a[2] == 'p')
+				o->project = next;
+			else
+				o->db = next;
+			i++;
+		} else if (strcmp(a, "--depth") == 0) {
+			rc = int_option(cmd, usage, a, next, &o->depth);
+			i++;
+		} else if (strcmp(a, "--top") == 0) {
+			rc = int_option(cmd, usage, a, next, &o->top);
+			i++;
+		} else if (strcmp(a, "--jobs") == 0) {
+			rc = int_option(cmd, usage, a, next, &o->jobs);
+			i++;
+		} else if (a[0] == '-' && a[1] == '-') {
+			return usage_error(cmd, usage, "unknown option ", a);
+		} else if (o->nargs < max_args) {
+			o->args[o->nargs++] = a;
+		} else {
+			return usage_error(cmd, usage, "unexpected argument ", a);
+		}
+		if (rc)
+			return rc;
+	}
+	if (o->help) {
+		printf("usage: giulia %s %s\n", cmd, usage);
+		return -1;
+	}
+	return 0;
+}
+
+/* The database path: --db, else GIULIA_DB, else PROJECT/.giulia/index.db.
+ * Caller frees. */
+static int db_path_resolve(const char *cmd, const struct static_opts *o, const char *project,
+                           char **out)
+{
+	*out = NULL;
+	if (o->db) {
+		*out = gi_strdup(o->db);
+		return 0;
+	}
+	const char *env = getenv("GIULIA_DB");
+	if (env && *env) {
+		*out = gi_strdup(env);
+		return 0;
+	}
+	char *real = NULL;
+	int rc = gi_fs_realdir(project ? project : ".", &real);
+	if (rc) {
+		fprintf(stderr, "giulia %s: project directory '%s' does not exist\n", cmd,
+		        project ? project : ".");
+		return rc;
+	}
+	*out = kg_db_default_path(real);
+	gi_free(real);
+	return 0;
+}
+
+static void json_print(json_t *v)
+{
+	char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s) {
+		puts(s);
+		free(s);
+	}
+}
+
+/* ---- giulia index -------------------------------------------------------- */
+
+static const char index_usage[] = "PATH [--db FILE] [--json] [--force] [--jobs N]";
+
+static int cmd_index(int argc, char **argv)
+{
+	struct static_opts o;
+	int rc = opts_parse(argc, argv, index_usage, 1, &o);
+	if (rc)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	const char *root = o.nargs ? o.args[0] : (o.project ? o.project : ".");
+	const char *db = o.db ? o.db : getenv("GIULIA_DB");
+	if (db && !*db)
+		db = NULL;
+	struct kg_index_options opt = {.force = o.force, .beam_dirs = NULL, .jobs = o.jobs};
+	json_t *summary = NULL;
+	rc = kg_index_project(root, db, &opt, &summary);
+	if (rc) {
+		if (rc == GI_ENOENT)
+			fprintf(stderr, "giulia index: '%s' is not a directory\n", root);
+		else if (rc == GI_ECORRUPT)
+			fprintf(stderr,
+			        "giulia index: the database %s is not a SQLite file (corrupt?); "
+			        "remove it and index again\n",
+			        db ? db : ".giulia/index.db");
+		else if (rc == GI_EDBVERSION)
+			fprintf(
+			    stderr,
+			    "giulia index: the database %s was made by a newer Giulia or is not "
+			    "a Giulia index; use another --db or remove it\n",
+			    db ? db : ".giulia/index.db");
+		else
+			fprintf(stderr, "giulia index: indexing %s failed: %s\n", root,
+			        gi_strerror(rc));
+		return cli_exit_code_for(rc);
+	}
+	if (o.json) {
+		json_print(summary);
+	} else {
+		json_t *errors = json_object_get(summary, "parse_errors");
+		json_t *skipped = json_object_get(summary, "skipped");
+		printf("indexed %s into %s\n", json_string_value(json_object_get(summary, "root")),
+		       json_string_value(json_object_get(summary, "db")));
+		printf("  files      %lld (%lld parsed, %lld unchanged, %lld removed)\n",
+		       json_integer_value(json_object_get(summary, "files")),
+		       json_integer_value(json_object_get(summary, "parsed")),
+		       json_integer_value(json_object_get(summary, "unchanged")),
+		       json_integer_value(json_object_get(summary, "removed")));
+		printf("  modules    %lld\n",
+		       json_integer_value(json_object_get(summary, "modules")));
+		printf("  functions  %lld\n",
+		       json_integer_value(json_object_get(summary, "functions")));
+		printf("  edges      %lld\n",
+		       json_integer_value(json_object_get(summary, "edges")));
+		printf("  elapsed    %.1f ms\n",
+		       json_real_value(json_object_get(summary, "elapsed_ms")));
+		size_t i;
+		json_t *e;
+		json_array_foreach(errors, i, e)
+		{
+			printf("parse error: %s:%lld: %s\n",
+			       json_string_value(json_object_get(e, "file")),
+			       json_integer_value(json_object_get(e, "line")),
+			       json_string_value(json_object_get(e, "message")));
+		}
+		json_array_foreach(skipped, i, e)
+		{
+			printf("skipped: %s: %s\n", json_string_value(json_object_get(e, "file")),
+			       json_string_value(json_object_get(e, "reason")));
+		}
+	}
+	json_decref(summary);
+	return CLI_EXIT_OK;
+}
+
+/* ---- queries ------------------------------------------------------------- */
+
+static const char *jstr(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "-";
+}
+
+static long long jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static double jreal(json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+static void kinds_print(json_t *kinds)
+{
+	size_t i;
+	json_t *k;
+	json_array_foreach(kinds, i, k)
+	{
+		printf("%s%s", i ? "," : "", json_string_value(k));
+	}
+}
+
+static void print_modules(json_t *r)
+{
+	printf("%-40s %5s %5s %5s %6s  %s\n", "MODULE", "FUNS", "PUB", "PRIV", "CMPLX", "FILE");
+	size_t i;
+	json_t *m;
+	json_array_foreach(json_object_get(r, "modules"), i, m)
+	{
+		printf("%-40s %5lld %5lld %5lld %6lld  %s%s\n", jstr(m, "name"),
+		       jint(m, "functions"), jint(m, "public"), jint(m, "private"),
+		       jint(m, "complexity"), jstr(m, "file"),
+		       json_is_true(json_object_get(m, "test")) ? " (test)" : "");
+	}
+	printf("%lld modules\n", jint(r, "count"));
+}
+
+static void print_functions(json_t *r)
+{
+	printf("%-36s %-8s %-11s %6s %5s %5s %5s\n", "FUNCTION", "VISIB", "KIND", "LINE", "CYCL",
+	       "COGN", "NEST");
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(r, "functions"), i, f)
+	{
+		char name[512];
+		snprintf(name, sizeof(name), "%s/%lld", jstr(f, "name"), jint(f, "arity"));
+		printf("%-36s %-8s %-11s %6lld %5lld %5lld %5lld\n", name, jstr(f, "visibility"),
+		       jstr(f, "kind"), jint(f, "line"), jint(f, "cyclomatic"),
+		       jint(f, "cognitive"), jint(f, "max_nesting"));
+	}
+	printf("%lld functions in %s\n", jint(r, "count"), jstr(r, "module"));
+}
+
+static void print_neighbours(json_t *r, const char *key)
+{
+	printf("%-40s %s\n", "MODULE", "KINDS");
+	size_t i;
+	json_t *m;
+	json_array_foreach(json_object_get(r, key), i, m)
+	{
+		printf("%-40s ", jstr(m, "module"));
+		kinds_print(json_object_get(m, "kinds"));
+		printf("%s%s\n", json_is_true(json_object_get(m, "test")) ? " (test)" : "",
+		       json_is_true(json_object_get(m, "external")) ? " (external)" : "");
+	}
+	printf("%lld %s of %s\n", jint(r, "count"), key, jstr(r, "module"));
+}
+
+static void print_depth_list(json_t *list, bool functions)
+{
+	size_t i;
+	json_t *m;
+	json_array_foreach(list, i, m)
+	{
+		if (functions)
+			printf("  [%lld] %s.%s/%lld\n", jint(m, "depth"), jstr(m, "module"),
+			       jstr(m, "name"), jint(m, "arity"));
+		else
+			printf("  [%lld] %s\n", jint(m, "depth"), jstr(m, "module"));
+	}
+}
+
+static void print_impact(json_t *r)
+{
+	if (json_object_get(r, "function")) {
+		printf("impact of %s.%s (depth %lld)\n", jstr(r, "module"), jstr(r, "function"),
+		       jint(r, "depth"));
+		printf("callers (%lld):\n", jint(r, "caller_count"));
+		print_depth_list(json_object_get(r, "callers"), true);
+		printf("callees (%lld):\n", jint(r, "callee_count"));
+		print_depth_list(json_object_get(r, "callees"), true);
+		return;
+	}
+	printf("impact of %s (depth %lld, risk %s)\n", jstr(r, "module"), jint(r, "depth"),
+	       jstr(r, "risk"));
+	printf("dependents (%lld):\n", jint(r, "dependent_count"));
+	print_depth_list(json_object_get(r, "dependents"), false);
+	printf("dependencies (%lld):\n", jint(r, "dependency_count"));
+	print_depth_list(json_object_get(r, "dependencies"), false);
+}
+
+static void print_cycles(json_t *r)
+{
+	size_t i, j;
+	json_t *c, *m;
+	json_array_foreach(json_object_get(r, "cycles"), i, c)
+	{
+		printf("cycle %zu (%lld modules): ", i + 1, jint(c, "size"));
+		json_array_foreach(json_object_get(c, "modules"), j, m)
+		{
+			printf("%s%s", j ? " <-> " : "", json_string_value(m));
+		}
+		printf("\n");
+	}
+	printf("%lld cycles\n", jint(r, "count"));
+}
+
+static void print_hubs(json_t *r)
+{
+	printf("%-40s %6s %6s %10s %8s\n", "MODULE", "IN", "OUT", "PAGERANK", "INSTAB");
+	size_t i;
+	json_t *m;
+	json_array_foreach(json_object_get(r, "hubs"), i, m)
+	{
+		printf("%-40s %6lld %6lld %10.4f %8.3f\n", jstr(m, "module"), jint(m, "in_degree"),
+		       jint(m, "out_degree"), jreal(m, "centrality"), jreal(m, "instability"));
+	}
+	printf("%lld hubs (in_degree >= %lld)\n", jint(r, "count"), jint(r, "threshold"));
+}
+
+static void print_coupling(json_t *r)
+{
+	printf("%-36s %-36s %6s %6s\n", "FROM", "TO", "CALLS", "FUNS");
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(r, "pairs"), i, p)
+	{
+		printf("%-36s %-36s %6lld %6lld\n", jstr(p, "from"), jstr(p, "to"),
+		       jint(p, "calls"), jint(p, "functions"));
+	}
+}
+
+static void print_complexity(json_t *r)
+{
+	printf("%-56s %5s %5s %5s %6s\n", "FUNCTION", "CYCL", "COGN", "NEST", "LINE");
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(r, "functions"), i, f)
+	{
+		char name[768];
+		snprintf(name, sizeof(name), "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"),
+		         jint(f, "arity"));
+		printf("%-56s %5lld %5lld %5lld %6lld\n", name, jint(f, "cyclomatic"),
+		       jint(f, "cognitive"), jint(f, "max_nesting"), jint(f, "line"));
+	}
+}
+
+static void print_dead_code(json_t *r)
+{
+	printf("%-56s %-13s %s\n", "FUNCTION", "REASON", "WHERE");
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(r, "functions"), i, f)
+	{
+		char name[768];
+		snprintf(name, sizeof(name), "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"),
+		         jint(f, "arity"));
+		printf("%-56s %-13s %s:%lld\n", name, jstr(f, "reason"), jstr(f, "file"),
+		       jint(f, "line"));
+	}
+	json_t *by = json_object_get(r, "by_reason");
+	printf("%lld functions: %lld unreferenced, %lld test-only, %lld callbacks\n",
+	       jint(r, "count"), jint(by, "unreferenced"), jint(by, "test_only"),
+	       jint(by, "callback"));
+}
+
+static void print_path(json_t *r)
+{
+	if (!json_is_true(json_object_get(r, "found"))) {
+		printf("no dependency path from %s to %s\n", jstr(r, "from"), jstr(r, "to"));
+		return;
+	}
+	size_t i;
+	json_t *m;
+	json_array_foreach(json_object_get(r, "path"), i, m)
+	{
+		printf("%s%s", i ? " -> " : "", json_string_value(m));
+	}
+	printf("\n%lld hops\n", jint(r, "hops"));
+}
+
+struct query_command {
+	const char *command;
+	const char *query;
+	int args;             /* positional arguments required */
+	bool optional_module; /* one more positional argument: a MODULE filter */
+	bool pretend;         /* generic `query` command */
+	void (*print)(json_t *r);
+};
+
+static void print_dependents(json_t *r)
+{
+	print_neighbours(r, "dependents");
+}
+
+static void print_dependencies(json_t *r)
+{
+	print_neighbours(r, "dependencies");
+}
+
+static const struct query_command query_commands[] = {
+    {"modules", "modules", 0, false, false, print_modules},
+    {"functions", "functions", 1, false, false, print_functions},
+    {"dependents", "dependents", 1, false, false, print_dependents},
+    {"dependencies", "dependencies", 1, false, false, print_dependencies},
+    {"impact", "impact", 1, false, false, print_impact},
+    {"cycles", "cycles", 0, false, false, print_cycles},
+    {"hubs", "hubs", 0, false, false, print_hubs},
+    {"coupling", "coupling", 0, true, false, print_coupling},
+    {"complexity", "complexity", 0, true, false, print_complexity},
+    {"dead-code", "dead_code", 0, false, false, print_dead_code},
+    {"path", "path", 2, false, false, print_path},
+    {"query", NULL, 1, false, true, NULL},
+};
+
+/* Splits "Mod.Name.fun/2" into module "Mod.Name" and function "fun/2";
+ * returns false when `spec` names a module only. */
+static bool function_spec_split(const char *spec, char *module, size_t msize, const char **fun)
+{
+	const char *slash = strrchr(spec, '/');
+	if (!slash)
+		return false;
+	const char *dot = NULL;
+	for (const char *c = spec; c < slash; c++)
+		if (*c == '.')
+			dot = c;
+	if (!dot || (size_t)(dot - spec) >= msize)
+		return false;
+	memcpy(module, spec, (size_t)(dot - spec));
+	module[dot - spec] = '\0';
+	*fun = dot + 1;
+	return true;
+}
+
+static int query_error(const char *cmd, int rc, const struct kg_query_params *p, const char *db)
+{
+	switch (rc) {
+	case GI_ENOENT:
+		fprintf(stderr,
+		        "giulia %s: no index database at %s; run `giulia index PATH` first "
+		        "(or pass --project/--db)\n",
+		        cmd, db);
+		break;
+	case GI_ECORRUPT:
+		fprintf(stderr,
+		        "giulia %s: %s is not a SQLite database (corrupt?); remove it and run "
+		        "`giulia index` again\n",
+		        cmd, db);
+		break;
+	case GI_EDBVERSION:
+		fprintf(stderr,
+		        "giulia %s: %s was made by a newer Giulia or is not a Giulia index; "
+		        "use another --db or remove it\n",
+		        cmd, db);
+		break;
+	case GI_ENOTFOUND:
+		if (p->function)
+			fprintf(stderr,
+			        "giulia %s: unknown function %s.%s (see `giulia functions %s`)\n",
+			        cmd, p->module, p->function, p->module);
+		else
+			fprintf(stderr, "giulia %s: unknown module '%s' (see `giulia modules`)\n",
+			        cmd, p->module ? p->module : "?");
+		break;
+	case GI_EINVAL:
+		fprintf(stderr, "giulia %s: invalid arguments\n", cmd);
+		return CLI_EXIT_USAGE;
+	default:
+		fprintf(stderr, "giulia %s: %s: %s\n", cmd, db, gi_strerror(rc));
+	}
+	return cli_exit_code_for(rc);
+}
+
+static int query_run(const struct query_command *qc, int argc, char **argv, const char *usage)
+{
+	struct static_opts o;
+	int max_args = qc->pretend ? 3 : qc->args + (qc->optional_module ? 1 : 0);
+	int rc = opts_parse(argc, argv, usage, max_args, &o);
+	if (rc)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	if (o.nargs < qc->args)
+		return usage_message(argv[0], usage, "missing argument");
+	struct kg_query_params p = {0};
+	p.depth = o.depth;
+	p.top = o.top;
+	p.include_external = o.external;
+	const char *query = qc->query;
+	char module[512];
+	if (qc->pretend) {
+		query = o.args[0];
+		p.module = o.nargs > 1 ? o.args[1] : NULL;
+		if (p.module && function_spec_split(p.module, module, sizeof(module), &p.function))
+			p.module = module;
+		if (strcmp(query, "path") == 0 && o.nargs > 2) {
+			p.from = o.args[1];
+			p.to = o.args[2];
+		}
+	} else if (qc->args == 2) {
+		p.from = o.args[0];
+		p.to = o.args[1];
+	} else if (qc->optional_module && o.nargs > 0) {
+		p.module = o.args[0];
+	} else if (qc->args == 1) {
+		p.module = o.args[0];
+		if (strcmp(qc->query, "impact") == 0 &&
+		    function_spec_split(o.args[0], module, sizeof(module), &p.function))
+			p.module = module;
+	}
+	char *db_path = NULL;
+	rc = db_path_resolve(argv[0], &o, o.project, &db_path);
+	if (rc)
+		return CLI_EXIT_FAILURE;
+	struct kg_db *db = NULL;
+	json_t *r = NULL;
+	rc = kg_db_open(db_path, false, &db);
+	if (!rc)
+		rc = kg_query(db, query, &p, &r);
+	if (rc == GI_ENOTFOUND && p.from && !p.module) {
+		/* say which end of the path is unknown */
+		json_t *probe = NULL;
+		struct kg_query_params q = p;
+		q.module = p.from;
+		p.module = kg_query(db, "module_details", &q, &probe) ? p.from : p.to;
+		json_decref(probe);
+	}
+	if (rc) {
+		if (rc == GI_EINVAL && qc->pretend)
+			fprintf(stderr, "giulia query: unknown query '%s' or missing parameters\n",
+			        query);
+		else
+			rc = query_error(argv[0], rc, &p, db_path);
+		kg_db_close(db);
+		gi_free(db_path);
+		return rc == GI_EINVAL ? CLI_EXIT_USAGE : rc;
+	}
+	if (o.json || !qc->print)
+		json_print(r);
+	else
+		qc->print(r);
+	json_decref(r);
+	kg_db_close(db);
+	gi_free(db_path);
+	return CLI_EXIT_OK;
+}
+
+#define COMMON " [--project PATH] [--db FILE] [--json]"
+
+static const char *const query_usages[] = {
+    "" COMMON " [--external]",
+    "MODULE" COMMON,
+    "MODULE" COMMON,
+    "MODULE" COMMON " [--external]",
+    "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external]",
+    "" COMMON,
+    "" COMMON " [--top N]",
+    "[MODULE]" COMMON " [--top N]",
+    "[MODULE]" COMMON " [--top N]",
+    "" COMMON,
+    "FROM TO" COMMON " [--external]",
+    "NAME [MODULE|MOD.fun/arity|FROM TO] [--depth N] [--top N]" COMMON,
+};
+
+static int run_query_command(int argc, char **argv)
+{
+	for (size_t i = 0; i < sizeof(query_commands) / sizeof(query_commands[0]); i++)
+		if (strcmp(query_commands[i].command, argv[0]) == 0)
+			return query_run(&query_commands[i], argc, argv, query_usages[i]);
+	return CLI_EXIT_USAGE;
+}
 
 const struct cli_command cli_static_commands[] = {
+    {"index", index_usage, "index an Elixir project into its knowledge graph", cmd_index},
+    {"modules", query_usages[0], "list the project's modules", run_query_command},
+    {"functions", query_usages[1], "list a module's functions with complexity", run_query_command},
+    {"dependents", query_usages[2], "modules that depend on MODULE", run_query_command},
+    {"dependencies", query_usages[3], "modules MODULE depends on", run_query_command},
+    {"impact", query_usages[4], "blast radius of a module or function", run_query_command},
+    {"cycles", query_usages[5], "dependency cycles between modules", run_query_command},
+    {"hubs", query_usages[6], "modules many others depend on", run_query_command},
+    {"coupling", query_usages[7], "pairs of modules by calls between them", run_query_command},
+    {"complexity", query_usages[8], "the most complex functions", run_query_command},
+    {"dead-code", query_usages[9], "public functions nobody in the project calls",
+     run_query_command},
+    {"path", query_usages[10], "shortest dependency path between two modules", run_query_command},
+    {"query", query_usages[11], "any static query by name, as JSON (see docs/SCHEMA.md)",
+     run_query_command},
     {NULL, NULL, NULL, NULL},
 };

@@ -1,15 +1,1597 @@
 /*
- * elixir.c - placeholder until the Elixir reader lands (see elixir.h).
+ * elixir.c - the Elixir source reader: parses one file with tree-sitter and
+ * the tree-sitter-elixir grammar, walks the tree once and fills a
+ * facts_file (modules, functions, references, calls, complexity).
+ *
+ * The walk is a bounded recursion over the syntax tree: past EX_MAX_DEPTH
+ * tree levels a subtree is skipped (and reported once as an error), so that
+ * hostile input cannot exhaust the stack; about 200 bytes of stack per level
+ * are used (a few hundred KB at most). Children are visited with tree
+ * cursors, one per depth, reused for the whole file, so that long lists are
+ * walked in linear time.
+ *
+ * What counts as what (the full rules are in docs/EXTRACTION.md):
+ * - aliases are lexically scoped: a do-block, a function clause and a module
+ *   body each open a scope; a nested `defmodule` aliases its first segment in
+ *   the enclosing scope;
+ * - text inside strings, heredocs, sigils, charlists and comments is never
+ *   code; interpolations (#{...}) are code;
+ * - code inside `quote` defines nothing in the current module and makes no
+ *   local calls (they belong to the caller of the macro); its remote calls
+ *   are recorded;
+ * - local calls to names that Kernel imports are dropped when the module does
+ *   not define that name/arity itself.
+ *
+ * The tree is freed before ex_parse returns. Thread-safe: no shared state
+ * beyond the symbol tables, built once under pthread_once.
  */
 #include "source/elixir.h"
 
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "base/alloc.h"
 #include "base/error.h"
+#include "base/map.h"
+#include "source/elixir_int.h"
+
+const TSLanguage *tree_sitter_elixir(void);
+
+/* Tree levels walked before a subtree is skipped (see the header comment). */
+#define EX_MAX_DEPTH 1000
+/* Longest module or function name kept (longer ones are dropped). */
+#define EX_MAX_NAME 512
+
+/* ---- symbol tables --------------------------------------------------- */
+
+enum node_kind {
+	N_OTHER = 0,
+	N_CALL,
+	N_IDENTIFIER,
+	N_ALIAS,
+	N_DOT,
+	N_ARGUMENTS,
+	N_DO_BLOCK,
+	N_KEYWORDS,
+	N_PAIR,
+	N_KEYWORD,
+	N_BINARY,
+	N_UNARY,
+	N_ATOM,
+	N_QUOTED_ATOM,
+	N_QUOTED_CONTENT,
+	N_COMMENT,
+	N_MAP,
+	N_STRUCT,
+	N_FN,
+	N_STAB,
+	N_BLOCK,
+	N_LIST,
+	N_TUPLE,
+	N_INTEGER,
+	N_BOOLEAN,
+	N_OPERATOR_IDENTIFIER,
+	N_INTERPOLATION,
+};
+
+enum op_kind {
+	OP_NONE = 0,
+	OP_PIPE,
+	OP_WHEN,
+	OP_DEFAULT,
+	OP_AND,
+	OP_OR,
+	OP_ANDAND,
+	OP_OROR,
+	OP_CAPTURE,
+	OP_ATTRIBUTE,
+	OP_SLASH,
+	OP_TYPE,
+};
+
+struct name_kind {
+	const char *name;
+	int kind;
+};
+
+static const struct name_kind named_kinds[] = {
+    {"call", N_CALL},
+    {"identifier", N_IDENTIFIER},
+    {"alias", N_ALIAS},
+    {"dot", N_DOT},
+    {"arguments", N_ARGUMENTS},
+    {"do_block", N_DO_BLOCK},
+    {"keywords", N_KEYWORDS},
+    {"pair", N_PAIR},
+    {"keyword", N_KEYWORD},
+    {"binary_operator", N_BINARY},
+    {"unary_operator", N_UNARY},
+    {"atom", N_ATOM},
+    {"quoted_atom", N_QUOTED_ATOM},
+    {"quoted_content", N_QUOTED_CONTENT},
+    {"comment", N_COMMENT},
+    {"map", N_MAP},
+    {"struct", N_STRUCT},
+    {"anonymous_function", N_FN},
+    {"stab_clause", N_STAB},
+    {"block", N_BLOCK},
+    {"list", N_LIST},
+    {"tuple", N_TUPLE},
+    {"integer", N_INTEGER},
+    {"boolean", N_BOOLEAN},
+    {"operator_identifier", N_OPERATOR_IDENTIFIER},
+    {"interpolation", N_INTERPOLATION},
+};
+
+static const struct name_kind operator_kinds[] = {
+    {"|>", OP_PIPE},     {"when", OP_WHEN}, {"\\\\", OP_DEFAULT}, {"and", OP_AND},
+    {"or", OP_OR},       {"&&", OP_ANDAND}, {"||", OP_OROR},      {"&", OP_CAPTURE},
+    {"@", OP_ATTRIBUTE}, {"/", OP_SLASH},   {"::", OP_TYPE},
+};
+
+struct symbol_tables {
+	const TSLanguage *language;
+	uint32_t count;
+	unsigned char *kind; /* by symbol: enum node_kind (named symbols) */
+	unsigned char *op;   /* by symbol: enum op_kind (anonymous symbols) */
+	TSFieldId f_target, f_left, f_right, f_operator, f_operand, f_key, f_value;
+};
+
+static struct symbol_tables tables;
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void tables_build(void)
+{
+	const TSLanguage *lang = tree_sitter_elixir();
+	tables.language = lang;
+	tables.count = ts_language_symbol_count(lang);
+	tables.kind = gi_calloc(tables.count, 1);
+	tables.op = gi_calloc(tables.count, 1);
+	for (uint32_t s = 0; s < tables.count; s++) {
+		const char *name = ts_language_symbol_name(lang, (TSSymbol)s);
+		TSSymbolType type = ts_language_symbol_type(lang, (TSSymbol)s);
+		if (!name)
+			continue;
+		if (type == TSSymbolTypeRegular) {
+			for (size_t i = 0; i < sizeof(named_kinds) / sizeof(named_kinds[0]); i++)
+				if (strcmp(name, named_kinds[i].name) == 0)
+					tables.kind[s] = (unsigned char)named_kinds[i].kind;
+		} else if (type == TSSymbolTypeAnonymous) {
+			for (size_t i = 0; i < sizeof(operator_kinds) / sizeof(operator_kinds[0]);
+			     i++)
+				if (strcmp(name, operator_kinds[i].name) == 0)
+					tables.op[s] = (unsigned char)operator_kinds[i].kind;
+		}
+	}
+	tables.f_target = ts_language_field_id_for_name(lang, "target", 6);
+	tables.f_left = ts_language_field_id_for_name(lang, "left", 4);
+	tables.f_right = ts_language_field_id_for_name(lang, "right", 5);
+	tables.f_operator = ts_language_field_id_for_name(lang, "operator", 8);
+	tables.f_operand = ts_language_field_id_for_name(lang, "operand", 7);
+	tables.f_key = ts_language_field_id_for_name(lang, "key", 3);
+	tables.f_value = ts_language_field_id_for_name(lang, "value", 5);
+}
+
+static enum node_kind kind_of(TSNode n)
+{
+	if (ts_node_is_null(n))
+		return N_OTHER;
+	TSSymbol s = ts_node_symbol(n);
+	return s < tables.count ? (enum node_kind)tables.kind[s] : N_OTHER;
+}
+
+static enum op_kind op_of(TSNode n)
+{
+	TSNode o = ts_node_child_by_field_id(n, tables.f_operator);
+	if (ts_node_is_null(o))
+		return OP_NONE;
+	TSSymbol s = ts_node_symbol(o);
+	return s < tables.count ? (enum op_kind)tables.op[s] : OP_NONE;
+}
+
+static TSNode field(TSNode n, TSFieldId id)
+{
+	return ts_node_child_by_field_id(n, id);
+}
+
+/* ---- walk state ------------------------------------------------------ */
+
+struct ex_alias {
+	const char *short_name; /* "Bar" */
+	const char *full;       /* "Foo.Bar" */
+};
+
+struct ex_spec {
+	const char *name;
+	int arity;
+};
+
+struct ex_metrics {
+	int cyclomatic;
+	int cognitive;
+	int nesting;   /* cognitive nesting, reset by fn */
+	int depth;     /* control-structure depth, not reset by fn */
+	int max_depth; /* deepest `depth` reached */
+};
+
+/* What the walk knows about the module whose body it is in. */
+struct ex_module_state {
+	size_t index;            /* in f->modules */
+	const char *name;        /* arena */
+	struct gi_map functions; /* "name/arity" -> (void *)(index + 1) */
+	struct gi_map refs;      /* "kind:target" -> (void *)1, to keep refs distinct */
+	struct gi_vec specs;     /* struct ex_spec */
+	bool is_protocol;
+	bool pending_doc, pending_doc_false, pending_impl;
+};
+
+struct ex_ctx {
+	struct facts_file *f;
+	const char *src;
+	size_t len;
+	struct gi_vec aliases;       /* struct ex_alias, innermost scope last */
+	struct ex_module_state *mod; /* NULL outside modules */
+	long function;               /* index in the module's functions, -1 outside */
+	struct ex_metrics *metrics;  /* current clause, NULL outside */
+	bool in_quote;
+	bool too_deep;
+	TSTreeCursor cursors[EX_MAX_DEPTH + 2];
+	bool cursor_ready[EX_MAX_DEPTH + 2];
+};
+
+/* Named, non-comment children of an arguments node: their count, the first
+ * three and the last. */
+struct ex_args {
+	uint32_t count;
+	TSNode first[3];
+	TSNode last;
+};
+
+/* The parts of a call node. */
+struct ex_call {
+	TSNode node, target, args, do_block;
+};
+
+static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe);
+static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth);
+
+static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
+{
+	if (!c->cursor_ready[depth]) {
+		c->cursors[depth] = ts_tree_cursor_new(n);
+		c->cursor_ready[depth] = true;
+	} else {
+		ts_tree_cursor_reset(&c->cursors[depth], n);
+	}
+	return &c->cursors[depth];
+}
+
+static const char *text_of(const struct ex_ctx *c, TSNode n, size_t *len)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	if (b > c->len)
+		b = (uint32_t)c->len;
+	if (a > b)
+		a = b;
+	*len = b - a;
+	return c->src + a;
+}
+
+static bool text_is(const struct ex_ctx *c, TSNode n, const char *s)
+{
+	size_t len;
+	const char *t = text_of(c, n, &len);
+	return len == strlen(s) && memcmp(t, s, len) == 0;
+}
+
+static uint32_t line_of(TSNode n)
+{
+	return ts_node_start_point(n).row + 1;
+}
+
+static uint32_t end_line_of(TSNode n)
+{
+	return ts_node_end_point(n).row + 1;
+}
+
+static struct facts_module *cur_module(struct ex_ctx *c)
+{
+	return c->mod ? gi_vec_get(&c->f->modules, c->mod->index) : NULL;
+}
+
+static struct facts_function *cur_function(struct ex_ctx *c)
+{
+	if (!c->mod || c->function < 0)
+		return NULL;
+	return gi_vec_get(&cur_module(c)->functions, (size_t)c->function);
+}
+
+static void args_read(struct ex_ctx *c, TSNode args, unsigned depth, struct ex_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (ts_node_is_null(args) || ts_node_child_count(args) == 0)
+		return;
+	TSTreeCursor *cur = cursor_at(c, depth, args);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode k = ts_tree_cursor_current_node(cur);
+		if (!ts_node_is_named(k) || kind_of(k) == N_COMMENT)
+			continue;
+		if (a->count < 3)
+			a->first[a->count] = k;
+		a->last = k;
+		a->count++;
+	}
+}
+
+static void call_read(struct ex_ctx *c, TSNode n, unsigned depth, struct ex_call *call)
+{
+	memset(call, 0, sizeof(*call));
+	call->node = n;
+	call->target = field(n, tables.f_target);
+	TSTreeCursor *cur = cursor_at(c, depth, n);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode k = ts_tree_cursor_current_node(cur);
+		enum node_kind kk = kind_of(k);
+		if (kk == N_ARGUMENTS && ts_node_is_null(call->args))
+			call->args = k;
+		else if (kk == N_DO_BLOCK)
+			call->do_block = k;
+	}
+}
+
+/* The value of the keyword `key` (without colon) in a keywords node, or a null node. */
+static TSNode keyword_value(struct ex_ctx *c, TSNode keywords, unsigned depth, const char *key)
+{
+	TSNode none = {0};
+	if (kind_of(keywords) != N_KEYWORDS)
+		return none;
+	size_t klen = strlen(key);
+	TSTreeCursor *cur = cursor_at(c, depth, keywords);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode pair = ts_tree_cursor_current_node(cur);
+		if (kind_of(pair) != N_PAIR)
+			continue;
+		TSNode k = field(pair, tables.f_key);
+		size_t len;
+		const char *t = text_of(c, k, &len);
+		if (kind_of(k) == N_KEYWORD && len > klen && memcmp(t, key, klen) == 0 &&
+		    t[klen] == ':')
+			return field(pair, tables.f_value);
+	}
+	return none;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+/* Copies the alias text of `n` without whitespace into `out`; returns its
+ * length or 0 when it does not fit or is empty. */
+static size_t alias_text(const struct ex_ctx *c, TSNode n, char *out, size_t size)
+{
+	size_t len, o = 0;
+	const char *t = text_of(c, n, &len);
+	for (size_t i = 0; i < len; i++) {
+		char ch = t[i];
+		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
+			continue;
+		if (o + 1 >= size)
+			return 0;
+		out[o++] = ch;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+static const char *alias_lookup(const struct ex_ctx *c, const char *short_name, size_t len)
+{
+	for (size_t i = c->aliases.len; i-- > 0;) {
+		const struct ex_alias *a = gi_vec_get(&c->aliases, i);
+		if (strlen(a->short_name) == len && memcmp(a->short_name, short_name, len) == 0)
+			return a->full;
+	}
+	return NULL;
+}
+
+static void alias_add(struct ex_ctx *c, const char *short_name, size_t len, const char *full)
+{
+	struct ex_alias a = {gi_arena_strndup(&c->f->arena, short_name, len), full};
+	gi_vec_push(&c->aliases, &a);
+}
+
+/* Expands an alias's text through the aliases in scope ("Elixir." prefixes
+ * are dropped); returns an arena string. */
+static const char *alias_expand(struct ex_ctx *c, const char *t, size_t len)
+{
+	if (len > 7 && memcmp(t, "Elixir.", 7) == 0)
+		return gi_arena_strndup(&c->f->arena, t + 7, len - 7);
+	const char *dot = memchr(t, '.', len);
+	size_t head = dot ? (size_t)(dot - t) : len;
+	const char *full = alias_lookup(c, t, head);
+	if (!full)
+		return gi_arena_strndup(&c->f->arena, t, len);
+	return gi_arena_printf(&c->f->arena, "%s%.*s", full, (int)(len - head), t + head);
+}
+
+/* The module a node names, in display form (arena), or NULL when it is not a
+ * module known at compile time: an alias (expanded), __MODULE__, an Erlang
+ * atom, or `left.Alias` of these. */
+static const char *module_of(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	char buf[EX_MAX_NAME];
+	size_t len;
+	const char *t;
+	if (depth > EX_MAX_DEPTH)
+		return NULL;
+	switch (kind_of(n)) {
+	case N_ALIAS:
+		len = alias_text(c, n, buf, sizeof(buf));
+		return len ? alias_expand(c, buf, len) : NULL;
+	case N_IDENTIFIER:
+		return text_is(c, n, "__MODULE__") && c->mod ? c->mod->name : NULL;
+	case N_ATOM:
+		t = text_of(c, n, &len);
+		if (len < 2 || len >= EX_MAX_NAME || t[0] != ':')
+			return NULL;
+		if (len > 8 && memcmp(t + 1, "Elixir.", 7) == 0)
+			return gi_arena_strndup(&c->f->arena, t + 8, len - 8);
+		return gi_arena_strndup(&c->f->arena, t, len);
+	case N_QUOTED_ATOM: {
+		TSNode q = ts_node_named_child(n, 0);
+		if (ts_node_named_child_count(n) != 1 || kind_of(q) != N_QUOTED_CONTENT)
+			return NULL;
+		t = text_of(c, q, &len);
+		if (len == 0 || len >= EX_MAX_NAME)
+			return NULL;
+		if (len > 7 && memcmp(t, "Elixir.", 7) == 0)
+			return gi_arena_strndup(&c->f->arena, t + 7, len - 7);
+		return gi_arena_printf(&c->f->arena, ":%.*s", (int)len, t);
+	}
+	case N_DOT: {
+		TSNode right = field(n, tables.f_right);
+		if (kind_of(right) != N_ALIAS)
+			return NULL;
+		const char *left = module_of(c, field(n, tables.f_left), depth + 1);
+		len = alias_text(c, right, buf, sizeof(buf));
+		if (!left || !len || left[0] == ':')
+			return NULL;
+		return gi_arena_printf(&c->f->arena, "%s.%s", left, buf);
+	}
+	default:
+		return NULL;
+	}
+}
+
+/* The function name a call's dot target names (`right` of the dot). */
+static const char *dot_function(struct ex_ctx *c, TSNode right)
+{
+	enum node_kind k = kind_of(right);
+	if (k != N_IDENTIFIER && k != N_OPERATOR_IDENTIFIER)
+		return NULL;
+	size_t len;
+	const char *t = text_of(c, right, &len);
+	if (len == 0 || len >= EX_MAX_NAME)
+		return NULL;
+	return gi_arena_strndup(&c->f->arena, t, len);
+}
+
+static int small_int(const struct ex_ctx *c, TSNode n)
+{
+	size_t len;
+	const char *t = text_of(c, n, &len);
+	if (kind_of(n) != N_INTEGER || len == 0 || len > 3)
+		return -1;
+	int v = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (t[i] < '0' || t[i] > '9')
+			return -1;
+		v = v * 10 + (t[i] - '0');
+	}
+	return v;
+}
+
+/* ---- recording -------------------------------------------------------- */
+
+static void ref_add(struct ex_ctx *c, enum facts_ref_kind kind, const char *target, uint32_t line)
+{
+	if (!c->mod || !target)
+		return;
+	if (kind == FACTS_REF_CALL || kind == FACTS_REF_CAPTURE || kind == FACTS_REF_STRUCT) {
+		if (strcmp(target, c->mod->name) == 0)
+			return;
+	}
+	char key[EX_MAX_NAME + 8];
+	int n = snprintf(key, sizeof(key), "%d:%s", (int)kind, target);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return;
+	if (gi_map_get(&c->mod->refs, key))
+		return;
+	gi_map_put(&c->mod->refs, key, (void *)1);
+	struct facts_module *m = cur_module(c);
+	struct facts_ref *r = gi_vec_push_zero(&m->refs);
+	r->kind = kind;
+	r->target = target;
+	r->line = line;
+}
+
+static void call_add(struct ex_ctx *c, enum facts_call_kind kind, const char *module,
+                     const char *function, int arity, uint32_t line)
+{
+	struct facts_function *fn = cur_function(c);
+	if (!fn)
+		return;
+	struct facts_call *call = gi_vec_push_zero(&fn->calls);
+	call->kind = kind;
+	call->module = module;
+	call->function = function;
+	call->arity = arity;
+	call->line = line;
+}
+
+static void remote_call(struct ex_ctx *c, const char *module, const char *function, int arity,
+                        uint32_t line)
+{
+	ref_add(c, FACTS_REF_CALL, module, line);
+	call_add(c, FACTS_CALL_REMOTE, module, function, arity, line);
+}
+
+static void local_call(struct ex_ctx *c, TSNode name, int arity)
+{
+	if (!c->mod || c->function < 0 || c->in_quote)
+		return;
+	size_t len;
+	const char *t = text_of(c, name, &len);
+	if (len == 0 || len >= EX_MAX_NAME)
+		return;
+	call_add(c, FACTS_CALL_LOCAL, c->mod->name, gi_arena_strndup(&c->f->arena, t, len), arity,
+	         line_of(name));
+}
+
+/* ---- modules ---------------------------------------------------------- */
+
+static void walk_body(struct ex_ctx *c, const struct ex_call *call, const struct ex_args *a,
+                      unsigned depth)
+{
+	if (!ts_node_is_null(call->do_block)) {
+		walk_children(c, call->do_block, depth);
+	} else if (a->count >= 2) {
+		TSNode v = keyword_value(c, a->last, depth, "do");
+		if (!ts_node_is_null(v))
+			walk(c, v, depth, 0);
+	}
+}
+
+static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
+{
+	struct facts_module *m = gi_vec_get(&c->f->modules, st->index);
+	char key[EX_MAX_NAME + 16];
+	for (size_t i = 0; i < st->specs.len; i++) {
+		struct ex_spec *s = gi_vec_get(&st->specs, i);
+		snprintf(key, sizeof(key), "%s/%d", s->name, s->arity);
+		void *idx = gi_map_get(&st->functions, key);
+		if (idx)
+			GI_VEC_AT(&m->functions, struct facts_function, (size_t)idx - 1).has_spec =
+			    true;
+	}
+	for (size_t i = 0; i < m->functions.len; i++) {
+		struct facts_function *fn = gi_vec_get(&m->functions, i);
+		if (fn->cyclomatic == 0)
+			fn->cyclomatic = 1;
+		size_t out = 0;
+		for (size_t j = 0; j < fn->calls.len; j++) {
+			struct facts_call *call = gi_vec_get(&fn->calls, j);
+			bool local = call->kind == FACTS_CALL_LOCAL ||
+			             (call->kind == FACTS_CALL_CAPTURE && call->module == st->name);
+			if (local) {
+				snprintf(key, sizeof(key), "%s/%d", call->function, call->arity);
+				if (!gi_map_get(&st->functions, key) &&
+				    ex_is_kernel_name(call->function))
+					continue;
+			}
+			if (out != j)
+				GI_VEC_AT(&fn->calls, struct facts_call, out) = *call;
+			out++;
+		}
+		fn->calls.len = out;
+	}
+	gi_map_destroy(&st->functions);
+	gi_map_destroy(&st->refs);
+	gi_vec_destroy(&st->specs);
+}
+
+/* Creates module `name` for the call `node` and walks its body in it. */
+static void module_walk(struct ex_ctx *c, const char *name, enum facts_module_kind kind,
+                        const struct ex_call *call, const struct ex_args *a, unsigned depth,
+                        const char *protocol, const char *impl_for)
+{
+	struct ex_module_state st;
+	memset(&st, 0, sizeof(st));
+	st.index = c->f->modules.len;
+	gi_map_init(&st.functions);
+	gi_map_init(&st.refs);
+	gi_vec_init(&st.specs, sizeof(struct ex_spec));
+	st.is_protocol = kind == FACTS_PROTOCOL;
+	struct facts_module *m = facts_module_add(c->f, name);
+	st.name = m->name;
+	m->kind = kind;
+	m->protocol = protocol;
+	m->impl_for = impl_for;
+	m->line_start = line_of(call->node);
+	m->line_end = end_line_of(call->node);
+
+	struct ex_module_state *saved_mod = c->mod;
+	long saved_function = c->function;
+	struct ex_metrics *saved_metrics = c->metrics;
+	size_t saved_aliases = c->aliases.len;
+	c->mod = &st;
+	c->function = -1;
+	c->metrics = NULL;
+	if (protocol)
+		ref_add(c, FACTS_REF_BEHAVIOUR, protocol, m->line_start);
+	walk_body(c, call, a, depth);
+	module_finish(c, &st);
+	c->mod = saved_mod;
+	c->function = saved_function;
+	c->metrics = saved_metrics;
+	c->aliases.len = saved_aliases;
+}
+
+static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                         enum facts_module_kind kind)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	if (a.count == 0 || c->in_quote) {
+		walk_children(c, call->node, depth);
+		return;
+	}
+	TSNode name = a.first[0];
+	const char *full = NULL;
+	if (kind_of(name) == N_ALIAS) {
+		char buf[EX_MAX_NAME];
+		size_t len = alias_text(c, name, buf, sizeof(buf));
+		if (len == 0)
+			return;
+		if (len > 7 && memcmp(buf, "Elixir.", 7) == 0) {
+			full = gi_arena_strndup(&c->f->arena, buf + 7, len - 7);
+		} else if (!c->mod) {
+			full = alias_expand(c, buf, len);
+		} else {
+			/* Nested: prefixed by the enclosing module, whose scope gets
+			 * an alias for the first segment. */
+			full = gi_arena_printf(&c->f->arena, "%s.%s", c->mod->name, buf);
+			const char *dot = memchr(buf, '.', len);
+			size_t head = dot ? (size_t)(dot - buf) : len;
+			alias_add(
+			    c, buf, head,
+			    gi_arena_printf(&c->f->arena, "%s.%.*s", c->mod->name, (int)head, buf));
+		}
+	} else {
+		full = module_of(c, name, depth);
+	}
+	if (!full)
+		return;
+	module_walk(c, full, kind, call, &a, depth, NULL, NULL);
+}
+
+static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	if (a.count == 0 || c->in_quote)
+		return;
+	const char *protocol = module_of(c, a.first[0], depth);
+	if (!protocol)
+		return;
+	TSNode target = a.count >= 2 ? keyword_value(c, a.last, depth, "for") : (TSNode){0};
+	if (ts_node_is_null(target)) {
+		if (!c->mod)
+			return;
+		const char *name = gi_arena_printf(&c->f->arena, "%s.%s", protocol, c->mod->name);
+		module_walk(c, name, FACTS_IMPL, call, &a, depth, protocol, c->mod->name);
+		return;
+	}
+	if (kind_of(target) == N_LIST) {
+		/* One implementation module per listed type, each with the body. */
+		uint32_t n = ts_node_named_child_count(target);
+		for (uint32_t i = 0; i < n && i < 64; i++) {
+			const char *t = module_of(c, ts_node_named_child(target, i), depth);
+			if (!t)
+				continue;
+			const char *name = gi_arena_printf(&c->f->arena, "%s.%s", protocol,
+			                                   t[0] == ':' ? t + 1 : t);
+			module_walk(c, name, FACTS_IMPL, call, &a, depth, protocol, t);
+		}
+		return;
+	}
+	const char *t = module_of(c, target, depth);
+	if (!t)
+		return;
+	const char *name =
+	    gi_arena_printf(&c->f->arena, "%s.%s", protocol, t[0] == ':' ? t + 1 : t);
+	module_walk(c, name, FACTS_IMPL, call, &a, depth, protocol, t);
+}
+
+/* ---- directives ------------------------------------------------------- */
+
+static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	if (a.count == 0 || c->in_quote)
+		return;
+	TSNode target = a.first[0];
+	uint32_t line = line_of(call->node);
+	if (kind_of(target) == N_DOT && kind_of(field(target, tables.f_right)) == N_TUPLE) {
+		/* alias Base.{A, B.C} */
+		const char *base = module_of(c, field(target, tables.f_left), depth);
+		TSNode tuple = field(target, tables.f_right);
+		if (!base)
+			return;
+		TSTreeCursor *cur = cursor_at(c, depth, tuple);
+		for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+		     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+			TSNode k = ts_tree_cursor_current_node(cur);
+			char buf[EX_MAX_NAME];
+			size_t len;
+			if (kind_of(k) != N_ALIAS || !(len = alias_text(c, k, buf, sizeof(buf))))
+				continue;
+			const char *full = gi_arena_printf(&c->f->arena, "%s.%s", base, buf);
+			const char *last = strrchr(buf, '.');
+			last = last ? last + 1 : buf;
+			alias_add(c, last, strlen(last), full);
+			ref_add(c, FACTS_REF_ALIAS, full, line);
+		}
+		return;
+	}
+	const char *full = module_of(c, target, depth);
+	if (!full)
+		return;
+	ref_add(c, FACTS_REF_ALIAS, full, line);
+	TSNode as = a.count >= 2 ? keyword_value(c, a.last, depth, "as") : (TSNode){0};
+	if (!ts_node_is_null(as)) {
+		char buf[EX_MAX_NAME];
+		size_t len = kind_of(as) == N_ALIAS ? alias_text(c, as, buf, sizeof(buf)) : 0;
+		if (len && !memchr(buf, '.', len))
+			alias_add(c, buf, len, full);
+		return;
+	}
+	if (full[0] == ':')
+		return;
+	const char *last = strrchr(full, '.');
+	last = last ? last + 1 : full;
+	alias_add(c, last, strlen(last), full);
+}
+
+static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                         enum facts_ref_kind kind)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	if (a.count == 0 || c->in_quote)
+		return;
+	const char *full = module_of(c, a.first[0], depth);
+	if (!full)
+		return;
+	ref_add(c, kind, full, line_of(call->node));
+	if (kind == FACTS_REF_REQUIRE && a.count >= 2) {
+		TSNode as = keyword_value(c, a.last, depth, "as");
+		char buf[EX_MAX_NAME];
+		size_t len = kind_of(as) == N_ALIAS ? alias_text(c, as, buf, sizeof(buf)) : 0;
+		if (len && !memchr(buf, '.', len))
+			alias_add(c, buf, len, full);
+	}
+	if (kind == FACTS_REF_USE && a.count >= 2)
+		walk(c, a.last, depth, 0);
+}
+
+static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+{
+	struct facts_module *m = cur_module(c);
+	if (!m || c->in_quote || c->function >= 0) {
+		walk_children(c, call->node, depth);
+		return;
+	}
+	m->has_struct = true;
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	if (a.count == 0)
+		return;
+	TSNode list = a.first[0];
+	if (kind_of(list) != N_LIST && kind_of(list) != N_KEYWORDS)
+		return;
+	/* Fields are atoms and keyword pairs, directly in the list or in a
+	 * trailing keywords node. */
+	TSNode groups[2];
+	groups[0] = list;
+	memset(&groups[1], 0, sizeof(groups[1]));
+	for (int g = 0; g < 2 && !ts_node_is_null(groups[g]); g++) {
+		TSTreeCursor *cur = cursor_at(c, depth, groups[g]);
+		for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+		     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+			TSNode k = ts_tree_cursor_current_node(cur);
+			size_t len;
+			const char *t;
+			switch (kind_of(k)) {
+			case N_ATOM:
+				t = text_of(c, k, &len);
+				if (len < 2)
+					continue;
+				t++;
+				len--;
+				break;
+			case N_PAIR:
+				t = text_of(c, field(k, tables.f_key), &len);
+				while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == ':' ||
+				                   t[len - 1] == '\n' || t[len - 1] == '\t'))
+					len--;
+				break;
+			case N_KEYWORDS:
+				if (g == 0)
+					groups[1] = k;
+				continue;
+			default:
+				continue;
+			}
+			if (len == 0 || len >= EX_MAX_NAME)
+				continue;
+			m = cur_module(c);
+			const char *field_name = gi_arena_strndup(&c->f->arena, t, len);
+			gi_vec_push(&m->struct_fields, &field_name);
+		}
+	}
+	walk(c, list, depth, 0);
+}
+
+/* ---- attributes -------------------------------------------------------- */
+
+/* Name and arity of a @spec/@callback head: `name(args) :: t when ...`. */
+static bool spec_head(struct ex_ctx *c, TSNode n, unsigned depth, const char **name, int *arity)
+{
+	if (kind_of(n) == N_BINARY && op_of(n) == OP_WHEN)
+		n = field(n, tables.f_left);
+	if (kind_of(n) == N_BINARY && op_of(n) == OP_TYPE)
+		n = field(n, tables.f_left);
+	TSNode id = n;
+	int count = 0;
+	if (kind_of(n) == N_CALL) {
+		struct ex_call call;
+		struct ex_args a;
+		call_read(c, n, depth, &call);
+		args_read(c, call.args, depth, &a);
+		id = call.target;
+		count = (int)a.count;
+	}
+	if (kind_of(id) != N_IDENTIFIER)
+		return false;
+	size_t len;
+	const char *t = text_of(c, id, &len);
+	if (len == 0 || len >= EX_MAX_NAME)
+		return false;
+	*name = gi_arena_strndup(&c->f->arena, t, len);
+	*arity = count;
+	return true;
+}
+
+static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	TSNode operand = field(n, tables.f_operand);
+	if (kind_of(operand) != N_CALL)
+		return;
+	struct ex_call call;
+	call_read(c, operand, depth, &call);
+	if (kind_of(call.target) != N_IDENTIFIER || !c->mod || c->function >= 0 || c->in_quote) {
+		walk_children(c, call.args, depth);
+		return;
+	}
+	struct ex_args a;
+	args_read(c, call.args, depth, &a);
+	struct ex_module_state *st = c->mod;
+	TSNode v = a.count > 0 ? a.first[0] : (TSNode){0};
+	bool is_false = a.count > 0 && kind_of(v) == N_BOOLEAN && text_is(c, v, "false");
+	const char *name;
+	int arity;
+	if (text_is(c, call.target, "doc")) {
+		st->pending_doc = true;
+		st->pending_doc_false = is_false;
+	} else if (text_is(c, call.target, "moduledoc")) {
+		struct facts_module *m = cur_module(c);
+		m->has_moduledoc = true;
+		m->moduledoc_false = is_false;
+	} else if (text_is(c, call.target, "impl")) {
+		st->pending_impl = !is_false;
+	} else if (text_is(c, call.target, "spec")) {
+		if (a.count > 0 && spec_head(c, v, depth, &name, &arity)) {
+			struct ex_spec s = {name, arity};
+			gi_vec_push(&st->specs, &s);
+		}
+	} else if (text_is(c, call.target, "callback") ||
+	           text_is(c, call.target, "macrocallback")) {
+		if (a.count > 0 && spec_head(c, v, depth, &name, &arity)) {
+			const char *cb = gi_arena_printf(&c->f->arena, "%s/%d", name, arity);
+			gi_vec_push(&cur_module(c)->callbacks, &cb);
+		}
+	} else if (text_is(c, call.target, "behaviour")) {
+		if (a.count > 0)
+			ref_add(c, FACTS_REF_BEHAVIOUR, module_of(c, v, depth), line_of(n));
+	} else if (text_is(c, call.target, "type") || text_is(c, call.target, "typep") ||
+	           text_is(c, call.target, "opaque") ||
+	           text_is(c, call.target, "optional_callbacks")) {
+		/* Types are not code. */
+	} else {
+		walk_children(c, call.args, depth);
+	}
+}
+
+/* ---- functions --------------------------------------------------------- */
+
+static long function_find_or_add(struct ex_ctx *c, const char *name, size_t name_len, int arity,
+                                 bool *created)
+{
+	char key[EX_MAX_NAME + 16];
+	snprintf(key, sizeof(key), "%.*s/%d", (int)name_len, name, arity);
+	void *idx = gi_map_get(&c->mod->functions, key);
+	*created = idx == NULL;
+	if (idx)
+		return (long)((size_t)idx - 1);
+	struct facts_module *m = cur_module(c);
+	struct facts_function *fn = gi_vec_push_zero(&m->functions);
+	fn->name = gi_arena_strndup(&c->f->arena, name, name_len);
+	fn->arity = arity;
+	gi_vec_init(&fn->calls, sizeof(struct facts_call));
+	gi_map_put(&c->mod->functions, key, (void *)(m->functions.len));
+	return (long)m->functions.len - 1;
+}
+
+struct ex_head {
+	const char *name;
+	size_t name_len;
+	TSNode args; /* arguments node, or null */
+	TSNode left; /* operator definitions: the two operands */
+	TSNode right;
+	TSNode guard; /* `when` right side, or null */
+	int arity;
+	int defaults;
+};
+
+static bool head_read(struct ex_ctx *c, TSNode head, unsigned depth, struct ex_head *h)
+{
+	memset(h, 0, sizeof(*h));
+	if (kind_of(head) == N_BINARY && op_of(head) == OP_WHEN) {
+		h->guard = field(head, tables.f_right);
+		head = field(head, tables.f_left);
+	}
+	size_t len;
+	switch (kind_of(head)) {
+	case N_IDENTIFIER:
+		h->name = text_of(c, head, &h->name_len);
+		return h->name_len > 0 && h->name_len < EX_MAX_NAME;
+	case N_CALL: {
+		struct ex_call call;
+		call_read(c, head, depth, &call);
+		if (kind_of(call.target) == N_IDENTIFIER) {
+			h->name = text_of(c, call.target, &h->name_len);
+		} else if (kind_of(call.target) == N_CALL) {
+			/* def unquote(:name)(args) */
+			struct ex_call inner;
+			struct ex_args ia;
+			call_read(c, call.target, depth, &inner);
+			args_read(c, inner.args, depth, &ia);
+			if (!text_is(c, inner.target, "unquote") || ia.count != 1 ||
+			    kind_of(ia.first[0]) != N_ATOM)
+				return false;
+			h->name = text_of(c, ia.first[0], &len) + 1;
+			h->name_len = len - 1;
+		} else {
+			return false;
+		}
+		if (h->name_len == 0 || h->name_len >= EX_MAX_NAME)
+			return false;
+		h->args = call.args;
+		if (ts_node_is_null(call.args))
+			return true;
+		TSTreeCursor *cur = cursor_at(c, depth, call.args);
+		for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+		     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+			TSNode k = ts_tree_cursor_current_node(cur);
+			if (!ts_node_is_named(k) || kind_of(k) == N_COMMENT)
+				continue;
+			h->arity++;
+			if (kind_of(k) == N_BINARY && op_of(k) == OP_DEFAULT)
+				h->defaults++;
+		}
+		return true;
+	}
+	case N_BINARY: {
+		/* def left <~> right */
+		TSNode op = field(head, tables.f_operator);
+		h->name = text_of(c, op, &h->name_len);
+		h->left = field(head, tables.f_left);
+		h->right = field(head, tables.f_right);
+		h->arity = 2;
+		return h->name_len > 0 && h->name_len < 8 && op_of(head) != OP_DEFAULT;
+	}
+	default:
+		return false;
+	}
+}
+
+static enum facts_function_kind function_kind(enum ex_word w)
+{
+	switch (w) {
+	case EX_W_DEFP:
+		return FACTS_DEFP;
+	case EX_W_DEFMACRO:
+		return FACTS_DEFMACRO;
+	case EX_W_DEFMACROP:
+		return FACTS_DEFMACROP;
+	case EX_W_DEFGUARD:
+		return FACTS_DEFGUARD;
+	case EX_W_DEFGUARDP:
+		return FACTS_DEFGUARDP;
+	case EX_W_DEFDELEGATE:
+		return FACTS_DEFDELEGATE;
+	default:
+		return FACTS_DEF;
+	}
+}
+
+static void function_touch(struct facts_function *fn, enum facts_function_kind kind, bool public,
+                           uint32_t start, uint32_t end)
+{
+	if (fn->line_start == 0 || start < fn->line_start)
+		fn->line_start = start;
+	if (end > fn->line_end)
+		fn->line_end = end;
+	fn->kind = kind;
+	fn->is_public = public;
+}
+
+/* Walks one clause (head arguments, guard and body) with fresh metrics
+ * charged to function `fi`. */
+static void clause_walk(struct ex_ctx *c, long fi, const struct ex_head *h, TSNode body,
+                        bool body_is_block, bool has_body, unsigned depth)
+{
+	struct ex_metrics metrics = {.cyclomatic = 1};
+	long saved_function = c->function;
+	struct ex_metrics *saved_metrics = c->metrics;
+	size_t saved_aliases = c->aliases.len;
+	c->function = fi;
+	c->metrics = &metrics;
+	if (!ts_node_is_null(h->args))
+		walk_children(c, h->args, depth);
+	if (!ts_node_is_null(h->left)) {
+		walk(c, h->left, depth, 0);
+		walk(c, h->right, depth, 0);
+	}
+	if (!ts_node_is_null(h->guard))
+		walk(c, h->guard, depth, 0);
+	if (!ts_node_is_null(body)) {
+		if (body_is_block)
+			walk_children(c, body, depth);
+		else
+			walk(c, body, depth, 0);
+	}
+	if (has_body) {
+		struct facts_function *fn = cur_function(c);
+		fn->cyclomatic += metrics.cyclomatic;
+		fn->cognitive += metrics.cognitive;
+		if (metrics.max_depth > fn->max_nesting)
+			fn->max_nesting = metrics.max_depth;
+	}
+	c->function = saved_function;
+	c->metrics = saved_metrics;
+	c->aliases.len = saved_aliases;
+}
+
+static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
+{
+	struct ex_args a;
+	struct ex_head h;
+	args_read(c, call->args, depth, &a);
+	if (!c->mod || c->in_quote || a.count == 0 || !head_read(c, a.first[0], depth, &h)) {
+		walk_children(c, call->node, depth);
+		return;
+	}
+	enum facts_function_kind kind = function_kind(w);
+	bool public =
+	    w == EX_W_DEF || w == EX_W_DEFMACRO || w == EX_W_DEFGUARD || w == EX_W_DEFDELEGATE;
+	TSNode body = call->do_block;
+	bool body_is_block = !ts_node_is_null(body);
+	TSNode opts = a.count >= 2 && kind_of(a.last) == N_KEYWORDS ? a.last : (TSNode){0};
+	if (!body_is_block && !ts_node_is_null(opts))
+		body = keyword_value(c, opts, depth, "do");
+	TSNode guard = h.guard;
+	if (w == EX_W_DEFGUARD || w == EX_W_DEFGUARDP) {
+		/* The guard expression is the definition's body. */
+		body = guard;
+		body_is_block = false;
+		h.guard = (TSNode){0};
+	}
+	bool has_body = !ts_node_is_null(body) || w == EX_W_DEFDELEGATE;
+	if (c->mod->is_protocol && !has_body)
+		kind = FACTS_DEFCALLBACK;
+
+	uint32_t start = line_of(call->node), end = end_line_of(call->node);
+	bool created;
+	long fi = function_find_or_add(c, h.name, h.name_len, h.arity, &created);
+	struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
+	function_touch(fn, kind, public, start, end);
+	if (c->mod->pending_doc) {
+		fn->has_doc = true;
+		fn->doc_false = c->mod->pending_doc_false;
+	}
+	if (c->mod->pending_impl)
+		fn->has_impl = true;
+	c->mod->pending_doc = c->mod->pending_doc_false = c->mod->pending_impl = false;
+	if (!ts_node_is_null(h.guard))
+		fn->has_guard = true;
+	if (has_body) {
+		fn->clauses++;
+		fn->lines += end - start + 1;
+	}
+	if (w == EX_W_DEFDELEGATE && !ts_node_is_null(opts)) {
+		const char *to = module_of(c, keyword_value(c, opts, depth, "to"), depth);
+		TSNode as = keyword_value(c, opts, depth, "as");
+		const char *target = fn->name;
+		size_t len;
+		if (kind_of(as) == N_ATOM && text_of(c, as, &len)[0] == ':' && len > 1 &&
+		    len < EX_MAX_NAME)
+			target = gi_arena_strndup(&c->f->arena, text_of(c, as, &len) + 1, len - 1);
+		fn->delegate_to = to;
+		if (to) {
+			long saved = c->function;
+			c->function = fi;
+			remote_call(c, to, target, h.arity, start);
+			c->function = saved;
+		}
+	}
+	clause_walk(c, fi, &h, body, body_is_block, has_body, depth);
+
+	/* Default arguments generate the lower arities. */
+	for (int arity = h.arity - h.defaults; arity < h.arity; arity++) {
+		long gi = function_find_or_add(c, h.name, h.name_len, arity, &created);
+		struct facts_function *g = gi_vec_get(&cur_module(c)->functions, (size_t)gi);
+		function_touch(g, kind, public, start, end);
+		if (created)
+			g->from_defaults = true;
+	}
+}
+
+/* ---- control flow and operators ---------------------------------------- */
+
+static int count_clauses(struct ex_ctx *c, TSNode block, unsigned depth)
+{
+	if (ts_node_is_null(block))
+		return 0;
+	if (kind_of(block) == N_STAB)
+		return 1;
+	int n = 0;
+	TSTreeCursor *cur = cursor_at(c, depth, block);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur))
+		if (kind_of(ts_tree_cursor_current_node(cur)) == N_STAB)
+			n++;
+	return n;
+}
+
+static bool is_block_keyword(const struct ex_ctx *c, TSNode key)
+{
+	size_t len;
+	const char *t = text_of(c, key, &len);
+	static const char *const names[] = {"do:", "else:", "after:", "rescue:", "catch:"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+		if (len >= n && memcmp(t, names[i], n) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void nested_walk(struct ex_ctx *c, TSNode n, unsigned depth, bool children)
+{
+	if (c->metrics) {
+		c->metrics->nesting++;
+		c->metrics->depth++;
+	}
+	if (children)
+		walk_children(c, n, depth);
+	else
+		walk(c, n, depth, 0);
+	if (c->metrics) {
+		c->metrics->nesting--;
+		c->metrics->depth--;
+	}
+}
+
+static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	struct ex_metrics *m = c->metrics;
+	if (m) {
+		int clauses = 0;
+		if (w == EX_W_CASE || w == EX_W_COND) {
+			TSNode block = call->do_block;
+			if (ts_node_is_null(block) && a.count > 0)
+				block = keyword_value(c, a.last, depth, "do");
+			clauses = count_clauses(c, block, depth);
+		}
+		switch (w) {
+		case EX_W_IF:
+		case EX_W_UNLESS:
+		case EX_W_FOR:
+		case EX_W_TRY:
+			m->cyclomatic += 1;
+			break;
+		case EX_W_CASE:
+		case EX_W_COND:
+			m->cyclomatic += clauses;
+			break;
+		default:
+			break;
+		}
+		m->cognitive += 1 + m->nesting;
+		if (w == EX_W_COND && clauses > 1)
+			m->cognitive += clauses - 1;
+		if (m->depth + 1 > m->max_depth)
+			m->max_depth = m->depth + 1;
+	}
+	if (!ts_node_is_null(call->args)) {
+		TSTreeCursor *cur = cursor_at(c, depth, call->args);
+		for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+		     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+			TSNode k = ts_tree_cursor_current_node(cur);
+			if (!ts_node_is_named(k))
+				continue;
+			if (kind_of(k) != N_KEYWORDS) {
+				walk(c, k, depth + 1, 0);
+				continue;
+			}
+			uint32_t np = ts_node_named_child_count(k);
+			for (uint32_t i = 0; i < np; i++) {
+				TSNode pair = ts_node_named_child(k, i);
+				if (kind_of(pair) != N_PAIR)
+					continue;
+				TSNode v = field(pair, tables.f_value);
+				if (is_block_keyword(c, field(pair, tables.f_key)))
+					nested_walk(c, v, depth + 1, false);
+				else
+					walk(c, v, depth + 1, 0);
+			}
+		}
+	}
+	if (!ts_node_is_null(call->do_block))
+		nested_walk(c, call->do_block, depth, true);
+}
+
+static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	TSNode operand = field(n, tables.f_operand);
+	if (kind_of(operand) == N_BINARY && op_of(operand) == OP_SLASH) {
+		TSNode left = field(operand, tables.f_left);
+		int arity = small_int(c, field(operand, tables.f_right));
+		if (arity >= 0 && kind_of(left) == N_CALL) {
+			struct ex_call call;
+			call_read(c, left, depth, &call);
+			if (kind_of(call.target) == N_DOT && ts_node_is_null(call.args)) {
+				const char *mod =
+				    module_of(c, field(call.target, tables.f_left), depth);
+				const char *fun =
+				    dot_function(c, field(call.target, tables.f_right));
+				if (mod && fun) {
+					ref_add(c, FACTS_REF_CAPTURE, mod, line_of(n));
+					call_add(c, FACTS_CALL_CAPTURE, mod, fun, arity,
+					         line_of(n));
+					return;
+				}
+			}
+		} else if (arity >= 0 && kind_of(left) == N_IDENTIFIER) {
+			size_t len;
+			const char *t = text_of(c, left, &len);
+			if (c->mod && !c->in_quote && len > 0 && len < EX_MAX_NAME)
+				call_add(c, FACTS_CALL_CAPTURE, c->mod->name,
+				         gi_arena_strndup(&c->f->arena, t, len), arity, line_of(n));
+			return;
+		}
+	}
+	walk(c, operand, depth, 0);
+}
+
+static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	enum op_kind op = op_of(n);
+	TSNode left = field(n, tables.f_left), right = field(n, tables.f_right);
+	switch (op) {
+	case OP_PIPE:
+		walk(c, left, depth, 0);
+		if (kind_of(right) == N_IDENTIFIER)
+			local_call(c, right, 1);
+		else
+			walk(c, right, depth, 1);
+		return;
+	case OP_AND:
+	case OP_OR:
+	case OP_ANDAND:
+	case OP_OROR:
+		if (c->metrics) {
+			c->metrics->cyclomatic++;
+			c->metrics->cognitive++;
+		}
+		break;
+	default:
+		break;
+	}
+	walk(c, left, depth, 0);
+	walk(c, right, depth, 0);
+}
+
+static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
+{
+	struct ex_call call;
+	call_read(c, n, depth, &call);
+	enum node_kind tk = kind_of(call.target);
+	if (tk == N_IDENTIFIER) {
+		size_t len;
+		const char *t = text_of(c, call.target, &len);
+		enum ex_word w = ex_word_lookup(t, len);
+		switch (w) {
+		case EX_W_DEFMODULE:
+			do_defmodule(c, &call, depth, FACTS_MODULE);
+			return;
+		case EX_W_DEFPROTOCOL:
+			do_defmodule(c, &call, depth, FACTS_PROTOCOL);
+			return;
+		case EX_W_DEFIMPL:
+			do_defimpl(c, &call, depth);
+			return;
+		case EX_W_DEF:
+		case EX_W_DEFP:
+		case EX_W_DEFMACRO:
+		case EX_W_DEFMACROP:
+		case EX_W_DEFGUARD:
+		case EX_W_DEFGUARDP:
+		case EX_W_DEFDELEGATE:
+			do_def(c, &call, depth, w);
+			return;
+		case EX_W_DEFSTRUCT:
+		case EX_W_DEFEXCEPTION:
+			do_defstruct(c, &call, depth);
+			return;
+		case EX_W_ALIAS:
+			do_alias(c, &call, depth);
+			return;
+		case EX_W_IMPORT:
+			do_directive(c, &call, depth, FACTS_REF_IMPORT);
+			return;
+		case EX_W_REQUIRE:
+			do_directive(c, &call, depth, FACTS_REF_REQUIRE);
+			return;
+		case EX_W_USE:
+			do_directive(c, &call, depth, FACTS_REF_USE);
+			return;
+		case EX_W_QUOTE: {
+			bool saved = c->in_quote;
+			c->in_quote = true;
+			walk_children(c, n, depth);
+			c->in_quote = saved;
+			return;
+		}
+		case EX_W_IF:
+		case EX_W_UNLESS:
+		case EX_W_CASE:
+		case EX_W_COND:
+		case EX_W_WITH:
+		case EX_W_FOR:
+		case EX_W_TRY:
+		case EX_W_RECEIVE:
+			do_control(c, &call, depth, w);
+			return;
+		default: {
+			struct ex_args a;
+			args_read(c, call.args, depth, &a);
+			int arity = (int)a.count + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
+			local_call(c, call.target, arity);
+			break;
+		}
+		}
+	} else if (tk == N_DOT) {
+		TSNode left = field(call.target, tables.f_left);
+		TSNode right = field(call.target, tables.f_right);
+		const char *mod = NULL, *fun = NULL;
+		if (!ts_node_is_null(right) &&
+		    (kind_of(left) != N_IDENTIFIER || !ts_node_is_null(call.args) || pipe)) {
+			mod = module_of(c, left, depth);
+			fun = mod ? dot_function(c, right) : NULL;
+		}
+		if (mod && fun) {
+			struct ex_args a;
+			args_read(c, call.args, depth, &a);
+			int arity = (int)a.count + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
+			remote_call(c, mod, fun, arity, line_of(n));
+		} else {
+			walk(c, left, depth, 0);
+		}
+	} else if (!ts_node_is_null(call.target)) {
+		walk(c, call.target, depth, 0);
+	}
+	if (!ts_node_is_null(call.args))
+		walk_children(c, call.args, depth);
+	if (!ts_node_is_null(call.do_block))
+		walk_children(c, call.do_block, depth);
+}
+
+static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
+{
+	TSNode s = ts_node_named_child(map, 0);
+	if (kind_of(s) == N_STRUCT) {
+		TSNode name = ts_node_named_child(s, 0);
+		const char *mod = module_of(c, name, depth);
+		if (mod)
+			ref_add(c, FACTS_REF_STRUCT, mod, line_of(map));
+	}
+	walk_children(c, map, depth);
+}
+
+static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	int saved = 0;
+	if (c->metrics) {
+		saved = c->metrics->nesting;
+		c->metrics->nesting = 0;
+	}
+	walk_children(c, n, depth);
+	if (c->metrics)
+		c->metrics->nesting = saved;
+}
+
+static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
+{
+	if (ts_node_is_null(n) || ts_node_child_count(n) == 0)
+		return;
+	if (depth >= EX_MAX_DEPTH) {
+		if (!c->too_deep) {
+			c->too_deep = true;
+			facts_error_add(c->f, line_of(n), "nesting too deep: subtree skipped");
+		}
+		return;
+	}
+	depth++;
+	switch (kind_of(n)) {
+	case N_CALL:
+		walk_call(c, n, depth, pipe);
+		return;
+	case N_BINARY:
+		walk_binary(c, n, depth);
+		return;
+	case N_UNARY:
+		switch (op_of(n)) {
+		case OP_CAPTURE:
+			do_capture(c, n, depth);
+			return;
+		case OP_ATTRIBUTE:
+			do_attribute(c, n, depth);
+			return;
+		default:
+			walk_children(c, n, depth);
+			return;
+		}
+	case N_MAP:
+		walk_struct_ref(c, n, depth);
+		return;
+	case N_FN:
+		walk_fn(c, n, depth);
+		return;
+	case N_COMMENT:
+	case N_QUOTED_CONTENT:
+	case N_ALIAS:
+	case N_ATOM:
+		return;
+	case N_DO_BLOCK:
+		/* A do-block is a lexical scope for aliases. */
+		{
+			size_t saved = c->aliases.len;
+			walk_children(c, n, depth);
+			c->aliases.len = saved;
+		}
+		return;
+	default:
+		walk_children(c, n, depth);
+		return;
+	}
+}
+
+/* Walks the named children of `n` (which sits at `depth`) one level deeper. */
+static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	if (ts_node_is_null(n) || ts_node_child_count(n) == 0)
+		return;
+	if (depth >= EX_MAX_DEPTH) {
+		walk(c, n, depth, 0);
+		return;
+	}
+	TSTreeCursor *cur = cursor_at(c, depth, n);
+	if (!ts_tree_cursor_goto_first_child(cur))
+		return;
+	do {
+		TSNode k = ts_tree_cursor_current_node(cur);
+		if (ts_node_is_named(k))
+			walk(c, k, depth, 0);
+	} while (ts_tree_cursor_goto_next_sibling(cur));
+}
+
+/* ---- errors and entry point --------------------------------------------- */
+
+/* Records the first ERROR or MISSING node in document order. */
+static void first_error(struct facts_file *f, TSNode root)
+{
+	if (!ts_node_has_error(root))
+		return;
+	TSTreeCursor cur = ts_tree_cursor_new(root);
+	for (;;) {
+		TSNode n = ts_tree_cursor_current_node(&cur);
+		if (ts_node_is_missing(n)) {
+			char msg[96];
+			snprintf(msg, sizeof(msg), "syntax error: missing \"%.40s\"",
+			         ts_node_type(n));
+			facts_error_add(f, line_of(n), msg);
+			break;
+		}
+		if (strcmp(ts_node_type(n), "ERROR") == 0) {
+			facts_error_add(f, line_of(n), "syntax error");
+			break;
+		}
+		/* Descend into the first child that holds the error. */
+		if (!ts_tree_cursor_goto_first_child(&cur))
+			break;
+		while (!ts_node_has_error(ts_tree_cursor_current_node(&cur)))
+			if (!ts_tree_cursor_goto_next_sibling(&cur))
+				goto done;
+	}
+done:
+	if (f->errors.len == 0)
+		facts_error_add(f, line_of(root), "syntax error");
+	ts_tree_cursor_delete(&cur);
+}
 
 int ex_parse(const char *path, const char *source, size_t len, struct facts_file **out)
 {
-	(void)path;
-	(void)source;
-	(void)len;
 	*out = NULL;
-	return GI_EUNSUPPORTED;
+	if (len > EX_MAX_FILE_SIZE)
+		return GI_ETOOBIG;
+	if (len > 0 && memchr(source, '\0', len))
+		return GI_EINVAL;
+	pthread_once(&tables_once, tables_build);
+
+	struct facts_file *f = facts_file_new(path ? path : "", FACTS_FROM_SOURCE);
+	f->size = len;
+	TSParser *parser = ts_parser_new();
+	ts_parser_set_language(parser, tables.language);
+	TSTree *tree = ts_parser_parse_string(parser, NULL, len ? source : "", (uint32_t)len);
+	ts_parser_delete(parser);
+	if (!tree) {
+		facts_file_free(f);
+		return GI_EPARSE;
+	}
+	TSNode root = ts_tree_root_node(tree);
+	first_error(f, root);
+
+	struct ex_ctx *c = gi_calloc(1, sizeof(*c));
+	c->f = f;
+	c->src = source;
+	c->len = len;
+	c->function = -1;
+	gi_vec_init(&c->aliases, sizeof(struct ex_alias));
+	walk_children(c, root, 0);
+	for (size_t i = 0; i < EX_MAX_DEPTH + 2; i++)
+		if (c->cursor_ready[i])
+			ts_tree_cursor_delete(&c->cursors[i]);
+	gi_vec_destroy(&c->aliases);
+	gi_free(c);
+	ts_tree_delete(tree);
+	*out = f;
+	return 0;
 }

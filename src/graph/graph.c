@@ -1,0 +1,782 @@
+/*
+ * graph.c - building the knowledge graph and computing its metrics and
+ * topology (see graph.h; formulas in docs/SCHEMA.md).
+ *
+ * Names are resolved only in kg_graph_finish(), so that facts may arrive in
+ * any order. Aggregation uses string-keyed maps with small numeric keys
+ * ("from:to"), which keeps the code short and the cost linear.
+ */
+#include "graph/graph.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/str.h"
+
+struct raw_ref {
+	int module;
+	const char *target;
+	unsigned kinds;
+	int count;
+};
+
+struct raw_call {
+	int fn;
+	enum facts_call_kind kind;
+	const char *module; /* NULL: the enclosing module */
+	const char *function;
+	int arity;
+	int count;
+};
+
+/* Callbacks of common external behaviours (OTP, Elixir, Mix), recognised as
+ * callback implementations when the module uses or implements any external
+ * behaviour, even without @impl. */
+static const char *const known_callbacks[] = {
+    "init/1",          "handle_call/3",  "handle_cast/2",   "handle_info/2",   "handle_continue/2",
+    "terminate/2",     "code_change/3",  "format_status/1", "format_status/2", "child_spec/1",
+    "start_link/1",    "start_link/0",   "start/2",         "stop/1",          "prep_stop/1",
+    "config_change/3", "handle_event/3", "handle_event/4",  "callback_mode/0", "project/0",
+    "application/0",   "run/1",          "__using__/1",     "handle_demand/2", NULL,
+};
+
+struct kg_graph *kg_graph_new(void)
+{
+	struct kg_graph *g = gi_calloc(1, sizeof(*g));
+	gi_arena_init(&g->arena);
+	gi_vec_init(&g->modules, sizeof(struct kg_module));
+	gi_vec_init(&g->functions, sizeof(struct kg_function));
+	gi_vec_init(&g->edges, sizeof(struct kg_edge));
+	gi_vec_init(&g->calls, sizeof(struct kg_call));
+	gi_vec_init(&g->pairs, sizeof(struct kg_pair));
+	gi_vec_init(&g->sccs, sizeof(struct kg_scc));
+	gi_vec_init(&g->scc_members, sizeof(int));
+	gi_vec_init(&g->raw_refs, sizeof(struct raw_ref));
+	gi_vec_init(&g->raw_calls, sizeof(struct raw_call));
+	gi_map_init(&g->module_index);
+	gi_map_init(&g->function_index);
+	return g;
+}
+
+void kg_graph_free(struct kg_graph *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->modules.len; i++) {
+		struct kg_module *m = kg_module_at(g, (int)i);
+		gi_vec_destroy(&m->functions);
+		gi_vec_destroy(&m->out);
+		gi_vec_destroy(&m->in);
+		gi_vec_destroy(&m->callbacks);
+		gi_vec_destroy(&m->struct_fields);
+	}
+	for (size_t i = 0; i < g->functions.len; i++) {
+		struct kg_function *f = kg_function_at(g, (int)i);
+		gi_vec_destroy(&f->callers);
+		gi_vec_destroy(&f->callees);
+	}
+	gi_vec_destroy(&g->modules);
+	gi_vec_destroy(&g->functions);
+	gi_vec_destroy(&g->edges);
+	gi_vec_destroy(&g->calls);
+	gi_vec_destroy(&g->pairs);
+	gi_vec_destroy(&g->sccs);
+	gi_vec_destroy(&g->scc_members);
+	gi_vec_destroy(&g->raw_refs);
+	gi_vec_destroy(&g->raw_calls);
+	gi_map_destroy(&g->module_index);
+	gi_map_destroy(&g->function_index);
+	gi_arena_destroy(&g->arena);
+	gi_free(g);
+}
+
+static const char *graph_strdup(struct kg_graph *g, const char *s)
+{
+	return s ? gi_arena_strdup(&g->arena, s) : NULL;
+}
+
+int kg_graph_module_find(const struct kg_graph *g, const char *name)
+{
+	void *v = gi_map_get(&g->module_index, name);
+	return v ? (int)((intptr_t)v - 1) : -1;
+}
+
+static int module_new(struct kg_graph *g, const char *name, bool project)
+{
+	struct kg_module *m = gi_vec_push_zero(&g->modules);
+	int idx = (int)g->modules.len - 1;
+	m->name = graph_strdup(g, name);
+	m->project = project;
+	m->scc = -1;
+	gi_vec_init(&m->functions, sizeof(int));
+	gi_vec_init(&m->out, sizeof(int));
+	gi_vec_init(&m->in, sizeof(int));
+	gi_vec_init(&m->callbacks, sizeof(const char *));
+	gi_vec_init(&m->struct_fields, sizeof(const char *));
+	gi_map_put(&g->module_index, name, (void *)(intptr_t)(idx + 1));
+	return idx;
+}
+
+int kg_graph_module_add(struct kg_graph *g, const struct kg_module_info *info)
+{
+	int idx = kg_graph_module_find(g, info->name);
+	if (idx >= 0) {
+		struct kg_module *m = kg_module_at(g, idx);
+		m->has_moduledoc |= info->has_moduledoc;
+		m->has_struct |= info->has_struct;
+		return idx;
+	}
+	idx = module_new(g, info->name, true);
+	struct kg_module *m = kg_module_at(g, idx);
+	m->file = graph_strdup(g, info->file);
+	m->kind = info->kind;
+	m->impl_for = graph_strdup(g, info->impl_for);
+	m->protocol = graph_strdup(g, info->protocol);
+	m->line_start = info->line_start;
+	m->line_end = info->line_end;
+	m->test = info->test;
+	m->has_moduledoc = info->has_moduledoc;
+	m->moduledoc_false = info->moduledoc_false;
+	m->has_struct = info->has_struct;
+	m->origin = info->origin;
+	return idx;
+}
+
+static void function_key(char *key, size_t size, const char *module, const char *name, int arity)
+{
+	snprintf(key, size, "%s\t%s/%d", module, name, arity);
+}
+
+int kg_graph_function_find(const struct kg_graph *g, int module, const char *name, int arity)
+{
+	char key[1024];
+	function_key(key, sizeof(key), kg_module_at(g, module)->name, name, arity);
+	void *v = gi_map_get(&g->function_index, key);
+	return v ? (int)((intptr_t)v - 1) : -1;
+}
+
+static int function_new(struct kg_graph *g, int module, const char *name, int arity)
+{
+	struct kg_function *f = gi_vec_push_zero(&g->functions);
+	int idx = (int)g->functions.len - 1;
+	f->module = module;
+	f->name = graph_strdup(g, name);
+	f->arity = arity;
+	gi_vec_init(&f->callers, sizeof(int));
+	gi_vec_init(&f->callees, sizeof(int));
+	char key[1024];
+	function_key(key, sizeof(key), kg_module_at(g, module)->name, name, arity);
+	gi_map_put(&g->function_index, key, (void *)(intptr_t)(idx + 1));
+	return idx;
+}
+
+int kg_graph_function_add(struct kg_graph *g, int module, const struct kg_function *fn)
+{
+	int idx = kg_graph_function_find(g, module, fn->name, fn->arity);
+	if (idx >= 0) {
+		struct kg_function *f = kg_function_at(g, idx);
+		f->clauses += fn->clauses;
+		f->cyclomatic += fn->cyclomatic;
+		f->cognitive += fn->cognitive;
+		if (fn->max_nesting > f->max_nesting)
+			f->max_nesting = fn->max_nesting;
+		f->lines += fn->lines;
+		f->has_doc |= fn->has_doc;
+		f->has_spec |= fn->has_spec;
+		f->has_impl |= fn->has_impl;
+		return idx;
+	}
+	idx = function_new(g, module, fn->name, fn->arity);
+	struct kg_function *f = kg_function_at(g, idx);
+	struct gi_vec callers = f->callers, callees = f->callees;
+	*f = *fn;
+	f->module = module;
+	f->name = graph_strdup(g, fn->name);
+	f->delegate_to = graph_strdup(g, fn->delegate_to);
+	f->defined = true;
+	f->callers = callers;
+	f->callees = callees;
+	gi_vec_push(&kg_module_at(g, module)->functions, &idx);
+	return idx;
+}
+
+void kg_graph_callback_add(struct kg_graph *g, int module, const char *name_arity)
+{
+	const char *s = graph_strdup(g, name_arity);
+	gi_vec_push(&kg_module_at(g, module)->callbacks, &s);
+}
+
+void kg_graph_struct_field_add(struct kg_graph *g, int module, const char *field)
+{
+	const char *s = graph_strdup(g, field);
+	gi_vec_push(&kg_module_at(g, module)->struct_fields, &s);
+}
+
+void kg_graph_ref_add(struct kg_graph *g, int module, const char *target, unsigned kinds, int count)
+{
+	struct raw_ref r = {module, graph_strdup(g, target), kinds, count};
+	gi_vec_push(&g->raw_refs, &r);
+}
+
+void kg_graph_call_add(struct kg_graph *g, int fn, enum facts_call_kind kind, const char *module,
+                       const char *function, int arity, int count)
+{
+	struct raw_call c = {fn,    kind, graph_strdup(g, module), graph_strdup(g, function),
+	                     arity, count};
+	gi_vec_push(&g->raw_calls, &c);
+}
+
+void kg_graph_add_facts(struct kg_graph *g, const struct facts_file *f, bool test)
+{
+	for (size_t i = 0; i < f->modules.len; i++) {
+		const struct facts_module *fm = gi_vec_get(&f->modules, i);
+		struct kg_module_info info = {
+		    .name = fm->name,
+		    .file = f->path,
+		    .kind = fm->kind,
+		    .impl_for = fm->impl_for,
+		    .protocol = fm->protocol,
+		    .line_start = fm->line_start,
+		    .line_end = fm->line_end,
+		    .test = test,
+		    .has_moduledoc = fm->has_moduledoc,
+		    .moduledoc_false = fm->moduledoc_false,
+		    .has_struct = fm->has_struct,
+		    .origin = fm->origin,
+		};
+		int m = kg_graph_module_add(g, &info);
+		for (size_t j = 0; j < fm->refs.len; j++) {
+			const struct facts_ref *r = gi_vec_get(&fm->refs, j);
+			kg_graph_ref_add(g, m, r->target, 1u << r->kind, 1);
+		}
+		for (size_t j = 0; j < fm->callbacks.len; j++)
+			kg_graph_callback_add(g, m, GI_VEC_AT(&fm->callbacks, const char *, j));
+		for (size_t j = 0; j < fm->struct_fields.len; j++)
+			kg_graph_struct_field_add(g, m,
+			                          GI_VEC_AT(&fm->struct_fields, const char *, j));
+		for (size_t j = 0; j < fm->functions.len; j++) {
+			const struct facts_function *ff = gi_vec_get(&fm->functions, j);
+			struct kg_function kf = {
+			    .name = ff->name,
+			    .arity = ff->arity,
+			    .kind = ff->kind,
+			    .is_public = ff->is_public,
+			    .line_start = ff->line_start,
+			    .line_end = ff->line_end,
+			    .clauses = ff->clauses,
+			    .lines = ff->lines,
+			    .has_doc = ff->has_doc,
+			    .has_spec = ff->has_spec,
+			    .has_impl = ff->has_impl,
+			    .has_guard = ff->has_guard,
+			    .doc_false = ff->doc_false,
+			    .cyclomatic = ff->cyclomatic,
+			    .cognitive = ff->cognitive,
+			    .max_nesting = ff->max_nesting,
+			    .delegate_to = ff->delegate_to,
+			};
+			int fi = kg_graph_function_add(g, m, &kf);
+			for (size_t k = 0; k < ff->calls.len; k++) {
+				const struct facts_call *c = gi_vec_get(&ff->calls, k);
+				kg_graph_call_add(g, fi, c->kind, c->module, c->function, c->arity,
+				                  1);
+			}
+		}
+	}
+}
+
+/* ---- resolution ---------------------------------------------------------- */
+
+static int module_get_or_external(struct kg_graph *g, const char *name)
+{
+	int idx = kg_graph_module_find(g, name);
+	return idx >= 0 ? idx : module_new(g, name, false);
+}
+
+static void edge_bump(struct kg_graph *g, struct gi_map *edge_index, int from, int to,
+                      unsigned kinds, int count)
+{
+	if (from == to)
+		return;
+	char key[48];
+	snprintf(key, sizeof(key), "%d:%d", from, to);
+	void *v = gi_map_get(edge_index, key);
+	if (v) {
+		struct kg_edge *e = kg_edge_at(g, (int)((intptr_t)v - 1));
+		e->kinds |= kinds;
+		e->count += count;
+		return;
+	}
+	struct kg_edge *e = gi_vec_push_zero(&g->edges);
+	int idx = (int)g->edges.len - 1;
+	e->from = from;
+	e->to = to;
+	e->kinds = kinds;
+	e->count = count;
+	gi_map_put(edge_index, key, (void *)(intptr_t)(idx + 1));
+	gi_vec_push(&kg_module_at(g, from)->out, &idx);
+	gi_vec_push(&kg_module_at(g, to)->in, &idx);
+}
+
+/* A local call not defined in its module may come from an imported project
+ * module; returns the function index or -1. */
+static int resolve_imported(struct kg_graph *g, int module, const char *name, int arity,
+                            int *to_module)
+{
+	struct kg_module *m = kg_module_at(g, module);
+	for (size_t i = 0; i < m->out.len; i++) {
+		struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->out, int, i));
+		if (!(e->kinds & (1u << FACTS_REF_IMPORT)) || !kg_module_at(g, e->to)->project)
+			continue;
+		int fi = kg_graph_function_find(g, e->to, name, arity);
+		if (fi >= 0 && kg_function_at(g, fi)->defined && kg_function_at(g, fi)->is_public) {
+			*to_module = e->to;
+			return fi;
+		}
+	}
+	return -1;
+}
+
+static void call_resolve(struct kg_graph *g, struct gi_map *edge_index, struct gi_map *call_index,
+                         const struct raw_call *rc)
+{
+	if (rc->kind == FACTS_CALL_DYNAMIC || !rc->function || rc->arity < 0)
+		return;
+	int from_module = kg_function_at(g, rc->fn)->module;
+	int to_module = rc->module ? module_get_or_external(g, rc->module) : from_module;
+	int to_fn = kg_graph_function_find(g, to_module, rc->function, rc->arity);
+	if (to_module == from_module && (to_fn < 0 || !kg_function_at(g, to_fn)->defined)) {
+		to_fn = resolve_imported(g, from_module, rc->function, rc->arity, &to_module);
+		if (to_fn < 0)
+			return; /* Kernel, a macro-generated function, or unknown */
+	}
+	if (to_fn < 0) {
+		to_fn = function_new(g, to_module, rc->function, rc->arity);
+		kg_function_at(g, to_fn)->is_public = true;
+	}
+	char key[48];
+	snprintf(key, sizeof(key), "%d:%d", rc->fn, to_fn);
+	void *v = gi_map_get(call_index, key);
+	if (v) {
+		kg_call_at(g, (int)((intptr_t)v - 1))->count += rc->count;
+	} else {
+		struct kg_call *c = gi_vec_push_zero(&g->calls);
+		c->from_fn = rc->fn;
+		c->to_module = to_module;
+		c->to_fn = to_fn;
+		c->kind = rc->kind;
+		c->count = rc->count;
+		gi_map_put(call_index, key, (void *)(intptr_t)g->calls.len);
+	}
+	unsigned kind = rc->kind == FACTS_CALL_CAPTURE ? FACTS_REF_CAPTURE : FACTS_REF_CALL;
+	edge_bump(g, edge_index, from_module, to_module, 1u << kind, rc->count);
+}
+
+static void add_delegate_calls(struct kg_graph *g)
+{
+	size_t n = g->functions.len;
+	for (size_t i = 0; i < n; i++) {
+		struct kg_function *f = kg_function_at(g, (int)i);
+		if (f->defined && f->delegate_to)
+			kg_graph_call_add(g, (int)i, FACTS_CALL_REMOTE, f->delegate_to, f->name,
+			                  f->arity, 1);
+	}
+}
+
+/* ---- metrics ------------------------------------------------------------- */
+
+double kg_heat_score(int in_degree, int complexity, bool has_tests, int max_coupling)
+{
+	double a = fmin(in_degree / 15.0 * 100.0, 100.0);
+	double b = fmin(complexity / 200.0 * 100.0, 100.0);
+	double c = has_tests ? 0.0 : 100.0;
+	double d = fmin(max_coupling / 50.0 * 100.0, 100.0);
+	return 0.30 * a + 0.25 * b + 0.25 * c + 0.20 * d;
+}
+
+const char *kg_heat_zone(double heat)
+{
+	return heat >= 60.0 ? "red" : heat >= 30.0 ? "yellow" : "green";
+}
+
+double kg_change_risk(int complexity, int fan_out, int max_coupling, int public_count,
+                      int functions, int fan_in)
+{
+	double api_ratio = functions > 0 ? (double)public_count / functions : 0.0;
+	double base = 2.0 * complexity + 2.0 * fan_out + 2.0 * max_coupling +
+	              round(api_ratio * functions) + functions;
+	return base * (1.0 + fan_in / 2.0);
+}
+
+bool kg_path_is_test(const char *path)
+{
+	if (gi_str_starts_with(path, "test/") || strstr(path, "/test/"))
+		return true;
+	return gi_str_ends_with(path, "_test.exs");
+}
+
+static void module_counts(struct kg_graph *g, struct kg_module *m)
+{
+	for (size_t i = 0; i < m->functions.len; i++) {
+		struct kg_function *f = kg_function_at(g, GI_VEC_AT(&m->functions, int, i));
+		if (f->is_public) {
+			m->public_count++;
+			m->specced += f->has_spec;
+			m->documented += f->has_doc && !f->doc_false;
+		} else {
+			m->private_count++;
+		}
+		m->complexity_total += f->cyclomatic;
+		if (f->cyclomatic > m->complexity_max)
+			m->complexity_max = f->cyclomatic;
+	}
+}
+
+static void module_degrees(struct kg_graph *g, struct kg_module *m)
+{
+	for (size_t i = 0; i < m->in.len; i++) {
+		struct kg_module *from =
+		    kg_module_at(g, kg_edge_at(g, GI_VEC_AT(&m->in, int, i))->from);
+		if (kg_module_is_core(from))
+			m->ca++;
+		else if (from->test)
+			m->has_tests = true;
+	}
+	int external = 0;
+	for (size_t i = 0; i < m->out.len; i++) {
+		struct kg_module *to =
+		    kg_module_at(g, kg_edge_at(g, GI_VEC_AT(&m->out, int, i))->to);
+		if (kg_module_is_core(to))
+			m->ce++;
+		else if (!to->project)
+			external++;
+	}
+	m->in_degree = m->ca;
+	m->out_degree = m->ce + external;
+	m->instability = m->ca + m->ce > 0 ? (double)m->ce / (m->ca + m->ce) : 0.0;
+	char name[1024];
+	snprintf(name, sizeof(name), "%sTest", m->name);
+	int t = kg_graph_module_find(g, name);
+	if (t >= 0 && kg_module_at(g, t)->test)
+		m->has_tests = true;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const struct kg_pair *x = a, *y = b;
+	if (x->calls != y->calls)
+		return y->calls - x->calls;
+	if (x->from != y->from)
+		return x->from - y->from;
+	return x->to - y->to;
+}
+
+static void pairs_compute(struct kg_graph *g)
+{
+	struct gi_map pair_index, seen;
+	gi_map_init(&pair_index);
+	gi_map_init(&seen);
+	for (size_t i = 0; i < g->calls.len; i++) {
+		struct kg_call *c = kg_call_at(g, (int)i);
+		int from = kg_function_at(g, c->from_fn)->module;
+		if (from == c->to_module || !kg_module_is_core(kg_module_at(g, from)) ||
+		    !kg_module_is_core(kg_module_at(g, c->to_module)))
+			continue;
+		char key[64];
+		snprintf(key, sizeof(key), "%d:%d", from, c->to_module);
+		void *v = gi_map_get(&pair_index, key);
+		struct kg_pair *p;
+		if (v) {
+			p = &GI_VEC_AT(&g->pairs, struct kg_pair, (intptr_t)v - 1);
+		} else {
+			p = gi_vec_push_zero(&g->pairs);
+			p->from = from;
+			p->to = c->to_module;
+			gi_map_put(&pair_index, key, (void *)(intptr_t)g->pairs.len);
+		}
+		p->calls += c->count;
+		snprintf(key, sizeof(key), "%d:%d", from, c->to_fn);
+		if (!gi_map_get(&seen, key)) {
+			gi_map_put(&seen, key, (void *)1);
+			p->functions++;
+		}
+	}
+	gi_map_destroy(&pair_index);
+	gi_map_destroy(&seen);
+	for (size_t i = 0; i < g->pairs.len; i++) {
+		struct kg_pair *p = &GI_VEC_AT(&g->pairs, struct kg_pair, i);
+		struct kg_module *a = kg_module_at(g, p->from), *b = kg_module_at(g, p->to);
+		if (p->calls > a->max_coupling)
+			a->max_coupling = p->calls;
+		if (p->calls > b->max_coupling)
+			b->max_coupling = p->calls;
+	}
+	gi_vec_sort(&g->pairs, pair_cmp);
+}
+
+/* PageRank over core modules and core-to-core edges (a module's rank flows
+ * to the modules it depends on); dangling rank is spread evenly. */
+static void pagerank_compute(struct kg_graph *g)
+{
+	int n = (int)g->modules.len, core = 0;
+	for (int i = 0; i < n; i++)
+		core += kg_module_is_core(kg_module_at(g, i));
+	if (core == 0)
+		return;
+	double *rank = gi_calloc((size_t)n, sizeof(double));
+	double *next = gi_calloc((size_t)n, sizeof(double));
+	for (int i = 0; i < n; i++)
+		if (kg_module_is_core(kg_module_at(g, i)))
+			rank[i] = 1.0 / core;
+	for (int iter = 0; iter < KG_PAGERANK_MAX_ITER; iter++) {
+		double dangling = 0.0;
+		for (int i = 0; i < n; i++) {
+			struct kg_module *m = kg_module_at(g, i);
+			if (kg_module_is_core(m) && m->ce == 0)
+				dangling += rank[i];
+		}
+		double base =
+		    (1.0 - KG_PAGERANK_DAMPING) / core + KG_PAGERANK_DAMPING * dangling / core;
+		for (int i = 0; i < n; i++)
+			next[i] = kg_module_is_core(kg_module_at(g, i)) ? base : 0.0;
+		for (int i = 0; i < n; i++) {
+			struct kg_module *m = kg_module_at(g, i);
+			if (!kg_module_is_core(m) || m->ce == 0)
+				continue;
+			double share = KG_PAGERANK_DAMPING * rank[i] / m->ce;
+			for (size_t k = 0; k < m->out.len; k++) {
+				int to = kg_edge_at(g, GI_VEC_AT(&m->out, int, k))->to;
+				if (kg_module_is_core(kg_module_at(g, to)))
+					next[to] += share;
+			}
+		}
+		double delta = 0.0;
+		for (int i = 0; i < n; i++) {
+			delta += fabs(next[i] - rank[i]);
+			rank[i] = next[i];
+		}
+		if (delta < 1e-12)
+			break;
+	}
+	for (int i = 0; i < n; i++)
+		kg_module_at(g, i)->centrality = rank[i];
+	gi_free(rank);
+	gi_free(next);
+}
+
+struct scc_frame {
+	int v;
+	size_t next_edge;
+};
+
+/* Tarjan's algorithm, iterative, over core modules. Components come out in
+ * dependency order: a component after every component it depends on. */
+static void scc_compute(struct kg_graph *g)
+{
+	int n = (int)g->modules.len;
+	int *index = gi_malloc(sizeof(int) * (size_t)(n + 1));
+	int *low = gi_malloc(sizeof(int) * (size_t)(n + 1));
+	bool *on_stack = gi_calloc((size_t)n + 1, sizeof(bool));
+	int *stack = gi_malloc(sizeof(int) * (size_t)(n + 1));
+	struct scc_frame *frames = gi_malloc(sizeof(struct scc_frame) * (size_t)(n + 1));
+	int counter = 0, sp = 0;
+	for (int i = 0; i < n; i++)
+		index[i] = -1;
+	for (int root = 0; root < n; root++) {
+		if (index[root] >= 0 || !kg_module_is_core(kg_module_at(g, root)))
+			continue;
+		int fp = 0;
+		frames[fp++] = (struct scc_frame){root, 0};
+		index[root] = low[root] = counter++;
+		stack[sp++] = root;
+		on_stack[root] = true;
+		while (fp > 0) {
+			struct scc_frame *f = &frames[fp - 1];
+			struct kg_module *m = kg_module_at(g, f->v);
+			if (f->next_edge < m->out.len) {
+				int w = kg_edge_at(g, GI_VEC_AT(&m->out, int, f->next_edge++))->to;
+				if (!kg_module_is_core(kg_module_at(g, w)))
+					continue;
+				if (index[w] < 0) {
+					index[w] = low[w] = counter++;
+					stack[sp++] = w;
+					on_stack[w] = true;
+					frames[fp++] = (struct scc_frame){w, 0};
+				} else if (on_stack[w] && index[w] < low[f->v]) {
+					low[f->v] = index[w];
+				}
+				continue;
+			}
+			int v = f->v;
+			if (low[v] == index[v]) {
+				struct kg_scc *s = gi_vec_push_zero(&g->sccs);
+				int id = (int)g->sccs.len - 1;
+				s->first = (int)g->scc_members.len;
+				int w;
+				do {
+					w = stack[--sp];
+					on_stack[w] = false;
+					kg_module_at(g, w)->scc = id;
+					gi_vec_push(&g->scc_members, &w);
+				} while (w != v);
+				s = &GI_VEC_AT(&g->sccs, struct kg_scc, id);
+				s->count = (int)g->scc_members.len - s->first;
+			}
+			fp--;
+			if (fp > 0 && low[v] < low[frames[fp - 1].v])
+				low[frames[fp - 1].v] = low[v];
+		}
+	}
+	gi_free(index);
+	gi_free(low);
+	gi_free(on_stack);
+	gi_free(stack);
+	gi_free(frames);
+}
+
+static void layers_compute(struct kg_graph *g)
+{
+	g->layer_count = 0;
+	for (size_t s = 0; s < g->sccs.len; s++) {
+		struct kg_scc *scc = &GI_VEC_AT(&g->sccs, struct kg_scc, s);
+		int layer = 0;
+		for (int k = 0; k < scc->count; k++) {
+			int v = GI_VEC_AT(&g->scc_members, int, scc->first + k);
+			struct kg_module *m = kg_module_at(g, v);
+			for (size_t e = 0; e < m->out.len; e++) {
+				struct kg_module *to =
+				    kg_module_at(g, kg_edge_at(g, GI_VEC_AT(&m->out, int, e))->to);
+				if (!kg_module_is_core(to) || to->scc == (int)s)
+					continue;
+				int l = GI_VEC_AT(&g->sccs, struct kg_scc, to->scc).layer + 1;
+				if (l > layer)
+					layer = l;
+			}
+		}
+		scc->layer = layer;
+		for (int k = 0; k < scc->count; k++)
+			kg_module_at(g, GI_VEC_AT(&g->scc_members, int, scc->first + k))->layer =
+			    layer;
+		if (layer + 1 > g->layer_count)
+			g->layer_count = layer + 1;
+	}
+}
+
+void kg_graph_finish(struct kg_graph *g)
+{
+	if (g->finished)
+		return;
+	g->finished = true;
+	struct gi_map edge_index, call_index;
+	gi_map_init(&edge_index);
+	gi_map_init(&call_index);
+	for (size_t i = 0; i < g->raw_refs.len; i++) {
+		struct raw_ref *r = gi_vec_get(&g->raw_refs, i);
+		int to = module_get_or_external(g, r->target);
+		edge_bump(g, &edge_index, r->module, to, r->kinds, r->count);
+	}
+	add_delegate_calls(g);
+	for (size_t i = 0; i < g->raw_calls.len; i++)
+		call_resolve(g, &edge_index, &call_index, gi_vec_get(&g->raw_calls, i));
+	gi_map_destroy(&edge_index);
+	gi_map_destroy(&call_index);
+	gi_vec_destroy(&g->raw_refs);
+	gi_vec_destroy(&g->raw_calls);
+	for (size_t i = 0; i < g->calls.len; i++) {
+		struct kg_call *c = kg_call_at(g, (int)i);
+		int idx = (int)i;
+		gi_vec_push(&kg_function_at(g, c->from_fn)->callees, &idx);
+		gi_vec_push(&kg_function_at(g, c->to_fn)->callers, &idx);
+	}
+	for (size_t i = 0; i < g->modules.len; i++) {
+		struct kg_module *m = kg_module_at(g, (int)i);
+		module_counts(g, m);
+		module_degrees(g, m);
+	}
+	pairs_compute(g);
+	for (size_t i = 0; i < g->modules.len; i++) {
+		struct kg_module *m = kg_module_at(g, (int)i);
+		int functions = m->public_count + m->private_count;
+		m->hub = kg_module_is_core(m) && m->in_degree >= KG_HUB_IN_DEGREE;
+		m->heat =
+		    kg_heat_score(m->in_degree, m->complexity_total, m->has_tests, m->max_coupling);
+		m->change_risk = kg_change_risk(m->complexity_total, m->ce, m->max_coupling,
+		                                m->public_count, functions, m->ca);
+		m->god_score = functions + 2 * m->complexity_total + 3 * m->in_degree;
+	}
+	pagerank_compute(g);
+	scc_compute(g);
+	layers_compute(g);
+}
+
+/* ---- dead code ----------------------------------------------------------- */
+
+static bool name_arity_in(const struct gi_vec *list, const char *name_arity)
+{
+	for (size_t i = 0; i < list->len; i++)
+		if (strcmp(GI_VEC_AT(list, const char *, i), name_arity) == 0)
+			return true;
+	return false;
+}
+
+static bool function_is_callback(const struct kg_graph *g, const struct kg_function *f)
+{
+	const struct kg_module *m = kg_module_at(g, f->module);
+	if (f->has_impl || m->kind == FACTS_IMPL)
+		return true;
+	char na[512];
+	snprintf(na, sizeof(na), "%s/%d", f->name, f->arity);
+	unsigned behaviourish = (1u << FACTS_REF_BEHAVIOUR) | (1u << FACTS_REF_USE);
+	for (size_t i = 0; i < m->out.len; i++) {
+		const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->out, int, i));
+		if (!(e->kinds & behaviourish))
+			continue;
+		const struct kg_module *b = kg_module_at(g, e->to);
+		if (b->project && name_arity_in(&b->callbacks, na))
+			return true;
+		if (!b->project)
+			for (const char *const *k = known_callbacks; *k; k++)
+				if (strcmp(*k, na) == 0)
+					return true;
+	}
+	return false;
+}
+
+enum kg_dead_reason kg_function_dead_reason(const struct kg_graph *g, int fn)
+{
+	const struct kg_function *f = kg_function_at(g, fn);
+	const struct kg_module *m = kg_module_at(g, f->module);
+	if (!kg_module_is_core(m) || !f->defined || !f->is_public)
+		return KG_ALIVE;
+	bool from_test = false;
+	for (size_t i = 0; i < f->callers.len; i++) {
+		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(&f->callers, int, i));
+		if (c->from_fn == fn)
+			continue;
+		const struct kg_module *cm = kg_module_at(g, kg_function_at(g, c->from_fn)->module);
+		if (kg_module_is_core(cm))
+			return KG_ALIVE;
+		if (cm->test)
+			from_test = true;
+	}
+	if (function_is_callback(g, f))
+		return KG_DEAD_CALLBACK;
+	return from_test ? KG_DEAD_TEST_ONLY : KG_DEAD_UNREFERENCED;
+}
+
+const char *kg_dead_reason_name(enum kg_dead_reason r)
+{
+	switch (r) {
+	case KG_DEAD_CALLBACK:
+		return "callback";
+	case KG_DEAD_TEST_ONLY:
+		return "test_only";
+	case KG_DEAD_UNREFERENCED:
+		return "unreferenced";
+	default:
+		return "alive";
+	}
+}

@@ -1,0 +1,213 @@
+/*
+ * graph.h - the in-memory knowledge graph of one project: modules, functions,
+ * typed module edges, function call edges, and the metrics and topology
+ * derived from them (complexity totals, Ca/Ce, instability, PageRank,
+ * hubs, pairwise coupling, heat, change risk, god-module score, SCCs,
+ * layers).
+ *
+ * Building: kg_graph_new(), then modules, functions, raw references and raw
+ * calls (by name, in any order: targets may be added later), then
+ * kg_graph_finish() resolves names, aggregates edges and computes every
+ * metric once. After finish the graph is read-only; queries (query.c) read
+ * the structs below directly. kg_graph_add_facts() feeds a whole facts_file.
+ *
+ * Invariants after finish: module and function indexes are stable; every
+ * edge has from != to; edges are unique per (from, to) with a bitmask of
+ * kinds (1u << enum facts_ref_kind); calls are unique per (caller function,
+ * target module, name, arity); external modules (referenced, not defined)
+ * have project == false and no functions of their own except those called.
+ *
+ * Metrics consider "core" modules only: project modules that are not test
+ * modules (see docs/SCHEMA.md for every formula). Not thread-safe; a
+ * finished graph may be read by several threads at once.
+ */
+#ifndef GIULIA_GRAPH_GRAPH_H
+#define GIULIA_GRAPH_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/map.h"
+#include "base/vec.h"
+#include "source/facts.h"
+
+#define KG_HUB_IN_DEGREE     3    /* in_degree at or above which a module is a hub */
+#define KG_PAGERANK_DAMPING  0.85 /* PageRank damping factor */
+#define KG_PAGERANK_MAX_ITER 100
+
+struct kg_module {
+	const char *name; /* display form */
+	const char *file; /* relative to the project root; NULL for external */
+	enum facts_module_kind kind;
+	const char *impl_for, *protocol;
+	uint32_t line_start, line_end;
+	bool project; /* defined in the project (source or beam) */
+	bool test;    /* defined in test/ or a *_test.exs file */
+	bool has_moduledoc, moduledoc_false, has_struct;
+	enum facts_origin origin;
+	struct gi_vec functions;     /* int: function indexes */
+	struct gi_vec out, in;       /* int: edge indexes */
+	struct gi_vec callbacks;     /* const char * "name/arity" */
+	struct gi_vec struct_fields; /* const char * */
+
+	/* metrics (kg_graph_finish) */
+	int public_count, private_count;
+	int complexity_total, complexity_max;
+	int ca, ce;                /* distinct core modules in / out */
+	int in_degree, out_degree; /* in = ca; out = ce + external modules */
+	double instability;        /* ce / (ca + ce), 0 when both are 0 */
+	double centrality;         /* PageRank over core edges, sums to 1 */
+	bool hub;                  /* in_degree >= KG_HUB_IN_DEGREE */
+	bool has_tests;            /* a test module references it, or NameTest exists */
+	int max_coupling;          /* max calls with one other core module, either way */
+	double heat;               /* 0..100 */
+	double change_risk;        /* see docs/SCHEMA.md */
+	int god_score;             /* functions + 2 complexity + 3 in_degree */
+	int specced, documented;   /* public functions with @spec / @doc */
+	int scc;                   /* strongly connected component index, -1 outside core */
+	int layer;                 /* topological layer, 0: depends on no core module */
+};
+
+struct kg_edge {
+	int from, to;
+	unsigned kinds; /* bit (1u << enum facts_ref_kind) per kind seen */
+	int count;      /* references and calls behind the edge */
+};
+
+struct kg_function {
+	int module;
+	const char *name;
+	int arity;
+	enum facts_function_kind kind;
+	bool is_public;
+	bool defined; /* false: a called function of an external module, or unknown */
+	uint32_t line_start, line_end, clauses, lines;
+	bool has_doc, has_spec, has_impl, has_guard, doc_false;
+	int cyclomatic, cognitive, max_nesting;
+	const char *delegate_to;
+	struct gi_vec callers; /* int: call indexes whose to_fn is this function */
+	struct gi_vec callees; /* int: call indexes whose from_fn is this function */
+};
+
+struct kg_call {
+	int from_fn;
+	int to_module;
+	int to_fn; /* always set: undefined targets get a function entry with defined false */
+	enum facts_call_kind kind;
+	int count;
+};
+
+/* Pairwise coupling between two core modules: calls from `from` to `to`. */
+struct kg_pair {
+	int from, to;
+	int calls;     /* call sites (counted with their multiplicity) */
+	int functions; /* distinct functions of `to` called */
+};
+
+struct kg_scc {
+	int first, count; /* a slice of kg_graph.scc_members */
+	int layer;
+};
+
+struct kg_graph {
+	struct gi_arena arena; /* every string of the graph */
+	struct gi_vec modules; /* struct kg_module */
+	struct gi_vec functions;
+	struct gi_vec edges;
+	struct gi_vec calls;
+	struct gi_vec pairs;       /* struct kg_pair, sorted by calls descending */
+	struct gi_vec sccs;        /* struct kg_scc in dependency order (leaves first) */
+	struct gi_vec scc_members; /* int module indexes */
+	int layer_count;
+	struct gi_map module_index;   /* name -> index + 1 */
+	struct gi_map function_index; /* "Mod\tname/arity" -> index + 1 */
+	struct gi_vec raw_refs;       /* pending until finish */
+	struct gi_vec raw_calls;
+	bool finished;
+};
+
+/* What a module is, for kg_graph_module_add (strings are copied). */
+struct kg_module_info {
+	const char *name, *file;
+	enum facts_module_kind kind;
+	const char *impl_for, *protocol;
+	uint32_t line_start, line_end;
+	bool test, has_moduledoc, moduledoc_false, has_struct;
+	enum facts_origin origin;
+};
+
+/* Returns a new empty graph; free with kg_graph_free. */
+struct kg_graph *kg_graph_new(void);
+/* Frees the graph and everything in it; NULL does nothing. */
+void kg_graph_free(struct kg_graph *g);
+
+/* Adds a project module, or returns the existing one of that name (a module
+ * defined twice, e.g. by source and beam, is merged: the first definition
+ * keeps its file and lines). Returns the module index. */
+int kg_graph_module_add(struct kg_graph *g, const struct kg_module_info *info);
+/* Adds `fn` (strings copied; callers/callees ignored) to module `module`;
+ * a function already present by name/arity is merged (clauses summed, the
+ * complexity values added). Returns the function index. */
+int kg_graph_function_add(struct kg_graph *g, int module, const struct kg_function *fn);
+void kg_graph_callback_add(struct kg_graph *g, int module, const char *name_arity);
+void kg_graph_struct_field_add(struct kg_graph *g, int module, const char *field);
+/* A module-level reference from `module` to `target` (display form) of the
+ * kinds in the bitmask, seen `count` times. */
+void kg_graph_ref_add(struct kg_graph *g, int module, const char *target, unsigned kinds,
+                      int count);
+/* A call from function `fn`; `module` NULL means the enclosing module. */
+void kg_graph_call_add(struct kg_graph *g, int fn, enum facts_call_kind kind, const char *module,
+                       const char *function, int arity, int count);
+
+/* Adds every module of `f` with its functions, refs and calls; `test` marks
+ * them as test modules. Borrows `f`. */
+void kg_graph_add_facts(struct kg_graph *g, const struct facts_file *f, bool test);
+
+/* Resolves references and calls, aggregates edges and computes all metrics.
+ * Call once; further additions are not allowed. */
+void kg_graph_finish(struct kg_graph *g);
+
+/* Lookups on a finished graph; -1 when absent. */
+int kg_graph_module_find(const struct kg_graph *g, const char *name);
+int kg_graph_function_find(const struct kg_graph *g, int module, const char *name, int arity);
+
+static inline struct kg_module *kg_module_at(const struct kg_graph *g, int i)
+{
+	return &GI_VEC_AT(&g->modules, struct kg_module, i);
+}
+static inline struct kg_function *kg_function_at(const struct kg_graph *g, int i)
+{
+	return &GI_VEC_AT(&g->functions, struct kg_function, i);
+}
+static inline struct kg_edge *kg_edge_at(const struct kg_graph *g, int i)
+{
+	return &GI_VEC_AT(&g->edges, struct kg_edge, i);
+}
+static inline struct kg_call *kg_call_at(const struct kg_graph *g, int i)
+{
+	return &GI_VEC_AT(&g->calls, struct kg_call, i);
+}
+/* A core module: defined in the project and not a test module. */
+static inline bool kg_module_is_core(const struct kg_module *m)
+{
+	return m->project && !m->test;
+}
+
+/* True when `path` (relative to the project root) holds tests: under test/
+ * or named *_test.exs. */
+bool kg_path_is_test(const char *path);
+
+/* Heat, change risk and god score from their inputs (exposed for tests and
+ * for the documentation's examples). */
+double kg_heat_score(int in_degree, int complexity, bool has_tests, int max_coupling);
+double kg_change_risk(int complexity, int fan_out, int max_coupling, int public_count,
+                      int functions, int fan_in);
+const char *kg_heat_zone(double heat);
+
+/* Classification of a public function nobody in the project calls. */
+enum kg_dead_reason { KG_ALIVE = 0, KG_DEAD_CALLBACK, KG_DEAD_TEST_ONLY, KG_DEAD_UNREFERENCED };
+enum kg_dead_reason kg_function_dead_reason(const struct kg_graph *g, int fn);
+const char *kg_dead_reason_name(enum kg_dead_reason r);
+
+#endif

@@ -1,0 +1,342 @@
+/*
+ * index.c - kg_index_project (see query.h): walk a project, parse what
+ * changed on parser threads, write the facts on this thread.
+ *
+ * Incremental rule: a file whose size and mtime match the stored ones is not
+ * read; one whose content hash matches is not parsed (only its mtime is
+ * updated); anything else is parsed and its rows replaced. Files that
+ * disappeared are removed. The whole run is one transaction, so a failed run
+ * leaves the previous index intact.
+ *
+ * Threads: `jobs` parser threads take files from a shared cursor and hand
+ * finished facts to the writer (the calling thread) through a bounded queue,
+ * so that at most INDEX_QUEUE_MAX files' facts are alive at once.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "base/hash.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "graph/graph.h"
+#include "graph/query.h"
+#include "source/elixir.h"
+#include "store/store.h"
+
+#define INDEX_QUEUE_MAX 32
+#define INDEX_JOBS_MAX  16
+
+static const char *const skip_dirs[] = {"deps", "_build", "node_modules", ".git", ".giulia", NULL};
+
+struct index_job {
+	char *relpath;
+	char *abspath;
+	uint64_t size;
+	int64_t mtime_ns;
+	int64_t old_id; /* 0: new file */
+	uint64_t old_hash;
+	bool is_test;
+	/* results */
+	struct facts_file *facts; /* NULL with touch_only */
+	bool touch_only;
+};
+
+struct index_run {
+	const char *root;
+	size_t root_len;
+	bool force;
+	struct gi_map *known; /* relpath -> struct st_file_state * */
+	struct gi_vec jobs;   /* struct index_job */
+	size_t total_files;
+	/* the hand-over between parser threads and the writer */
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	atomic_size_t next;
+	size_t *done; /* ring of job indexes */
+	size_t done_head, done_len;
+	size_t finished;
+};
+
+static int64_t stat_mtime_ns(const struct stat *sb)
+{
+	return (int64_t)sb->st_mtim.tv_sec * 1000000000LL + sb->st_mtim.tv_nsec;
+}
+
+static int walk_visit(const char *path, void *ctx)
+{
+	struct index_run *run = ctx;
+	if (!gi_str_ends_with(path, ".ex") && !gi_str_ends_with(path, ".exs"))
+		return 0;
+	struct stat sb;
+	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return 0;
+	const char *rel = path + run->root_len;
+	while (*rel == '/')
+		rel++;
+	run->total_files++;
+	struct st_file_state *known = gi_map_get(run->known, rel);
+	int64_t mtime = stat_mtime_ns(&sb);
+	if (known) {
+		known->seen = true;
+		if (!run->force && known->size == (uint64_t)sb.st_size && known->mtime_ns == mtime)
+			return 0;
+	}
+	struct index_job *j = gi_vec_push_zero(&run->jobs);
+	j->relpath = gi_strdup(rel);
+	j->abspath = gi_strdup(path);
+	j->size = (uint64_t)sb.st_size;
+	j->mtime_ns = mtime;
+	j->old_id = known ? known->id : 0;
+	j->old_hash = known ? known->hash : 0;
+	j->is_test = kg_path_is_test(rel);
+	return 0;
+}
+
+static struct facts_file *facts_skipped(const char *relpath, const char *reason)
+{
+	struct facts_file *f = facts_file_new(relpath, FACTS_FROM_SOURCE);
+	f->skipped = true;
+	f->skip_reason = gi_arena_strdup(&f->arena, reason);
+	gi_log_warn("index", "skipping %s: %s", relpath, reason);
+	return f;
+}
+
+static void job_parse(struct index_job *j, bool force)
+{
+	if (j->size > EX_MAX_FILE_SIZE) {
+		j->facts = facts_skipped(j->relpath, "larger than 5 MB");
+		goto stamp;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	int rc = gi_fs_read_file(j->abspath, EX_MAX_FILE_SIZE, &text, &len);
+	if (rc) {
+		j->facts =
+		    facts_skipped(j->relpath, rc == GI_ETOOBIG ? "larger than 5 MB" : "unreadable");
+		goto stamp;
+	}
+	uint64_t hash = gi_hash64(text, len, GI_HASH_SEED);
+	if (!force && j->old_id && hash == j->old_hash) {
+		j->touch_only = true;
+		gi_free(text);
+		return;
+	}
+	j->size = len;
+	rc = ex_parse(j->relpath, text, len, &j->facts);
+	gi_free(text);
+	if (rc || !j->facts) {
+		facts_file_free(j->facts);
+		j->facts = facts_skipped(j->relpath, rc == GI_EINVAL    ? "binary content"
+		                                     : rc == GI_ETOOBIG ? "larger than 5 MB"
+		                                                        : gi_strerror(rc));
+	}
+	j->facts->content_hash = hash;
+stamp:
+	j->facts->size = j->size;
+	j->facts->mtime_ns = j->mtime_ns;
+}
+
+static void *parser_thread(void *arg)
+{
+	struct index_run *run = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add(&run->next, 1);
+		if (i >= run->jobs.len)
+			break;
+		pthread_mutex_lock(&run->lock);
+		while (run->done_len >= INDEX_QUEUE_MAX)
+			pthread_cond_wait(&run->changed, &run->lock);
+		pthread_mutex_unlock(&run->lock);
+		job_parse(gi_vec_get(&run->jobs, i), run->force);
+		pthread_mutex_lock(&run->lock);
+		run->done[(run->done_head + run->done_len) % run->jobs.len] = i;
+		run->done_len++;
+		pthread_cond_broadcast(&run->changed);
+		pthread_mutex_unlock(&run->lock);
+	}
+	return NULL;
+}
+
+static int job_store(struct st_db *db, struct index_job *j, int *parsed)
+{
+	int rc;
+	if (j->touch_only) {
+		rc = st_file_touch(db, j->old_id, j->mtime_ns);
+	} else {
+		rc = st_file_write(db, j->relpath, j->facts, j->is_test);
+		(*parsed)++;
+	}
+	facts_file_free(j->facts);
+	j->facts = NULL;
+	return rc;
+}
+
+/* Runs the parser threads and writes their results as they come. */
+static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *parsed)
+{
+	if (run->jobs.len == 0)
+		return 0;
+	run->done = gi_calloc(run->jobs.len, sizeof(size_t));
+	pthread_t threads[INDEX_JOBS_MAX];
+	int started = 0;
+	for (int t = 0; t < nthreads; t++)
+		if (pthread_create(&threads[started], NULL, parser_thread, run) == 0)
+			started++;
+	int rc = 0;
+	if (started == 0) { /* no thread could start: parse here, one file at a time */
+		for (size_t i = 0; i < run->jobs.len && !rc; i++) {
+			job_parse(gi_vec_get(&run->jobs, i), run->force);
+			rc = job_store(db, gi_vec_get(&run->jobs, i), parsed);
+		}
+		return rc;
+	}
+	size_t written = 0;
+	while (written < run->jobs.len) {
+		pthread_mutex_lock(&run->lock);
+		while (run->done_len == 0)
+			pthread_cond_wait(&run->changed, &run->lock);
+		size_t i = run->done[run->done_head];
+		run->done_head = (run->done_head + 1) % run->jobs.len;
+		run->done_len--;
+		pthread_cond_broadcast(&run->changed);
+		pthread_mutex_unlock(&run->lock);
+		struct index_job *j = gi_vec_get(&run->jobs, i);
+		if (!rc)
+			rc = job_store(db, j, parsed);
+		facts_file_free(j->facts);
+		j->facts = NULL;
+		written++;
+	}
+	for (int t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+	return rc;
+}
+
+static int default_jobs(const struct kg_index_options *opt)
+{
+	int n = opt && opt->jobs > 0 ? opt->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	return n > INDEX_JOBS_MAX ? INDEX_JOBS_MAX : n;
+}
+
+static int deleted_remove(struct st_db *db, struct gi_map *known, int *removed)
+{
+	for (size_t i = 0; i < known->cap; i++) {
+		struct st_file_state *s = known->slots[i].value;
+		if (!known->slots[i].key || s->seen)
+			continue;
+		int rc = st_file_delete(db, s->id);
+		if (rc)
+			return rc;
+		(*removed)++;
+	}
+	return 0;
+}
+
+int kg_index_project(const char *root, const char *db_path, const struct kg_index_options *opt,
+                     json_t **summary_out)
+{
+	*summary_out = NULL;
+	if (opt && opt->beam_dirs && opt->beam_dirs[0])
+		return GI_EUNSUPPORTED;
+	int64_t t0 = gi_clock_mono_us();
+	char *real = NULL, *path = NULL;
+	struct st_db *db = NULL;
+	struct gi_map known;
+	gi_map_init(&known);
+	struct index_run run;
+	memset(&run, 0, sizeof(run));
+	gi_vec_init(&run.jobs, sizeof(struct index_job));
+	pthread_mutex_init(&run.lock, NULL);
+	pthread_cond_init(&run.changed, NULL);
+	int parsed = 0, removed = 0;
+	int rc = gi_fs_realdir(root, &real);
+	if (rc)
+		goto done;
+	if (db_path) {
+		path = gi_strdup(db_path);
+	} else {
+		path = kg_db_default_path(real);
+		char *dir = kg_db_default_path(real);
+		char *slash = strrchr(dir, '/');
+		*slash = '\0';
+		rc = gi_fs_mkdir_p(dir);
+		gi_free(dir);
+		if (rc)
+			goto done;
+	}
+	rc = st_open(path, true, &db);
+	if (rc)
+		goto done;
+	rc = st_files_load(db, &known);
+	if (rc)
+		goto done;
+	run.root = real;
+	run.root_len = strlen(real);
+	run.force = opt && opt->force;
+	run.known = &known;
+	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
+	if (rc)
+		goto done;
+	rc = st_begin(db);
+	if (rc)
+		goto done;
+	rc = jobs_run(&run, db, default_jobs(opt), &parsed);
+	if (!rc)
+		rc = deleted_remove(db, &known, &removed);
+	if (!rc)
+		rc = st_meta_set(db, "root", real);
+	if (!rc) {
+		char now[32];
+		snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());
+		rc = st_meta_set(db, "indexed_at_ms", now);
+	}
+	if (!rc)
+		rc = st_commit(db);
+	else
+		st_rollback(db);
+	if (rc)
+		goto done;
+	json_t *summary = json_object();
+	rc = st_summary_fill(db, summary);
+	if (rc) {
+		json_decref(summary);
+		goto done;
+	}
+	json_object_set_new(summary, "root", json_string(real));
+	json_object_set_new(summary, "db", json_string(path));
+	json_object_set_new(summary, "parsed", json_integer(parsed));
+	json_object_set_new(summary, "unchanged",
+	                    json_integer((json_int_t)(run.total_files - run.jobs.len)));
+	json_object_set_new(summary, "removed", json_integer(removed));
+	json_object_set_new(summary, "elapsed_ms",
+	                    json_real((double)(gi_clock_mono_us() - t0) / 1000.0));
+	*summary_out = summary;
+done:
+	for (size_t i = 0; i < run.jobs.len; i++) {
+		struct index_job *j = gi_vec_get(&run.jobs, i);
+		gi_free(j->relpath);
+		gi_free(j->abspath);
+		facts_file_free(j->facts);
+	}
+	gi_vec_destroy(&run.jobs);
+	gi_free(run.done);
+	pthread_mutex_destroy(&run.lock);
+	pthread_cond_destroy(&run.changed);
+	for (size_t i = 0; i < known.cap; i++)
+		gi_free(known.slots[i].value);
+	gi_map_destroy(&known);
+	st_close(db);
+	gi_free(path);
+	gi_free(real);
+	return rc;
+}

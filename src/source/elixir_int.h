@@ -1,0 +1,51 @@
+/*
+ * elixir_int.h - what the files of the Elixir reader share (elixir.c walks
+ * the tree, elixir_names.c holds the fixed vocabularies). Not a contract:
+ * other modules use elixir.h.
+ */
+#ifndef GIULIA_SOURCE_ELIXIR_INT_H
+#define GIULIA_SOURCE_ELIXIR_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The identifiers a call target is dispatched on. */
+enum ex_word {
+	EX_W_NONE = 0,
+	EX_W_MODULE, /* __MODULE__ */
+	EX_W_DEFMODULE,
+	EX_W_DEFPROTOCOL,
+	EX_W_DEFIMPL,
+	EX_W_DEF,
+	EX_W_DEFP,
+	EX_W_DEFMACRO,
+	EX_W_DEFMACROP,
+	EX_W_DEFGUARD,
+	EX_W_DEFGUARDP,
+	EX_W_DEFDELEGATE,
+	EX_W_DEFSTRUCT,
+	EX_W_DEFEXCEPTION,
+	EX_W_ALIAS,
+	EX_W_IMPORT,
+	EX_W_REQUIRE,
+	EX_W_USE,
+	EX_W_QUOTE,
+	EX_W_IF,
+	EX_W_UNLESS,
+	EX_W_CASE,
+	EX_W_COND,
+	EX_W_WITH,
+	EX_W_FOR,
+	EX_W_TRY,
+	EX_W_RECEIVE,
+};
+
+/* Returns the word for the `len` bytes at `s`, or EX_W_NONE. Thread-safe. */
+enum ex_word ex_word_lookup(const char *s, size_t len);
+
+/* True when `name` is imported into every module from Kernel or
+ * Kernel.SpecialForms (a call to it that the module does not define itself
+ * is not a local call). Thread-safe. */
+bool ex_is_kernel_name(const char *name);
+
+#endif

@@ -1,0 +1,219 @@
+/*
+ * elixir_names.c - the fixed vocabularies of the Elixir reader: the words it
+ * dispatches on (definitions, directives, control flow) and the names that
+ * Kernel and Kernel.SpecialForms import into every module.
+ *
+ * Invariant: both tables are sorted by byte order (strcmp), so that lookups
+ * are a binary search over (pointer, length) slices of the source.
+ */
+#include "source/elixir_int.h"
+
+#include <string.h>
+
+struct word_entry {
+	const char *name;
+	enum ex_word word;
+};
+
+/* Sorted by strcmp. */
+static const struct word_entry words[] = {
+    {"__MODULE__", EX_W_MODULE},
+    {"alias", EX_W_ALIAS},
+    {"case", EX_W_CASE},
+    {"cond", EX_W_COND},
+    {"def", EX_W_DEF},
+    {"defdelegate", EX_W_DEFDELEGATE},
+    {"defexception", EX_W_DEFEXCEPTION},
+    {"defguard", EX_W_DEFGUARD},
+    {"defguardp", EX_W_DEFGUARDP},
+    {"defimpl", EX_W_DEFIMPL},
+    {"defmacro", EX_W_DEFMACRO},
+    {"defmacrop", EX_W_DEFMACROP},
+    {"defmodule", EX_W_DEFMODULE},
+    {"defp", EX_W_DEFP},
+    {"defprotocol", EX_W_DEFPROTOCOL},
+    {"defstruct", EX_W_DEFSTRUCT},
+    {"for", EX_W_FOR},
+    {"if", EX_W_IF},
+    {"import", EX_W_IMPORT},
+    {"quote", EX_W_QUOTE},
+    {"receive", EX_W_RECEIVE},
+    {"require", EX_W_REQUIRE},
+    {"try", EX_W_TRY},
+    {"unless", EX_W_UNLESS},
+    {"use", EX_W_USE},
+    {"with", EX_W_WITH},
+};
+
+/* Every function and macro of Kernel and Kernel.SpecialForms whose name is an
+ * identifier (Elixir 1.14: `Kernel.__info__(:functions)`, `:macros` and
+ * `Kernel.SpecialForms.__info__(:macros)`). Sorted by strcmp. */
+static const char *const kernel_names[] = {
+    "__CALLER__",
+    "__DIR__",
+    "__ENV__",
+    "__MODULE__",
+    "__STACKTRACE__",
+    "__aliases__",
+    "__block__",
+    "abs",
+    "alias",
+    "alias!",
+    "and",
+    "apply",
+    "binary_part",
+    "binary_slice",
+    "binding",
+    "bit_size",
+    "byte_size",
+    "case",
+    "ceil",
+    "cond",
+    "dbg",
+    "def",
+    "defdelegate",
+    "defexception",
+    "defguard",
+    "defguardp",
+    "defimpl",
+    "defmacro",
+    "defmacrop",
+    "defmodule",
+    "defoverridable",
+    "defp",
+    "defprotocol",
+    "defstruct",
+    "destructure",
+    "div",
+    "elem",
+    "exit",
+    "floor",
+    "fn",
+    "for",
+    "function_exported?",
+    "get_and_update_in",
+    "get_in",
+    "hd",
+    "if",
+    "import",
+    "in",
+    "inspect",
+    "is_atom",
+    "is_binary",
+    "is_bitstring",
+    "is_boolean",
+    "is_exception",
+    "is_float",
+    "is_function",
+    "is_integer",
+    "is_list",
+    "is_map",
+    "is_map_key",
+    "is_nil",
+    "is_number",
+    "is_pid",
+    "is_port",
+    "is_reference",
+    "is_struct",
+    "is_tuple",
+    "length",
+    "macro_exported?",
+    "make_ref",
+    "map_size",
+    "match?",
+    "max",
+    "min",
+    "node",
+    "not",
+    "or",
+    "pop_in",
+    "put_elem",
+    "put_in",
+    "quote",
+    "raise",
+    "receive",
+    "rem",
+    "require",
+    "reraise",
+    "round",
+    "self",
+    "send",
+    "sigil_C",
+    "sigil_D",
+    "sigil_N",
+    "sigil_R",
+    "sigil_S",
+    "sigil_T",
+    "sigil_U",
+    "sigil_W",
+    "sigil_c",
+    "sigil_r",
+    "sigil_s",
+    "sigil_w",
+    "spawn",
+    "spawn_link",
+    "spawn_monitor",
+    "struct",
+    "struct!",
+    "super",
+    "tap",
+    "then",
+    "throw",
+    "tl",
+    "to_char_list",
+    "to_charlist",
+    "to_string",
+    "trunc",
+    "try",
+    "tuple_size",
+    "unless",
+    "unquote",
+    "unquote_splicing",
+    "update_in",
+    "use",
+    "var!",
+    "with",
+};
+
+/* strcmp of a (pointer, length) slice against a NUL-terminated name. */
+static int slice_cmp(const char *s, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	int r = memcmp(s, name, len < n ? len : n);
+	if (r != 0)
+		return r;
+	return len < n ? -1 : (len > n ? 1 : 0);
+}
+
+enum ex_word ex_word_lookup(const char *s, size_t len)
+{
+	size_t lo = 0, hi = sizeof(words) / sizeof(words[0]);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = slice_cmp(s, len, words[mid].name);
+		if (r == 0)
+			return words[mid].word;
+		if (r < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return EX_W_NONE;
+}
+
+bool ex_is_kernel_name(const char *name)
+{
+	size_t lo = 0, hi = sizeof(kernel_names) / sizeof(kernel_names[0]);
+	size_t len = strlen(name);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = slice_cmp(name, len, kernel_names[mid]);
+		if (r == 0)
+			return true;
+		if (r < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}

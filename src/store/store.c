@@ -1,0 +1,817 @@
+/*
+ * store.c - the index database (see store.h; tables in docs/SCHEMA.md).
+ *
+ * Every statement is prepared once per connection. Rows of a file are
+ * found through the file_id column of each table (indexed), so replacing
+ * or deleting a file touches only its own rows. References and calls are
+ * aggregated per module/function before they are written (one row per
+ * distinct target with a count), which keeps the tables small.
+ */
+#include "store/store.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/str.h"
+
+enum {
+	Q_FILE_FIND,
+	Q_FILE_INSERT,
+	Q_FILE_EDGES,
+	Q_DEL_FILE,
+	Q_DEL_MODULES,
+	Q_DEL_FUNCTIONS,
+	Q_DEL_REFS,
+	Q_DEL_CALLS,
+	Q_DEL_ERRORS,
+	Q_ERROR_INSERT,
+	Q_MODULE_INSERT,
+	Q_FUNCTION_INSERT,
+	Q_REF_INSERT,
+	Q_CALL_INSERT,
+	Q_FILE_TOUCH,
+	Q_COUNT_
+};
+
+static const char *const statements[Q_COUNT_] = {
+    [Q_FILE_FIND] = "SELECT id FROM files WHERE path = ?1",
+    [Q_FILE_INSERT] = "INSERT INTO files(path, size, mtime_ns, hash, origin, is_test, skipped, "
+                      "skip_reason, error_count, edge_count) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,0)",
+    [Q_FILE_EDGES] = "UPDATE files SET edge_count = ?2 WHERE id = ?1",
+    [Q_DEL_FILE] = "DELETE FROM files WHERE id = ?1",
+    [Q_DEL_MODULES] = "DELETE FROM modules WHERE file_id = ?1",
+    [Q_DEL_FUNCTIONS] = "DELETE FROM functions WHERE file_id = ?1",
+    [Q_DEL_REFS] = "DELETE FROM refs WHERE file_id = ?1",
+    [Q_DEL_CALLS] = "DELETE FROM calls WHERE file_id = ?1",
+    [Q_DEL_ERRORS] = "DELETE FROM parse_errors WHERE file_id = ?1",
+    [Q_ERROR_INSERT] = "INSERT INTO parse_errors(file_id, line, message) VALUES (?1,?2,?3)",
+    [Q_MODULE_INSERT] =
+        "INSERT INTO modules(file_id, name, kind, impl_for, protocol, line_start, "
+        "line_end, has_moduledoc, moduledoc_false, has_struct, origin, "
+        "struct_fields, callbacks) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+    [Q_FUNCTION_INSERT] =
+        "INSERT INTO functions(file_id, module_id, name, arity, kind, public, line_start, "
+        "line_end, clauses, lines, has_doc, has_spec, has_impl, has_guard, doc_false, "
+        "cyclomatic, cognitive, max_nesting, delegate_to) VALUES "
+        "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+    [Q_REF_INSERT] = "INSERT INTO refs(file_id, module_id, kind, target, count, line) VALUES "
+                     "(?1,?2,?3,?4,?5,?6)",
+    [Q_CALL_INSERT] = "INSERT INTO calls(file_id, function_id, kind, module, function, arity, "
+                      "count, line) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+    [Q_FILE_TOUCH] = "UPDATE files SET mtime_ns = ?2 WHERE id = ?1",
+};
+
+static const char schema_sql[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT "
+    "NULL, mtime_ns INTEGER NOT NULL, hash INTEGER NOT NULL, origin INTEGER NOT NULL, is_test "
+    "INTEGER NOT NULL, skipped INTEGER NOT NULL, skip_reason TEXT, error_count INTEGER NOT NULL, "
+    "edge_count INTEGER NOT NULL);"
+    "CREATE TABLE parse_errors(file_id INTEGER NOT NULL, line INTEGER NOT NULL, message TEXT);"
+    "CREATE TABLE modules(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, name TEXT NOT NULL, "
+    "kind INTEGER NOT NULL, impl_for TEXT, protocol TEXT, line_start INTEGER, line_end INTEGER, "
+    "has_moduledoc INTEGER, moduledoc_false INTEGER, has_struct INTEGER, origin INTEGER, "
+    "struct_fields TEXT, callbacks TEXT);"
+    "CREATE TABLE functions(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, module_id INTEGER "
+    "NOT NULL, name TEXT NOT NULL, arity INTEGER NOT NULL, kind INTEGER NOT NULL, public "
+    "INTEGER NOT NULL, line_start INTEGER, line_end INTEGER, clauses INTEGER, lines INTEGER, "
+    "has_doc INTEGER, has_spec INTEGER, has_impl INTEGER, has_guard INTEGER, doc_false INTEGER, "
+    "cyclomatic INTEGER, cognitive INTEGER, max_nesting INTEGER, delegate_to TEXT);"
+    "CREATE TABLE refs(file_id INTEGER NOT NULL, module_id INTEGER NOT NULL, kind INTEGER NOT "
+    "NULL, target TEXT NOT NULL, count INTEGER NOT NULL, line INTEGER);"
+    "CREATE TABLE calls(file_id INTEGER NOT NULL, function_id INTEGER NOT NULL, kind INTEGER NOT "
+    "NULL, module TEXT, function TEXT, arity INTEGER, count INTEGER NOT NULL, line INTEGER);"
+    "CREATE INDEX modules_file ON modules(file_id);"
+    "CREATE INDEX modules_name ON modules(name);"
+    "CREATE INDEX functions_file ON functions(file_id);"
+    "CREATE INDEX refs_file ON refs(file_id);"
+    "CREATE INDEX calls_file ON calls(file_id);"
+    "CREATE INDEX errors_file ON parse_errors(file_id);";
+
+static const char drop_sql[] = "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files;"
+                               "DROP TABLE IF EXISTS parse_errors; DROP TABLE IF EXISTS modules;"
+                               "DROP TABLE IF EXISTS functions; DROP TABLE IF EXISTS refs;"
+                               "DROP TABLE IF EXISTS calls;";
+
+struct st_db {
+	sqlite3 *sql;
+	sqlite3_stmt *stmt[Q_COUNT_];
+};
+
+static int sql_error(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_NOTADB:
+	case SQLITE_CORRUPT:
+		return GI_ECORRUPT;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return GI_EBUSY;
+	case SQLITE_CANTOPEN:
+		return GI_ENOENT;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+		return GI_EDENIED;
+	case SQLITE_FULL:
+	case SQLITE_IOERR:
+		return GI_EIO;
+	default:
+		return GI_EDB;
+	}
+}
+
+static int exec(struct st_db *db, const char *sql)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(db->sql, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		gi_log_debug("store", "%s: %s", sql, msg ? msg : sqlite3_errstr(rc));
+		sqlite3_free(msg);
+		return sql_error(rc);
+	}
+	return 0;
+}
+
+static int query_int(struct st_db *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	rc = sqlite3_step(st);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+/* Checks the schema version; creates or rebuilds the tables when needed. */
+static int schema_prepare(struct st_db *db)
+{
+	int64_t version = 0, tables = 0;
+	int rc = query_int(db, "PRAGMA user_version", &version);
+	if (!rc)
+		rc = query_int(db, "SELECT count(*) FROM sqlite_master", &tables);
+	if (rc)
+		return rc;
+	if (version == ST_SCHEMA_VERSION)
+		return 0;
+	if (version > ST_SCHEMA_VERSION || (version == 0 && tables > 0))
+		return GI_EDBVERSION;
+	if (version > 0)
+		gi_log_warn("store",
+		            "index schema version %lld is older than %d: rebuilding the index",
+		            (long long)version, ST_SCHEMA_VERSION);
+	char pragma[64];
+	snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", ST_SCHEMA_VERSION);
+	rc = exec(db, "BEGIN IMMEDIATE");
+	if (!rc)
+		rc = exec(db, drop_sql);
+	if (!rc)
+		rc = exec(db, schema_sql);
+	if (!rc)
+		rc = exec(db, pragma);
+	if (!rc)
+		rc = exec(db, "COMMIT");
+	else
+		exec(db, "ROLLBACK");
+	return rc;
+}
+
+int st_open(const char *path, bool create, struct st_db **out)
+{
+	*out = NULL;
+	struct stat sb;
+	if (!create && stat(path, &sb) != 0)
+		return GI_ENOENT;
+	struct st_db *db = gi_calloc(1, sizeof(*db));
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+	int rc = sqlite3_open_v2(path, &db->sql, flags, NULL);
+	if (rc != SQLITE_OK) {
+		rc = sql_error(rc);
+		goto fail;
+	}
+	sqlite3_busy_timeout(db->sql, 5000);
+	rc = exec(db, "PRAGMA journal_mode = WAL");
+	if (!rc)
+		rc = exec(db, "PRAGMA synchronous = NORMAL");
+	if (!rc)
+		rc = schema_prepare(db);
+	if (rc)
+		goto fail;
+	for (int i = 0; i < Q_COUNT_; i++) {
+		int prc = sqlite3_prepare_v3(db->sql, statements[i], -1, SQLITE_PREPARE_PERSISTENT,
+		                             &db->stmt[i], NULL);
+		if (prc != SQLITE_OK) {
+			gi_log_error("store", "preparing %s: %s", statements[i],
+			             sqlite3_errmsg(db->sql));
+			rc = sql_error(prc);
+			goto fail;
+		}
+	}
+	*out = db;
+	return 0;
+fail:
+	st_close(db);
+	return rc;
+}
+
+void st_close(struct st_db *db)
+{
+	if (!db)
+		return;
+	for (int i = 0; i < Q_COUNT_; i++)
+		sqlite3_finalize(db->stmt[i]);
+	sqlite3_close(db->sql);
+	gi_free(db);
+}
+
+int st_begin(struct st_db *db)
+{
+	return exec(db, "BEGIN IMMEDIATE");
+}
+
+int st_commit(struct st_db *db)
+{
+	return exec(db, "COMMIT");
+}
+
+void st_rollback(struct st_db *db)
+{
+	exec(db, "ROLLBACK");
+}
+
+/* Runs a prepared statement that returns no row, then resets it. */
+static int step_done(struct st_db *db, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE) {
+		gi_log_error("store", "%s", sqlite3_errmsg(db->sql));
+		return sql_error(rc);
+	}
+	return 0;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int st_files_load(struct st_db *db, struct gi_map *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->sql, "SELECT id, path, size, mtime_ns, hash FROM files", -1,
+	                            &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct st_file_state *s = gi_calloc(1, sizeof(*s));
+		s->id = sqlite3_column_int64(st, 0);
+		s->size = (uint64_t)sqlite3_column_int64(st, 2);
+		s->mtime_ns = sqlite3_column_int64(st, 3);
+		s->hash = (uint64_t)sqlite3_column_int64(st, 4);
+		gi_free(gi_map_put(out, (const char *)sqlite3_column_text(st, 1), s));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+int st_file_delete(struct st_db *db, int64_t id)
+{
+	static const int order[] = {Q_DEL_CALLS,   Q_DEL_REFS,   Q_DEL_FUNCTIONS,
+	                            Q_DEL_MODULES, Q_DEL_ERRORS, Q_DEL_FILE};
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		sqlite3_bind_int64(db->stmt[order[i]], 1, id);
+		int rc = step_done(db, db->stmt[order[i]]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int st_file_touch(struct st_db *db, int64_t id, int64_t mtime_ns)
+{
+	sqlite3_stmt *st = db->stmt[Q_FILE_TOUCH];
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, mtime_ns);
+	return step_done(db, st);
+}
+
+/* Joins a vector of strings with commas into `b` (reset first). */
+static const char *join_strings(struct gi_buf *b, const struct gi_vec *v)
+{
+	gi_buf_reset(b);
+	for (size_t i = 0; i < v->len; i++) {
+		if (i)
+			gi_buf_puts(b, ",");
+		gi_buf_puts(b, GI_VEC_AT(v, const char *, i));
+	}
+	return v->len ? gi_buf_str(b) : NULL;
+}
+
+struct agg_ref {
+	const struct facts_ref *ref;
+	int count;
+};
+
+struct agg_call {
+	const struct facts_call *call;
+	int count;
+};
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int refs_write(struct st_db *db, int64_t file_id, int64_t module_id,
+                      const struct facts_module *m, struct gi_map *targets)
+{
+	struct gi_vec agg;
+	gi_vec_init(&agg, sizeof(struct agg_ref));
+	for (size_t i = 0; i < m->refs.len; i++) {
+		const struct facts_ref *r = gi_vec_get(&m->refs, i);
+		if (strcmp(r->target, m->name) != 0)
+			gi_map_put(targets, r->target, (void *)1);
+		size_t k = 0;
+		for (; k < agg.len; k++) {
+			struct agg_ref *a = gi_vec_get(&agg, k);
+			if (a->ref->kind == r->kind && strcmp(a->ref->target, r->target) == 0) {
+				a->count++;
+				break;
+			}
+		}
+		if (k == agg.len) {
+			struct agg_ref a = {r, 1};
+			gi_vec_push(&agg, &a);
+		}
+	}
+	int rc = 0;
+	sqlite3_stmt *st = db->stmt[Q_REF_INSERT];
+	for (size_t k = 0; k < agg.len && !rc; k++) {
+		struct agg_ref *a = gi_vec_get(&agg, k);
+		sqlite3_bind_int64(st, 1, file_id);
+		sqlite3_bind_int64(st, 2, module_id);
+		sqlite3_bind_int(st, 3, (int)a->ref->kind);
+		bind_text(st, 4, a->ref->target);
+		sqlite3_bind_int(st, 5, a->count);
+		sqlite3_bind_int64(st, 6, a->ref->line);
+		rc = step_done(db, st);
+	}
+	gi_vec_destroy(&agg);
+	return rc;
+}
+
+static int calls_write(struct st_db *db, int64_t file_id, int64_t function_id,
+                       const struct facts_module *m, const struct facts_function *fn,
+                       struct gi_map *targets)
+{
+	struct gi_vec agg;
+	gi_vec_init(&agg, sizeof(struct agg_call));
+	for (size_t i = 0; i < fn->calls.len; i++) {
+		const struct facts_call *c = gi_vec_get(&fn->calls, i);
+		if (c->kind != FACTS_CALL_DYNAMIC && c->module && strcmp(c->module, m->name) != 0)
+			gi_map_put(targets, c->module, (void *)1);
+		size_t k = 0;
+		for (; k < agg.len; k++) {
+			struct agg_call *a = gi_vec_get(&agg, k);
+			if (a->call->kind == c->kind && a->call->arity == c->arity &&
+			    str_eq(a->call->function, c->function) &&
+			    str_eq(a->call->module, c->module)) {
+				a->count++;
+				break;
+			}
+		}
+		if (k == agg.len) {
+			struct agg_call a = {c, 1};
+			gi_vec_push(&agg, &a);
+		}
+	}
+	int rc = 0;
+	sqlite3_stmt *st = db->stmt[Q_CALL_INSERT];
+	for (size_t k = 0; k < agg.len && !rc; k++) {
+		struct agg_call *a = gi_vec_get(&agg, k);
+		sqlite3_bind_int64(st, 1, file_id);
+		sqlite3_bind_int64(st, 2, function_id);
+		sqlite3_bind_int(st, 3, (int)a->call->kind);
+		bind_text(st, 4, a->call->module);
+		bind_text(st, 5, a->call->function);
+		sqlite3_bind_int(st, 6, a->call->arity);
+		sqlite3_bind_int(st, 7, a->count);
+		sqlite3_bind_int64(st, 8, a->call->line);
+		rc = step_done(db, st);
+	}
+	gi_vec_destroy(&agg);
+	return rc;
+}
+
+static int function_write(struct st_db *db, int64_t file_id, int64_t module_id,
+                          const struct facts_module *m, const struct facts_function *fn,
+                          struct gi_map *targets)
+{
+	sqlite3_stmt *st = db->stmt[Q_FUNCTION_INSERT];
+	sqlite3_bind_int64(st, 1, file_id);
+	sqlite3_bind_int64(st, 2, module_id);
+	bind_text(st, 3, fn->name);
+	sqlite3_bind_int(st, 4, fn->arity);
+	sqlite3_bind_int(st, 5, (int)fn->kind);
+	sqlite3_bind_int(st, 6, fn->is_public);
+	sqlite3_bind_int64(st, 7, fn->line_start);
+	sqlite3_bind_int64(st, 8, fn->line_end);
+	sqlite3_bind_int64(st, 9, fn->clauses);
+	sqlite3_bind_int64(st, 10, fn->lines);
+	sqlite3_bind_int(st, 11, fn->has_doc);
+	sqlite3_bind_int(st, 12, fn->has_spec);
+	sqlite3_bind_int(st, 13, fn->has_impl);
+	sqlite3_bind_int(st, 14, fn->has_guard);
+	sqlite3_bind_int(st, 15, fn->doc_false);
+	sqlite3_bind_int(st, 16, fn->cyclomatic);
+	sqlite3_bind_int(st, 17, fn->cognitive);
+	sqlite3_bind_int(st, 18, fn->max_nesting);
+	bind_text(st, 19, fn->delegate_to);
+	int rc = step_done(db, st);
+	if (rc)
+		return rc;
+	if (fn->delegate_to && strcmp(fn->delegate_to, m->name) != 0)
+		gi_map_put(targets, fn->delegate_to, (void *)1);
+	return calls_write(db, file_id, sqlite3_last_insert_rowid(db->sql), m, fn, targets);
+}
+
+static int module_write(struct st_db *db, int64_t file_id, const struct facts_module *m,
+                        int64_t *edges)
+{
+	struct gi_buf fields, callbacks;
+	gi_buf_init(&fields, 0);
+	gi_buf_init(&callbacks, 0);
+	sqlite3_stmt *st = db->stmt[Q_MODULE_INSERT];
+	sqlite3_bind_int64(st, 1, file_id);
+	bind_text(st, 2, m->name);
+	sqlite3_bind_int(st, 3, (int)m->kind);
+	bind_text(st, 4, m->impl_for);
+	bind_text(st, 5, m->protocol);
+	sqlite3_bind_int64(st, 6, m->line_start);
+	sqlite3_bind_int64(st, 7, m->line_end);
+	sqlite3_bind_int(st, 8, m->has_moduledoc);
+	sqlite3_bind_int(st, 9, m->moduledoc_false);
+	sqlite3_bind_int(st, 10, m->has_struct);
+	sqlite3_bind_int(st, 11, (int)m->origin);
+	bind_text(st, 12, join_strings(&fields, &m->struct_fields));
+	bind_text(st, 13, join_strings(&callbacks, &m->callbacks));
+	int rc = step_done(db, st);
+	int64_t module_id = sqlite3_last_insert_rowid(db->sql);
+	gi_buf_destroy(&fields);
+	gi_buf_destroy(&callbacks);
+	struct gi_map targets;
+	gi_map_init(&targets);
+	if (!rc)
+		rc = refs_write(db, file_id, module_id, m, &targets);
+	for (size_t i = 0; i < m->functions.len && !rc; i++)
+		rc = function_write(db, file_id, module_id, m, gi_vec_get(&m->functions, i),
+		                    &targets);
+	*edges += (int64_t)targets.len;
+	gi_map_destroy(&targets);
+	return rc;
+}
+
+int st_file_write(struct st_db *db, const char *relpath, const struct facts_file *f, bool is_test)
+{
+	sqlite3_stmt *st = db->stmt[Q_FILE_FIND];
+	bind_text(st, 1, relpath);
+	int64_t old = 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		old = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	int rc = old ? st_file_delete(db, old) : 0;
+	if (rc)
+		return rc;
+	st = db->stmt[Q_FILE_INSERT];
+	bind_text(st, 1, relpath);
+	sqlite3_bind_int64(st, 2, (int64_t)f->size);
+	sqlite3_bind_int64(st, 3, f->mtime_ns);
+	sqlite3_bind_int64(st, 4, (int64_t)f->content_hash);
+	sqlite3_bind_int(st, 5, (int)f->origin);
+	sqlite3_bind_int(st, 6, is_test);
+	sqlite3_bind_int(st, 7, f->skipped);
+	bind_text(st, 8, f->skip_reason);
+	sqlite3_bind_int64(st, 9, (int64_t)f->errors.len);
+	rc = step_done(db, st);
+	if (rc)
+		return rc;
+	int64_t file_id = sqlite3_last_insert_rowid(db->sql);
+	st = db->stmt[Q_ERROR_INSERT];
+	for (size_t i = 0; i < f->errors.len && !rc; i++) {
+		const struct facts_error *e = gi_vec_get(&f->errors, i);
+		sqlite3_bind_int64(st, 1, file_id);
+		sqlite3_bind_int64(st, 2, e->line);
+		bind_text(st, 3, e->message);
+		rc = step_done(db, st);
+	}
+	int64_t edges = 0;
+	for (size_t i = 0; i < f->modules.len && !rc; i++)
+		rc = module_write(db, file_id, gi_vec_get(&f->modules, i), &edges);
+	if (!rc) {
+		st = db->stmt[Q_FILE_EDGES];
+		sqlite3_bind_int64(st, 1, file_id);
+		sqlite3_bind_int64(st, 2, edges);
+		rc = step_done(db, st);
+	}
+	return rc;
+}
+
+int st_meta_set(struct st_db *db, const char *key, const char *value)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(
+	    db->sql, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	bind_text(st, 1, key);
+	bind_text(st, 2, value);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+int st_meta_get(struct st_db *db, const char *key, char **out)
+{
+	*out = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc =
+	    sqlite3_prepare_v2(db->sql, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	bind_text(st, 1, key);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = gi_strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+int st_summary_fill(struct st_db *db, json_t *summary)
+{
+	static const struct {
+		const char *key, *sql;
+	} counts[] = {
+	    {"files", "SELECT count(*) FROM files"},
+	    {"modules", "SELECT count(*) FROM modules"},
+	    {"functions", "SELECT count(*) FROM functions"},
+	    {"edges", "SELECT coalesce(sum(edge_count), 0) FROM files"},
+	};
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		int64_t v = 0;
+		int rc = query_int(db, counts[i].sql, &v);
+		if (rc)
+			return rc;
+		json_object_set_new(summary, counts[i].key, json_integer(v));
+	}
+	json_t *errors = json_array(), *skipped = json_array();
+	json_object_set_new(summary, "parse_errors", errors);
+	json_object_set_new(summary, "skipped", skipped);
+	sqlite3_stmt *st = NULL;
+	int rc =
+	    sqlite3_prepare_v2(db->sql,
+	                       "SELECT f.path, e.line, e.message FROM parse_errors e JOIN files "
+	                       "f ON f.id = e.file_id ORDER BY f.path, e.line",
+	                       -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *msg = (const char *)sqlite3_column_text(st, 2);
+		json_array_append_new(errors, json_pack("{s:s, s:I, s:s}", "file",
+		                                        sqlite3_column_text(st, 0), "line",
+		                                        (json_int_t)sqlite3_column_int64(st, 1),
+		                                        "message", msg ? msg : "syntax error"));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_error(rc);
+	rc = sqlite3_prepare_v2(db->sql,
+	                        "SELECT path, skip_reason FROM files WHERE skipped ORDER BY path",
+	                        -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *why = (const char *)sqlite3_column_text(st, 1);
+		json_array_append_new(skipped,
+		                      json_pack("{s:s, s:s}", "file", sqlite3_column_text(st, 0),
+		                                "reason", why ? why : "skipped"));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+int st_data_version(struct st_db *db, int64_t *out)
+{
+	return query_int(db, "PRAGMA data_version", out);
+}
+
+/* ---- loading the graph --------------------------------------------------- */
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
+/* Splits a comma-joined list and calls add() for each item. */
+static void split_add(struct kg_graph *g, int module, const char *list,
+                      void (*add)(struct kg_graph *, int, const char *))
+{
+	if (!list)
+		return;
+	char item[512];
+	while (*list) {
+		const char *comma = strchr(list, ',');
+		size_t len = comma ? (size_t)(comma - list) : strlen(list);
+		if (len < sizeof(item)) {
+			memcpy(item, list, len);
+			item[len] = '\0';
+			add(g, module, item);
+		}
+		list += len + (comma ? 1 : 0);
+	}
+}
+
+/* An id -> graph index table for row ids up to `max_id` (-1: not loaded). */
+static int *id_table_new(int64_t max_id)
+{
+	int *t = gi_malloc(sizeof(int) * (size_t)(max_id + 1));
+	for (int64_t i = 0; i <= max_id; i++)
+		t[i] = -1;
+	return t;
+}
+
+static int load_modules(struct st_db *db, struct kg_graph *g, int *module_of, int64_t max_id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(
+	    db->sql,
+	    "SELECT m.id, m.name, m.kind, m.impl_for, m.protocol, m.line_start, m.line_end, "
+	    "m.has_moduledoc, m.moduledoc_false, m.has_struct, m.origin, m.struct_fields, "
+	    "m.callbacks, f.path, f.is_test FROM modules m JOIN files f ON f.id = m.file_id "
+	    "ORDER BY m.origin, f.path, m.id",
+	    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		struct kg_module_info info = {
+		    .name = col_text(st, 1),
+		    .kind = (enum facts_module_kind)sqlite3_column_int(st, 2),
+		    .impl_for = col_text(st, 3),
+		    .protocol = col_text(st, 4),
+		    .line_start = (uint32_t)sqlite3_column_int64(st, 5),
+		    .line_end = (uint32_t)sqlite3_column_int64(st, 6),
+		    .has_moduledoc = sqlite3_column_int(st, 7),
+		    .moduledoc_false = sqlite3_column_int(st, 8),
+		    .has_struct = sqlite3_column_int(st, 9),
+		    .origin = (enum facts_origin)sqlite3_column_int(st, 10),
+		    .file = col_text(st, 13),
+		    .test = sqlite3_column_int(st, 14),
+		};
+		if (!info.name || id < 0 || id > max_id)
+			continue;
+		int existing = kg_graph_module_find(g, info.name);
+		if (existing >= 0 && info.origin == FACTS_FROM_BEAM &&
+		    kg_module_at(g, existing)->origin == FACTS_FROM_SOURCE)
+			continue; /* source wins over beam */
+		int m = kg_graph_module_add(g, &info);
+		module_of[id] = m;
+		split_add(g, m, col_text(st, 11), kg_graph_struct_field_add);
+		split_add(g, m, col_text(st, 12), kg_graph_callback_add);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+static int load_functions(struct st_db *db, struct kg_graph *g, const int *module_of,
+                          int64_t max_module, int *function_of, int64_t max_id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->sql,
+	                            "SELECT id, module_id, name, arity, kind, public, line_start, "
+	                            "line_end, clauses, lines, "
+	                            "has_doc, has_spec, has_impl, has_guard, doc_false, "
+	                            "cyclomatic, cognitive, max_nesting, "
+	                            "delegate_to FROM functions ORDER BY id",
+	                            -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0), mid = sqlite3_column_int64(st, 1);
+		if (id < 0 || id > max_id || mid < 0 || mid > max_module || module_of[mid] < 0)
+			continue;
+		struct kg_function f = {
+		    .name = col_text(st, 2),
+		    .arity = sqlite3_column_int(st, 3),
+		    .kind = (enum facts_function_kind)sqlite3_column_int(st, 4),
+		    .is_public = sqlite3_column_int(st, 5),
+		    .line_start = (uint32_t)sqlite3_column_int64(st, 6),
+		    .line_end = (uint32_t)sqlite3_column_int64(st, 7),
+		    .clauses = (uint32_t)sqlite3_column_int64(st, 8),
+		    .lines = (uint32_t)sqlite3_column_int64(st, 9),
+		    .has_doc = sqlite3_column_int(st, 10),
+		    .has_spec = sqlite3_column_int(st, 11),
+		    .has_impl = sqlite3_column_int(st, 12),
+		    .has_guard = sqlite3_column_int(st, 13),
+		    .doc_false = sqlite3_column_int(st, 14),
+		    .cyclomatic = sqlite3_column_int(st, 15),
+		    .cognitive = sqlite3_column_int(st, 16),
+		    .max_nesting = sqlite3_column_int(st, 17),
+		    .delegate_to = col_text(st, 18),
+		};
+		if (!f.name)
+			continue;
+		function_of[id] = kg_graph_function_add(g, module_of[mid], &f);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+static int load_refs(struct st_db *db, struct kg_graph *g, const int *module_of, int64_t max_id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->sql, "SELECT module_id, kind, target, count FROM refs", -1,
+	                            &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t mid = sqlite3_column_int64(st, 0);
+		int kind = sqlite3_column_int(st, 1);
+		const char *target = col_text(st, 2);
+		if (mid < 0 || mid > max_id || module_of[mid] < 0 || !target || kind < 0 ||
+		    kind >= FACTS_REF_KIND_COUNT)
+			continue;
+		kg_graph_ref_add(g, module_of[mid], target, 1u << kind, sqlite3_column_int(st, 3));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+static int load_calls(struct st_db *db, struct kg_graph *g, const int *function_of, int64_t max_id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->sql,
+	                            "SELECT function_id, kind, module, function, arity, count FROM "
+	                            "calls",
+	                            -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t fid = sqlite3_column_int64(st, 0);
+		if (fid < 0 || fid > max_id || function_of[fid] < 0)
+			continue;
+		kg_graph_call_add(g, function_of[fid],
+		                  (enum facts_call_kind)sqlite3_column_int(st, 1), col_text(st, 2),
+		                  col_text(st, 3), sqlite3_column_int(st, 4),
+		                  sqlite3_column_int(st, 5));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+int st_graph_load(struct st_db *db, struct kg_graph **out)
+{
+	*out = NULL;
+	int64_t max_module = 0, max_function = 0;
+	int rc = query_int(db, "SELECT coalesce(max(id), 0) FROM modules", &max_module);
+	if (!rc)
+		rc = query_int(db, "SELECT coalesce(max(id), 0) FROM functions", &max_function);
+	if (rc)
+		return rc;
+	struct kg_graph *g = kg_graph_new();
+	int *module_of = id_table_new(max_module);
+	int *function_of = id_table_new(max_function);
+	rc = exec(db, "BEGIN");
+	if (!rc) {
+		rc = load_modules(db, g, module_of, max_module);
+		if (!rc)
+			rc =
+			    load_functions(db, g, module_of, max_module, function_of, max_function);
+		if (!rc)
+			rc = load_refs(db, g, module_of, max_module);
+		if (!rc)
+			rc = load_calls(db, g, function_of, max_function);
+		exec(db, "COMMIT");
+	}
+	gi_free(module_of);
+	gi_free(function_of);
+	if (rc) {
+		kg_graph_free(g);
+		return rc;
+	}
+	kg_graph_finish(g);
+	*out = g;
+	return 0;
+}

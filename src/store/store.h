@@ -1,0 +1,79 @@
+/*
+ * store.h - the index database: SQLite (WAL) holding the facts of every
+ * indexed file of one project, with a versioned schema (docs/SCHEMA.md).
+ *
+ * The store keeps facts, not metrics: the graph and its metrics are derived
+ * from the facts when a database is opened for queries (st_graph_load), so
+ * that an incremental re-index only rewrites the rows of the changed files
+ * and nothing stored can go stale.
+ *
+ * Opening checks the schema: a database of an older version is rebuilt empty
+ * (it is a cache of the sources; the next index fills it), a newer or
+ * foreign one fails with GI_EDBVERSION, a file that is not SQLite with
+ * GI_ECORRUPT. Thread-safety: one struct st_db per thread.
+ */
+#ifndef GIULIA_STORE_STORE_H
+#define GIULIA_STORE_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/map.h"
+#include "graph/graph.h"
+#include "source/facts.h"
+
+#define ST_SCHEMA_VERSION 1
+
+struct st_db;
+
+/* What the store knows of an indexed file, for incremental indexing. */
+struct st_file_state {
+	int64_t id;
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t hash;
+	bool seen; /* set by the indexer while walking */
+};
+
+/* Opens (or with `create`, creates) the database at `path`. Fails with
+ * GI_ENOENT when it does not exist and `create` is false, GI_ECORRUPT when
+ * the file is not a SQLite database, GI_EDBVERSION for a newer or foreign
+ * schema. The caller closes *out with st_close. */
+int st_open(const char *path, bool create, struct st_db **out);
+/* Closes the database; NULL does nothing. */
+void st_close(struct st_db *db);
+
+int st_begin(struct st_db *db);
+int st_commit(struct st_db *db);
+void st_rollback(struct st_db *db);
+
+/* Loads every file row into `out` (relative path -> struct st_file_state *,
+ * which the caller frees with gi_free). */
+int st_files_load(struct st_db *db, struct gi_map *out);
+/* Removes a file and everything extracted from it. */
+int st_file_delete(struct st_db *db, int64_t id);
+/* Records a new mtime for a file whose content did not change. */
+int st_file_touch(struct st_db *db, int64_t id, int64_t mtime_ns);
+/* Replaces whatever was stored for `relpath` by the facts of `f` (borrowed;
+ * f->size, f->mtime_ns and f->content_hash must be set). */
+int st_file_write(struct st_db *db, const char *relpath, const struct facts_file *f, bool is_test);
+
+/* Key/value metadata (root, indexed_at, ...). st_meta_get: *out is NULL when absent;
+ * the caller frees it with gi_free. */
+int st_meta_set(struct st_db *db, const char *key, const char *value);
+int st_meta_get(struct st_db *db, const char *key, char **out);
+
+/* Adds files, modules, functions, edges (sum over files of distinct module
+ * dependencies), parse_errors [{file, line, message}] and skipped
+ * [{file, reason}] to the object `summary`. */
+int st_summary_fill(struct st_db *db, json_t *summary);
+
+/* Builds and finishes the knowledge graph of everything stored (caller frees
+ * with kg_graph_free). Source definitions win over beam ones of the same module. */
+int st_graph_load(struct st_db *db, struct kg_graph **out);
+
+/* A number that changes whenever another connection commits (PRAGMA data_version). */
+int st_data_version(struct st_db *db, int64_t *out);
+
+#endif

@@ -1,0 +1,471 @@
+/*
+ * Integration tests of the static engine through the real binary: bin/giulia
+ * indexes fixture projects (copied into the test's directory) into real
+ * SQLite files and answers the static queries, incrementally, with clear
+ * errors for bad databases and bad input.
+ *
+ * Fixture: tests/fixtures/projects/shop (Shop, Shop.Cart, Shop.Repo,
+ * Shop.MixProject, test module ShopTest); Shop.Cart <-> Shop.Repo is a cycle.
+ */
+#include <jansson.h>
+#include <stdarg.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "support.h"
+
+#define RUN_TIMEOUT_MS 120000
+
+struct result {
+	int status;
+	char *out, *err;
+	json_t *json;
+};
+
+static void result_free(struct result *r)
+{
+	free(r->out);
+	free(r->err);
+	json_decref(r->json);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Runs bin/giulia with up to 12 arguments (NULL-terminated list). */
+static struct result giulia(const char *a0, ...)
+{
+	char bin[4096];
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	const char *argv[16] = {bin};
+	int n = 1;
+	va_list ap;
+	va_start(ap, a0);
+	for (const char *a = a0; a && n < 15; a = va_arg(ap, const char *))
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	struct result r = {0};
+	r.status = ts_run(argv, NULL, RUN_TIMEOUT_MS, &r.out, &r.err);
+	if (r.out && r.out[0] == '{')
+		r.json = json_loads(r.out, 0, NULL);
+	return r;
+}
+
+static void sh(const char *cmd)
+{
+	const char *argv[] = {"sh", "-c", cmd, NULL};
+	char *err = NULL;
+	int st = ts_run(argv, NULL, RUN_TIMEOUT_MS, NULL, &err);
+	TH_ASSERT_MSG(st == 0, "`%s` failed: %s", cmd, err ? err : "");
+	free(err);
+}
+
+/* Copies the shop fixture into the test directory; returns its path. */
+static const char *shop_copy(void)
+{
+	static char dir[4096];
+	char cmd[9000];
+	snprintf(dir, sizeof(dir), "%s/shop", th_tmpdir());
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/tests/fixtures/projects/shop' '%s'", th_srcdir(),
+	         dir);
+	sh(cmd);
+	return dir;
+}
+
+static void write_file(const char *dir, const char *rel, const char *text)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	char *slash = strrchr(path, '/');
+	*slash = '\0';
+	char cmd[8200];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+	sh(cmd);
+	*slash = '/';
+	FILE *f = fopen(path, "w");
+	TH_ASSERT_MSG(f != NULL, "cannot write %s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+static long long jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static bool has_module_row(json_t *list, const char *key, const char *name)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(list, i, v)
+	{
+		if (json_is_string(v) ? strcmp(json_string_value(v), name) == 0
+		                      : jstr(v, key) && strcmp(jstr(v, key), name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static struct result index_json(const char *dir)
+{
+	struct result r = giulia("index", dir, "--json", NULL);
+	TH_ASSERT_MSG(r.status == 0 && r.json, "index failed (%d): %s %s", r.status,
+	              r.out ? r.out : "", r.err ? r.err : "");
+	return r;
+}
+
+static void index_reports_counts(void)
+{
+	const char *dir = shop_copy();
+	struct result r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 5);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 5);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 5);
+	TH_ASSERT_INT_EQ(jint(r.json, "functions"), 11);
+	TH_ASSERT_INT_GE(jint(r.json, "edges"), 8);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r.json, "parse_errors")), 0);
+	TH_ASSERT(json_is_number(json_object_get(r.json, "elapsed_ms")));
+	char db[4096];
+	snprintf(db, sizeof(db), "%s/.giulia/index.db", dir);
+	struct stat sb;
+	TH_ASSERT_MSG(stat(db, &sb) == 0, "no database at %s", db);
+	result_free(&r);
+	/* the text form */
+	r = giulia("index", dir, NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_STR_CONTAINS(r.out, "modules    5");
+	result_free(&r);
+}
+
+static void queries_answer_on_fixture(void)
+{
+	const char *dir = shop_copy();
+	struct result r = index_json(dir);
+	result_free(&r);
+
+	r = giulia("modules", "--project", dir, "--json", NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_INT_EQ(jint(r.json, "count"), 5);
+	TH_ASSERT(has_module_row(json_object_get(r.json, "modules"), "name", "Shop.Cart"));
+	result_free(&r);
+
+	r = giulia("functions", "Shop.Repo", "--project", dir, "--json", NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	json_t *fns = json_object_get(r.json, "functions");
+	size_t i;
+	json_t *f;
+	int seen = 0;
+	json_array_foreach(fns, i, f)
+	{
+		if (strcmp(jstr(f, "name"), "price_of") == 0) {
+			TH_ASSERT_INT_EQ(jint(f, "arity"), 1);
+			TH_ASSERT_INT_EQ(jint(f, "cyclomatic"), 3); /* def + 2 case clauses */
+			TH_ASSERT_STR_EQ(jstr(f, "visibility"), "public");
+			TH_ASSERT_STR_EQ(jstr(f, "kind"), "def");
+			seen++;
+		}
+	}
+	TH_ASSERT_INT_EQ(seen, 1);
+	result_free(&r);
+
+	r = giulia("dependents", "Shop.Repo", "--project", dir, "--json", NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	json_t *deps = json_object_get(r.json, "dependents");
+	TH_ASSERT(has_module_row(deps, "module", "Shop"));
+	TH_ASSERT(has_module_row(deps, "module", "Shop.Cart"));
+	result_free(&r);
+
+	r = giulia("dependencies", "Shop.Repo", "--project", dir, "--json", "--external", NULL);
+	deps = json_object_get(r.json, "dependencies");
+	TH_ASSERT(has_module_row(deps, "module", "Shop.Cart"));
+	TH_ASSERT(has_module_row(deps, "module", "GenServer"));
+	TH_ASSERT(has_module_row(deps, "module", ":ets"));
+	result_free(&r);
+
+	r = giulia("cycles", "--project", dir, "--json", NULL);
+	TH_ASSERT_INT_EQ(jint(r.json, "count"), 1);
+	json_t *cyc =
+	    json_object_get(json_array_get(json_object_get(r.json, "cycles"), 0), "modules");
+	TH_ASSERT(has_module_row(cyc, NULL, "Shop.Cart"));
+	TH_ASSERT(has_module_row(cyc, NULL, "Shop.Repo"));
+	result_free(&r);
+
+	r = giulia("dead-code", "--project", dir, "--json", NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	json_t *dead = json_object_get(r.json, "functions");
+	bool unused = false, total = false, init = false;
+	json_array_foreach(dead, i, f)
+	{
+		const char *name = jstr(f, "name"), *why = jstr(f, "reason");
+		if (strcmp(name, "unused_api") == 0)
+			unused = strcmp(why, "unreferenced") == 0;
+		if (strcmp(name, "total") == 0)
+			total = strcmp(why, "test_only") == 0;
+		if (strcmp(name, "init") == 0)
+			init = strcmp(why, "callback") == 0;
+		TH_ASSERT_MSG(strcmp(name, "save") != 0 && strcmp(name, "add") != 0,
+		              "%s is called, not dead", name);
+	}
+	TH_ASSERT_MSG(unused && total && init, "dead code: %s", r.out);
+	result_free(&r);
+
+	r = giulia("impact", "Shop.Cart", "--depth", "1", "--project", dir, "--json", NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT(has_module_row(json_object_get(r.json, "dependents"), "module", "Shop"));
+	TH_ASSERT(has_module_row(json_object_get(r.json, "dependents"), "module", "Shop.Repo"));
+	result_free(&r);
+
+	r = giulia("impact", "Shop.Repo.save/1", "--project", dir, "--json", NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	json_t *callers = json_object_get(r.json, "callers");
+	TH_ASSERT_INT_EQ(json_array_size(callers), 1);
+	TH_ASSERT_STR_EQ(jstr(json_array_get(callers, 0), "name"), "checkout");
+	result_free(&r);
+
+	r = giulia("path", "Shop", "Shop.Repo", "--project", dir, "--json", NULL);
+	TH_ASSERT(json_is_true(json_object_get(r.json, "found")));
+	TH_ASSERT_INT_EQ(jint(r.json, "hops"), 1);
+	result_free(&r);
+
+	r = giulia("complexity", "--top", "1", "--project", dir, "--json", NULL);
+	json_t *top = json_array_get(json_object_get(r.json, "functions"), 0);
+	TH_ASSERT_STR_EQ(jstr(top, "name"), "price_of");
+	result_free(&r);
+
+	r = giulia("coupling", "--project", dir, "--json", NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_INT_GE(jint(r.json, "count"), 3);
+	result_free(&r);
+
+	r = giulia("hubs", "--project", dir, NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_STR_CONTAINS(r.out, "hubs (in_degree >= 3)");
+	result_free(&r);
+
+	/* readable tables by default */
+	r = giulia("dependents", "Shop.Repo", "--project", dir, NULL);
+	TH_ASSERT_STR_CONTAINS(r.out, "MODULE");
+	TH_ASSERT_STR_CONTAINS(r.out, "Shop.Cart");
+	result_free(&r);
+}
+
+static void reindex_parses_only_changes(void)
+{
+	const char *dir = shop_copy();
+	struct result r = index_json(dir);
+	long long functions = jint(r.json, "functions");
+	result_free(&r);
+
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 0);
+	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 5);
+	result_free(&r);
+
+	/* same content, new mtime: hashed, not parsed */
+	char cmd[8400];
+	snprintf(cmd, sizeof(cmd), "touch -d '2030-01-01' '%s/lib/shop.ex'", dir);
+	sh(cmd);
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 0);
+	result_free(&r);
+
+	write_file(dir, "lib/shop.ex",
+	           "defmodule Shop do\n"
+	           "  alias Shop.{Cart, Repo}\n"
+	           "  def checkout(user), do: user |> Cart.new() |> Repo.save()\n"
+	           "  def unused_api, do: :ok\n"
+	           "  def another, do: :ok\n"
+	           "end\n");
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 1);
+	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 4);
+	TH_ASSERT_INT_EQ(jint(r.json, "functions"), functions + 1);
+	result_free(&r);
+
+	/* the queries see the change: Shop no longer calls Cart.add/2 */
+	r = giulia("query", "function_details", "Shop.Cart.add/2", "--project", dir, NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r.json, "callers")), 0);
+	result_free(&r);
+
+	snprintf(cmd, sizeof(cmd), "rm '%s/test/shop_test.exs'", dir);
+	sh(cmd);
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "removed"), 1);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 4);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 4);
+	result_free(&r);
+
+	r = giulia("index", dir, "--json", "--force", NULL);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 4);
+	result_free(&r);
+}
+
+static void index_skips_and_reports_bad_files(void)
+{
+	const char *dir = shop_copy();
+	write_file(dir, "lib/broken.ex",
+	           "defmodule Broken do\n"
+	           "  def ok, do: 1\n"
+	           "  def bad(x do\n"
+	           "end\n");
+	write_file(dir, "deps/dep/lib/dep.ex", "defmodule Dep do\nend\n");
+	write_file(dir, "_build/dev/x.ex", "defmodule Built do\nend\n");
+	write_file(dir, "node_modules/y/z.ex", "defmodule Node do\nend\n");
+	write_file(dir, "README.md", "not elixir\n");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/lib/blob.ex", dir);
+	FILE *f = fopen(path, "wb");
+	TH_ASSERT(f != NULL);
+	fwrite("defmodule\0\0\1\2binary", 1, 20, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/lib/huge.ex", dir);
+	f = fopen(path, "wb");
+	TH_ASSERT(f != NULL);
+	static char line[1024];
+	memset(line, '#', sizeof(line) - 1);
+	line[sizeof(line) - 2] = '\n';
+	line[sizeof(line) - 1] = '\0';
+	for (int i = 0; i < 5300; i++)
+		fputs(line, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/lib/secret.ex", dir);
+	write_file(dir, "lib/secret.ex", "defmodule Secret do\nend\n");
+	chmod(path, 0);
+	bool root = access(path, R_OK) == 0; /* root reads anything */
+
+	struct result r = index_json(dir);
+	json_t *errors = json_object_get(r.json, "parse_errors");
+	TH_ASSERT_MSG(json_array_size(errors) >= 1, "no parse error in %s", r.out);
+	TH_ASSERT_STR_EQ(jstr(json_array_get(errors, 0), "file"), "lib/broken.ex");
+	TH_ASSERT_INT_GE(jint(json_array_get(errors, 0), "line"), 1);
+	json_t *skipped = json_object_get(r.json, "skipped");
+	TH_ASSERT(has_module_row(skipped, "file", "lib/blob.ex"));
+	TH_ASSERT(has_module_row(skipped, "file", "lib/huge.ex"));
+	if (!root)
+		TH_ASSERT(has_module_row(skipped, "file", "lib/secret.ex"));
+	TH_ASSERT_STR_CONTAINS(r.err, "skipping lib/huge.ex");
+	result_free(&r);
+
+	r = giulia("modules", "--project", dir, "--json", NULL);
+	json_t *mods = json_object_get(r.json, "modules");
+	TH_ASSERT(has_module_row(mods, "name", "Broken")); /* what parsed is indexed */
+	TH_ASSERT(!has_module_row(mods, "name", "Dep"));
+	TH_ASSERT(!has_module_row(mods, "name", "Built"));
+	TH_ASSERT(!has_module_row(mods, "name", "Node"));
+	result_free(&r);
+}
+
+static void db_option_and_environment(void)
+{
+	const char *dir = shop_copy();
+	char db[4096];
+	snprintf(db, sizeof(db), "%s/elsewhere.db", th_tmpdir());
+	struct result r = giulia("index", dir, "--db", db, "--json", NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	result_free(&r);
+	r = giulia("modules", "--db", db, "--json", NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_INT_EQ(jint(r.json, "count"), 5);
+	result_free(&r);
+	setenv("GIULIA_DB", db, 1);
+	r = giulia("hubs", "--json", NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	result_free(&r);
+	unsetenv("GIULIA_DB");
+}
+
+static void clear_errors_for_bad_input(void)
+{
+	const char *dir = shop_copy();
+	struct result r = giulia("modules", "--project", dir, NULL);
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "run `giulia index PATH` first");
+	result_free(&r);
+
+	r = index_json(dir);
+	result_free(&r);
+	r = giulia("dependents", "No.Such", "--project", dir, NULL);
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "unknown module 'No.Such'");
+	result_free(&r);
+	r = giulia("impact", "Shop.nope/3", "--project", dir, NULL);
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "unknown function Shop.nope/3");
+	result_free(&r);
+	r = giulia("path", "Shop", "Nowhere", "--project", dir, NULL);
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "unknown module 'Nowhere'");
+	result_free(&r);
+	r = giulia("dependents", "--project", dir, NULL);
+	TH_ASSERT_INT_EQ(r.status, 2);
+	result_free(&r);
+	r = giulia("complexity", "--top", "zero", "--project", dir, NULL);
+	TH_ASSERT_INT_EQ(r.status, 2);
+	result_free(&r);
+	r = giulia("index", "/no/such/dir", NULL);
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "not a directory");
+	result_free(&r);
+}
+
+static void corrupt_and_foreign_databases(void)
+{
+	const char *dir = shop_copy();
+	char db[4096];
+	snprintf(db, sizeof(db), "%s/bad.db", th_tmpdir());
+	write_file(th_tmpdir(), "bad.db",
+	           "garbage garbage garbage garbage garbage garbage garbage garbage garbage\n"
+	           "garbage garbage garbage garbage garbage garbage garbage garbage garbage\n");
+	struct result r = giulia("modules", "--db", db, NULL);
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "not a SQLite database");
+	result_free(&r);
+	r = giulia("index", dir, "--db", db, NULL);
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "corrupt");
+	result_free(&r);
+
+	/* a SQLite file that is not ours, and one from a newer Giulia */
+	snprintf(db, sizeof(db), "%s/foreign.db", th_tmpdir());
+	sqlite3 *s = NULL;
+	TH_ASSERT_INT_EQ(sqlite3_open(db, &s), SQLITE_OK);
+	TH_ASSERT_INT_EQ(sqlite3_exec(s, "CREATE TABLE t(x)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(s);
+	r = giulia("modules", "--db", db, NULL);
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "not a Giulia index");
+	result_free(&r);
+
+	snprintf(db, sizeof(db), "%s/newer.db", th_tmpdir());
+	r = giulia("index", dir, "--db", db, NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	result_free(&r);
+	TH_ASSERT_INT_EQ(sqlite3_open(db, &s), SQLITE_OK);
+	TH_ASSERT_INT_EQ(sqlite3_exec(s, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(s);
+	r = giulia("modules", "--db", db, NULL);
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "newer Giulia");
+	result_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(index_reports_counts),          TH_TEST(queries_answer_on_fixture),
+	    TH_TEST(reindex_parses_only_changes),   TH_TEST(index_skips_and_reports_bad_files),
+	    TH_TEST(db_option_and_environment),     TH_TEST(clear_errors_for_bad_input),
+	    TH_TEST(corrupt_and_foreign_databases), TH_END,
+	};
+	return th_main(argc, argv, "integration_static_index", tests);
+}
