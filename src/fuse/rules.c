@@ -158,21 +158,36 @@ static void rule_logger(struct rules *r)
 	     "or made lazy (Logger.debug(fn -> ... end)).");
 }
 
+static bool cache_candidate(struct rules *r, json_t *w)
+{
+	double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
+	double cps = fuse_num(w, "calls_per_second");
+	if (!fuse_str(w, "module") || !isfinite(reads) || reads <= 0 || !isfinite(cps) ||
+	    cps < r->t->cache_calls_per_s)
+		return false;
+	double ratio = writes > 0 ? reads / writes : INFINITY;
+	return ratio >= r->t->cache_read_write_ratio;
+}
+
+static bool has_caller_candidate(json_t *cands, const char *repo);
+
 /* 3. Read-through cache candidate. */
 static void rule_cache(struct rules *r)
 {
 	json_t *wl = json_object_get(r->profile, "workload");
-	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
-		json_t *w = json_array_get(wl, i);
+	json_t *cands = json_array();
+	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++)
+		if (cache_candidate(r, json_array_get(wl, i)))
+			json_array_append(cands, json_array_get(wl, i));
+	for (size_t i = 0; i < json_array_size(cands); i++) {
+		json_t *w = json_array_get(cands, i);
 		const char *mod = fuse_str(w, "module");
+		/* A data layer whose caller is a candidate too: cache in the caller. */
+		if (has_caller_candidate(cands, mod))
+			continue;
 		double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
 		double cps = fuse_num(w, "calls_per_second");
-		if (!mod || !isfinite(reads) || reads <= 0 || !isfinite(cps) ||
-		    cps < r->t->cache_calls_per_s)
-			continue;
 		double ratio = writes > 0 ? reads / writes : INFINITY;
-		if (ratio < r->t->cache_read_write_ratio)
-			continue;
 		json_t *ev = json_object();
 		ev_num(ev, "reads", reads);
 		ev_num(ev, "writes", writes);
@@ -194,6 +209,7 @@ static void rule_cache(struct rules *r)
 		     "on each write; with this read/write ratio nearly every call becomes a local "
 		     "lookup.");
 	}
+	json_decref(cands);
 }
 
 static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)

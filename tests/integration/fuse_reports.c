@@ -12,7 +12,9 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/fs.h"
+#include "base/error.h"
 #include "fuse/fuse.h"
+#include "graph/query.h"
 #include "harness.h"
 #include "support.h"
 
@@ -80,6 +82,81 @@ static void busy_fixture_fires_rules_2_3_4(void)
 	    json_number_value(json_object_get(json_object_get(p, "pipeline_overhead"), "ratio")),
 	    3.0, 1e-6);
 	json_decref(p);
+}
+
+static json_t *find_hotspot(json_t *profile, const char *mfa)
+{
+	json_t *hs = json_object_get(profile, "trace_hotspots");
+	for (size_t i = 0; i < json_array_size(hs); i++) {
+		const char *m = json_string_value(json_object_get(json_array_get(hs, i), "mfa"));
+		if (m && strcmp(m, mfa) == 0)
+			return json_array_get(hs, i);
+	}
+	return NULL;
+}
+
+/* The same series joined with the real knowledge graph of the catalog
+ * target's sources (tree-sitter parse, SQLite index). */
+static void busy_fixture_joined_with_catalog_graph(void)
+{
+	char root[4096], db_path[4096];
+	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
+	snprintf(db_path, sizeof(db_path), "%s/index.db", th_tmpdir());
+	json_t *summary = NULL;
+	int rc = kg_index_project(root, db_path, NULL, &summary);
+	if (rc == GI_EUNSUPPORTED)
+		th_skip("the static engine (kg_index_project) is still a placeholder");
+	TH_ASSERT_OK(rc);
+	json_decref(summary);
+	struct kg_db *db = NULL;
+	TH_ASSERT_OK(kg_db_open(db_path, false, &db));
+	json_t *fin = load_fixture("busy", "finalize.json");
+	json_t *snaps = load_fixture("busy", "snapshots.json");
+	json_t *p = NULL;
+	TH_ASSERT_OK(fuse_profile_build(fin, snaps, db, NULL, &p));
+	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
+	/* Every traced function is joined with the graph. */
+	json_t *hs = json_object_get(p, "trace_hotspots");
+	TH_ASSERT_INT_EQ(json_array_size(hs), 10);
+	for (size_t i = 0; i < json_array_size(hs); i++) {
+		json_t *f = json_array_get(hs, i);
+		TH_ASSERT_MSG(json_is_true(json_object_get(f, "in_graph")),
+		              "%s is not in the graph",
+		              json_string_value(json_object_get(f, "mfa")));
+		TH_ASSERT(json_is_integer(json_object_get(f, "cyclomatic")));
+	}
+	json_t *fetch = find_hotspot(p, "Catalog.Registry.fetch/1");
+	TH_ASSERT(fetch != NULL);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(fetch, "calls_repo")), "Catalog.Store");
+	char *callees = json_dumps(json_object_get(fetch, "callees"), JSON_COMPACT);
+	TH_ASSERT_STR_CONTAINS(callees, "Catalog.Store.get/1");
+	free(callees);
+	char *callers = json_dumps(json_object_get(fetch, "callers"), JSON_COMPACT);
+	TH_ASSERT_STR_CONTAINS(callers, "Catalog.Registry.lookup/1");
+	free(callers);
+	/* Hot modules carry graph metrics. */
+	json_t *worker = json_array_get(json_object_get(p, "hot_modules"), 1);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(worker, "module")), "Catalog.Worker");
+	json_t *g = json_object_get(worker, "graph");
+	TH_ASSERT(json_is_integer(json_object_get(g, "ce")));
+	TH_ASSERT(json_is_string(json_object_get(g, "zone")));
+	TH_ASSERT_INT_GE(json_array_size(json_object_get(worker, "hottest_functions")), 1);
+	/* Rule 4 now names the registry, in front of its data layer, and rule 3
+	 * too; the data layer defers to it. */
+	json_t *r4 = find_rec(p, 4, "Catalog.Registry");
+	TH_ASSERT(r4 != NULL);
+	TH_ASSERT_STR_EQ(
+	    json_string_value(json_object_get(json_object_get(r4, "evidence"), "repo")),
+	    "Catalog.Store");
+	TH_ASSERT_DBL_NEAR(ev(r4, "round_trips_saved_per_window"), 1840, 1);
+	TH_ASSERT(find_rec(p, 4, "Catalog.Store") == NULL);
+	TH_ASSERT(find_rec(p, 3, "Catalog.Registry") != NULL);
+	TH_ASSERT(find_rec(p, 3, "Catalog.Store") == NULL);
+	TH_ASSERT(find_rec(p, 2, NULL) != NULL);
+	json_decref(p);
+	json_decref(fin);
+	json_decref(snaps);
+	kg_db_close(db);
 }
 
 static void quiet_fixture_has_no_false_alarms(void)
@@ -182,6 +259,7 @@ int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(busy_fixture_fires_rules_2_3_4),
+	    TH_TEST(busy_fixture_joined_with_catalog_graph),
 	    TH_TEST(quiet_fixture_has_no_false_alarms),
 	    TH_TEST(html_report_renders_in_chromium),
 	    TH_END,
