@@ -1,0 +1,288 @@
+/*
+ * End-to-end tests of fused profiles on real nodes: the catalog target of
+ * tests/fixtures/targets (a read-mostly registry in front of a data layer
+ * shaped like an Ecto repo, a chatty Elixir 1.14 Logger, a worker pool) is
+ * observed with call-count tracing through the observer's session manager,
+ * its sources are indexed by the static engine, and the profile must name
+ * the hot modules, join every traced function with the graph, and fire rules
+ * 2, 3 and 4 with the right evidence. The same target in quiet mode must not
+ * raise rules 1, 2 or 7.
+ *
+ * Skipped, with the reason, while the observer or the static engine is still
+ * a placeholder.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "fuse/fuse.h"
+#include "graph/query.h"
+#include "harness.h"
+#include "observe/observe.h"
+#include "support.h"
+
+#define SNAPSHOTS_WANTED 8
+
+struct collected {
+	pthread_mutex_t lock;
+	json_t *snapshots;
+	json_t *finalize;
+};
+
+static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
+{
+	(void)session_id;
+	struct collected *c = ctx;
+	pthread_mutex_lock(&c->lock);
+	json_array_append(c->snapshots, snapshot);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void on_end(void *ctx, const char *session_id, json_t *finalize)
+{
+	(void)session_id;
+	struct collected *c = ctx;
+	pthread_mutex_lock(&c->lock);
+	json_decref(c->finalize);
+	c->finalize = json_deep_copy(finalize);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static size_t collected_count(struct collected *c)
+{
+	pthread_mutex_lock(&c->lock);
+	size_t n = json_array_size(c->snapshots);
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+/* Skips the test while the observer is a placeholder, before starting nodes. */
+static void require_observer(void)
+{
+	struct collected unused = {0};
+	struct obs_callbacks cb = {on_snapshot, on_end, &unused};
+	struct obs_manager *m = NULL;
+	int rc = obs_manager_new(&cb, &m);
+	if (rc == GI_EUNSUPPORTED)
+		th_skip("the observer (obs_manager_new) is still a placeholder");
+	TH_ASSERT_OK(rc);
+	obs_manager_free(m);
+}
+
+/* Builds the catalog target into the test's directory; returns the ebin. */
+static const char *build_catalog(void)
+{
+	static char ebin[4096];
+	char script[4096];
+	snprintf(ebin, sizeof(ebin), "%s/catalog-ebin", th_tmpdir());
+	snprintf(script, sizeof(script), "%s/tests/fixtures/targets/build.sh", th_srcdir());
+	const char *argv[] = {script, "catalog", ebin, NULL};
+	char *err = NULL;
+	int st = ts_run(argv, NULL, 300000, NULL, &err);
+	TH_ASSERT_MSG(st == 0, "building the catalog target failed (%d): %.2000s", st,
+	              err ? err : "");
+	free(err);
+	return ebin;
+}
+
+static struct kg_db *index_catalog(void)
+{
+	char root[4096], db_path[4096];
+	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
+	snprintf(db_path, sizeof(db_path), "%s/index.db", th_tmpdir());
+	json_t *summary = NULL;
+	int rc = kg_index_project(root, db_path, NULL, &summary);
+	if (rc == GI_EUNSUPPORTED)
+		th_skip("the static engine (kg_index_project) is still a placeholder");
+	TH_ASSERT_OK(rc);
+	json_decref(summary);
+	struct kg_db *db = NULL;
+	TH_ASSERT_OK(kg_db_open(db_path, false, &db));
+	return db;
+}
+
+/* Observes `node` for SNAPSHOTS_WANTED snapshots (1 s apart) and returns the
+ * profile built from them with `graph`. */
+static json_t *observe_and_build(const struct ts_node *node, const char *const *trace,
+                                 struct kg_db *graph)
+{
+	struct collected c;
+	pthread_mutex_init(&c.lock, NULL);
+	c.snapshots = json_array();
+	c.finalize = NULL;
+	struct obs_callbacks cb = {on_snapshot, on_end, &c};
+	struct obs_manager *m = NULL;
+	int rc = obs_manager_new(&cb, &m);
+	if (rc == GI_EUNSUPPORTED)
+		th_skip("the observer (obs_manager_new) is still a placeholder");
+	TH_ASSERT_OK(rc);
+	struct obs_session_config cfg = {0};
+	cfg.node = node->name;
+	cfg.cookie = node->cookie;
+	cfg.interval_ms = 1000;
+	cfg.top_n = 10;
+	cfg.trace_modules = trace;
+	char *sid = NULL;
+	rc = obs_session_start(m, &cfg, &sid);
+	if (rc == GI_EUNSUPPORTED) {
+		obs_manager_free(m);
+		th_skip("the observer (obs_session_start) is still a placeholder");
+	}
+	TH_ASSERT_OK(rc);
+	/* Generous: a loaded 2-core machine may stretch the interval. */
+	for (int i = 0; i < 1200 && collected_count(&c) < SNAPSHOTS_WANTED; i++)
+		usleep(100 * 1000);
+	TH_ASSERT_INT_GE(collected_count(&c), SNAPSHOTS_WANTED);
+	TH_ASSERT_OK(obs_session_stop(m, node->name));
+	obs_manager_free(m);
+	TH_ASSERT(c.finalize != NULL);
+	json_t *p = NULL;
+	TH_ASSERT_OK(fuse_profile_build(c.finalize, c.snapshots, graph, NULL, &p));
+	/* Keep what was seen next to the test's output for diagnosis. */
+	struct gi_buf text;
+	gi_buf_init(&text, 0);
+	if (fuse_report_text(p, &text) == 0)
+		fprintf(stderr, "%s\n", gi_buf_str(&text));
+	gi_buf_destroy(&text);
+	json_decref(c.snapshots);
+	json_decref(c.finalize);
+	pthread_mutex_destroy(&c.lock);
+	gi_free(sid);
+	return p;
+}
+
+static json_t *find_rec(json_t *profile, int rule, const char *subject)
+{
+	json_t *recs = json_object_get(profile, "recommendations");
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		json_t *r = json_array_get(recs, i);
+		const char *s = json_string_value(json_object_get(r, "subject"));
+		if (json_integer_value(json_object_get(r, "rule")) == rule &&
+		    (!subject || (s && strcmp(s, subject) == 0)))
+			return r;
+	}
+	return NULL;
+}
+
+static double ev(json_t *rec, const char *key)
+{
+	return json_number_value(json_object_get(json_object_get(rec, "evidence"), key));
+}
+
+static json_t *find_by(json_t *list, const char *key, const char *value)
+{
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const char *v = json_string_value(json_object_get(json_array_get(list, i), key));
+		if (v && strcmp(v, value) == 0)
+			return json_array_get(list, i);
+	}
+	return NULL;
+}
+
+static void busy_catalog_profile(void)
+{
+	require_observer();
+	struct kg_db *graph = index_catalog();
+	const char *ebin = build_catalog();
+	const char *extra[] = {"-pa", ebin, NULL};
+	struct ts_node node;
+	ts_node_start(&node, TS_NODE_ELIXIR_LONG, "Catalog.start()", extra);
+	static const char *const trace[] = {"Catalog.Registry", "Catalog.Store", NULL};
+	json_t *p = observe_and_build(&node, trace, graph);
+
+	/* Hot modules: the logger and the workers are among the top five. */
+	json_t *hm = json_object_get(p, "hot_modules");
+	int found = 0;
+	for (size_t i = 0; i < json_array_size(hm) && i < 5; i++) {
+		const char *m = json_string_value(json_object_get(json_array_get(hm, i), "module"));
+		found += m && (strcmp(m, "Logger") == 0 || strcmp(m, "Catalog.Worker") == 0);
+	}
+	TH_ASSERT_INT_EQ(found, 2);
+	json_t *worker = find_by(hm, "module", "Catalog.Worker");
+	TH_ASSERT(json_is_true(json_object_get(json_object_get(worker, "graph"), "in_graph")));
+
+	/* Trace hotspots joined with the graph: every Catalog function. */
+	json_t *hs = json_object_get(p, "trace_hotspots");
+	TH_ASSERT_INT_GE(json_array_size(hs), 5);
+	for (size_t i = 0; i < json_array_size(hs); i++) {
+		json_t *f = json_array_get(hs, i);
+		const char *mfa = json_string_value(json_object_get(f, "mfa"));
+		/* Compiler-generated functions (__info__/1, child_spec/1 ...) have no source. */
+		if (strstr(mfa, ".__") || strstr(mfa, "child_spec"))
+			continue;
+		TH_ASSERT_MSG(json_is_true(json_object_get(f, "in_graph")),
+		              "%s is not joined with the graph", mfa);
+		TH_ASSERT(json_is_integer(json_object_get(f, "cyclomatic")));
+	}
+	json_t *prep = find_by(hs, "mfa", "Catalog.Store.prepare_opts/2");
+	TH_ASSERT(prep != NULL);
+	TH_ASSERT(json_number_value(json_object_get(prep, "calls_per_second")) > 50);
+	TH_ASSERT_INT_GE(json_array_size(json_object_get(prep, "callers")), 1);
+
+	/* Rule 2: the Logger gen_event. */
+	json_t *r2 = find_rec(p, 2, NULL);
+	TH_ASSERT_MSG(r2 != NULL, "rule 2 did not fire");
+	TH_ASSERT(ev(r2, "reductions_share") >= 0.05);
+	char *procs = json_dumps(json_object_get(json_object_get(r2, "evidence"), "processes"), 0);
+	TH_ASSERT_STR_CONTAINS(procs, "Logger");
+	free(procs);
+
+	/* Rule 3: the registry, read-mostly (~19:1) at hundreds of calls/s. */
+	json_t *r3 = find_rec(p, 3, "Catalog.Registry");
+	TH_ASSERT_MSG(r3 != NULL, "rule 3 did not fire for Catalog.Registry");
+	TH_ASSERT(ev(r3, "read_write_ratio") >= 10 && ev(r3, "read_write_ratio") <= 60);
+	TH_ASSERT(ev(r3, "calls_per_second") >= 100);
+
+	/* Rule 4: the registry goes to the database (through Catalog.Store) for
+	 * every lookup; round trips saved per window are about its reads. */
+	json_t *r4 = find_rec(p, 4, "Catalog.Registry");
+	TH_ASSERT_MSG(r4 != NULL, "rule 4 did not fire for Catalog.Registry");
+	TH_ASSERT_STR_EQ(
+	    json_string_value(json_object_get(json_object_get(r4, "evidence"), "repo")),
+	    "Catalog.Store");
+	TH_ASSERT(ev(r4, "read_share") >= 0.9);
+	double saved = ev(r4, "round_trips_saved_per_window");
+	double reads = ev(r4, "reads_per_window");
+	TH_ASSERT(saved > 0.5 * reads && saved <= reads);
+	json_t *po = json_object_get(p, "pipeline_overhead");
+	TH_ASSERT(json_number_value(json_object_get(po, "ratio")) >= 2.0);
+
+	/* Reports render. */
+	struct gi_buf out;
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_report_html(p, &out));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "Catalog.Registry");
+	gi_buf_destroy(&out);
+	json_decref(p);
+	kg_db_close(graph);
+}
+
+static void quiet_catalog_has_no_false_alarms(void)
+{
+	require_observer();
+	const char *ebin = build_catalog();
+	const char *extra[] = {"-pa", ebin, NULL};
+	struct ts_node node;
+	ts_node_start(&node, TS_NODE_ELIXIR_LONG, "Catalog.start(:quiet)", extra);
+	json_t *p = observe_and_build(&node, NULL, NULL);
+	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
+	TH_ASSERT(find_rec(p, 2, NULL) == NULL);
+	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
+	json_decref(p);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(busy_catalog_profile),
+	    TH_TEST(quiet_catalog_has_no_false_alarms),
+	    TH_END,
+	};
+	return th_main(argc, argv, "e2e_profile", tests);
+}
