@@ -109,7 +109,7 @@ $(B)/obj/tests/%.o: tests/%.c $(DEPS_STAMP) build/gen/probes.h
 
 test: $(BINDIR)/giulia $(BINDIR)/giulia-observe $(SUITES)
 	@scripts/deps.sh test
-	@tests/run.sh $(B) $(SUITE)
+	@GIULIA_BIN=$(CURDIR)/$(BINDIR) tests/run.sh $(B) $(SUITE)
 
 demo: all
 	@scripts/deps.sh demo

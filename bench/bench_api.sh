@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# bench_api.sh - the daemons under load, with wrk on loopback.
+#
+#   1. GET /api/knowledge/dependents on a worker holding a generated project of
+#      MODULES modules (requests/s and p99 latency);
+#   2. GET /api/runtime/pulse on a monitor observing a real Erlang node (the
+#      pulse of a running observation is served from its latest snapshot);
+#      skipped while the observer is a placeholder;
+#   3. POST /api/runtime/ingest from 20 concurrent observations at a 1 s
+#      interval for SECONDS_INGEST seconds with snapshots of real size: per
+#      request latency, and whether every snapshot was stored in time;
+#   4. the worker's ingest ceiling (wrk, unique snapshots, synchronous=FULL).
+#
+# Environment: DURATION (wrk seconds, default 10), CONNS (default 32),
+# MODULES (default 400), SECONDS_INGEST (default 30), GIULIA (binary).
+# Prints a Markdown table for BENCHMARKS.md.
+set -eu
+cd "$(dirname "$0")/.."
+GIULIA=${GIULIA:-$PWD/bin/giulia}
+DURATION=${DURATION:-10}
+CONNS=${CONNS:-32}
+MODULES=${MODULES:-400}
+SECONDS_INGEST=${SECONDS_INGEST:-30}
+tmp=$(mktemp -d /tmp/giulia-bench-api.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_http() { for _ in $(seq 1 300); do curl -fs "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "no answer from $1" >&2; return 1; }
+
+# wrk --latency output -> "rps p99"
+wrk_summary() {
+  awk '/Requests\/sec/ {rps=$2} $1=="99%" {p99=$2} END {print rps, p99}'
+}
+
+rows=()
+
+# ---- 1. knowledge/dependents ----
+proj=$tmp/proj
+mkdir -p "$proj/lib"
+printf 'defmodule Bench.MixProject do\n  use Mix.Project\n  def project, do: [app: :bench, version: "0.1.0"]\nend\n' >"$proj/mix.exs"
+for i in $(seq 0 $((MODULES - 1))); do
+  a=$(( i / 2 )); b=$(( i / 3 ))
+  {
+    printf 'defmodule Bench.M%04d do\n' "$i"
+    printf '  def run(x) do\n    if x > 0 do\n      Bench.M%04d.run(x - 1) + Bench.M%04d.step(x)\n    else\n      0\n    end\n  end\n' "$a" "$b"
+    printf '  def step(x), do: x * 2\nend\n'
+  } >"$proj/lib/m$i.ex"
+done
+wport=$(free_port)
+"$GIULIA" worker --listen "127.0.0.1:$wport" --data "$tmp/worker" 2>"$tmp/worker.log" &
+pids+=($!)
+wait_http "http://127.0.0.1:$wport/health"
+scan=$(curl -s -XPOST "http://127.0.0.1:$wport/api/index/scan" -d "{\"path\":\"$proj\"}")
+if echo "$scan" | grep -q '"summary"'; then
+  url="http://127.0.0.1:$wport/api/knowledge/dependents?module=Bench.M0001&path=$proj"
+  curl -fs "$url" >/dev/null
+  read -r rps p99 < <(wrk -t2 -c"$CONNS" -d"${DURATION}s" --latency "$url" | wrk_summary)
+  rows+=("| GET /api/knowledge/dependents ($MODULES modules) | wrk -t2 -c$CONNS -d${DURATION}s | $rps | $p99 |")
+else
+  rows+=("| GET /api/knowledge/dependents | skipped: static engine unavailable | - | - |")
+fi
+
+# ---- 2. runtime/pulse ----
+mport=$(free_port)
+"$GIULIA" monitor --listen "127.0.0.1:$mport" --worker "http://127.0.0.1:$wport" --data "$tmp/monitor" 2>"$tmp/monitor.log" &
+pids+=($!)
+wait_http "http://127.0.0.1:$mport/health"
+if curl -s "http://127.0.0.1:$mport/health" | grep -q '"observer":true'; then
+  node="bench$$@127.0.0.1"
+  cookie="benchcookie$$"
+  erl -name "$node" -setcookie "$cookie" -noshell -noinput \
+    -eval 'spawn(fun() -> L = fun Loop(N) -> _ = lists:seq(1, 3000), timer:sleep(2), Loop(N + 1) end, L(0) end).' &
+  pids+=($!)
+  for _ in $(seq 1 100); do epmd -names 2>/dev/null | grep -q "bench$$" && break; sleep 0.1; done
+  curl -fs -XPOST "http://127.0.0.1:$mport/api/monitor/observe/start" \
+    -d "{\"node\":\"$node\",\"cookie\":\"$cookie\",\"interval_ms\":1000}" >/dev/null
+  sleep 3
+  url="http://127.0.0.1:$mport/api/runtime/pulse?node=$node"
+  read -r rps p99 < <(wrk -t2 -c"$CONNS" -d"${DURATION}s" --latency "$url" | wrk_summary)
+  rows+=("| GET /api/runtime/pulse (running observation) | wrk -t2 -c$CONNS -d${DURATION}s | $rps | $p99 |")
+  url="http://127.0.0.1:$mport/api/runtime/pulse?node=$node&fresh=true&window_ms=100"
+  read -r rps p99 < <(wrk -t2 -c4 -d"${DURATION}s" --latency "$url" | wrk_summary)
+  rows+=("| GET /api/runtime/pulse?fresh=true&window_ms=100 (live probe) | wrk -t2 -c4 -d${DURATION}s | $rps | $p99 |")
+  curl -fs -XPOST "http://127.0.0.1:$mport/api/monitor/observe/stop" -d "{\"node\":\"$node\"}" >/dev/null || true
+else
+  rows+=("| GET /api/runtime/pulse | skipped: observer unavailable | - | - |")
+fi
+
+# ---- 3. 20 observations at 1 s ----
+# A snapshot of realistic size: 3 top-10 process lists and 40 traced functions.
+python3 - "$tmp/snap.json" <<'EOF'
+import json, sys
+proc = lambda i: {"pid": "<0.%d.0>" % (100 + i), "registered_name": None,
+                  "initial_call": ":gen_server.init_it/6", "current_function": ":gen_server.loop/7",
+                  "module": "Bench.M%04d" % i, "reductions": 100000 - i, "cpu_share": 0.05,
+                  "memory_bytes": 143000, "message_queue_len": i}
+snap = {"version": 1, "session_id": "SID", "node": "bench@127.0.0.1", "seq": 0,
+        "timestamp_ms": 1764496229000, "window_ms": 1000, "otp_release": "25",
+        "schedulers_online": 2,
+        "scheduler_utilisation": {"total": 0.42, "per_scheduler": [0.51, 0.33]},
+        "run_queue": {"total": 0, "per_scheduler": [0, 0]},
+        "processes": {"count": 412, "limit": 262144}, "ports": {"count": 23, "limit": 65536},
+        "atoms": {"count": 21000, "limit": 1048576},
+        "ets": {"count": 41, "top": [{"name": "t%d" % i, "id": "#Ref<0.1.2.%d>" % i,
+                "owner_module": ":application_controller", "size": 120, "memory_bytes": 18000}
+                for i in range(5)]},
+        "memory": {"total": 61234567, "processes": 12000000, "processes_used": 11900000,
+                   "system": 49000000, "atom": 500000, "binary": 900000, "code": 12000000,
+                   "ets": 1500000},
+        "reductions": {"delta": 1234567, "per_second": 1234567.0},
+        "gc": {"count": 120, "words_reclaimed": 450000},
+        "io": {"input_bytes": 1024, "output_bytes": 2048},
+        "top_processes": {k: [proc(i) for i in range(10)]
+                          for k in ("reductions", "memory", "message_queue")},
+        "trace": {"modules": ["Bench.M0001"], "window_ms": 1000,
+                  "calls": [{"module": "Bench.M%04d" % i, "function": "run", "arity": 1,
+                             "count": 1000 + i} for i in range(40)]},
+        "errors": []}
+open(sys.argv[1], "w").write(json.dumps(snap))
+EOF
+snap_bytes=$(wc -c <"$tmp/snap.json")
+observer() {
+  local id=$1 out=$2
+  for seq in $(seq 0 $((SECONDS_INGEST - 1))); do
+    local start end
+    start=$(date +%s%N)
+    sed -e "s/\"SID\"/\"bench-$id\"/" -e "s/\"seq\": 0/\"seq\": $seq/" "$tmp/snap.json" |
+      curl -s -o /dev/null -w '%{http_code} %{time_total}\n' -XPOST \
+        "http://127.0.0.1:$wport/api/runtime/ingest" --data-binary @- >>"$out"
+    end=$(date +%s%N)
+    local left=$(( 1000000000 - (end - start) ))
+    [ "$left" -gt 0 ] && sleep "0.$(printf '%09d' "$left")"
+  done
+}
+for i in $(seq 1 20); do observer "$i" "$tmp/ingest-$i.txt" & done
+wait_list=$(jobs -p | tr '\n' ' ')
+for p in $wait_list; do
+  case " ${pids[*]} " in *" $p "*) ;; *) wait "$p" ;; esac
+done
+cat "$tmp"/ingest-*.txt >"$tmp/ingest.txt"
+total=$(wc -l <"$tmp/ingest.txt")
+ok=$(awk '$1==200' "$tmp/ingest.txt" | wc -l)
+lat=$(awk '{print $2 * 1000}' "$tmp/ingest.txt" | sort -n |
+  awk '{a[NR]=$1} END {printf "p50 %.1f ms, p99 %.1f ms, max %.1f ms", a[int(NR*0.5)], a[int(NR*0.99)], a[NR]}')
+stored=$(curl -s "http://127.0.0.1:$wport/api/runtime/observations?limit=100" |
+  python3 -c 'import json,sys; print(sum(o["snapshots"] for o in json.load(sys.stdin)["observations"] if o["session_id"].startswith("bench-")))')
+rows+=("| POST /api/runtime/ingest, 20 observations at 1 s for ${SECONDS_INGEST} s (${snap_bytes} B snapshots) | curl loops | $ok/$total acknowledged, $stored stored | $lat |")
+
+# ---- 4. ingest ceiling ----
+cat >"$tmp/ingest.lua" <<EOF
+local f = io.open("$tmp/snap.json"); local body = f:read("*a"); f:close()
+local counter = 0
+local tid = 0
+setup = function(thread) tid = tid + 1; thread:set("tid", tid) end
+request = function()
+  counter = counter + 1
+  local b = body:gsub('"SID"', '"ceiling-' .. tid .. '"'):gsub('"seq": 0', '"seq": ' .. counter)
+  return wrk.format("POST", "/api/runtime/ingest", {["Content-Type"] = "application/json"}, b)
+end
+EOF
+read -r rps p99 < <(wrk -t2 -c8 -d"${DURATION}s" --latency -s "$tmp/ingest.lua" "http://127.0.0.1:$wport" | wrk_summary)
+rows+=("| POST /api/runtime/ingest ceiling (unique snapshots, fsync per commit) | wrk -t2 -c8 -d${DURATION}s | $rps | $p99 |")
+
+echo
+echo "| what | load | requests/s (or result) | p99 latency |"
+echo "|---|---|---|---|"
+for r in "${rows[@]}"; do echo "$r"; done

@@ -1,0 +1,101 @@
+/*
+ * http.h - the HTTP server shared by the worker and the monitor: a thin layer
+ * over libmicrohttpd that owns the listening socket, authentication, body
+ * caps, routing and JSON responses, so that route handlers only see a parsed
+ * request and return a JSON value.
+ *
+ * Invariants:
+ *  - every response is JSON; every error is `{"error": "..."}` with a 4xx/5xx
+ *    status, and handlers never see a request that failed authentication,
+ *    exceeded the body cap or named an unknown route or method;
+ *  - a server bound to anything but a loopback address refuses to start
+ *    without a token; with a token, every request needs
+ *    `Authorization: Bearer TOKEN` (compared in constant time);
+ *  - bodies are held in memory up to `body_limit` bytes and rejected with 413
+ *    beyond it, before the rest is read.
+ *
+ * Thread-safety: handlers run concurrently on the server's thread pool; the
+ * server object itself is driven from one thread (start/stop).
+ */
+#ifndef GIULIA_API_HTTP_H
+#define GIULIA_API_HTTP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define API_BODY_LIMIT_DEFAULT (1024 * 1024)
+#define API_PATH_PARAM_MAX     4096
+
+/* One request as handlers see it. All pointers are borrowed for the call. */
+struct api_request {
+	const char *method;     /* "GET", "POST", ... */
+	const char *path;       /* URL path without the query string */
+	const char *path_param; /* the value of a `:name` segment of the route, or NULL */
+	json_t *body;           /* parsed JSON body for POST routes, or NULL */
+	void *connection;       /* internal: the libmicrohttpd connection */
+};
+
+/* Returns the decoded query parameter `name`, or NULL when absent. Values that
+ * are not valid UTF-8 or longer than API_PATH_PARAM_MAX are reported absent
+ * through *invalid (set true) so that the handler can refuse them. */
+const char *api_request_query(const struct api_request *req, const char *name, bool *invalid);
+
+/* A handler sets *status (preset to 200) and returns the response body, whose
+ * ownership passes to the server; errors return api_error(). NULL gives a 500. */
+typedef json_t *(*api_handler_fn)(void *ctx, const struct api_request *req, int *status);
+
+struct api_route {
+	const char *method;  /* "GET" or "POST" */
+	const char *pattern; /* "/api/runtime/profile/:id": one trailing `:name` segment at most */
+	api_handler_fn handler;
+	bool wants_body; /* POST with a JSON object body (required) */
+};
+
+struct api_server_config {
+	const char *listen;             /* "ADDR:PORT"; ADDR an IPv4 address or "localhost" */
+	const char *token;              /* NULL or "": no authentication (loopback only) */
+	size_t body_limit;              /* 0: API_BODY_LIMIT_DEFAULT */
+	int connection_timeout;         /* seconds an idle or slow connection may last; 0: 30 */
+	int connection_limit;           /* concurrent connections; 0: 4096 */
+	const char *name;               /* for logs: "worker", "monitor" */
+	const struct api_route *routes; /* terminated by a route whose method is NULL */
+	void *ctx;                      /* passed to every handler */
+};
+
+struct api_server;
+
+/* Parses "ADDR:PORT" into a dotted IPv4 address and a port; "localhost" gives
+ * 127.0.0.1. Returns 0 or GI_EINVAL. */
+int api_listen_parse(const char *listen, char addr[64], int *port);
+
+/* Starts listening and serving. Fails with GI_EINVAL for a bad address,
+ * GI_EDENIED for a non-loopback address without a token, GI_EIO when the
+ * port cannot be bound. *out: free with api_server_stop(). */
+int api_server_start(const struct api_server_config *cfg, struct api_server **out);
+
+/* The port the server listens on (useful after asking for port 0). */
+int api_server_port(const struct api_server *s);
+
+/* Stops accepting connections, lets the requests in flight finish (waiting up
+ * to `grace_ms`), then stops the threads and frees the server. NULL does
+ * nothing. */
+void api_server_stop(struct api_server *s, int grace_ms);
+
+/* Builds the error response of a handler: sets *status and returns
+ * {"error": message} (caller owns it). */
+json_t *api_error(int *status, int http_status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Maps a GI_E* code to an HTTP status (GI_EINVAL 400, GI_ENOTFOUND 404, ...). */
+int api_status_for(int gi_error);
+
+/* Field helpers for handlers: fetch a member of the body with a type check.
+ * They return 0, or GI_EINVAL after filling *err (a JSON error response with
+ * *status 400) when the field is missing (required) or of the wrong type. */
+int api_body_string(const struct api_request *req, const char *field, bool required,
+                    const char **out, json_t **err, int *status);
+int api_body_int(const struct api_request *req, const char *field, bool required, long long min,
+                 long long max, long long *out, json_t **err, int *status);
+
+#endif

@@ -1,0 +1,940 @@
+/*
+ * monitor.c - the monitor daemon's routes (see monitor.h, docs/API.md).
+ *
+ * State per node (under `lock`): the cookie given to /api/runtime/connect,
+ * the latest snapshot of its observation, and a bounded history of compact
+ * points (HISTORY_MAX) from which history, trend and alerts are computed.
+ * The observer's callbacks feed both the history and the pusher; they run on
+ * the observer's thread and only copy and queue, never block on the network.
+ *
+ * Trend: per metric, a least-squares line over the points of the window;
+ * change_pct is the line's rise over the window relative to the mean, and a
+ * metric is "rising" above +10 %, "falling" below -10 %, else "stable".
+ * Alerts: fixed thresholds on the latest snapshot plus growth rules on the
+ * trend; both are listed in docs/API.md.
+ */
+#include "api/monitor.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/client.h"
+#include "api/http.h"
+#include "api/pusher.h"
+#include "api/worker.h"
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/map.h"
+#include "base/str.h"
+#include "observe/observe.h"
+
+#define HISTORY_MAX       720
+#define NODE_NAME_MAX     256
+#define COOKIE_MAX        255
+#define TRACE_MODULES_MAX 64
+#define STOP_WAIT_MS      60000
+#define SHUTDOWN_GRACE_MS 15000
+#define FLUSH_MS          10000
+#define PULSE_WINDOW_MS   500
+#define TREND_THRESHOLD   10.0
+
+struct node_state {
+	char *cookie; /* from /api/runtime/connect, or NULL */
+	json_t *last; /* latest snapshot of an observation, or NULL */
+	json_t *points;
+};
+
+struct api_monitor {
+	struct api_server *server;
+	struct obs_manager *manager; /* NULL when the observer is not in this build */
+	int manager_rc;
+	struct api_pusher *pusher;
+	char *worker_url;
+	char *worker_token;
+	int64_t started_ms;
+	pthread_mutex_t lock;
+	struct gi_map nodes; /* node name -> struct node_state* */
+};
+
+/* ---- node state ---- */
+
+static struct node_state *node_get(struct api_monitor *m, const char *node, bool create)
+{
+	struct node_state *ns = gi_map_get(&m->nodes, node);
+	if (!ns && create) {
+		ns = gi_calloc(1, sizeof(*ns));
+		ns->points = json_array();
+		gi_map_put(&m->nodes, node, ns);
+	}
+	return ns;
+}
+
+static void node_free(struct node_state *ns)
+{
+	if (!ns)
+		return;
+	if (ns->cookie) {
+		memset(ns->cookie, 0, strlen(ns->cookie));
+		gi_free(ns->cookie);
+	}
+	json_decref(ns->last);
+	json_decref(ns->points);
+	gi_free(ns);
+}
+
+static double num_at(json_t *o, const char *a, const char *b)
+{
+	json_t *v = json_object_get(o, a);
+	if (b)
+		v = json_object_get(v, b);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static json_t *num_json(double x)
+{
+	return isnan(x) ? json_null() : json_real(x);
+}
+
+static double max_message_queue(json_t *snap)
+{
+	json_t *procs = json_object_get(json_object_get(snap, "top_processes"), "message_queue");
+	double best = NAN;
+	size_t i;
+	json_t *p;
+	json_array_foreach(procs, i, p)
+	{
+		double q = num_at(p, "message_queue_len", NULL);
+		if (!isnan(q) && (isnan(best) || q > best))
+			best = q;
+	}
+	return best;
+}
+
+static const char *const METRICS[] = {
+    "scheduler_utilisation", "run_queue",     "processes",  "memory_total",
+    "memory_processes",      "memory_binary", "memory_ets", "reductions_per_second",
+    "max_message_queue",     "atoms",         "ets_tables", NULL,
+};
+
+/* The compact history point of a snapshot. */
+static json_t *point_of(json_t *snap)
+{
+	json_t *p = json_object();
+	json_object_set(p, "timestamp_ms", json_object_get(snap, "timestamp_ms"));
+	json_object_set(p, "seq", json_object_get(snap, "seq"));
+	json_object_set_new(p, "scheduler_utilisation",
+	                    num_json(num_at(snap, "scheduler_utilisation", "total")));
+	json_object_set_new(p, "run_queue", num_json(num_at(snap, "run_queue", "total")));
+	json_object_set_new(p, "processes", num_json(num_at(snap, "processes", "count")));
+	json_object_set_new(p, "memory_total", num_json(num_at(snap, "memory", "total")));
+	json_object_set_new(p, "memory_processes", num_json(num_at(snap, "memory", "processes")));
+	json_object_set_new(p, "memory_binary", num_json(num_at(snap, "memory", "binary")));
+	json_object_set_new(p, "memory_ets", num_json(num_at(snap, "memory", "ets")));
+	json_object_set_new(p, "reductions_per_second",
+	                    num_json(num_at(snap, "reductions", "per_second")));
+	json_object_set_new(p, "max_message_queue", num_json(max_message_queue(snap)));
+	json_object_set_new(p, "atoms", num_json(num_at(snap, "atoms", "count")));
+	json_object_set_new(p, "ets_tables", num_json(num_at(snap, "ets", "count")));
+	return p;
+}
+
+/* Records a snapshot in the node's history (takes no ownership). */
+static void history_add(struct api_monitor *m, json_t *snap)
+{
+	const char *node = json_string_value(json_object_get(snap, "node"));
+	if (!node)
+		return;
+	json_t *point = point_of(snap);
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node_get(m, node, true);
+	json_decref(ns->last);
+	ns->last = json_deep_copy(snap);
+	json_array_append_new(ns->points, point);
+	while (json_array_size(ns->points) > HISTORY_MAX)
+		json_array_remove(ns->points, 0);
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
+{
+	(void)session_id;
+	struct api_monitor *m = ctx;
+	history_add(m, snapshot);
+	api_pusher_push(m->pusher, API_PUSH_INGEST, snapshot);
+}
+
+static void on_end(void *ctx, const char *session_id, json_t *finalize)
+{
+	struct api_monitor *m = ctx;
+	gi_log_info("monitor", "observation %s ended (%s)", session_id,
+	            json_string_value(json_object_get(finalize, "status")));
+	api_pusher_push(m->pusher, API_PUSH_FINALIZE, finalize);
+}
+
+/* ---- helpers ---- */
+
+static json_t *gi_error_response(int *status, int rc, const char *what)
+{
+	return api_error(status, api_status_for(rc), "%s: %s", what, gi_strerror(rc));
+}
+
+static json_t *observer_missing(int *status)
+{
+	return api_error(status, 501, "the runtime observer is not available in this build (%s)",
+	                 gi_strerror(GI_EUNSUPPORTED));
+}
+
+static bool node_name_valid(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n > NODE_NAME_MAX || !strchr(s, '@'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || s[i] == '\'' || s[i] == '"')
+			return false;
+	return true;
+}
+
+static const char *query_node(const struct api_request *req, json_t **err, int *status)
+{
+	bool invalid = false;
+	const char *node = api_request_query(req, "node", &invalid);
+	if (!node || invalid || !node_name_valid(node)) {
+		*err =
+		    api_error(status, 400, "node parameter required: a node name like name@host");
+		return NULL;
+	}
+	return node;
+}
+
+/* A copy of the node's stored cookie (caller frees and wipes), or NULL. */
+static char *cookie_for(struct api_monitor *m, const char *node)
+{
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node_get(m, node, false);
+	char *c = ns && ns->cookie ? gi_strdup(ns->cookie) : NULL;
+	pthread_mutex_unlock(&m->lock);
+	return c;
+}
+
+static void cookie_wipe_free(char *c)
+{
+	if (c) {
+		memset(c, 0, strlen(c));
+		gi_free(c);
+	}
+}
+
+static bool session_running(struct api_monitor *m, const char *node, char **session_id)
+{
+	if (session_id)
+		*session_id = NULL;
+	if (!m->manager)
+		return false;
+	json_t *st = obs_manager_status(m->manager);
+	size_t i;
+	json_t *s;
+	bool found = false;
+	json_array_foreach(st, i, s)
+	{
+		const char *n = json_string_value(json_object_get(s, "node"));
+		if (n && strcmp(n, node) == 0) {
+			found = true;
+			if (session_id)
+				*session_id =
+				    gi_strdup(json_string_value(json_object_get(s, "session_id")));
+			break;
+		}
+	}
+	json_decref(st);
+	return found;
+}
+
+/* The current snapshot of `node`: the latest of its running observation
+ * unless `fresh`, else a live pulse. */
+static int current_snapshot(struct api_monitor *m, const struct api_request *req, const char *node,
+                            json_t **out, json_t **err, int *status)
+{
+	*out = NULL;
+	bool invalid = false;
+	const char *fresh = api_request_query(req, "fresh", &invalid);
+	bool want_fresh = fresh && strcmp(fresh, "true") == 0;
+	if (!want_fresh && session_running(m, node, NULL)) {
+		pthread_mutex_lock(&m->lock);
+		struct node_state *ns = node_get(m, node, false);
+		if (ns && ns->last)
+			*out = json_incref(ns->last);
+		pthread_mutex_unlock(&m->lock);
+		if (*out)
+			return 0;
+	}
+	int window = PULSE_WINDOW_MS;
+	const char *w = api_request_query(req, "window_ms", &invalid);
+	int64_t wv;
+	if (invalid || (w && gi_parse_int64(w, 10, 60000, &wv) != 0)) {
+		*err = api_error(status, 400, "window_ms must be an integer between 10 and 60000");
+		return GI_EINVAL;
+	}
+	if (w)
+		window = (int)wv;
+	char *cookie = cookie_for(m, node);
+	struct obs_target t = {node, cookie, 0};
+	int rc = obs_pulse(&t, window, OBS_TOP_DEFAULT, out);
+	cookie_wipe_free(cookie);
+	if (rc == GI_EUNSUPPORTED) {
+		*err = observer_missing(status);
+		return rc;
+	}
+	if (rc) {
+		*err = api_error(status, api_status_for(rc), "pulse of %.256s: %s", node,
+		                 gi_strerror(rc));
+		return rc;
+	}
+	return 0;
+}
+
+/* ---- routes ---- */
+
+static json_t *route_health(void *ctx, const struct api_request *req, int *status)
+{
+	(void)req;
+	(void)status;
+	struct api_monitor *m = ctx;
+	json_t *h =
+	    json_pack("{s:s, s:s, s:I, s:b, s:o}", "status", "ok", "role", "monitor", "uptime_ms",
+	              (json_int_t)(gi_clock_mono_ms() - m->started_ms), "observer",
+	              m->manager != NULL, "delivery", api_pusher_stats(m->pusher));
+	return h;
+}
+
+static json_t *route_connect(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL;
+	const char *node, *cookie;
+	if (api_body_string(req, "node", true, &node, &err, status) ||
+	    api_body_string(req, "cookie", false, &cookie, &err, status))
+		return err;
+	if (!node_name_valid(node))
+		return api_error(status, 400, "node must be a node name like name@host");
+	if (cookie && (strlen(cookie) > COOKIE_MAX || !cookie[0]))
+		return api_error(status, 400, "cookie must be 1-255 characters");
+	struct obs_target t = {node, cookie, 0};
+	json_t *snap = NULL;
+	int rc = obs_pulse(&t, 50, 1, &snap);
+	if (rc == GI_EUNSUPPORTED)
+		return observer_missing(status);
+	if (rc)
+		return api_error(status, api_status_for(rc), "cannot connect to %.256s: %s", node,
+		                 gi_strerror(rc));
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node_get(m, node, true);
+	cookie_wipe_free(ns->cookie);
+	ns->cookie = cookie ? gi_strdup(cookie) : NULL;
+	pthread_mutex_unlock(&m->lock);
+	json_t *resp = json_pack("{s:s, s:b, s:O?, s:O?}", "node", node, "connected", 1,
+	                         "otp_release", json_object_get(snap, "otp_release"),
+	                         "schedulers_online", json_object_get(snap, "schedulers_online"));
+	json_decref(snap);
+	return resp;
+}
+
+static json_t *route_pulse(void *ctx, const struct api_request *req, int *status)
+{
+	json_t *err = NULL, *snap = NULL;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	if (current_snapshot(ctx, req, node, &snap, &err, status))
+		return err;
+	return snap;
+}
+
+static json_t *route_top_processes(void *ctx, const struct api_request *req, int *status)
+{
+	json_t *err = NULL, *snap = NULL;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	bool invalid = false;
+	const char *metric = api_request_query(req, "metric", &invalid);
+	if (!metric)
+		metric = "reductions";
+	if (strcmp(metric, "reductions") != 0 && strcmp(metric, "memory") != 0 &&
+	    strcmp(metric, "message_queue") != 0)
+		return api_error(status, 400, "metric must be reductions, memory or message_queue");
+	if (current_snapshot(ctx, req, node, &snap, &err, status))
+		return err;
+	json_t *list = json_object_get(json_object_get(snap, "top_processes"), metric);
+	json_t *resp = json_pack("{s:s, s:s, s:O?, s:O}", "node", node, "metric", metric,
+	                         "timestamp_ms", json_object_get(snap, "timestamp_ms"), "processes",
+	                         list ? list : json_array());
+	json_decref(snap);
+	return resp;
+}
+
+static int cmp_reductions_desc(const void *a, const void *b)
+{
+	double x = num_at(*(json_t *const *)a, "reductions", NULL);
+	double y = num_at(*(json_t *const *)b, "reductions", NULL);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int cmp_count_desc(const void *a, const void *b)
+{
+	double x = num_at(*(json_t *const *)a, "count", NULL);
+	double y = num_at(*(json_t *const *)b, "count", NULL);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Sorts a JSON array in place with `cmp` over its elements. */
+static void json_array_sort(json_t *arr, int (*cmp)(const void *, const void *))
+{
+	size_t n = json_array_size(arr);
+	json_t **v = gi_calloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(arr, i));
+	qsort(v, n, sizeof(*v), cmp);
+	json_array_clear(arr);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	gi_free(v);
+}
+
+/* Modules ranked by the reductions of the processes attributed to them. */
+static json_t *hot_modules(json_t *snap)
+{
+	json_t *by_module = json_object();
+	json_t *procs = json_object_get(json_object_get(snap, "top_processes"), "reductions");
+	size_t i;
+	json_t *p;
+	json_array_foreach(procs, i, p)
+	{
+		const char *mod = json_string_value(json_object_get(p, "module"));
+		if (!mod)
+			mod = "(unknown)";
+		json_t *e = json_object_get(by_module, mod);
+		if (!e) {
+			e = json_pack("{s:s, s:f, s:f, s:f, s:i}", "module", mod, "reductions", 0.0,
+			              "cpu_share", 0.0, "memory_bytes", 0.0, "processes", 0);
+			json_object_set_new(by_module, mod, e);
+		}
+		const char *keys[] = {"reductions", "cpu_share", "memory_bytes"};
+		for (int k = 0; k < 3; k++) {
+			double add = num_at(p, keys[k], NULL);
+			if (!isnan(add))
+				json_object_set_new(e, keys[k],
+				                    json_real(num_at(e, keys[k], NULL) + add));
+		}
+		json_object_set_new(
+		    e, "processes",
+		    json_integer(json_integer_value(json_object_get(e, "processes")) + 1));
+	}
+	json_t *arr = json_array();
+	const char *k;
+	json_t *v;
+	json_object_foreach(by_module, k, v) json_array_append(arr, v);
+	json_decref(by_module);
+	json_array_sort(arr, cmp_reductions_desc);
+	return arr;
+}
+
+static json_t *route_hot_spots(void *ctx, const struct api_request *req, int *status)
+{
+	json_t *err = NULL, *snap = NULL;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	if (current_snapshot(ctx, req, node, &snap, &err, status))
+		return err;
+	json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
+	json_t *functions = calls ? json_deep_copy(calls) : json_array();
+	json_array_sort(functions, cmp_count_desc);
+	while (json_array_size(functions) > 20)
+		json_array_remove(functions, json_array_size(functions) - 1);
+	json_t *resp =
+	    json_pack("{s:s, s:O?, s:O?, s:o, s:o}", "node", node, "timestamp_ms",
+	              json_object_get(snap, "timestamp_ms"), "scheduler_utilisation",
+	              json_object_get(json_object_get(snap, "scheduler_utilisation"), "total"),
+	              "modules", hot_modules(snap), "functions", functions);
+	json_decref(snap);
+	return resp;
+}
+
+/* A copy of the node's history points (newest last), or NULL when none. */
+static json_t *history_copy(struct api_monitor *m, const char *node, int limit)
+{
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node_get(m, node, false);
+	json_t *out = NULL;
+	if (ns && json_array_size(ns->points) > 0) {
+		size_t n = json_array_size(ns->points);
+		size_t from = limit > 0 && (size_t)limit < n ? n - (size_t)limit : 0;
+		out = json_array();
+		for (size_t i = from; i < n; i++)
+			json_array_append_new(out, json_deep_copy(json_array_get(ns->points, i)));
+	}
+	pthread_mutex_unlock(&m->lock);
+	return out;
+}
+
+static int query_limit(const struct api_request *req, int *limit, json_t **err, int *status)
+{
+	bool invalid = false;
+	const char *v = api_request_query(req, "limit", &invalid);
+	int64_t x;
+	*limit = 0;
+	if (invalid || (v && gi_parse_int64(v, 1, HISTORY_MAX, &x) != 0)) {
+		*err = api_error(status, 400, "limit must be an integer between 1 and %d",
+		                 HISTORY_MAX);
+		return GI_EINVAL;
+	}
+	if (v)
+		*limit = (int)x;
+	return 0;
+}
+
+static json_t *route_history(void *ctx, const struct api_request *req, int *status)
+{
+	json_t *err = NULL;
+	int limit;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	if (query_limit(req, &limit, &err, status))
+		return err;
+	json_t *points = history_copy(ctx, node, limit);
+	return json_pack("{s:s, s:o}", "node", node, "points", points ? points : json_array());
+}
+
+/* The trend of one metric over `points` (see the file comment). */
+static json_t *metric_trend(json_t *points, const char *metric)
+{
+	double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, mn = INFINITY, mx = -INFINITY;
+	double first = NAN, last = NAN, t0 = NAN, t1 = NAN;
+	size_t i;
+	json_t *p;
+	json_array_foreach(points, i, p)
+	{
+		double y = num_at(p, metric, NULL);
+		double t = num_at(p, "timestamp_ms", NULL);
+		if (isnan(y) || isnan(t))
+			continue;
+		if (isnan(t0))
+			t0 = t;
+		double x = (t - t0) / 60000.0; /* minutes */
+		if (isnan(first))
+			first = y;
+		last = y;
+		t1 = t;
+		n++;
+		sx += x;
+		sy += y;
+		sxx += x * x;
+		sxy += x * y;
+		mn = y < mn ? y : mn;
+		mx = y > mx ? y : mx;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "points", json_integer((json_int_t)n));
+	if (n < 2 || t1 <= t0) {
+		json_object_set_new(o, "direction", json_string("insufficient_data"));
+		json_object_set_new(o, "last", num_json(last));
+		return o;
+	}
+	double mean = sy / n;
+	double denom = n * sxx - sx * sx;
+	double slope = denom != 0 ? (n * sxy - sx * sy) / denom : 0;
+	double span_min = (t1 - t0) / 60000.0;
+	double base = fabs(mean) > 1e-9 ? fabs(mean) : 1e-9;
+	double change_pct = slope * span_min / base * 100.0;
+	if (fabs(mean) <= 1e-9 && fabs(slope) <= 1e-12)
+		change_pct = 0;
+	const char *dir = change_pct > TREND_THRESHOLD    ? "rising"
+	                  : change_pct < -TREND_THRESHOLD ? "falling"
+	                                                  : "stable";
+	json_object_set_new(o, "first", json_real(first));
+	json_object_set_new(o, "last", json_real(last));
+	json_object_set_new(o, "min", json_real(mn));
+	json_object_set_new(o, "max", json_real(mx));
+	json_object_set_new(o, "mean", json_real(mean));
+	json_object_set_new(o, "slope_per_minute", json_real(slope));
+	json_object_set_new(o, "change_pct", json_real(change_pct));
+	json_object_set_new(o, "direction", json_string(dir));
+	return o;
+}
+
+static json_t *trend_of(json_t *points)
+{
+	json_t *metrics = json_object();
+	for (size_t i = 0; METRICS[i]; i++)
+		json_object_set_new(metrics, METRICS[i], metric_trend(points, METRICS[i]));
+	return metrics;
+}
+
+static json_t *route_trend(void *ctx, const struct api_request *req, int *status)
+{
+	json_t *err = NULL;
+	int limit;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	if (query_limit(req, &limit, &err, status))
+		return err;
+	json_t *points = history_copy(ctx, node, limit);
+	if (!points)
+		return api_error(status, 404,
+		                 "no history for %.256s: start an observation of the node first",
+		                 node);
+	double t0 = num_at(json_array_get(points, 0), "timestamp_ms", NULL);
+	double t1 =
+	    num_at(json_array_get(points, json_array_size(points) - 1), "timestamp_ms", NULL);
+	json_t *resp = json_pack("{s:s, s:I, s:o, s:f, s:o}", "node", node, "points",
+	                         (json_int_t)json_array_size(points), "window_ms",
+	                         num_json(isnan(t1 - t0) ? NAN : t1 - t0), "threshold_pct",
+	                         TREND_THRESHOLD, "metrics", trend_of(points));
+	json_decref(points);
+	return resp;
+}
+
+static void alert_add(json_t *alerts, const char *severity, const char *metric, double value,
+                      double threshold, const char *message)
+{
+	json_array_append_new(alerts, json_pack("{s:s, s:s, s:f, s:f, s:s}", "severity", severity,
+	                                        "metric", metric, "value", value, "threshold",
+	                                        threshold, "message", message));
+}
+
+/* Alerts when value >= warn (or >= crit). */
+static void alert_level(json_t *alerts, const char *metric, double value, double warn, double crit,
+                        const char *what)
+{
+	if (isnan(value) || value < warn)
+		return;
+	char msg[256];
+	bool critical = value >= crit;
+	snprintf(msg, sizeof(msg), "%s is %.4g (%s threshold %.4g)", what, value,
+	         critical ? "critical" : "warning", critical ? crit : warn);
+	alert_add(alerts, critical ? "critical" : "warning", metric, value, critical ? crit : warn,
+	          msg);
+}
+
+static void alert_ratio(json_t *alerts, json_t *snap, const char *key, const char *what)
+{
+	double count = num_at(snap, key, "count"), limit = num_at(snap, key, "limit");
+	if (isnan(count) || isnan(limit) || limit <= 0)
+		return;
+	alert_level(alerts, key, count / limit, 0.8, 0.9, what);
+}
+
+static json_t *alerts_of(json_t *snap, json_t *points)
+{
+	json_t *alerts = json_array();
+	alert_level(alerts, "scheduler_utilisation", num_at(snap, "scheduler_utilisation", "total"),
+	            0.75, 0.9, "scheduler utilisation");
+	double sched = num_at(snap, "schedulers_online", NULL);
+	if (!isnan(sched) && sched > 0)
+		alert_level(alerts, "run_queue", num_at(snap, "run_queue", "total"), 2 * sched,
+		            4 * sched, "run queue length");
+	alert_level(alerts, "max_message_queue", max_message_queue(snap), 1000, 10000,
+	            "longest process message queue");
+	alert_ratio(alerts, snap, "processes", "process count / limit");
+	alert_ratio(alerts, snap, "atoms", "atom count / limit");
+	alert_ratio(alerts, snap, "ports", "port count / limit");
+	if (points && json_array_size(points) >= 5) {
+		json_t *mem = metric_trend(points, "memory_total");
+		double change = num_at(mem, "change_pct", NULL);
+		if (!isnan(change) && change > 20.0) {
+			char msg[256];
+			snprintf(msg, sizeof(msg),
+			         "memory grew %.1f%% over the history window: a leak or a growing "
+			         "cache?",
+			         change);
+			alert_add(alerts, "warning", "memory_total", change, 20.0, msg);
+		}
+		json_decref(mem);
+		json_t *q = metric_trend(points, "max_message_queue");
+		double qchange = num_at(q, "change_pct", NULL), qlast = num_at(q, "last", NULL);
+		if (!isnan(qchange) && qchange > 50.0 && !isnan(qlast) && qlast >= 100) {
+			alert_add(alerts, "warning", "max_message_queue", qlast, 100,
+			          "a message queue keeps growing: a consumer is falling behind");
+		}
+		json_decref(q);
+	}
+	return alerts;
+}
+
+static json_t *route_alerts(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL, *snap = NULL;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node_get(m, node, false);
+	if (ns && ns->last)
+		snap = json_incref(ns->last);
+	pthread_mutex_unlock(&m->lock);
+	if (!snap && current_snapshot(m, req, node, &snap, &err, status))
+		return err;
+	json_t *points = history_copy(m, node, 0);
+	json_t *resp =
+	    json_pack("{s:s, s:O?, s:o}", "node", node, "timestamp_ms",
+	              json_object_get(snap, "timestamp_ms"), "alerts", alerts_of(snap, points));
+	json_decref(points);
+	json_decref(snap);
+	return resp;
+}
+
+/* trace_modules: an array of module names, or a comma-separated string. */
+static int trace_modules_parse(json_t *v, const char ***out, json_t **err, int *status)
+{
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	const char **mods = gi_calloc(TRACE_MODULES_MAX + 1, sizeof(*mods));
+	size_t n = 0, i;
+	json_t *x;
+	if (!json_is_array(v) || json_array_size(v) > TRACE_MODULES_MAX) {
+		gi_free(mods);
+		*err = api_error(status, 400, "trace_modules must be an array of at most %d names",
+		                 TRACE_MODULES_MAX);
+		return GI_EINVAL;
+	}
+	json_array_foreach(v, i, x)
+	{
+		if (!json_is_string(x) || json_string_length(x) == 0 ||
+		    json_string_length(x) > 255) {
+			gi_free(mods);
+			*err = api_error(status, 400, "trace_modules must hold module names");
+			return GI_EINVAL;
+		}
+		mods[n++] = json_string_value(x);
+	}
+	*out = mods;
+	return 0;
+}
+
+static json_t *route_observe_start(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL;
+	const char *node, *cookie, *project;
+	long long interval = OBS_INTERVAL_DEFAULT_MS, top = OBS_TOP_DEFAULT;
+	if (api_body_string(req, "node", true, &node, &err, status) ||
+	    api_body_string(req, "cookie", false, &cookie, &err, status) ||
+	    api_body_string(req, "project", false, &project, &err, status) ||
+	    api_body_int(req, "interval_ms", false, OBS_INTERVAL_MIN_MS, 3600000, &interval, &err,
+	                 status) ||
+	    api_body_int(req, "top_n", false, 1, 1000, &top, &err, status))
+		return err;
+	if (!node_name_valid(node))
+		return api_error(status, 400, "node must be a node name like name@host");
+	if (cookie && (!cookie[0] || strlen(cookie) > COOKIE_MAX))
+		return api_error(status, 400, "cookie must be 1-255 characters");
+	if (project && project[0] != '/')
+		return api_error(status, 400, "project must be an absolute path");
+	const char **mods = NULL;
+	if (trace_modules_parse(json_object_get(req->body, "trace_modules"), &mods, &err, status))
+		return err;
+	if (!m->manager) {
+		gi_free(mods);
+		return observer_missing(status);
+	}
+	char *stored = cookie ? NULL : cookie_for(m, node);
+	struct obs_session_config cfg = {
+	    node, cookie ? cookie : stored, (int)interval, (int)top, mods, project};
+	char *session_id = NULL;
+	int rc = obs_session_start(m->manager, &cfg, &session_id);
+	cookie_wipe_free(stored);
+	json_t *resp;
+	if (rc == GI_EEXIST)
+		resp = api_error(status, 409, "an observation of %.256s is already running", node);
+	else if (rc)
+		resp = api_error(status, api_status_for(rc), "cannot observe %.256s: %s", node,
+		                 gi_strerror(rc));
+	else {
+		resp = json_pack("{s:s, s:s, s:I, s:O?, s:s?}", "session_id", session_id, "node",
+		                 node, "interval_ms", (json_int_t)interval, "trace_modules",
+		                 json_object_get(req->body, "trace_modules"), "project", project);
+		gi_log_info("monitor", "observing %s every %lld ms (session %s)", node, interval,
+		            session_id);
+	}
+	gi_free(mods);
+	gi_free(session_id);
+	return resp;
+}
+
+/* Fetches the stored profile from the worker, or NULL. */
+static json_t *profile_fetch(struct api_monitor *m, json_t *profile_id)
+{
+	if (!json_is_integer(profile_id))
+		return NULL;
+	char url[1024];
+	snprintf(url, sizeof(url), "%s/api/runtime/profile/%lld", m->worker_url,
+	         (long long)json_integer_value(profile_id));
+	struct api_call call = {"GET", url, NULL, m->worker_token, 30000};
+	int st = 0;
+	json_t *resp = NULL;
+	if (api_client_call(&call, &st, &resp) != 0 || st != 200) {
+		json_decref(resp);
+		return NULL;
+	}
+	json_t *p = json_incref(json_object_get(resp, "profile"));
+	json_decref(resp);
+	return p;
+}
+
+static json_t *route_observe_stop(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL;
+	const char *node;
+	long long wait = STOP_WAIT_MS;
+	if (api_body_string(req, "node", true, &node, &err, status) ||
+	    api_body_int(req, "wait_ms", false, 0, 600000, &wait, &err, status))
+		return err;
+	if (!node_name_valid(node))
+		return api_error(status, 400, "node must be a node name like name@host");
+	if (!m->manager)
+		return observer_missing(status);
+	char *session_id = NULL;
+	if (!session_running(m, node, &session_id) || !session_id) {
+		gi_free(session_id);
+		return api_error(status, 404, "no observation of %.256s is running", node);
+	}
+	int rc = obs_session_stop(m->manager, node);
+	if (rc) {
+		json_t *e = gi_error_response(status, rc, "stopping the observation");
+		gi_free(session_id);
+		return e;
+	}
+	json_t *fin = NULL;
+	rc = api_pusher_wait_finalize(m->pusher, session_id, (int)wait, &fin);
+	json_t *resp;
+	if (rc) {
+		*status = 202;
+		resp =
+		    json_pack("{s:s, s:s, s:b, s:s}", "session_id", session_id, "node", node,
+		              "queued", 1, "message",
+		              "the worker has not acknowledged the end yet; it is queued and will "
+		              "be delivered when the worker answers");
+	} else {
+		json_t *profile_id = json_object_get(fin, "profile_id");
+		json_t *profile = profile_fetch(m, profile_id);
+		resp =
+		    json_pack("{s:s, s:s, s:b, s:O, s:O?, s:O?, s:o?}", "session_id", session_id,
+		              "node", node, "queued", 0, "finalize", fin, "profile_id", profile_id,
+		              "snapshots", json_object_get(fin, "snapshots"), "profile", profile);
+	}
+	json_decref(fin);
+	gi_free(session_id);
+	return resp;
+}
+
+static json_t *route_observe_status(void *ctx, const struct api_request *req, int *status)
+{
+	(void)req;
+	(void)status;
+	struct api_monitor *m = ctx;
+	json_t *obs = m->manager ? obs_manager_status(m->manager) : json_array();
+	return json_pack("{s:o, s:o, s:b}", "observations", obs ? obs : json_array(), "delivery",
+	                 api_pusher_stats(m->pusher), "observer", m->manager != NULL);
+}
+
+static const struct api_route monitor_routes[] = {
+    {"GET", "/health", route_health, false},
+    {"POST", "/api/runtime/connect", route_connect, true},
+    {"GET", "/api/runtime/pulse", route_pulse, false},
+    {"GET", "/api/runtime/top_processes", route_top_processes, false},
+    {"GET", "/api/runtime/hot_spots", route_hot_spots, false},
+    {"GET", "/api/runtime/history", route_history, false},
+    {"GET", "/api/runtime/trend", route_trend, false},
+    {"GET", "/api/runtime/alerts", route_alerts, false},
+    {"POST", "/api/monitor/observe/start", route_observe_start, true},
+    {"POST", "/api/monitor/observe/stop", route_observe_stop, true},
+    {"GET", "/api/monitor/observe/status", route_observe_status, false},
+    {NULL, NULL, NULL, false},
+};
+
+int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor **out)
+{
+	*out = NULL;
+	struct api_monitor *m = gi_calloc(1, sizeof(*m));
+	m->started_ms = gi_clock_mono_ms();
+	pthread_mutex_init(&m->lock, NULL);
+	gi_map_init(&m->nodes);
+	m->worker_url = gi_strdup(cfg->worker_url ? cfg->worker_url : API_MONITOR_WORKER_DEFAULT);
+	m->worker_token = cfg->worker_token ? gi_strdup(cfg->worker_token) : NULL;
+	char *data = cfg->data_dir ? gi_strdup(cfg->data_dir) : api_default_data_dir(NULL);
+	int rc = 0;
+	if (!data) {
+		gi_log_error("monitor", "no data directory: set --data, XDG_DATA_HOME or HOME");
+		rc = GI_EINVAL;
+		goto fail;
+	}
+	struct gi_buf spool;
+	gi_buf_init(&spool, 0);
+	gi_buf_printf(&spool, "%s/monitor-spool", data);
+	struct api_pusher_config pc = {
+	    m->worker_url, m->worker_token, gi_buf_str(&spool), 0, 0, 0, 0};
+	rc = api_pusher_new(&pc, &m->pusher);
+	gi_buf_destroy(&spool);
+	gi_free(data);
+	if (rc)
+		goto fail;
+	struct obs_callbacks cb = {on_snapshot, on_end, m};
+	m->manager_rc = obs_manager_new(&cb, &m->manager);
+	if (m->manager_rc) {
+		m->manager = NULL;
+		gi_log_warn("monitor", "runtime observer unavailable: %s",
+		            gi_strerror(m->manager_rc));
+	}
+	struct api_server_config sc = {
+	    .listen = cfg->listen ? cfg->listen : API_MONITOR_LISTEN_DEFAULT,
+	    .token = cfg->token,
+	    .body_limit = cfg->body_limit,
+	    .name = "monitor",
+	    .routes = monitor_routes,
+	    .ctx = m,
+	};
+	rc = api_server_start(&sc, &m->server);
+	if (rc)
+		goto fail;
+	gi_log_info("monitor", "pushing to worker %s", m->worker_url);
+	*out = m;
+	return 0;
+fail:
+	api_monitor_stop(m);
+	return rc;
+}
+
+int api_monitor_port(const struct api_monitor *m)
+{
+	return api_server_port(m->server);
+}
+
+void api_monitor_stop(struct api_monitor *m)
+{
+	if (!m)
+		return;
+	api_server_stop(m->server, SHUTDOWN_GRACE_MS);
+	/* Stops every session as interrupted: their finalize objects are queued. */
+	obs_manager_free(m->manager);
+	api_pusher_free(m->pusher, FLUSH_MS);
+	for (size_t i = 0; i < m->nodes.cap; i++)
+		if (m->nodes.slots[i].key)
+			node_free(m->nodes.slots[i].value);
+	gi_map_destroy(&m->nodes);
+	pthread_mutex_destroy(&m->lock);
+	gi_free(m->worker_url);
+	gi_free(m->worker_token);
+	gi_free(m);
+}

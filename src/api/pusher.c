@@ -1,0 +1,494 @@
+/*
+ * pusher.c - ordered, durable delivery to the worker (see pusher.h).
+ *
+ * Queue: every item gets a sequence number when pushed. Items sit in the
+ * memory FIFO while the spool is empty and the memory bounds allow; otherwise
+ * they are written to SPOOL/NNNNNNNNNNNNNNNNNNNN.KIND.json. The sender takes
+ * the memory head first, then the lowest-numbered spool file, so the order of
+ * pushes is the order of delivery. The head is removed only after the worker
+ * acknowledged it.
+ */
+#include "api/pusher.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/client.h"
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "base/log.h"
+#include "base/map.h"
+#include "base/str.h"
+#include "base/vec.h"
+
+#define BACKOFF_MIN_MS       100
+#define BACKOFF_MAX_MS       2000
+#define SPOOL_ITEM_LIMIT     (16 * 1024 * 1024)
+#define FINALIZE_RESULTS_MAX 256
+
+struct item {
+	uint64_t seq;
+	enum api_push_kind kind;
+	char *body; /* NULL for items on disk */
+	size_t len;
+	struct item *next;
+};
+
+struct disk_item {
+	uint64_t seq;
+	enum api_push_kind kind;
+	size_t len;
+};
+
+struct api_pusher {
+	char *worker_url;
+	char *token;
+	char *spool_dir;
+	size_t memory_items, memory_bytes, disk_bytes_limit;
+	int timeout_ms;
+
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t changed; /* queue, results or stop changed */
+	struct item *head, *tail;
+	size_t mem_len, mem_bytes;
+	struct gi_vec disk; /* struct disk_item, ascending seq */
+	size_t disk_head;   /* index of the first undelivered disk item */
+	size_t disk_bytes;
+	uint64_t next_seq;
+	bool stopping;
+	int64_t flush_deadline;
+	bool sending; /* the thread holds the head in flight */
+
+	struct gi_map results; /* session_id -> json_t* finalize response */
+	char *result_keys[FINALIZE_RESULTS_MAX];
+	size_t result_next;
+
+	uint64_t delivered, retries, rejected, dropped;
+	bool reachable;
+	char last_error[256];
+};
+
+static const char *kind_name(enum api_push_kind k)
+{
+	return k == API_PUSH_FINALIZE ? "finalize" : "ingest";
+}
+
+static void spool_path(const struct api_pusher *p, uint64_t seq, enum api_push_kind kind, char *out,
+                       size_t size)
+{
+	snprintf(out, size, "%s/%020" PRIu64 ".%s.json", p->spool_dir, seq, kind_name(kind));
+}
+
+static int cmp_disk(const void *a, const void *b)
+{
+	uint64_t x = ((const struct disk_item *)a)->seq, y = ((const struct disk_item *)b)->seq;
+	return x < y ? -1 : x > y;
+}
+
+/* Loads the spool left by an earlier run. */
+static void spool_load(struct api_pusher *p)
+{
+	DIR *d = opendir(p->spool_dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char kind[16];
+		unsigned long long seq;
+		if (sscanf(e->d_name, "%20llu.%15[a-z].json", &seq, kind) != 2)
+			continue;
+		struct disk_item it = {
+		    seq, strcmp(kind, "finalize") == 0 ? API_PUSH_FINALIZE : API_PUSH_INGEST, 0};
+		char path[4096];
+		spool_path(p, it.seq, it.kind, path, sizeof(path));
+		FILE *f = fopen(path, "rb");
+		if (!f)
+			continue;
+		if (fseek(f, 0, SEEK_END) == 0) {
+			long n = ftell(f);
+			it.len = n > 0 ? (size_t)n : 0;
+		}
+		fclose(f);
+		gi_vec_push(&p->disk, &it);
+		p->disk_bytes += it.len;
+		if (it.seq >= p->next_seq)
+			p->next_seq = it.seq + 1;
+	}
+	closedir(d);
+	gi_vec_sort(&p->disk, cmp_disk);
+	if (p->disk.len > 0)
+		gi_log_info("monitor", "re-sending %zu item(s) spooled by an earlier run",
+		            p->disk.len);
+}
+
+/* Writes one item to the spool (atomically); 0 or an error. */
+static int spool_write(struct api_pusher *p, uint64_t seq, enum api_push_kind kind,
+                       const char *body, size_t len)
+{
+	char path[4096];
+	spool_path(p, seq, kind, path, sizeof(path));
+	return gi_fs_write_file(path, body, len);
+}
+
+static void free_item(struct item *it)
+{
+	if (!it)
+		return;
+	gi_free(it->body);
+	gi_free(it);
+}
+
+int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+	if (!text)
+		return GI_EINVAL;
+	size_t len = strlen(text);
+	int rc = 0;
+	pthread_mutex_lock(&p->lock);
+	uint64_t seq = p->next_seq++;
+	bool disk_empty = p->disk_head >= p->disk.len;
+	if (disk_empty && p->mem_len < p->memory_items && p->mem_bytes + len <= p->memory_bytes) {
+		struct item *it = gi_calloc(1, sizeof(*it));
+		it->seq = seq;
+		it->kind = kind;
+		it->body = gi_strndup(text, len);
+		it->len = len;
+		if (p->tail)
+			p->tail->next = it;
+		else
+			p->head = it;
+		p->tail = it;
+		p->mem_len++;
+		p->mem_bytes += len;
+	} else if (p->disk_bytes + len > p->disk_bytes_limit ||
+	           spool_write(p, seq, kind, text, len) != 0) {
+		p->dropped++;
+		rc = GI_ETOOBIG;
+		snprintf(p->last_error, sizeof(p->last_error),
+		         "queue and spool full: %s item dropped", kind_name(kind));
+	} else {
+		struct disk_item d = {seq, kind, len};
+		gi_vec_push(&p->disk, &d);
+		p->disk_bytes += len;
+	}
+	pthread_cond_broadcast(&p->changed);
+	pthread_mutex_unlock(&p->lock);
+	if (rc)
+		gi_log_error("monitor", "delivery queue and spool full: %s item dropped",
+		             kind_name(kind));
+	free(text);
+	return rc;
+}
+
+/* Takes a copy of the head item (memory or disk) to send; false when empty. */
+static bool head_peek(struct api_pusher *p, struct item *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (p->head) {
+		out->seq = p->head->seq;
+		out->kind = p->head->kind;
+		out->body = gi_strndup(p->head->body, p->head->len);
+		out->len = p->head->len;
+		return true;
+	}
+	if (p->disk_head < p->disk.len) {
+		struct disk_item *d = gi_vec_get(&p->disk, p->disk_head);
+		out->seq = d->seq;
+		out->kind = d->kind;
+		return true;
+	}
+	return false;
+}
+
+/* Removes the head after delivery (or rejection). Called with the lock held. */
+static void head_remove(struct api_pusher *p)
+{
+	if (p->head) {
+		struct item *it = p->head;
+		p->head = it->next;
+		if (!p->head)
+			p->tail = NULL;
+		p->mem_len--;
+		p->mem_bytes -= it->len;
+		free_item(it);
+		return;
+	}
+	struct disk_item *d = gi_vec_get(&p->disk, p->disk_head);
+	char path[4096];
+	spool_path(p, d->seq, d->kind, path, sizeof(path));
+	unlink(path);
+	p->disk_bytes -= d->len;
+	p->disk_head++;
+	if (p->disk_head == p->disk.len) {
+		p->disk.len = 0;
+		p->disk_head = 0;
+	}
+}
+
+static void result_store(struct api_pusher *p, const char *session_id, json_t *resp)
+{
+	json_t *old = gi_map_get(&p->results, session_id);
+	if (!old) {
+		/* Bounded: forget the oldest answer when the table is full. */
+		char *evict = p->result_keys[p->result_next];
+		if (evict) {
+			json_decref(gi_map_put(&p->results, evict, NULL));
+			gi_free(evict);
+		}
+		p->result_keys[p->result_next] = gi_strdup(session_id);
+		p->result_next = (p->result_next + 1) % FINALIZE_RESULTS_MAX;
+	}
+	json_decref(gi_map_put(&p->results, session_id, json_incref(resp)));
+}
+
+static bool retryable(int status)
+{
+	return status == 401 || status == 403 || status == 408 || status == 429 || status >= 500;
+}
+
+/* Sends one item; returns 1 delivered, 0 retry later, -1 rejected for good. */
+static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
+{
+	*resp_out = NULL;
+	if (!it->body) {
+		char path[4096];
+		spool_path(p, it->seq, it->kind, path, sizeof(path));
+		size_t len;
+		int rc = gi_fs_read_file(path, SPOOL_ITEM_LIMIT, &it->body, &len);
+		if (rc) {
+			gi_log_error("monitor", "spooled item %s unreadable (%s): dropped", path,
+			             gi_strerror(rc));
+			return -1;
+		}
+		it->len = len;
+	}
+	char url[1024];
+	snprintf(url, sizeof(url), "%s%s", p->worker_url,
+	         it->kind == API_PUSH_FINALIZE ? "/api/runtime/ingest/finalize"
+	                                       : "/api/runtime/ingest");
+	struct api_call call = {"POST", url, it->body, p->token, p->timeout_ms};
+	int status = 0;
+	json_t *resp = NULL;
+	int rc = api_client_call(&call, &status, &resp);
+	pthread_mutex_lock(&p->lock);
+	p->reachable = rc == 0;
+	if (rc)
+		snprintf(p->last_error, sizeof(p->last_error), "worker %s: %s", p->worker_url,
+		         gi_strerror(rc));
+	else if (status < 200 || status >= 300)
+		snprintf(p->last_error, sizeof(p->last_error), "worker answered %d to %s", status,
+		         kind_name(it->kind));
+	pthread_mutex_unlock(&p->lock);
+	if (rc == 0 && status >= 200 && status < 300) {
+		*resp_out = resp;
+		return 1;
+	}
+	if (rc == 0 && !retryable(status)) {
+		const char *msg = json_string_value(json_object_get(resp, "error"));
+		gi_log_error("monitor", "worker refused the %s item (%d: %s): dropped",
+		             kind_name(it->kind), status, msg ? msg : "?");
+		json_decref(resp);
+		return -1;
+	}
+	json_decref(resp);
+	return 0;
+}
+
+static void wait_ms(struct api_pusher *p, int ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->changed, &p->lock, &ts);
+}
+
+static void *pusher_thread(void *arg)
+{
+	struct api_pusher *p = arg;
+	int backoff = BACKOFF_MIN_MS;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct item it;
+		bool have = head_peek(p, &it);
+		if (p->stopping && (!have || gi_clock_mono_ms() >= p->flush_deadline)) {
+			gi_free(it.body);
+			break;
+		}
+		if (!have) {
+			wait_ms(p, 1000);
+			continue;
+		}
+		p->sending = true;
+		pthread_mutex_unlock(&p->lock);
+		json_t *resp = NULL;
+		int outcome = send_item(p, &it, &resp);
+		pthread_mutex_lock(&p->lock);
+		p->sending = false;
+		if (outcome != 0) {
+			if (outcome > 0) {
+				p->delivered++;
+				if (it.kind == API_PUSH_FINALIZE) {
+					json_t *body = json_loadb(it.body, it.len, 0, NULL);
+					const char *sid =
+					    json_string_value(json_object_get(body, "session_id"));
+					if (sid)
+						result_store(p, sid, resp);
+					json_decref(body);
+				}
+			} else {
+				p->rejected++;
+			}
+			head_remove(p);
+			backoff = BACKOFF_MIN_MS;
+			pthread_cond_broadcast(&p->changed);
+		} else {
+			p->retries++;
+			wait_ms(p, backoff);
+			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+		}
+		json_decref(resp);
+		gi_free(it.body);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+int api_pusher_new(const struct api_pusher_config *cfg, struct api_pusher **out)
+{
+	*out = NULL;
+	if (!cfg->worker_url || !cfg->spool_dir)
+		return GI_EINVAL;
+	int rc = gi_fs_mkdir_p(cfg->spool_dir);
+	if (rc) {
+		gi_log_error("monitor", "cannot create spool directory %s", cfg->spool_dir);
+		return rc;
+	}
+	struct api_pusher *p = gi_calloc(1, sizeof(*p));
+	p->worker_url = gi_strdup(cfg->worker_url);
+	size_t n = strlen(p->worker_url);
+	while (n > 0 && p->worker_url[n - 1] == '/')
+		p->worker_url[--n] = '\0';
+	p->token = cfg->token && cfg->token[0] ? gi_strdup(cfg->token) : NULL;
+	p->spool_dir = gi_strdup(cfg->spool_dir);
+	p->memory_items = cfg->memory_items ? cfg->memory_items : 512;
+	p->memory_bytes = cfg->memory_bytes ? cfg->memory_bytes : 64u * 1024 * 1024;
+	p->disk_bytes_limit = cfg->disk_bytes ? cfg->disk_bytes : 1024u * 1024 * 1024;
+	p->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 15000;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->changed, NULL);
+	gi_vec_init(&p->disk, sizeof(struct disk_item));
+	gi_map_init(&p->results);
+	spool_load(p);
+	if (pthread_create(&p->thread, NULL, pusher_thread, p) != 0) {
+		gi_vec_destroy(&p->disk);
+		gi_map_destroy(&p->results);
+		gi_free(p->worker_url);
+		gi_free(p->token);
+		gi_free(p->spool_dir);
+		gi_free(p);
+		return GI_EIO;
+	}
+	*out = p;
+	return 0;
+}
+
+int api_pusher_wait_finalize(struct api_pusher *p, const char *session_id, int timeout_ms,
+                             json_t **response_out)
+{
+	*response_out = NULL;
+	int64_t deadline = gi_clock_mono_ms() + timeout_ms;
+	pthread_mutex_lock(&p->lock);
+	json_t *r;
+	while (!(r = gi_map_get(&p->results, session_id)) && gi_clock_mono_ms() < deadline)
+		wait_ms(p, 100);
+	if (r)
+		*response_out = json_incref(r);
+	pthread_mutex_unlock(&p->lock);
+	return r ? 0 : GI_ETIMEOUT;
+}
+
+int api_pusher_drain(struct api_pusher *p, int timeout_ms)
+{
+	int64_t deadline = gi_clock_mono_ms() + timeout_ms;
+	pthread_mutex_lock(&p->lock);
+	while ((p->head || p->disk_head < p->disk.len) && gi_clock_mono_ms() < deadline)
+		wait_ms(p, 50);
+	bool empty = !p->head && p->disk_head >= p->disk.len;
+	pthread_mutex_unlock(&p->lock);
+	return empty ? 0 : GI_ETIMEOUT;
+}
+
+json_t *api_pusher_stats(struct api_pusher *p)
+{
+	pthread_mutex_lock(&p->lock);
+	json_t *s = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:s?}", "worker_url",
+	                      p->worker_url, "queued_memory", (json_int_t)p->mem_len, "queued_disk",
+	                      (json_int_t)(p->disk.len - p->disk_head), "delivered",
+	                      (json_int_t)p->delivered, "retries", (json_int_t)p->retries,
+	                      "rejected", (json_int_t)p->rejected, "dropped",
+	                      (json_int_t)p->dropped, "worker_reachable", p->reachable,
+	                      "last_error", p->last_error[0] ? p->last_error : NULL);
+	pthread_mutex_unlock(&p->lock);
+	return s;
+}
+
+void api_pusher_free(struct api_pusher *p, int flush_ms)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = true;
+	p->flush_deadline = gi_clock_mono_ms() + flush_ms;
+	pthread_cond_broadcast(&p->changed);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+
+	/* What is left in memory is older than the spool: write it under its own
+	 * numbers so that the next run sends it first. */
+	size_t spilled = 0;
+	for (struct item *it = p->head; it;) {
+		struct item *next = it->next;
+		if (spool_write(p, it->seq, it->kind, it->body, it->len) == 0)
+			spilled++;
+		else
+			gi_log_error("monitor", "could not spool a %s item: lost",
+			             kind_name(it->kind));
+		free_item(it);
+		it = next;
+	}
+	size_t on_disk = p->disk.len - p->disk_head + spilled;
+	if (on_disk > 0)
+		gi_log_warn("monitor", "%zu undelivered item(s) kept in %s for the next run",
+		            on_disk, p->spool_dir);
+	for (size_t i = 0; i < FINALIZE_RESULTS_MAX; i++) {
+		if (p->result_keys[i]) {
+			json_decref(gi_map_get(&p->results, p->result_keys[i]));
+			gi_free(p->result_keys[i]);
+		}
+	}
+	gi_map_destroy(&p->results);
+	gi_vec_destroy(&p->disk);
+	pthread_cond_destroy(&p->changed);
+	pthread_mutex_destroy(&p->lock);
+	gi_free(p->worker_url);
+	gi_free(p->token);
+	gi_free(p->spool_dir);
+	gi_free(p);
+}

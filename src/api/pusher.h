@@ -1,0 +1,64 @@
+/*
+ * pusher.h - the monitor's ordered, durable delivery of snapshots and
+ * finalize objects to the worker.
+ *
+ * Items are sent one at a time in the order they were pushed, each retried
+ * (with back-off) until the worker acknowledges it, so that a worker restart
+ * during an observation loses nothing. The queue lives in memory up to a
+ * bound, then spills to files under the spool directory; every item in
+ * memory is older than every item on disk, which keeps the order. At stop,
+ * what could not be delivered in the grace time is written to the spool and
+ * sent by the next monitor started on the same directory.
+ *
+ * Delivery rules: 2xx is delivered; 401, 403, 408, 429 and 5xx, a timeout or
+ * no connection are retried; any other 4xx means the worker will never take
+ * the item, which is logged and dropped (counted as `rejected`).
+ *
+ * Thread-safety: every function may be called from any thread.
+ */
+#ifndef GIULIA_API_PUSHER_H
+#define GIULIA_API_PUSHER_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+enum api_push_kind { API_PUSH_INGEST, API_PUSH_FINALIZE };
+
+struct api_pusher_config {
+	const char *worker_url; /* e.g. http://127.0.0.1:4000 */
+	const char *token;      /* bearer token for the worker, or NULL */
+	const char *spool_dir;  /* created if missing */
+	size_t memory_items;    /* 0: 512 */
+	size_t memory_bytes;    /* 0: 64 MB */
+	size_t disk_bytes;      /* 0: 1 GB; beyond it new items are dropped and counted */
+	int timeout_ms;         /* per request; 0: 15000 */
+};
+
+struct api_pusher;
+
+/* Starts the delivery thread, first re-queueing what an earlier run left in
+ * the spool. *out: free with api_pusher_free. */
+int api_pusher_new(const struct api_pusher_config *cfg, struct api_pusher **out);
+
+/* Queues `body` (borrowed; serialised at once) for delivery. Returns 0, or
+ * GI_ETOOBIG when the queue and the spool are both full (the item is dropped). */
+int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body);
+
+/* Waits up to `timeout_ms` until the finalize of `session_id` has been
+ * delivered; *response_out (caller decrefs) is the worker's answer. Returns
+ * 0, or GI_ETIMEOUT. */
+int api_pusher_wait_finalize(struct api_pusher *p, const char *session_id, int timeout_ms,
+                             json_t **response_out);
+
+/* Waits up to `timeout_ms` until the queue is empty; 0 or GI_ETIMEOUT. */
+int api_pusher_drain(struct api_pusher *p, int timeout_ms);
+
+/* {worker_url, queued_memory, queued_disk, delivered, retries, rejected,
+ *  dropped, worker_reachable, last_error} (caller decrefs). */
+json_t *api_pusher_stats(struct api_pusher *p);
+
+/* Tries to deliver what is queued for up to `flush_ms`, spills the rest to
+ * the spool, stops the thread and frees. NULL does nothing. */
+void api_pusher_free(struct api_pusher *p, int flush_ms);
+
+#endif

@@ -1,0 +1,894 @@
+/*
+ * worker.c - the worker daemon's routes (see worker.h, docs/API.md).
+ *
+ * Database connections: SQLite connections may not be shared between
+ * threads, so each request borrows one from a small pool (one pool for the
+ * observation store, one for project index databases keyed by path) and
+ * gives it back when done. A scan bumps the generation of its project so that
+ * pooled connections opened before it are closed rather than reused.
+ *
+ * Finalize is serialised by one mutex: it is rare, and this keeps a retried
+ * finalize from building a second profile for the same observation.
+ */
+#include "api/worker.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/http.h"
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "base/log.h"
+#include "base/map.h"
+#include "base/str.h"
+#include "fuse/fuse.h"
+#include "graph/query.h"
+#include "store/obs_store.h"
+
+#define POOL_IDLE_MAX     32
+#define LIST_LIMIT_MAX    1000
+#define SESSION_ID_MAX    128
+#define NODE_NAME_MAX     256
+#define SHUTDOWN_GRACE_MS 15000
+
+struct kg_pooled {
+	char *path;
+	unsigned generation;
+	struct kg_db *db;
+};
+
+struct api_worker {
+	char *data_dir;
+	struct api_server *server;
+	int64_t started_ms;
+	pthread_mutex_t lock; /* guards the pools and `scanning` */
+	struct obs_store *store_idle[POOL_IDLE_MAX];
+	int store_idle_len;
+	struct kg_pooled kg_idle[POOL_IDLE_MAX];
+	int kg_idle_len;
+	unsigned generation;
+	struct gi_map scanning; /* canonical path -> (void *)1 while a scan runs */
+	pthread_mutex_t finalize_lock;
+	/* One writer at a time in this process: SQLite allows one anyway, and
+	 * waiting on a mutex is fairer and faster than its busy-retry sleeps. */
+	pthread_mutex_t write_lock;
+};
+
+char *api_default_data_dir(const char *leaf)
+{
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	const char *xdg = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && xdg[0] == '/')
+		gi_buf_printf(&b, "%s/giulia", xdg);
+	else if (home && home[0])
+		gi_buf_printf(&b, "%s/.local/share/giulia", home);
+	else
+		return NULL;
+	if (leaf)
+		gi_buf_printf(&b, "/%s", leaf);
+	return gi_buf_take(&b);
+}
+
+/* ---- pools ---- */
+
+static int store_acquire(struct api_worker *w, struct obs_store **out)
+{
+	pthread_mutex_lock(&w->lock);
+	struct obs_store *st = w->store_idle_len > 0 ? w->store_idle[--w->store_idle_len] : NULL;
+	pthread_mutex_unlock(&w->lock);
+	if (st) {
+		*out = st;
+		return 0;
+	}
+	return obs_store_open(w->data_dir, out);
+}
+
+static void store_release(struct api_worker *w, struct obs_store *st)
+{
+	if (!st)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (w->store_idle_len < POOL_IDLE_MAX) {
+		w->store_idle[w->store_idle_len++] = st;
+		st = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+	obs_store_close(st);
+}
+
+static int kg_acquire(struct api_worker *w, const char *db_path, struct kg_pooled *out)
+{
+	pthread_mutex_lock(&w->lock);
+	unsigned gen = w->generation;
+	for (int i = w->kg_idle_len - 1; i >= 0; i--) {
+		if (strcmp(w->kg_idle[i].path, db_path) == 0 && w->kg_idle[i].generation == gen) {
+			*out = w->kg_idle[i];
+			w->kg_idle[i] = w->kg_idle[--w->kg_idle_len];
+			pthread_mutex_unlock(&w->lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	struct kg_db *db;
+	int rc = kg_db_open(db_path, false, &db);
+	if (rc)
+		return rc;
+	out->path = gi_strdup(db_path);
+	out->generation = gen;
+	out->db = db;
+	return 0;
+}
+
+static void kg_pooled_close(struct kg_pooled *p)
+{
+	kg_db_close(p->db);
+	gi_free(p->path);
+	p->db = NULL;
+	p->path = NULL;
+}
+
+static void kg_release(struct api_worker *w, struct kg_pooled *p)
+{
+	if (!p->db)
+		return;
+	pthread_mutex_lock(&w->lock);
+	bool kept = false;
+	if (p->generation == w->generation && w->kg_idle_len < POOL_IDLE_MAX) {
+		w->kg_idle[w->kg_idle_len++] = *p;
+		kept = true;
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (!kept)
+		kg_pooled_close(p);
+	p->db = NULL;
+	p->path = NULL;
+}
+
+/* Drops every pooled index connection (after a scan rewrote a database). */
+static void kg_pool_invalidate(struct api_worker *w)
+{
+	struct kg_pooled old[POOL_IDLE_MAX];
+	pthread_mutex_lock(&w->lock);
+	int n = w->kg_idle_len;
+	memcpy(old, w->kg_idle, sizeof(old[0]) * (size_t)n);
+	w->kg_idle_len = 0;
+	w->generation++;
+	pthread_mutex_unlock(&w->lock);
+	for (int i = 0; i < n; i++)
+		kg_pooled_close(&old[i]);
+}
+
+/* ---- helpers ---- */
+
+static json_t *gi_error_response(int *status, int rc, const char *what)
+{
+	return api_error(status, api_status_for(rc), "%s: %s", what, gi_strerror(rc));
+}
+
+/* Canonicalises a project path and checks it is a readable directory.
+ * *out: caller frees. Fills *err on failure. */
+static int project_canonical(const char *path, char **out, json_t **err, int *status)
+{
+	*out = NULL;
+	if (!path || !path[0] || strlen(path) > API_PATH_PARAM_MAX) {
+		*err = api_error(status, 400, "path must be a non-empty directory path");
+		return GI_EINVAL;
+	}
+	char *real = NULL;
+	if (gi_fs_realdir(path, &real) != 0) {
+		*err = api_error(status, 400, "path %.512s is not a directory", path);
+		return GI_EINVAL;
+	}
+	if (access(real, R_OK | X_OK) != 0) {
+		*err = api_error(status, 403, "directory %.512s is not readable", real);
+		gi_free(real);
+		return GI_EDENIED;
+	}
+	*out = real;
+	return 0;
+}
+
+static bool file_exists(const char *path)
+{
+	return path && access(path, F_OK) == 0;
+}
+
+/* Resolves the `path` query parameter (or the latest indexed project when
+ * absent) to the project's index database path. */
+static int project_db_for_request(struct api_worker *w, const struct api_request *req,
+                                  char **db_path_out, json_t **err, int *status)
+{
+	*db_path_out = NULL;
+	bool invalid = false;
+	const char *path = api_request_query(req, "path", &invalid);
+	char *canon = NULL;
+	if (invalid) {
+		*err = api_error(status, 400, "path is too long or not valid UTF-8");
+		return GI_EINVAL;
+	}
+	if (!path) {
+		struct obs_store *st;
+		json_t *projects = NULL;
+		int rc = store_acquire(w, &st);
+		if (rc == 0) {
+			rc = obs_store_projects_list(st, &projects);
+			store_release(w, st);
+		}
+		if (rc) {
+			*err = gi_error_response(status, rc, "reading projects");
+			return rc;
+		}
+		json_t *first = json_array_get(projects, 0);
+		if (!first) {
+			json_decref(projects);
+			*err = api_error(status, 400,
+			                 "missing path parameter and no project indexed yet; "
+			                 "POST /api/index/scan first");
+			return GI_EINVAL;
+		}
+		path = json_string_value(json_object_get(first, "path"));
+		int prc = project_canonical(path, &canon, err, status);
+		json_decref(projects);
+		if (prc)
+			return prc;
+	} else if (project_canonical(path, &canon, err, status) != 0) {
+		return GI_EINVAL;
+	}
+	char *db_path = kg_db_default_path(canon);
+	if (!db_path) {
+		*err = api_error(status, 501, "the static engine is not available in this build");
+		gi_free(canon);
+		return GI_EUNSUPPORTED;
+	}
+	if (!file_exists(db_path)) {
+		*err =
+		    api_error(status, 404,
+		              "project %.512s is not indexed; POST /api/index/scan first", canon);
+		gi_free(canon);
+		gi_free(db_path);
+		return GI_ENOTFOUND;
+	}
+	gi_free(canon);
+	*db_path_out = db_path;
+	return 0;
+}
+
+static int query_int(const struct api_request *req, const char *name, int64_t max, int *out,
+                     json_t **err, int *status)
+{
+	bool invalid = false;
+	const char *v = api_request_query(req, name, &invalid);
+	int64_t x;
+	if (invalid || (v && gi_parse_int64(v, 0, max, &x) != 0)) {
+		*err = api_error(status, 400, "%s must be an integer between 0 and %lld", name,
+		                 (long long)max);
+		return GI_EINVAL;
+	}
+	if (v)
+		*out = (int)x;
+	return 0;
+}
+
+/* ---- routes: health and static queries ---- */
+
+static json_t *route_health(void *ctx, const struct api_request *req, int *status)
+{
+	(void)req;
+	(void)status;
+	struct api_worker *w = ctx;
+	return json_pack("{s:s, s:s, s:I}", "status", "ok", "role", "worker", "uptime_ms",
+	                 (json_int_t)(gi_clock_mono_ms() - w->started_ms));
+}
+
+static json_t *route_scan(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	json_t *err = NULL;
+	const char *path;
+	if (api_body_string(req, "path", true, &path, &err, status))
+		return err;
+	json_t *force = json_object_get(req->body, "force");
+	if (force && !json_is_boolean(force))
+		return api_error(status, 400, "field \"force\" must be a boolean");
+	char *canon;
+	if (project_canonical(path, &canon, &err, status))
+		return err;
+
+	pthread_mutex_lock(&w->lock);
+	bool busy = gi_map_get(&w->scanning, canon) != NULL;
+	if (!busy)
+		gi_map_put(&w->scanning, canon, (void *)1);
+	pthread_mutex_unlock(&w->lock);
+	if (busy) {
+		json_t *e = api_error(status, 409, "a scan of %.512s is already running", canon);
+		gi_free(canon);
+		return e;
+	}
+	struct kg_index_options opt = {force && json_is_true(force), NULL, 0};
+	json_t *summary = NULL;
+	int rc = kg_index_project(canon, NULL, &opt, &summary);
+	kg_pool_invalidate(w);
+	pthread_mutex_lock(&w->lock);
+	gi_map_put(&w->scanning, canon, NULL);
+	pthread_mutex_unlock(&w->lock);
+
+	json_t *resp;
+	if (rc) {
+		resp = gi_error_response(status, rc, "indexing failed");
+	} else {
+		struct obs_store *st;
+		int src = store_acquire(w, &st);
+		if (src == 0) {
+			pthread_mutex_lock(&w->write_lock);
+			src = obs_store_project_put(st, canon, summary);
+			pthread_mutex_unlock(&w->write_lock);
+			store_release(w, st);
+		}
+		if (src)
+			gi_log_warn("worker", "could not record project %s: %s", canon,
+			            gi_strerror(src));
+		resp = json_pack("{s:s, s:O}", "path", canon, "summary", summary);
+	}
+	json_decref(summary);
+	gi_free(canon);
+	return resp;
+}
+
+static const char *last_segment(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* Every GET /api/index/NAME and /api/knowledge/NAME is kg_query(NAME). */
+static json_t *route_query(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	json_t *err = NULL;
+	const char *name = last_segment(req->path);
+	bool invalid = false;
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.module = api_request_query(req, "module", &invalid);
+	p.function = api_request_query(req, "function", &invalid);
+	p.from = api_request_query(req, "from", &invalid);
+	p.to = api_request_query(req, "to", &invalid);
+	const char *ext = api_request_query(req, "include_external", &invalid);
+	if (invalid)
+		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");
+	if (ext && strcmp(ext, "true") != 0 && strcmp(ext, "false") != 0 && strcmp(ext, "1") != 0 &&
+	    strcmp(ext, "0") != 0)
+		return api_error(status, 400, "include_external must be true or false");
+	p.include_external = ext && (strcmp(ext, "true") == 0 || strcmp(ext, "1") == 0);
+	if (query_int(req, "depth", 1000, &p.depth, &err, status) ||
+	    query_int(req, "top", 100000, &p.top, &err, status))
+		return err;
+
+	char *db_path;
+	if (project_db_for_request(w, req, &db_path, &err, status))
+		return err;
+	struct kg_pooled conn = {0};
+	json_t *out = NULL;
+	int rc = kg_acquire(w, db_path, &conn);
+	if (rc == 0) {
+		rc = kg_query(conn.db, name, &p, &out);
+		kg_release(w, &conn);
+	}
+	gi_free(db_path);
+	if (rc == GI_ENOTFOUND)
+		return api_error(status, 404, "%s: not found (module %.256s)", name,
+		                 p.module ? p.module : "-");
+	if (rc == GI_EINVAL)
+		return api_error(status, 400, "%s: invalid or missing parameters", name);
+	if (rc)
+		return gi_error_response(status, rc, name);
+	return out;
+}
+
+static json_t *route_projects(void *ctx, const struct api_request *req, int *status)
+{
+	(void)req;
+	struct api_worker *w = ctx;
+	struct obs_store *st;
+	json_t *list = NULL;
+	int rc = store_acquire(w, &st);
+	if (rc == 0) {
+		rc = obs_store_projects_list(st, &list);
+		store_release(w, st);
+	}
+	if (rc)
+		return gi_error_response(status, rc, "reading projects");
+	return json_pack("{s:o}", "projects", list);
+}
+
+/* ---- routes: observations ---- */
+
+static bool session_id_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > SESSION_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_' || c == '.' || c == ':'))
+			return false;
+	}
+	return true;
+}
+
+static bool node_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+	return n > 0 && n <= NODE_NAME_MAX && strchr(s, '@') != NULL;
+}
+
+static json_t *route_ingest(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	json_t *err = NULL;
+	const char *session_id, *node;
+	long long seq = -1;
+	if (api_body_string(req, "session_id", true, &session_id, &err, status) ||
+	    api_body_string(req, "node", true, &node, &err, status) ||
+	    api_body_int(req, "seq", true, 0, 1LL << 53, &seq, &err, status))
+		return err;
+	if (!session_id_valid(session_id))
+		return api_error(status, 400,
+		                 "session_id must be 1-128 characters of [A-Za-z0-9._:-]");
+	if (!node_name_valid(node))
+		return api_error(status, 400, "node must be a node name like name@host");
+	json_t *ts = json_object_get(req->body, "timestamp_ms");
+	if (ts && !json_is_integer(ts) && !json_is_null(ts))
+		return api_error(status, 400, "field \"timestamp_ms\" must be an integer");
+
+	struct obs_store *st;
+	bool duplicate = false;
+	int rc = store_acquire(w, &st);
+	if (rc == 0) {
+		pthread_mutex_lock(&w->write_lock);
+		rc = obs_store_snapshot_add(st, session_id, node, seq, req->body, &duplicate);
+		pthread_mutex_unlock(&w->write_lock);
+		store_release(w, st);
+	}
+	if (rc)
+		return gi_error_response(status, rc, "storing the snapshot");
+	return json_pack("{s:b, s:s, s:I, s:b}", "ok", 1, "session_id", session_id, "seq",
+	                 (json_int_t)seq, "duplicate", duplicate);
+}
+
+static int validate_finalize(const struct api_request *req, json_t **err, int *status)
+{
+	const char *s;
+	long long v;
+	if (api_body_string(req, "session_id", true, &s, err, status))
+		return GI_EINVAL;
+	if (!session_id_valid(s)) {
+		*err = api_error(status, 400,
+		                 "session_id must be 1-128 characters of [A-Za-z0-9._:-]");
+		return GI_EINVAL;
+	}
+	if (api_body_string(req, "node", true, &s, err, status))
+		return GI_EINVAL;
+	if (!node_name_valid(s)) {
+		*err = api_error(status, 400, "node must be a node name like name@host");
+		return GI_EINVAL;
+	}
+	if (api_body_string(req, "status", true, &s, err, status))
+		return GI_EINVAL;
+	if (strcmp(s, "complete") != 0 && strcmp(s, "interrupted") != 0) {
+		*err = api_error(status, 400, "status must be \"complete\" or \"interrupted\"");
+		return GI_EINVAL;
+	}
+	if (api_body_string(req, "reason", false, &s, err, status) ||
+	    api_body_string(req, "project", false, &s, err, status) ||
+	    api_body_int(req, "started_ms", false, 0, 1LL << 53, &v, err, status) ||
+	    api_body_int(req, "stopped_ms", false, 0, 1LL << 53, &v, err, status) ||
+	    api_body_int(req, "interval_ms", false, 0, 1LL << 31, &v, err, status))
+		return GI_EINVAL;
+	json_t *mods = json_object_get(req->body, "trace_modules");
+	if (mods && !json_is_null(mods)) {
+		size_t i;
+		json_t *m;
+		if (!json_is_array(mods) || json_array_size(mods) > 1000) {
+			*err = api_error(status, 400, "trace_modules must be an array of strings");
+			return GI_EINVAL;
+		}
+		json_array_foreach(mods, i, m) if (!json_is_string(m))
+		{
+			*err = api_error(status, 400, "trace_modules must be an array of strings");
+			return GI_EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void add_module_name(json_t *set, json_t *v)
+{
+	if (json_is_string(v))
+		json_object_set_new(set, json_string_value(v), json_true());
+}
+
+/* The modules an observation saw working: attributed hot processes, traced calls. */
+static json_t *observed_modules(json_t *finalize, json_t *snapshots)
+{
+	json_t *set = json_object();
+	size_t i, j;
+	json_t *snap, *x;
+	json_array_foreach(json_object_get(finalize, "trace_modules"), i, x)
+	    add_module_name(set, x);
+	json_array_foreach(snapshots, i, snap)
+	{
+		json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
+		json_array_foreach(top, j, x) add_module_name(set, json_object_get(x, "module"));
+		json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
+		json_array_foreach(calls, j, x) add_module_name(set, json_object_get(x, "module"));
+	}
+	return set;
+}
+
+/* Picks the indexed project whose modules overlap most with what the
+ * observation saw; *path_out (caller frees) stays NULL when none overlaps. */
+static void project_match(struct api_worker *w, struct obs_store *st, json_t *finalize,
+                          json_t *snapshots, char **path_out)
+{
+	*path_out = NULL;
+	json_t *projects = NULL;
+	if (obs_store_projects_list(st, &projects) != 0)
+		return;
+	json_t *seen = observed_modules(finalize, snapshots);
+	size_t best = 0, i, j;
+	json_t *p, *m;
+	json_array_foreach(projects, i, p)
+	{
+		const char *root = json_string_value(json_object_get(p, "path"));
+		char *db_path = root ? kg_db_default_path(root) : NULL;
+		struct kg_pooled conn = {0};
+		json_t *mods = NULL;
+		if (db_path && file_exists(db_path) && kg_acquire(w, db_path, &conn) == 0) {
+			if (kg_project_modules(conn.db, &mods) != 0)
+				mods = NULL;
+			kg_release(w, &conn);
+		}
+		size_t hits = 0;
+		json_array_foreach(mods, j, m) if (json_is_string(m) &&
+		                                   json_object_get(seen, json_string_value(m)))
+		    hits++;
+		if (hits > best) {
+			best = hits;
+			gi_free(*path_out);
+			*path_out = gi_strdup(root);
+		}
+		json_decref(mods);
+		gi_free(db_path);
+	}
+	json_decref(seen);
+	json_decref(projects);
+}
+
+static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
+                               const struct api_request *req, int *status)
+{
+	json_t *fin = NULL; /* the finalize object with the project resolved */
+	const char *session_id = json_string_value(json_object_get(req->body, "session_id"));
+	const char *node = json_string_value(json_object_get(req->body, "node"));
+	const char *given = json_string_value(json_object_get(req->body, "project"));
+	json_t *obs = NULL, *snaps = NULL, *resp = NULL, *profile = NULL;
+	char *project = NULL;
+	struct kg_pooled graph = {0};
+	json_t *warnings = json_array();
+
+	int rc = obs_store_observation_get(st, session_id, &obs);
+	if (rc == 0 && json_is_integer(json_object_get(obs, "profile_id"))) {
+		/* Already finalised: a retry. Answer as the first time. */
+		resp = json_pack("{s:s, s:s, s:O, s:O, s:b}", "session_id", session_id, "status",
+		                 json_string_value(json_object_get(obs, "status")), "snapshots",
+		                 json_object_get(obs, "snapshots"), "profile_id",
+		                 json_object_get(obs, "profile_id"), "duplicate", 1);
+		goto out;
+	}
+	json_decref(obs);
+	obs = NULL;
+	rc = obs_store_snapshots(st, session_id, &snaps);
+	if (rc) {
+		resp = gi_error_response(status, rc, "reading the snapshots");
+		goto out;
+	}
+	if (given) {
+		json_t *perr = NULL;
+		int pstatus;
+		if (project_canonical(given, &project, &perr, &pstatus) != 0) {
+			json_array_append(warnings, json_object_get(perr, "error"));
+			json_decref(perr);
+		}
+	} else {
+		project_match(w, st, req->body, snaps, &project);
+	}
+	if (project) {
+		char *db_path = kg_db_default_path(project);
+		if (!db_path || !file_exists(db_path) || kg_acquire(w, db_path, &graph) != 0)
+			json_array_append_new(
+			    warnings,
+			    json_sprintf("project %s is not indexed; profile built without "
+			                 "the knowledge graph",
+			                 project));
+		gi_free(db_path);
+	}
+	/* The observation and the profile record the project actually used. */
+	fin = json_deep_copy(req->body);
+	json_object_set_new(fin, "project", project ? json_string(project) : json_null());
+	pthread_mutex_lock(&w->write_lock);
+	rc = obs_store_finalize(st, fin);
+	pthread_mutex_unlock(&w->write_lock);
+	if (rc) {
+		resp = gi_error_response(status, rc, "recording the end of the observation");
+		goto out;
+	}
+
+	long long profile_id = 0;
+	rc = fuse_profile_build(fin, snaps, graph.db, NULL, &profile);
+	if (rc == 0) {
+		pthread_mutex_lock(&w->write_lock);
+		rc = obs_store_profile_add(st, session_id, node, project, profile, &profile_id);
+		pthread_mutex_unlock(&w->write_lock);
+		if (rc)
+			json_array_append_new(
+			    warnings, json_sprintf("profile not stored: %s", gi_strerror(rc)));
+	} else {
+		json_array_append_new(warnings,
+		                      json_sprintf("profile not built: %s", gi_strerror(rc)));
+	}
+	resp = json_pack("{s:s, s:s, s:I, s:s?}", "session_id", session_id, "status",
+	                 json_string_value(json_object_get(req->body, "status")), "snapshots",
+	                 (json_int_t)json_array_size(snaps), "project", project);
+	json_object_set_new(resp, "profile_id",
+	                    profile_id > 0 ? json_integer(profile_id) : json_null());
+	json_object_set(resp, "warnings", warnings);
+out:
+	kg_release(w, &graph);
+	json_decref(fin);
+	json_decref(warnings);
+	json_decref(profile);
+	json_decref(snaps);
+	json_decref(obs);
+	gi_free(project);
+	return resp;
+}
+
+static json_t *route_finalize(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	json_t *err = NULL;
+	if (validate_finalize(req, &err, status))
+		return err;
+	struct obs_store *st;
+	int rc = store_acquire(w, &st);
+	if (rc)
+		return gi_error_response(status, rc, "opening the store");
+	pthread_mutex_lock(&w->finalize_lock);
+	json_t *resp = finalize_locked(w, st, req, status);
+	pthread_mutex_unlock(&w->finalize_lock);
+	store_release(w, st);
+	return resp;
+}
+
+static int list_limit(const struct api_request *req, int *limit, json_t **err, int *status)
+{
+	*limit = 100;
+	return query_int(req, "limit", LIST_LIMIT_MAX, limit, err, status);
+}
+
+static json_t *route_observations(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	json_t *err = NULL, *list = NULL;
+	int limit;
+	if (list_limit(req, &limit, &err, status))
+		return err;
+	struct obs_store *st;
+	int rc = store_acquire(w, &st);
+	if (rc == 0) {
+		rc = obs_store_observations_list(st, limit, &list);
+		store_release(w, st);
+	}
+	if (rc)
+		return gi_error_response(status, rc, "listing observations");
+	return json_pack("{s:o}", "observations", list);
+}
+
+static json_t *route_observation(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	const char *sid = req->path_param;
+	if (!session_id_valid(sid))
+		return api_error(status, 400, "bad session id");
+	bool invalid = false;
+	const char *include = api_request_query(req, "include", &invalid);
+	bool with_snaps = include && strcmp(include, "snapshots") == 0;
+	json_t *obs = NULL, *snaps = NULL;
+	struct obs_store *st;
+	int rc = store_acquire(w, &st);
+	if (rc == 0) {
+		rc = obs_store_observation_get(st, sid, &obs);
+		if (rc == 0 && with_snaps)
+			rc = obs_store_snapshots(st, sid, &snaps);
+		store_release(w, st);
+	}
+	if (rc == GI_ENOTFOUND)
+		return api_error(status, 404, "no observation %s", sid);
+	if (rc) {
+		json_decref(obs);
+		return gi_error_response(status, rc, "reading the observation");
+	}
+	if (snaps)
+		json_object_set_new(obs, "snapshot_data", snaps);
+	return obs;
+}
+
+static json_t *route_profiles(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	json_t *err = NULL, *list = NULL;
+	int limit;
+	if (list_limit(req, &limit, &err, status))
+		return err;
+	struct obs_store *st;
+	int rc = store_acquire(w, &st);
+	if (rc == 0) {
+		rc = obs_store_profiles_list(st, limit, &list);
+		store_release(w, st);
+	}
+	if (rc)
+		return gi_error_response(status, rc, "listing profiles");
+	return json_pack("{s:o}", "profiles", list);
+}
+
+static json_t *profile_by_id(struct api_worker *w, long long id, int *status)
+{
+	json_t *p = NULL;
+	struct obs_store *st;
+	int rc = store_acquire(w, &st);
+	if (rc == 0) {
+		rc = obs_store_profile_get(st, id, &p);
+		store_release(w, st);
+	}
+	if (rc == GI_ENOTFOUND)
+		return id > 0 ? api_error(status, 404, "no profile %lld", id)
+		              : api_error(status, 404, "no profile yet");
+	if (rc)
+		return gi_error_response(status, rc, "reading the profile");
+	return p;
+}
+
+static json_t *route_profile_latest(void *ctx, const struct api_request *req, int *status)
+{
+	(void)req;
+	return profile_by_id(ctx, 0, status);
+}
+
+static json_t *route_profile(void *ctx, const struct api_request *req, int *status)
+{
+	int64_t id;
+	if (gi_parse_int64(req->path_param, 1, INT64_MAX, &id) != 0)
+		return api_error(status, 400, "profile id must be a positive integer");
+	return profile_by_id(ctx, id, status);
+}
+
+#define Q(path)                                 \
+	{                                       \
+		"GET", path, route_query, false \
+	}
+
+static const struct api_route worker_routes[] = {
+    {"GET", "/health", route_health, false},
+    {"POST", "/api/index/scan", route_scan, true},
+    Q("/api/index/status"),
+    Q("/api/index/modules"),
+    Q("/api/index/functions"),
+    Q("/api/index/module_details"),
+    Q("/api/index/summary"),
+    Q("/api/index/complexity"),
+    Q("/api/knowledge/stats"),
+    Q("/api/knowledge/dependents"),
+    Q("/api/knowledge/dependencies"),
+    Q("/api/knowledge/centrality"),
+    Q("/api/knowledge/impact"),
+    Q("/api/knowledge/cycles"),
+    Q("/api/knowledge/god_modules"),
+    Q("/api/knowledge/fan_in_out"),
+    Q("/api/knowledge/coupling"),
+    Q("/api/knowledge/dead_code"),
+    Q("/api/knowledge/heatmap"),
+    Q("/api/knowledge/change_risk"),
+    Q("/api/knowledge/path"),
+    Q("/api/knowledge/topology"),
+    Q("/api/knowledge/unprotected_hubs"),
+    Q("/api/knowledge/api_surface"),
+    Q("/api/knowledge/function_details"),
+    {"GET", "/api/projects", route_projects, false},
+    {"POST", "/api/runtime/ingest", route_ingest, true},
+    {"POST", "/api/runtime/ingest/finalize", route_finalize, true},
+    {"GET", "/api/runtime/observations", route_observations, false},
+    {"GET", "/api/runtime/observation/:session_id", route_observation, false},
+    {"GET", "/api/runtime/profiles", route_profiles, false},
+    {"GET", "/api/runtime/profile/latest", route_profile_latest, false},
+    {"GET", "/api/runtime/profile/:id", route_profile, false},
+    {NULL, NULL, NULL, false},
+};
+
+int api_worker_start(const struct api_worker_config *cfg, struct api_worker **out)
+{
+	*out = NULL;
+	struct api_worker *w = gi_calloc(1, sizeof(*w));
+	w->data_dir = cfg->data_dir ? gi_strdup(cfg->data_dir) : api_default_data_dir(NULL);
+	w->started_ms = gi_clock_mono_ms();
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->finalize_lock, NULL);
+	pthread_mutex_init(&w->write_lock, NULL);
+	gi_map_init(&w->scanning);
+	struct obs_store *st = NULL;
+	int rc = w->data_dir ? obs_store_open(w->data_dir, &st) : GI_EINVAL;
+	if (rc) {
+		gi_log_error("worker", "cannot open the store in %s: %s",
+		             w->data_dir ? w->data_dir : "(no HOME)", gi_strerror(rc));
+		goto fail;
+	}
+	store_release(w, st);
+	struct api_server_config sc = {
+	    .listen = cfg->listen ? cfg->listen : API_WORKER_LISTEN_DEFAULT,
+	    .token = cfg->token,
+	    .body_limit = cfg->body_limit,
+	    .name = "worker",
+	    .routes = worker_routes,
+	    .ctx = w,
+	};
+	rc = api_server_start(&sc, &w->server);
+	if (rc)
+		goto fail;
+	gi_log_info("worker", "data directory %s", w->data_dir);
+	*out = w;
+	return 0;
+fail:
+	api_worker_stop(w);
+	return rc;
+}
+
+int api_worker_port(const struct api_worker *w)
+{
+	return api_server_port(w->server);
+}
+
+void api_worker_stop(struct api_worker *w)
+{
+	if (!w)
+		return;
+	if (w->server) {
+		api_server_stop(w->server, SHUTDOWN_GRACE_MS);
+		struct obs_store *st;
+		if (store_acquire(w, &st) == 0) {
+			int n = 0;
+			obs_store_interrupt_running(st, "worker shut down", &n);
+			if (n > 0)
+				gi_log_info("worker",
+				            "%d running observation(s) marked interrupted", n);
+			store_release(w, st);
+		}
+	}
+	for (int i = 0; i < w->store_idle_len; i++)
+		obs_store_close(w->store_idle[i]);
+	for (int i = 0; i < w->kg_idle_len; i++)
+		kg_pooled_close(&w->kg_idle[i]);
+	gi_map_destroy(&w->scanning);
+	pthread_mutex_destroy(&w->finalize_lock);
+	pthread_mutex_destroy(&w->write_lock);
+	pthread_mutex_destroy(&w->lock);
+	gi_free(w->data_dir);
+	gi_free(w);
+}

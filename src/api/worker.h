@@ -1,0 +1,39 @@
+/*
+ * worker.h - the worker daemon: the static engine's queries, the observation
+ * store and fused profiles behind the REST routes of docs/API.md.
+ *
+ * The worker writes only under its data directory (its database) and under
+ * the `.giulia/` directory of the projects it is asked to index.
+ *
+ * Thread-safety: start and stop from one thread; requests are served on the
+ * HTTP server's threads, each with its own database connections.
+ */
+#ifndef GIULIA_API_WORKER_H
+#define GIULIA_API_WORKER_H
+
+#include <stddef.h>
+
+#define API_WORKER_LISTEN_DEFAULT "127.0.0.1:4000"
+
+struct api_worker_config {
+	const char *listen;   /* NULL: API_WORKER_LISTEN_DEFAULT */
+	const char *data_dir; /* NULL: $XDG_DATA_HOME/giulia or ~/.local/share/giulia */
+	const char *token;    /* NULL or "": none (loopback only) */
+	size_t body_limit;    /* 0: default */
+};
+
+struct api_worker;
+
+/* The default data directory (caller frees with gi_free), or NULL when
+ * neither XDG_DATA_HOME nor HOME is set. */
+char *api_default_data_dir(const char *leaf);
+
+/* Opens the store (failing early on a bad data directory) and starts serving. */
+int api_worker_start(const struct api_worker_config *cfg, struct api_worker **out);
+/* The port it listens on. */
+int api_worker_port(const struct api_worker *w);
+/* Finishes requests in flight, marks running observations interrupted
+ * ("worker shut down"), closes the databases and frees. NULL does nothing. */
+void api_worker_stop(struct api_worker *w);
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * obs_store.h - the worker's own database under its data directory
+ * (DATA/worker.db): the projects it has indexed, observations, their
+ * snapshots and the fused profiles built from them.
+ *
+ * SQLite in WAL mode with synchronous=FULL: once a write function returns 0
+ * the row survives a crash or restart of the worker, which is what lets the
+ * worker acknowledge a snapshot. The schema is versioned with
+ * PRAGMA user_version (OBS_STORE_SCHEMA_VERSION); a newer version on disk is
+ * refused with GI_EDBVERSION. JSON documents are stored as text, unchanged.
+ *
+ * Thread-safety: one `struct obs_store` (one SQLite connection) per thread at
+ * a time; any number of them may be open on the same file.
+ */
+#ifndef GIULIA_STORE_OBS_STORE_H
+#define GIULIA_STORE_OBS_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#define OBS_STORE_SCHEMA_VERSION 1
+#define OBS_STORE_FILE           "worker.db"
+
+struct obs_store;
+
+/* Opens (creating the directory, file and schema as needed) DATA_DIR/worker.db.
+ * *out: close with obs_store_close. GI_EIO when the directory cannot be made,
+ * GI_EDB / GI_EDBVERSION / GI_ECORRUPT for the database. */
+int obs_store_open(const char *data_dir, struct obs_store **out);
+/* Closes the connection; NULL does nothing. */
+void obs_store_close(struct obs_store *st);
+
+/* Stores one snapshot (docs/SNAPSHOT.md; borrowed) of session `session_id`,
+ * node `node`, number `seq`, creating the observation on its first snapshot
+ * (status "running"). A snapshot already stored under (session_id, seq) is
+ * left as it was and *duplicate set: retries are harmless. An observation
+ * that was interrupted by a worker shutdown is running again. */
+int obs_store_snapshot_add(struct obs_store *st, const char *session_id, const char *node,
+                           long long seq, json_t *snapshot, bool *duplicate);
+
+/* Records the end of an observation from the finalize object of
+ * docs/SNAPSHOT.md (borrowed; fields already validated by the caller). The
+ * observation is created when no snapshot arrived first. */
+int obs_store_finalize(struct obs_store *st, json_t *finalize);
+
+/* The snapshots of a session in seq order (caller decrefs); empty array when
+ * there are none. */
+int obs_store_snapshots(struct obs_store *st, const char *session_id, json_t **out);
+
+/* The observation `session_id` as an object {session_id, node, status,
+ * reason, started_ms, stopped_ms, interval_ms, trace_modules, project,
+ * snapshots, last_seq, profile_id}; GI_ENOTFOUND when unknown. */
+int obs_store_observation_get(struct obs_store *st, const char *session_id, json_t **out);
+/* The newest `limit` observations, newest first (caller decrefs). */
+int obs_store_observations_list(struct obs_store *st, int limit, json_t **out);
+/* Marks every running observation interrupted with `reason`; *count (may be
+ * NULL) receives how many. */
+int obs_store_interrupt_running(struct obs_store *st, const char *reason, int *count);
+
+/* Stores a profile (borrowed) and links it to its observation; *id_out gets its id. */
+int obs_store_profile_add(struct obs_store *st, const char *session_id, const char *node,
+                          const char *project, json_t *profile, long long *id_out);
+/* The profile `id` (0: the latest) as {id, session_id, node, project,
+ * created_ms, profile}; GI_ENOTFOUND when there is none. */
+int obs_store_profile_get(struct obs_store *st, long long id, json_t **out);
+/* The newest `limit` profiles without their bodies, newest first. */
+int obs_store_profiles_list(struct obs_store *st, int limit, json_t **out);
+
+/* Remembers an indexed project (canonical path) with its index summary (borrowed, may be NULL). */
+int obs_store_project_put(struct obs_store *st, const char *path, json_t *summary);
+/* [{path, indexed_ms, summary}] newest first (caller decrefs). */
+int obs_store_projects_list(struct obs_store *st, json_t **out);
+
+#endif

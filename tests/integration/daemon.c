@@ -1,0 +1,493 @@
+/*
+ * Integration tests of the monitor daemon, its delivery to the worker and
+ * giulia-observe: real `giulia worker` / `giulia monitor` / `giulia serve`
+ * processes on free loopback ports, the pusher driven in-process against a
+ * real worker, and real BEAM nodes once the observer has landed (skipped
+ * with a reason while src/observe is a placeholder).
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "api/client.h"
+#include "api/pusher.h"
+#include "api_util.h"
+#include "base/error.h"
+#include "fuse/fuse.h"
+#include "observe/observe.h"
+
+static bool observer_available(void)
+{
+	struct obs_target t = {"nobody@127.0.0.1", "x", 2000};
+	json_t *snap = NULL;
+	int rc = obs_pulse(&t, 10, 1, &snap);
+	json_decref(snap);
+	return rc != GI_EUNSUPPORTED;
+}
+
+static void require_observer(void)
+{
+	if (!observer_available())
+		th_skip("the runtime observer (src/observe) is still a placeholder");
+}
+
+static void push_snapshot(struct api_pusher *p, const char *sid, int seq)
+{
+	char *text = td_snapshot(sid, "demo@127.0.0.1", seq);
+	json_t *s = json_loads(text, 0, NULL);
+	TH_ASSERT_OK(api_pusher_push(p, API_PUSH_INGEST, s));
+	json_decref(s);
+	free(text);
+}
+
+static void push_finalize(struct api_pusher *p, const char *sid)
+{
+	json_t *f =
+	    json_pack("{s:s, s:s, s:s, s:n, s:I, s:I, s:i, s:n, s:n}", "session_id", sid, "node",
+	              "demo@127.0.0.1", "status", "complete", "reason", "started_ms",
+	              (json_int_t)1764496229000LL, "stopped_ms", (json_int_t)1764496259000LL,
+	              "interval_ms", 1000, "trace_modules", "project");
+	TH_ASSERT_OK(api_pusher_push(p, API_PUSH_FINALIZE, f));
+	json_decref(f);
+}
+
+static long long stat_of(struct api_pusher *p, const char *key)
+{
+	json_t *s = api_pusher_stats(p);
+	long long v = json_integer_value(json_object_get(s, key));
+	json_decref(s);
+	return v;
+}
+
+static void pusher_free_deferred(void *arg)
+{
+	api_pusher_free(arg, 0);
+}
+
+static void pusher_survives_worker_restart(void)
+{
+	api_client_global_init();
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
+	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
+	struct api_pusher *p;
+	TH_ASSERT_OK(api_pusher_new(&pc, &p));
+	th_defer(pusher_free_deferred, p);
+	for (int i = 0; i < 10; i++)
+		push_snapshot(p, "restart1", i);
+	TH_ASSERT_OK(api_pusher_drain(p, 60000));
+	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 10);
+
+	TH_ASSERT_INT_EQ(td_stop(&w), 0);
+	for (int i = 10; i < 20; i++)
+		push_snapshot(p, "restart1", i);
+	/* The worker is down: nothing more is delivered, the retries count up. */
+	int64_t deadline = gi_clock_mono_ms() + 30000;
+	while (stat_of(p, "retries") < 2 && gi_clock_mono_ms() < deadline)
+		gi_clock_sleep_ms(50);
+	TH_ASSERT_INT_GE(stat_of(p, "retries"), 2);
+	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 10);
+
+	td_start(&w, "worker", NULL);
+	push_finalize(p, "restart1");
+	json_t *fin = NULL;
+	TH_ASSERT_OK(api_pusher_wait_finalize(p, "restart1", 120000, &fin));
+	/* The finalize went last, so the worker had all 20 snapshots by then. */
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(fin, "snapshots")), 20);
+	json_decref(fin);
+	json_t *o = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/restart1", &o), 200);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), 20);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "last_seq")), 19);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "status")), "complete");
+	json_decref(o);
+}
+
+static int count_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void pusher_spools_and_resends_after_restart(void)
+{
+	api_client_global_init();
+	struct td_daemon w = {0};
+	w.port = ts_free_port();
+	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
+	char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
+	/* A tiny memory queue, so that most items go to the spool at once. */
+	struct api_pusher_config pc = {w.url, NULL, spool, 4, 0, 0, 2000};
+	struct api_pusher *p;
+	TH_ASSERT_OK(api_pusher_new(&pc, &p));
+	for (int i = 0; i < 12; i++)
+		push_snapshot(p, "spool1", i);
+	push_finalize(p, "spool1");
+	TH_ASSERT_INT_GE(stat_of(p, "queued_disk"), 8);
+	api_pusher_free(p, 200);
+	TH_ASSERT_INT_EQ(count_files(spool), 13);
+
+	/* The next monitor on the same directory delivers it all, in order. */
+	td_worker(&w, NULL);
+	TH_ASSERT_OK(api_pusher_new(&pc, &p));
+	th_defer(pusher_free_deferred, p);
+	json_t *fin = NULL;
+	TH_ASSERT_OK(api_pusher_wait_finalize(p, "spool1", 120000, &fin));
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(fin, "snapshots")), 12);
+	json_decref(fin);
+	TH_ASSERT_OK(api_pusher_drain(p, 30000));
+	TH_ASSERT_INT_EQ(count_files(spool), 0);
+}
+
+static void pusher_drops_what_the_worker_refuses(void)
+{
+	api_client_global_init();
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
+	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
+	struct api_pusher *p;
+	TH_ASSERT_OK(api_pusher_new(&pc, &p));
+	th_defer(pusher_free_deferred, p);
+	json_t *bad = json_pack("{s:s}", "node", "no-session@x");
+	TH_ASSERT_OK(api_pusher_push(p, API_PUSH_INGEST, bad));
+	json_decref(bad);
+	push_snapshot(p, "after", 0);
+	TH_ASSERT_OK(api_pusher_drain(p, 60000));
+	TH_ASSERT_INT_EQ(stat_of(p, "rejected"), 1);
+	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 1);
+}
+
+static void td_monitor(struct td_daemon *m, const struct td_daemon *w)
+{
+	if (!m->data[0])
+		snprintf(m->data, sizeof(m->data), "%s/monitor", th_tmpdir());
+	const char *extra[] = {"--worker", w->url, NULL};
+	td_start(m, "monitor", extra);
+}
+
+static void monitor_routes_validate_input(void)
+{
+	struct td_daemon w = {0}, m = {0};
+	td_worker(&w, NULL);
+	td_monitor(&m, &w);
+	json_t *h = NULL;
+	TH_ASSERT_INT_EQ(td_get(&m, "/health", &h), 200);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(h, "role")), "monitor");
+	TH_ASSERT(json_is_object(json_object_get(h, "delivery")));
+	json_decref(h);
+	TD_EXPECT_ERROR(&m, "GET", "/api/runtime/pulse", NULL, 400);
+	TD_EXPECT_ERROR(&m, "GET", "/api/runtime/pulse?node=nohost", NULL, 400);
+	TD_EXPECT_ERROR(&m, "GET", "/api/runtime/top_processes?node=a@b&metric=cpu", NULL, 400);
+	TD_EXPECT_ERROR(&m, "GET", "/api/runtime/history?node=a@b&limit=0", NULL, 400);
+	json_t *hist = NULL;
+	TH_ASSERT_INT_EQ(td_get(&m, "/api/runtime/history?node=a@b", &hist), 200);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(hist, "points")), 0);
+	json_decref(hist);
+	TD_EXPECT_ERROR(&m, "GET", "/api/runtime/trend?node=a@b", NULL, 404);
+	TD_EXPECT_ERROR(&m, "POST", "/api/runtime/connect", "{}", 400);
+	TD_EXPECT_ERROR(&m, "POST", "/api/runtime/connect", "{\"node\":\"a@b\",\"cookie\":7}", 400);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start", "{}", 400);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start",
+	                "{\"node\":\"a@b\",\"interval_ms\":10}", 400);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start",
+	                "{\"node\":\"a@b\",\"project\":\"relative/dir\"}", 400);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start",
+	                "{\"node\":\"a@b\",\"trace_modules\":\"A,B\"}", 400);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/stop", "{\"node\":5}", 400);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/stop", "{\"node\":\"a@b\"}",
+	                observer_available() ? 404 : 501);
+	json_t *st = NULL;
+	TH_ASSERT_INT_EQ(td_get(&m, "/api/monitor/observe/status", &st), 200);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(st, "observations")), 0);
+	json_decref(st);
+	TD_EXPECT_ERROR(&m, "GET", "/api/monitor/nothing", NULL, 404);
+	TD_EXPECT_ERROR(&m, "PUT", "/api/monitor/observe/status", NULL, 405);
+	if (!observer_available())
+		TD_EXPECT_ERROR(&m, "GET", "/api/runtime/pulse?node=a@b", NULL, 501);
+}
+
+static void observe_cli_usage_and_unreachable_monitor(void)
+{
+	char bin[1024];
+	snprintf(bin, sizeof(bin), "%s/giulia-observe", th_bindir());
+	const char *none[] = {bin, NULL};
+	TH_ASSERT_INT_EQ(ts_run(none, NULL, 30000, NULL, NULL), 2);
+	const char *no_node[] = {bin, "start", NULL};
+	TH_ASSERT_INT_EQ(ts_run(no_node, NULL, 30000, NULL, NULL), 2);
+	const char *bad_interval[] = {bin, "start", "a@b", "cookie", "often", NULL};
+	TH_ASSERT_INT_EQ(ts_run(bad_interval, NULL, 30000, NULL, NULL), 2);
+	const char *unknown[] = {bin, "frobnicate", NULL};
+	TH_ASSERT_INT_EQ(ts_run(unknown, NULL, 30000, NULL, NULL), 2);
+
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", ts_free_port());
+	setenv("GIULIA_MONITOR_URL", url, 1);
+	const char *status[] = {bin, "status", NULL};
+	char *err = NULL;
+	TH_ASSERT_INT_EQ(ts_run(status, NULL, 30000, NULL, &err), 17);
+	TH_ASSERT_STR_CONTAINS(err, "did not answer");
+	free(err);
+
+	struct td_daemon w = {0}, m = {0};
+	td_worker(&w, NULL);
+	td_monitor(&m, &w);
+	setenv("GIULIA_MONITOR_URL", m.url, 1);
+	char *out = NULL;
+	TH_ASSERT_INT_EQ(ts_run(status, NULL, 30000, &out, NULL), 0);
+	TH_ASSERT_STR_CONTAINS(out, "no observation running");
+	free(out);
+	const char *json[] = {bin, "status", "--json", NULL};
+	TH_ASSERT_INT_EQ(ts_run(json, NULL, 30000, &out, NULL), 0);
+	json_t *j = json_loads(out, 0, NULL);
+	TH_ASSERT(json_is_array(json_object_get(j, "observations")));
+	json_decref(j);
+	free(out);
+	const char *stop[] = {bin, "stop", "nobody@127.0.0.1", NULL};
+	TH_ASSERT_INT_EQ(ts_run(stop, NULL, 30000, NULL, &err), 1);
+	free(err);
+}
+
+static void serve_runs_both_and_stops_cleanly(void)
+{
+	char bin[1024], wl[64], ml[64], data[600];
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	int wp = ts_free_port(), mp = ts_free_port();
+	snprintf(wl, sizeof(wl), "127.0.0.1:%d", wp);
+	snprintf(ml, sizeof(ml), "127.0.0.1:%d", mp);
+	snprintf(data, sizeof(data), "%s/data", th_tmpdir());
+	const char *argv[] = {
+	    bin, "serve", "--worker-listen", wl, "--monitor-listen", ml, "--data", data, NULL};
+	char log[700];
+	snprintf(log, sizeof(log), "%s/serve.log", th_tmpdir());
+	pid_t pid = ts_spawn(argv, log);
+	char url[128];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/health", wp);
+	TH_ASSERT(ts_http_wait(url, 30000));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/health", mp);
+	TH_ASSERT(ts_http_wait(url, 30000));
+	TH_ASSERT_INT_EQ(ts_stop(pid, 30000), 0);
+	char db[700];
+	snprintf(db, sizeof(db), "%s/worker.db", data);
+	struct stat st;
+	TH_ASSERT_INT_EQ(stat(db, &st), 0);
+}
+
+/* ---- with a real node (the observer must have landed) ---- */
+
+struct observed {
+	struct ts_node node;
+	struct td_daemon w, m;
+};
+
+static const char WORKLOAD[] =
+    "spawn(fun() -> L = fun Loop(N) -> _ = lists:seq(1, 2000), timer:sleep(5), Loop(N + 1) end,"
+    " L(0) end).";
+
+static void observed_setup(struct observed *o)
+{
+	ts_node_start(&o->node, TS_NODE_ERL_LONG, NULL, NULL);
+	char *r = ts_node_eval(&o->node, WORKLOAD);
+	free(r);
+	td_worker(&o->w, NULL);
+	td_monitor(&o->m, &o->w);
+}
+
+static void observation_start(struct observed *o, int interval_ms)
+{
+	char body[1024];
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":%d}",
+	         o->node.name, o->node.cookie, interval_ms);
+	json_t *r = NULL;
+	int st = td_post(&o->m, "/api/monitor/observe/start", body, &r);
+	TH_ASSERT_MSG(st == 200, "observe/start: %d", st);
+	char *text = json_dumps(r, 0);
+	TH_ASSERT_MSG(strstr(text, o->node.cookie) == NULL, "the cookie came back: %s", text);
+	free(text);
+	json_decref(r);
+}
+
+static long long monitor_snapshots(struct observed *o)
+{
+	json_t *s = NULL;
+	td_get(&o->m, "/api/monitor/observe/status", &s);
+	long long n = json_integer_value(
+	    json_object_get(json_array_get(json_object_get(s, "observations"), 0), "snapshots"));
+	json_decref(s);
+	return n;
+}
+
+static void wait_snapshots(struct observed *o, long long n)
+{
+	int64_t deadline = gi_clock_mono_ms() + 120000;
+	while (monitor_snapshots(o) < n) {
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "fewer than %lld snapshots in 120 s",
+		              n);
+		gi_clock_sleep_ms(100);
+	}
+}
+
+static void runtime_routes_on_a_real_node(void)
+{
+	require_observer();
+	struct observed o;
+	memset(&o, 0, sizeof(o));
+	observed_setup(&o);
+	char body[1024], path[1024];
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"cookie\":\"%s\"}", o.node.name,
+	         o.node.cookie);
+	json_t *r = NULL;
+	TH_ASSERT_INT_EQ(td_post(&o.m, "/api/runtime/connect", body, &r), 200);
+	TH_ASSERT(json_is_true(json_object_get(r, "connected")));
+	json_decref(r);
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"cookie\":\"wrong\"}", o.node.name);
+	TD_EXPECT_ERROR(&o.m, "POST", "/api/runtime/connect", body, 502);
+	/* The pulse uses the cookie given to connect. */
+	snprintf(path, sizeof(path), "/api/runtime/pulse?node=%s", o.node.name);
+	TH_ASSERT_INT_EQ(td_get(&o.m, path, &r), 200);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r, "node")), o.node.name);
+	json_decref(r);
+	observation_start(&o, 300);
+	wait_snapshots(&o, 6);
+	const char *routes[] = {"pulse",   "top_processes", "hot_spots",
+	                        "history", "trend",         "alerts"};
+	for (size_t i = 0; i < 6; i++) {
+		snprintf(path, sizeof(path), "/api/runtime/%s?node=%s", routes[i], o.node.name);
+		int st = td_get(&o.m, path, &r);
+		TH_ASSERT_MSG(st == 200, "GET %s: %d", path, st);
+		json_decref(r);
+	}
+	snprintf(path, sizeof(path), "/api/runtime/top_processes?node=%s&metric=memory",
+	         o.node.name);
+	TH_ASSERT_INT_EQ(td_get(&o.m, path, &r), 200);
+	TH_ASSERT(json_array_size(json_object_get(r, "processes")) > 0);
+	json_decref(r);
+	snprintf(path, sizeof(path), "/api/runtime/trend?node=%s", o.node.name);
+	TH_ASSERT_INT_EQ(td_get(&o.m, path, &r), 200);
+	TH_ASSERT(json_integer_value(json_object_get(r, "points")) >= 6);
+	json_decref(r);
+	snprintf(body, sizeof(body), "{\"node\":\"%s\"}", o.node.name);
+	TH_ASSERT_INT_EQ(td_post(&o.m, "/api/monitor/observe/start", body, NULL), 409);
+	TH_ASSERT_INT_EQ(td_post(&o.m, "/api/monitor/observe/stop", body, &r), 200);
+	long long stored = json_integer_value(json_object_get(r, "snapshots"));
+	TH_ASSERT_INT_GE(stored, 6);
+	json_decref(r);
+}
+
+static void observe_cli_end_to_end(void)
+{
+	require_observer();
+	struct observed o;
+	memset(&o, 0, sizeof(o));
+	observed_setup(&o);
+	setenv("GIULIA_MONITOR_URL", o.m.url, 1);
+	char bin[1024];
+	snprintf(bin, sizeof(bin), "%s/giulia-observe", th_bindir());
+	const char *start[] = {bin, "start", o.node.name, o.node.cookie, "300", NULL};
+	char *out = NULL;
+	TH_ASSERT_INT_EQ(ts_run(start, NULL, 60000, &out, NULL), 0);
+	TH_ASSERT_STR_CONTAINS(out, "observing");
+	free(out);
+	const char *status[] = {bin, "status", NULL};
+	TH_ASSERT_INT_EQ(ts_run(status, NULL, 60000, &out, NULL), 0);
+	TH_ASSERT_STR_CONTAINS(out, o.node.name);
+	free(out);
+	wait_snapshots(&o, 4);
+	const char *stop[] = {bin, "stop", o.node.name, NULL};
+	TH_ASSERT_INT_EQ(ts_run(stop, NULL, 300000, &out, NULL), 0);
+	struct gi_buf probe;
+	gi_buf_init(&probe, 0);
+	json_t *empty = json_object();
+	bool reports = fuse_report_text(empty, &probe) != GI_EUNSUPPORTED;
+	json_decref(empty);
+	gi_buf_destroy(&probe);
+	if (reports)
+		TH_ASSERT_STR_CONTAINS(out, "profile id:");
+	else
+		TH_ASSERT_STR_CONTAINS(out, "snapshot(s) stored");
+	free(out);
+	json_t *list = NULL;
+	TH_ASSERT_INT_EQ(td_get(&o.w, "/api/runtime/observations", &list), 200);
+	json_t *first = json_array_get(json_object_get(list, "observations"), 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(first, "status")), "complete");
+	TH_ASSERT_INT_GE(json_integer_value(json_object_get(first, "snapshots")), 4);
+	json_decref(list);
+}
+
+static void worker_restart_during_observation(void)
+{
+	require_observer();
+	struct observed o;
+	memset(&o, 0, sizeof(o));
+	observed_setup(&o);
+	observation_start(&o, 300);
+	wait_snapshots(&o, 3);
+	TH_ASSERT_INT_EQ(td_stop(&o.w), 0);
+	long long before = monitor_snapshots(&o);
+	wait_snapshots(&o, before + 4);
+	td_start(&o.w, "worker", NULL);
+	char body[512];
+	snprintf(body, sizeof(body), "{\"node\":\"%s\"}", o.node.name);
+	json_t *r = NULL;
+	TH_ASSERT_INT_EQ(td_post(&o.m, "/api/monitor/observe/stop", body, &r), 200);
+	const char *sid = json_string_value(json_object_get(r, "session_id"));
+	long long delivered = json_integer_value(json_object_get(r, "snapshots"));
+	char path[256];
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s?include=snapshots", sid);
+	json_t *obs = NULL;
+	TH_ASSERT_INT_EQ(td_get(&o.w, path, &obs), 200);
+	json_t *snaps = json_object_get(obs, "snapshot_data");
+	TH_ASSERT_INT_GE(delivered, before + 4);
+	TH_ASSERT_INT_EQ(json_array_size(snaps), delivered);
+	/* Every seq from 0, none missing. */
+	for (size_t i = 0; i < json_array_size(snaps); i++)
+		TH_ASSERT_INT_EQ(
+		    json_integer_value(json_object_get(json_array_get(snaps, i), "seq")), i);
+	json_decref(obs);
+	json_decref(r);
+}
+
+static void monitor_sigterm_interrupts_observations(void)
+{
+	require_observer();
+	struct observed o;
+	memset(&o, 0, sizeof(o));
+	observed_setup(&o);
+	observation_start(&o, 300);
+	wait_snapshots(&o, 2);
+	TH_ASSERT_INT_EQ(td_stop(&o.m), 0);
+	json_t *list = NULL;
+	TH_ASSERT_INT_EQ(td_get(&o.w, "/api/runtime/observations", &list), 200);
+	json_t *first = json_array_get(json_object_get(list, "observations"), 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(first, "status")), "interrupted");
+	json_decref(list);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(pusher_survives_worker_restart),
+	    TH_TEST(pusher_spools_and_resends_after_restart),
+	    TH_TEST(pusher_drops_what_the_worker_refuses),
+	    TH_TEST(monitor_routes_validate_input),
+	    TH_TEST(observe_cli_usage_and_unreachable_monitor),
+	    TH_TEST(serve_runs_both_and_stops_cleanly),
+	    TH_TEST(runtime_routes_on_a_real_node),
+	    TH_TEST(observe_cli_end_to_end),
+	    TH_TEST(worker_restart_during_observation),
+	    TH_TEST(monitor_sigterm_interrupts_observations),
+	    TH_END,
+	};
+	return th_main(argc, argv, "integration_daemon", tests);
+}
