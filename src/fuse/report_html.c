@@ -333,10 +333,11 @@ static void put_recommendations(struct gi_buf *out, json_t *recs)
 		esc(out, fuse_str(r, "id"));
 		gi_buf_printf(out, " &middot; priority %.0f</div><div class=\"ev\">",
 		              fuse_num(r, "priority"));
-		const char *key;
-		json_t *v;
-		json_object_foreach(json_object_get(r, "evidence"), key, v)
-		{
+		json_t *evidence = json_object_get(r, "evidence");
+		for (void *it = json_object_iter(evidence); it;
+		     it = json_object_iter_next(evidence, it)) {
+			const char *key = json_object_iter_key(it);
+			json_t *v = json_object_iter_value(it);
 			if (json_is_null(v))
 				continue;
 			gi_buf_puts(out, "<span><i>");

@@ -63,11 +63,10 @@ static int put_evidence(struct gi_buf *out, json_t *ev)
 	struct gi_buf line;
 	gi_buf_init(&line, 4096);
 	gi_buf_puts(&line, "evidence: ");
-	const char *key;
-	json_t *v;
 	int first = 1;
-	json_object_foreach(ev, key, v)
-	{
+	for (void *it = json_object_iter(ev); it; it = json_object_iter_next(ev, it)) {
+		const char *key = json_object_iter_key(it);
+		json_t *v = json_object_iter_value(it);
 		char val[256];
 		if (json_is_number(v)) {
 			double d = json_number_value(v);

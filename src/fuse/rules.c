@@ -569,7 +569,7 @@ int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t
 	rule_idle(&r);
 	/* Stable order: sort a C array of borrowed pointers, then rebuild. */
 	size_t count = json_array_size(r.out);
-	json_t *items[256];
+	json_t *items[256] = {NULL};
 	if (count > 256)
 		count = 256;
 	for (size_t i = 0; i < count; i++)
