@@ -138,6 +138,7 @@ struct proc_stat {
 	double queue_first, queue_last, queue_max;
 	long queue_samples, queue_rises, queue_steps;
 	double queue_head_sum, queue_tail_sum; /* over the first and last quarter */
+	long queue_first_seq, queue_last_seq;
 	double mem_first, mem_last;
 	long mem_samples;
 	bool logger;
@@ -359,14 +360,16 @@ static void take_process_state(struct ctx *c, const json_t *list, long seq)
 		s->seen_seq = seq;
 		double q = fuse_num(p, "message_queue_len");
 		if (isfinite(q)) {
-			if (s->queue_samples == 0)
+			if (s->queue_samples == 0) {
 				s->queue_first = q;
-			else {
+				s->queue_first_seq = seq;
+			} else {
 				s->queue_steps++;
 				if (q > s->queue_last)
 					s->queue_rises++;
 			}
 			s->queue_last = q;
+			s->queue_last_seq = seq;
 			if (seq < c->quarter)
 				s->queue_head_sum += q;
 			if (seq >= c->total_snapshots - c->quarter)
@@ -1193,77 +1196,133 @@ static void ctx_destroy(struct ctx *c)
 	gi_arena_destroy(&c->arena);
 }
 
+struct fuse_builder {
+	struct ctx c;
+};
+
+int fuse_builder_new(const struct fuse_config *cfg, long snapshot_count, struct fuse_builder **out)
+{
+	*out = NULL;
+	if (snapshot_count < 0 || snapshot_count > FUSE_MAX_SNAPSHOTS)
+		return GI_EINVAL;
+	struct fuse_builder *b = gi_calloc(1, sizeof(*b));
+	struct ctx *c = &b->c;
+	gi_arena_init(&c->arena);
+	c->cfg = cfg;
+	if (cfg && cfg->thresholds)
+		c->thr = *cfg->thresholds;
+	else
+		fuse_thresholds_default(&c->thr);
+	c->first_ts = c->last_ts = NAN;
+	c->errors = json_array();
+	gi_map_init(&c->mods);
+	gi_map_init(&c->procs);
+	gi_map_init(&c->funcs);
+	gi_map_init(&c->traced);
+	gi_map_init(&c->details);
+	gi_vec_init(&c->mod_list, sizeof(void *));
+	gi_vec_init(&c->proc_list, sizeof(void *));
+	gi_vec_init(&c->func_list, sizeof(void *));
+	gi_vec_init(&c->traced_list, sizeof(void *));
+	struct metric *ms[] = {&c->m_mem,           &c->m_procs, &c->m_runq,   &c->m_util,
+	                       &c->m_rps,           &c->m_t,     &c->m_binary, &c->m_ets,
+	                       &c->m_processes_mem, &c->m_atom,  &c->m_code,   &c->m_system};
+	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
+		metric_init(ms[i]);
+	c->total_snapshots = snapshot_count;
+	c->quarter = snapshot_count / 4 ? snapshot_count / 4 : 1;
+	*out = b;
+	return 0;
+}
+
+int fuse_builder_add(struct fuse_builder *b, json_t *snapshot)
+{
+	if (!json_is_object(snapshot))
+		return GI_EINVAL;
+	if (b->c.nsnap >= FUSE_MAX_SNAPSHOTS)
+		return GI_ETOOBIG;
+	take_snapshot(&b->c, snapshot, b->c.nsnap);
+	b->c.nsnap++;
+	return 0;
+}
+
+/* Without a snapshot count up front, the first and the last snapshot stand
+ * for the first and the last quarter of the mailbox trend. */
+static void mailbox_quarters_from_ends(struct ctx *c)
+{
+	c->quarter = 1;
+	for (size_t i = 0; i < c->proc_list.len; i++) {
+		struct proc_stat *p = GI_VEC_AT(&c->proc_list, struct proc_stat *, i);
+		p->queue_head_sum = p->queue_first_seq == 0 ? p->queue_first : 0;
+		p->queue_tail_sum = p->queue_last_seq == c->nsnap - 1 ? p->queue_last : 0;
+	}
+}
+
+int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *graph,
+                        json_t **profile_out)
+{
+	*profile_out = NULL;
+	if (finalize && !json_is_object(finalize))
+		return GI_EINVAL;
+	struct ctx *c = &b->c;
+	c->graph = graph;
+	if (c->total_snapshots == 0)
+		mailbox_quarters_from_ends(c);
+	json_t *p = json_object();
+	json_object_set_new(p, "version", json_integer(1));
+	json_object_set_new(p, "session", build_session(c, finalize));
+	json_object_set_new(p, "metrics", build_metrics(c));
+	json_object_set_new(p, "series", build_series(c));
+	int top = c->cfg && c->cfg->hot_modules_top > 0 ? c->cfg->hot_modules_top : 15;
+	json_t *hotspots = build_hotspots(c);
+	json_object_set_new(p, "hot_modules", build_hot_modules(c, top));
+	json_object_set_new(p, "trace_hotspots", hotspots);
+	json_object_set_new(p, "workload", build_workload(c, hotspots));
+	json_object_set_new(p, "pipeline_overhead", build_pipeline(c));
+	json_object_set_new(p, "processes", build_processes(c));
+	json_t *g = json_object();
+	json_object_set_new(g, "attached", json_boolean(graph != NULL));
+	json_object_set_new(g, "answered", json_boolean(c->graph_ok));
+	json_object_set_new(p, "graph", g);
+	json_object_set_new(p, "errors", json_incref(c->errors));
+	json_t *recs = NULL;
+	int rc = fuse_rules_evaluate(p, &c->thr, &recs);
+	if (rc != 0) {
+		json_decref(p);
+		return rc;
+	}
+	json_object_set_new(p, "recommendations", recs);
+	*profile_out = p;
+	return 0;
+}
+
+void fuse_builder_free(struct fuse_builder *b)
+{
+	if (!b)
+		return;
+	ctx_destroy(&b->c);
+	gi_free(b);
+}
+
 int fuse_profile_build(json_t *finalize, json_t *snapshots, struct kg_db *graph,
                        const struct fuse_config *cfg, json_t **profile_out)
 {
 	*profile_out = NULL;
 	if ((finalize && !json_is_object(finalize)) || (snapshots && !json_is_array(snapshots)))
 		return GI_EINVAL;
-	if (snapshots && json_array_size(snapshots) > FUSE_MAX_SNAPSHOTS)
-		return GI_ETOOBIG;
-	struct ctx c;
-	memset(&c, 0, sizeof(c));
-	gi_arena_init(&c.arena);
-	c.cfg = cfg;
-	if (cfg && cfg->thresholds)
-		c.thr = *cfg->thresholds;
-	else
-		fuse_thresholds_default(&c.thr);
-	c.graph = graph;
-	c.first_ts = c.last_ts = NAN;
-	c.errors = json_array();
-	gi_map_init(&c.mods);
-	gi_map_init(&c.procs);
-	gi_map_init(&c.funcs);
-	gi_map_init(&c.traced);
-	gi_map_init(&c.details);
-	gi_vec_init(&c.mod_list, sizeof(void *));
-	gi_vec_init(&c.proc_list, sizeof(void *));
-	gi_vec_init(&c.func_list, sizeof(void *));
-	gi_vec_init(&c.traced_list, sizeof(void *));
-	struct metric *ms[] = {&c.m_mem,           &c.m_procs, &c.m_runq,   &c.m_util,
-	                       &c.m_rps,           &c.m_t,     &c.m_binary, &c.m_ets,
-	                       &c.m_processes_mem, &c.m_atom,  &c.m_code,   &c.m_system};
-	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
-		metric_init(ms[i]);
-
 	size_t n = snapshots ? json_array_size(snapshots) : 0;
-	c.total_snapshots = (long)n;
-	c.quarter = n / 4 ? (long)(n / 4) : 1;
-	for (size_t i = 0; i < n; i++) {
-		json_t *s = json_array_get(snapshots, i);
-		if (!json_is_object(s))
-			continue;
-		take_snapshot(&c, s, (long)c.nsnap);
-		c.nsnap++;
-	}
-
-	json_t *p = json_object();
-	json_object_set_new(p, "version", json_integer(1));
-	json_object_set_new(p, "session", build_session(&c, finalize));
-	json_object_set_new(p, "metrics", build_metrics(&c));
-	json_object_set_new(p, "series", build_series(&c));
-	int top = cfg && cfg->hot_modules_top > 0 ? cfg->hot_modules_top : 15;
-	json_t *hotspots = build_hotspots(&c);
-	json_object_set_new(p, "hot_modules", build_hot_modules(&c, top));
-	json_object_set_new(p, "trace_hotspots", hotspots);
-	json_object_set_new(p, "workload", build_workload(&c, hotspots));
-	json_object_set_new(p, "pipeline_overhead", build_pipeline(&c));
-	json_object_set_new(p, "processes", build_processes(&c));
-	json_t *g = json_object();
-	json_object_set_new(g, "attached", json_boolean(graph != NULL));
-	json_object_set_new(g, "answered", json_boolean(c.graph_ok));
-	json_object_set_new(p, "graph", g);
-	json_object_set_new(p, "errors", json_incref(c.errors));
-	json_t *recs = NULL;
-	int rc = fuse_rules_evaluate(p, &c.thr, &recs);
+	if (n > FUSE_MAX_SNAPSHOTS)
+		return GI_ETOOBIG;
+	size_t objects = 0;
+	for (size_t i = 0; i < n; i++)
+		objects += json_is_object(json_array_get(snapshots, i));
+	struct fuse_builder *b = NULL;
+	int rc = fuse_builder_new(cfg, (long)objects, &b);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (json_is_object(json_array_get(snapshots, i)))
+			rc = fuse_builder_add(b, json_array_get(snapshots, i));
 	if (rc == 0)
-		json_object_set_new(p, "recommendations", recs);
-	ctx_destroy(&c);
-	if (rc != 0) {
-		json_decref(p);
-		return rc;
-	}
-	*profile_out = p;
-	return 0;
+		rc = fuse_builder_finish(b, finalize, graph, profile_out);
+	fuse_builder_free(b);
+	return rc;
 }

@@ -77,6 +77,19 @@ static void fmt_axis(double v, const char *unit, char *out, size_t size)
 		fuse_fmt_count(v, out, size);
 }
 
+/* The smallest of 1, 2, 4, 8 x 10^k at or above `x`: round axis labels. */
+static double nice_ceiling(double x)
+{
+	if (!(x > 0))
+		return 1;
+	double p = pow(10, floor(log10(x)));
+	static const double steps[] = {1, 2, 4, 8, 10}; /* quarters stay round */
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		if (steps[i] * p >= x)
+			return steps[i] * p;
+	return 10 * p;
+}
+
 /* A line chart of series[key] against series.t_s. */
 static void line_chart(struct gi_buf *out, json_t *series, const char *key, const char *title,
                        const char *unit, const char *colour)
@@ -99,7 +112,7 @@ static void line_chart(struct gi_buf *out, json_t *series, const char *key, cons
 	else if (ymax <= 0)
 		ymax = 1;
 	else
-		ymax *= 1.1;
+		ymax = nice_ceiling(ymax * 1.05);
 	if (tmax <= 0)
 		tmax = 1;
 	double pw = CHART_W - PAD_L - PAD_R, ph = CHART_H - PAD_T - PAD_B;

@@ -570,6 +570,56 @@ static void beam_not_bottleneck_thresholds(void)
 	json_decref(fin);
 }
 
+/* ---- incremental builder ------------------------------------------------ */
+
+static json_t *build_incrementally(json_t *fin, json_t *snaps, long count_hint)
+{
+	struct fuse_builder *b = NULL;
+	TH_ASSERT_OK(fuse_builder_new(NULL, count_hint, &b));
+	for (size_t i = 0; i < json_array_size(snaps); i++)
+		TH_ASSERT_OK(fuse_builder_add(b, json_array_get(snaps, i)));
+	json_t *p = NULL;
+	TH_ASSERT_OK(fuse_builder_finish(b, fin, NULL, &p));
+	fuse_builder_free(b);
+	return p;
+}
+
+static void builder_matches_one_shot_build(void)
+{
+	struct logger_arg a = {"Elixir.Logger", ":gen_event.init_it/6", "Logger", 30000};
+	json_t *snaps = series_make(12, logger_tweak, &a);
+	json_t *fin = series_finalize("complete", 12, NULL);
+	json_t *whole = NULL;
+	TH_ASSERT_OK(fuse_profile_build(fin, snaps, NULL, NULL, &whole));
+	json_t *parts = build_incrementally(fin, snaps, 12);
+	TH_ASSERT_MSG(json_equal(whole, parts), "incremental and one-shot profiles differ");
+	json_decref(whole);
+	json_decref(parts);
+	json_decref(snaps);
+	json_decref(fin);
+	/* No count up front: the mailbox trend uses the first and last snapshot. */
+	double rising[] = {10, 200, 500, 900, 1500, 2400};
+	snaps = series_make(6, mailbox_tweak, rising);
+	fin = series_finalize("complete", 6, NULL);
+	json_t *p = build_incrementally(fin, snaps, 0);
+	json_t *r = find_rec(p, 6, "App.Counter");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "start_quarter_avg"), 10, 0);
+	TH_ASSERT_DBL_NEAR(ev(r, "end_quarter_avg"), 2400, 0);
+	json_decref(p);
+	/* Misuse is refused. */
+	struct fuse_builder *b = NULL;
+	TH_ASSERT_INT_EQ(fuse_builder_new(NULL, -1, &b), GI_EINVAL);
+	TH_ASSERT_OK(fuse_builder_new(NULL, 0, &b));
+	json_t *bad = json_integer(3);
+	TH_ASSERT_INT_EQ(fuse_builder_add(b, bad), GI_EINVAL);
+	json_decref(bad);
+	fuse_builder_free(b);
+	fuse_builder_free(NULL);
+	json_decref(snaps);
+	json_decref(fin);
+}
+
 /* ---- sessions, reports, compare ------------------------------------------- */
 
 static void interrupted_sessions_build(void)
@@ -709,6 +759,7 @@ int main(int argc, char **argv)
 	    TH_TEST(mailbox_buildup_thresholds),
 	    TH_TEST(memory_growth_thresholds),
 	    TH_TEST(beam_not_bottleneck_thresholds),
+	    TH_TEST(builder_matches_one_shot_build),
 	    TH_TEST(interrupted_sessions_build),
 	    TH_TEST(hostile_input_is_tolerated),
 	    TH_TEST(text_report_reads_well),
