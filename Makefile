@@ -132,7 +132,14 @@ build/fuzz/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -c $< -o $@
 
-build/fuzz/bin/%: build/fuzz/obj/fuzz/%.o $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC)) build/fuzz/obj/build/gen/probes.o $(GRAMMAR_OBJ)
+# Linked through an archive, like the binaries, so that a target pulls in only
+# the objects it needs (the CLI's files refer to main.c, which is not there).
+FUZZ_LIB_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC)) build/fuzz/obj/build/gen/probes.o
+build/fuzz/libgiulia.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+build/fuzz/bin/%: build/fuzz/obj/fuzz/%.o build/fuzz/libgiulia.a $(GRAMMAR_OBJ)
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
 

@@ -1,10 +1,345 @@
 /*
- * cmd_observe.c - the observe commands of the giulia CLI (see cli.h).
+ * cmd_observe.c - the runtime commands of the giulia CLI (see cli.h and
+ * docs/CLI.md "Runtime commands"): `pulse`, `top` and `trace`, one-shot
+ * observations of a live node through src/observe/observe.h.
+ *
+ * Exit codes: 0, 1 (the command failed), 2 (usage), and the node errors of
+ * cli_exit_code_for(). The cookie is passed through, never printed.
  */
-#include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "base/alloc.h"
+#include "base/error.h"
+#include "base/str.h"
 #include "cli/cli.h"
+#include "observe/dist.h"
+#include "observe/observe.h"
+
+#define MAX_TRACE_MODULES 64
+
+struct observe_args {
+	const char *node;
+	const char *cookie;
+	const char *modules; /* trace: comma-separated */
+	const char *by;      /* top: reductions | memory | mailbox */
+	int window_ms;
+	int timeout_ms;
+	int top_n;
+	bool json;
+};
+
+static int usage_error(const char *cmd, const char *what)
+{
+	fprintf(stderr, "giulia %s: %s; `giulia %s --help` shows the options\n", cmd, what, cmd);
+	return CLI_EXIT_USAGE;
+}
+
+static int int_option(const char *cmd, const char *name, const char *value, int64_t min,
+                      int64_t max, int *out)
+{
+	int64_t v = 0;
+	if (!value || gi_parse_int64(value, min, max, &v) != 0) {
+		fprintf(stderr, "giulia %s: %s needs a whole number from %lld to %lld\n", cmd, name,
+		        (long long)min, (long long)max);
+		return CLI_EXIT_USAGE;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static void print_help(const char *cmd)
+{
+	if (strcmp(cmd, "pulse") == 0)
+		printf("usage: giulia pulse NODE [--cookie C] [--window MS] [-n N] [--timeout MS] "
+		       "[--json]\n\nOne snapshot of a live node: schedulers, memory, processes and "
+		       "the busiest of them over a short window (default 1000 ms).\n");
+	else if (strcmp(cmd, "top") == 0)
+		printf(
+		    "usage: giulia top NODE [--by reductions|memory|mailbox] [--window MS] "
+		    "[-n N] [--cookie C] [--timeout MS] [--json]\n\nThe top N processes (default "
+		    "10) by reductions over the window, by memory, or by mailbox length.\n");
+	else
+		printf(
+		    "usage: giulia trace NODE MOD[,MOD...] [--for MS] [--cookie C] [--timeout MS] "
+		    "[--json]\n\nCalls per function of the given modules (Elixir or :erlang names) "
+		    "counted for MS milliseconds (default 5000) with call-count tracing.\n");
+	printf("\nThe cookie comes from --cookie, else GIULIA_COOKIE, else ~/.erlang.cookie.\n"
+	       "Exit codes: 10 epmd not reachable, 11 unknown node, 12 cookie rejected, "
+	       "13 timeout,\n14 node went down, 15 OTP too old, 16 remote call failed.\n");
+}
+
+/* Returns 0, CLI_EXIT_USAGE, or -1 after printing help. */
+static int parse_args(const char *cmd, int argc, char **argv, struct observe_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->top_n = 10;
+	int positional = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+		int rc = 0;
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			print_help(cmd);
+			return -1;
+		} else if (strcmp(arg, "--json") == 0) {
+			a->json = true;
+		} else if (strcmp(arg, "--cookie") == 0) {
+			if (!next)
+				return usage_error(cmd, "--cookie needs a value");
+			a->cookie = next;
+			i++;
+		} else if (strcmp(arg, "--by") == 0) {
+			if (!next)
+				return usage_error(cmd, "--by needs reductions, memory or mailbox");
+			a->by = next;
+			i++;
+		} else if (strcmp(arg, "--window") == 0 || strcmp(arg, "--for") == 0) {
+			rc = int_option(cmd, arg, next, 1, 24 * 3600 * 1000, &a->window_ms);
+			i++;
+		} else if (strcmp(arg, "--timeout") == 0) {
+			rc = int_option(cmd, arg, next, 10, 3600 * 1000, &a->timeout_ms);
+			i++;
+		} else if (strcmp(arg, "-n") == 0) {
+			rc = int_option(cmd, arg, next, 1, 1000, &a->top_n);
+			i++;
+		} else if (arg[0] == '-' && arg[1] != '\0') {
+			char what[300];
+			snprintf(what, sizeof(what), "unknown option '%.200s'", arg);
+			return usage_error(cmd, what);
+		} else if (positional == 0) {
+			a->node = arg;
+			positional++;
+		} else if (positional == 1 && strcmp(cmd, "trace") == 0) {
+			a->modules = arg;
+			positional++;
+		} else {
+			return usage_error(cmd, "too many arguments");
+		}
+		if (rc != 0)
+			return rc;
+	}
+	if (!a->node)
+		return usage_error(cmd, "which node? give NODE as name@host");
+	if (strcmp(cmd, "trace") == 0 && (!a->modules || !*a->modules))
+		return usage_error(cmd, "which modules? give MOD[,MOD...]");
+	if (a->by && strcmp(a->by, "reductions") != 0 && strcmp(a->by, "memory") != 0 &&
+	    strcmp(a->by, "mailbox") != 0)
+		return usage_error(cmd, "--by takes reductions, memory or mailbox");
+	return 0;
+}
+
+static int node_error(const char *cmd, const char *node, int rc)
+{
+	const char *hint = dist_error_hint(rc);
+	fprintf(stderr, "giulia %s: cannot observe %s: %s%s%s\n", cmd, node, gi_strerror(rc),
+	        *hint ? "; " : "", hint);
+	return cli_exit_code_for(rc);
+}
+
+static void print_json(json_t *v)
+{
+	char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (text) {
+		puts(text);
+		free(text);
+	}
+}
+
+static double num(json_t *obj, const char *key)
+{
+	return json_number_value(json_object_get(obj, key));
+}
+
+static const char *str_or(json_t *v, const char *fallback)
+{
+	const char *s = json_string_value(v);
+	return s ? s : fallback;
+}
+
+static void print_processes(json_t *list, const char *title)
+{
+	printf("%s\n  %-16s %10s %7s %12s %8s  %s\n", title, "PID", "REDS", "CPU%", "MEMORY",
+	       "MAILBOX", "MODULE / NAME / CURRENT");
+	size_t i;
+	json_t *p;
+	json_array_foreach(list, i, p)
+	{
+		const char *name = str_or(json_object_get(p, "registered_name"), "");
+		printf("  %-16s %10.0f %6.1f%% %12.0f %8.0f  %s%s%s  %s\n",
+		       str_or(json_object_get(p, "pid"), "?"), num(p, "reductions"),
+		       100.0 * num(p, "cpu_share"), num(p, "memory_bytes"),
+		       num(p, "message_queue_len"), str_or(json_object_get(p, "module"), "?"),
+		       *name ? " " : "", name, str_or(json_object_get(p, "current_function"), ""));
+	}
+	if (json_array_size(list) == 0)
+		printf("  (none)\n");
+}
+
+static void print_errors(json_t *errors)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(errors, i, e)
+	{
+		fprintf(stderr, "warning: %s\n", str_or(e, "?"));
+	}
+}
+
+static void print_pulse(json_t *s)
+{
+	json_t *su = json_object_get(s, "scheduler_utilisation");
+	json_t *procs = json_object_get(s, "processes"), *mem = json_object_get(s, "memory");
+	json_t *reds = json_object_get(s, "reductions");
+	printf("node %s  OTP %s  schedulers %.0f  window %.0f ms\n",
+	       str_or(json_object_get(s, "node"), "?"),
+	       str_or(json_object_get(s, "otp_release"), "?"), num(s, "schedulers_online"),
+	       num(s, "window_ms"));
+	if (json_is_number(json_object_get(su, "total")))
+		printf("scheduler utilisation %.1f%%", 100.0 * num(su, "total"));
+	else
+		printf("scheduler utilisation n/a");
+	printf("  run queue %.0f  reductions/s %.0f\n",
+	       num(json_object_get(s, "run_queue"), "total"), num(reds, "per_second"));
+	printf("processes %.0f/%.0f  ports %.0f  atoms %.0f/%.0f  ets tables %.0f\n",
+	       num(procs, "count"), num(procs, "limit"), num(json_object_get(s, "ports"), "count"),
+	       num(json_object_get(s, "atoms"), "count"), num(json_object_get(s, "atoms"), "limit"),
+	       num(json_object_get(s, "ets"), "count"));
+	printf(
+	    "memory total %.1f MB  processes %.1f MB  binary %.1f MB  ets %.1f MB  code %.1f MB\n",
+	    num(mem, "total") / 1e6, num(mem, "processes") / 1e6, num(mem, "binary") / 1e6,
+	    num(mem, "ets") / 1e6, num(mem, "code") / 1e6);
+	printf("gc %.0f (%.0f words)  io in %.0f B out %.0f B\n",
+	       num(json_object_get(s, "gc"), "count"),
+	       num(json_object_get(s, "gc"), "words_reclaimed"),
+	       num(json_object_get(s, "io"), "input_bytes"),
+	       num(json_object_get(s, "io"), "output_bytes"));
+	print_processes(json_object_get(json_object_get(s, "top_processes"), "reductions"),
+	                "top processes by reductions over the window:");
+}
+
+static int run_pulse_or_top(const char *cmd, int argc, char **argv)
+{
+	struct observe_args a;
+	int rc = parse_args(cmd, argc, argv, &a);
+	if (rc != 0)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
+	json_t *snap = NULL;
+	rc = obs_pulse(&t, a.window_ms, a.top_n, &snap);
+	if (rc != 0)
+		return node_error(cmd, a.node, rc);
+	bool top = strcmp(cmd, "top") == 0;
+	if (a.json) {
+		if (top) {
+			const char *by = a.by ? a.by : "reductions";
+			const char *key = strcmp(by, "mailbox") == 0 ? "message_queue" : by;
+			json_t *out = json_object();
+			json_object_set(out, "node", json_object_get(snap, "node"));
+			json_object_set(out, "window_ms", json_object_get(snap, "window_ms"));
+			json_object_set_new(out, "by", json_string(by));
+			json_object_set(
+			    out, "processes",
+			    json_object_get(json_object_get(snap, "top_processes"), key));
+			print_json(out);
+			json_decref(out);
+		} else {
+			print_json(snap);
+		}
+	} else if (top) {
+		const char *by = a.by ? a.by : "reductions";
+		const char *key = strcmp(by, "mailbox") == 0 ? "message_queue" : by;
+		char title[128];
+		snprintf(title, sizeof(title), "%s: top %d processes by %s (window %.0f ms)",
+		         str_or(json_object_get(snap, "node"), "?"), a.top_n, by,
+		         num(snap, "window_ms"));
+		print_processes(json_object_get(json_object_get(snap, "top_processes"), key),
+		                title);
+	} else {
+		print_pulse(snap);
+	}
+	print_errors(json_object_get(snap, "errors"));
+	json_decref(snap);
+	return CLI_EXIT_OK;
+}
+
+static int run_pulse(int argc, char **argv)
+{
+	return run_pulse_or_top("pulse", argc, argv);
+}
+
+static int run_top(int argc, char **argv)
+{
+	return run_pulse_or_top("top", argc, argv);
+}
+
+static int run_trace(int argc, char **argv)
+{
+	struct observe_args a;
+	int rc = parse_args("trace", argc, argv, &a);
+	if (rc != 0)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	char *list = gi_strdup(a.modules);
+	const char *mods[MAX_TRACE_MODULES + 1];
+	size_t n = 0;
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		if (!*tok)
+			continue;
+		if (n == MAX_TRACE_MODULES) {
+			gi_free(list);
+			return usage_error("trace", "at most 64 modules at once");
+		}
+		mods[n++] = tok;
+	}
+	mods[n] = NULL;
+	if (n == 0) {
+		gi_free(list);
+		return usage_error("trace", "which modules? give MOD[,MOD...]");
+	}
+	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
+	json_t *out = NULL;
+	rc = obs_trace(&t, mods, a.window_ms > 0 ? a.window_ms : 5000, &out);
+	gi_free(list);
+	if (rc != 0)
+		return node_error("trace", a.node, rc);
+	json_t *errors = json_object_get(out, "errors");
+	bool none_traced = json_array_size(json_object_get(out, "modules")) == 0;
+	if (a.json) {
+		print_json(out);
+	} else {
+		printf("%s: calls per function over %.0f ms\n",
+		       str_or(json_object_get(out, "node"), "?"), num(out, "window_ms"));
+		printf("  %12s  %s\n", "CALLS", "FUNCTION");
+		size_t i;
+		json_t *c;
+		json_array_foreach(json_object_get(out, "calls"), i, c)
+		{
+			printf("  %12.0f  %s.%s/%.0f\n", num(c, "count"),
+			       str_or(json_object_get(c, "module"), "?"),
+			       str_or(json_object_get(c, "function"), "?"), num(c, "arity"));
+		}
+		if (json_array_size(json_object_get(out, "calls")) == 0)
+			printf("  (no calls)\n");
+	}
+	print_errors(errors);
+	json_decref(out);
+	if (none_traced) {
+		fprintf(stderr, "giulia trace: none of the modules could be traced\n");
+		return CLI_EXIT_FAILURE;
+	}
+	return CLI_EXIT_OK;
+}
 
 const struct cli_command cli_observe_commands[] = {
+    {"pulse", "NODE [--cookie C] [--window MS] [--json]", "one snapshot of a live node", run_pulse},
+    {"top", "NODE [--by reductions|memory|mailbox] [--window MS] [-n N] [--json]",
+     "the busiest processes of a live node", run_top},
+    {"trace", "NODE MOD[,MOD...] [--for MS] [--json]",
+     "calls per function of modules on a live node", run_trace},
     {NULL, NULL, NULL, NULL},
 };

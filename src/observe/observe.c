@@ -1,66 +1,148 @@
 /*
- * observe.c - placeholder until the runtime observer lands (see observe.h).
+ * observe.c - one-shot observations (obs_pulse, obs_trace; see observe.h):
+ * connect, start a session process on the target (which takes the baseline),
+ * let the window pass while answering ticks, take one sample, stop the
+ * session process (which removes what it set) and disconnect.
  */
 #include "observe/observe.h"
 
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
 #include "base/error.h"
+#include "observe/observe_int.h"
+
+#define OBS_WINDOW_DEFAULT_MS 1000
+#define OBS_WINDOW_MAX_MS     (24 * 3600 * 1000)
+
+static int obs_budget_ms(int timeout_ms)
+{
+	int budget = timeout_ms * 6 / 10;
+	return budget < 100 ? 100 : budget;
+}
+
+/* Lets time pass until `until_ms` while answering ticks and dropping strays. */
+static int wait_until(struct dist_conn *c, int64_t until_ms)
+{
+	ei_x_buff x;
+	ei_x_new(&x);
+	erlang_msg msg;
+	int rc;
+	do {
+		rc = dist_receive(c, &msg, &x, until_ms);
+	} while (rc == 0);
+	ei_x_free(&x);
+	return rc == GI_ETIMEOUT ? 0 : rc;
+}
+
+/* Connects, starts a session process and samples after `window_ms`; *reply
+ * is the decoded sample and *probe the session (stopped here). */
+static int one_shot(const struct obs_target *t, int window_ms, int top_n,
+                    const char *const *modules, json_t **reply_out, struct obs_probe *probe,
+                    char *node_out, size_t node_size)
+{
+	*reply_out = NULL;
+	memset(probe, 0, sizeof(*probe));
+	if (window_ms <= 0)
+		window_ms = OBS_WINDOW_DEFAULT_MS;
+	if (window_ms > OBS_WINDOW_MAX_MS)
+		return GI_EINVAL;
+	if (top_n <= 0)
+		top_n = OBS_TOP_DEFAULT;
+	if (top_n > 1000)
+		top_n = 1000;
+	struct dist_options o = {t->node, t->cookie, t->timeout_ms};
+	struct dist_conn *c = NULL;
+	int rc = dist_connect(&o, &c);
+	if (rc != 0)
+		return rc;
+	snprintf(node_out, node_size, "%s", dist_node(c));
+	int timeout = dist_timeout_ms(c);
+	struct obs_probe_config cfg = {
+	    .session_id = "",
+	    .lease_ms = window_ms * 2 + timeout * 2,
+	    .top_n = top_n,
+	    .budget_ms = obs_budget_ms(timeout),
+	    .modules = modules,
+	};
+	rc = obs_probe_start(c, &cfg, gi_clock_mono_ms() + timeout + cfg.budget_ms, probe);
+	if (rc != 0)
+		goto out;
+	bool started = true;
+	rc = wait_until(c, gi_clock_mono_ms() + window_ms);
+	ei_x_buff reply;
+	ei_x_new(&reply);
+	int index = 0;
+	if (rc == 0)
+		rc = obs_probe_call(c, probe, "sample",
+		                    gi_clock_mono_ms() + timeout + cfg.budget_ms, &reply, &index);
+	if (rc == 0 && obs_term_to_json(reply.buff, reply.index, &index, reply_out) != 0)
+		rc = GI_EBADRPC;
+	if (started && rc != GI_ENODEDOWN) {
+		ei_x_buff stop;
+		ei_x_new(&stop);
+		int si = 0;
+		obs_probe_call(c, probe, "stop", gi_clock_mono_ms() + timeout, &stop, &si);
+		ei_x_free(&stop);
+	}
+	ei_x_free(&reply);
+out:
+	dist_close(c);
+	if (rc != 0) {
+		json_decref(*reply_out);
+		*reply_out = NULL;
+	}
+	return rc;
+}
 
 int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **snapshot_out)
 {
-	(void)t;
-	(void)window_ms;
-	(void)top_n;
 	*snapshot_out = NULL;
-	return GI_EUNSUPPORTED;
+	json_t *reply = NULL;
+	struct obs_probe probe;
+	char node[DIST_NAME_MAX];
+	int rc = one_shot(t, window_ms, top_n, NULL, &reply, &probe, node, sizeof(node));
+	if (rc == 0) {
+		*snapshot_out = obs_snapshot_build(reply, node, NULL, 0, gi_clock_wall_ms(), NULL);
+		if (!*snapshot_out)
+			rc = GI_EBADRPC;
+	}
+	json_decref(reply);
+	obs_probe_destroy(&probe);
+	return rc;
 }
 
 int obs_trace(const struct obs_target *t, const char *const *modules, int window_ms, json_t **out)
 {
-	(void)t;
-	(void)modules;
-	(void)window_ms;
 	*out = NULL;
-	return GI_EUNSUPPORTED;
-}
-
-int obs_manager_new(const struct obs_callbacks *cb, struct obs_manager **out)
-{
-	(void)cb;
-	*out = NULL;
-	return GI_EUNSUPPORTED;
-}
-
-void obs_manager_free(struct obs_manager *m)
-{
-	(void)m;
-}
-
-int obs_session_start(struct obs_manager *m, const struct obs_session_config *cfg,
-                      char **session_id_out)
-{
-	(void)m;
-	(void)cfg;
-	*session_id_out = NULL;
-	return GI_EUNSUPPORTED;
-}
-
-int obs_session_stop(struct obs_manager *m, const char *node)
-{
-	(void)m;
-	(void)node;
-	return GI_EUNSUPPORTED;
-}
-
-json_t *obs_manager_status(struct obs_manager *m)
-{
-	(void)m;
-	return json_array();
-}
-
-json_t *obs_manager_history(struct obs_manager *m, const char *node, int limit)
-{
-	(void)m;
-	(void)node;
-	(void)limit;
-	return NULL;
+	if (!modules || !modules[0])
+		return GI_EINVAL;
+	json_t *reply = NULL;
+	struct obs_probe probe;
+	char node[DIST_NAME_MAX];
+	int rc = one_shot(t, window_ms, 1, modules, &reply, &probe, node, sizeof(node));
+	if (rc == 0) {
+		json_t *snap = obs_snapshot_build(reply, node, NULL, 0, gi_clock_wall_ms(),
+		                                  probe.trace_errors);
+		if (!snap) {
+			rc = GI_EBADRPC;
+		} else {
+			json_t *trace = json_object_get(snap, "trace");
+			json_t *result = json_object();
+			json_object_set_new(result, "node", json_string(node));
+			json_object_set(result, "window_ms", json_object_get(snap, "window_ms"));
+			json_object_set_new(result, "modules", json_incref(probe.traced));
+			json_t *calls = json_object_get(trace, "calls");
+			json_object_set_new(result, "calls",
+			                    calls ? json_incref(calls) : json_array());
+			json_object_set_new(result, "errors",
+			                    json_incref(json_object_get(snap, "errors")));
+			json_decref(snap);
+			*out = result;
+		}
+	}
+	json_decref(reply);
+	obs_probe_destroy(&probe);
+	return rc;
 }

@@ -44,6 +44,7 @@ struct obs_session_config {
 	int top_n;
 	const char *const *trace_modules; /* NULL-terminated, or NULL */
 	const char *project;              /* passed through to finalize, may be NULL */
+	int timeout_ms;                   /* per call; 0: DIST_TIMEOUT_DEFAULT_MS (5000) */
 };
 
 /* Called on the manager's thread: with each snapshot (borrowed), and once at

@@ -1,0 +1,16 @@
+/*
+ * Fuzz target: epmd PORT2_RESP replies (src/observe/epmd.c).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "observe/epmd.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct epmd_port_reply r;
+	epmd_port_reply_parse(data, size, &r);
+	return 0;
+}

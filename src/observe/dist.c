@@ -1,0 +1,629 @@
+/*
+ * dist.c - Distributed Erlang connections with deadlines (see dist.h).
+ *
+ * epmd is asked by this file itself (epmd.c) rather than through ei, so that
+ * "no epmd" and "no such node" are told apart and bounded by our deadline;
+ * ei then connects to the port epmd gave (ei_xconnect_host_port_tmo) and does
+ * the handshake. Every wait goes through ei's _tmo functions with the time
+ * left until the operation's deadline, never 0 (which ei reads as forever).
+ *
+ * Invariant: the cookie lives only in struct dist_conn (and ei's ei_cnode,
+ * inside the same struct) and is wiped by dist_close; no function here
+ * formats it into a message.
+ */
+#include "observe/dist.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "observe/epmd.h"
+#include "observe/observe_int.h"
+#include "probes.h"
+
+static pthread_once_t ei_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long name_counter;
+
+static void ei_start(void)
+{
+	ei_init();
+}
+
+unsigned dist_ms_left(int64_t deadline_ms)
+{
+	int64_t left = deadline_ms - gi_clock_mono_ms();
+	if (left <= 0)
+		return 0;
+	return left > 0x7fffffff ? 0x7fffffff : (unsigned)left;
+}
+
+/* Splits "alive@host" into its parts; GI_EINVAL when malformed. */
+static int node_name_split(const char *node, char *alive, size_t alive_size, char *host,
+                           size_t host_size)
+{
+	const char *at = node ? strchr(node, '@') : NULL;
+	if (!at || at == node || at[1] == '\0' || strchr(at + 1, '@'))
+		return GI_EINVAL;
+	size_t alen = (size_t)(at - node);
+	if (alen >= alive_size || strlen(at + 1) >= host_size)
+		return GI_EINVAL;
+	for (size_t i = 0; i < alen; i++) {
+		char ch = node[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
+			return GI_EINVAL;
+	}
+	memcpy(alive, node, alen);
+	alive[alen] = '\0';
+	gi_strlcpy(host, at + 1, host_size);
+	for (const char *p = host; *p; p++)
+		if (*p == ' ' || *p == '/' || (unsigned char)*p < 0x20)
+			return GI_EINVAL;
+	return 0;
+}
+
+/* Reads the cookie: explicit, else $GIULIA_COOKIE, else ~/.erlang.cookie. */
+static int cookie_resolve(const char *given, char *out, size_t size)
+{
+	if (given && *given)
+		return gi_strlcpy(out, given, size) == 0 ? 0 : GI_ECOOKIE;
+	const char *env = getenv("GIULIA_COOKIE");
+	if (env && *env)
+		return gi_strlcpy(out, env, size) == 0 ? 0 : GI_ECOOKIE;
+	const char *home = getenv("HOME");
+	if (!home || !*home)
+		return GI_ECOOKIE;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/.erlang.cookie", home);
+	char *data = NULL;
+	size_t len = 0;
+	if (gi_fs_read_file(path, size - 1, &data, &len) != 0)
+		return GI_ECOOKIE;
+	while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == ' '))
+		len--;
+	data[len] = '\0';
+	int rc = len > 0 ? gi_strlcpy(out, data, size) : GI_ECOOKIE;
+	memset(data, 0, len);
+	gi_free(data);
+	return rc == 0 ? 0 : GI_ECOOKIE;
+}
+
+static int host_resolve(const char *host, struct in_addr *addr)
+{
+	if (inet_pton(AF_INET, host, addr) == 1)
+		return 0;
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+		return GI_EEPMD;
+	*addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* Our own node name, in the target's mode: long names when the target's
+ * host has a dot (an FQDN or an IPv4 address), short names otherwise. */
+static void own_name(const char *target_host, char *alive, size_t alive_size, char *host,
+                     size_t host_size)
+{
+	pthread_mutex_lock(&name_lock);
+	unsigned long n = ++name_counter;
+	pthread_mutex_unlock(&name_lock);
+	snprintf(alive, alive_size, "giulia_%ld_%lu", (long)getpid(), n);
+	char self[256];
+	if (gethostname(self, sizeof(self)) != 0)
+		gi_strlcpy(self, "localhost", sizeof(self));
+	self[sizeof(self) - 1] = '\0';
+	if (strchr(target_host, '.')) {
+		gi_strlcpy(host, strchr(self, '.') ? self : "127.0.0.1", host_size);
+	} else {
+		char *dot = strchr(self, '.');
+		if (dot)
+			*dot = '\0';
+		gi_strlcpy(host, self, host_size);
+	}
+}
+
+static int epmd_port(void)
+{
+	const char *env = getenv("ERL_EPMD_PORT");
+	int64_t port = 0;
+	if (env && gi_parse_int64(env, 1, 65535, &port) == 0)
+		return (int)port;
+	return 4369;
+}
+
+static int check_release(struct dist_conn *c, int64_t deadline)
+{
+	ei_x_buff args, reply;
+	ei_x_new(&args);
+	ei_x_new(&reply);
+	ei_x_encode_list_header(&args, 1);
+	ei_x_encode_atom(&args, "otp_release");
+	ei_x_encode_empty_list(&args);
+	int index = 0, rc = dist_rpc(c, "erlang", "system_info", &args, deadline, &reply, &index);
+	if (rc == 0) {
+		char buf[16];
+		int type = 0, size = 0;
+		if (ei_get_type(reply.buff, &index, &type, &size) == 0 && type == ERL_STRING_EXT &&
+		    size > 0 && size < (int)sizeof(buf) &&
+		    ei_decode_string(reply.buff, &index, buf) == 0) {
+			gi_strlcpy(c->otp_release, buf, sizeof(c->otp_release));
+			int64_t rel = 0;
+			if (gi_parse_int64(buf, 0, 1000, &rel) != 0 || rel < 24)
+				rc = GI_EOTPVERSION;
+		} else {
+			rc = GI_EBADRPC;
+		}
+	}
+	ei_x_free(&args);
+	ei_x_free(&reply);
+	return rc;
+}
+
+int dist_connect(const struct dist_options *o, struct dist_conn **out)
+{
+	*out = NULL;
+	pthread_once(&ei_once, ei_start);
+	char alive[DIST_NAME_MAX], host[DIST_NAME_MAX];
+	int rc = node_name_split(o->node, alive, sizeof(alive), host, sizeof(host));
+	if (rc != 0)
+		return rc;
+	struct dist_conn *c = gi_calloc(1, sizeof(*c));
+	c->fd = -1;
+	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DIST_TIMEOUT_DEFAULT_MS;
+	gi_strlcpy(c->node, o->node, sizeof(c->node));
+	int64_t deadline = gi_clock_mono_ms() + c->timeout_ms;
+	rc = cookie_resolve(o->cookie, c->cookie, sizeof(c->cookie));
+	if (rc != 0)
+		goto fail;
+	struct in_addr addr;
+	rc = host_resolve(host, &addr);
+	if (rc != 0)
+		goto fail;
+	struct epmd_port_reply ep;
+	rc = epmd_port_please(&addr, epmd_port(), alive, deadline, &ep);
+	if (rc != 0)
+		goto fail;
+	if (ep.highest_version < 6) {
+		rc = GI_EOTPVERSION;
+		goto fail;
+	}
+	char my_alive[64], my_host[DIST_NAME_MAX], my_node[DIST_NAME_MAX + 64];
+	own_name(host, my_alive, sizeof(my_alive), my_host, sizeof(my_host));
+	snprintf(my_node, sizeof(my_node), "%s@%s", my_alive, my_host);
+	struct in_addr my_addr;
+	inet_pton(AF_INET, "127.0.0.1", &my_addr);
+	unsigned creation = (unsigned)(gi_clock_wall_ms() & 0x7fffffff) | 1u;
+	if (ei_connect_xinit(&c->ec, my_host, my_alive, my_node, &my_addr, c->cookie, creation) <
+	    0) {
+		rc = GI_EINVAL;
+		goto fail;
+	}
+	unsigned left = dist_ms_left(deadline);
+	if (left == 0) {
+		rc = GI_ETIMEOUT;
+		goto fail;
+	}
+	c->fd = ei_xconnect_host_port_tmo(&c->ec, &addr, ep.port, left);
+	if (c->fd < 0) {
+		int err = erl_errno;
+		c->fd = -1;
+		if (err == ETIMEDOUT)
+			rc = GI_ETIMEOUT;
+		else if (err == ECONNREFUSED)
+			rc = GI_ENODEDOWN;
+		else
+			rc = GI_ECOOKIE; /* epmd knows the node: the handshake was refused */
+		goto fail;
+	}
+	rc = check_release(c, deadline);
+	if (rc != 0)
+		goto fail;
+	gi_log_debug("observe", "connected to %s (OTP %s) as %s", c->node, c->otp_release, my_node);
+	*out = c;
+	return 0;
+fail:
+	dist_close(c);
+	return rc;
+}
+
+void dist_close(struct dist_conn *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		ei_close_connection(c->fd);
+	volatile char *p = (volatile char *)c;
+	for (size_t i = 0; i < sizeof(*c); i++)
+		p[i] = 0;
+	gi_free(c);
+}
+
+const char *dist_node(const struct dist_conn *c)
+{
+	return c->node;
+}
+
+const char *dist_otp_release(const struct dist_conn *c)
+{
+	return c->otp_release;
+}
+
+int dist_timeout_ms(const struct dist_conn *c)
+{
+	return c->timeout_ms;
+}
+
+static int receive_error(void)
+{
+	return erl_errno == ETIMEDOUT ? GI_ETIMEOUT : GI_ENODEDOWN;
+}
+
+int dist_send(struct dist_conn *c, const erlang_pid *to, const ei_x_buff *x, int64_t deadline_ms)
+{
+	unsigned left = dist_ms_left(deadline_ms);
+	if (left == 0)
+		return GI_ETIMEOUT;
+	if (ei_send_tmo(c->fd, (erlang_pid *)to, x->buff, x->index, left) < 0)
+		return receive_error();
+	return 0;
+}
+
+int dist_receive(struct dist_conn *c, erlang_msg *msg, ei_x_buff *x, int64_t deadline_ms)
+{
+	for (;;) {
+		unsigned left = dist_ms_left(deadline_ms);
+		if (left == 0)
+			return GI_ETIMEOUT;
+		x->index = 0;
+		int got = ei_xreceive_msg_tmo(c->fd, msg, x, left);
+		if (got == ERL_TICK)
+			continue;
+		if (got == ERL_ERROR)
+			return receive_error();
+		if (msg->msgtype == ERL_SEND || msg->msgtype == ERL_REG_SEND)
+			return 0;
+		/* links, exits, monitors: nothing we asked for; skip */
+	}
+}
+
+int dist_receive_one(struct dist_conn *c, erlang_msg *msg, ei_x_buff *x, unsigned tmo_ms, bool *got)
+{
+	*got = false;
+	x->index = 0;
+	int rc = ei_xreceive_msg_tmo(c->fd, msg, x, tmo_ms > 0 ? tmo_ms : 1);
+	if (rc == ERL_TICK)
+		return 0;
+	if (rc == ERL_ERROR)
+		return erl_errno == ETIMEDOUT ? GI_ETIMEOUT : GI_ENODEDOWN;
+	*got = msg->msgtype == ERL_SEND || msg->msgtype == ERL_REG_SEND;
+	return 0;
+}
+
+int dist_rpc_send(struct dist_conn *c, const char *mod, const char *fun, const ei_x_buff *args)
+{
+	if (ei_rpc_to(&c->ec, c->fd, (char *)mod, (char *)fun, args->buff, args->index) < 0)
+		return receive_error();
+	return 0;
+}
+
+bool dist_is_rex_reply(const ei_x_buff *x, int *index)
+{
+	int i = 0, version, arity;
+	char atom[MAXATOMLEN_UTF8];
+	if (ei_decode_version(x->buff, &i, &version) < 0 ||
+	    ei_decode_tuple_header(x->buff, &i, &arity) < 0 || arity != 2 ||
+	    ei_decode_atom(x->buff, &i, atom) < 0 || strcmp(atom, "rex") != 0)
+		return false;
+	*index = i;
+	return true;
+}
+
+int dist_rpc(struct dist_conn *c, const char *mod, const char *fun, const ei_x_buff *args,
+             int64_t deadline_ms, ei_x_buff *reply, int *index)
+{
+	int rc = dist_rpc_send(c, mod, fun, args);
+	if (rc != 0)
+		return rc;
+	erlang_msg msg;
+	for (;;) {
+		unsigned left = dist_ms_left(deadline_ms);
+		if (left == 0)
+			return GI_ETIMEOUT;
+		reply->index = 0;
+		/* ei_rpc_from is ei_xreceive_msg_tmo with ERL_TIMEOUT for timeouts. */
+		int got = ei_rpc_from(&c->ec, c->fd, (int)left, &msg, reply);
+		if (got == ERL_TICK)
+			continue;
+		if (got == ERL_TIMEOUT)
+			return GI_ETIMEOUT;
+		if (got == ERL_ERROR)
+			return receive_error();
+		if (msg.msgtype != ERL_SEND && msg.msgtype != ERL_REG_SEND)
+			continue;
+		if (!dist_is_rex_reply(reply, index))
+			continue; /* a stray message: not ours to answer */
+		int i = *index, arity;
+		char atom[MAXATOMLEN_UTF8];
+		if (ei_decode_tuple_header(reply->buff, &i, &arity) == 0 && arity == 2 &&
+		    ei_decode_atom(reply->buff, &i, atom) == 0 && strcmp(atom, "badrpc") == 0) {
+			if (gi_log_enabled(GI_LOG_DEBUG)) {
+				char *text = NULL;
+				int j = i;
+				ei_s_print_term(&text, reply->buff, &j);
+				gi_log_debug("observe", "badrpc from %s: %.500s", c->node,
+				             text ? text : "?");
+				free(text);
+			}
+			return GI_EBADRPC;
+		}
+		return 0;
+	}
+}
+
+/* Abstract-format helpers for the bootstrap expression (line 1 everywhere). */
+static void form_atom(ei_x_buff *x, const char *name)
+{
+	ei_x_encode_tuple_header(x, 3);
+	ei_x_encode_atom(x, "atom");
+	ei_x_encode_long(x, 1);
+	ei_x_encode_atom(x, name);
+}
+
+static void form_var(ei_x_buff *x, const char *name)
+{
+	ei_x_encode_tuple_header(x, 3);
+	ei_x_encode_atom(x, "var");
+	ei_x_encode_long(x, 1);
+	ei_x_encode_atom(x, name);
+}
+
+/* {call,1,{remote,1,{atom,1,M},{atom,1,F}},[...]}: the caller encodes the
+ * `nargs` arguments and then the list's tail. */
+static void form_remote_call(ei_x_buff *x, const char *mod, const char *fun, int nargs)
+{
+	ei_x_encode_tuple_header(x, 4);
+	ei_x_encode_atom(x, "call");
+	ei_x_encode_long(x, 1);
+	ei_x_encode_tuple_header(x, 4);
+	ei_x_encode_atom(x, "remote");
+	ei_x_encode_long(x, 1);
+	form_atom(x, mod);
+	form_atom(x, fun);
+	ei_x_encode_list_header(x, nargs);
+}
+
+/* {match,1,{tuple,1,[{atom,1,Tag},{var,1,V1},{var,1,'_'}...]}, <expr follows>} */
+static void form_match_tuple(ei_x_buff *x, const char *tag, const char *const *vars, int nvars)
+{
+	ei_x_encode_tuple_header(x, 4);
+	ei_x_encode_atom(x, "match");
+	ei_x_encode_long(x, 1);
+	ei_x_encode_tuple_header(x, 3);
+	ei_x_encode_atom(x, "tuple");
+	ei_x_encode_long(x, 1);
+	ei_x_encode_list_header(x, nvars + 1);
+	form_atom(x, tag);
+	for (int i = 0; i < nvars; i++)
+		form_var(x, vars[i]);
+	ei_x_encode_empty_list(x);
+}
+
+void dist_eval_args_encode(ei_x_buff *out, const char *src, size_t src_len,
+                           const ei_x_buff *args_term)
+{
+	ei_x_new(out);
+	/* [Boot, Bindings, none, none, value] */
+	ei_x_encode_list_header(out, 5);
+	/* Boot = {block,1,[
+	 *   {ok,T,_} = erl_scan:string(Src),
+	 *   {ok,E} = erl_parse:parse_exprs(T),
+	 *   {value,V,_} = erl_eval:exprs(E, [{'Args',Args}]),
+	 *   V]} */
+	ei_x_encode_tuple_header(out, 3);
+	ei_x_encode_atom(out, "block");
+	ei_x_encode_long(out, 1);
+	ei_x_encode_list_header(out, 4);
+	static const char *const scan_vars[] = {"T", "_"};
+	form_match_tuple(out, "ok", scan_vars, 2);
+	form_remote_call(out, "erl_scan", "string", 1);
+	form_var(out, "Src");
+	ei_x_encode_empty_list(out);
+	static const char *const parse_vars[] = {"E"};
+	form_match_tuple(out, "ok", parse_vars, 1);
+	form_remote_call(out, "erl_parse", "parse_exprs", 1);
+	form_var(out, "T");
+	ei_x_encode_empty_list(out);
+	static const char *const eval_vars[] = {"V", "_"};
+	form_match_tuple(out, "value", eval_vars, 2);
+	form_remote_call(out, "erl_eval", "exprs", 2);
+	form_var(out, "E");
+	/* [{'Args', Args}] as a cons form:
+	 * {cons,1,{tuple,1,[{atom,1,'Args'},{var,1,'Args'}]},{nil,1}} */
+	ei_x_encode_tuple_header(out, 4);
+	ei_x_encode_atom(out, "cons");
+	ei_x_encode_long(out, 1);
+	ei_x_encode_tuple_header(out, 3);
+	ei_x_encode_atom(out, "tuple");
+	ei_x_encode_long(out, 1);
+	ei_x_encode_list_header(out, 2);
+	form_atom(out, "Args");
+	form_var(out, "Args");
+	ei_x_encode_empty_list(out);
+	ei_x_encode_tuple_header(out, 2);
+	ei_x_encode_atom(out, "nil");
+	ei_x_encode_long(out, 1);
+	ei_x_encode_empty_list(out); /* end of exprs/2's argument list */
+	form_var(out, "V");
+	ei_x_encode_empty_list(out); /* end of the block */
+	/* Bindings = [{'Src', "..."}, {'Args', Args}] */
+	ei_x_encode_list_header(out, 2);
+	ei_x_encode_tuple_header(out, 2);
+	ei_x_encode_atom(out, "Src");
+	ei_x_encode_string_len(out, src, (int)src_len);
+	ei_x_encode_tuple_header(out, 2);
+	ei_x_encode_atom(out, "Args");
+	ei_x_append_buf(out, args_term->buff, args_term->index);
+	ei_x_encode_empty_list(out);
+	ei_x_encode_atom(out, "none");
+	ei_x_encode_atom(out, "none");
+	ei_x_encode_atom(out, "value");
+	ei_x_encode_empty_list(out);
+}
+
+int dist_eval(struct dist_conn *c, const char *src, size_t src_len, const ei_x_buff *args_term,
+              int64_t deadline_ms, ei_x_buff *reply, int *index)
+{
+	ei_x_buff args;
+	dist_eval_args_encode(&args, src, src_len, args_term);
+	int rc = dist_rpc(c, "erl_eval", "expr", &args, deadline_ms, reply, index);
+	ei_x_free(&args);
+	return rc;
+}
+
+int dist_object_code_fetch(struct dist_conn *c, const char *atom_text, unsigned char **code_out,
+                           size_t *len_out, char **filename_out)
+{
+	*code_out = NULL;
+	*len_out = 0;
+	*filename_out = NULL;
+	ei_x_buff term, reply;
+	ei_x_new(&term);
+	ei_x_new(&reply);
+	ei_x_encode_binary(&term, atom_text, (long)strlen(atom_text));
+	int index = 0;
+	int rc = dist_eval(c, probe_object_code, probe_object_code_len, &term,
+	                   gi_clock_mono_ms() + c->timeout_ms, &reply, &index);
+	if (rc != 0)
+		goto out;
+	int arity, type, size;
+	char tag[MAXATOMLEN_UTF8];
+	if (ei_decode_tuple_header(reply.buff, &index, &arity) < 0 || arity != 3 ||
+	    ei_decode_atom(reply.buff, &index, tag) < 0 || strcmp(tag, "ok") != 0) {
+		rc = GI_ENOTFOUND;
+		goto out;
+	}
+	if (ei_get_type(reply.buff, &index, &type, &size) < 0 || type != ERL_BINARY_EXT ||
+	    size < 0 || size > DIST_MAX_REPLY) {
+		rc = GI_EBADRPC;
+		goto out;
+	}
+	unsigned char *code = gi_malloc((size_t)size + 1);
+	long got = 0;
+	if (ei_decode_binary(reply.buff, &index, code, &got) < 0) {
+		gi_free(code);
+		rc = GI_EBADRPC;
+		goto out;
+	}
+	if (ei_get_type(reply.buff, &index, &type, &size) < 0 || type != ERL_BINARY_EXT ||
+	    size < 0 || size > 65536) {
+		gi_free(code);
+		rc = GI_EBADRPC;
+		goto out;
+	}
+	char *file = gi_malloc((size_t)size + 1);
+	long flen = 0;
+	ei_decode_binary(reply.buff, &index, file, &flen);
+	file[flen] = '\0';
+	*code_out = code;
+	*len_out = (size_t)got;
+	*filename_out = file;
+out:
+	ei_x_free(&term);
+	ei_x_free(&reply);
+	return rc;
+}
+
+int dist_app_modules(struct dist_conn *c, const char *app, char ***modules_out, size_t *count_out)
+{
+	*modules_out = NULL;
+	*count_out = 0;
+	ei_x_buff term, reply;
+	ei_x_new(&term);
+	ei_x_new(&reply);
+	ei_x_encode_binary(&term, app, (long)strlen(app));
+	int index = 0;
+	int rc = dist_eval(c, probe_app_modules, probe_app_modules_len, &term,
+	                   gi_clock_mono_ms() + c->timeout_ms, &reply, &index);
+	if (rc != 0)
+		goto out;
+	json_t *value = NULL;
+	if (obs_term_to_json(reply.buff, reply.index, &index, &value) != 0) {
+		rc = GI_EBADRPC;
+		goto out;
+	}
+	/* ["ok", [names]] or ["error", reason] */
+	json_t *list = json_array_get(value, 1);
+	if (!json_is_array(value) || json_array_size(value) != 2 ||
+	    strcmp(json_string_value(json_array_get(value, 0))
+	               ? json_string_value(json_array_get(value, 0))
+	               : "",
+	           "ok") != 0 ||
+	    !json_is_array(list)) {
+		json_decref(value);
+		rc = GI_ENOTFOUND;
+		goto out;
+	}
+	size_t n = json_array_size(list), k = 0;
+	char **names = gi_calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(list, i));
+		if (s)
+			names[k++] = gi_strdup(s);
+	}
+	json_decref(value);
+	*modules_out = names;
+	*count_out = k;
+out:
+	ei_x_free(&term);
+	ei_x_free(&reply);
+	return rc;
+}
+
+void dist_strings_free(char **strings, size_t count)
+{
+	if (!strings)
+		return;
+	for (size_t i = 0; i < count; i++)
+		gi_free(strings[i]);
+	gi_free(strings);
+}
+
+const char *dist_error_hint(int code)
+{
+	switch (code) {
+	case GI_EEPMD:
+		return "check that the host is right and epmd runs there (ERL_EPMD_PORT, if set, "
+		       "must be the port it listens on)";
+	case GI_ENONODE:
+		return "check the node name (`epmd -names` on its host lists the running nodes)";
+	case GI_ECOOKIE:
+		return "give the node's cookie with --cookie, GIULIA_COOKIE or ~/.erlang.cookie";
+	case GI_ETIMEOUT:
+		return "the node did not answer in time: it may be overloaded or stopped; try a "
+		       "longer --timeout";
+	case GI_ENODEDOWN:
+		return "the connection to the node was lost";
+	case GI_EOTPVERSION:
+		return "the node runs Erlang/OTP older than 24, which Giulia does not support";
+	case GI_EBADRPC:
+		return "the node refused or failed the call; its log may say why";
+	case GI_EINVAL:
+		return "node names look like name@host";
+	default:
+		return "";
+	}
+}

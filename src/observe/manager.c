@@ -1,0 +1,654 @@
+/*
+ * manager.c - many observation sessions at once (see observe.h).
+ *
+ * One thread drives every session with poll(2): each session has one
+ * connection, at most one request in flight and its own deadline, so a slow
+ * or frozen node only ever delays itself. Connecting (the slow part that can
+ * block up to the timeout) happens in the thread that calls
+ * obs_session_start, not in the manager's thread.
+ *
+ * Why one thread rather than one per session: a session is idle almost all
+ * the time (one small request per interval), so twenty sessions cost one
+ * stack and one poll set instead of twenty threads; the callbacks all come
+ * from one thread, so the daemon needs no locking of its own around them.
+ *
+ * Locking: `lock` guards the session list and every session's public fields
+ * (state, counters, last_error, history, stop flags). The connection, the
+ * probe and the request state belong to the manager's thread alone once the
+ * session is running. Callbacks are called without the lock held.
+ *
+ * Per session: IDLE --due--> WAIT_SAMPLE --reply/timeout--> IDLE ...; the
+ * target's session process ending on its own (lease expired while the node
+ * was frozen, say) sends the session to RESTART, which starts a new one on
+ * the same connection with an asynchronous rpc. Stop: a last sample, then
+ * `stop` (the target cleans up), then on_end. A lost connection ends the
+ * session as interrupted, keeping its history.
+ */
+#include "observe/observe.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "observe/observe_int.h"
+
+#define MANAGER_MAX_SESSIONS 1024
+
+enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_ENDED };
+
+enum session_phase {
+	PHASE_IDLE,
+	PHASE_WAIT_SAMPLE,
+	PHASE_WAIT_RESTART,
+	PHASE_WAIT_FINAL,
+	PHASE_WAIT_STOP,
+};
+
+struct session {
+	struct session *next;
+	char id[17];
+	char *node;
+	int interval_ms;
+	int timeout_ms;
+	int top_n;
+	char **modules; /* NULL-terminated */
+	char *project;
+	/* manager thread only (after start) */
+	struct dist_conn *conn;
+	struct obs_probe probe;
+	enum session_phase phase;
+	long pending_ref;
+	int64_t pending_deadline;
+	int64_t next_due;
+	bool need_restart;
+	/* under lock */
+	enum session_state state;
+	bool stop_requested;
+	bool interrupt_requested; /* manager shutting down: no last sample */
+	long seq;
+	long timeouts;
+	int64_t started_ms, stopped_ms;
+	char last_error[256];
+	char status[16]; /* running, complete, interrupted */
+	char reason[128];
+	char *history[OBS_HISTORY_KEEP];
+	size_t history_start, history_len;
+};
+
+struct obs_manager {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t ended;
+	int wake[2];
+	bool quit;
+	struct obs_callbacks cb;
+	struct session *sessions;
+};
+
+/* How long the target may scan processes per sample: within the timeout. */
+static int obs_budget(const struct session *s)
+{
+	int budget = s->timeout_ms * 6 / 10;
+	return budget < 100 ? 100 : budget;
+}
+
+static void manager_wake(struct obs_manager *m)
+{
+	char b = 1;
+	if (write(m->wake[1], &b, 1) < 0) {
+		/* the pipe is full: the thread is awake already */
+	}
+}
+
+static void session_id_make(char *out)
+{
+	unsigned char raw[8] = {0};
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, raw, sizeof(raw)) != (ssize_t)sizeof(raw)) {
+		uint64_t t = (uint64_t)gi_clock_mono_us() ^ ((uint64_t)getpid() << 32);
+		memcpy(raw, &t, sizeof(raw));
+	}
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < 8; i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
+static void session_free(struct session *s)
+{
+	if (!s)
+		return;
+	dist_close(s->conn);
+	obs_probe_destroy(&s->probe);
+	for (size_t i = 0; i < s->history_len; i++)
+		gi_free(s->history[(s->history_start + i) % OBS_HISTORY_KEEP]);
+	for (char **mod = s->modules; mod && *mod; mod++)
+		gi_free(*mod);
+	gi_free(s->modules);
+	gi_free(s->node);
+	gi_free(s->project);
+	gi_free(s);
+}
+
+static void set_error(struct obs_manager *m, struct session *s, const char *what, int code)
+{
+	pthread_mutex_lock(&m->lock);
+	snprintf(s->last_error, sizeof(s->last_error), "%s: %s", what, gi_strerror(code));
+	pthread_mutex_unlock(&m->lock);
+}
+
+static json_t *trace_modules_json(const struct session *s)
+{
+	json_t *a = json_array();
+	for (char **mod = s->modules; mod && *mod; mod++)
+		json_array_append_new(a, json_string(*mod));
+	return a;
+}
+
+/* Ends a session: closes the connection, calls on_end, wakes stop(). */
+static void session_end(struct obs_manager *m, struct session *s, const char *status,
+                        const char *reason)
+{
+	dist_close(s->conn);
+	s->conn = NULL;
+	pthread_mutex_lock(&m->lock);
+	s->stopped_ms = gi_clock_wall_ms();
+	gi_strlcpy(s->status, status, sizeof(s->status));
+	gi_strlcpy(s->reason, reason ? reason : "", sizeof(s->reason));
+	pthread_mutex_unlock(&m->lock);
+	json_t *fin = json_object();
+	json_object_set_new(fin, "session_id", json_string(s->id));
+	json_object_set_new(fin, "node", json_string(s->node));
+	json_object_set_new(fin, "status", json_string(status));
+	json_object_set_new(fin, "reason", reason ? json_string(reason) : json_null());
+	json_object_set_new(fin, "started_ms", json_integer(s->started_ms));
+	json_object_set_new(fin, "stopped_ms", json_integer(s->stopped_ms));
+	json_object_set_new(fin, "interval_ms", json_integer(s->interval_ms));
+	json_object_set_new(fin, "trace_modules", trace_modules_json(s));
+	json_object_set_new(fin, "project", s->project ? json_string(s->project) : json_null());
+	if (m->cb.on_end)
+		m->cb.on_end(m->cb.ctx, s->id, fin);
+	json_decref(fin);
+	pthread_mutex_lock(&m->lock);
+	s->state = SESSION_ENDED;
+	pthread_cond_broadcast(&m->ended);
+	pthread_mutex_unlock(&m->lock);
+	gi_log_info("observe", "session %s on %s ended: %s%s%s", s->id, s->node, status,
+	            reason ? ", " : "", reason ? reason : "");
+}
+
+static void history_push(struct obs_manager *m, struct session *s, json_t *snap)
+{
+	char *text = json_dumps(snap, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (!text)
+		return;
+	char *copy = gi_strdup(text);
+	free(text);
+	pthread_mutex_lock(&m->lock);
+	if (s->history_len == OBS_HISTORY_KEEP) {
+		gi_free(s->history[s->history_start]);
+		s->history[s->history_start] = copy;
+		s->history_start = (s->history_start + 1) % OBS_HISTORY_KEEP;
+	} else {
+		s->history[(s->history_start + s->history_len) % OBS_HISTORY_KEEP] = copy;
+		s->history_len++;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_buff *x, int index)
+{
+	json_t *reply = NULL;
+	if (obs_term_to_json(x->buff, x->index, &index, &reply) != 0) {
+		set_error(m, s, "sample", GI_EBADRPC);
+		return;
+	}
+	pthread_mutex_lock(&m->lock);
+	long seq = s->seq;
+	pthread_mutex_unlock(&m->lock);
+	json_t *snap = obs_snapshot_build(reply, s->node, s->id, seq, gi_clock_wall_ms(),
+	                                  s->probe.trace_errors);
+	if (!snap) {
+		const char *text = json_string_value(json_array_get(reply, 1));
+		pthread_mutex_lock(&m->lock);
+		snprintf(s->last_error, sizeof(s->last_error), "sample failed on the node: %.200s",
+		         text ? text : "unexpected reply");
+		pthread_mutex_unlock(&m->lock);
+		json_decref(reply);
+		return;
+	}
+	json_decref(reply);
+	history_push(m, s, snap);
+	pthread_mutex_lock(&m->lock);
+	s->seq++;
+	pthread_mutex_unlock(&m->lock);
+	if (m->cb.on_snapshot)
+		m->cb.on_snapshot(m->cb.ctx, s->id, snap);
+	json_decref(snap);
+}
+
+static int send_request(struct session *s, const char *request, enum session_phase phase)
+{
+	int rc = obs_probe_send(s->conn, &s->probe, request, &s->pending_ref);
+	if (rc == 0) {
+		s->phase = phase;
+		s->pending_deadline = gi_clock_mono_ms() + s->timeout_ms +
+		                      (phase == PHASE_WAIT_STOP ? 0 : obs_budget(s));
+	}
+	return rc;
+}
+
+static struct obs_probe_config probe_config(const struct session *s)
+{
+	struct obs_probe_config cfg = {
+	    .session_id = s->id,
+	    .lease_ms = 2 * s->interval_ms,
+	    .top_n = s->top_n,
+	    .budget_ms = obs_budget(s),
+	    .modules = (const char *const *)s->modules,
+	};
+	if (cfg.lease_ms < 2 * OBS_INTERVAL_MIN_MS)
+		cfg.lease_ms = 2 * OBS_INTERVAL_MIN_MS;
+	return cfg;
+}
+
+static int send_restart(struct session *s)
+{
+	struct obs_probe_config cfg = probe_config(s);
+	ei_x_buff args;
+	obs_probe_start_args(s->conn, &cfg, &args);
+	int rc = dist_rpc_send(s->conn, "erl_eval", "expr", &args);
+	ei_x_free(&args);
+	if (rc == 0) {
+		s->phase = PHASE_WAIT_RESTART;
+		s->pending_deadline = gi_clock_mono_ms() + s->timeout_ms + obs_budget(s);
+	}
+	return rc;
+}
+
+/* Reads one message; returns 0 or a connection error. */
+static int session_read(struct obs_manager *m, struct session *s)
+{
+	ei_x_buff x;
+	ei_x_new(&x);
+	erlang_msg msg;
+	bool got = false;
+	int rc = dist_receive_one(s->conn, &msg, &x, 200, &got);
+	if (rc != 0 || !got)
+		goto out; /* a tick, or a signal we do not use */
+	long ref = 0;
+	int index = 0;
+	int kind = obs_probe_classify(&x, &ref, &index);
+	if (kind == 1 && ref == s->pending_ref && s->phase != PHASE_IDLE &&
+	    s->phase != PHASE_WAIT_RESTART) {
+		enum session_phase was = s->phase;
+		s->phase = PHASE_IDLE;
+		if (was == PHASE_WAIT_SAMPLE || was == PHASE_WAIT_FINAL) {
+			handle_sample(m, s, &x, index);
+			pthread_mutex_lock(&m->lock);
+			s->timeouts = 0;
+			pthread_mutex_unlock(&m->lock);
+		}
+		if (was == PHASE_WAIT_FINAL) {
+			if (send_request(s, "stop", PHASE_WAIT_STOP) != 0)
+				session_end(m, s, "complete", NULL);
+		} else if (was == PHASE_WAIT_STOP) {
+			session_end(m, s, "complete", NULL);
+		}
+	} else if (kind == 2) {
+		/* The target's session process ended on its own; start another. */
+		gi_log_info("observe", "session %s: the node's session process ended; restarting",
+		            s->id);
+		s->need_restart = true;
+		if (s->phase == PHASE_WAIT_SAMPLE)
+			s->phase = PHASE_IDLE;
+	} else if (dist_is_rex_reply(&x, &index)) {
+		struct obs_probe p;
+		if (obs_probe_start_parse(x.buff, x.index, &index, &p) != 0) {
+			set_error(m, s, "restart", GI_EBADRPC);
+			if (s->phase == PHASE_WAIT_RESTART)
+				s->phase = PHASE_IDLE;
+		} else if (s->phase == PHASE_WAIT_RESTART) {
+			obs_probe_destroy(&s->probe);
+			s->probe = p;
+			s->need_restart = false;
+			s->phase = PHASE_IDLE;
+		} else {
+			/* a late answer to a restart we gave up on: stop that process */
+			long dummy;
+			obs_probe_send(s->conn, &p, "stop", &dummy);
+			obs_probe_destroy(&p);
+		}
+	}
+out:
+	ei_x_free(&x);
+	return rc;
+}
+
+/* Timers of one session: deadlines, due samples, stop requests. */
+static void session_tick(struct obs_manager *m, struct session *s, int64_t now)
+{
+	pthread_mutex_lock(&m->lock);
+	bool stop = s->stop_requested, interrupt = s->interrupt_requested;
+	pthread_mutex_unlock(&m->lock);
+	if (s->phase != PHASE_IDLE && now >= s->pending_deadline) {
+		enum session_phase was = s->phase;
+		s->phase = PHASE_IDLE;
+		pthread_mutex_lock(&m->lock);
+		s->timeouts++;
+		snprintf(s->last_error, sizeof(s->last_error), "no reply within %d ms (timeout)",
+		         s->timeout_ms + obs_budget(s));
+		pthread_mutex_unlock(&m->lock);
+		if (was == PHASE_WAIT_STOP || was == PHASE_WAIT_FINAL) {
+			session_end(m, s, interrupt ? "interrupted" : "complete",
+			            "the node did not answer the stop request");
+			return;
+		}
+		if (was == PHASE_WAIT_RESTART)
+			s->need_restart = true;
+		s->next_due = now + s->interval_ms;
+	}
+	if (s->phase != PHASE_IDLE)
+		return;
+	int rc = 0;
+	if (interrupt) {
+		rc = send_request(s, "stop", PHASE_WAIT_STOP);
+	} else if (stop) {
+		rc = s->need_restart ? send_request(s, "stop", PHASE_WAIT_STOP)
+		                     : send_request(s, "sample", PHASE_WAIT_FINAL);
+	} else if (now >= s->next_due) {
+		s->next_due += s->interval_ms;
+		if (s->next_due <= now)
+			s->next_due = now + s->interval_ms;
+		rc = s->need_restart ? send_restart(s)
+		                     : send_request(s, "sample", PHASE_WAIT_SAMPLE);
+	}
+	if (rc != 0)
+		session_end(m, s, "interrupted", "node went down");
+}
+
+static int64_t session_wake_at(const struct session *s)
+{
+	if (s->phase != PHASE_IDLE)
+		return s->pending_deadline;
+	return s->next_due;
+}
+
+static void *manager_main(void *arg)
+{
+	struct obs_manager *m = arg;
+	struct session *active[MANAGER_MAX_SESSIONS];
+	struct pollfd fds[MANAGER_MAX_SESSIONS + 1];
+	for (;;) {
+		size_t n = 0;
+		pthread_mutex_lock(&m->lock);
+		bool quit = m->quit;
+		for (struct session *s = m->sessions; s && n < MANAGER_MAX_SESSIONS; s = s->next) {
+			if (s->state != SESSION_RUNNING)
+				continue;
+			if (quit && !s->interrupt_requested) {
+				s->interrupt_requested = true;
+			}
+			active[n++] = s;
+		}
+		pthread_mutex_unlock(&m->lock);
+		if (quit && n == 0)
+			break;
+		int64_t now = gi_clock_mono_ms();
+		for (size_t i = 0; i < n; i++)
+			session_tick(m, active[i], now);
+		size_t k = 0;
+		int64_t wake_at = now + 1000;
+		fds[k++] = (struct pollfd){m->wake[0], POLLIN, 0};
+		for (size_t i = 0; i < n; i++) {
+			struct session *s = active[i];
+			if (!s->conn)
+				continue;
+			int64_t at = session_wake_at(s);
+			if (at < wake_at)
+				wake_at = at;
+			fds[k++] = (struct pollfd){s->conn->fd, POLLIN, 0};
+		}
+		int wait = (int)(wake_at - gi_clock_mono_ms());
+		if (wait < 0)
+			wait = 0;
+		if (poll(fds, k, wait) < 0)
+			continue;
+		if (fds[0].revents) {
+			char buf[64];
+			while (read(m->wake[0], buf, sizeof(buf)) > 0) {
+			}
+		}
+		size_t fi = 1;
+		for (size_t i = 0; i < n; i++) {
+			struct session *s = active[i];
+			if (!s->conn)
+				continue;
+			short rev = fds[fi++].revents;
+			if (!rev)
+				continue;
+			if (session_read(m, s) != 0)
+				session_end(m, s, "interrupted", "node went down");
+		}
+	}
+	return NULL;
+}
+
+int obs_manager_new(const struct obs_callbacks *cb, struct obs_manager **out)
+{
+	*out = NULL;
+	struct obs_manager *m = gi_calloc(1, sizeof(*m));
+	if (cb)
+		m->cb = *cb;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->ended, NULL);
+	if (pipe2(m->wake, O_NONBLOCK | O_CLOEXEC) != 0)
+		goto fail;
+	if (pthread_create(&m->thread, NULL, manager_main, m) != 0) {
+		close(m->wake[0]);
+		close(m->wake[1]);
+		goto fail;
+	}
+	*out = m;
+	return 0;
+fail:
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->ended);
+	gi_free(m);
+	return GI_EIO;
+}
+
+void obs_manager_free(struct obs_manager *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->quit = true;
+	pthread_mutex_unlock(&m->lock);
+	manager_wake(m);
+	pthread_join(m->thread, NULL);
+	struct session *s = m->sessions;
+	while (s) {
+		struct session *next = s->next;
+		session_free(s);
+		s = next;
+	}
+	close(m->wake[0]);
+	close(m->wake[1]);
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->ended);
+	gi_free(m);
+}
+
+static struct session *find_live(struct obs_manager *m, const char *node)
+{
+	for (struct session *s = m->sessions; s; s = s->next)
+		if (s->state != SESSION_ENDED && strcmp(s->node, node) == 0)
+			return s;
+	return NULL;
+}
+
+/* Removes ended sessions of `node` (a new session replaces them). Locked. */
+static void drop_ended(struct obs_manager *m, const char *node)
+{
+	struct session **link = &m->sessions;
+	while (*link) {
+		struct session *s = *link;
+		if (s->state == SESSION_ENDED && strcmp(s->node, node) == 0) {
+			*link = s->next;
+			session_free(s);
+		} else {
+			link = &s->next;
+		}
+	}
+}
+
+int obs_session_start(struct obs_manager *m, const struct obs_session_config *cfg,
+                      char **session_id_out)
+{
+	*session_id_out = NULL;
+	if (!cfg->node || !*cfg->node)
+		return GI_EINVAL;
+	struct session *s = gi_calloc(1, sizeof(*s));
+	session_id_make(s->id);
+	s->node = gi_strdup(cfg->node);
+	s->interval_ms = cfg->interval_ms > 0 ? cfg->interval_ms : OBS_INTERVAL_DEFAULT_MS;
+	if (s->interval_ms < OBS_INTERVAL_MIN_MS)
+		s->interval_ms = OBS_INTERVAL_MIN_MS;
+	s->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DIST_TIMEOUT_DEFAULT_MS;
+	s->top_n = cfg->top_n > 0 ? (cfg->top_n > 1000 ? 1000 : cfg->top_n) : OBS_TOP_DEFAULT;
+	size_t nmods = 0;
+	while (cfg->trace_modules && cfg->trace_modules[nmods] && nmods < OBS_MAX_MODULES)
+		nmods++;
+	s->modules = gi_calloc(nmods + 1, sizeof(char *));
+	for (size_t i = 0; i < nmods; i++)
+		s->modules[i] = gi_strdup(cfg->trace_modules[i]);
+	s->project = cfg->project ? gi_strdup(cfg->project) : NULL;
+	s->state = SESSION_STARTING;
+	gi_strlcpy(s->status, "running", sizeof(s->status));
+
+	pthread_mutex_lock(&m->lock);
+	size_t count = 0;
+	for (struct session *t = m->sessions; t; t = t->next)
+		count += t->state != SESSION_ENDED;
+	if (m->quit || find_live(m, s->node) || count >= MANAGER_MAX_SESSIONS) {
+		int busy = m->quit || count >= MANAGER_MAX_SESSIONS;
+		pthread_mutex_unlock(&m->lock);
+		session_free(s);
+		return busy ? GI_EBUSY : GI_EEXIST;
+	}
+	drop_ended(m, s->node);
+	s->next = m->sessions;
+	m->sessions = s;
+	pthread_mutex_unlock(&m->lock);
+
+	struct dist_options o = {cfg->node, cfg->cookie, s->timeout_ms};
+	int rc = dist_connect(&o, &s->conn);
+	if (rc == 0) {
+		struct obs_probe_config pc = probe_config(s);
+		rc = obs_probe_start(s->conn, &pc,
+		                     gi_clock_mono_ms() + s->timeout_ms + pc.budget_ms, &s->probe);
+	}
+	pthread_mutex_lock(&m->lock);
+	if (rc != 0) {
+		struct session **link = &m->sessions;
+		while (*link != s)
+			link = &(*link)->next;
+		*link = s->next;
+		pthread_mutex_unlock(&m->lock);
+		session_free(s);
+		return rc;
+	}
+	s->started_ms = gi_clock_wall_ms();
+	s->next_due = gi_clock_mono_ms() + s->interval_ms;
+	s->state = SESSION_RUNNING;
+	*session_id_out = gi_strdup(s->id);
+	pthread_mutex_unlock(&m->lock);
+	manager_wake(m);
+	gi_log_info("observe", "session %s on %s started (every %d ms)", s->id, s->node,
+	            s->interval_ms);
+	return 0;
+}
+
+int obs_session_stop(struct obs_manager *m, const char *node)
+{
+	pthread_mutex_lock(&m->lock);
+	struct session *s = find_live(m, node);
+	if (!s) {
+		pthread_mutex_unlock(&m->lock);
+		return GI_ENOTFOUND;
+	}
+	if (s->state == SESSION_STARTING) {
+		pthread_mutex_unlock(&m->lock);
+		return GI_EBUSY;
+	}
+	s->stop_requested = true;
+	manager_wake(m);
+	while (s->state != SESSION_ENDED)
+		pthread_cond_wait(&m->ended, &m->lock);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+json_t *obs_manager_status(struct obs_manager *m)
+{
+	json_t *out = json_array();
+	pthread_mutex_lock(&m->lock);
+	for (struct session *s = m->sessions; s; s = s->next) {
+		json_t *o = json_object();
+		json_object_set_new(o, "session_id", json_string(s->id));
+		json_object_set_new(o, "node", json_string(s->node));
+		json_object_set_new(o, "interval_ms", json_integer(s->interval_ms));
+		json_object_set_new(o, "started_ms",
+		                    s->started_ms ? json_integer(s->started_ms) : json_null());
+		json_object_set_new(o, "stopped_ms",
+		                    s->stopped_ms ? json_integer(s->stopped_ms) : json_null());
+		json_object_set_new(o, "snapshots", json_integer(s->seq));
+		json_object_set_new(o, "trace_modules", trace_modules_json(s));
+		const char *state = s->state == SESSION_STARTING  ? "starting"
+		                    : s->state == SESSION_RUNNING ? "running"
+		                                                  : s->status;
+		json_object_set_new(o, "state", json_string(state));
+		json_object_set_new(o, "reason",
+		                    s->reason[0] ? json_string(s->reason) : json_null());
+		json_object_set_new(o, "timeouts", json_integer(s->timeouts));
+		json_object_set_new(o, "last_error",
+		                    s->last_error[0] ? json_string(s->last_error) : json_null());
+		json_array_append_new(out, o);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return out;
+}
+
+json_t *obs_manager_history(struct obs_manager *m, const char *node, int limit)
+{
+	json_t *out = NULL;
+	pthread_mutex_lock(&m->lock);
+	struct session *found = NULL;
+	for (struct session *s = m->sessions; s; s = s->next)
+		if (strcmp(s->node, node) == 0 && (!found || s->state != SESSION_ENDED))
+			found = s;
+	if (found) {
+		out = json_array();
+		size_t n = found->history_len;
+		size_t from = limit > 0 && (size_t)limit < n ? n - (size_t)limit : 0;
+		for (size_t i = from; i < n; i++) {
+			const char *text =
+			    found->history[(found->history_start + i) % OBS_HISTORY_KEEP];
+			json_t *v = json_loads(text, 0, NULL);
+			if (v)
+				json_array_append_new(out, v);
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	return out;
+}

@@ -1,0 +1,203 @@
+/*
+ * probe.c - the C node's side of the session process protocol (see
+ * observe_int.h and probe/session.erl): starting the process, sending
+ * requests and recognising replies.
+ *
+ * Module names from the user are sent as candidate atom texts (binaries);
+ * the target only looks them up with binary_to_existing_atom.
+ */
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/str.h"
+#include "observe/observe_int.h"
+#include "probes.h"
+#include "source/facts.h"
+
+static void encode_binary_str(ei_x_buff *x, const char *s)
+{
+	ei_x_encode_binary(x, s, (long)strlen(s));
+}
+
+/* {DisplayName, [Candidate...]}: "Foo.Bar" -> Elixir.Foo.Bar; ":ets" -> ets;
+ * a bare lowercase name such as "lists" is tried as an Erlang module too. */
+static void encode_module(ei_x_buff *x, const char *display)
+{
+	char primary[512], plain[512];
+	int n = 0;
+	ei_x_encode_tuple_header(x, 2);
+	encode_binary_str(x, display);
+	bool has_primary = gi_module_atom_name(display, primary, sizeof(primary)) == 0;
+	bool has_plain = display[0] >= 'a' && display[0] <= 'z' &&
+	                 gi_strlcpy(plain, display, sizeof(plain)) == 0;
+	n = (has_primary ? 1 : 0) + (has_plain ? 1 : 0);
+	if (n > 0)
+		ei_x_encode_list_header(x, n);
+	if (has_primary)
+		encode_binary_str(x, primary);
+	if (has_plain)
+		encode_binary_str(x, plain);
+	ei_x_encode_empty_list(x);
+}
+
+void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cfg, ei_x_buff *out)
+{
+	ei_x_buff term;
+	ei_x_new(&term);
+	size_t nmods = 0;
+	for (const char *const *m = cfg->modules; m && *m && nmods < OBS_MAX_MODULES; m++)
+		nmods++;
+	ei_x_encode_map_header(&term, 10);
+	ei_x_encode_atom(&term, "owner");
+	ei_x_encode_pid(&term, ei_self(&c->ec));
+	ei_x_encode_atom(&term, "cnode");
+	ei_x_encode_atom(&term, ei_thisnodename(&c->ec));
+	ei_x_encode_atom(&term, "id");
+	encode_binary_str(&term, cfg->session_id ? cfg->session_id : "");
+	ei_x_encode_atom(&term, "lease_ms");
+	ei_x_encode_long(&term, cfg->lease_ms);
+	ei_x_encode_atom(&term, "top_n");
+	ei_x_encode_long(&term, cfg->top_n);
+	ei_x_encode_atom(&term, "scan_cap");
+	ei_x_encode_long(&term, OBS_SCAN_CAP);
+	ei_x_encode_atom(&term, "chunk");
+	ei_x_encode_long(&term, OBS_SCAN_CHUNK);
+	ei_x_encode_atom(&term, "budget_ms");
+	ei_x_encode_long(&term, cfg->budget_ms);
+	ei_x_encode_atom(&term, "modules");
+	if (nmods > 0) {
+		ei_x_encode_list_header(&term, (long)nmods);
+		for (size_t i = 0; i < nmods; i++)
+			encode_module(&term, cfg->modules[i]);
+	}
+	ei_x_encode_empty_list(&term);
+	ei_x_encode_atom(&term, "self_exclude");
+	ei_x_encode_atom(&term, "true");
+	dist_eval_args_encode(out, probe_session, probe_session_len, &term);
+	ei_x_free(&term);
+}
+
+static json_t *display_names(json_t *atoms)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *v;
+	json_array_foreach(atoms, i, v)
+	{
+		char name[512];
+		const char *s = json_string_value(v);
+		if (s && gi_module_display_name(s, name, sizeof(name)) == 0)
+			json_array_append_new(out, json_string(name));
+	}
+	return out;
+}
+
+int obs_probe_start_parse(const char *buf, int len, int *index, struct obs_probe *p)
+{
+	memset(p, 0, sizeof(*p));
+	int arity = 0;
+	char tag[MAXATOMLEN_UTF8];
+	if (ei_decode_tuple_header(buf, index, &arity) < 0 || ei_decode_atom(buf, index, tag) < 0)
+		return GI_EBADRPC;
+	if (strcmp(tag, "ok") != 0 || arity != 3)
+		return GI_EBADRPC;
+	if (ei_decode_pid(buf, index, &p->pid) < 0)
+		return GI_EBADRPC;
+	json_t *info = NULL;
+	if (obs_term_to_json(buf, len, index, &info) != 0 || !json_is_object(info)) {
+		json_decref(info);
+		return GI_EBADRPC;
+	}
+	json_t *errors = json_object_get(info, "trace_errors");
+	p->trace_errors = json_is_array(errors) ? json_incref(errors) : json_array();
+	p->traced = display_names(json_object_get(info, "traced"));
+	json_decref(info);
+	p->next_ref = 1;
+	return 0;
+}
+
+int obs_probe_start(struct dist_conn *c, const struct obs_probe_config *cfg, int64_t deadline_ms,
+                    struct obs_probe *p)
+{
+	memset(p, 0, sizeof(*p));
+	ei_x_buff args, reply;
+	obs_probe_start_args(c, cfg, &args);
+	ei_x_new(&reply);
+	int index = 0;
+	int rc = dist_rpc(c, "erl_eval", "expr", &args, deadline_ms, &reply, &index);
+	if (rc == 0)
+		rc = obs_probe_start_parse(reply.buff, reply.index, &index, p);
+	ei_x_free(&args);
+	ei_x_free(&reply);
+	return rc;
+}
+
+int obs_probe_send(struct dist_conn *c, struct obs_probe *p, const char *request, long *ref_out)
+{
+	long ref = p->next_ref++;
+	ei_x_buff x;
+	ei_x_new_with_version(&x);
+	ei_x_encode_tuple_header(&x, 3);
+	ei_x_encode_atom(&x, "giulia");
+	ei_x_encode_long(&x, ref);
+	ei_x_encode_atom(&x, request);
+	int rc = dist_send(c, &p->pid, &x, gi_clock_mono_ms() + c->timeout_ms);
+	ei_x_free(&x);
+	if (rc == 0)
+		*ref_out = ref;
+	return rc;
+}
+
+int obs_probe_classify(const ei_x_buff *x, long *ref_out, int *index)
+{
+	int i = 0, version, arity;
+	char atom[MAXATOMLEN_UTF8];
+	if (ei_decode_version(x->buff, &i, &version) < 0 ||
+	    ei_decode_tuple_header(x->buff, &i, &arity) < 0 || arity != 3 ||
+	    ei_decode_atom(x->buff, &i, atom) < 0 || strcmp(atom, "giulia") != 0)
+		return 0;
+	int save = i;
+	long ref = 0;
+	if (ei_decode_long(x->buff, &i, &ref) == 0) {
+		*ref_out = ref;
+		*index = i;
+		return 1;
+	}
+	i = save;
+	if (ei_decode_atom(x->buff, &i, atom) == 0 && strcmp(atom, "end") == 0) {
+		*index = i;
+		return 2;
+	}
+	return 0;
+}
+
+int obs_probe_call(struct dist_conn *c, struct obs_probe *p, const char *request,
+                   int64_t deadline_ms, ei_x_buff *reply, int *index)
+{
+	long ref = 0;
+	int rc = obs_probe_send(c, p, request, &ref);
+	if (rc != 0)
+		return rc;
+	erlang_msg msg;
+	for (;;) {
+		rc = dist_receive(c, &msg, reply, deadline_ms);
+		if (rc != 0)
+			return rc;
+		long got = 0;
+		int kind = obs_probe_classify(reply, &got, index);
+		if (kind == 1 && got == ref)
+			return 0;
+		if (kind == 2)
+			return GI_ENODEDOWN; /* the session process ended on its own */
+	}
+}
+
+void obs_probe_destroy(struct obs_probe *p)
+{
+	json_decref(p->trace_errors);
+	json_decref(p->traced);
+	p->trace_errors = NULL;
+	p->traced = NULL;
+}

@@ -1,0 +1,380 @@
+%% session.erl - the observer's session process, as Erlang expressions.
+%%
+%% Evaluated on the target by erl_eval (no module is loaded): the C node sends
+%% this text once per connection, the target parses it (erl_scan, erl_parse)
+%% and evaluates it with `Args` bound to a map:
+%%   owner      the C node's pid (replies go there)
+%%   cnode      the C node's node name (monitored: nodedown ends the session)
+%%   id         the session id (binary), kept in the process dictionary
+%%   lease_ms   the session exits when no request came for that long
+%%   top_n      entries per top list
+%%   scan_cap   at most this many processes are scanned per sample
+%%   chunk      processes handled per step (the deadline is checked between steps)
+%%   budget_ms  the scan stops (the sample is marked partial) after this long
+%%   modules    [{DisplayName, [AtomText]}] (binaries): modules to count calls of,
+%%              each with the atom texts it may have (the first loaded one wins)
+%% It spawns one session process and returns {ok, Pid, Info} once that process
+%% has set itself up, or {error, Reason}.
+%%
+%% Invariants of the session process:
+%% - it holds the scheduler_wall_time flag (reference-counted per process by
+%%   the runtime, so it drops when the process exits, however it exits) and
+%%   the call_count trace patterns it set, on modules that had none before;
+%% - on `stop`, nodedown of the C node or an expired lease it removes its trace
+%%   patterns, turns the flag off (restoring the previous state) and exits;
+%% - a guardian process removes the trace patterns if the session process is
+%%   killed (exit(Pid, kill) gives no chance to clean up);
+%% - user-given module names are converted with binary_to_existing_atom only:
+%%   no atom is ever created from them;
+%% - per-process loops run in compiled library code (lists, maps, proplists)
+%%   with BIFs passed as external funs: erl_eval only steps over chunks.
+Owner = maps:get(owner, Args),
+CNode = maps:get(cnode, Args),
+Id = maps:get(id, Args),
+LeaseMs = maps:get(lease_ms, Args),
+TopN = maps:get(top_n, Args),
+ScanCap = maps:get(scan_cap, Args),
+ChunkSize = maps:get(chunk, Args),
+BudgetMs = maps:get(budget_ms, Args),
+ModuleNames = maps:get(modules, Args),
+Now = fun() -> erlang:monotonic_time(millisecond) end,
+Send = fun(Msg) -> erlang:send(Owner, Msg, [noconnect]) end,
+
+%% Module names from the user: existing atoms only, loaded modules only, and
+%% no call_count pattern already set by someone else.
+FunctionsOf = fun(M) ->
+    [{M, F, A} || {F, A} <- M:module_info(functions)]
+end,
+CheckModule = fun({Name, Candidates}) ->
+    Existing = lists:append([try [erlang:binary_to_existing_atom(C, utf8)]
+                             catch error:badarg -> [] end || C <- Candidates]),
+    case [M || M <- Existing, erlang:module_loaded(M)] of
+        [] -> {error, <<"module ", Name/binary, " is not loaded">>};
+        [M | _] ->
+            MFAs = FunctionsOf(M),
+            Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
+                                   lists:duplicate(length(MFAs), call_count)),
+            case lists:usort(Counts) -- [{call_count, false}] of
+                [] -> {ok, M, MFAs};
+                _ -> {error, <<"module ", Name/binary,
+                               " already has call-count tracing set by another tool">>}
+            end
+    end
+end,
+ClearPatterns = fun(Mods) ->
+    [catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]) || M <- Mods],
+    ok
+end,
+
+%% Sorting helpers: lists of {Value, Pid}, largest first, at most TopN.
+Top = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), TopN) end,
+Wide = max(50, 5 * TopN),
+TopWide = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), Wide) end,
+Value = fun({_, V}) -> V; (V) -> V end,
+Positive = fun(L) -> [{Value(V), P} || {V, P} <- L, Value(V) > 0] end,
+%% Memory of the heap-size candidates, exactly, for the top list by memory.
+ByMemory = fun(Candidates) ->
+    Mems = [{M, P} || {_, P} <- Candidates,
+                      {memory, M} <- [erlang:process_info(P, memory)]],
+    Top(Mems)
+end,
+
+%% One chunk of pids. Reductions, queue length and heap size are read with one
+%% BIF call per process and item: these three are read directly, while items
+%% such as `memory` make every process handle a signal (measured: 8x the
+%% cost, and it wakes every idle process), so memory is only read for the
+%% candidates with the largest heaps. Dead processes (undefined) are dropped;
+%% reductions become deltas against the previous sample.
+ProcInfo = fun(Item, Chunk, N) ->
+    proplists:delete(undefined, lists:zip(
+        lists:zipwith(fun erlang:process_info/2, Chunk, lists:duplicate(N, Item)), Chunk))
+end,
+ScanChunk = fun(Chunk, Prev) ->
+    N = length(Chunk),
+    {RT, LivePids} = lists:unzip(ProcInfo(reductions, Chunk, N)),
+    {_, Reds} = lists:unzip(RT),
+    L = length(LivePids),
+    Before = lists:zipwith3(fun maps:get/3, LivePids, lists:duplicate(L, Prev),
+                            lists:duplicate(L, 0)),
+    Deltas = lists:zipwith(fun erlang:'-'/2, Reds, Before),
+    {Top(lists:zip(Deltas, LivePids)),
+     TopWide(ProcInfo(heap_size, Chunk, N)),
+     Top(ProcInfo(message_queue_len, Chunk, N)),
+     lists:zip(LivePids, Reds), L}
+end,
+ScanLoop = fun ScanLoop(_Pids, 0, _Prev, _Deadline, Acc) -> Acc;
+               ScanLoop(Pids, Left, Prev, Deadline, {Rs, Ms, Qs, Pairs, Count, _}) ->
+    case Now() > Deadline of
+        true -> {Rs, Ms, Qs, Pairs, Count, true};
+        false ->
+            {Chunk, Rest} = lists:split(min(ChunkSize, Left), Pids),
+            {R, M, Q, P, C} = ScanChunk(Chunk, Prev),
+            ScanLoop(Rest, Left - min(ChunkSize, Left), Prev, Deadline,
+                     {Top(R ++ Rs), TopWide(M ++ Ms), Top(Q ++ Qs), [P | Pairs], Count + C, false})
+    end
+end,
+
+%% Process details for the few processes in the top lists.
+MFA = fun({M, F, A}) when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
+         (_) -> null end,
+InitialCallOf = fun(Pid) ->
+    try erlang:process_info(Pid, {dictionary, '$initial_call'}) of
+        {{dictionary, '$initial_call'}, V} -> MFA(V);
+        _ -> null
+    catch
+        error:badarg ->
+            case erlang:process_info(Pid, dictionary) of
+                {dictionary, D} -> MFA(proplists:get_value('$initial_call', D));
+                _ -> null
+            end
+    end
+end,
+ModuleOf = fun(Reg, Dict, Init, Cur) ->
+    RegMod = is_atom(Reg) andalso Reg =/= [] andalso erlang:module_loaded(Reg),
+    if RegMod -> Reg;
+       is_tuple(Dict) -> element(1, Dict);
+       is_tuple(Init) -> element(1, Init);
+       is_tuple(Cur) -> element(1, Cur);
+       true -> null
+    end
+end,
+Detail = fun(Pid, Delta, TotalReds) ->
+    Items = [registered_name, initial_call, current_function, memory, message_queue_len],
+    case erlang:process_info(Pid, Items) of
+        undefined -> [];
+        [{registered_name, Reg}, {initial_call, Init0}, {current_function, Cur0},
+         {memory, Mem}, {message_queue_len, Q}] ->
+            Init = MFA(Init0),
+            Cur = MFA(Cur0),
+            Dict = InitialCallOf(Pid),
+            Share = if TotalReds > 0 -> min(1.0, max(0.0, Delta / TotalReds));
+                       true -> 0.0 end,
+            [#{pid => list_to_binary(erlang:pid_to_list(Pid)),
+               registered_name => case Reg of [] -> null; _ -> atom_to_binary(Reg, utf8) end,
+               initial_call => case Dict of null -> Init; _ -> Dict end,
+               current_function => Cur,
+               module => ModuleOf(Reg, Dict, Init, Cur),
+               reductions => Delta,
+               cpu_share => Share,
+               memory_bytes => Mem,
+               message_queue_len => Q}]
+    end
+end,
+
+%% The five largest ETS tables by memory.
+WordSize = erlang:system_info(wordsize),
+EtsTop = fun() ->
+    Tabs = lists:sublist(ets:all(), 100000),
+    Mems = lists:zipwith(fun ets:info/2, Tabs, lists:duplicate(length(Tabs), memory)),
+    Biggest = lists:sublist(lists:reverse(lists:sort(
+                  proplists:delete(undefined, lists:zip(Mems, Tabs)))), 5),
+    lists:append([case catch {ets:info(T, name), ets:info(T, size), ets:info(T, owner)} of
+                      {Name, Size, OwnerPid} when is_atom(Name), is_integer(Size) ->
+                          OwnerMod = case catch erlang:process_info(OwnerPid, [registered_name, initial_call, current_function]) of
+                                         [{registered_name, R}, {initial_call, I}, {current_function, C}] ->
+                                             ModuleOf(R, InitialCallOf(OwnerPid), MFA(I), MFA(C));
+                                         _ -> null
+                                     end,
+                          [#{name => atom_to_binary(Name, utf8),
+                             id => iolist_to_binary(io_lib:format("~p", [T])),
+                             owner_module => OwnerMod, size => Size,
+                             memory_bytes => Words * WordSize}];
+                      _ -> []
+                  end || {Words, T} <- Biggest])
+end,
+
+%% Totals of the whole node, kept to compute deltas over the interval.
+Totals = fun() ->
+    {Reds, _} = erlang:statistics(reductions),
+    {GcCount, GcWords, _} = erlang:statistics(garbage_collection),
+    {{input, In}, {output, Out}} = erlang:statistics(io),
+    Swt = case erlang:statistics(scheduler_wall_time) of
+              undefined -> undefined;
+              L -> lists:sort(L)
+          end,
+    #{t => Now(), reds => Reds, gc_count => GcCount, gc_words => GcWords,
+      io_in => In, io_out => Out, swt => Swt}
+end,
+Utilisation = fun(Old, New, Online) ->
+    Pairs = [{(A1 - A0), (T1 - T0)} || {{I, A0, T0}, {I, A1, T1}} <- lists:zip(
+                 lists:sublist(Old, Online), lists:sublist(New, Online))],
+    Per = [if T > 0 -> A / T; true -> 0.0 end || {A, T} <- Pairs],
+    {SumA, SumT} = lists:foldl(fun({A, T}, {SA, ST}) -> {SA + A, ST + T} end, {0, 0}, Pairs),
+    Total = if SumT > 0 -> SumA / SumT; true -> null end,
+    #{total => Total, per_scheduler => Per}
+end,
+
+%% Call counts per function of the traced modules since the last read; the
+%% counters are paused while read, then reset.
+ReadCalls = fun(Traced) ->
+    lists:append([begin
+        erlang:trace_pattern({M, '_', '_'}, pause, [call_count]),
+        Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
+                               lists:duplicate(length(MFAs), call_count)),
+        erlang:trace_pattern({M, '_', '_'}, restart, [call_count]),
+        [{Mo, F, A, C} || {{Mo, F, A}, {call_count, C}} <- lists:zip(MFAs, Counts),
+                          is_integer(C), C > 0]
+    end || {M, MFAs} <- Traced])
+end,
+
+%% A full sample: node totals and top lists over the interval since State.
+Sample = fun(S) ->
+    Start = Now(),
+    StartUs = erlang:monotonic_time(microsecond),
+    Prev = maps:get(prev, S),
+    OldTotals = maps:get(totals, S),
+    All = erlang:processes(),
+    Count = erlang:system_info(process_count),
+    Pids = lists:delete(self(), lists:sublist(All, ScanCap)),
+    NPids = min(Count, length(Pids)),
+    {Rs, Ms, Qs, PairLists, Scanned, Partial} =
+        ScanLoop(Pids, length(Pids), Prev, Start + BudgetMs, {[], [], [], [], 0, false}),
+    NewPrev = maps:from_list(lists:append(PairLists)),
+    T = Totals(),
+    Window = maps:get(t, T) - maps:get(t, OldTotals),
+    RedDelta = maps:get(reds, T) - maps:get(reds, OldTotals),
+    Online = erlang:system_info(schedulers_online),
+    DeltaOf = fun(P) -> maps:get(P, NewPrev, 0) - maps:get(P, Prev, 0) end,
+    Details = fun(L) -> lists:append([Detail(P, DeltaOf(P), RedDelta) || {_, P} <- L]) end,
+    Mem = erlang:memory(),
+    MemKeys = [total, processes, processes_used, system, atom, binary, code, ets],
+    Errors0 = case Partial orelse length(All) > ScanCap of
+                  true -> [iolist_to_binary(io_lib:format(
+                              "processes: scanned ~b of ~b (scan cap or time budget reached)",
+                              [Scanned, length(All)]))];
+                  false -> []
+              end,
+    Traced = maps:get(traced, S),
+    Trace = case Traced of
+                [] -> #{};
+                _ -> #{trace => #{modules => [M || {M, _} <- Traced],
+                                  window_ms => Window,
+                                  calls => ReadCalls(Traced)}}
+            end,
+    Reply = maps:merge(Trace, #{
+        window_ms => Window,
+        otp_release => list_to_binary(erlang:system_info(otp_release)),
+        schedulers_online => Online,
+        scheduler_utilisation =>
+            case {maps:get(swt, OldTotals), maps:get(swt, T)} of
+                {Old, New} when is_list(Old), is_list(New) -> Utilisation(Old, New, Online);
+                _ -> #{total => null, per_scheduler => []}
+            end,
+        run_queue => #{total => erlang:statistics(total_run_queue_lengths),
+                       per_scheduler => erlang:statistics(run_queue_lengths)},
+        processes => #{count => Count, limit => erlang:system_info(process_limit),
+                       scanned => Scanned},
+        ports => #{count => erlang:system_info(port_count),
+                   limit => erlang:system_info(port_limit)},
+        atoms => #{count => erlang:system_info(atom_count),
+                   limit => erlang:system_info(atom_limit)},
+        ets => #{count => erlang:system_info(ets_count), top => EtsTop()},
+        memory => maps:from_list([{K, proplists:get_value(K, Mem, null)} || K <- MemKeys]),
+        reductions => #{delta => RedDelta,
+                        per_second => if Window > 0 -> RedDelta * 1000 / Window; true -> null end},
+        gc => #{count => maps:get(gc_count, T) - maps:get(gc_count, OldTotals),
+                words_reclaimed => maps:get(gc_words, T) - maps:get(gc_words, OldTotals)},
+        io => #{input_bytes => maps:get(io_in, T) - maps:get(io_in, OldTotals),
+                output_bytes => maps:get(io_out, T) - maps:get(io_out, OldTotals)},
+        top_processes => #{reductions => Details(Positive(Rs)),
+                           memory => Details(ByMemory(Ms)),
+                           message_queue => Details(Positive(Qs))},
+        sample_us => erlang:monotonic_time(microsecond) - StartUs,
+        scanned_pids => NPids,
+        errors => Errors0}),
+    {Reply, S#{prev => NewPrev, totals => T}}
+end,
+
+%% Baseline: previous reductions of every process and the node totals.
+Baseline = fun(S) ->
+    Pids = lists:sublist(erlang:processes(), ScanCap),
+    Reds = lists:zipwith(fun erlang:process_info/2, Pids,
+                         lists:duplicate(length(Pids), reductions)),
+    Live = proplists:delete(undefined, lists:zip(Reds, Pids)),
+    {RT, LivePids} = lists:unzip(Live),
+    {_, Values} = lists:unzip(RT),
+    S#{prev => maps:from_list(lists:zip(LivePids, Values)), totals => Totals()}
+end,
+
+Cleanup = fun(S) ->
+    ClearPatterns([M || {M, _} <- maps:get(traced, S)]),
+    case maps:get(swt_set, S) of
+        true -> catch erlang:system_flag(scheduler_wall_time, false);
+        false -> ok
+    end,
+    case maps:get(guardian, S) of
+        undefined -> ok;
+        G -> G ! {giulia_guardian, done}
+    end,
+    ok
+end,
+
+Loop = fun Loop(S) ->
+    Wait = max(0, maps:get(lease_until, S) - Now()),
+    receive
+        {giulia, Ref, sample} ->
+            {Reply, S2} = try Sample(S)
+                          catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, S}
+                          end,
+            Send({giulia, Ref, Reply}),
+            Loop(S2#{lease_until => Now() + LeaseMs});
+        {giulia, Ref, baseline} ->
+            S2 = Baseline(S),
+            Send({giulia, Ref, ok}),
+            Loop(S2#{lease_until => Now() + LeaseMs});
+        {giulia, Ref, ping} ->
+            Send({giulia, Ref, pong}),
+            Loop(S#{lease_until => Now() + LeaseMs});
+        {giulia, Ref, stop} ->
+            Cleanup(S),
+            Send({giulia, Ref, stopped});
+        {nodedown, CNode} ->
+            Cleanup(S);
+        _Other ->
+            Loop(S)
+    after Wait ->
+        Cleanup(S),
+        Send({giulia, 'end', lease_expired})
+    end
+end,
+
+Parent = self(),
+Ready = make_ref(),
+Pid = erlang:spawn(fun() ->
+    put(giulia_session, Id),
+    erlang:monitor_node(CNode, true),
+    Checked = [CheckModule(N) || N <- ModuleNames],
+    Traced = [{M, MFAs} || {ok, M, MFAs} <- Checked],
+    TraceErrors = [E || {error, E} <- Checked],
+    Guardian = case Traced of
+        [] -> undefined;
+        _ ->
+            Session = self(),
+            Mods = [M || {M, _} <- Traced],
+            erlang:spawn(fun() ->
+                put(giulia_guardian, Id),
+                MRef = erlang:monitor(process, Session),
+                receive
+                    {giulia_guardian, done} -> ok;
+                    {'DOWN', MRef, process, _, _} -> ClearPatterns(Mods)
+                end
+            end)
+    end,
+    [erlang:trace_pattern({M, '_', '_'}, true, [call_count]) || {M, _} <- Traced],
+    erlang:system_flag(scheduler_wall_time, true),
+    SwtSet = true,
+    S0 = Baseline(#{traced => Traced, swt_set => SwtSet, guardian => Guardian}),
+    Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
+                       trace_errors => TraceErrors,
+                       traced => [M || {M, _} <- Traced]}},
+    Loop(S0#{lease_until => Now() + LeaseMs})
+end),
+MRef = erlang:monitor(process, Pid),
+receive
+    {Ready, Info} -> erlang:demonitor(MRef, [flush]), {ok, Pid, Info};
+    {'DOWN', MRef, process, Pid, Reason} ->
+        {error, iolist_to_binary(io_lib:format("session process failed: ~p", [Reason]))}
+after 30000 ->
+    exit(Pid, kill),
+    {error, <<"session process did not start">>}
+end.

@@ -1,0 +1,208 @@
+/*
+ * snapshot.c - a session process's sample reply (decoded to JSON by term.c)
+ * to the snapshot of docs/SNAPSHOT.md: the envelope (version, session, node,
+ * sequence, wall-clock time) around the measured sections, module atoms to
+ * display names, {M, F, A} tuples to "Mod.fun/arity" text.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "observe/snapshot.h"
+#include "source/facts.h"
+
+static json_t *module_display(json_t *atom)
+{
+	char name[512];
+	const char *s = json_string_value(atom);
+	if (!s || gi_module_display_name(s, name, sizeof(name)) != 0)
+		return json_null();
+	return json_string(name);
+}
+
+char *obs_mfa_display(json_t *mfa)
+{
+	if (!json_is_array(mfa) || json_array_size(mfa) != 3)
+		return NULL;
+	const char *m = json_string_value(json_array_get(mfa, 0));
+	const char *f = json_string_value(json_array_get(mfa, 1));
+	json_t *a = json_array_get(mfa, 2);
+	char name[512];
+	if (!m || !f || !json_is_integer(a) || gi_module_display_name(m, name, sizeof(name)) != 0)
+		return NULL;
+	struct gi_buf b;
+	gi_buf_init(&b, 2048);
+	if (gi_buf_printf(&b, "%s.%s/%lld", name, f, (long long)json_integer_value(a)) != 0) {
+		gi_buf_destroy(&b);
+		return NULL;
+	}
+	return gi_buf_take(&b);
+}
+
+static json_t *mfa_value(json_t *mfa)
+{
+	char *text = obs_mfa_display(mfa);
+	json_t *v = text ? json_string(text) : json_null();
+	gi_free(text);
+	return v ? v : json_null();
+}
+
+static json_t *number_or_null(json_t *v)
+{
+	return json_is_number(v) ? json_incref(v) : json_null();
+}
+
+static json_t *process_entry(json_t *p)
+{
+	json_t *out = json_object();
+	json_t *pid = json_object_get(p, "pid");
+	json_object_set_new(out, "pid", json_is_string(pid) ? json_incref(pid) : json_null());
+	json_t *reg = json_object_get(p, "registered_name");
+	json_object_set_new(out, "registered_name",
+	                    json_is_string(reg) ? json_incref(reg) : json_null());
+	json_object_set_new(out, "initial_call", mfa_value(json_object_get(p, "initial_call")));
+	json_object_set_new(out, "current_function",
+	                    mfa_value(json_object_get(p, "current_function")));
+	json_object_set_new(out, "module", module_display(json_object_get(p, "module")));
+	json_object_set_new(out, "reductions", number_or_null(json_object_get(p, "reductions")));
+	json_object_set_new(out, "cpu_share", number_or_null(json_object_get(p, "cpu_share")));
+	json_object_set_new(out, "memory_bytes",
+	                    number_or_null(json_object_get(p, "memory_bytes")));
+	json_object_set_new(out, "message_queue_len",
+	                    number_or_null(json_object_get(p, "message_queue_len")));
+	return out;
+}
+
+static json_t *process_list(json_t *list)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *p;
+	json_array_foreach(list, i, p)
+	{
+		if (json_is_object(p))
+			json_array_append_new(out, process_entry(p));
+	}
+	return out;
+}
+
+static json_t *ets_section(json_t *ets)
+{
+	json_t *out = json_object();
+	json_object_set_new(out, "count", number_or_null(json_object_get(ets, "count")));
+	json_t *top = json_array();
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(ets, "top"), i, t)
+	{
+		json_t *e = json_object();
+		json_t *name = json_object_get(t, "name"), *id = json_object_get(t, "id");
+		json_object_set_new(e, "name",
+		                    json_is_string(name) ? json_incref(name) : json_null());
+		json_object_set_new(e, "id", json_is_string(id) ? json_incref(id) : json_null());
+		json_object_set_new(e, "owner_module",
+		                    module_display(json_object_get(t, "owner_module")));
+		json_object_set_new(e, "size", number_or_null(json_object_get(t, "size")));
+		json_object_set_new(e, "memory_bytes",
+		                    number_or_null(json_object_get(t, "memory_bytes")));
+		json_array_append_new(top, e);
+	}
+	json_object_set_new(out, "top", top);
+	return out;
+}
+
+static json_t *trace_section(json_t *trace)
+{
+	json_t *out = json_object();
+	json_t *mods = json_array();
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(trace, "modules"), i, v)
+	{
+		json_array_append_new(mods, module_display(v));
+	}
+	json_object_set_new(out, "modules", mods);
+	json_object_set_new(out, "window_ms", number_or_null(json_object_get(trace, "window_ms")));
+	json_t *calls = json_array();
+	json_array_foreach(json_object_get(trace, "calls"), i, v)
+	{
+		if (!json_is_array(v) || json_array_size(v) != 4)
+			continue;
+		json_t *c = json_object();
+		json_object_set_new(c, "module", module_display(json_array_get(v, 0)));
+		json_t *f = json_array_get(v, 1);
+		json_object_set_new(c, "function",
+		                    json_is_string(f) ? json_incref(f) : json_null());
+		json_object_set_new(c, "arity", number_or_null(json_array_get(v, 2)));
+		json_object_set_new(c, "count", number_or_null(json_array_get(v, 3)));
+		json_array_append_new(calls, c);
+	}
+	json_object_set_new(out, "calls", calls);
+	return out;
+}
+
+/* Copies the named sections that need no conversion. */
+static void copy_plain(json_t *out, json_t *reply, const char *const *keys)
+{
+	for (const char *const *k = keys; *k; k++) {
+		json_t *v = json_object_get(reply, *k);
+		json_object_set_new(out, *k, v ? json_incref(v) : json_null());
+	}
+}
+
+json_t *obs_snapshot_build(json_t *reply, const char *node, const char *session_id, long seq,
+                           int64_t timestamp_ms, json_t *extra_errors)
+{
+	if (!json_is_object(reply) || !json_object_get(reply, "window_ms"))
+		return NULL;
+	json_t *s = json_object();
+	json_object_set_new(s, "version", json_integer(1));
+	json_object_set_new(s, "session_id", session_id ? json_string(session_id) : json_null());
+	json_object_set_new(s, "node", json_string(node));
+	json_object_set_new(s, "seq", json_integer(seq));
+	json_object_set_new(s, "timestamp_ms", json_integer(timestamp_ms));
+	static const char *const head[] = {"window_ms",
+	                                   "otp_release",
+	                                   "schedulers_online",
+	                                   "scheduler_utilisation",
+	                                   "run_queue",
+	                                   "processes",
+	                                   "ports",
+	                                   "atoms",
+	                                   NULL};
+	copy_plain(s, reply, head);
+	json_object_set_new(s, "ets", ets_section(json_object_get(reply, "ets")));
+	static const char *const middle[] = {"memory", "reductions", "gc", "io", NULL};
+	copy_plain(s, reply, middle);
+	json_t *top = json_object_get(reply, "top_processes");
+	json_t *tp = json_object();
+	json_object_set_new(tp, "reductions", process_list(json_object_get(top, "reductions")));
+	json_object_set_new(tp, "memory", process_list(json_object_get(top, "memory")));
+	json_object_set_new(tp, "message_queue",
+	                    process_list(json_object_get(top, "message_queue")));
+	json_object_set_new(s, "top_processes", tp);
+	json_t *trace = json_object_get(reply, "trace");
+	if (json_is_object(trace))
+		json_object_set_new(s, "trace", trace_section(trace));
+	json_t *errors = json_array();
+	json_t *re = json_object_get(reply, "errors");
+	size_t i;
+	json_t *v;
+	json_array_foreach(re, i, v)
+	{
+		if (json_is_string(v))
+			json_array_append(errors, v);
+	}
+	json_array_foreach(extra_errors, i, v)
+	{
+		if (json_is_string(v))
+			json_array_append(errors, v);
+	}
+	json_object_set_new(s, "errors", errors);
+	json_t *us = json_object_get(reply, "sample_us");
+	json_object_set_new(s, "sample_ms",
+	                    json_is_integer(us) ? json_real((double)json_integer_value(us) / 1000.0)
+	                                        : json_null());
+	return s;
+}

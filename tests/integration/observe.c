@@ -1,0 +1,584 @@
+/*
+ * Integration tests of the runtime observer against real BEAM nodes: one-shot
+ * pulse/top/trace on Elixir long-name, Erlang short-name and plain Erlang
+ * long-name nodes; connection errors and their exit codes; sessions of the
+ * manager through a node's death, a freeze (SIGSTOP/SIGCONT) and a stop; the
+ * target cleaning up by itself when the observer is killed; and the dist API
+ * used by `giulia index --node`. Every wait polls with a generous deadline.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "harness.h"
+#include "observe/dist.h"
+#include "observe/observe.h"
+#include "support.h"
+
+#define WAIT_MS 60000
+
+/* An Elixir node with a busy gen_server (Busy), a module called in a loop
+ * (Hot, with a local function), and a process that was busy once and then
+ * went idle (registered as :burst). */
+static const char *ELIXIR_EVAL =
+    "defmodule Busy do\n"
+    "  use GenServer\n"
+    "  def init(x), do: (send(self(), :spin); {:ok, x})\n"
+    "  def handle_info(:spin, s), do: (Enum.sum(1..2000); send(self(), :spin); {:noreply, s})\n"
+    "end\n"
+    "defmodule Hot do\n"
+    "  def a(x), do: b(x) + 1\n"
+    "  defp b(x), do: x * 2\n"
+    "  def loop, do: (a(1); Process.sleep(1); loop())\n"
+    "end\n"
+    "GenServer.start(Busy, 0)\n"
+    "spawn(fn -> Hot.loop() end)\n"
+    "spawn(fn -> Enum.sum(1..3_000_000); Process.register(self(), :burst); "
+    "Process.sleep(:infinity) end)\n";
+
+/* The same shape in plain Erlang: a spinning registered process and a burst. */
+static const char *ERLANG_EVAL =
+    "Spin = fun F() -> lists:sum(lists:seq(1, 2000)), F() end, "
+    "register(spinner, spawn(Spin)), "
+    "spawn(fun() -> lists:sum(lists:seq(1, 3000000)), register(burst, self()), "
+    "receive never -> ok end end).";
+
+/* Starts a node and waits until its start code has run (burst registered). */
+static void node_start_ready(struct ts_node *n, enum ts_node_kind kind, const char *eval)
+{
+	ts_node_start(n, kind, eval, NULL);
+	if (!eval)
+		return;
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		char *r = ts_node_eval(n, "is_pid(whereis(burst)).");
+		bool ready = r && strstr(r, "true");
+		free(r);
+		if (ready)
+			return;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "node %s never ran its start code",
+		              n->name);
+		gi_clock_sleep_ms(100);
+	}
+}
+
+static struct obs_target target_of(const struct ts_node *n)
+{
+	struct obs_target t = {n->name, n->cookie, 10000};
+	return t;
+}
+
+static json_t *find_process(json_t *list, const char *key, const char *value)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach(list, i, p)
+	{
+		const char *v = json_string_value(json_object_get(p, key));
+		if (v && strcmp(v, value) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+static void check_snapshot_shape(json_t *s, const char *node)
+{
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(s, "version")), 1);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(s, "node")), node);
+	static const char *const keys[] = {"timestamp_ms",
+	                                   "window_ms",
+	                                   "otp_release",
+	                                   "schedulers_online",
+	                                   "scheduler_utilisation",
+	                                   "run_queue",
+	                                   "processes",
+	                                   "ports",
+	                                   "atoms",
+	                                   "ets",
+	                                   "memory",
+	                                   "reductions",
+	                                   "gc",
+	                                   "io",
+	                                   "top_processes",
+	                                   "errors",
+	                                   NULL};
+	for (const char *const *k = keys; *k; k++)
+		TH_ASSERT_MSG(json_object_get(s, *k) != NULL, "snapshot lacks %s", *k);
+	json_t *su = json_object_get(s, "scheduler_utilisation");
+	TH_ASSERT(json_is_number(json_object_get(su, "total")));
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(su, "per_scheduler")),
+	                 json_integer_value(json_object_get(s, "schedulers_online")));
+	TH_ASSERT_INT_GE(
+	    json_integer_value(json_object_get(json_object_get(s, "processes"), "count")), 10);
+	TH_ASSERT_INT_GE(json_integer_value(json_object_get(json_object_get(s, "memory"), "total")),
+	                 1000000);
+	TH_ASSERT_INT_GE(json_array_size(json_object_get(json_object_get(s, "ets"), "top")), 1);
+	TH_ASSERT_INT_GE(
+	    json_integer_value(json_object_get(json_object_get(s, "reductions"), "delta")), 1);
+}
+
+/* Nothing of ours left on the node: no session or guardian process, no
+ * call_count pattern on `atom` (may be NULL), scheduler_wall_time off. */
+static bool node_is_clean(const struct ts_node *n, const char *atom)
+{
+	char expr[1024];
+	snprintf(expr, sizeof(expr),
+	         "Ours = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)], "
+	         "lists:keymember(giulia_session, 1, D) orelse lists:keymember(giulia_guardian, 1, "
+	         "D)], "
+	         "Counts = case '%s' of '' -> []; M -> [C || {F, A} <- M:module_info(functions), "
+	         "{call_count, C} <- [erlang:trace_info({M, F, A}, call_count)], C =/= false] end, "
+	         "{length(Ours), length(Counts), erlang:statistics(scheduler_wall_time)}.",
+	         atom ? atom : "");
+	char *r = ts_node_eval(n, expr);
+	bool clean = r && strstr(r, "{0, 0, undefined}");
+	free(r);
+	return clean;
+}
+
+static void wait_clean(const struct ts_node *n, const char *atom)
+{
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	while (!node_is_clean(n, atom)) {
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "node %s still has our state",
+		              n->name);
+		gi_clock_sleep_ms(200);
+	}
+}
+
+static void pulse_elixir_long_name(void)
+{
+	struct ts_node n;
+	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	struct obs_target t = target_of(&n);
+	json_t *s = NULL;
+	TH_ASSERT_OK(obs_pulse(&t, 1000, 10, &s));
+	check_snapshot_shape(s, n.name);
+	json_t *reds = json_object_get(json_object_get(s, "top_processes"), "reductions");
+	/* attribution through proc_lib's '$initial_call': an unregistered gen_server */
+	json_t *busy = find_process(reds, "module", "Busy");
+	TH_ASSERT_MSG(busy != NULL, "Busy not among the top processes: %s",
+	              json_dumps(reds, JSON_COMPACT));
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(busy, "initial_call")), "Busy.init/1");
+	TH_ASSERT(json_number_value(json_object_get(busy, "cpu_share")) > 0.0);
+	/* reductions over the window, not lifetime: the idle burst process is not there */
+	json_t *burst = find_process(reds, "registered_name", "burst");
+	TH_ASSERT_MSG(!burst || json_integer_value(json_object_get(burst, "reductions")) < 100000,
+	              "burst shows lifetime reductions");
+	TH_ASSERT(json_is_null(json_object_get(s, "session_id")));
+	json_decref(s);
+	wait_clean(&n, NULL);
+}
+
+static void pulse_erlang_short_name(void)
+{
+	struct ts_node n;
+	node_start_ready(&n, TS_NODE_ERL_SHORT, ERLANG_EVAL);
+	struct obs_target t = target_of(&n);
+	json_t *s = NULL;
+	TH_ASSERT_OK(obs_pulse(&t, 800, 5, &s));
+	check_snapshot_shape(s, n.name);
+	json_t *reds = json_object_get(json_object_get(s, "top_processes"), "reductions");
+	TH_ASSERT_INT_GE(json_array_size(reds), 1);
+	TH_ASSERT(json_array_size(reds) <= 5);
+	json_t *spinner = find_process(reds, "registered_name", "spinner");
+	TH_ASSERT(spinner != NULL);
+	json_t *burst = find_process(reds, "registered_name", "burst");
+	TH_ASSERT(!burst || json_integer_value(json_object_get(burst, "reductions")) < 100000);
+	json_decref(s);
+	wait_clean(&n, NULL);
+}
+
+static void top_and_pulse_cli_plain_erlang(void)
+{
+	struct ts_node n;
+	node_start_ready(&n, TS_NODE_ERL_LONG, ERLANG_EVAL);
+	char bin[1024];
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	const char *argv[] = {bin,      "top", n.name, "--cookie", n.cookie, "--by",
+	                      "memory", "-n",  "3",    "--json",   NULL};
+	char *out = NULL;
+	int rc = ts_run(argv, NULL, WAIT_MS, &out, NULL);
+	TH_ASSERT_INT_EQ(rc, 0);
+	json_t *v = json_loads(out, 0, NULL);
+	TH_ASSERT(v != NULL);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(v, "by")), "memory");
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(v, "processes")), 3);
+	json_decref(v);
+	free(out);
+	const char *argv2[] = {bin, "pulse", n.name, "--cookie", n.cookie, NULL};
+	rc = ts_run(argv2, NULL, WAIT_MS, &out, NULL);
+	TH_ASSERT_INT_EQ(rc, 0);
+	TH_ASSERT_STR_CONTAINS(out, "spinner");
+	TH_ASSERT(strstr(out, n.cookie) == NULL);
+	free(out);
+	wait_clean(&n, NULL);
+}
+
+static void trace_counts_local_calls(void)
+{
+	struct ts_node n;
+	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	struct obs_target t = target_of(&n);
+	const char *mods[] = {"Hot", "No.Such.Module", ":lists_no_such", NULL};
+	json_t *out = NULL;
+	TH_ASSERT_OK(obs_trace(&t, mods, 1500, &out));
+	json_t *calls = json_object_get(out, "calls");
+	long long a = 0, b = 0;
+	size_t i;
+	json_t *c;
+	json_array_foreach(calls, i, c)
+	{
+		TH_ASSERT_STR_EQ(json_string_value(json_object_get(c, "module")), "Hot");
+		const char *f = json_string_value(json_object_get(c, "function"));
+		if (strcmp(f, "a") == 0)
+			a = json_integer_value(json_object_get(c, "count"));
+		if (strcmp(f, "b") == 0)
+			b = json_integer_value(json_object_get(c, "count"));
+	}
+	TH_ASSERT_INT_GE(a, 1);
+	TH_ASSERT_INT_GE(b, 1); /* a local call */
+	char *errors = json_dumps(json_object_get(out, "errors"), JSON_COMPACT);
+	TH_ASSERT_STR_CONTAINS(errors, "module No.Such.Module is not loaded");
+	TH_ASSERT_STR_CONTAINS(errors, "module :lists_no_such is not loaded");
+	free(errors);
+	json_decref(out);
+	wait_clean(&n, "Elixir.Hot");
+	/* names from the user never become atoms on the node */
+	const char *fresh[] = {"Zz.Never.Seen.One", ":never_seen_two", "never_seen_three", NULL};
+	TH_ASSERT_OK(obs_trace(&t, fresh, 300, &out));
+	json_decref(out);
+	char *check =
+	    ts_node_eval(&n, "length([A || A <- [\"Elixir.Zz.Never.Seen.One\", \"never_seen_two\", "
+	                     "\"never_seen_three\"], is_atom(catch list_to_existing_atom(A))]).");
+	TH_ASSERT_STR_CONTAINS(check, "{ok, 0}");
+	free(check);
+	/* the CLI: exit 1 when nothing could be traced */
+	char bin[1024];
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	const char *argv[] = {bin,   "trace",    n.name,   "Nope", "--for",
+	                      "200", "--cookie", n.cookie, NULL};
+	char *err = NULL;
+	TH_ASSERT_INT_EQ(ts_run(argv, NULL, WAIT_MS, NULL, &err), 1);
+	TH_ASSERT_STR_CONTAINS(err, "Nope is not loaded");
+	free(err);
+}
+
+static int cli_exit(const char *node, const char *cookie, const char *epmd_port)
+{
+	char bin[1024];
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	char env[64];
+	snprintf(env, sizeof(env), "ERL_EPMD_PORT=%s", epmd_port ? epmd_port : "4369");
+	const char *argv[] = {"env",      env,    bin,        "pulse", node,
+	                      "--cookie", cookie, "--window", "100",   NULL};
+	char *err = NULL;
+	int rc = ts_run(argv, NULL, WAIT_MS, NULL, &err);
+	TH_ASSERT(err && strstr(err, cookie) == NULL);
+	free(err);
+	return rc;
+}
+
+static void connection_errors(void)
+{
+	struct ts_node n;
+	ts_node_start(&n, TS_NODE_ERL_LONG, NULL, NULL);
+	struct obs_target t = {n.name, "not-the-cookie", 5000};
+	json_t *s = NULL;
+	TH_ASSERT_INT_EQ(obs_pulse(&t, 100, 5, &s), GI_ECOOKIE);
+	t.node = "nobody_here@127.0.0.1";
+	t.cookie = n.cookie;
+	TH_ASSERT_INT_EQ(obs_pulse(&t, 100, 5, &s), GI_ENONODE);
+	t.node = "no at sign";
+	TH_ASSERT_INT_EQ(obs_pulse(&t, 100, 5, &s), GI_EINVAL);
+	char port[16];
+	snprintf(port, sizeof(port), "%d", ts_free_port());
+	setenv("ERL_EPMD_PORT", port, 1);
+	t.node = n.name;
+	TH_ASSERT_INT_EQ(obs_pulse(&t, 100, 5, &s), GI_EEPMD);
+	unsetenv("ERL_EPMD_PORT");
+	TH_ASSERT_INT_EQ(cli_exit(n.name, "not-the-cookie", NULL), 12);
+	TH_ASSERT_INT_EQ(cli_exit("nobody_here@127.0.0.1", n.cookie, NULL), 11);
+	TH_ASSERT_INT_EQ(cli_exit(n.name, n.cookie, port), 10);
+	TH_ASSERT_INT_EQ(cli_exit(n.name, n.cookie, NULL), 0);
+	/* the cookie from GIULIA_COOKIE */
+	setenv("GIULIA_COOKIE", n.cookie, 1);
+	struct obs_target env_t = {n.name, NULL, 10000};
+	TH_ASSERT_OK(obs_pulse(&env_t, 100, 3, &s));
+	json_decref(s);
+	unsetenv("GIULIA_COOKIE");
+}
+
+/* Session manager tests: callbacks count into a shared record. */
+struct events {
+	pthread_mutex_t lock;
+	int snapshots;
+	long last_seq;
+	int ends;
+	char status[32];
+	bool had_trace;
+};
+
+static void on_snapshot(void *ctx, const char *id, json_t *snap)
+{
+	struct events *e = ctx;
+	(void)id;
+	pthread_mutex_lock(&e->lock);
+	e->snapshots++;
+	e->last_seq = (long)json_integer_value(json_object_get(snap, "seq"));
+	if (json_array_size(json_object_get(json_object_get(snap, "trace"), "calls")) > 0)
+		e->had_trace = true;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void on_end(void *ctx, const char *id, json_t *fin)
+{
+	struct events *e = ctx;
+	(void)id;
+	pthread_mutex_lock(&e->lock);
+	e->ends++;
+	snprintf(e->status, sizeof(e->status), "%s",
+	         json_string_value(json_object_get(fin, "status")));
+	pthread_mutex_unlock(&e->lock);
+}
+
+static int snapshots_of(struct events *e)
+{
+	pthread_mutex_lock(&e->lock);
+	int n = e->snapshots;
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+static void wait_snapshots(struct events *e, int n)
+{
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	while (snapshots_of(e) < n) {
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "only %d snapshots", snapshots_of(e));
+		gi_clock_sleep_ms(50);
+	}
+}
+
+static json_t *status_of(struct obs_manager *m, const char *node)
+{
+	json_t *all = obs_manager_status(m);
+	json_t *found = NULL;
+	size_t i;
+	json_t *s;
+	json_array_foreach(all, i, s)
+	{
+		if (strcmp(json_string_value(json_object_get(s, "node")), node) == 0)
+			found = json_incref(s);
+	}
+	json_decref(all);
+	return found;
+}
+
+static void session_runs_and_stops_clean(void)
+{
+	struct ts_node n;
+	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	struct events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct obs_callbacks cb = {on_snapshot, on_end, &e};
+	struct obs_manager *m = NULL;
+	TH_ASSERT_OK(obs_manager_new(&cb, &m));
+	const char *mods[] = {"Hot", NULL};
+	struct obs_session_config cfg = {.node = n.name,
+	                                 .cookie = n.cookie,
+	                                 .interval_ms = 300,
+	                                 .top_n = 5,
+	                                 .trace_modules = mods,
+	                                 .project = "/p"};
+	char *id = NULL;
+	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	char *id2 = NULL;
+	TH_ASSERT_INT_EQ(obs_session_start(m, &cfg, &id2), GI_EEXIST);
+	wait_snapshots(&e, 3);
+	TH_ASSERT(e.had_trace);
+	json_t *st = status_of(m, n.name);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(st, "state")), "running");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(st, "session_id")), id);
+	json_decref(st);
+	json_t *h = obs_manager_history(m, n.name, 2);
+	TH_ASSERT_INT_EQ(json_array_size(h), 2);
+	json_t *last = json_array_get(h, 1);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(last, "session_id")), id);
+	TH_ASSERT(json_integer_value(json_object_get(last, "seq")) >= 1);
+	json_decref(h);
+	TH_ASSERT_OK(obs_session_stop(m, n.name));
+	TH_ASSERT_INT_EQ(e.ends, 1);
+	TH_ASSERT_STR_EQ(e.status, "complete");
+	TH_ASSERT_INT_EQ(obs_session_stop(m, n.name), GI_ENOTFOUND);
+	wait_clean(&n, "Elixir.Hot");
+	obs_manager_free(m);
+	gi_free(id);
+}
+
+static void session_survives_freeze(void)
+{
+	struct ts_node n;
+	node_start_ready(&n, TS_NODE_ERL_LONG, ERLANG_EVAL);
+	struct events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct obs_callbacks cb = {on_snapshot, on_end, &e};
+	struct obs_manager *m = NULL;
+	TH_ASSERT_OK(obs_manager_new(&cb, &m));
+	struct obs_session_config cfg = {
+	    .node = n.name, .cookie = n.cookie, .interval_ms = 250, .timeout_ms = 1000};
+	char *id = NULL;
+	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	wait_snapshots(&e, 2);
+	kill(n.pid, SIGSTOP);
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		json_t *st = status_of(m, n.name);
+		long long timeouts = json_integer_value(json_object_get(st, "timeouts"));
+		json_decref(st);
+		if (timeouts >= 1)
+			break;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "no timeout seen on a frozen node");
+		gi_clock_sleep_ms(100);
+	}
+	/* the manager itself stays responsive while the node is frozen */
+	json_t *st = status_of(m, n.name);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(st, "state")), "running");
+	json_decref(st);
+	int before = snapshots_of(&e);
+	kill(n.pid, SIGCONT);
+	wait_snapshots(&e, before + 3);
+	TH_ASSERT_OK(obs_session_stop(m, n.name));
+	wait_clean(&n, NULL);
+	obs_manager_free(m);
+	gi_free(id);
+}
+
+static void session_interrupted_when_node_dies(void)
+{
+	struct ts_node n;
+	ts_node_start(&n, TS_NODE_ERL_SHORT, NULL, NULL);
+	struct events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct obs_callbacks cb = {on_snapshot, on_end, &e};
+	struct obs_manager *m = NULL;
+	TH_ASSERT_OK(obs_manager_new(&cb, &m));
+	struct obs_session_config cfg = {.node = n.name, .cookie = n.cookie, .interval_ms = 250};
+	char *id = NULL;
+	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	wait_snapshots(&e, 2);
+	kill(n.pid, SIGKILL);
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		pthread_mutex_lock(&e.lock);
+		int ends = e.ends;
+		pthread_mutex_unlock(&e.lock);
+		if (ends == 1)
+			break;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "session did not end");
+		gi_clock_sleep_ms(50);
+	}
+	TH_ASSERT_STR_EQ(e.status, "interrupted");
+	json_t *st = status_of(m, n.name);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(st, "state")), "interrupted");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(st, "reason")), "node went down");
+	json_decref(st);
+	json_t *h = obs_manager_history(m, n.name, 0);
+	TH_ASSERT_INT_GE(json_array_size(h), 2);
+	json_decref(h);
+	obs_manager_free(m);
+	gi_free(id);
+}
+
+static void target_cleans_up_after_observer_is_killed(void)
+{
+	struct ts_node n;
+	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	pid_t child = fork();
+	TH_ASSERT(child >= 0);
+	if (child == 0) {
+		struct obs_manager *m = NULL;
+		struct obs_callbacks cb = {NULL, NULL, NULL};
+		if (obs_manager_new(&cb, &m) != 0)
+			_exit(1);
+		const char *mods[] = {"Hot", NULL};
+		struct obs_session_config cfg = {
+		    .node = n.name, .cookie = n.cookie, .interval_ms = 500, .trace_modules = mods};
+		char *id = NULL;
+		if (obs_session_start(m, &cfg, &id) != 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	/* wait until the session and its pattern are there */
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		char *r = ts_node_eval(&n, "erlang:trace_info({'Elixir.Hot', a, 1}, call_count).");
+		bool on = r && strstr(r, "{call_count, ") && !strstr(r, "false");
+		free(r);
+		if (on)
+			break;
+		int status;
+		TH_ASSERT_MSG(waitpid(child, &status, WNOHANG) == 0, "observer child exited");
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "tracing never started");
+		gi_clock_sleep_ms(100);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	wait_clean(&n, "Elixir.Hot");
+}
+
+static void dist_api_fetches_object_code(void)
+{
+	struct ts_node n;
+	ts_node_start(&n, TS_NODE_ERL_SHORT, NULL, NULL);
+	struct dist_options o = {n.name, n.cookie, 10000};
+	struct dist_conn *c = NULL;
+	TH_ASSERT_OK(dist_connect(&o, &c));
+	TH_ASSERT_STR_EQ(dist_node(c), n.name);
+	TH_ASSERT_STR_EQ(dist_otp_release(c), "25");
+	unsigned char *code = NULL;
+	size_t len = 0;
+	char *file = NULL;
+	TH_ASSERT_OK(dist_object_code_fetch(c, "lists", &code, &len, &file));
+	TH_ASSERT(len > 1000 && memcmp(code, "FOR1", 4) == 0);
+	TH_ASSERT_STR_CONTAINS(file, "lists.beam");
+	gi_free(code);
+	gi_free(file);
+	TH_ASSERT_INT_EQ(dist_object_code_fetch(c, "zz_never_an_atom_here", &code, &len, &file),
+	                 GI_ENOTFOUND);
+	char **mods = NULL;
+	size_t count = 0;
+	TH_ASSERT_OK(dist_app_modules(c, "kernel", &mods, &count));
+	bool found = false;
+	for (size_t i = 0; i < count; i++)
+		found = found || strcmp(mods[i], "application") == 0;
+	TH_ASSERT(found);
+	dist_strings_free(mods, count);
+	TH_ASSERT_INT_EQ(dist_app_modules(c, "zz_no_app_like_this", &mods, &count), GI_ENOTFOUND);
+	dist_close(c);
+	char *r = ts_node_eval(&n, "catch list_to_existing_atom(\"zz_never_an_atom_here\").");
+	TH_ASSERT(r && strstr(r, "EXIT"));
+	free(r);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(pulse_elixir_long_name),
+	    TH_TEST(pulse_erlang_short_name),
+	    TH_TEST(top_and_pulse_cli_plain_erlang),
+	    TH_TEST(trace_counts_local_calls),
+	    TH_TEST(connection_errors),
+	    TH_TEST(session_runs_and_stops_clean),
+	    TH_TEST(session_survives_freeze),
+	    TH_TEST(session_interrupted_when_node_dies),
+	    TH_TEST(target_cleans_up_after_observer_is_killed),
+	    TH_TEST(dist_api_fetches_object_code),
+	    TH_END,
+	};
+	return th_main(argc, argv, "integration_observe", tests);
+}
