@@ -147,7 +147,8 @@ struct proc_stat {
 struct func_stat {
 	const char *module, *function;
 	long arity;
-	const char *kind; /* read/write/pipeline/other */
+	const char *kind; /* read/write/pipeline/other, or private (from the graph) */
+	bool internal;    /* the graph knows only callers in its own module */
 	double total, min_present, max;
 	long present;
 };
@@ -156,7 +157,8 @@ struct traced_mod {
 	const char *name;
 	long windows, seen_seq;
 	double window_ms;
-	double reads, writes, pipeline, other;
+	double calls, raw_pipeline;            /* every traced call; pipeline helper calls */
+	double reads, writes, pipeline, other; /* operations: see recount_operations */
 };
 
 struct ctx {
@@ -460,14 +462,9 @@ static void take_trace(struct ctx *c, const json_t *trace, long seq)
 		if (count > f->max)
 			f->max = count;
 		struct traced_mod *t = traced_get(c, mod);
-		if (strcmp(f->kind, "read") == 0)
-			t->reads += count;
-		else if (strcmp(f->kind, "write") == 0)
-			t->writes += count;
-		else if (strcmp(f->kind, "pipeline") == 0)
-			t->pipeline += count;
-		else
-			t->other += count;
+		t->calls += count;
+		if (strcmp(f->kind, "pipeline") == 0)
+			t->raw_pipeline += count;
 	}
 }
 
@@ -611,7 +608,7 @@ static struct traced_mod *traced_find(struct ctx *c, const char *module)
 static bool module_is_database(struct ctx *c, const char *module)
 {
 	struct traced_mod *t = module ? traced_find(c, module) : NULL;
-	return (t && t->pipeline > 0) || module_is_repo_like(c, module);
+	return (t && t->raw_pipeline > 0) || module_is_repo_like(c, module);
 }
 
 static json_t *graph_fields(struct ctx *c, const char *module)
@@ -902,6 +899,21 @@ static json_t *mfa_list(json_t *arr)
 	return out;
 }
 
+/* True when function_details lists callers and all are in `module`: then
+ * the function is a step of another operation of the module (lookup/1
+ * calling fetch/1), and counting both would count one operation twice. */
+static bool only_local_callers(json_t *details, const char *module)
+{
+	json_t *callers = json_object_get(details, "callers");
+	size_t n = json_is_array(callers) ? json_array_size(callers) : 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *m = fuse_str(json_array_get(callers, i), "module");
+		if (!m || strcmp(m, module) != 0)
+			return false;
+	}
+	return n > 0;
+}
+
 /* Every traced function, by calls, joined with function_details. Also sets
  * "calls_repo" (the Repo-like module it calls, or null) for the database
  * signature of rule 4. */
@@ -923,7 +935,6 @@ static json_t *build_hotspots(struct ctx *c)
 		json_object_set_new(o, "module", json_string(f->module));
 		json_object_set_new(o, "function", json_string(f->function));
 		json_object_set_new(o, "arity", json_integer(f->arity));
-		json_object_set_new(o, "kind", json_string(f->kind));
 		json_object_set_new(o, "calls", fuse_json_num(f->total));
 		json_object_set_new(o, "calls_share",
 		                    fuse_json_num(all_calls > 0 ? f->total / all_calls : NAN));
@@ -937,6 +948,16 @@ static json_t *build_hotspots(struct ctx *c)
 		json_object_set_new(w, "max", fuse_json_num(f->max));
 		json_object_set_new(o, "per_window", w);
 		json_t *d = graph_function(c, f->module, f->function, f->arity);
+		const char *visibility = fuse_str(d, "visibility");
+		/* Pipeline helpers are steps by nature: always counted as such. */
+		bool helper = strcmp(f->kind, "pipeline") == 0;
+		if (!helper && visibility && strcmp(visibility, "private") == 0)
+			f->kind = "private";
+		json_object_set_new(o, "kind", json_string(f->kind));
+		json_object_set_new(o, "visibility",
+		                    visibility ? json_string(visibility) : json_null());
+		f->internal = !helper && only_local_callers(d, f->module);
+		json_object_set_new(o, "internal", json_boolean(f->internal));
 		json_object_set_new(o, "in_graph", json_boolean(d != NULL));
 		json_object_set_new(o, "cyclomatic", fuse_json_num(fuse_num(d, "cyclomatic")));
 		json_object_set_new(o, "cognitive", fuse_json_num(fuse_num(d, "cognitive")));
@@ -959,6 +980,36 @@ static json_t *build_hotspots(struct ctx *c)
 	return a;
 }
 
+/* Operations of each traced module, from its functions' calls: each name
+ * counts once, with the arity that has the most calls (default-argument
+ * wrappers call the full arity, so adding every arity would count one
+ * operation twice), and private functions and internal steps (known from the
+ * graph; local call counting sees them) are left out. Needs func_list sorted
+ * by calls. */
+static void recount_operations(struct ctx *c)
+{
+	struct gi_map seen;
+	gi_map_init(&seen);
+	for (size_t i = 0; i < c->func_list.len; i++) {
+		struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
+		struct traced_mod *t = traced_find(c, f->module);
+		char key[2 * FUSE_MAX_NAME + 4];
+		snprintf(key, sizeof(key), "%s\x1f%s", f->module, f->function);
+		if (!t || strcmp(f->kind, "private") == 0 || f->internal || gi_map_get(&seen, key))
+			continue;
+		gi_map_put(&seen, key, f);
+		if (strcmp(f->kind, "read") == 0)
+			t->reads += f->total;
+		else if (strcmp(f->kind, "write") == 0)
+			t->writes += f->total;
+		else if (strcmp(f->kind, "pipeline") == 0)
+			t->pipeline += f->total;
+		else
+			t->other += f->total;
+	}
+	gi_map_destroy(&seen);
+}
+
 /* The database module `module` depends on in the graph, or NULL. */
 static const char *repo_dependency(struct ctx *c, const char *module)
 {
@@ -976,16 +1027,18 @@ static const char *repo_dependency(struct ctx *c, const char *module)
 
 static json_t *build_workload(struct ctx *c, json_t *hotspots)
 {
-	json_t *a = json_array();
+	json_t *a = json_array(), *o;
 	for (size_t i = 0; i < c->traced_list.len; i++) {
 		struct traced_mod *t = GI_VEC_AT(&c->traced_list, struct traced_mod *, i);
-		double total = t->reads + t->writes + t->pipeline + t->other;
+		double ops = t->reads + t->writes + t->pipeline + t->other;
 		double secs = t->window_ms / 1000.0;
-		json_t *o = json_object();
-		json_object_set_new(o, "module", json_string(t->name));
-		json_object_set_new(o, "calls", fuse_json_num(total));
+		json_object_set_new(o = json_object(), "module", json_string(t->name));
+		json_object_set_new(o, "calls", fuse_json_num(t->calls));
 		json_object_set_new(o, "calls_per_second",
-		                    fuse_json_num(secs > 0 ? total / secs : NAN));
+		                    fuse_json_num(secs > 0 ? t->calls / secs : NAN));
+		json_object_set_new(o, "operations", fuse_json_num(ops));
+		json_object_set_new(o, "operations_per_second",
+		                    fuse_json_num(secs > 0 ? ops / secs : NAN));
 		json_object_set_new(o, "windows", json_integer(t->windows));
 		json_object_set_new(o, "reads", fuse_json_num(t->reads));
 		json_object_set_new(o, "writes", fuse_json_num(t->writes));
@@ -1008,12 +1061,13 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 		                    json_boolean(d && module_uses_ecto_repo(d)));
 		json_object_set_new(db, "repo_like", json_boolean(module_is_repo_like(c, t->name)));
 		const char *repo = repo_dependency(c, t->name);
-		double via = 0, mine = 0;
+		double via = 0, mine = 0, via_internal = 0;
 		size_t nh = json_array_size(hotspots);
 		for (size_t k = 0; k < nh; k++) {
 			json_t *h = json_array_get(hotspots, k);
-			const char *hm = fuse_str(h, "module");
-			if (!hm || strcmp(hm, t->name) != 0)
+			const char *hm = fuse_str(h, "module"), *kind = fuse_str(h, "kind");
+			if (!hm || strcmp(hm, t->name) != 0 ||
+			    (kind && strcmp(kind, "private") == 0))
 				continue;
 			double calls = fuse_num(h, "calls");
 			mine += calls;
@@ -1025,17 +1079,21 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 			}
 		}
 		double share = NAN;
+		via += via_internal;
 		if (mine > 0 && via > 0)
-			share = via / mine;
+			share = fmin(via / mine, 1.0);
 		struct traced_mod *rt = repo ? traced_find(c, repo) : NULL;
 		if (rt && t->reads + t->writes > 0) {
 			/* The Repo is traced: its operations per lookup of this module. */
-			double ops = (rt->reads + rt->writes) / (double)(t->reads + t->writes);
-			if (!isfinite(share) || ops > share)
-				share = fmin(ops, 1.0);
+			double per_call = (rt->reads + rt->writes) / (double)(t->reads + t->writes);
+			if (!isfinite(share) || per_call > share)
+				share = fmin(per_call, 1.0);
 		}
 		json_object_set_new(db, "repo", repo ? json_string(repo) : json_null());
 		json_object_set_new(db, "repo_traced", json_boolean(rt != NULL));
+		json_object_set_new(
+		    db, "repo_reads_per_window",
+		    fuse_json_num(rt && rt->windows > 0 ? rt->reads / (double)rt->windows : NAN));
 		json_object_set_new(db, "repo_call_share", fuse_json_num(share));
 		json_object_set_new(o, "database", db);
 		json_array_append_new(a, o);
@@ -1275,6 +1333,7 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	json_object_set_new(p, "series", build_series(c));
 	int top = c->cfg && c->cfg->hot_modules_top > 0 ? c->cfg->hot_modules_top : 15;
 	json_t *hotspots = build_hotspots(c);
+	recount_operations(c);
 	json_object_set_new(p, "hot_modules", build_hot_modules(c, top));
 	json_object_set_new(p, "trace_hotspots", hotspots);
 	json_object_set_new(p, "workload", build_workload(c, hotspots));

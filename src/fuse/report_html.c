@@ -517,7 +517,7 @@ static void put_tables(struct gi_buf *out, json_t *p)
 		gi_buf_puts(out,
 		            "<h2>Workload of traced modules</h2><table><tr><th>module</th>"
 		            "<th>reads</th><th>writes</th><th>read/write</th><th>read share</th>"
-		            "<th>calls/s</th><th>pipeline helpers</th></tr>");
+		            "<th>operations/s</th><th>calls/s</th><th>pipeline helpers</th></tr>");
 		for (size_t i = 0; i < json_array_size(wl); i++) {
 			json_t *w = json_array_get(wl, i);
 			gi_buf_puts(out, "<tr>");
@@ -526,6 +526,7 @@ static void put_tables(struct gi_buf *out, json_t *p)
 			cell_num(out, fuse_num(w, "writes"), 0);
 			cell_num(out, fuse_num(w, "read_write_ratio"), 0);
 			cell_num(out, fuse_num(w, "read_share"), 2);
+			cell_num(out, fuse_num(w, "operations_per_second"), 0);
 			cell_num(out, fuse_num(w, "calls_per_second"), 0);
 			cell_num(out, fuse_num(w, "pipeline"), 0);
 			gi_buf_puts(out, "</tr>");

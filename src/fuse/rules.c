@@ -161,7 +161,7 @@ static void rule_logger(struct rules *r)
 static bool cache_candidate(struct rules *r, json_t *w)
 {
 	double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
-	double cps = fuse_num(w, "calls_per_second");
+	double cps = fuse_num(w, "operations_per_second");
 	if (!fuse_str(w, "module") || !isfinite(reads) || reads <= 0 || !isfinite(cps) ||
 	    cps < r->t->cache_calls_per_s)
 		return false;
@@ -186,13 +186,13 @@ static void rule_cache(struct rules *r)
 		if (has_caller_candidate(cands, mod))
 			continue;
 		double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
-		double cps = fuse_num(w, "calls_per_second");
+		double cps = fuse_num(w, "operations_per_second");
 		double ratio = writes > 0 ? reads / writes : INFINITY;
 		json_t *ev = json_object();
 		ev_num(ev, "reads", reads);
 		ev_num(ev, "writes", writes);
 		ev_num(ev, "read_write_ratio", writes > 0 ? ratio : NAN);
-		ev_num(ev, "calls_per_second", cps);
+		ev_num(ev, "operations_per_second", cps);
 		ev_num(ev, "reads_per_window", fuse_num(w, "reads_per_window"));
 		char finding[512], rt[32];
 		if (writes > 0)
@@ -200,8 +200,8 @@ static void rule_cache(struct rules *r)
 		else
 			snprintf(rt, sizeof(rt), "no writes");
 		snprintf(finding, sizeof(finding),
-		         "%s is read-mostly (%.0f reads, %.0f writes, %s) at %.0f calls/s", mod,
-		         reads, writes, rt, cps);
+		         "%s is read-mostly (%.0f reads, %.0f writes, %s) at %.0f operations/s",
+		         mod, reads, writes, rt, cps);
 		double pri = 45 + 10 * log10(fmax(cps, 1)) + (writes == 0 ? 5 : 0);
 		emit(r, 3, "read-through-cache", pri, mod, finding, ev,
 		     "Put a read-through cache in front of it: serve reads from ETS "
@@ -257,7 +257,8 @@ static void rule_lookup(struct rules *r)
 	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
 		char via[256];
-		double share = fuse_num(w, "read_share"), cps = fuse_num(w, "calls_per_second");
+		double share = fuse_num(w, "read_share"),
+		       cps = fuse_num(w, "operations_per_second");
 		if (!isfinite(share) || share < r->t->lookup_read_share || !isfinite(cps) ||
 		    cps < r->t->lookup_calls_per_s || !db_signature(r, w, via, sizeof(via)))
 			continue;
@@ -277,8 +278,14 @@ static void rule_lookup(struct rules *r)
 		double rshare = fuse_num(db, "repo_call_share");
 		double trips = reads_w;
 		if (fuse_str(db, "repo") && !fuse_bool(db, "repo_like") && isfinite(rshare) &&
-		    fuse_num(db, "pipeline_helper_calls") <= 0)
+		    fuse_num(db, "pipeline_helper_calls") <= 0) {
+			/* A caller: its reads that reach the database, and never more
+			 * than the data layer's own reads when that is traced. */
 			trips = reads_w * fmin(rshare, 1.0);
+			double repo_reads = fuse_num(db, "repo_reads_per_window");
+			if (isfinite(repo_reads) && repo_reads < trips)
+				trips = repo_reads;
+		}
 		double saved = trips - (isfinite(writes_w) ? writes_w : 0);
 		if (!isfinite(saved) || saved < 0)
 			saved = 0;
@@ -287,7 +294,7 @@ static void rule_lookup(struct rules *r)
 		ev_num(ev, "read_share", fuse_num(w, "read_share"));
 		ev_num(ev, "reads", fuse_num(w, "reads"));
 		ev_num(ev, "writes", fuse_num(w, "writes"));
-		ev_num(ev, "calls_per_second", fuse_num(w, "calls_per_second"));
+		ev_num(ev, "operations_per_second", fuse_num(w, "operations_per_second"));
 		ev_num(ev, "pipeline_helper_calls", fuse_num(db, "pipeline_helper_calls"));
 		json_object_set_new(ev, "repo",
 		                    json_incref(json_object_get(db, "repo")
@@ -502,12 +509,15 @@ static void rule_idle(struct rules *r)
 	const char *db_module = NULL;
 	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
-		double c = fuse_num(w, "calls_per_second");
+		double c = fuse_num(w, "operations_per_second");
 		if (isfinite(c))
 			calls_per_s += c;
 		char via[256];
-		if (!db_module && db_signature(r, w, via, sizeof(via)))
-			db_module = fuse_str(w, "module");
+		if (!db_module && db_signature(r, w, via, sizeof(via))) {
+			/* Name the data layer itself when the module is a caller of it. */
+			const char *repo = fuse_str_path(w, "database.repo");
+			db_module = repo ? repo : fuse_str(w, "module");
+		}
 	}
 	if (calls_per_s < 1)
 		return;
@@ -515,14 +525,14 @@ static void rule_idle(struct rules *r)
 	ev_num(ev, "scheduler_utilisation_avg", util);
 	ev_num(ev, "run_queue_avg", rq);
 	ev_num(ev, "reductions_per_second_avg", rps);
-	ev_num(ev, "traced_calls_per_second", calls_per_s);
+	ev_num(ev, "traced_operations_per_second", calls_per_s);
 	json_object_set_new(ev, "database_module",
 	                    db_module ? json_string(db_module) : json_null());
 	char finding[512], pct[32];
 	fuse_fmt_pct(util, pct, sizeof(pct));
 	snprintf(finding, sizeof(finding),
 	         "The BEAM is mostly idle (utilisation %s, run queue %.2f) while serving %.0f "
-	         "traced calls/s: time goes elsewhere",
+	         "traced operations/s: time goes elsewhere",
 	         pct, rq, calls_per_s);
 	emit(r, 8, "beam-not-bottleneck", 35, NULL, finding, ev,
 	     "Look outside the VM: database round trips, network calls, pool checkout waits. "

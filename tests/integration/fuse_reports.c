@@ -148,7 +148,7 @@ static void busy_fixture_joined_with_catalog_graph(void)
 	TH_ASSERT_STR_EQ(
 	    json_string_value(json_object_get(json_object_get(r4, "evidence"), "repo")),
 	    "Catalog.Store");
-	TH_ASSERT_DBL_NEAR(ev(r4, "round_trips_saved_per_window"), 1840, 1);
+	TH_ASSERT_DBL_NEAR(ev(r4, "round_trips_saved_per_window"), 1355, 1);
 	TH_ASSERT(find_rec(p, 4, "Catalog.Store") == NULL);
 	TH_ASSERT(find_rec(p, 3, "Catalog.Registry") != NULL);
 	TH_ASSERT(find_rec(p, 3, "Catalog.Store") == NULL);

@@ -322,7 +322,7 @@ static void read_through_cache_thresholds(void)
 	json_t *r = find_rec(p, 3, "App.Registry");
 	TH_ASSERT(r != NULL);
 	TH_ASSERT_DBL_NEAR(ev(r, "read_write_ratio"), 20, 1e-9);
-	TH_ASSERT_DBL_NEAR(ev(r, "calls_per_second"), 1050, 1e-9);
+	TH_ASSERT_DBL_NEAR(ev(r, "operations_per_second"), 1050, 1e-9);
 	/* No helpers and no graph: no database signature, so no rule 4. */
 	TH_ASSERT(find_rec(p, 4, NULL) == NULL);
 	json_decref(p);
@@ -552,7 +552,7 @@ static void beam_not_bottleneck_thresholds(void)
 	    build(series_finalize("complete", 10, NULL), series_make(10, idle_tweak, &calls));
 	json_t *r = find_rec(p, 8, NULL);
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "traced_calls_per_second"), 50, 1e-9);
+	TH_ASSERT_DBL_NEAR(ev(r, "traced_operations_per_second"), 50, 1e-9);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")),
 	                       "pg_stat_statements");
 	json_decref(p);
