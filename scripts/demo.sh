@@ -11,7 +11,11 @@
 # Steps: build and start the target; start `giulia serve` (worker :4000,
 # monitor :4001); index examples/nexus; `giulia-observe start` with call
 # counting on Nexus.Repo and Nexus.Registry.TableRegistry; the mixed load;
-# `giulia-observe stop` (prints the fused profile); the HTML report. Whatever
+# `giulia-observe stop` (prints the fused profile); the HTML report. The
+# logger scenario turns the target's per-query log on (NEXUS_QUERY_LOG=info,
+# one line per SQL query besides the one per request), runs the load with
+# synchronous logging, switches the running node to the asynchronous
+# settings, runs it again, and compares the two profiles. Whatever
 # the demo started is stopped on exit, on error and on Ctrl-C.
 #
 # Until the daemons and profiles are built (`giulia help` lists no `serve`
@@ -87,11 +91,11 @@ mkdir -p "$run"
 chmod 700 "$run"
 
 # -- The target ---------------------------------------------------------------
-start_target() { # $1: log mode
-  step "Starting the target: $NEXUS_NODE, HTTP on 127.0.0.1:$NEXUS_PORT (logging: info, $1)"
+start_target() { # $1: log mode; $2: level of the per-query log
+  step "Starting the target: $NEXUS_NODE, HTTP on 127.0.0.1:$NEXUS_PORT (log level info, mode $1, query log $2)"
   scripts/nexus.sh build
   rm -rf "$NEXUS_RUN_DIR"
-  NEXUS_LOG_MODE=$1 scripts/nexus.sh start
+  NEXUS_LOG_MODE=$1 NEXUS_QUERY_LOG=$2 scripts/nexus.sh start
   cookie=$(cat "$NEXUS_RUN_DIR/cookie")
   note "cookie: $NEXUS_RUN_DIR/cookie (mode 0600)"
 }
@@ -114,7 +118,7 @@ start_giulia() {
     fi
   done
   mkdir -p "$run/giulia-data"
-  (XDG_DATA_HOME="$run/giulia-data" exec "$giulia" serve) >"$run/giulia.log" 2>&1 &
+  "$giulia" serve --data "$run/giulia-data" >"$run/giulia.log" 2>&1 &
   serve_pid=$!
   local deadline=$((SECONDS + 30))
   for url in "$GIULIA_WORKER_URL" "$GIULIA_MONITOR_URL"; do
@@ -134,11 +138,6 @@ index_project() {
   echo
 }
 
-latest_profile_id() {
-  curl -sf "$GIULIA_WORKER_URL/api/runtime/profile/latest" |
-    grep -oE '"id"[[:space:]]*:[[:space:]]*("[^"]*"|[0-9]+)' | head -n 1 |
-    sed -E 's/.*:[[:space:]]*"?([^"]*)"?/\1/'
-}
 
 # One observed run; $1: label. Sets profile_id.
 observed_run() {
@@ -149,14 +148,15 @@ observed_run() {
   step "giulia-observe stop $NEXUS_NODE: the fused profile"
   "$observe" stop "$NEXUS_NODE" | tee "$run/profile-$1.txt"
   observing=0
-  profile_id=$(latest_profile_id)
+  profile_id=$(sed -n 's/^profile id: //p' "$run/profile-$1.txt" | tail -n 1)
+  [ -n "$profile_id" ] || profile_id=latest
 }
 
 full_demo() {
   start_giulia
   index_project
   if [ "$scenario" = default ]; then
-    start_target default
+    start_target default debug
     observed_run default
     local html=$run/nexus-profile.html
     "$giulia" profile latest --format html --out "$html"
@@ -164,7 +164,7 @@ full_demo() {
     note "HTML report: $html"
     note "load: $(load_summary default)"
   else
-    start_target sync
+    start_target sync info
     observed_run sync
     local a=$profile_id
     step "Switching the target's Logger to the asynchronous settings (Nexus.Logging.apply_mode(:async))"
@@ -224,12 +224,12 @@ interim_demo() {
   note "Running what exists: the target under load, static and one-shot runtime views."
   static_views
   if [ "$scenario" = default ]; then
-    start_target default
+    start_target default debug
     interim_run default
     step "Summary"
     note "load: $(load_summary default)"
   else
-    start_target sync
+    start_target sync info
     interim_run sync
     step "Switching the target's Logger to the asynchronous settings"
     scripts/nexus.sh eval "'Elixir.Nexus.Logging':apply_mode(async)."

@@ -13,9 +13,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 build_pkgs="build-essential pkg-config erlang-base erlang-dev elixir libtree-sitter-dev
   libsqlite3-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev zlib1g-dev npm"
-test_pkgs="erlang-tools erlang-p1-sqlite3 erlang-syntax-tools sqlite3 curl chromium
+test_pkgs="erlang-tools erlang-p1-sqlite3 erlang-syntax-tools erlang-inets sqlite3 curl wrk chromium
   libclang-rt-14-dev clang"
-demo_pkgs="erlang-p1-sqlite3 erlang-p1-pgsql wrk curl"
+demo_pkgs="erlang-inets erlang-p1-sqlite3 erlang-p1-pgsql wrk curl"
 bench_pkgs="wrk hyperfine time erlang-p1-sqlite3"
 lint_pkgs="clang-format cppcheck"
 fuzz_pkgs="clang libclang-rt-14-dev"

@@ -34,7 +34,7 @@ die() { echo "nexus.sh: $*" >&2; exit 1; }
 
 erl_call_bin() {
   local c
-  c=$(ls -d /usr/lib/erlang/lib/erl_interface-*/bin/erl_call 2>/dev/null | tail -n 1)
+  c=$(find /usr/lib/erlang/lib -path "*/erl_interface-*/bin/erl_call" 2>/dev/null | sort | tail -n 1)
   [ -n "$c" ] || c=$(command -v erl_call || true)
   [ -n "$c" ] || die "erl_call not found (Debian package erlang-dev)"
   echo "$c"
@@ -81,11 +81,17 @@ cmd_start() {
   # +Bi: Ctrl-C in the terminal does not kill the node behind the demo's
   # back; the demo stops it itself. SIGTERM still stops it cleanly.
   (
+    # A caller's extra descriptors (a test harness's pipes) must not live on
+    # in the node, or the caller waits for their end until the node stops.
+    for fd in "/proc/$BASHPID/fd/"*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
     cd "$run"
     HOME="$run/home" NEXUS_PORT="$port" NEXUS_SEED="$seed" \
       NEXUS_DB_PATH="${NEXUS_DB_PATH:-$run/nexus.db}" \
       exec elixir --name "$node" \
-      --erl "-kernel inet_default_listen_options [{nodelay,true}] +Bi" \
+      --erl "-kernel inet_default_listen_options [{nodelay,true}] -kernel inet_default_connect_options [{nodelay,true}] +Bi" \
       -pa "$ebin" --no-halt -e 'Nexus.start()' >>"$run/nexus.log" 2>&1 </dev/null
   ) &
   echo $! >"$run/nexus.pid"

@@ -13,6 +13,8 @@ defmodule Nexus.Config do
     NEXUS_SEED          number of users to seed (200; products and orders scale with it)
     NEXUS_LOG_LEVEL     debug, info (default), warning, error or none
     NEXUS_LOG_MODE      default, sync or async (see Nexus.Logging)
+    NEXUS_QUERY_LOG     level of the per-query log of Nexus.Repo: debug (default,
+                        so silent at level info), info, or none
   """
 
   defstruct port: 4040,
@@ -21,7 +23,8 @@ defmodule Nexus.Config do
             pg: [],
             seed: 200,
             log_level: :info,
-            log_mode: :default
+            log_mode: :default,
+            query_log: :debug
 
   @type t :: %__MODULE__{}
 
@@ -34,7 +37,8 @@ defmodule Nexus.Config do
       pg: pg_env(),
       seed: int_env("NEXUS_SEED", 200, 1, 1_000_000),
       log_level: level_env(System.get_env("NEXUS_LOG_LEVEL", "info")),
-      log_mode: mode_env(System.get_env("NEXUS_LOG_MODE", "default"))
+      log_mode: mode_env(System.get_env("NEXUS_LOG_MODE", "default")),
+      query_log: query_log_env(System.get_env("NEXUS_QUERY_LOG", "debug"))
     }
   end
 
@@ -65,6 +69,11 @@ defmodule Nexus.Config do
 
   defp mode_env(other),
     do: raise(ArgumentError, "NEXUS_LOG_MODE must be default, sync or async, not #{inspect(other)}")
+
+  defp query_log_env(level) when level in ["debug", "info", "none"], do: String.to_atom(level)
+
+  defp query_log_env(other),
+    do: raise(ArgumentError, "NEXUS_QUERY_LOG must be debug, info or none, not #{inspect(other)}")
 
   defp pg_env do
     [

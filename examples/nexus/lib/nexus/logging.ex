@@ -29,11 +29,19 @@ defmodule Nexus.Logging do
 
   @async [sync_threshold: 5_000, discard_threshold: 20_000]
   @sync [sync_threshold: 0]
+  @format "$time $metadata[$level] $message\n"
+  @metadata [:request_id, :method, :path, :status, :duration_us, :table, :db_us]
 
-  @doc "Applies the configured level and mode to Elixir's Logger."
-  def configure(%Nexus.Config{log_level: level, log_mode: mode}) do
+  @doc """
+  Applies the configured level and mode to Elixir's Logger, the console
+  format (time, the request's metadata, level, message) and the level of
+  `Nexus.Repo`'s per-query log (NEXUS_QUERY_LOG; `:persistent_term`).
+  """
+  def configure(%Nexus.Config{log_level: level, log_mode: mode, query_log: query_log}) do
     Logger.configure(level: level)
+    Logger.configure_backend(:console, format: @format, metadata: @metadata)
     apply_mode(mode)
+    :persistent_term.put({Nexus.Repo, :query_log}, query_log)
     :ok
   end
 

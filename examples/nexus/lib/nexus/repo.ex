@@ -11,7 +11,11 @@ defmodule Nexus.Repo do
   callbacks, the three pipeline functions are public and called remotely,
   so a repo could override them.
 
-  Rows come back as maps from column name to value.
+  Rows come back as maps from column name to value. Each public operation
+  has a 2- or 3-arity head without options and one with them, both calling a
+  private `do_*` function, so that one operation is one call of a public
+  read or write function (default arguments would make the shorter arity a
+  second, nested call of the same operation).
   """
   require Logger
   alias Nexus.Repo.{Connection, Query}
@@ -22,24 +26,33 @@ defmodule Nexus.Repo do
   # -- Reads ---------------------------------------------------------------
 
   @doc "The row of `table` whose primary key is `id`: {:ok, map} or {:error, :not_found}."
-  def get(table, id, opts \\ []) do
+  def get(table, id), do: do_get(table, id, [])
+  def get(table, id, opts), do: do_get(table, id, opts)
+
+  defp do_get(table, id, opts) do
     opts = __MODULE__.prepare_opts(:get, opts)
     query = Query.select(table, where: [{opts[:primary_key], id}], limit: 1)
-    one(:get, query, opts)
+    single_row(:get, query, opts)
   end
 
   @doc "The first row of `table` matching every {column, value} of `clauses`."
-  def get_by(table, clauses, opts \\ []) do
+  def get_by(table, clauses), do: do_get_by(table, clauses, [])
+  def get_by(table, clauses, opts), do: do_get_by(table, clauses, opts)
+
+  defp do_get_by(table, clauses, opts) do
     opts = __MODULE__.prepare_opts(:get_by, opts)
     query = Query.select(table, where: Enum.to_list(clauses), limit: 1)
-    one(:get_by, query, opts)
+    single_row(:get_by, query, opts)
   end
 
   @doc """
   Rows of `table`. Options: where ([{col, value}]), search ({cols, term}),
   order_by (col or {col, :asc | :desc}), limit, offset.
   """
-  def all(table, opts \\ []) do
+  def all(table), do: do_all(table, [])
+  def all(table, opts), do: do_all(table, opts)
+
+  defp do_all(table, opts) do
     opts = __MODULE__.prepare_opts(:all, opts)
 
     query =
@@ -58,7 +71,10 @@ defmodule Nexus.Repo do
   count, sum, avg, min or max of `field` ("*" for count). With `group_by:
   col` the result is a list of {group, value}; else the value.
   """
-  def aggregate(table, op, field, opts \\ []) do
+  def aggregate(table, op, field), do: do_aggregate(table, op, field, [])
+  def aggregate(table, op, field, opts), do: do_aggregate(table, op, field, opts)
+
+  defp do_aggregate(table, op, field, opts) do
     opts = __MODULE__.prepare_opts(:aggregate, opts)
     query = Query.aggregate(table, op, field, where: Keyword.get(opts, :where, []), group_by: opts[:group_by])
 
@@ -75,7 +91,10 @@ defmodule Nexus.Repo do
   # -- Writes --------------------------------------------------------------
 
   @doc "Inserts `fields` (map of column to value); {:ok, primary key}."
-  def insert(table, fields, opts \\ []) do
+  def insert(table, fields), do: do_insert(table, fields, [])
+  def insert(table, fields, opts), do: do_insert(table, fields, opts)
+
+  defp do_insert(table, fields, opts) do
     opts = __MODULE__.prepare_opts(:insert, opts)
     query = Query.insert(table, Enum.sort(fields), opts[:returning] || opts[:primary_key])
 
@@ -87,7 +106,10 @@ defmodule Nexus.Repo do
   end
 
   @doc "Updates the row whose primary key is `id`; {:ok, 1} or {:error, :not_found}."
-  def update(table, id, fields, opts \\ []) do
+  def update(table, id, fields), do: do_update(table, id, fields, [])
+  def update(table, id, fields, opts), do: do_update(table, id, fields, opts)
+
+  defp do_update(table, id, fields, opts) do
     opts = __MODULE__.prepare_opts(:update, opts)
     pk = opts[:primary_key]
     query = Query.update(table, Enum.sort(fields), [{pk, id}], pk)
@@ -95,7 +117,10 @@ defmodule Nexus.Repo do
   end
 
   @doc "Deletes the row whose primary key is `id`; {:ok, 1} or {:error, :not_found}."
-  def delete(table, id, opts \\ []) do
+  def delete(table, id), do: do_delete(table, id, [])
+  def delete(table, id, opts), do: do_delete(table, id, opts)
+
+  defp do_delete(table, id, opts) do
     opts = __MODULE__.prepare_opts(:delete, opts)
     pk = opts[:primary_key]
     affected(execute(:delete, Query.delete(table, [{pk, id}], pk), opts))
@@ -115,10 +140,13 @@ defmodule Nexus.Repo do
 
   @doc "Repo-wide defaults per operation."
   def default_options(operation) when operation in [:get, :get_by, :all, :aggregate],
-    do: [timeout: @default_timeout, primary_key: "id", log: :debug, max_rows: @max_rows]
+    do: [timeout: @default_timeout, primary_key: "id", log: query_log(), max_rows: @max_rows]
 
   def default_options(_write),
-    do: [timeout: @default_timeout, primary_key: "id", log: :debug, max_rows: 1]
+    do: [timeout: @default_timeout, primary_key: "id", log: query_log(), max_rows: 1]
+
+  # NEXUS_QUERY_LOG, set by Nexus.Logging.configure/1.
+  defp query_log, do: :persistent_term.get({__MODULE__, :query_log}, :debug)
 
   @doc "Bounds the query by the options and renders it for the adapter: {sql, params}."
   def prepare_query(_operation, %Query{} = query, opts) do
@@ -143,10 +171,7 @@ defmodule Nexus.Repo do
     {sql, params} = __MODULE__.prepare_query(operation, query, Keyword.put(opts, :adapter, adapter))
     started = System.monotonic_time(:microsecond)
     result = adapter.execute(conn, sql, params, opts[:timeout])
-
-    Logger.debug(fn ->
-      "repo #{operation} #{sql} #{inspect(params)} in #{System.monotonic_time(:microsecond) - started}µs"
-    end)
+    log_query(opts[:log], query, sql, params, result, System.monotonic_time(:microsecond) - started)
 
     case result do
       {:error, reason} = error ->
@@ -158,7 +183,24 @@ defmodule Nexus.Repo do
     end
   end
 
-  defp one(operation, query, opts) do
+  # Like Ecto's query log: one line per query at the `log:` option's level
+  # (NEXUS_QUERY_LOG, debug by default: at level info it costs the check only).
+  defp log_query(level, query, sql, params, result, micros) do
+    case level do
+      :none ->
+        :ok
+
+      level ->
+        outcome = if match?({:ok, _}, result), do: "OK", else: "ERROR"
+
+        Logger.log(level, fn -> ["QUERY ", outcome, ?\s, sql, ?\s, inspect(params)] end,
+          table: query.table,
+          db_us: micros
+        )
+    end
+  end
+
+  defp single_row(operation, query, opts) do
     case execute(operation, query, opts) do
       {:ok, %{rows: []}} -> {:error, :not_found}
       {:ok, result} -> {:ok, hd(to_maps(result))}

@@ -8,8 +8,12 @@ defmodule Nexus.RequestLog do
   @doc "Logs a finished request."
   def log(%Nexus.HTTP.Request{} = req, status, micros) do
     Logger.info(
-      [req.method, ?\s, req.path, " -> ", Integer.to_string(status), " in ", Integer.to_string(micros), "µs"],
-      request_id: req.id
+      [req.method, ?\s, req.path, " -> ", Integer.to_string(status)],
+      request_id: req.id,
+      method: req.method,
+      path: req.path,
+      status: status,
+      duration_us: micros
     )
   end
 
