@@ -503,15 +503,16 @@ static void rule_idle(struct rules *r)
 	if (util >= r->t->idle_utilisation || rq >= r->t->idle_run_queue ||
 	    rps >= r->t->idle_reductions_per_scheduler * sched)
 		return;
-	/* Only when the node is serving something: traced calls are flowing. */
+	/* Only when the node is serving something: traced operations are
+	 * flowing (the busiest module's rate: layers would count twice). */
 	double calls_per_s = 0;
 	json_t *wl = json_object_get(r->profile, "workload");
 	const char *db_module = NULL;
 	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
 		double c = fuse_num(w, "operations_per_second");
-		if (isfinite(c))
-			calls_per_s += c;
+		if (isfinite(c) && c > calls_per_s)
+			calls_per_s = c;
 		char via[256];
 		if (!db_module && db_signature(r, w, via, sizeof(via))) {
 			/* Name the data layer itself when the module is a caller of it. */
@@ -525,14 +526,14 @@ static void rule_idle(struct rules *r)
 	ev_num(ev, "scheduler_utilisation_avg", util);
 	ev_num(ev, "run_queue_avg", rq);
 	ev_num(ev, "reductions_per_second_avg", rps);
-	ev_num(ev, "traced_operations_per_second", calls_per_s);
+	ev_num(ev, "busiest_module_operations_per_second", calls_per_s);
 	json_object_set_new(ev, "database_module",
 	                    db_module ? json_string(db_module) : json_null());
 	char finding[512], pct[32];
 	fuse_fmt_pct(util, pct, sizeof(pct));
 	snprintf(finding, sizeof(finding),
-	         "The BEAM is mostly idle (utilisation %s, run queue %.2f) while serving %.0f "
-	         "traced operations/s: time goes elsewhere",
+	         "The BEAM is mostly idle (utilisation %s, run queue %.2f) while a traced module "
+	         "serves %.0f operations/s: time goes elsewhere",
 	         pct, rq, calls_per_s);
 	emit(r, 8, "beam-not-bottleneck", 35, NULL, finding, ev,
 	     "Look outside the VM: database round trips, network calls, pool checkout waits. "

@@ -552,7 +552,7 @@ static void beam_not_bottleneck_thresholds(void)
 	    build(series_finalize("complete", 10, NULL), series_make(10, idle_tweak, &calls));
 	json_t *r = find_rec(p, 8, NULL);
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "traced_operations_per_second"), 50, 1e-9);
+	TH_ASSERT_DBL_NEAR(ev(r, "busiest_module_operations_per_second"), 50, 1e-9);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")),
 	                       "pg_stat_statements");
 	json_decref(p);
