@@ -899,6 +899,36 @@ static json_t *mfa_list(json_t *arr)
 	return out;
 }
 
+/* The database module a function calls, directly or through functions of
+ * its own module (lookup/1 -> from_store/1 -> Store.get/1), looking `depth`
+ * local calls deep; copied into `buf`, or NULL. */
+static const char *repo_callee(struct ctx *c, const char *module, json_t *details, int depth,
+                               char *buf, size_t size)
+{
+	json_t *ce = json_object_get(details, "callees");
+	size_t n = json_is_array(ce) ? json_array_size(ce) : 0;
+	for (size_t k = 0; k < n && k < 50; k++) {
+		const char *cm = fuse_str(json_array_get(ce, k), "module");
+		if (cm && strcmp(cm, module) != 0 && module_is_database(c, cm)) {
+			gi_strlcpy(buf, cm, size);
+			return buf;
+		}
+	}
+	for (size_t k = 0; depth > 0 && k < n && k < 20; k++) {
+		json_t *e = json_array_get(ce, k);
+		const char *cm = fuse_str(e, "module"), *name = fuse_str(e, "name");
+		double arity = fuse_num(e, "arity");
+		if (!cm || !name || strcmp(cm, module) != 0 || !isfinite(arity))
+			continue;
+		json_t *local = graph_function(c, module, name, (long)arity);
+		const char *r = local ? repo_callee(c, module, local, depth - 1, buf, size) : NULL;
+		json_decref(local);
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
 /* True when function_details lists callers and all are in `module`: then
  * the function is a step of another operation of the module (lookup/1
  * calling fetch/1), and counting both would count one operation twice. */
@@ -963,13 +993,8 @@ static json_t *build_hotspots(struct ctx *c)
 		json_object_set_new(o, "cognitive", fuse_json_num(fuse_num(d, "cognitive")));
 		json_object_set_new(o, "line", fuse_json_num(fuse_num(d, "line")));
 		json_t *callees = mfa_list(d ? json_object_get(d, "callees") : NULL);
-		const char *repo = NULL;
-		json_t *ce = d ? json_object_get(d, "callees") : NULL;
-		for (size_t k = 0; json_is_array(ce) && k < json_array_size(ce) && !repo; k++) {
-			const char *cm = fuse_str(json_array_get(ce, k), "module");
-			if (cm && strcmp(cm, f->module) != 0 && module_is_database(c, cm))
-				repo = cm;
-		}
+		char repo_buf[FUSE_MAX_NAME + 1];
+		const char *repo = repo_callee(c, f->module, d, 3, repo_buf, sizeof(repo_buf));
 		json_object_set_new(o, "callers",
 		                    mfa_list(d ? json_object_get(d, "callers") : NULL));
 		json_object_set_new(o, "callees", callees);
@@ -1030,7 +1055,8 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 	json_t *a = json_array(), *o;
 	for (size_t i = 0; i < c->traced_list.len; i++) {
 		struct traced_mod *t = GI_VEC_AT(&c->traced_list, struct traced_mod *, i);
-		double ops = t->reads + t->writes + t->pipeline + t->other;
+		/* Pipeline helpers are steps of an operation, not operations. */
+		double ops = t->reads + t->writes + t->other;
 		double secs = t->window_ms / 1000.0;
 		json_object_set_new(o = json_object(), "module", json_string(t->name));
 		json_object_set_new(o, "calls", fuse_json_num(t->calls));

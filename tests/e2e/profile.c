@@ -310,11 +310,136 @@ static void quiet_catalog_has_no_false_alarms(void)
 	json_decref(p);
 }
 
+/* Runs `giulia ARGS...` (or giulia-observe when `observe`); returns its exit
+ * status, *out its standard output (caller frees). */
+static int run_giulia(bool observe, const char *const *args, char **out)
+{
+	char bin[4096];
+	snprintf(bin, sizeof(bin), "%s/%s", th_bindir(), observe ? "giulia-observe" : "giulia");
+	const char *argv[24];
+	int n = 0;
+	argv[n++] = bin;
+	for (int i = 0; args[i] && n < 23; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	char *err = NULL;
+	int st = ts_run(argv, NULL, 300000, out, &err);
+	if (st != 0)
+		fprintf(stderr, "giulia %s: exit %d: %s\n", args[0], st, err ? err : "");
+	free(err);
+	return st;
+}
+
+static void stop_daemon(void *arg)
+{
+	pid_t *pid = arg;
+	if (*pid > 0)
+		ts_stop(*pid, 20000);
+}
+
+/* The whole product: `giulia serve`, the project indexed through the worker,
+ * `giulia-observe start/stop` with tracing, the profile printed at stop and
+ * fetched again with `giulia profile`, joined with the project's graph. */
+static void observe_stop_prints_the_fused_profile(void)
+{
+	require_observer();
+	char root[4096], copy[4096], data[4096];
+	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
+	snprintf(copy, sizeof(copy), "%s/catalog", th_tmpdir());
+	snprintf(data, sizeof(data), "%s/data", th_tmpdir());
+	const char *cp[] = {"cp", "-r", root, copy, NULL};
+	TH_ASSERT_INT_EQ(ts_run(cp, NULL, 30000, NULL, NULL), 0);
+	const char *ebin = build_catalog();
+
+	int wport = ts_free_port(), mport = ts_free_port();
+	char wlisten[64], mlisten[64], wurl[64], murl[64], bin[4096], log[4096];
+	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%d", wport);
+	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%d", mport);
+	snprintf(wurl, sizeof(wurl), "http://127.0.0.1:%d", wport);
+	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d", mport);
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	snprintf(log, sizeof(log), "%s/serve.log", th_tmpdir());
+	const char *serve[] = {
+	    bin,  "serve", "--worker-listen", wlisten, "--monitor-listen", mlisten, "--data",
+	    data, NULL};
+	static pid_t pid;
+	pid = ts_spawn(serve, log);
+	TH_ASSERT(pid > 0);
+	th_defer(stop_daemon, &pid);
+	char health[128];
+	snprintf(health, sizeof(health), "%s/health", wurl);
+	TH_ASSERT_MSG(ts_http_wait(health, 60000), "giulia serve did not come up; log %s", log);
+	snprintf(health, sizeof(health), "%s/health", murl);
+	TH_ASSERT_MSG(ts_http_wait(health, 60000), "the monitor did not come up; log %s", log);
+	setenv("GIULIA_WORKER_URL", wurl, 1);
+	setenv("GIULIA_MONITOR_URL", murl, 1);
+
+	char url[256], body[4200];
+	snprintf(url, sizeof(url), "%s/api/index/scan", wurl);
+	snprintf(body, sizeof(body), "{\"path\": \"%s\"}", copy);
+	TH_ASSERT_INT_EQ(ts_http("POST", url, body, NULL, NULL), 200);
+
+	const char *extra[] = {"-pa", ebin, NULL};
+	struct ts_node node;
+	ts_node_start(&node, TS_NODE_ELIXIR_LONG, busy_start, extra);
+	wait_busy(&node, 500);
+
+	char *out = NULL;
+	const char *start[] = {
+	    "start",      node.name, "--cookie", node.cookie,
+	    "--interval", "1000",    "--trace",  "Catalog.Registry,Catalog.Store",
+	    "--project",  copy,      NULL};
+	TH_ASSERT_INT_EQ(run_giulia(true, start, &out), 0);
+	free(out);
+	/* Let it observe: poll the monitor until 8 snapshots were taken. */
+	for (int i = 0; i < 600; i++) {
+		const char *status[] = {"status", "--json", NULL};
+		out = NULL;
+		TH_ASSERT_INT_EQ(run_giulia(true, status, &out), 0);
+		json_t *st = json_loads(out ? out : "", 0, NULL);
+		free(out);
+		json_t *obs = json_array_get(json_object_get(st, "observations"), 0);
+		json_int_t n = json_integer_value(json_object_get(obs, "snapshots"));
+		json_decref(st);
+		if (n >= SNAPSHOTS_WANTED)
+			break;
+		usleep(200 * 1000);
+	}
+	const char *stop[] = {"stop", node.name, NULL};
+	out = NULL;
+	TH_ASSERT_INT_EQ(run_giulia(true, stop, &out), 0);
+	fprintf(stderr, "%s\n", out ? out : "");
+	TH_ASSERT_STR_CONTAINS(out, "Giulia profile");
+	TH_ASSERT_STR_CONTAINS(out, "logger-bottleneck");
+	TH_ASSERT_STR_CONTAINS(out, "db-backed-lookup");
+	TH_ASSERT_STR_CONTAINS(out, "read-through-cache");
+	TH_ASSERT_STR_CONTAINS(out, "Catalog.Registry");
+	TH_ASSERT(strstr(out, "no knowledge graph") == NULL);
+	free(out);
+
+	const char *json[] = {"profile", "latest", "--format", "json", NULL};
+	out = NULL;
+	TH_ASSERT_INT_EQ(run_giulia(false, json, &out), 0);
+	json_t *p = json_loads(out ? out : "", 0, NULL);
+	free(out);
+	TH_ASSERT(p != NULL);
+	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
+	json_t *hs = json_object_get(p, "trace_hotspots");
+	json_t *lookup = find_by(hs, "mfa", "Catalog.Registry.lookup/1");
+	TH_ASSERT(lookup != NULL);
+	TH_ASSERT(json_is_true(json_object_get(lookup, "in_graph")));
+	json_t *r4 = find_rec(p, 4, "Catalog.Registry");
+	TH_ASSERT(r4 != NULL);
+	TH_ASSERT(ev(r4, "round_trips_saved_per_window") > 100);
+	json_decref(p);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(busy_catalog_profile),
 	    TH_TEST(quiet_catalog_has_no_false_alarms),
+	    TH_TEST(observe_stop_prints_the_fused_profile),
 	    TH_END,
 	};
 	return th_main(argc, argv, "e2e_profile", tests);
