@@ -39,9 +39,8 @@ struct api_server {
 	void *ctx;
 	char name[32];
 	int port;
-	pthread_mutex_t lock;
-	pthread_cond_t idle;
-	int in_flight;
+	pthread_mutex_t lock; /* guards in_flight */
+	int in_flight;        /* requests between their first call and completion */
 };
 
 struct request_state {
@@ -188,14 +187,14 @@ int api_body_int(const struct api_request *req, const char *field, bool required
 
 static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *body)
 {
+	static const char FALLBACK[] = "{\"error\":\"internal error: no response\"}";
+	/* json_dumps allocates with jansson's allocator (malloc): released with free(). */
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-	if (!text) {
+	if (!text)
 		status = 500;
-		text = strdup("{\"error\":\"internal error: no response\"}");
-	}
-	size_t len = text ? strlen(text) : 0;
+	const char *out = text ? text : FALLBACK;
 	struct MHD_Response *r =
-	    MHD_create_response_from_buffer(len, text ? text : (char *)"", MHD_RESPMEM_MUST_COPY);
+	    MHD_create_response_from_buffer(strlen(out), (void *)out, MHD_RESPMEM_MUST_COPY);
 	free(text);
 	if (!r)
 		return MHD_NO;
@@ -379,8 +378,7 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
 	gi_free(st);
 	*con_cls = NULL;
 	pthread_mutex_lock(&s->lock);
-	if (--s->in_flight == 0)
-		pthread_cond_broadcast(&s->idle);
+	s->in_flight--;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -402,7 +400,6 @@ int api_server_start(const struct api_server_config *cfg, struct api_server **ou
 	s->ctx = cfg->ctx;
 	gi_strlcpy(s->name, cfg->name ? cfg->name : "http", sizeof(s->name));
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->idle, NULL);
 
 	struct sockaddr_in sa;
 	memset(&sa, 0, sizeof(sa));
@@ -423,7 +420,6 @@ int api_server_start(const struct api_server_config *cfg, struct api_server **ou
 	    MHD_OPTION_END);
 	if (!s->daemon) {
 		gi_log_error(s->name, "cannot listen on %s:%d (port in use?)", addr, port);
-		pthread_cond_destroy(&s->idle);
 		pthread_mutex_destroy(&s->lock);
 		gi_free(s->token);
 		gi_free(s);
@@ -462,7 +458,6 @@ void api_server_stop(struct api_server *s, int grace_ms)
 	if (left > 0)
 		gi_log_warn(s->name, "%d request(s) still running at shutdown", left);
 	MHD_stop_daemon(s->daemon);
-	pthread_cond_destroy(&s->idle);
 	pthread_mutex_destroy(&s->lock);
 	gi_free(s->token);
 	gi_free(s);

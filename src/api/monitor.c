@@ -6,16 +6,10 @@
  * points (HISTORY_MAX) from which history, trend and alerts are computed.
  * The observer's callbacks feed both the history and the pusher; they run on
  * the observer's thread and only copy and queue, never block on the network.
- *
- * Trend: per metric, a least-squares line over the points of the window;
- * change_pct is the line's rise over the window relative to the mean, and a
- * metric is "rising" above +10 %, "falling" below -10 %, else "stable".
- * Alerts: fixed thresholds on the latest snapshot plus growth rules on the
- * trend; both are listed in docs/API.md.
+ * Trends, alerts and hot modules are computed by runtime_stats.c.
  */
 #include "api/monitor.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +18,7 @@
 #include "api/client.h"
 #include "api/http.h"
 #include "api/pusher.h"
+#include "api/runtime_stats.h"
 #include "api/worker.h"
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -42,7 +37,6 @@
 #define SHUTDOWN_GRACE_MS 15000
 #define FLUSH_MS          10000
 #define PULSE_WINDOW_MS   500
-#define TREND_THRESHOLD   10.0
 
 struct node_state {
 	char *cookie; /* from /api/runtime/connect, or NULL */
@@ -60,6 +54,7 @@ struct api_monitor {
 	int64_t started_ms;
 	pthread_mutex_t lock;
 	struct gi_map nodes; /* node name -> struct node_state* */
+	bool shutting_down;  /* set before the manager is freed (which joins its thread) */
 };
 
 /* ---- node state ---- */
@@ -88,69 +83,13 @@ static void node_free(struct node_state *ns)
 	gi_free(ns);
 }
 
-static double num_at(json_t *o, const char *a, const char *b)
-{
-	json_t *v = json_object_get(o, a);
-	if (b)
-		v = json_object_get(v, b);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static json_t *num_json(double x)
-{
-	return isnan(x) ? json_null() : json_real(x);
-}
-
-static double max_message_queue(json_t *snap)
-{
-	json_t *procs = json_object_get(json_object_get(snap, "top_processes"), "message_queue");
-	double best = NAN;
-	size_t i;
-	json_t *p;
-	json_array_foreach(procs, i, p)
-	{
-		double q = num_at(p, "message_queue_len", NULL);
-		if (!isnan(q) && (isnan(best) || q > best))
-			best = q;
-	}
-	return best;
-}
-
-static const char *const METRICS[] = {
-    "scheduler_utilisation", "run_queue",     "processes",  "memory_total",
-    "memory_processes",      "memory_binary", "memory_ets", "reductions_per_second",
-    "max_message_queue",     "atoms",         "ets_tables", NULL,
-};
-
-/* The compact history point of a snapshot. */
-static json_t *point_of(json_t *snap)
-{
-	json_t *p = json_object();
-	json_object_set(p, "timestamp_ms", json_object_get(snap, "timestamp_ms"));
-	json_object_set(p, "seq", json_object_get(snap, "seq"));
-	json_object_set_new(p, "scheduler_utilisation",
-	                    num_json(num_at(snap, "scheduler_utilisation", "total")));
-	json_object_set_new(p, "run_queue", num_json(num_at(snap, "run_queue", "total")));
-	json_object_set_new(p, "processes", num_json(num_at(snap, "processes", "count")));
-	json_object_set_new(p, "memory_total", num_json(num_at(snap, "memory", "total")));
-	json_object_set_new(p, "memory_processes", num_json(num_at(snap, "memory", "processes")));
-	json_object_set_new(p, "memory_binary", num_json(num_at(snap, "memory", "binary")));
-	json_object_set_new(p, "memory_ets", num_json(num_at(snap, "memory", "ets")));
-	json_object_set_new(p, "reductions_per_second",
-	                    num_json(num_at(snap, "reductions", "per_second")));
-	json_object_set_new(p, "max_message_queue", num_json(max_message_queue(snap)));
-	json_object_set_new(p, "atoms", num_json(num_at(snap, "atoms", "count")));
-	json_object_set_new(p, "ets_tables", num_json(num_at(snap, "ets", "count")));
-	return p;
-}
-
 /* Records a snapshot in the node's history (takes no ownership). */
 static void history_add(struct api_monitor *m, json_t *snap)
 {
 	const char *node = json_string_value(json_object_get(snap, "node"));
 	if (!node)
 		return;
-	json_t *point = point_of(snap);
+	json_t *point = api_stats_point(snap);
 	pthread_mutex_lock(&m->lock);
 	struct node_state *ns = node_get(m, node, true);
 	json_decref(ns->last);
@@ -172,9 +111,17 @@ static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
 static void on_end(void *ctx, const char *session_id, json_t *finalize)
 {
 	struct api_monitor *m = ctx;
+	json_t *fin = json_deep_copy(finalize);
+	const char *st = json_string_value(json_object_get(fin, "status"));
+	if (m->shutting_down && (!st || strcmp(st, "interrupted") != 0)) {
+		/* Stopped because the monitor is going away, not by the user. */
+		json_object_set_new(fin, "status", json_string("interrupted"));
+		json_object_set_new(fin, "reason", json_string("monitor shut down"));
+	}
 	gi_log_info("monitor", "observation %s ended (%s)", session_id,
-	            json_string_value(json_object_get(finalize, "status")));
-	api_pusher_push(m->pusher, API_PUSH_FINALIZE, finalize);
+	            json_string_value(json_object_get(fin, "status")));
+	api_pusher_push(m->pusher, API_PUSH_FINALIZE, fin);
+	json_decref(fin);
 }
 
 /* ---- helpers ---- */
@@ -379,72 +326,6 @@ static json_t *route_top_processes(void *ctx, const struct api_request *req, int
 	return resp;
 }
 
-static int cmp_reductions_desc(const void *a, const void *b)
-{
-	double x = num_at(*(json_t *const *)a, "reductions", NULL);
-	double y = num_at(*(json_t *const *)b, "reductions", NULL);
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-static int cmp_count_desc(const void *a, const void *b)
-{
-	double x = num_at(*(json_t *const *)a, "count", NULL);
-	double y = num_at(*(json_t *const *)b, "count", NULL);
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* Sorts a JSON array in place with `cmp` over its elements. */
-static void json_array_sort(json_t *arr, int (*cmp)(const void *, const void *))
-{
-	size_t n = json_array_size(arr);
-	json_t **v = gi_calloc(n ? n : 1, sizeof(*v));
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(arr, i));
-	qsort(v, n, sizeof(*v), cmp);
-	json_array_clear(arr);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, v[i]);
-	gi_free(v);
-}
-
-/* Modules ranked by the reductions of the processes attributed to them. */
-static json_t *hot_modules(json_t *snap)
-{
-	json_t *by_module = json_object();
-	json_t *procs = json_object_get(json_object_get(snap, "top_processes"), "reductions");
-	size_t i;
-	json_t *p;
-	json_array_foreach(procs, i, p)
-	{
-		const char *mod = json_string_value(json_object_get(p, "module"));
-		if (!mod)
-			mod = "(unknown)";
-		json_t *e = json_object_get(by_module, mod);
-		if (!e) {
-			e = json_pack("{s:s, s:f, s:f, s:f, s:i}", "module", mod, "reductions", 0.0,
-			              "cpu_share", 0.0, "memory_bytes", 0.0, "processes", 0);
-			json_object_set_new(by_module, mod, e);
-		}
-		const char *keys[] = {"reductions", "cpu_share", "memory_bytes"};
-		for (int k = 0; k < 3; k++) {
-			double add = num_at(p, keys[k], NULL);
-			if (!isnan(add))
-				json_object_set_new(e, keys[k],
-				                    json_real(num_at(e, keys[k], NULL) + add));
-		}
-		json_object_set_new(
-		    e, "processes",
-		    json_integer(json_integer_value(json_object_get(e, "processes")) + 1));
-	}
-	json_t *arr = json_array();
-	const char *k;
-	json_t *v;
-	json_object_foreach(by_module, k, v) json_array_append(arr, v);
-	json_decref(by_module);
-	json_array_sort(arr, cmp_reductions_desc);
-	return arr;
-}
-
 static json_t *route_hot_spots(void *ctx, const struct api_request *req, int *status)
 {
 	json_t *err = NULL, *snap = NULL;
@@ -455,14 +336,14 @@ static json_t *route_hot_spots(void *ctx, const struct api_request *req, int *st
 		return err;
 	json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
 	json_t *functions = calls ? json_deep_copy(calls) : json_array();
-	json_array_sort(functions, cmp_count_desc);
+	api_stats_sort(functions, api_stats_cmp_count_desc);
 	while (json_array_size(functions) > 20)
 		json_array_remove(functions, json_array_size(functions) - 1);
 	json_t *resp =
 	    json_pack("{s:s, s:O?, s:O?, s:o, s:o}", "node", node, "timestamp_ms",
 	              json_object_get(snap, "timestamp_ms"), "scheduler_utilisation",
 	              json_object_get(json_object_get(snap, "scheduler_utilisation"), "total"),
-	              "modules", hot_modules(snap), "functions", functions);
+	              "modules", api_stats_hot_modules(snap), "functions", functions);
 	json_decref(snap);
 	return resp;
 }
@@ -513,71 +394,6 @@ static json_t *route_history(void *ctx, const struct api_request *req, int *stat
 	return json_pack("{s:s, s:o}", "node", node, "points", points ? points : json_array());
 }
 
-/* The trend of one metric over `points` (see the file comment). */
-static json_t *metric_trend(json_t *points, const char *metric)
-{
-	double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, mn = INFINITY, mx = -INFINITY;
-	double first = NAN, last = NAN, t0 = NAN, t1 = NAN;
-	size_t i;
-	json_t *p;
-	json_array_foreach(points, i, p)
-	{
-		double y = num_at(p, metric, NULL);
-		double t = num_at(p, "timestamp_ms", NULL);
-		if (isnan(y) || isnan(t))
-			continue;
-		if (isnan(t0))
-			t0 = t;
-		double x = (t - t0) / 60000.0; /* minutes */
-		if (isnan(first))
-			first = y;
-		last = y;
-		t1 = t;
-		n++;
-		sx += x;
-		sy += y;
-		sxx += x * x;
-		sxy += x * y;
-		mn = y < mn ? y : mn;
-		mx = y > mx ? y : mx;
-	}
-	json_t *o = json_object();
-	json_object_set_new(o, "points", json_integer((json_int_t)n));
-	if (n < 2 || t1 <= t0) {
-		json_object_set_new(o, "direction", json_string("insufficient_data"));
-		json_object_set_new(o, "last", num_json(last));
-		return o;
-	}
-	double mean = sy / n;
-	double denom = n * sxx - sx * sx;
-	double slope = denom != 0 ? (n * sxy - sx * sy) / denom : 0;
-	double span_min = (t1 - t0) / 60000.0;
-	double base = fabs(mean) > 1e-9 ? fabs(mean) : 1e-9;
-	double change_pct = slope * span_min / base * 100.0;
-	if (fabs(mean) <= 1e-9 && fabs(slope) <= 1e-12)
-		change_pct = 0;
-	const char *dir = change_pct > TREND_THRESHOLD    ? "rising"
-	                  : change_pct < -TREND_THRESHOLD ? "falling"
-	                                                  : "stable";
-	json_object_set_new(o, "first", json_real(first));
-	json_object_set_new(o, "last", json_real(last));
-	json_object_set_new(o, "min", json_real(mn));
-	json_object_set_new(o, "max", json_real(mx));
-	json_object_set_new(o, "mean", json_real(mean));
-	json_object_set_new(o, "slope_per_minute", json_real(slope));
-	json_object_set_new(o, "change_pct", json_real(change_pct));
-	json_object_set_new(o, "direction", json_string(dir));
-	return o;
-}
-
-static json_t *trend_of(json_t *points)
-{
-	json_t *metrics = json_object();
-	for (size_t i = 0; METRICS[i]; i++)
-		json_object_set_new(metrics, METRICS[i], metric_trend(points, METRICS[i]));
-	return metrics;
-}
-
 static json_t *route_trend(void *ctx, const struct api_request *req, int *status)
 {
 	json_t *err = NULL;
@@ -592,82 +408,15 @@ static json_t *route_trend(void *ctx, const struct api_request *req, int *status
 		return api_error(status, 404,
 		                 "no history for %.256s: start an observation of the node first",
 		                 node);
-	double t0 = num_at(json_array_get(points, 0), "timestamp_ms", NULL);
-	double t1 =
-	    num_at(json_array_get(points, json_array_size(points) - 1), "timestamp_ms", NULL);
-	json_t *resp = json_pack("{s:s, s:I, s:o, s:f, s:o}", "node", node, "points",
-	                         (json_int_t)json_array_size(points), "window_ms",
-	                         num_json(isnan(t1 - t0) ? NAN : t1 - t0), "threshold_pct",
-	                         TREND_THRESHOLD, "metrics", trend_of(points));
+	double t0 = api_stats_num(json_array_get(points, 0), "timestamp_ms", NULL);
+	double t1 = api_stats_num(json_array_get(points, json_array_size(points) - 1),
+	                          "timestamp_ms", NULL);
+	json_t *resp =
+	    json_pack("{s:s, s:I, s:o, s:f, s:o}", "node", node, "points",
+	              (json_int_t)json_array_size(points), "window_ms", api_stats_num_json(t1 - t0),
+	              "threshold_pct", API_TREND_THRESHOLD_PCT, "metrics", api_stats_trend(points));
 	json_decref(points);
 	return resp;
-}
-
-static void alert_add(json_t *alerts, const char *severity, const char *metric, double value,
-                      double threshold, const char *message)
-{
-	json_array_append_new(alerts, json_pack("{s:s, s:s, s:f, s:f, s:s}", "severity", severity,
-	                                        "metric", metric, "value", value, "threshold",
-	                                        threshold, "message", message));
-}
-
-/* Alerts when value >= warn (or >= crit). */
-static void alert_level(json_t *alerts, const char *metric, double value, double warn, double crit,
-                        const char *what)
-{
-	if (isnan(value) || value < warn)
-		return;
-	char msg[256];
-	bool critical = value >= crit;
-	snprintf(msg, sizeof(msg), "%s is %.4g (%s threshold %.4g)", what, value,
-	         critical ? "critical" : "warning", critical ? crit : warn);
-	alert_add(alerts, critical ? "critical" : "warning", metric, value, critical ? crit : warn,
-	          msg);
-}
-
-static void alert_ratio(json_t *alerts, json_t *snap, const char *key, const char *what)
-{
-	double count = num_at(snap, key, "count"), limit = num_at(snap, key, "limit");
-	if (isnan(count) || isnan(limit) || limit <= 0)
-		return;
-	alert_level(alerts, key, count / limit, 0.8, 0.9, what);
-}
-
-static json_t *alerts_of(json_t *snap, json_t *points)
-{
-	json_t *alerts = json_array();
-	alert_level(alerts, "scheduler_utilisation", num_at(snap, "scheduler_utilisation", "total"),
-	            0.75, 0.9, "scheduler utilisation");
-	double sched = num_at(snap, "schedulers_online", NULL);
-	if (!isnan(sched) && sched > 0)
-		alert_level(alerts, "run_queue", num_at(snap, "run_queue", "total"), 2 * sched,
-		            4 * sched, "run queue length");
-	alert_level(alerts, "max_message_queue", max_message_queue(snap), 1000, 10000,
-	            "longest process message queue");
-	alert_ratio(alerts, snap, "processes", "process count / limit");
-	alert_ratio(alerts, snap, "atoms", "atom count / limit");
-	alert_ratio(alerts, snap, "ports", "port count / limit");
-	if (points && json_array_size(points) >= 5) {
-		json_t *mem = metric_trend(points, "memory_total");
-		double change = num_at(mem, "change_pct", NULL);
-		if (!isnan(change) && change > 20.0) {
-			char msg[256];
-			snprintf(msg, sizeof(msg),
-			         "memory grew %.1f%% over the history window: a leak or a growing "
-			         "cache?",
-			         change);
-			alert_add(alerts, "warning", "memory_total", change, 20.0, msg);
-		}
-		json_decref(mem);
-		json_t *q = metric_trend(points, "max_message_queue");
-		double qchange = num_at(q, "change_pct", NULL), qlast = num_at(q, "last", NULL);
-		if (!isnan(qchange) && qchange > 50.0 && !isnan(qlast) && qlast >= 100) {
-			alert_add(alerts, "warning", "max_message_queue", qlast, 100,
-			          "a message queue keeps growing: a consumer is falling behind");
-		}
-		json_decref(q);
-	}
-	return alerts;
 }
 
 static json_t *route_alerts(void *ctx, const struct api_request *req, int *status)
@@ -685,9 +434,9 @@ static json_t *route_alerts(void *ctx, const struct api_request *req, int *statu
 	if (!snap && current_snapshot(m, req, node, &snap, &err, status))
 		return err;
 	json_t *points = history_copy(m, node, 0);
-	json_t *resp =
-	    json_pack("{s:s, s:O?, s:o}", "node", node, "timestamp_ms",
-	              json_object_get(snap, "timestamp_ms"), "alerts", alerts_of(snap, points));
+	json_t *resp = json_pack("{s:s, s:O?, s:o}", "node", node, "timestamp_ms",
+	                         json_object_get(snap, "timestamp_ms"), "alerts",
+	                         api_stats_alerts(snap, points));
 	json_decref(points);
 	json_decref(snap);
 	return resp;
@@ -749,8 +498,14 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		return observer_missing(status);
 	}
 	char *stored = cookie ? NULL : cookie_for(m, node);
-	struct obs_session_config cfg = {
-	    node, cookie ? cookie : stored, (int)interval, (int)top, mods, project};
+	struct obs_session_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.node = node;
+	cfg.cookie = cookie ? cookie : stored;
+	cfg.interval_ms = (int)interval;
+	cfg.top_n = (int)top;
+	cfg.trace_modules = mods;
+	cfg.project = project;
 	char *session_id = NULL;
 	int rc = obs_session_start(m->manager, &cfg, &session_id);
 	cookie_wipe_free(stored);
@@ -927,6 +682,7 @@ void api_monitor_stop(struct api_monitor *m)
 		return;
 	api_server_stop(m->server, SHUTDOWN_GRACE_MS);
 	/* Stops every session as interrupted: their finalize objects are queued. */
+	m->shutting_down = true;
 	obs_manager_free(m->manager);
 	api_pusher_free(m->pusher, FLUSH_MS);
 	for (size_t i = 0; i < m->nodes.cap; i++)

@@ -501,10 +501,13 @@ static int validate_finalize(const struct api_request *req, json_t **err, int *s
 			*err = api_error(status, 400, "trace_modules must be an array of strings");
 			return GI_EINVAL;
 		}
-		json_array_foreach(mods, i, m) if (!json_is_string(m))
+		json_array_foreach(mods, i, m)
 		{
-			*err = api_error(status, 400, "trace_modules must be an array of strings");
-			return GI_EINVAL;
+			if (!json_is_string(m)) {
+				*err = api_error(status, 400,
+				                 "trace_modules must be an array of strings");
+				return GI_EINVAL;
+			}
 		}
 	}
 	return 0;
@@ -522,14 +525,23 @@ static json_t *observed_modules(json_t *finalize, json_t *snapshots)
 	json_t *set = json_object();
 	size_t i, j;
 	json_t *snap, *x;
-	json_array_foreach(json_object_get(finalize, "trace_modules"), i, x)
-	    add_module_name(set, x);
+	json_t *traced = json_object_get(finalize, "trace_modules");
+	json_array_foreach(traced, i, x)
+	{
+		add_module_name(set, x);
+	}
 	json_array_foreach(snapshots, i, snap)
 	{
 		json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
-		json_array_foreach(top, j, x) add_module_name(set, json_object_get(x, "module"));
+		json_array_foreach(top, j, x)
+		{
+			add_module_name(set, json_object_get(x, "module"));
+		}
 		json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
-		json_array_foreach(calls, j, x) add_module_name(set, json_object_get(x, "module"));
+		json_array_foreach(calls, j, x)
+		{
+			add_module_name(set, json_object_get(x, "module"));
+		}
 	}
 	return set;
 }
@@ -558,9 +570,11 @@ static void project_match(struct api_worker *w, struct obs_store *st, json_t *fi
 			kg_release(w, &conn);
 		}
 		size_t hits = 0;
-		json_array_foreach(mods, j, m) if (json_is_string(m) &&
-		                                   json_object_get(seen, json_string_value(m)))
-		    hits++;
+		json_array_foreach(mods, j, m)
+		{
+			if (json_is_string(m) && json_object_get(seen, json_string_value(m)))
+				hits++;
+		}
 		if (hits > best) {
 			best = hits;
 			gi_free(*path_out);

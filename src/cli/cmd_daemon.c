@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "api/client.h"
 #include "api/http.h"
@@ -72,9 +73,22 @@ static const char *env_or(const char *name, const char *dflt)
 	return v && v[0] ? v : dflt;
 }
 
+/* Raises the open-file limit to its hard maximum: each HTTP connection is a
+ * descriptor, and the default soft limit (often 1024) would cap the daemon
+ * below its own connection limit. */
+static void files_limit_raise(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 /* Blocks the stop signals in this thread and every thread it starts later. */
 static void signals_block(sigset_t *set)
 {
+	files_limit_raise();
 	sigemptyset(set);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGINT);
@@ -427,7 +441,9 @@ static int observe_stop(struct observe_opts *o)
 			size_t i;
 			json_t *w;
 			json_array_foreach(warnings, i, w)
-			    printf("note: %s\n", json_string_value(w));
+			{
+				printf("note: %s\n", json_string_value(w));
+			}
 		}
 		if (json_is_integer(pid))
 			printf("profile id: %lld\n", (long long)json_integer_value(pid));

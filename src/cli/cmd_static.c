@@ -130,7 +130,7 @@ static int db_path_resolve(const char *cmd, const struct static_opts *o, const c
 
 static void json_print(json_t *v)
 {
-	char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
 	if (s) {
 		puts(s);
 		free(s);

@@ -197,6 +197,10 @@ int st_open(const char *path, bool create, struct st_db **out)
 		goto fail;
 	}
 	sqlite3_busy_timeout(db->sql, 5000);
+	/* The last connection to close would checkpoint the WAL and fsync; the
+	 * index is a cache of the sources, so leave that to the automatic
+	 * checkpoints and keep short CLI runs cheap. */
+	sqlite3_db_config(db->sql, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	rc = exec(db, "PRAGMA journal_mode = WAL");
 	if (!rc)
 		rc = exec(db, "PRAGMA synchronous = NORMAL");

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "api_util.h"
@@ -545,7 +546,13 @@ static void hostile_requests(void)
 	}
 	TH_ASSERT_INT_EQ(td_get(&w, "/health", NULL), 200);
 
-	/* A thousand concurrent connections, all open at once. */
+	/* A thousand concurrent connections, all open at once (the test needs the
+	 * descriptors too). */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	enum { CONNS = 1000 };
 	static int fds[CONNS];
 	int opened = 0;

@@ -25,10 +25,26 @@ static bool observer_available(void)
 	return rc != GI_EUNSUPPORTED;
 }
 
+static bool manager_available(void)
+{
+	struct obs_callbacks cb = {NULL, NULL, NULL};
+	struct obs_manager *m = NULL;
+	int rc = obs_manager_new(&cb, &m);
+	obs_manager_free(m);
+	return rc != GI_EUNSUPPORTED;
+}
+
 static void require_observer(void)
 {
 	if (!observer_available())
 		th_skip("the runtime observer (src/observe) is still a placeholder");
+}
+
+static void require_manager(void)
+{
+	require_observer();
+	if (!manager_available())
+		th_skip("the observer's session manager (obs_manager_*) is still a placeholder");
 }
 
 static void push_snapshot(struct api_pusher *p, const char *sid, int seq)
@@ -169,6 +185,56 @@ static void pusher_drops_what_the_worker_refuses(void)
 	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 1);
 }
 
+static void pusher_authenticates_and_waits_out_a_wrong_token(void)
+{
+	api_client_global_init();
+	struct td_daemon w = {0};
+	snprintf(w.token, sizeof(w.token), "worker-token");
+	td_worker(&w, NULL);
+	char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool-bad", th_tmpdir());
+	/* A wrong token is a configuration error: keep the items, keep trying. */
+	struct api_pusher_config bad = {w.url, "wrong", spool, 0, 0, 0, 5000};
+	struct api_pusher *p;
+	TH_ASSERT_OK(api_pusher_new(&bad, &p));
+	push_snapshot(p, "tok1", 0);
+	int64_t deadline = gi_clock_mono_ms() + 30000;
+	while (stat_of(p, "retries") < 2 && gi_clock_mono_ms() < deadline)
+		gi_clock_sleep_ms(50);
+	TH_ASSERT_INT_GE(stat_of(p, "retries"), 2);
+	TH_ASSERT_INT_EQ(stat_of(p, "rejected"), 0);
+	api_pusher_free(p, 0);
+	TH_ASSERT_INT_EQ(count_files(spool), 1);
+	/* Restarted with the right token on the same spool, it delivers. */
+	struct api_pusher_config good = {w.url, "worker-token", spool, 0, 0, 0, 5000};
+	TH_ASSERT_OK(api_pusher_new(&good, &p));
+	th_defer(pusher_free_deferred, p);
+	TH_ASSERT_OK(api_pusher_drain(p, 60000));
+	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 1);
+	json_t *o = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/tok1", &o), 200);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), 1);
+	json_decref(o);
+}
+
+static void body_limit_option(void)
+{
+	struct td_daemon w = {0};
+	snprintf(w.data, sizeof(w.data), "%s/w", th_tmpdir());
+	const char *extra[] = {"--body-limit", "2048", NULL};
+	td_start(&w, "worker", extra);
+	char body[4096];
+	memset(body, ' ', sizeof(body) - 1);
+	body[0] = '{';
+	body[sizeof(body) - 2] = '}';
+	body[sizeof(body) - 1] = '\0';
+	TD_EXPECT_ERROR(&w, "POST", "/api/runtime/ingest", body, 413);
+	char *snap = td_snapshot("small", "demo@127.0.0.1", 0);
+	TH_ASSERT(strlen(snap) < 2048);
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest", snap, NULL), 200);
+	free(snap);
+}
+
 static void td_monitor(struct td_daemon *m, const struct td_daemon *w)
 {
 	if (!m->data[0])
@@ -207,7 +273,7 @@ static void monitor_routes_validate_input(void)
 	                "{\"node\":\"a@b\",\"trace_modules\":\"A,B\"}", 400);
 	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/stop", "{\"node\":5}", 400);
 	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/stop", "{\"node\":\"a@b\"}",
-	                observer_available() ? 404 : 501);
+	                manager_available() ? 404 : 501);
 	json_t *st = NULL;
 	TH_ASSERT_INT_EQ(td_get(&m, "/api/monitor/observe/status", &st), 200);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(st, "observations")), 0);
@@ -267,16 +333,33 @@ static void serve_runs_both_and_stops_cleanly(void)
 	snprintf(wl, sizeof(wl), "127.0.0.1:%d", wp);
 	snprintf(ml, sizeof(ml), "127.0.0.1:%d", mp);
 	snprintf(data, sizeof(data), "%s/data", th_tmpdir());
-	const char *argv[] = {
-	    bin, "serve", "--worker-listen", wl, "--monitor-listen", ml, "--data", data, NULL};
+	const char *argv[] = {bin,
+	                      "serve",
+	                      "--worker-listen",
+	                      wl,
+	                      "--monitor-listen",
+	                      ml,
+	                      "--data",
+	                      data,
+	                      "--token",
+	                      "tok",
+	                      NULL};
 	char log[700];
 	snprintf(log, sizeof(log), "%s/serve.log", th_tmpdir());
 	pid_t pid = ts_spawn(argv, log);
-	char url[128];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/health", wp);
-	TH_ASSERT(ts_http_wait(url, 30000));
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/health", mp);
-	TH_ASSERT(ts_http_wait(url, 30000));
+	char wurl[128], murl[128];
+	snprintf(wurl, sizeof(wurl), "http://127.0.0.1:%d/health", wp);
+	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d/health", mp);
+	int64_t deadline = gi_clock_mono_ms() + 30000;
+	while ((ts_http("GET", wurl, NULL, "tok", NULL) != 200 ||
+	        ts_http("GET", murl, NULL, "tok", NULL) != 200) &&
+	       gi_clock_mono_ms() < deadline)
+		gi_clock_sleep_ms(50);
+	TH_ASSERT_INT_EQ(ts_http("GET", wurl, NULL, "tok", NULL), 200);
+	TH_ASSERT_INT_EQ(ts_http("GET", murl, NULL, "tok", NULL), 200);
+	/* The one token guards both daemons. */
+	TH_ASSERT_INT_EQ(ts_http("GET", wurl, NULL, NULL, NULL), 401);
+	TH_ASSERT_INT_EQ(ts_http("GET", murl, NULL, "nope", NULL), 401);
 	TH_ASSERT_INT_EQ(ts_stop(pid, 30000), 0);
 	char db[700];
 	snprintf(db, sizeof(db), "%s/worker.db", data);
@@ -338,7 +421,7 @@ static void wait_snapshots(struct observed *o, long long n)
 	}
 }
 
-static void runtime_routes_on_a_real_node(void)
+static void pulse_routes_on_a_real_node(void)
 {
 	require_observer();
 	struct observed o;
@@ -350,14 +433,51 @@ static void runtime_routes_on_a_real_node(void)
 	json_t *r = NULL;
 	TH_ASSERT_INT_EQ(td_post(&o.m, "/api/runtime/connect", body, &r), 200);
 	TH_ASSERT(json_is_true(json_object_get(r, "connected")));
+	char *text = json_dumps(r, 0);
+	TH_ASSERT_MSG(strstr(text, o.node.cookie) == NULL, "the cookie came back: %s", text);
+	free(text);
 	json_decref(r);
 	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"cookie\":\"wrong\"}", o.node.name);
 	TD_EXPECT_ERROR(&o.m, "POST", "/api/runtime/connect", body, 502);
-	/* The pulse uses the cookie given to connect. */
-	snprintf(path, sizeof(path), "/api/runtime/pulse?node=%s", o.node.name);
+	TD_EXPECT_ERROR(&o.m, "POST", "/api/runtime/connect",
+	                "{\"node\":\"nobody@127.0.0.1\",\"cookie\":\"x\"}", 404);
+	/* Live pulses use the cookie given to connect. */
+	snprintf(path, sizeof(path), "/api/runtime/pulse?node=%s&window_ms=200", o.node.name);
 	TH_ASSERT_INT_EQ(td_get(&o.m, path, &r), 200);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r, "node")), o.node.name);
+	TH_ASSERT(json_is_object(json_object_get(r, "top_processes")));
 	json_decref(r);
+	const char *metrics[] = {"reductions", "memory", "message_queue"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "/api/runtime/top_processes?node=%s&metric=%s",
+		         o.node.name, metrics[i]);
+		TH_ASSERT_INT_EQ(td_get(&o.m, path, &r), 200);
+		/* Processes with an empty queue may be left out of the queue ranking. */
+		TH_ASSERT_MSG(i == 2 ? json_is_array(json_object_get(r, "processes"))
+		                     : json_array_size(json_object_get(r, "processes")) > 0,
+		              "no %s top", metrics[i]);
+		json_decref(r);
+	}
+	snprintf(path, sizeof(path), "/api/runtime/hot_spots?node=%s", o.node.name);
+	TH_ASSERT_INT_EQ(td_get(&o.m, path, &r), 200);
+	TH_ASSERT(json_array_size(json_object_get(r, "modules")) > 0);
+	json_decref(r);
+	snprintf(path, sizeof(path), "/api/runtime/alerts?node=%s", o.node.name);
+	TH_ASSERT_INT_EQ(td_get(&o.m, path, &r), 200);
+	TH_ASSERT(json_is_array(json_object_get(r, "alerts")));
+	json_decref(r);
+	snprintf(path, sizeof(path), "/api/runtime/pulse?node=%s&window_ms=5", o.node.name);
+	TD_EXPECT_ERROR(&o.m, "GET", path, NULL, 400);
+}
+
+static void observation_routes_on_a_real_node(void)
+{
+	require_manager();
+	struct observed o;
+	memset(&o, 0, sizeof(o));
+	observed_setup(&o);
+	char body[1024], path[1024];
+	json_t *r = NULL;
 	observation_start(&o, 300);
 	wait_snapshots(&o, 6);
 	const char *routes[] = {"pulse",   "top_processes", "hot_spots",
@@ -368,14 +488,15 @@ static void runtime_routes_on_a_real_node(void)
 		TH_ASSERT_MSG(st == 200, "GET %s: %d", path, st);
 		json_decref(r);
 	}
-	snprintf(path, sizeof(path), "/api/runtime/top_processes?node=%s&metric=memory",
-	         o.node.name);
-	TH_ASSERT_INT_EQ(td_get(&o.m, path, &r), 200);
-	TH_ASSERT(json_array_size(json_object_get(r, "processes")) > 0);
-	json_decref(r);
 	snprintf(path, sizeof(path), "/api/runtime/trend?node=%s", o.node.name);
 	TH_ASSERT_INT_EQ(td_get(&o.m, path, &r), 200);
 	TH_ASSERT(json_integer_value(json_object_get(r, "points")) >= 6);
+	TH_ASSERT(json_is_string(json_object_get(
+	    json_object_get(json_object_get(r, "metrics"), "memory_total"), "direction")));
+	json_decref(r);
+	snprintf(path, sizeof(path), "/api/runtime/history?node=%s&limit=3", o.node.name);
+	TH_ASSERT_INT_EQ(td_get(&o.m, path, &r), 200);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r, "points")), 3);
 	json_decref(r);
 	snprintf(body, sizeof(body), "{\"node\":\"%s\"}", o.node.name);
 	TH_ASSERT_INT_EQ(td_post(&o.m, "/api/monitor/observe/start", body, NULL), 409);
@@ -387,7 +508,7 @@ static void runtime_routes_on_a_real_node(void)
 
 static void observe_cli_end_to_end(void)
 {
-	require_observer();
+	require_manager();
 	struct observed o;
 	memset(&o, 0, sizeof(o));
 	observed_setup(&o);
@@ -427,7 +548,7 @@ static void observe_cli_end_to_end(void)
 
 static void worker_restart_during_observation(void)
 {
-	require_observer();
+	require_manager();
 	struct observed o;
 	memset(&o, 0, sizeof(o));
 	observed_setup(&o);
@@ -460,7 +581,7 @@ static void worker_restart_during_observation(void)
 
 static void monitor_sigterm_interrupts_observations(void)
 {
-	require_observer();
+	require_manager();
 	struct observed o;
 	memset(&o, 0, sizeof(o));
 	observed_setup(&o);
@@ -480,10 +601,13 @@ int main(int argc, char **argv)
 	    TH_TEST(pusher_survives_worker_restart),
 	    TH_TEST(pusher_spools_and_resends_after_restart),
 	    TH_TEST(pusher_drops_what_the_worker_refuses),
+	    TH_TEST(pusher_authenticates_and_waits_out_a_wrong_token),
+	    TH_TEST(body_limit_option),
 	    TH_TEST(monitor_routes_validate_input),
 	    TH_TEST(observe_cli_usage_and_unreachable_monitor),
 	    TH_TEST(serve_runs_both_and_stops_cleanly),
-	    TH_TEST(runtime_routes_on_a_real_node),
+	    TH_TEST(pulse_routes_on_a_real_node),
+	    TH_TEST(observation_routes_on_a_real_node),
 	    TH_TEST(observe_cli_end_to_end),
 	    TH_TEST(worker_restart_during_observation),
 	    TH_TEST(monitor_sigterm_interrupts_observations),

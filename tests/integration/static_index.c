@@ -4,8 +4,9 @@
  * SQLite files and answers the static queries, incrementally, with clear
  * errors for bad databases and bad input.
  *
- * Fixture: tests/fixtures/projects/shop (Shop, Shop.Cart, Shop.Repo,
- * Shop.MixProject, test module ShopTest); Shop.Cart <-> Shop.Repo is a cycle.
+ * Fixture: tests/fixtures/projects/shop (Shop, Shop.Cart, Shop.Repo, Shop.Log,
+ * Shop.MixProject, test module ShopTest); Shop.Cart <-> Shop.Repo is a cycle,
+ * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub.
  */
 #include <jansson.h>
 #include <stdarg.h>
@@ -127,10 +128,10 @@ static void index_reports_counts(void)
 {
 	const char *dir = shop_copy();
 	struct result r = index_json(dir);
-	TH_ASSERT_INT_EQ(jint(r.json, "files"), 5);
-	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 5);
-	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 5);
-	TH_ASSERT_INT_EQ(jint(r.json, "functions"), 11);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 6);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 6);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 6);
+	TH_ASSERT_INT_EQ(jint(r.json, "functions"), 12);
 	TH_ASSERT_INT_GE(jint(r.json, "edges"), 8);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r.json, "parse_errors")), 0);
 	TH_ASSERT(json_is_number(json_object_get(r.json, "elapsed_ms")));
@@ -142,7 +143,7 @@ static void index_reports_counts(void)
 	/* the text form */
 	r = giulia("index", dir, NULL);
 	TH_ASSERT_INT_EQ(r.status, 0);
-	TH_ASSERT_STR_CONTAINS(r.out, "modules    5");
+	TH_ASSERT_STR_CONTAINS(r.out, "modules    6");
 	result_free(&r);
 }
 
@@ -154,7 +155,7 @@ static void queries_answer_on_fixture(void)
 
 	r = giulia("modules", "--project", dir, "--json", NULL);
 	TH_ASSERT_INT_EQ(r.status, 0);
-	TH_ASSERT_INT_EQ(jint(r.json, "count"), 5);
+	TH_ASSERT_INT_EQ(jint(r.json, "count"), 6);
 	TH_ASSERT(has_module_row(json_object_get(r.json, "modules"), "name", "Shop.Cart"));
 	result_free(&r);
 
@@ -248,7 +249,16 @@ static void queries_answer_on_fixture(void)
 
 	r = giulia("hubs", "--project", dir, NULL);
 	TH_ASSERT_INT_EQ(r.status, 0);
-	TH_ASSERT_STR_CONTAINS(r.out, "hubs (in_degree >= 3)");
+	TH_ASSERT_STR_CONTAINS(r.out, "1 hubs (in_degree >= 3)");
+	TH_ASSERT_STR_CONTAINS(r.out, "Shop.Log");
+	result_free(&r);
+
+	r = giulia("query", "module_details", "Shop.Log", "--project", dir, NULL);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT(json_is_true(json_object_get(r.json, "hub")));
+	TH_ASSERT_INT_EQ(jint(r.json, "ca"), 3);
+	TH_ASSERT_INT_EQ(jint(r.json, "ce"), 0);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r.json, "dependents")), 3);
 	result_free(&r);
 
 	/* readable tables by default */
@@ -267,7 +277,7 @@ static void reindex_parses_only_changes(void)
 
 	r = index_json(dir);
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 0);
-	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 5);
+	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 6);
 	result_free(&r);
 
 	/* same content, new mtime: hashed, not parsed */
@@ -287,7 +297,7 @@ static void reindex_parses_only_changes(void)
 	           "end\n");
 	r = index_json(dir);
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 1);
-	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 4);
+	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 5);
 	TH_ASSERT_INT_EQ(jint(r.json, "functions"), functions + 1);
 	result_free(&r);
 
@@ -301,12 +311,12 @@ static void reindex_parses_only_changes(void)
 	sh(cmd);
 	r = index_json(dir);
 	TH_ASSERT_INT_EQ(jint(r.json, "removed"), 1);
-	TH_ASSERT_INT_EQ(jint(r.json, "files"), 4);
-	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 4);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 5);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 5);
 	result_free(&r);
 
 	r = giulia("index", dir, "--json", "--force", NULL);
-	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 4);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 5);
 	result_free(&r);
 }
 
@@ -375,7 +385,7 @@ static void db_option_and_environment(void)
 	result_free(&r);
 	r = giulia("modules", "--db", db, "--json", NULL);
 	TH_ASSERT_INT_EQ(r.status, 0);
-	TH_ASSERT_INT_EQ(jint(r.json, "count"), 5);
+	TH_ASSERT_INT_EQ(jint(r.json, "count"), 6);
 	result_free(&r);
 	setenv("GIULIA_DB", db, 1);
 	r = giulia("hubs", "--json", NULL);

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Static index benchmark (not a test): on a corpus of real Elixir made at
+# bench time from the Debian elixir package (bench/make_corpus.sh), reports
+# side by side in one run:
+#   - full index (walk + parse + extract + store to SQLite, 2 parser threads)
+#     against the bare tree-sitter parse of the same files on 2 threads
+#     (bench/ts_parse.c) and Elixir's own parser (Code.string_to_quoted with
+#     columns and token metadata, 2 concurrent workers), as ratios;
+#   - peak RSS of the full index (/usr/bin/time -v);
+#   - incremental re-index after editing one file;
+#   - in-process query latency (p50/p99) of dependents and impact (bench/static_query.c).
+# Each timing is the best of BENCH_ROUNDS runs (default 3); the corpus is the
+# package's standard library copied BENCH_COPIES times (default 3, ~11 MB) under
+# renamed modules, to reach the ~9 MB the goals are stated for.
+#
+#   bench/bench_static.sh            (make bench runs it with the others)
+#   BENCH_DIR=/tmp/x BENCH_COPIES=1 BENCH_ROUNDS=1 bench/bench_static.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${BENCH_ROUNDS:-3}
+copies=${BENCH_COPIES:-3}
+work=${BENCH_DIR:-$(mktemp -d /tmp/giulia-bench-static.XXXXXX)}
+mkdir -p "$work"
+giulia=bin/giulia
+[ -x "$giulia" ] || { echo "bench_static: build first (make)" >&2; exit 1; }
+[ -x bench/make_corpus.sh ] || { echo "bench_static: bench/make_corpus.sh is missing" >&2; exit 1; }
+
+lib=build/release/libgiulia.a
+libs="$(pkg-config --libs tree-sitter sqlite3 jansson) -lpthread -lm"
+mkdir -p build/bench
+for tool in ts_parse static_query; do
+  cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -o "build/bench/$tool" "bench/$tool.c" "$lib" $libs
+done
+
+# The corpus: made once per BENCH_DIR.
+if [ ! -d "$work/base" ]; then
+  bench/make_corpus.sh "$work/base" >/dev/null
+fi
+proj="$work/project"
+if [ ! -d "$proj" ]; then
+  for c in $(seq 1 "$copies"); do
+    mkdir -p "$proj/lib/copy$c"
+    for f in "$work"/base/*.ex; do
+      if [ "$c" -eq 1 ]; then cp "$f" "$proj/lib/copy1/"; else
+        sed -E "s/^defmodule ([A-Z])/defmodule Copy$c.\\1/" "$f" >"$proj/lib/copy$c/$(basename "$f")"
+      fi
+    done
+  done
+fi
+files=$(find "$proj" -name '*.ex' | wc -l)
+bytes=$(find "$proj" -name '*.ex' -print0 | xargs -0 cat | wc -c)
+
+best() { sort -n | head -n 1; }
+num() { sed -n "s/^$1 //p"; }
+
+ts_ms=$(for _ in $(seq "$rounds"); do build/bench/ts_parse "$proj" 2 | num parse_ms; done | best)
+
+ex_ms=$(for _ in $(seq "$rounds"); do
+  DIR="$proj" elixir -e '
+    files = Path.wildcard(System.get_env("DIR") <> "/**/*.{ex,exs}")
+    texts = Enum.map(files, &File.read!/1)
+    parse = fn t -> Code.string_to_quoted(t, columns: true, token_metadata: true) end
+    {us, _} = :timer.tc(fn ->
+      texts |> Task.async_stream(parse, max_concurrency: 2, timeout: :infinity, ordered: false) |> Stream.run()
+    end)
+    IO.puts("parse_ms #{Float.round(us / 1000, 1)}")' | num parse_ms
+done | best)
+
+db="$work/index.db"
+idx_ms=999999999 rss_kb=0 summary=""
+for _ in $(seq "$rounds"); do
+  rm -f "$db" "$db-wal" "$db-shm"
+  out=$(/usr/bin/time -v "$giulia" index "$proj" --db "$db" --json --jobs 2 2>"$work/time.txt")
+  ms=$(printf '%s' "$out" | sed -n 's/.*"elapsed_ms": \([0-9.]*\).*/\1/p')
+  kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
+  [ "$kb" -gt "$rss_kb" ] && rss_kb=$kb
+  if awk "BEGIN{exit !($ms < $idx_ms)}"; then idx_ms=$ms summary=$out; fi
+done
+count() { printf '%s' "$summary" | sed -n "s/^  \"$1\": \([0-9]*\).*/\1/p"; }
+
+# Incremental: edit one mid-sized file, re-index; median of 5.
+target=$(find "$proj/lib/copy1" -name '*.ex' -size +8k -size -40k | sort | head -n 1)
+inc=$(for i in 1 2 3 4 5; do
+  printf '\n# edit %s\n' "$i" >>"$target"
+  "$giulia" index "$proj" --db "$db" --json | sed -n 's/.*"elapsed_ms": \([0-9.]*\).*/\1/p'
+done | sort -n | sed -n 3p)
+noop=$(for i in 1 2 3; do "$giulia" index "$proj" --db "$db" --json | sed -n 's/.*"elapsed_ms": \([0-9.]*\).*/\1/p'; done | sort -n | sed -n 2p)
+
+q=$(build/bench/static_query "$db" 20000)
+
+ratio() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
+echo "corpus: $files files, $(awk "BEGIN{printf \"%.1f\", $bytes/1048576}") MB ($copies copies of the Debian elixir stdlib, $work)"
+echo "index:  $(count modules) modules, $(count functions) functions, $(count edges) edges"
+printf '%-44s %10s %8s\n' "measure" "value" "ratio"
+printf '%-44s %8s ms %8s\n' "full index, 2 parser threads" "$idx_ms" "1.00"
+printf '%-44s %8s ms %8s\n' "bare tree-sitter parse, 2 threads" "$ts_ms" "$(ratio "$idx_ms" "$ts_ms")"
+printf '%-44s %8s ms %8s\n' "Elixir Code.string_to_quoted, 2 workers" "$ex_ms" "$(ratio "$idx_ms" "$ex_ms")"
+printf '%-44s %8s MB\n' "peak RSS of the full index" "$((rss_kb / 1024))"
+printf '%-44s %8s ms\n' "incremental re-index, one file edited" "$inc"
+printf '%-44s %8s ms\n' "re-index, nothing changed" "$noop"
+printf '%-44s %8s ms\n' "graph load on first query" "$(printf '%s\n' "$q" | num load_ms)"
+for k in dependents impact; do
+  printf '%-44s %5s / %s us\n' "query $k p50 / p99 (in-process)" \
+    "$(printf '%s\n' "$q" | num ${k}_p50_us)" "$(printf '%s\n' "$q" | num ${k}_p99_us)"
+done
+echo "(ratio: full index time / that measure; < 1 means the index is faster)"

@@ -1,0 +1,180 @@
+/*
+ * Unit tests of the monitor's snapshot computations (src/api/runtime_stats.c):
+ * history points, trends, alerts and hot modules on hand-made snapshots.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "api/runtime_stats.h"
+#include "harness.h"
+
+/* A snapshot at t seconds with the given total memory, scheduler use and
+ * longest message queue. */
+static json_t *snap_at(int t, double memory, double sched, int queue)
+{
+	json_t *s =
+	    json_pack("{s:I, s:i, s:i, s:{s:f}, s:{s:i}, s:{s:i, s:i}, s:{s:i, s:i},"
+	              " s:{s:f}, s:{s:[{s:s, s:i, s:f, s:i}, {s:s, s:i, s:f, s:i},"
+	              " {s:s, s:i, s:f, s:i}], s:[{s:i}]}}",
+	              "timestamp_ms", (json_int_t)(1764496229000LL + t * 1000LL), "seq", t,
+	              "schedulers_online", 2, "scheduler_utilisation", "total", sched, "run_queue",
+	              "total", 0, "processes", "count", 400, "limit", 1000, "atoms", "count", 10,
+	              "limit", 1000, "memory", "total", memory, "top_processes", "reductions",
+	              "module", "A.Repo", "reductions", 600, "cpu_share", 0.6, "memory_bytes", 10,
+	              "module", "B.Web", "reductions", 300, "cpu_share", 0.3, "memory_bytes", 20,
+	              "module", "A.Repo", "reductions", 100, "cpu_share", 0.1, "memory_bytes", 30,
+	              "message_queue", "message_queue_len", queue);
+	TH_ASSERT(s != NULL);
+	return s;
+}
+
+static json_t *points_of(double mem0, double mem_step, int n)
+{
+	json_t *pts = json_array();
+	for (int i = 0; i < n; i++) {
+		json_t *s = snap_at(i * 10, mem0 + mem_step * i, 0.2, 0);
+		json_array_append_new(pts, api_stats_point(s));
+		json_decref(s);
+	}
+	return pts;
+}
+
+static const char *direction(json_t *trend)
+{
+	return json_string_value(json_object_get(trend, "direction"));
+}
+
+static void point_has_every_metric(void)
+{
+	json_t *s = snap_at(3, 5e7, 0.5, 42);
+	json_t *p = api_stats_point(s);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(p, "seq")), 3);
+	TH_ASSERT_DBL_NEAR(json_real_value(json_object_get(p, "memory_total")), 5e7, 1);
+	TH_ASSERT_DBL_NEAR(json_real_value(json_object_get(p, "scheduler_utilisation")), 0.5, 1e-9);
+	TH_ASSERT_DBL_NEAR(json_real_value(json_object_get(p, "max_message_queue")), 42, 1e-9);
+	/* Unknown values are null, never invented. */
+	TH_ASSERT(json_is_null(json_object_get(p, "memory_binary")));
+	TH_ASSERT(json_is_null(json_object_get(p, "reductions_per_second")));
+	json_decref(p);
+	json_decref(s);
+}
+
+static void trend_directions(void)
+{
+	json_t *rising = points_of(1e8, 5e6, 10); /* +45 % over the window */
+	json_t *t = api_stats_metric_trend(rising, "memory_total");
+	TH_ASSERT_STR_EQ(direction(t), "rising");
+	TH_ASSERT(json_real_value(json_object_get(t, "change_pct")) > 30);
+	TH_ASSERT(json_real_value(json_object_get(t, "slope_per_minute")) > 0);
+	TH_ASSERT_DBL_NEAR(json_real_value(json_object_get(t, "max")), 1e8 + 45e6, 1);
+	json_decref(t);
+	json_decref(rising);
+
+	json_t *flat = points_of(1e8, 1e4, 10);
+	t = api_stats_metric_trend(flat, "memory_total");
+	TH_ASSERT_STR_EQ(direction(t), "stable");
+	json_decref(t);
+	json_decref(flat);
+
+	json_t *falling = points_of(1e8, -5e6, 10);
+	t = api_stats_metric_trend(falling, "memory_total");
+	TH_ASSERT_STR_EQ(direction(t), "falling");
+	json_decref(t);
+	json_decref(falling);
+
+	json_t *one = points_of(1e8, 0, 1);
+	t = api_stats_metric_trend(one, "memory_total");
+	TH_ASSERT_STR_EQ(direction(t), "insufficient_data");
+	json_decref(t);
+	/* A metric that is always zero is stable, not a division by zero. */
+	json_t *zeros = points_of(0, 0, 5);
+	t = api_stats_metric_trend(zeros, "run_queue");
+	TH_ASSERT_STR_EQ(direction(t), "stable");
+	TH_ASSERT(isfinite(json_real_value(json_object_get(t, "change_pct"))));
+	json_decref(t);
+	json_t *all = api_stats_trend(zeros);
+	TH_ASSERT(json_object_get(all, "memory_total") != NULL);
+	TH_ASSERT(json_object_get(all, "max_message_queue") != NULL);
+	json_decref(all);
+	json_decref(zeros);
+	json_decref(one);
+}
+
+static bool has_alert(json_t *alerts, const char *metric, const char *severity)
+{
+	size_t i;
+	json_t *a;
+	json_array_foreach(alerts, i, a)
+	{
+		if (strcmp(json_string_value(json_object_get(a, "metric")), metric) == 0 &&
+		    strcmp(json_string_value(json_object_get(a, "severity")), severity) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void alerts_fire_on_thresholds(void)
+{
+	json_t *calm = snap_at(0, 1e8, 0.2, 3);
+	json_t *a = api_stats_alerts(calm, NULL);
+	TH_ASSERT_INT_EQ(json_array_size(a), 0);
+	json_decref(a);
+	json_decref(calm);
+
+	json_t *busy = snap_at(0, 1e8, 0.8, 2000);
+	a = api_stats_alerts(busy, NULL);
+	TH_ASSERT(has_alert(a, "scheduler_utilisation", "warning"));
+	TH_ASSERT(has_alert(a, "max_message_queue", "warning"));
+	json_decref(a);
+	json_decref(busy);
+
+	json_t *hot = snap_at(0, 1e8, 0.95, 20000);
+	json_object_set_new(json_object_get(hot, "processes"), "count", json_integer(950));
+	a = api_stats_alerts(hot, NULL);
+	TH_ASSERT(has_alert(a, "scheduler_utilisation", "critical"));
+	TH_ASSERT(has_alert(a, "max_message_queue", "critical"));
+	TH_ASSERT(has_alert(a, "processes", "critical"));
+	json_decref(a);
+
+	json_t *growing = points_of(1e8, 5e6, 10);
+	a = api_stats_alerts(hot, growing);
+	TH_ASSERT(has_alert(a, "memory_total", "warning"));
+	json_decref(a);
+	json_decref(growing);
+	json_decref(hot);
+}
+
+static void hot_modules_are_aggregated_and_ranked(void)
+{
+	json_t *s = snap_at(0, 1e8, 0.2, 0);
+	json_t *mods = api_stats_hot_modules(s);
+	TH_ASSERT_INT_EQ(json_array_size(mods), 2);
+	json_t *first = json_array_get(mods, 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(first, "module")), "A.Repo");
+	TH_ASSERT_DBL_NEAR(json_real_value(json_object_get(first, "reductions")), 700, 1e-9);
+	TH_ASSERT_DBL_NEAR(json_real_value(json_object_get(first, "cpu_share")), 0.7, 1e-9);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(first, "processes")), 2);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(mods, 1), "module")),
+	                 "B.Web");
+	json_decref(mods);
+	json_decref(s);
+	/* A snapshot without processes has no hot modules. */
+	json_t *empty = json_object();
+	mods = api_stats_hot_modules(empty);
+	TH_ASSERT_INT_EQ(json_array_size(mods), 0);
+	json_decref(mods);
+	json_decref(empty);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(point_has_every_metric),
+	    TH_TEST(trend_directions),
+	    TH_TEST(alerts_fire_on_thresholds),
+	    TH_TEST(hot_modules_are_aggregated_and_ranked),
+	    TH_END,
+	};
+	return th_main(argc, argv, "unit_api_stats", tests);
+}
