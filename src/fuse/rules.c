@@ -9,10 +9,10 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/vec.h"
 #include "base/error.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
@@ -578,19 +578,21 @@ int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t
 	rule_mailbox(&r);
 	rule_memory(&r);
 	rule_idle(&r);
-	/* Stable order: sort a C array of borrowed pointers, then rebuild. */
-	size_t count = json_array_size(r.out);
-	json_t *items[256] = {NULL};
-	if (count > 256)
-		count = 256;
-	for (size_t i = 0; i < count; i++)
-		items[i] = json_array_get(r.out, i);
-	qsort(items, count, sizeof(items[0]), cmp_priority);
-	json_t *sorted = json_array();
-	for (size_t i = 0; i < count; i++) {
-		json_object_set_new(items[i], "rank", json_integer((json_int_t)i + 1));
-		json_array_append(sorted, items[i]);
+	/* Sort an array of borrowed pointers, then rebuild the JSON array. */
+	struct gi_vec items;
+	gi_vec_init(&items, sizeof(json_t *));
+	for (size_t i = 0; i < json_array_size(r.out); i++) {
+		json_t *rec = json_array_get(r.out, i);
+		gi_vec_push(&items, &rec);
 	}
+	gi_vec_sort(&items, cmp_priority);
+	json_t *sorted = json_array();
+	for (size_t i = 0; i < items.len; i++) {
+		json_t *rec = GI_VEC_AT(&items, json_t *, i);
+		json_object_set_new(rec, "rank", json_integer((json_int_t)i + 1));
+		json_array_append(sorted, rec);
+	}
+	gi_vec_destroy(&items);
 	json_decref(r.out);
 	*out = sorted;
 	return 0;
