@@ -15,6 +15,15 @@ SANITIZE ?=
 CI ?=
 V ?=
 
+# Quiet by default: `make V=1` shows the full commands.
+ifeq ($(V),1)
+Q :=
+say = @true
+else
+Q := @
+say = @printf '  %-6s %s\n' $(1) $(2)
+endif
+
 ifeq ($(SANITIZE),1)
 VARIANT := asan
 BINDIR := build/asan/bin
@@ -66,11 +75,13 @@ deps: $(DEPS_STAMP)
 # The grammar is third-party C: compiled once, without our warnings or sanitizers.
 build/grammar/%.o: $(DEPS_STAMP)
 	@mkdir -p build/grammar
-	$(CC) -std=c11 -O2 -g0 -fPIC -w -I$(GRAMMAR)/src -c $(GRAMMAR)/src/$*.c -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) -std=c11 -O2 -g0 -fPIC -w -I$(GRAMMAR)/src -c $(GRAMMAR)/src/$*.c -o $@
 
 $(B)/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 build/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
@@ -82,15 +93,18 @@ build/gen/probes.c build/gen/probes.h: build/tools/embed $(PROBES)
 
 build/obj-gen-$(VARIANT)/probes.o: build/gen/probes.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(B)/libgiulia.a: $(LIB_OBJ) $(GRAMMAR_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(BINDIR)/giulia: $(B)/obj/src/cli/main.o $(B)/libgiulia.a
 	@mkdir -p $(BINDIR)
-	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDSAN) -o $@ $^ $(LIBS)
 
 $(BINDIR)/giulia-observe: $(BINDIR)/giulia
 	ln -sf giulia $@
@@ -99,17 +113,19 @@ $(BINDIR)/giulia-observe: $(BINDIR)/giulia
 define SUITE_RULE
 $(B)/tests/$(1)_$(basename $(notdir $(2))): $(B)/obj/$(basename $(2)).o $(SUPPORT_OBJ) $(B)/libgiulia.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(LDSAN) -o $$@ $$^ $$(LIBS)
+	$$(call say,LD,$$@)
+	$$(Q)$$(CC) $$(LDSAN) -o $$@ $$^ $$(LIBS)
 endef
 $(foreach k,unit integration e2e,$(foreach f,$(sort $(wildcard tests/$(k)/*.c)),$(eval $(call SUITE_RULE,$(k),$(f)))))
 
 $(B)/obj/tests/%.o: tests/%.c $(DEPS_STAMP) build/gen/probes.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests -Itests/support -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -Itests -Itests/support -c $< -o $@
 
 test: $(BINDIR)/giulia $(BINDIR)/giulia-observe $(SUITES)
 	@scripts/deps.sh test
-	@GIULIA_BIN=$(CURDIR)/$(BINDIR) tests/run.sh $(B) $(SUITE)
+	@GIULIA_BIN=$${GIULIA_BIN:-$(CURDIR)/$(BINDIR)} tests/run.sh $(B) $(SUITE)
 
 demo: all
 	@scripts/deps.sh demo
@@ -137,7 +153,8 @@ build/fuzz/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h
 FUZZ_LIB_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC)) build/fuzz/obj/build/gen/probes.o
 build/fuzz/libgiulia.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 build/fuzz/bin/%: build/fuzz/obj/fuzz/%.o build/fuzz/libgiulia.a $(GRAMMAR_OBJ)
 	@mkdir -p $(dir $@)

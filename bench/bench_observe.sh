@@ -58,6 +58,7 @@ start_node() { # name [extra args...]
   erl -noshell -noinput -name "$name@127.0.0.1" -setcookie "$cookie" -pa "$work" "$@" \
     >/dev/null 2>&1 &
   pids+=($!)
+  disown "$!"
 }
 erl_call_bin=$(ls -d /usr/lib/erlang/lib/erl_interface-*/bin/erl_call | tail -n 1)
 call() { # node expr
@@ -74,39 +75,62 @@ wait_node() {
 
 if [[ " ${parts[*]} " == *" overhead "* ]]; then
   echo
-  echo "## overhead on a loaded target (2 busy processes, 10 s per run)"
+  echo "## overhead on a loaded target (2 busy processes on 2 schedulers, 6 s per run, 3 rounds)"
   start_node load
+  load_pid=${pids[-1]}
   wait_node load
   call load "observe_bench:load_start(2)." >/dev/null
+  # CPU time of the target's OS process (clock ticks): work per CPU second is
+  # what an observer can take away, whatever the neighbours' load.
+  cpu() { awk '{print $14 + $15}' "/proc/$load_pid/stat"; }
   count() { call load "observe_bench:load_count()." | tr -dc '0-9'; }
-  run() { # label observer-args
-    local label=$1 mods=$2 watcher=""
+  # Reductions of our session process(es) and of the whole node: the share of
+  # the node's work the observer took, which the machine's noise cannot hide.
+  share_probe='Ps = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)],
+    lists:keymember(giulia_session, 1, D)],
+    io_lib:format("~b ~b", [lists:sum([R || P <- Ps, {reductions, R} <- [process_info(P, reductions)]]),
+    element(1, statistics(reductions))]).'
+  shares() { call load "$share_probe" | tr -dc '0-9 '; }
+  run() { # label mods
+    local label=$1 mods=$2 watcher="" s0="" s1=""
     if [ "$mods" != "none" ]; then
-      "$work/observe_watch" "$cookie" 1000 12 "$mods" load@127.0.0.1 >"$work/watch.out" &
+      GIULIA_LOG=error "$work/observe_watch" "$cookie" 1000 9 "$mods" load@127.0.0.1 \
+        >"$work/watch.out" &
       watcher=$!
       sleep 1.5
+      s0=$(shares)
     fi
-    local c0 c1
-    c0=$(count); sleep 10; c1=$(count)
-    [ -n "$watcher" ] && wait "$watcher"
-    echo "$label $((c1 - c0))"
+    local c0 c1 t0 t1
+    c0=$(count); t0=$(cpu); sleep 6; c1=$(count); t1=$(cpu)
+    if [ -n "$watcher" ]; then
+      s1=$(shares)
+      wait "$watcher"
+      set -- $s0 $s1
+      echo "$label $((c1 - c0)) $(( $3 - $1 )) $(( $4 - $2 )) $((t1 - t0))"
+    else
+      echo "$label $((c1 - c0)) 0 1 $((t1 - t0))"
+    fi
   }
   results=()
-  for round in 1 2; do
+  for round in 1 2 3; do
     results+=("$(run none none)")
     results+=("$(run observer -)")
     results+=("$(run observer+trace observe_bench_a,observe_bench_b)")
   done
   printf "%s\n" "${results[@]}" | awk '
-    { sum[$1] += $2; n[$1]++ }
+    { sum[$1] += $2; n[$1]++; ours[$1] += $3; all[$1] += $4; ticks[$1] += $5 }
     END {
       base = sum["none"] / n["none"]
-      printf "%-16s %14s %10s\n", "run", "iterations/10s", "vs none"
+      pbase = sum["none"] / ticks["none"]
+      printf "%-16s %14s %9s %16s %9s %12s\n", "run", "iterations/6s", "vs none",
+             "iter/cpu-tick", "vs none", "observer reds"
       split("none observer observer+trace", order, " ")
-      for (i = 1; i <= 3; i++) { k = order[i]; avg = sum[k] / n[k];
-        printf "%-16s %14.0f %9.2f%%\n", k, avg, 100.0 * (avg - base) / base }
+      for (i = 1; i <= 3; i++) { k = order[i]; avg = sum[k] / n[k]; per = sum[k] / ticks[k];
+        printf "%-16s %14.0f %8.1f%% %16.0f %8.1f%% %11.3f%%\n", k, avg,
+               100.0 * (avg - base) / base, per, 100.0 * (per - pbase) / pbase,
+               100.0 * ours[k] / all[k] }
     }'
-  echo "(each run: $(printf "%s; " "${results[@]}"))"
+  echo "(runs: $(printf "%s; " "${results[@]}"))"
 fi
 
 if [[ " ${parts[*]} " == *" fleet "* ]]; then
@@ -118,5 +142,5 @@ if [[ " ${parts[*]} " == *" fleet "* ]]; then
     nodes+=("fleet$i@127.0.0.1")
   done
   for i in $(seq 1 20); do wait_node "fleet$i"; done
-  "$work/observe_watch" "$cookie" 1000 30 - "${nodes[@]}"
+  GIULIA_LOG=error "$work/observe_watch" "$cookie" 1000 30 - "${nodes[@]}"
 fi

@@ -32,7 +32,7 @@ latency([SrcFile, NStr, RoundsStr]) ->
     {ok, Bin} = file:read_file(SrcFile),
     Src = binary_to_list(Bin),
     Args = #{owner => self(), cnode => node(), id => <<"bench">>, lease_ms => 3600000,
-             top_n => 10, scan_cap => 2000000, chunk => 20000, budget_ms => 3600000,
+             top_n => 10, scan_cap => 2000000, chunk => 5000, budget_ms => 3600000,
              modules => []},
     Interp = fun() ->
         {ok, Ts, _} = erl_scan:string(Src),

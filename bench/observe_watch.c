@@ -66,8 +66,10 @@ int main(int argc, char **argv)
 		return 1;
 	int started = 0;
 	for (int i = 5; i < argc; i++) {
-		struct obs_session_config cfg = {.node = argv[i], .cookie = argv[1],
-		                                 .interval_ms = (int)interval, .top_n = 10,
+		struct obs_session_config cfg = {.node = argv[i],
+		                                 .cookie = argv[1],
+		                                 .interval_ms = (int)interval,
+		                                 .top_n = 10,
 		                                 .trace_modules = mods[0] ? mods : NULL};
 		char *id = NULL;
 		int rc = obs_session_start(m, &cfg, &id);
@@ -88,9 +90,10 @@ int main(int argc, char **argv)
 	             (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec) / 1e6 +
 	             (double)(r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6;
 	long n = __atomic_load_n(&snapshots, __ATOMIC_RELAXED);
-	printf("sessions=%d snapshots=%ld cpu_pct=%.2f rss_peak_mb=%.1f target_sample_ms_avg=%.1f\n",
-	       started, n, 100.0 * cpu / ((double)(t1 - t0) / 1000.0),
-	       (double)rss_peak_kb() / 1024.0, n ? sample_ms_total / (double)n : 0.0);
+	printf(
+	    "sessions=%d snapshots=%ld cpu_pct=%.2f rss_peak_mb=%.1f target_sample_ms_avg=%.1f\n",
+	    started, n, 100.0 * cpu / ((double)(t1 - t0) / 1000.0), (double)rss_peak_kb() / 1024.0,
+	    n ? sample_ms_total / (double)n : 0.0);
 	fflush(stdout);
 	obs_manager_free(m);
 	return 0;

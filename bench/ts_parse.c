@@ -2,7 +2,8 @@
  * ts_parse.c - the bare tree-sitter parse of every .ex/.exs file under DIR
  * on THREADS threads (files read into memory first; each tree freed as soon
  * as it is made), for bench/bench_static.sh to compare the full index with.
- * Prints "files N", "bytes N", "parse_ms N" (wall time of the parse phase).
+ * Prints "files N", "bytes N", "parse_ms N" (wall time of the parse phase)
+ * and "cpu_ms N" (user + system time of the parse phase, all threads).
  *
  *   ts_parse DIR [THREADS]
  */
@@ -10,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <tree_sitter/api.h>
 
 #include "base/alloc.h"
@@ -75,13 +77,23 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sources.len; i++)
 		bytes += ((struct source *)gi_vec_get(&sources, i))->len;
 	pthread_t t[64];
+	struct rusage r0, r1;
+	getrusage(RUSAGE_SELF, &r0);
 	int64_t t0 = gi_clock_mono_us();
 	for (int64_t i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, parse_loop, NULL);
 	for (int64_t i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
 	int64_t t1 = gi_clock_mono_us();
-	printf("files %zu\nbytes %zu\nparse_ms %.1f\n", sources.len, bytes, (t1 - t0) / 1000.0);
+	getrusage(RUSAGE_SELF, &r1);
+	double cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec -
+	                      r0.ru_stime.tv_sec) *
+	                 1000.0 +
+	             (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
+	                      r0.ru_stime.tv_usec) /
+	                 1000.0;
+	printf("files %zu\nbytes %zu\nparse_ms %.1f\ncpu_ms %.1f\n", sources.len, bytes,
+	       (t1 - t0) / 1000.0, cpu);
 	for (size_t i = 0; i < sources.len; i++)
 		gi_free(((struct source *)gi_vec_get(&sources, i))->text);
 	gi_vec_destroy(&sources);

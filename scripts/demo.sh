@@ -3,10 +3,12 @@
 #
 #   make demo                    # SCENARIO=default
 #   make demo SCENARIO=logger    # synchronous vs asynchronous logging, compared
+#   make demo SCENARIO=fix       # the registry before and after its fix (ETS), compared
 #
 # Environment: DEMO_SECONDS (load per run, default 30), DEMO_CONNECTIONS (wrk
 # connections, default 16), DEMO_DIR (run directory, default build/demo),
-# NEXUS_NODE / NEXUS_PORT (default nexus@127.0.0.1 / 4040).
+# NEXUS_NODE / NEXUS_PORT (default nexus@127.0.0.1 / 4040), GIULIA_BIN (the
+# directory of the giulia binaries, default bin/).
 #
 # Steps: build and start the target; start `giulia serve` (worker :4000,
 # monitor :4001); index examples/nexus; `giulia-observe start` with call
@@ -15,7 +17,10 @@
 # logger scenario turns the target's per-query log on (NEXUS_QUERY_LOG=info,
 # one line per SQL query besides the one per request), runs the load with
 # synchronous logging, switches the running node to the asynchronous
-# settings, runs it again, and compares the two profiles. Whatever
+# settings, runs it again, and compares the two profiles. The fix scenario
+# runs the default load, switches the running node's registry to its ETS
+# cache (Nexus.Registry.TableRegistry.set_mode(:ets), the fix the profile
+# advises), runs it again, and compares. Whatever
 # the demo started is stopped on exit, on error and on Ctrl-C.
 #
 # Until the daemons and profiles are built (`giulia help` lists no `serve`
@@ -31,8 +36,9 @@ scenario=${SCENARIO:-default}
 seconds=${DEMO_SECONDS:-30}
 conns=${DEMO_CONNECTIONS:-16}
 run=${DEMO_DIR:-$here/build/demo}
-giulia=$here/bin/giulia
-observe=$here/bin/giulia-observe
+bindir=${GIULIA_BIN:-$here/bin}
+giulia=$bindir/giulia
+observe=$bindir/giulia-observe
 project=$here/examples/nexus
 traced=Nexus.Repo,Nexus.Registry.TableRegistry
 export NEXUS_NODE=${NEXUS_NODE:-nexus@127.0.0.1}
@@ -41,8 +47,8 @@ export NEXUS_RUN_DIR=$run/nexus
 export GIULIA_WORKER_URL=${GIULIA_WORKER_URL:-http://127.0.0.1:4000}
 export GIULIA_MONITOR_URL=${GIULIA_MONITOR_URL:-http://127.0.0.1:4001}
 
-case "$scenario" in default | logger) ;; *)
-  echo "demo: SCENARIO must be default or logger, not '$scenario'" >&2
+case "$scenario" in default | logger | fix) ;; *)
+  echo "demo: SCENARIO must be default, logger or fix, not '$scenario'" >&2
   exit 2
   ;;
 esac
@@ -62,7 +68,7 @@ has() { grep -qE "^[[:space:]]+$1([[:space:]]|\$)" <<<"$help_text"; }
 full=1
 missing=""
 for c in serve profile; do has "$c" || { full=0; missing="$missing $c"; }; done
-[ "$scenario" = logger ] && ! has compare && { full=0; missing="$missing compare"; }
+[ "$scenario" != default ] && ! has compare && { full=0; missing="$missing compare"; }
 
 # -- Cleanup, whatever happens ----------------------------------------------------
 observing=0
@@ -163,7 +169,7 @@ full_demo() {
     step "Report"
     note "HTML report: $html"
     note "load: $(load_summary default)"
-  else
+  elif [ "$scenario" = logger ]; then
     start_target sync info
     observed_run sync
     local a=$profile_id
@@ -178,6 +184,21 @@ full_demo() {
     note "HTML report (asynchronous run): $run/nexus-profile-async.html"
     note "load, synchronous logging:  $(load_summary sync)"
     note "load, asynchronous logging: $(load_summary async)"
+  else
+    start_target default debug
+    observed_run before
+    local a=$profile_id
+    step "Applying the fix: the registry keeps its metadata in ETS (TableRegistry.set_mode(:ets))"
+    scripts/nexus.sh eval "'Elixir.Nexus.Registry.TableRegistry':set_mode(ets)."
+    observed_run after
+    local b=$profile_id
+    step "giulia compare $a $b (registry in the database -> in ETS)"
+    "$giulia" compare "$a" "$b" | tee "$run/compare.txt"
+    "$giulia" profile "$b" --format html --out "$run/nexus-profile-fixed.html"
+    step "Report"
+    note "HTML report (after the fix): $run/nexus-profile-fixed.html"
+    note "load, registry in the database: $(load_summary before)"
+    note "load, registry in ETS:          $(load_summary after)"
   fi
 }
 
@@ -228,7 +249,7 @@ interim_demo() {
     interim_run default
     step "Summary"
     note "load: $(load_summary default)"
-  else
+  elif [ "$scenario" = logger ]; then
     start_target sync info
     interim_run sync
     step "Switching the target's Logger to the asynchronous settings"
@@ -237,6 +258,15 @@ interim_demo() {
     step "Summary"
     note "load, synchronous logging:  $(load_summary sync)"
     note "load, asynchronous logging: $(load_summary async)"
+  else
+    start_target default debug
+    interim_run before
+    step "Applying the fix: the registry keeps its metadata in ETS"
+    scripts/nexus.sh eval "'Elixir.Nexus.Registry.TableRegistry':set_mode(ets)."
+    interim_run after
+    step "Summary"
+    note "load, registry in the database: $(load_summary before)"
+    note "load, registry in ETS:          $(load_summary after)"
   fi
   note "target log: $NEXUS_RUN_DIR/nexus.log"
 }

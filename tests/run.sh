@@ -20,10 +20,13 @@ else
     done
   done
 fi
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 for suite in "${suites[@]}"; do
   name=$(basename "$suite")
   echo "== $name"
-  out=$("$suite" 2>&1 | tee /dev/stderr | grep '^#TOTALS' | tail -n 1)
+  "$suite" 2>&1 | tee "$log"
+  out=$(grep '^#TOTALS' "$log" | tail -n 1)
   if [ -z "$out" ]; then
     echo "FAIL $name: the suite ended without its totals (crashed?)"
     failed=$((failed + 1))

@@ -66,7 +66,8 @@ int gi_fs_read_file(const char *path, size_t limit, char **out, size_t *out_len)
 	}
 	data[len] = '\0';
 	*out = data;
-	*out_len = len;
+	if (out_len)
+		*out_len = len;
 	data = NULL;
 out:
 	gi_free(data);

@@ -10,7 +10,7 @@
 
 /* Reads the whole file at `path` into a NUL-terminated buffer that the caller
  * frees with gi_free. Fails with GI_ETOOBIG past `limit` bytes, GI_ENOENT when
- * absent, GI_EIO otherwise. */
+ * absent, GI_EIO otherwise. `out_len` may be NULL. */
 int gi_fs_read_file(const char *path, size_t limit, char **out, size_t *out_len);
 /* Writes `len` bytes to `path` atomically (temporary file + rename). */
 int gi_fs_write_file(const char *path, const void *data, size_t len);

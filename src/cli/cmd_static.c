@@ -155,8 +155,14 @@ static int cmd_index(int argc, char **argv)
 	json_t *summary = NULL;
 	rc = kg_index_project(root, db, &opt, &summary);
 	if (rc) {
-		if (rc == GI_ENOENT)
+		char *real = NULL;
+		bool root_ok = gi_fs_realdir(root, &real) == 0;
+		gi_free(real);
+		if (rc == GI_ENOENT && !root_ok)
 			fprintf(stderr, "giulia index: '%s' is not a directory\n", root);
+		else if (rc == GI_ENOENT || rc == GI_EDENIED)
+			fprintf(stderr, "giulia index: cannot create the database %s: %s\n",
+			        db ? db : ".giulia/index.db", gi_strerror(rc));
 		else if (rc == GI_ECORRUPT)
 			fprintf(stderr,
 			        "giulia index: the database %s is not a SQLite file (corrupt?); "
@@ -576,19 +582,22 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 
 #define COMMON " [--project PATH] [--db FILE] [--json]"
 
+#define U_MODULES      "" COMMON " [--external]"
+#define U_FUNCTIONS    "MODULE" COMMON
+#define U_DEPENDENTS   "MODULE" COMMON
+#define U_DEPENDENCIES "MODULE" COMMON " [--external]"
+#define U_IMPACT       "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external]"
+#define U_CYCLES       "" COMMON
+#define U_HUBS         "" COMMON " [--top N]"
+#define U_COUPLING     "[MODULE]" COMMON " [--top N]"
+#define U_COMPLEXITY   "[MODULE]" COMMON " [--top N]"
+#define U_DEAD_CODE    "" COMMON
+#define U_PATH         "FROM TO" COMMON " [--external]"
+#define U_QUERY        "NAME [MODULE|MOD.fun/arity|FROM TO] [--depth N] [--top N]" COMMON
+
 static const char *const query_usages[] = {
-    "" COMMON " [--external]",
-    "MODULE" COMMON,
-    "MODULE" COMMON,
-    "MODULE" COMMON " [--external]",
-    "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external]",
-    "" COMMON,
-    "" COMMON " [--top N]",
-    "[MODULE]" COMMON " [--top N]",
-    "[MODULE]" COMMON " [--top N]",
-    "" COMMON,
-    "FROM TO" COMMON " [--external]",
-    "NAME [MODULE|MOD.fun/arity|FROM TO] [--depth N] [--top N]" COMMON,
+    U_MODULES, U_FUNCTIONS, U_DEPENDENTS, U_DEPENDENCIES, U_IMPACT, U_CYCLES,
+    U_HUBS,    U_COUPLING,  U_COMPLEXITY, U_DEAD_CODE,    U_PATH,   U_QUERY,
 };
 
 static int run_query_command(int argc, char **argv)
@@ -601,19 +610,17 @@ static int run_query_command(int argc, char **argv)
 
 const struct cli_command cli_static_commands[] = {
     {"index", index_usage, "index an Elixir project into its knowledge graph", cmd_index},
-    {"modules", query_usages[0], "list the project's modules", run_query_command},
-    {"functions", query_usages[1], "list a module's functions with complexity", run_query_command},
-    {"dependents", query_usages[2], "modules that depend on MODULE", run_query_command},
-    {"dependencies", query_usages[3], "modules MODULE depends on", run_query_command},
-    {"impact", query_usages[4], "blast radius of a module or function", run_query_command},
-    {"cycles", query_usages[5], "dependency cycles between modules", run_query_command},
-    {"hubs", query_usages[6], "modules many others depend on", run_query_command},
-    {"coupling", query_usages[7], "pairs of modules by calls between them", run_query_command},
-    {"complexity", query_usages[8], "the most complex functions", run_query_command},
-    {"dead-code", query_usages[9], "public functions nobody in the project calls",
-     run_query_command},
-    {"path", query_usages[10], "shortest dependency path between two modules", run_query_command},
-    {"query", query_usages[11], "any static query by name, as JSON (see docs/SCHEMA.md)",
-     run_query_command},
+    {"modules", U_MODULES, "list the project's modules", run_query_command},
+    {"functions", U_FUNCTIONS, "list a module's functions with complexity", run_query_command},
+    {"dependents", U_DEPENDENTS, "modules that depend on MODULE", run_query_command},
+    {"dependencies", U_DEPENDENCIES, "modules MODULE depends on", run_query_command},
+    {"impact", U_IMPACT, "blast radius of a module or function", run_query_command},
+    {"cycles", U_CYCLES, "dependency cycles between modules", run_query_command},
+    {"hubs", U_HUBS, "modules many others depend on", run_query_command},
+    {"coupling", U_COUPLING, "pairs of modules by calls between them", run_query_command},
+    {"complexity", U_COMPLEXITY, "the most complex functions", run_query_command},
+    {"dead-code", U_DEAD_CODE, "public functions nobody in the project calls", run_query_command},
+    {"path", U_PATH, "shortest dependency path between two modules", run_query_command},
+    {"query", U_QUERY, "any static query by name, as JSON (see docs/SCHEMA.md)", run_query_command},
     {NULL, NULL, NULL, NULL},
 };

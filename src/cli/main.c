@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/error.h"
 #include "cli/cli.h"
 
 #ifndef GIULIA_VERSION
@@ -18,32 +17,6 @@ static const struct cli_command *const tables[] = {
     cli_daemon_commands,
     cli_profile_commands,
 };
-
-int cli_exit_code_for(int gi_error)
-{
-	switch (gi_error) {
-	case 0:
-		return CLI_EXIT_OK;
-	case GI_EEPMD:
-		return CLI_EXIT_EPMD;
-	case GI_ENONODE:
-		return CLI_EXIT_NONODE;
-	case GI_ECOOKIE:
-		return CLI_EXIT_COOKIE;
-	case GI_ETIMEOUT:
-		return CLI_EXIT_TIMEOUT;
-	case GI_ENODEDOWN:
-		return CLI_EXIT_NODEDOWN;
-	case GI_EOTPVERSION:
-		return CLI_EXIT_OTPVERSION;
-	case GI_EBADRPC:
-		return CLI_EXIT_BADRPC;
-	case GI_ECONNECT:
-		return CLI_EXIT_CONNECT;
-	default:
-		return CLI_EXIT_FAILURE;
-	}
-}
 
 static void usage(FILE *out)
 {

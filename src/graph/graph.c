@@ -3,8 +3,8 @@
  * topology (see graph.h; formulas in docs/SCHEMA.md).
  *
  * Names are resolved only in kg_graph_finish(), so that facts may arrive in
- * any order. Aggregation uses string-keyed maps with small numeric keys
- * ("from:to"), which keeps the code short and the cost linear.
+ * any order. Aggregation of edges, calls and pairs uses a small hash map keyed
+ * by two indexes (struct pair_map), which keeps the cost linear.
  */
 #include "graph/graph.h"
 
@@ -31,6 +31,77 @@ struct raw_call {
 	int arity;
 	int count;
 };
+
+/* A hash map from a pair of non-negative ints to an int, for aggregating
+ * edges, calls and pairs without formatting string keys. Open addressing,
+ * at most half full. */
+struct pair_map {
+	uint64_t *keys; /* 0: empty; else ((a + 1) << 32 | (b + 1)) */
+	int *values;
+	size_t cap, len;
+};
+
+static uint64_t pair_key(int a, int b)
+{
+	return ((uint64_t)(uint32_t)(a + 1) << 32) | (uint32_t)(b + 1);
+}
+
+static size_t pair_slot(const struct pair_map *m, uint64_t key)
+{
+	uint64_t h = key; /* murmur3's finaliser: every key bit reaches the low bits */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	size_t i = (size_t)h & (m->cap - 1);
+	while (m->keys[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+/* Returns the value for (a, b), or -1. */
+static int pair_map_get(const struct pair_map *m, int a, int b)
+{
+	if (!m->cap)
+		return -1;
+	size_t i = pair_slot(m, pair_key(a, b));
+	return m->keys[i] ? m->values[i] : -1;
+}
+
+static void pair_map_put(struct pair_map *m, int a, int b, int value)
+{
+	if ((m->len + 1) * 2 > m->cap) {
+		struct pair_map old = *m;
+		m->cap = old.cap ? old.cap * 2 : 1024;
+		m->keys = gi_calloc(m->cap, sizeof(uint64_t));
+		m->values = gi_calloc(m->cap, sizeof(int));
+		m->len = 0;
+		for (size_t i = 0; i < old.cap; i++) {
+			if (old.keys[i]) {
+				size_t j = pair_slot(m, old.keys[i]);
+				m->keys[j] = old.keys[i];
+				m->values[j] = old.values[i];
+				m->len++;
+			}
+		}
+		gi_free(old.keys);
+		gi_free(old.values);
+	}
+	uint64_t key = pair_key(a, b);
+	size_t i = pair_slot(m, key);
+	if (!m->keys[i])
+		m->len++;
+	m->keys[i] = key;
+	m->values[i] = value;
+}
+
+static void pair_map_destroy(struct pair_map *m)
+{
+	gi_free(m->keys);
+	gi_free(m->values);
+	memset(m, 0, sizeof(*m));
+}
 
 /* Callbacks of common external behaviours (OTP, Elixir, Mix), recognised as
  * callback implementations when the module uses or implements any external
@@ -145,9 +216,32 @@ int kg_graph_module_add(struct kg_graph *g, const struct kg_module_info *info)
 	return idx;
 }
 
+/* "Module\tname/arity" into `key` of `size` bytes (truncated when too long:
+ * such names are not real). */
 static void function_key(char *key, size_t size, const char *module, const char *name, int arity)
 {
-	snprintf(key, size, "%s\t%s/%d", module, name, arity);
+	size_t m = strlen(module), n = strlen(name);
+	if (m + n + 16 > size) {
+		snprintf(key, size, "%s\t%s/%d", module, name, arity);
+		return;
+	}
+	memcpy(key, module, m);
+	key[m] = '\t';
+	memcpy(key + m + 1, name, n);
+	char *p = key + m + 1 + n;
+	*p++ = '/';
+	unsigned a = arity < 0 ? 0u : (unsigned)arity;
+	char digits[12];
+	int d = 0;
+	do {
+		digits[d++] = (char)('0' + a % 10);
+		a /= 10;
+	} while (a);
+	if (arity < 0)
+		*p++ = '-';
+	while (d)
+		*p++ = digits[--d];
+	*p = '\0';
 }
 
 int kg_graph_function_find(const struct kg_graph *g, int module, const char *name, int arity)
@@ -296,16 +390,14 @@ static int module_get_or_external(struct kg_graph *g, const char *name)
 	return idx >= 0 ? idx : module_new(g, name, false);
 }
 
-static void edge_bump(struct kg_graph *g, struct gi_map *edge_index, int from, int to,
+static void edge_bump(struct kg_graph *g, struct pair_map *edge_index, int from, int to,
                       unsigned kinds, int count)
 {
 	if (from == to)
 		return;
-	char key[48];
-	snprintf(key, sizeof(key), "%d:%d", from, to);
-	void *v = gi_map_get(edge_index, key);
-	if (v) {
-		struct kg_edge *e = kg_edge_at(g, (int)((intptr_t)v - 1));
+	int existing = pair_map_get(edge_index, from, to);
+	if (existing >= 0) {
+		struct kg_edge *e = kg_edge_at(g, existing);
 		e->kinds |= kinds;
 		e->count += count;
 		return;
@@ -316,7 +408,7 @@ static void edge_bump(struct kg_graph *g, struct gi_map *edge_index, int from, i
 	e->to = to;
 	e->kinds = kinds;
 	e->count = count;
-	gi_map_put(edge_index, key, (void *)(intptr_t)(idx + 1));
+	pair_map_put(edge_index, from, to, idx);
 	gi_vec_push(&kg_module_at(g, from)->out, &idx);
 	gi_vec_push(&kg_module_at(g, to)->in, &idx);
 }
@@ -340,8 +432,8 @@ static int resolve_imported(struct kg_graph *g, int module, const char *name, in
 	return -1;
 }
 
-static void call_resolve(struct kg_graph *g, struct gi_map *edge_index, struct gi_map *call_index,
-                         const struct raw_call *rc)
+static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
+                         struct pair_map *call_index, const struct raw_call *rc)
 {
 	if (rc->kind == FACTS_CALL_DYNAMIC || !rc->function || rc->arity < 0)
 		return;
@@ -357,11 +449,9 @@ static void call_resolve(struct kg_graph *g, struct gi_map *edge_index, struct g
 		to_fn = function_new(g, to_module, rc->function, rc->arity);
 		kg_function_at(g, to_fn)->is_public = true;
 	}
-	char key[48];
-	snprintf(key, sizeof(key), "%d:%d", rc->fn, to_fn);
-	void *v = gi_map_get(call_index, key);
-	if (v) {
-		kg_call_at(g, (int)((intptr_t)v - 1))->count += rc->count;
+	int existing = pair_map_get(call_index, rc->fn, to_fn);
+	if (existing >= 0) {
+		kg_call_at(g, existing)->count += rc->count;
 	} else {
 		struct kg_call *c = gi_vec_push_zero(&g->calls);
 		c->from_fn = rc->fn;
@@ -369,21 +459,10 @@ static void call_resolve(struct kg_graph *g, struct gi_map *edge_index, struct g
 		c->to_fn = to_fn;
 		c->kind = rc->kind;
 		c->count = rc->count;
-		gi_map_put(call_index, key, (void *)(intptr_t)g->calls.len);
+		pair_map_put(call_index, rc->fn, to_fn, (int)g->calls.len - 1);
 	}
 	unsigned kind = rc->kind == FACTS_CALL_CAPTURE ? FACTS_REF_CAPTURE : FACTS_REF_CALL;
 	edge_bump(g, edge_index, from_module, to_module, 1u << kind, rc->count);
-}
-
-static void add_delegate_calls(struct kg_graph *g)
-{
-	size_t n = g->functions.len;
-	for (size_t i = 0; i < n; i++) {
-		struct kg_function *f = kg_function_at(g, (int)i);
-		if (f->defined && f->delegate_to)
-			kg_graph_call_add(g, (int)i, FACTS_CALL_REMOTE, f->delegate_to, f->name,
-			                  f->arity, 1);
-	}
 }
 
 /* ---- metrics ------------------------------------------------------------- */
@@ -476,36 +555,31 @@ static int pair_cmp(const void *a, const void *b)
 
 static void pairs_compute(struct kg_graph *g)
 {
-	struct gi_map pair_index, seen;
-	gi_map_init(&pair_index);
-	gi_map_init(&seen);
+	struct pair_map pair_index = {0}, seen = {0};
 	for (size_t i = 0; i < g->calls.len; i++) {
 		struct kg_call *c = kg_call_at(g, (int)i);
 		int from = kg_function_at(g, c->from_fn)->module;
 		if (from == c->to_module || !kg_module_is_core(kg_module_at(g, from)) ||
 		    !kg_module_is_core(kg_module_at(g, c->to_module)))
 			continue;
-		char key[64];
-		snprintf(key, sizeof(key), "%d:%d", from, c->to_module);
-		void *v = gi_map_get(&pair_index, key);
+		int existing = pair_map_get(&pair_index, from, c->to_module);
 		struct kg_pair *p;
-		if (v) {
-			p = &GI_VEC_AT(&g->pairs, struct kg_pair, (intptr_t)v - 1);
+		if (existing >= 0) {
+			p = &GI_VEC_AT(&g->pairs, struct kg_pair, existing);
 		} else {
 			p = gi_vec_push_zero(&g->pairs);
 			p->from = from;
 			p->to = c->to_module;
-			gi_map_put(&pair_index, key, (void *)(intptr_t)g->pairs.len);
+			pair_map_put(&pair_index, from, c->to_module, (int)g->pairs.len - 1);
 		}
 		p->calls += c->count;
-		snprintf(key, sizeof(key), "%d:%d", from, c->to_fn);
-		if (!gi_map_get(&seen, key)) {
-			gi_map_put(&seen, key, (void *)1);
+		if (pair_map_get(&seen, from, c->to_fn) < 0) {
+			pair_map_put(&seen, from, c->to_fn, 1);
 			p->functions++;
 		}
 	}
-	gi_map_destroy(&pair_index);
-	gi_map_destroy(&seen);
+	pair_map_destroy(&pair_index);
+	pair_map_destroy(&seen);
 	for (size_t i = 0; i < g->pairs.len; i++) {
 		struct kg_pair *p = &GI_VEC_AT(&g->pairs, struct kg_pair, i);
 		struct kg_module *a = kg_module_at(g, p->from), *b = kg_module_at(g, p->to);
@@ -670,19 +744,16 @@ void kg_graph_finish(struct kg_graph *g)
 	if (g->finished)
 		return;
 	g->finished = true;
-	struct gi_map edge_index, call_index;
-	gi_map_init(&edge_index);
-	gi_map_init(&call_index);
+	struct pair_map edge_index = {0}, call_index = {0};
 	for (size_t i = 0; i < g->raw_refs.len; i++) {
 		struct raw_ref *r = gi_vec_get(&g->raw_refs, i);
 		int to = module_get_or_external(g, r->target);
 		edge_bump(g, &edge_index, r->module, to, r->kinds, r->count);
 	}
-	add_delegate_calls(g);
 	for (size_t i = 0; i < g->raw_calls.len; i++)
 		call_resolve(g, &edge_index, &call_index, gi_vec_get(&g->raw_calls, i));
-	gi_map_destroy(&edge_index);
-	gi_map_destroy(&call_index);
+	pair_map_destroy(&edge_index);
+	pair_map_destroy(&call_index);
 	gi_vec_destroy(&g->raw_refs);
 	gi_vec_destroy(&g->raw_calls);
 	for (size_t i = 0; i < g->calls.len; i++) {

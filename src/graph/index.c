@@ -2,11 +2,13 @@
  * index.c - kg_index_project (see query.h): walk a project, parse what
  * changed on parser threads, write the facts on this thread.
  *
- * Incremental rule: a file whose size and mtime match the stored ones is not
- * read; one whose content hash matches is not parsed (only its mtime is
- * updated); anything else is parsed and its rows replaced. Files that
- * disappeared are removed. The whole run is one transaction, so a failed run
- * leaves the previous index intact.
+ * Files are .ex and .exs under the root, outside deps/, _build/,
+ * node_modules/, .git/ and .giulia/, and not ignored by the root .gitignore
+ * (the subset of ignore.h). Incremental rule: a file whose size and mtime match the stored ones is
+ * not read; one whose content hash matches is not parsed (only its mtime is updated); anything else
+ * is parsed and its rows replaced. Files that disappeared are removed. The whole run is one
+ * transaction, so a failed run leaves the previous index intact; a run that finds nothing changed
+ * writes nothing.
  *
  * Threads: `jobs` parser threads take files from a shared cursor and hand
  * finished facts to the writer (the calling thread) through a bounded queue,
@@ -27,12 +29,14 @@
 #include "base/log.h"
 #include "base/str.h"
 #include "graph/graph.h"
+#include "graph/ignore.h"
 #include "graph/query.h"
 #include "source/elixir.h"
 #include "store/store.h"
 
 #define INDEX_QUEUE_MAX 32
 #define INDEX_JOBS_MAX  16
+#define INDEX_WAL_MAX   (1 << 20) /* checkpoint after a run that left a bigger WAL */
 
 static const char *const skip_dirs[] = {"deps", "_build", "node_modules", ".git", ".giulia", NULL};
 
@@ -54,7 +58,8 @@ struct index_run {
 	size_t root_len;
 	bool force;
 	struct gi_map *known; /* relpath -> struct st_file_state * */
-	struct gi_vec jobs;   /* struct index_job */
+	struct kg_ignore ignore;
+	struct gi_vec jobs; /* struct index_job */
 	size_t total_files;
 	/* the hand-over between parser threads and the writer */
 	pthread_mutex_t lock;
@@ -81,6 +86,8 @@ static int walk_visit(const char *path, void *ctx)
 	const char *rel = path + run->root_len;
 	while (*rel == '/')
 		rel++;
+	if (kg_ignore_match(&run->ignore, rel))
+		return 0;
 	run->total_files++;
 	struct st_file_state *known = gi_map_get(run->known, rel);
 	int64_t mtime = stat_mtime_ns(&sb);
@@ -184,6 +191,8 @@ static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *
 {
 	if (run->jobs.len == 0)
 		return 0;
+	if (run->jobs.len == 1) /* an edit: no thread hand-over to wait for */
+		nthreads = 0;
 	run->done = gi_calloc(run->jobs.len, sizeof(size_t));
 	pthread_t threads[INDEX_JOBS_MAX];
 	int started = 0;
@@ -191,7 +200,7 @@ static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *
 		if (pthread_create(&threads[started], NULL, parser_thread, run) == 0)
 			started++;
 	int rc = 0;
-	if (started == 0) { /* no thread could start: parse here, one file at a time */
+	if (started == 0) { /* one file, or no thread could start: parse here */
 		for (size_t i = 0; i < run->jobs.len && !rc; i++) {
 			job_parse(gi_vec_get(&run->jobs, i), run->force);
 			rc = job_store(db, gi_vec_get(&run->jobs, i), parsed);
@@ -226,6 +235,26 @@ static int default_jobs(const struct kg_index_options *opt)
 	if (n < 1)
 		n = 1;
 	return n > INDEX_JOBS_MAX ? INDEX_JOBS_MAX : n;
+}
+
+static size_t unseen_count(const struct gi_map *known)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < known->cap; i++)
+		if (known->slots[i].key && !((struct st_file_state *)known->slots[i].value)->seen)
+			n++;
+	return n;
+}
+
+/* True when the database has not recorded `real` as its root yet: a new
+ * database (even of an empty project), or a project that moved. */
+static bool root_changed(struct st_db *db, const char *real)
+{
+	char *root = NULL;
+	st_meta_get(db, "root", &root);
+	bool changed = root == NULL || strcmp(root, real) != 0;
+	gi_free(root);
+	return changed;
 }
 
 static int deleted_remove(struct st_db *db, struct gi_map *known, int *removed)
@@ -284,28 +313,34 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	run.root_len = strlen(real);
 	run.force = opt && opt->force;
 	run.known = &known;
+	kg_ignore_load(&run.ignore, real);
 	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
+	kg_ignore_destroy(&run.ignore);
 	if (rc)
 		goto done;
-	rc = st_begin(db);
-	if (rc)
-		goto done;
-	rc = jobs_run(&run, db, default_jobs(opt), &parsed);
-	if (!rc)
-		rc = deleted_remove(db, &known, &removed);
-	if (!rc)
-		rc = st_meta_set(db, "root", real);
-	if (!rc) {
-		char now[32];
-		snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());
-		rc = st_meta_set(db, "indexed_at_ms", now);
+	if (run.jobs.len > 0 || unseen_count(&known) > 0 || root_changed(db, real)) {
+		rc = st_begin(db);
+		if (rc)
+			goto done;
+		rc = jobs_run(&run, db, default_jobs(opt), &parsed);
+		if (!rc)
+			rc = deleted_remove(db, &known, &removed);
+		if (!rc)
+			rc = st_meta_set(db, "root", real);
+		if (!rc) {
+			char now[32];
+			snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());
+			rc = st_meta_set(db, "indexed_at_ms", now);
+		}
+		if (!rc)
+			rc = st_commit(db);
+		else
+			st_rollback(db);
+		if (!rc)
+			rc = st_checkpoint_if_large(db, INDEX_WAL_MAX);
+		if (rc)
+			goto done;
 	}
-	if (!rc)
-		rc = st_commit(db);
-	else
-		st_rollback(db);
-	if (rc)
-		goto done;
 	json_t *summary = json_object();
 	rc = st_summary_fill(db, summary);
 	if (rc) {

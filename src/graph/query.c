@@ -5,7 +5,8 @@
  * The graph is loaded from the store on the first query and reloaded only
  * when another connection has committed since (PRAGMA data_version), so that
  * a query costs a lookup and some JSON building. Every query's JSON shape is
- * documented in docs/SCHEMA.md ("Query results").
+ * documented in docs/SCHEMA.md ("Query results"). A `module` parameter of
+ * the form "Mod.fun/arity" with no `function` names that function.
  */
 #include "graph/query.h"
 
@@ -1244,6 +1245,23 @@ int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p
 	int rc = graph_get(db, &g);
 	if (rc)
 		return rc;
+	/* "Mod.fun/2" in `module` (as a REST parameter may carry it) names a function */
+	struct kg_query_params split;
+	char module[512];
+	if (p && p->module && !p->function && strchr(p->module, '/')) {
+		const char *slash = strrchr(p->module, '/'), *dot = NULL;
+		for (const char *c = p->module; c < slash; c++)
+			if (*c == '.')
+				dot = c;
+		if (dot && (size_t)(dot - p->module) < sizeof(module)) {
+			memcpy(module, p->module, (size_t)(dot - p->module));
+			module[dot - p->module] = '\0';
+			split = *p;
+			split.module = module;
+			split.function = dot + 1;
+			p = &split;
+		}
+	}
 	json_t *o = json_object();
 	rc = fn(db, g, p, o);
 	if (rc) {

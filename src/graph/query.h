@@ -29,7 +29,11 @@ struct kg_index_options {
  * database at `db_path` (NULL: ROOT/.giulia/index.db), incrementally: files
  * unchanged by size, mtime and content hash are not re-parsed. On success
  * *summary_out (caller decrefs) holds at least files, modules, functions,
- * edges, parse_errors (array of {file, line, message}), skipped, elapsed_ms. */
+ * edges, parse_errors (array of {file, line, message}), skipped, elapsed_ms,
+ * plus root, db, parsed, unchanged, removed. Skips deps/, _build/,
+ * node_modules/, .git/, .giulia/ and what ROOT/.gitignore ignores. beam_dirs
+ * is not implemented yet: a non-empty list gives GI_EUNSUPPORTED. Safe to call
+ * while other threads or processes query the same database. */
 int kg_index_project(const char *root, const char *db_path, const struct kg_index_options *opt,
                      json_t **summary_out);
 
@@ -54,8 +58,12 @@ struct kg_query_params {
  *   status summary stats modules functions module_details complexity
  *   dependents dependencies centrality impact cycles god_modules fan_in_out
  *   coupling dead_code heatmap change_risk path topology unprotected_hubs
- *   api_surface function_details
+ *   api_surface function_details hubs
  * Unknown name: GI_EINVAL. Unknown module or function: GI_ENOTFOUND.
+ * A `module` of the form "Mod.fun/arity" with no `function` names that
+ * function. Every result's shape is in docs/SCHEMA.md ("Query results").
+ * The graph behind the queries is loaded on the first call and reloaded
+ * when the database has changed since (another connection committed).
  *
  * module_details returns at least: name, file, line_start, line_end, kind,
  * functions [{name, arity, visibility, kind, line, cyclomatic, cognitive,

@@ -236,8 +236,24 @@ static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_b
 	json_decref(snap);
 }
 
+/* True when a small message can be sent without waiting: a node frozen for
+ * long stops reading, and once its socket buffer is full a send would hold
+ * the manager's thread for up to the timeout. */
+static bool session_writable(const struct session *s)
+{
+	struct pollfd p = {s->conn->fd, POLLOUT, 0};
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLOUT);
+}
+
 static int send_request(struct session *s, const char *request, enum session_phase phase)
 {
+	if (!session_writable(s)) {
+		/* counted as a request that timed out at once */
+		s->phase = phase;
+		s->pending_ref = -1;
+		s->pending_deadline = gi_clock_mono_ms();
+		return 0;
+	}
 	int rc = obs_probe_send(s->conn, &s->probe, request, &s->pending_ref);
 	if (rc == 0) {
 		s->phase = phase;
@@ -263,6 +279,11 @@ static struct obs_probe_config probe_config(const struct session *s)
 
 static int send_restart(struct session *s)
 {
+	if (!session_writable(s)) {
+		s->phase = PHASE_WAIT_RESTART;
+		s->pending_deadline = gi_clock_mono_ms();
+		return 0;
+	}
 	struct obs_probe_config cfg = probe_config(s);
 	ei_x_buff args;
 	obs_probe_start_args(s->conn, &cfg, &args);

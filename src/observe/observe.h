@@ -8,6 +8,16 @@
  *
  * Cookies given here are kept in memory only for the life of the call or the
  * session, never logged, stored or returned.
+ *
+ * How it works on the target (one session process per observation, evaluated
+ * by erl_eval, cleaning up after itself) is in docs/OBSERVE.md; the low-level
+ * connection for other areas is observe/dist.h.
+ *
+ * Threads: obs_pulse and obs_trace may run in any number of threads at once.
+ * A manager runs one thread of its own that drives all its sessions with
+ * poll(2) and per-session deadlines; obs_session_start, _stop, _status and
+ * _history may be called from any thread, but not concurrently with
+ * obs_manager_free.
  */
 #ifndef GIULIA_OBSERVE_OBSERVE_H
 #define GIULIA_OBSERVE_OBSERVE_H
@@ -26,13 +36,19 @@ struct obs_target {
 	int timeout_ms;     /* per call; 0: default */
 };
 
-/* One snapshot (docs/SNAPSHOT.md) measured over `window_ms` (0: default 1000).
- * Errors: GI_EEPMD, GI_ENONODE, GI_ECOOKIE, GI_ETIMEOUT, GI_ENODEDOWN,
- * GI_EOTPVERSION, GI_EBADRPC. */
+/* One snapshot (docs/SNAPSHOT.md) measured over `window_ms` (0: default 1000),
+ * with top lists of `top_n` (0: OBS_TOP_DEFAULT). *snapshot_out is the
+ * caller's. Errors: GI_EEPMD, GI_ENONODE, GI_ECOOKIE, GI_ETIMEOUT,
+ * GI_ENODEDOWN, GI_EOTPVERSION, GI_EBADRPC, GI_EINVAL (bad node name);
+ * dist_error_hint() in observe/dist.h says what to check for each. */
 int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **snapshot_out);
 
-/* Call counts per function of `modules` (display names) over `window_ms`:
- * {"node", "window_ms", "calls": [{module, function, arity, count}], "errors": [...]} */
+/* Call counts per function of `modules` (display names, NULL-terminated, at
+ * most 64) over `window_ms`, local calls included:
+ * {"node", "window_ms", "modules": [traced], "calls": [{module, function,
+ * arity, count}], "errors": [...]}. Modules that are not loaded (or already
+ * counted by another tool) are left out and named in "errors"; *out is the
+ * caller's. Errors as obs_pulse. */
 int obs_trace(const struct obs_target *t, const char *const *modules, int window_ms, json_t **out);
 
 struct obs_manager;
@@ -56,20 +72,29 @@ struct obs_callbacks {
 	void *ctx;
 };
 
-/* Starts the manager's thread. */
+/* Starts the manager's thread; *out is the caller's (obs_manager_free). `cb`
+ * is copied. */
 int obs_manager_new(const struct obs_callbacks *cb, struct obs_manager **out);
 /* Stops every session (as interrupted, cleaning up on the targets) and frees. */
 void obs_manager_free(struct obs_manager *m);
-/* Connects and starts a session; one per node. *session_id_out (caller frees).
- * Fails with the connection errors above or GI_EEXIST. */
+/* Connects (in the calling thread, bounded by the timeout) and starts a
+ * session; one per node. *session_id_out is the caller's (gi_free). Fails with
+ * the connection errors above, GI_EEXIST (the node has a running session) or
+ * GI_EBUSY (the manager is stopping, or 1024 sessions run). Trace modules
+ * that cannot be traced do not fail the start: each snapshot's errors say why.
+ * A session that ended (status kept) is replaced by a new one for its node. */
 int obs_session_start(struct obs_manager *m, const struct obs_session_config *cfg,
                       char **session_id_out);
 /* Stops the node's session (status complete) after a last snapshot; blocks
  * until on_end has been called. GI_ENOTFOUND when there is none. */
 int obs_session_stop(struct obs_manager *m, const char *node);
-/* [{session_id, node, interval_ms, started_ms, snapshots, trace_modules, state, last_error}] */
+/* [{session_id, node, interval_ms, started_ms, stopped_ms, snapshots,
+ *   trace_modules, state, reason, timeouts, last_error}]; state is starting,
+ * running, complete or interrupted. The caller decrefs. */
 json_t *obs_manager_status(struct obs_manager *m);
-/* The last `limit` snapshots of a node's session (newest last), or NULL. */
+/* The last `limit` (<= 0: all kept, at most 60) snapshots of a node's session,
+ * running or ended (newest last), or NULL when the node has none. The caller
+ * decrefs. */
 json_t *obs_manager_history(struct obs_manager *m, const char *node, int limit);
 
 #endif

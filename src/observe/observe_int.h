@@ -30,7 +30,7 @@
 #define TERM_MAX_DEPTH   32
 #define OBS_MAX_MODULES  64 /* modules traced per session */
 #define OBS_SCAN_CAP     2000000
-#define OBS_SCAN_CHUNK   20000
+#define OBS_SCAN_CHUNK   5000
 #define OBS_HISTORY_KEEP 60
 
 struct dist_conn {

@@ -5,22 +5,28 @@
  *
  * The walk is a bounded recursion over the syntax tree: past EX_MAX_DEPTH
  * tree levels a subtree is skipped (and reported once as an error), so that
- * hostile input cannot exhaust the stack; about 200 bytes of stack per level
- * are used (a few hundred KB at most). Children are visited with tree
- * cursors, one per depth, reused for the whole file, so that long lists are
- * walked in linear time.
+ * hostile input cannot exhaust the stack. A level takes up to about 1.5 KB of
+ * stack (control structures), so a call needs at most about 600 KB (a few
+ * times more under ASan); real code stays under 50 levels. Children are
+ * visited with tree cursors, one per depth, reused for the whole file, so
+ * that long lists are walked in linear time.
  *
  * What counts as what (the full rules are in docs/EXTRACTION.md):
- * - aliases are lexically scoped: a do-block, a function clause and a module
- *   body each open a scope; a nested `defmodule` aliases its first segment in
- *   the enclosing scope;
+ * - aliases and imports are lexically scoped: a do-block, a function clause,
+ *   an fn and a module body each open a scope; a nested `defmodule` aliases
+ *   its first segment in the enclosing scope;
  * - text inside strings, heredocs, sigils, charlists and comments is never
  *   code; interpolations (#{...}) are code;
  * - code inside `quote` defines nothing in the current module and makes no
  *   local calls (they belong to the caller of the macro); its remote calls
  *   are recorded;
  * - local calls to names that Kernel imports are dropped when the module does
- *   not define that name/arity itself.
+ *   not define that name/arity itself; those an `import ..., only:` in scope
+ *   provides are remote calls;
+ * - syntax errors: the first is recorded; definitions that tree-sitter
+ *   flattened into an error node are rebuilt from their `def` (arguments)
+ *   sequences (walk_error), and a module left without its body takes the
+ *   error node after it as its body.
  *
  * The tree is freed before ex_parse returns. Thread-safe: no shared state
  * beyond the symbol tables, built once under pthread_once.
@@ -39,8 +45,11 @@
 
 const TSLanguage *tree_sitter_elixir(void);
 
+/* Handlers with large frames stay out of the recursive walk's own frame. */
+#define NOINLINE __attribute__((noinline))
+
 /* Tree levels walked before a subtree is skipped (see the header comment). */
-#define EX_MAX_DEPTH 1000
+#define EX_MAX_DEPTH 400
 /* Longest module or function name kept (longer ones are dropped). */
 #define EX_MAX_NAME 512
 
@@ -74,6 +83,8 @@ enum node_kind {
 	N_BOOLEAN,
 	N_OPERATOR_IDENTIFIER,
 	N_INTERPOLATION,
+	N_STRING,
+	N_ERROR,
 };
 
 enum op_kind {
@@ -123,6 +134,7 @@ static const struct name_kind named_kinds[] = {
     {"boolean", N_BOOLEAN},
     {"operator_identifier", N_OPERATOR_IDENTIFIER},
     {"interpolation", N_INTERPOLATION},
+    {"string", N_STRING},
 };
 
 static const struct name_kind operator_kinds[] = {
@@ -179,6 +191,8 @@ static enum node_kind kind_of(TSNode n)
 	if (ts_node_is_null(n))
 		return N_OTHER;
 	TSSymbol s = ts_node_symbol(n);
+	if (s == (TSSymbol)-1)
+		return N_ERROR;
 	return s < tables.count ? (enum node_kind)tables.kind[s] : N_OTHER;
 }
 
@@ -198,6 +212,8 @@ static TSNode field(TSNode n, TSFieldId id)
 
 /* ---- walk state ------------------------------------------------------ */
 
+/* An alias in scope, or an imported function: `import M, only: [f: 1]`
+ * is kept as short_name "&f/1" (never an alias's text) with full "M". */
 struct ex_alias {
 	const char *short_name; /* "Bar" */
 	const char *full;       /* "Foo.Bar" */
@@ -237,6 +253,8 @@ struct ex_ctx {
 	struct ex_metrics *metrics;  /* current clause, NULL outside */
 	bool in_quote;
 	bool too_deep;
+	const char *describe; /* ExUnit `describe` name around the current tests */
+	size_t bodyless;      /* module index + 1 of the body-less module just walked */
 	TSTreeCursor cursors[EX_MAX_DEPTH + 2];
 	bool cursor_ready[EX_MAX_DEPTH + 2];
 };
@@ -255,7 +273,8 @@ struct ex_call {
 };
 
 static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe);
-static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth);
+static uint32_t walk_children(struct ex_ctx *c, TSNode n, unsigned depth);
+NOINLINE static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth);
 
 static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
 {
@@ -268,8 +287,13 @@ static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
 	return &c->cursors[depth];
 }
 
+/* The source text of `n` (empty for a null node), borrowed from the source. */
 static const char *text_of(const struct ex_ctx *c, TSNode n, size_t *len)
 {
+	if (ts_node_is_null(n)) {
+		*len = 0;
+		return c->src;
+	}
 	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
 	if (b > c->len)
 		b = (uint32_t)c->len;
@@ -291,9 +315,14 @@ static uint32_t line_of(TSNode n)
 	return ts_node_start_point(n).row + 1;
 }
 
+/* The last line a node covers: a node that ends at the start of a line
+ * (after a newline) ends on the line before. */
 static uint32_t end_line_of(TSNode n)
 {
-	return ts_node_end_point(n).row + 1;
+	TSPoint end = ts_node_end_point(n);
+	if (end.column == 0 && end.row > ts_node_start_point(n).row)
+		return end.row;
+	return end.row + 1;
 }
 
 static struct facts_module *cur_module(struct ex_ctx *c)
@@ -465,15 +494,36 @@ static const char *module_of(struct ex_ctx *c, TSNode n, unsigned depth)
 	}
 }
 
-/* The function name a call's dot target names (`right` of the dot). */
+/* The text of a string literal without interpolation, or NULL. */
+static const char *plain_string(struct ex_ctx *c, TSNode n, size_t *len)
+{
+	if (kind_of(n) != N_STRING)
+		return NULL;
+	uint32_t count = ts_node_named_child_count(n);
+	if (count == 0) {
+		*len = 0;
+		return "";
+	}
+	TSNode q = ts_node_named_child(n, 0);
+	if (count != 1 || kind_of(q) != N_QUOTED_CONTENT)
+		return NULL;
+	return text_of(c, q, len);
+}
+
+/* The function name a call's dot target names (`right` of the dot):
+ * `Mod.f`, `:erlang.+`, or a quoted name `:erlang."=:="`. */
 static const char *dot_function(struct ex_ctx *c, TSNode right)
 {
 	enum node_kind k = kind_of(right);
-	if (k != N_IDENTIFIER && k != N_OPERATOR_IDENTIFIER)
-		return NULL;
 	size_t len;
-	const char *t = text_of(c, right, &len);
-	if (len == 0 || len >= EX_MAX_NAME)
+	const char *t;
+	if (k == N_STRING)
+		t = plain_string(c, right, &len);
+	else if (k == N_IDENTIFIER || k == N_OPERATOR_IDENTIFIER)
+		t = text_of(c, right, &len);
+	else
+		return NULL;
+	if (!t || len == 0 || len >= EX_MAX_NAME)
 		return NULL;
 	return gi_arena_strndup(&c->f->arena, t, len);
 }
@@ -538,7 +588,20 @@ static void remote_call(struct ex_ctx *c, const char *module, const char *functi
 	call_add(c, FACTS_CALL_REMOTE, module, function, arity, line);
 }
 
-static void local_call(struct ex_ctx *c, TSNode name, int arity)
+/* The module that an `import ..., only:` in scope gives name/arity from, or NULL. */
+static const char *import_lookup(const struct ex_ctx *c, const char *name, size_t len, int arity)
+{
+	char key[EX_MAX_NAME + 16];
+	int n = snprintf(key, sizeof(key), "&%.*s/%d", (int)len, name, arity);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return NULL;
+	return alias_lookup(c, key, (size_t)n);
+}
+
+/* Records the call (kind local or capture) of `name`/arity made in the
+ * current function: a remote one when an import with `only:` provides it. */
+static void local_call_kind(struct ex_ctx *c, TSNode name, int arity, enum facts_call_kind kind,
+                            uint32_t line)
 {
 	if (!c->mod || c->function < 0 || c->in_quote)
 		return;
@@ -546,8 +609,21 @@ static void local_call(struct ex_ctx *c, TSNode name, int arity)
 	const char *t = text_of(c, name, &len);
 	if (len == 0 || len >= EX_MAX_NAME)
 		return;
-	call_add(c, FACTS_CALL_LOCAL, c->mod->name, gi_arena_strndup(&c->f->arena, t, len), arity,
-	         line_of(name));
+	const char *fun = gi_arena_strndup(&c->f->arena, t, len);
+	const char *imported = import_lookup(c, t, len, arity);
+	if (imported) {
+		ref_add(c, kind == FACTS_CALL_CAPTURE ? FACTS_REF_CAPTURE : FACTS_REF_CALL,
+		        imported, line);
+		call_add(c, kind == FACTS_CALL_CAPTURE ? kind : FACTS_CALL_REMOTE, imported, fun,
+		         arity, line);
+		return;
+	}
+	call_add(c, kind, c->mod->name, fun, arity, line);
+}
+
+static void local_call(struct ex_ctx *c, TSNode name, int arity)
+{
+	local_call_kind(c, name, arity, FACTS_CALL_LOCAL, line_of(name));
 }
 
 /* ---- modules ---------------------------------------------------------- */
@@ -602,45 +678,134 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 	gi_vec_destroy(&st->specs);
 }
 
-/* Creates module `name` for the call `node` and walks its body in it. */
+/* What entering a module or a clause changes in the walk state. */
+struct ex_saved {
+	struct ex_module_state *mod;
+	long function;
+	struct ex_metrics *metrics;
+	size_t aliases;
+	const char *describe;
+};
+
+static void saved_take(struct ex_ctx *c, struct ex_saved *sv)
+{
+	sv->mod = c->mod;
+	sv->function = c->function;
+	sv->metrics = c->metrics;
+	sv->aliases = c->aliases.len;
+	sv->describe = c->describe;
+}
+
+static void saved_restore(struct ex_ctx *c, const struct ex_saved *sv)
+{
+	c->mod = sv->mod;
+	c->function = sv->function;
+	c->metrics = sv->metrics;
+	c->aliases.len = sv->aliases;
+	c->describe = sv->describe;
+}
+
+/* Makes module `index` the current module with a fresh state `st`. */
+static void module_enter(struct ex_ctx *c, size_t index, struct ex_module_state *st,
+                         struct ex_saved *sv)
+{
+	memset(st, 0, sizeof(*st));
+	struct facts_module *m = gi_vec_get(&c->f->modules, index);
+	st->index = index;
+	st->name = m->name;
+	st->is_protocol = m->kind == FACTS_PROTOCOL;
+	gi_map_init(&st->functions);
+	gi_map_init(&st->refs);
+	gi_vec_init(&st->specs, sizeof(struct ex_spec));
+	saved_take(c, sv);
+	c->mod = st;
+	c->function = -1;
+	c->metrics = NULL;
+	c->describe = NULL;
+}
+
+static void module_leave(struct ex_ctx *c, struct ex_module_state *st, const struct ex_saved *sv)
+{
+	module_finish(c, st);
+	saved_restore(c, sv);
+}
+
+/* Walks the body of module `index` (the call's do-block or `do:`, or else
+ * the children of `error_body`). */
+static void module_run(struct ex_ctx *c, size_t index, const struct ex_call *call,
+                       const struct ex_args *a, TSNode error_body, unsigned depth)
+{
+	struct ex_module_state st;
+	struct ex_saved sv;
+	module_enter(c, index, &st, &sv);
+	struct facts_module *m = gi_vec_get(&c->f->modules, index);
+	if (!ts_node_is_null(error_body)) {
+		walk_error(c, error_body, depth);
+	} else {
+		if (m->protocol)
+			ref_add(c, FACTS_REF_BEHAVIOUR, m->protocol, m->line_start);
+		walk_body(c, call, a, depth);
+	}
+	module_leave(c, &st, &sv);
+}
+
+/* Creates module `name` for the call `node` and walks its body in it. A
+ * module without a body is remembered (c->bodyless) so that a syntax error
+ * right after it, where tree-sitter puts the body of a truncated module, is
+ * walked as its body. */
 static void module_walk(struct ex_ctx *c, const char *name, enum facts_module_kind kind,
                         const struct ex_call *call, const struct ex_args *a, unsigned depth,
                         const char *protocol, const char *impl_for)
 {
-	struct ex_module_state st;
-	memset(&st, 0, sizeof(st));
-	st.index = c->f->modules.len;
-	gi_map_init(&st.functions);
-	gi_map_init(&st.refs);
-	gi_vec_init(&st.specs, sizeof(struct ex_spec));
-	st.is_protocol = kind == FACTS_PROTOCOL;
+	size_t index = c->f->modules.len;
 	struct facts_module *m = facts_module_add(c->f, name);
-	st.name = m->name;
 	m->kind = kind;
 	m->protocol = protocol;
 	m->impl_for = impl_for;
 	m->line_start = line_of(call->node);
 	m->line_end = end_line_of(call->node);
-
-	struct ex_module_state *saved_mod = c->mod;
-	long saved_function = c->function;
-	struct ex_metrics *saved_metrics = c->metrics;
-	size_t saved_aliases = c->aliases.len;
-	c->mod = &st;
-	c->function = -1;
-	c->metrics = NULL;
-	if (protocol)
-		ref_add(c, FACTS_REF_BEHAVIOUR, protocol, m->line_start);
-	walk_body(c, call, a, depth);
-	module_finish(c, &st);
-	c->mod = saved_mod;
-	c->function = saved_function;
-	c->metrics = saved_metrics;
-	c->aliases.len = saved_aliases;
+	module_run(c, index, call, a, (TSNode){0}, depth);
+	bool has_body = !ts_node_is_null(call->do_block) ||
+	                (a->count >= 2 && !ts_node_is_null(keyword_value(c, a->last, depth, "do")));
+	c->bodyless = has_body ? 0 : index + 1;
 }
 
-static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
-                         enum facts_module_kind kind)
+/* Walks `error` (a syntax error node) as the body of module `index`. */
+static void module_recover(struct ex_ctx *c, size_t index, TSNode error, unsigned depth)
+{
+	struct facts_module *m = gi_vec_get(&c->f->modules, index);
+	m->line_end = end_line_of(error);
+	struct ex_call call;
+	struct ex_args a;
+	memset(&call, 0, sizeof(call));
+	memset(&a, 0, sizeof(a));
+	module_run(c, index, &call, &a, error, depth);
+}
+
+/* The name `defmodule NAME` defines in the current context: nested names
+ * are prefixed by the enclosing module, whose scope then aliases their first
+ * segment. Returns an arena string or NULL. */
+static const char *module_name(struct ex_ctx *c, TSNode name, unsigned depth)
+{
+	if (kind_of(name) != N_ALIAS)
+		return module_of(c, name, depth);
+	char buf[EX_MAX_NAME];
+	size_t len = alias_text(c, name, buf, sizeof(buf));
+	if (len == 0)
+		return NULL;
+	if (len > 7 && memcmp(buf, "Elixir.", 7) == 0)
+		return gi_arena_strndup(&c->f->arena, buf + 7, len - 7);
+	if (!c->mod)
+		return alias_expand(c, buf, len);
+	const char *dot = memchr(buf, '.', len);
+	size_t head = dot ? (size_t)(dot - buf) : len;
+	alias_add(c, buf, head,
+	          gi_arena_printf(&c->f->arena, "%s.%.*s", c->mod->name, (int)head, buf));
+	return gi_arena_printf(&c->f->arena, "%s.%s", c->mod->name, buf);
+}
+
+NOINLINE static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                                  enum facts_module_kind kind)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -648,36 +813,13 @@ static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, unsigned 
 		walk_children(c, call->node, depth);
 		return;
 	}
-	TSNode name = a.first[0];
-	const char *full = NULL;
-	if (kind_of(name) == N_ALIAS) {
-		char buf[EX_MAX_NAME];
-		size_t len = alias_text(c, name, buf, sizeof(buf));
-		if (len == 0)
-			return;
-		if (len > 7 && memcmp(buf, "Elixir.", 7) == 0) {
-			full = gi_arena_strndup(&c->f->arena, buf + 7, len - 7);
-		} else if (!c->mod) {
-			full = alias_expand(c, buf, len);
-		} else {
-			/* Nested: prefixed by the enclosing module, whose scope gets
-			 * an alias for the first segment. */
-			full = gi_arena_printf(&c->f->arena, "%s.%s", c->mod->name, buf);
-			const char *dot = memchr(buf, '.', len);
-			size_t head = dot ? (size_t)(dot - buf) : len;
-			alias_add(
-			    c, buf, head,
-			    gi_arena_printf(&c->f->arena, "%s.%.*s", c->mod->name, (int)head, buf));
-		}
-	} else {
-		full = module_of(c, name, depth);
-	}
+	const char *full = module_name(c, a.first[0], depth);
 	if (!full)
 		return;
 	module_walk(c, full, kind, call, &a, depth, NULL, NULL);
 }
 
-static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+NOINLINE static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -717,7 +859,7 @@ static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned de
 
 /* ---- directives ------------------------------------------------------- */
 
-static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+NOINLINE static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -766,8 +908,38 @@ static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsigned dept
 	alias_add(c, last, strlen(last), full);
 }
 
-static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
-                         enum facts_ref_kind kind)
+/* `import M, only: [f: 1, g: 2]`: f/1 and g/2 come from M in this scope. */
+static void import_only(struct ex_ctx *c, TSNode list, unsigned depth, const char *module)
+{
+	if (kind_of(list) != N_LIST || ts_node_named_child_count(list) != 1)
+		return;
+	TSNode keywords = ts_node_named_child(list, 0);
+	if (kind_of(keywords) != N_KEYWORDS)
+		return;
+	TSTreeCursor *cur = cursor_at(c, depth, keywords);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode pair = ts_tree_cursor_current_node(cur);
+		if (kind_of(pair) != N_PAIR)
+			continue;
+		size_t len;
+		const char *t = text_of(c, field(pair, tables.f_key), &len);
+		int arity = small_int(c, field(pair, tables.f_value));
+		while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == ':' || t[len - 1] == '\n' ||
+		                   t[len - 1] == '\t'))
+			len--;
+		if (arity < 0 || len == 0 || len >= EX_MAX_NAME ||
+		    kind_of(field(pair, tables.f_key)) != N_KEYWORD)
+			continue;
+		char key[EX_MAX_NAME + 16];
+		int n = snprintf(key, sizeof(key), "&%.*s/%d", (int)len, t, arity);
+		if (n > 0 && (size_t)n < sizeof(key))
+			alias_add(c, key, (size_t)n, module);
+	}
+}
+
+NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                                  enum facts_ref_kind kind)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -784,11 +956,13 @@ static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned 
 		if (len && !memchr(buf, '.', len))
 			alias_add(c, buf, len, full);
 	}
+	if (kind == FACTS_REF_IMPORT && a.count >= 2)
+		import_only(c, keyword_value(c, a.last, depth, "only"), depth, full);
 	if (kind == FACTS_REF_USE && a.count >= 2)
 		walk(c, a.last, depth, 0);
 }
 
-static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+NOINLINE static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
 {
 	struct facts_module *m = cur_module(c);
 	if (!m || c->in_quote || c->function >= 0) {
@@ -876,7 +1050,7 @@ static bool spec_head(struct ex_ctx *c, TSNode n, unsigned depth, const char **n
 	return true;
 }
 
-static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
+NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	TSNode operand = field(n, tables.f_operand);
 	if (kind_of(operand) != N_CALL)
@@ -1006,13 +1180,32 @@ static bool head_read(struct ex_ctx *c, TSNode head, unsigned depth, struct ex_h
 		return true;
 	}
 	case N_BINARY: {
-		/* def left <~> right */
+		/* def left <~> right; defmacro first..last//step is ..///3 */
 		TSNode op = field(head, tables.f_operator);
 		h->name = text_of(c, op, &h->name_len);
 		h->left = field(head, tables.f_left);
 		h->right = field(head, tables.f_right);
 		h->arity = 2;
+		if (h->name_len == 2 && memcmp(h->name, "//", 2) == 0 &&
+		    kind_of(h->left) == N_BINARY) {
+			size_t inner_len;
+			const char *inner =
+			    text_of(c, field(h->left, tables.f_operator), &inner_len);
+			if (inner_len == 2 && memcmp(inner, "..", 2) == 0) {
+				h->name = "..//";
+				h->name_len = 4;
+				h->arity = 3;
+			}
+		}
 		return h->name_len > 0 && h->name_len < 8 && op_of(head) != OP_DEFAULT;
+	}
+	case N_UNARY: {
+		/* def -value, def not value, defmacro @expr */
+		TSNode op = field(head, tables.f_operator);
+		h->name = text_of(c, op, &h->name_len);
+		h->left = field(head, tables.f_operand);
+		h->arity = 1;
+		return h->name_len > 0 && h->name_len < 8;
 	}
 	default:
 		return false;
@@ -1063,10 +1256,10 @@ static void clause_walk(struct ex_ctx *c, long fi, const struct ex_head *h, TSNo
 	c->metrics = &metrics;
 	if (!ts_node_is_null(h->args))
 		walk_children(c, h->args, depth);
-	if (!ts_node_is_null(h->left)) {
+	if (!ts_node_is_null(h->left))
 		walk(c, h->left, depth, 0);
+	if (!ts_node_is_null(h->right))
 		walk(c, h->right, depth, 0);
-	}
 	if (!ts_node_is_null(h->guard))
 		walk(c, h->guard, depth, 0);
 	if (!ts_node_is_null(body)) {
@@ -1087,37 +1280,46 @@ static void clause_walk(struct ex_ctx *c, long fi, const struct ex_head *h, TSNo
 	c->aliases.len = saved_aliases;
 }
 
-static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
+/* Opens a clause of function `fi` whose children are walked by the caller. */
+static void clause_open(struct ex_ctx *c, long fi, struct ex_saved *sv, struct ex_metrics *m)
 {
-	struct ex_args a;
-	struct ex_head h;
-	args_read(c, call->args, depth, &a);
-	if (!c->mod || c->in_quote || a.count == 0 || !head_read(c, a.first[0], depth, &h)) {
-		walk_children(c, call->node, depth);
-		return;
-	}
+	memset(m, 0, sizeof(*m));
+	m->cyclomatic = 1;
+	saved_take(c, sv);
+	c->function = fi;
+	c->metrics = m;
+}
+
+/* Closes a clause opened by clause_open that spans lines start..end. */
+static void clause_close(struct ex_ctx *c, const struct ex_saved *sv, const struct ex_metrics *m,
+                         uint32_t start, uint32_t end)
+{
+	struct facts_function *fn = cur_function(c);
+	fn->cyclomatic += m->cyclomatic;
+	fn->cognitive += m->cognitive;
+	if (m->max_depth > fn->max_nesting)
+		fn->max_nesting = m->max_depth;
+	if (end > fn->line_end)
+		fn->line_end = end;
+	fn->clauses++;
+	fn->lines += end >= start ? end - start + 1 : 1;
+	saved_restore(c, sv);
+}
+
+/* Registers one definition of `h` made with `w` (a clause when `has_body`,
+ * else a bodiless head) at lines start..end, with the module's pending @doc
+ * and @impl, and the arities its default arguments generate. Returns the
+ * function's index in the module. */
+static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_head *h,
+                              bool has_body, uint32_t start, uint32_t end)
+{
 	enum facts_function_kind kind = function_kind(w);
 	bool public =
 	    w == EX_W_DEF || w == EX_W_DEFMACRO || w == EX_W_DEFGUARD || w == EX_W_DEFDELEGATE;
-	TSNode body = call->do_block;
-	bool body_is_block = !ts_node_is_null(body);
-	TSNode opts = a.count >= 2 && kind_of(a.last) == N_KEYWORDS ? a.last : (TSNode){0};
-	if (!body_is_block && !ts_node_is_null(opts))
-		body = keyword_value(c, opts, depth, "do");
-	TSNode guard = h.guard;
-	if (w == EX_W_DEFGUARD || w == EX_W_DEFGUARDP) {
-		/* The guard expression is the definition's body. */
-		body = guard;
-		body_is_block = false;
-		h.guard = (TSNode){0};
-	}
-	bool has_body = !ts_node_is_null(body) || w == EX_W_DEFDELEGATE;
 	if (c->mod->is_protocol && !has_body)
 		kind = FACTS_DEFCALLBACK;
-
-	uint32_t start = line_of(call->node), end = end_line_of(call->node);
 	bool created;
-	long fi = function_find_or_add(c, h.name, h.name_len, h.arity, &created);
+	long fi = function_find_or_add(c, h->name, h->name_len, h->arity, &created);
 	struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
 	function_touch(fn, kind, public, start, end);
 	if (c->mod->pending_doc) {
@@ -1127,13 +1329,61 @@ static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
 	if (c->mod->pending_impl)
 		fn->has_impl = true;
 	c->mod->pending_doc = c->mod->pending_doc_false = c->mod->pending_impl = false;
-	if (!ts_node_is_null(h.guard))
+	if (!ts_node_is_null(h->guard) && w != EX_W_DEFGUARD && w != EX_W_DEFGUARDP)
 		fn->has_guard = true;
 	if (has_body) {
 		fn->clauses++;
 		fn->lines += end - start + 1;
 	}
+	/* Default arguments generate the lower arities. */
+	for (int arity = h->arity - h->defaults; arity < h->arity; arity++) {
+		long gi = function_find_or_add(c, h->name, h->name_len, arity, &created);
+		struct facts_function *g = gi_vec_get(&cur_module(c)->functions, (size_t)gi);
+		function_touch(g, kind, public, start, end);
+		if (created)
+			g->from_defaults = true;
+	}
+	return fi;
+}
+
+NOINLINE static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                            enum ex_word w)
+{
+	struct ex_args a;
+	struct ex_head h;
+	args_read(c, call->args, depth, &a);
+	/* Definitions are made in module bodies; inside a function a `def...`
+	 * call is an ordinary call (Kernel.Utils calls its defguard/3), unless
+	 * the file has a syntax error, which may have swallowed an `end`. */
+	bool defines = c->mod && !c->in_quote && (c->function < 0 || c->f->errors.len > 0);
+	if (!defines || a.count == 0 || !head_read(c, a.first[0], depth, &h)) {
+		if (c->function >= 0 && !c->in_quote) {
+			int arity = (int)a.count + (ts_node_is_null(call->do_block) ? 0 : 1);
+			local_call(c, call->target, arity);
+		}
+		if (!ts_node_is_null(call->args))
+			walk_children(c, call->args, depth);
+		if (!ts_node_is_null(call->do_block))
+			walk_children(c, call->do_block, depth);
+		return;
+	}
+	TSNode body = call->do_block;
+	bool body_is_block = !ts_node_is_null(body);
+	TSNode opts = a.count >= 2 && kind_of(a.last) == N_KEYWORDS ? a.last : (TSNode){0};
+	if (!body_is_block && !ts_node_is_null(opts))
+		body = keyword_value(c, opts, depth, "do");
+	bool has_body = !ts_node_is_null(body) || w == EX_W_DEFDELEGATE ||
+	                ((w == EX_W_DEFGUARD || w == EX_W_DEFGUARDP) && !ts_node_is_null(h.guard));
+	uint32_t start = line_of(call->node);
+	long fi = function_register(c, w, &h, has_body, start, end_line_of(call->node));
+	if (w == EX_W_DEFGUARD || w == EX_W_DEFGUARDP) {
+		/* The guard expression is the definition's body. */
+		body = h.guard;
+		body_is_block = false;
+		h.guard = (TSNode){0};
+	}
 	if (w == EX_W_DEFDELEGATE && !ts_node_is_null(opts)) {
+		struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
 		const char *to = module_of(c, keyword_value(c, opts, depth, "to"), depth);
 		TSNode as = keyword_value(c, opts, depth, "as");
 		const char *target = fn->name;
@@ -1150,15 +1400,92 @@ static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
 		}
 	}
 	clause_walk(c, fi, &h, body, body_is_block, has_body, depth);
+}
 
-	/* Default arguments generate the lower arities. */
-	for (int arity = h.arity - h.defaults; arity < h.arity; arity++) {
-		long gi = function_find_or_add(c, h.name, h.name_len, arity, &created);
-		struct facts_function *g = gi_vec_get(&cur_module(c)->functions, (size_t)gi);
-		function_touch(g, kind, public, start, end);
-		if (created)
-			g->from_defaults = true;
+/* Walks a syntax error node. tree-sitter flattens the definitions it could
+ * not finish into sibling sequences `defmodule` (arguments Name) ... and
+ * `def` (arguments head) ...: such a sequence opens a module, or a function
+ * clause, that lasts until the next one or the end of the node. */
+static void walk_error(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	struct ex_module_state st;
+	struct ex_saved module_saved, clause_saved;
+	struct ex_metrics metrics;
+	bool module_open = false;
+	long fi = -1; /* open clause */
+	uint32_t clause_start = 0, last_end = 0;
+	enum ex_word pending = EX_W_NONE;
+	uint32_t pending_line = 0;
+	TSTreeCursor *cur = cursor_at(c, depth, n);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode k = ts_tree_cursor_current_node(cur);
+		if (!ts_node_is_named(k))
+			continue;
+		enum node_kind kk = kind_of(k);
+		if (kk == N_IDENTIFIER && !c->in_quote) {
+			size_t len;
+			const char *t = text_of(c, k, &len);
+			enum ex_word w = ex_word_lookup(t, len);
+			if (w == EX_W_DEFMODULE || w == EX_W_DEFPROTOCOL ||
+			    (w >= EX_W_DEF && w <= EX_W_DEFGUARDP)) {
+				pending = w;
+				pending_line = line_of(k);
+				continue;
+			}
+		}
+		enum ex_word w = pending;
+		pending = EX_W_NONE;
+		if (w != EX_W_NONE && kk == N_ARGUMENTS) {
+			struct ex_args a;
+			struct ex_head h;
+			args_read(c, k, depth + 1, &a);
+			if ((w == EX_W_DEFMODULE || w == EX_W_DEFPROTOCOL) && a.count >= 1) {
+				const char *name = module_name(c, a.first[0], depth + 1);
+				if (!name)
+					continue;
+				if (fi >= 0)
+					clause_close(c, &clause_saved, &metrics, clause_start,
+					             last_end);
+				fi = -1;
+				if (module_open)
+					module_leave(c, &st, &module_saved);
+				size_t index = c->f->modules.len;
+				struct facts_module *m = facts_module_add(c->f, name);
+				m->kind = w == EX_W_DEFPROTOCOL ? FACTS_PROTOCOL : FACTS_MODULE;
+				m->line_start = pending_line;
+				m->line_end = end_line_of(n);
+				module_enter(c, index, &st, &module_saved);
+				module_open = true;
+				continue;
+			}
+			if (w != EX_W_DEFMODULE && w != EX_W_DEFPROTOCOL && c->mod &&
+			    a.count >= 1 && head_read(c, a.first[0], depth + 1, &h)) {
+				if (fi >= 0)
+					clause_close(c, &clause_saved, &metrics, clause_start,
+					             last_end);
+				fi = function_register(c, w, &h, false, pending_line,
+				                       end_line_of(k));
+				clause_start = pending_line;
+				last_end = end_line_of(k);
+				clause_open(c, fi, &clause_saved, &metrics);
+				if (!ts_node_is_null(h.args))
+					walk_children(c, h.args, depth + 1);
+				if (!ts_node_is_null(h.guard))
+					walk(c, h.guard, depth + 1, 0);
+				if (a.count >= 2)
+					walk(c, keyword_value(c, a.last, depth + 1, "do"),
+					     depth + 1, 0);
+				continue;
+			}
+		}
+		walk(c, k, depth, 0);
+		last_end = end_line_of(k);
 	}
+	if (fi >= 0)
+		clause_close(c, &clause_saved, &metrics, clause_start, last_end);
+	if (module_open)
+		module_leave(c, &st, &module_saved);
 }
 
 /* ---- control flow and operators ---------------------------------------- */
@@ -1191,8 +1518,11 @@ static bool is_block_keyword(const struct ex_ctx *c, TSNode key)
 	return false;
 }
 
+/* Walks a structure's body one nesting level deeper, in a scope of its own
+ * (aliases and imports made there do not leak). */
 static void nested_walk(struct ex_ctx *c, TSNode n, unsigned depth, bool children)
 {
+	size_t saved = c->aliases.len;
 	if (c->metrics) {
 		c->metrics->nesting++;
 		c->metrics->depth++;
@@ -1205,9 +1535,11 @@ static void nested_walk(struct ex_ctx *c, TSNode n, unsigned depth, bool childre
 		c->metrics->nesting--;
 		c->metrics->depth--;
 	}
+	c->aliases.len = saved;
 }
 
-static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
+NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                                enum ex_word w)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
@@ -1268,7 +1600,7 @@ static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned de
 		nested_walk(c, call->do_block, depth, true);
 }
 
-static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
+NOINLINE static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	TSNode operand = field(n, tables.f_operand);
 	if (kind_of(operand) == N_BINARY && op_of(operand) == OP_SLASH) {
@@ -1290,11 +1622,7 @@ static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
 				}
 			}
 		} else if (arity >= 0 && kind_of(left) == N_IDENTIFIER) {
-			size_t len;
-			const char *t = text_of(c, left, &len);
-			if (c->mod && !c->in_quote && len > 0 && len < EX_MAX_NAME)
-				call_add(c, FACTS_CALL_CAPTURE, c->mod->name,
-				         gi_arena_strndup(&c->f->arena, t, len), arity, line_of(n));
+			local_call_kind(c, left, arity, FACTS_CALL_CAPTURE, line_of(n));
 			return;
 		}
 	}
@@ -1329,11 +1657,49 @@ static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
 	walk(c, right, depth, 0);
 }
 
+/* ExUnit: `test "name" do ... end` defines the public function
+ * :"test name"/1 (:"test describe name"/1 inside `describe "describe"`), so
+ * that the calls made by tests have a function to come from. */
+NOINLINE static bool do_exunit(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                               bool describe)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	size_t len;
+	const char *name = a.count > 0 ? plain_string(c, a.first[0], &len) : NULL;
+	if (!name || len >= EX_MAX_NAME || (describe && c->describe))
+		return false;
+	if (describe) {
+		c->describe = gi_arena_strndup(&c->f->arena, name, len);
+		walk_children(c, call->do_block, depth);
+		c->describe = NULL;
+		return true;
+	}
+	const char *full =
+	    c->describe ? gi_arena_printf(&c->f->arena, "test %s %.*s", c->describe, (int)len, name)
+	                : gi_arena_printf(&c->f->arena, "test %.*s", (int)len, name);
+	uint32_t start = line_of(call->node), end = end_line_of(call->node);
+	bool created;
+	long fi = function_find_or_add(c, full, strlen(full), 1, &created);
+	struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
+	function_touch(fn, FACTS_DEF, true, start, end);
+	fn->clauses++;
+	fn->lines += end - start + 1;
+	struct ex_head h;
+	memset(&h, 0, sizeof(h));
+	if (a.count >= 2)
+		h.guard = a.first[1]; /* the test context pattern, walked like a guard */
+	clause_walk(c, fi, &h, call->do_block, true, true, depth);
+	return true;
+}
+
 static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 {
 	struct ex_call call;
 	call_read(c, n, depth, &call);
 	enum node_kind tk = kind_of(call.target);
+	bool local = false;
+	const char *mod = NULL, *fun = NULL;
 	if (tk == N_IDENTIFIER) {
 		size_t len;
 		const char *t = text_of(c, call.target, &len);
@@ -1390,38 +1756,42 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		case EX_W_RECEIVE:
 			do_control(c, &call, depth, w);
 			return;
-		default: {
-			struct ex_args a;
-			args_read(c, call.args, depth, &a);
-			int arity = (int)a.count + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
-			local_call(c, call.target, arity);
+		default:
+			if (c->mod && c->function < 0 && !c->in_quote &&
+			    !ts_node_is_null(call.do_block) &&
+			    (text_is(c, call.target, "test") ||
+			     text_is(c, call.target, "describe")) &&
+			    do_exunit(c, &call, depth, text_is(c, call.target, "describe")))
+				return;
+			local = true;
 			break;
-		}
 		}
 	} else if (tk == N_DOT) {
 		TSNode left = field(call.target, tables.f_left);
 		TSNode right = field(call.target, tables.f_right);
-		const char *mod = NULL, *fun = NULL;
 		if (!ts_node_is_null(right) &&
 		    (kind_of(left) != N_IDENTIFIER || !ts_node_is_null(call.args) || pipe)) {
 			mod = module_of(c, left, depth);
 			fun = mod ? dot_function(c, right) : NULL;
 		}
-		if (mod && fun) {
-			struct ex_args a;
-			args_read(c, call.args, depth, &a);
-			int arity = (int)a.count + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
-			remote_call(c, mod, fun, arity, line_of(n));
-		} else {
+		if (!mod || !fun)
 			walk(c, left, depth, 0);
-		}
 	} else if (!ts_node_is_null(call.target)) {
 		walk(c, call.target, depth, 0);
 	}
-	if (!ts_node_is_null(call.args))
-		walk_children(c, call.args, depth);
-	if (!ts_node_is_null(call.do_block))
+	/* The call is recorded once its arguments are walked (and counted), so
+	 * that calls in arguments come first. */
+	uint32_t nargs = walk_children(c, call.args, depth);
+	int arity = (int)nargs + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
+	if (local)
+		local_call(c, call.target, arity);
+	else if (mod && fun)
+		remote_call(c, mod, fun, arity, line_of(n));
+	if (!ts_node_is_null(call.do_block)) {
+		size_t saved = c->aliases.len;
 		walk_children(c, call.do_block, depth);
+		c->aliases.len = saved;
+	}
 }
 
 static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
@@ -1439,6 +1809,7 @@ static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
 static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	int saved = 0;
+	size_t saved_aliases = c->aliases.len;
 	if (c->metrics) {
 		saved = c->metrics->nesting;
 		c->metrics->nesting = 0;
@@ -1446,6 +1817,7 @@ static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
 	walk_children(c, n, depth);
 	if (c->metrics)
 		c->metrics->nesting = saved;
+	c->aliases.len = saved_aliases;
 }
 
 static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
@@ -1485,6 +1857,9 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	case N_FN:
 		walk_fn(c, n, depth);
 		return;
+	case N_ERROR:
+		walk_error(c, n, depth);
+		return;
 	case N_COMMENT:
 	case N_QUOTED_CONTENT:
 	case N_ALIAS:
@@ -1504,23 +1879,39 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	}
 }
 
-/* Walks the named children of `n` (which sits at `depth`) one level deeper. */
-static void walk_children(struct ex_ctx *c, TSNode n, unsigned depth)
+/* Walks the named children of `n` (which sits at `depth`) one level deeper;
+ * returns how many there were, comments aside (a call's arity). */
+static uint32_t walk_children(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	if (ts_node_is_null(n) || ts_node_child_count(n) == 0)
-		return;
+		return 0;
 	if (depth >= EX_MAX_DEPTH) {
 		walk(c, n, depth, 0);
-		return;
+		return 0;
 	}
 	TSTreeCursor *cur = cursor_at(c, depth, n);
 	if (!ts_tree_cursor_goto_first_child(cur))
-		return;
+		return 0;
+	size_t reopen = 0;
+	uint32_t count = 0;
 	do {
 		TSNode k = ts_tree_cursor_current_node(cur);
-		if (ts_node_is_named(k))
-			walk(c, k, depth, 0);
+		if (!ts_node_is_named(k))
+			continue;
+		enum node_kind kk = kind_of(k);
+		if (reopen && kk == N_ERROR) {
+			module_recover(c, reopen - 1, k, depth);
+			reopen = 0;
+			continue;
+		}
+		if (kk != N_COMMENT)
+			count++;
+		c->bodyless = 0;
+		walk(c, k, depth, 0);
+		reopen = c->bodyless;
+		c->bodyless = 0;
 	} while (ts_tree_cursor_goto_next_sibling(cur));
+	return count;
 }
 
 /* ---- errors and entry point --------------------------------------------- */
@@ -1581,11 +1972,14 @@ int ex_parse(const char *path, const char *source, size_t len, struct facts_file
 
 	struct ex_ctx *c = gi_calloc(1, sizeof(*c));
 	c->f = f;
-	c->src = source;
+	c->src = len ? source : "";
 	c->len = len;
 	c->function = -1;
 	gi_vec_init(&c->aliases, sizeof(struct ex_alias));
-	walk_children(c, root, 0);
+	if (kind_of(root) == N_ERROR)
+		walk_error(c, root, 0);
+	else
+		walk_children(c, root, 0);
 	for (size_t i = 0; i < EX_MAX_DEPTH + 2; i++)
 		if (c->cursor_ready[i])
 			ts_tree_cursor_delete(&c->cursors[i]);

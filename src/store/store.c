@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -101,6 +102,7 @@ static const char drop_sql[] = "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS 
 
 struct st_db {
 	sqlite3 *sql;
+	char *path;
 	sqlite3_stmt *stmt[Q_COUNT_];
 };
 
@@ -190,6 +192,7 @@ int st_open(const char *path, bool create, struct st_db **out)
 	if (!create && stat(path, &sb) != 0)
 		return GI_ENOENT;
 	struct st_db *db = gi_calloc(1, sizeof(*db));
+	db->path = gi_strdup(path);
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
 	int rc = sqlite3_open_v2(path, &db->sql, flags, NULL);
 	if (rc != SQLITE_OK) {
@@ -204,6 +207,8 @@ int st_open(const char *path, bool create, struct st_db **out)
 	rc = exec(db, "PRAGMA journal_mode = WAL");
 	if (!rc)
 		rc = exec(db, "PRAGMA synchronous = NORMAL");
+	if (!rc)
+		rc = exec(db, "PRAGMA journal_size_limit = 4194304");
 	if (!rc)
 		rc = schema_prepare(db);
 	if (rc)
@@ -232,7 +237,18 @@ void st_close(struct st_db *db)
 	for (int i = 0; i < Q_COUNT_; i++)
 		sqlite3_finalize(db->stmt[i]);
 	sqlite3_close(db->sql);
+	gi_free(db->path);
 	gi_free(db);
+}
+
+int st_checkpoint_if_large(struct st_db *db, int64_t wal_bytes)
+{
+	char wal[4096];
+	struct stat sb;
+	int n = snprintf(wal, sizeof(wal), "%s-wal", db->path);
+	if (n < 0 || (size_t)n >= sizeof(wal) || stat(wal, &sb) != 0 || sb.st_size <= wal_bytes)
+		return 0;
+	return exec(db, "PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 int st_begin(struct st_db *db)
@@ -647,16 +663,33 @@ static void split_add(struct kg_graph *g, int module, const char *list,
 	}
 }
 
-/* An id -> graph index table for row ids up to `max_id` (-1: not loaded). */
-static int *id_table_new(int64_t max_id)
+/* Row id -> graph index, as pairs sorted by id: memory follows the number of
+ * rows, whatever the ids are (a damaged file may hold any id). */
+struct id_pair {
+	int64_t id;
+	int idx;
+};
+
+static int id_pair_cmp(const void *a, const void *b)
 {
-	int *t = gi_malloc(sizeof(int) * (size_t)(max_id + 1));
-	for (int64_t i = 0; i <= max_id; i++)
-		t[i] = -1;
-	return t;
+	const struct id_pair *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int load_modules(struct st_db *db, struct kg_graph *g, int *module_of, int64_t max_id)
+static void id_map_put(struct gi_vec *map, int64_t id, int idx)
+{
+	struct id_pair p = {id, idx};
+	gi_vec_push(map, &p);
+}
+
+static int id_map_get(const struct gi_vec *map, int64_t id)
+{
+	struct id_pair key = {id, 0};
+	const struct id_pair *p = bsearch(&key, map->items, map->len, sizeof(key), id_pair_cmp);
+	return p ? p->idx : -1;
+}
+
+static int load_modules(struct st_db *db, struct kg_graph *g, struct gi_vec *module_of)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(
@@ -684,14 +717,14 @@ static int load_modules(struct st_db *db, struct kg_graph *g, int *module_of, in
 		    .file = col_text(st, 13),
 		    .test = sqlite3_column_int(st, 14),
 		};
-		if (!info.name || id < 0 || id > max_id)
+		if (!info.name)
 			continue;
 		int existing = kg_graph_module_find(g, info.name);
 		if (existing >= 0 && info.origin == FACTS_FROM_BEAM &&
 		    kg_module_at(g, existing)->origin == FACTS_FROM_SOURCE)
 			continue; /* source wins over beam */
 		int m = kg_graph_module_add(g, &info);
-		module_of[id] = m;
+		id_map_put(module_of, id, m);
 		split_add(g, m, col_text(st, 11), kg_graph_struct_field_add);
 		split_add(g, m, col_text(st, 12), kg_graph_callback_add);
 	}
@@ -699,8 +732,8 @@ static int load_modules(struct st_db *db, struct kg_graph *g, int *module_of, in
 	return rc == SQLITE_DONE ? 0 : sql_error(rc);
 }
 
-static int load_functions(struct st_db *db, struct kg_graph *g, const int *module_of,
-                          int64_t max_module, int *function_of, int64_t max_id)
+static int load_functions(struct st_db *db, struct kg_graph *g, const struct gi_vec *module_of,
+                          struct gi_vec *function_of)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->sql,
@@ -714,7 +747,8 @@ static int load_functions(struct st_db *db, struct kg_graph *g, const int *modul
 		return sql_error(rc);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0), mid = sqlite3_column_int64(st, 1);
-		if (id < 0 || id > max_id || mid < 0 || mid > max_module || module_of[mid] < 0)
+		int m = id_map_get(module_of, mid);
+		if (m < 0)
 			continue;
 		struct kg_function f = {
 		    .name = col_text(st, 2),
@@ -737,13 +771,13 @@ static int load_functions(struct st_db *db, struct kg_graph *g, const int *modul
 		};
 		if (!f.name)
 			continue;
-		function_of[id] = kg_graph_function_add(g, module_of[mid], &f);
+		id_map_put(function_of, id, kg_graph_function_add(g, m, &f));
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : sql_error(rc);
 }
 
-static int load_refs(struct st_db *db, struct kg_graph *g, const int *module_of, int64_t max_id)
+static int load_refs(struct st_db *db, struct kg_graph *g, const struct gi_vec *module_of)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->sql, "SELECT module_id, kind, target, count FROM refs", -1,
@@ -754,16 +788,16 @@ static int load_refs(struct st_db *db, struct kg_graph *g, const int *module_of,
 		int64_t mid = sqlite3_column_int64(st, 0);
 		int kind = sqlite3_column_int(st, 1);
 		const char *target = col_text(st, 2);
-		if (mid < 0 || mid > max_id || module_of[mid] < 0 || !target || kind < 0 ||
-		    kind >= FACTS_REF_KIND_COUNT)
+		int m = id_map_get(module_of, mid);
+		if (m < 0 || !target || kind < 0 || kind >= FACTS_REF_KIND_COUNT)
 			continue;
-		kg_graph_ref_add(g, module_of[mid], target, 1u << kind, sqlite3_column_int(st, 3));
+		kg_graph_ref_add(g, m, target, 1u << kind, sqlite3_column_int(st, 3));
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : sql_error(rc);
 }
 
-static int load_calls(struct st_db *db, struct kg_graph *g, const int *function_of, int64_t max_id)
+static int load_calls(struct st_db *db, struct kg_graph *g, const struct gi_vec *function_of)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->sql,
@@ -774,11 +808,11 @@ static int load_calls(struct st_db *db, struct kg_graph *g, const int *function_
 		return sql_error(rc);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t fid = sqlite3_column_int64(st, 0);
-		if (fid < 0 || fid > max_id || function_of[fid] < 0)
+		int fn = id_map_get(function_of, fid);
+		if (fn < 0)
 			continue;
-		kg_graph_call_add(g, function_of[fid],
-		                  (enum facts_call_kind)sqlite3_column_int(st, 1), col_text(st, 2),
-		                  col_text(st, 3), sqlite3_column_int(st, 4),
+		kg_graph_call_add(g, fn, (enum facts_call_kind)sqlite3_column_int(st, 1),
+		                  col_text(st, 2), col_text(st, 3), sqlite3_column_int(st, 4),
 		                  sqlite3_column_int(st, 5));
 	}
 	sqlite3_finalize(st);
@@ -788,29 +822,25 @@ static int load_calls(struct st_db *db, struct kg_graph *g, const int *function_
 int st_graph_load(struct st_db *db, struct kg_graph **out)
 {
 	*out = NULL;
-	int64_t max_module = 0, max_function = 0;
-	int rc = query_int(db, "SELECT coalesce(max(id), 0) FROM modules", &max_module);
-	if (!rc)
-		rc = query_int(db, "SELECT coalesce(max(id), 0) FROM functions", &max_function);
-	if (rc)
-		return rc;
 	struct kg_graph *g = kg_graph_new();
-	int *module_of = id_table_new(max_module);
-	int *function_of = id_table_new(max_function);
-	rc = exec(db, "BEGIN");
+	struct gi_vec module_of, function_of;
+	gi_vec_init(&module_of, sizeof(struct id_pair));
+	gi_vec_init(&function_of, sizeof(struct id_pair));
+	int rc = exec(db, "BEGIN");
 	if (!rc) {
-		rc = load_modules(db, g, module_of, max_module);
+		rc = load_modules(db, g, &module_of);
+		gi_vec_sort(&module_of, id_pair_cmp);
 		if (!rc)
-			rc =
-			    load_functions(db, g, module_of, max_module, function_of, max_function);
+			rc = load_functions(db, g, &module_of, &function_of);
+		gi_vec_sort(&function_of, id_pair_cmp);
 		if (!rc)
-			rc = load_refs(db, g, module_of, max_module);
+			rc = load_refs(db, g, &module_of);
 		if (!rc)
-			rc = load_calls(db, g, function_of, max_function);
+			rc = load_calls(db, g, &function_of);
 		exec(db, "COMMIT");
 	}
-	gi_free(module_of);
-	gi_free(function_of);
+	gi_vec_destroy(&module_of);
+	gi_vec_destroy(&function_of);
 	if (rc) {
 		kg_graph_free(g);
 		return rc;

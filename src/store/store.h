@@ -44,6 +44,11 @@ int st_open(const char *path, bool create, struct st_db **out);
 /* Closes the database; NULL does nothing. */
 void st_close(struct st_db *db);
 
+/* Copies the WAL into the database and truncates it when it is larger than
+ * `wal_bytes`: every process that opens the database first reads the whole
+ * WAL, so a big one left by a full index would slow every later query. */
+int st_checkpoint_if_large(struct st_db *db, int64_t wal_bytes);
+
 int st_begin(struct st_db *db);
 int st_commit(struct st_db *db);
 void st_rollback(struct st_db *db);

@@ -493,10 +493,10 @@ static void session_interrupted_when_node_dies(void)
 	gi_free(id);
 }
 
-static void target_cleans_up_after_observer_is_killed(void)
+/* Starts a child process observing `n` with tracing of Hot at 500 ms and
+ * waits until the pattern is set on the node; returns the child's pid. */
+static pid_t observer_child(const struct ts_node *n)
 {
-	struct ts_node n;
-	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
 	pid_t child = fork();
 	TH_ASSERT(child >= 0);
 	if (child == 0) {
@@ -505,27 +505,49 @@ static void target_cleans_up_after_observer_is_killed(void)
 		if (obs_manager_new(&cb, &m) != 0)
 			_exit(1);
 		const char *mods[] = {"Hot", NULL};
-		struct obs_session_config cfg = {
-		    .node = n.name, .cookie = n.cookie, .interval_ms = 500, .trace_modules = mods};
+		struct obs_session_config cfg = {.node = n->name,
+		                                 .cookie = n->cookie,
+		                                 .interval_ms = 500,
+		                                 .trace_modules = mods};
 		char *id = NULL;
 		if (obs_session_start(m, &cfg, &id) != 0)
 			_exit(1);
 		for (;;)
 			pause();
 	}
-	/* wait until the session and its pattern are there */
 	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
 	for (;;) {
-		char *r = ts_node_eval(&n, "erlang:trace_info({'Elixir.Hot', a, 1}, call_count).");
+		char *r = ts_node_eval(n, "erlang:trace_info({'Elixir.Hot', a, 1}, call_count).");
 		bool on = r && strstr(r, "{call_count, ") && !strstr(r, "false");
 		free(r);
 		if (on)
-			break;
+			return child;
 		int status;
 		TH_ASSERT_MSG(waitpid(child, &status, WNOHANG) == 0, "observer child exited");
 		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "tracing never started");
 		gi_clock_sleep_ms(100);
 	}
+}
+
+/* A frozen observer keeps its connection open but stops renewing the lease:
+ * the target cleans up by itself (the lease is two intervals). */
+static void target_cleans_up_when_observer_freezes(void)
+{
+	struct ts_node n;
+	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	pid_t child = observer_child(&n);
+	kill(child, SIGSTOP);
+	wait_clean(&n, "Elixir.Hot");
+	kill(child, SIGKILL);
+	kill(child, SIGCONT);
+	waitpid(child, NULL, 0);
+}
+
+static void target_cleans_up_after_observer_is_killed(void)
+{
+	struct ts_node n;
+	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	pid_t child = observer_child(&n);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	wait_clean(&n, "Elixir.Hot");
@@ -577,6 +599,7 @@ int main(int argc, char **argv)
 	    TH_TEST(session_survives_freeze),
 	    TH_TEST(session_interrupted_when_node_dies),
 	    TH_TEST(target_cleans_up_after_observer_is_killed),
+	    TH_TEST(target_cleans_up_when_observer_freezes),
 	    TH_TEST(dist_api_fetches_object_code),
 	    TH_END,
 	};

@@ -9,7 +9,6 @@
  * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub.
  */
 #include <jansson.h>
-#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,18 +35,15 @@ static void result_free(struct result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Runs bin/giulia with up to 12 arguments (NULL-terminated list). */
-static struct result giulia(const char *a0, ...)
+/* Runs bin/giulia with the NULL-terminated arguments `args` (at most 14). */
+static struct result giulia_argv(const char *const *args)
 {
 	char bin[4096];
 	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
 	const char *argv[16] = {bin};
 	int n = 1;
-	va_list ap;
-	va_start(ap, a0);
-	for (const char *a = a0; a && n < 15; a = va_arg(ap, const char *))
-		argv[n++] = a;
-	va_end(ap);
+	for (const char *const *a = args; *a && n < 15; a++)
+		argv[n++] = *a;
 	argv[n] = NULL;
 	struct result r = {0};
 	r.status = ts_run(argv, NULL, RUN_TIMEOUT_MS, &r.out, &r.err);
@@ -55,6 +51,8 @@ static struct result giulia(const char *a0, ...)
 		r.json = json_loads(r.out, 0, NULL);
 	return r;
 }
+
+#define GIULIA(...) giulia_argv((const char *const[]){__VA_ARGS__, NULL})
 
 static void sh(const char *cmd)
 {
@@ -118,7 +116,7 @@ static bool has_module_row(json_t *list, const char *key, const char *name)
 
 static struct result index_json(const char *dir)
 {
-	struct result r = giulia("index", dir, "--json", NULL);
+	struct result r = GIULIA("index", dir, "--json");
 	TH_ASSERT_MSG(r.status == 0 && r.json, "index failed (%d): %s %s", r.status,
 	              r.out ? r.out : "", r.err ? r.err : "");
 	return r;
@@ -131,7 +129,8 @@ static void index_reports_counts(void)
 	TH_ASSERT_INT_EQ(jint(r.json, "files"), 6);
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 6);
 	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 6);
-	TH_ASSERT_INT_EQ(jint(r.json, "functions"), 12);
+	/* 12 defs, plus the ExUnit test, which the reader counts as a function */
+	TH_ASSERT_INT_EQ(jint(r.json, "functions"), 13);
 	TH_ASSERT_INT_GE(jint(r.json, "edges"), 8);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r.json, "parse_errors")), 0);
 	TH_ASSERT(json_is_number(json_object_get(r.json, "elapsed_ms")));
@@ -141,7 +140,7 @@ static void index_reports_counts(void)
 	TH_ASSERT_MSG(stat(db, &sb) == 0, "no database at %s", db);
 	result_free(&r);
 	/* the text form */
-	r = giulia("index", dir, NULL);
+	r = GIULIA("index", dir);
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_STR_CONTAINS(r.out, "modules    6");
 	result_free(&r);
@@ -153,13 +152,13 @@ static void queries_answer_on_fixture(void)
 	struct result r = index_json(dir);
 	result_free(&r);
 
-	r = giulia("modules", "--project", dir, "--json", NULL);
+	r = GIULIA("modules", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_INT_EQ(jint(r.json, "count"), 6);
 	TH_ASSERT(has_module_row(json_object_get(r.json, "modules"), "name", "Shop.Cart"));
 	result_free(&r);
 
-	r = giulia("functions", "Shop.Repo", "--project", dir, "--json", NULL);
+	r = GIULIA("functions", "Shop.Repo", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	json_t *fns = json_object_get(r.json, "functions");
 	size_t i;
@@ -178,21 +177,21 @@ static void queries_answer_on_fixture(void)
 	TH_ASSERT_INT_EQ(seen, 1);
 	result_free(&r);
 
-	r = giulia("dependents", "Shop.Repo", "--project", dir, "--json", NULL);
+	r = GIULIA("dependents", "Shop.Repo", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	json_t *deps = json_object_get(r.json, "dependents");
 	TH_ASSERT(has_module_row(deps, "module", "Shop"));
 	TH_ASSERT(has_module_row(deps, "module", "Shop.Cart"));
 	result_free(&r);
 
-	r = giulia("dependencies", "Shop.Repo", "--project", dir, "--json", "--external", NULL);
+	r = GIULIA("dependencies", "Shop.Repo", "--project", dir, "--json", "--external");
 	deps = json_object_get(r.json, "dependencies");
 	TH_ASSERT(has_module_row(deps, "module", "Shop.Cart"));
 	TH_ASSERT(has_module_row(deps, "module", "GenServer"));
 	TH_ASSERT(has_module_row(deps, "module", ":ets"));
 	result_free(&r);
 
-	r = giulia("cycles", "--project", dir, "--json", NULL);
+	r = GIULIA("cycles", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(jint(r.json, "count"), 1);
 	json_t *cyc =
 	    json_object_get(json_array_get(json_object_get(r.json, "cycles"), 0), "modules");
@@ -200,10 +199,10 @@ static void queries_answer_on_fixture(void)
 	TH_ASSERT(has_module_row(cyc, NULL, "Shop.Repo"));
 	result_free(&r);
 
-	r = giulia("dead-code", "--project", dir, "--json", NULL);
+	r = GIULIA("dead-code", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	json_t *dead = json_object_get(r.json, "functions");
-	bool unused = false, total = false, init = false;
+	bool unused = false, total = false, init = false, checkout = false;
 	json_array_foreach(dead, i, f)
 	{
 		const char *name = jstr(f, "name"), *why = jstr(f, "reason");
@@ -213,47 +212,52 @@ static void queries_answer_on_fixture(void)
 			total = strcmp(why, "test_only") == 0;
 		if (strcmp(name, "init") == 0)
 			init = strcmp(why, "callback") == 0;
+		if (strcmp(name, "checkout") == 0) /* called from an ExUnit test only */
+			checkout = strcmp(why, "test_only") == 0;
 		TH_ASSERT_MSG(strcmp(name, "save") != 0 && strcmp(name, "add") != 0,
 		              "%s is called, not dead", name);
 	}
-	TH_ASSERT_MSG(unused && total && init, "dead code: %s", r.out);
+	TH_ASSERT_MSG(unused && total && init && checkout, "dead code: %s", r.out);
 	result_free(&r);
 
-	r = giulia("impact", "Shop.Cart", "--depth", "1", "--project", dir, "--json", NULL);
+	r = GIULIA("impact", "Shop.Cart", "--depth", "1", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT(has_module_row(json_object_get(r.json, "dependents"), "module", "Shop"));
 	TH_ASSERT(has_module_row(json_object_get(r.json, "dependents"), "module", "Shop.Repo"));
 	result_free(&r);
 
-	r = giulia("impact", "Shop.Repo.save/1", "--project", dir, "--json", NULL);
+	r = GIULIA("impact", "Shop.Repo.save/1", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	json_t *callers = json_object_get(r.json, "callers");
-	TH_ASSERT_INT_EQ(json_array_size(callers), 1);
+	TH_ASSERT_INT_EQ(json_array_size(callers), 2); /* Shop.checkout/1, then the test */
 	TH_ASSERT_STR_EQ(jstr(json_array_get(callers, 0), "name"), "checkout");
+	TH_ASSERT_INT_EQ(jint(json_array_get(callers, 0), "depth"), 1);
+	TH_ASSERT_STR_EQ(jstr(json_array_get(callers, 1), "module"), "ShopTest");
+	TH_ASSERT_INT_EQ(jint(json_array_get(callers, 1), "depth"), 2);
 	result_free(&r);
 
-	r = giulia("path", "Shop", "Shop.Repo", "--project", dir, "--json", NULL);
+	r = GIULIA("path", "Shop", "Shop.Repo", "--project", dir, "--json");
 	TH_ASSERT(json_is_true(json_object_get(r.json, "found")));
 	TH_ASSERT_INT_EQ(jint(r.json, "hops"), 1);
 	result_free(&r);
 
-	r = giulia("complexity", "--top", "1", "--project", dir, "--json", NULL);
+	r = GIULIA("complexity", "--top", "1", "--project", dir, "--json");
 	json_t *top = json_array_get(json_object_get(r.json, "functions"), 0);
 	TH_ASSERT_STR_EQ(jstr(top, "name"), "price_of");
 	result_free(&r);
 
-	r = giulia("coupling", "--project", dir, "--json", NULL);
+	r = GIULIA("coupling", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_INT_GE(jint(r.json, "count"), 3);
 	result_free(&r);
 
-	r = giulia("hubs", "--project", dir, NULL);
+	r = GIULIA("hubs", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_STR_CONTAINS(r.out, "1 hubs (in_degree >= 3)");
 	TH_ASSERT_STR_CONTAINS(r.out, "Shop.Log");
 	result_free(&r);
 
-	r = giulia("query", "module_details", "Shop.Log", "--project", dir, NULL);
+	r = GIULIA("query", "module_details", "Shop.Log", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT(json_is_true(json_object_get(r.json, "hub")));
 	TH_ASSERT_INT_EQ(jint(r.json, "ca"), 3);
@@ -262,7 +266,7 @@ static void queries_answer_on_fixture(void)
 	result_free(&r);
 
 	/* readable tables by default */
-	r = giulia("dependents", "Shop.Repo", "--project", dir, NULL);
+	r = GIULIA("dependents", "Shop.Repo", "--project", dir);
 	TH_ASSERT_STR_CONTAINS(r.out, "MODULE");
 	TH_ASSERT_STR_CONTAINS(r.out, "Shop.Cart");
 	result_free(&r);
@@ -302,7 +306,7 @@ static void reindex_parses_only_changes(void)
 	result_free(&r);
 
 	/* the queries see the change: Shop no longer calls Cart.add/2 */
-	r = giulia("query", "function_details", "Shop.Cart.add/2", "--project", dir, NULL);
+	r = GIULIA("query", "function_details", "Shop.Cart.add/2", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r.json, "callers")), 0);
 	result_free(&r);
@@ -315,7 +319,7 @@ static void reindex_parses_only_changes(void)
 	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 5);
 	result_free(&r);
 
-	r = giulia("index", dir, "--json", "--force", NULL);
+	r = GIULIA("index", dir, "--json", "--force");
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 5);
 	result_free(&r);
 }
@@ -332,6 +336,9 @@ static void index_skips_and_reports_bad_files(void)
 	write_file(dir, "_build/dev/x.ex", "defmodule Built do\nend\n");
 	write_file(dir, "node_modules/y/z.ex", "defmodule Node do\nend\n");
 	write_file(dir, "README.md", "not elixir\n");
+	write_file(dir, ".gitignore", "# generated code\ngen/\n*_skip.ex\n");
+	write_file(dir, "lib/gen/made.ex", "defmodule Made do\nend\n");
+	write_file(dir, "lib/this_skip.ex", "defmodule ThisSkip do\nend\n");
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/lib/blob.ex", dir);
 	FILE *f = fopen(path, "wb");
@@ -366,12 +373,54 @@ static void index_skips_and_reports_bad_files(void)
 	TH_ASSERT_STR_CONTAINS(r.err, "skipping lib/huge.ex");
 	result_free(&r);
 
-	r = giulia("modules", "--project", dir, "--json", NULL);
+	r = GIULIA("modules", "--project", dir, "--json");
 	json_t *mods = json_object_get(r.json, "modules");
 	TH_ASSERT(has_module_row(mods, "name", "Broken")); /* what parsed is indexed */
 	TH_ASSERT(!has_module_row(mods, "name", "Dep"));
 	TH_ASSERT(!has_module_row(mods, "name", "Built"));
 	TH_ASSERT(!has_module_row(mods, "name", "Node"));
+	TH_ASSERT(!has_module_row(mods, "name", "Made"));
+	TH_ASSERT(!has_module_row(mods, "name", "ThisSkip"));
+	result_free(&r);
+}
+
+/* Enough files to fill the parser-to-writer queue (32) several times over:
+ * a chain M0 -> M1 -> ... -> M199 of remote calls. */
+static void index_many_files_on_threads(void)
+{
+	char dir[4096], rel[64], text[512];
+	snprintf(dir, sizeof(dir), "%s/chain", th_tmpdir());
+	for (int i = 0; i < 200; i++) {
+		snprintf(rel, sizeof(rel), "lib/m%d.ex", i);
+		if (i < 199)
+			snprintf(
+			    text, sizeof(text),
+			    "defmodule Chain.M%d do\n  def f(x), do: Chain.M%d.f(x + 1)\nend\n", i,
+			    i + 1);
+		else
+			snprintf(text, sizeof(text),
+			         "defmodule Chain.M%d do\n  def f(x), do: x\nend\n", i);
+		write_file(dir, rel, text);
+	}
+	struct result r = GIULIA("index", dir, "--jobs", "2", "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 200);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 200);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 200);
+	TH_ASSERT_INT_EQ(jint(r.json, "edges"), 199);
+	result_free(&r);
+	r = GIULIA("path", "Chain.M0", "Chain.M199", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(jint(r.json, "hops"), 199);
+	result_free(&r);
+	r = GIULIA("impact", "Chain.M100", "--depth", "3", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(jint(r.json, "dependent_count"), 3);
+	TH_ASSERT_INT_EQ(jint(r.json, "dependency_count"), 3);
+	result_free(&r);
+	r = GIULIA("query", "topology", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(jint(r.json, "layer_count"), 200);
+	result_free(&r);
+	r = GIULIA("dead-code", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(jint(r.json, "count"), 1); /* Chain.M0.f/1 */
 	result_free(&r);
 }
 
@@ -380,15 +429,15 @@ static void db_option_and_environment(void)
 	const char *dir = shop_copy();
 	char db[4096];
 	snprintf(db, sizeof(db), "%s/elsewhere.db", th_tmpdir());
-	struct result r = giulia("index", dir, "--db", db, "--json", NULL);
+	struct result r = GIULIA("index", dir, "--db", db, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	result_free(&r);
-	r = giulia("modules", "--db", db, "--json", NULL);
+	r = GIULIA("modules", "--db", db, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_INT_EQ(jint(r.json, "count"), 6);
 	result_free(&r);
 	setenv("GIULIA_DB", db, 1);
-	r = giulia("hubs", "--json", NULL);
+	r = GIULIA("hubs", "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	result_free(&r);
 	unsetenv("GIULIA_DB");
@@ -397,34 +446,38 @@ static void db_option_and_environment(void)
 static void clear_errors_for_bad_input(void)
 {
 	const char *dir = shop_copy();
-	struct result r = giulia("modules", "--project", dir, NULL);
+	struct result r = GIULIA("modules", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "run `giulia index PATH` first");
 	result_free(&r);
 
 	r = index_json(dir);
 	result_free(&r);
-	r = giulia("dependents", "No.Such", "--project", dir, NULL);
+	r = GIULIA("dependents", "No.Such", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "unknown module 'No.Such'");
 	result_free(&r);
-	r = giulia("impact", "Shop.nope/3", "--project", dir, NULL);
+	r = GIULIA("impact", "Shop.nope/3", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "unknown function Shop.nope/3");
 	result_free(&r);
-	r = giulia("path", "Shop", "Nowhere", "--project", dir, NULL);
+	r = GIULIA("path", "Shop", "Nowhere", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "unknown module 'Nowhere'");
 	result_free(&r);
-	r = giulia("dependents", "--project", dir, NULL);
+	r = GIULIA("dependents", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 2);
 	result_free(&r);
-	r = giulia("complexity", "--top", "zero", "--project", dir, NULL);
+	r = GIULIA("complexity", "--top", "zero", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 2);
 	result_free(&r);
-	r = giulia("index", "/no/such/dir", NULL);
+	r = GIULIA("index", "/no/such/dir");
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "not a directory");
+	result_free(&r);
+	r = GIULIA("index", dir, "--db", "/no/such/dir/x.db");
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "cannot create the database /no/such/dir/x.db");
 	result_free(&r);
 }
 
@@ -436,11 +489,11 @@ static void corrupt_and_foreign_databases(void)
 	write_file(th_tmpdir(), "bad.db",
 	           "garbage garbage garbage garbage garbage garbage garbage garbage garbage\n"
 	           "garbage garbage garbage garbage garbage garbage garbage garbage garbage\n");
-	struct result r = giulia("modules", "--db", db, NULL);
+	struct result r = GIULIA("modules", "--db", db);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "not a SQLite database");
 	result_free(&r);
-	r = giulia("index", dir, "--db", db, NULL);
+	r = GIULIA("index", dir, "--db", db);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "corrupt");
 	result_free(&r);
@@ -451,19 +504,19 @@ static void corrupt_and_foreign_databases(void)
 	TH_ASSERT_INT_EQ(sqlite3_open(db, &s), SQLITE_OK);
 	TH_ASSERT_INT_EQ(sqlite3_exec(s, "CREATE TABLE t(x)", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(s);
-	r = giulia("modules", "--db", db, NULL);
+	r = GIULIA("modules", "--db", db);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "not a Giulia index");
 	result_free(&r);
 
 	snprintf(db, sizeof(db), "%s/newer.db", th_tmpdir());
-	r = giulia("index", dir, "--db", db, NULL);
+	r = GIULIA("index", dir, "--db", db);
 	TH_ASSERT_INT_EQ(r.status, 0);
 	result_free(&r);
 	TH_ASSERT_INT_EQ(sqlite3_open(db, &s), SQLITE_OK);
 	TH_ASSERT_INT_EQ(sqlite3_exec(s, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(s);
-	r = giulia("modules", "--db", db, NULL);
+	r = GIULIA("modules", "--db", db);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "newer Giulia");
 	result_free(&r);
@@ -472,10 +525,15 @@ static void corrupt_and_foreign_databases(void)
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
-	    TH_TEST(index_reports_counts),          TH_TEST(queries_answer_on_fixture),
-	    TH_TEST(reindex_parses_only_changes),   TH_TEST(index_skips_and_reports_bad_files),
-	    TH_TEST(db_option_and_environment),     TH_TEST(clear_errors_for_bad_input),
-	    TH_TEST(corrupt_and_foreign_databases), TH_END,
+	    TH_TEST(index_reports_counts),
+	    TH_TEST(queries_answer_on_fixture),
+	    TH_TEST(reindex_parses_only_changes),
+	    TH_TEST(index_skips_and_reports_bad_files),
+	    TH_TEST(index_many_files_on_threads),
+	    TH_TEST(db_option_and_environment),
+	    TH_TEST(clear_errors_for_bad_input),
+	    TH_TEST(corrupt_and_foreign_databases),
+	    TH_END,
 	};
 	return th_main(argc, argv, "integration_static_index", tests);
 }

@@ -34,7 +34,7 @@ static void append_fd(struct gi_buf *b, int fd, bool *open_flag)
 int ts_run(const char *const argv[], const char *input, int timeout_ms, char **out, char **err)
 {
 	int in_pipe[2], out_pipe[2], err_pipe[2];
-	if (pipe(in_pipe) || pipe(out_pipe) || pipe(err_pipe))
+	if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC))
 		return -1;
 	pid_t pid = fork();
 	if (pid < 0)

@@ -167,7 +167,124 @@ static int dump(const char *path)
 	return 0;
 }
 
-/* ---- tests ------------------------------------------------------------------ */
+/* ---- fixtures ------------------------------------------------------------- */
+
+/* Reads an expected file into sorted, distinct lines (no blanks, no comments). */
+static void expected_read(const char *path, struct gi_vec *lines)
+{
+	char *text = NULL;
+	size_t len = 0;
+	TH_ASSERT_MSG(gi_fs_read_file(path, 1 << 20, &text, &len) == 0, "cannot read %s", path);
+	gi_vec_init(lines, sizeof(char *));
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(line);
+		while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (n == 0 || line[0] == '#')
+			continue;
+		char *copy = gi_strdup(line);
+		gi_vec_push(lines, &copy);
+	}
+	gi_free(text);
+	lines_normalize(lines);
+}
+
+static bool lines_has(const struct gi_vec *lines, const char *s)
+{
+	return bsearch(&s, lines->items, lines->len, sizeof(char *), cmp_str) != NULL;
+}
+
+struct fixture_walk {
+	int files;
+	struct gi_buf report;
+};
+
+/* For P/expected/X.facts: parses P/X and compares. */
+static int fixture_check(const char *path, void *ctx)
+{
+	struct fixture_walk *w = ctx;
+	const char *mark = strstr(path, "/expected/");
+	if (!mark || !gi_str_ends_with(path, ".facts"))
+		return 0;
+	char source[4096];
+	snprintf(source, sizeof(source), "%.*s/%.*s", (int)(mark - path), path,
+	         (int)(strlen(mark) - strlen("/expected/") - strlen(".facts")),
+	         mark + strlen("/expected/"));
+	struct facts_file *f = NULL;
+	int rc = parse_file(source, &f);
+	if (rc != 0) {
+		gi_buf_printf(&w->report, "%s: %s\n", source, gi_strerror(rc));
+		return 0;
+	}
+	struct gi_vec want, got;
+	expected_read(path, &want);
+	render(f, &got);
+	for (size_t i = 0; i < want.len; i++)
+		if (!lines_has(&got, GI_VEC_AT(&want, char *, i)))
+			gi_buf_printf(&w->report, "%s: missing:    %s\n", source,
+			              GI_VEC_AT(&want, char *, i));
+	for (size_t i = 0; i < got.len; i++)
+		if (!lines_has(&want, GI_VEC_AT(&got, char *, i)))
+			gi_buf_printf(&w->report, "%s: unexpected: %s\n", source,
+			              GI_VEC_AT(&got, char *, i));
+	lines_free(&want);
+	lines_free(&got);
+	facts_file_free(f);
+	w->files++;
+	return 0;
+}
+
+static void fixtures_match_expected_facts(void)
+{
+	char root[4096];
+	snprintf(root, sizeof(root), "%s/tests/fixtures/elixir", th_srcdir());
+	struct fixture_walk w = {0};
+	gi_buf_init(&w.report, 0);
+	TH_ASSERT_OK(gi_fs_walk(root, NULL, fixture_check, &w));
+	TH_ASSERT_INT_GE(w.files, 15);
+	TH_ASSERT_MSG(w.report.len == 0, "facts differ from the expected files:\n%s",
+	              gi_buf_str(&w.report));
+	gi_buf_destroy(&w.report);
+}
+
+/* Every fixture source file has its expected file. */
+static int fixture_has_expected(const char *path, void *ctx)
+{
+	struct gi_buf *missing = ctx;
+	if (strstr(path, "/expected/") ||
+	    !(gi_str_ends_with(path, ".ex") || gi_str_ends_with(path, ".exs")))
+		return 0;
+	const char *project = strstr(path, "/tests/fixtures/elixir/");
+	if (!project)
+		return 0;
+	project += strlen("/tests/fixtures/elixir/");
+	const char *slash = strchr(project, '/');
+	if (!slash)
+		return 0;
+	char expected[4096];
+	snprintf(expected, sizeof(expected), "%.*s/expected%s.facts", (int)(slash - path), path,
+	         slash);
+	FILE *fp = fopen(expected, "r");
+	if (fp)
+		fclose(fp);
+	else
+		gi_buf_printf(missing, "%s\n", expected);
+	return 0;
+}
+
+static void fixtures_all_have_expected_facts(void)
+{
+	char root[4096];
+	snprintf(root, sizeof(root), "%s/tests/fixtures/elixir", th_srcdir());
+	struct gi_buf missing;
+	gi_buf_init(&missing, 0);
+	TH_ASSERT_OK(gi_fs_walk(root, NULL, fixture_has_expected, &missing));
+	TH_ASSERT_MSG(missing.len == 0, "no expected file:\n%s", gi_buf_str(&missing));
+	gi_buf_destroy(&missing);
+}
+
+/* ---- direct checks ----------------------------------------------------------- */
 
 static struct facts_file *parse_text(const char *src)
 {
@@ -182,6 +299,7 @@ static void parses_a_module(void)
 	                                  "  def f(x), do: C.g(x)\n"
 	                                  "end\n");
 	TH_ASSERT_INT_EQ(f->modules.len, 1);
+	TH_ASSERT_INT_EQ(f->errors.len, 0);
 	struct facts_module *m = gi_vec_get(&f->modules, 0);
 	TH_ASSERT_STR_EQ(m->name, "A.B");
 	TH_ASSERT_INT_EQ(m->functions.len, 1);
@@ -189,7 +307,210 @@ static void parses_a_module(void)
 	TH_ASSERT_STR_EQ(fn->name, "f");
 	TH_ASSERT_INT_EQ(fn->arity, 1);
 	TH_ASSERT_INT_EQ(fn->calls.len, 1);
+	struct facts_call *c = gi_vec_get(&fn->calls, 0);
+	TH_ASSERT_INT_EQ(c->kind, FACTS_CALL_REMOTE);
+	TH_ASSERT_STR_EQ(c->module, "C");
+	TH_ASSERT_STR_EQ(c->function, "g");
+	TH_ASSERT_INT_EQ(c->arity, 1);
 	facts_file_free(f);
+}
+
+/* Renders `src` and checks that each of the NULL-terminated `want` lines is there. */
+static void expect_lines(const char *src, const char *const *want)
+{
+	struct facts_file *f = parse_text(src);
+	struct gi_vec got;
+	render(f, &got);
+	for (size_t i = 0; want[i]; i++) {
+		bool found = false;
+		for (size_t k = 0; k < got.len && !found; k++)
+			found = strcmp(GI_VEC_AT(&got, char *, k), want[i]) == 0;
+		TH_ASSERT_MSG(found, "missing: %s", want[i]);
+	}
+	lines_free(&got);
+	facts_file_free(f);
+}
+
+static void directives_are_lexically_scoped(void)
+{
+	static const char *const want[] = {
+	    "call I.a/1 remote M.f/1",
+	    "call I.b/1 local I.f/1",
+	    "call I.c/1 remote X.Y.g/0",
+	    "call I.c/1 remote Y.h/0",
+	    "call I.d/1 remote Y.k/0",
+	    "call I.d/1 capture M.f/1",
+	    "ref I import M",
+	    NULL,
+	};
+	expect_lines("defmodule I do\n"
+	             "  def a(x) do\n"
+	             "    import M, only: [f: 1]\n"
+	             "    f(x)\n"
+	             "  end\n"
+	             "  def b(x), do: f(x)\n"
+	             "  def c(x) do\n"
+	             "    if x do\n"
+	             "      alias X.Y\n"
+	             "      Y.g()\n"
+	             "    end\n"
+	             "    Y.h()\n"
+	             "  end\n"
+	             "  import M, only: [f: 1]\n"
+	             "  def d(_), do: {Y.k(), &f/1}\n"
+	             "end\n",
+	             want);
+}
+
+static void refuses_binary_and_huge_files(void)
+{
+	struct facts_file *f = (struct facts_file *)1;
+	TH_ASSERT_INT_EQ(ex_parse("bin.ex", "defmodule\0A", 11, &f), GI_EINVAL);
+	TH_ASSERT(f == NULL);
+	size_t big = EX_MAX_FILE_SIZE + 1;
+	char *text = gi_malloc(big);
+	memset(text, ' ', big);
+	TH_ASSERT_INT_EQ(ex_parse("big.ex", text, big, &f), GI_ETOOBIG);
+	TH_ASSERT(f == NULL);
+	gi_free(text);
+}
+
+static void empty_and_blank_files(void)
+{
+	struct facts_file *f = NULL;
+	TH_ASSERT_OK(ex_parse("empty.ex", "", 0, &f));
+	TH_ASSERT_INT_EQ(f->modules.len, 0);
+	TH_ASSERT_INT_EQ(f->errors.len, 0);
+	facts_file_free(f);
+	f = parse_text("\n\n# only a comment\n");
+	TH_ASSERT_INT_EQ(f->modules.len, 0);
+	facts_file_free(f);
+}
+
+/* Every prefix of a real file parses without crashing, and a truncated module
+ * still yields its name and one error. */
+static void truncated_prefixes(void)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/tests/fixtures/elixir/shop/lib/shop/pricing.ex",
+	         th_srcdir());
+	char *src = NULL;
+	size_t len = 0;
+	TH_ASSERT_OK(gi_fs_read_file(path, 1 << 20, &src, &len));
+	for (size_t n = 0; n <= len; n += 7) {
+		struct facts_file *f = NULL;
+		TH_ASSERT_OK(ex_parse("prefix.ex", src, n, &f));
+		if (n > 40 && n + 4 < len) {
+			TH_ASSERT_MSG(f->modules.len >= 1, "prefix of %zu bytes: no module", n);
+			TH_ASSERT_STR_EQ(((struct facts_module *)gi_vec_get(&f->modules, 0))->name,
+			                 "Shop.Pricing");
+			TH_ASSERT_MSG(f->errors.len == 1, "prefix of %zu bytes: %zu errors", n,
+			              f->errors.len);
+		}
+		facts_file_free(f);
+	}
+	gi_free(src);
+}
+
+static void garbage_does_not_crash(void)
+{
+	static const char *const inputs[] = {
+	    "defmodule",
+	    "defmodule do end",
+	    "def",
+	    "def f(",
+	    "defmodule A do def end end",
+	    "defmodule A do def (x), do: 1 end",
+	    "defmodule A do defp do: 1 end",
+	    "defmodule A do alias end",
+	    "defmodule A do alias .{} end",
+	    "defmodule A do alias A.{B, :c, 1} end",
+	    "defmodule A do @ end",
+	    "defmodule A do @doc end",
+	    "defmodule A do @spec end",
+	    "defmodule A do @callback :: end",
+	    "defimpl P, for: [] do end",
+	    "defimpl P, for: 1 do end",
+	    "defimpl P do end",
+	    "&/1",
+	    "&Mod.f/x",
+	    "& &1",
+	    "x |> ",
+	    "|> f",
+	    "%{}",
+	    "%__MODULE__{}",
+	    "defmodule A do defstruct 1 end",
+	    "defmodule A do defstruct [1, \"a\": 2] end",
+	    "defmodule A do def unquote(x)(y), do: 1 end",
+	    "defmodule A do def a + b end",
+	    "defmodule A do defdelegate f(x), to: end",
+	    "defmodule A do test \"x\" end",
+	    "defmodule A do describe \"d\" do describe \"e\" do test \"t\" do end end end end",
+	    "\xff\xfe\x80 defmodule \xc3",
+	    "\"#{",
+	    "~s(#{",
+	    "'''",
+	    "\"\"\"\n#{",
+	};
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
+		struct facts_file *f = NULL;
+		TH_ASSERT_OK(ex_parse("garbage.ex", inputs[i], strlen(inputs[i]), &f));
+		facts_file_free(f);
+	}
+}
+
+/* Nesting far past the walk's depth bound: no stack overflow, an error. */
+static void deep_nesting(void)
+{
+	static const char *const open[] = {"[", "(", "{", "%{a: ", "fn -> ", "if x do "};
+	static const char *const close[] = {"]", ")", "}", "}", " end", " end"};
+	for (size_t k = 0; k < sizeof(open) / sizeof(open[0]); k++) {
+		struct gi_buf b;
+		gi_buf_init(&b, 0);
+		gi_buf_puts(&b, "defmodule Deep do\n def f(x) do\n");
+		for (int i = 0; i < 20000; i++)
+			gi_buf_puts(&b, open[k]);
+		gi_buf_puts(&b, "Mod.call(x)");
+		for (int i = 0; i < 20000; i++)
+			gi_buf_puts(&b, close[k]);
+		gi_buf_puts(&b, "\n end\nend\n");
+		struct facts_file *f = NULL;
+		TH_ASSERT_OK(ex_parse("deep.ex", b.data, b.len, &f));
+		TH_ASSERT_INT_EQ(f->modules.len, 1);
+		TH_ASSERT_INT_GE(f->errors.len, 1);
+		facts_file_free(f);
+		gi_buf_destroy(&b);
+	}
+	/* A long pipeline is deep on its left side. */
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	gi_buf_puts(&b, "defmodule Pipe do\n def f(x) do\n x");
+	for (int i = 0; i < 50000; i++)
+		gi_buf_puts(&b, " |> M.g()");
+	gi_buf_puts(&b, "\n end\nend\n");
+	struct facts_file *f = NULL;
+	TH_ASSERT_OK(ex_parse("pipe.ex", b.data, b.len, &f));
+	TH_ASSERT_INT_EQ(f->modules.len, 1);
+	facts_file_free(f);
+	gi_buf_destroy(&b);
+}
+
+static void huge_line(void)
+{
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	gi_buf_puts(&b, "defmodule Wide do\n def f(x), do: [");
+	for (int i = 0; i < 50000; i++)
+		gi_buf_puts(&b, "M.g(x), ");
+	gi_buf_puts(&b, "x]\nend\n");
+	struct facts_file *f = NULL;
+	TH_ASSERT_OK(ex_parse("wide.ex", b.data, b.len, &f));
+	TH_ASSERT_INT_EQ(f->errors.len, 0);
+	struct facts_module *m = gi_vec_get(&f->modules, 0);
+	struct facts_function *fn = gi_vec_get(&m->functions, 0);
+	TH_ASSERT_INT_EQ(fn->calls.len, 50000);
+	facts_file_free(f);
+	gi_buf_destroy(&b);
 }
 
 int main(int argc, char **argv)
@@ -197,7 +518,16 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--dump") == 0)
 		return dump(argv[2]);
 	static const struct th_test tests[] = {
+	    TH_TEST(fixtures_match_expected_facts),
+	    TH_TEST(fixtures_all_have_expected_facts),
 	    TH_TEST(parses_a_module),
+	    TH_TEST(directives_are_lexically_scoped),
+	    TH_TEST(refuses_binary_and_huge_files),
+	    TH_TEST(empty_and_blank_files),
+	    TH_TEST(truncated_prefixes),
+	    TH_TEST(garbage_does_not_crash),
+	    TH_TEST(deep_nesting),
+	    TH_TEST(huge_line),
 	    TH_END,
 	};
 	return th_main(argc, argv, "unit_elixir", tests);

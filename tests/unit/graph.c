@@ -13,12 +13,14 @@
  *   ATest.test_run/0 -> A.run/1, E.only_tested/0
  */
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "graph/graph.h"
+#include "graph/ignore.h"
 #include "graph/query.h"
 #include "harness.h"
 #include "source/facts.h"
@@ -317,6 +319,33 @@ static void graph_path_is_test(void)
 	TH_ASSERT(!kg_path_is_test("lib/contest/x.ex"));
 }
 
+static void ignore_patterns_match(void)
+{
+	static const char text[] = "# comment\n"
+	                           "\n"
+	                           "generated/\n"
+	                           "*_gen.ex\n"
+	                           "/priv/x.ex\n"
+	                           "!keep.ex\n"
+	                           "docs/*.exs   \r\n";
+	struct kg_ignore ig;
+	kg_ignore_parse(&ig, text, sizeof(text) - 1);
+	TH_ASSERT(kg_ignore_match(&ig, "generated/a.ex"));
+	TH_ASSERT(kg_ignore_match(&ig, "lib/generated/deep/a.ex"));
+	TH_ASSERT(!kg_ignore_match(&ig, "lib/generated.ex")); /* a file, not a directory */
+	TH_ASSERT(kg_ignore_match(&ig, "lib/schema_gen.ex"));
+	TH_ASSERT(kg_ignore_match(&ig, "priv/x.ex"));
+	TH_ASSERT(!kg_ignore_match(&ig, "lib/priv/x.ex")); /* anchored */
+	TH_ASSERT(kg_ignore_match(&ig, "docs/a.exs"));
+	TH_ASSERT(!kg_ignore_match(&ig, "docs/sub/a.exs"));
+	TH_ASSERT(!kg_ignore_match(&ig, "lib/keep.ex"));
+	TH_ASSERT(!kg_ignore_match(&ig, "lib/shop.ex"));
+	kg_ignore_destroy(&ig);
+	kg_ignore_parse(&ig, "", 0);
+	TH_ASSERT(!kg_ignore_match(&ig, "lib/shop.ex"));
+	kg_ignore_destroy(&ig);
+}
+
 static void graph_merges_duplicate_modules(void)
 {
 	struct kg_graph *g = kg_graph_new();
@@ -459,6 +488,10 @@ static void query_impact_and_path(void)
 	json_decref(r);
 	p.function = "nope/9";
 	TH_ASSERT_INT_EQ(kg_query(db, "impact", &p, &r), GI_ENOTFOUND);
+	struct kg_query_params whole = {.module = "B.get/1", .depth = 2};
+	TH_ASSERT_OK(kg_query(db, "impact", &whole, &r));
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "caller_count")), 4);
+	json_decref(r);
 
 	struct kg_query_params q = {.from = "D", .to = "C"};
 	TH_ASSERT_OK(kg_query(db, "path", &q, &r));
@@ -510,6 +543,42 @@ static void query_every_name_answers(void)
 	kg_db_close(db);
 }
 
+/* A damaged or hand-edited file may hold any ids and kinds: loading ignores
+ * rows that point nowhere and copes with huge ids. */
+static void store_load_tolerates_odd_rows(void)
+{
+	char path[4096];
+	struct kg_db *db = project_db(path, sizeof(path));
+	kg_db_close(db);
+	sqlite3 *s = NULL;
+	TH_ASSERT_INT_EQ(sqlite3_open(path, &s), SQLITE_OK);
+	TH_ASSERT_INT_EQ(
+	    sqlite3_exec(s,
+	                 "UPDATE modules SET id = id + 4000000000000;"
+	                 "UPDATE functions SET module_id = module_id + 4000000000000,"
+	                 "  id = id + 9000000000000;"
+	                 "UPDATE calls SET function_id = function_id + 9000000000000;"
+	                 "UPDATE refs SET module_id = module_id + 4000000000000;"
+	                 "INSERT INTO refs VALUES (1, 4000000000001, 99, 'X', 1, 1);"
+	                 "INSERT INTO refs VALUES (1, -7, 0, 'X', 1, 1);"
+	                 "INSERT INTO calls VALUES (1, -5, 0, 'A', 'run', 1, 1, 1);"
+	                 "INSERT INTO calls VALUES (1, 9000000000001, 7, NULL, NULL, -3, 1, 1);"
+	                 "INSERT INTO functions(file_id, module_id, name, arity, kind, public)"
+	                 "  VALUES (1, 12345, 'ghost', 0, 0, 1);",
+	                 NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(s);
+	TH_ASSERT_OK(kg_db_open(path, false, &db));
+	json_t *r = query(db, "module_details", "B", NULL);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "ca")), 2);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r, "functions")), 3);
+	json_decref(r);
+	r = query(db, "summary", NULL, NULL);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "modules")), 6);
+	json_decref(r);
+	kg_db_close(db);
+}
+
 static void store_rejects_corrupt_and_foreign_files(void)
 {
 	char path[4096];
@@ -539,10 +608,12 @@ int main(int argc, char **argv)
 	    TH_TEST(graph_dead_code_classified),
 	    TH_TEST(graph_path_is_test),
 	    TH_TEST(graph_merges_duplicate_modules),
+	    TH_TEST(ignore_patterns_match),
 	    TH_TEST(store_roundtrip_keeps_metrics),
 	    TH_TEST(query_dependents_and_dependencies),
 	    TH_TEST(query_impact_and_path),
 	    TH_TEST(query_every_name_answers),
+	    TH_TEST(store_load_tolerates_odd_rows),
 	    TH_TEST(store_rejects_corrupt_and_foreign_files),
 	    TH_END,
 	};

@@ -15,6 +15,8 @@ defmodule Nexus.Config do
     NEXUS_LOG_MODE      default, sync or async (see Nexus.Logging)
     NEXUS_QUERY_LOG     level of the per-query log of Nexus.Repo: debug (default,
                         so silent at level info), info, or none
+    NEXUS_REGISTRY      db (default: the table registry reads the database on every
+                        call) or ets (the fix: metadata cached in ETS, refreshed on change)
   """
 
   defstruct port: 4040,
@@ -24,7 +26,8 @@ defmodule Nexus.Config do
             seed: 200,
             log_level: :info,
             log_mode: :default,
-            query_log: :debug
+            query_log: :debug,
+            registry: :db
 
   @type t :: %__MODULE__{}
 
@@ -38,7 +41,8 @@ defmodule Nexus.Config do
       seed: int_env("NEXUS_SEED", 200, 1, 1_000_000),
       log_level: level_env(System.get_env("NEXUS_LOG_LEVEL", "info")),
       log_mode: mode_env(System.get_env("NEXUS_LOG_MODE", "default")),
-      query_log: query_log_env(System.get_env("NEXUS_QUERY_LOG", "debug"))
+      query_log: query_log_env(System.get_env("NEXUS_QUERY_LOG", "debug")),
+      registry: registry_env(System.get_env("NEXUS_REGISTRY", "db"))
     }
   end
 
@@ -74,6 +78,10 @@ defmodule Nexus.Config do
 
   defp query_log_env(other),
     do: raise(ArgumentError, "NEXUS_QUERY_LOG must be debug, info or none, not #{inspect(other)}")
+
+  defp registry_env("db"), do: :db
+  defp registry_env("ets"), do: :ets
+  defp registry_env(other), do: raise(ArgumentError, "NEXUS_REGISTRY must be db or ets, not #{inspect(other)}")
 
   defp pg_env do
     [

@@ -1,0 +1,340 @@
+/*
+ * Property check of the Elixir reader against the Elixir compiler: the
+ * fixture project tests/fixtures/elixir/shop/lib is compiled with `elixirc`
+ * into the test's directory, and for every module the public functions and
+ * macros the reader found (name/arity) must be exactly what
+ * `Module.__info__(:functions)` and `Module.__info__(:macros)` report, apart
+ * from what the compiler generates and the source does not show:
+ * __struct__/0,1, a protocol's __protocol__/1, impl_for/1, impl_for!/1, an
+ * implementation's __impl__/1, behaviour_info/1, an exception's exception/1
+ * and message/1, and anything a `use`d module injects. The module sets must
+ * be equal too.
+ *
+ * A second check runs over real code at scale: the source of Elixir's own
+ * standard library rebuilt from the debug info of its .beam files
+ * (bench/make_corpus.sh); the public functions and macros, and the remote
+ * calls and captures (module -> Mod.f/a), that the reader finds in that text
+ * must agree with the definitions' abstract syntax trees, which the
+ * compiler keeps in the debug info, for at least 99% of them either way
+ * (the rest are artefacts of Macro.to_string, and `x[k]`, which is
+ * Access.get/2 in the tree but not a call in the text).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/fs.h"
+#include "base/map.h"
+#include "base/str.h"
+#include "base/vec.h"
+#include "harness.h"
+#include "source/elixir.h"
+#include "source/facts.h"
+#include "support.h"
+
+#define MAX_FILES 256
+
+static const char *const info_script =
+    "dir = System.get_env(\"BEAM_DIR\")\n"
+    "for path <- Path.wildcard(Path.join(dir, \"*.beam\")) do\n"
+    "  mod = path |> Path.basename(\".beam\") |> String.to_atom()\n"
+    "  Code.ensure_loaded!(mod)\n"
+    "  name = inspect(mod)\n"
+    "  IO.puts(\"#{name} module\")\n"
+    "  for {f, a} <- mod.__info__(:functions), do: IO.puts(\"#{name} function #{f}/#{a}\")\n"
+    "  for {f, a} <- mod.__info__(:macros), do: IO.puts(\"#{name} macro #{f}/#{a}\")\n"
+    "end\n";
+
+struct sources {
+	char *paths[MAX_FILES];
+	int count;
+};
+
+static int collect(const char *path, void *ctx)
+{
+	struct sources *s = ctx;
+	if (gi_str_ends_with(path, ".ex") && s->count < MAX_FILES)
+		s->paths[s->count++] = gi_strdup(path);
+	return 0;
+}
+
+/* "MOD kind name/arity" lines of what the reader found, in `set` (key -> 1),
+ * and the modules that `use` something in `uses`. */
+static void reader_facts(const struct sources *s, struct gi_map *set, struct gi_map *uses)
+{
+	char line[1024];
+	for (int i = 0; i < s->count; i++) {
+		char *text = NULL;
+		size_t len = 0;
+		struct facts_file *f = NULL;
+		TH_ASSERT_OK(gi_fs_read_file(s->paths[i], EX_MAX_FILE_SIZE, &text, &len));
+		TH_ASSERT_OK(ex_parse(s->paths[i], text, len, &f));
+		TH_ASSERT_MSG(f->errors.len == 0, "%s: parse error", s->paths[i]);
+		for (size_t m = 0; m < f->modules.len; m++) {
+			struct facts_module *mod = gi_vec_get(&f->modules, m);
+			snprintf(line, sizeof(line), "%s module", mod->name);
+			gi_map_put(set, line, (void *)1);
+			for (size_t r = 0; r < mod->refs.len; r++)
+				if (((struct facts_ref *)gi_vec_get(&mod->refs, r))->kind ==
+				    FACTS_REF_USE)
+					gi_map_put(uses, mod->name, (void *)1);
+			for (size_t k = 0; k < mod->functions.len; k++) {
+				struct facts_function *fn = gi_vec_get(&mod->functions, k);
+				if (!fn->is_public)
+					continue;
+				bool macro =
+				    fn->kind == FACTS_DEFMACRO || fn->kind == FACTS_DEFGUARD;
+				snprintf(line, sizeof(line), "%s %s %s/%d", mod->name,
+				         macro ? "macro" : "function", fn->name, fn->arity);
+				gi_map_put(set, line, (void *)1);
+			}
+		}
+		facts_file_free(f);
+		gi_free(text);
+	}
+}
+
+static bool generated(const char *line)
+{
+	static const char *const names[] = {
+	    " function __struct__/0",     " function __struct__/1", " function __protocol__/1",
+	    " function impl_for/1",       " function impl_for!/1",  " function __impl__/1",
+	    " function behaviour_info/1", " function exception/1",  " function message/1",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (gi_str_ends_with(line, names[i]))
+			return true;
+	return false;
+}
+
+static void public_functions_match_the_compiler(void)
+{
+	char lib[4096], out[4096];
+	snprintf(lib, sizeof(lib), "%s/tests/fixtures/elixir/shop/lib", th_srcdir());
+	snprintf(out, sizeof(out), "%s/ebin", th_tmpdir());
+	TH_ASSERT_OK(gi_fs_mkdir_p(out));
+	struct sources s = {0};
+	TH_ASSERT_OK(gi_fs_walk(lib, NULL, collect, &s));
+	TH_ASSERT_INT_GE(s.count, 10);
+
+	const char *argv[MAX_FILES + 8];
+	int n = 0;
+	argv[n++] = "elixirc";
+	argv[n++] = "--ignore-module-conflict";
+	argv[n++] = "-o";
+	argv[n++] = out;
+	for (int i = 0; i < s.count; i++)
+		argv[n++] = s.paths[i];
+	argv[n] = NULL;
+	char *so = NULL, *se = NULL;
+	int rc = ts_run(argv, NULL, 300000, &so, &se);
+	TH_ASSERT_MSG(rc == 0, "elixirc failed (%d): %s%s", rc, so ? so : "", se ? se : "");
+	free(so);
+	free(se);
+
+	setenv("BEAM_DIR", out, 1);
+	const char *eargv[] = {"elixir", "-pa", out, "-e", info_script, NULL};
+	char *info = NULL;
+	se = NULL;
+	rc = ts_run(eargv, NULL, 120000, &info, &se);
+	TH_ASSERT_MSG(rc == 0 && info, "elixir failed (%d): %s", rc, se ? se : "");
+	free(se);
+
+	struct gi_map found, uses, compiled;
+	gi_map_init(&found);
+	gi_map_init(&uses);
+	gi_map_init(&compiled);
+	reader_facts(&s, &found, &uses);
+
+	struct gi_buf report;
+	gi_buf_init(&report, 0);
+	int lines = 0;
+	char *save = NULL;
+	for (char *line = strtok_r(info, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		gi_map_put(&compiled, line, (void *)1);
+		lines++;
+		if (gi_map_get(&found, line) || generated(line))
+			continue;
+		/* What a `use` injects is not in the source. */
+		char module[512];
+		const char *sp = strchr(line, ' ');
+		snprintf(module, sizeof(module), "%.*s", sp ? (int)(sp - line) : 0, line);
+		if (strstr(line, " module") == NULL && gi_map_get(&uses, module))
+			continue;
+		gi_buf_printf(&report, "compiler has, reader missed: %s\n", line);
+	}
+	for (size_t i = 0; i < found.cap; i++)
+		if (found.slots[i].key && !gi_map_get(&compiled, found.slots[i].key))
+			gi_buf_printf(&report, "reader found, compiler has not: %s\n",
+			              found.slots[i].key);
+	TH_ASSERT_INT_GE(lines, 60);
+	TH_ASSERT_MSG(report.len == 0, "reader and compiler disagree:\n%s", gi_buf_str(&report));
+
+	gi_buf_destroy(&report);
+	gi_map_destroy(&found);
+	gi_map_destroy(&uses);
+	gi_map_destroy(&compiled);
+	free(info);
+	for (int i = 0; i < s.count; i++)
+		gi_free(s.paths[i]);
+}
+
+/* Prints, for each definition of the corpus that Macro.to_string can print
+ * (the same ones bench/make_corpus.sh writes), "M function f/a" or
+ * "M macro f/a" for public ones and "M call X.f/a" for its remote calls. */
+static const char *const debug_info_script =
+    "for f <- Path.wildcard(\"/usr/lib/elixir/lib/*/ebin/*.beam\") do\n"
+    "  mod = f |> Path.basename(\".beam\") |> String.to_atom()\n"
+    "  with {:ok, {^mod, [debug_info: {:debug_info_v1, backend, data}]}} <-\n"
+    "         :beam_lib.chunks(String.to_charlist(f), [:debug_info]),\n"
+    "       {:ok, %{definitions: defs}} <- backend.debug_info(:elixir_v1, mod, data, []) do\n"
+    "    for {{name, arity}, kind, _m, clauses} <- defs, {_cm, args, guards, expr} <- clauses do\n"
+    "      head = {name, [], args}\n"
+    "      head = case guards do\n"
+    "        [] -> head\n"
+    "        gs -> {:when, [], [head, Enum.reduce(gs, &{:or, [], [&2, &1]})]}\n"
+    "      end\n"
+    "      ok = try do\n"
+    "        Macro.to_string({kind, [], [head, [do: expr]]})\n"
+    "        true\n"
+    "      rescue\n"
+    "        _ -> false\n"
+    "      end\n"
+    "      if ok do\n"
+    "        m = inspect(mod)\n"
+    "        if kind == :def, do: IO.puts(\"#{m} function #{name}/#{arity}\")\n"
+    "        if kind == :defmacro, do: IO.puts(\"#{m} macro #{name}/#{arity}\")\n"
+    "        Macro.prewalk([guards, expr, args], nil, fn\n"
+    "          {:&, _, [{:/, _, [{{:., _, [t, g]}, _, []}, n]}]}, acc\n"
+    "          when is_atom(t) and is_atom(g) and is_integer(n) ->\n"
+    "            IO.puts(\"#{m} call #{inspect(t)}.#{g}/#{n}\")\n"
+    "            {:ok, acc}\n"
+    "          {{:., _, [t, g]}, _, a} = node, acc when is_atom(t) and is_atom(g) and is_list(a) "
+    "->\n"
+    "            if {t, g} != {Access, :get}, do: IO.puts(\"#{m} call "
+    "#{inspect(t)}.#{g}/#{length(a)}\")\n"
+    "            {node, acc}\n"
+    "          node, acc -> {node, acc}\n"
+    "        end)\n"
+    "      end\n"
+    "    end\n"
+    "  else\n"
+    "    _ -> :ok\n"
+    "  end\n"
+    "end\n";
+
+struct corpus_walk {
+	struct gi_map *set;
+	int files;
+};
+
+/* The same lines as debug_info_script, from the reader, into ctx's set. */
+static int corpus_file(const char *path, void *ctx)
+{
+	struct corpus_walk *w = ctx;
+	char *text = NULL;
+	size_t len = 0;
+	struct facts_file *f = NULL;
+	char line[2048];
+	if (!gi_str_ends_with(path, ".ex") ||
+	    gi_fs_read_file(path, EX_MAX_FILE_SIZE, &text, &len) != 0)
+		return 0;
+	if (ex_parse(path, text, len, &f) == 0) {
+		w->files++;
+		for (size_t m = 0; m < f->modules.len; m++) {
+			struct facts_module *mod = gi_vec_get(&f->modules, m);
+			for (size_t k = 0; k < mod->functions.len; k++) {
+				struct facts_function *fn = gi_vec_get(&mod->functions, k);
+				bool macro =
+				    fn->kind == FACTS_DEFMACRO || fn->kind == FACTS_DEFGUARD;
+				if (fn->is_public) {
+					snprintf(line, sizeof(line), "%s %s %s/%d", mod->name,
+					         macro ? "macro" : "function", fn->name, fn->arity);
+					gi_map_put(w->set, line, (void *)1);
+				}
+				for (size_t j = 0; j < fn->calls.len; j++) {
+					struct facts_call *c = gi_vec_get(&fn->calls, j);
+					if (c->kind == FACTS_CALL_LOCAL ||
+					    (c->kind == FACTS_CALL_CAPTURE &&
+					     c->module == mod->name))
+						continue;
+					snprintf(line, sizeof(line), "%s call %s.%s/%d", mod->name,
+					         c->module, c->function, c->arity);
+					gi_map_put(w->set, line, (void *)1);
+				}
+			}
+		}
+		facts_file_free(f);
+	}
+	gi_free(text);
+	return 0;
+}
+
+static void stdlib_corpus_agrees_with_debug_info(void)
+{
+	char corpus[4096], script[4096];
+	snprintf(corpus, sizeof(corpus), "%s/corpus", th_tmpdir());
+	snprintf(script, sizeof(script), "%s/bench/make_corpus.sh", th_srcdir());
+	const char *margv[] = {script, corpus, NULL};
+	char *so = NULL, *se = NULL;
+	int rc = ts_run(margv, NULL, 600000, &so, &se);
+	TH_ASSERT_MSG(rc == 0, "make_corpus.sh failed (%d): %s%s", rc, so ? so : "", se ? se : "");
+	free(so);
+	free(se);
+	const char *eargv[] = {"elixir", "-e", debug_info_script, NULL};
+	char *info = NULL;
+	se = NULL;
+	rc = ts_run(eargv, NULL, 600000, &info, &se);
+	TH_ASSERT_MSG(rc == 0 && info, "elixir failed (%d): %s", rc, se ? se : "");
+	free(se);
+
+	struct gi_map found, expected;
+	gi_map_init(&found);
+	gi_map_init(&expected);
+	struct corpus_walk w = {&found, 0};
+	TH_ASSERT_OK(gi_fs_walk(corpus, NULL, corpus_file, &w));
+	TH_ASSERT_INT_GE(w.files, 300);
+	char *save = NULL;
+	for (char *line = strtok_r(info, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		gi_map_put(&expected, line, (void *)1);
+
+	struct gi_buf report;
+	gi_buf_init(&report, 0);
+	size_t missed = 0, extra = 0;
+	for (size_t i = 0; i < expected.cap; i++) {
+		if (!expected.slots[i].key || gi_map_get(&found, expected.slots[i].key))
+			continue;
+		if (missed++ < 20)
+			gi_buf_printf(&report, "debug info has, reader missed: %s\n",
+			              expected.slots[i].key);
+	}
+	for (size_t i = 0; i < found.cap; i++) {
+		if (!found.slots[i].key || gi_map_get(&expected, found.slots[i].key))
+			continue;
+		if (extra++ < 20)
+			gi_buf_printf(&report, "reader found, debug info has not: %s\n",
+			              found.slots[i].key);
+	}
+	printf("corpus: %zu facts in the debug info, %zu found; %zu missed, %zu extra\n",
+	       expected.len, found.len, missed, extra);
+	TH_ASSERT_INT_GE(expected.len, 10000);
+	TH_ASSERT_MSG(missed * 100 <= expected.len && extra * 100 <= expected.len,
+	              "%zu missed, %zu extra of %zu:\n%s", missed, extra, expected.len,
+	              gi_buf_str(&report));
+	gi_buf_destroy(&report);
+	gi_map_destroy(&found);
+	gi_map_destroy(&expected);
+	free(info);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(public_functions_match_the_compiler),
+	    TH_TEST(stdlib_corpus_agrees_with_debug_info),
+	    TH_END,
+	};
+	return th_main(argc, argv, "integration_elixir_compiler", tests);
+}
