@@ -993,12 +993,15 @@ static json_t *build_hotspots(struct ctx *c)
 		json_object_set_new(o, "cognitive", fuse_json_num(fuse_num(d, "cognitive")));
 		json_object_set_new(o, "line", fuse_json_num(fuse_num(d, "line")));
 		json_t *callees = mfa_list(d ? json_object_get(d, "callees") : NULL);
-		char repo_buf[FUSE_MAX_NAME + 1];
+		char repo_buf[FUSE_MAX_NAME + 1], direct_buf[FUSE_MAX_NAME + 1];
 		const char *repo = repo_callee(c, f->module, d, 3, repo_buf, sizeof(repo_buf));
+		const char *direct =
+		    repo_callee(c, f->module, d, 0, direct_buf, sizeof(direct_buf));
 		json_object_set_new(o, "callers",
 		                    mfa_list(d ? json_object_get(d, "callers") : NULL));
 		json_object_set_new(o, "callees", callees);
 		json_object_set_new(o, "calls_repo", repo ? json_string(repo) : json_null());
+		json_object_set_new(o, "calls_repo_directly", json_boolean(direct != NULL));
 		json_decref(d);
 		json_array_append_new(a, o);
 	}
@@ -1087,33 +1090,45 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 		                    json_boolean(d && module_uses_ecto_repo(d)));
 		json_object_set_new(db, "repo_like", json_boolean(module_is_repo_like(c, t->name)));
 		const char *repo = repo_dependency(c, t->name);
-		double via = 0, mine = 0, via_internal = 0;
-		size_t nh = json_array_size(hotspots);
-		for (size_t k = 0; k < nh; k++) {
+		double via_static = 0, mine_static = 0, via_direct = 0;
+		bool local_tracing = false;
+		for (size_t k = 0; k < json_array_size(hotspots); k++) {
 			json_t *h = json_array_get(hotspots, k);
 			const char *hm = fuse_str(h, "module"), *kind = fuse_str(h, "kind");
-			if (!hm || strcmp(hm, t->name) != 0 ||
-			    (kind && strcmp(kind, "private") == 0))
+			if (!hm || strcmp(hm, t->name) != 0)
 				continue;
 			double calls = fuse_num(h, "calls");
-			mine += calls;
 			const char *callee_repo = fuse_str(h, "calls_repo");
-			if (callee_repo) {
-				via += calls;
-				if (!repo)
-					repo = callee_repo;
-			}
+			bool private_fn = kind && strcmp(kind, "private") == 0;
+			local_tracing |= private_fn;
+			if (fuse_bool(h, "calls_repo_directly"))
+				via_direct += calls;
+			if (callee_repo && !repo)
+				repo = callee_repo;
+			if (private_fn || fuse_bool(h, "internal"))
+				continue;
+			mine_static += calls;
+			if (callee_repo)
+				via_static += calls;
 		}
+		/* How much of its work goes to the database module, best evidence
+		 * first: with local calls traced, the runtime calls of the functions
+		 * that call it directly (a cache in front of the database keeps the
+		 * static path but stops taking it); else the static call paths of
+		 * its traced functions; else the traced data layer's operations per
+		 * operation of this module (shared with its other callers). */
 		double share = NAN;
-		via += via_internal;
-		if (mine > 0 && via > 0)
-			share = fmin(via / mine, 1.0);
+		const char *basis = NULL;
 		struct traced_mod *rt = repo ? traced_find(c, repo) : NULL;
-		if (rt && t->reads + t->writes > 0) {
-			/* The Repo is traced: its operations per lookup of this module. */
-			double per_call = (rt->reads + rt->writes) / (double)(t->reads + t->writes);
-			if (!isfinite(share) || per_call > share)
-				share = fmin(per_call, 1.0);
+		if (repo && local_tracing && ops > 0) {
+			share = fmin(via_direct / ops, 1.0);
+			basis = "runtime";
+		} else if (mine_static > 0 && via_static > 0) {
+			share = fmin(via_static / mine_static, 1.0);
+			basis = "static";
+		} else if (rt && t->reads + t->writes > 0) {
+			share = fmin((rt->reads + rt->writes) / (t->reads + t->writes), 1.0);
+			basis = "data layer";
 		}
 		json_object_set_new(db, "repo", repo ? json_string(repo) : json_null());
 		json_object_set_new(db, "repo_traced", json_boolean(rt != NULL));
@@ -1121,6 +1136,8 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 		    db, "repo_reads_per_window",
 		    fuse_json_num(rt && rt->windows > 0 ? rt->reads / (double)rt->windows : NAN));
 		json_object_set_new(db, "repo_call_share", fuse_json_num(share));
+		json_object_set_new(db, "repo_share_basis",
+		                    basis ? json_string(basis) : json_null());
 		json_object_set_new(o, "database", db);
 		json_array_append_new(a, o);
 	}
