@@ -816,8 +816,12 @@ static void graph_with_object_code(struct api_worker *w, json_t *fin, json_t *sn
 	if (n > 0) {
 		json_t *oc = json_object_get(fin, "object_code");
 		const char *why = index_error;
-		if (!why && json_is_string(json_object_get(oc, "error")))
-			why = json_string_value(json_object_get(oc, "error"));
+		char pulled[600];
+		if (!why && json_is_string(json_object_get(oc, "error"))) {
+			snprintf(pulled, sizeof(pulled), "object code not pulled: %.500s",
+			         json_string_value(json_object_get(oc, "error")));
+			why = pulled;
+		}
 		if (!why)
 			why = json_is_object(oc)
 			          ? "the node has no object code for them"
