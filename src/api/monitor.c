@@ -682,6 +682,35 @@ static int trace_modules_parse(json_t *v, const char ***out, json_t **err, int *
 	return 0;
 }
 
+/* Starts keeping the cookie and observed modules of `node` for the object
+ * code pull at its end; false (nothing changed) when an observation of it
+ * is already being kept. */
+static bool observe_begin(struct api_monitor *m, const char *node, const char *cookie)
+{
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node_get(m, node, true);
+	bool fresh = !ns->observing;
+	if (fresh) {
+		cookie_wipe_free(ns->session_cookie);
+		ns->session_cookie = cookie ? gi_strdup(cookie) : NULL;
+		json_decref(ns->observed);
+		ns->observed = json_object();
+		ns->observing = true;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return fresh;
+}
+
+/* Undoes observe_begin after a failed start. */
+static void observe_abandon(struct api_monitor *m, const char *node)
+{
+	char *cookie = NULL;
+	json_t *observed = NULL;
+	pull_take(m, node, &cookie, &observed);
+	cookie_wipe_free(cookie);
+	json_decref(observed);
+}
+
 static json_t *route_observe_start(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_monitor *m = ctx;
@@ -718,7 +747,11 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	cfg.trace_modules = mods;
 	cfg.project = project;
 	char *session_id = NULL;
+	/* Set before the start, so that its first snapshots are collected too. */
+	bool fresh = observe_begin(m, node, cfg.cookie);
 	int rc = obs_session_start(m->manager, &cfg, &session_id);
+	if (rc && fresh)
+		observe_abandon(m, node);
 	json_t *resp;
 	if (rc == GI_EEXIST)
 		resp = api_error(status, 409, "an observation of %.256s is already running", node);
@@ -726,14 +759,6 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		resp = api_error(status, api_status_for(rc), "cannot observe %.256s: %s", node,
 		                 gi_strerror(rc));
 	else {
-		pthread_mutex_lock(&m->lock);
-		struct node_state *ns = node_get(m, node, true);
-		cookie_wipe_free(ns->session_cookie);
-		ns->session_cookie = cfg.cookie ? gi_strdup(cfg.cookie) : NULL;
-		json_decref(ns->observed);
-		ns->observed = json_object();
-		ns->observing = true;
-		pthread_mutex_unlock(&m->lock);
 		resp = json_pack("{s:s, s:s, s:I, s:O?, s:s?}", "session_id", session_id, "node",
 		                 node, "interval_ms", (json_int_t)interval, "trace_modules",
 		                 json_object_get(req->body, "trace_modules"), "project", project);

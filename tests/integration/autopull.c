@@ -299,6 +299,56 @@ static void missing_object_code_is_noted(void)
 	json_decref(p);
 }
 
+/* The node goes away during the observation: the object code cannot be
+ * pulled, and the profile says so. */
+static void unreachable_node_is_noted(void)
+{
+	if (!manager_available())
+		th_skip("the observer's session manager is not in this build");
+	struct ts_node node;
+	ts_node_start(&node, TS_NODE_ERL_LONG, NULL, NULL);
+	char *r = ts_node_eval(&node, HIDDEN_LOAD);
+	TH_ASSERT_MSG(r && strstr(r, "ok"), "load: %s", r ? r : "(erl_call failed)");
+	free(r);
+	struct td_daemon w = {0}, m = {0};
+	td_worker(&w, NULL);
+	td_monitor(&m, &w);
+	char body[1024];
+	snprintf(body, sizeof(body),
+	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":300,"
+	         "\"trace_modules\":[\":aphidden\"]}",
+	         node.name, node.cookie);
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/start", body, NULL), 200);
+	wait_snapshots(&m, 3);
+	ts_node_stop(&node);
+	json_t *p = NULL;
+	int64_t deadline = gi_clock_mono_ms() + 180000;
+	while (td_get(&w, "/api/runtime/profile/latest", &p) != 200) {
+		json_decref(p);
+		p = NULL;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline,
+		              "no profile 180 s after the node died");
+		gi_clock_sleep_ms(200);
+	}
+	json_decref(p);
+	p = latest_profile(&w);
+	TH_ASSERT(json_is_string(json_object_get(json_object_get(p, "object_code"), "error")));
+	bool noted = false;
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(p, "errors"), i, e)
+	{
+		const char *s = json_string_value(e);
+		if (s && strstr(s, ":aphidden") && strstr(s, "object code not pulled"))
+			noted = true;
+	}
+	TH_ASSERT_MSG(noted, "no note that the object code could not be pulled");
+	char *text = json_dumps(p, 0);
+	TH_ASSERT_MSG(strstr(text, node.cookie) == NULL, "the profile holds the cookie");
+	free(text);
+	json_decref(p);
+}
+
 static void object_code_route_refuses_bad_input(void)
 {
 	struct td_daemon w = {0};
@@ -334,6 +384,7 @@ int main(int argc, char **argv)
 	    {"object_code_route_refuses_bad_input", object_code_route_refuses_bad_input},
 	    {"hot_modules_without_source_get_topology", hot_modules_without_source_get_topology},
 	    {"missing_object_code_is_noted", missing_object_code_is_noted},
+	    {"unreachable_node_is_noted", unreachable_node_is_noted},
 	    {NULL, NULL},
 	};
 	(void)td_snapshot; /* api_util.h's, unused here */
