@@ -496,7 +496,7 @@ static char *node_dir(const struct api_worker *w, const char *node)
 	struct gi_buf b;
 	gi_buf_init(&b, 0);
 	gi_buf_printf(&b, "%s/nodes/", w->data_dir);
-	for (size_t i = 0; node[i] && i < NODE_NAME_MAX; i++) {
+	for (size_t i = 0; i < NODE_NAME_MAX && node[i]; i++) {
 		char c = node[i];
 		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		          (c >= '0' && c <= '9') || c == '@' || c == '-' || c == '_' ||
