@@ -17,11 +17,11 @@
 #define BEAM_PULL_MODULES_MAX 2000
 
 struct beam_pull_summary {
-	int apps;      /* applications found on the node */
-	int modules;   /* modules listed by them */
-	int written;   /* .beam files created or changed in the cache */
-	int unchanged; /* already cached with the same bytes (mtime kept) */
-	int missing;   /* listed but without object code on the node */
+	int apps;       /* applications found on the node */
+	int modules;    /* modules listed by them */
+	int written;    /* .beam files created or changed in the cache */
+	int unchanged;  /* already cached with the same bytes (mtime kept) */
+	int missing;    /* listed but without object code on the node */
 	bool truncated; /* beam_pull_modules stopped at its cap or deadline */
 };
 
@@ -40,8 +40,7 @@ int beam_pull_apps(const char *node, const char *cookie, int timeout_ms, const c
 /* Receives one pulled module: its atom text ("Elixir.Foo", "lists") and
  * object code, both borrowed for the call. A non-zero return stops the pull
  * and is returned by beam_pull_modules. */
-typedef int (*beam_pull_sink)(void *ctx, const char *atom, const unsigned char *code,
-                              size_t len);
+typedef int (*beam_pull_sink)(void *ctx, const char *atom, const unsigned char *code, size_t len);
 
 struct beam_pull_request {
 	const char *const *modules; /* atom texts; each is only looked up on the node */
