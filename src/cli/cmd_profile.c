@@ -204,7 +204,7 @@ static int emit(const struct out_opts *o, const struct gi_buf *b)
 
 static int dump_json(json_t *j, struct gi_buf *b)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
 	if (!s)
 		return GI_ENOMEM;
 	int rc = gi_buf_puts(b, s);

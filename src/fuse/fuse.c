@@ -138,6 +138,7 @@ struct proc_stat {
 	double queue_first, queue_last, queue_max;
 	long queue_samples, queue_rises, queue_steps;
 	double queue_head_sum, queue_tail_sum; /* over the first and last quarter */
+	long queue_first_seq, queue_last_seq;
 	double mem_first, mem_last;
 	long mem_samples;
 	bool logger;
@@ -146,7 +147,8 @@ struct proc_stat {
 struct func_stat {
 	const char *module, *function;
 	long arity;
-	const char *kind; /* read/write/pipeline/other */
+	const char *kind; /* read/write/pipeline/other, or private (from the graph) */
+	bool internal;    /* the graph knows only callers in its own module */
 	double total, min_present, max;
 	long present;
 };
@@ -155,7 +157,8 @@ struct traced_mod {
 	const char *name;
 	long windows, seen_seq;
 	double window_ms;
-	double reads, writes, pipeline, other;
+	double calls, raw_pipeline;            /* every traced call; pipeline helper calls */
+	double reads, writes, pipeline, other; /* operations: see recount_operations */
 };
 
 struct ctx {
@@ -359,14 +362,16 @@ static void take_process_state(struct ctx *c, const json_t *list, long seq)
 		s->seen_seq = seq;
 		double q = fuse_num(p, "message_queue_len");
 		if (isfinite(q)) {
-			if (s->queue_samples == 0)
+			if (s->queue_samples == 0) {
 				s->queue_first = q;
-			else {
+				s->queue_first_seq = seq;
+			} else {
 				s->queue_steps++;
 				if (q > s->queue_last)
 					s->queue_rises++;
 			}
 			s->queue_last = q;
+			s->queue_last_seq = seq;
 			if (seq < c->quarter)
 				s->queue_head_sum += q;
 			if (seq >= c->total_snapshots - c->quarter)
@@ -457,14 +462,9 @@ static void take_trace(struct ctx *c, const json_t *trace, long seq)
 		if (count > f->max)
 			f->max = count;
 		struct traced_mod *t = traced_get(c, mod);
-		if (strcmp(f->kind, "read") == 0)
-			t->reads += count;
-		else if (strcmp(f->kind, "write") == 0)
-			t->writes += count;
-		else if (strcmp(f->kind, "pipeline") == 0)
-			t->pipeline += count;
-		else
-			t->other += count;
+		t->calls += count;
+		if (strcmp(f->kind, "pipeline") == 0)
+			t->raw_pipeline += count;
 	}
 }
 
@@ -586,8 +586,8 @@ static bool module_uses_ecto_repo(json_t *details)
 	return false;
 }
 
-/* A Repo-like module: its last name segment ends in "Repo", or it `use`s
- * Ecto.Repo according to the graph. */
+/* A Repo-like module: its name ends in "Repo", or it `use`s Ecto.Repo
+ * according to the graph. */
 static bool module_is_repo_like(struct ctx *c, const char *module)
 {
 	if (!module)
@@ -596,6 +596,19 @@ static bool module_is_repo_like(struct ctx *c, const char *module)
 		return true;
 	json_t *d = graph_module(c, module);
 	return d && module_uses_ecto_repo(d);
+}
+
+static struct traced_mod *traced_find(struct ctx *c, const char *module)
+{
+	return gi_map_get(&c->traced, module);
+}
+
+/* A database module: Repo-like, or traced with calls to the pipeline helpers
+ * (a hand-written data layer shaped like a repo). */
+static bool module_is_database(struct ctx *c, const char *module)
+{
+	struct traced_mod *t = module ? traced_find(c, module) : NULL;
+	return (t && t->raw_pipeline > 0) || module_is_repo_like(c, module);
 }
 
 static json_t *graph_fields(struct ctx *c, const char *module)
@@ -777,11 +790,6 @@ static int cmp_func_total(const void *a, const void *b)
 	return r ? r : strcmp(x->function, y->function);
 }
 
-static struct traced_mod *traced_find(struct ctx *c, const char *module)
-{
-	return gi_map_get(&c->traced, module);
-}
-
 static double func_calls_per_s(struct ctx *c, const struct func_stat *f)
 {
 	struct traced_mod *t = traced_find(c, f->module);
@@ -891,6 +899,51 @@ static json_t *mfa_list(json_t *arr)
 	return out;
 }
 
+/* The database module a function calls, directly or through functions of
+ * its own module (lookup/1 -> from_store/1 -> Store.get/1), looking `depth`
+ * local calls deep; copied into `buf`, or NULL. */
+static const char *repo_callee(struct ctx *c, const char *module, json_t *details, int depth,
+                               char *buf, size_t size)
+{
+	json_t *ce = json_object_get(details, "callees");
+	size_t n = json_is_array(ce) ? json_array_size(ce) : 0;
+	for (size_t k = 0; k < n && k < 50; k++) {
+		const char *cm = fuse_str(json_array_get(ce, k), "module");
+		if (cm && strcmp(cm, module) != 0 && module_is_database(c, cm)) {
+			gi_strlcpy(buf, cm, size);
+			return buf;
+		}
+	}
+	for (size_t k = 0; depth > 0 && k < n && k < 20; k++) {
+		json_t *e = json_array_get(ce, k);
+		const char *cm = fuse_str(e, "module"), *name = fuse_str(e, "name");
+		double arity = fuse_num(e, "arity");
+		if (!cm || !name || strcmp(cm, module) != 0 || !isfinite(arity))
+			continue;
+		json_t *local = graph_function(c, module, name, (long)arity);
+		const char *r = local ? repo_callee(c, module, local, depth - 1, buf, size) : NULL;
+		json_decref(local);
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+/* True when function_details lists callers and all are in `module`: then
+ * the function is a step of another operation of the module (lookup/1
+ * calling fetch/1), and counting both would count one operation twice. */
+static bool only_local_callers(json_t *details, const char *module)
+{
+	json_t *callers = json_object_get(details, "callers");
+	size_t n = json_is_array(callers) ? json_array_size(callers) : 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *m = fuse_str(json_array_get(callers, i), "module");
+		if (!m || strcmp(m, module) != 0)
+			return false;
+	}
+	return n > 0;
+}
+
 /* Every traced function, by calls, joined with function_details. Also sets
  * "calls_repo" (the Repo-like module it calls, or null) for the database
  * signature of rule 4. */
@@ -912,7 +965,6 @@ static json_t *build_hotspots(struct ctx *c)
 		json_object_set_new(o, "module", json_string(f->module));
 		json_object_set_new(o, "function", json_string(f->function));
 		json_object_set_new(o, "arity", json_integer(f->arity));
-		json_object_set_new(o, "kind", json_string(f->kind));
 		json_object_set_new(o, "calls", fuse_json_num(f->total));
 		json_object_set_new(o, "calls_share",
 		                    fuse_json_num(all_calls > 0 ? f->total / all_calls : NAN));
@@ -926,29 +978,67 @@ static json_t *build_hotspots(struct ctx *c)
 		json_object_set_new(w, "max", fuse_json_num(f->max));
 		json_object_set_new(o, "per_window", w);
 		json_t *d = graph_function(c, f->module, f->function, f->arity);
+		const char *visibility = fuse_str(d, "visibility");
+		/* Pipeline helpers are steps by nature: always counted as such. */
+		bool helper = strcmp(f->kind, "pipeline") == 0;
+		if (!helper && visibility && strcmp(visibility, "private") == 0)
+			f->kind = "private";
+		json_object_set_new(o, "kind", json_string(f->kind));
+		json_object_set_new(o, "visibility",
+		                    visibility ? json_string(visibility) : json_null());
+		f->internal = !helper && only_local_callers(d, f->module);
+		json_object_set_new(o, "internal", json_boolean(f->internal));
 		json_object_set_new(o, "in_graph", json_boolean(d != NULL));
 		json_object_set_new(o, "cyclomatic", fuse_json_num(fuse_num(d, "cyclomatic")));
 		json_object_set_new(o, "cognitive", fuse_json_num(fuse_num(d, "cognitive")));
 		json_object_set_new(o, "line", fuse_json_num(fuse_num(d, "line")));
 		json_t *callees = mfa_list(d ? json_object_get(d, "callees") : NULL);
-		const char *repo = NULL;
-		json_t *ce = d ? json_object_get(d, "callees") : NULL;
-		for (size_t k = 0; json_is_array(ce) && k < json_array_size(ce) && !repo; k++) {
-			const char *cm = fuse_str(json_array_get(ce, k), "module");
-			if (cm && strcmp(cm, f->module) != 0 && module_is_repo_like(c, cm))
-				repo = cm;
-		}
+		char repo_buf[FUSE_MAX_NAME + 1], direct_buf[FUSE_MAX_NAME + 1];
+		const char *repo = repo_callee(c, f->module, d, 3, repo_buf, sizeof(repo_buf));
+		const char *direct =
+		    repo_callee(c, f->module, d, 0, direct_buf, sizeof(direct_buf));
 		json_object_set_new(o, "callers",
 		                    mfa_list(d ? json_object_get(d, "callers") : NULL));
 		json_object_set_new(o, "callees", callees);
 		json_object_set_new(o, "calls_repo", repo ? json_string(repo) : json_null());
+		json_object_set_new(o, "calls_repo_directly", json_boolean(direct != NULL));
 		json_decref(d);
 		json_array_append_new(a, o);
 	}
 	return a;
 }
 
-/* The Repo-like module `module` depends on in the graph, or NULL. */
+/* Operations of each traced module, from its functions' calls: each name
+ * counts once, with the arity that has the most calls (default-argument
+ * wrappers call the full arity, so adding every arity would count one
+ * operation twice), and private functions and internal steps (known from the
+ * graph; local call counting sees them) are left out. Needs func_list sorted
+ * by calls. */
+static void recount_operations(struct ctx *c)
+{
+	struct gi_map seen;
+	gi_map_init(&seen);
+	for (size_t i = 0; i < c->func_list.len; i++) {
+		struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
+		struct traced_mod *t = traced_find(c, f->module);
+		char key[2 * FUSE_MAX_NAME + 4];
+		snprintf(key, sizeof(key), "%s\x1f%s", f->module, f->function);
+		if (!t || strcmp(f->kind, "private") == 0 || f->internal || gi_map_get(&seen, key))
+			continue;
+		gi_map_put(&seen, key, f);
+		if (strcmp(f->kind, "read") == 0)
+			t->reads += f->total;
+		else if (strcmp(f->kind, "write") == 0)
+			t->writes += f->total;
+		else if (strcmp(f->kind, "pipeline") == 0)
+			t->pipeline += f->total;
+		else
+			t->other += f->total;
+	}
+	gi_map_destroy(&seen);
+}
+
+/* The database module `module` depends on in the graph, or NULL. */
 static const char *repo_dependency(struct ctx *c, const char *module)
 {
 	json_t *d = graph_module(c, module);
@@ -957,7 +1047,7 @@ static const char *repo_dependency(struct ctx *c, const char *module)
 	for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
 		json_t *e = json_array_get(deps, i);
 		const char *m = json_is_string(e) ? json_string_value(e) : fuse_str(e, "module");
-		if (m && strcmp(m, module) != 0 && module_is_repo_like(c, m))
+		if (m && strcmp(m, module) != 0 && module_is_database(c, m))
 			return m;
 	}
 	return NULL;
@@ -965,16 +1055,19 @@ static const char *repo_dependency(struct ctx *c, const char *module)
 
 static json_t *build_workload(struct ctx *c, json_t *hotspots)
 {
-	json_t *a = json_array();
+	json_t *a = json_array(), *o;
 	for (size_t i = 0; i < c->traced_list.len; i++) {
 		struct traced_mod *t = GI_VEC_AT(&c->traced_list, struct traced_mod *, i);
-		double total = t->reads + t->writes + t->pipeline + t->other;
+		/* Pipeline helpers are steps of an operation, not operations. */
+		double ops = t->reads + t->writes + t->other;
 		double secs = t->window_ms / 1000.0;
-		json_t *o = json_object();
-		json_object_set_new(o, "module", json_string(t->name));
-		json_object_set_new(o, "calls", fuse_json_num(total));
+		json_object_set_new(o = json_object(), "module", json_string(t->name));
+		json_object_set_new(o, "calls", fuse_json_num(t->calls));
 		json_object_set_new(o, "calls_per_second",
-		                    fuse_json_num(secs > 0 ? total / secs : NAN));
+		                    fuse_json_num(secs > 0 ? t->calls / secs : NAN));
+		json_object_set_new(o, "operations", fuse_json_num(ops));
+		json_object_set_new(o, "operations_per_second",
+		                    fuse_json_num(secs > 0 ? ops / secs : NAN));
 		json_object_set_new(o, "windows", json_integer(t->windows));
 		json_object_set_new(o, "reads", fuse_json_num(t->reads));
 		json_object_set_new(o, "writes", fuse_json_num(t->writes));
@@ -997,35 +1090,54 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 		                    json_boolean(d && module_uses_ecto_repo(d)));
 		json_object_set_new(db, "repo_like", json_boolean(module_is_repo_like(c, t->name)));
 		const char *repo = repo_dependency(c, t->name);
-		double via = 0, mine = 0;
-		size_t nh = json_array_size(hotspots);
-		for (size_t k = 0; k < nh; k++) {
+		double via_static = 0, mine_static = 0, via_direct = 0;
+		bool local_tracing = false;
+		for (size_t k = 0; k < json_array_size(hotspots); k++) {
 			json_t *h = json_array_get(hotspots, k);
-			const char *hm = fuse_str(h, "module");
+			const char *hm = fuse_str(h, "module"), *kind = fuse_str(h, "kind");
 			if (!hm || strcmp(hm, t->name) != 0)
 				continue;
 			double calls = fuse_num(h, "calls");
-			mine += calls;
 			const char *callee_repo = fuse_str(h, "calls_repo");
-			if (callee_repo) {
-				via += calls;
-				if (!repo)
-					repo = callee_repo;
-			}
+			bool private_fn = kind && strcmp(kind, "private") == 0;
+			local_tracing |= private_fn;
+			if (fuse_bool(h, "calls_repo_directly"))
+				via_direct += calls;
+			if (callee_repo && !repo)
+				repo = callee_repo;
+			if (private_fn || fuse_bool(h, "internal"))
+				continue;
+			mine_static += calls;
+			if (callee_repo)
+				via_static += calls;
 		}
+		/* How much of its work goes to the database module, best evidence
+		 * first: with local calls traced, the runtime calls of the functions
+		 * that call it directly (a cache in front of the database keeps the
+		 * static path but stops taking it); else the static call paths of
+		 * its traced functions; else the traced data layer's operations per
+		 * operation of this module (shared with its other callers). */
 		double share = NAN;
-		if (mine > 0 && via > 0)
-			share = via / mine;
+		const char *basis = NULL;
 		struct traced_mod *rt = repo ? traced_find(c, repo) : NULL;
-		if (rt && t->reads + t->writes > 0) {
-			/* The Repo is traced: its operations per lookup of this module. */
-			double ops = (rt->reads + rt->writes) / (double)(t->reads + t->writes);
-			if (!isfinite(share) || ops > share)
-				share = fmin(ops, 1.0);
+		if (repo && local_tracing && ops > 0) {
+			share = fmin(via_direct / ops, 1.0);
+			basis = "runtime";
+		} else if (mine_static > 0 && via_static > 0) {
+			share = fmin(via_static / mine_static, 1.0);
+			basis = "static";
+		} else if (rt && t->reads + t->writes > 0) {
+			share = fmin((rt->reads + rt->writes) / (t->reads + t->writes), 1.0);
+			basis = "data layer";
 		}
 		json_object_set_new(db, "repo", repo ? json_string(repo) : json_null());
 		json_object_set_new(db, "repo_traced", json_boolean(rt != NULL));
+		json_object_set_new(
+		    db, "repo_reads_per_window",
+		    fuse_json_num(rt && rt->windows > 0 ? rt->reads / (double)rt->windows : NAN));
 		json_object_set_new(db, "repo_call_share", fuse_json_num(share));
+		json_object_set_new(db, "repo_share_basis",
+		                    basis ? json_string(basis) : json_null());
 		json_object_set_new(o, "database", db);
 		json_array_append_new(a, o);
 	}
@@ -1039,7 +1151,7 @@ static json_t *build_pipeline(struct ctx *c)
 	double helpers = 0, ops = 0;
 	for (size_t i = 0; i < c->traced_list.len; i++) {
 		struct traced_mod *t = GI_VEC_AT(&c->traced_list, struct traced_mod *, i);
-		if (t->pipeline <= 0 && !module_is_repo_like(c, t->name))
+		if (!module_is_database(c, t->name))
 			continue;
 		double mine = t->reads + t->writes;
 		helpers += t->pipeline;
@@ -1185,77 +1297,134 @@ static void ctx_destroy(struct ctx *c)
 	gi_arena_destroy(&c->arena);
 }
 
+struct fuse_builder {
+	struct ctx c;
+};
+
+int fuse_builder_new(const struct fuse_config *cfg, long snapshot_count, struct fuse_builder **out)
+{
+	*out = NULL;
+	if (snapshot_count < 0 || snapshot_count > FUSE_MAX_SNAPSHOTS)
+		return GI_EINVAL;
+	struct fuse_builder *b = gi_calloc(1, sizeof(*b));
+	struct ctx *c = &b->c;
+	gi_arena_init(&c->arena);
+	c->cfg = cfg;
+	if (cfg && cfg->thresholds)
+		c->thr = *cfg->thresholds;
+	else
+		fuse_thresholds_default(&c->thr);
+	c->first_ts = c->last_ts = NAN;
+	c->errors = json_array();
+	gi_map_init(&c->mods);
+	gi_map_init(&c->procs);
+	gi_map_init(&c->funcs);
+	gi_map_init(&c->traced);
+	gi_map_init(&c->details);
+	gi_vec_init(&c->mod_list, sizeof(void *));
+	gi_vec_init(&c->proc_list, sizeof(void *));
+	gi_vec_init(&c->func_list, sizeof(void *));
+	gi_vec_init(&c->traced_list, sizeof(void *));
+	struct metric *ms[] = {&c->m_mem,           &c->m_procs, &c->m_runq,   &c->m_util,
+	                       &c->m_rps,           &c->m_t,     &c->m_binary, &c->m_ets,
+	                       &c->m_processes_mem, &c->m_atom,  &c->m_code,   &c->m_system};
+	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
+		metric_init(ms[i]);
+	c->total_snapshots = snapshot_count;
+	c->quarter = snapshot_count / 4 ? snapshot_count / 4 : 1;
+	*out = b;
+	return 0;
+}
+
+int fuse_builder_add(struct fuse_builder *b, json_t *snapshot)
+{
+	if (!json_is_object(snapshot))
+		return GI_EINVAL;
+	if (b->c.nsnap >= FUSE_MAX_SNAPSHOTS)
+		return GI_ETOOBIG;
+	take_snapshot(&b->c, snapshot, b->c.nsnap);
+	b->c.nsnap++;
+	return 0;
+}
+
+/* Without a snapshot count up front, the first and the last snapshot stand
+ * for the first and the last quarter of the mailbox trend. */
+static void mailbox_quarters_from_ends(struct ctx *c)
+{
+	c->quarter = 1;
+	for (size_t i = 0; i < c->proc_list.len; i++) {
+		struct proc_stat *p = GI_VEC_AT(&c->proc_list, struct proc_stat *, i);
+		p->queue_head_sum = p->queue_first_seq == 0 ? p->queue_first : 0;
+		p->queue_tail_sum = p->queue_last_seq == c->nsnap - 1 ? p->queue_last : 0;
+	}
+}
+
+int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *graph,
+                        json_t **profile_out)
+{
+	*profile_out = NULL;
+	if (finalize && !json_is_object(finalize))
+		return GI_EINVAL;
+	struct ctx *c = &b->c;
+	c->graph = graph;
+	if (c->total_snapshots == 0)
+		mailbox_quarters_from_ends(c);
+	json_t *p = json_object();
+	json_object_set_new(p, "version", json_integer(1));
+	json_object_set_new(p, "session", build_session(c, finalize));
+	json_object_set_new(p, "metrics", build_metrics(c));
+	json_object_set_new(p, "series", build_series(c));
+	int top = c->cfg && c->cfg->hot_modules_top > 0 ? c->cfg->hot_modules_top : 15;
+	json_t *hotspots = build_hotspots(c);
+	recount_operations(c);
+	json_object_set_new(p, "hot_modules", build_hot_modules(c, top));
+	json_object_set_new(p, "trace_hotspots", hotspots);
+	json_object_set_new(p, "workload", build_workload(c, hotspots));
+	json_object_set_new(p, "pipeline_overhead", build_pipeline(c));
+	json_object_set_new(p, "processes", build_processes(c));
+	json_t *g = json_object();
+	json_object_set_new(g, "attached", json_boolean(graph != NULL));
+	json_object_set_new(g, "answered", json_boolean(c->graph_ok));
+	json_object_set_new(p, "graph", g);
+	json_object_set_new(p, "errors", json_incref(c->errors));
+	json_t *recs = NULL;
+	int rc = fuse_rules_evaluate(p, &c->thr, &recs);
+	if (rc != 0) {
+		json_decref(p);
+		return rc;
+	}
+	json_object_set_new(p, "recommendations", recs);
+	*profile_out = p;
+	return 0;
+}
+
+void fuse_builder_free(struct fuse_builder *b)
+{
+	if (!b)
+		return;
+	ctx_destroy(&b->c);
+	gi_free(b);
+}
+
 int fuse_profile_build(json_t *finalize, json_t *snapshots, struct kg_db *graph,
                        const struct fuse_config *cfg, json_t **profile_out)
 {
 	*profile_out = NULL;
 	if ((finalize && !json_is_object(finalize)) || (snapshots && !json_is_array(snapshots)))
 		return GI_EINVAL;
-	if (snapshots && json_array_size(snapshots) > FUSE_MAX_SNAPSHOTS)
-		return GI_ETOOBIG;
-	struct ctx c;
-	memset(&c, 0, sizeof(c));
-	gi_arena_init(&c.arena);
-	c.cfg = cfg;
-	if (cfg && cfg->thresholds)
-		c.thr = *cfg->thresholds;
-	else
-		fuse_thresholds_default(&c.thr);
-	c.graph = graph;
-	c.first_ts = c.last_ts = NAN;
-	c.errors = json_array();
-	gi_map_init(&c.mods);
-	gi_map_init(&c.procs);
-	gi_map_init(&c.funcs);
-	gi_map_init(&c.traced);
-	gi_map_init(&c.details);
-	gi_vec_init(&c.mod_list, sizeof(void *));
-	gi_vec_init(&c.proc_list, sizeof(void *));
-	gi_vec_init(&c.func_list, sizeof(void *));
-	gi_vec_init(&c.traced_list, sizeof(void *));
-	struct metric *ms[] = {&c.m_mem,           &c.m_procs, &c.m_runq,   &c.m_util,
-	                       &c.m_rps,           &c.m_t,     &c.m_binary, &c.m_ets,
-	                       &c.m_processes_mem, &c.m_atom,  &c.m_code,   &c.m_system};
-	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
-		metric_init(ms[i]);
-
 	size_t n = snapshots ? json_array_size(snapshots) : 0;
-	c.total_snapshots = (long)n;
-	c.quarter = n / 4 ? (long)(n / 4) : 1;
-	for (size_t i = 0; i < n; i++) {
-		json_t *s = json_array_get(snapshots, i);
-		if (!json_is_object(s))
-			continue;
-		take_snapshot(&c, s, (long)c.nsnap);
-		c.nsnap++;
-	}
-
-	json_t *p = json_object();
-	json_object_set_new(p, "version", json_integer(1));
-	json_object_set_new(p, "session", build_session(&c, finalize));
-	json_object_set_new(p, "metrics", build_metrics(&c));
-	json_object_set_new(p, "series", build_series(&c));
-	int top = cfg && cfg->hot_modules_top > 0 ? cfg->hot_modules_top : 15;
-	json_t *hotspots = build_hotspots(&c);
-	json_object_set_new(p, "hot_modules", build_hot_modules(&c, top));
-	json_object_set_new(p, "trace_hotspots", hotspots);
-	json_object_set_new(p, "workload", build_workload(&c, hotspots));
-	json_object_set_new(p, "pipeline_overhead", build_pipeline(&c));
-	json_object_set_new(p, "processes", build_processes(&c));
-	json_t *g = json_object();
-	json_object_set_new(g, "attached", json_boolean(graph != NULL));
-	json_object_set_new(g, "answered", json_boolean(c.graph_ok));
-	json_object_set_new(p, "graph", g);
-	json_object_set_new(p, "errors", json_incref(c.errors));
-	json_t *recs = NULL;
-	int rc = fuse_rules_evaluate(p, &c.thr, &recs);
+	if (n > FUSE_MAX_SNAPSHOTS)
+		return GI_ETOOBIG;
+	size_t objects = 0;
+	for (size_t i = 0; i < n; i++)
+		objects += json_is_object(json_array_get(snapshots, i));
+	struct fuse_builder *b = NULL;
+	int rc = fuse_builder_new(cfg, (long)objects, &b);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (json_is_object(json_array_get(snapshots, i)))
+			rc = fuse_builder_add(b, json_array_get(snapshots, i));
 	if (rc == 0)
-		json_object_set_new(p, "recommendations", recs);
-	ctx_destroy(&c);
-	if (rc != 0) {
-		json_decref(p);
-		return rc;
-	}
-	*profile_out = p;
-	return 0;
+		rc = fuse_builder_finish(b, finalize, graph, profile_out);
+	fuse_builder_free(b);
+	return rc;
 }

@@ -69,6 +69,24 @@ const char *fuse_classify_function(const struct fuse_config *cfg, const char *na
 int fuse_profile_build(json_t *finalize, json_t *snapshots, struct kg_db *graph,
                        const struct fuse_config *cfg, json_t **profile_out);
 
+/* The same, fed one snapshot at a time, so that a long session never has to
+ * be in memory at once (the worker can read its snapshots row by row):
+ * new, add each snapshot in seq order, finish, free.
+ *
+ * `snapshot_count` is how many snapshots will be added (the mailbox rule
+ * compares the first and last quarter of the session); 0 when unknown, in
+ * which case the first and the last snapshot stand for those quarters. `cfg`
+ * is borrowed until free. fuse_builder_add borrows the snapshot (GI_EINVAL
+ * for a non-object, GI_ETOOBIG past the cap); fuse_builder_finish may be
+ * called once, borrows `finalize` and `graph`, and gives *profile_out (caller
+ * decrefs). fuse_builder_free(NULL) does nothing. */
+struct fuse_builder;
+int fuse_builder_new(const struct fuse_config *cfg, long snapshot_count, struct fuse_builder **out);
+int fuse_builder_add(struct fuse_builder *b, json_t *snapshot);
+int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *graph,
+                        json_t **profile_out);
+void fuse_builder_free(struct fuse_builder *b);
+
 /* Evaluates the rules of docs/RULES.md on a built profile (borrowed) and
  * returns its ranked recommendations (caller decrefs). fuse_profile_build
  * already stores them under "recommendations"; this is for re-evaluation

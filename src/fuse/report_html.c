@@ -77,6 +77,19 @@ static void fmt_axis(double v, const char *unit, char *out, size_t size)
 		fuse_fmt_count(v, out, size);
 }
 
+/* The smallest of 1, 2, 4, 8 x 10^k at or above `x`: round axis labels. */
+static double nice_ceiling(double x)
+{
+	if (!(x > 0))
+		return 1;
+	double p = pow(10, floor(log10(x)));
+	static const double steps[] = {1, 2, 4, 8, 10}; /* quarters stay round */
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		if (steps[i] * p >= x)
+			return steps[i] * p;
+	return 10 * p;
+}
+
 /* A line chart of series[key] against series.t_s. */
 static void line_chart(struct gi_buf *out, json_t *series, const char *key, const char *title,
                        const char *unit, const char *colour)
@@ -99,7 +112,7 @@ static void line_chart(struct gi_buf *out, json_t *series, const char *key, cons
 	else if (ymax <= 0)
 		ymax = 1;
 	else
-		ymax *= 1.1;
+		ymax = nice_ceiling(ymax * 1.05);
 	if (tmax <= 0)
 		tmax = 1;
 	double pw = CHART_W - PAD_L - PAD_R, ph = CHART_H - PAD_T - PAD_B;
@@ -333,10 +346,11 @@ static void put_recommendations(struct gi_buf *out, json_t *recs)
 		esc(out, fuse_str(r, "id"));
 		gi_buf_printf(out, " &middot; priority %.0f</div><div class=\"ev\">",
 		              fuse_num(r, "priority"));
-		const char *key;
-		json_t *v;
-		json_object_foreach(json_object_get(r, "evidence"), key, v)
-		{
+		json_t *evidence = json_object_get(r, "evidence");
+		for (void *it = json_object_iter(evidence); it;
+		     it = json_object_iter_next(evidence, it)) {
+			const char *key = json_object_iter_key(it);
+			json_t *v = json_object_iter_value(it);
 			if (json_is_null(v))
 				continue;
 			gi_buf_puts(out, "<span><i>");
@@ -503,7 +517,7 @@ static void put_tables(struct gi_buf *out, json_t *p)
 		gi_buf_puts(out,
 		            "<h2>Workload of traced modules</h2><table><tr><th>module</th>"
 		            "<th>reads</th><th>writes</th><th>read/write</th><th>read share</th>"
-		            "<th>calls/s</th><th>pipeline helpers</th></tr>");
+		            "<th>operations/s</th><th>calls/s</th><th>pipeline helpers</th></tr>");
 		for (size_t i = 0; i < json_array_size(wl); i++) {
 			json_t *w = json_array_get(wl, i);
 			gi_buf_puts(out, "<tr>");
@@ -512,6 +526,7 @@ static void put_tables(struct gi_buf *out, json_t *p)
 			cell_num(out, fuse_num(w, "writes"), 0);
 			cell_num(out, fuse_num(w, "read_write_ratio"), 0);
 			cell_num(out, fuse_num(w, "read_share"), 2);
+			cell_num(out, fuse_num(w, "operations_per_second"), 0);
 			cell_num(out, fuse_num(w, "calls_per_second"), 0);
 			cell_num(out, fuse_num(w, "pipeline"), 0);
 			gi_buf_puts(out, "</tr>");

@@ -63,11 +63,10 @@ static int put_evidence(struct gi_buf *out, json_t *ev)
 	struct gi_buf line;
 	gi_buf_init(&line, 4096);
 	gi_buf_puts(&line, "evidence: ");
-	const char *key;
-	json_t *v;
 	int first = 1;
-	json_object_foreach(ev, key, v)
-	{
+	for (void *it = json_object_iter(ev); it; it = json_object_iter_next(ev, it)) {
+		const char *key = json_object_iter_key(it);
+		json_t *v = json_object_iter_value(it);
 		char val[256];
 		if (json_is_number(v)) {
 			double d = json_number_value(v);
@@ -299,7 +298,7 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 		return;
 	gi_buf_puts(out, "\nWorkload of traced modules\n");
 	gi_buf_printf(out, "  %-36s %9s %9s %9s %7s %9s\n", "module", "reads", "writes", "r/w",
-	              "read%", "calls/s");
+	              "read%", "ops/s");
 	for (size_t i = 0; i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
 		char nb[64], r[16], wr[16], ratio[16], rs[16], cps[16];
@@ -311,7 +310,7 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 		else
 			snprintf(ratio, sizeof(ratio), fuse_num(w, "reads") > 0 ? "inf" : "-");
 		fuse_fmt_pct(fuse_num(w, "read_share"), rs, sizeof(rs));
-		fmt_num(fuse_num(w, "calls_per_second"), cps, sizeof(cps));
+		fmt_num(fuse_num(w, "operations_per_second"), cps, sizeof(cps));
 		gi_buf_printf(out, "  %-36s %9s %9s %9s %7s %9s\n",
 		              short_name(fuse_str(w, "module"), nb, sizeof(nb), 36), r, wr, ratio,
 		              rs, cps);

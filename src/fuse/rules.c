@@ -9,10 +9,10 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/vec.h"
 #include "base/error.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
@@ -158,26 +158,41 @@ static void rule_logger(struct rules *r)
 	     "or made lazy (Logger.debug(fn -> ... end)).");
 }
 
+static bool cache_candidate(struct rules *r, json_t *w)
+{
+	double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
+	double cps = fuse_num(w, "operations_per_second");
+	if (!fuse_str(w, "module") || !isfinite(reads) || reads <= 0 || !isfinite(cps) ||
+	    cps < r->t->cache_calls_per_s)
+		return false;
+	double ratio = writes > 0 ? reads / writes : INFINITY;
+	return ratio >= r->t->cache_read_write_ratio;
+}
+
+static bool has_caller_candidate(json_t *cands, const char *repo);
+
 /* 3. Read-through cache candidate. */
 static void rule_cache(struct rules *r)
 {
 	json_t *wl = json_object_get(r->profile, "workload");
-	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
-		json_t *w = json_array_get(wl, i);
+	json_t *cands = json_array();
+	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++)
+		if (cache_candidate(r, json_array_get(wl, i)))
+			json_array_append(cands, json_array_get(wl, i));
+	for (size_t i = 0; i < json_array_size(cands); i++) {
+		json_t *w = json_array_get(cands, i);
 		const char *mod = fuse_str(w, "module");
+		/* A data layer whose caller is a candidate too: cache in the caller. */
+		if (has_caller_candidate(cands, mod))
+			continue;
 		double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
-		double cps = fuse_num(w, "calls_per_second");
-		if (!mod || !isfinite(reads) || reads <= 0 || !isfinite(cps) ||
-		    cps < r->t->cache_calls_per_s)
-			continue;
+		double cps = fuse_num(w, "operations_per_second");
 		double ratio = writes > 0 ? reads / writes : INFINITY;
-		if (ratio < r->t->cache_read_write_ratio)
-			continue;
 		json_t *ev = json_object();
 		ev_num(ev, "reads", reads);
 		ev_num(ev, "writes", writes);
 		ev_num(ev, "read_write_ratio", writes > 0 ? ratio : NAN);
-		ev_num(ev, "calls_per_second", cps);
+		ev_num(ev, "operations_per_second", cps);
 		ev_num(ev, "reads_per_window", fuse_num(w, "reads_per_window"));
 		char finding[512], rt[32];
 		if (writes > 0)
@@ -185,8 +200,8 @@ static void rule_cache(struct rules *r)
 		else
 			snprintf(rt, sizeof(rt), "no writes");
 		snprintf(finding, sizeof(finding),
-		         "%s is read-mostly (%.0f reads, %.0f writes, %s) at %.0f calls/s", mod,
-		         reads, writes, rt, cps);
+		         "%s is read-mostly (%.0f reads, %.0f writes, %s) at %.0f operations/s",
+		         mod, reads, writes, rt, cps);
 		double pri = 45 + 10 * log10(fmax(cps, 1)) + (writes == 0 ? 5 : 0);
 		emit(r, 3, "read-through-cache", pri, mod, finding, ev,
 		     "Put a read-through cache in front of it: serve reads from ETS "
@@ -194,6 +209,7 @@ static void rule_cache(struct rules *r)
 		     "on each write; with this read/write ratio nearly every call becomes a local "
 		     "lookup.");
 	}
+	json_decref(cands);
 }
 
 static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
@@ -221,8 +237,8 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 	return false;
 }
 
-/* True when another candidate of rule 4 calls `repo` (the cache belongs in
- * the caller, not in the Repo). */
+/* True when another candidate of rule 4 goes through `repo` for its work:
+ * the cache belongs in that caller, not in the data layer. */
 static bool has_caller_candidate(json_t *cands, const char *repo)
 {
 	for (size_t i = 0; i < json_array_size(cands); i++) {
@@ -241,7 +257,8 @@ static void rule_lookup(struct rules *r)
 	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
 		char via[256];
-		double share = fuse_num(w, "read_share"), cps = fuse_num(w, "calls_per_second");
+		double share = fuse_num(w, "read_share"),
+		       cps = fuse_num(w, "operations_per_second");
 		if (!isfinite(share) || share < r->t->lookup_read_share || !isfinite(cps) ||
 		    cps < r->t->lookup_calls_per_s || !db_signature(r, w, via, sizeof(via)))
 			continue;
@@ -253,8 +270,7 @@ static void rule_lookup(struct rules *r)
 		char via[256];
 		if (!mod || !db_signature(r, w, via, sizeof(via)))
 			continue;
-		if (fuse_bool(json_object_get(w, "database"), "repo_like") &&
-		    has_caller_candidate(cands, mod))
+		if (has_caller_candidate(cands, mod))
 			continue;
 		json_t *db = json_object_get(w, "database");
 		double reads_w = fuse_num(w, "reads_per_window");
@@ -262,8 +278,14 @@ static void rule_lookup(struct rules *r)
 		double rshare = fuse_num(db, "repo_call_share");
 		double trips = reads_w;
 		if (fuse_str(db, "repo") && !fuse_bool(db, "repo_like") && isfinite(rshare) &&
-		    fuse_num(db, "pipeline_helper_calls") <= 0)
+		    fuse_num(db, "pipeline_helper_calls") <= 0) {
+			/* A caller: its reads that reach the database, and never more
+			 * than the data layer's own reads when that is traced. */
 			trips = reads_w * fmin(rshare, 1.0);
+			double repo_reads = fuse_num(db, "repo_reads_per_window");
+			if (isfinite(repo_reads) && repo_reads < trips)
+				trips = repo_reads;
+		}
 		double saved = trips - (isfinite(writes_w) ? writes_w : 0);
 		if (!isfinite(saved) || saved < 0)
 			saved = 0;
@@ -272,7 +294,7 @@ static void rule_lookup(struct rules *r)
 		ev_num(ev, "read_share", fuse_num(w, "read_share"));
 		ev_num(ev, "reads", fuse_num(w, "reads"));
 		ev_num(ev, "writes", fuse_num(w, "writes"));
-		ev_num(ev, "calls_per_second", fuse_num(w, "calls_per_second"));
+		ev_num(ev, "operations_per_second", fuse_num(w, "operations_per_second"));
 		ev_num(ev, "pipeline_helper_calls", fuse_num(db, "pipeline_helper_calls"));
 		json_object_set_new(ev, "repo",
 		                    json_incref(json_object_get(db, "repo")
@@ -481,18 +503,22 @@ static void rule_idle(struct rules *r)
 	if (util >= r->t->idle_utilisation || rq >= r->t->idle_run_queue ||
 	    rps >= r->t->idle_reductions_per_scheduler * sched)
 		return;
-	/* Only when the node is serving something: traced calls are flowing. */
+	/* Only when the node is serving something: traced operations are
+	 * flowing (the busiest module's rate: layers would count twice). */
 	double calls_per_s = 0;
 	json_t *wl = json_object_get(r->profile, "workload");
 	const char *db_module = NULL;
 	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
-		double c = fuse_num(w, "calls_per_second");
-		if (isfinite(c))
-			calls_per_s += c;
+		double c = fuse_num(w, "operations_per_second");
+		if (isfinite(c) && c > calls_per_s)
+			calls_per_s = c;
 		char via[256];
-		if (!db_module && db_signature(r, w, via, sizeof(via)))
-			db_module = fuse_str(w, "module");
+		if (!db_module && db_signature(r, w, via, sizeof(via))) {
+			/* Name the data layer itself when the module is a caller of it. */
+			const char *repo = fuse_str_path(w, "database.repo");
+			db_module = repo ? repo : fuse_str(w, "module");
+		}
 	}
 	if (calls_per_s < 1)
 		return;
@@ -500,14 +526,14 @@ static void rule_idle(struct rules *r)
 	ev_num(ev, "scheduler_utilisation_avg", util);
 	ev_num(ev, "run_queue_avg", rq);
 	ev_num(ev, "reductions_per_second_avg", rps);
-	ev_num(ev, "traced_calls_per_second", calls_per_s);
+	ev_num(ev, "busiest_module_operations_per_second", calls_per_s);
 	json_object_set_new(ev, "database_module",
 	                    db_module ? json_string(db_module) : json_null());
 	char finding[512], pct[32];
 	fuse_fmt_pct(util, pct, sizeof(pct));
 	snprintf(finding, sizeof(finding),
-	         "The BEAM is mostly idle (utilisation %s, run queue %.2f) while serving %.0f "
-	         "traced calls/s: time goes elsewhere",
+	         "The BEAM is mostly idle (utilisation %s, run queue %.2f) while a traced module "
+	         "serves %.0f operations/s: time goes elsewhere",
 	         pct, rq, calls_per_s);
 	emit(r, 8, "beam-not-bottleneck", 35, NULL, finding, ev,
 	     "Look outside the VM: database round trips, network calls, pool checkout waits. "
@@ -552,19 +578,21 @@ int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t
 	rule_mailbox(&r);
 	rule_memory(&r);
 	rule_idle(&r);
-	/* Stable order: sort a C array of borrowed pointers, then rebuild. */
-	size_t count = json_array_size(r.out);
-	json_t *items[256];
-	if (count > 256)
-		count = 256;
-	for (size_t i = 0; i < count; i++)
-		items[i] = json_array_get(r.out, i);
-	qsort(items, count, sizeof(items[0]), cmp_priority);
-	json_t *sorted = json_array();
-	for (size_t i = 0; i < count; i++) {
-		json_object_set_new(items[i], "rank", json_integer((json_int_t)i + 1));
-		json_array_append(sorted, items[i]);
+	/* Sort an array of borrowed pointers, then rebuild the JSON array. */
+	struct gi_vec items;
+	gi_vec_init(&items, sizeof(json_t *));
+	for (size_t i = 0; i < json_array_size(r.out); i++) {
+		json_t *rec = json_array_get(r.out, i);
+		gi_vec_push(&items, &rec);
 	}
+	gi_vec_sort(&items, cmp_priority);
+	json_t *sorted = json_array();
+	for (size_t i = 0; i < items.len; i++) {
+		json_t *rec = GI_VEC_AT(&items, json_t *, i);
+		json_object_set_new(rec, "rank", json_integer((json_int_t)i + 1));
+		json_array_append(sorted, rec);
+	}
+	gi_vec_destroy(&items);
 	json_decref(r.out);
 	*out = sorted;
 	return 0;

@@ -146,7 +146,7 @@ static inline void td_expect_error(const char *file, int line, const struct td_d
 }
 
 /* A snapshot body for session `sid`, number `seq`. */
-static char *td_snapshot(const char *sid, const char *node, int seq)
+static inline char *td_snapshot(const char *sid, const char *node, int seq)
 {
 	json_t *s = json_pack(
 	    "{s:i, s:s, s:s, s:i, s:I, s:i, s:{s:f}, s:{s:i}, s:{s:i, s:i},"

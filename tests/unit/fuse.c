@@ -322,7 +322,7 @@ static void read_through_cache_thresholds(void)
 	json_t *r = find_rec(p, 3, "App.Registry");
 	TH_ASSERT(r != NULL);
 	TH_ASSERT_DBL_NEAR(ev(r, "read_write_ratio"), 20, 1e-9);
-	TH_ASSERT_DBL_NEAR(ev(r, "calls_per_second"), 1050, 1e-9);
+	TH_ASSERT_DBL_NEAR(ev(r, "operations_per_second"), 1050, 1e-9);
 	/* No helpers and no graph: no database signature, so no rule 4. */
 	TH_ASSERT(find_rec(p, 4, NULL) == NULL);
 	json_decref(p);
@@ -387,13 +387,45 @@ static void db_backed_lookup_from_graph_repo(void)
 	json_decref(p);
 }
 
-static void repo_named_modules_defer_to_their_callers(void)
+static void two_layers_tweak(json_t *s, long seq, void *arg)
 {
-	/* Both the Repo (by name) and a caller are candidates: the cache goes
-	 * in the caller only. */
+	struct calls_arg *a = arg;
+	calls_tweak(s, seq, arg);
+	series_add_call(s, "Shop.Registry", "lookup", 1, a->reads);
+	series_add_call(s, "Shop.Registry", "put", 2, a->writes);
+}
+
+static void data_layers_defer_to_their_callers(void)
+{
+	/* A module named like a Repo is a database module by itself. */
 	struct calls_arg a = {"Shop.Repo", 500, 1, 0};
 	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
 	TH_ASSERT(find_rec(p, 4, "Shop.Repo") != NULL);
+	json_decref(p);
+	/* A data layer (helpers inside) and a registry in front of it. Without
+	 * the graph only the data layer is known to touch the database. */
+	struct calls_arg b = {"Shop.Store", 500, 1, 500};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, two_layers_tweak, &b));
+	TH_ASSERT(find_rec(p, 4, "Shop.Store") != NULL);
+	TH_ASSERT(find_rec(p, 4, "Shop.Registry") == NULL);
+	/* With the graph's dependency, the registry is the place for the cache
+	 * and the data layer is not reported on its own. */
+	json_t *wl = json_object_get(p, "workload");
+	for (size_t i = 0; i < json_array_size(wl); i++) {
+		json_t *w = json_array_get(wl, i);
+		if (strcmp(json_string_value(json_object_get(w, "module")), "Shop.Registry") != 0)
+			continue;
+		json_t *db = json_object_get(w, "database");
+		json_object_set_new(db, "repo", json_string("Shop.Store"));
+		json_object_set_new(db, "repo_call_share", json_real(1.0));
+	}
+	json_t *recs = NULL;
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	json_t *r = find_rec(p, 4, "Shop.Registry");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "round_trips_saved_per_window"), 499, 0);
+	TH_ASSERT(find_rec(p, 4, "Shop.Store") == NULL);
 	json_decref(p);
 }
 
@@ -520,7 +552,7 @@ static void beam_not_bottleneck_thresholds(void)
 	    build(series_finalize("complete", 10, NULL), series_make(10, idle_tweak, &calls));
 	json_t *r = find_rec(p, 8, NULL);
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "traced_calls_per_second"), 50, 1e-9);
+	TH_ASSERT_DBL_NEAR(ev(r, "busiest_module_operations_per_second"), 50, 1e-9);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")),
 	                       "pg_stat_statements");
 	json_decref(p);
@@ -534,6 +566,56 @@ static void beam_not_bottleneck_thresholds(void)
 	TH_ASSERT_OK(fuse_profile_build(fin, snaps, NULL, &cfg, &p));
 	TH_ASSERT(find_rec(p, 8, NULL) == NULL);
 	json_decref(p);
+	json_decref(snaps);
+	json_decref(fin);
+}
+
+/* ---- incremental builder ------------------------------------------------ */
+
+static json_t *build_incrementally(json_t *fin, json_t *snaps, long count_hint)
+{
+	struct fuse_builder *b = NULL;
+	TH_ASSERT_OK(fuse_builder_new(NULL, count_hint, &b));
+	for (size_t i = 0; i < json_array_size(snaps); i++)
+		TH_ASSERT_OK(fuse_builder_add(b, json_array_get(snaps, i)));
+	json_t *p = NULL;
+	TH_ASSERT_OK(fuse_builder_finish(b, fin, NULL, &p));
+	fuse_builder_free(b);
+	return p;
+}
+
+static void builder_matches_one_shot_build(void)
+{
+	struct logger_arg a = {"Elixir.Logger", ":gen_event.init_it/6", "Logger", 30000};
+	json_t *snaps = series_make(12, logger_tweak, &a);
+	json_t *fin = series_finalize("complete", 12, NULL);
+	json_t *whole = NULL;
+	TH_ASSERT_OK(fuse_profile_build(fin, snaps, NULL, NULL, &whole));
+	json_t *parts = build_incrementally(fin, snaps, 12);
+	TH_ASSERT_MSG(json_equal(whole, parts), "incremental and one-shot profiles differ");
+	json_decref(whole);
+	json_decref(parts);
+	json_decref(snaps);
+	json_decref(fin);
+	/* No count up front: the mailbox trend uses the first and last snapshot. */
+	double rising[] = {10, 200, 500, 900, 1500, 2400};
+	snaps = series_make(6, mailbox_tweak, rising);
+	fin = series_finalize("complete", 6, NULL);
+	json_t *p = build_incrementally(fin, snaps, 0);
+	json_t *r = find_rec(p, 6, "App.Counter");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ev(r, "start_quarter_avg"), 10, 0);
+	TH_ASSERT_DBL_NEAR(ev(r, "end_quarter_avg"), 2400, 0);
+	json_decref(p);
+	/* Misuse is refused. */
+	struct fuse_builder *b = NULL;
+	TH_ASSERT_INT_EQ(fuse_builder_new(NULL, -1, &b), GI_EINVAL);
+	TH_ASSERT_OK(fuse_builder_new(NULL, 0, &b));
+	json_t *bad = json_integer(3);
+	TH_ASSERT_INT_EQ(fuse_builder_add(b, bad), GI_EINVAL);
+	json_decref(bad);
+	fuse_builder_free(b);
+	fuse_builder_free(NULL);
 	json_decref(snaps);
 	json_decref(fin);
 }
@@ -672,11 +754,12 @@ int main(int argc, char **argv)
 	    TH_TEST(read_through_cache_thresholds),
 	    TH_TEST(db_backed_lookup_from_pipeline_helpers),
 	    TH_TEST(db_backed_lookup_from_graph_repo),
-	    TH_TEST(repo_named_modules_defer_to_their_callers),
+	    TH_TEST(data_layers_defer_to_their_callers),
 	    TH_TEST(hot_hub_thresholds),
 	    TH_TEST(mailbox_buildup_thresholds),
 	    TH_TEST(memory_growth_thresholds),
 	    TH_TEST(beam_not_bottleneck_thresholds),
+	    TH_TEST(builder_matches_one_shot_build),
 	    TH_TEST(interrupted_sessions_build),
 	    TH_TEST(hostile_input_is_tolerated),
 	    TH_TEST(text_report_reads_well),

@@ -1,0 +1,438 @@
+/*
+ * End-to-end tests of fused profiles on real nodes: the catalog target of
+ * tests/fixtures/targets (a read-mostly registry in front of a data layer
+ * shaped like an Ecto repo, a chatty Elixir 1.14 Logger, a worker pool) is
+ * observed with call-count tracing through the observer's session manager,
+ * its sources are indexed by the static engine, and the profile must name
+ * the hot modules, join every traced function with the graph, and fire rules
+ * 2, 3 and 4 with the right evidence. The same target in quiet mode must not
+ * raise rules 1, 2 or 7.
+ *
+ * Skipped, with the reason, while the observer or the static engine is still
+ * a placeholder.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "fuse/fuse.h"
+#include "graph/query.h"
+#include "harness.h"
+#include "observe/observe.h"
+#include "support.h"
+
+#define SNAPSHOTS_WANTED 8
+
+struct collected {
+	pthread_mutex_t lock;
+	json_t *snapshots;
+	json_t *finalize;
+};
+
+static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
+{
+	(void)session_id;
+	struct collected *c = ctx;
+	pthread_mutex_lock(&c->lock);
+	json_array_append(c->snapshots, snapshot);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void on_end(void *ctx, const char *session_id, json_t *finalize)
+{
+	(void)session_id;
+	struct collected *c = ctx;
+	pthread_mutex_lock(&c->lock);
+	json_decref(c->finalize);
+	c->finalize = json_deep_copy(finalize);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static size_t collected_count(struct collected *c)
+{
+	pthread_mutex_lock(&c->lock);
+	size_t n = json_array_size(c->snapshots);
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+/* Skips the test while the observer is a placeholder, before starting nodes. */
+static void require_observer(void)
+{
+	struct collected unused = {0};
+	struct obs_callbacks cb = {on_snapshot, on_end, &unused};
+	struct obs_manager *m = NULL;
+	int rc = obs_manager_new(&cb, &m);
+	if (rc == GI_EUNSUPPORTED)
+		th_skip("the observer (obs_manager_new) is still a placeholder");
+	TH_ASSERT_OK(rc);
+	obs_manager_free(m);
+}
+
+/* Builds the catalog target into the test's directory; returns the ebin. */
+static const char *build_catalog(void)
+{
+	static char ebin[4096];
+	char script[4096];
+	snprintf(ebin, sizeof(ebin), "%s/catalog-ebin", th_tmpdir());
+	snprintf(script, sizeof(script), "%s/tests/fixtures/targets/build.sh", th_srcdir());
+	const char *argv[] = {script, "catalog", ebin, NULL};
+	char *err = NULL;
+	int st = ts_run(argv, NULL, 300000, NULL, &err);
+	TH_ASSERT_MSG(st == 0, "building the catalog target failed (%d): %.2000s", st,
+	              err ? err : "");
+	free(err);
+	return ebin;
+}
+
+static struct kg_db *index_catalog(void)
+{
+	char root[4096], db_path[4096];
+	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
+	snprintf(db_path, sizeof(db_path), "%s/index.db", th_tmpdir());
+	json_t *summary = NULL;
+	int rc = kg_index_project(root, db_path, NULL, &summary);
+	if (rc == GI_EUNSUPPORTED)
+		th_skip("the static engine (kg_index_project) is still a placeholder");
+	TH_ASSERT_OK(rc);
+	json_decref(summary);
+	struct kg_db *db = NULL;
+	TH_ASSERT_OK(kg_db_open(db_path, false, &db));
+	return db;
+}
+
+/* Observes `node` for SNAPSHOTS_WANTED snapshots (1 s apart) and returns the
+ * profile built from them with `graph`. */
+static json_t *observe_and_build(const struct ts_node *node, const char *const *trace,
+                                 struct kg_db *graph)
+{
+	struct collected c;
+	pthread_mutex_init(&c.lock, NULL);
+	c.snapshots = json_array();
+	c.finalize = NULL;
+	struct obs_callbacks cb = {on_snapshot, on_end, &c};
+	struct obs_manager *m = NULL;
+	int rc = obs_manager_new(&cb, &m);
+	if (rc == GI_EUNSUPPORTED)
+		th_skip("the observer (obs_manager_new) is still a placeholder");
+	TH_ASSERT_OK(rc);
+	struct obs_session_config cfg = {0};
+	cfg.node = node->name;
+	cfg.cookie = node->cookie;
+	cfg.interval_ms = 1000;
+	cfg.top_n = 10;
+	cfg.trace_modules = trace;
+	char *sid = NULL;
+	rc = obs_session_start(m, &cfg, &sid);
+	if (rc == GI_EUNSUPPORTED) {
+		obs_manager_free(m);
+		th_skip("the observer (obs_session_start) is still a placeholder");
+	}
+	TH_ASSERT_OK(rc);
+	/* Generous: a loaded 2-core machine may stretch the interval. */
+	for (int i = 0; i < 1200 && collected_count(&c) < SNAPSHOTS_WANTED; i++)
+		usleep(100 * 1000);
+	TH_ASSERT_INT_GE(collected_count(&c), SNAPSHOTS_WANTED);
+	TH_ASSERT_OK(obs_session_stop(m, node->name));
+	obs_manager_free(m);
+	TH_ASSERT(c.finalize != NULL);
+	json_t *p = NULL;
+	TH_ASSERT_OK(fuse_profile_build(c.finalize, c.snapshots, graph, NULL, &p));
+	/* Keep what was seen next to the test's output for diagnosis. */
+	struct gi_buf text;
+	gi_buf_init(&text, 0);
+	if (fuse_report_text(p, &text) == 0)
+		fprintf(stderr, "%s\n", gi_buf_str(&text));
+	gi_buf_destroy(&text);
+	json_decref(c.snapshots);
+	json_decref(c.finalize);
+	pthread_mutex_destroy(&c.lock);
+	gi_free(sid);
+	return p;
+}
+
+/* Waits until the target's workers have done `ops` operations, so that
+ * every traced module is loaded and busy when the observation starts. */
+static void wait_busy(const struct ts_node *node, int ops)
+{
+	char expr[128];
+	snprintf(expr, sizeof(expr), "maps:get(reads, 'Elixir.Catalog':stats()) > %d.", ops);
+	char last[512] = "";
+	for (int i = 0; i < 600; i++) {
+		char *out = ts_node_eval(node, expr);
+		bool busy = out && strstr(out, "true");
+		snprintf(last, sizeof(last), "%s", out ? out : "(erl_call failed)");
+		free(out);
+		if (busy)
+			return;
+		usleep(100 * 1000);
+	}
+	th_fail(__FILE__, __LINE__, "the catalog target did not start working: %s", last);
+}
+
+/* The catalog target in busy mode (its store seeds the registry before any
+ * worker runs). */
+static const char busy_start[] = "Catalog.start()";
+
+static json_t *find_rec(json_t *profile, int rule, const char *subject)
+{
+	json_t *recs = json_object_get(profile, "recommendations");
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		json_t *r = json_array_get(recs, i);
+		const char *s = json_string_value(json_object_get(r, "subject"));
+		if (json_integer_value(json_object_get(r, "rule")) == rule &&
+		    (!subject || (s && strcmp(s, subject) == 0)))
+			return r;
+	}
+	return NULL;
+}
+
+static double ev(json_t *rec, const char *key)
+{
+	return json_number_value(json_object_get(json_object_get(rec, "evidence"), key));
+}
+
+static json_t *find_by(json_t *list, const char *key, const char *value)
+{
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const char *v = json_string_value(json_object_get(json_array_get(list, i), key));
+		if (v && strcmp(v, value) == 0)
+			return json_array_get(list, i);
+	}
+	return NULL;
+}
+
+static void busy_catalog_profile(void)
+{
+	require_observer();
+	struct kg_db *graph = index_catalog();
+	const char *ebin = build_catalog();
+	const char *extra[] = {"-pa", ebin, NULL};
+	struct ts_node node;
+	ts_node_start(&node, TS_NODE_ELIXIR_LONG, busy_start, extra);
+	wait_busy(&node, 500);
+	static const char *const trace[] = {"Catalog.Registry", "Catalog.Store", NULL};
+	json_t *p = observe_and_build(&node, trace, graph);
+
+	/* Hot modules: the logger and the workers are among the top five. */
+	json_t *hm = json_object_get(p, "hot_modules");
+	int found = 0;
+	for (size_t i = 0; i < json_array_size(hm) && i < 5; i++) {
+		const char *m = json_string_value(json_object_get(json_array_get(hm, i), "module"));
+		found += m && (strcmp(m, "Logger") == 0 || strcmp(m, "Catalog.Worker") == 0);
+	}
+	TH_ASSERT_INT_EQ(found, 2);
+	json_t *worker = find_by(hm, "module", "Catalog.Worker");
+	TH_ASSERT(json_is_true(json_object_get(json_object_get(worker, "graph"), "in_graph")));
+
+	/* Trace hotspots joined with the graph: every Catalog function. */
+	json_t *hs = json_object_get(p, "trace_hotspots");
+	TH_ASSERT_INT_GE(json_array_size(hs), 5);
+	for (size_t i = 0; i < json_array_size(hs); i++) {
+		json_t *f = json_array_get(hs, i);
+		const char *mfa = json_string_value(json_object_get(f, "mfa"));
+		/* Compiler-generated functions (__info__/1, child_spec/1 ...) have no source. */
+		if (strstr(mfa, ".__") || strstr(mfa, "child_spec"))
+			continue;
+		TH_ASSERT_MSG(json_is_true(json_object_get(f, "in_graph")),
+		              "%s is not joined with the graph", mfa);
+		TH_ASSERT(json_is_integer(json_object_get(f, "cyclomatic")));
+	}
+	json_t *prep = find_by(hs, "mfa", "Catalog.Store.prepare_opts/2");
+	TH_ASSERT(prep != NULL);
+	TH_ASSERT(json_number_value(json_object_get(prep, "calls_per_second")) > 50);
+	TH_ASSERT_INT_GE(json_array_size(json_object_get(prep, "callers")), 1);
+
+	/* Rule 2: the Logger gen_event. */
+	json_t *r2 = find_rec(p, 2, NULL);
+	TH_ASSERT_MSG(r2 != NULL, "rule 2 did not fire");
+	TH_ASSERT(ev(r2, "reductions_share") >= 0.05);
+	char *procs = json_dumps(json_object_get(json_object_get(r2, "evidence"), "processes"), 0);
+	TH_ASSERT_STR_CONTAINS(procs, "Logger");
+	free(procs);
+
+	/* Rule 3: the registry, read-mostly (~19:1) at hundreds of calls/s. */
+	json_t *r3 = find_rec(p, 3, "Catalog.Registry");
+	TH_ASSERT_MSG(r3 != NULL, "rule 3 did not fire for Catalog.Registry");
+	TH_ASSERT(ev(r3, "read_write_ratio") >= 10 && ev(r3, "read_write_ratio") <= 60);
+	TH_ASSERT(ev(r3, "operations_per_second") >= 100);
+
+	/* Rule 4: the registry goes to the database (through Catalog.Store) for
+	 * every lookup; round trips saved per window are about its reads. */
+	json_t *r4 = find_rec(p, 4, "Catalog.Registry");
+	TH_ASSERT_MSG(r4 != NULL, "rule 4 did not fire for Catalog.Registry");
+	TH_ASSERT_STR_EQ(
+	    json_string_value(json_object_get(json_object_get(r4, "evidence"), "repo")),
+	    "Catalog.Store");
+	TH_ASSERT(ev(r4, "read_share") >= 0.9);
+	double saved = ev(r4, "round_trips_saved_per_window");
+	double reads = ev(r4, "reads_per_window");
+	TH_ASSERT(saved > 0.5 * reads && saved <= reads);
+	json_t *po = json_object_get(p, "pipeline_overhead");
+	/* prepare_opts, default_options and prepare_query once per operation. */
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(po, "ratio")), 3.0, 0.2);
+
+	/* Reports render. */
+	struct gi_buf out;
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_report_html(p, &out));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "Catalog.Registry");
+	gi_buf_destroy(&out);
+	json_decref(p);
+	kg_db_close(graph);
+}
+
+static void quiet_catalog_has_no_false_alarms(void)
+{
+	require_observer();
+	const char *ebin = build_catalog();
+	const char *extra[] = {"-pa", ebin, NULL};
+	struct ts_node node;
+	ts_node_start(&node, TS_NODE_ELIXIR_LONG, "Catalog.start(:quiet)", extra);
+	json_t *p = observe_and_build(&node, NULL, NULL);
+	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
+	TH_ASSERT(find_rec(p, 2, NULL) == NULL);
+	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
+	json_decref(p);
+}
+
+/* Runs `giulia ARGS...` (or giulia-observe when `observe`); returns its exit
+ * status, *out its standard output (caller frees). */
+static int run_giulia(bool observe, const char *const *args, char **out)
+{
+	char bin[4096];
+	snprintf(bin, sizeof(bin), "%s/%s", th_bindir(), observe ? "giulia-observe" : "giulia");
+	const char *argv[24];
+	int n = 0;
+	argv[n++] = bin;
+	for (int i = 0; args[i] && n < 23; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	char *err = NULL;
+	int st = ts_run(argv, NULL, 300000, out, &err);
+	if (st != 0)
+		fprintf(stderr, "giulia %s: exit %d: %s\n", args[0], st, err ? err : "");
+	free(err);
+	return st;
+}
+
+static void stop_daemon(void *arg)
+{
+	pid_t *pid = arg;
+	if (*pid > 0)
+		ts_stop(*pid, 20000);
+}
+
+/* The whole product: `giulia serve`, the project indexed through the worker,
+ * `giulia-observe start/stop` with tracing, the profile printed at stop and
+ * fetched again with `giulia profile`, joined with the project's graph. */
+static void observe_stop_prints_the_fused_profile(void)
+{
+	require_observer();
+	char root[4096], copy[4096], data[4096];
+	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
+	snprintf(copy, sizeof(copy), "%s/catalog", th_tmpdir());
+	snprintf(data, sizeof(data), "%s/data", th_tmpdir());
+	const char *cp[] = {"cp", "-r", root, copy, NULL};
+	TH_ASSERT_INT_EQ(ts_run(cp, NULL, 30000, NULL, NULL), 0);
+	const char *ebin = build_catalog();
+
+	int wport = ts_free_port(), mport = ts_free_port();
+	char wlisten[64], mlisten[64], wurl[64], murl[64], bin[4096], log[4096];
+	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%d", wport);
+	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%d", mport);
+	snprintf(wurl, sizeof(wurl), "http://127.0.0.1:%d", wport);
+	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d", mport);
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	snprintf(log, sizeof(log), "%s/serve.log", th_tmpdir());
+	const char *serve[] = {
+	    bin,  "serve", "--worker-listen", wlisten, "--monitor-listen", mlisten, "--data",
+	    data, NULL};
+	static pid_t pid;
+	pid = ts_spawn(serve, log);
+	TH_ASSERT(pid > 0);
+	th_defer(stop_daemon, &pid);
+	char health[128];
+	snprintf(health, sizeof(health), "%s/health", wurl);
+	TH_ASSERT_MSG(ts_http_wait(health, 60000), "giulia serve did not come up; log %s", log);
+	snprintf(health, sizeof(health), "%s/health", murl);
+	TH_ASSERT_MSG(ts_http_wait(health, 60000), "the monitor did not come up; log %s", log);
+	setenv("GIULIA_WORKER_URL", wurl, 1);
+	setenv("GIULIA_MONITOR_URL", murl, 1);
+
+	char url[256], body[4200];
+	snprintf(url, sizeof(url), "%s/api/index/scan", wurl);
+	snprintf(body, sizeof(body), "{\"path\": \"%s\"}", copy);
+	TH_ASSERT_INT_EQ(ts_http("POST", url, body, NULL, NULL), 200);
+
+	const char *extra[] = {"-pa", ebin, NULL};
+	struct ts_node node;
+	ts_node_start(&node, TS_NODE_ELIXIR_LONG, busy_start, extra);
+	wait_busy(&node, 500);
+
+	char *out = NULL;
+	const char *start[] = {
+	    "start",      node.name, "--cookie", node.cookie,
+	    "--interval", "1000",    "--trace",  "Catalog.Registry,Catalog.Store",
+	    "--project",  copy,      NULL};
+	TH_ASSERT_INT_EQ(run_giulia(true, start, &out), 0);
+	free(out);
+	/* Let it observe: poll the monitor until 8 snapshots were taken. */
+	for (int i = 0; i < 600; i++) {
+		const char *status[] = {"status", "--json", NULL};
+		out = NULL;
+		TH_ASSERT_INT_EQ(run_giulia(true, status, &out), 0);
+		json_t *st = json_loads(out ? out : "", 0, NULL);
+		free(out);
+		json_t *obs = json_array_get(json_object_get(st, "observations"), 0);
+		json_int_t n = json_integer_value(json_object_get(obs, "snapshots"));
+		json_decref(st);
+		if (n >= SNAPSHOTS_WANTED)
+			break;
+		usleep(200 * 1000);
+	}
+	const char *stop[] = {"stop", node.name, NULL};
+	out = NULL;
+	TH_ASSERT_INT_EQ(run_giulia(true, stop, &out), 0);
+	fprintf(stderr, "%s\n", out ? out : "");
+	TH_ASSERT_STR_CONTAINS(out, "Giulia profile");
+	TH_ASSERT_STR_CONTAINS(out, "logger-bottleneck");
+	TH_ASSERT_STR_CONTAINS(out, "db-backed-lookup");
+	TH_ASSERT_STR_CONTAINS(out, "read-through-cache");
+	TH_ASSERT_STR_CONTAINS(out, "Catalog.Registry");
+	TH_ASSERT(strstr(out, "no knowledge graph") == NULL);
+	free(out);
+
+	const char *json[] = {"profile", "latest", "--format", "json", NULL};
+	out = NULL;
+	TH_ASSERT_INT_EQ(run_giulia(false, json, &out), 0);
+	json_t *p = json_loads(out ? out : "", 0, NULL);
+	free(out);
+	TH_ASSERT(p != NULL);
+	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
+	json_t *hs = json_object_get(p, "trace_hotspots");
+	json_t *lookup = find_by(hs, "mfa", "Catalog.Registry.lookup/1");
+	TH_ASSERT(lookup != NULL);
+	TH_ASSERT(json_is_true(json_object_get(lookup, "in_graph")));
+	json_t *r4 = find_rec(p, 4, "Catalog.Registry");
+	TH_ASSERT(r4 != NULL);
+	TH_ASSERT(ev(r4, "round_trips_saved_per_window") > 100);
+	json_decref(p);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(busy_catalog_profile),
+	    TH_TEST(quiet_catalog_has_no_false_alarms),
+	    TH_TEST(observe_stop_prints_the_fused_profile),
+	    TH_END,
+	};
+	return th_main(argc, argv, "e2e_profile", tests);
+}
