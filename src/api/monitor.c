@@ -7,6 +7,16 @@
  * The observer's callbacks feed both the history and the pusher; they run on
  * the observer's thread and only copy and queue, never block on the network.
  * Trends, alerts and hot modules are computed by runtime_stats.c.
+ *
+ * Object code for the worker (docs/BEAM.md, "Object code for profiles"):
+ * while an observation runs, the node's state also holds the cookie it was
+ * started with (memory only, wiped when the observation ends) and the set of
+ * modules it saw working (traced, and attributed to top processes). When it
+ * ends, a short-lived thread pulls those modules' object code from the node
+ * (beam_pull_modules: deadline-bounded, nothing loaded there), queues it to
+ * the worker in batches, then queues the finalize with an `object_code`
+ * summary, so that the worker has the code before it builds the profile.
+ * The cookie never leaves this process.
  */
 #include "api/monitor.h"
 
@@ -28,6 +38,9 @@
 #include "base/map.h"
 #include "base/str.h"
 #include "observe/observe.h"
+#include "source/beam_pull.h"
+#include "source/facts.h"
+#include "api/base64.h"
 
 #define HISTORY_MAX       720
 #define NODE_NAME_MAX     256
@@ -37,11 +50,19 @@
 #define SHUTDOWN_GRACE_MS 15000
 #define FLUSH_MS          10000
 #define PULSE_WINDOW_MS   500
+#define OBSERVED_MAX      BEAM_PULL_MODULES_MAX
+#define PULL_DEADLINE_MS  30000
+#define PULL_TIMEOUT_MS   5000
+#define PULL_BATCH_BYTES  (512 * 1024) /* base64 per request, under the 1 MB body limit */
+#define PULL_MODULE_BYTES (900 * 1024) /* a module whose base64 is larger is skipped */
 
 struct node_state {
 	char *cookie; /* from /api/runtime/connect, or NULL */
 	json_t *last; /* latest snapshot of an observation, or NULL */
 	json_t *points;
+	bool observing;       /* an observation started here is running */
+	char *session_cookie; /* its cookie (NULL: the default), while it runs */
+	json_t *observed;     /* module (display form) -> true, at most OBSERVED_MAX */
 };
 
 struct api_monitor {
@@ -55,6 +76,8 @@ struct api_monitor {
 	pthread_mutex_t lock;
 	struct gi_map nodes; /* node name -> struct node_state* */
 	bool shutting_down;  /* set before the manager is freed (which joins its thread) */
+	int pulls;           /* object-code pull threads running (under lock) */
+	pthread_cond_t pulls_done;
 };
 
 /* ---- node state ---- */
@@ -78,9 +101,38 @@ static void node_free(struct node_state *ns)
 		memset(ns->cookie, 0, strlen(ns->cookie));
 		gi_free(ns->cookie);
 	}
+	if (ns->session_cookie) {
+		memset(ns->session_cookie, 0, strlen(ns->session_cookie));
+		gi_free(ns->session_cookie);
+	}
 	json_decref(ns->last);
 	json_decref(ns->points);
+	json_decref(ns->observed);
 	gi_free(ns);
+}
+
+static void observed_add(struct node_state *ns, json_t *name)
+{
+	if (ns->observing && json_is_string(name) && json_string_length(name) > 0 &&
+	    json_string_length(name) <= 255 && json_object_size(ns->observed) < OBSERVED_MAX)
+		json_object_set_new(ns->observed, json_string_value(name), json_true());
+}
+
+/* The modules a snapshot shows working: attributed top processes, traced calls. */
+static void observed_collect(struct node_state *ns, json_t *snap)
+{
+	size_t i;
+	json_t *x;
+	json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
+	json_array_foreach(top, i, x)
+	{
+		observed_add(ns, json_object_get(x, "module"));
+	}
+	json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
+	json_array_foreach(calls, i, x)
+	{
+		observed_add(ns, json_object_get(x, "module"));
+	}
 }
 
 /* Records a snapshot in the node's history (takes no ownership). */
@@ -95,6 +147,7 @@ static void history_add(struct api_monitor *m, json_t *snap)
 	json_decref(ns->last);
 	ns->last = json_deep_copy(snap);
 	json_array_append_new(ns->points, point);
+	observed_collect(ns, snap);
 	while (json_array_size(ns->points) > HISTORY_MAX)
 		json_array_remove(ns->points, 0);
 	pthread_mutex_unlock(&m->lock);
@@ -106,6 +159,120 @@ static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
 	struct api_monitor *m = ctx;
 	history_add(m, snapshot);
 	api_pusher_push(m->pusher, API_PUSH_INGEST, snapshot);
+}
+
+static void cookie_wipe_free(char *c);
+
+struct pull_job {
+	struct api_monitor *m;
+	json_t *fin;      /* the finalize to queue after the object code */
+	char *cookie;     /* NULL: the default; wiped when done */
+	json_t *observed; /* module (display form) -> true */
+	json_t *batch;    /* {"node", "session_id", "modules": [{"module", "code"}]} */
+	size_t batch_bytes;
+	int skipped; /* too large to send */
+};
+
+static json_t *batch_new(json_t *fin)
+{
+	return json_pack("{s:O, s:O, s:[]}", "node", json_object_get(fin, "node"), "session_id",
+	                 json_object_get(fin, "session_id"), "modules");
+}
+
+static void batch_flush(struct pull_job *j)
+{
+	if (json_array_size(json_object_get(j->batch, "modules")) > 0)
+		api_pusher_push(j->m->pusher, API_PUSH_OBJECT_CODE, j->batch);
+	json_decref(j->batch);
+	j->batch = batch_new(j->fin);
+	j->batch_bytes = 0;
+}
+
+static int pull_sink(void *ctx, const char *atom, const unsigned char *code, size_t len)
+{
+	struct pull_job *j = ctx;
+	if (len > PULL_MODULE_BYTES / 4 * 3) {
+		j->skipped++;
+		return 0;
+	}
+	char *b64 = api_base64_encode(code, len);
+	size_t n = strlen(b64);
+	if (j->batch_bytes + n > PULL_BATCH_BYTES)
+		batch_flush(j);
+	json_array_append_new(json_object_get(j->batch, "modules"),
+	                      json_pack("{s:s, s:s}", "module", atom, "code", b64));
+	j->batch_bytes += n + strlen(atom) + 32;
+	gi_free(b64);
+	return 0;
+}
+
+/* Pulls the observed modules' object code, queues it, then the finalize. */
+static void *pull_run(void *arg)
+{
+	struct pull_job *j = arg;
+	const char *node = json_string_value(json_object_get(j->fin, "node"));
+	size_t n = json_object_size(j->observed), k = 0;
+	char **atoms = gi_calloc(n + 1, sizeof(char *));
+	const char *key;
+	json_t *v;
+	json_object_foreach(j->observed, key, v)
+	{
+		char atom[512];
+		if (gi_module_atom_name(key, atom, sizeof(atom)) == 0)
+			atoms[k++] = gi_strdup(atom);
+	}
+	struct beam_pull_request rq = {(const char *const *)atoms, k, true, 0,
+	                               gi_clock_mono_ms() + PULL_DEADLINE_MS};
+	struct beam_pull_summary sum;
+	char err[512];
+	j->batch = batch_new(j->fin);
+	int rc = beam_pull_modules(node, j->cookie, PULL_TIMEOUT_MS, &rq, pull_sink, j, &sum, err,
+	                           sizeof(err));
+	batch_flush(j);
+	json_t *oc = json_pack("{s:i, s:i, s:i, s:i, s:b}", "requested", sum.modules, "pulled",
+	                       sum.written, "missing", sum.missing, "applications", sum.apps,
+	                       "truncated", sum.truncated || j->skipped > 0);
+	if (rc)
+		json_object_set_new(oc, "error", json_string(err));
+	json_object_set_new(j->fin, "object_code", oc);
+	if (rc)
+		gi_log_warn("monitor", "object code of %s not pulled: %s", node, err);
+	api_pusher_push(j->m->pusher, API_PUSH_FINALIZE, j->fin);
+	for (size_t i = 0; i < k; i++)
+		gi_free(atoms[i]);
+	gi_free(atoms);
+	cookie_wipe_free(j->cookie);
+	json_decref(j->observed);
+	json_decref(j->batch);
+	json_decref(j->fin);
+	struct api_monitor *m = j->m;
+	gi_free(j);
+	pthread_mutex_lock(&m->lock);
+	if (--m->pulls == 0)
+		pthread_cond_broadcast(&m->pulls_done);
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* Takes what the node's observation kept for the pull; false when there is
+ * nothing to pull. *cookie_out and *observed_out become the caller's. */
+static bool pull_take(struct api_monitor *m, const char *node, char **cookie_out,
+                      json_t **observed_out)
+{
+	*cookie_out = NULL;
+	*observed_out = NULL;
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node ? node_get(m, node, false) : NULL;
+	bool any = ns && ns->observing && json_object_size(ns->observed) > 0;
+	if (ns) {
+		*cookie_out = ns->session_cookie;
+		*observed_out = ns->observed;
+		ns->session_cookie = NULL;
+		ns->observed = NULL;
+		ns->observing = false;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return any;
 }
 
 static void on_end(void *ctx, const char *session_id, json_t *finalize)
@@ -120,6 +287,50 @@ static void on_end(void *ctx, const char *session_id, json_t *finalize)
 	}
 	gi_log_info("monitor", "observation %s ended (%s)", session_id,
 	            json_string_value(json_object_get(fin, "status")));
+	char *cookie = NULL;
+	json_t *observed = NULL;
+	bool pull =
+	    pull_take(m, json_string_value(json_object_get(fin, "node")), &cookie, &observed);
+	/* Traced modules count as observed even when no call was seen. */
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(fin, "trace_modules"), i, x)
+	{
+		if (observed && json_is_string(x) && json_object_size(observed) < OBSERVED_MAX) {
+			json_object_set_new(observed, json_string_value(x), json_true());
+			pull = true;
+		}
+	}
+	if (pull && !m->shutting_down) {
+		struct pull_job *j = gi_calloc(1, sizeof(*j));
+		j->m = m;
+		j->fin = fin;
+		j->cookie = cookie;
+		j->observed = observed;
+		pthread_attr_t attr;
+		pthread_t t;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_mutex_lock(&m->lock);
+		m->pulls++;
+		pthread_mutex_unlock(&m->lock);
+		int rc = pthread_create(&t, &attr, pull_run, j);
+		pthread_attr_destroy(&attr);
+		if (rc == 0)
+			return;
+		pthread_mutex_lock(&m->lock);
+		m->pulls--;
+		pthread_mutex_unlock(&m->lock);
+		gi_free(j);
+		json_object_set_new(fin, "object_code",
+		                    json_pack("{s:s}", "error", "could not start the pull thread"));
+	} else if (pull) {
+		json_object_set_new(fin, "object_code",
+		                    json_pack("{s:s}", "error",
+		                              "the monitor shut down before pulling object code"));
+	}
+	cookie_wipe_free(cookie);
+	json_decref(observed);
 	api_pusher_push(m->pusher, API_PUSH_FINALIZE, fin);
 	json_decref(fin);
 }
@@ -471,6 +682,35 @@ static int trace_modules_parse(json_t *v, const char ***out, json_t **err, int *
 	return 0;
 }
 
+/* Starts keeping the cookie and observed modules of `node` for the object
+ * code pull at its end; false (nothing changed) when an observation of it
+ * is already being kept. */
+static bool observe_begin(struct api_monitor *m, const char *node, const char *cookie)
+{
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node_get(m, node, true);
+	bool fresh = !ns->observing;
+	if (fresh) {
+		cookie_wipe_free(ns->session_cookie);
+		ns->session_cookie = cookie ? gi_strdup(cookie) : NULL;
+		json_decref(ns->observed);
+		ns->observed = json_object();
+		ns->observing = true;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return fresh;
+}
+
+/* Undoes observe_begin after a failed start. */
+static void observe_abandon(struct api_monitor *m, const char *node)
+{
+	char *cookie = NULL;
+	json_t *observed = NULL;
+	pull_take(m, node, &cookie, &observed);
+	cookie_wipe_free(cookie);
+	json_decref(observed);
+}
+
 static json_t *route_observe_start(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_monitor *m = ctx;
@@ -507,8 +747,11 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	cfg.trace_modules = mods;
 	cfg.project = project;
 	char *session_id = NULL;
+	/* Set before the start, so that its first snapshots are collected too. */
+	bool fresh = observe_begin(m, node, cfg.cookie);
 	int rc = obs_session_start(m->manager, &cfg, &session_id);
-	cookie_wipe_free(stored);
+	if (rc && fresh)
+		observe_abandon(m, node);
 	json_t *resp;
 	if (rc == GI_EEXIST)
 		resp = api_error(status, 409, "an observation of %.256s is already running", node);
@@ -522,6 +765,7 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		gi_log_info("monitor", "observing %s every %lld ms (session %s)", node, interval,
 		            session_id);
 	}
+	cookie_wipe_free(stored);
 	gi_free(mods);
 	gi_free(session_id);
 	return resp;
@@ -625,6 +869,7 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	struct api_monitor *m = gi_calloc(1, sizeof(*m));
 	m->started_ms = gi_clock_mono_ms();
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->pulls_done, NULL);
 	gi_map_init(&m->nodes);
 	m->worker_url = gi_strdup(cfg->worker_url ? cfg->worker_url : API_MONITOR_WORKER_DEFAULT);
 	m->worker_token = cfg->worker_token ? gi_strdup(cfg->worker_token) : NULL;
@@ -684,12 +929,18 @@ void api_monitor_stop(struct api_monitor *m)
 	/* Stops every session as interrupted: their finalize objects are queued. */
 	m->shutting_down = true;
 	obs_manager_free(m->manager);
+	/* Pulls are bounded by PULL_DEADLINE_MS plus one call's timeout. */
+	pthread_mutex_lock(&m->lock);
+	while (m->pulls > 0)
+		pthread_cond_wait(&m->pulls_done, &m->lock);
+	pthread_mutex_unlock(&m->lock);
 	api_pusher_free(m->pusher, FLUSH_MS);
 	for (size_t i = 0; i < m->nodes.cap; i++)
 		if (m->nodes.slots[i].key)
 			node_free(m->nodes.slots[i].value);
 	gi_map_destroy(&m->nodes);
 	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->pulls_done);
 	gi_free(m->worker_url);
 	gi_free(m->worker_token);
 	gi_free(m);

@@ -81,7 +81,9 @@ struct api_pusher {
 
 static const char *kind_name(enum api_push_kind k)
 {
-	return k == API_PUSH_FINALIZE ? "finalize" : "ingest";
+	return k == API_PUSH_FINALIZE      ? "finalize"
+	       : k == API_PUSH_OBJECT_CODE ? "objectcode"
+	                                   : "ingest";
 }
 
 static void spool_path(const struct api_pusher *p, uint64_t seq, enum api_push_kind kind, char *out,
@@ -108,8 +110,11 @@ static void spool_load(struct api_pusher *p)
 		unsigned long long seq;
 		if (sscanf(e->d_name, "%20llu.%15[a-z].json", &seq, kind) != 2)
 			continue;
-		struct disk_item it = {
-		    seq, strcmp(kind, "finalize") == 0 ? API_PUSH_FINALIZE : API_PUSH_INGEST, 0};
+		struct disk_item it = {seq,
+		                       strcmp(kind, "finalize") == 0     ? API_PUSH_FINALIZE
+		                       : strcmp(kind, "objectcode") == 0 ? API_PUSH_OBJECT_CODE
+		                                                         : API_PUSH_INGEST,
+		                       0};
 		char path[4096];
 		spool_path(p, it.seq, it.kind, path, sizeof(path));
 		FILE *f = fopen(path, "rb");
@@ -276,8 +281,9 @@ static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
 	}
 	char url[1024];
 	snprintf(url, sizeof(url), "%s%s", p->worker_url,
-	         it->kind == API_PUSH_FINALIZE ? "/api/runtime/ingest/finalize"
-	                                       : "/api/runtime/ingest");
+	         it->kind == API_PUSH_FINALIZE      ? "/api/runtime/ingest/finalize"
+	         : it->kind == API_PUSH_OBJECT_CODE ? "/api/runtime/ingest/object_code"
+	                                            : "/api/runtime/ingest");
 	struct api_call call = {"POST", url, it->body, p->token, p->timeout_ms};
 	int status = 0;
 	json_t *resp = NULL;

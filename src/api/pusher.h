@@ -22,7 +22,9 @@
 #include <jansson.h>
 #include <stddef.h>
 
-enum api_push_kind { API_PUSH_INGEST, API_PUSH_FINALIZE };
+/* OBJECT_CODE: a batch of a node's object code (POST
+ * /api/runtime/ingest/object_code), queued before the finalize it serves. */
+enum api_push_kind { API_PUSH_INGEST, API_PUSH_FINALIZE, API_PUSH_OBJECT_CODE };
 
 struct api_pusher_config {
 	const char *worker_url; /* e.g. http://127.0.0.1:4000 */

@@ -9,6 +9,15 @@
  *
  * Finalize is serialised by one mutex: it is rare, and this keeps a retried
  * finalize from building a second profile for the same observation.
+ *
+ * Object code (docs/BEAM.md, "Object code for profiles"): the monitor sends
+ * the object code of the modules an observation saw to
+ * /api/runtime/ingest/object_code before its finalize; it is cached as
+ * DATA/nodes/NODE/ebin/MODULE.beam (NODE and MODULE checked to be plain file
+ * names). At finalize, when observed modules are missing from the project's
+ * graph (or no project matched), the graph used is DATA/nodes/NODE/index.db:
+ * the project's source (if any; source wins) plus that object code. Nothing
+ * is written outside the data directory; the worker never sees a cookie.
  */
 #include "api/worker.h"
 
@@ -17,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/base64.h"
 #include "api/http.h"
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -28,6 +38,7 @@
 #include "base/str.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
+#include "source/facts.h"
 #include "store/obs_store.h"
 
 #define POOL_IDLE_MAX     32
@@ -35,6 +46,9 @@
 #define SESSION_ID_MAX    128
 #define NODE_NAME_MAX     256
 #define SHUTDOWN_GRACE_MS 15000
+#define OBJECT_CODE_BATCH 4096
+#define OBJECT_CODE_MAX   (16 * 1024 * 1024)
+#define MISSING_NAMED     8
 
 struct kg_pooled {
 	char *path;
@@ -464,6 +478,127 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 	                 (json_int_t)seq, "duplicate", duplicate);
 }
 
+/* A module or node name usable as one path component. */
+static bool file_name_safe(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 255 || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < ' ' || s[i] == '/' || s[i] == '\\')
+			return false;
+	return true;
+}
+
+/* DATA/nodes/NODE, with NODE reduced to [A-Za-z0-9@._-] (others become '_'). Caller frees. */
+static char *node_dir(const struct api_worker *w, const char *node)
+{
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	gi_buf_printf(&b, "%s/nodes/", w->data_dir);
+	for (size_t i = 0; i < NODE_NAME_MAX && node[i]; i++) {
+		char c = node[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		          (c >= '0' && c <= '9') || c == '@' || c == '-' || c == '_' ||
+		          (c == '.' && i > 0);
+		gi_buf_printf(&b, "%c", ok ? c : '_');
+	}
+	return gi_buf_take(&b);
+}
+
+/* Writes `len` bytes to `path` unless it already holds exactly them. */
+static int file_update(const char *path, const unsigned char *data, size_t len, bool *written)
+{
+	char *old = NULL;
+	size_t old_len = 0;
+	*written = false;
+	if (gi_fs_read_file(path, OBJECT_CODE_MAX, &old, &old_len) == 0 && old_len == len &&
+	    memcmp(old, data, len) == 0) {
+		gi_free(old);
+		return 0;
+	}
+	gi_free(old);
+	*written = true;
+	return gi_fs_write_file(path, data, len);
+}
+
+/* POST /api/runtime/ingest/object_code {"node", "session_id"?, "modules":
+ * [{"module": atom text, "code": base64 of the .beam}]}. */
+static json_t *route_object_code(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	json_t *err = NULL;
+	const char *node, *sid;
+	if (api_body_string(req, "node", true, &node, &err, status) ||
+	    api_body_string(req, "session_id", false, &sid, &err, status))
+		return err;
+	if (!node_name_valid(node))
+		return api_error(status, 400, "node must be a node name like name@host");
+	json_t *mods = json_object_get(req->body, "modules");
+	if (!json_is_array(mods) || json_array_size(mods) > OBJECT_CODE_BATCH)
+		return api_error(status, 400, "modules must be an array of at most %d objects",
+		                 OBJECT_CODE_BATCH);
+	size_t i;
+	json_t *m;
+	json_array_foreach(mods, i, m)
+	{
+		const char *name = json_string_value(json_object_get(m, "module"));
+		json_t *code = json_object_get(m, "code");
+		if (!name || !file_name_safe(name) || !json_is_string(code) ||
+		    json_string_length(code) > OBJECT_CODE_MAX / 3 * 4)
+			return api_error(
+			    status, 400,
+			    "modules[%zu] must be {\"module\": name, \"code\": base64}", i);
+	}
+	char *dir = node_dir(w, node);
+	struct gi_buf path;
+	gi_buf_init(&path, 0);
+	gi_buf_printf(&path, "%s/ebin", dir);
+	int stored = 0, unchanged = 0, rc = gi_fs_mkdir_p(gi_buf_str(&path));
+	json_t *resp = NULL;
+	if (rc) {
+		resp = gi_error_response(status, rc, "creating the object code cache");
+		goto out;
+	}
+	pthread_mutex_lock(&w->finalize_lock); /* a finalize never reads half a batch */
+	json_array_foreach(mods, i, m)
+	{
+		const char *name = json_string_value(json_object_get(m, "module"));
+		json_t *code = json_object_get(m, "code");
+		unsigned char *bytes = NULL;
+		size_t len = 0;
+		if (api_base64_decode(json_string_value(code), json_string_length(code), &bytes,
+		                      &len) != 0 ||
+		    len < 12 || memcmp(bytes, "FOR1", 4) != 0) {
+			gi_free(bytes);
+			resp = api_error(status, 400, "modules[%zu]: code is not a .beam in base64",
+			                 i);
+			break;
+		}
+		gi_buf_reset(&path);
+		gi_buf_printf(&path, "%s/ebin/%s.beam", dir, name);
+		bool written = false;
+		rc = file_update(gi_buf_str(&path), bytes, len, &written);
+		gi_free(bytes);
+		if (rc) {
+			resp = gi_error_response(status, rc, "storing object code");
+			break;
+		}
+		if (written)
+			stored++;
+		else
+			unchanged++;
+	}
+	pthread_mutex_unlock(&w->finalize_lock);
+	if (!resp)
+		resp = json_pack("{s:b, s:s, s:i, s:i}", "ok", 1, "node", node, "stored", stored,
+		                 "unchanged", unchanged);
+out:
+	gi_buf_destroy(&path);
+	gi_free(dir);
+	return resp;
+}
+
 static int validate_finalize(const struct api_request *req, json_t **err, int *status)
 {
 	const char *s;
@@ -587,6 +722,126 @@ static void project_match(struct api_worker *w, struct obs_store *st, json_t *fi
 	json_decref(projects);
 }
 
+/* The modules of `seen` (a set) that `db` (may be NULL) does not define. */
+static json_t *modules_missing(struct kg_db *db, json_t *seen)
+{
+	json_t *have = json_object(), *mods = NULL, *out = json_array(), *v;
+	size_t i;
+	const char *key;
+	if (db && kg_project_modules(db, &mods) == 0)
+		json_array_foreach(mods, i, v)
+		{
+			add_module_name(have, v);
+		}
+	json_object_foreach(seen, key, v)
+	{
+		if (!json_object_get(have, key))
+			json_array_append_new(out, json_string(key));
+	}
+	json_decref(mods);
+	json_decref(have);
+	return out;
+}
+
+/* Whether DIR/ebin holds the object code of any module in `names`. */
+static bool object_code_cached(const char *dir, json_t *names)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(names, i, v)
+	{
+		char atom[512], path[4096];
+		if (gi_module_atom_name(json_string_value(v), atom, sizeof(atom)) != 0 ||
+		    !file_name_safe(atom))
+			continue;
+		int n = snprintf(path, sizeof(path), "%s/ebin/%s.beam", dir, atom);
+		if (n > 0 && (size_t)n < sizeof(path) && file_exists(path))
+			return true;
+	}
+	return false;
+}
+
+/* When observed modules are missing from *graph (the project's, or none),
+ * indexes DATA/nodes/NODE/index.db from the project's source (if any) plus
+ * the node's cached object code and swaps *graph for it. Appends a note to
+ * `notes` for observed modules that still have no topology. */
+static void graph_with_object_code(struct api_worker *w, json_t *fin, json_t *snaps,
+                                   const char *project, struct kg_pooled *graph, json_t *notes)
+{
+	json_t *seen = observed_modules(fin, snaps);
+	json_t *missing = modules_missing(graph->db, seen);
+	const char *node = json_string_value(json_object_get(fin, "node"));
+	char *dir = node_dir(w, node);
+	const char *index_error = NULL;
+	char rc_text[256];
+	if (json_array_size(missing) > 0 && object_code_cached(dir, missing)) {
+		struct gi_buf ebin, root, db;
+		gi_buf_init(&ebin, 0);
+		gi_buf_init(&root, 0);
+		gi_buf_init(&db, 0);
+		gi_buf_printf(&ebin, "%s/ebin", dir);
+		gi_buf_printf(&db, "%s/index.db", dir);
+		if (project)
+			gi_buf_printf(&root, "%s", project);
+		else
+			gi_buf_printf(&root, "%s/nosrc", dir); /* an empty source tree */
+		const char *dirs[] = {gi_buf_str(&ebin), NULL};
+		struct kg_index_options opt = {false, dirs, 0};
+		json_t *summary = NULL;
+		struct kg_pooled ng = {0};
+		int rc = project ? 0 : gi_fs_mkdir_p(gi_buf_str(&root));
+		if (rc == 0) {
+			rc = kg_index_project(gi_buf_str(&root), gi_buf_str(&db), &opt, &summary);
+			kg_pool_invalidate(w);
+		}
+		if (rc == 0)
+			rc = kg_acquire(w, gi_buf_str(&db), &ng);
+		if (rc == 0) {
+			kg_release(w, graph);
+			*graph = ng;
+			json_decref(missing);
+			missing = modules_missing(graph->db, seen);
+		} else {
+			snprintf(rc_text, sizeof(rc_text),
+			         "indexing the node's object code failed: %s", gi_strerror(rc));
+			index_error = rc_text;
+			gi_log_warn("worker", "%s", rc_text);
+		}
+		json_decref(summary);
+		gi_buf_destroy(&ebin);
+		gi_buf_destroy(&root);
+		gi_buf_destroy(&db);
+	}
+	size_t n = json_array_size(missing);
+	if (n > 0) {
+		json_t *oc = json_object_get(fin, "object_code");
+		const char *why = index_error;
+		char pulled[600];
+		if (!why && json_is_string(json_object_get(oc, "error"))) {
+			snprintf(pulled, sizeof(pulled), "object code not pulled: %.500s",
+			         json_string_value(json_object_get(oc, "error")));
+			why = pulled;
+		}
+		if (!why)
+			why = json_is_object(oc)
+			          ? "the node has no object code for them"
+			          : "no source in the project and no object code was "
+			            "received from the monitor";
+		struct gi_buf b;
+		gi_buf_init(&b, 0);
+		gi_buf_printf(&b, "no topology for %zu observed module(s) (", n);
+		for (size_t i = 0; i < n && i < MISSING_NAMED; i++)
+			gi_buf_printf(&b, "%s%s", i ? ", " : "",
+			              json_string_value(json_array_get(missing, i)));
+		gi_buf_printf(&b, "%s): %s", n > MISSING_NAMED ? ", ..." : "", why);
+		json_array_append_new(notes, json_string(gi_buf_str(&b)));
+		gi_buf_destroy(&b);
+	}
+	gi_free(dir);
+	json_decref(missing);
+	json_decref(seen);
+}
+
 static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
                                const struct api_request *req, int *status)
 {
@@ -598,6 +853,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	char *project = NULL;
 	struct kg_pooled graph = {0};
 	json_t *warnings = json_array();
+	json_t *notes = json_array(); /* what the profile should say about missing topology */
 
 	int rc = obs_store_observation_get(st, session_id, &obs);
 	if (rc == 0 && json_is_integer(json_object_get(obs, "profile_id"))) {
@@ -638,6 +894,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	/* The observation and the profile record the project actually used. */
 	fin = json_deep_copy(req->body);
 	json_object_set_new(fin, "project", project ? json_string(project) : json_null());
+	graph_with_object_code(w, fin, snaps, project, &graph, notes);
 	pthread_mutex_lock(&w->write_lock);
 	rc = obs_store_finalize(st, fin);
 	pthread_mutex_unlock(&w->write_lock);
@@ -649,6 +906,16 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	long long profile_id = 0;
 	rc = fuse_profile_build(fin, snaps, graph.db, NULL, &profile);
 	if (rc == 0) {
+		json_t *errors = json_object_get(profile, "errors");
+		if (!json_is_array(errors)) {
+			errors = json_array();
+			json_object_set_new(profile, "errors", errors);
+		}
+		json_array_extend(errors, notes);
+		json_array_extend(warnings, notes);
+		if (json_object_get(fin, "object_code"))
+			json_object_set(profile, "object_code",
+			                json_object_get(fin, "object_code"));
 		pthread_mutex_lock(&w->write_lock);
 		rc = obs_store_profile_add(st, session_id, node, project, profile, &profile_id);
 		pthread_mutex_unlock(&w->write_lock);
@@ -669,6 +936,7 @@ out:
 	kg_release(w, &graph);
 	json_decref(fin);
 	json_decref(warnings);
+	json_decref(notes);
 	json_decref(profile);
 	json_decref(snaps);
 	json_decref(obs);
@@ -829,6 +1097,7 @@ static const struct api_route worker_routes[] = {
     {"GET", "/api/projects", route_projects, false},
     {"POST", "/api/runtime/ingest", route_ingest, true},
     {"POST", "/api/runtime/ingest/finalize", route_finalize, true},
+    {"POST", "/api/runtime/ingest/object_code", route_object_code, true},
     {"GET", "/api/runtime/observations", route_observations, false},
     {"GET", "/api/runtime/observation/:session_id", route_observation, false},
     {"GET", "/api/runtime/profiles", route_profiles, false},

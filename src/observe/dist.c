@@ -547,17 +547,17 @@ out:
 	return rc;
 }
 
-int dist_app_modules(struct dist_conn *c, const char *app, char ***modules_out, size_t *count_out)
+/* Runs probe `src` with `term` and decodes its ["ok", [binaries]] answer. */
+static int eval_names(struct dist_conn *c, const char *src, size_t src_len, ei_x_buff *term,
+                      char ***modules_out, size_t *count_out)
 {
 	*modules_out = NULL;
 	*count_out = 0;
-	ei_x_buff term, reply;
-	ei_x_new(&term);
+	ei_x_buff reply;
 	ei_x_new(&reply);
-	ei_x_encode_binary(&term, app, (long)strlen(app));
 	int index = 0;
-	int rc = dist_eval(c, probe_app_modules, probe_app_modules_len, &term,
-	                   gi_clock_mono_ms() + c->timeout_ms, &reply, &index);
+	int rc =
+	    dist_eval(c, src, src_len, term, gi_clock_mono_ms() + c->timeout_ms, &reply, &index);
 	if (rc != 0)
 		goto out;
 	json_t *value = NULL;
@@ -588,8 +588,34 @@ int dist_app_modules(struct dist_conn *c, const char *app, char ***modules_out, 
 	*modules_out = names;
 	*count_out = k;
 out:
-	ei_x_free(&term);
 	ei_x_free(&reply);
+	return rc;
+}
+
+int dist_app_modules(struct dist_conn *c, const char *app, char ***modules_out, size_t *count_out)
+{
+	ei_x_buff term;
+	ei_x_new(&term);
+	ei_x_encode_binary(&term, app, (long)strlen(app));
+	int rc =
+	    eval_names(c, probe_app_modules, probe_app_modules_len, &term, modules_out, count_out);
+	ei_x_free(&term);
+	return rc;
+}
+
+int dist_modules_apps(struct dist_conn *c, const char *const *modules, size_t count,
+                      char ***apps_out, size_t *count_out)
+{
+	ei_x_buff term;
+	ei_x_new(&term);
+	if (count > 0)
+		ei_x_encode_list_header(&term, (long)count);
+	for (size_t i = 0; i < count; i++)
+		ei_x_encode_binary(&term, modules[i], (long)strlen(modules[i]));
+	ei_x_encode_empty_list(&term);
+	int rc =
+	    eval_names(c, probe_modules_apps, probe_modules_apps_len, &term, apps_out, count_out);
+	ei_x_free(&term);
 	return rc;
 }
 

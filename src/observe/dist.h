@@ -63,7 +63,13 @@ int dist_object_code_fetch(struct dist_conn *c, const char *atom_text, unsigned 
  * texts: *modules_out is an array of *count_out strings, freed with
  * dist_strings_free. GI_ENOTFOUND when the application is not known there. */
 int dist_app_modules(struct dist_conn *c, const char *app, char ***modules_out, size_t *count_out);
-/* Frees an array from dist_app_modules; NULL does nothing. */
+/* Applications (atom texts, sorted, unique) of the `count` modules
+ * `modules` (atom texts) according to application:get_application/1 on
+ * the target; modules it does not know are skipped. *apps_out: freed with
+ * dist_strings_free. */
+int dist_modules_apps(struct dist_conn *c, const char *const *modules, size_t count,
+                      char ***apps_out, size_t *count_out);
+/* Frees an array from dist_app_modules or dist_modules_apps; NULL does nothing. */
 void dist_strings_free(char **strings, size_t count);
 
 /* A sentence for users on what to check after error `code` from this module

@@ -15,8 +15,10 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/map.h"
 #include "observe/dist.h"
 #include "source/beam.h"
 
@@ -130,5 +132,134 @@ int beam_pull_apps(const char *node, const char *cookie, int timeout_ms, const c
 	for (size_t i = 0; apps && apps[i] && rc == 0; i++)
 		rc = app_pull(conn, apps[i], dest, summary, err, err_size);
 	dist_close(conn);
+	return rc;
+}
+
+/* Applications whose siblings are not worth pulling: OTP's and Elixir's own. */
+static bool app_is_system(const char *app)
+{
+	static const char *const system[] = {
+	    "kernel", "stdlib", "elixir",       "compiler", "logger", "sasl",
+	    "crypto", "ssl",    "public_key",   "inets",    "mnesia", "iex",
+	    "mix",    "eex",    "ex_unit",      "erts",     "asn1",   "runtime_tools",
+	    "tools",  "os_mon", "syntax_tools", "xmerl",    NULL};
+	for (size_t i = 0; system[i]; i++)
+		if (strcmp(app, system[i]) == 0)
+			return true;
+	return false;
+}
+
+struct pull_set {
+	struct gi_map seen; /* atom text -> (void *)1 */
+	char **order;       /* owned copies, in pull order */
+	size_t len, cap, max;
+};
+
+static void pull_set_add(struct pull_set *ps, const char *atom)
+{
+	if (ps->len >= ps->max || !name_is_safe(atom) || gi_map_get(&ps->seen, atom))
+		return;
+	gi_map_put(&ps->seen, atom, (void *)1);
+	if (ps->len == ps->cap) {
+		ps->cap = ps->cap ? ps->cap * 2 : 64;
+		ps->order = gi_realloc(ps->order, ps->cap * sizeof(char *));
+	}
+	ps->order[ps->len++] = gi_strdup(atom);
+}
+
+static void pull_set_destroy(struct pull_set *ps)
+{
+	for (size_t i = 0; i < ps->len; i++)
+		gi_free(ps->order[i]);
+	gi_free(ps->order);
+	gi_map_destroy(&ps->seen);
+}
+
+static void siblings_add(struct dist_conn *conn, struct pull_set *ps, size_t asked,
+                         struct beam_pull_summary *s)
+{
+	char **apps = NULL;
+	size_t napps = 0;
+	if (dist_modules_apps(conn, (const char *const *)ps->order, asked, &apps, &napps) != 0)
+		return; /* siblings are a bonus: the asked modules are still pulled */
+	for (size_t i = 0; i < napps && ps->len < ps->max; i++) {
+		char **mods = NULL;
+		size_t n = 0;
+		if (app_is_system(apps[i]) || dist_app_modules(conn, apps[i], &mods, &n) != 0)
+			continue;
+		s->apps++;
+		for (size_t j = 0; j < n; j++)
+			pull_set_add(ps, mods[j]);
+		dist_strings_free(mods, n);
+	}
+	dist_strings_free(apps, napps);
+}
+
+int beam_pull_modules(const char *node, const char *cookie, int timeout_ms,
+                      const struct beam_pull_request *rq, beam_pull_sink sink, void *ctx,
+                      struct beam_pull_summary *summary, char *err, size_t err_size)
+{
+	struct dist_options o = {node, cookie, timeout_ms};
+	struct dist_conn *conn = NULL;
+	struct pull_set ps;
+	char dummy[1];
+	if (!err || err_size == 0) {
+		err = dummy;
+		err_size = sizeof(dummy);
+	}
+	err[0] = '\0';
+	memset(summary, 0, sizeof(*summary));
+	memset(&ps, 0, sizeof(ps));
+	gi_map_init(&ps.seen);
+	ps.max = rq->max_modules && rq->max_modules < BEAM_PULL_MODULES_MAX ? rq->max_modules
+	                                                                    : BEAM_PULL_MODULES_MAX;
+	for (size_t i = 0; i < rq->count; i++)
+		pull_set_add(&ps, rq->modules[i]);
+	size_t asked = ps.len;
+	summary->modules = (int)asked;
+	if (rq->count > asked && asked == ps.max)
+		summary->truncated = true;
+	int rc = 0;
+	if (asked == 0)
+		goto out;
+	rc = dist_connect(&o, &conn);
+	if (rc) {
+		snprintf(err, err_size, "%s: %s; %s", node, gi_strerror(rc), dist_error_hint(rc));
+		goto out;
+	}
+	if (rq->siblings)
+		siblings_add(conn, &ps, asked, summary);
+	for (size_t i = 0; i < ps.len; i++) {
+		if (rq->deadline_ms > 0 && gi_clock_mono_ms() >= rq->deadline_ms) {
+			summary->truncated = true;
+			break;
+		}
+		unsigned char *code = NULL;
+		size_t len = 0;
+		char *filename = NULL;
+		rc = dist_object_code_fetch(conn, ps.order[i], &code, &len, &filename);
+		gi_free(filename);
+		if (rc == GI_ENOTFOUND) {
+			if (i < asked)
+				summary->missing++;
+			rc = 0;
+			continue;
+		}
+		if (rc) {
+			snprintf(err, err_size, "%s: module %s: %s", dist_node(conn), ps.order[i],
+			         gi_strerror(rc));
+			break;
+		}
+		rc = sink(ctx, ps.order[i], code, len);
+		gi_free(code);
+		if (rc) {
+			snprintf(err, err_size, "module %s: %s", ps.order[i], gi_strerror(rc));
+			break;
+		}
+		summary->written++;
+	}
+out:
+	dist_close(conn);
+	pull_set_destroy(&ps);
 	return rc;
 }
