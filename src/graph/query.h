@@ -31,9 +31,10 @@ struct kg_index_options {
  * *summary_out (caller decrefs) holds at least files, modules, functions,
  * edges, parse_errors (array of {file, line, message}), skipped, elapsed_ms,
  * plus root, db, parsed, unchanged, removed. Skips deps/, _build/,
- * node_modules/, .git/, .giulia/ and what ROOT/.gitignore ignores. beam_dirs
- * is not implemented yet: a non-empty list gives GI_EUNSUPPORTED. Safe to call
- * while other threads or processes query the same database. */
+ * node_modules/, .git/, .giulia/ and what ROOT/.gitignore ignores. Modules
+ * from `beam_dirs` (object code) join the same graph; where a module has both
+ * source and object code, source wins. Safe to call while other threads or
+ * processes query the same database. */
 int kg_index_project(const char *root, const char *db_path, const struct kg_index_options *opt,
                      json_t **summary_out);
 
