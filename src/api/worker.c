@@ -1063,6 +1063,56 @@ static json_t *route_profile(void *ctx, const struct api_request *req, int *stat
 	return profile_by_id(ctx, id, status);
 }
 
+/* Reads the profile id in query parameter `name`: a positive integer or "latest". */
+static int compare_side(const struct api_request *req, const char *name, long long *id,
+                        json_t **err, int *status)
+{
+	bool invalid = false;
+	const char *value = api_request_query(req, name, &invalid);
+	int64_t parsed;
+	if (!value || invalid) {
+		*err =
+		    api_error(status, 400, "missing parameter %s (a profile id or latest)", name);
+		return GI_EINVAL;
+	}
+	if (strcmp(value, "latest") == 0) {
+		*id = 0;
+		return 0;
+	}
+	if (gi_parse_int64(value, 1, INT64_MAX, &parsed) != 0) {
+		*err = api_error(status, 400, "%s must be a positive profile id or latest", name);
+		return GI_EINVAL;
+	}
+	*id = parsed;
+	return 0;
+}
+
+/* GET /api/runtime/compare?a=ID&b=ID: what changed from profile a to profile b
+ * (fuse_compare; the same object `giulia compare --format json` prints). */
+static json_t *route_compare(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	json_t *err = NULL, *a = NULL, *b = NULL, *out = NULL;
+	long long id_a, id_b;
+	if (compare_side(req, "a", &id_a, &err, status) ||
+	    compare_side(req, "b", &id_b, &err, status))
+		return err;
+	a = profile_by_id(w, id_a, status);
+	if (*status != 200)
+		return a;
+	b = profile_by_id(w, id_b, status);
+	if (*status != 200) {
+		json_decref(a);
+		return b;
+	}
+	int rc = fuse_compare(json_object_get(a, "profile"), json_object_get(b, "profile"), &out);
+	json_decref(a);
+	json_decref(b);
+	if (rc)
+		return gi_error_response(status, rc, "comparing the profiles");
+	return out;
+}
+
 #define Q(path)                                 \
 	{                                       \
 		"GET", path, route_query, false \
@@ -1103,6 +1153,7 @@ static const struct api_route worker_routes[] = {
     {"GET", "/api/runtime/profiles", route_profiles, false},
     {"GET", "/api/runtime/profile/latest", route_profile_latest, false},
     {"GET", "/api/runtime/profile/:id", route_profile, false},
+    {"GET", "/api/runtime/compare", route_compare, false},
     {NULL, NULL, NULL, false},
 };
 

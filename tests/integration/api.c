@@ -195,6 +195,14 @@ static void profile_built_stored_and_served(void)
 	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/profiles", &p), 200);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(p, "profiles")), 1);
 	json_decref(p);
+	/* A profile compared with itself: the comparison of fuse_compare, nothing new. */
+	snprintf(path, sizeof(path), "/api/runtime/compare?a=%lld&b=latest", pid);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &p), 200);
+	TH_ASSERT_MSG(json_is_object(p) && json_object_size(p) > 0, "empty comparison");
+	json_decref(p);
+	TD_EXPECT_ERROR(&w, "GET", "/api/runtime/compare?a=1", NULL, 400);
+	TD_EXPECT_ERROR(&w, "GET", "/api/runtime/compare?a=x&b=1", NULL, 400);
+	TD_EXPECT_ERROR(&w, "GET", "/api/runtime/compare?a=1&b=99", NULL, 404);
 }
 
 static void write_file(const char *path, const char *text)
