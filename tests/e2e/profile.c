@@ -24,7 +24,7 @@
 #include "fuse/fuse.h"
 #include "graph/query.h"
 #include "harness.h"
-#include "profile_json.h"
+#include "json_util.h"
 #include "observe/observe.h"
 #include "support.h"
 
@@ -181,16 +181,6 @@ static void wait_busy(const struct ts_node *node, int ops)
  * worker runs). */
 static const char busy_start[] = "Catalog.start()";
 
-static json_t *find_by(json_t *list, const char *key, const char *value)
-{
-	for (size_t i = 0; i < json_array_size(list); i++) {
-		const char *v = json_string_value(json_object_get(json_array_get(list, i), key));
-		if (v && strcmp(v, value) == 0)
-			return json_array_get(list, i);
-	}
-	return NULL;
-}
-
 static void busy_catalog_profile(void)
 {
 	require_observer();
@@ -211,7 +201,7 @@ static void busy_catalog_profile(void)
 		found += m && (strcmp(m, "Logger") == 0 || strcmp(m, "Catalog.Worker") == 0);
 	}
 	TH_ASSERT_INT_EQ(found, 2);
-	json_t *worker = find_by(hm, "module", "Catalog.Worker");
+	json_t *worker = ts_json_find(hm, "module", "Catalog.Worker");
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(worker, "graph"), "in_graph")));
 
 	/* Trace hotspots joined with the graph: every Catalog function. */
@@ -227,7 +217,7 @@ static void busy_catalog_profile(void)
 		              "%s is not joined with the graph", mfa);
 		TH_ASSERT(json_is_integer(json_object_get(f, "cyclomatic")));
 	}
-	json_t *prep = find_by(hs, "mfa", "Catalog.Store.prepare_opts/2");
+	json_t *prep = ts_json_find(hs, "mfa", "Catalog.Store.prepare_opts/2");
 	TH_ASSERT(prep != NULL);
 	TH_ASSERT(json_number_value(json_object_get(prep, "calls_per_second")) > 50);
 	TH_ASSERT_INT_GE(json_array_size(json_object_get(prep, "callers")), 1);
@@ -401,7 +391,7 @@ static void observe_stop_prints_the_fused_profile(void)
 	TH_ASSERT(p != NULL);
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
 	json_t *hs = json_object_get(p, "trace_hotspots");
-	json_t *lookup = find_by(hs, "mfa", "Catalog.Registry.lookup/1");
+	json_t *lookup = ts_json_find(hs, "mfa", "Catalog.Registry.lookup/1");
 	TH_ASSERT(lookup != NULL);
 	TH_ASSERT(json_is_true(json_object_get(lookup, "in_graph")));
 	json_t *r4 = ts_rec_find(p, 4, "Catalog.Registry");

@@ -12,7 +12,7 @@
 #include "base/alloc.h"
 #include "base/fs.h"
 #include "harness.h"
-#include "profile_json.h"
+#include "json_util.h"
 #include "support.h"
 
 /* Pushes one fixture series through the worker; returns the profile id. */

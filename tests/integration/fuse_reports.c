@@ -16,7 +16,7 @@
 #include "fuse/fuse.h"
 #include "graph/query.h"
 #include "harness.h"
-#include "profile_json.h"
+#include "json_util.h"
 #include "support.h"
 
 static json_t *fixture_profile(const char *series)
@@ -59,13 +59,7 @@ static void busy_fixture_fires_rules_2_3_4(void)
 
 static json_t *find_hotspot(json_t *profile, const char *mfa)
 {
-	json_t *hs = json_object_get(profile, "trace_hotspots");
-	for (size_t i = 0; i < json_array_size(hs); i++) {
-		const char *m = json_string_value(json_object_get(json_array_get(hs, i), "mfa"));
-		if (m && strcmp(m, mfa) == 0)
-			return json_array_get(hs, i);
-	}
-	return NULL;
+	return ts_json_find(json_object_get(profile, "trace_hotspots"), "mfa", mfa);
 }
 
 /* The same series joined with the real knowledge graph of the catalog

@@ -15,7 +15,7 @@
 #include "fuse/fuse.h"
 #include "fuse_series.h"
 #include "harness.h"
-#include "profile_json.h"
+#include "json_util.h"
 
 static json_t *build(json_t *fin, json_t *snaps)
 {

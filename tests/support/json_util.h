@@ -1,12 +1,16 @@
 /*
- * profile_json.h - reading fuse profiles (docs/SNAPSHOT.md "Profile") in
- * tests: their recommendations and evidence, and the recorded snapshot
- * series of tests/fixtures/snapshots that profiles are built from.
+ * json_util.h - reading JSON in tests: elements of arrays, fuse profiles
+ * (docs/SNAPSHOT.md "Profile") with their recommendations and evidence, and
+ * the recorded snapshot series of tests/fixtures/snapshots.
  */
-#ifndef GIULIA_TESTS_PROFILE_JSON_H
-#define GIULIA_TESTS_PROFILE_JSON_H
+#ifndef GIULIA_TESTS_JSON_UTIL_H
+#define GIULIA_TESTS_JSON_UTIL_H
 
 #include <jansson.h>
+
+/* The first element of `array` whose string member `key` equals `value`, or
+ * NULL; borrowed from `array`. */
+json_t *ts_json_find(json_t *array, const char *key, const char *value);
 
 /* The first recommendation of rule `rule` (and `subject` when not NULL) in
  * `profile`, or NULL; borrowed from `profile`. */

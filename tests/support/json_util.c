@@ -1,12 +1,23 @@
 /*
- * profile_json.c - reading fuse profiles in tests (see profile_json.h).
+ * json_util.c - reading JSON in tests (see json_util.h).
  */
-#include "profile_json.h"
+#include "json_util.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
+
+json_t *ts_json_find(json_t *array, const char *key, const char *value)
+{
+	for (size_t i = 0; i < json_array_size(array); i++) {
+		json_t *e = json_array_get(array, i);
+		const char *v = json_string_value(json_object_get(e, key));
+		if (v && strcmp(v, value) == 0)
+			return e;
+	}
+	return NULL;
+}
 
 json_t *ts_rec_find(json_t *profile, int rule, const char *subject)
 {
