@@ -21,6 +21,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "catalog_graph.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
 #include "harness.h"
@@ -90,22 +91,6 @@ static const char *build_catalog(void)
 	              err ? err : "");
 	free(err);
 	return ebin;
-}
-
-static struct kg_db *index_catalog(void)
-{
-	char root[4096], db_path[4096];
-	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
-	snprintf(db_path, sizeof(db_path), "%s/index.db", th_tmpdir());
-	json_t *summary = NULL;
-	int rc = kg_index_project(root, db_path, NULL, &summary);
-	if (rc == GI_EUNSUPPORTED)
-		th_skip("the static engine (kg_index_project) is still a placeholder");
-	TH_ASSERT_OK(rc);
-	json_decref(summary);
-	struct kg_db *db = NULL;
-	TH_ASSERT_OK(kg_db_open(db_path, false, &db));
-	return db;
 }
 
 /* Observes `node` for SNAPSHOTS_WANTED snapshots (1 s apart) and returns the
@@ -184,7 +169,7 @@ static const char busy_start[] = "Catalog.start()";
 static void busy_catalog_profile(void)
 {
 	require_observer();
-	struct kg_db *graph = index_catalog();
+	struct kg_db *graph = ts_catalog_graph();
 	const char *ebin = build_catalog();
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_node node;

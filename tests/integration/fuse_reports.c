@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/error.h"
+#include "catalog_graph.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
 #include "harness.h"
@@ -66,17 +67,7 @@ static json_t *find_hotspot(json_t *profile, const char *mfa)
  * target's sources (tree-sitter parse, SQLite index). */
 static void busy_fixture_joined_with_catalog_graph(void)
 {
-	char root[4096], db_path[4096];
-	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
-	snprintf(db_path, sizeof(db_path), "%s/index.db", th_tmpdir());
-	json_t *summary = NULL;
-	int rc = kg_index_project(root, db_path, NULL, &summary);
-	if (rc == GI_EUNSUPPORTED)
-		th_skip("the static engine (kg_index_project) is still a placeholder");
-	TH_ASSERT_OK(rc);
-	json_decref(summary);
-	struct kg_db *db = NULL;
-	TH_ASSERT_OK(kg_db_open(db_path, false, &db));
+	struct kg_db *db = ts_catalog_graph();
 	json_t *fin = ts_fixture_json("busy", "finalize.json");
 	json_t *snaps = ts_fixture_json("busy", "snapshots.json");
 	json_t *p = NULL;
