@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/fs.h"
 
 #define TH_EXIT_SKIP 77
@@ -89,9 +90,7 @@ void th_skip(const char *fmt, ...)
 
 static double now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+	return (double)gi_clock_mono_us() / 1000.0;
 }
 
 static int selected(const char *name, int argc, char **argv)

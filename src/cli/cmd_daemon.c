@@ -149,6 +149,20 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 	return 0;
 }
 
+/* What every daemon command does before it starts: parses its options, blocks
+ * the stop signals (in `set`) and sets up the HTTP client. Returns 0 or an
+ * exit code. */
+static int daemon_setup(int argc, char **argv, bool serve, const char *usage, struct daemon_opts *o,
+                        sigset_t *set)
+{
+	int rc = daemon_parse(argc, argv, o, serve, usage);
+	if (rc)
+		return rc;
+	signals_block(set);
+	api_client_global_init();
+	return 0;
+}
+
 static int start_error(const char *what, int rc)
 {
 	if (rc == GI_EDENIED)
@@ -173,12 +187,10 @@ static const char SERVE_USAGE[] =
 static int cmd_worker(int argc, char **argv)
 {
 	struct daemon_opts o;
-	int rc = daemon_parse(argc, argv, &o, false, WORKER_USAGE);
+	sigset_t set;
+	int rc = daemon_setup(argc, argv, false, WORKER_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	sigset_t set;
-	signals_block(&set);
-	api_client_global_init();
 	struct api_worker_config wc = {o.listen, o.data, o.token, o.body_limit};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
@@ -192,12 +204,10 @@ static int cmd_worker(int argc, char **argv)
 static int cmd_monitor(int argc, char **argv)
 {
 	struct daemon_opts o;
-	int rc = daemon_parse(argc, argv, &o, false, MONITOR_USAGE);
+	sigset_t set;
+	int rc = daemon_setup(argc, argv, false, MONITOR_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	sigset_t set;
-	signals_block(&set);
-	api_client_global_init();
 	struct api_monitor_config mc = {o.listen,       o.worker_url, o.token,
 	                                o.worker_token, o.data,       o.body_limit};
 	struct api_monitor *m;
@@ -212,12 +222,10 @@ static int cmd_monitor(int argc, char **argv)
 static int cmd_serve(int argc, char **argv)
 {
 	struct daemon_opts o;
-	int rc = daemon_parse(argc, argv, &o, true, SERVE_USAGE);
+	sigset_t set;
+	int rc = daemon_setup(argc, argv, true, SERVE_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	sigset_t set;
-	signals_block(&set);
-	api_client_global_init();
 	struct api_worker_config wc = {o.listen, o.data, o.token, o.body_limit};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);

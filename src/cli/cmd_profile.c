@@ -11,19 +11,17 @@
  * The worker answers GET /api/runtime/profile/:id with the stored row
  * {id, session_id, ..., profile: {...}}; a bare profile is accepted too.
  */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/client.h"
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/str.h"
 #include "cli/cli.h"
 #include "fuse/fuse.h"
-
-#define RESPONSE_LIMIT (64u * 1024 * 1024)
 
 static const char profile_usage[] =
     "usage: giulia profile ID|latest [--format text|json|html] [--out FILE]\n"
@@ -39,60 +37,26 @@ static const char compare_usage[] =
     "  that entered or left, recommendations resolved or new. IDs may be `latest`.\n"
     "  Environment: GIULIA_WORKER_URL (default http://127.0.0.1:4000), GIULIA_TOKEN.\n";
 
-static size_t collect(char *data, size_t size, size_t n, void *arg)
-{
-	struct gi_buf *b = arg;
-	/* A short count makes libcurl fail the transfer: the cap is enforced. */
-	return gi_buf_append(b, data, size * n) == 0 ? size * n : 0;
-}
-
 static const char *worker_url(void)
 {
 	const char *u = getenv("GIULIA_WORKER_URL");
 	return u && *u ? u : "http://127.0.0.1:4000";
 }
 
-/* GET base+path; *status and *body (caller frees the buffer) on success. */
-static int http_get(const char *path, long *status, struct gi_buf *body)
+/* GET base+path through the API client; *status and *body (caller decrefs;
+ * NULL when the answer was not JSON) on success. */
+static int http_get(const char *path, int *status, json_t **body)
 {
-	char url[2048], auth[1024];
+	char url[2048];
 	const char *base = worker_url();
 	size_t blen = strlen(base);
 	while (blen > 0 && base[blen - 1] == '/')
 		blen--;
 	if ((size_t)snprintf(url, sizeof(url), "%.*s%s", (int)blen, base, path) >= sizeof(url))
 		return GI_EINVAL;
-	CURL *c = curl_easy_init();
-	if (!c)
-		return GI_EHTTP;
-	struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
-	const char *token = getenv("GIULIA_TOKEN");
-	if (token && *token) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-		headers = curl_slist_append(headers, auth);
-	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 60000L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-	CURLcode cc = curl_easy_perform(c);
-	int rc = 0;
-	if (cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST)
-		rc = GI_ECONNECT;
-	else if (cc == CURLE_OPERATION_TIMEDOUT)
-		rc = GI_ETIMEOUT;
-	else if (cc == CURLE_WRITE_ERROR)
-		rc = GI_ETOOBIG;
-	else if (cc != CURLE_OK)
-		rc = GI_EHTTP;
-	if (rc == 0)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-	curl_slist_free_all(headers);
-	curl_easy_cleanup(c);
-	return rc;
+	struct api_call call = {"GET", url, NULL, getenv("GIULIA_TOKEN"), 60000};
+	api_client_global_init();
+	return api_client_call(&call, status, body);
 }
 
 /* Fetches profile `id` ("latest" or a positive integer); *out: caller decrefs. */
@@ -111,36 +75,33 @@ static int profile_fetch(const char *id, json_t **out)
 		snprintf(path, sizeof(path), "/api/runtime/profile/%lld", (long long)n);
 	else
 		snprintf(path, sizeof(path), "/api/runtime/profile/latest");
-	struct gi_buf body;
-	gi_buf_init(&body, RESPONSE_LIMIT);
-	long status = 0;
-	int rc = http_get(path, &status, &body);
+	int status = 0;
+	json_t *j = NULL;
+	int rc = http_get(path, &status, &j);
 	if (rc != 0) {
 		fprintf(stderr, "giulia: cannot fetch profile %s from the worker at %s: %s%s\n", id,
 		        worker_url(), gi_strerror(rc),
 		        rc == GI_ECONNECT ? " (is `giulia worker` or `giulia serve` running? set "
 		                            "GIULIA_WORKER_URL)"
 		                          : "");
-		goto done;
+		return rc;
 	}
-	json_error_t err;
-	json_t *j = json_loadb(body.data ? body.data : "", body.len, 0, &err);
 	if (status != 200) {
 		const char *msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
 		if (!msg && j)
 			msg = json_string_value(json_object_get(j, "error"));
-		fprintf(stderr, "giulia: the worker answered %ld for profile %s%s%s\n", status, id,
+		fprintf(stderr, "giulia: the worker answered %d for profile %s%s%s\n", status, id,
 		        msg ? ": " : "", msg ? msg : "");
 		json_decref(j);
 		rc = status == 404 ? GI_ENOTFOUND : GI_EHTTP;
-		goto done;
+		return rc;
 	}
 	if (!json_is_object(j)) {
 		fprintf(stderr, "giulia: the worker's answer for profile %s is not a JSON object\n",
 		        id);
 		json_decref(j);
 		rc = GI_EPARSE;
-		goto done;
+		return rc;
 	}
 	json_t *inner = json_object_get(j, "profile");
 	if (json_is_object(inner)) {
@@ -149,9 +110,7 @@ static int profile_fetch(const char *id, json_t **out)
 	} else {
 		*out = j;
 	}
-done:
-	gi_buf_destroy(&body);
-	return rc;
+	return 0;
 }
 
 struct out_opts {

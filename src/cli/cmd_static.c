@@ -446,6 +446,12 @@ static void print_coupling(json_t *r)
 	}
 }
 
+/* "Module.name/arity" of a function row, in `buf`. */
+static void function_label(json_t *f, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"), jint(f, "arity"));
+}
+
 static void print_complexity(json_t *r)
 {
 	printf("%-56s %5s %5s %5s %6s\n", "FUNCTION", "CYCL", "COGN", "NEST", "LINE");
@@ -454,8 +460,7 @@ static void print_complexity(json_t *r)
 	json_array_foreach(json_object_get(r, "functions"), i, f)
 	{
 		char name[768];
-		snprintf(name, sizeof(name), "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"),
-		         jint(f, "arity"));
+		function_label(f, name, sizeof(name));
 		printf("%-56s %5lld %5lld %5lld %6lld\n", name, jint(f, "cyclomatic"),
 		       jint(f, "cognitive"), jint(f, "max_nesting"), jint(f, "line"));
 	}
@@ -469,8 +474,7 @@ static void print_dead_code(json_t *r)
 	json_array_foreach(json_object_get(r, "functions"), i, f)
 	{
 		char name[768];
-		snprintf(name, sizeof(name), "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"),
-		         jint(f, "arity"));
+		function_label(f, name, sizeof(name));
 		printf("%-56s %-13s %s:%lld\n", name, jstr(f, "reason"), jstr(f, "file"),
 		       jint(f, "line"));
 	}

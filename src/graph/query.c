@@ -1038,12 +1038,14 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
 	return 0;
 }
 
-/* Breadth-first walk from `start` over module edges (incoming: towards
- * dependents) up to `depth`; appends {module, depth} rows to `rows`. */
-static void module_bfs(const struct kg_graph *g, int start, bool incoming, int depth, bool external,
-                       json_t *rows)
+/* Breadth-first walk from `start` up to `depth`, over module edges when
+ * `functions` is false and over calls when it is true; `reverse` walks
+ * towards dependents (callers) instead of dependencies (callees). Appends a
+ * row with the reached module or function and its depth to `rows`. */
+static void impact_bfs(const struct kg_graph *g, bool functions, int start, bool reverse, int depth,
+                       bool external, json_t *rows)
 {
-	int n = (int)g->modules.len;
+	int n = (int)(functions ? g->functions.len : g->modules.len);
 	int *dist = gi_malloc(sizeof(int) * (size_t)(n + 1));
 	int *queue = gi_malloc(sizeof(int) * (size_t)(n + 1));
 	for (int i = 0; i < n; i++)
@@ -1055,51 +1057,37 @@ static void module_bfs(const struct kg_graph *g, int start, bool incoming, int d
 		int v = queue[head++];
 		if (dist[v] >= depth)
 			continue;
-		const struct kg_module *m = kg_module_at(g, v);
-		const struct gi_vec *edges = incoming ? &m->in : &m->out;
-		for (size_t i = 0; i < edges->len; i++) {
-			const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(edges, int, i));
-			int w = incoming ? e->from : e->to;
-			if (dist[w] >= 0 || (!external && !kg_module_at(g, w)->project))
-				continue;
-			dist[w] = dist[v] + 1;
-			queue[tail++] = w;
-			json_t *o = json_object();
-			set_str(o, "module", kg_module_at(g, w)->name);
-			set_int(o, "depth", dist[w]);
-			json_array_append_new(rows, o);
+		const struct gi_vec *adj;
+		if (functions) {
+			const struct kg_function *f = kg_function_at(g, v);
+			adj = reverse ? &f->callers : &f->callees;
+		} else {
+			const struct kg_module *m = kg_module_at(g, v);
+			adj = reverse ? &m->in : &m->out;
 		}
-	}
-	gi_free(dist);
-	gi_free(queue);
-}
-
-static void function_bfs(const struct kg_graph *g, int start, bool callers, int depth,
-                         bool external, json_t *rows)
-{
-	int n = (int)g->functions.len;
-	int *dist = gi_malloc(sizeof(int) * (size_t)(n + 1));
-	int *queue = gi_malloc(sizeof(int) * (size_t)(n + 1));
-	for (int i = 0; i < n; i++)
-		dist[i] = -1;
-	int head = 0, tail = 0;
-	dist[start] = 0;
-	queue[tail++] = start;
-	while (head < tail) {
-		int v = queue[head++];
-		if (dist[v] >= depth)
-			continue;
-		const struct kg_function *f = kg_function_at(g, v);
-		const struct gi_vec *calls = callers ? &f->callers : &f->callees;
-		for (size_t i = 0; i < calls->len; i++) {
-			const struct kg_call *c = kg_call_at(g, GI_VEC_AT(calls, int, i));
-			int w = callers ? c->from_fn : c->to_fn;
-			if (dist[w] >= 0 ||
-			    (!external && !kg_module_at(g, kg_function_at(g, w)->module)->project))
+		for (size_t i = 0; i < adj->len; i++) {
+			int id = GI_VEC_AT(adj, int, i);
+			int w, module;
+			if (functions) {
+				const struct kg_call *c = kg_call_at(g, id);
+				w = reverse ? c->from_fn : c->to_fn;
+				module = kg_function_at(g, w)->module;
+			} else {
+				const struct kg_edge *e = kg_edge_at(g, id);
+				w = reverse ? e->from : e->to;
+				module = w;
+			}
+			if (dist[w] >= 0 || (!external && !kg_module_at(g, module)->project))
 				continue;
 			dist[w] = dist[v] + 1;
 			queue[tail++] = w;
-			json_t *o = function_ref_json(g, w);
+			json_t *o;
+			if (functions) {
+				o = function_ref_json(g, w);
+			} else {
+				o = json_object();
+				set_str(o, "module", kg_module_at(g, w)->name);
+			}
 			set_int(o, "depth", dist[w]);
 			json_array_append_new(rows, o);
 		}
@@ -1129,16 +1117,16 @@ static int q_impact(struct kg_db *db, const struct kg_graph *g, const struct kg_
 			return rc;
 		}
 		set_str(out, "function", p->function);
-		function_bfs(g, fi, true, depth, include_external(p), up);
-		function_bfs(g, fi, false, depth, include_external(p), down);
+		impact_bfs(g, true, fi, true, depth, include_external(p), up);
+		impact_bfs(g, true, fi, false, depth, include_external(p), down);
 		json_object_set_new(out, "callers", up);
 		json_object_set_new(out, "callees", down);
 		set_int(out, "caller_count", (long long)json_array_size(up));
 		set_int(out, "callee_count", (long long)json_array_size(down));
 		return 0;
 	}
-	module_bfs(g, m, true, depth, true, up);
-	module_bfs(g, m, false, depth, include_external(p), down);
+	impact_bfs(g, false, m, true, depth, true, up);
+	impact_bfs(g, false, m, false, depth, include_external(p), down);
 	json_object_set_new(out, "dependents", up);
 	json_object_set_new(out, "dependencies", down);
 	set_int(out, "dependent_count", (long long)json_array_size(up));

@@ -819,6 +819,20 @@ NOINLINE static void do_defmodule(struct ex_ctx *c, const struct ex_call *call, 
 	module_walk(c, full, kind, call, &a, depth, NULL, NULL);
 }
 
+/* Walks the body of `defimpl Protocol, for: target` as the module
+ * Protocol.Target (an Erlang target without its colon); nothing when the
+ * target is not a module name. */
+static void impl_walk(struct ex_ctx *c, const struct ex_call *call, const struct ex_args *a,
+                      unsigned depth, const char *protocol, TSNode target)
+{
+	const char *t = module_of(c, target, depth);
+	if (!t)
+		return;
+	const char *name =
+	    gi_arena_printf(&c->f->arena, "%s.%s", protocol, t[0] == ':' ? t + 1 : t);
+	module_walk(c, name, FACTS_IMPL, call, a, depth, protocol, t);
+}
+
 NOINLINE static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
 {
 	struct ex_args a;
@@ -839,22 +853,11 @@ NOINLINE static void do_defimpl(struct ex_ctx *c, const struct ex_call *call, un
 	if (kind_of(target) == N_LIST) {
 		/* One implementation module per listed type, each with the body. */
 		uint32_t n = ts_node_named_child_count(target);
-		for (uint32_t i = 0; i < n && i < 64; i++) {
-			const char *t = module_of(c, ts_node_named_child(target, i), depth);
-			if (!t)
-				continue;
-			const char *name = gi_arena_printf(&c->f->arena, "%s.%s", protocol,
-			                                   t[0] == ':' ? t + 1 : t);
-			module_walk(c, name, FACTS_IMPL, call, &a, depth, protocol, t);
-		}
+		for (uint32_t i = 0; i < n && i < 64; i++)
+			impl_walk(c, call, &a, depth, protocol, ts_node_named_child(target, i));
 		return;
 	}
-	const char *t = module_of(c, target, depth);
-	if (!t)
-		return;
-	const char *name =
-	    gi_arena_printf(&c->f->arena, "%s.%s", protocol, t[0] == ':' ? t + 1 : t);
-	module_walk(c, name, FACTS_IMPL, call, &a, depth, protocol, t);
+	impl_walk(c, call, &a, depth, protocol, target);
 }
 
 /* ---- directives ------------------------------------------------------- */

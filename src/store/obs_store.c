@@ -358,6 +358,23 @@ static json_t *observation_row(sqlite3_stmt *s)
 	return o;
 }
 
+/* Runs a query for one row, which `row` turns into *out; GI_ENOTFOUND when
+ * there is none. Finalizes `s`. */
+static int one_row(struct obs_store *st, sqlite3_stmt *s, json_t *(*row)(sqlite3_stmt *),
+                   const char *what, json_t **out)
+{
+	int rc = 0;
+	int step = sqlite3_step(s);
+	if (step == SQLITE_ROW)
+		*out = row(s);
+	else if (step == SQLITE_DONE)
+		rc = GI_ENOTFOUND;
+	else
+		rc = db_error(st, what);
+	sqlite3_finalize(s);
+	return rc;
+}
+
 int obs_store_observation_get(struct obs_store *st, const char *session_id, json_t **out)
 {
 	*out = NULL;
@@ -367,15 +384,7 @@ int obs_store_observation_get(struct obs_store *st, const char *session_id, json
 	if (rc)
 		return rc;
 	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
-	int step = sqlite3_step(s);
-	if (step == SQLITE_ROW)
-		*out = observation_row(s);
-	else if (step == SQLITE_DONE)
-		rc = GI_ENOTFOUND;
-	else
-		rc = db_error(st, "read observation");
-	sqlite3_finalize(s);
-	return rc;
+	return one_row(st, s, observation_row, "read observation", out);
 }
 
 /* Runs a query whose rows `row` turns into objects; collects them in an array. */
@@ -494,15 +503,7 @@ int obs_store_profile_get(struct obs_store *st, long long id, json_t **out)
 		return rc;
 	if (id > 0)
 		sqlite3_bind_int64(s, 1, id);
-	int step = sqlite3_step(s);
-	if (step == SQLITE_ROW)
-		*out = profile_row(s);
-	else if (step == SQLITE_DONE)
-		rc = GI_ENOTFOUND;
-	else
-		rc = db_error(st, "read profile");
-	sqlite3_finalize(s);
-	return rc;
+	return one_row(st, s, profile_row, "read profile", out);
 }
 
 int obs_store_profiles_list(struct obs_store *st, int limit, json_t **out)

@@ -20,6 +20,7 @@
 #include "base/fs.h"
 #include "base/str.h"
 #include "harness.h"
+#include "json_util.h"
 #include "support.h"
 
 #define TRACED "Nexus.Repo,Nexus.Registry.TableRegistry"
@@ -252,20 +253,6 @@ static char *giulia_help(void)
 	return out ? out : strdup("");
 }
 
-/* The element of `array` whose string member `key` equals `value`, or NULL. */
-static json_t *array_find(json_t *array, const char *key, const char *value)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(array, i, e)
-	{
-		const char *v = json_string_value(json_object_get(e, key));
-		if (v && strcmp(v, value) == 0)
-			return e;
-	}
-	return NULL;
-}
-
 static double number_at(json_t *obj, const char *key)
 {
 	json_t *v = json_object_get(obj, key);
@@ -319,23 +306,23 @@ static void check_default_findings(json_t *profile)
 
 	/* The Repo's read/write shape: the load is ~87% reads, and every registry
 	 * lookup is two more reads. */
-	json_t *repo = array_find(json_object_get(profile, "workload"), "module", "Nexus.Repo");
+	json_t *repo = ts_json_find(json_object_get(profile, "workload"), "module", "Nexus.Repo");
 	TH_ASSERT_MSG(repo, "no workload of Nexus.Repo");
 	double reads = number_at(repo, "reads"), writes = number_at(repo, "writes");
 	TH_ASSERT_MSG(writes > 0 && reads > 5 * writes, "Repo reads %g, writes %g", reads, writes);
 
 	/* Pipeline overhead: prepare_opts, default_options, prepare_query per operation. */
 	json_t *pipe =
-	    array_find(json_object_get(json_object_get(profile, "pipeline_overhead"), "modules"),
-	               "module", "Nexus.Repo");
+	    ts_json_find(json_object_get(json_object_get(profile, "pipeline_overhead"), "modules"),
+	                 "module", "Nexus.Repo");
 	TH_ASSERT_MSG(pipe, "no pipeline overhead of Nexus.Repo");
 	TH_ASSERT(number_at(pipe, "helper_calls") > 0);
 	TH_ASSERT(number_at(pipe, "db_operations") > 0);
 	TH_ASSERT(number_at(pipe, "ratio") >= 1);
 
 	/* The hot registry joined with the graph: dependents and complexity. */
-	json_t *hot = array_find(json_object_get(profile, "hot_modules"), "module",
-	                         "Nexus.Registry.TableRegistry");
+	json_t *hot = ts_json_find(json_object_get(profile, "hot_modules"), "module",
+	                           "Nexus.Registry.TableRegistry");
 	TH_ASSERT_MSG(hot, "the registry is not among the hot modules");
 	json_t *graph = json_object_get(hot, "graph");
 	TH_ASSERT(number_at(graph, "ca") >= 1);
@@ -343,7 +330,7 @@ static void check_default_findings(json_t *profile)
 
 	/* Traced functions are joined with the graph, callers included. */
 	json_t *get =
-	    array_find(json_object_get(profile, "trace_hotspots"), "mfa", "Nexus.Repo.get/2");
+	    ts_json_find(json_object_get(profile, "trace_hotspots"), "mfa", "Nexus.Repo.get/2");
 	TH_ASSERT_MSG(get, "Nexus.Repo.get/2 is not among the trace hotspots");
 	TH_ASSERT(json_is_true(json_object_get(get, "in_graph")));
 	TH_ASSERT(json_array_size(json_object_get(get, "callers")) > 0);
@@ -549,7 +536,7 @@ static void demo_profile_findings(void)
 
 	json_t *c = compare_profiles(&g, first, second);
 	json_t *fresh = json_object_get(json_object_get(c, "recommendations"), "new");
-	TH_ASSERT_MSG(array_find(fresh, "id", "logger-bottleneck"),
+	TH_ASSERT_MSG(ts_json_find(fresh, "id", "logger-bottleneck"),
 	              "compare does not list logger-bottleneck as new: %.2000s",
 	              json_dumps(c, JSON_COMPACT));
 	json_decref(c);
@@ -589,7 +576,7 @@ static void demo_fix_resolves_the_registry_findings(void)
 
 	json_t *c = compare_profiles(&g, before, after);
 	json_t *resolved = json_object_get(json_object_get(c, "recommendations"), "resolved");
-	TH_ASSERT_MSG(array_find(resolved, "id", "db-backed-lookup"),
+	TH_ASSERT_MSG(ts_json_find(resolved, "id", "db-backed-lookup"),
 	              "compare does not list db-backed-lookup as resolved: %.2000s",
 	              json_dumps(c, JSON_COMPACT));
 	json_decref(c);

@@ -21,9 +21,11 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "catalog_graph.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
 #include "harness.h"
+#include "json_util.h"
 #include "observe/observe.h"
 #include "support.h"
 
@@ -89,22 +91,6 @@ static const char *build_catalog(void)
 	              err ? err : "");
 	free(err);
 	return ebin;
-}
-
-static struct kg_db *index_catalog(void)
-{
-	char root[4096], db_path[4096];
-	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
-	snprintf(db_path, sizeof(db_path), "%s/index.db", th_tmpdir());
-	json_t *summary = NULL;
-	int rc = kg_index_project(root, db_path, NULL, &summary);
-	if (rc == GI_EUNSUPPORTED)
-		th_skip("the static engine (kg_index_project) is still a placeholder");
-	TH_ASSERT_OK(rc);
-	json_decref(summary);
-	struct kg_db *db = NULL;
-	TH_ASSERT_OK(kg_db_open(db_path, false, &db));
-	return db;
 }
 
 /* Observes `node` for SNAPSHOTS_WANTED snapshots (1 s apart) and returns the
@@ -180,38 +166,10 @@ static void wait_busy(const struct ts_node *node, int ops)
  * worker runs). */
 static const char busy_start[] = "Catalog.start()";
 
-static json_t *find_rec(json_t *profile, int rule, const char *subject)
-{
-	json_t *recs = json_object_get(profile, "recommendations");
-	for (size_t i = 0; i < json_array_size(recs); i++) {
-		json_t *r = json_array_get(recs, i);
-		const char *s = json_string_value(json_object_get(r, "subject"));
-		if (json_integer_value(json_object_get(r, "rule")) == rule &&
-		    (!subject || (s && strcmp(s, subject) == 0)))
-			return r;
-	}
-	return NULL;
-}
-
-static double ev(json_t *rec, const char *key)
-{
-	return json_number_value(json_object_get(json_object_get(rec, "evidence"), key));
-}
-
-static json_t *find_by(json_t *list, const char *key, const char *value)
-{
-	for (size_t i = 0; i < json_array_size(list); i++) {
-		const char *v = json_string_value(json_object_get(json_array_get(list, i), key));
-		if (v && strcmp(v, value) == 0)
-			return json_array_get(list, i);
-	}
-	return NULL;
-}
-
 static void busy_catalog_profile(void)
 {
 	require_observer();
-	struct kg_db *graph = index_catalog();
+	struct kg_db *graph = ts_catalog_graph();
 	const char *ebin = build_catalog();
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_node node;
@@ -228,7 +186,7 @@ static void busy_catalog_profile(void)
 		found += m && (strcmp(m, "Logger") == 0 || strcmp(m, "Catalog.Worker") == 0);
 	}
 	TH_ASSERT_INT_EQ(found, 2);
-	json_t *worker = find_by(hm, "module", "Catalog.Worker");
+	json_t *worker = ts_json_find(hm, "module", "Catalog.Worker");
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(worker, "graph"), "in_graph")));
 
 	/* Trace hotspots joined with the graph: every Catalog function. */
@@ -244,35 +202,36 @@ static void busy_catalog_profile(void)
 		              "%s is not joined with the graph", mfa);
 		TH_ASSERT(json_is_integer(json_object_get(f, "cyclomatic")));
 	}
-	json_t *prep = find_by(hs, "mfa", "Catalog.Store.prepare_opts/2");
+	json_t *prep = ts_json_find(hs, "mfa", "Catalog.Store.prepare_opts/2");
 	TH_ASSERT(prep != NULL);
 	TH_ASSERT(json_number_value(json_object_get(prep, "calls_per_second")) > 50);
 	TH_ASSERT_INT_GE(json_array_size(json_object_get(prep, "callers")), 1);
 
 	/* Rule 2: the Logger gen_event. */
-	json_t *r2 = find_rec(p, 2, NULL);
+	json_t *r2 = ts_rec_find(p, 2, NULL);
 	TH_ASSERT_MSG(r2 != NULL, "rule 2 did not fire");
-	TH_ASSERT(ev(r2, "reductions_share") >= 0.05);
+	TH_ASSERT(ts_rec_ev(r2, "reductions_share") >= 0.05);
 	char *procs = json_dumps(json_object_get(json_object_get(r2, "evidence"), "processes"), 0);
 	TH_ASSERT_STR_CONTAINS(procs, "Logger");
 	free(procs);
 
 	/* Rule 3: the registry, read-mostly (~19:1) at hundreds of calls/s. */
-	json_t *r3 = find_rec(p, 3, "Catalog.Registry");
+	json_t *r3 = ts_rec_find(p, 3, "Catalog.Registry");
 	TH_ASSERT_MSG(r3 != NULL, "rule 3 did not fire for Catalog.Registry");
-	TH_ASSERT(ev(r3, "read_write_ratio") >= 10 && ev(r3, "read_write_ratio") <= 60);
-	TH_ASSERT(ev(r3, "operations_per_second") >= 100);
+	TH_ASSERT(ts_rec_ev(r3, "read_write_ratio") >= 10 &&
+	          ts_rec_ev(r3, "read_write_ratio") <= 60);
+	TH_ASSERT(ts_rec_ev(r3, "operations_per_second") >= 100);
 
 	/* Rule 4: the registry goes to the database (through Catalog.Store) for
 	 * every lookup; round trips saved per window are about its reads. */
-	json_t *r4 = find_rec(p, 4, "Catalog.Registry");
+	json_t *r4 = ts_rec_find(p, 4, "Catalog.Registry");
 	TH_ASSERT_MSG(r4 != NULL, "rule 4 did not fire for Catalog.Registry");
 	TH_ASSERT_STR_EQ(
 	    json_string_value(json_object_get(json_object_get(r4, "evidence"), "repo")),
 	    "Catalog.Store");
-	TH_ASSERT(ev(r4, "read_share") >= 0.9);
-	double saved = ev(r4, "round_trips_saved_per_window");
-	double reads = ev(r4, "reads_per_window");
+	TH_ASSERT(ts_rec_ev(r4, "read_share") >= 0.9);
+	double saved = ts_rec_ev(r4, "round_trips_saved_per_window");
+	double reads = ts_rec_ev(r4, "reads_per_window");
 	TH_ASSERT(saved > 0.5 * reads && saved <= reads);
 	json_t *po = json_object_get(p, "pipeline_overhead");
 	/* prepare_opts, default_options and prepare_query once per operation. */
@@ -296,9 +255,9 @@ static void quiet_catalog_has_no_false_alarms(void)
 	struct ts_node node;
 	ts_node_start(&node, TS_NODE_ELIXIR_LONG, "Catalog.start(:quiet)", extra);
 	json_t *p = observe_and_build(&node, NULL, NULL);
-	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
-	TH_ASSERT(find_rec(p, 2, NULL) == NULL);
-	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 1, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 2, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 7, NULL) == NULL);
 	json_decref(p);
 }
 
@@ -417,12 +376,12 @@ static void observe_stop_prints_the_fused_profile(void)
 	TH_ASSERT(p != NULL);
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
 	json_t *hs = json_object_get(p, "trace_hotspots");
-	json_t *lookup = find_by(hs, "mfa", "Catalog.Registry.lookup/1");
+	json_t *lookup = ts_json_find(hs, "mfa", "Catalog.Registry.lookup/1");
 	TH_ASSERT(lookup != NULL);
 	TH_ASSERT(json_is_true(json_object_get(lookup, "in_graph")));
-	json_t *r4 = find_rec(p, 4, "Catalog.Registry");
+	json_t *r4 = ts_rec_find(p, 4, "Catalog.Registry");
 	TH_ASSERT(r4 != NULL);
-	TH_ASSERT(ev(r4, "round_trips_saved_per_window") > 100);
+	TH_ASSERT(ts_rec_ev(r4, "round_trips_saved_per_window") > 100);
 	json_decref(p);
 }
 

@@ -36,12 +36,33 @@ static void catalog_stats(const struct ts_node *n, long long *reads, long long *
 	free(r);
 }
 
+/* Waits until Catalog.start() has run on the node: `elixir -e` evaluates it
+ * after the node answers, so its counters may not exist yet when
+ * ts_node_start returns. */
+static void catalog_wait_started(const struct ts_node *n)
+{
+	char last[512] = "";
+	int64_t deadline = gi_clock_mono_ms() + 60000;
+	while (gi_clock_mono_ms() < deadline) {
+		char *r = ts_node_eval(
+		    n, "persistent_term:get({'Elixir.Catalog', ops}, undefined) =/= undefined.");
+		bool started = r && strstr(r, "true") != NULL;
+		snprintf(last, sizeof(last), "%s", r ? r : "(no answer)");
+		free(r);
+		if (started)
+			return;
+		gi_clock_sleep_ms(100);
+	}
+	th_fail(__FILE__, __LINE__, "Catalog.start() did not run: %s", last);
+}
+
 static void catalog_busy_is_read_mostly_with_a_hot_logger(void)
 {
 	const char *ebin = target_build("catalog");
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_node n;
 	ts_node_start(&n, TS_NODE_ELIXIR_LONG, "Catalog.start()", extra);
+	catalog_wait_started(&n);
 
 	long long reads = 0, writes = 0;
 	int64_t deadline = gi_clock_mono_ms() + 60000;
@@ -88,6 +109,7 @@ static void catalog_quiet_does_nothing(void)
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_node n;
 	ts_node_start(&n, TS_NODE_ELIXIR_LONG, "Catalog.start(:quiet)", extra);
+	catalog_wait_started(&n);
 	long long reads = -1, writes = -1;
 	gi_clock_sleep_ms(2000);
 	catalog_stats(&n, &reads, &writes);

@@ -11,40 +11,11 @@
 
 #include "base/fs.h"
 #include "base/str.h"
+#include "giulia_cli.h"
 #include "harness.h"
 #include "support.h"
 
-struct result {
-	int status;
-	char *out, *err;
-	json_t *json;
-};
-
-static struct result giulia_argv(const char *const *args)
-{
-	char bin[4096];
-	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
-	const char *argv[16] = {bin};
-	int n = 1;
-	for (const char *const *a = args; *a && n < 15; a++)
-		argv[n++] = *a;
-	argv[n] = NULL;
-	struct result r = {0};
-	r.status = ts_run(argv, NULL, 300000, &r.out, &r.err);
-	if (r.out && r.out[0] == '{')
-		r.json = json_loads(r.out, 0, NULL);
-	return r;
-}
-
-#define GIULIA(...) giulia_argv((const char *const[]){__VA_ARGS__, NULL})
-
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-	json_decref(r->json);
-	memset(r, 0, sizeof(*r));
-}
+#define GIULIA(...) ts_giulia_run((const char *const[]){__VA_ARGS__, NULL}, 300000)
 
 static void write_file(const char *dir, const char *name, const char *text)
 {
@@ -89,10 +60,10 @@ static void beam_modules_join_the_graph(void)
 
 	char release_lib[4096];
 	snprintf(release_lib, sizeof(release_lib), "%s/rel/lib", th_tmpdir());
-	struct result r = GIULIA("index", proj, "--beam", release_lib, "--json");
+	struct ts_giulia_result r = GIULIA("index", proj, "--beam", release_lib, "--json");
 	TH_ASSERT_MSG(r.status == 0 && r.json, "index: %s %s", r.out, r.err);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r.json, "parsed")), 3);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("query", "module_details", "Fx.User", "--project", proj);
 	TH_ASSERT_MSG(r.status == 0 && r.json, "module_details: %s %s", r.out, r.err);
@@ -101,7 +72,7 @@ static void beam_modules_join_the_graph(void)
 	TH_ASSERT(function_named(r.json, "run"));
 	TH_ASSERT(function_named(r.json, "init"));
 	TH_ASSERT_STR_CONTAINS(r.out, "GenServer");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	/* source wins: Fx.Point is the one of lib/point.ex */
 	r = GIULIA("query", "module_details", "Fx.Point", "--project", proj);
@@ -109,19 +80,19 @@ static void beam_modules_join_the_graph(void)
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r.json, "file")), "lib/point.ex");
 	TH_ASSERT(function_named(r.json, "from_source"));
 	TH_ASSERT(!function_named(r.json, "from_beam"));
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("dependents", "Fx.Point", "--project", proj, "--json");
 	TH_ASSERT_MSG(r.status == 0, "dependents: %s %s", r.out, r.err);
 	TH_ASSERT_STR_CONTAINS(r.out, "Fx.User");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	/* incremental: nothing changed, nothing parsed */
 	r = GIULIA("index", proj, "--beam", release_lib, "--json");
 	TH_ASSERT_MSG(r.status == 0 && r.json, "index: %s %s", r.out, r.err);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r.json, "parsed")), 0);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r.json, "unchanged")), 3);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 }
 
 static void missing_beam_dir_is_a_usage_error(void)
@@ -130,14 +101,14 @@ static void missing_beam_dir_is_a_usage_error(void)
 	snprintf(proj, sizeof(proj), "%s/proj", th_tmpdir());
 	snprintf(missing, sizeof(missing), "%s/no/such/ebin", th_tmpdir());
 	TH_ASSERT_OK(gi_fs_mkdir_p(proj));
-	struct result r = GIULIA("index", proj, "--beam", missing);
+	struct ts_giulia_result r = GIULIA("index", proj, "--beam", missing);
 	TH_ASSERT(r.status != 0);
 	TH_ASSERT_STR_CONTAINS(r.err, "is not a directory");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("index", proj, "--beam");
 	TH_ASSERT(r.status != 0);
 	TH_ASSERT_STR_CONTAINS(r.err, "--beam needs a directory");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 }
 
 int main(int argc, char **argv)

@@ -11,41 +11,12 @@
 #include <string.h>
 
 #include "base/fs.h"
+#include "giulia_cli.h"
 #include "harness.h"
 #include "source/beam.h"
 #include "support.h"
 
-struct result {
-	int status;
-	char *out, *err;
-	json_t *json;
-};
-
-static struct result giulia_argv(const char *const *args)
-{
-	char bin[4096];
-	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
-	const char *argv[16] = {bin};
-	int n = 1;
-	for (const char *const *a = args; *a && n < 15; a++)
-		argv[n++] = *a;
-	argv[n] = NULL;
-	struct result r = {0};
-	r.status = ts_run(argv, NULL, 300000, &r.out, &r.err);
-	if (r.out && r.out[0] == '{')
-		r.json = json_loads(r.out, 0, NULL);
-	return r;
-}
-
-#define GIULIA(...) giulia_argv((const char *const[]){__VA_ARGS__, NULL})
-
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-	json_decref(r->json);
-	memset(r, 0, sizeof(*r));
-}
+#define GIULIA(...) ts_giulia_run((const char *const[]){__VA_ARGS__, NULL}, 300000)
 
 static void node_code_joins_the_graph(void)
 {
@@ -55,13 +26,13 @@ static void node_code_joins_the_graph(void)
 	snprintf(proj, sizeof(proj), "%s/proj", th_tmpdir());
 	TH_ASSERT_OK(gi_fs_mkdir_p(proj));
 
-	struct result r = GIULIA("index", proj, "--node", n.name, "--cookie", n.cookie, "--apps",
-	                         "stdlib,elixir", "--json");
+	struct ts_giulia_result r = GIULIA("index", proj, "--node", n.name, "--cookie", n.cookie,
+	                                   "--apps", "stdlib,elixir", "--json");
 	TH_ASSERT_MSG(r.status == 0 && r.json, "index: %s %s", r.out, r.err);
 	TH_ASSERT_INT_GE(json_integer_value(json_object_get(r.json, "modules")), 200);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r.json, "skipped")), 0);
 	TH_ASSERT(strstr(r.out, n.cookie) == NULL);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	/* the pulled :lists is the node's lists.beam, read like the file on disk */
 	r = GIULIA("query", "module_details", ":lists", "--project", proj);
@@ -75,41 +46,41 @@ static void node_code_joins_the_graph(void)
 	const struct facts_module *m = gi_vec_get(&f->modules, 0);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r.json, "functions")), m->functions.len);
 	facts_file_free(f);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("dependents", "Enum", "--project", proj, "--json");
 	TH_ASSERT_MSG(r.status == 0, "dependents: %s %s", r.out, r.err);
 	TH_ASSERT_STR_CONTAINS(r.out, "Stream");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	/* the same code again: cached files keep their mtime, nothing is parsed */
 	r = GIULIA("index", proj, "--node", n.name, "--cookie", n.cookie, "--apps", "stdlib,elixir",
 	           "--json");
 	TH_ASSERT_MSG(r.status == 0 && r.json, "index: %s %s", r.out, r.err);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r.json, "parsed")), 0);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("index", proj, "--node", n.name, "--cookie", "not-the-cookie", "--apps",
 	           "stdlib");
 	TH_ASSERT(r.status != 0);
 	TH_ASSERT_STR_CONTAINS(r.err, "cookie");
 	TH_ASSERT(strstr(r.err, "not-the-cookie") == NULL);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("index", proj, "--node", n.name, "--cookie", n.cookie, "--apps", "no_such_app");
 	TH_ASSERT(r.status != 0);
 	TH_ASSERT_STR_CONTAINS(r.err, "application no_such_app: not loaded on the node");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("index", proj, "--node", n.name, "--cookie", n.cookie, "--apps", "../etc");
 	TH_ASSERT(r.status != 0);
 	TH_ASSERT_STR_CONTAINS(r.err, "not an application name");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("index", proj, "--node", n.name);
 	TH_ASSERT(r.status != 0);
 	TH_ASSERT_STR_CONTAINS(r.err, "--node needs --apps");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 }
 
 int main(int argc, char **argv)

@@ -12,23 +12,13 @@
 #include "base/alloc.h"
 #include "base/fs.h"
 #include "harness.h"
+#include "json_util.h"
 #include "support.h"
-
-static json_t *load_fixture(const char *series, const char *file)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/tests/fixtures/snapshots/%s/%s", th_srcdir(), series,
-	         file);
-	json_error_t err;
-	json_t *j = json_load_file(path, 0, &err);
-	TH_ASSERT_MSG(j != NULL, "cannot load %s: %s", path, err.text);
-	return j;
-}
 
 /* Pushes one fixture series through the worker; returns the profile id. */
 static long long push_series(const struct td_daemon *w, const char *series)
 {
-	json_t *snaps = load_fixture(series, "snapshots.json");
+	json_t *snaps = ts_fixture_json(series, "snapshots.json");
 	for (size_t i = 0; i < json_array_size(snaps); i++) {
 		char *body = json_dumps(json_array_get(snaps, i), JSON_COMPACT);
 		int st = td_call(w, "POST", "/api/runtime/ingest", body, NULL);
@@ -36,7 +26,7 @@ static long long push_series(const struct td_daemon *w, const char *series)
 		TH_ASSERT_MSG(st == 200, "ingest %s/%zu: %d", series, i, st);
 	}
 	json_decref(snaps);
-	json_t *fin = load_fixture(series, "finalize.json");
+	json_t *fin = ts_fixture_json(series, "finalize.json");
 	char *body = json_dumps(fin, JSON_COMPACT);
 	json_t *resp = NULL;
 	int st = td_call(w, "POST", "/api/runtime/ingest/finalize", body, &resp);

@@ -13,49 +13,22 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/error.h"
+#include "catalog_graph.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
 #include "harness.h"
+#include "json_util.h"
 #include "support.h"
-
-static json_t *load_fixture(const char *series, const char *file)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/tests/fixtures/snapshots/%s/%s", th_srcdir(), series,
-	         file);
-	json_error_t err;
-	json_t *j = json_load_file(path, 0, &err);
-	TH_ASSERT_MSG(j != NULL, "cannot load %s: %s (line %d)", path, err.text, err.line);
-	return j;
-}
 
 static json_t *fixture_profile(const char *series)
 {
-	json_t *fin = load_fixture(series, "finalize.json");
-	json_t *snaps = load_fixture(series, "snapshots.json");
+	json_t *fin = ts_fixture_json(series, "finalize.json");
+	json_t *snaps = ts_fixture_json(series, "snapshots.json");
 	json_t *p = NULL;
 	TH_ASSERT_OK(fuse_profile_build(fin, snaps, NULL, NULL, &p));
 	json_decref(fin);
 	json_decref(snaps);
 	return p;
-}
-
-static json_t *find_rec(json_t *profile, int rule, const char *subject)
-{
-	json_t *recs = json_object_get(profile, "recommendations");
-	for (size_t i = 0; i < json_array_size(recs); i++) {
-		json_t *r = json_array_get(recs, i);
-		const char *s = json_string_value(json_object_get(r, "subject"));
-		if (json_integer_value(json_object_get(r, "rule")) == rule &&
-		    (!subject || (s && strcmp(s, subject) == 0)))
-			return r;
-	}
-	return NULL;
-}
-
-static double ev(json_t *rec, const char *key)
-{
-	return json_number_value(json_object_get(json_object_get(rec, "evidence"), key));
 }
 
 static void busy_fixture_fires_rules_2_3_4(void)
@@ -66,17 +39,18 @@ static void busy_fixture_fires_rules_2_3_4(void)
 	                 "Logger");
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(hm, 1), "module")),
 	                 "Catalog.Worker");
-	json_t *r2 = find_rec(p, 2, NULL);
+	json_t *r2 = ts_rec_find(p, 2, NULL);
 	TH_ASSERT(r2 != NULL);
-	TH_ASSERT(ev(r2, "reductions_share") > 0.35 && ev(r2, "reductions_share") < 0.39);
-	json_t *r3 = find_rec(p, 3, "Catalog.Registry");
+	TH_ASSERT(ts_rec_ev(r2, "reductions_share") > 0.35 &&
+	          ts_rec_ev(r2, "reductions_share") < 0.39);
+	json_t *r3 = ts_rec_find(p, 3, "Catalog.Registry");
 	TH_ASSERT(r3 != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r3, "read_write_ratio"), 19.4, 0.1);
-	json_t *r4 = find_rec(p, 4, "Catalog.Store");
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r3, "read_write_ratio"), 19.4, 0.1);
+	json_t *r4 = ts_rec_find(p, 4, "Catalog.Store");
 	TH_ASSERT(r4 != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r4, "round_trips_saved_per_window"), 1840, 1);
-	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
-	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r4, "round_trips_saved_per_window"), 1840, 1);
+	TH_ASSERT(ts_rec_find(p, 1, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 7, NULL) == NULL);
 	/* Three helper calls per database operation. */
 	TH_ASSERT_DBL_NEAR(
 	    json_number_value(json_object_get(json_object_get(p, "pipeline_overhead"), "ratio")),
@@ -86,32 +60,16 @@ static void busy_fixture_fires_rules_2_3_4(void)
 
 static json_t *find_hotspot(json_t *profile, const char *mfa)
 {
-	json_t *hs = json_object_get(profile, "trace_hotspots");
-	for (size_t i = 0; i < json_array_size(hs); i++) {
-		const char *m = json_string_value(json_object_get(json_array_get(hs, i), "mfa"));
-		if (m && strcmp(m, mfa) == 0)
-			return json_array_get(hs, i);
-	}
-	return NULL;
+	return ts_json_find(json_object_get(profile, "trace_hotspots"), "mfa", mfa);
 }
 
 /* The same series joined with the real knowledge graph of the catalog
  * target's sources (tree-sitter parse, SQLite index). */
 static void busy_fixture_joined_with_catalog_graph(void)
 {
-	char root[4096], db_path[4096];
-	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
-	snprintf(db_path, sizeof(db_path), "%s/index.db", th_tmpdir());
-	json_t *summary = NULL;
-	int rc = kg_index_project(root, db_path, NULL, &summary);
-	if (rc == GI_EUNSUPPORTED)
-		th_skip("the static engine (kg_index_project) is still a placeholder");
-	TH_ASSERT_OK(rc);
-	json_decref(summary);
-	struct kg_db *db = NULL;
-	TH_ASSERT_OK(kg_db_open(db_path, false, &db));
-	json_t *fin = load_fixture("busy", "finalize.json");
-	json_t *snaps = load_fixture("busy", "snapshots.json");
+	struct kg_db *db = ts_catalog_graph();
+	json_t *fin = ts_fixture_json("busy", "finalize.json");
+	json_t *snaps = ts_fixture_json("busy", "snapshots.json");
 	json_t *p = NULL;
 	TH_ASSERT_OK(fuse_profile_build(fin, snaps, db, NULL, &p));
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
@@ -148,16 +106,16 @@ static void busy_fixture_joined_with_catalog_graph(void)
 	TH_ASSERT_INT_GE(json_array_size(json_object_get(worker, "hottest_functions")), 1);
 	/* Rule 4 now names the registry, in front of its data layer, and rule 3
 	 * too; the data layer defers to it. */
-	json_t *r4 = find_rec(p, 4, "Catalog.Registry");
+	json_t *r4 = ts_rec_find(p, 4, "Catalog.Registry");
 	TH_ASSERT(r4 != NULL);
 	TH_ASSERT_STR_EQ(
 	    json_string_value(json_object_get(json_object_get(r4, "evidence"), "repo")),
 	    "Catalog.Store");
-	TH_ASSERT_DBL_NEAR(ev(r4, "round_trips_saved_per_window"), 1840, 1);
-	TH_ASSERT(find_rec(p, 4, "Catalog.Store") == NULL);
-	TH_ASSERT(find_rec(p, 3, "Catalog.Registry") != NULL);
-	TH_ASSERT(find_rec(p, 3, "Catalog.Store") == NULL);
-	TH_ASSERT(find_rec(p, 2, NULL) != NULL);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r4, "round_trips_saved_per_window"), 1840, 1);
+	TH_ASSERT(ts_rec_find(p, 4, "Catalog.Store") == NULL);
+	TH_ASSERT(ts_rec_find(p, 3, "Catalog.Registry") != NULL);
+	TH_ASSERT(ts_rec_find(p, 3, "Catalog.Store") == NULL);
+	TH_ASSERT(ts_rec_find(p, 2, NULL) != NULL);
 	json_decref(p);
 	json_decref(fin);
 	json_decref(snaps);
@@ -167,9 +125,9 @@ static void busy_fixture_joined_with_catalog_graph(void)
 static void quiet_fixture_has_no_false_alarms(void)
 {
 	json_t *p = fixture_profile("quiet");
-	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
-	TH_ASSERT(find_rec(p, 2, NULL) == NULL);
-	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 1, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 2, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 7, NULL) == NULL);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(p, "recommendations")), 0);
 	json_decref(p);
 }

@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "harness.h"
+#include "json_util.h"
 #include "observe/dist.h"
 #include "observe/observe.h"
 #include "support.h"
@@ -73,19 +74,6 @@ static struct obs_target target_of(const struct ts_node *n)
 {
 	struct obs_target t = {n->name, n->cookie, 10000};
 	return t;
-}
-
-static json_t *find_process(json_t *list, const char *key, const char *value)
-{
-	size_t i;
-	json_t *p;
-	json_array_foreach(list, i, p)
-	{
-		const char *v = json_string_value(json_object_get(p, key));
-		if (v && strcmp(v, value) == 0)
-			return p;
-	}
-	return NULL;
 }
 
 static void check_snapshot_shape(json_t *s, const char *node)
@@ -163,13 +151,13 @@ static void pulse_elixir_long_name(void)
 	check_snapshot_shape(s, n.name);
 	json_t *reds = json_object_get(json_object_get(s, "top_processes"), "reductions");
 	/* attribution through proc_lib's '$initial_call': an unregistered gen_server */
-	json_t *busy = find_process(reds, "module", "Busy");
+	json_t *busy = ts_json_find(reds, "module", "Busy");
 	TH_ASSERT_MSG(busy != NULL, "Busy not among the top processes: %s",
 	              json_dumps(reds, JSON_COMPACT));
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(busy, "initial_call")), "Busy.init/1");
 	TH_ASSERT(json_number_value(json_object_get(busy, "cpu_share")) > 0.0);
 	/* reductions over the window, not lifetime: the idle burst process is not there */
-	json_t *burst = find_process(reds, "registered_name", "burst");
+	json_t *burst = ts_json_find(reds, "registered_name", "burst");
 	TH_ASSERT_MSG(!burst || json_integer_value(json_object_get(burst, "reductions")) < 100000,
 	              "burst shows lifetime reductions");
 	TH_ASSERT(json_is_null(json_object_get(s, "session_id")));
@@ -188,9 +176,9 @@ static void pulse_erlang_short_name(void)
 	json_t *reds = json_object_get(json_object_get(s, "top_processes"), "reductions");
 	TH_ASSERT_INT_GE(json_array_size(reds), 1);
 	TH_ASSERT(json_array_size(reds) <= 5);
-	json_t *spinner = find_process(reds, "registered_name", "spinner");
+	json_t *spinner = ts_json_find(reds, "registered_name", "spinner");
 	TH_ASSERT(spinner != NULL);
-	json_t *burst = find_process(reds, "registered_name", "burst");
+	json_t *burst = ts_json_find(reds, "registered_name", "burst");
 	TH_ASSERT(!burst || json_integer_value(json_object_get(burst, "reductions")) < 100000);
 	json_decref(s);
 	wait_clean(&n, NULL);

@@ -16,43 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "giulia_cli.h"
 #include "harness.h"
 #include "support.h"
 
 #define RUN_TIMEOUT_MS 120000
 
-struct result {
-	int status;
-	char *out, *err;
-	json_t *json;
-};
-
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-	json_decref(r->json);
-	memset(r, 0, sizeof(*r));
-}
-
-/* Runs bin/giulia with the NULL-terminated arguments `args` (at most 14). */
-static struct result giulia_argv(const char *const *args)
-{
-	char bin[4096];
-	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
-	const char *argv[16] = {bin};
-	int n = 1;
-	for (const char *const *a = args; *a && n < 15; a++)
-		argv[n++] = *a;
-	argv[n] = NULL;
-	struct result r = {0};
-	r.status = ts_run(argv, NULL, RUN_TIMEOUT_MS, &r.out, &r.err);
-	if (r.out && r.out[0] == '{')
-		r.json = json_loads(r.out, 0, NULL);
-	return r;
-}
-
-#define GIULIA(...) giulia_argv((const char *const[]){__VA_ARGS__, NULL})
+#define GIULIA(...) ts_giulia_run((const char *const[]){__VA_ARGS__, NULL}, RUN_TIMEOUT_MS)
 
 static void sh(const char *cmd)
 {
@@ -114,9 +84,9 @@ static bool has_module_row(json_t *list, const char *key, const char *name)
 	return false;
 }
 
-static struct result index_json(const char *dir)
+static struct ts_giulia_result index_json(const char *dir)
 {
-	struct result r = GIULIA("index", dir, "--json");
+	struct ts_giulia_result r = GIULIA("index", dir, "--json");
 	TH_ASSERT_MSG(r.status == 0 && r.json, "index failed (%d): %s %s", r.status,
 	              r.out ? r.out : "", r.err ? r.err : "");
 	return r;
@@ -125,7 +95,7 @@ static struct result index_json(const char *dir)
 static void index_reports_counts(void)
 {
 	const char *dir = shop_copy();
-	struct result r = index_json(dir);
+	struct ts_giulia_result r = index_json(dir);
 	TH_ASSERT_INT_EQ(jint(r.json, "files"), 6);
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 6);
 	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 6);
@@ -138,25 +108,25 @@ static void index_reports_counts(void)
 	snprintf(db, sizeof(db), "%s/.giulia/index.db", dir);
 	struct stat sb;
 	TH_ASSERT_MSG(stat(db, &sb) == 0, "no database at %s", db);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	/* the text form */
 	r = GIULIA("index", dir);
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_STR_CONTAINS(r.out, "modules    6");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 }
 
 static void queries_answer_on_fixture(void)
 {
 	const char *dir = shop_copy();
-	struct result r = index_json(dir);
-	result_free(&r);
+	struct ts_giulia_result r = index_json(dir);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("modules", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_INT_EQ(jint(r.json, "count"), 6);
 	TH_ASSERT(has_module_row(json_object_get(r.json, "modules"), "name", "Shop.Cart"));
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("functions", "Shop.Repo", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
@@ -175,21 +145,21 @@ static void queries_answer_on_fixture(void)
 		}
 	}
 	TH_ASSERT_INT_EQ(seen, 1);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("dependents", "Shop.Repo", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	json_t *deps = json_object_get(r.json, "dependents");
 	TH_ASSERT(has_module_row(deps, "module", "Shop"));
 	TH_ASSERT(has_module_row(deps, "module", "Shop.Cart"));
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("dependencies", "Shop.Repo", "--project", dir, "--json", "--external");
 	deps = json_object_get(r.json, "dependencies");
 	TH_ASSERT(has_module_row(deps, "module", "Shop.Cart"));
 	TH_ASSERT(has_module_row(deps, "module", "GenServer"));
 	TH_ASSERT(has_module_row(deps, "module", ":ets"));
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("cycles", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(jint(r.json, "count"), 1);
@@ -197,7 +167,7 @@ static void queries_answer_on_fixture(void)
 	    json_object_get(json_array_get(json_object_get(r.json, "cycles"), 0), "modules");
 	TH_ASSERT(has_module_row(cyc, NULL, "Shop.Cart"));
 	TH_ASSERT(has_module_row(cyc, NULL, "Shop.Repo"));
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("dead-code", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
@@ -218,13 +188,13 @@ static void queries_answer_on_fixture(void)
 		              "%s is called, not dead", name);
 	}
 	TH_ASSERT_MSG(unused && total && init && checkout, "dead code: %s", r.out);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("impact", "Shop.Cart", "--depth", "1", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT(has_module_row(json_object_get(r.json, "dependents"), "module", "Shop"));
 	TH_ASSERT(has_module_row(json_object_get(r.json, "dependents"), "module", "Shop.Repo"));
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("impact", "Shop.Repo.save/1", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
@@ -234,28 +204,28 @@ static void queries_answer_on_fixture(void)
 	TH_ASSERT_INT_EQ(jint(json_array_get(callers, 0), "depth"), 1);
 	TH_ASSERT_STR_EQ(jstr(json_array_get(callers, 1), "module"), "ShopTest");
 	TH_ASSERT_INT_EQ(jint(json_array_get(callers, 1), "depth"), 2);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("path", "Shop", "Shop.Repo", "--project", dir, "--json");
 	TH_ASSERT(json_is_true(json_object_get(r.json, "found")));
 	TH_ASSERT_INT_EQ(jint(r.json, "hops"), 1);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("complexity", "--top", "1", "--project", dir, "--json");
 	json_t *top = json_array_get(json_object_get(r.json, "functions"), 0);
 	TH_ASSERT_STR_EQ(jstr(top, "name"), "price_of");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("coupling", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_INT_GE(jint(r.json, "count"), 3);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("hubs", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_STR_CONTAINS(r.out, "1 hubs (in_degree >= 3)");
 	TH_ASSERT_STR_CONTAINS(r.out, "Shop.Log");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("query", "module_details", "Shop.Log", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 0);
@@ -263,26 +233,26 @@ static void queries_answer_on_fixture(void)
 	TH_ASSERT_INT_EQ(jint(r.json, "ca"), 3);
 	TH_ASSERT_INT_EQ(jint(r.json, "ce"), 0);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r.json, "dependents")), 3);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	/* readable tables by default */
 	r = GIULIA("dependents", "Shop.Repo", "--project", dir);
 	TH_ASSERT_STR_CONTAINS(r.out, "MODULE");
 	TH_ASSERT_STR_CONTAINS(r.out, "Shop.Cart");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 }
 
 static void reindex_parses_only_changes(void)
 {
 	const char *dir = shop_copy();
-	struct result r = index_json(dir);
+	struct ts_giulia_result r = index_json(dir);
 	long long functions = jint(r.json, "functions");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = index_json(dir);
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 0);
 	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 6);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	/* same content, new mtime: hashed, not parsed */
 	char cmd[8400];
@@ -290,7 +260,7 @@ static void reindex_parses_only_changes(void)
 	sh(cmd);
 	r = index_json(dir);
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 0);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	write_file(dir, "lib/shop.ex",
 	           "defmodule Shop do\n"
@@ -303,13 +273,13 @@ static void reindex_parses_only_changes(void)
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 1);
 	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 5);
 	TH_ASSERT_INT_EQ(jint(r.json, "functions"), functions + 1);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	/* the queries see the change: Shop no longer calls Cart.add/2 */
 	r = GIULIA("query", "function_details", "Shop.Cart.add/2", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r.json, "callers")), 0);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	snprintf(cmd, sizeof(cmd), "rm '%s/test/shop_test.exs'", dir);
 	sh(cmd);
@@ -317,11 +287,11 @@ static void reindex_parses_only_changes(void)
 	TH_ASSERT_INT_EQ(jint(r.json, "removed"), 1);
 	TH_ASSERT_INT_EQ(jint(r.json, "files"), 5);
 	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 5);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("index", dir, "--json", "--force");
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 5);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 }
 
 static void index_skips_and_reports_bad_files(void)
@@ -360,7 +330,7 @@ static void index_skips_and_reports_bad_files(void)
 	chmod(path, 0);
 	bool root = access(path, R_OK) == 0; /* root reads anything */
 
-	struct result r = index_json(dir);
+	struct ts_giulia_result r = index_json(dir);
 	json_t *errors = json_object_get(r.json, "parse_errors");
 	TH_ASSERT_MSG(json_array_size(errors) >= 1, "no parse error in %s", r.out);
 	TH_ASSERT_STR_EQ(jstr(json_array_get(errors, 0), "file"), "lib/broken.ex");
@@ -371,7 +341,7 @@ static void index_skips_and_reports_bad_files(void)
 	if (!root)
 		TH_ASSERT(has_module_row(skipped, "file", "lib/secret.ex"));
 	TH_ASSERT_STR_CONTAINS(r.err, "skipping lib/huge.ex");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = GIULIA("modules", "--project", dir, "--json");
 	json_t *mods = json_object_get(r.json, "modules");
@@ -381,7 +351,7 @@ static void index_skips_and_reports_bad_files(void)
 	TH_ASSERT(!has_module_row(mods, "name", "Node"));
 	TH_ASSERT(!has_module_row(mods, "name", "Made"));
 	TH_ASSERT(!has_module_row(mods, "name", "ThisSkip"));
-	result_free(&r);
+	ts_giulia_result_free(&r);
 }
 
 /* Enough files to fill the parser-to-writer queue (32) several times over:
@@ -402,26 +372,26 @@ static void index_many_files_on_threads(void)
 			         "defmodule Chain.M%d do\n  def f(x), do: x\nend\n", i);
 		write_file(dir, rel, text);
 	}
-	struct result r = GIULIA("index", dir, "--jobs", "2", "--json");
+	struct ts_giulia_result r = GIULIA("index", dir, "--jobs", "2", "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_INT_EQ(jint(r.json, "files"), 200);
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 200);
 	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 200);
 	TH_ASSERT_INT_EQ(jint(r.json, "edges"), 199);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("path", "Chain.M0", "Chain.M199", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(jint(r.json, "hops"), 199);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("impact", "Chain.M100", "--depth", "3", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(jint(r.json, "dependent_count"), 3);
 	TH_ASSERT_INT_EQ(jint(r.json, "dependency_count"), 3);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("query", "topology", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(jint(r.json, "layer_count"), 200);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("dead-code", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(jint(r.json, "count"), 1); /* Chain.M0.f/1 */
-	result_free(&r);
+	ts_giulia_result_free(&r);
 }
 
 static void db_option_and_environment(void)
@@ -429,56 +399,56 @@ static void db_option_and_environment(void)
 	const char *dir = shop_copy();
 	char db[4096];
 	snprintf(db, sizeof(db), "%s/elsewhere.db", th_tmpdir());
-	struct result r = GIULIA("index", dir, "--db", db, "--json");
+	struct ts_giulia_result r = GIULIA("index", dir, "--db", db, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("modules", "--db", db, "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
 	TH_ASSERT_INT_EQ(jint(r.json, "count"), 6);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	setenv("GIULIA_DB", db, 1);
 	r = GIULIA("hubs", "--json");
 	TH_ASSERT_INT_EQ(r.status, 0);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	unsetenv("GIULIA_DB");
 }
 
 static void clear_errors_for_bad_input(void)
 {
 	const char *dir = shop_copy();
-	struct result r = GIULIA("modules", "--project", dir);
+	struct ts_giulia_result r = GIULIA("modules", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "run `giulia index PATH` first");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	r = index_json(dir);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("dependents", "No.Such", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "unknown module 'No.Such'");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("impact", "Shop.nope/3", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "unknown function Shop.nope/3");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("path", "Shop", "Nowhere", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "unknown module 'Nowhere'");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("dependents", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 2);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("complexity", "--top", "zero", "--project", dir);
 	TH_ASSERT_INT_EQ(r.status, 2);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("index", "/no/such/dir");
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "not a directory");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("index", dir, "--db", "/no/such/dir/x.db");
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "cannot create the database /no/such/dir/x.db");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 }
 
 static void corrupt_and_foreign_databases(void)
@@ -489,14 +459,14 @@ static void corrupt_and_foreign_databases(void)
 	write_file(th_tmpdir(), "bad.db",
 	           "garbage garbage garbage garbage garbage garbage garbage garbage garbage\n"
 	           "garbage garbage garbage garbage garbage garbage garbage garbage garbage\n");
-	struct result r = GIULIA("modules", "--db", db);
+	struct ts_giulia_result r = GIULIA("modules", "--db", db);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "not a SQLite database");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	r = GIULIA("index", dir, "--db", db);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "corrupt");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	/* a SQLite file that is not ours, and one from a newer Giulia */
 	snprintf(db, sizeof(db), "%s/foreign.db", th_tmpdir());
@@ -507,19 +477,19 @@ static void corrupt_and_foreign_databases(void)
 	r = GIULIA("modules", "--db", db);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "not a Giulia index");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 
 	snprintf(db, sizeof(db), "%s/newer.db", th_tmpdir());
 	r = GIULIA("index", dir, "--db", db);
 	TH_ASSERT_INT_EQ(r.status, 0);
-	result_free(&r);
+	ts_giulia_result_free(&r);
 	TH_ASSERT_INT_EQ(sqlite3_open(db, &s), SQLITE_OK);
 	TH_ASSERT_INT_EQ(sqlite3_exec(s, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(s);
 	r = GIULIA("modules", "--db", db);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "newer Giulia");
-	result_free(&r);
+	ts_giulia_result_free(&r);
 }
 
 int main(int argc, char **argv)

@@ -15,6 +15,7 @@
 #include "fuse/fuse.h"
 #include "fuse_series.h"
 #include "harness.h"
+#include "json_util.h"
 
 static json_t *build(json_t *fin, json_t *snaps)
 {
@@ -26,21 +27,6 @@ static json_t *build(json_t *fin, json_t *snaps)
 	return p;
 }
 
-/* The first recommendation of rule `rule` (and `subject` when not NULL). */
-static json_t *find_rec(json_t *profile, int rule, const char *subject)
-{
-	json_t *recs = json_object_get(profile, "recommendations");
-	for (size_t i = 0; i < json_array_size(recs); i++) {
-		json_t *r = json_array_get(recs, i);
-		if (json_integer_value(json_object_get(r, "rule")) != rule)
-			continue;
-		const char *s = json_string_value(json_object_get(r, "subject"));
-		if (!subject || (s && strcmp(s, subject) == 0))
-			return r;
-	}
-	return NULL;
-}
-
 /* Compact JSON text of `v` (static buffer, valid until the next call). */
 static const char *dump(json_t *v)
 {
@@ -49,11 +35,6 @@ static const char *dump(json_t *v)
 	snprintf(buf, sizeof(buf), "%s", s ? s : "");
 	free(s);
 	return buf;
-}
-
-static double ev(json_t *rec, const char *key)
-{
-	return json_number_value(json_object_get(json_object_get(rec, "evidence"), key));
 }
 
 static double num(json_t *o, const char *path)
@@ -92,10 +73,10 @@ static void quiet_series_has_no_alarms(void)
 {
 	json_t *p =
 	    build(series_finalize("complete", 60, NULL), series_make(60, quiet_tweak, NULL));
-	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
-	TH_ASSERT(find_rec(p, 2, NULL) == NULL);
-	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
-	TH_ASSERT(find_rec(p, 6, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 1, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 2, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 7, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 6, NULL) == NULL);
 	/* No traced calls: not even rule 8. */
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(p, "recommendations")), 0);
 	/* The logger is recognised but quiet. */
@@ -215,29 +196,29 @@ static void cpu_saturation_thresholds(void)
 	/* Run queue 6 > 2 schedulers in 2/3 of snapshots: fires. */
 	struct cpu_arg a = {3, 0.6};
 	json_t *p = build(series_finalize("complete", 30, NULL), series_make(30, cpu_tweak, &a));
-	json_t *r = find_rec(p, 1, NULL);
+	json_t *r = ts_rec_find(p, 1, NULL);
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "run_queue_peak"), 6, 0);
-	TH_ASSERT_DBL_NEAR(ev(r, "run_queue_above_schedulers_share"), 20.0 / 30, 1e-3);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "run_queue_peak"), 6, 0);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "run_queue_above_schedulers_share"), 20.0 / 30, 1e-3);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r, "severity")), "high");
 	json_decref(p);
 	/* Run queue 1, within the schedulers, at 60%: silent. */
 	struct cpu_arg b = {0, 0.6};
 	p = build(series_finalize("complete", 30, NULL), series_make(30, cpu_tweak, &b));
-	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 1, NULL) == NULL);
 	json_decref(p);
 	/* Utilisation at 95%: fires; at 85%: silent. */
 	struct cpu_arg c = {0, 0.95};
 	p = build(series_finalize("complete", 30, NULL), series_make(30, cpu_tweak, &c));
-	TH_ASSERT(find_rec(p, 1, NULL) != NULL);
+	TH_ASSERT(ts_rec_find(p, 1, NULL) != NULL);
 	json_decref(p);
 	struct cpu_arg d = {0, 0.85};
 	p = build(series_finalize("complete", 30, NULL), series_make(30, cpu_tweak, &d));
-	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 1, NULL) == NULL);
 	json_decref(p);
 	/* Two snapshots are too few to call anything persistent. */
 	p = build(series_finalize("complete", 2, NULL), series_make(2, cpu_tweak, &c));
-	TH_ASSERT(find_rec(p, 1, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 1, NULL) == NULL);
 	json_decref(p);
 }
 
@@ -261,11 +242,11 @@ static void logger_bottleneck_elixir_gen_event(void)
 {
 	struct logger_arg a = {"Elixir.Logger", ":gen_event.init_it/6", "Logger", 30000};
 	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &a));
-	json_t *r = find_rec(p, 2, NULL);
+	json_t *r = ts_rec_find(p, 2, NULL);
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "reductions_share"), 0.30, 1e-6);
-	TH_ASSERT_DBL_NEAR(ev(r, "reductions_per_second"), 30000, 1e-6);
-	TH_ASSERT_DBL_NEAR(ev(r, "best_rank"), 2, 0);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "reductions_share"), 0.30, 1e-6);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "reductions_per_second"), 30000, 1e-6);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "best_rank"), 2, 0);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "sync_mode_qlen");
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "drop_mode_qlen");
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "flush_qlen");
@@ -274,7 +255,7 @@ static void logger_bottleneck_elixir_gen_event(void)
 	/* 4% of reductions: below the 5% threshold. */
 	a.reductions = 4000;
 	p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &a));
-	TH_ASSERT(find_rec(p, 2, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 2, NULL) == NULL);
 	json_decref(p);
 }
 
@@ -284,17 +265,17 @@ static void logger_bottleneck_otp_handler(void)
 	 * logger_olp; attribution gives :logger_olp. */
 	struct logger_arg a = {"logger_std_h_default", ":logger_olp.init/1", ":logger_olp", 20000};
 	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &a));
-	TH_ASSERT(find_rec(p, 2, NULL) != NULL);
+	TH_ASSERT(ts_rec_find(p, 2, NULL) != NULL);
 	json_decref(p);
 	/* An unregistered console backend under a Logger module name. */
 	struct logger_arg b = {NULL, ":proc_lib.init_p/5", "Logger.Backends.Console", 20000};
 	p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &b));
-	TH_ASSERT(find_rec(p, 2, NULL) != NULL);
+	TH_ASSERT(ts_rec_find(p, 2, NULL) != NULL);
 	json_decref(p);
 	/* Not a logger: an application module whose name merely contains "log". */
 	struct logger_arg c = {"audit_log", ":proc_lib.init_p/5", "App.AuditLog", 20000};
 	p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &c));
-	TH_ASSERT(find_rec(p, 2, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 2, NULL) == NULL);
 	json_decref(p);
 }
 
@@ -319,22 +300,22 @@ static void read_through_cache_thresholds(void)
 {
 	struct calls_arg a = {"App.Registry", 1000, 50, 0};
 	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
-	json_t *r = find_rec(p, 3, "App.Registry");
+	json_t *r = ts_rec_find(p, 3, "App.Registry");
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "read_write_ratio"), 20, 1e-9);
-	TH_ASSERT_DBL_NEAR(ev(r, "operations_per_second"), 1050, 1e-9);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "read_write_ratio"), 20, 1e-9);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "operations_per_second"), 1050, 1e-9);
 	/* No helpers and no graph: no database signature, so no rule 4. */
-	TH_ASSERT(find_rec(p, 4, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
 	json_decref(p);
 	/* Ratio 5 < 10: silent. */
 	struct calls_arg b = {"App.Registry", 1000, 200, 0};
 	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &b));
-	TH_ASSERT(find_rec(p, 3, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 3, NULL) == NULL);
 	json_decref(p);
 	/* 60 calls/s < 100: silent. */
 	struct calls_arg c = {"App.Registry", 58, 2, 0};
 	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &c));
-	TH_ASSERT(find_rec(p, 3, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 3, NULL) == NULL);
 	json_decref(p);
 }
 
@@ -342,10 +323,10 @@ static void db_backed_lookup_from_pipeline_helpers(void)
 {
 	struct calls_arg a = {"Shop.Catalog", 500, 1, 500};
 	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
-	json_t *r = find_rec(p, 4, "Shop.Catalog");
+	json_t *r = ts_rec_find(p, 4, "Shop.Catalog");
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "round_trips_saved_per_window"), 499, 0);
-	TH_ASSERT_DBL_NEAR(ev(r, "pipeline_helper_calls"), 10000, 0);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "round_trips_saved_per_window"), 499, 0);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "pipeline_helper_calls"), 10000, 0);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "ETS");
 	/* Pipeline overhead: 2 helpers per operation. */
 	TH_ASSERT_DBL_NEAR(num(p, "pipeline_overhead.ratio"), 10000.0 / 5010, 1e-3);
@@ -353,7 +334,7 @@ static void db_backed_lookup_from_pipeline_helpers(void)
 	/* 80% reads: not read-mostly, silent. */
 	struct calls_arg b = {"Shop.Catalog", 400, 100, 500};
 	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &b));
-	TH_ASSERT(find_rec(p, 4, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
 	json_decref(p);
 }
 
@@ -363,27 +344,27 @@ static void db_backed_lookup_from_graph_repo(void)
 	 * would have set and re-evaluate. */
 	struct calls_arg a = {"Shop.Catalog", 500, 0, 0};
 	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
-	TH_ASSERT(find_rec(p, 4, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
 	json_t *db = json_object_get(json_array_get(json_object_get(p, "workload"), 0), "database");
 	json_object_set_new(db, "repo", json_string("Shop.Repo"));
 	json_object_set_new(db, "repo_call_share", json_real(0.9));
 	json_t *recs = NULL;
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
-	json_t *r = find_rec(p, 4, "Shop.Catalog");
+	json_t *r = ts_rec_find(p, 4, "Shop.Catalog");
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "round_trips_saved_per_window"), 450, 0);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "round_trips_saved_per_window"), 450, 0);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "finding")), "Shop.Repo");
 	/* Only 30% of its calls reach the Repo: not "most of its work". */
 	json_object_set_new(db, "repo_call_share", json_real(0.3));
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
-	TH_ASSERT(find_rec(p, 4, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
 	/* A module that uses Ecto.Repo itself. */
 	json_object_set_new(db, "uses_ecto_repo", json_true());
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
-	TH_ASSERT(find_rec(p, 4, "Shop.Catalog") != NULL);
+	TH_ASSERT(ts_rec_find(p, 4, "Shop.Catalog") != NULL);
 	json_decref(p);
 }
 
@@ -400,14 +381,14 @@ static void data_layers_defer_to_their_callers(void)
 	/* A module named like a Repo is a database module by itself. */
 	struct calls_arg a = {"Shop.Repo", 500, 1, 0};
 	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
-	TH_ASSERT(find_rec(p, 4, "Shop.Repo") != NULL);
+	TH_ASSERT(ts_rec_find(p, 4, "Shop.Repo") != NULL);
 	json_decref(p);
 	/* A data layer (helpers inside) and a registry in front of it. Without
 	 * the graph only the data layer is known to touch the database. */
 	struct calls_arg b = {"Shop.Store", 500, 1, 500};
 	p = build(series_finalize("complete", 10, NULL), series_make(10, two_layers_tweak, &b));
-	TH_ASSERT(find_rec(p, 4, "Shop.Store") != NULL);
-	TH_ASSERT(find_rec(p, 4, "Shop.Registry") == NULL);
+	TH_ASSERT(ts_rec_find(p, 4, "Shop.Store") != NULL);
+	TH_ASSERT(ts_rec_find(p, 4, "Shop.Registry") == NULL);
 	/* With the graph's dependency, the registry is the place for the cache
 	 * and the data layer is not reported on its own. */
 	json_t *wl = json_object_get(p, "workload");
@@ -422,10 +403,10 @@ static void data_layers_defer_to_their_callers(void)
 	json_t *recs = NULL;
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
-	json_t *r = find_rec(p, 4, "Shop.Registry");
+	json_t *r = ts_rec_find(p, 4, "Shop.Registry");
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "round_trips_saved_per_window"), 499, 0);
-	TH_ASSERT(find_rec(p, 4, "Shop.Store") == NULL);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "round_trips_saved_per_window"), 499, 0);
+	TH_ASSERT(ts_rec_find(p, 4, "Shop.Store") == NULL);
 	json_decref(p);
 }
 
@@ -440,25 +421,25 @@ static void hot_hub_thresholds(void)
 	json_t *recs = NULL;
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
-	json_t *r = find_rec(p, 5, "App.A");
+	json_t *r = ts_rec_find(p, 5, "App.A");
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "dependents"), 25, 0);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "dependents"), 25, 0);
 	/* 9 dependents and no hub flag: silent. */
 	json_object_set_new(g, "ca", json_integer(9));
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
-	TH_ASSERT(find_rec(p, 5, "App.A") == NULL);
+	TH_ASSERT(ts_rec_find(p, 5, "App.A") == NULL);
 	/* A hot complex function: 100+ calls/s and cyclomatic 12. */
 	json_t *f = json_array_get(json_object_get(p, "trace_hotspots"), 0);
 	json_object_set_new(f, "calls_per_second", json_real(150));
 	json_object_set_new(f, "cyclomatic", json_integer(12));
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
-	TH_ASSERT(find_rec(p, 5, "App.A.get/1") != NULL);
+	TH_ASSERT(ts_rec_find(p, 5, "App.A.get/1") != NULL);
 	json_object_set_new(f, "cyclomatic", json_integer(9));
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
-	TH_ASSERT(find_rec(p, 5, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 5, NULL) == NULL);
 	json_decref(p);
 }
 
@@ -476,21 +457,21 @@ static void mailbox_buildup_thresholds(void)
 	double rising[] = {10, 200, 500, 900, 1500, 2400};
 	json_t *p =
 	    build(series_finalize("complete", 6, NULL), series_make(6, mailbox_tweak, rising));
-	json_t *r = find_rec(p, 6, "App.Counter");
+	json_t *r = ts_rec_find(p, 6, "App.Counter");
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "queue_last"), 2400, 0);
-	TH_ASSERT_DBL_NEAR(ev(r, "rising_steps"), 5, 0);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "queue_last"), 2400, 0);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "rising_steps"), 5, 0);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "finding")), "App.Counter");
 	json_decref(p);
 	/* Bursty but draining: silent. */
 	double bursty[] = {300, 20, 310, 10, 290, 30};
 	p = build(series_finalize("complete", 6, NULL), series_make(6, mailbox_tweak, bursty));
-	TH_ASSERT(find_rec(p, 6, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 6, NULL) == NULL);
 	json_decref(p);
 	/* Rising but tiny: silent. */
 	double tiny[] = {1, 2, 3, 5, 8, 13};
 	p = build(series_finalize("complete", 6, NULL), series_make(6, mailbox_tweak, tiny));
-	TH_ASSERT(find_rec(p, 6, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 6, NULL) == NULL);
 	json_decref(p);
 }
 
@@ -518,21 +499,21 @@ static void memory_growth_thresholds(void)
 	/* 50 MB -> ~110 MB, all in binaries: fires and names them. */
 	struct mem_arg a = {50e6, 2e6, -1};
 	json_t *p = build(series_finalize("complete", 30, NULL), series_make(30, memory_tweak, &a));
-	json_t *r = find_rec(p, 7, NULL);
+	json_t *r = ts_rec_find(p, 7, NULL);
 	TH_ASSERT(r != NULL);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "finding")), "binary");
 	TH_ASSERT_STR_CONTAINS(dump(json_object_get(r, "evidence")), "App.Buffer");
-	TH_ASSERT(ev(r, "growth_bytes") > 50e6);
+	TH_ASSERT(ts_rec_ev(r, "growth_bytes") > 50e6);
 	json_decref(p);
 	/* +7.5 MB: below 16 MB, silent. */
 	struct mem_arg b = {50e6, 0.25e6, -1};
 	p = build(series_finalize("complete", 30, NULL), series_make(30, memory_tweak, &b));
-	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 7, NULL) == NULL);
 	json_decref(p);
 	/* One spike in the middle, flat otherwise: silent. */
 	struct mem_arg c = {50e6, 0, 15};
 	p = build(series_finalize("complete", 30, NULL), series_make(30, memory_tweak, &c));
-	TH_ASSERT(find_rec(p, 7, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 7, NULL) == NULL);
 	json_decref(p);
 }
 
@@ -550,9 +531,9 @@ static void beam_not_bottleneck_thresholds(void)
 	double calls = 50;
 	json_t *p =
 	    build(series_finalize("complete", 10, NULL), series_make(10, idle_tweak, &calls));
-	json_t *r = find_rec(p, 8, NULL);
+	json_t *r = ts_rec_find(p, 8, NULL);
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "busiest_module_operations_per_second"), 50, 1e-9);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "busiest_module_operations_per_second"), 50, 1e-9);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")),
 	                       "pg_stat_statements");
 	json_decref(p);
@@ -564,7 +545,7 @@ static void beam_not_bottleneck_thresholds(void)
 	json_t *snaps = series_make(10, idle_tweak, &calls),
 	       *fin = series_finalize("complete", 10, NULL);
 	TH_ASSERT_OK(fuse_profile_build(fin, snaps, NULL, &cfg, &p));
-	TH_ASSERT(find_rec(p, 8, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 8, NULL) == NULL);
 	json_decref(p);
 	json_decref(snaps);
 	json_decref(fin);
@@ -602,10 +583,10 @@ static void builder_matches_one_shot_build(void)
 	snaps = series_make(6, mailbox_tweak, rising);
 	fin = series_finalize("complete", 6, NULL);
 	json_t *p = build_incrementally(fin, snaps, 0);
-	json_t *r = find_rec(p, 6, "App.Counter");
+	json_t *r = ts_rec_find(p, 6, "App.Counter");
 	TH_ASSERT(r != NULL);
-	TH_ASSERT_DBL_NEAR(ev(r, "start_quarter_avg"), 10, 0);
-	TH_ASSERT_DBL_NEAR(ev(r, "end_quarter_avg"), 2400, 0);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "start_quarter_avg"), 10, 0);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "end_quarter_avg"), 2400, 0);
 	json_decref(p);
 	/* Misuse is refused. */
 	struct fuse_builder *b = NULL;
@@ -635,7 +616,7 @@ static void interrupted_sessions_build(void)
 	TH_ASSERT_STR_EQ(
 	    json_string_value(json_object_get(json_object_get(p, "session"), "reason")),
 	    "node went down");
-	TH_ASSERT(find_rec(p, 1, NULL) == NULL); /* too few snapshots to say */
+	TH_ASSERT(ts_rec_find(p, 1, NULL) == NULL); /* too few snapshots to say */
 	struct gi_buf out;
 	gi_buf_init(&out, 0);
 	TH_ASSERT_OK(fuse_report_text(p, &out));

@@ -1,0 +1,49 @@
+/*
+ * json_util.c - reading JSON in tests (see json_util.h).
+ */
+#include "json_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+json_t *ts_json_find(json_t *array, const char *key, const char *value)
+{
+	for (size_t i = 0; i < json_array_size(array); i++) {
+		json_t *e = json_array_get(array, i);
+		const char *v = json_string_value(json_object_get(e, key));
+		if (v && strcmp(v, value) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+json_t *ts_rec_find(json_t *profile, int rule, const char *subject)
+{
+	json_t *recs = json_object_get(profile, "recommendations");
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		json_t *r = json_array_get(recs, i);
+		const char *s = json_string_value(json_object_get(r, "subject"));
+		if (json_integer_value(json_object_get(r, "rule")) == rule &&
+		    (!subject || (s && strcmp(s, subject) == 0)))
+			return r;
+	}
+	return NULL;
+}
+
+double ts_rec_ev(json_t *rec, const char *key)
+{
+	return json_number_value(json_object_get(json_object_get(rec, "evidence"), key));
+}
+
+json_t *ts_fixture_json(const char *series, const char *file)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/tests/fixtures/snapshots/%s/%s", th_srcdir(), series,
+	         file);
+	json_error_t err;
+	json_t *j = json_load_file(path, 0, &err);
+	TH_ASSERT_MSG(j != NULL, "cannot load %s: %s (line %d)", path, err.text, err.line);
+	return j;
+}
