@@ -944,6 +944,31 @@ static bool only_local_callers(json_t *details, const char *module)
 	return n > 0;
 }
 
+/* The function a compiler-generated lambda or comprehension belongs to:
+ * "-to_maps/1-fun-0-" and "-all/2-lc$^0/1-0-" name to_maps/1 and all/2.
+ * Copies the name into `name` and returns true, or false for other names. */
+static bool lambda_parent(const char *fn, char *name, size_t size, long *arity)
+{
+	if (fn[0] != '-')
+		return false;
+	for (const char *slash = strchr(fn + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		const char *p = slash + 1;
+		long a = 0;
+		while (*p >= '0' && *p <= '9' && a < 256)
+			a = a * 10 + (*p++ - '0');
+		if (p == slash + 1 || *p != '-' || a >= 256)
+			continue;
+		size_t len = (size_t)(slash - (fn + 1));
+		if (len == 0 || len >= size)
+			return false;
+		memcpy(name, fn + 1, len);
+		name[len] = '\0';
+		*arity = a;
+		return true;
+	}
+	return false;
+}
+
 /* Every traced function, by calls, joined with function_details. Also sets
  * "calls_repo" (the Repo-like module it calls, or null) for the database
  * signature of rule 4. */
@@ -978,7 +1003,20 @@ static json_t *build_hotspots(struct ctx *c)
 		json_object_set_new(w, "max", fuse_json_num(f->max));
 		json_object_set_new(o, "per_window", w);
 		json_t *d = graph_function(c, f->module, f->function, f->arity);
-		const char *visibility = fuse_str(d, "visibility");
+		/* A lambda has no node of its own: the readers fold its body into the
+		 * function that defines it, so it joins that function, and it is a
+		 * step of that function's work, never an operation of its own. */
+		char parent[FUSE_MAX_NAME + 1];
+		long parent_arity = 0;
+		bool lambda =
+		    !d && lambda_parent(f->function, parent, sizeof(parent), &parent_arity);
+		if (lambda) {
+			d = graph_function(c, f->module, parent, parent_arity);
+			char of[FUSE_MAX_NAME + 24];
+			snprintf(of, sizeof(of), "%s/%ld", parent, parent_arity);
+			json_object_set_new(o, "lambda_of", json_string(of));
+		}
+		const char *visibility = lambda ? "private" : fuse_str(d, "visibility");
 		/* Pipeline helpers are steps by nature: always counted as such. */
 		bool helper = strcmp(f->kind, "pipeline") == 0;
 		if (!helper && visibility && strcmp(visibility, "private") == 0)
@@ -997,8 +1035,15 @@ static json_t *build_hotspots(struct ctx *c)
 		const char *repo = repo_callee(c, f->module, d, 3, repo_buf, sizeof(repo_buf));
 		const char *direct =
 		    repo_callee(c, f->module, d, 0, direct_buf, sizeof(direct_buf));
-		json_object_set_new(o, "callers",
-		                    mfa_list(d ? json_object_get(d, "callers") : NULL));
+		json_t *callers = mfa_list(d ? json_object_get(d, "callers") : NULL);
+		if (lambda) {
+			char mfa_parent[2 * FUSE_MAX_NAME + 24];
+			snprintf(mfa_parent, sizeof(mfa_parent), "%s.%s/%ld", f->module, parent,
+			         parent_arity);
+			json_array_clear(callers);
+			json_array_append_new(callers, json_string(mfa_parent));
+		}
+		json_object_set_new(o, "callers", callers);
 		json_object_set_new(o, "callees", callees);
 		json_object_set_new(o, "calls_repo", repo ? json_string(repo) : json_null());
 		json_object_set_new(o, "calls_repo_directly", json_boolean(direct != NULL));

@@ -122,6 +122,51 @@ static void busy_fixture_joined_with_catalog_graph(void)
 	kg_db_close(db);
 }
 
+/* A lambda's calls (call_count sees "-list/0-fun-0-"/1 as a function of its
+ * own) join the function that defines it, and are a step of that function,
+ * not an operation: the registry's operations stay as without them. */
+static void lambda_calls_join_their_function(void)
+{
+	struct kg_db *db = ts_catalog_graph();
+	json_t *fin = ts_fixture_json("busy", "finalize.json");
+	json_t *snaps = ts_fixture_json("busy", "snapshots.json");
+	json_t *before = NULL, *p = NULL;
+	TH_ASSERT_OK(fuse_profile_build(fin, snaps, db, NULL, &before));
+	for (size_t i = 0; i < json_array_size(snaps); i++) {
+		json_t *calls =
+		    json_object_get(json_object_get(json_array_get(snaps, i), "trace"), "calls");
+		if (json_is_array(calls))
+			json_array_append_new(calls, json_pack("{s:s, s:s, s:i, s:i}", "module",
+			                                       "Catalog.Registry", "function",
+			                                       "-list/0-fun-0-", "arity", 1,
+			                                       "count", 500));
+	}
+	TH_ASSERT_OK(fuse_profile_build(fin, snaps, db, NULL, &p));
+	json_t *f = find_hotspot(p, "Catalog.Registry.-list/0-fun-0-/1");
+	TH_ASSERT(f != NULL);
+	TH_ASSERT(json_is_true(json_object_get(f, "in_graph")));
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(f, "lambda_of")), "list/0");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(f, "kind")), "private");
+	TH_ASSERT(json_is_integer(json_object_get(f, "cyclomatic")));
+	char *callers = json_dumps(json_object_get(f, "callers"), JSON_COMPACT);
+	TH_ASSERT_STR_EQ(callers, "[\"Catalog.Registry.list/0\"]");
+	free(callers);
+	/* The registry's operations are what they were without the lambda. */
+	json_t *w0 =
+	    ts_json_find(json_object_get(before, "workload"), "module", "Catalog.Registry");
+	json_t *w1 = ts_json_find(json_object_get(p, "workload"), "module", "Catalog.Registry");
+	TH_ASSERT(w0 != NULL && w1 != NULL);
+	const char *keys[] = {"reads", "writes", "other"};
+	for (size_t i = 0; i < 3; i++)
+		TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(w1, keys[i])),
+		                   json_number_value(json_object_get(w0, keys[i])), 0.001);
+	json_decref(before);
+	json_decref(p);
+	json_decref(fin);
+	json_decref(snaps);
+	kg_db_close(db);
+}
+
 static void quiet_fixture_has_no_false_alarms(void)
 {
 	json_t *p = fixture_profile("quiet");
@@ -223,6 +268,7 @@ int main(int argc, char **argv)
 	static const struct th_test tests[] = {
 	    TH_TEST(busy_fixture_fires_rules_2_3_4),
 	    TH_TEST(busy_fixture_joined_with_catalog_graph),
+	    TH_TEST(lambda_calls_join_their_function),
 	    TH_TEST(quiet_fixture_has_no_false_alarms),
 	    TH_TEST(html_report_renders_in_chromium),
 	    TH_END,
