@@ -41,14 +41,15 @@
 #include "source/facts.h"
 #include "store/obs_store.h"
 
-#define POOL_IDLE_MAX     32
-#define LIST_LIMIT_MAX    1000
-#define SESSION_ID_MAX    128
-#define NODE_NAME_MAX     256
-#define SHUTDOWN_GRACE_MS 15000
-#define OBJECT_CODE_BATCH 4096
-#define OBJECT_CODE_MAX   (16 * 1024 * 1024)
-#define MISSING_NAMED     8
+#define POOL_IDLE_MAX        32
+#define LIST_LIMIT_MAX       1000
+#define SESSION_ID_MAX       128
+#define NODE_NAME_MAX        256
+#define SHUTDOWN_GRACE_MS    15000
+#define OBJECT_CODE_BATCH    4096
+#define OBJECT_CODE_MAX      (16 * 1024 * 1024)
+#define OBSERVED_MODULES_MAX 65536 /* distinct module names a finalize collects */
+#define MISSING_NAMED        8
 
 struct kg_pooled {
 	char *path;
@@ -654,43 +655,93 @@ static void add_module_name(json_t *set, json_t *v)
 		json_object_set_new(set, json_string_value(v), json_true());
 }
 
-/* The modules an observation saw working: attributed hot processes, traced calls. */
-static json_t *observed_modules(json_t *finalize, json_t *snapshots)
+/* The modules an observation saw working: attributed hot processes, traced
+ * calls. Collected over the snapshots one at a time (observed_add), at most
+ * OBSERVED_MODULES_MAX distinct names. */
+struct observed {
+	json_t *seen; /* set: module name -> true */
+	long parsed;  /* snapshots read */
+	long objects; /* of which objects (what the profile builder takes) */
+};
+
+static void observed_name(struct observed *o, json_t *v)
 {
-	json_t *set = json_object();
-	size_t i, j;
-	json_t *snap, *x;
+	if (json_object_size(o->seen) < OBSERVED_MODULES_MAX)
+		add_module_name(o->seen, v);
+}
+
+static int observed_add(void *ctx, json_t *snap)
+{
+	struct observed *o = ctx;
+	size_t j;
+	json_t *x;
+	o->parsed++;
+	o->objects += json_is_object(snap);
+	json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
+	json_array_foreach(top, j, x)
+	{
+		observed_name(o, json_object_get(x, "module"));
+	}
+	json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
+	json_array_foreach(calls, j, x)
+	{
+		observed_name(o, json_object_get(x, "module"));
+	}
+	return 0;
+}
+
+/* First pass over the snapshots: the modules seen (with the traced ones of
+ * `finalize`) and how many snapshots there are. o->seen: caller decrefs. */
+static int observed_modules(struct obs_store *st, const char *session_id, json_t *finalize,
+                            struct observed *o)
+{
+	size_t i;
+	json_t *x;
+	o->seen = json_object();
+	o->parsed = o->objects = 0;
 	json_t *traced = json_object_get(finalize, "trace_modules");
 	json_array_foreach(traced, i, x)
 	{
-		add_module_name(set, x);
+		observed_name(o, x);
 	}
-	json_array_foreach(snapshots, i, snap)
-	{
-		json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
-		json_array_foreach(top, j, x)
-		{
-			add_module_name(set, json_object_get(x, "module"));
-		}
-		json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
-		json_array_foreach(calls, j, x)
-		{
-			add_module_name(set, json_object_get(x, "module"));
-		}
-	}
-	return set;
+	return obs_store_snapshots_each(st, session_id, observed_add, o);
+}
+
+static int builder_add(void *ctx, json_t *snap)
+{
+	if (!json_is_object(snap))
+		return 0; /* skipped, as fuse_profile_build does */
+	return fuse_builder_add(ctx, snap);
+}
+
+/* Second pass: builds the profile of `session_id` feeding its snapshots to
+ * the incremental builder one row at a time, so that a long observation is
+ * never in memory at once. Gives what fuse_profile_build would on the array
+ * of all of them. *profile_out: caller decrefs. */
+static int profile_build(struct obs_store *st, const char *session_id, long objects, json_t *fin,
+                         struct kg_db *graph, json_t **profile_out)
+{
+	*profile_out = NULL;
+	struct fuse_builder *b = NULL;
+	int rc = fuse_builder_new(NULL, objects, &b);
+	if (rc == GI_EINVAL)
+		rc = GI_ETOOBIG; /* the count is past the builder's cap */
+	if (rc == 0)
+		rc = obs_store_snapshots_each(st, session_id, builder_add, b);
+	if (rc == 0)
+		rc = fuse_builder_finish(b, fin, graph, profile_out);
+	fuse_builder_free(b);
+	return rc;
 }
 
 /* Picks the indexed project whose modules overlap most with what the
  * observation saw; *path_out (caller frees) stays NULL when none overlaps. */
-static void project_match(struct api_worker *w, struct obs_store *st, json_t *finalize,
-                          json_t *snapshots, char **path_out)
+static void project_match(struct api_worker *w, struct obs_store *st, json_t *seen, char **path_out)
 {
 	*path_out = NULL;
 	json_t *projects = NULL;
 	if (obs_store_projects_list(st, &projects) != 0)
 		return;
-	json_t *seen = observed_modules(finalize, snapshots);
 	size_t best = 0, i, j;
 	json_t *p, *m;
 	json_array_foreach(projects, i, p)
@@ -718,7 +769,6 @@ static void project_match(struct api_worker *w, struct obs_store *st, json_t *fi
 		json_decref(mods);
 		gi_free(db_path);
 	}
-	json_decref(seen);
 	json_decref(projects);
 }
 
@@ -765,10 +815,9 @@ static bool object_code_cached(const char *dir, json_t *names)
  * indexes DATA/nodes/NODE/index.db from the project's source (if any) plus
  * the node's cached object code and swaps *graph for it. Appends a note to
  * `notes` for observed modules that still have no topology. */
-static void graph_with_object_code(struct api_worker *w, json_t *fin, json_t *snaps,
+static void graph_with_object_code(struct api_worker *w, json_t *fin, json_t *seen,
                                    const char *project, struct kg_pooled *graph, json_t *notes)
 {
-	json_t *seen = observed_modules(fin, snaps);
 	json_t *missing = modules_missing(graph->db, seen);
 	const char *node = json_string_value(json_object_get(fin, "node"));
 	char *dir = node_dir(w, node);
@@ -839,7 +888,6 @@ static void graph_with_object_code(struct api_worker *w, json_t *fin, json_t *sn
 	}
 	gi_free(dir);
 	json_decref(missing);
-	json_decref(seen);
 }
 
 static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
@@ -849,7 +897,8 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	const char *session_id = json_string_value(json_object_get(req->body, "session_id"));
 	const char *node = json_string_value(json_object_get(req->body, "node"));
 	const char *given = json_string_value(json_object_get(req->body, "project"));
-	json_t *obs = NULL, *snaps = NULL, *resp = NULL, *profile = NULL;
+	json_t *obs = NULL, *resp = NULL, *profile = NULL;
+	struct observed seen = {0};
 	char *project = NULL;
 	struct kg_pooled graph = {0};
 	json_t *warnings = json_array();
@@ -866,7 +915,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	}
 	json_decref(obs);
 	obs = NULL;
-	rc = obs_store_snapshots(st, session_id, &snaps);
+	rc = observed_modules(st, session_id, req->body, &seen);
 	if (rc) {
 		resp = gi_error_response(status, rc, "reading the snapshots");
 		goto out;
@@ -879,7 +928,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 			json_decref(perr);
 		}
 	} else {
-		project_match(w, st, req->body, snaps, &project);
+		project_match(w, st, seen.seen, &project);
 	}
 	if (project) {
 		char *db_path = kg_db_default_path(project);
@@ -894,7 +943,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	/* The observation and the profile record the project actually used. */
 	fin = json_deep_copy(req->body);
 	json_object_set_new(fin, "project", project ? json_string(project) : json_null());
-	graph_with_object_code(w, fin, snaps, project, &graph, notes);
+	graph_with_object_code(w, fin, seen.seen, project, &graph, notes);
 	pthread_mutex_lock(&w->write_lock);
 	rc = obs_store_finalize(st, fin);
 	pthread_mutex_unlock(&w->write_lock);
@@ -904,7 +953,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	}
 
 	long long profile_id = 0;
-	rc = fuse_profile_build(fin, snaps, graph.db, NULL, &profile);
+	rc = profile_build(st, session_id, seen.objects, fin, graph.db, &profile);
 	if (rc == 0) {
 		json_t *errors = json_object_get(profile, "errors");
 		if (!json_is_array(errors)) {
@@ -928,7 +977,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	}
 	resp = json_pack("{s:s, s:s, s:I, s:s?}", "session_id", session_id, "status",
 	                 json_string_value(json_object_get(req->body, "status")), "snapshots",
-	                 (json_int_t)json_array_size(snaps), "project", project);
+	                 (json_int_t)seen.parsed, "project", project);
 	json_object_set_new(resp, "profile_id",
 	                    profile_id > 0 ? json_integer(profile_id) : json_null());
 	json_object_set(resp, "warnings", warnings);
@@ -938,7 +987,7 @@ out:
 	json_decref(warnings);
 	json_decref(notes);
 	json_decref(profile);
-	json_decref(snaps);
+	json_decref(seen.seen);
 	json_decref(obs);
 	gi_free(project);
 	return resp;
