@@ -707,11 +707,20 @@ static int observed_modules(struct obs_store *st, const char *session_id, json_t
 	return obs_store_snapshots_each(st, session_id, observed_add, o);
 }
 
-static int builder_add(void *ctx, json_t *snap)
+struct feed {
+	struct fuse_builder *b;
+	long left; /* objects the first pass counted: a snapshot stored since is not fed */
+};
+
+static int feed_add(void *ctx, json_t *snap)
 {
+	struct feed *f = ctx;
 	if (!json_is_object(snap))
 		return 0; /* skipped, as fuse_profile_build does */
-	return fuse_builder_add(ctx, snap);
+	if (f->left <= 0)
+		return 0;
+	f->left--;
+	return fuse_builder_add(f->b, snap);
 }
 
 /* Second pass: builds the profile of `session_id` feeding its snapshots to
@@ -726,8 +735,9 @@ static int profile_build(struct obs_store *st, const char *session_id, long obje
 	int rc = fuse_builder_new(NULL, objects, &b);
 	if (rc == GI_EINVAL)
 		rc = GI_ETOOBIG; /* the count is past the builder's cap */
+	struct feed f = {b, objects};
 	if (rc == 0)
-		rc = obs_store_snapshots_each(st, session_id, builder_add, b);
+		rc = obs_store_snapshots_each(st, session_id, feed_add, &f);
 	if (rc == 0)
 		rc = fuse_builder_finish(b, fin, graph, profile_out);
 	fuse_builder_free(b);

@@ -205,6 +205,57 @@ static void profile_built_stored_and_served(void)
 	TD_EXPECT_ERROR(&w, "GET", "/api/runtime/compare?a=1&b=99", NULL, 404);
 }
 
+/* The worker reads the snapshots row by row and builds the profile
+ * incrementally: the stored profile is the one fuse_profile_build gives on
+ * every snapshot at once (read back through include=snapshots). Snapshots
+ * arrive out of order; the profile follows seq. */
+static void finalize_profile_is_the_one_shot_profile(void)
+{
+	if (!profile_builder_available())
+		th_skip("the profile builder (src/fuse) is still a placeholder");
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	enum { N = 41 };
+	for (int i = 0; i < N; i++)
+		ingest(&w, "sessI", (i * 7) % N); /* 7 and 41 coprime: every seq once */
+	const char *fin_text = "{\"session_id\":\"sessI\",\"node\":\"demo@127.0.0.1\","
+	                       "\"status\":\"complete\",\"interval_ms\":1000,"
+	                       "\"trace_modules\":[\"Demo.Traced\"]}";
+	json_t *f = NULL;
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest/finalize", fin_text, &f), 200);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(f, "snapshots")), N);
+	TH_ASSERT(json_is_integer(json_object_get(f, "profile_id")));
+	json_decref(f);
+	json_t *o = NULL, *p = NULL, *want = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/sessI?include=snapshots", &o), 200);
+	json_t *snaps = json_object_get(o, "snapshot_data");
+	TH_ASSERT_INT_EQ(json_array_size(snaps), N);
+	for (int i = 0; i < N; i++)
+		TH_ASSERT_INT_EQ(
+		    json_integer_value(json_object_get(json_array_get(snaps, i), "seq")), i);
+	json_t *fin = json_loads(fin_text, 0, NULL);
+	json_object_set_new(fin, "project", json_null());
+	TH_ASSERT_OK(fuse_profile_build(fin, snaps, NULL, NULL, &want));
+	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/profile/latest", &p), 200);
+	json_t *got = json_object_get(p, "profile");
+	TH_ASSERT(json_is_object(got));
+	/* The worker adds its notes on missing topology to "errors". */
+	json_t *got_errors = json_object_get(got, "errors");
+	json_t *want_errors = json_object_get(want, "errors");
+	TH_ASSERT(json_array_size(got_errors) >= json_array_size(want_errors));
+	for (size_t i = 0; i < json_array_size(want_errors); i++)
+		TH_ASSERT(
+		    json_equal(json_array_get(got_errors, i), json_array_get(want_errors, i)));
+	json_object_del(got, "errors");
+	json_object_del(want, "errors");
+	TH_ASSERT_MSG(json_equal(got, want),
+	              "the worker's profile differs from the one-shot build");
+	json_decref(fin);
+	json_decref(want);
+	json_decref(p);
+	json_decref(o);
+}
+
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -608,6 +659,7 @@ int main(int argc, char **argv)
 	    TH_TEST(health_and_routing_errors),
 	    TH_TEST(ingest_finalize_and_read_back),
 	    TH_TEST(profile_built_stored_and_served),
+	    TH_TEST(finalize_profile_is_the_one_shot_profile),
 	    TH_TEST(index_and_knowledge_routes),
 	    TH_TEST(finalize_matches_project_by_modules),
 	    TH_TEST(path_parameters_are_checked),
