@@ -655,13 +655,18 @@ static void add_module_name(json_t *set, json_t *v)
 		json_object_set_new(set, json_string_value(v), json_true());
 }
 
-/* The modules an observation saw working: attributed hot processes, traced
- * calls. Collected over the snapshots one at a time (observed_add), at most
- * OBSERVED_MODULES_MAX distinct names. */
+/* One pass over the snapshots of an observation, one row at a time, so that
+ * a long observation is never in memory at once: collects the modules it
+ * saw working (attributed hot processes, traced calls; at most
+ * OBSERVED_MODULES_MAX distinct names) for picking the project and graph,
+ * and feeds the profile builder, which needs the graph only at finish. */
 struct observed {
-	json_t *seen; /* set: module name -> true */
-	long parsed;  /* snapshots read */
-	long objects; /* of which objects (what the profile builder takes) */
+	json_t *seen;           /* set: module name -> true */
+	long count;             /* rows, read before the first snapshot */
+	long parsed;            /* snapshots read */
+	long objects;           /* of which objects (what the profile builder takes) */
+	struct fuse_builder *b; /* NULL until the first snapshot, or on build_rc */
+	int build_rc;           /* the builder's first error */
 };
 
 static void observed_name(struct observed *o, json_t *v)
@@ -670,13 +675,28 @@ static void observed_name(struct observed *o, json_t *v)
 		add_module_name(o->seen, v);
 }
 
+static void observed_builder(struct observed *o, long snapshot_count)
+{
+	if (o->b || o->build_rc)
+		return;
+	o->build_rc = fuse_builder_new(NULL, snapshot_count, &o->b);
+	if (o->build_rc == GI_EINVAL)
+		o->build_rc = GI_ETOOBIG; /* the count is past the builder's cap */
+}
+
 static int observed_add(void *ctx, json_t *snap)
 {
 	struct observed *o = ctx;
 	size_t j;
 	json_t *x;
 	o->parsed++;
-	o->objects += json_is_object(snap);
+	if (!json_is_object(snap))
+		return 0; /* not counted, not fed: as fuse_profile_build does */
+	o->objects++;
+	observed_builder(o, o->count);
+	/* Past the count: stored after it was read; not part of this profile. */
+	if (o->build_rc == 0 && o->objects <= o->count)
+		o->build_rc = fuse_builder_add(o->b, snap);
 	json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
 	json_array_foreach(top, j, x)
 	{
@@ -690,58 +710,55 @@ static int observed_add(void *ctx, json_t *snap)
 	return 0;
 }
 
-/* First pass over the snapshots: the modules seen (with the traced ones of
- * `finalize`) and how many snapshots there are. o->seen: caller decrefs. */
-static int observed_modules(struct obs_store *st, const char *session_id, json_t *finalize,
-                            struct observed *o)
+static int feed_add(void *ctx, json_t *snap)
+{
+	struct observed *o = ctx;
+	if (!json_is_object(snap) || o->build_rc || o->objects >= o->count)
+		return 0;
+	o->objects++;
+	o->build_rc = fuse_builder_add(o->b, snap);
+	return 0;
+}
+
+/* The pass: o->seen gets the modules, traced ones of `finalize` included, and
+ * o->b the snapshots (release both with observed_done). When some row was
+ * not a snapshot object the count given to the builder was wrong: a second
+ * pass feeds a new builder with the right one, so that the profile is always
+ * the one fuse_profile_build gives on the array of the snapshots. */
+static int observed_read(struct obs_store *st, const char *session_id, json_t *finalize,
+                         struct observed *o)
 {
 	size_t i;
 	json_t *x;
+	memset(o, 0, sizeof(*o));
 	o->seen = json_object();
-	o->parsed = o->objects = 0;
 	json_t *traced = json_object_get(finalize, "trace_modules");
 	json_array_foreach(traced, i, x)
 	{
 		observed_name(o, x);
 	}
-	return obs_store_snapshots_each(st, session_id, observed_add, o);
-}
-
-struct feed {
-	struct fuse_builder *b;
-	long left; /* objects the first pass counted: a snapshot stored since is not fed */
-};
-
-static int feed_add(void *ctx, json_t *snap)
-{
-	struct feed *f = ctx;
-	if (!json_is_object(snap))
-		return 0; /* skipped, as fuse_profile_build does */
-	if (f->left <= 0)
+	int rc = obs_store_snapshots_each(st, session_id, &o->count, observed_add, o);
+	if (rc)
+		return rc;
+	long objects = o->objects < o->count ? o->objects : o->count;
+	if (o->b && objects == o->count) /* the usual case: every row a snapshot */
 		return 0;
-	f->left--;
-	return fuse_builder_add(f->b, snap);
+	fuse_builder_free(o->b);
+	o->b = NULL;
+	o->build_rc = 0;
+	observed_builder(o, objects);
+	if (o->build_rc || objects == 0)
+		return 0;
+	struct observed feed = {.count = objects, .b = o->b};
+	rc = obs_store_snapshots_each(st, session_id, NULL, feed_add, &feed);
+	o->build_rc = rc ? rc : feed.build_rc;
+	return 0;
 }
 
-/* Second pass: builds the profile of `session_id` feeding its snapshots to
- * the incremental builder one row at a time, so that a long observation is
- * never in memory at once. Gives what fuse_profile_build would on the array
- * of all of them. *profile_out: caller decrefs. */
-static int profile_build(struct obs_store *st, const char *session_id, long objects, json_t *fin,
-                         struct kg_db *graph, json_t **profile_out)
+static void observed_done(struct observed *o)
 {
-	*profile_out = NULL;
-	struct fuse_builder *b = NULL;
-	int rc = fuse_builder_new(NULL, objects, &b);
-	if (rc == GI_EINVAL)
-		rc = GI_ETOOBIG; /* the count is past the builder's cap */
-	struct feed f = {b, objects};
-	if (rc == 0)
-		rc = obs_store_snapshots_each(st, session_id, feed_add, &f);
-	if (rc == 0)
-		rc = fuse_builder_finish(b, fin, graph, profile_out);
-	fuse_builder_free(b);
-	return rc;
+	json_decref(o->seen);
+	fuse_builder_free(o->b);
 }
 
 /* Picks the indexed project whose modules overlap most with what the
@@ -925,7 +942,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	}
 	json_decref(obs);
 	obs = NULL;
-	rc = observed_modules(st, session_id, req->body, &seen);
+	rc = observed_read(st, session_id, req->body, &seen);
 	if (rc) {
 		resp = gi_error_response(status, rc, "reading the snapshots");
 		goto out;
@@ -963,7 +980,9 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	}
 
 	long long profile_id = 0;
-	rc = profile_build(st, session_id, seen.objects, fin, graph.db, &profile);
+	rc = seen.build_rc;
+	if (rc == 0)
+		rc = fuse_builder_finish(seen.b, fin, graph.db, &profile);
 	if (rc == 0) {
 		json_t *errors = json_object_get(profile, "errors");
 		if (!json_is_array(errors)) {
@@ -997,7 +1016,7 @@ out:
 	json_decref(warnings);
 	json_decref(notes);
 	json_decref(profile);
-	json_decref(seen.seen);
+	observed_done(&seen);
 	json_decref(obs);
 	gi_free(project);
 	return resp;

@@ -287,13 +287,30 @@ int obs_store_finalize(struct obs_store *st, json_t *fin)
 	return step_done(st, s, "finalize observation");
 }
 
-int obs_store_snapshots_each(struct obs_store *st, const char *session_id,
+int obs_store_snapshots_each(struct obs_store *st, const char *session_id, long *count,
                              int (*fn)(void *ctx, json_t *snapshot), void *ctx)
 {
-	sqlite3_stmt *s;
-	int rc = prepare(st, "SELECT body FROM snapshots WHERE session_id = ?1 ORDER BY seq", &s);
+	sqlite3_stmt *s = NULL;
+	/* One read transaction: the count and the rows are of the same moment. */
+	int rc = exec(st, "BEGIN");
 	if (rc)
 		return rc;
+	if (count) {
+		rc = prepare(st, "SELECT count(*) FROM snapshots WHERE session_id = ?1", &s);
+		if (rc)
+			goto out;
+		sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(s) != SQLITE_ROW) {
+			rc = db_error(st, "count snapshots");
+			goto out;
+		}
+		*count = (long)sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+		s = NULL;
+	}
+	rc = prepare(st, "SELECT body FROM snapshots WHERE session_id = ?1 ORDER BY seq", &s);
+	if (rc)
+		goto out;
 	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
 	int step;
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
@@ -308,7 +325,9 @@ int obs_store_snapshots_each(struct obs_store *st, const char *session_id,
 	}
 	if (rc == 0 && step != SQLITE_DONE)
 		rc = db_error(st, "read snapshots");
+out:
 	sqlite3_finalize(s);
+	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 	return rc;
 }
 
@@ -321,7 +340,7 @@ static int snapshot_append(void *ctx, json_t *snapshot)
 int obs_store_snapshots(struct obs_store *st, const char *session_id, json_t **out)
 {
 	json_t *arr = json_array();
-	int rc = obs_store_snapshots_each(st, session_id, snapshot_append, arr);
+	int rc = obs_store_snapshots_each(st, session_id, NULL, snapshot_append, arr);
 	if (rc) {
 		json_decref(arr);
 		arr = NULL;

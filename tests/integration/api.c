@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include "api_util.h"
@@ -205,38 +206,32 @@ static void profile_built_stored_and_served(void)
 	TD_EXPECT_ERROR(&w, "GET", "/api/runtime/compare?a=1&b=99", NULL, 404);
 }
 
-/* The worker reads the snapshots row by row and builds the profile
- * incrementally: the stored profile is the one fuse_profile_build gives on
- * every snapshot at once (read back through include=snapshots). Snapshots
- * arrive out of order; the profile follows seq. */
-static void finalize_profile_is_the_one_shot_profile(void)
+/* Finalizes `sid` and checks that the stored profile is the one
+ * fuse_profile_build gives on every snapshot at once (read back through
+ * include=snapshots, in seq order), and that the finalize counted `n`. */
+static void finalize_like_one_shot(const struct td_daemon *w, const char *sid, long long n)
 {
-	if (!profile_builder_available())
-		th_skip("the profile builder (src/fuse) is still a placeholder");
-	struct td_daemon w = {0};
-	td_worker(&w, NULL);
-	enum { N = 41 };
-	for (int i = 0; i < N; i++)
-		ingest(&w, "sessI", (i * 7) % N); /* 7 and 41 coprime: every seq once */
-	const char *fin_text = "{\"session_id\":\"sessI\",\"node\":\"demo@127.0.0.1\","
-	                       "\"status\":\"complete\",\"interval_ms\":1000,"
-	                       "\"trace_modules\":[\"Demo.Traced\"]}";
+	char fin_text[256], path[128];
+	snprintf(fin_text, sizeof(fin_text),
+	         "{\"session_id\":\"%s\",\"node\":\"demo@127.0.0.1\",\"status\":"
+	         "\"complete\",\"interval_ms\":1000,\"trace_modules\":[\"Demo.Traced\"]}",
+	         sid);
 	json_t *f = NULL;
-	TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest/finalize", fin_text, &f), 200);
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(f, "snapshots")), N);
-	TH_ASSERT(json_is_integer(json_object_get(f, "profile_id")));
-	json_decref(f);
+	TH_ASSERT_INT_EQ(td_post(w, "/api/runtime/ingest/finalize", fin_text, &f), 200);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(f, "snapshots")), n);
+	json_t *id = json_object_get(f, "profile_id");
+	TH_ASSERT(json_is_integer(id));
 	json_t *o = NULL, *p = NULL, *want = NULL;
-	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/sessI?include=snapshots", &o), 200);
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s?include=snapshots", sid);
+	TH_ASSERT_INT_EQ(td_get(w, path, &o), 200);
 	json_t *snaps = json_object_get(o, "snapshot_data");
-	TH_ASSERT_INT_EQ(json_array_size(snaps), N);
-	for (int i = 0; i < N; i++)
-		TH_ASSERT_INT_EQ(
-		    json_integer_value(json_object_get(json_array_get(snaps, i), "seq")), i);
+	TH_ASSERT_INT_EQ(json_array_size(snaps), n);
 	json_t *fin = json_loads(fin_text, 0, NULL);
 	json_object_set_new(fin, "project", json_null());
 	TH_ASSERT_OK(fuse_profile_build(fin, snaps, NULL, NULL, &want));
-	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/profile/latest", &p), 200);
+	snprintf(path, sizeof(path), "/api/runtime/profile/%lld",
+	         (long long)json_integer_value(id));
+	TH_ASSERT_INT_EQ(td_get(w, path, &p), 200);
 	json_t *got = json_object_get(p, "profile");
 	TH_ASSERT(json_is_object(got));
 	/* The worker adds its notes on missing topology to "errors". */
@@ -249,11 +244,45 @@ static void finalize_profile_is_the_one_shot_profile(void)
 	json_object_del(got, "errors");
 	json_object_del(want, "errors");
 	TH_ASSERT_MSG(json_equal(got, want),
-	              "the worker's profile differs from the one-shot build");
+	              "the worker's profile of %s differs from the one-shot build", sid);
+	json_decref(f);
 	json_decref(fin);
 	json_decref(want);
 	json_decref(p);
 	json_decref(o);
+}
+
+/* The worker reads the snapshots row by row and builds the profile
+ * incrementally: the stored profile is the one-shot profile. Snapshots
+ * arrive out of order (the profile follows seq); rows that are not snapshot
+ * objects (written behind the worker's back) are skipped as before. */
+static void finalize_profile_is_the_one_shot_profile(void)
+{
+	if (!profile_builder_available())
+		th_skip("the profile builder (src/fuse) is still a placeholder");
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	enum { N = 41 };
+	for (int i = 0; i < N; i++) {
+		ingest(&w, "sessI", (i * 7) % N); /* 7 and 41 coprime: every seq once */
+		ingest(&w, "sessJ", i);
+	}
+	finalize_like_one_shot(&w, "sessI", N);
+
+	char db_path[600];
+	snprintf(db_path, sizeof(db_path), "%s/worker.db", w.data);
+	sqlite3 *db = NULL;
+	TH_ASSERT_INT_EQ(sqlite3_open(db_path, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 15000);
+	TH_ASSERT_INT_EQ(
+	    sqlite3_exec(db,
+	                 "INSERT INTO snapshots(session_id, seq, body) VALUES"
+	                 " ('sessJ', 5000, 'not json'), ('sessJ', 5001, '[1]'),"
+	                 " ('sessJ', 5002, '{'), ('sessJ', 5003, ''), ('sessJ', 5004, '[]')",
+	                 NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	finalize_like_one_shot(&w, "sessJ", N + 2); /* "[1]", "[]" parse; no snapshots */
 }
 
 static void write_file(const char *path, const char *text)
