@@ -10,10 +10,13 @@
 #      interval for SECONDS_INGEST seconds with snapshots of real size (wrk,
 #      one connection per observation paced at 1 request/s): latency, and
 #      whether every snapshot sent was stored;
-#   4. the worker's ingest ceiling (wrk, unique snapshots, synchronous=FULL).
+#   4. the worker's ingest ceiling (wrk, unique snapshots, synchronous=FULL);
+#   5. the worker's peak memory (VmHWM) finalizing one long observation of
+#      FINALIZE_SNAPSHOTS snapshots of real size, on a fresh worker.
 #
 # Environment: DURATION (wrk seconds, default 10), CONNS (default 32),
-# MODULES (default 400), SECONDS_INGEST (default 30), GIULIA (binary).
+# MODULES (default 400), SECONDS_INGEST (default 30), FINALIZE_SNAPSHOTS
+# (default 3600: one hour at 1 s), GIULIA (binary).
 # Prints a Markdown table for BENCHMARKS.md.
 set -eu
 cd "$(dirname "$0")/.."
@@ -22,6 +25,7 @@ DURATION=${DURATION:-10}
 CONNS=${CONNS:-32}
 MODULES=${MODULES:-400}
 SECONDS_INGEST=${SECONDS_INGEST:-30}
+FINALIZE_SNAPSHOTS=${FINALIZE_SNAPSHOTS:-3600}
 tmp=$(mktemp -d /tmp/giulia-bench-api.XXXXXX)
 pids=()
 cleanup() {
@@ -178,6 +182,45 @@ end
 EOF
 read -r rps p99 < <(wrk -t2 -c8 -d"${DURATION}s" --latency -s "$tmp/ingest.lua" "http://127.0.0.1:$wport" | wrk_summary)
 rows+=("| POST /api/runtime/ingest ceiling (unique snapshots, fsync per commit) | wrk -t2 -c8 -d${DURATION}s | $rps | $p99 |")
+
+# ---- 5. peak memory of a long finalize ----
+# A fresh worker (its high-water mark is then the ingest's and the
+# finalize's), one observation of FINALIZE_SNAPSHOTS snapshots sent over one
+# keep-alive connection, then the finalize that builds its profile.
+fport=$(free_port)
+"$GIULIA" worker --listen "127.0.0.1:$fport" --data "$tmp/worker-finalize" 2>"$tmp/worker-finalize.log" &
+fpid=$!
+pids+=($fpid)
+wait_http "http://127.0.0.1:$fport/health"
+python3 - "$fport" "$FINALIZE_SNAPSHOTS" "$tmp/snap.json" <<'EOF'
+import http.client, json, sys
+port, n, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+snap = json.load(open(path))
+snap["session_id"] = "long"
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+for seq in range(n):
+    snap["seq"] = seq
+    snap["timestamp_ms"] = 1764496229000 + seq * 1000
+    body = json.dumps(snap)
+    for attempt in range(2):
+        try:
+            c.request("POST", "/api/runtime/ingest", body, {"Content-Type": "application/json"})
+            r = c.getresponse()
+            r.read()
+            break
+        except (http.client.HTTPException, OSError):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    if r.status != 200:
+        sys.exit("ingest %d: HTTP %d" % (seq, r.status))
+EOF
+hwm_ingest=$(awk '/VmHWM/ {print $2}' "/proc/$fpid/status")
+t0=$(date +%s%N)
+curl -fs -XPOST "http://127.0.0.1:$fport/api/runtime/ingest/finalize" \
+  -d '{"session_id":"long","node":"bench@127.0.0.1","status":"complete","interval_ms":1000,"trace_modules":["Bench.M0001"]}' >"$tmp/finalize.json"
+t1=$(date +%s%N)
+hwm_fin=$(awk '/VmHWM/ {print $2}' "/proc/$fpid/status")
+grep -q '"profile_id":[0-9]' "$tmp/finalize.json" || { echo "finalize built no profile: $(cat "$tmp/finalize.json")" >&2; exit 1; }
+rows+=("| POST /api/runtime/ingest/finalize of one observation of $FINALIZE_SNAPSHOTS snapshots (${snap_bytes} B) | one request, fresh worker | $(( (t1 - t0) / 1000000 )) ms | peak RSS $(( hwm_ingest / 1024 )) MB after ingest, $(( hwm_fin / 1024 )) MB after finalize |")
 
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"

@@ -41,14 +41,15 @@
 #include "source/facts.h"
 #include "store/obs_store.h"
 
-#define POOL_IDLE_MAX     32
-#define LIST_LIMIT_MAX    1000
-#define SESSION_ID_MAX    128
-#define NODE_NAME_MAX     256
-#define SHUTDOWN_GRACE_MS 15000
-#define OBJECT_CODE_BATCH 4096
-#define OBJECT_CODE_MAX   (16 * 1024 * 1024)
-#define MISSING_NAMED     8
+#define POOL_IDLE_MAX        32
+#define LIST_LIMIT_MAX       1000
+#define SESSION_ID_MAX       128
+#define NODE_NAME_MAX        256
+#define SHUTDOWN_GRACE_MS    15000
+#define OBJECT_CODE_BATCH    4096
+#define OBJECT_CODE_MAX      (16 * 1024 * 1024)
+#define OBSERVED_MODULES_MAX 65536 /* distinct module names a finalize collects */
+#define MISSING_NAMED        8
 
 struct kg_pooled {
 	char *path;
@@ -654,43 +655,120 @@ static void add_module_name(json_t *set, json_t *v)
 		json_object_set_new(set, json_string_value(v), json_true());
 }
 
-/* The modules an observation saw working: attributed hot processes, traced calls. */
-static json_t *observed_modules(json_t *finalize, json_t *snapshots)
+/* One pass over the snapshots of an observation, one row at a time, so that
+ * a long observation is never in memory at once: collects the modules it
+ * saw working (attributed hot processes, traced calls; at most
+ * OBSERVED_MODULES_MAX distinct names) for picking the project and graph,
+ * and feeds the profile builder, which needs the graph only at finish. */
+struct observed {
+	json_t *seen;           /* set: module name -> true */
+	long count;             /* rows, read before the first snapshot */
+	long parsed;            /* snapshots read */
+	long objects;           /* of which objects (what the profile builder takes) */
+	struct fuse_builder *b; /* NULL until the first snapshot, or on build_rc */
+	int build_rc;           /* the builder's first error */
+};
+
+static void observed_name(struct observed *o, json_t *v)
 {
-	json_t *set = json_object();
-	size_t i, j;
-	json_t *snap, *x;
+	if (json_object_size(o->seen) < OBSERVED_MODULES_MAX)
+		add_module_name(o->seen, v);
+}
+
+static void observed_builder(struct observed *o, long snapshot_count)
+{
+	if (o->b || o->build_rc)
+		return;
+	o->build_rc = fuse_builder_new(NULL, snapshot_count, &o->b);
+	if (o->build_rc == GI_EINVAL)
+		o->build_rc = GI_ETOOBIG; /* the count is past the builder's cap */
+}
+
+static int observed_add(void *ctx, json_t *snap)
+{
+	struct observed *o = ctx;
+	size_t j;
+	json_t *x;
+	o->parsed++;
+	if (!json_is_object(snap))
+		return 0; /* not counted, not fed: as fuse_profile_build does */
+	o->objects++;
+	observed_builder(o, o->count);
+	/* Past the count: stored after it was read; not part of this profile. */
+	if (o->build_rc == 0 && o->objects <= o->count)
+		o->build_rc = fuse_builder_add(o->b, snap);
+	json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
+	json_array_foreach(top, j, x)
+	{
+		observed_name(o, json_object_get(x, "module"));
+	}
+	json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
+	json_array_foreach(calls, j, x)
+	{
+		observed_name(o, json_object_get(x, "module"));
+	}
+	return 0;
+}
+
+static int feed_add(void *ctx, json_t *snap)
+{
+	struct observed *o = ctx;
+	if (!json_is_object(snap) || o->build_rc || o->objects >= o->count)
+		return 0;
+	o->objects++;
+	o->build_rc = fuse_builder_add(o->b, snap);
+	return 0;
+}
+
+/* The pass: o->seen gets the modules, traced ones of `finalize` included, and
+ * o->b the snapshots (release both with observed_done). When some row was
+ * not a snapshot object the count given to the builder was wrong: a second
+ * pass feeds a new builder with the right one, so that the profile is always
+ * the one fuse_profile_build gives on the array of the snapshots. */
+static int observed_read(struct obs_store *st, const char *session_id, json_t *finalize,
+                         struct observed *o)
+{
+	size_t i;
+	json_t *x;
+	memset(o, 0, sizeof(*o));
+	o->seen = json_object();
 	json_t *traced = json_object_get(finalize, "trace_modules");
 	json_array_foreach(traced, i, x)
 	{
-		add_module_name(set, x);
+		observed_name(o, x);
 	}
-	json_array_foreach(snapshots, i, snap)
-	{
-		json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
-		json_array_foreach(top, j, x)
-		{
-			add_module_name(set, json_object_get(x, "module"));
-		}
-		json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
-		json_array_foreach(calls, j, x)
-		{
-			add_module_name(set, json_object_get(x, "module"));
-		}
-	}
-	return set;
+	int rc = obs_store_snapshots_each(st, session_id, &o->count, observed_add, o);
+	if (rc)
+		return rc;
+	long objects = o->objects < o->count ? o->objects : o->count;
+	if (o->b && objects == o->count) /* the usual case: every row a snapshot */
+		return 0;
+	fuse_builder_free(o->b);
+	o->b = NULL;
+	o->build_rc = 0;
+	observed_builder(o, objects);
+	if (o->build_rc || objects == 0)
+		return 0;
+	struct observed feed = {.count = objects, .b = o->b};
+	rc = obs_store_snapshots_each(st, session_id, NULL, feed_add, &feed);
+	o->build_rc = rc ? rc : feed.build_rc;
+	return 0;
+}
+
+static void observed_done(struct observed *o)
+{
+	json_decref(o->seen);
+	fuse_builder_free(o->b);
 }
 
 /* Picks the indexed project whose modules overlap most with what the
  * observation saw; *path_out (caller frees) stays NULL when none overlaps. */
-static void project_match(struct api_worker *w, struct obs_store *st, json_t *finalize,
-                          json_t *snapshots, char **path_out)
+static void project_match(struct api_worker *w, struct obs_store *st, json_t *seen, char **path_out)
 {
 	*path_out = NULL;
 	json_t *projects = NULL;
 	if (obs_store_projects_list(st, &projects) != 0)
 		return;
-	json_t *seen = observed_modules(finalize, snapshots);
 	size_t best = 0, i, j;
 	json_t *p, *m;
 	json_array_foreach(projects, i, p)
@@ -718,7 +796,6 @@ static void project_match(struct api_worker *w, struct obs_store *st, json_t *fi
 		json_decref(mods);
 		gi_free(db_path);
 	}
-	json_decref(seen);
 	json_decref(projects);
 }
 
@@ -765,10 +842,9 @@ static bool object_code_cached(const char *dir, json_t *names)
  * indexes DATA/nodes/NODE/index.db from the project's source (if any) plus
  * the node's cached object code and swaps *graph for it. Appends a note to
  * `notes` for observed modules that still have no topology. */
-static void graph_with_object_code(struct api_worker *w, json_t *fin, json_t *snaps,
+static void graph_with_object_code(struct api_worker *w, json_t *fin, json_t *seen,
                                    const char *project, struct kg_pooled *graph, json_t *notes)
 {
-	json_t *seen = observed_modules(fin, snaps);
 	json_t *missing = modules_missing(graph->db, seen);
 	const char *node = json_string_value(json_object_get(fin, "node"));
 	char *dir = node_dir(w, node);
@@ -839,7 +915,6 @@ static void graph_with_object_code(struct api_worker *w, json_t *fin, json_t *sn
 	}
 	gi_free(dir);
 	json_decref(missing);
-	json_decref(seen);
 }
 
 static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
@@ -849,7 +924,8 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	const char *session_id = json_string_value(json_object_get(req->body, "session_id"));
 	const char *node = json_string_value(json_object_get(req->body, "node"));
 	const char *given = json_string_value(json_object_get(req->body, "project"));
-	json_t *obs = NULL, *snaps = NULL, *resp = NULL, *profile = NULL;
+	json_t *obs = NULL, *resp = NULL, *profile = NULL;
+	struct observed seen = {0};
 	char *project = NULL;
 	struct kg_pooled graph = {0};
 	json_t *warnings = json_array();
@@ -866,7 +942,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	}
 	json_decref(obs);
 	obs = NULL;
-	rc = obs_store_snapshots(st, session_id, &snaps);
+	rc = observed_read(st, session_id, req->body, &seen);
 	if (rc) {
 		resp = gi_error_response(status, rc, "reading the snapshots");
 		goto out;
@@ -879,7 +955,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 			json_decref(perr);
 		}
 	} else {
-		project_match(w, st, req->body, snaps, &project);
+		project_match(w, st, seen.seen, &project);
 	}
 	if (project) {
 		char *db_path = kg_db_default_path(project);
@@ -894,7 +970,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	/* The observation and the profile record the project actually used. */
 	fin = json_deep_copy(req->body);
 	json_object_set_new(fin, "project", project ? json_string(project) : json_null());
-	graph_with_object_code(w, fin, snaps, project, &graph, notes);
+	graph_with_object_code(w, fin, seen.seen, project, &graph, notes);
 	pthread_mutex_lock(&w->write_lock);
 	rc = obs_store_finalize(st, fin);
 	pthread_mutex_unlock(&w->write_lock);
@@ -904,7 +980,9 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	}
 
 	long long profile_id = 0;
-	rc = fuse_profile_build(fin, snaps, graph.db, NULL, &profile);
+	rc = seen.build_rc;
+	if (rc == 0)
+		rc = fuse_builder_finish(seen.b, fin, graph.db, &profile);
 	if (rc == 0) {
 		json_t *errors = json_object_get(profile, "errors");
 		if (!json_is_array(errors)) {
@@ -928,7 +1006,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	}
 	resp = json_pack("{s:s, s:s, s:I, s:s?}", "session_id", session_id, "status",
 	                 json_string_value(json_object_get(req->body, "status")), "snapshots",
-	                 (json_int_t)json_array_size(snaps), "project", project);
+	                 (json_int_t)seen.parsed, "project", project);
 	json_object_set_new(resp, "profile_id",
 	                    profile_id > 0 ? json_integer(profile_id) : json_null());
 	json_object_set(resp, "warnings", warnings);
@@ -938,7 +1016,7 @@ out:
 	json_decref(warnings);
 	json_decref(notes);
 	json_decref(profile);
-	json_decref(snaps);
+	observed_done(&seen);
 	json_decref(obs);
 	gi_free(project);
 	return resp;

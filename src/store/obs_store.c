@@ -287,29 +287,65 @@ int obs_store_finalize(struct obs_store *st, json_t *fin)
 	return step_done(st, s, "finalize observation");
 }
 
-int obs_store_snapshots(struct obs_store *st, const char *session_id, json_t **out)
+int obs_store_snapshots_each(struct obs_store *st, const char *session_id, long *count,
+                             int (*fn)(void *ctx, json_t *snapshot), void *ctx)
 {
-	*out = NULL;
-	sqlite3_stmt *s;
-	int rc = prepare(st, "SELECT body FROM snapshots WHERE session_id = ?1 ORDER BY seq", &s);
+	sqlite3_stmt *s = NULL;
+	/* One read transaction: the count and the rows are of the same moment. */
+	int rc = exec(st, "BEGIN");
 	if (rc)
 		return rc;
+	if (count) {
+		rc = prepare(st, "SELECT count(*) FROM snapshots WHERE session_id = ?1", &s);
+		if (rc)
+			goto out;
+		sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(s) != SQLITE_ROW) {
+			rc = db_error(st, "count snapshots");
+			goto out;
+		}
+		*count = (long)sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+		s = NULL;
+	}
+	rc = prepare(st, "SELECT body FROM snapshots WHERE session_id = ?1 ORDER BY seq", &s);
+	if (rc)
+		goto out;
 	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
-	json_t *arr = json_array();
 	int step;
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *body = (const char *)sqlite3_column_text(s, 0);
 		json_t *snap = body ? json_loads(body, 0, NULL) : NULL;
-		if (snap)
-			json_array_append_new(arr, snap);
+		if (!snap)
+			continue;
+		rc = fn(ctx, snap);
+		json_decref(snap);
+		if (rc)
+			break;
 	}
-	if (step != SQLITE_DONE) {
+	if (rc == 0 && step != SQLITE_DONE)
 		rc = db_error(st, "read snapshots");
-		json_decref(arr);
-	} else {
-		*out = arr;
-	}
+out:
 	sqlite3_finalize(s);
+	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+	return rc;
+}
+
+static int snapshot_append(void *ctx, json_t *snapshot)
+{
+	json_array_append(ctx, snapshot);
+	return 0;
+}
+
+int obs_store_snapshots(struct obs_store *st, const char *session_id, json_t **out)
+{
+	json_t *arr = json_array();
+	int rc = obs_store_snapshots_each(st, session_id, NULL, snapshot_append, arr);
+	if (rc) {
+		json_decref(arr);
+		arr = NULL;
+	}
+	*out = arr;
 	return rc;
 }
 

@@ -46,6 +46,14 @@ int obs_store_finalize(struct obs_store *st, json_t *finalize);
 /* The snapshots of a session in seq order (caller decrefs); empty array when
  * there are none. */
 int obs_store_snapshots(struct obs_store *st, const char *session_id, json_t **out);
+/* The same one row at a time, so that a long session is never in memory at
+ * once: calls fn(ctx, snapshot) for each snapshot in seq order (rows that do
+ * not parse are skipped, as above). The snapshot is borrowed and freed when
+ * fn returns. A non-zero return of fn stops the walk and is returned.
+ * `count` (may be NULL) receives the number of rows before the first call
+ * of fn; count and rows are read in one transaction. */
+int obs_store_snapshots_each(struct obs_store *st, const char *session_id, long *count,
+                             int (*fn)(void *ctx, json_t *snapshot), void *ctx);
 
 /* The observation `session_id` as an object {session_id, node, status,
  * reason, started_ms, stopped_ms, interval_ms, trace_modules, project,
