@@ -546,14 +546,7 @@ static int raw_post(int port, const char *path, const char *body, size_t len)
 	              "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 	              path, len);
 	gi_buf_append(&b, body, len);
-	/* The worker may answer 413 and close before the body is all sent: the
-	 * send then fails, but the answer is already there to read. */
-	int st = -1, fd = td_connect(port);
-	if (fd >= 0) {
-		(void)td_send_all(fd, b.data, b.len);
-		st = td_read_status(fd, 30000);
-		close(fd);
-	}
+	int st = td_raw(port, b.data, b.len);
 	gi_buf_destroy(&b);
 	return st;
 }
