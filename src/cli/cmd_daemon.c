@@ -314,7 +314,13 @@ static int monitor_call(const char *method, const char *path, json_t *body, int 
 	size_t blen = strlen(base);
 	while (blen > 0 && base[blen - 1] == '/')
 		blen--;
-	snprintf(url, sizeof(url), "%.*s%s", (int)blen, base, path);
+	int n = snprintf(url, sizeof(url), "%.*s%s", (int)blen, base, path);
+	if (n < 0 || (size_t)n >= sizeof(url)) {
+		fprintf(stderr,
+		        "giulia-observe: GIULIA_MONITOR_URL is too long (%zu bytes; at most %zu)\n",
+		        blen, sizeof(url) - strlen(path) - 1);
+		return CLI_EXIT_USAGE;
+	}
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	struct api_call call = {method, url, text, env_or("GIULIA_TOKEN", NULL), timeout_ms};
 	api_client_global_init();

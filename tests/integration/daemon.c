@@ -308,6 +308,13 @@ static void observe_cli_usage_and_unreachable_monitor(void)
 	TH_ASSERT_INT_EQ(ts_run(status, NULL, 30000, NULL, &err), 17);
 	TH_ASSERT_STR_CONTAINS(err, "did not answer");
 	free(err);
+	/* A monitor URL too long for a request is refused, not cut short. */
+	char long_url[1200];
+	snprintf(long_url, sizeof(long_url), "%s/%01100d", url, 0);
+	setenv("GIULIA_MONITOR_URL", long_url, 1);
+	TH_ASSERT_INT_EQ(ts_run(status, NULL, 30000, NULL, &err), 2);
+	TH_ASSERT_STR_CONTAINS(err, "too long");
+	free(err);
 
 	struct td_daemon w = {0}, m = {0};
 	td_worker(&w, NULL);
