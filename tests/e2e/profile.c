@@ -62,21 +62,6 @@ static size_t collected_count(struct collected *c)
 	return n;
 }
 
-/* Skips the test while the observer is a placeholder, before starting nodes. */
-static void require_observer(void)
-{
-	struct collected unused = {0};
-	struct obs_callbacks cb = {on_snapshot, on_end, &unused};
-	struct obs_manager *m = NULL;
-	int rc = obs_manager_new(&cb, &m);
-	if (rc == GI_EUNSUPPORTED)
-		th_fail(__FILE__, __LINE__,
-		        "the observer (obs_manager_new) answers GI_EUNSUPPORTED: a placeholder in "
-		        "a build that should have it");
-	TH_ASSERT_OK(rc);
-	obs_manager_free(m);
-}
-
 /* Builds the catalog target into the test's directory; returns the ebin. */
 static const char *build_catalog(void)
 {
@@ -105,10 +90,6 @@ static json_t *observe_and_build(const struct ts_node *node, const char *const *
 	struct obs_callbacks cb = {on_snapshot, on_end, &c};
 	struct obs_manager *m = NULL;
 	int rc = obs_manager_new(&cb, &m);
-	if (rc == GI_EUNSUPPORTED)
-		th_fail(__FILE__, __LINE__,
-		        "the observer (obs_manager_new) answers GI_EUNSUPPORTED: a placeholder in "
-		        "a build that should have it");
 	TH_ASSERT_OK(rc);
 	struct obs_session_config cfg = {0};
 	cfg.node = node->name;
@@ -118,12 +99,6 @@ static json_t *observe_and_build(const struct ts_node *node, const char *const *
 	cfg.trace_modules = trace;
 	char *sid = NULL;
 	rc = obs_session_start(m, &cfg, &sid);
-	if (rc == GI_EUNSUPPORTED) {
-		obs_manager_free(m);
-		th_fail(__FILE__, __LINE__,
-		        "the observer (obs_session_start) answers GI_EUNSUPPORTED: a placeholder "
-		        "in a build that should have it");
-	}
 	TH_ASSERT_OK(rc);
 	/* Generous: a loaded 2-core machine may stretch the interval. */
 	for (int i = 0; i < 1200 && collected_count(&c) < SNAPSHOTS_WANTED; i++)
@@ -172,7 +147,6 @@ static const char busy_start[] = "Catalog.start()";
 
 static void busy_catalog_profile(void)
 {
-	require_observer();
 	struct kg_db *graph = ts_catalog_graph();
 	const char *ebin = build_catalog();
 	const char *extra[] = {"-pa", ebin, NULL};
@@ -253,7 +227,6 @@ static void busy_catalog_profile(void)
 
 static void quiet_catalog_has_no_false_alarms(void)
 {
-	require_observer();
 	const char *ebin = build_catalog();
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_node node;
@@ -297,7 +270,6 @@ static void stop_daemon(void *arg)
  * fetched again with `giulia profile`, joined with the project's graph. */
 static void observe_stop_prints_the_fused_profile(void)
 {
-	require_observer();
 	char root[4096], copy[4096], data[4096];
 	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
 	snprintf(copy, sizeof(copy), "%s/catalog", th_tmpdir());

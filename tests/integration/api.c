@@ -15,26 +15,6 @@
 #include "fuse/fuse.h"
 #include "graph/query.h"
 
-static bool static_engine_available(void)
-{
-	char *p = kg_db_default_path("/tmp");
-	bool ok = p != NULL;
-	free(p);
-	return ok;
-}
-
-static bool profile_builder_available(void)
-{
-	json_t *fin =
-	    json_pack("{s:s, s:s, s:s}", "session_id", "x", "node", "x@y", "status", "complete");
-	json_t *snaps = json_array(), *out = NULL;
-	int rc = fuse_profile_build(fin, snaps, NULL, NULL, &out);
-	json_decref(fin);
-	json_decref(snaps);
-	json_decref(out);
-	return rc != GI_EUNSUPPORTED;
-}
-
 static void ingest(const struct td_daemon *w, const char *sid, int seq)
 {
 	char *body = td_snapshot(sid, "demo@127.0.0.1", seq);
@@ -158,10 +138,6 @@ static void ingest_finalize_and_read_back(void)
 
 static void profile_built_stored_and_served(void)
 {
-	if (!profile_builder_available())
-		th_fail(__FILE__, __LINE__,
-		        "the profile builder (src/fuse) answers GI_EUNSUPPORTED: a placeholder in "
-		        "a build that should have it");
 	struct td_daemon w = {0};
 	td_worker(&w, NULL);
 	for (int i = 0; i < 3; i++)
@@ -259,8 +235,6 @@ static void finalize_like_one_shot(const struct td_daemon *w, const char *sid, l
  * objects (written behind the worker's back) are skipped as before. */
 static void finalize_profile_is_the_one_shot_profile(void)
 {
-	if (!profile_builder_available())
-		th_skip("the profile builder (src/fuse) is still a placeholder");
 	struct td_daemon w = {0};
 	td_worker(&w, NULL);
 	enum { N = 41 };
@@ -319,10 +293,6 @@ static void make_project(char *root, size_t size)
 
 static void index_and_knowledge_routes(void)
 {
-	if (!static_engine_available())
-		th_fail(__FILE__, __LINE__,
-		        "the static engine (src/graph) answers GI_EUNSUPPORTED: a placeholder in a "
-		        "build that should have it");
 	struct td_daemon w = {0};
 	td_worker(&w, NULL);
 	char root[512];
@@ -387,10 +357,6 @@ static void index_and_knowledge_routes(void)
 
 static void finalize_matches_project_by_modules(void)
 {
-	if (!static_engine_available())
-		th_fail(__FILE__, __LINE__,
-		        "the static engine (src/graph) answers GI_EUNSUPPORTED: a placeholder in a "
-		        "build that should have it");
 	struct td_daemon w = {0};
 	td_worker(&w, NULL);
 	char root[512], body[1024];
@@ -438,7 +404,7 @@ static void path_parameters_are_checked(void)
 	mkdir(dir, 0755);
 	char path[1024];
 	snprintf(path, sizeof(path), "/api/knowledge/stats?path=%s", dir);
-	TD_EXPECT_ERROR(&w, "GET", path, NULL, static_engine_available() ? 404 : 501);
+	TD_EXPECT_ERROR(&w, "GET", path, NULL, 404);
 	char giulia_dir[700];
 	snprintf(giulia_dir, sizeof(giulia_dir), "%s/.giulia", dir);
 	TH_ASSERT_MSG(access(giulia_dir, F_OK) != 0, "a query created %s", giulia_dir);
