@@ -26,7 +26,7 @@
 #define TRACED "Nexus.Repo,Nexus.Registry.TableRegistry"
 
 struct nexus {
-	struct ts_node node; /* name and cookie, for ts_node_eval */
+	struct ts_beam node; /* name and cookie, for ts_beam_eval */
 	int port;
 	char base[64]; /* http://127.0.0.1:PORT */
 	char run_dir[4096];
@@ -50,7 +50,7 @@ static void nexus_start(struct nexus *nx)
 	ts_random_string(alive, 8);
 	alive[0] = 'n';
 	nx->port = ts_free_port();
-	nx->node.kind = TS_NODE_ELIXIR_LONG;
+	nx->node.kind = TS_BEAM_ELIXIR_LONG;
 	snprintf(nx->node.name, sizeof(nx->node.name), "%s@127.0.0.1", alive);
 	snprintf(nx->base, sizeof(nx->base), "http://127.0.0.1:%d", nx->port);
 	snprintf(nx->run_dir, sizeof(nx->run_dir), "%s/nexus-run", th_tmpdir());
@@ -167,13 +167,13 @@ static void nexus_serves_its_api(void)
 
 	/* The node answers a second connection with its cookie, and only with it. */
 	char *answer =
-	    ts_node_eval(&nx.node, "erlang:whereis('Elixir.Nexus.Registry.TableRegistry') "
+	    ts_beam_eval(&nx.node, "erlang:whereis('Elixir.Nexus.Registry.TableRegistry') "
 	                           "=/= undefined.");
 	TH_ASSERT_STR_CONTAINS(answer, "true");
 	free(answer);
-	struct ts_node wrong = nx.node;
+	struct ts_beam wrong = nx.node;
 	gi_strlcpy(wrong.cookie, "not-the-cookie", sizeof(wrong.cookie));
-	answer = ts_node_eval(&wrong, "ok.");
+	answer = ts_beam_eval(&wrong, "ok.");
 	TH_ASSERT_MSG(answer == NULL || !strstr(answer, "ok"), "a wrong cookie was accepted");
 	free(answer);
 }
@@ -418,20 +418,20 @@ static long long observed_run(const struct giulia *g, const struct nexus *nx, co
 static void check_target_clean(const struct nexus *nx)
 {
 	char *a =
-	    ts_node_eval(&nx->node, "erlang:trace_info({'Elixir.Nexus.Repo',get,2}, call_count).");
+	    ts_beam_eval(&nx->node, "erlang:trace_info({'Elixir.Nexus.Repo',get,2}, call_count).");
 	squeeze(a);
 	TH_ASSERT_STR_CONTAINS(a, "{call_count,false}");
 	free(a);
-	a = ts_node_eval(&nx->node,
+	a = ts_beam_eval(&nx->node,
 	                 "erlang:trace_info({'Elixir.Nexus.Registry.TableRegistry',fetch,1}, "
 	                 "call_count).");
 	squeeze(a);
 	TH_ASSERT_STR_CONTAINS(a, "{call_count,false}");
 	free(a);
-	a = ts_node_eval(&nx->node, "erlang:statistics(scheduler_wall_time).");
+	a = ts_beam_eval(&nx->node, "erlang:statistics(scheduler_wall_time).");
 	TH_ASSERT_STR_CONTAINS(a, "undefined");
 	free(a);
-	a = ts_node_eval(&nx->node,
+	a = ts_beam_eval(&nx->node,
 	                 "Self = self(), [P || P <- erlang:processes(), P =/= Self, "
 	                 "case erlang:process_info(P, current_function) of "
 	                 "{current_function, {erl_eval, _, _}} -> true; _ -> false end].");
@@ -519,7 +519,7 @@ static void demo_profile_findings(void)
 	/* The logger scenario, shortened: the per-query log at info makes the
 	 * Logger hot; the profile says so, and compare shows the rule as new. */
 	char *a =
-	    ts_node_eval(&nx.node, "persistent_term:put({'Elixir.Nexus.Repo', query_log}, info).");
+	    ts_beam_eval(&nx.node, "persistent_term:put({'Elixir.Nexus.Repo', query_log}, info).");
 	TH_ASSERT_STR_CONTAINS(a, "ok");
 	free(a);
 	long long second = observed_run(&g, &nx, project);
@@ -558,7 +558,7 @@ static void demo_fix_resolves_the_registry_findings(void)
 	TH_ASSERT(recommendation(profile, "db-backed-lookup", "Nexus.Registry.TableRegistry"));
 	json_decref(profile);
 
-	char *a = ts_node_eval(&nx.node, "'Elixir.Nexus.Registry.TableRegistry':set_mode(ets).");
+	char *a = ts_beam_eval(&nx.node, "'Elixir.Nexus.Registry.TableRegistry':set_mode(ets).");
 	TH_ASSERT_STR_CONTAINS(a, "ok");
 	free(a);
 	char *line = run_load(&nx, "2", "4"); /* the new code path is loaded and warm */

@@ -80,7 +80,7 @@ static const char *build_catalog(void)
 
 /* Observes `node` for SNAPSHOTS_WANTED snapshots (1 s apart) and returns the
  * profile built from them with `graph`. */
-static json_t *observe_and_build(const struct ts_node *node, const char *const *trace,
+static json_t *observe_and_build(const struct ts_beam *node, const char *const *trace,
                                  struct kg_db *graph)
 {
 	struct collected c;
@@ -124,13 +124,13 @@ static json_t *observe_and_build(const struct ts_node *node, const char *const *
 
 /* Waits until the target's workers have done `ops` operations, so that
  * every traced module is loaded and busy when the observation starts. */
-static void wait_busy(const struct ts_node *node, int ops)
+static void wait_busy(const struct ts_beam *node, int ops)
 {
 	char expr[128];
 	snprintf(expr, sizeof(expr), "maps:get(reads, 'Elixir.Catalog':stats()) > %d.", ops);
 	char last[512] = "";
 	for (int i = 0; i < 600; i++) {
-		char *out = ts_node_eval(node, expr);
+		char *out = ts_beam_eval(node, expr);
 		bool busy = out && strstr(out, "true");
 		snprintf(last, sizeof(last), "%s", out ? out : "(erl_call failed)");
 		free(out);
@@ -150,8 +150,8 @@ static void busy_catalog_profile(void)
 	struct kg_db *graph = ts_catalog_graph();
 	const char *ebin = build_catalog();
 	const char *extra[] = {"-pa", ebin, NULL};
-	struct ts_node node;
-	ts_node_start(&node, TS_NODE_ELIXIR_LONG, busy_start, extra);
+	struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, busy_start, extra);
 	wait_busy(&node, 500);
 	static const char *const trace[] = {"Catalog.Registry", "Catalog.Store", NULL};
 	json_t *p = observe_and_build(&node, trace, graph);
@@ -229,8 +229,8 @@ static void quiet_catalog_has_no_false_alarms(void)
 {
 	const char *ebin = build_catalog();
 	const char *extra[] = {"-pa", ebin, NULL};
-	struct ts_node node;
-	ts_node_start(&node, TS_NODE_ELIXIR_LONG, "Catalog.start(:quiet)", extra);
+	struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, "Catalog.start(:quiet)", extra);
 	json_t *p = observe_and_build(&node, NULL, NULL);
 	TH_ASSERT(ts_rec_find(p, 1, NULL) == NULL);
 	TH_ASSERT(ts_rec_find(p, 2, NULL) == NULL);
@@ -307,8 +307,8 @@ static void observe_stop_prints_the_fused_profile(void)
 	TH_ASSERT_INT_EQ(ts_http("POST", url, body, NULL, NULL), 200);
 
 	const char *extra[] = {"-pa", ebin, NULL};
-	struct ts_node node;
-	ts_node_start(&node, TS_NODE_ELIXIR_LONG, busy_start, extra);
+	struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, busy_start, extra);
 	wait_busy(&node, 500);
 
 	char *out = NULL;

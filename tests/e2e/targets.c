@@ -28,9 +28,9 @@ static const char *target_build(const char *name)
 }
 
 /* Catalog.stats() as {reads, writes}. */
-static void catalog_stats(const struct ts_node *n, long long *reads, long long *writes)
+static void catalog_stats(const struct ts_beam *n, long long *reads, long long *writes)
 {
-	char *r = ts_node_eval(n, "#{reads := R, writes := W} = 'Elixir.Catalog':stats(), {R, W}.");
+	char *r = ts_beam_eval(n, "#{reads := R, writes := W} = 'Elixir.Catalog':stats(), {R, W}.");
 	TH_ASSERT_MSG(r, "Catalog.stats() did not answer");
 	TH_ASSERT_MSG(sscanf(r, "{ok, {%lld, %lld}}", reads, writes) == 2, "stats: %s", r);
 	free(r);
@@ -38,13 +38,13 @@ static void catalog_stats(const struct ts_node *n, long long *reads, long long *
 
 /* Waits until Catalog.start() has run on the node: `elixir -e` evaluates it
  * after the node answers, so its counters may not exist yet when
- * ts_node_start returns. */
-static void catalog_wait_started(const struct ts_node *n)
+ * ts_beam_start returns. */
+static void catalog_wait_started(const struct ts_beam *n)
 {
 	char last[512] = "";
 	int64_t deadline = gi_clock_mono_ms() + 60000;
 	while (gi_clock_mono_ms() < deadline) {
-		char *r = ts_node_eval(
+		char *r = ts_beam_eval(
 		    n, "persistent_term:get({'Elixir.Catalog', ops}, undefined) =/= undefined.");
 		bool started = r && strstr(r, "true") != NULL;
 		snprintf(last, sizeof(last), "%s", r ? r : "(no answer)");
@@ -60,8 +60,8 @@ static void catalog_busy_is_read_mostly_with_a_hot_logger(void)
 {
 	const char *ebin = target_build("catalog");
 	const char *extra[] = {"-pa", ebin, NULL};
-	struct ts_node n;
-	ts_node_start(&n, TS_NODE_ELIXIR_LONG, "Catalog.start()", extra);
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ELIXIR_LONG, "Catalog.start()", extra);
 	catalog_wait_started(&n);
 
 	long long reads = 0, writes = 0;
@@ -76,7 +76,7 @@ static void catalog_busy_is_read_mostly_with_a_hot_logger(void)
 	              writes);
 
 	/* Every registry operation goes through the data layer's pipeline. */
-	char *r = ts_node_eval(
+	char *r = ts_beam_eval(
 	    &n, "erlang:trace_pattern({'Elixir.Catalog.Store', '_', '_'}, true, [call_count]), "
 	        "timer:sleep(1000), "
 	        "erlang:trace_pattern({'Elixir.Catalog.Store', '_', '_'}, pause, [call_count]), "
@@ -94,7 +94,7 @@ static void catalog_busy_is_read_mostly_with_a_hot_logger(void)
 	TH_ASSERT_INT_GE(prepare_query, 100);
 
 	/* The Logger gen_event is among the three busiest processes. */
-	r = ts_node_eval(&n, "L = whereis('Elixir.Logger'), "
+	r = ts_beam_eval(&n, "L = whereis('Elixir.Logger'), "
 	                     "Top = lists:sublist(lists:reverse(lists:sort("
 	                     "[{R, P} || P <- erlang:processes(), "
 	                     "{reductions, R} <- [erlang:process_info(P, reductions)]])), 3), "
@@ -107,18 +107,18 @@ static void catalog_quiet_does_nothing(void)
 {
 	const char *ebin = target_build("catalog");
 	const char *extra[] = {"-pa", ebin, NULL};
-	struct ts_node n;
-	ts_node_start(&n, TS_NODE_ELIXIR_LONG, "Catalog.start(:quiet)", extra);
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ELIXIR_LONG, "Catalog.start(:quiet)", extra);
 	catalog_wait_started(&n);
 	long long reads = -1, writes = -1;
 	gi_clock_sleep_ms(2000);
 	catalog_stats(&n, &reads, &writes);
 	TH_ASSERT_INT_EQ(reads, 0);
 	TH_ASSERT_INT_EQ(writes, 0);
-	char *r = ts_node_eval(&n, "whereis('Elixir.Catalog.WorkerPool').");
+	char *r = ts_beam_eval(&n, "whereis('Elixir.Catalog.WorkerPool').");
 	TH_ASSERT_STR_CONTAINS(r, "undefined");
 	free(r);
-	r = ts_node_eval(&n, "'Elixir.Logger':level().");
+	r = ts_beam_eval(&n, "'Elixir.Logger':level().");
 	TH_ASSERT_STR_CONTAINS(r, "error");
 	free(r);
 }

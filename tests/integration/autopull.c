@@ -173,14 +173,14 @@ static void hot_modules_without_source_get_topology(void)
 	              err ? err : "");
 	free(err);
 
-	struct ts_node node;
+	struct ts_beam node;
 	const char *pa[] = {"-pa", ebin, NULL};
-	ts_node_start(&node, TS_NODE_ELIXIR_LONG, NULL, pa);
+	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, NULL, pa);
 	/* elixir applies -pa after the node is up: wait until the code path has it. */
 	char *r = NULL;
 	int64_t deadline = gi_clock_mono_ms() + 60000;
 	for (;;) {
-		r = ts_node_eval(&node, "ok = application:load(autopull),"
+		r = ts_beam_eval(&node, "ok = application:load(autopull),"
 		                        " spawn('Elixir.AutoPull.Hot', loop, [1]), ok.");
 		if ((r && strstr(r, "{ok")) || gi_clock_mono_ms() > deadline)
 			break;
@@ -250,9 +250,9 @@ static void hot_modules_without_source_get_topology(void)
 
 static void missing_object_code_is_noted(void)
 {
-	struct ts_node node;
-	ts_node_start(&node, TS_NODE_ERL_LONG, NULL, NULL);
-	char *r = ts_node_eval(&node, HIDDEN_LOAD);
+	struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ERL_LONG, NULL, NULL);
+	char *r = ts_beam_eval(&node, HIDDEN_LOAD);
 	TH_ASSERT_MSG(r && strstr(r, "ok"), "load: %s", r ? r : "(erl_call failed)");
 	free(r);
 	struct td_daemon w = {0}, m = {0};
@@ -290,9 +290,9 @@ static void missing_object_code_is_noted(void)
  * pulled, and the profile says so. */
 static void unreachable_node_is_noted(void)
 {
-	struct ts_node node;
-	ts_node_start(&node, TS_NODE_ERL_LONG, NULL, NULL);
-	char *r = ts_node_eval(&node, HIDDEN_LOAD);
+	struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ERL_LONG, NULL, NULL);
+	char *r = ts_beam_eval(&node, HIDDEN_LOAD);
 	TH_ASSERT_MSG(r && strstr(r, "ok"), "load: %s", r ? r : "(erl_call failed)");
 	free(r);
 	struct td_daemon w = {0}, m = {0};
@@ -305,7 +305,7 @@ static void unreachable_node_is_noted(void)
 	         node.name, node.cookie);
 	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/start", body, NULL), 200);
 	wait_snapshots(&m, 3);
-	ts_node_stop(&node);
+	ts_beam_stop(&node);
 	json_t *p = NULL;
 	int64_t deadline = gi_clock_mono_ms() + 180000;
 	while (td_get(&w, "/api/runtime/profile/latest", &p) != 200) {
@@ -366,10 +366,10 @@ static void object_code_route_refuses_bad_input(void)
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
-	    {"object_code_route_refuses_bad_input", object_code_route_refuses_bad_input},
-	    {"hot_modules_without_source_get_topology", hot_modules_without_source_get_topology},
-	    {"missing_object_code_is_noted", missing_object_code_is_noted},
-	    {"unreachable_node_is_noted", unreachable_node_is_noted},
+	    TH_TEST(object_code_route_refuses_bad_input),
+	    TH_TEST(hot_modules_without_source_get_topology),
+	    TH_TEST(missing_object_code_is_noted),
+	    TH_TEST(unreachable_node_is_noted),
 	    {NULL, NULL},
 	};
 	(void)td_snapshot; /* api_util.h's, unused here */

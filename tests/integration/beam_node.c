@@ -20,9 +20,9 @@
 
 static void node_code_joins_the_graph(void)
 {
-	struct ts_node n;
+	struct ts_beam n;
 	char proj[4096];
-	ts_node_start(&n, TS_NODE_ELIXIR_LONG, NULL, NULL);
+	ts_beam_start(&n, TS_BEAM_ELIXIR_LONG, NULL, NULL);
 	snprintf(proj, sizeof(proj), "%s/proj", th_tmpdir());
 	TH_ASSERT_OK(gi_fs_mkdir_p(proj));
 

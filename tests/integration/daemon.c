@@ -342,7 +342,7 @@ static void serve_runs_both_and_stops_cleanly(void)
 /* ---- with a real node (the observer must have landed) ---- */
 
 struct observed {
-	struct ts_node node;
+	struct ts_beam node;
 	struct td_daemon w, m;
 };
 
@@ -352,8 +352,8 @@ static const char WORKLOAD[] =
 
 static void observed_setup(struct observed *o)
 {
-	ts_node_start(&o->node, TS_NODE_ERL_LONG, NULL, NULL);
-	char *r = ts_node_eval(&o->node, WORKLOAD);
+	ts_beam_start(&o->node, TS_BEAM_ERL_LONG, NULL, NULL);
+	char *r = ts_beam_eval(&o->node, WORKLOAD);
 	free(r);
 	td_worker(&o->w, NULL);
 	td_monitor(&o->m, &o->w);

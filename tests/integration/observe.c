@@ -52,14 +52,14 @@ static const char *ERLANG_EVAL =
     "receive never -> ok end end).";
 
 /* Starts a node and waits until its start code has run (burst registered). */
-static void node_start_ready(struct ts_node *n, enum ts_node_kind kind, const char *eval)
+static void node_start_ready(struct ts_beam *n, enum ts_beam_kind kind, const char *eval)
 {
-	ts_node_start(n, kind, eval, NULL);
+	ts_beam_start(n, kind, eval, NULL);
 	if (!eval)
 		return;
 	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
 	for (;;) {
-		char *r = ts_node_eval(n, "is_pid(whereis(burst)).");
+		char *r = ts_beam_eval(n, "is_pid(whereis(burst)).");
 		bool ready = r && strstr(r, "true");
 		free(r);
 		if (ready)
@@ -70,7 +70,7 @@ static void node_start_ready(struct ts_node *n, enum ts_node_kind kind, const ch
 	}
 }
 
-static struct obs_target target_of(const struct ts_node *n)
+static struct obs_target target_of(const struct ts_beam *n)
 {
 	struct obs_target t = {n->name, n->cookie, 10000};
 	return t;
@@ -114,7 +114,7 @@ static void check_snapshot_shape(json_t *s, const char *node)
 
 /* Nothing of ours left on the node: no session or guardian process, no
  * call_count pattern on `atom` (may be NULL), scheduler_wall_time off. */
-static bool node_is_clean(const struct ts_node *n, const char *atom)
+static bool node_is_clean(const struct ts_beam *n, const char *atom)
 {
 	char expr[1024];
 	snprintf(expr, sizeof(expr),
@@ -125,13 +125,13 @@ static bool node_is_clean(const struct ts_node *n, const char *atom)
 	         "{call_count, C} <- [erlang:trace_info({M, F, A}, call_count)], C =/= false] end, "
 	         "{length(Ours), length(Counts), erlang:statistics(scheduler_wall_time)}.",
 	         atom ? atom : "");
-	char *r = ts_node_eval(n, expr);
+	char *r = ts_beam_eval(n, expr);
 	bool clean = r && strstr(r, "{0, 0, undefined}");
 	free(r);
 	return clean;
 }
 
-static void wait_clean(const struct ts_node *n, const char *atom)
+static void wait_clean(const struct ts_beam *n, const char *atom)
 {
 	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
 	while (!node_is_clean(n, atom)) {
@@ -143,8 +143,8 @@ static void wait_clean(const struct ts_node *n, const char *atom)
 
 static void pulse_elixir_long_name(void)
 {
-	struct ts_node n;
-	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	struct ts_beam n;
+	node_start_ready(&n, TS_BEAM_ELIXIR_LONG, ELIXIR_EVAL);
 	struct obs_target t = target_of(&n);
 	json_t *s = NULL;
 	TH_ASSERT_OK(obs_pulse(&t, 1000, 10, &s));
@@ -167,8 +167,8 @@ static void pulse_elixir_long_name(void)
 
 static void pulse_erlang_short_name(void)
 {
-	struct ts_node n;
-	node_start_ready(&n, TS_NODE_ERL_SHORT, ERLANG_EVAL);
+	struct ts_beam n;
+	node_start_ready(&n, TS_BEAM_ERL_SHORT, ERLANG_EVAL);
 	struct obs_target t = target_of(&n);
 	json_t *s = NULL;
 	TH_ASSERT_OK(obs_pulse(&t, 800, 5, &s));
@@ -186,8 +186,8 @@ static void pulse_erlang_short_name(void)
 
 static void top_and_pulse_cli_plain_erlang(void)
 {
-	struct ts_node n;
-	node_start_ready(&n, TS_NODE_ERL_LONG, ERLANG_EVAL);
+	struct ts_beam n;
+	node_start_ready(&n, TS_BEAM_ERL_LONG, ERLANG_EVAL);
 	char bin[1024];
 	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
 	const char *argv[] = {bin,      "top", n.name, "--cookie", n.cookie, "--by",
@@ -212,8 +212,8 @@ static void top_and_pulse_cli_plain_erlang(void)
 
 static void trace_counts_local_calls(void)
 {
-	struct ts_node n;
-	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	struct ts_beam n;
+	node_start_ready(&n, TS_BEAM_ELIXIR_LONG, ELIXIR_EVAL);
 	struct obs_target t = target_of(&n);
 	const char *mods[] = {"Hot", "No.Such.Module", ":lists_no_such", NULL};
 	json_t *out = NULL;
@@ -244,7 +244,7 @@ static void trace_counts_local_calls(void)
 	TH_ASSERT_OK(obs_trace(&t, fresh, 300, &out));
 	json_decref(out);
 	char *check =
-	    ts_node_eval(&n, "length([A || A <- [\"Elixir.Zz.Never.Seen.One\", \"never_seen_two\", "
+	    ts_beam_eval(&n, "length([A || A <- [\"Elixir.Zz.Never.Seen.One\", \"never_seen_two\", "
 	                     "\"never_seen_three\"], is_atom(catch list_to_existing_atom(A))]).");
 	TH_ASSERT_STR_CONTAINS(check, "{ok, 0}");
 	free(check);
@@ -276,8 +276,8 @@ static int cli_exit(const char *node, const char *cookie, const char *epmd_port)
 
 static void connection_errors(void)
 {
-	struct ts_node n;
-	ts_node_start(&n, TS_NODE_ERL_LONG, NULL, NULL);
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ERL_LONG, NULL, NULL);
 	struct obs_target t = {n.name, "not-the-cookie", 5000};
 	json_t *s = NULL;
 	TH_ASSERT_INT_EQ(obs_pulse(&t, 100, 5, &s), GI_ECOOKIE);
@@ -371,8 +371,8 @@ static json_t *status_of(struct obs_manager *m, const char *node)
 
 static void session_runs_and_stops_clean(void)
 {
-	struct ts_node n;
-	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	struct ts_beam n;
+	node_start_ready(&n, TS_BEAM_ELIXIR_LONG, ELIXIR_EVAL);
 	struct events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
 	struct obs_callbacks cb = {on_snapshot, on_end, &e};
 	struct obs_manager *m = NULL;
@@ -411,8 +411,8 @@ static void session_runs_and_stops_clean(void)
 
 static void session_survives_freeze(void)
 {
-	struct ts_node n;
-	node_start_ready(&n, TS_NODE_ERL_LONG, ERLANG_EVAL);
+	struct ts_beam n;
+	node_start_ready(&n, TS_BEAM_ERL_LONG, ERLANG_EVAL);
 	struct events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
 	struct obs_callbacks cb = {on_snapshot, on_end, &e};
 	struct obs_manager *m = NULL;
@@ -448,8 +448,8 @@ static void session_survives_freeze(void)
 
 static void session_interrupted_when_node_dies(void)
 {
-	struct ts_node n;
-	ts_node_start(&n, TS_NODE_ERL_SHORT, NULL, NULL);
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ERL_SHORT, NULL, NULL);
 	struct events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
 	struct obs_callbacks cb = {on_snapshot, on_end, &e};
 	struct obs_manager *m = NULL;
@@ -483,7 +483,7 @@ static void session_interrupted_when_node_dies(void)
 
 /* Starts a child process observing `n` with tracing of Hot at 500 ms and
  * waits until the pattern is set on the node; returns the child's pid. */
-static pid_t observer_child(const struct ts_node *n)
+static pid_t observer_child(const struct ts_beam *n)
 {
 	pid_t child = fork();
 	TH_ASSERT(child >= 0);
@@ -505,7 +505,7 @@ static pid_t observer_child(const struct ts_node *n)
 	}
 	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
 	for (;;) {
-		char *r = ts_node_eval(n, "erlang:trace_info({'Elixir.Hot', a, 1}, call_count).");
+		char *r = ts_beam_eval(n, "erlang:trace_info({'Elixir.Hot', a, 1}, call_count).");
 		bool on = r && strstr(r, "{call_count, ") && !strstr(r, "false");
 		free(r);
 		if (on)
@@ -521,8 +521,8 @@ static pid_t observer_child(const struct ts_node *n)
  * the target cleans up by itself (the lease is two intervals). */
 static void target_cleans_up_when_observer_freezes(void)
 {
-	struct ts_node n;
-	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	struct ts_beam n;
+	node_start_ready(&n, TS_BEAM_ELIXIR_LONG, ELIXIR_EVAL);
 	pid_t child = observer_child(&n);
 	kill(child, SIGSTOP);
 	wait_clean(&n, "Elixir.Hot");
@@ -533,8 +533,8 @@ static void target_cleans_up_when_observer_freezes(void)
 
 static void target_cleans_up_after_observer_is_killed(void)
 {
-	struct ts_node n;
-	node_start_ready(&n, TS_NODE_ELIXIR_LONG, ELIXIR_EVAL);
+	struct ts_beam n;
+	node_start_ready(&n, TS_BEAM_ELIXIR_LONG, ELIXIR_EVAL);
 	pid_t child = observer_child(&n);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
@@ -543,8 +543,8 @@ static void target_cleans_up_after_observer_is_killed(void)
 
 static void dist_api_fetches_object_code(void)
 {
-	struct ts_node n;
-	ts_node_start(&n, TS_NODE_ERL_SHORT, NULL, NULL);
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ERL_SHORT, NULL, NULL);
 	struct dist_options o = {n.name, n.cookie, 10000};
 	struct dist_conn *c = NULL;
 	TH_ASSERT_OK(dist_connect(&o, &c));
@@ -570,7 +570,7 @@ static void dist_api_fetches_object_code(void)
 	dist_strings_free(mods, count);
 	TH_ASSERT_INT_EQ(dist_app_modules(c, "zz_no_app_like_this", &mods, &count), GI_ENOTFOUND);
 	dist_close(c);
-	char *r = ts_node_eval(&n, "catch list_to_existing_atom(\"zz_never_an_atom_here\").");
+	char *r = ts_beam_eval(&n, "catch list_to_existing_atom(\"zz_never_an_atom_here\").");
 	TH_ASSERT(r && strstr(r, "EXIT"));
 	free(r);
 }

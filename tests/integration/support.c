@@ -9,18 +9,18 @@
 
 static void elixir_long_node_answers(void)
 {
-	struct ts_node n;
-	ts_node_start(&n, TS_NODE_ELIXIR_LONG, NULL, NULL);
-	char *r = ts_node_eval(&n, "is_list(code:which('Elixir.Kernel')).");
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ELIXIR_LONG, NULL, NULL);
+	char *r = ts_beam_eval(&n, "is_list(code:which('Elixir.Kernel')).");
 	TH_ASSERT_STR_CONTAINS(r, "true");
 	free(r);
 }
 
 static void erlang_short_node_answers(void)
 {
-	struct ts_node n;
-	ts_node_start(&n, TS_NODE_ERL_SHORT, NULL, NULL);
-	char *r = ts_node_eval(&n, "code:which('Elixir.Kernel').");
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ERL_SHORT, NULL, NULL);
+	char *r = ts_beam_eval(&n, "code:which('Elixir.Kernel').");
 	TH_ASSERT_STR_CONTAINS(r, "non_existing");
 	free(r);
 }

@@ -177,10 +177,10 @@ static void short_host(char *out, size_t size)
 
 static void stop_node_deferred(void *arg)
 {
-	ts_node_stop(arg);
+	ts_beam_stop(arg);
 }
 
-void ts_node_start(struct ts_node *n, enum ts_node_kind kind, const char *eval,
+void ts_beam_start(struct ts_beam *n, enum ts_beam_kind kind, const char *eval,
                    const char *const *extra_args)
 {
 	char alive[32], host[200];
@@ -194,7 +194,7 @@ void ts_node_start(struct ts_node *n, enum ts_node_kind kind, const char *eval,
 	int argc = 0;
 	char full[300];
 	switch (kind) {
-	case TS_NODE_ELIXIR_LONG:
+	case TS_BEAM_ELIXIR_LONG:
 		snprintf(n->name, sizeof(n->name), "%s@127.0.0.1", alive);
 		argv[argc++] = "elixir";
 		argv[argc++] = "--name";
@@ -207,9 +207,9 @@ void ts_node_start(struct ts_node *n, enum ts_node_kind kind, const char *eval,
 			argv[argc++] = eval;
 		}
 		break;
-	case TS_NODE_ERL_LONG:
-	case TS_NODE_ERL_SHORT:
-		if (kind == TS_NODE_ERL_LONG) {
+	case TS_BEAM_ERL_LONG:
+	case TS_BEAM_ERL_SHORT:
+		if (kind == TS_BEAM_ERL_LONG) {
 			snprintf(n->name, sizeof(n->name), "%s@127.0.0.1", alive);
 			argv[argc++] = "erl";
 			argv[argc++] = "-name";
@@ -239,7 +239,7 @@ void ts_node_start(struct ts_node *n, enum ts_node_kind kind, const char *eval,
 	th_defer(stop_node_deferred, n);
 	int64_t deadline = gi_clock_mono_ms() + 30000;
 	while (gi_clock_mono_ms() < deadline) {
-		char *r = ts_node_eval(n, "ok.");
+		char *r = ts_beam_eval(n, "ok.");
 		bool up = r && strstr(r, "ok");
 		free(r);
 		if (up)
@@ -255,7 +255,7 @@ void ts_node_start(struct ts_node *n, enum ts_node_kind kind, const char *eval,
 	th_fail(__FILE__, __LINE__, "node %s did not come up in 30 s; see %s", n->name, n->log);
 }
 
-char *ts_node_eval(const struct ts_node *n, const char *erlang_exprs)
+char *ts_beam_eval(const struct ts_beam *n, const char *erlang_exprs)
 {
 	static const char *erl_call = NULL;
 	static char path[512];
@@ -270,7 +270,7 @@ char *ts_node_eval(const struct ts_node *n, const char *erlang_exprs)
 		free(out);
 		erl_call = path;
 	}
-	const char *mode = n->kind == TS_NODE_ERL_SHORT ? "-sname" : "-name";
+	const char *mode = n->kind == TS_BEAM_ERL_SHORT ? "-sname" : "-name";
 	const char *argv[] = {erl_call, mode, n->name, "-c", n->cookie, "-e", NULL};
 	char *out = NULL;
 	struct gi_buf input;
@@ -285,7 +285,7 @@ char *ts_node_eval(const struct ts_node *n, const char *erlang_exprs)
 	return out;
 }
 
-void ts_node_stop(struct ts_node *n)
+void ts_beam_stop(struct ts_beam *n)
 {
 	if (n->pid > 0) {
 		ts_stop(n->pid, 3000);

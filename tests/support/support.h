@@ -27,14 +27,14 @@ int ts_free_port(void);
 /* A random alphanumeric string of `len` characters in `out` (len+1 bytes). */
 void ts_random_string(char *out, size_t len);
 
-enum ts_node_kind {
-	TS_NODE_ELIXIR_LONG, /* elixir --name NAME@127.0.0.1 */
-	TS_NODE_ERL_LONG,    /* erl -name NAME@127.0.0.1, no Elixir on its code path */
-	TS_NODE_ERL_SHORT,   /* erl -sname NAME (host part: this machine's short name) */
+enum ts_beam_kind {
+	TS_BEAM_ELIXIR_LONG, /* elixir --name NAME@127.0.0.1 */
+	TS_BEAM_ERL_LONG,    /* erl -name NAME@127.0.0.1, no Elixir on its code path */
+	TS_BEAM_ERL_SHORT,   /* erl -sname NAME (host part: this machine's short name) */
 };
 
-struct ts_node {
-	enum ts_node_kind kind;
+struct ts_beam {
+	enum ts_beam_kind kind;
 	char name[256]; /* full node name, e.g. t1234a@127.0.0.1 */
 	char cookie[64];
 	pid_t pid;
@@ -42,18 +42,18 @@ struct ts_node {
 };
 
 /* Starts a node of `kind` with a unique name and a random cookie, evaluating
- * `eval` at start (Elixir code for TS_NODE_ELIXIR_LONG, Erlang expressions
+ * `eval` at start (Elixir code for TS_BEAM_ELIXIR_LONG, Erlang expressions
  * otherwise; NULL for none), and waits until it answers. `extra_args` (may be
  * NULL) are added to the command line (e.g. "-pa", dir). Fails the test when
  * the node does not come up in 30 s. Registers its stop with th_defer. */
-void ts_node_start(struct ts_node *n, enum ts_node_kind kind, const char *eval,
+void ts_beam_start(struct ts_beam *n, enum ts_beam_kind kind, const char *eval,
                    const char *const *extra_args);
 /* Evaluates Erlang expressions (ending with '.') on the node from a second
  * connection (erl_call -e); returns what it printed, {ok, Value} or
  * {error, ...} (caller frees), or NULL when erl_call failed. */
-char *ts_node_eval(const struct ts_node *n, const char *erlang_exprs);
+char *ts_beam_eval(const struct ts_beam *n, const char *erlang_exprs);
 /* Stops the node (SIGTERM, then SIGKILL). */
-void ts_node_stop(struct ts_node *n);
+void ts_beam_stop(struct ts_beam *n);
 
 /* HTTP request with libcurl; returns the status code or -1. `body` may be NULL;
  * `bearer` adds an Authorization header when not NULL. *response is malloc'd. */

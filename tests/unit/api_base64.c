@@ -60,9 +60,9 @@ static void bad_input_refused(void)
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
-	    {"rfc4648_vectors", rfc4648_vectors},
-	    {"binary_round_trip", binary_round_trip},
-	    {"bad_input_refused", bad_input_refused},
+	    TH_TEST(rfc4648_vectors),
+	    TH_TEST(binary_round_trip),
+	    TH_TEST(bad_input_refused),
 	    {NULL, NULL},
 	};
 	return th_main(argc, argv, "unit_api_base64", tests);
