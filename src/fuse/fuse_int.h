@@ -40,6 +40,13 @@ void fuse_fmt_bytes(double bytes, char *out, size_t size);
 void fuse_fmt_count(double n, char *out, size_t size);
 void fuse_fmt_pct(double share, char *out, size_t size);
 
+/* Whether `module` (display name, docs/SNAPSHOT.md) is process plumbing:
+ * code that says how a process was started or how it waits (proc_lib, the
+ * generic behaviours' loops, a spawn(fn) trampoline, erl_eval, Elixir's
+ * script compiler, Task), never what the application does. Attribution
+ * sees through these, and no recommendation is ever about one of them. */
+bool fuse_module_is_wrapper(const char *module);
+
 /* Appends `s` to `out` escaped for HTML text and attributes. */
 int fuse_html_escape(struct gi_buf *out, const char *s);
 
