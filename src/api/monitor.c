@@ -29,17 +29,17 @@
 #include "api/http.h"
 #include "api/pusher.h"
 #include "api/runtime_stats.h"
-#include "api/worker.h"
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/fs.h"
 #include "base/log.h"
 #include "base/map.h"
+#include "base/modname.h"
 #include "base/str.h"
+#include "observe/beam_pull.h"
 #include "observe/observe.h"
-#include "source/beam_pull.h"
-#include "source/facts.h"
 #include "api/base64.h"
 
 #define HISTORY_MAX       720
@@ -873,7 +873,7 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	gi_map_init(&m->nodes);
 	m->worker_url = gi_strdup(cfg->worker_url ? cfg->worker_url : API_MONITOR_WORKER_DEFAULT);
 	m->worker_token = cfg->worker_token ? gi_strdup(cfg->worker_token) : NULL;
-	char *data = cfg->data_dir ? gi_strdup(cfg->data_dir) : api_default_data_dir(NULL);
+	char *data = cfg->data_dir ? gi_strdup(cfg->data_dir) : gi_fs_data_dir(NULL);
 	int rc = 0;
 	if (!data) {
 		gi_log_error("monitor", "no data directory: set --data, XDG_DATA_HOME or HOME");

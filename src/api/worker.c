@@ -35,10 +35,10 @@
 #include "base/fs.h"
 #include "base/log.h"
 #include "base/map.h"
+#include "base/modname.h"
 #include "base/str.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
-#include "source/facts.h"
 #include "store/obs_store.h"
 
 #define POOL_IDLE_MAX        32
@@ -73,23 +73,6 @@ struct api_worker {
 	 * waiting on a mutex is fairer and faster than its busy-retry sleeps. */
 	pthread_mutex_t write_lock;
 };
-
-char *api_default_data_dir(const char *leaf)
-{
-	struct gi_buf b;
-	gi_buf_init(&b, 0);
-	const char *xdg = getenv("XDG_DATA_HOME");
-	const char *home = getenv("HOME");
-	if (xdg && xdg[0] == '/')
-		gi_buf_printf(&b, "%s/giulia", xdg);
-	else if (home && home[0])
-		gi_buf_printf(&b, "%s/.local/share/giulia", home);
-	else
-		return NULL;
-	if (leaf)
-		gi_buf_printf(&b, "/%s", leaf);
-	return gi_buf_take(&b);
-}
 
 /* ---- pools ---- */
 
@@ -1239,7 +1222,7 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 {
 	*out = NULL;
 	struct api_worker *w = gi_calloc(1, sizeof(*w));
-	w->data_dir = cfg->data_dir ? gi_strdup(cfg->data_dir) : api_default_data_dir(NULL);
+	w->data_dir = cfg->data_dir ? gi_strdup(cfg->data_dir) : gi_fs_data_dir(NULL);
 	w->started_ms = gi_clock_mono_ms();
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->finalize_lock, NULL);

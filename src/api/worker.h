@@ -17,16 +17,12 @@
 
 struct api_worker_config {
 	const char *listen;   /* NULL: API_WORKER_LISTEN_DEFAULT */
-	const char *data_dir; /* NULL: $XDG_DATA_HOME/giulia or ~/.local/share/giulia */
+	const char *data_dir; /* NULL: gi_fs_data_dir(NULL) */
 	const char *token;    /* NULL or "": none (loopback only) */
 	size_t body_limit;    /* 0: default */
 };
 
 struct api_worker;
-
-/* The default data directory (caller frees with gi_free), or NULL when
- * neither XDG_DATA_HOME nor HOME is set. */
-char *api_default_data_dir(const char *leaf);
 
 /* Opens the store (failing early on a bad data directory) and starts serving. */
 int api_worker_start(const struct api_worker_config *cfg, struct api_worker **out);

@@ -249,3 +249,20 @@ int gi_fs_remove_tree(const char *path)
 {
 	return remove_entry(path, 0);
 }
+
+char *gi_fs_data_dir(const char *leaf)
+{
+	struct gi_buf b;
+	const char *xdg = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	if (!(xdg && xdg[0] == '/') && !(home && home[0]))
+		return NULL;
+	gi_buf_init(&b, 0);
+	if (xdg && xdg[0] == '/')
+		gi_buf_printf(&b, "%s/giulia", xdg);
+	else
+		gi_buf_printf(&b, "%s/.local/share/giulia", home);
+	if (leaf)
+		gi_buf_printf(&b, "/%s", leaf);
+	return gi_buf_take(&b);
+}

@@ -21,6 +21,13 @@ int gi_fs_realdir(const char *path, char **out);
 /* Removes `path` and everything under it; a missing path is not an error. */
 int gi_fs_remove_tree(const char *path);
 
+/* Giulia's data directory, $XDG_DATA_HOME/giulia (when absolute) or
+ * ~/.local/share/giulia, with "/leaf" appended when `leaf` is not NULL: the
+ * one default that the worker (its database, the object code cache) and the
+ * monitor (its spool) share. Caller frees with gi_free; NULL when neither
+ * XDG_DATA_HOME nor HOME is set. */
+char *gi_fs_data_dir(const char *leaf);
+
 /* Called for every regular file found by gi_fs_walk; return non-zero to stop. */
 typedef int (*gi_fs_walk_fn)(const char *path, void *ctx);
 /* Walks `root` depth-first in name order, not following symlinks, skipping

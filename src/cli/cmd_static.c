@@ -16,7 +16,7 @@
 #include "base/str.h"
 #include "cli/cli.h"
 #include "graph/query.h"
-#include "source/beam_pull.h"
+#include "observe/beam_pull.h"
 
 #define CLI_BEAM_DIRS_MAX 64
 #define CLI_APPS_MAX      256

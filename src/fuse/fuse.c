@@ -37,34 +37,6 @@ static const char *const default_writes[] = {
 static const char *const default_pipeline[] = {"prepare_opts", "default_options", "prepare_query",
                                                NULL};
 
-void fuse_thresholds_default(struct fuse_thresholds *t)
-{
-	t->min_snapshots = 3;
-	t->cpu_run_queue_per_scheduler = 1.0;
-	t->cpu_persistent_share = 0.5;
-	t->cpu_utilisation = 0.90;
-	t->logger_share = 0.05;
-	t->logger_reductions_per_s = 5000;
-	t->logger_top_rank = 5;
-	t->cache_read_write_ratio = 10;
-	t->cache_calls_per_s = 100;
-	t->lookup_read_share = 0.9;
-	t->lookup_calls_per_s = 10;
-	t->lookup_repo_share = 0.5;
-	t->hub_share = 0.10;
-	t->hub_dependents = 10;
-	t->hub_cyclomatic = 10;
-	t->hub_cognitive = 15;
-	t->hub_function_calls_per_s = 100;
-	t->mailbox_min = 100;
-	t->mailbox_rising_share = 0.6;
-	t->memory_growth_ratio = 0.20;
-	t->memory_growth_bytes = 16.0 * 1024 * 1024;
-	t->idle_utilisation = 0.30;
-	t->idle_run_queue = 0.5;
-	t->idle_reductions_per_scheduler = 5e6;
-}
-
 /* A word matches a function name when the name, without a trailing ? or !,
  * equals it or starts with it followed by '_' (get matches get_by_id). */
 static bool name_matches(const char *name, const char *word)

@@ -11,10 +11,10 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/modname.h"
 #include "base/str.h"
 #include "observe/observe_int.h"
 #include "probes.h"
-#include "source/facts.h"
 
 static void encode_binary_str(ei_x_buff *x, const char *s)
 {

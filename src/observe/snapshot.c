@@ -9,8 +9,8 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/modname.h"
 #include "observe/snapshot.h"
-#include "source/facts.h"
 
 static json_t *module_display(json_t *atom)
 {

@@ -130,21 +130,3 @@ const char *facts_call_kind_name(enum facts_call_kind kind)
 	static const char *const names[] = {"remote", "local", "capture", "dynamic"};
 	return (unsigned)kind < 4 ? names[kind] : "unknown";
 }
-
-int gi_module_display_name(const char *atom, char *out, size_t size)
-{
-	if (gi_str_starts_with(atom, "Elixir.") && atom[7] != '\0')
-		return gi_strlcpy(out, atom + 7, size);
-	int n = snprintf(out, size, ":%s", atom);
-	return n >= 0 && (size_t)n < size ? 0 : GI_ETOOBIG;
-}
-
-int gi_module_atom_name(const char *display, char *out, size_t size)
-{
-	if (display[0] == ':')
-		return gi_strlcpy(out, display + 1, size);
-	if (gi_str_starts_with(display, "Elixir."))
-		return gi_strlcpy(out, display, size);
-	int n = snprintf(out, size, "Elixir.%s", display);
-	return n >= 0 && (size_t)n < size ? 0 : GI_ETOOBIG;
-}

@@ -7,7 +7,8 @@
  * snapshots, profiles, API): an Elixir module is written as in Elixir source,
  * without the "Elixir." prefix ("Nexus.Repo"); an Erlang module is written
  * with a leading colon (":ets", ":gen_server"). gi_module_display_name() and
- * gi_module_atom_name() convert between this form and the atom's text.
+ * gi_module_atom_name() (base/modname.h, included here) convert between this
+ * form and the atom's text.
  *
  * Ownership: a `struct facts_file` owns everything it points to through its
  * arena; facts_file_free() releases it all at once. Arrays are gi_vec of the
@@ -21,6 +22,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/modname.h"
 #include "base/vec.h"
 
 enum facts_origin { FACTS_FROM_SOURCE = 0, FACTS_FROM_BEAM = 1 };
@@ -149,11 +151,5 @@ int facts_ref_kind_parse(const char *name, enum facts_ref_kind *out);
 const char *facts_function_kind_name(enum facts_function_kind kind);
 const char *facts_module_kind_name(enum facts_module_kind kind);
 const char *facts_call_kind_name(enum facts_call_kind kind);
-
-/* Module names: `atom` is the atom text ("Elixir.Foo.Bar", "ets"); writes
- * "Foo.Bar" / ":ets" into `out` of `size` bytes. Returns 0 or GI_ETOOBIG. */
-int gi_module_display_name(const char *atom, char *out, size_t size);
-/* The reverse: "Foo.Bar" -> "Elixir.Foo.Bar", ":ets" -> "ets". */
-int gi_module_atom_name(const char *display, char *out, size_t size);
 
 #endif

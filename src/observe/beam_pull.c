@@ -8,7 +8,7 @@
  * node sends is only stored here, the reader (beam.c) checks it when it is
  * indexed.
  */
-#include "source/beam_pull.h"
+#include "observe/beam_pull.h"
 
 #include <stdbool.h>
 #include <stdio.h>

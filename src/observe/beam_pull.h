@@ -7,8 +7,8 @@
  *
  * Thread-safe: each call opens and closes its own connection.
  */
-#ifndef GIULIA_SOURCE_BEAM_PULL_H
-#define GIULIA_SOURCE_BEAM_PULL_H
+#ifndef GIULIA_OBSERVE_BEAM_PULL_H
+#define GIULIA_OBSERVE_BEAM_PULL_H
 
 #include <stdbool.h>
 #include <stddef.h>
