@@ -164,6 +164,13 @@ void kg_graph_call_add(struct kg_graph *g, int fn, enum facts_call_kind kind, co
  * them as test modules. Borrows `f`. */
 void kg_graph_add_facts(struct kg_graph *g, const struct facts_file *f, bool test);
 
+struct st_db;
+/* Builds and finishes the knowledge graph of everything stored in `db`
+ * (borrowed; graph/load.c, over the store's row iterators), read in one
+ * transaction. Source definitions win over beam ones of the same module.
+ * The caller frees *out with kg_graph_free. */
+int kg_graph_load(struct st_db *db, struct kg_graph **out);
+
 /* Resolves references and calls, aggregates edges and computes all metrics.
  * Call once; further additions are not allowed. */
 void kg_graph_finish(struct kg_graph *g);

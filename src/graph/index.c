@@ -119,7 +119,7 @@ static int walk_visit(const char *path, void *ctx)
 
 /* Queues the object code of `dirs` (beam_dirs_scan: one file per module), stored
  * under its absolute path. Modules also defined in source are read all the
- * same: the graph prefers source (st_graph_load) and the beam facts fill what
+ * same: the graph prefers source (kg_graph_load) and the beam facts fill what
  * source lacks. */
 static int beam_jobs_add(struct index_run *run, const char *const *dirs)
 {

@@ -75,7 +75,7 @@ static int graph_get(struct kg_db *db, struct kg_graph **out)
 		return rc;
 	if (!db->graph || version != db->version) {
 		struct kg_graph *g = NULL;
-		rc = st_graph_load(db->store, &g);
+		rc = kg_graph_load(db->store, &g);
 		if (rc)
 			return rc;
 		kg_graph_free(db->graph);

@@ -637,215 +637,179 @@ int st_data_version(struct st_db *db, int64_t *out)
 	return query_int(db, "PRAGMA data_version", out);
 }
 
-/* ---- loading the graph --------------------------------------------------- */
+/* ---- rows, one at a time (the graph loader reads them) ------------------ */
 
 static const char *col_text(sqlite3_stmt *st, int i)
 {
 	return (const char *)sqlite3_column_text(st, i);
 }
 
-/* Splits a comma-joined list and calls add() for each item. */
-static void split_add(struct kg_graph *g, int module, const char *list,
-                      void (*add)(struct kg_graph *, int, const char *))
+int st_read_begin(struct st_db *db)
 {
-	if (!list)
-		return;
-	char item[512];
-	while (*list) {
-		const char *comma = strchr(list, ',');
-		size_t len = comma ? (size_t)(comma - list) : strlen(list);
-		if (len < sizeof(item)) {
-			memcpy(item, list, len);
-			item[len] = '\0';
-			add(g, module, item);
-		}
-		list += len + (comma ? 1 : 0);
-	}
+	return exec(db, "BEGIN");
 }
 
-/* Row id -> graph index, as pairs sorted by id: memory follows the number of
- * rows, whatever the ids are (a damaged file may hold any id). */
-struct id_pair {
-	int64_t id;
-	int idx;
+void st_read_end(struct st_db *db)
+{
+	exec(db, "COMMIT");
+}
+
+/* Prepares `sql`, calls `row` for each result row until it returns non-zero
+ * (returned as is), and finalizes. */
+static int rows_each(struct st_db *db, const char *sql, int (*row)(sqlite3_stmt *, void *),
+                     void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	int stop = 0;
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		stop = row(st, ctx);
+	sqlite3_finalize(st);
+	if (stop)
+		return stop;
+	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+struct each_ctx {
+	union {
+		st_module_fn module;
+		st_module_name_fn name;
+		st_function_fn function;
+		st_ref_fn ref;
+		st_call_fn call;
+	} fn;
+	void *ctx;
 };
 
-static int id_pair_cmp(const void *a, const void *b)
+static int module_row(sqlite3_stmt *st, void *ctx)
 {
-	const struct id_pair *x = a, *y = b;
-	return x->id < y->id ? -1 : x->id > y->id;
+	const struct each_ctx *e = ctx;
+	struct st_module_row r = {
+	    .id = sqlite3_column_int64(st, 0),
+	    .name = col_text(st, 1),
+	    .kind = (enum facts_module_kind)sqlite3_column_int(st, 2),
+	    .impl_for = col_text(st, 3),
+	    .protocol = col_text(st, 4),
+	    .line_start = (uint32_t)sqlite3_column_int64(st, 5),
+	    .line_end = (uint32_t)sqlite3_column_int64(st, 6),
+	    .has_moduledoc = sqlite3_column_int(st, 7),
+	    .moduledoc_false = sqlite3_column_int(st, 8),
+	    .has_struct = sqlite3_column_int(st, 9),
+	    .origin = (enum facts_origin)sqlite3_column_int(st, 10),
+	    .struct_fields = col_text(st, 11),
+	    .callbacks = col_text(st, 12),
+	    .file = col_text(st, 13),
+	    .test = sqlite3_column_int(st, 14),
+	};
+	if (!r.name)
+		return 0;
+	return e->fn.module(e->ctx, &r);
 }
 
-static void id_map_put(struct gi_vec *map, int64_t id, int idx)
+int st_modules_each(struct st_db *db, st_module_fn fn, void *ctx)
 {
-	struct id_pair p = {id, idx};
-	gi_vec_push(map, &p);
+	struct each_ctx e = {.fn.module = fn, .ctx = ctx};
+	return rows_each(
+	    db,
+	    "SELECT m.id, m.name, m.kind, m.impl_for, m.protocol, m.line_start, "
+	    "m.line_end, m.has_moduledoc, m.moduledoc_false, m.has_struct, m.origin, "
+	    "m.struct_fields, m.callbacks, f.path, f.is_test FROM modules m JOIN files "
+	    "f ON f.id = m.file_id ORDER BY m.origin, f.path, m.id",
+	    module_row, &e);
 }
 
-static int id_map_get(const struct gi_vec *map, int64_t id)
+static int module_name_row(sqlite3_stmt *st, void *ctx)
 {
-	struct id_pair key = {id, 0};
-	const struct id_pair *p = bsearch(&key, map->items, map->len, sizeof(key), id_pair_cmp);
-	return p ? p->idx : -1;
+	const struct each_ctx *e = ctx;
+	const char *name = col_text(st, 0);
+	return name ? e->fn.name(e->ctx, name) : 0;
 }
 
-static int load_modules(struct st_db *db, struct kg_graph *g, struct gi_vec *module_of)
+int st_module_names_each(struct st_db *db, st_module_name_fn fn, void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(
-	    db->sql,
-	    "SELECT m.id, m.name, m.kind, m.impl_for, m.protocol, m.line_start, m.line_end, "
-	    "m.has_moduledoc, m.moduledoc_false, m.has_struct, m.origin, m.struct_fields, "
-	    "m.callbacks, f.path, f.is_test FROM modules m JOIN files f ON f.id = m.file_id "
-	    "ORDER BY m.origin, f.path, m.id",
-	    -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return sql_error(rc);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		struct kg_module_info info = {
-		    .name = col_text(st, 1),
-		    .kind = (enum facts_module_kind)sqlite3_column_int(st, 2),
-		    .impl_for = col_text(st, 3),
-		    .protocol = col_text(st, 4),
-		    .line_start = (uint32_t)sqlite3_column_int64(st, 5),
-		    .line_end = (uint32_t)sqlite3_column_int64(st, 6),
-		    .has_moduledoc = sqlite3_column_int(st, 7),
-		    .moduledoc_false = sqlite3_column_int(st, 8),
-		    .has_struct = sqlite3_column_int(st, 9),
-		    .origin = (enum facts_origin)sqlite3_column_int(st, 10),
-		    .file = col_text(st, 13),
-		    .test = sqlite3_column_int(st, 14),
-		};
-		if (!info.name)
-			continue;
-		int existing = kg_graph_module_find(g, info.name);
-		if (existing >= 0 && info.origin == FACTS_FROM_BEAM &&
-		    kg_module_at(g, existing)->origin == FACTS_FROM_SOURCE)
-			continue; /* source wins over beam */
-		int m = kg_graph_module_add(g, &info);
-		id_map_put(module_of, id, m);
-		split_add(g, m, col_text(st, 11), kg_graph_struct_field_add);
-		split_add(g, m, col_text(st, 12), kg_graph_callback_add);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+	struct each_ctx e = {.fn.name = fn, .ctx = ctx};
+	return rows_each(db, "SELECT DISTINCT name FROM modules", module_name_row, &e);
 }
 
-static int load_functions(struct st_db *db, struct kg_graph *g, const struct gi_vec *module_of,
-                          struct gi_vec *function_of)
+static int function_row(sqlite3_stmt *st, void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(db->sql,
-	                            "SELECT id, module_id, name, arity, kind, public, line_start, "
-	                            "line_end, clauses, lines, "
-	                            "has_doc, has_spec, has_impl, has_guard, doc_false, "
-	                            "cyclomatic, cognitive, max_nesting, "
-	                            "delegate_to FROM functions ORDER BY id",
-	                            -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return sql_error(rc);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0), mid = sqlite3_column_int64(st, 1);
-		int m = id_map_get(module_of, mid);
-		if (m < 0)
-			continue;
-		struct kg_function f = {
-		    .name = col_text(st, 2),
-		    .arity = sqlite3_column_int(st, 3),
-		    .kind = (enum facts_function_kind)sqlite3_column_int(st, 4),
-		    .is_public = sqlite3_column_int(st, 5),
-		    .line_start = (uint32_t)sqlite3_column_int64(st, 6),
-		    .line_end = (uint32_t)sqlite3_column_int64(st, 7),
-		    .clauses = (uint32_t)sqlite3_column_int64(st, 8),
-		    .lines = (uint32_t)sqlite3_column_int64(st, 9),
-		    .has_doc = sqlite3_column_int(st, 10),
-		    .has_spec = sqlite3_column_int(st, 11),
-		    .has_impl = sqlite3_column_int(st, 12),
-		    .has_guard = sqlite3_column_int(st, 13),
-		    .doc_false = sqlite3_column_int(st, 14),
-		    .cyclomatic = sqlite3_column_int(st, 15),
-		    .cognitive = sqlite3_column_int(st, 16),
-		    .max_nesting = sqlite3_column_int(st, 17),
-		    .delegate_to = col_text(st, 18),
-		};
-		if (!f.name)
-			continue;
-		id_map_put(function_of, id, kg_graph_function_add(g, m, &f));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+	const struct each_ctx *e = ctx;
+	struct st_function_row r = {
+	    .id = sqlite3_column_int64(st, 0),
+	    .module_id = sqlite3_column_int64(st, 1),
+	    .name = col_text(st, 2),
+	    .arity = sqlite3_column_int(st, 3),
+	    .kind = (enum facts_function_kind)sqlite3_column_int(st, 4),
+	    .is_public = sqlite3_column_int(st, 5),
+	    .line_start = (uint32_t)sqlite3_column_int64(st, 6),
+	    .line_end = (uint32_t)sqlite3_column_int64(st, 7),
+	    .clauses = (uint32_t)sqlite3_column_int64(st, 8),
+	    .lines = (uint32_t)sqlite3_column_int64(st, 9),
+	    .has_doc = sqlite3_column_int(st, 10),
+	    .has_spec = sqlite3_column_int(st, 11),
+	    .has_impl = sqlite3_column_int(st, 12),
+	    .has_guard = sqlite3_column_int(st, 13),
+	    .doc_false = sqlite3_column_int(st, 14),
+	    .cyclomatic = sqlite3_column_int(st, 15),
+	    .cognitive = sqlite3_column_int(st, 16),
+	    .max_nesting = sqlite3_column_int(st, 17),
+	    .delegate_to = col_text(st, 18),
+	};
+	if (!r.name)
+		return 0;
+	return e->fn.function(e->ctx, &r);
 }
 
-static int load_refs(struct st_db *db, struct kg_graph *g, const struct gi_vec *module_of)
+int st_functions_each(struct st_db *db, st_function_fn fn, void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(db->sql, "SELECT module_id, kind, target, count FROM refs", -1,
-	                            &st, NULL);
-	if (rc != SQLITE_OK)
-		return sql_error(rc);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t mid = sqlite3_column_int64(st, 0);
-		int kind = sqlite3_column_int(st, 1);
-		const char *target = col_text(st, 2);
-		int m = id_map_get(module_of, mid);
-		if (m < 0 || !target || kind < 0 || kind >= FACTS_REF_KIND_COUNT)
-			continue;
-		kg_graph_ref_add(g, m, target, 1u << kind, sqlite3_column_int(st, 3));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+	struct each_ctx e = {.fn.function = fn, .ctx = ctx};
+	return rows_each(db,
+	                 "SELECT id, module_id, name, arity, kind, public, line_start, line_end, "
+	                 "clauses, lines, has_doc, has_spec, has_impl, has_guard, doc_false, "
+	                 "cyclomatic, cognitive, max_nesting, delegate_to FROM functions ORDER BY "
+	                 "id",
+	                 function_row, &e);
 }
 
-static int load_calls(struct st_db *db, struct kg_graph *g, const struct gi_vec *function_of)
+static int ref_row(sqlite3_stmt *st, void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(db->sql,
-	                            "SELECT function_id, kind, module, function, arity, count FROM "
-	                            "calls",
-	                            -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return sql_error(rc);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t fid = sqlite3_column_int64(st, 0);
-		int fn = id_map_get(function_of, fid);
-		if (fn < 0)
-			continue;
-		kg_graph_call_add(g, fn, (enum facts_call_kind)sqlite3_column_int(st, 1),
-		                  col_text(st, 2), col_text(st, 3), sqlite3_column_int(st, 4),
-		                  sqlite3_column_int(st, 5));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+	const struct each_ctx *e = ctx;
+	struct st_ref_row r = {
+	    .module_id = sqlite3_column_int64(st, 0),
+	    .kind = sqlite3_column_int(st, 1),
+	    .target = col_text(st, 2),
+	    .count = sqlite3_column_int(st, 3),
+	};
+	if (!r.target)
+		return 0;
+	return e->fn.ref(e->ctx, &r);
 }
 
-int st_graph_load(struct st_db *db, struct kg_graph **out)
+int st_refs_each(struct st_db *db, st_ref_fn fn, void *ctx)
 {
-	*out = NULL;
-	struct kg_graph *g = kg_graph_new();
-	struct gi_vec module_of, function_of;
-	gi_vec_init(&module_of, sizeof(struct id_pair));
-	gi_vec_init(&function_of, sizeof(struct id_pair));
-	int rc = exec(db, "BEGIN");
-	if (!rc) {
-		rc = load_modules(db, g, &module_of);
-		gi_vec_sort(&module_of, id_pair_cmp);
-		if (!rc)
-			rc = load_functions(db, g, &module_of, &function_of);
-		gi_vec_sort(&function_of, id_pair_cmp);
-		if (!rc)
-			rc = load_refs(db, g, &module_of);
-		if (!rc)
-			rc = load_calls(db, g, &function_of);
-		exec(db, "COMMIT");
-	}
-	gi_vec_destroy(&module_of);
-	gi_vec_destroy(&function_of);
-	if (rc) {
-		kg_graph_free(g);
-		return rc;
-	}
-	kg_graph_finish(g);
-	*out = g;
-	return 0;
+	struct each_ctx e = {.fn.ref = fn, .ctx = ctx};
+	return rows_each(db, "SELECT module_id, kind, target, count FROM refs", ref_row, &e);
+}
+
+static int call_row(sqlite3_stmt *st, void *ctx)
+{
+	const struct each_ctx *e = ctx;
+	struct st_call_row r = {
+	    .function_id = sqlite3_column_int64(st, 0),
+	    .kind = (enum facts_call_kind)sqlite3_column_int(st, 1),
+	    .module = col_text(st, 2),
+	    .function = col_text(st, 3),
+	    .arity = sqlite3_column_int(st, 4),
+	    .count = sqlite3_column_int(st, 5),
+	};
+	return e->fn.call(e->ctx, &r);
+}
+
+int st_calls_each(struct st_db *db, st_call_fn fn, void *ctx)
+{
+	struct each_ctx e = {.fn.call = fn, .ctx = ctx};
+	return rows_each(db, "SELECT function_id, kind, module, function, arity, count FROM calls",
+	                 call_row, &e);
 }

@@ -3,9 +3,10 @@
  * indexed file of one project, with a versioned schema (docs/SCHEMA.md).
  *
  * The store keeps facts, not metrics: the graph and its metrics are derived
- * from the facts when a database is opened for queries (st_graph_load), so
- * that an incremental re-index only rewrites the rows of the changed files
- * and nothing stored can go stale.
+ * from the facts when a database is opened for queries (graph/load.c reads
+ * the rows through the st_*_each iterators below), so that an incremental
+ * re-index only rewrites the rows of the changed files and nothing stored
+ * can go stale. The store knows nothing of the graph.
  *
  * Opening checks the schema: a database of an older version is rebuilt empty
  * (it is a cache of the sources; the next index fills it), a newer or
@@ -20,7 +21,6 @@
 #include <stdint.h>
 
 #include "base/map.h"
-#include "graph/graph.h"
 #include "source/facts.h"
 
 #define ST_SCHEMA_VERSION 1
@@ -74,9 +74,72 @@ int st_meta_get(struct st_db *db, const char *key, char **out);
  * [{file, reason}] to the object `summary`. */
 int st_summary_fill(struct st_db *db, json_t *summary);
 
-/* Builds and finishes the knowledge graph of everything stored (caller frees
- * with kg_graph_free). Source definitions win over beam ones of the same module. */
-int st_graph_load(struct st_db *db, struct kg_graph **out);
+/* ---- rows, one at a time ----
+ * Each iterator calls `fn` once per row, in the order stated, until `fn`
+ * returns non-zero, which the iterator then returns; otherwise 0 or a GI_E*
+ * code. A row and its strings are borrowed for the call only. Rows without
+ * a name (a damaged file) are skipped. Between st_read_begin and
+ * st_read_end every iterator sees the same state of the database, whatever
+ * other connections commit meanwhile. */
+int st_read_begin(struct st_db *db);
+void st_read_end(struct st_db *db);
+
+struct st_module_row {
+	int64_t id;
+	const char *name; /* display form */
+	const char *file; /* the defining file, relative to the project root */
+	enum facts_module_kind kind;
+	const char *impl_for, *protocol; /* NULL when absent */
+	uint32_t line_start, line_end;
+	bool test, has_moduledoc, moduledoc_false, has_struct;
+	enum facts_origin origin;
+	const char *struct_fields, *callbacks; /* comma-joined lists, or NULL */
+};
+typedef int (*st_module_fn)(void *ctx, const struct st_module_row *row);
+/* Every module definition, by origin (source first), file path, then id. */
+int st_modules_each(struct st_db *db, st_module_fn fn, void *ctx);
+
+typedef int (*st_module_name_fn)(void *ctx, const char *name);
+/* The distinct names (display form) of the modules defined in the database:
+ * a cheap read (no functions, edges or metrics) for asking which project
+ * defines some modules. */
+int st_module_names_each(struct st_db *db, st_module_name_fn fn, void *ctx);
+
+struct st_function_row {
+	int64_t id, module_id; /* module_id: st_module_row.id */
+	const char *name;
+	int arity;
+	enum facts_function_kind kind;
+	bool is_public;
+	uint32_t line_start, line_end, clauses, lines;
+	bool has_doc, has_spec, has_impl, has_guard, doc_false;
+	int cyclomatic, cognitive, max_nesting;
+	const char *delegate_to; /* NULL when not a defdelegate */
+};
+typedef int (*st_function_fn)(void *ctx, const struct st_function_row *row);
+/* Every function, by id. */
+int st_functions_each(struct st_db *db, st_function_fn fn, void *ctx);
+
+struct st_ref_row {
+	int64_t module_id;
+	int kind; /* enum facts_ref_kind as stored: check the range before use */
+	const char *target;
+	int count;
+};
+typedef int (*st_ref_fn)(void *ctx, const struct st_ref_row *row);
+/* Every module-level reference. */
+int st_refs_each(struct st_db *db, st_ref_fn fn, void *ctx);
+
+struct st_call_row {
+	int64_t function_id; /* st_function_row.id of the caller */
+	enum facts_call_kind kind;
+	const char *module; /* NULL: the enclosing module */
+	const char *function;
+	int arity, count;
+};
+typedef int (*st_call_fn)(void *ctx, const struct st_call_row *row);
+/* Every call. */
+int st_calls_each(struct st_db *db, st_call_fn fn, void *ctx);
 
 /* A number that changes whenever another connection commits (PRAGMA data_version). */
 int st_data_version(struct st_db *db, int64_t *out);
