@@ -7,17 +7,18 @@
  * gives it back when done. A scan bumps the generation of its project so that
  * pooled connections opened before it are closed rather than reused.
  *
- * Finalize is serialised by one mutex: it is rare, and this keeps a retried
- * finalize from building a second profile for the same observation.
+ * Finalize is the library's profile_finalize (profile/finalize.h), given the
+ * pooled connections and two mutexes: finalize_lock (one profile per
+ * observation; the object code route holds it too, so that a finalize never
+ * reads half a batch) and write_lock (one SQLite writer in this process).
  *
  * Object code (docs/BEAM.md, "Object code for profiles"): the monitor sends
  * the object code of the modules an observation saw to
  * /api/runtime/ingest/object_code before its finalize; it is cached as
  * DATA/nodes/NODE/ebin/MODULE.beam (NODE and MODULE checked to be plain file
- * names). At finalize, when observed modules are missing from the project's
- * graph (or no project matched), the graph used is DATA/nodes/NODE/index.db:
- * the project's source (if any; source wins) plus that object code. Nothing
- * is written outside the data directory; the worker never sees a cookie.
+ * names; the layout is profile_node_dir's), where the finalizer finds it.
+ * Nothing is written outside the data directory; the worker never sees a
+ * cookie.
  */
 #include "api/worker.h"
 
@@ -35,21 +36,19 @@
 #include "base/fs.h"
 #include "base/log.h"
 #include "base/map.h"
-#include "base/modname.h"
 #include "base/str.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
+#include "profile/finalize.h"
 #include "store/obs_store.h"
 
-#define POOL_IDLE_MAX        32
-#define LIST_LIMIT_MAX       1000
-#define SESSION_ID_MAX       128
-#define NODE_NAME_MAX        256
-#define SHUTDOWN_GRACE_MS    15000
-#define OBJECT_CODE_BATCH    4096
-#define OBJECT_CODE_MAX      (16 * 1024 * 1024)
-#define OBSERVED_MODULES_MAX 65536 /* distinct module names a finalize collects */
-#define MISSING_NAMED        8
+#define POOL_IDLE_MAX     32
+#define LIST_LIMIT_MAX    1000
+#define SESSION_ID_MAX    128
+#define NODE_NAME_MAX     256
+#define SHUTDOWN_GRACE_MS 15000
+#define OBJECT_CODE_BATCH 4096
+#define OBJECT_CODE_MAX   (16 * 1024 * 1024)
 
 struct kg_pooled {
 	char *path;
@@ -161,6 +160,36 @@ static void kg_pool_invalidate(struct api_worker *w)
 	pthread_mutex_unlock(&w->lock);
 	for (int i = 0; i < n; i++)
 		kg_pooled_close(&old[i]);
+}
+
+/* The kg pool as the finalizer's graph provider (profile/finalize.h). */
+static int pool_acquire(void *ctx, const char *db_path, struct kg_db **db, void **handle)
+{
+	struct kg_pooled *p = gi_calloc(1, sizeof(*p));
+	int rc = kg_acquire(ctx, db_path, p);
+	if (rc) {
+		gi_free(p);
+		*db = NULL;
+		*handle = NULL;
+		return rc;
+	}
+	*db = p->db;
+	*handle = p;
+	return 0;
+}
+
+static void pool_release(void *ctx, void *handle)
+{
+	if (!handle)
+		return;
+	kg_release(ctx, handle);
+	gi_free(handle);
+}
+
+static void pool_invalidate(void *ctx, const char *db_path)
+{
+	(void)db_path;
+	kg_pool_invalidate(ctx);
 }
 
 /* ---- helpers ---- */
@@ -462,32 +491,17 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 	                 (json_int_t)seq, "duplicate", duplicate);
 }
 
-/* A module or node name usable as one path component. */
+/* A module or node name usable as one path component (the cache layout is
+ * the finalizer's: profile/finalize.h). */
 static bool file_name_safe(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n > 255 || s[0] == '.')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < ' ' || s[i] == '/' || s[i] == '\\')
-			return false;
-	return true;
+	return profile_file_name_safe(s);
 }
 
-/* DATA/nodes/NODE, with NODE reduced to [A-Za-z0-9@._-] (others become '_'). Caller frees. */
+/* DATA/nodes/NODE (profile_node_dir). Caller frees. */
 static char *node_dir(const struct api_worker *w, const char *node)
 {
-	struct gi_buf b;
-	gi_buf_init(&b, 0);
-	gi_buf_printf(&b, "%s/nodes/", w->data_dir);
-	for (size_t i = 0; i < NODE_NAME_MAX && node[i]; i++) {
-		char c = node[i];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		          (c >= '0' && c <= '9') || c == '@' || c == '-' || c == '_' ||
-		          (c == '.' && i > 0);
-		gi_buf_printf(&b, "%c", ok ? c : '_');
-	}
-	return gi_buf_take(&b);
+	return profile_node_dir(w->data_dir, node);
 }
 
 /* Writes `len` bytes to `path` unless it already holds exactly them. */
@@ -632,393 +646,29 @@ static int validate_finalize(const struct api_request *req, json_t **err, int *s
 	return 0;
 }
 
-static void add_module_name(json_t *set, json_t *v)
-{
-	if (json_is_string(v))
-		json_object_set_new(set, json_string_value(v), json_true());
-}
-
-/* One pass over the snapshots of an observation, one row at a time, so that
- * a long observation is never in memory at once: collects the modules it
- * saw working (attributed hot processes, traced calls; at most
- * OBSERVED_MODULES_MAX distinct names) for picking the project and graph,
- * and feeds the profile builder, which needs the graph only at finish. */
-struct observed {
-	json_t *seen;           /* set: module name -> true */
-	long count;             /* rows, read before the first snapshot */
-	long parsed;            /* snapshots read */
-	long objects;           /* of which objects (what the profile builder takes) */
-	struct fuse_builder *b; /* NULL until the first snapshot, or on build_rc */
-	int build_rc;           /* the builder's first error */
-};
-
-static void observed_name(struct observed *o, json_t *v)
-{
-	if (json_object_size(o->seen) < OBSERVED_MODULES_MAX)
-		add_module_name(o->seen, v);
-}
-
-static void observed_builder(struct observed *o, long snapshot_count)
-{
-	if (o->b || o->build_rc)
-		return;
-	o->build_rc = fuse_builder_new(NULL, snapshot_count, &o->b);
-	if (o->build_rc == GI_EINVAL)
-		o->build_rc = GI_ETOOBIG; /* the count is past the builder's cap */
-}
-
-static int observed_add(void *ctx, json_t *snap)
-{
-	struct observed *o = ctx;
-	size_t j;
-	json_t *x;
-	o->parsed++;
-	if (!json_is_object(snap))
-		return 0; /* not counted, not fed: as fuse_profile_build does */
-	o->objects++;
-	observed_builder(o, o->count);
-	/* Past the count: stored after it was read; not part of this profile. */
-	if (o->build_rc == 0 && o->objects <= o->count)
-		o->build_rc = fuse_builder_add(o->b, snap);
-	json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
-	json_array_foreach(top, j, x)
-	{
-		observed_name(o, json_object_get(x, "module"));
-	}
-	json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
-	json_array_foreach(calls, j, x)
-	{
-		observed_name(o, json_object_get(x, "module"));
-	}
-	return 0;
-}
-
-static int feed_add(void *ctx, json_t *snap)
-{
-	struct observed *o = ctx;
-	if (!json_is_object(snap) || o->build_rc || o->objects >= o->count)
-		return 0;
-	o->objects++;
-	o->build_rc = fuse_builder_add(o->b, snap);
-	return 0;
-}
-
-/* The pass: o->seen gets the modules, traced ones of `finalize` included, and
- * o->b the snapshots (release both with observed_done). When some row was
- * not a snapshot object the count given to the builder was wrong: a second
- * pass feeds a new builder with the right one, so that the profile is always
- * the one fuse_profile_build gives on the array of the snapshots. */
-static int observed_read(struct obs_store *st, const char *session_id, json_t *finalize,
-                         struct observed *o)
-{
-	size_t i;
-	json_t *x;
-	memset(o, 0, sizeof(*o));
-	o->seen = json_object();
-	json_t *traced = json_object_get(finalize, "trace_modules");
-	json_array_foreach(traced, i, x)
-	{
-		observed_name(o, x);
-	}
-	int rc = obs_store_snapshots_each(st, session_id, &o->count, observed_add, o);
-	if (rc)
-		return rc;
-	long objects = o->objects < o->count ? o->objects : o->count;
-	if (o->b && objects == o->count) /* the usual case: every row a snapshot */
-		return 0;
-	fuse_builder_free(o->b);
-	o->b = NULL;
-	o->build_rc = 0;
-	observed_builder(o, objects);
-	if (o->build_rc || objects == 0)
-		return 0;
-	struct observed feed = {.count = objects, .b = o->b};
-	rc = obs_store_snapshots_each(st, session_id, NULL, feed_add, &feed);
-	o->build_rc = rc ? rc : feed.build_rc;
-	return 0;
-}
-
-static void observed_done(struct observed *o)
-{
-	json_decref(o->seen);
-	fuse_builder_free(o->b);
-}
-
-/* Picks the indexed project whose modules overlap most with what the
- * observation saw; *path_out (caller frees) stays NULL when none overlaps. */
-static void project_match(struct api_worker *w, struct obs_store *st, json_t *seen, char **path_out)
-{
-	*path_out = NULL;
-	json_t *projects = NULL;
-	if (obs_store_projects_list(st, &projects) != 0)
-		return;
-	size_t best = 0, i, j;
-	json_t *p, *m;
-	json_array_foreach(projects, i, p)
-	{
-		const char *root = json_string_value(json_object_get(p, "path"));
-		char *db_path = root ? kg_db_default_path(root) : NULL;
-		struct kg_pooled conn = {0};
-		json_t *mods = NULL;
-		if (db_path && file_exists(db_path) && kg_acquire(w, db_path, &conn) == 0) {
-			if (kg_project_modules(conn.db, &mods) != 0)
-				mods = NULL;
-			kg_release(w, &conn);
-		}
-		size_t hits = 0;
-		json_array_foreach(mods, j, m)
-		{
-			if (json_is_string(m) && json_object_get(seen, json_string_value(m)))
-				hits++;
-		}
-		if (hits > best) {
-			best = hits;
-			gi_free(*path_out);
-			*path_out = gi_strdup(root);
-		}
-		json_decref(mods);
-		gi_free(db_path);
-	}
-	json_decref(projects);
-}
-
-/* The modules of `seen` (a set) that `db` (may be NULL) does not define. */
-static json_t *modules_missing(struct kg_db *db, json_t *seen)
-{
-	json_t *have = json_object(), *mods = NULL, *out = json_array(), *v;
-	size_t i;
-	const char *key;
-	if (db && kg_project_modules(db, &mods) == 0)
-		json_array_foreach(mods, i, v)
-		{
-			add_module_name(have, v);
-		}
-	json_object_foreach(seen, key, v)
-	{
-		if (!json_object_get(have, key))
-			json_array_append_new(out, json_string(key));
-	}
-	json_decref(mods);
-	json_decref(have);
-	return out;
-}
-
-/* Whether DIR/ebin holds the object code of any module in `names`. */
-static bool object_code_cached(const char *dir, json_t *names)
-{
-	size_t i;
-	json_t *v;
-	json_array_foreach(names, i, v)
-	{
-		char atom[512], path[4096];
-		if (gi_module_atom_name(json_string_value(v), atom, sizeof(atom)) != 0 ||
-		    !file_name_safe(atom))
-			continue;
-		int n = snprintf(path, sizeof(path), "%s/ebin/%s.beam", dir, atom);
-		if (n > 0 && (size_t)n < sizeof(path) && file_exists(path))
-			return true;
-	}
-	return false;
-}
-
-/* When observed modules are missing from *graph (the project's, or none),
- * indexes DATA/nodes/NODE/index.db from the project's source (if any) plus
- * the node's cached object code and swaps *graph for it. Appends a note to
- * `notes` for observed modules that still have no topology. */
-static void graph_with_object_code(struct api_worker *w, json_t *fin, json_t *seen,
-                                   const char *project, struct kg_pooled *graph, json_t *notes)
-{
-	json_t *missing = modules_missing(graph->db, seen);
-	const char *node = json_string_value(json_object_get(fin, "node"));
-	char *dir = node_dir(w, node);
-	const char *index_error = NULL;
-	char rc_text[256];
-	if (json_array_size(missing) > 0 && object_code_cached(dir, missing)) {
-		struct gi_buf ebin, root, db;
-		gi_buf_init(&ebin, 0);
-		gi_buf_init(&root, 0);
-		gi_buf_init(&db, 0);
-		gi_buf_printf(&ebin, "%s/ebin", dir);
-		gi_buf_printf(&db, "%s/index.db", dir);
-		if (project)
-			gi_buf_printf(&root, "%s", project);
-		else
-			gi_buf_printf(&root, "%s/nosrc", dir); /* an empty source tree */
-		const char *dirs[] = {gi_buf_str(&ebin), NULL};
-		struct kg_index_options opt = {false, dirs, 0};
-		json_t *summary = NULL;
-		struct kg_pooled ng = {0};
-		int rc = project ? 0 : gi_fs_mkdir_p(gi_buf_str(&root));
-		if (rc == 0) {
-			rc = kg_index_project(gi_buf_str(&root), gi_buf_str(&db), &opt, &summary);
-			kg_pool_invalidate(w);
-		}
-		if (rc == 0)
-			rc = kg_acquire(w, gi_buf_str(&db), &ng);
-		if (rc == 0) {
-			kg_release(w, graph);
-			*graph = ng;
-			json_decref(missing);
-			missing = modules_missing(graph->db, seen);
-		} else {
-			snprintf(rc_text, sizeof(rc_text),
-			         "indexing the node's object code failed: %s", gi_strerror(rc));
-			index_error = rc_text;
-			gi_log_warn("worker", "%s", rc_text);
-		}
-		json_decref(summary);
-		gi_buf_destroy(&ebin);
-		gi_buf_destroy(&root);
-		gi_buf_destroy(&db);
-	}
-	size_t n = json_array_size(missing);
-	if (n > 0) {
-		json_t *oc = json_object_get(fin, "object_code");
-		const char *why = index_error;
-		char pulled[600];
-		if (!why && json_is_string(json_object_get(oc, "error"))) {
-			snprintf(pulled, sizeof(pulled), "object code not pulled: %.500s",
-			         json_string_value(json_object_get(oc, "error")));
-			why = pulled;
-		}
-		if (!why)
-			why = json_is_object(oc)
-			          ? "the node has no object code for them"
-			          : "no source in the project and no object code was "
-			            "received from the monitor";
-		struct gi_buf b;
-		gi_buf_init(&b, 0);
-		gi_buf_printf(&b, "no topology for %zu observed module(s) (", n);
-		for (size_t i = 0; i < n && i < MISSING_NAMED; i++)
-			gi_buf_printf(&b, "%s%s", i ? ", " : "",
-			              json_string_value(json_array_get(missing, i)));
-		gi_buf_printf(&b, "%s): %s", n > MISSING_NAMED ? ", ..." : "", why);
-		json_array_append_new(notes, json_string(gi_buf_str(&b)));
-		gi_buf_destroy(&b);
-	}
-	gi_free(dir);
-	json_decref(missing);
-}
-
-static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
-                               const struct api_request *req, int *status)
-{
-	json_t *fin = NULL; /* the finalize object with the project resolved */
-	const char *session_id = json_string_value(json_object_get(req->body, "session_id"));
-	const char *node = json_string_value(json_object_get(req->body, "node"));
-	const char *given = json_string_value(json_object_get(req->body, "project"));
-	json_t *obs = NULL, *resp = NULL, *profile = NULL;
-	struct observed seen = {0};
-	char *project = NULL;
-	struct kg_pooled graph = {0};
-	json_t *warnings = json_array();
-	json_t *notes = json_array(); /* what the profile should say about missing topology */
-
-	int rc = obs_store_observation_get(st, session_id, &obs);
-	if (rc == 0 && json_is_integer(json_object_get(obs, "profile_id"))) {
-		/* Already finalised: a retry. Answer as the first time. */
-		resp = json_pack("{s:s, s:s, s:O, s:O, s:b}", "session_id", session_id, "status",
-		                 json_string_value(json_object_get(obs, "status")), "snapshots",
-		                 json_object_get(obs, "snapshots"), "profile_id",
-		                 json_object_get(obs, "profile_id"), "duplicate", 1);
-		goto out;
-	}
-	json_decref(obs);
-	obs = NULL;
-	rc = observed_read(st, session_id, req->body, &seen);
-	if (rc) {
-		resp = gi_error_response(status, rc, "reading the snapshots");
-		goto out;
-	}
-	if (given) {
-		json_t *perr = NULL;
-		int pstatus;
-		if (project_canonical(given, &project, &perr, &pstatus) != 0) {
-			json_array_append(warnings, json_object_get(perr, "error"));
-			json_decref(perr);
-		}
-	} else {
-		project_match(w, st, seen.seen, &project);
-	}
-	if (project) {
-		char *db_path = kg_db_default_path(project);
-		if (!db_path || !file_exists(db_path) || kg_acquire(w, db_path, &graph) != 0)
-			json_array_append_new(
-			    warnings,
-			    json_sprintf("project %s is not indexed; profile built without "
-			                 "the knowledge graph",
-			                 project));
-		gi_free(db_path);
-	}
-	/* The observation and the profile record the project actually used. */
-	fin = json_deep_copy(req->body);
-	json_object_set_new(fin, "project", project ? json_string(project) : json_null());
-	graph_with_object_code(w, fin, seen.seen, project, &graph, notes);
-	pthread_mutex_lock(&w->write_lock);
-	rc = obs_store_finalize(st, fin);
-	pthread_mutex_unlock(&w->write_lock);
-	if (rc) {
-		resp = gi_error_response(status, rc, "recording the end of the observation");
-		goto out;
-	}
-
-	long long profile_id = 0;
-	rc = seen.build_rc;
-	if (rc == 0)
-		rc = fuse_builder_finish(seen.b, fin, graph.db, &profile);
-	if (rc == 0) {
-		json_t *errors = json_object_get(profile, "errors");
-		if (!json_is_array(errors)) {
-			errors = json_array();
-			json_object_set_new(profile, "errors", errors);
-		}
-		json_array_extend(errors, notes);
-		json_array_extend(warnings, notes);
-		if (json_object_get(fin, "object_code"))
-			json_object_set(profile, "object_code",
-			                json_object_get(fin, "object_code"));
-		pthread_mutex_lock(&w->write_lock);
-		rc = obs_store_profile_add(st, session_id, node, project, profile, &profile_id);
-		pthread_mutex_unlock(&w->write_lock);
-		if (rc)
-			json_array_append_new(
-			    warnings, json_sprintf("profile not stored: %s", gi_strerror(rc)));
-	} else {
-		json_array_append_new(warnings,
-		                      json_sprintf("profile not built: %s", gi_strerror(rc)));
-	}
-	resp = json_pack("{s:s, s:s, s:I, s:s?}", "session_id", session_id, "status",
-	                 json_string_value(json_object_get(req->body, "status")), "snapshots",
-	                 (json_int_t)seen.parsed, "project", project);
-	json_object_set_new(resp, "profile_id",
-	                    profile_id > 0 ? json_integer(profile_id) : json_null());
-	json_object_set(resp, "warnings", warnings);
-out:
-	kg_release(w, &graph);
-	json_decref(fin);
-	json_decref(warnings);
-	json_decref(notes);
-	json_decref(profile);
-	observed_done(&seen);
-	json_decref(obs);
-	gi_free(project);
-	return resp;
-}
-
 static json_t *route_finalize(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_worker *w = ctx;
-	json_t *err = NULL;
+	json_t *err = NULL, *resp = NULL;
 	if (validate_finalize(req, &err, status))
 		return err;
 	struct obs_store *st;
 	int rc = store_acquire(w, &st);
 	if (rc)
 		return gi_error_response(status, rc, "opening the store");
-	pthread_mutex_lock(&w->finalize_lock);
-	json_t *resp = finalize_locked(w, st, req, status);
-	pthread_mutex_unlock(&w->finalize_lock);
+	struct profile_graphs graphs = {w, pool_acquire, pool_release, pool_invalidate};
+	struct profile_env env = {
+	    .data_dir = w->data_dir,
+	    .store = st,
+	    .graphs = &graphs,
+	    .finalize_lock = &w->finalize_lock,
+	    .write_lock = &w->write_lock,
+	};
+	const char *step = NULL;
+	rc = profile_finalize(&env, req->body, &resp, &step);
 	store_release(w, st);
+	if (rc)
+		return gi_error_response(status, rc, step);
 	return resp;
 }
 

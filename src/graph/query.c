@@ -1277,3 +1277,26 @@ int kg_project_modules(struct kg_db *db, json_t **out_array)
 	*out_array = a;
 	return 0;
 }
+
+struct defined_count {
+	json_t *names;
+	size_t hits;
+};
+
+static int count_defined(void *ctx, const char *name)
+{
+	struct defined_count *c = ctx;
+	if (json_object_get(c->names, name))
+		c->hits++;
+	return 0;
+}
+
+int kg_db_defined_count(struct kg_db *db, json_t *names, size_t *hits)
+{
+	struct defined_count c = {names, 0};
+	*hits = 0;
+	int rc = st_module_names_each(db->store, count_defined, &c);
+	if (rc == 0)
+		*hits = c.hits;
+	return rc;
+}

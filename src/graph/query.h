@@ -80,4 +80,10 @@ int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p
 /* Modules (display form) of the database that are defined in the project. */
 int kg_project_modules(struct kg_db *db, json_t **out_array);
 
+/* How many of `names` (a JSON object used as a set of module names, display
+ * form; borrowed) the database defines, in *hits. Reads only the module
+ * names of the database, never loading the graph: cheap enough to ask of
+ * every indexed project. */
+int kg_db_defined_count(struct kg_db *db, json_t *names, size_t *hits);
+
 #endif
