@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make lint: formatting (clang-format), static analysis (cppcheck), and the
+# make lint: formatting (clang-format), static analysis (cppcheck), the
 # banned-function check (strcpy, strcat, sprintf, gets, atoi have bounded or
-# checked replacements in src/base/str.h and snprintf).
+# checked replacements in src/base/str.h and snprintf), and the include
+# layers of src/ (README.md, "Layers").
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -26,5 +27,44 @@ if grep -nE '\b(strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|atoll)[[:space:]]*
   echo "lint: banned functions used above; use gi_strlcpy, gi_buf_*, snprintf or gi_parse_int64" >&2
   status=1
 fi
+# The folders of src/, lowest first. A file may include headers of its own
+# folder and of folders before it, never after (a back-arrow); an x_int.h
+# header is for its own folder only. A new folder must be placed here.
+LAYERS="base source store graph observe fuse profile api cli"
+
+echo "lint: include layers ($LAYERS)"
+layer_rank() {
+  local i=0 l
+  for l in $LAYERS; do
+    [ "$l" = "$1" ] && { echo $i; return; }
+    i=$((i + 1))
+  done
+  echo -1
+}
+for dir in src/*/; do
+  dir=${dir#src/}; dir=${dir%/}
+  if [ "$(layer_rank "$dir")" -lt 0 ]; then
+    echo "lint: src/$dir is in no layer: place it in LAYERS in scripts/lint.sh and in README.md" >&2
+    status=1
+  fi
+done
+while IFS=: read -r file line text; do
+  inc=$(printf '%s' "$text" | sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]*)".*/\1/')
+  case $inc in */*) ;; *) continue ;; esac # generated headers (probes.h) and system ones
+  from=${file#src/}; from=${from%%/*}
+  to=${inc%%/*}
+  rf=$(layer_rank "$from"); rt=$(layer_rank "$to")
+  if [ "$rt" -lt 0 ]; then
+    echo "lint: $file:$line includes \"$inc\": src/$to is in no layer" >&2
+    status=1
+  elif [ "$rt" -gt "$rf" ]; then
+    echo "lint: $file:$line includes \"$inc\": a back-arrow ($from may use only: $(echo "$LAYERS" | cut -d' ' -f1-$((rf + 1))))" >&2
+    status=1
+  elif [ "$to" != "$from" ] && [ "${inc%_int.h}" != "$inc" ]; then
+    echo "lint: $file:$line includes \"$inc\": the internals of src/$to are for src/$to only" >&2
+    status=1
+  fi
+done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $(find src -name '*.[ch]' | sort))
+
 [ $status -eq 0 ] && echo "lint: ok"
 exit $status
