@@ -10,6 +10,7 @@
 
 #include "api/base64.h"
 #include "base/alloc.h"
+#include "base/runtime.h"
 
 int cli_exit_code_for(int gi_error);
 int cli_exit_code_for(int gi_error)
@@ -19,6 +20,7 @@ int cli_exit_code_for(int gi_error)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	unsigned char *out = NULL;
 	size_t len = 0;
 	if (api_base64_decode((const char *)data, size, &out, &len) == 0) {

@@ -22,6 +22,7 @@
 #include "api/worker.h"
 #include "base/buf.h"
 #include "base/log.h"
+#include "base/runtime.h"
 
 static const char *const ROUTES[][2] = {
     {"POST", "/api/runtime/ingest"},
@@ -87,6 +88,7 @@ static int roundtrip(const char *req, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	if (!port)
 		start_worker();
 	if (size < 1)

@@ -6,12 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/runtime.h"
 #include "source/beam.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	struct facts_file *facts = NULL;
 	char err[256], name[256];
 	if (beam_read("fuzz.beam", data, size, &facts, err, sizeof(err)) == 0)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/runtime.h"
 #include "source/elixir.h"
 #include "source/facts.h"
 
@@ -20,6 +21,7 @@ static void touch(const char *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	struct facts_file *f = NULL;
 	if (ex_parse("fuzz.ex", (const char *)data, size, &f) != 0)
 		return 0;

@@ -10,12 +10,14 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/runtime.h"
 #include "fuse/fuse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	json_t *in = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
 	if (!in)
 		return 0;

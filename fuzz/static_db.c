@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/runtime.h"
 #include "graph/query.h"
 
 /* The library's CLI command tables call this, defined in src/cli/main.c,
@@ -21,6 +22,7 @@ int cli_exit_code_for(int gi_error)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	char path[] = "/tmp/giulia-fuzz-db-XXXXXX";
 	int fd = mkstemp(path);
 	if (fd < 0)

@@ -2,6 +2,7 @@
  * harness.c - the test runner behind harness.h: fork per test, process-group
  * cleanup, temporary directories, totals.
  */
+#include "base/runtime.h"
 #include "harness.h"
 
 #include <errno.h>
@@ -171,6 +172,7 @@ static int run_one(const char *suite, const struct th_test *t, int timeout_s)
 
 int th_main(int argc, char **argv, const char *suite, const struct th_test *tests)
 {
+	gi_runtime_init();
 	if (argc > 1 && strcmp(argv[1], "-l") == 0) {
 		for (const struct th_test *t = tests; t->name; t++)
 			printf("%s\n", t->name);

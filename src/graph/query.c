@@ -229,6 +229,7 @@ static _Thread_local const struct kg_graph *sort_graph;
 static void module_indexes_sort(const struct kg_graph *g, int *idx, size_t n,
                                 int (*cmp)(const void *, const void *))
 {
+	sort_graph = g;
 	qsort(idx, n, sizeof(int), cmp);
 	sort_graph = NULL;
 }
