@@ -6,6 +6,7 @@
 #
 # Without CORPUS_DIR, a corpus is made with bench/make_corpus.sh in a
 # temporary directory (removed afterwards). Needs `make` done first.
+# needs: elixir
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=${1:-}

@@ -2,6 +2,7 @@
  * api_base64.c - libFuzzer target for the base64 decoder that reads object
  * code sent to the worker (src/api/base64.c): any input is decoded or
  * refused without an over-read, and what decodes re-encodes to the input.
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>

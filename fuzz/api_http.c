@@ -8,6 +8,7 @@
  * the route, the bytes up to the first newline are the query string (or the
  * path parameter), the rest is the body. The server must answer every
  * request with an HTTP status and stay up.
+ * needs:
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -2,6 +2,7 @@
  * fuzz/beam.c - libFuzzer target for the BEAM object-code reader
  * (src/source/beam.c): any bytes in, facts or an error out, never a crash,
  * leak or over-read. Seeds: fuzz/corpus/beam/ (small real .beam files).
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -2,6 +2,7 @@
  * libFuzzer target for the Elixir reader: ex_parse over arbitrary bytes must
  * return 0 or an error code, never crash, and every fact it returns must be
  * readable (each string is touched, so that ASan sees a bad pointer).
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -5,6 +5,7 @@
  * comparison must render it without crashing.
  *
  * Input: a JSON array of snapshots, or {"finalize": {...}, "snapshots": [...]}.
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>

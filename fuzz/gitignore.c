@@ -1,6 +1,7 @@
 /*
  * gitignore.c - libFuzzer target for the indexer's .gitignore reader
  * (src/graph/ignore.c): any text parses, and matching never fails.
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,6 @@
 /*
  * Fuzz target: epmd PORT2_RESP replies (src/observe/epmd.c).
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,7 @@
 /*
  * Fuzz target: Erlang external terms from a node (src/observe/term.c).
  * The input is a term without version byte.
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>

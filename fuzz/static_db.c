@@ -3,6 +3,7 @@
  * written as a database file, opened with kg_db_open() and queried. A damaged
  * file must give an error code, never a crash or an unbounded allocation.
  * Seed: fuzz/corpus/static_db/ (the shop fixture's index).
+ * needs:
  */
 #include <stdint.h>
 #include <stdio.h>

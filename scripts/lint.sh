@@ -2,6 +2,7 @@
 # make lint: formatting (clang-format), static analysis (cppcheck), and the
 # banned-function check (strcpy, strcat, sprintf, gets, atoi have bounded or
 # checked replacements in src/base/str.h and snprintf).
+# needs: clang-format cppcheck git
 set -u
 cd "$(dirname "$0")/.."
 status=0

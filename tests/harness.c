@@ -6,6 +6,7 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,6 +88,54 @@ void th_skip(const char *fmt, ...)
 	fflush(stdout);
 	run_defers();
 	exit(TH_EXIT_SKIP);
+}
+
+void th_fail_missing(const char *file, int line, const char *package, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stdout, "    %s:%d: missing dependency: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fprintf(stdout,
+	        "; it comes with the Debian package %s, which %s declares in its needs: line: "
+	        "install it with scripts/deps.sh test\n",
+	        package, file);
+	fflush(stdout);
+	run_defers();
+	exit(1);
+}
+
+bool th_have_program(const char *program)
+{
+	if (strchr(program, '/'))
+		return access(program, X_OK) == 0;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (;;) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+		char candidate[4096];
+		/* An empty entry of $PATH is the current directory. */
+		int n = snprintf(candidate, sizeof(candidate), "%.*s/%s", len ? (int)len : 1,
+		                 len ? path : ".", program);
+		if (n > 0 && (size_t)n < sizeof(candidate) && access(candidate, X_OK) == 0)
+			return true;
+		if (!end)
+			return false;
+		path = end + 1;
+	}
+}
+
+bool th_have_otp_app(const char *app)
+{
+	char pattern[512];
+	glob_t g;
+	snprintf(pattern, sizeof(pattern), "/usr/lib/erlang/lib/%s-*/ebin", app);
+	bool found = glob(pattern, GLOB_ONLYDIR, NULL, &g) == 0 && g.gl_pathc > 0;
+	globfree(&g);
+	return found;
 }
 
 static double now_ms(void)

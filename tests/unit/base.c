@@ -1,5 +1,6 @@
 /*
  * Unit tests for src/base: buffers, arrays, maps, arenas, strings, files.
+ * needs:
  */
 #include <stdio.h>
 #include <stdlib.h>
