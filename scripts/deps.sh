@@ -25,7 +25,9 @@
 # goal is the goal_files table below; test suites, fuzz targets and bench
 # scripts must each have a `needs:` line. `--check` fails, naming the package
 # and the file, when a file declares a package its goal does not install, a
-# package the table does not know, or no `needs:` line where one is required.
+# package the table does not know, no `needs:` line where one is required,
+# or a TH_NEED(..., "package", ...) check in a C file whose `needs:` line
+# (with what it reaches through paths) does not declare that package.
 # `make lint` runs it for every goal.
 #
 # Idempotent: a second run with everything present makes no network call.
@@ -124,14 +126,14 @@ needs_of() {
   echo "$line"
 }
 
-# Checks one goal's declarations; prints one line per problem, returns their count.
+# Checks one goal's declarations; prints one line per problem, fails on any.
 check_goal() {
   local goal=$1 problems=0 have file word
   have=" $(goal_packages "$goal" | tr '\n' ' ') "
   local all=" $(table_rows | awk '{ print $1 }' | tr '\n' ' ') "
   # shellcheck disable=SC2046
   for file in $(cd "$here" && eval "ls -d $(goal_files "$goal")" 2>/dev/null); do
-    local seen=" " words cur
+    local seen=" " words cur declared=" "
     local -a todo=("$file")
     while [ "${#todo[@]}" -gt 0 ]; do
       cur=${todo[0]}
@@ -155,6 +157,7 @@ check_goal() {
           *)
             local via=""
             [ "$cur" = "$file" ] || via=" (through $cur)"
+            declared="$declared$word "
             if [[ "$all" != *" $word "* ]]; then
               echo "deps.sh: $file needs $word$via, a package the table of scripts/deps.sh does not know: add it there with its goals"
               problems=$((problems + 1))
@@ -166,8 +169,22 @@ check_goal() {
         esac
       done
     done
+    # A package a C file checks for with TH_NEED must be declared too.
+    if [[ "$file" == *.c ]]; then
+      for word in $(th_need_strings "$file"); do
+        if [[ "$all" == *" $word "* && "$declared" != *" $word "* ]]; then
+          echo "deps.sh: $file checks for $word (TH_NEED) but its needs: line does not declare it"
+          problems=$((problems + 1))
+        fi
+      done
+    fi
   done
-  return "$problems"
+  [ "$problems" -eq 0 ]
+}
+
+# The string literals inside the TH_NEED(...) calls of a C file.
+th_need_strings() {
+  tr '\n' ' ' <"$here/$1" | grep -oE 'TH_NEED\([^;]*;' | grep -oE '"[^"]*"' | tr -d '"' || true
 }
 
 check_required() {
@@ -179,7 +196,7 @@ check_required() {
       problems=$((problems + 1))
     fi
   done
-  return "$problems"
+  [ "$problems" -eq 0 ]
 }
 
 cmd_check() {

@@ -104,6 +104,22 @@ static void unknown_package_and_missing_line_fail(void)
 	free(err);
 }
 
+static void th_need_without_declaration_fails(void)
+{
+	const char *root = small_tree("wrk", "");
+	write_file(root, "tests/integration/z.c",
+	           "/*\n * z.c - a suite.\n * needs: wrk\n */\nstatic void t(void)\n{\n"
+	           "\tTH_NEED(th_have_program(\"wrk\"), \"wrk\", \"no wrk\");\n"
+	           "\tTH_NEED(th_have_program(\"chromium\"),\n\t        \"chromium\", \"no "
+	           "chromium\");\n}\n");
+	char *err = NULL;
+	TH_ASSERT_INT_EQ(deps_run(root, "--check", "test", &err), 1);
+	TH_ASSERT_STR_CONTAINS(err, "tests/integration/z.c checks for chromium (TH_NEED) but its "
+	                            "needs: line does not declare it");
+	TH_ASSERT(strstr(err, "checks for wrk") == NULL);
+	free(err);
+}
+
 static void clean_small_tree_passes(void)
 {
 	const char *root = small_tree("", "wrk");
@@ -120,6 +136,7 @@ int main(int argc, char **argv)
 	    TH_TEST(test_list_has_what_the_demo_test_needs),
 	    TH_TEST(omission_fails_naming_package_and_file),
 	    TH_TEST(unknown_package_and_missing_line_fail),
+	    TH_TEST(th_need_without_declaration_fails),
 	    TH_TEST(clean_small_tree_passes),
 	    TH_END,
 	};
