@@ -3,12 +3,15 @@
 #   make            build bin/giulia and bin/giulia-observe (installs what is missing)
 #   make test       build and run every test suite; SANITIZE=1 for ASan+UBSan
 #   make demo       the end-to-end demo (see README.md)
-#   make lint       clang-format, cppcheck and the banned-function check
+#   make lint       the package lists' check, clang-format, cppcheck, banned functions
 #   make bench      the benchmarks of bench/ (results go to BENCHMARKS.md by hand)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS
 #
 # Sources are found by directory: every src/**/*.c is part of the library,
 # every tests/{unit,integration,e2e}/*.c is a suite, every fuzz/*.c a target.
+#
+# What each goal installs is scripts/deps.sh's table; the build itself
+# needs: build-essential pkg-config erlang-base erlang-dev libtree-sitter-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev zlib1g-dev npm
 
 CC ?= cc
 SANITIZE ?=
@@ -131,8 +134,11 @@ demo: all
 	@scripts/deps.sh demo
 	@scripts/demo.sh
 
+# The package lists are checked with the code: every goal must install what
+# its targets declare in their needs: lines (scripts/deps.sh).
 lint:
 	@scripts/deps.sh lint
+	@scripts/deps.sh --check
 	@scripts/lint.sh
 
 bench: all

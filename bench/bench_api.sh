@@ -18,6 +18,7 @@
 # MODULES (default 400), SECONDS_INGEST (default 30), FINALIZE_SNAPSHOTS
 # (default 3600: one hour at 1 s), GIULIA (binary).
 # Prints a Markdown table for BENCHMARKS.md.
+# needs: curl wrk python3 erlang-base
 set -eu
 cd "$(dirname "$0")/.."
 GIULIA=${GIULIA:-$PWD/bin/giulia}

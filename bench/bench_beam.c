@@ -16,6 +16,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/runtime.h"
 #include "base/str.h"
 #include "base/vec.h"
 #include "source/beam.h"
@@ -69,6 +70,7 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
+	gi_runtime_init();
 	if (argc < 3) {
 		fprintf(stderr, "usage: bench_beam THREADS ROOT...\n");
 		return 2;

@@ -6,6 +6,7 @@
 # `## BEAM reader`.
 #
 #   bench/bench_beam.sh [ROOT...]     (default: /usr/lib/erlang /usr/lib/elixir)
+# needs: elixir
 set -eu
 cd "$(dirname "$0")/.."
 roots=("$@")

@@ -6,6 +6,7 @@
 #
 # Without CORPUS_DIR, a corpus is made with bench/make_corpus.sh in a
 # temporary directory (removed afterwards). Needs `make` done first.
+# needs: elixir
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=${1:-}
@@ -17,6 +18,6 @@ if [ -z "$corpus" ]; then
 fi
 # shellcheck disable=SC2046
 cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -o "$tmp/elixir_extract" bench/elixir_extract.c \
-  build/release/libgiulia.a $(pkg-config --libs tree-sitter) -lpthread -lm
+  build/release/libgiulia.a $(pkg-config --libs tree-sitter jansson) -lpthread -lm
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$tmp/elixir_extract" "$corpus" 3

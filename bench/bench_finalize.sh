@@ -6,6 +6,7 @@
 #
 # Environment: PROJECTS (default 8), MODULES per project (default 400),
 # ROUNDS (default 5). Prints a Markdown table for BENCHMARKS.md.
+# needs:
 set -eu
 cd "$(dirname "$0")/.."
 PROJECTS=${PROJECTS:-8}

@@ -5,6 +5,7 @@
 #
 # Environment: SIZES (snapshot counts, default "600 3600 14400").
 # Prints a Markdown table for BENCHMARKS.md.
+# needs:
 set -eu
 cd "$(dirname "$0")/.."
 SIZES=${SIZES:-"600 3600 14400"}

@@ -13,6 +13,7 @@
 # fleet     one observer process watching 20 nodes at 1 s for 30 s: its CPU
 #           and peak RSS.
 # Everything started here is stopped on exit. Needs `make` first.
+# needs: erlang-base
 set -eu
 cd "$(dirname "$0")/.."
 root=$(pwd)

@@ -17,6 +17,7 @@
 #
 #   bench/bench_static.sh            (make bench runs it with the others)
 #   BENCH_DIR=/tmp/x BENCH_COPIES=1 BENCH_ROUNDS=1 bench/bench_static.sh
+# needs: elixir
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${BENCH_ROUNDS:-3}

@@ -20,6 +20,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/runtime.h"
 #include "base/str.h"
 #include "source/elixir.h"
 
@@ -42,6 +43,7 @@ struct file {
 
 int main(int argc, char **argv)
 {
+	gi_runtime_init();
 	if (argc < 2) {
 		fprintf(stderr, "usage: elixir_extract DIR [ROUNDS]\n");
 		return 2;

@@ -20,6 +20,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/runtime.h"
 #include "base/str.h"
 #include "graph/query.h"
 #include "profile/finalize.h"
@@ -90,6 +91,7 @@ static char *match_by_graphs(json_t *projects, json_t *seen)
 int main(int argc, char **argv)
 {
 	int64_t projects = 8, modules = 400, rounds = 5;
+	gi_runtime_init();
 	if (argc < 2 || (argc > 2 && gi_parse_int64(argv[2], 1, 1000, &projects) != 0) ||
 	    (argc > 3 && gi_parse_int64(argv[3], 2, 100000, &modules) != 0) ||
 	    (argc > 4 && gi_parse_int64(argv[4], 1, 1000, &rounds) != 0)) {

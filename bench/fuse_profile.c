@@ -20,6 +20,7 @@
 
 #include "../tests/unit/fuse_series.h"
 #include "base/buf.h"
+#include "base/runtime.h"
 #include "fuse/fuse.h"
 
 static double now_ms(void)
@@ -54,6 +55,7 @@ static void tweak(json_t *s, long seq, void *arg)
 
 int main(int argc, char **argv)
 {
+	gi_runtime_init();
 	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 3600;
 	if (argc > 2 && strcmp(argv[2], "stream") == 0) {
 		json_t *fin = series_finalize("complete", n, NULL);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/runtime.h"
 #include "base/str.h"
 #include "observe/observe.h"
 
@@ -41,6 +42,7 @@ static long rss_peak_kb(void)
 
 int main(int argc, char **argv)
 {
+	gi_runtime_init();
 	if (argc < 6) {
 		fprintf(stderr, "usage: observe_watch COOKIE INTERVAL_MS SECONDS MODS|- NODE...\n");
 		return 2;

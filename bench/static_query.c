@@ -14,6 +14,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/runtime.h"
 #include "base/str.h"
 #include "graph/query.h"
 
@@ -39,6 +40,7 @@ static void report(const char *name, int64_t *us, size_t n)
 
 int main(int argc, char **argv)
 {
+	gi_runtime_init();
 	if (argc < 2) {
 		fprintf(stderr, "usage: static_query DB [ITER]\n");
 		return 2;

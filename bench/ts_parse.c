@@ -17,6 +17,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/runtime.h"
 #include "base/str.h"
 #include "base/vec.h"
 
@@ -60,6 +61,7 @@ static void *parse_loop(void *arg)
 
 int main(int argc, char **argv)
 {
+	gi_runtime_init();
 	if (argc < 2) {
 		fprintf(stderr, "usage: ts_parse DIR [THREADS]\n");
 		return 2;

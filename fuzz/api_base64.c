@@ -2,6 +2,7 @@
  * api_base64.c - libFuzzer target for the base64 decoder that reads object
  * code sent to the worker (src/api/base64.c): any input is decoded or
  * refused without an over-read, and what decodes re-encodes to the input.
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 
 #include "api/base64.h"
 #include "base/alloc.h"
+#include "base/runtime.h"
 
 int cli_exit_code_for(int gi_error);
 int cli_exit_code_for(int gi_error)
@@ -19,6 +21,7 @@ int cli_exit_code_for(int gi_error)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	unsigned char *out = NULL;
 	size_t len = 0;
 	if (api_base64_decode((const char *)data, size, &out, &len) == 0) {

@@ -8,6 +8,7 @@
  * the route, the bytes up to the first newline are the query string (or the
  * path parameter), the rest is the body. The server must answer every
  * request with an HTTP status and stay up.
+ * needs:
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -22,6 +23,7 @@
 #include "api/worker.h"
 #include "base/buf.h"
 #include "base/log.h"
+#include "base/runtime.h"
 
 static const char *const ROUTES[][2] = {
     {"POST", "/api/runtime/ingest"},
@@ -87,6 +89,7 @@ static int roundtrip(const char *req, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	if (!port)
 		start_worker();
 	if (size < 1)

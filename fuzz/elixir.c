@@ -2,11 +2,13 @@
  * libFuzzer target for the Elixir reader: ex_parse over arbitrary bytes must
  * return 0 or an error code, never crash, and every fact it returns must be
  * readable (each string is touched, so that ASan sees a bad pointer).
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "base/runtime.h"
 #include "source/elixir.h"
 #include "source/facts.h"
 
@@ -20,6 +22,7 @@ static void touch(const char *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	struct facts_file *f = NULL;
 	if (ex_parse("fuzz.ex", (const char *)data, size, &f) != 0)
 		return 0;

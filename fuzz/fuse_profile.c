@@ -5,17 +5,20 @@
  * comparison must render it without crashing.
  *
  * Input: a JSON array of snapshots, or {"finalize": {...}, "snapshots": [...]}.
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/runtime.h"
 #include "fuse/fuse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	json_t *in = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
 	if (!in)
 		return 0;

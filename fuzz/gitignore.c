@@ -1,10 +1,12 @@
 /*
  * gitignore.c - libFuzzer target for the indexer's .gitignore reader
  * (src/graph/ignore.c): any text parses, and matching never fails.
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/runtime.h"
 #include "graph/ignore.h"
 
 /* The library's CLI command tables call this, defined in src/cli/main.c,
@@ -17,6 +19,7 @@ int cli_exit_code_for(int gi_error)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	if (size > KG_IGNORE_MAX_BYTES)
 		return 0;
 	struct kg_ignore ig;

@@ -1,18 +1,21 @@
 /*
  * Fuzz target: Erlang external terms from a node (src/observe/term.c).
  * The input is a term without version byte.
+ * needs:
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/runtime.h"
 #include "observe/term.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	if (size > 1 << 20)
 		return 0;
 	/* an exact-size copy so that any read past the end is caught */

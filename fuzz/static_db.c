@@ -3,12 +3,14 @@
  * written as a database file, opened with kg_db_open() and queried. A damaged
  * file must give an error code, never a crash or an unbounded allocation.
  * Seed: fuzz/corpus/static_db/ (the shop fixture's index).
+ * needs:
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/runtime.h"
 #include "graph/query.h"
 
 /* The library's CLI command tables call this, defined in src/cli/main.c,
@@ -21,6 +23,7 @@ int cli_exit_code_for(int gi_error)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	gi_runtime_init();
 	char path[] = "/tmp/giulia-fuzz-db-XXXXXX";
 	int fd = mkstemp(path);
 	if (fd < 0)

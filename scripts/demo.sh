@@ -27,6 +27,7 @@
 # or no `profile`), the demo runs its interim form: the static results of
 # whatever static commands exist, one-shot runtime views if `pulse`/`top`/
 # `trace` exist, and the load's own numbers.
+# needs: curl wrk scripts/nexus.sh examples/nexus/mix.exs
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)

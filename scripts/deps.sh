@@ -1,7 +1,34 @@
 #!/usr/bin/env bash
-# Installs what Giulia needs on a Debian 12 machine, and only what is missing.
+# Installs what Giulia needs on a Debian 12 machine, and only what is missing;
+# checks that every goal installs what its own targets declare they need.
 #
-#   scripts/deps.sh [build|test|demo|bench|lint|fuzz]...
+#   scripts/deps.sh [GOAL...]          install what the goals need (default: build)
+#   scripts/deps.sh --list GOAL...     print the goals' packages, one a line
+#   scripts/deps.sh --extra GOAL...    print the packages these goals add to those of
+#                                      build and lint: what .ci/run removes first
+#   scripts/deps.sh --check [GOAL...]  check the declarations (default: every goal)
+#
+# Goals: build, test, demo, bench, lint, fuzz. test, demo, bench and fuzz build
+# the binaries first, so they include build's packages.
+#
+# One table below says which goals need each package; each goal's list is
+# derived from it. The targets of a goal declare what they need in a `needs:`
+# line near their top (in their first 40 lines):
+#
+#   /* needs: erlang-p1-sqlite3 wrk scripts/nexus.sh */     (C)
+#   # needs: curl wrk                                       (shell, Elixir)
+#
+# Each word is a Debian package or a path (it has a '/') relative to the
+# repository's root, meaning "what that file declares" (e2e/demo.c runs
+# scripts/nexus.sh, so it needs what nexus.sh needs). An empty list says the
+# target needs nothing beyond build's packages. Which files belong to which
+# goal is the goal_files table below; test suites, fuzz targets and bench
+# scripts must each have a `needs:` line. `--check` fails, naming the package
+# and the file, when a file declares a package its goal does not install, a
+# package the table does not know, no `needs:` line where one is required,
+# or a TH_NEED(..., "package", ...) check in a C file whose `needs:` line
+# (with what it reaches through paths) does not declare that package.
+# `make lint` runs it for every goal.
 #
 # Idempotent: a second run with everything present makes no network call.
 # Every dependency comes from Debian's packages, except the Elixir grammar,
@@ -11,64 +38,238 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-build_pkgs="build-essential pkg-config erlang-base erlang-dev elixir libtree-sitter-dev
-  libsqlite3-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev zlib1g-dev npm"
-test_pkgs="erlang-tools erlang-p1-sqlite3 erlang-syntax-tools erlang-inets sqlite3 curl wrk chromium
-  libclang-rt-14-dev clang"
-demo_pkgs="erlang-inets erlang-p1-sqlite3 erlang-p1-pgsql wrk curl"
-bench_pkgs="wrk hyperfine time erlang-p1-sqlite3"
-lint_pkgs="clang-format cppcheck"
-fuzz_pkgs="clang libclang-rt-14-dev"
+# package               goals               what for
+PACKAGES="
+build-essential         build               the C compiler and make
+pkg-config              build               the libraries' flags
+erlang-base             build               erl, erlc, erl_call: every BEAM node of the tests and the demo
+erlang-dev              build               ei.h and libei.a (the C node)
+elixir                  build               elixirc: the tests' targets, the demo's Nexus, the grammar's oracle
+libtree-sitter-dev      build               the parser runtime
+libsqlite3-dev          build               the knowledge-graph and observation stores
+libmicrohttpd-dev       build               the daemons' HTTP
+libjansson-dev          build               JSON
+libcurl4-openssl-dev    build               the CLI's and the daemons' HTTP client
+zlib1g-dev              build               compressed BEAM chunks
+npm                     build               fetches the pinned tree-sitter-elixir grammar
+erlang-tools            test                xref, the object-code oracle's call graph
+erlang-inets            test,demo           httpd, Nexus's HTTP server
+erlang-p1-sqlite3       test,demo           :sqlite3, the store of Nexus and of the catalog target
+erlang-p1-pgsql         test,demo           :pgsql, Nexus's PostgreSQL repo (compiled with --warnings-as-errors)
+curl                    test,demo,bench     scripts/nexus.sh health checks, the demo's and benches' requests
+wrk                     test,demo,bench     HTTP load on the demo target and the daemons
+chromium                test                renders the HTML report headless
+python3                 bench               bench_api.sh's free ports and snapshot bodies
+clang                   fuzz                libFuzzer
+libclang-rt-14-dev      fuzz                libFuzzer's runtime and the fuzz targets' sanitizers
+clang-format            lint                formatting
+cppcheck                lint                static analysis
+git                     lint                the list of files to lint
+"
+GOALS="build test demo bench lint fuzz"
+
+# Which files declare the needs of which goal (globs, relative to the root),
+# and which of them must have a `needs:` line.
+goal_files() {
+  case "$1" in
+    build) echo "Makefile" ;;
+    test) echo "tests/harness.c tests/run.sh tests/support/*.c tests/unit/*.c tests/integration/*.c tests/e2e/*.c tests/fixtures/targets/build.sh" ;;
+    demo) echo "scripts/demo.sh scripts/nexus.sh examples/nexus/mix.exs" ;;
+    bench) echo "bench/run.sh bench/*.sh bench/*.c" ;;
+    lint) echo "scripts/lint.sh" ;;
+    fuzz) echo "scripts/fuzz.sh fuzz/*.c" ;;
+  esac
+}
+REQUIRED="tests/unit/*.c tests/integration/*.c tests/e2e/*.c fuzz/*.c bench/bench_*.sh
+  Makefile scripts/demo.sh scripts/lint.sh scripts/fuzz.sh examples/nexus/mix.exs"
 
 GRAMMAR_VERSION=0.3.5
 GRAMMAR_INTEGRITY="sha512-xozQMvYK0aSolcQZAx2d84Xe/YMWFuRPYFlLVxO01bM2GITh5jyiIp0TqPCQa8754UzRAI7A83hZmfiYub5TZQ=="
 GRAMMAR_DIR="$here/build/tree-sitter-elixir"
 
-want=""
-for goal in "${@:-build}"; do
-  case "$goal" in
-    build) want="$want $build_pkgs" ;;
-    test) want="$want $build_pkgs $test_pkgs" ;;
-    demo) want="$want $build_pkgs $demo_pkgs" ;;
-    bench) want="$want $build_pkgs $bench_pkgs" ;;
-    lint) want="$want $lint_pkgs" ;;
-    fuzz) want="$want $build_pkgs $fuzz_pkgs" ;;
-    *) echo "deps.sh: unknown goal '$goal' (build, test, demo, bench, lint, fuzz)" >&2; exit 2 ;;
+die() { echo "deps.sh: $*" >&2; exit 1; }
+
+known_goal() { case " $GOALS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# The table's rows as "package goals", without comments and blank lines.
+table_rows() { printf '%s\n' "$PACKAGES" | awk 'NF >= 2 { print $1, $2 }'; }
+
+# The packages the table gives to `goal` itself (not through build).
+table_packages() {
+  table_rows | awk -v g="$1" '{ n = split($2, gs, ","); for (i = 1; i <= n; i++) if (gs[i] == g) print $1 }'
+}
+
+# The packages a goal installs: its own, plus build's for the goals that build.
+goal_packages() {
+  case "$1" in
+    test | demo | bench | fuzz) table_packages build ;;
   esac
-done
+  table_packages "$1"
+}
 
-missing=""
-for p in $want; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    # node and npm may come from outside Debian's packages on some images.
-    if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then continue; fi
-    case " $missing " in *" $p "*) ;; *) missing="$missing $p" ;; esac
-  fi
-done
+# The packages of the goals in the arguments that neither build nor lint needs.
+extra_packages() {
+  local base g
+  base=" $(goal_packages build | tr '\n' ' ') $(goal_packages lint | tr '\n' ' ') "
+  for g in "$@"; do table_packages "$g"; done | awk '!seen[$0]++' | while read -r p; do
+    [[ "$base" == *" $p "* ]] || echo "$p"
+  done
+}
 
-if [ -n "$missing" ]; then
-  echo "deps.sh: installing:$missing" >&2
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
+# The words of `file`'s needs: line; fails when it has none.
+needs_of() {
+  local line
+  line=$(head -n 40 "$here/$1" | grep -m 1 -E '^[[:space:]]*(/\*|#|%+|\*|//)?[[:space:]]*needs:' || true)
+  [ -n "$line" ] || return 1
+  line=${line#*needs:}
+  line=${line%%\*/*}
+  echo "$line"
+}
+
+# Checks one goal's declarations; prints one line per problem, fails on any.
+check_goal() {
+  local goal=$1 problems=0 have file word
+  have=" $(goal_packages "$goal" | tr '\n' ' ') "
+  local all=" $(table_rows | awk '{ print $1 }' | tr '\n' ' ') "
+  # shellcheck disable=SC2046
+  for file in $(cd "$here" && eval "ls -d $(goal_files "$goal")" 2>/dev/null); do
+    local seen=" " words cur declared=" "
+    local -a todo=("$file")
+    while [ "${#todo[@]}" -gt 0 ]; do
+      cur=${todo[0]}
+      todo=("${todo[@]:1}")
+      case "$seen" in *" $cur "*) continue ;; esac
+      seen="$seen$cur "
+      if [ ! -f "$here/$cur" ]; then
+        echo "deps.sh: $file needs what $cur needs, but there is no $cur"
+        problems=$((problems + 1))
+        continue
+      fi
+      if ! words=$(needs_of "$cur"); then
+        [ "$cur" = "$file" ] && continue
+        echo "deps.sh: $file needs what $cur needs, but $cur has no needs: line"
+        problems=$((problems + 1))
+        continue
+      fi
+      for word in $words; do
+        case "$word" in
+          */*) todo+=("$word") ;;
+          *)
+            local via=""
+            [ "$cur" = "$file" ] || via=" (through $cur)"
+            declared="$declared$word "
+            if [[ "$all" != *" $word "* ]]; then
+              echo "deps.sh: $file needs $word$via, a package the table of scripts/deps.sh does not know: add it there with its goals"
+              problems=$((problems + 1))
+            elif [[ "$have" != *" $word "* ]]; then
+              echo "deps.sh: $file needs $word$via, which goal '$goal' does not install: add '$goal' to $word's goals in scripts/deps.sh"
+              problems=$((problems + 1))
+            fi
+            ;;
+        esac
+      done
+    done
+    # A package a C file checks for with TH_NEED must be declared too.
+    if [[ "$file" == *.c ]]; then
+      for word in $(th_need_strings "$file"); do
+        if [[ "$all" == *" $word "* && "$declared" != *" $word "* ]]; then
+          echo "deps.sh: $file checks for $word (TH_NEED) but its needs: line does not declare it"
+          problems=$((problems + 1))
+        fi
+      done
+    fi
+  done
+  [ "$problems" -eq 0 ]
+}
+
+# The string literals inside the TH_NEED(...) calls of a C file.
+th_need_strings() {
+  tr '\n' ' ' <"$here/$1" | grep -oE 'TH_NEED\([^;]*;' | grep -oE '"[^"]*"' | tr -d '"' || true
+}
+
+check_required() {
+  local problems=0 file
   # shellcheck disable=SC2086
-  $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
+  for file in $(cd "$here" && eval "ls -d $REQUIRED" 2>/dev/null); do
+    if ! needs_of "$file" >/dev/null; then
+      echo "deps.sh: $file has no needs: line near its top (an empty 'needs:' says build's packages are enough)"
+      problems=$((problems + 1))
+    fi
+  done
+  [ "$problems" -eq 0 ]
+}
+
+cmd_check() {
+  local goals="${*:-$GOALS}" failed=0 g
+  for g in $goals; do
+    known_goal "$g" || die "unknown goal '$g' ($GOALS)"
+    check_goal "$g" >&2 || failed=1
+  done
+  check_required >&2 || failed=1
+  [ "$failed" -eq 0 ] || die "the package lists miss what their targets declare (see above)"
+  echo "deps.sh: every goal installs what its targets declare ($goals)"
+}
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+cmd_install() {
+  local want="" missing="" p g
+  for g in "${@:-build}"; do
+    known_goal "$g" || { echo "deps.sh: unknown goal '$g' ($GOALS)" >&2; exit 2; }
+    want="$want $(goal_packages "$g" | tr '\n' ' ')"
+  done
+  for p in $want; do
+    if ! installed "$p"; then
+      # node and npm may come from outside Debian's packages on some images.
+      if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then continue; fi
+      case " $missing " in *" $p "*) ;; *) missing="$missing $p" ;; esac
+    fi
+  done
+  if [ -n "$missing" ]; then
+    echo "deps.sh: installing:$missing" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq || die "apt-get update failed; cannot install:$missing"
+    # shellcheck disable=SC2086
+    $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+      die "apt-get install failed for:$missing"
+    for p in $missing; do
+      installed "$p" || die "$p is still not installed after apt-get install"
+    done
+  fi
+  install_grammar
+}
 
 # The Elixir grammar, pinned and checked, unpacked once.
-if [ ! -f "$GRAMMAR_DIR/.ok-$GRAMMAR_VERSION" ]; then
+install_grammar() {
+  [ ! -f "$GRAMMAR_DIR/.ok-$GRAMMAR_VERSION" ] || return 0
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  (cd "$tmp" && npm pack --silent "tree-sitter-elixir@$GRAMMAR_VERSION" >/dev/null)
-  tgz="$tmp/tree-sitter-elixir-$GRAMMAR_VERSION.tgz"
+  (cd "$tmp" && npm pack --silent "tree-sitter-elixir@$GRAMMAR_VERSION" >/dev/null) ||
+    die "npm pack tree-sitter-elixir@$GRAMMAR_VERSION failed"
+  local tgz="$tmp/tree-sitter-elixir-$GRAMMAR_VERSION.tgz" got
   got="sha512-$(node -e 'const c=require("crypto"),f=require("fs");process.stdout.write(c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$tgz")"
   if [ "$got" != "$GRAMMAR_INTEGRITY" ]; then
-    echo "deps.sh: tree-sitter-elixir@$GRAMMAR_VERSION integrity mismatch: got $got" >&2
-    exit 1
+    die "tree-sitter-elixir@$GRAMMAR_VERSION integrity mismatch: got $got"
   fi
   rm -rf "$GRAMMAR_DIR"
   mkdir -p "$GRAMMAR_DIR"
   tar -xzf "$tgz" -C "$GRAMMAR_DIR" --strip-components=1 package/src package/queries package/LICENSE package/package.json
   touch "$GRAMMAR_DIR/.ok-$GRAMMAR_VERSION"
-fi
+}
+
+case "${1:-}" in
+  --check) shift; cmd_check "$@" ;;
+  --list)
+    shift
+    for g in "$@"; do known_goal "$g" || die "unknown goal '$g' ($GOALS)"; goal_packages "$g"; done | awk '!seen[$0]++'
+    ;;
+  --extra)
+    shift
+    for g in "$@"; do known_goal "$g" || die "unknown goal '$g' ($GOALS)"; done
+    extra_packages "$@"
+    ;;
+  -*) die "unknown option '$1' (--check, --list, --extra)" ;;
+  *) cmd_install "$@" ;;
+esac

@@ -4,6 +4,7 @@
 # build/fuzz/crashes/NAME/ and make the script fail.
 #
 #   scripts/fuzz.sh SECONDS TARGET...
+# needs: clang libclang-rt-14-dev
 set -u
 seconds=${1:?usage: fuzz.sh SECONDS TARGET...}
 shift

@@ -3,6 +3,7 @@
 # banned-function check (strcpy, strcat, sprintf, gets, atoi have bounded or
 # checked replacements in src/base/str.h and snprintf), and the include
 # layers of src/ (README.md, "Layers").
+# needs: clang-format cppcheck git
 set -u
 cd "$(dirname "$0")/.."
 status=0

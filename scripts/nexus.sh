@@ -20,6 +20,7 @@
 # its SQLite database, its log (`nexus.log`) and its pid. The node reads the
 # cookie from a private HOME inside the run directory, so the cookie never
 # appears on a command line.
+# needs: erlang-base elixir curl wrk examples/nexus/mix.exs
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +37,7 @@ erl_call_bin() {
   local c
   c=$(find /usr/lib/erlang/lib -path "*/erl_interface-*/bin/erl_call" 2>/dev/null | sort | tail -n 1)
   [ -n "$c" ] || c=$(command -v erl_call || true)
-  [ -n "$c" ] || die "erl_call not found (Debian package erlang-dev)"
+  [ -n "$c" ] || die "erl_call not found (Debian package erlang-base; scripts/deps.sh demo)"
   echo "$c"
 }
 

@@ -2,9 +2,11 @@
  * harness.c - the test runner behind harness.h: fork per test, process-group
  * cleanup, temporary directories, totals.
  */
+#include "base/runtime.h"
 #include "harness.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,6 +88,54 @@ void th_skip(const char *fmt, ...)
 	fflush(stdout);
 	run_defers();
 	exit(TH_EXIT_SKIP);
+}
+
+void th_fail_missing(const char *file, int line, const char *package, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stdout, "    %s:%d: missing dependency: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fprintf(stdout,
+	        "; it comes with the Debian package %s, which %s declares in its needs: line: "
+	        "install it with scripts/deps.sh test\n",
+	        package, file);
+	fflush(stdout);
+	run_defers();
+	exit(1);
+}
+
+bool th_have_program(const char *program)
+{
+	if (strchr(program, '/'))
+		return access(program, X_OK) == 0;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (;;) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+		char candidate[4096];
+		/* An empty entry of $PATH is the current directory. */
+		int n = snprintf(candidate, sizeof(candidate), "%.*s/%s", len ? (int)len : 1,
+		                 len ? path : ".", program);
+		if (n > 0 && (size_t)n < sizeof(candidate) && access(candidate, X_OK) == 0)
+			return true;
+		if (!end)
+			return false;
+		path = end + 1;
+	}
+}
+
+bool th_have_otp_app(const char *app)
+{
+	char pattern[512];
+	glob_t g;
+	snprintf(pattern, sizeof(pattern), "/usr/lib/erlang/lib/%s-*/ebin", app);
+	bool found = glob(pattern, GLOB_ONLYDIR, NULL, &g) == 0 && g.gl_pathc > 0;
+	globfree(&g);
+	return found;
 }
 
 static double now_ms(void)
@@ -171,6 +221,7 @@ static int run_one(const char *suite, const struct th_test *t, int timeout_s)
 
 int th_main(int argc, char **argv, const char *suite, const struct th_test *tests)
 {
+	gi_runtime_init();
 	if (argc > 1 && strcmp(argv[1], "-l") == 0) {
 		for (const struct th_test *t = tests; t->name; t++)
 			printf("%s\n", t->name);

@@ -12,6 +12,10 @@
  * the test. Each suite prints a line `#TOTALS passed failed skipped` that
  * tests/run.sh sums into the final `N passed, N failed, N skipped`.
  *
+ * A suite declares the Debian packages it needs in a `needs:` line near its
+ * top (scripts/deps.sh installs them for `make test` and checks that its
+ * test list has them); a test that finds one missing fails through TH_NEED.
+ *
  * Usage: suite [-l] [NAME...]   (-l lists tests; NAMEs select tests)
  * Environment: TH_TIMEOUT (seconds per test, default 300).
  */
@@ -42,8 +46,19 @@ int th_main(int argc, char **argv, const char *suite, const struct th_test *test
 const char *th_tmpdir(void);
 /* Runs fn(arg) when the test ends, whatever the outcome (last registered first). */
 void th_defer(void (*fn)(void *), void *arg);
-/* Ends the test as skipped with a reason. */
+/* Ends the test as skipped with a reason: only for a capability the machine
+ * genuinely lacks (say so in the reason), never for a missing package, which
+ * is a failure (TH_NEED). Skips are counted in the summary line. */
 void th_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Ends the test as failed because `package`, a Debian package the suite
+ * declares in its needs: line, is missing (used by TH_NEED). */
+void th_fail_missing(const char *file, int line, const char *package, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5), noreturn));
+/* True when `program` is an executable file in a directory of $PATH. */
+bool th_have_program(const char *program);
+/* True when the OTP library directory `app` (e.g. "p1_pgsql": the directory
+ * name, not always the application's) is in /usr/lib/erlang/lib. */
+bool th_have_otp_app(const char *app);
 /* Ends the test as failed (used by the macros). */
 void th_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4), noreturn));
@@ -101,6 +116,15 @@ const char *th_srcdir(void);
 		if (!th_h_ || !strstr(th_h_, th_n_))                                             \
 			th_fail(__FILE__, __LINE__, "%s contains \"%s\": no, it is \"%.2000s\"", \
 			        #hay, th_n_, th_h_ ? th_h_ : "(null)");                          \
+	} while (0)
+
+/* A declared dependency is there, or the test fails (never skips, in CI or
+ * not) naming the package and scripts/deps.sh: `cond` is the check, the
+ * format says what was missing. */
+#define TH_NEED(cond, package, ...)                                                  \
+	do {                                                                         \
+		if (!(cond))                                                         \
+			th_fail_missing(__FILE__, __LINE__, (package), __VA_ARGS__); \
 	} while (0)
 
 /* For functions returning 0 or a GI_E* code. */

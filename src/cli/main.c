@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/runtime.h"
 #include "cli/cli.h"
 
 #ifndef GIULIA_VERSION
@@ -39,6 +40,7 @@ static const char *base_name(const char *path)
 
 int main(int argc, char **argv)
 {
+	gi_runtime_init();
 	if (argc > 0 && strcmp(base_name(argv[0]), "giulia-observe") == 0)
 		return cli_observe_main(argc, argv);
 	if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||

@@ -220,7 +220,22 @@ static bool include_external(const struct kg_query_params *p)
 	return p && p->include_external;
 }
 
-/* Indexes of the modules selected by `keep`, sorted by `cmp`. */
+/* qsort comparators need the graph; queries run on one thread per kg_db and
+ * the graph is read-only, so a thread-local pointer, set only by
+ * module_indexes_sort() right before it sorts, is enough. */
+static _Thread_local const struct kg_graph *sort_graph;
+
+/* Sorts `n` module indexes of `g` by `cmp`, one of the comparators below. */
+static void module_indexes_sort(const struct kg_graph *g, int *idx, size_t n,
+                                int (*cmp)(const void *, const void *))
+{
+	sort_graph = g;
+	qsort(idx, n, sizeof(int), cmp);
+	sort_graph = NULL;
+}
+
+/* Indexes of the modules selected by `keep`, sorted by `cmp` (NULL: graph
+ * order); the caller frees them with gi_free(). */
 static int *modules_sorted(const struct kg_graph *g, bool (*keep)(const struct kg_module *),
                            int (*cmp)(const void *, const void *), size_t *count)
 {
@@ -230,14 +245,10 @@ static int *modules_sorted(const struct kg_graph *g, bool (*keep)(const struct k
 		if (keep(kg_module_at(g, (int)i)))
 			idx[n++] = (int)i;
 	if (cmp)
-		qsort(idx, n, sizeof(int), cmp);
+		module_indexes_sort(g, idx, n, cmp);
 	*count = n;
 	return idx;
 }
-
-/* qsort comparators need the graph; queries run on one thread per kg_db and
- * the graph is read-only, so a thread-local pointer is enough. */
-static _Thread_local const struct kg_graph *sort_graph;
 
 #define MOD(i) kg_module_at(sort_graph, *(const int *)(i))
 
@@ -440,7 +451,6 @@ static int q_modules(struct kg_db *db, const struct kg_graph *g, const struct kg
 {
 	(void)db;
 	size_t n;
-	sort_graph = g;
 	int *idx = modules_sorted(g, include_external(p) ? keep_all : keep_project, by_name, &n);
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++)
@@ -709,7 +719,6 @@ static int q_complexity(struct kg_db *db, const struct kg_graph *g, const struct
 	gi_free(r);
 	json_object_set_new(out, "functions", a);
 	size_t count;
-	sort_graph = g;
 	int *idx = modules_sorted(g, keep_core, by_complexity, &count);
 	json_t *mods = json_array();
 	for (size_t i = 0; i < count && (int)i < top; i++) {
@@ -735,7 +744,6 @@ static void module_list(const struct kg_graph *g, json_t *out, const char *key,
                         void (*row)(const struct kg_module *, json_t *))
 {
 	size_t n;
-	sort_graph = g;
 	int *idx = modules_sorted(g, keep, cmp, &n);
 	json_t *a = json_array();
 	for (size_t i = 0; i < n && (top <= 0 || (int)i < top); i++) {
@@ -894,7 +902,6 @@ static int q_unprotected_hubs(struct kg_db *db, const struct kg_graph *g,
 	(void)db;
 	(void)p;
 	size_t n;
-	sort_graph = g;
 	int *idx = modules_sorted(g, keep_hub, by_in_degree, &n);
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -952,8 +959,7 @@ static json_t *scc_modules_json(const struct kg_graph *g, const struct kg_scc *s
 	int *idx = gi_malloc(sizeof(int) * (size_t)(s->count + 1));
 	for (int k = 0; k < s->count; k++)
 		idx[k] = GI_VEC_AT(&g->scc_members, int, s->first + k);
-	sort_graph = g;
-	qsort(idx, (size_t)s->count, sizeof(int), by_name);
+	module_indexes_sort(g, idx, (size_t)s->count, by_name);
 	for (int k = 0; k < s->count; k++)
 		json_array_append_new(a, json_string(kg_module_at(g, idx[k])->name));
 	gi_free(idx);
@@ -1268,7 +1274,6 @@ int kg_project_modules(struct kg_db *db, json_t **out_array)
 	if (rc)
 		return rc;
 	size_t n;
-	sort_graph = g;
 	int *idx = modules_sorted(g, keep_project, by_name, &n);
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++)

@@ -574,7 +574,7 @@ static bool etf_atom_body(struct rd *r, uint8_t tag, struct etf_value *out)
 {
 	uint32_t n;
 	const uint8_t *text;
-	if (tag == 115 || tag == 119) {
+	if (tag == ETF_TAG_SMALL_ATOM_EXT || tag == ETF_TAG_SMALL_ATOM_UTF8_EXT) {
 		uint8_t n8;
 		if (!rd_u8(r, &n8))
 			return false;
@@ -587,7 +587,7 @@ static bool etf_atom_body(struct rd *r, uint8_t tag, struct etf_value *out)
 	out->kind = ETF_ATOM; /* a NUL inside only shortens the copy of etf_atom_dup */
 	out->text = (const char *)text;
 	out->len = n;
-	out->latin1 = tag == 100 || tag == 115;
+	out->latin1 = tag == ETF_TAG_ATOM_EXT || tag == ETF_TAG_SMALL_ATOM_EXT;
 	return true;
 }
 
@@ -597,7 +597,8 @@ static bool etf_atom(struct etf_walk *w, struct rd *r, struct etf_value *out)
 	uint8_t tag;
 	if (!rd_u8(r, &tag))
 		return etf_fail(w, "truncated term");
-	if (tag != 100 && tag != 115 && tag != 118 && tag != 119)
+	if (tag != ETF_TAG_ATOM_EXT && tag != ETF_TAG_SMALL_ATOM_EXT &&
+	    tag != ETF_TAG_ATOM_UTF8_EXT && tag != ETF_TAG_SMALL_ATOM_UTF8_EXT)
 		return etf_fail(w, "atom expected");
 	if (!etf_atom_body(r, tag, out))
 		return etf_fail(w, "truncated atom");
@@ -660,8 +661,9 @@ static bool etf_attribute(struct etf_walk *w, struct rd *r, int depth)
 		struct rd probe = *r;
 		uint8_t tag, arity, key_arity;
 		struct etf_value a, b, n;
-		if (rd_u8(&probe, &tag) && tag == 104 && rd_u8(&probe, &arity) && arity == 2 &&
-		    rd_u8(&probe, &tag) && tag == 104 && rd_u8(&probe, &key_arity) &&
+		if (rd_u8(&probe, &tag) && tag == ETF_TAG_SMALL_TUPLE_EXT &&
+		    rd_u8(&probe, &arity) && arity == 2 && rd_u8(&probe, &tag) &&
+		    tag == ETF_TAG_SMALL_TUPLE_EXT && rd_u8(&probe, &key_arity) &&
 		    (key_arity == 2 || key_arity == 3) && etf_term(w, &probe, depth + 3, &a) &&
 		    etf_term(w, &probe, depth + 3, &b) &&
 		    (key_arity == 2 || etf_term(w, &probe, depth + 3, &n))) {
@@ -686,7 +688,7 @@ static bool etf_term(struct etf_walk *w, struct rd *r, int depth, struct etf_val
 	if (!rd_u8(r, &tag))
 		return etf_fail(w, "truncated term");
 	switch (tag) {
-	case 97: { /* SMALL_INTEGER_EXT */
+	case ETF_TAG_SMALL_INTEGER_EXT: {
 		uint8_t v;
 		if (!rd_u8(r, &v))
 			return etf_fail(w, "truncated integer");
@@ -694,24 +696,24 @@ static bool etf_term(struct etf_walk *w, struct rd *r, int depth, struct etf_val
 		out->integer = v;
 		return true;
 	}
-	case 98: /* INTEGER_EXT */
+	case ETF_TAG_INTEGER_EXT:
 		if (!rd_u32(r, &n))
 			return etf_fail(w, "truncated integer");
 		out->kind = ETF_INT;
 		out->integer = (int32_t)n;
 		return true;
-	case 70: /* NEW_FLOAT_EXT */
+	case ETF_TAG_NEW_FLOAT_EXT:
 		return rd_bytes(r, 8, NULL) || etf_fail(w, "truncated float");
-	case 99: /* FLOAT_EXT */
+	case ETF_TAG_FLOAT_EXT:
 		return rd_bytes(r, 31, NULL) || etf_fail(w, "truncated float");
-	case 100:
-	case 115:
-	case 118:
-	case 119:
+	case ETF_TAG_ATOM_EXT:
+	case ETF_TAG_SMALL_ATOM_EXT:
+	case ETF_TAG_ATOM_UTF8_EXT:
+	case ETF_TAG_SMALL_ATOM_UTF8_EXT:
 		return etf_atom_body(r, tag, out) || etf_fail(w, "truncated atom");
-	case 104: /* SMALL_TUPLE_EXT */
-	case 105: /* LARGE_TUPLE_EXT */
-		if (tag == 104) {
+	case ETF_TAG_SMALL_TUPLE_EXT:
+	case ETF_TAG_LARGE_TUPLE_EXT:
+		if (tag == ETF_TAG_SMALL_TUPLE_EXT) {
 			uint8_t a;
 			if (!rd_u8(r, &a))
 				return etf_fail(w, "truncated tuple");
@@ -729,11 +731,11 @@ static bool etf_term(struct etf_walk *w, struct rd *r, int depth, struct etf_val
 				return false;
 		}
 		return true;
-	case 106: /* NIL_EXT */
+	case ETF_TAG_NIL_EXT:
 		return true;
-	case 107: /* STRING_EXT */
+	case ETF_TAG_STRING_EXT:
 		return (rd_u16(r, &n) && rd_bytes(r, n, NULL)) || etf_fail(w, "truncated string");
-	case 108: /* LIST_EXT */
+	case ETF_TAG_LIST_EXT:
 		if (!rd_u32(r, &n) || n > rd_left(r))
 			return etf_fail(w, "list length past the end");
 		for (uint32_t i = 0; i <= n; i++) { /* elements, then the tail */
@@ -742,24 +744,24 @@ static bool etf_term(struct etf_walk *w, struct rd *r, int depth, struct etf_val
 				return false;
 		}
 		return true;
-	case 109: /* BINARY_EXT */
+	case ETF_TAG_BINARY_EXT:
 		return (rd_u32(r, &n) && rd_bytes(r, n, NULL)) || etf_fail(w, "truncated binary");
-	case 77: /* BIT_BINARY_EXT */
+	case ETF_TAG_BIT_BINARY_EXT:
 		return (rd_u32(r, &n) && rd_bytes(r, (size_t)n + 1, NULL)) ||
 		       etf_fail(w, "truncated bitstring");
-	case 110: { /* SMALL_BIG_EXT */
+	case ETF_TAG_SMALL_BIG_EXT: {
 		uint8_t d;
 		return (rd_u8(r, &d) && rd_bytes(r, (size_t)d + 1, NULL)) ||
 		       etf_fail(w, "truncated integer");
 	}
-	case 111: /* LARGE_BIG_EXT */
+	case ETF_TAG_LARGE_BIG_EXT:
 		return (rd_u32(r, &n) && rd_bytes(r, (size_t)n + 1, NULL)) ||
 		       etf_fail(w, "truncated integer");
-	case 116: /* MAP_EXT */
+	case ETF_TAG_MAP_EXT:
 		if (!rd_u32(r, &n) || n > rd_left(r) / 2)
 			return etf_fail(w, "map size past the end");
 		return etf_map(w, r, depth, n);
-	case 113: { /* EXPORT_EXT: fun M:F/A */
+	case ETF_TAG_EXPORT_EXT: { /* Fun M:F/A */
 		struct etf_value m, f, a;
 		if (!etf_atom(w, r, &m) || !etf_atom(w, r, &f) || !etf_term(w, r, depth + 1, &a))
 			return false;
@@ -770,35 +772,36 @@ static bool etf_term(struct etf_walk *w, struct rd *r, int depth, struct etf_val
 			          etf_atom_dup(w->c, &f), (int)a.integer);
 		return true;
 	}
-	case 112: /* NEW_FUN_EXT: skip by its size (which counts the size field) */
+	case ETF_TAG_NEW_FUN_EXT: /* Skip by its size (which counts the size field) */
 		if (!rd_u32(r, &n) || n < 4 || !rd_bytes(r, (size_t)n - 4, NULL))
 			return etf_fail(w, "truncated fun");
 		return true;
-	case 103: /* PID_EXT */
-	case 88:  /* NEW_PID_EXT */
-	case 102: /* PORT_EXT */
-	case 89:  /* NEW_PORT_EXT */
-	case 120: /* V4_PORT_EXT */
-	case 101: /* REFERENCE_EXT */ {
+	case ETF_TAG_PID_EXT:
+	case ETF_TAG_NEW_PID_EXT:
+	case ETF_TAG_PORT_EXT:
+	case ETF_TAG_NEW_PORT_EXT:
+	case ETF_TAG_V4_PORT_EXT:
+	case ETF_TAG_REFERENCE_EXT: {
 		struct etf_value node;
-		size_t rest = tag == 103   ? 9
-		              : tag == 88  ? 12
-		              : tag == 102 ? 5
-		              : tag == 89  ? 8
-		              : tag == 120 ? 12
-		                           : 5;
+		size_t rest = tag == ETF_TAG_PID_EXT        ? 9
+		              : tag == ETF_TAG_NEW_PID_EXT  ? 12
+		              : tag == ETF_TAG_PORT_EXT     ? 5
+		              : tag == ETF_TAG_NEW_PORT_EXT ? 8
+		              : tag == ETF_TAG_V4_PORT_EXT  ? 12
+		                                            : 5;
 		if (!etf_term(w, r, depth + 1, &node) || node.kind != ETF_ATOM)
 			return etf_fail(w, "bad node in pid, port or reference");
 		return rd_bytes(r, rest, NULL) || etf_fail(w, "truncated pid, port or reference");
 	}
-	case 114: /* NEW_REFERENCE_EXT */
-	case 90: /* NEWER_REFERENCE_EXT */ {
+	case ETF_TAG_NEW_REFERENCE_EXT:
+	case ETF_TAG_NEWER_REFERENCE_EXT: {
 		struct etf_value node;
 		if (!rd_u16(r, &n) || n > 5)
 			return etf_fail(w, "bad reference length");
 		if (!etf_term(w, r, depth + 1, &node) || node.kind != ETF_ATOM)
 			return etf_fail(w, "bad node in reference");
-		return rd_bytes(r, (tag == 114 ? 1 : 4) + 4 * (size_t)n, NULL) ||
+		return rd_bytes(r, (tag == ETF_TAG_NEW_REFERENCE_EXT ? 1 : 4) + 4 * (size_t)n,
+		                NULL) ||
 		       etf_fail(w, "truncated reference");
 	}
 	default:
@@ -816,19 +819,19 @@ static void name_arity_list(struct beam_ctx *c, const uint8_t *term, size_t len)
 	struct etf_walk w = {.c = c};
 	size_t before = c->finds.len;
 	rd_init(&r, term, len);
-	if (!rd_u8(&r, &tag) || tag != 108 || !rd_u32(&r, &n) || n > rd_left(&r))
+	if (!rd_u8(&r, &tag) || tag != ETF_TAG_LIST_EXT || !rd_u32(&r, &n) || n > rd_left(&r))
 		return;
 	for (uint32_t i = 0; i < n; i++) {
 		struct etf_value name;
-		if (!rd_u8(&r, &tag) || tag != 104 || !rd_u8(&r, &arity) || arity != 2 ||
-		    !etf_atom(&w, &r, &name) || !rd_u8(&r, &tag) || tag != 97 ||
-		    !rd_u8(&r, &small)) {
+		if (!rd_u8(&r, &tag) || tag != ETF_TAG_SMALL_TUPLE_EXT || !rd_u8(&r, &arity) ||
+		    arity != 2 || !etf_atom(&w, &r, &name) || !rd_u8(&r, &tag) ||
+		    tag != ETF_TAG_SMALL_INTEGER_EXT || !rd_u8(&r, &small)) {
 			c->finds.len = before;
 			return;
 		}
 		finds_add(c, FIND_NAME_ARITY, NULL, etf_atom_dup(c, &name), small);
 	}
-	if (!rd_u8(&r, &tag) || tag != 106)
+	if (!rd_u8(&r, &tag) || tag != ETF_TAG_NIL_EXT)
 		c->finds.len = before;
 }
 
@@ -923,7 +926,8 @@ static void literals_parse(struct beam_ctx *c, const struct chunk *ch)
 		struct etf_walk w = {.c = c, .collect = true};
 		struct etf_value v;
 		size_t before = c->finds.len;
-		if (!rd_u8(&tr, &version) || version != 131 || !etf_term(&w, &tr, 0, &v)) {
+		if (!rd_u8(&tr, &version) || version != ETF_TAG_VERSION ||
+		    !etf_term(&w, &tr, 0, &v)) {
 			ctx_note(c, "literal %u: %s", i, w.error ? w.error : "bad version byte");
 			c->finds.len = before;
 			continue;
@@ -949,21 +953,21 @@ static void attributes_parse(struct beam_ctx *c, const struct chunk *ch)
 	if (!ch->present)
 		return;
 	rd_init(&r, ch->data, ch->size);
-	if (!rd_u8(&r, &tag) || tag != 131 || !rd_u8(&r, &tag)) {
+	if (!rd_u8(&r, &tag) || tag != ETF_TAG_VERSION || !rd_u8(&r, &tag)) {
 		ctx_note(c, "bad version byte");
 		return;
 	}
-	if (tag == 106)
+	if (tag == ETF_TAG_NIL_EXT)
 		return;
-	if (tag != 108 || !rd_u32(&r, &n) || n > rd_left(&r)) {
+	if (tag != ETF_TAG_LIST_EXT || !rd_u32(&r, &n) || n > rd_left(&r)) {
 		ctx_note(c, "not a list of attributes");
 		return;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct etf_value name, v;
 		uint8_t arity, vt;
-		if (!rd_u8(&r, &tag) || tag != 104 || !rd_u8(&r, &arity) || arity != 2 ||
-		    !etf_atom(&w, &r, &name)) {
+		if (!rd_u8(&r, &tag) || tag != ETF_TAG_SMALL_TUPLE_EXT || !rd_u8(&r, &arity) ||
+		    arity != 2 || !etf_atom(&w, &r, &name)) {
 			ctx_note(c, "attribute %u is not a {Name, Value} pair", i);
 			return;
 		}
@@ -971,7 +975,7 @@ static void attributes_parse(struct beam_ctx *c, const struct chunk *ch)
 		bool impl = etf_is_atom(&name, "__impl__");
 		if (etf_is_atom(&name, "__protocol__"))
 			c->module->kind = FACTS_PROTOCOL;
-		if ((behaviour || impl) && rd_left(&r) > 0 && *r.p == 108) {
+		if ((behaviour || impl) && rd_left(&r) > 0 && *r.p == ETF_TAG_LIST_EXT) {
 			uint32_t m;
 			rd_u8(&r, &vt);
 			if (!rd_u32(&r, &m) || m > rd_left(&r)) {
@@ -988,8 +992,8 @@ static void attributes_parse(struct beam_ctx *c, const struct chunk *ch)
 					continue;
 				}
 				struct etf_value k;
-				if (!rd_u8(&r, &tag) || tag != 104 || !rd_u8(&r, &arity) ||
-				    arity != 2 || !etf_atom(&w, &r, &k) ||
+				if (!rd_u8(&r, &tag) || tag != ETF_TAG_SMALL_TUPLE_EXT ||
+				    !rd_u8(&r, &arity) || arity != 2 || !etf_atom(&w, &r, &k) ||
 				    !etf_term(&w, &r, 1, &v)) {
 					ctx_note(c, "__impl__ is not a keyword list");
 					return;
@@ -1030,7 +1034,7 @@ static void compile_info_check(struct beam_ctx *c, const struct chunk *ch)
 	if (!ch->present)
 		return;
 	rd_init(&r, ch->data, ch->size);
-	if (!rd_u8(&r, &version) || version != 131 || !etf_term(&w, &r, 0, &v))
+	if (!rd_u8(&r, &version) || version != ETF_TAG_VERSION || !etf_term(&w, &r, 0, &v))
 		ctx_note(c, "%s", w.error ? w.error : "bad version byte");
 }
 
@@ -1185,8 +1189,10 @@ static void call_raw(struct beam_ctx *c, enum raw_kind kind, uint64_t index, uin
 
 static bool is_test_op(unsigned op)
 {
-	return (op >= 39 && op <= 58) || op == 77 || op == 114 || op == 115 || op == 129 ||
-	       op == 156 || op == 157 || op == 159;
+	return (op >= BEAM_OP_IS_LT && op <= BEAM_OP_TEST_ARITY) || op == BEAM_OP_IS_FUNCTION ||
+	       op == BEAM_OP_IS_BOOLEAN || op == BEAM_OP_IS_FUNCTION2 || op == BEAM_OP_IS_BITSTR ||
+	       op == BEAM_OP_IS_MAP || op == BEAM_OP_HAS_MAP_FIELDS ||
+	       op == BEAM_OP_IS_TAGGED_TUPLE;
 }
 
 static void literal_note(struct beam_ctx *c, const struct operand *o, uint32_t line)
@@ -1221,7 +1227,8 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
                              struct code_state *s)
 {
 	struct raw_func *f = func_current(c);
-	if (s->line_pending && f && op != 1 && op != 2 && op != 153) {
+	if (s->line_pending && f && op != BEAM_OP_LABEL && op != BEAM_OP_FUNC_INFO &&
+	    op != BEAM_OP_LINE) {
 		s->line_pending = false;
 		if (f->line_first == 0) {
 			f->line_first = f->line_last = s->line;
@@ -1231,7 +1238,7 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
 		}
 	}
 	switch (op) {
-	case 1: /* label */
+	case BEAM_OP_LABEL:
 		if (ops[0].tag != OP_U || ops[0].val > c->label_count)
 			return ctx_fail(c, GI_ECORRUPT, "label %llu out of range (%u labels)",
 			                (unsigned long long)ops[0].val, c->label_count);
@@ -1239,7 +1246,7 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
 		c->label_func[s->last_label] = (int32_t)c->funcs.len - 1;
 		s->struct_reg.tag = OP_U;
 		return 0;
-	case 2: { /* func_info Module Function Arity */
+	case BEAM_OP_FUNC_INFO: { /* Module Function Arity */
 		if (ops[1].tag != OP_A || !atom_at(c, ops[1].val) || ops[2].tag != OP_U ||
 		    ops[2].val > 255)
 			return ctx_fail(c, GI_ECORRUPT, "malformed func_info");
@@ -1262,7 +1269,7 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
 		s->line_pending = false;
 		return 0;
 	}
-	case 153: /* line: applies to the instructions after it (or the next func_info) */
+	case BEAM_OP_LINE: /* Applies to the instructions after it (or the next func_info) */
 		if (ops[0].tag == OP_U && ops[0].val >= 1 && ops[0].val <= c->line_item_count) {
 			s->line = c->line_of_item[ops[0].val];
 			s->line_file = c->file_of_item[ops[0].val];
@@ -1270,56 +1277,57 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
 			s->line_pending = true;
 		}
 		return 0;
-	case 4: /* call Arity Label */
-	case 5: /* call_last Arity Label Dealloc */
-	case 6: /* call_only Arity Label */
+	case BEAM_OP_CALL:      /* Arity Label */
+	case BEAM_OP_CALL_LAST: /* Arity Label Dealloc */
+	case BEAM_OP_CALL_ONLY: /* Arity Label */
 		if (ops[1].tag == OP_F)
 			call_raw(c, RAW_LOCAL, ops[1].val, s->line);
 		return 0;
-	case 7:  /* call_ext Arity Import */
-	case 8:  /* call_ext_last */
-	case 78: /* call_ext_only */
+	case BEAM_OP_CALL_EXT: /* Arity Import */
+	case BEAM_OP_CALL_EXT_LAST:
+	case BEAM_OP_CALL_EXT_ONLY:
 		call_raw(c, RAW_IMPORT, ops[1].val, s->line);
 		return 0;
-	case 9: /* bif0 Bif Reg */
+	case BEAM_OP_BIF0: /* Bif Reg */
 		call_raw(c, RAW_IMPORT, ops[0].val, s->line);
 		return 0;
-	case 10:  /* bif1 Fail Bif ... */
-	case 11:  /* bif2 */
-	case 185: /* bif3 (OTP 29) */
+	case BEAM_OP_BIF1: /* Fail Bif ... */
+	case BEAM_OP_BIF2:
+	case BEAM_OP_BIF3: /* (OTP 29) */
 		call_raw(c, RAW_IMPORT, ops[1].val, s->line);
 		return 0;
-	case 124: /* gc_bif1 Fail Live Bif ... */
-	case 125:
-	case 152:
+	case BEAM_OP_GC_BIF1: /* Fail Live Bif ... */
+	case BEAM_OP_GC_BIF2:
+	case BEAM_OP_GC_BIF3:
 		call_raw(c, RAW_IMPORT, ops[2].val, s->line);
 		return 0;
-	case 112: /* apply Arity */
-	case 113: /* apply_last Arity Dealloc */
+	case BEAM_OP_APPLY:      /* Arity */
+	case BEAM_OP_APPLY_LAST: /* Arity Dealloc */
 		call_raw(c, RAW_APPLY, ops[0].val, s->line);
 		return 0;
-	case 103: /* make_fun2 Index */
-	case 171: /* make_fun3 Index Dst Env */
+	case BEAM_OP_MAKE_FUN2: /* Index */
+	case BEAM_OP_MAKE_FUN3: /* Index Dst Env */
 		call_raw(c, RAW_LAMBDA, ops[0].val, s->line);
 		return 0;
-	case 62:  /* catch */
-	case 104: /* try */
+	case BEAM_OP_CATCH:
+	case BEAM_OP_TRY:
 		if (f)
 			f->branches++;
 		return 0;
-	case 59: /* select_val Src Fail [Value Label ...] */
-	case 60: /* select_tuple_arity */
+	case BEAM_OP_SELECT_VAL: /* Src Fail [Value Label ...] */
+	case BEAM_OP_SELECT_TUPLE_ARITY:
 		if (f && ops[2].tag == OP_LIST)
 			f->branches += (int)(ops[2].list_count / 2);
-		if (op == 59 && s->struct_reg.tag != OP_U && ops[0].tag == s->struct_reg.tag &&
-		    ops[0].val == s->struct_reg.val && ops[2].tag == OP_LIST) {
+		if (op == BEAM_OP_SELECT_VAL && s->struct_reg.tag != OP_U &&
+		    ops[0].tag == s->struct_reg.tag && ops[0].val == s->struct_reg.val &&
+		    ops[2].tag == OP_LIST) {
 			for (uint32_t i = 0; i + 1 < ops[2].list_count; i += 2)
 				struct_ref_raw(c, gi_vec_get(&c->elems, ops[2].list_first + i),
 				               s->line);
 		}
 		return 0;
-	case 154: /* put_map_assoc Fail Src Dst Live [Key Value ...] */
-	case 155: /* put_map_exact */
+	case BEAM_OP_PUT_MAP_ASSOC: /* Fail Src Dst Live [Key Value ...] */
+	case BEAM_OP_PUT_MAP_EXACT:
 		if (ops[4].tag == OP_LIST) {
 			for (uint32_t i = 0; i + 1 < ops[4].list_count; i += 2) {
 				struct operand *k = gi_vec_get(&c->elems, ops[4].list_first + i);
@@ -1328,7 +1336,7 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
 			}
 		}
 		return 0;
-	case 158: /* get_map_elements Fail Src [Key Dst ...] */
+	case BEAM_OP_GET_MAP_ELEMENTS: /* Fail Src [Key Dst ...] */
 		if (f && ops[0].tag == OP_F && ops[0].val != 0 && ops[0].val != f->info_label)
 			f->branches++;
 		if (ops[2].tag == OP_LIST) {
@@ -1345,7 +1353,7 @@ static int instruction_apply(struct beam_ctx *c, unsigned op, struct operand *op
 	if (is_test_op(op) && f && ops[0].tag == OP_F && ops[0].val != 0 &&
 	    ops[0].val != f->info_label)
 		f->branches++;
-	if ((op == 43 || op == 44) && s->struct_reg.tag != OP_U &&
+	if ((op == BEAM_OP_IS_EQ_EXACT || op == BEAM_OP_IS_NE_EXACT) && s->struct_reg.tag != OP_U &&
 	    ops[1].tag == s->struct_reg.tag && ops[1].val == s->struct_reg.val)
 		struct_ref_raw(c, &ops[2], s->line);
 	return 0;
@@ -1390,7 +1398,7 @@ static int code_parse(struct beam_ctx *c, const struct chunk *ch)
 			                "unknown opcode %u at offset %zu (object code newer than "
 			                "OTP 29?)",
 			                opcode, at);
-		if (opcode == 3) /* int_code_end */
+		if (opcode == BEAM_OP_INT_CODE_END)
 			break;
 		c->elems.len = 0;
 		for (int i = 0; i < info->arity; i++) {
@@ -1758,11 +1766,11 @@ static bool etf_open(struct beam_ctx *c, const struct chunk *ch, uint8_t **buf, 
 	uint32_t size;
 	*buf = NULL;
 	rd_init(r, ch->data, ch->size);
-	if (!rd_u8(r, &version) || version != 131) {
+	if (!rd_u8(r, &version) || version != ETF_TAG_VERSION) {
 		ctx_note(c, "bad version byte");
 		return false;
 	}
-	if (rd_left(r) == 0 || r->p[0] != 80)
+	if (rd_left(r) == 0 || r->p[0] != ETF_TAG_COMPRESSED)
 		return true;
 	rd_u8(r, &tag);
 	if (!rd_u32(r, &size) || size > BEAM_MAX_LITERALS_SIZE) {
@@ -1787,7 +1795,7 @@ static bool doc_read(struct etf_walk *w, struct rd *r, bool *has, bool *hidden)
 {
 	struct etf_value v;
 	*has = *hidden = false;
-	if (rd_left(r) > 0 && r->p[0] == 116) {
+	if (rd_left(r) > 0 && r->p[0] == ETF_TAG_MAP_EXT) {
 		*has = rd_left(r) >= 5 && (r->p[1] | r->p[2] | r->p[3] | r->p[4]) != 0;
 		return etf_term(w, r, 1, &v);
 	}
@@ -1810,8 +1818,8 @@ static void docs_parse(struct beam_ctx *c, const struct chunk *ch)
 	c->chunk = "Docs";
 	if (!ch->present || !etf_open(c, ch, &buf, &r))
 		goto done;
-	if (!rd_u8(&r, &tag) || tag != 104 || !rd_u8(&r, &arity) || arity != 7 ||
-	    !etf_atom(&w, &r, &v) || !etf_is_atom(&v, "docs_v1"))
+	if (!rd_u8(&r, &tag) || tag != ETF_TAG_SMALL_TUPLE_EXT || !rd_u8(&r, &arity) ||
+	    arity != 7 || !etf_atom(&w, &r, &v) || !etf_is_atom(&v, "docs_v1"))
 		goto bad;
 	for (int i = 0; i < 3; i++) /* anno, language, format */
 		if (!etf_term(&w, &r, 1, &v))
@@ -1822,16 +1830,16 @@ static void docs_parse(struct beam_ctx *c, const struct chunk *ch)
 	c->module->moduledoc_false = hidden;
 	if (!rd_u8(&r, &tag))
 		goto bad;
-	if (tag == 106)
+	if (tag == ETF_TAG_NIL_EXT)
 		goto done;
-	if (tag != 108 || !rd_u32(&r, &n) || n > rd_left(&r))
+	if (tag != ETF_TAG_LIST_EXT || !rd_u32(&r, &n) || n > rd_left(&r))
 		goto bad;
 	for (uint32_t i = 0; i < n; i++) {
 		struct etf_value kind, name, ar;
-		if (!rd_u8(&r, &tag) || tag != 104 || !rd_u8(&r, &arity) || arity != 5 ||
-		    !rd_u8(&r, &tag) || tag != 104 || !rd_u8(&r, &arity) || arity != 3 ||
-		    !etf_atom(&w, &r, &kind) || !etf_atom(&w, &r, &name) ||
-		    !etf_term(&w, &r, 2, &ar) || ar.kind != ETF_INT)
+		if (!rd_u8(&r, &tag) || tag != ETF_TAG_SMALL_TUPLE_EXT || !rd_u8(&r, &arity) ||
+		    arity != 5 || !rd_u8(&r, &tag) || tag != ETF_TAG_SMALL_TUPLE_EXT ||
+		    !rd_u8(&r, &arity) || arity != 3 || !etf_atom(&w, &r, &kind) ||
+		    !etf_atom(&w, &r, &name) || !etf_term(&w, &r, 2, &ar) || ar.kind != ETF_INT)
 			goto bad;
 		if (!etf_term(&w, &r, 1, &v) || !etf_term(&w, &r, 1, &v) ||
 		    !doc_read(&w, &r, &has, &hidden) || !etf_term(&w, &r, 1, &v))

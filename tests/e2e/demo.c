@@ -5,11 +5,12 @@
  *
  * The target is started exactly as `make demo` starts it (scripts/nexus.sh),
  * on a unique node name, a free port and a run directory of the test's own.
- * The first two tests need only the target and run today; the profile test
- * skips, with its reason, until `giulia help` lists the daemons and profiles.
+ * A package of the needs: line below that is missing fails the test that
+ * wants it (TH_NEED), in CI or not: it never skips.
  *
  * The profile is read in the shape of docs/PROFILE.md and docs/RULES.md
  * (rule ids, evidence keys), as the fuse area defines them.
+ * needs: wrk scripts/nexus.sh examples/nexus/mix.exs
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -45,6 +46,9 @@ static void nexus_stop(void *arg)
  * scripts/nexus.sh on a unique node name and a free port. */
 static void nexus_start(struct nexus *nx)
 {
+	TH_NEED(th_have_otp_app("p1_sqlite3"), "erlang-p1-sqlite3", "no :sqlite3 to compile Nexus");
+	TH_NEED(th_have_otp_app("p1_pgsql"), "erlang-p1-pgsql", "no :pgsql to compile Nexus");
+	TH_NEED(th_have_program("curl"), "curl", "scripts/nexus.sh finds no curl");
 	memset(nx, 0, sizeof(*nx));
 	char alive[16];
 	ts_random_string(alive, 8);
@@ -213,16 +217,9 @@ static void squeeze(char *s)
 		*w = '\0';
 }
 
-static bool have_program(const char *name)
-{
-	const char *argv[] = {"sh", "-c", "command -v \"$0\" >/dev/null", name, NULL};
-	return ts_run(argv, NULL, 5000, NULL, NULL) == 0;
-}
-
 static void nexus_mixed_load_has_no_errors(void)
 {
-	if (!have_program("wrk"))
-		th_skip("wrk is not installed (scripts/deps.sh demo installs it)");
+	TH_NEED(th_have_program("wrk"), "wrk", "wrk is not on PATH");
 	struct nexus nx;
 	nexus_start(&nx);
 	char *line = run_load(&nx, "3", "4");
@@ -451,8 +448,7 @@ static void require_full_demo(void)
 			th_fail(__FILE__, __LINE__, "`giulia help` lists no `%s`", need[i]);
 		}
 	free(help);
-	if (!have_program("wrk"))
-		th_skip("wrk is not installed (scripts/deps.sh demo installs it)");
+	TH_NEED(th_have_program("wrk"), "wrk", "wrk is not on PATH");
 }
 
 /* Copies examples/nexus into the test's directory (so that indexing writes

@@ -8,6 +8,7 @@
  * 2, 3 and 4 with the right evidence. The same target in quiet mode must not
  * raise rules 1, 2 or 7.
 
+ * needs: erlang-base tests/fixtures/targets/build.sh
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -65,6 +66,8 @@ static size_t collected_count(struct collected *c)
 /* Builds the catalog target into the test's directory; returns the ebin. */
 static const char *build_catalog(void)
 {
+	TH_NEED(th_have_otp_app("p1_sqlite3"), "erlang-p1-sqlite3",
+	        "no :sqlite3 for the catalog target");
 	static char ebin[4096];
 	char script[4096];
 	snprintf(ebin, sizeof(ebin), "%s/catalog-ebin", th_tmpdir());

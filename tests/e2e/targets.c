@@ -3,6 +3,7 @@
  * READMEs promise, so that the profile tests (issue 6) can rely on them:
  * catalog's busy mode runs a read-mostly load through its data layer with a
  * hot Logger, and its quiet mode does nothing at all.
+ * needs: erlang-base tests/fixtures/targets/build.sh
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 /* Compiles a target into the test's directory; returns the ebin path. */
 static const char *target_build(const char *name)
 {
+	TH_NEED(th_have_otp_app("p1_sqlite3"), "erlang-p1-sqlite3",
+	        "no :sqlite3, which the test targets use");
 	static char ebin[4096];
 	char script[4096];
 	snprintf(ebin, sizeof(ebin), "%s/%s-ebin", th_tmpdir(), name);

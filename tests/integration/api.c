@@ -2,6 +2,7 @@
  * Integration tests of the worker daemon's REST API: a real `giulia worker`
  * on a free loopback port with its SQLite store in the test's directory.
  * Every route, with the real static engine and profile builder behind it.
+ * needs:
  */
 #include <errno.h>
 #include <pthread.h>

@@ -6,6 +6,7 @@
  * profile's hot modules and trace hotspots then carry graph fields. A node
  * whose module has no object code still gets a profile, with a note saying
  * why its topology is missing. Neither leaks the cookie.
+ * needs: erlang-base elixir
  */
 #include <dirent.h>
 #include <stdlib.h>

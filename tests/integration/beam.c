@@ -8,6 +8,7 @@
  * function against beam_disasm and the module call edges against xref
  * (tests/integration/beam_oracle.erl computes the expected facts with the conventions of
  * docs/BEAM.md).
+ * needs: erlang-base elixir erlang-tools
  */
 #include <glob.h>
 #include <stdarg.h>
@@ -226,8 +227,8 @@ static void compare_otp_app(const char *app)
 static void elixir_stdlib_matches_otp(void)
 {
 	glob_t g;
-	if (glob("/usr/lib/elixir/lib/elixir/ebin/*.beam", 0, NULL, &g) != 0)
-		th_skip("Elixir is not installed");
+	TH_NEED(glob("/usr/lib/elixir/lib/elixir/ebin/*.beam", 0, NULL, &g) == 0, "elixir",
+	        "no /usr/lib/elixir/lib/elixir/ebin/*.beam");
 	TH_ASSERT_INT_GE(g.gl_pathc, 100);
 	compare_with_otp((const char *const *)g.gl_pathv, g.gl_pathc,
 	                 "/usr/lib/elixir/lib/elixir/ebin", NULL);

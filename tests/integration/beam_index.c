@@ -3,6 +3,7 @@
  * with elixirc joins a source project's knowledge graph, source wins over
  * object code for the same module, re-indexing is incremental, and a missing
  * directory is a clear usage error.
+ * needs: elixir
  */
 #include <jansson.h>
 #include <stdio.h>

@@ -4,6 +4,7 @@
  * graph, matches what the same .beam files give when read from disk, and
  * re-indexing is incremental; wrong cookies and unknown applications are
  * clear errors.
+ * needs: erlang-base
  */
 #include <jansson.h>
 #include <stdio.h>

@@ -3,6 +3,7 @@
  * giulia-observe: real `giulia worker` / `giulia monitor` / `giulia serve`
  * processes on free loopback ports, the pusher driven in-process against a
  * real worker, and real BEAM nodes.
+ * needs: erlang-base
  */
 #include <dirent.h>
 #include <stdlib.h>

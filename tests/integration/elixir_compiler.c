@@ -18,6 +18,7 @@
  * compiler keeps in the debug info, for at least 99% of them either way
  * (the rest are artefacts of Macro.to_string, and `x[k]`, which is
  * Access.get/2 in the tree but not a call in the text).
+ * needs: elixir
  */
 #include <stdio.h>
 #include <stdlib.h>

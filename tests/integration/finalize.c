@@ -4,6 +4,7 @@
  * observation store (SQLite) in the test's directory, real project indexes
  * (tree-sitter parse of copies of the fixture projects), real object code
  * compiled by erlc for the object-code path.
+ * needs: erlang-base
  */
 #include <stdio.h>
 #include <stdlib.h>

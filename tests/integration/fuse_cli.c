@@ -3,6 +3,7 @@
  * `giulia worker`: the fixture series of tests/fixtures/snapshots are pushed
  * through the worker's ingest API, the worker builds and stores the profiles
  * (fuse_profile_build), and the CLI fetches and renders them over HTTP.
+ * needs:
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,6 +3,7 @@
  * tests/fixtures/snapshots (a busy node shaped like the catalog target and a
  * quiet one), and of the HTML report in a real headless Chromium: the page
  * must lay out all its charts without any network access.
+ * needs: chromium
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,8 +219,7 @@ static char *chromium_run(const char *url, const char *mode)
 
 static void html_report_renders_in_chromium(void)
 {
-	if (!chromium_path())
-		th_skip("chromium is not installed (scripts/deps.sh test installs it)");
+	TH_NEED(chromium_path() != NULL, "chromium", "no /usr/bin/chromium");
 	json_t *p = fixture_profile("busy");
 	struct gi_buf html;
 	gi_buf_init(&html, 0);

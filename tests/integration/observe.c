@@ -5,6 +5,7 @@
  * manager through a node's death, a freeze (SIGSTOP/SIGCONT) and a stop; the
  * target cleaning up by itself when the observer is killed; and the dist API
  * used by `giulia index --node`. Every wait polls with a generous deadline.
+ * needs: erlang-base
  */
 #include <pthread.h>
 #include <signal.h>

@@ -7,6 +7,7 @@
  * Fixture: tests/fixtures/projects/shop (Shop, Shop.Cart, Shop.Repo, Shop.Log,
  * Shop.MixProject, test module ShopTest); Shop.Cart <-> Shop.Repo is a cycle,
  * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub.
+ * needs:
  */
 #include <jansson.h>
 #include <sqlite3.h>

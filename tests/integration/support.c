@@ -1,6 +1,7 @@
 /*
  * Integration tests of the test support itself: real BEAM nodes of each kind
  * come up, answer a second connection, and go away with the test.
+ * needs: erlang-base elixir
  */
 #include <stdlib.h>
 

@@ -1,5 +1,6 @@
 /*
  * support.c - test helpers for real processes, nodes and HTTP (see support.h).
+ * needs: erlang-base elixir
  */
 #include "support.h"
 

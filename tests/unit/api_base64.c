@@ -1,6 +1,7 @@
 /*
  * Unit tests of the base64 codec the monitor and worker use for object code
  * (src/api/base64.c): RFC 4648 vectors, round trips and refused input.
+ * needs:
  */
 #include <stdlib.h>
 #include <string.h>

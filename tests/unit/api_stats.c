@@ -1,6 +1,7 @@
 /*
  * Unit tests of the monitor's snapshot computations (src/api/runtime_stats.c):
  * history points, trends, alerts and hot modules on hand-made snapshots.
+ * needs:
  */
 #include <math.h>
 #include <stdio.h>

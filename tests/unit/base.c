@@ -1,9 +1,12 @@
 /*
  * Unit tests for src/base: buffers, arrays, maps, arenas, strings, files.
+ * needs:
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "base/alloc.h"
 #include "base/arena.h"
@@ -11,6 +14,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/map.h"
+#include "base/runtime.h"
 #include "base/str.h"
 #include "base/vec.h"
 #include "harness.h"
@@ -119,13 +123,33 @@ static void module_names_convert(void)
 	TH_ASSERT_STR_EQ(gi_errname(GI_ECOOKIE), "COOKIE");
 }
 
+/* The harness ran gi_runtime_init(); a second call changes nothing. */
+static void jansson_allocates_through_gi_malloc(void)
+{
+	gi_runtime_init();
+	json_malloc_t m = NULL;
+	json_free_t f = NULL;
+	json_get_alloc_funcs(&m, &f);
+	TH_ASSERT(m == gi_malloc);
+	TH_ASSERT(f == gi_free);
+	json_t *o = json_object();
+	TH_ASSERT_INT_EQ(json_object_set_new(o, "k", json_string("v")), 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "k")), "v");
+	json_decref(o);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
-	    TH_TEST(buf_appends_and_caps), TH_TEST(vec_grows),
-	    TH_TEST(map_puts_and_gets),    TH_TEST(arena_allocates),
-	    TH_TEST(strings_are_checked),  TH_TEST(files_round_trip),
-	    TH_TEST(module_names_convert), TH_END,
+	    TH_TEST(buf_appends_and_caps),
+	    TH_TEST(vec_grows),
+	    TH_TEST(map_puts_and_gets),
+	    TH_TEST(arena_allocates),
+	    TH_TEST(strings_are_checked),
+	    TH_TEST(files_round_trip),
+	    TH_TEST(module_names_convert),
+	    TH_TEST(jansson_allocates_through_gi_malloc),
+	    TH_END,
 	};
 	return th_main(argc, argv, "unit_base", tests);
 }

@@ -3,6 +3,7 @@
  * the OTP 28 atom table, literals and attributes are checked whatever OTP is
  * installed), and hostile input: truncation, corruption, over-long counts,
  * deep terms, bombs. Real seeds come from fuzz/corpus/beam/.
+ * needs:
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,6 +10,7 @@
  *
  * `unit_elixir --dump FILE` prints the rendered facts of FILE (for writing and
  * checking expected files by hand).
+ * needs:
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,6 +4,7 @@
  * series without false alarms, interrupted sessions, the text report and
  * comparisons. No graph: graph-driven rules are checked by setting graph
  * fields in a built profile and re-evaluating the rules.
+ * needs:
  */
 #include <math.h>
 #include <stdio.h>

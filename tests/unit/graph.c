@@ -11,6 +11,7 @@
  *   D.main/0         -> run/1 (local, resolved through `import A`)
  *   E.unused/0, E.only_tested/0
  *   ATest.test_run/0 -> A.run/1, E.only_tested/0
+ * needs:
  */
 #include <math.h>
 #include <sqlite3.h>

@@ -2,6 +2,7 @@
  * Unit tests of the observer's parsers and builders: epmd replies, Erlang
  * external terms to JSON (byte sequences as term_to_binary/1 gives them on
  * OTP 25), and sample replies to snapshots.
+ * needs:
  */
 #include <stdlib.h>
 #include <string.h>
