@@ -41,15 +41,18 @@
 #include "source/facts.h"
 #include "store/obs_store.h"
 
-#define POOL_IDLE_MAX        32
-#define LIST_LIMIT_MAX       1000
-#define SESSION_ID_MAX       128
-#define NODE_NAME_MAX        256
-#define SHUTDOWN_GRACE_MS    15000
-#define OBJECT_CODE_BATCH    4096
-#define OBJECT_CODE_MAX      (16 * 1024 * 1024)
-#define OBSERVED_MODULES_MAX 65536 /* distinct module names a finalize collects */
-#define MISSING_NAMED        8
+#define POOL_IDLE_MAX     32
+#define LIST_LIMIT_MAX    1000
+#define SESSION_ID_MAX    128
+#define NODE_NAME_MAX     256
+#define SHUTDOWN_GRACE_MS 15000
+#define OBJECT_CODE_BATCH 4096
+#define OBJECT_CODE_MAX   (16 * 1024 * 1024)
+/* The longest module name whose cache file and its temporary
+ * (NAME.beam.tmp.PID, PID up to 7 digits) fit the 255-byte file name limit. */
+#define OBJECT_MODULE_NAME_MAX (255 - 5 - 5 - 7)
+#define OBSERVED_MODULES_MAX   65536 /* distinct module names a finalize collects */
+#define MISSING_NAMED          8
 
 struct kg_pooled {
 	char *path;
@@ -182,11 +185,6 @@ static void kg_pool_invalidate(struct api_worker *w)
 
 /* ---- helpers ---- */
 
-static json_t *gi_error_response(int *status, int rc, const char *what)
-{
-	return api_error(status, api_status_for(rc), "%s: %s", what, gi_strerror(rc));
-}
-
 /* Canonicalises a project path and checks it is a readable directory.
  * *out: caller frees. Fills *err on failure. */
 static int project_canonical(const char *path, char **out, json_t **err, int *status)
@@ -237,7 +235,7 @@ static int project_db_for_request(struct api_worker *w, const struct api_request
 			store_release(w, st);
 		}
 		if (rc) {
-			*err = gi_error_response(status, rc, "reading projects");
+			*err = api_error_code(status, rc, "reading projects");
 			return rc;
 		}
 		json_t *first = json_array_get(projects, 0);
@@ -336,7 +334,7 @@ static json_t *route_scan(void *ctx, const struct api_request *req, int *status)
 
 	json_t *resp;
 	if (rc) {
-		resp = gi_error_response(status, rc, "indexing failed");
+		resp = api_error_code(status, rc, "indexing failed");
 	} else {
 		struct obs_store *st;
 		int src = store_acquire(w, &st);
@@ -403,7 +401,7 @@ static json_t *route_query(void *ctx, const struct api_request *req, int *status
 	if (rc == GI_EINVAL)
 		return api_error(status, 400, "%s: invalid or missing parameters", name);
 	if (rc)
-		return gi_error_response(status, rc, name);
+		return api_error_code(status, rc, name);
 	return out;
 }
 
@@ -419,7 +417,7 @@ static json_t *route_projects(void *ctx, const struct api_request *req, int *sta
 		store_release(w, st);
 	}
 	if (rc)
-		return gi_error_response(status, rc, "reading projects");
+		return api_error_code(status, rc, "reading projects");
 	return json_pack("{s:o}", "projects", list);
 }
 
@@ -439,10 +437,24 @@ static bool session_id_valid(const char *s)
 	return true;
 }
 
-static bool node_name_valid(const char *s)
+/* GI_EEXIST (and *other_out, caller frees) when session `sid` is already
+ * stored for a node other than `node`; 0 when it is new or the same node. */
+static int session_node_check(struct obs_store *st, const char *sid, const char *node,
+                              char **other_out)
 {
-	size_t n = strlen(s);
-	return n > 0 && n <= NODE_NAME_MAX && strchr(s, '@') != NULL;
+	json_t *o = NULL;
+	int rc = obs_store_observation_get(st, sid, &o);
+	if (rc == GI_ENOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	const char *stored = json_string_value(json_object_get(o, "node"));
+	if (stored && strcmp(stored, node) != 0) {
+		*other_out = gi_strdup(stored);
+		rc = GI_EEXIST;
+	}
+	json_decref(o);
+	return rc;
 }
 
 static json_t *route_ingest(void *ctx, const struct api_request *req, int *status)
@@ -458,7 +470,7 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 	if (!session_id_valid(session_id))
 		return api_error(status, 400,
 		                 "session_id must be 1-128 characters of [A-Za-z0-9._:-]");
-	if (!node_name_valid(node))
+	if (!api_node_name_valid(node))
 		return api_error(status, 400, "node must be a node name like name@host");
 	json_t *ts = json_object_get(req->body, "timestamp_ms");
 	if (ts && !json_is_integer(ts) && !json_is_null(ts))
@@ -466,15 +478,28 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 
 	struct obs_store *st;
 	bool duplicate = false;
+	char *other_node = NULL;
 	int rc = store_acquire(w, &st);
 	if (rc == 0) {
 		pthread_mutex_lock(&w->write_lock);
-		rc = obs_store_snapshot_add(st, session_id, node, seq, req->body, &duplicate);
+		rc = session_node_check(st, session_id, node, &other_node);
+		if (rc == 0)
+			rc = obs_store_snapshot_add(st, session_id, node, seq, req->body,
+			                            &duplicate);
 		pthread_mutex_unlock(&w->write_lock);
 		store_release(w, st);
 	}
+	if (rc == GI_EEXIST) {
+		json_t *e =
+		    api_error(status, 409,
+		              "session %.128s belongs to node %.256s, not %.256s: a session "
+		              "observes one node",
+		              session_id, other_node, node);
+		gi_free(other_node);
+		return e;
+	}
 	if (rc)
-		return gi_error_response(status, rc, "storing the snapshot");
+		return api_error_code(status, rc, "storing the snapshot");
 	return json_pack("{s:b, s:s, s:I, s:b}", "ok", 1, "session_id", session_id, "seq",
 	                 (json_int_t)seq, "duplicate", duplicate);
 }
@@ -491,7 +516,10 @@ static bool file_name_safe(const char *s)
 	return true;
 }
 
-/* DATA/nodes/NODE, with NODE reduced to [A-Za-z0-9@._-] (others become '_'). Caller frees. */
+/* DATA/nodes/NODE. A name that api_node_name_valid accepts is its own
+ * directory name (it has only [A-Za-z0-9@._-] and never starts with '.');
+ * any other byte is written %XX, so that two names never share a directory
+ * (`a@b;rm` and `a@b_rm` used to). Caller frees. */
 static char *node_dir(const struct api_worker *w, const char *node)
 {
 	struct gi_buf b;
@@ -502,7 +530,10 @@ static char *node_dir(const struct api_worker *w, const char *node)
 		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		          (c >= '0' && c <= '9') || c == '@' || c == '-' || c == '_' ||
 		          (c == '.' && i > 0);
-		gi_buf_printf(&b, "%c", ok ? c : '_');
+		if (ok)
+			gi_buf_printf(&b, "%c", c);
+		else
+			gi_buf_printf(&b, "%%%02X", (unsigned char)c);
 	}
 	return gi_buf_take(&b);
 }
@@ -533,7 +564,7 @@ static json_t *route_object_code(void *ctx, const struct api_request *req, int *
 	if (api_body_string(req, "node", true, &node, &err, status) ||
 	    api_body_string(req, "session_id", false, &sid, &err, status))
 		return err;
-	if (!node_name_valid(node))
+	if (!api_node_name_valid(node))
 		return api_error(status, 400, "node must be a node name like name@host");
 	json_t *mods = json_object_get(req->body, "modules");
 	if (!json_is_array(mods) || json_array_size(mods) > OBJECT_CODE_BATCH)
@@ -550,6 +581,12 @@ static json_t *route_object_code(void *ctx, const struct api_request *req, int *
 			return api_error(
 			    status, 400,
 			    "modules[%zu] must be {\"module\": name, \"code\": base64}", i);
+		if (strlen(name) > OBJECT_MODULE_NAME_MAX)
+			return api_error(
+			    status, 400,
+			    "modules[%zu]: module names longer than %d bytes cannot be "
+			    "cached as files",
+			    i, OBJECT_MODULE_NAME_MAX);
 	}
 	char *dir = node_dir(w, node);
 	struct gi_buf path;
@@ -558,7 +595,7 @@ static json_t *route_object_code(void *ctx, const struct api_request *req, int *
 	int stored = 0, unchanged = 0, rc = gi_fs_mkdir_p(gi_buf_str(&path));
 	json_t *resp = NULL;
 	if (rc) {
-		resp = gi_error_response(status, rc, "creating the object code cache");
+		resp = api_error_code(status, rc, "creating the object code cache");
 		goto out;
 	}
 	pthread_mutex_lock(&w->finalize_lock); /* a finalize never reads half a batch */
@@ -582,7 +619,7 @@ static json_t *route_object_code(void *ctx, const struct api_request *req, int *
 		rc = file_update(gi_buf_str(&path), bytes, len, &written);
 		gi_free(bytes);
 		if (rc) {
-			resp = gi_error_response(status, rc, "storing object code");
+			resp = api_error_code(status, rc, "storing object code");
 			break;
 		}
 		if (written)
@@ -613,7 +650,7 @@ static int validate_finalize(const struct api_request *req, json_t **err, int *s
 	}
 	if (api_body_string(req, "node", true, &s, err, status))
 		return GI_EINVAL;
-	if (!node_name_valid(s)) {
+	if (!api_node_name_valid(s)) {
 		*err = api_error(status, 400, "node must be a node name like name@host");
 		return GI_EINVAL;
 	}
@@ -944,7 +981,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	obs = NULL;
 	rc = observed_read(st, session_id, req->body, &seen);
 	if (rc) {
-		resp = gi_error_response(status, rc, "reading the snapshots");
+		resp = api_error_code(status, rc, "reading the snapshots");
 		goto out;
 	}
 	if (given) {
@@ -975,7 +1012,7 @@ static json_t *finalize_locked(struct api_worker *w, struct obs_store *st,
 	rc = obs_store_finalize(st, fin);
 	pthread_mutex_unlock(&w->write_lock);
 	if (rc) {
-		resp = gi_error_response(status, rc, "recording the end of the observation");
+		resp = api_error_code(status, rc, "recording the end of the observation");
 		goto out;
 	}
 
@@ -1031,7 +1068,7 @@ static json_t *route_finalize(void *ctx, const struct api_request *req, int *sta
 	struct obs_store *st;
 	int rc = store_acquire(w, &st);
 	if (rc)
-		return gi_error_response(status, rc, "opening the store");
+		return api_error_code(status, rc, "opening the store");
 	pthread_mutex_lock(&w->finalize_lock);
 	json_t *resp = finalize_locked(w, st, req, status);
 	pthread_mutex_unlock(&w->finalize_lock);
@@ -1059,7 +1096,7 @@ static json_t *route_observations(void *ctx, const struct api_request *req, int 
 		store_release(w, st);
 	}
 	if (rc)
-		return gi_error_response(status, rc, "listing observations");
+		return api_error_code(status, rc, "listing observations");
 	return json_pack("{s:o}", "observations", list);
 }
 
@@ -1085,7 +1122,7 @@ static json_t *route_observation(void *ctx, const struct api_request *req, int *
 		return api_error(status, 404, "no observation %s", sid);
 	if (rc) {
 		json_decref(obs);
-		return gi_error_response(status, rc, "reading the observation");
+		return api_error_code(status, rc, "reading the observation");
 	}
 	if (snaps)
 		json_object_set_new(obs, "snapshot_data", snaps);
@@ -1106,7 +1143,7 @@ static json_t *route_profiles(void *ctx, const struct api_request *req, int *sta
 		store_release(w, st);
 	}
 	if (rc)
-		return gi_error_response(status, rc, "listing profiles");
+		return api_error_code(status, rc, "listing profiles");
 	return json_pack("{s:o}", "profiles", list);
 }
 
@@ -1123,7 +1160,7 @@ static json_t *profile_by_id(struct api_worker *w, long long id, int *status)
 		return id > 0 ? api_error(status, 404, "no profile %lld", id)
 		              : api_error(status, 404, "no profile yet");
 	if (rc)
-		return gi_error_response(status, rc, "reading the profile");
+		return api_error_code(status, rc, "reading the profile");
 	return p;
 }
 
@@ -1187,7 +1224,7 @@ static json_t *route_compare(void *ctx, const struct api_request *req, int *stat
 	json_decref(a);
 	json_decref(b);
 	if (rc)
-		return gi_error_response(status, rc, "comparing the profiles");
+		return api_error_code(status, rc, "comparing the profiles");
 	return out;
 }
 

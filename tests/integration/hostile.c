@@ -8,7 +8,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
+#include "api/client.h"
+#include "api/pusher.h"
 #include "api_util.h"
 #include "base/error.h"
 
@@ -142,6 +145,213 @@ static void framing_is_strict(void)
 	TH_ASSERT_INT_EQ(td_get(&w, "/health", NULL), 200);
 }
 
+/* ---- names and limits ---- */
+
+static char *name_of_length(size_t total, const char *host)
+{
+	size_t hlen = strlen(host), alen = total - 1 - hlen;
+	char *s = malloc(total + 1);
+	memset(s, 'a', alen);
+	s[alen] = '@';
+	memcpy(s + alen + 1, host, hlen + 1);
+	return s;
+}
+
+static int ingest_as(const struct td_daemon *w, const char *sid, const char *node, int seq)
+{
+	char *body = td_snapshot(sid, node, seq);
+	int st = td_post(w, "/api/runtime/ingest", body, NULL);
+	free(body);
+	return st;
+}
+
+/* A tiny but valid .beam header, enough for the object code route. */
+static char *object_code_body(const char *node, const char *module)
+{
+	json_t *b = json_pack("{s:s, s:[{s:s, s:s}]}", "node", node, "modules", "module", module,
+	                      "code", "Rk9SMQAAAARCRUFNAAAAAA==");
+	char *text = json_dumps(b, JSON_COMPACT);
+	json_decref(b);
+	return text;
+}
+
+static void names_are_checked_against_real_limits(void)
+{
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	/* 255 bytes is Erlang's limit for a node name; 256 used to pass and then
+	 * fail with 500 "input/output error". */
+	char *n255 = name_of_length(255, "127.0.0.1");
+	char *n256 = name_of_length(256, "127.0.0.1");
+	TH_ASSERT_INT_EQ(ingest_as(&w, "long-1", n255, 0), 200);
+	TH_ASSERT_INT_EQ(ingest_as(&w, "long-2", n256, 0), 400);
+	char *body = object_code_body(n256, "m");
+	TD_EXPECT_ERROR(&w, "POST", "/api/runtime/ingest/object_code", body, 400);
+	free(body);
+	/* Names that are not node names are refused, not mapped onto another
+	 * node's directory (a@b;rm used to share DATA/nodes/a@b_rm). */
+	TH_ASSERT_INT_EQ(ingest_as(&w, "odd-1", "a@b;rm", 0), 400);
+	TH_ASSERT_INT_EQ(ingest_as(&w, "odd-2", "a b@host", 0), 400);
+	TH_ASSERT_INT_EQ(ingest_as(&w, "odd-3", "a@b@c", 0), 400);
+	body = object_code_body("a@b;rm", "m");
+	TD_EXPECT_ERROR(&w, "POST", "/api/runtime/ingest/object_code", body, 400);
+	free(body);
+	body = object_code_body("a@b_rm", "m");
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest/object_code", body, NULL), 200);
+	free(body);
+	char dir[1024];
+	snprintf(dir, sizeof(dir), "%s/nodes/a@b_rm/ebin/m.beam", w.data);
+	TH_ASSERT_MSG(access(dir, F_OK) == 0, "%s was not written", dir);
+
+	/* Module names: the cache file NAME.beam and its temporary must fit
+	 * 255 bytes; longer names get 400 and a reason, not 500. */
+	for (size_t len = 239; len <= 255; len += 8) {
+		char mod[300];
+		memset(mod, 'm', len);
+		mod[len] = '\0';
+		body = object_code_body("shop@127.0.0.1", mod);
+		json_t *r = NULL;
+		TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest/object_code", body, &r), 400);
+		TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "error")),
+		                       "longer than");
+		json_decref(r);
+		free(body);
+	}
+	char mod[300];
+	memset(mod, 'm', 238);
+	mod[238] = '\0';
+	body = object_code_body("shop@127.0.0.1", mod);
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest/object_code", body, NULL), 200);
+	free(body);
+
+	/* The monitor checks node names with the same rule. */
+	struct td_daemon m = {0};
+	snprintf(m.data, sizeof(m.data), "%s/monitor", th_tmpdir());
+	char worker_arg[128];
+	snprintf(worker_arg, sizeof(worker_arg), "%s", w.url);
+	const char *extra[] = {"--worker", worker_arg, NULL};
+	td_start(&m, "monitor", extra);
+	char path[600];
+	snprintf(path, sizeof(path), "/api/runtime/pulse?node=%s", n256);
+	TD_EXPECT_ERROR(&m, "GET", path, NULL, 400);
+	TD_EXPECT_ERROR(&m, "GET", "/api/runtime/pulse?node=a@b%3Brm", NULL, 400);
+	free(n255);
+	free(n256);
+}
+
+static void a_session_observes_one_node(void)
+{
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	TH_ASSERT_INT_EQ(ingest_as(&w, "one-node", "shop@127.0.0.1", 0), 200);
+	TH_ASSERT_INT_EQ(ingest_as(&w, "one-node", "shop@127.0.0.1", 1), 200);
+	json_t *r = NULL;
+	char *body = td_snapshot("one-node", "other@127.0.0.1", 2);
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest", body, &r), 409);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "error")), "shop@127.0.0.1");
+	json_decref(r);
+	free(body);
+	json_t *o = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/one-node", &o), 200);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), 2);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "node")), "shop@127.0.0.1");
+	json_decref(o);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	TH_ASSERT_MSG(f != NULL, "cannot write %s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void depth_is_what_the_docs_say(void)
+{
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	char root[600], lib[700], file[800];
+	snprintf(root, sizeof(root), "%s/chain", th_tmpdir());
+	snprintf(lib, sizeof(lib), "%s/lib", root);
+	TH_ASSERT(mkdir(root, 0755) == 0 && mkdir(lib, 0755) == 0);
+	/* A chain M0 <- M1 <- ... <- M69: deeper than the old silent cap of 64. */
+	for (int i = 0; i < 70; i++) {
+		char text[256];
+		if (i == 0)
+			snprintf(text, sizeof(text), "defmodule M0 do\n  def f, do: :ok\nend\n");
+		else
+			snprintf(text, sizeof(text),
+			         "defmodule M%d do\n  def f, do: M%d.f()\nend\n", i, i - 1);
+		snprintf(file, sizeof(file), "%s/m%d.ex", lib, i);
+		write_file(file, text);
+	}
+	json_t *body = json_pack("{s:s}", "path", root);
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/index/scan", text, NULL), 200);
+	free(text);
+	char path[1024];
+	snprintf(path, sizeof(path), "/api/knowledge/impact?path=%s&module=M0&depth=1000", root);
+	json_t *r = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, path, &r), 200);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "depth")), 1000);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "dependent_count")), 69);
+	json_decref(r);
+	snprintf(path, sizeof(path), "/api/knowledge/impact?path=%s&module=M0&depth=1001", root);
+	TD_EXPECT_ERROR(&w, "GET", path, NULL, 400);
+}
+
+static void pusher_free_deferred(void *arg)
+{
+	api_pusher_free(arg, 0);
+}
+
+static json_t *stats_of(struct api_pusher *p)
+{
+	return api_pusher_stats(p);
+}
+
+static void delivery_error_clears_when_delivery_recovers(void)
+{
+	api_client_global_init();
+	struct td_daemon w = {0};
+	w.port = ts_free_port();
+	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
+	char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
+	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
+	struct api_pusher *p;
+	TH_ASSERT_OK(api_pusher_new(&pc, &p));
+	th_defer(pusher_free_deferred, p);
+	char *text = td_snapshot("recover-1", "demo@127.0.0.1", 0);
+	json_t *snap = json_loads(text, 0, NULL);
+	free(text);
+	TH_ASSERT_OK(api_pusher_push(p, API_PUSH_INGEST, snap));
+	json_decref(snap);
+	/* No worker yet: the delivery error is reported. */
+	int64_t deadline = gi_clock_mono_ms() + 30000;
+	json_t *s = NULL;
+	for (;;) {
+		s = stats_of(p);
+		if (json_is_string(json_object_get(s, "last_error")) ||
+		    gi_clock_mono_ms() > deadline)
+			break;
+		json_decref(s);
+		gi_clock_sleep_ms(50);
+	}
+	TH_ASSERT(json_is_string(json_object_get(s, "last_error")));
+	json_decref(s);
+	td_worker(&w, NULL);
+	TH_ASSERT_OK(api_pusher_drain(p, 60000));
+	s = stats_of(p);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(s, "delivered")), 1);
+	TH_ASSERT_MSG(json_is_null(json_object_get(s, "last_error")) ||
+	                  !json_object_get(s, "last_error"),
+	              "last_error still says %s after delivery recovered",
+	              json_string_value(json_object_get(s, "last_error")));
+	json_decref(s);
+}
+
 /* ---- slow clients ---- */
 
 #define TRICKLERS 4200
@@ -251,6 +461,10 @@ int main(int argc, char **argv)
 	static const struct th_test tests[] = {
 	    TH_TEST(nul_and_lax_integers_are_refused),
 	    TH_TEST(framing_is_strict),
+	    TH_TEST(names_are_checked_against_real_limits),
+	    TH_TEST(a_session_observes_one_node),
+	    TH_TEST(depth_is_what_the_docs_say),
+	    TH_TEST(delivery_error_clears_when_delivery_recovers),
 	    TH_TEST(slow_clients_cannot_take_the_worker),
 	    TH_END,
 	};
