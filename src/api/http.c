@@ -139,6 +139,7 @@ int api_status_for(int gi_error)
 		return 200;
 	case GI_EINVAL:
 	case GI_EPARSE:
+	case GI_ENOCOOKIE: /* the request (or the daemon's environment) lacks the cookie */
 		return 400;
 	case GI_EDENIED:
 		return 403;
@@ -156,6 +157,8 @@ int api_status_for(int gi_error)
 	case GI_ECONNECT:
 	case GI_EEPMD:
 	case GI_ECOOKIE:
+	case GI_EHANDSHAKE:
+	case GI_ENAMEREFUSED:
 	case GI_ENODEDOWN:
 	case GI_EBADRPC:
 	case GI_EOTPVERSION:

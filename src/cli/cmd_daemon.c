@@ -305,6 +305,17 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 	return 0;
 }
 
+/* The GI_E* code whose gi_errname is `name`, or 0. */
+static int error_code_named(const char *name)
+{
+	if (!name)
+		return 0;
+	for (int code = GI_EFIRST_ + 1; code < GI_ELAST_; code++)
+		if (strcmp(gi_errname(code), name) == 0)
+			return code;
+	return 0;
+}
+
 /* Calls the monitor; prints a clear message and returns an exit code on failure. */
 static int monitor_call(const char *method, const char *path, json_t *body, int timeout_ms,
                         int *status, json_t **resp)
@@ -335,8 +346,15 @@ static int monitor_call(const char *method, const char *path, json_t *body, int 
 	}
 	if (*status >= 400) {
 		const char *msg = json_string_value(json_object_get(*resp, "error"));
-		fprintf(stderr, "giulia-observe: %s\n",
-		        msg ? msg : "the monitor refused the request");
+		const char *hint = json_string_value(json_object_get(*resp, "hint"));
+		fprintf(stderr, "giulia-observe: %s%s%s\n",
+		        msg ? msg : "the monitor refused the request", hint ? "; " : "",
+		        hint ? hint : "");
+		/* A node error carries its code: the exit code is then the one
+		 * `giulia pulse` gives for it (10-20). */
+		int code = error_code_named(json_string_value(json_object_get(*resp, "code")));
+		if (code)
+			return cli_exit_code_for(code);
 		return *status == 400 ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
 	}
 	return CLI_EXIT_OK;
