@@ -91,7 +91,7 @@ struct request_state {
 	bool too_big;
 	bool responded;
 	bool url_has_nul; /* the raw URL holds %00 */
-	bool counted;     /* counted in in_flight */
+	bool counted;     /* counted in in_flight (from the first access call) */
 };
 
 json_t *api_error(int *status, int http_status, const char *fmt, ...)
@@ -420,12 +420,17 @@ static void conn_started(struct api_server *s, struct MHD_Connection *c, void **
 		s->conns->prev = t;
 	s->conns = t;
 	s->conn_count++;
-	int same_ip = 0;
-	for (struct conn_track *o = s->conns; o; o = o->next)
-		if (o->ip == t->ip && !o->shut)
+	/* Connections already shut are on their way out: they do not count. */
+	int same_ip = 0, live = 0;
+	for (struct conn_track *o = s->conns; o; o = o->next) {
+		if (o->shut)
+			continue;
+		live++;
+		if (o->ip == t->ip)
 			same_ip++;
+	}
 	bool over_ip = same_ip > s->ip_conn_limit;
-	bool over_all = s->conn_count > s->conn_limit;
+	bool over_all = live > s->conn_limit;
 	if (over_ip || over_all) {
 		struct conn_track *victim = conn_oldest_reading(s, t->ip, !over_ip, t);
 		if (victim) {
@@ -500,10 +505,6 @@ static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 	struct request_state *st = gi_calloc(1, sizeof(*st));
 	gi_buf_init(&st->body, s->body_limit);
 	st->url_has_nul = uri && strstr(uri, "%00") != NULL;
-	st->counted = true;
-	pthread_mutex_lock(&s->lock);
-	s->in_flight++;
-	pthread_mutex_unlock(&s->lock);
 	return st;
 }
 
@@ -637,8 +638,15 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
 	struct request_state *st = *con_cls;
 	if (!st) /* the URI logger always runs first; this is only a fallback */
 		*con_cls = st = uri_logger(s, NULL, c);
-	if (!st->route && !st->responded)
+	if (!st->counted) {
+		/* Counted from here (all headers in), as a graceful stop waits for
+		 * these: a client still trickling its headers does not hold it up. */
+		st->counted = true;
+		pthread_mutex_lock(&s->lock);
+		s->in_flight++;
+		pthread_mutex_unlock(&s->lock);
 		return first_call(s, st, c, url, method, version);
+	}
 	if (st->responded) {
 		*upload_data_size = 0;
 		return MHD_YES;
