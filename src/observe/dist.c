@@ -188,6 +188,17 @@ static int probe_read_message(int fd, unsigned char *buf, size_t size, size_t *l
 	return 0;
 }
 
+int dist_handshake_status_parse(const unsigned char *msg, size_t len)
+{
+	if (len < 1 || msg[0] != 's')
+		return GI_EHANDSHAKE;
+	if (len - 1 == 11 && memcmp(msg + 1, "not_allowed", 11) == 0)
+		return GI_ENAMEREFUSED;
+	if (len - 1 >= 2 && memcmp(msg + 1, "ok", 2) == 0)
+		return 0;     /* "ok" or "ok_simultaneous" */
+	return GI_EHANDSHAKE; /* nok, alive: another connection of ours won */
+}
+
 /* The stage at which a handshake with addr:port as `my_node` fails (see
  * above): GI_ECOOKIE, GI_ENAMEREFUSED, GI_EHANDSHAKE, GI_ENODEDOWN or
  * GI_ETIMEOUT. */
@@ -240,18 +251,9 @@ static int handshake_probe(const struct in_addr *addr, int port, const char *my_
 	rc = probe_read_message(fd, reply, sizeof(reply), &len, deadline);
 	if (rc)
 		goto out;
-	if (reply[0] != 's') {
-		rc = GI_EHANDSHAKE;
+	rc = dist_handshake_status_parse(reply, len);
+	if (rc)
 		goto out;
-	}
-	if (len - 1 == 11 && memcmp(reply + 1, "not_allowed", 11) == 0) {
-		rc = GI_ENAMEREFUSED;
-		goto out;
-	}
-	if (!(len - 1 >= 2 && memcmp(reply + 1, "ok", 2) == 0)) {
-		rc = GI_EHANDSHAKE; /* nok, alive: another connection of ours won */
-		goto out;
-	}
 	rc = probe_read_message(fd, reply, sizeof(reply), &len, deadline);
 	if (rc == 0)
 		rc = reply[0] == 'N' || reply[0] == 'n' ? GI_ECOOKIE : GI_EHANDSHAKE;
