@@ -898,6 +898,8 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	    .listen = cfg->listen ? cfg->listen : API_MONITOR_LISTEN_DEFAULT,
 	    .token = cfg->token,
 	    .body_limit = cfg->body_limit,
+	    .request_timeout = cfg->request_timeout,
+	    .ip_connection_limit = cfg->ip_connection_limit,
 	    .name = "monitor",
 	    .routes = monitor_routes,
 	    .ctx = m,

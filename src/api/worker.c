@@ -1294,6 +1294,8 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	    .listen = cfg->listen ? cfg->listen : API_WORKER_LISTEN_DEFAULT,
 	    .token = cfg->token,
 	    .body_limit = cfg->body_limit,
+	    .request_timeout = cfg->request_timeout,
+	    .ip_connection_limit = cfg->ip_connection_limit,
 	    .name = "worker",
 	    .routes = worker_routes,
 	    .ctx = w,

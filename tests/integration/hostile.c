@@ -354,6 +354,61 @@ static void delivery_error_clears_when_delivery_recovers(void)
 
 /* ---- slow clients ---- */
 
+/* Reads until end of stream or `timeout_ms`; true when the daemon closed. */
+static bool closed_by_daemon(int fd, int timeout_ms)
+{
+	int64_t deadline = gi_clock_mono_ms() + timeout_ms;
+	char buf[512];
+	for (;;) {
+		int left = (int)(deadline - gi_clock_mono_ms());
+		if (left <= 0)
+			return false;
+		struct pollfd p = {fd, POLLIN, 0};
+		if (poll(&p, 1, left) <= 0)
+			return false;
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n <= 0)
+			return true;
+	}
+}
+
+static void per_address_cap_and_request_deadline_options(void)
+{
+	struct td_daemon w = {0};
+	snprintf(w.data, sizeof(w.data), "%s/worker", th_tmpdir());
+	const char *extra[] = {"--request-timeout", "2", "--ip-connection-limit", "2", NULL};
+	td_start(&w, "worker", extra);
+	static const char partial[] = "GET /health HTTP/1.1\r\nHost: a\r\nX-Slow: ";
+	int a = td_connect(w.port);
+	TH_ASSERT(a >= 0 && td_send_all(a, partial, sizeof(partial) - 1));
+	gi_clock_sleep_ms(100);
+	int b = td_connect(w.port);
+	TH_ASSERT(b >= 0 && td_send_all(b, partial, sizeof(partial) - 1));
+	gi_clock_sleep_ms(100);
+	/* A third connection from the same address: over the cap of 2, the oldest
+	 * one still sending its request (a) makes room, and /health answers. */
+	TH_ASSERT_INT_EQ(td_get(&w, "/health", NULL), 200);
+	TH_ASSERT_MSG(closed_by_daemon(a, 20000), "the oldest slow connection was not shut");
+	/* b never finishes its request: shut at the 2 s deadline, though it trickles. */
+	bool shut = false;
+	int64_t deadline = gi_clock_mono_ms() + 30000;
+	while (!shut && gi_clock_mono_ms() < deadline) {
+		(void)send(b, "x", 1, MSG_NOSIGNAL);
+		shut = closed_by_daemon(b, 500);
+	}
+	TH_ASSERT_MSG(shut, "a trickling connection outlived the request deadline");
+	close(a);
+	close(b);
+	/* Bad values are usage errors. */
+	char bin[1024];
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	const char *argv[] = {bin, "worker", "--request-timeout", "+5", NULL};
+	char *out = NULL, *err = NULL;
+	TH_ASSERT_INT_EQ(ts_run(argv, NULL, 20000, &out, &err), 2);
+	free(out);
+	free(err);
+}
+
 #define TRICKLERS 4200
 
 static void raise_fd_limit(int want)
@@ -465,6 +520,7 @@ int main(int argc, char **argv)
 	    TH_TEST(a_session_observes_one_node),
 	    TH_TEST(depth_is_what_the_docs_say),
 	    TH_TEST(delivery_error_clears_when_delivery_recovers),
+	    TH_TEST(per_address_cap_and_request_deadline_options),
 	    TH_TEST(slow_clients_cannot_take_the_worker),
 	    TH_END,
 	};
