@@ -75,7 +75,6 @@ struct api_server {
 
 	pthread_mutex_t conn_lock; /* guards the connection tracking below */
 	struct conn_track *conns;  /* every open connection, newest first */
-	int conn_count;
 	int conn_limit, ip_conn_limit;
 	int64_t request_timeout_ms;
 	int64_t shut_slow, shut_evicted, refused; /* counters, for logs and tests */
@@ -284,26 +283,21 @@ static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *b
 	return rc;
 }
 
-static enum MHD_Result send_error_close(struct request_state *st, struct MHD_Connection *c,
-                                        int status, const char *msg, bool close)
+/* Every error answer closes its connection: one answered before the body
+ * was read leaves that body unread, and it must not be parsed as a request;
+ * the others are rare enough that keeping the connection buys nothing. */
+static enum MHD_Result send_error(struct request_state *st, struct MHD_Connection *c, int status,
+                                  const char *msg)
 {
 	int s = status;
 	json_t *e = api_error(&s, status, "%s", msg);
 	st->responded = true;
-	enum MHD_Result rc = send_json(c, s, e, close);
+	enum MHD_Result rc = send_json(c, s, e, true);
 	json_decref(e);
 	return rc;
 }
 
-static enum MHD_Result send_error(struct request_state *st, struct MHD_Connection *c, int status,
-                                  const char *msg)
-{
-	/* An error answered before the body was read leaves the body unread on
-	 * the connection: close it rather than parse that body as a request. */
-	return send_error_close(st, c, status, msg, true);
-}
-
-/* Why a request's framing cannot be trusted, or NULL when it can. */
+/* What the header and argument walks count for framing_problem. */
 struct framing {
 	int content_length, transfer_encoding, host;
 	bool nul;
@@ -335,6 +329,7 @@ static enum MHD_Result framing_argument(void *cls, enum MHD_ValueKind kind, cons
 	return MHD_YES;
 }
 
+/* Why a request's framing cannot be trusted (a static sentence), or NULL. */
 static const char *framing_problem(struct MHD_Connection *c, const char *version,
                                    const struct request_state *st)
 {
@@ -419,7 +414,6 @@ static void conn_started(struct api_server *s, struct MHD_Connection *c, void **
 	if (s->conns)
 		s->conns->prev = t;
 	s->conns = t;
-	s->conn_count++;
 	/* Connections already shut are on their way out: they do not count. */
 	int same_ip = 0, live = 0;
 	for (struct conn_track *o = s->conns; o; o = o->next) {
@@ -456,7 +450,6 @@ static void conn_closed(struct api_server *s, void **socket_context)
 		s->conns = t->next;
 	if (t->next)
 		t->next->prev = t->prev;
-	s->conn_count--;
 	pthread_mutex_unlock(&s->conn_lock);
 	gi_free(t);
 	*socket_context = NULL;
