@@ -6,6 +6,10 @@
 #   scripts/fuzz.sh SECONDS TARGET...
 # needs: clang libclang-rt-14-dev
 set -u
+# UBSan findings are crashes too: without halt_on_error the recoverable checks
+# print a line and carry on, and a run "passes" with undefined behaviour in it.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 seconds=${1:?usage: fuzz.sh SECONDS TARGET...}
 shift
 status=0

@@ -7,9 +7,25 @@
  * to the access handler until libmicrohttpd reports it complete; the count of
  * such states is what a graceful stop waits for.
  *
- * Order of checks on the first call of a request: authentication, route,
- * method, declared body size. Any failure answers at once without reading
- * the body.
+ * Order of checks on the first call of a request: framing (NUL anywhere in
+ * the URL or a header, duplicate or conflicting Content-Length, HTTP/1.1
+ * without one Host), authentication, route, method, declared body size. Any
+ * failure answers at once without reading the body; a framing failure also
+ * closes the connection, since what follows on it cannot be trusted.
+ *
+ * Slow clients: libmicrohttpd's timeout is an idle timeout (a byte every few
+ * seconds resets it), so this file tracks every connection itself, from the
+ * library's connection notifications: a connection must deliver each whole
+ * request (headers and body) within `request_timeout` of its start or of the
+ * end of the previous response, else a reaper thread shuts its socket down.
+ * When the connection count or one address's count is over its cap, the
+ * oldest connection still sending a request (of that address, for the
+ * per-address cap) is shut down to make room for the new one, which is
+ * refused only when every connection is busy in a handler. libmicrohttpd's
+ * own limit is set `CONN_RESERVE` above ours so that there is always room
+ * to accept, and then make that choice. Shutting a socket down from another
+ * thread is safe here because the tracking entry is removed (under
+ * conn_lock) before libmicrohttpd closes the descriptor.
  */
 #include "api/http.h"
 
@@ -20,6 +36,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -30,6 +49,18 @@
 #include "base/str.h"
 
 #define PATH_SEGMENT_MAX 256
+#define CONN_RESERVE     64 /* accepted above the limit, to choose whom to shut */
+#define REAPER_PERIOD_MS 200
+
+/* One accepted connection, from libmicrohttpd's STARTED to CLOSED notification. */
+struct conn_track {
+	struct conn_track *prev, *next; /* in api_server.conns */
+	int fd;
+	uint32_t ip;      /* IPv4, host order */
+	int64_t since_ms; /* when its current request began (or may begin) */
+	bool reading;     /* a request is being received (not in a handler) */
+	bool shut;        /* already shut down by us */
+};
 
 struct api_server {
 	struct MHD_Daemon *daemon;
@@ -41,6 +72,15 @@ struct api_server {
 	int port;
 	pthread_mutex_t lock; /* guards in_flight */
 	int in_flight;        /* requests between their first call and completion */
+
+	pthread_mutex_t conn_lock; /* guards the connection tracking below */
+	struct conn_track *conns;  /* every open connection, newest first */
+	int conn_limit, ip_conn_limit;
+	int64_t request_timeout_ms;
+	int64_t shut_slow, shut_evicted, refused; /* counters, for logs and tests */
+	pthread_t reaper;
+	pthread_cond_t reaper_cond;
+	bool reaper_started, stopping;
 };
 
 struct request_state {
@@ -49,6 +89,8 @@ struct request_state {
 	char *path_param;
 	bool too_big;
 	bool responded;
+	bool url_has_nul; /* the raw URL holds %00 */
+	bool counted;     /* counted in in_flight (from the first access call) */
 };
 
 json_t *api_error(int *status, int http_status, const char *fmt, ...)
@@ -62,6 +104,33 @@ json_t *api_error(int *status, int http_status, const char *fmt, ...)
 	return json_pack("{s:s}", "error", msg);
 }
 
+json_t *api_error_code(int *status, int gi_error, const char *what)
+{
+	return api_error(status, api_status_for(gi_error), "%s: %s", what, gi_strerror(gi_error));
+}
+
+bool api_node_name_valid(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n > API_NODE_NAME_MAX)
+		return false;
+	const char *at = strchr(s, '@');
+	if (!at || at == s || at[1] == '\0' || strchr(at + 1, '@'))
+		return false;
+	/* The alive part as Erlang accepts it ([A-Za-z0-9_-]); the host part a
+	 * host name or address: letters, digits, '.', '-', '_' (IPv6 literals
+	 * are not distribution host names). */
+	for (const char *p = s; *p; p++) {
+		char c = *p;
+		bool alnum =
+		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (p < at ? !(alnum || c == '_' || c == '-')
+		           : !(alnum || c == '@' || c == '.' || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
 int api_status_for(int gi_error)
 {
 	switch (gi_error) {
@@ -69,6 +138,7 @@ int api_status_for(int gi_error)
 		return 200;
 	case GI_EINVAL:
 	case GI_EPARSE:
+	case GI_ENOCOOKIE: /* the request (or the daemon's environment) lacks the cookie */
 		return 400;
 	case GI_EDENIED:
 		return 403;
@@ -86,6 +156,8 @@ int api_status_for(int gi_error)
 	case GI_ECONNECT:
 	case GI_EEPMD:
 	case GI_ECOOKIE:
+	case GI_EHANDSHAKE:
+	case GI_ENAMEREFUSED:
 	case GI_ENODEDOWN:
 	case GI_EBADRPC:
 	case GI_EOTPVERSION:
@@ -129,12 +201,15 @@ static bool addr_is_loopback(const char *addr)
 
 const char *api_request_query(const struct api_request *req, const char *name, bool *invalid)
 {
-	const char *v = MHD_lookup_connection_value((struct MHD_Connection *)req->connection,
-	                                            MHD_GET_ARGUMENT_KIND, name);
-	if (!v)
+	const char *v = NULL;
+	size_t size = 0;
+	if (MHD_lookup_connection_value_n((struct MHD_Connection *)req->connection,
+	                                  MHD_GET_ARGUMENT_KIND, name, strlen(name), &v,
+	                                  &size) != MHD_YES ||
+	    !v)
 		return NULL;
 	size_t len = strlen(v);
-	if (len > API_PATH_PARAM_MAX || !gi_utf8_valid(v, len)) {
+	if (len != size || len > API_PATH_PARAM_MAX || !gi_utf8_valid(v, len)) {
 		if (invalid)
 			*invalid = true;
 		return NULL;
@@ -185,7 +260,7 @@ int api_body_int(const struct api_request *req, const char *field, bool required
 	return 0;
 }
 
-static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *body)
+static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *body, bool close)
 {
 	static const char FALLBACK[] = "{\"error\":\"internal error: no response\"}";
 	/* json_dumps allocates with jansson's allocator (malloc): released with free(). */
@@ -201,20 +276,229 @@ static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *b
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	if (status == 401)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	if (close)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, r);
 	MHD_destroy_response(r);
 	return rc;
 }
 
+/* Every error answer closes its connection: one answered before the body
+ * was read leaves that body unread, and it must not be parsed as a request;
+ * the others are rare enough that keeping the connection buys nothing. */
 static enum MHD_Result send_error(struct request_state *st, struct MHD_Connection *c, int status,
                                   const char *msg)
 {
 	int s = status;
 	json_t *e = api_error(&s, status, "%s", msg);
 	st->responded = true;
-	enum MHD_Result rc = send_json(c, s, e);
+	enum MHD_Result rc = send_json(c, s, e, true);
 	json_decref(e);
 	return rc;
+}
+
+/* What the header and argument walks count for framing_problem. */
+struct framing {
+	int content_length, transfer_encoding, host;
+	bool nul;
+};
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      size_t key_size, const char *value, size_t value_size)
+{
+	(void)kind;
+	struct framing *f = cls;
+	if (!key || !value || strlen(key) != key_size || strlen(value) != value_size)
+		f->nul = true;
+	if (key && strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+		f->content_length++;
+	else if (key && strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+		f->transfer_encoding++;
+	else if (key && strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+		f->host++;
+	return MHD_YES;
+}
+
+static enum MHD_Result framing_argument(void *cls, enum MHD_ValueKind kind, const char *key,
+                                        size_t key_size, const char *value, size_t value_size)
+{
+	(void)kind;
+	struct framing *f = cls;
+	if ((key && strlen(key) != key_size) || (value && strlen(value) != value_size))
+		f->nul = true;
+	return MHD_YES;
+}
+
+/* Why a request's framing cannot be trusted (a static sentence), or NULL. */
+static const char *framing_problem(struct MHD_Connection *c, const char *version,
+                                   const struct request_state *st)
+{
+	struct framing f = {0, 0, 0, st->url_has_nul};
+	MHD_get_connection_values_n(c, MHD_HEADER_KIND, framing_header, &f);
+	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, framing_argument, &f);
+	if (f.nul)
+		return "NUL (%00 or a zero byte) in the URL, a query parameter or a header";
+	if (f.content_length > 1)
+		return "more than one Content-Length header";
+	if (f.content_length && f.transfer_encoding)
+		return "both Content-Length and Transfer-Encoding";
+	if (f.host > 1)
+		return "more than one Host header";
+	if (f.host == 0 && version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
+		return "an HTTP/1.1 request needs a Host header";
+	return NULL;
+}
+
+/* ---- connection tracking (see the file comment) ---- */
+
+static struct conn_track *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? (struct conn_track *)ci->socket_context : NULL;
+}
+
+/* Marks the connection's request as received (a handler or an error answer
+ * now owns it) or, with `reading` true, a new request as due from now. */
+static void conn_set_reading(struct api_server *s, struct MHD_Connection *c, bool reading)
+{
+	struct conn_track *t = conn_of(c);
+	if (!t)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	t->reading = reading;
+	if (reading)
+		t->since_ms = gi_clock_mono_ms();
+	pthread_mutex_unlock(&s->conn_lock);
+}
+
+/* Under conn_lock. */
+static void conn_shut(struct conn_track *t)
+{
+	if (t->shut)
+		return;
+	t->shut = true;
+	t->reading = false;
+	shutdown(t->fd, SHUT_RDWR);
+}
+
+/* Under conn_lock: the oldest connection still sending a request, of address
+ * `ip` unless `any_ip`, or NULL. */
+static struct conn_track *conn_oldest_reading(struct api_server *s, uint32_t ip, bool any_ip,
+                                              const struct conn_track *except)
+{
+	struct conn_track *best = NULL;
+	for (struct conn_track *t = s->conns; t; t = t->next)
+		if (t != except && t->reading && !t->shut && (any_ip || t->ip == ip) &&
+		    (!best || t->since_ms < best->since_ms))
+			best = t;
+	return best;
+}
+
+static void conn_started(struct api_server *s, struct MHD_Connection *c, void **socket_context)
+{
+	const union MHD_ConnectionInfo *fdi =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	struct conn_track *t = gi_calloc(1, sizeof(*t));
+	t->fd = fdi ? fdi->connect_fd : -1;
+	if (ai && ai->client_addr && ai->client_addr->sa_family == AF_INET)
+		t->ip = ntohl(((const struct sockaddr_in *)ai->client_addr)->sin_addr.s_addr);
+	t->since_ms = gi_clock_mono_ms();
+	t->reading = true;
+	*socket_context = t;
+
+	pthread_mutex_lock(&s->conn_lock);
+	t->next = s->conns;
+	if (s->conns)
+		s->conns->prev = t;
+	s->conns = t;
+	/* Connections already shut are on their way out: they do not count. */
+	int same_ip = 0, live = 0;
+	for (struct conn_track *o = s->conns; o; o = o->next) {
+		if (o->shut)
+			continue;
+		live++;
+		if (o->ip == t->ip)
+			same_ip++;
+	}
+	bool over_ip = same_ip > s->ip_conn_limit;
+	bool over_all = live > s->conn_limit;
+	if (over_ip || over_all) {
+		struct conn_track *victim = conn_oldest_reading(s, t->ip, !over_ip, t);
+		if (victim) {
+			conn_shut(victim);
+			s->shut_evicted++;
+		} else {
+			conn_shut(t);
+			s->refused++;
+		}
+	}
+	pthread_mutex_unlock(&s->conn_lock);
+}
+
+static void conn_closed(struct api_server *s, void **socket_context)
+{
+	struct conn_track *t = *socket_context;
+	if (!t)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		s->conns = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	pthread_mutex_unlock(&s->conn_lock);
+	gi_free(t);
+	*socket_context = NULL;
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+	struct api_server *s = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		conn_started(s, c, socket_context);
+	else
+		conn_closed(s, socket_context);
+}
+
+/* Shuts down every connection whose request is overdue, every
+ * REAPER_PERIOD_MS, until the server stops. */
+static void *reaper_main(void *arg)
+{
+	struct api_server *s = arg;
+	pthread_mutex_lock(&s->conn_lock);
+	while (!s->stopping) {
+		int64_t now = gi_clock_mono_ms();
+		for (struct conn_track *t = s->conns; t; t = t->next)
+			if (t->reading && !t->shut && now - t->since_ms > s->request_timeout_ms) {
+				conn_shut(t);
+				s->shut_slow++;
+			}
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)REAPER_PERIOD_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&s->reaper_cond, &s->conn_lock, &ts);
+	}
+	pthread_mutex_unlock(&s->conn_lock);
+	return NULL;
+}
+
+/* Called by libmicrohttpd with the raw URL (before %-decoding) once the
+ * request line is in; what it returns is the request's *con_cls. */
+static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)c;
+	struct api_server *s = cls;
+	struct request_state *st = gi_calloc(1, sizeof(*st));
+	gi_buf_init(&st->body, s->body_limit);
+	st->url_has_nul = uri && strstr(uri, "%00") != NULL;
+	return st;
 }
 
 /* Matches `path` against `pattern`; a trailing ":name" segment captures one
@@ -266,8 +550,14 @@ static bool authorised(const struct api_server *s, struct MHD_Connection *c)
 }
 
 static enum MHD_Result first_call(struct api_server *s, struct request_state *st,
-                                  struct MHD_Connection *c, const char *url, const char *method)
+                                  struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version)
 {
+	const char *framing = framing_problem(c, version, st);
+	if (framing) {
+		conn_set_reading(s, c, false);
+		return send_error(st, c, 400, framing);
+	}
 	if (!authorised(s, c))
 		return send_error(st, c, 401, "missing or wrong bearer token");
 	if (!gi_utf8_valid(url, strlen(url)))
@@ -327,7 +617,7 @@ static enum MHD_Result run_handler(struct api_server *s, struct request_state *s
 		status = 500;
 	}
 	st->responded = true;
-	enum MHD_Result rc = send_json(c, status, resp);
+	enum MHD_Result rc = send_json(c, status, resp, false);
 	json_decref(resp);
 	return rc;
 }
@@ -337,17 +627,18 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
                                       const char *upload_data, size_t *upload_data_size,
                                       void **con_cls)
 {
-	(void)version;
 	struct api_server *s = cls;
 	struct request_state *st = *con_cls;
-	if (!st) {
-		st = gi_calloc(1, sizeof(*st));
-		gi_buf_init(&st->body, s->body_limit);
-		*con_cls = st;
+	if (!st) /* the URI logger always runs first; this is only a fallback */
+		*con_cls = st = uri_logger(s, NULL, c);
+	if (!st->counted) {
+		/* Counted from here (all headers in), as a graceful stop waits for
+		 * these: a client still trickling its headers does not hold it up. */
+		st->counted = true;
 		pthread_mutex_lock(&s->lock);
 		s->in_flight++;
 		pthread_mutex_unlock(&s->lock);
-		return first_call(s, st, c, url, method);
+		return first_call(s, st, c, url, method, version);
 	}
 	if (st->responded) {
 		*upload_data_size = 0;
@@ -361,25 +652,43 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	conn_set_reading(s, c, false); /* the whole request is in: no deadline in a handler */
 	return run_handler(s, st, c, url, method);
 }
 
 static void request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                               enum MHD_RequestTerminationCode toe)
 {
-	(void)c;
 	(void)toe;
 	struct api_server *s = cls;
+	conn_set_reading(s, c, true); /* the next request on this connection is due from now */
 	struct request_state *st = *con_cls;
 	if (!st)
 		return;
 	gi_buf_destroy(&st->body);
 	gi_free(st->path_param);
+	bool counted = st->counted;
 	gi_free(st);
 	*con_cls = NULL;
-	pthread_mutex_lock(&s->lock);
-	s->in_flight--;
-	pthread_mutex_unlock(&s->lock);
+	if (counted) {
+		pthread_mutex_lock(&s->lock);
+		s->in_flight--;
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+/* Stops the reaper thread (if running) and frees the tracking locks. */
+static void reaper_stop(struct api_server *s)
+{
+	pthread_mutex_lock(&s->conn_lock);
+	s->stopping = true;
+	pthread_cond_signal(&s->reaper_cond);
+	pthread_mutex_unlock(&s->conn_lock);
+	if (s->reaper_started)
+		pthread_join(s->reaper, NULL);
+	s->reaper_started = false;
+	pthread_cond_destroy(&s->reaper_cond);
+	pthread_mutex_destroy(&s->conn_lock);
 }
 
 int api_server_start(const struct api_server_config *cfg, struct api_server **out)
@@ -400,6 +709,22 @@ int api_server_start(const struct api_server_config *cfg, struct api_server **ou
 	s->ctx = cfg->ctx;
 	gi_strlcpy(s->name, cfg->name ? cfg->name : "http", sizeof(s->name));
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->conn_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->reaper_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	s->conn_limit =
+	    cfg->connection_limit > 0 ? cfg->connection_limit : API_CONNECTION_LIMIT_DEFAULT;
+	s->ip_conn_limit = cfg->ip_connection_limit > 0 ? cfg->ip_connection_limit
+	                                                : API_IP_CONNECTION_LIMIT_DEFAULT;
+	if (s->ip_conn_limit > s->conn_limit)
+		s->ip_conn_limit = s->conn_limit;
+	s->request_timeout_ms = 1000LL * (cfg->request_timeout > 0 ? cfg->request_timeout
+	                                                           : API_REQUEST_TIMEOUT_DEFAULT);
+	if (pthread_create(&s->reaper, NULL, reaper_main, s) == 0)
+		s->reaper_started = true;
 
 	struct sockaddr_in sa;
 	memset(&sa, 0, sizeof(sa));
@@ -408,18 +733,20 @@ int api_server_start(const struct api_server_config *cfg, struct api_server **ou
 	inet_pton(AF_INET, addr, &sa.sin_addr);
 
 	unsigned timeout = cfg->connection_timeout > 0 ? (unsigned)cfg->connection_timeout : 30;
-	unsigned limit = cfg->connection_limit > 0 ? (unsigned)cfg->connection_limit : 4096;
+	unsigned limit = (unsigned)s->conn_limit + CONN_RESERVE;
 	unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD |
 	                 MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC;
 	s->daemon = MHD_start_daemon(
 	    flags, (uint16_t)port, NULL, NULL, access_handler, s, MHD_OPTION_SOCK_ADDR,
 	    (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
-	    MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT, limit,
-	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_THREAD_STACK_SIZE,
+	    MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s, MHD_OPTION_URI_LOG_CALLBACK,
+	    uri_logger, s, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT,
+	    limit, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_THREAD_STACK_SIZE,
 	    (size_t)(1024 * 1024), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-	    MHD_OPTION_END);
+	    MHD_OPTION_STRICT_FOR_CLIENT, (int)1, MHD_OPTION_END);
 	if (!s->daemon) {
 		gi_log_error(s->name, "cannot listen on %s:%d (port in use?)", addr, port);
+		reaper_stop(s);
 		pthread_mutex_destroy(&s->lock);
 		gi_free(s->token);
 		gi_free(s);
@@ -458,6 +785,13 @@ void api_server_stop(struct api_server *s, int grace_ms)
 	if (left > 0)
 		gi_log_warn(s->name, "%d request(s) still running at shutdown", left);
 	MHD_stop_daemon(s->daemon);
+	reaper_stop(s);
+	if (s->shut_slow || s->shut_evicted || s->refused)
+		gi_log_info(s->name,
+		            "connections shut: %lld past the request deadline, %lld to make room, "
+		            "%lld refused",
+		            (long long)s->shut_slow, (long long)s->shut_evicted,
+		            (long long)s->refused);
 	pthread_mutex_destroy(&s->lock);
 	gi_free(s->token);
 	gi_free(s);

@@ -12,7 +12,14 @@
  *    without a token; with a token, every request needs
  *    `Authorization: Bearer TOKEN` (compared in constant time);
  *  - bodies are held in memory up to `body_limit` bytes and rejected with 413
- *    beyond it, before the rest is read.
+ *    beyond it, before the rest is read;
+ *  - a request with NUL anywhere in its URL or headers, more than one
+ *    Content-Length, Content-Length with Transfer-Encoding, or HTTP/1.1
+ *    without exactly one Host is answered 400 and its connection closed;
+ *  - a connection that has not delivered a whole request within
+ *    `request_timeout` is shut down; over `connection_limit` or
+ *    `ip_connection_limit`, the oldest connection still sending a request is
+ *    shut down to make room for the new one.
  *
  * Thread-safety: handlers run concurrently on the server's thread pool; the
  * server object itself is driven from one thread (start/stop).
@@ -24,8 +31,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define API_BODY_LIMIT_DEFAULT (1024 * 1024)
-#define API_PATH_PARAM_MAX     4096
+#define API_BODY_LIMIT_DEFAULT          (1024 * 1024)
+#define API_PATH_PARAM_MAX              4096
+#define API_NODE_NAME_MAX               255 /* Erlang's own limit on a node name */
+#define API_CONNECTION_LIMIT_DEFAULT    4096
+#define API_IP_CONNECTION_LIMIT_DEFAULT 1024
+#define API_REQUEST_TIMEOUT_DEFAULT     10 /* seconds for a whole request */
 
 /* One request as handlers see it. All pointers are borrowed for the call. */
 struct api_request {
@@ -56,8 +67,11 @@ struct api_server_config {
 	const char *listen;             /* "ADDR:PORT"; ADDR an IPv4 address or "localhost" */
 	const char *token;              /* NULL or "": no authentication (loopback only) */
 	size_t body_limit;              /* 0: API_BODY_LIMIT_DEFAULT */
-	int connection_timeout;         /* seconds an idle or slow connection may last; 0: 30 */
+	int connection_timeout;         /* seconds without a byte before closing; 0: 30 */
+	int request_timeout;            /* seconds to deliver a whole request (headers and
+	                                   body) from its start or the previous response; 0: 10 */
 	int connection_limit;           /* concurrent connections; 0: 4096 */
+	int ip_connection_limit;        /* concurrent connections of one address; 0: 1024 */
 	const char *name;               /* for logs: "worker", "monitor" */
 	const struct api_route *routes; /* terminated by a route whose method is NULL */
 	void *ctx;                      /* passed to every handler */
@@ -89,6 +103,15 @@ json_t *api_error(int *status, int http_status, const char *fmt, ...)
 
 /* Maps a GI_E* code to an HTTP status (GI_EINVAL 400, GI_ENOTFOUND 404, ...). */
 int api_status_for(int gi_error);
+
+/* The error response for GI_E* code `gi_error` while doing `what`: its status
+ * from api_status_for, {"error": "WHAT: the code's text"} (caller owns it). */
+json_t *api_error_code(int *status, int gi_error, const char *what);
+
+/* True when `s` is a distribution node name as Erlang accepts it: ALIVE@HOST,
+ * ALIVE of [A-Za-z0-9_-], HOST of [A-Za-z0-9._-], at most API_NODE_NAME_MAX
+ * bytes in all. Every route that takes a node name checks it with this. */
+bool api_node_name_valid(const char *s);
 
 /* Field helpers for handlers: fetch a member of the body with a type check.
  * They return 0, or GI_EINVAL after filling *err (a JSON error response with

@@ -39,6 +39,7 @@
 #include "base/modname.h"
 #include "base/str.h"
 #include "observe/beam_pull.h"
+#include "observe/dist.h"
 #include "observe/observe.h"
 #include "api/base64.h"
 
@@ -337,33 +338,32 @@ static void on_end(void *ctx, const char *session_id, json_t *finalize)
 
 /* ---- helpers ---- */
 
-static json_t *gi_error_response(int *status, int rc, const char *what)
-{
-	return api_error(status, api_status_for(rc), "%s: %s", what, gi_strerror(rc));
-}
-
 static json_t *observer_missing(int *status)
 {
 	return api_error(status, 501, "the runtime observer is not available in this build (%s)",
 	                 gi_strerror(GI_EUNSUPPORTED));
 }
 
-static bool node_name_valid(const char *s)
+/* The error response for a failure `rc` to reach or use `node`: the true
+ * cause in words, its code name ("NOCOOKIE", "COOKIE", "NONODE", ...) so that
+ * clients (giulia-observe) give the same exit code as `giulia pulse`, and the
+ * hint of what to check. Caller owns it. */
+static json_t *node_error(int *status, int rc, const char *doing, const char *node)
 {
-	size_t n = s ? strlen(s) : 0;
-	if (n == 0 || n > NODE_NAME_MAX || !strchr(s, '@'))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] <= ' ' || s[i] == '\'' || s[i] == '"')
-			return false;
-	return true;
+	json_t *e =
+	    api_error(status, api_status_for(rc), "%s %.256s: %s", doing, node, gi_strerror(rc));
+	json_object_set_new(e, "code", json_string(gi_errname(rc)));
+	const char *hint = dist_error_hint(rc);
+	if (hint && *hint)
+		json_object_set_new(e, "hint", json_string(hint));
+	return e;
 }
 
 static const char *query_node(const struct api_request *req, json_t **err, int *status)
 {
 	bool invalid = false;
 	const char *node = api_request_query(req, "node", &invalid);
-	if (!node || invalid || !node_name_valid(node)) {
+	if (!node || invalid || !api_node_name_valid(node)) {
 		*err =
 		    api_error(status, 400, "node parameter required: a node name like name@host");
 		return NULL;
@@ -450,8 +450,7 @@ static int current_snapshot(struct api_monitor *m, const struct api_request *req
 		return rc;
 	}
 	if (rc) {
-		*err = api_error(status, api_status_for(rc), "pulse of %.256s: %s", node,
-		                 gi_strerror(rc));
+		*err = node_error(status, rc, "pulse of", node);
 		return rc;
 	}
 	return 0;
@@ -479,7 +478,7 @@ static json_t *route_connect(void *ctx, const struct api_request *req, int *stat
 	if (api_body_string(req, "node", true, &node, &err, status) ||
 	    api_body_string(req, "cookie", false, &cookie, &err, status))
 		return err;
-	if (!node_name_valid(node))
+	if (!api_node_name_valid(node))
 		return api_error(status, 400, "node must be a node name like name@host");
 	if (cookie && (strlen(cookie) > COOKIE_MAX || !cookie[0]))
 		return api_error(status, 400, "cookie must be 1-255 characters");
@@ -489,8 +488,7 @@ static json_t *route_connect(void *ctx, const struct api_request *req, int *stat
 	if (rc == GI_EUNSUPPORTED)
 		return observer_missing(status);
 	if (rc)
-		return api_error(status, api_status_for(rc), "cannot connect to %.256s: %s", node,
-		                 gi_strerror(rc));
+		return node_error(status, rc, "cannot connect to", node);
 	pthread_mutex_lock(&m->lock);
 	struct node_state *ns = node_get(m, node, true);
 	cookie_wipe_free(ns->cookie);
@@ -724,7 +722,7 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	                 status) ||
 	    api_body_int(req, "top_n", false, 1, 1000, &top, &err, status))
 		return err;
-	if (!node_name_valid(node))
+	if (!api_node_name_valid(node))
 		return api_error(status, 400, "node must be a node name like name@host");
 	if (cookie && (!cookie[0] || strlen(cookie) > COOKIE_MAX))
 		return api_error(status, 400, "cookie must be 1-255 characters");
@@ -756,8 +754,7 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	if (rc == GI_EEXIST)
 		resp = api_error(status, 409, "an observation of %.256s is already running", node);
 	else if (rc)
-		resp = api_error(status, api_status_for(rc), "cannot observe %.256s: %s", node,
-		                 gi_strerror(rc));
+		resp = node_error(status, rc, "cannot observe", node);
 	else {
 		resp = json_pack("{s:s, s:s, s:I, s:O?, s:s?}", "session_id", session_id, "node",
 		                 node, "interval_ms", (json_int_t)interval, "trace_modules",
@@ -800,7 +797,7 @@ static json_t *route_observe_stop(void *ctx, const struct api_request *req, int 
 	if (api_body_string(req, "node", true, &node, &err, status) ||
 	    api_body_int(req, "wait_ms", false, 0, 600000, &wait, &err, status))
 		return err;
-	if (!node_name_valid(node))
+	if (!api_node_name_valid(node))
 		return api_error(status, 400, "node must be a node name like name@host");
 	if (!m->manager)
 		return observer_missing(status);
@@ -811,7 +808,7 @@ static json_t *route_observe_stop(void *ctx, const struct api_request *req, int 
 	}
 	int rc = obs_session_stop(m->manager, node);
 	if (rc) {
-		json_t *e = gi_error_response(status, rc, "stopping the observation");
+		json_t *e = api_error_code(status, rc, "stopping the observation");
 		gi_free(session_id);
 		return e;
 	}
@@ -901,6 +898,8 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	    .listen = cfg->listen ? cfg->listen : API_MONITOR_LISTEN_DEFAULT,
 	    .token = cfg->token,
 	    .body_limit = cfg->body_limit,
+	    .request_timeout = cfg->request_timeout,
+	    .ip_connection_limit = cfg->ip_connection_limit,
 	    .name = "monitor",
 	    .routes = monitor_routes,
 	    .ctx = m,

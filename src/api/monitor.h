@@ -25,6 +25,8 @@ struct api_monitor_config {
 	const char *worker_token; /* the worker's bearer token, or NULL */
 	const char *data_dir;     /* spool lives in DATA/monitor-spool; NULL: default */
 	size_t body_limit;        /* 0: default */
+	int request_timeout;      /* seconds for a whole request; 0: the default (http.h) */
+	int ip_connection_limit;  /* connections of one address; 0: the default (http.h) */
 };
 
 struct api_monitor;

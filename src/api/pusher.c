@@ -296,6 +296,8 @@ static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
 	else if (status < 200 || status >= 300)
 		snprintf(p->last_error, sizeof(p->last_error), "worker answered %d to %s", status,
 		         kind_name(it->kind));
+	else
+		p->last_error[0] = '\0'; /* delivered: an old error no longer describes it */
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 0 && status >= 200 && status < 300) {
 		*resp_out = resp;

@@ -49,6 +49,9 @@
 #define SHUTDOWN_GRACE_MS 15000
 #define OBJECT_CODE_BATCH 4096
 #define OBJECT_CODE_MAX   (16 * 1024 * 1024)
+/* The longest module name whose cache file and its temporary
+ * (NAME.beam.tmp.PID, PID up to 7 digits) fit the 255-byte file name limit. */
+#define OBJECT_MODULE_NAME_MAX (255 - 5 - 5 - 7)
 
 struct kg_pooled {
 	char *path;
@@ -194,11 +197,6 @@ static void pool_invalidate(void *ctx, const char *db_path)
 
 /* ---- helpers ---- */
 
-static json_t *gi_error_response(int *status, int rc, const char *what)
-{
-	return api_error(status, api_status_for(rc), "%s: %s", what, gi_strerror(rc));
-}
-
 /* Canonicalises a project path and checks it is a readable directory.
  * *out: caller frees. Fills *err on failure. */
 static int project_canonical(const char *path, char **out, json_t **err, int *status)
@@ -249,7 +247,7 @@ static int project_db_for_request(struct api_worker *w, const struct api_request
 			store_release(w, st);
 		}
 		if (rc) {
-			*err = gi_error_response(status, rc, "reading projects");
+			*err = api_error_code(status, rc, "reading projects");
 			return rc;
 		}
 		json_t *first = json_array_get(projects, 0);
@@ -348,7 +346,7 @@ static json_t *route_scan(void *ctx, const struct api_request *req, int *status)
 
 	json_t *resp;
 	if (rc) {
-		resp = gi_error_response(status, rc, "indexing failed");
+		resp = api_error_code(status, rc, "indexing failed");
 	} else {
 		struct obs_store *st;
 		int src = store_acquire(w, &st);
@@ -415,7 +413,7 @@ static json_t *route_query(void *ctx, const struct api_request *req, int *status
 	if (rc == GI_EINVAL)
 		return api_error(status, 400, "%s: invalid or missing parameters", name);
 	if (rc)
-		return gi_error_response(status, rc, name);
+		return api_error_code(status, rc, name);
 	return out;
 }
 
@@ -431,7 +429,7 @@ static json_t *route_projects(void *ctx, const struct api_request *req, int *sta
 		store_release(w, st);
 	}
 	if (rc)
-		return gi_error_response(status, rc, "reading projects");
+		return api_error_code(status, rc, "reading projects");
 	return json_pack("{s:o}", "projects", list);
 }
 
@@ -451,10 +449,24 @@ static bool session_id_valid(const char *s)
 	return true;
 }
 
-static bool node_name_valid(const char *s)
+/* GI_EEXIST (and *other_out, caller frees) when session `sid` is already
+ * stored for a node other than `node`; 0 when it is new or the same node. */
+static int session_node_check(struct obs_store *st, const char *sid, const char *node,
+                              char **other_out)
 {
-	size_t n = strlen(s);
-	return n > 0 && n <= NODE_NAME_MAX && strchr(s, '@') != NULL;
+	json_t *o = NULL;
+	int rc = obs_store_observation_get(st, sid, &o);
+	if (rc == GI_ENOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	const char *stored = json_string_value(json_object_get(o, "node"));
+	if (stored && strcmp(stored, node) != 0) {
+		*other_out = gi_strdup(stored);
+		rc = GI_EEXIST;
+	}
+	json_decref(o);
+	return rc;
 }
 
 static json_t *route_ingest(void *ctx, const struct api_request *req, int *status)
@@ -470,7 +482,7 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 	if (!session_id_valid(session_id))
 		return api_error(status, 400,
 		                 "session_id must be 1-128 characters of [A-Za-z0-9._:-]");
-	if (!node_name_valid(node))
+	if (!api_node_name_valid(node))
 		return api_error(status, 400, "node must be a node name like name@host");
 	json_t *ts = json_object_get(req->body, "timestamp_ms");
 	if (ts && !json_is_integer(ts) && !json_is_null(ts))
@@ -478,15 +490,28 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 
 	struct obs_store *st;
 	bool duplicate = false;
+	char *other_node = NULL;
 	int rc = store_acquire(w, &st);
 	if (rc == 0) {
 		pthread_mutex_lock(&w->write_lock);
-		rc = obs_store_snapshot_add(st, session_id, node, seq, req->body, &duplicate);
+		rc = session_node_check(st, session_id, node, &other_node);
+		if (rc == 0)
+			rc = obs_store_snapshot_add(st, session_id, node, seq, req->body,
+			                            &duplicate);
 		pthread_mutex_unlock(&w->write_lock);
 		store_release(w, st);
 	}
+	if (rc == GI_EEXIST) {
+		json_t *e =
+		    api_error(status, 409,
+		              "session %.128s belongs to node %.256s, not %.256s: a session "
+		              "observes one node",
+		              session_id, other_node, node);
+		gi_free(other_node);
+		return e;
+	}
 	if (rc)
-		return gi_error_response(status, rc, "storing the snapshot");
+		return api_error_code(status, rc, "storing the snapshot");
 	return json_pack("{s:b, s:s, s:I, s:b}", "ok", 1, "session_id", session_id, "seq",
 	                 (json_int_t)seq, "duplicate", duplicate);
 }
@@ -530,7 +555,7 @@ static json_t *route_object_code(void *ctx, const struct api_request *req, int *
 	if (api_body_string(req, "node", true, &node, &err, status) ||
 	    api_body_string(req, "session_id", false, &sid, &err, status))
 		return err;
-	if (!node_name_valid(node))
+	if (!api_node_name_valid(node))
 		return api_error(status, 400, "node must be a node name like name@host");
 	json_t *mods = json_object_get(req->body, "modules");
 	if (!json_is_array(mods) || json_array_size(mods) > OBJECT_CODE_BATCH)
@@ -547,6 +572,12 @@ static json_t *route_object_code(void *ctx, const struct api_request *req, int *
 			return api_error(
 			    status, 400,
 			    "modules[%zu] must be {\"module\": name, \"code\": base64}", i);
+		if (strlen(name) > OBJECT_MODULE_NAME_MAX)
+			return api_error(
+			    status, 400,
+			    "modules[%zu]: module names longer than %d bytes cannot be "
+			    "cached as files",
+			    i, OBJECT_MODULE_NAME_MAX);
 	}
 	char *dir = node_dir(w, node);
 	struct gi_buf path;
@@ -555,7 +586,7 @@ static json_t *route_object_code(void *ctx, const struct api_request *req, int *
 	int stored = 0, unchanged = 0, rc = gi_fs_mkdir_p(gi_buf_str(&path));
 	json_t *resp = NULL;
 	if (rc) {
-		resp = gi_error_response(status, rc, "creating the object code cache");
+		resp = api_error_code(status, rc, "creating the object code cache");
 		goto out;
 	}
 	pthread_mutex_lock(&w->finalize_lock); /* a finalize never reads half a batch */
@@ -579,7 +610,7 @@ static json_t *route_object_code(void *ctx, const struct api_request *req, int *
 		rc = file_update(gi_buf_str(&path), bytes, len, &written);
 		gi_free(bytes);
 		if (rc) {
-			resp = gi_error_response(status, rc, "storing object code");
+			resp = api_error_code(status, rc, "storing object code");
 			break;
 		}
 		if (written)
@@ -610,7 +641,7 @@ static int validate_finalize(const struct api_request *req, json_t **err, int *s
 	}
 	if (api_body_string(req, "node", true, &s, err, status))
 		return GI_EINVAL;
-	if (!node_name_valid(s)) {
+	if (!api_node_name_valid(s)) {
 		*err = api_error(status, 400, "node must be a node name like name@host");
 		return GI_EINVAL;
 	}
@@ -655,7 +686,7 @@ static json_t *route_finalize(void *ctx, const struct api_request *req, int *sta
 	struct obs_store *st;
 	int rc = store_acquire(w, &st);
 	if (rc)
-		return gi_error_response(status, rc, "opening the store");
+		return api_error_code(status, rc, "opening the store");
 	struct profile_graphs graphs = {w, pool_acquire, pool_release, pool_invalidate};
 	struct profile_env env = {
 	    .data_dir = w->data_dir,
@@ -668,7 +699,7 @@ static json_t *route_finalize(void *ctx, const struct api_request *req, int *sta
 	rc = profile_finalize(&env, req->body, &resp, &step);
 	store_release(w, st);
 	if (rc)
-		return gi_error_response(status, rc, step);
+		return api_error_code(status, rc, step);
 	return resp;
 }
 
@@ -692,7 +723,7 @@ static json_t *route_observations(void *ctx, const struct api_request *req, int 
 		store_release(w, st);
 	}
 	if (rc)
-		return gi_error_response(status, rc, "listing observations");
+		return api_error_code(status, rc, "listing observations");
 	return json_pack("{s:o}", "observations", list);
 }
 
@@ -718,7 +749,7 @@ static json_t *route_observation(void *ctx, const struct api_request *req, int *
 		return api_error(status, 404, "no observation %s", sid);
 	if (rc) {
 		json_decref(obs);
-		return gi_error_response(status, rc, "reading the observation");
+		return api_error_code(status, rc, "reading the observation");
 	}
 	if (snaps)
 		json_object_set_new(obs, "snapshot_data", snaps);
@@ -739,7 +770,7 @@ static json_t *route_profiles(void *ctx, const struct api_request *req, int *sta
 		store_release(w, st);
 	}
 	if (rc)
-		return gi_error_response(status, rc, "listing profiles");
+		return api_error_code(status, rc, "listing profiles");
 	return json_pack("{s:o}", "profiles", list);
 }
 
@@ -756,7 +787,7 @@ static json_t *profile_by_id(struct api_worker *w, long long id, int *status)
 		return id > 0 ? api_error(status, 404, "no profile %lld", id)
 		              : api_error(status, 404, "no profile yet");
 	if (rc)
-		return gi_error_response(status, rc, "reading the profile");
+		return api_error_code(status, rc, "reading the profile");
 	return p;
 }
 
@@ -820,7 +851,7 @@ static json_t *route_compare(void *ctx, const struct api_request *req, int *stat
 	json_decref(a);
 	json_decref(b);
 	if (rc)
-		return gi_error_response(status, rc, "comparing the profiles");
+		return api_error_code(status, rc, "comparing the profiles");
 	return out;
 }
 
@@ -890,6 +921,8 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	    .listen = cfg->listen ? cfg->listen : API_WORKER_LISTEN_DEFAULT,
 	    .token = cfg->token,
 	    .body_limit = cfg->body_limit,
+	    .request_timeout = cfg->request_timeout,
+	    .ip_connection_limit = cfg->ip_connection_limit,
 	    .name = "worker",
 	    .routes = worker_routes,
 	    .ctx = w,

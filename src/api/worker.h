@@ -16,10 +16,12 @@
 #define API_WORKER_LISTEN_DEFAULT "127.0.0.1:4000"
 
 struct api_worker_config {
-	const char *listen;   /* NULL: API_WORKER_LISTEN_DEFAULT */
-	const char *data_dir; /* NULL: gi_fs_data_dir(NULL) */
-	const char *token;    /* NULL or "": none (loopback only) */
-	size_t body_limit;    /* 0: default */
+	const char *listen;      /* NULL: API_WORKER_LISTEN_DEFAULT */
+	const char *data_dir;    /* NULL: gi_fs_data_dir(NULL) */
+	const char *token;       /* NULL or "": none (loopback only) */
+	size_t body_limit;       /* 0: default */
+	int request_timeout;     /* seconds for a whole request; 0: API_REQUEST_TIMEOUT_DEFAULT */
+	int ip_connection_limit; /* connections of one address; 0: the default (http.h) */
 };
 
 struct api_worker;

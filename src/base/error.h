@@ -34,7 +34,10 @@
 	X(HTTP, "HTTP request failed")                                            \
 	X(BUSY, "resource busy")                                                  \
 	X(STOPPED, "stopped")                                                     \
-	X(DENIED, "permission denied")
+	X(DENIED, "permission denied")                                            \
+	X(NOCOOKIE, "no cookie found")                                            \
+	X(HANDSHAKE, "the node closed the connection during the handshake")       \
+	X(NAMEREFUSED, "the node refused our node name")
 
 enum gi_error {
 	GI_OK = 0,

@@ -24,6 +24,11 @@ int gi_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
 {
 	if (!s || !*s)
 		return GI_EINVAL;
+	/* strtoll alone skips leading space and accepts '+': " 1" and "+5" are not
+	 * what a user or a client meant by an integer, so they are refused. */
+	const char *digits = s[0] == '-' ? s + 1 : s;
+	if (*digits < '0' || *digits > '9')
+		return GI_EINVAL;
 	char *end = NULL;
 	errno = 0;
 	long long v = strtoll(s, &end, 10);

@@ -12,7 +12,9 @@
 /* Copies `src` into `dst` of `size` bytes, always NUL-terminating; returns
  * 0, or GI_ETOOBIG when `src` was truncated. */
 int gi_strlcpy(char *dst, const char *src, size_t size);
-/* Parses a whole decimal integer within [min, max]; returns 0 or GI_EINVAL. */
+/* Parses a whole decimal integer within [min, max]: an optional '-' then
+ * digits only (no space, no '+', no other base), as every route and option
+ * of the project needs. Returns 0 or GI_EINVAL. */
 int gi_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
 /* True when `s` starts with / ends with `affix`. */
 bool gi_str_starts_with(const char *s, const char *prefix);

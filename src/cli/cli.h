@@ -25,6 +25,9 @@ enum cli_exit {
 	CLI_EXIT_OTPVERSION = 15,
 	CLI_EXIT_BADRPC = 16,
 	CLI_EXIT_CONNECT = 17, /* a daemon is not reachable */
+	CLI_EXIT_NOCOOKIE = 18,
+	CLI_EXIT_HANDSHAKE = 19,
+	CLI_EXIT_NAMEREFUSED = 20,
 };
 
 struct cli_command {

@@ -110,6 +110,7 @@ static void signals_wait(const sigset_t *set)
 struct daemon_opts {
 	const char *listen, *listen2, *data, *token, *worker_url, *worker_token;
 	size_t body_limit;
+	int request_timeout, ip_connection_limit; /* 0: the HTTP layer's defaults */
 };
 
 static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve, const char *usage)
@@ -138,6 +139,22 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 				fprintf(stderr, "giulia: --body-limit wants bytes (1024..4G)\n");
 				return CLI_EXIT_USAGE;
 			}
+		} else if (opt_value(argc, argv, &i, "--request-timeout", &v)) {
+			int64_t n;
+			if (gi_parse_int64(v, 1, 3600, &n) != 0) {
+				fprintf(stderr,
+				        "giulia: --request-timeout wants seconds (1..3600)\n");
+				return CLI_EXIT_USAGE;
+			}
+			o->request_timeout = (int)n;
+		} else if (opt_value(argc, argv, &i, "--ip-connection-limit", &v)) {
+			int64_t n;
+			if (gi_parse_int64(v, 1, API_CONNECTION_LIMIT_DEFAULT, &n) != 0) {
+				fprintf(stderr, "giulia: --ip-connection-limit wants 1..%d\n",
+				        API_CONNECTION_LIMIT_DEFAULT);
+				return CLI_EXIT_USAGE;
+			}
+			o->ip_connection_limit = (int)n;
 		} else {
 			fprintf(stderr, "giulia: unknown argument '%s'\nusage: %s\n", argv[i],
 			        usage);
@@ -176,13 +193,15 @@ static int start_error(const char *what, int rc)
 }
 
 static const char WORKER_USAGE[] =
-    "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES]";
+    "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES]\n    "
+    "[--request-timeout S] [--ip-connection-limit N]";
 static const char MONITOR_USAGE[] =
     "giulia monitor [--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
-    "[--worker-token TOKEN] [--body-limit BYTES]";
+    "[--worker-token TOKEN] [--body-limit BYTES]\n    [--request-timeout S] [--ip-connection-limit "
+    "N]";
 static const char SERVE_USAGE[] =
     "giulia serve [--worker-listen ADDR:PORT] [--monitor-listen ADDR:PORT] [--data DIR] "
-    "[--token TOKEN] [--body-limit BYTES]";
+    "[--token TOKEN] [--body-limit BYTES]\n    [--request-timeout S] [--ip-connection-limit N]";
 
 static int cmd_worker(int argc, char **argv)
 {
@@ -191,7 +210,8 @@ static int cmd_worker(int argc, char **argv)
 	int rc = daemon_setup(argc, argv, false, WORKER_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	struct api_worker_config wc = {o.listen, o.data, o.token, o.body_limit};
+	struct api_worker_config wc = {
+	    o.listen, o.data, o.token, o.body_limit, o.request_timeout, o.ip_connection_limit};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
 	if (rc)
@@ -208,8 +228,9 @@ static int cmd_monitor(int argc, char **argv)
 	int rc = daemon_setup(argc, argv, false, MONITOR_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	struct api_monitor_config mc = {o.listen,       o.worker_url, o.token,
-	                                o.worker_token, o.data,       o.body_limit};
+	struct api_monitor_config mc = {
+	    o.listen, o.worker_url, o.token,           o.worker_token,
+	    o.data,   o.body_limit, o.request_timeout, o.ip_connection_limit};
 	struct api_monitor *m;
 	rc = api_monitor_start(&mc, &m);
 	if (rc)
@@ -226,7 +247,8 @@ static int cmd_serve(int argc, char **argv)
 	int rc = daemon_setup(argc, argv, true, SERVE_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	struct api_worker_config wc = {o.listen, o.data, o.token, o.body_limit};
+	struct api_worker_config wc = {
+	    o.listen, o.data, o.token, o.body_limit, o.request_timeout, o.ip_connection_limit};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
 	if (rc)
@@ -237,7 +259,9 @@ static int cmd_serve(int argc, char **argv)
 	api_listen_parse(o.listen ? o.listen : API_WORKER_LISTEN_DEFAULT, addr, &port);
 	snprintf(url, sizeof(url), "http://%s:%d",
 	         strcmp(addr, "0.0.0.0") == 0 ? "127.0.0.1" : addr, api_worker_port(w));
-	struct api_monitor_config mc = {o.listen2, url, o.token, o.token, o.data, o.body_limit};
+	struct api_monitor_config mc = {
+	    o.listen2, url,          o.token,           o.token,
+	    o.data,    o.body_limit, o.request_timeout, o.ip_connection_limit};
 	struct api_monitor *m;
 	rc = api_monitor_start(&mc, &m);
 	if (rc) {
@@ -305,6 +329,17 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 	return 0;
 }
 
+/* The GI_E* code whose gi_errname is `name`, or 0. */
+static int error_code_named(const char *name)
+{
+	if (!name)
+		return 0;
+	for (int code = GI_EFIRST_ + 1; code < GI_ELAST_; code++)
+		if (strcmp(gi_errname(code), name) == 0)
+			return code;
+	return 0;
+}
+
 /* Calls the monitor; prints a clear message and returns an exit code on failure. */
 static int monitor_call(const char *method, const char *path, json_t *body, int timeout_ms,
                         int *status, json_t **resp)
@@ -335,8 +370,15 @@ static int monitor_call(const char *method, const char *path, json_t *body, int 
 	}
 	if (*status >= 400) {
 		const char *msg = json_string_value(json_object_get(*resp, "error"));
-		fprintf(stderr, "giulia-observe: %s\n",
-		        msg ? msg : "the monitor refused the request");
+		const char *hint = json_string_value(json_object_get(*resp, "hint"));
+		fprintf(stderr, "giulia-observe: %s%s%s\n",
+		        msg ? msg : "the monitor refused the request", hint ? "; " : "",
+		        hint ? hint : "");
+		/* A node error carries its code: the exit code is then the one
+		 * `giulia pulse` gives for it (10-20). */
+		int code = error_code_named(json_string_value(json_object_get(*resp, "code")));
+		if (code)
+			return cli_exit_code_for(code);
 		return *status == 400 ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
 	}
 	return CLI_EXIT_OK;

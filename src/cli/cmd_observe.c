@@ -68,7 +68,9 @@ static void print_help(const char *cmd)
 		    "counted for MS milliseconds (default 5000) with call-count tracing.\n");
 	printf("\nThe cookie comes from --cookie, else GIULIA_COOKIE, else ~/.erlang.cookie.\n"
 	       "Exit codes: 10 epmd not reachable, 11 unknown node, 12 cookie rejected, "
-	       "13 timeout,\n14 node went down, 15 OTP too old, 16 remote call failed.\n");
+	       "13 timeout,\n14 node went down, 15 OTP too old, 16 remote call failed, "
+	       "18 no cookie found,\n19 node closed the handshake, 20 node refused our "
+	       "name.\n");
 }
 
 /* Returns 0, CLI_EXIT_USAGE, or -1 after printing help. */

@@ -27,6 +27,12 @@ int cli_exit_code_for(int gi_error)
 		return CLI_EXIT_BADRPC;
 	case GI_ECONNECT:
 		return CLI_EXIT_CONNECT;
+	case GI_ENOCOOKIE:
+		return CLI_EXIT_NOCOOKIE;
+	case GI_EHANDSHAKE:
+		return CLI_EXIT_HANDSHAKE;
+	case GI_ENAMEREFUSED:
+		return CLI_EXIT_NAMEREFUSED;
 	default:
 		return CLI_EXIT_FAILURE;
 	}

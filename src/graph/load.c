@@ -34,6 +34,9 @@ static void id_map_put(struct gi_vec *map, int64_t id, int idx)
 
 static int id_map_get(const struct gi_vec *map, int64_t id)
 {
+	/* bsearch with a NULL base is undefined even for zero items (C11 7.22.5). */
+	if (map->len == 0)
+		return -1;
 	struct id_pair key = {id, 0};
 	const struct id_pair *p = bsearch(&key, map->items, map->len, sizeof(key), id_pair_cmp);
 	return p ? p->idx : -1;

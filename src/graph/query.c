@@ -23,8 +23,10 @@
 #include "store/store.h"
 
 #define DEFAULT_DEPTH 2
-#define MAX_DEPTH     64
-#define DEFAULT_TOP   20
+/* The walk visits each module or function once whatever the depth, so the
+ * cap only bounds the number in the answer; it is the API's documented 1000. */
+#define MAX_DEPTH   1000
+#define DEFAULT_TOP 20
 
 struct kg_db {
 	struct st_db *store;

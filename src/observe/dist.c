@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,30 +76,190 @@ static int node_name_split(const char *node, char *alive, size_t alive_size, cha
 	return 0;
 }
 
-/* Reads the cookie: explicit, else $GIULIA_COOKIE, else ~/.erlang.cookie. */
+/* Reads the cookie: explicit, else $GIULIA_COOKIE, else ~/.erlang.cookie.
+ * GI_ENOCOOKIE when none of the three gives one (a missing, unreadable or
+ * empty file included); GI_EINVAL when the one given is too long. */
 static int cookie_resolve(const char *given, char *out, size_t size)
 {
 	if (given && *given)
-		return gi_strlcpy(out, given, size) == 0 ? 0 : GI_ECOOKIE;
+		return gi_strlcpy(out, given, size) == 0 ? 0 : GI_EINVAL;
 	const char *env = getenv("GIULIA_COOKIE");
 	if (env && *env)
-		return gi_strlcpy(out, env, size) == 0 ? 0 : GI_ECOOKIE;
+		return gi_strlcpy(out, env, size) == 0 ? 0 : GI_EINVAL;
 	const char *home = getenv("HOME");
 	if (!home || !*home)
-		return GI_ECOOKIE;
+		return GI_ENOCOOKIE;
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/.erlang.cookie", home);
 	char *data = NULL;
 	size_t len = 0;
 	if (gi_fs_read_file(path, size - 1, &data, &len) != 0)
-		return GI_ECOOKIE;
+		return GI_ENOCOOKIE;
 	while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == ' '))
 		len--;
 	data[len] = '\0';
-	int rc = len > 0 ? gi_strlcpy(out, data, size) : GI_ECOOKIE;
+	int rc = len > 0 ? gi_strlcpy(out, data, size) : GI_ENOCOOKIE;
 	memset(data, 0, len);
 	gi_free(data);
-	return rc == 0 ? 0 : GI_ECOOKIE;
+	return rc == 0 ? 0 : rc == GI_ENOCOOKIE ? GI_ENOCOOKIE : GI_EINVAL;
+}
+
+/* ---- handshake probe ----
+ *
+ * ei reports every handshake failure but a timeout or a refused connection
+ * as EIO, whatever the stage. When that happens, a second, cheap connection
+ * finds the stage: it sends our name (the version 6 'N' message, as ei does),
+ * reads the status and waits for the node's challenge, then closes without
+ * answering it. A node that sends its challenge to the probe accepted the
+ * name, so the failure was the challenge reply: the cookie. A status of
+ * not_allowed means the node refused our name (its allow list or naming
+ * mode); a close before the challenge is a handshake closed by the peer. The
+ * target only sees one more connection that ends before the challenge reply
+ * (no log, no state). */
+
+#define DFLAG_EXTENDED_REFERENCES 0x4ULL
+#define DFLAG_DIST_MONITOR        0x8ULL
+#define DFLAG_FUN_TAGS            0x10ULL
+#define DFLAG_NEW_FUN_TAGS        0x80ULL
+#define DFLAG_EXTENDED_PIDS_PORTS 0x100ULL
+#define DFLAG_EXPORT_PTR_TAG      0x200ULL
+#define DFLAG_BIT_BINARIES        0x400ULL
+#define DFLAG_NEW_FLOATS          0x800ULL
+#define DFLAG_SMALL_ATOM_TAGS     0x4000ULL
+#define DFLAG_UTF8_ATOMS          0x10000ULL
+#define DFLAG_MAP_TAG             0x20000ULL
+#define DFLAG_BIG_CREATION        0x40000ULL
+#define DFLAG_HANDSHAKE_23        0x1000000ULL
+#define DFLAG_UNLINK_ID           0x2000000ULL
+#define DFLAG_V4_NC               (1ULL << 34)
+#define PROBE_FLAGS                                                                             \
+	(DFLAG_EXTENDED_REFERENCES | DFLAG_DIST_MONITOR | DFLAG_FUN_TAGS | DFLAG_NEW_FUN_TAGS | \
+	 DFLAG_EXTENDED_PIDS_PORTS | DFLAG_EXPORT_PTR_TAG | DFLAG_BIT_BINARIES |                \
+	 DFLAG_NEW_FLOATS | DFLAG_SMALL_ATOM_TAGS | DFLAG_UTF8_ATOMS | DFLAG_MAP_TAG |          \
+	 DFLAG_BIG_CREATION | DFLAG_HANDSHAKE_23 | DFLAG_UNLINK_ID | DFLAG_V4_NC)
+
+static int probe_wait(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		unsigned left = dist_ms_left(deadline);
+		if (left == 0)
+			return GI_ETIMEOUT;
+		struct pollfd p = {fd, events, 0};
+		int n = poll(&p, 1, left > 60000 ? 60000 : (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return GI_EHANDSHAKE;
+	}
+}
+
+/* Reads one 2-byte-length-prefixed handshake message into buf (at most
+ * `size` bytes, *len set); GI_EHANDSHAKE when the peer closes first. */
+static int probe_read_message(int fd, unsigned char *buf, size_t size, size_t *len,
+                              int64_t deadline)
+{
+	unsigned char head[2];
+	size_t got = 0, want = 2;
+	unsigned char *dst = head;
+	for (int part = 0; part < 2; part++) {
+		while (got < want) {
+			int rc = probe_wait(fd, POLLIN, deadline);
+			if (rc)
+				return rc;
+			ssize_t n = recv(fd, dst + got, want - got, 0);
+			if (n == 0)
+				return GI_EHANDSHAKE;
+			if (n < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					continue;
+				return GI_EHANDSHAKE;
+			}
+			got += (size_t)n;
+		}
+		if (part == 0) {
+			want = ((size_t)head[0] << 8) | head[1];
+			if (want == 0 || want > size)
+				return GI_EHANDSHAKE;
+			dst = buf;
+			got = 0;
+		}
+	}
+	*len = want;
+	return 0;
+}
+
+int dist_handshake_status_parse(const unsigned char *msg, size_t len)
+{
+	if (len < 1 || msg[0] != 's')
+		return GI_EHANDSHAKE;
+	if (len - 1 == 11 && memcmp(msg + 1, "not_allowed", 11) == 0)
+		return GI_ENAMEREFUSED;
+	if (len - 1 >= 2 && memcmp(msg + 1, "ok", 2) == 0)
+		return 0;     /* "ok" or "ok_simultaneous" */
+	return GI_EHANDSHAKE; /* nok, alive: another connection of ours won */
+}
+
+/* The stage at which a handshake with addr:port as `my_node` fails (see
+ * above): GI_ECOOKIE, GI_ENAMEREFUSED, GI_EHANDSHAKE, GI_ENODEDOWN or
+ * GI_ETIMEOUT. */
+static int handshake_probe(const struct in_addr *addr, int port, const char *my_node,
+                           unsigned creation, int64_t deadline)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return GI_EHANDSHAKE;
+	int rc;
+	struct sockaddr_in sa = {
+	    .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = *addr};
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		rc = errno == EINPROGRESS ? probe_wait(fd, POLLOUT, deadline) : GI_ENODEDOWN;
+		int err = 0;
+		socklen_t elen = sizeof(err);
+		if (rc == 0 && (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0 || err))
+			rc = err == ECONNREFUSED ? GI_ENODEDOWN : GI_EHANDSHAKE;
+		if (rc)
+			goto out;
+	}
+	size_t nlen = strlen(my_node);
+	unsigned char msg[2 + 1 + 8 + 4 + 2 + DIST_NAME_MAX + 64];
+	size_t body = 1 + 8 + 4 + 2 + nlen, i = 0;
+	msg[i++] = (unsigned char)(body >> 8);
+	msg[i++] = (unsigned char)body;
+	msg[i++] = 'N';
+	for (int b = 7; b >= 0; b--)
+		msg[i++] = (unsigned char)(PROBE_FLAGS >> (8 * b));
+	for (int b = 3; b >= 0; b--)
+		msg[i++] = (unsigned char)(creation >> (8 * b));
+	msg[i++] = (unsigned char)(nlen >> 8);
+	msg[i++] = (unsigned char)nlen;
+	memcpy(msg + i, my_node, nlen);
+	i += nlen;
+	for (size_t sent = 0; sent < i;) {
+		rc = probe_wait(fd, POLLOUT, deadline);
+		if (rc)
+			goto out;
+		ssize_t n = send(fd, msg + sent, i - sent, MSG_NOSIGNAL);
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			rc = GI_EHANDSHAKE;
+			goto out;
+		}
+		if (n > 0)
+			sent += (size_t)n;
+	}
+	unsigned char reply[1024];
+	size_t len = 0;
+	rc = probe_read_message(fd, reply, sizeof(reply), &len, deadline);
+	if (rc)
+		goto out;
+	rc = dist_handshake_status_parse(reply, len);
+	if (rc)
+		goto out;
+	rc = probe_read_message(fd, reply, sizeof(reply), &len, deadline);
+	if (rc == 0)
+		rc = reply[0] == 'N' || reply[0] == 'n' ? GI_ECOOKIE : GI_EHANDSHAKE;
+out:
+	close(fd);
+	return rc;
 }
 
 static int host_resolve(const char *host, struct in_addr *addr)
@@ -186,15 +347,16 @@ int dist_connect(const struct dist_options *o, struct dist_conn **out)
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DIST_TIMEOUT_DEFAULT_MS;
 	gi_strlcpy(c->node, o->node, sizeof(c->node));
 	int64_t deadline = gi_clock_mono_ms() + c->timeout_ms;
-	rc = cookie_resolve(o->cookie, c->cookie, sizeof(c->cookie));
-	if (rc != 0)
-		goto fail;
 	struct in_addr addr;
 	rc = host_resolve(host, &addr);
 	if (rc != 0)
 		goto fail;
+	/* epmd first: a node that is not there is the answer whatever the cookie. */
 	struct epmd_port_reply ep;
 	rc = epmd_port_please(&addr, epmd_port(), alive, deadline, &ep);
+	if (rc != 0)
+		goto fail;
+	rc = cookie_resolve(o->cookie, c->cookie, sizeof(c->cookie));
 	if (rc != 0)
 		goto fail;
 	if (ep.highest_version < 6) {
@@ -225,8 +387,8 @@ int dist_connect(const struct dist_options *o, struct dist_conn **out)
 			rc = GI_ETIMEOUT;
 		else if (err == ECONNREFUSED)
 			rc = GI_ENODEDOWN;
-		else
-			rc = GI_ECOOKIE; /* epmd knows the node: the handshake was refused */
+		else /* ei cannot say at which stage: ask the node (see handshake_probe) */
+			rc = handshake_probe(&addr, ep.port, my_node, creation, deadline);
 		goto fail;
 	}
 	rc = check_release(c, deadline);
@@ -637,7 +799,22 @@ const char *dist_error_hint(int code)
 	case GI_ENONODE:
 		return "check the node name (`epmd -names` on its host lists the running nodes)";
 	case GI_ECOOKIE:
-		return "give the node's cookie with --cookie, GIULIA_COOKIE or ~/.erlang.cookie";
+		return "the node accepted our name but not our cookie: give the node's cookie with "
+		       "--cookie, GIULIA_COOKIE or ~/.erlang.cookie";
+	case GI_ENOCOOKIE:
+		return "looked for one in --cookie, then GIULIA_COOKIE, then ~/.erlang.cookie "
+		       "(missing, "
+		       "unreadable or empty): give the node's cookie in one of them";
+	case GI_EHANDSHAKE:
+		return "the node closed the connection before the cookie was checked: it may be "
+		       "stopping, or refusing connections (net_kernel, a connection limit); its "
+		       "log "
+		       "may say why";
+	case GI_ENAMEREFUSED:
+		return "the node answered not_allowed to our name: its net_kernel allow list, or a "
+		       "short/long names mismatch (write the node as it names itself: name@host "
+		       "for "
+		       "-sname, name@host.domain or name@ip for -name)";
 	case GI_ETIMEOUT:
 		return "the node did not answer in time: it may be overloaded or stopped; try a "
 		       "longer --timeout";

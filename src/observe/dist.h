@@ -14,10 +14,14 @@
  *
  * Deadlines: every network operation (epmd, connect and handshake, send,
  * receive, rpc) is bounded by the connection's timeout. Errors: GI_EEPMD (no
- * epmd on the host), GI_ENONODE (epmd does not know the name), GI_ECOOKIE (the
- * node rejected our handshake), GI_ETIMEOUT, GI_ENODEDOWN (the connection was
- * lost), GI_EOTPVERSION (OTP older than 24), GI_EBADRPC (the call failed on the
- * node), GI_EINVAL (a malformed node name).
+ * epmd on the host), GI_ENONODE (epmd does not know the name), GI_ENOCOOKIE
+ * (no cookie given, in GIULIA_COOKIE or in ~/.erlang.cookie), GI_ECOOKIE (the
+ * node accepted our name and rejected the challenge reply: the only cookie
+ * case), GI_ENAMEREFUSED (the node answered not_allowed to our name),
+ * GI_EHANDSHAKE (the node closed the connection before the challenge),
+ * GI_ETIMEOUT, GI_ENODEDOWN (the connection was refused or lost),
+ * GI_EOTPVERSION (OTP older than 24), GI_EBADRPC (the call failed on the
+ * node), GI_EINVAL (a malformed node name or a cookie over 255 bytes).
  *
  * No atom is created on the target from a name given here: module and
  * application names are looked up as existing atoms on the target side.

@@ -45,6 +45,11 @@ struct dist_conn {
 /* Milliseconds left until `deadline_ms` (monotonic), at least 1 (0 means
  * "forever" to ei, which we never want), or 0 when it has passed. */
 unsigned dist_ms_left(int64_t deadline_ms);
+/* The handshake status message `msg` (`len` bytes after the length prefix:
+ * 's' then the status text) as the probe reads it: 0 for ok or
+ * ok_simultaneous, GI_ENAMEREFUSED for not_allowed, else GI_EHANDSHAKE.
+ * Exposed for fuzzing (fuzz/observe_handshake.c). */
+int dist_handshake_status_parse(const unsigned char *msg, size_t len);
 
 /* Sends the encoded term `x` (with version byte) to `to`. */
 int dist_send(struct dist_conn *c, const erlang_pid *to, const ei_x_buff *x, int64_t deadline_ms);

@@ -112,7 +112,10 @@ char *profile_node_dir(const char *data_dir, const char *node)
 		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		          (c >= '0' && c <= '9') || c == '@' || c == '-' || c == '_' ||
 		          (c == '.' && i > 0);
-		gi_buf_printf(&b, "%c", ok ? c : '_');
+		if (ok)
+			gi_buf_printf(&b, "%c", c);
+		else
+			gi_buf_printf(&b, "%%%02X", (unsigned char)c);
 	}
 	return gi_buf_take(&b);
 }

@@ -91,9 +91,11 @@ int profile_finalize(const struct profile_env *env, json_t *finalize, json_t **r
 int profile_project_match(struct obs_store *st, const struct profile_graphs *graphs, json_t *seen,
                           char **path_out);
 
-/* DATA/nodes/NODE, the directory of a node's object code cache, with NODE
- * reduced to [A-Za-z0-9@._-] (others become '_'; no leading '.'), at most
- * 256 characters of it. Caller frees with gi_free. */
+/* DATA/nodes/NODE, the directory of a node's object code cache. A name that
+ * api_node_name_valid accepts is its own directory name ([A-Za-z0-9@._-],
+ * never a leading '.'); any other byte is written %XX, so that two names
+ * never share a directory (`a@b;rm` and `a@b_rm` used to). At most 256
+ * characters of NODE. Caller frees with gi_free. */
 char *profile_node_dir(const char *data_dir, const char *node);
 /* Whether `name` (a module's atom text or a node name) can be one file name
  * in the cache: 1-255 bytes, no '/', '\\' or control character, no leading

@@ -82,6 +82,15 @@ static void strings_are_checked(void)
 	TH_ASSERT_INT_EQ(v, 250);
 	TH_ASSERT_INT_EQ(gi_parse_int64("25x", 0, 1000, &v), GI_EINVAL);
 	TH_ASSERT_INT_EQ(gi_parse_int64("2500", 0, 1000, &v), GI_EINVAL);
+	/* Strict: what strtoll would skip or accept is refused. */
+	TH_ASSERT_INT_EQ(gi_parse_int64("+5", 0, 1000, &v), GI_EINVAL);
+	TH_ASSERT_INT_EQ(gi_parse_int64(" 1", 0, 1000, &v), GI_EINVAL);
+	TH_ASSERT_INT_EQ(gi_parse_int64("  1", 0, 1000, &v), GI_EINVAL);
+	TH_ASSERT_INT_EQ(gi_parse_int64("0x10", 0, 1000, &v), GI_EINVAL);
+	TH_ASSERT_INT_EQ(gi_parse_int64("-", -5, 5, &v), GI_EINVAL);
+	TH_ASSERT_INT_EQ(gi_parse_int64("1 ", 0, 1000, &v), GI_EINVAL);
+	TH_ASSERT_OK(gi_parse_int64("-3", -5, 5, &v));
+	TH_ASSERT_INT_EQ(v, -3);
 	TH_ASSERT(gi_utf8_valid("h\xc3\xa9llo", 6));
 	TH_ASSERT(!gi_utf8_valid("\xc3", 1));
 	TH_ASSERT(!gi_utf8_valid("\xed\xa0\x80", 3));
