@@ -21,6 +21,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/str.h"
 #include "harness.h"
 #include "json_util.h"
 #include "observe/observe.h"
@@ -119,12 +120,15 @@ static int flagged_by_us(const struct ts_beam *n)
 	    n, "length([P || P <- processes(), {tracer, T} <- [erlang:trace_info(P, tracer)], "
 	       "is_pid(T), {dictionary, D} <- [process_info(T, dictionary)], "
 	       "lists:keymember(giulia_session, 1, D)]).");
-	int count = 0;
+	int64_t count = 0;
 	const char *p = r ? strstr(r, "{ok, ") : NULL;
+	char digits[32] = "";
 	if (p)
-		count = atoi(p + 5);
+		sscanf(p + 5, "%31[0-9]", digits);
+	if (gi_parse_int64(digits, 0, 1 << 30, &count) != 0)
+		count = 0;
 	free(r);
-	return count;
+	return (int)count;
 }
 
 static void wait_flagged(const struct ts_beam *n, pid_t child)
@@ -170,8 +174,9 @@ static void call_time_times_known_work(void)
 	json_t *calls = json_object_get(out, "calls");
 	json_t *burn = call_of(calls, "burn"), *nap = call_of(calls, "nap");
 	TH_ASSERT_MSG(burn && nap, "no timed calls: %s", text);
-	/* about 2000 us of busy work per call: the order of magnitude must hold */
-	TH_ASSERT_MSG(mean_us(burn) >= 500 && mean_us(burn) <= 20000, "burn/1 mean %.1f us: %s",
+	/* at least 2000 us of busy work per call (more when the machine is loaded:
+	 * the spin ends on the wall clock): the order of magnitude must hold */
+	TH_ASSERT_MSG(mean_us(burn) >= 500 && mean_us(burn) <= 100000, "burn/1 mean %.1f us: %s",
 	              mean_us(burn), text);
 	/* a 5 ms sleep is time scheduled out, which call_time does not count */
 	TH_ASSERT_MSG(mean_us(nap) >= 0 && mean_us(nap) < 2500, "nap/1 mean %.1f us: %s",
