@@ -294,13 +294,12 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 		gi_buf_puts(out, ", top 20 shown; the JSON has all");
 	gi_buf_printf(out, "; own time in up to %.0f flagged processes)\n",
 	              fuse_num(ct, "flagged_max"));
-	gi_buf_printf(out, "  %-40s %8s %7s %9s %9s %6s %3s %3s %4s %3s\n", "function", "calls",
-	              "/s", "time", "us/call", "time%", "cc", "cog", "in", "hub");
+	gi_buf_printf(out, "  %-40s %8s %9s %9s %6s %3s %3s %4s %3s\n", "function", "calls", "time",
+	              "us/call", "time%", "cc", "cog", "in", "hub");
 	for (size_t i = 0; i < n && i < 20; i++) {
 		json_t *f = rows[i];
-		char nb[64], calls[16], cps[16], tm[16], mean[16], share[16], cc[8], cog[8], in[16];
+		char nb[64], calls[16], tm[16], mean[16], share[16], cc[8], cog[8], in[16];
 		fmt_num(fuse_num(f, "calls"), calls, sizeof(calls));
-		fmt_num(fuse_num(f, "calls_per_second"), cps, sizeof(cps));
 		fmt_us(fuse_num(f, "time_us"), tm, sizeof(tm));
 		double m = fuse_num(f, "mean_us");
 		if (isfinite(m))
@@ -316,22 +315,25 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 		fmt_num(fuse_num(f, "cognitive"), cog, sizeof(cog));
 		fmt_num(fuse_num(f, "fan_in"), in, sizeof(in));
 		json_t *hub = json_object_get(f, "module_hub");
-		gi_buf_printf(out, "  %-40s %8s %7s %9s %9s %6s %3s %3s %4s %3s\n",
-		              short_name(fuse_str(f, "mfa"), nb, sizeof(nb), 40), calls, cps, tm,
-		              mean, share, cc, cog, in,
+		gi_buf_printf(out, "  %-40s %8s %9s %9s %6s %3s %3s %4s %3s\n",
+		              short_name(fuse_str(f, "mfa"), nb, sizeof(nb), 40), calls, tm, mean,
+		              share, cc, cog, in,
 		              json_is_true(hub)    ? "yes"
 		              : json_is_false(hub) ? "no"
 		                                   : "-");
 	}
 	gi_free(rows);
-	if (fuse_num(ct, "refused_max") > 0 || fuse_num(ct, "trace_messages") > 0)
-		gi_buf_printf(out,
-		              "  call_time: up to %.0f processes refused (traced by another tool), "
-		              "%.0f foreign trace messages dropped%s\n",
-		              fuse_num(ct, "refused_max"), fuse_num(ct, "trace_messages"),
-		              json_is_true(json_object_get(ct, "suspended"))
-		                  ? "; flagging suspended (too many)"
-		                  : "");
+	if (fuse_num(ct, "refused_max") > 0 || fuse_num(ct, "trace_messages") > 0) {
+		char note[512];
+		snprintf(note, sizeof(note),
+		         "call_time: up to %.0f processes refused (traced by another tool), %.0f "
+		         "foreign trace messages dropped%s",
+		         fuse_num(ct, "refused_max"), fuse_num(ct, "trace_messages"),
+		         json_is_true(json_object_get(ct, "suspended"))
+		             ? "; flagging suspended (too many)"
+		             : "");
+		put_wrapped(out, 2, note);
+	}
 }
 
 static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
