@@ -36,6 +36,7 @@ cleanup() {
 trap cleanup EXIT
 seconds=8
 rounds=3
+settle=4 # after an observer starts: its patterns are set and its first window chose the flags
 pkg_libs=$(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib)
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen -o "$work/observe_watch" \
   bench/observe_watch.c build/release/libgiulia.a /usr/lib/libei.a $pkg_libs -lpthread -lm
@@ -55,8 +56,34 @@ watcher() {
   [ "$mode" = none ] && return 0
   [ "$mode" = time ] && ct=1
   OBSERVE_WATCH_CALL_TIME=$ct GIULIA_LOG=error "$work/observe_watch" "$cookie" 1000 \
-    $((seconds + 3)) "$mods" "$node" >"$work/watch-$mode.out" 2>&1 &
+    $((seconds + settle + 2)) "$mods" "$node" >>"$work/watch.out" 2>&1 &
   echo $!
+}
+
+# ours NODE COOKIE: "<sessions> <processes flagged by a session>" on the node.
+ours() {
+  echo 'S = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)],
+    lists:keymember(giulia_session, 1, D)],
+    F = [P || P <- processes(), {tracer, T} <- [erlang:trace_info(P, tracer)], lists:member(T, S)],
+    io_lib:format("~b ~b", [length(S), length(F)]).' |
+    "$erl_call_bin" -name "$1" -c "$2" -e | tr -dc '0-9 '
+}
+# settled MODE NODE COOKIE: waits until the previous observer is gone from the
+# node (none) or the new one is tracing (count) and flagging (time): a run
+# must never measure a session that is still setting up or cleaning up.
+settled() {
+  local mode=$1 node=$2 cookie=$3 s f
+  for _ in $(seq 1 150); do
+    read -r s f <<<"$(ours "$node" "$cookie")"
+    case $mode in
+      none) [ "${s:-1}" = 0 ] && return 0 ;;
+      count) [ "${s:-0}" = 1 ] && return 0 ;;
+      time) [ "${s:-0}" = 1 ] && return 0 ;; # flags may already be gone (rate cap)
+    esac
+    sleep 0.2
+  done
+  echo "bench_calltime: $node did not settle for $mode (sessions ${s:-?}, flagged ${f:-?})" >&2
+  return 1
 }
 
 # summarise LABEL: reads "mode work ticks" lines on stdin, prints the table.
@@ -81,7 +108,9 @@ if [[ " ${parts[*]} " == *" demo "* ]]; then
   nexus_port=$(free_port)
   export NEXUS_NODE=$nexus_node NEXUS_PORT=$nexus_port NEXUS_RUN_DIR="$work/nexus-run"
   scripts/nexus.sh build >/dev/null
-  scripts/nexus.sh start 2>/dev/null
+  # No scheduler busy-waiting: the target's CPU time is then its work, not
+  # spinning that depends on how busy the machine is.
+  ERL_AFLAGS="+sbwt none +sbwtdcpu none +sbwtdio none" scripts/nexus.sh start 2>/dev/null
   nexus_started=1
   npid=$(cat "$work/nexus-run/nexus.pid")
   ncookie=$(cat "$work/nexus-run/cookie")
@@ -90,8 +119,9 @@ if [[ " ${parts[*]} " == *" demo "* ]]; then
   results=()
   for round in $(seq 1 "$rounds"); do
     for mode in none count time; do
+      settled none "$nexus_node" "$ncookie"
       w=$(watcher "$mode" "$ncookie" "$mods" "$nexus_node")
-      [ -n "$w" ] && { pids+=("$w"); sleep 2; }
+      [ -n "$w" ] && { pids+=("$w"); sleep "$settle"; settled "$mode" "$nexus_node" "$ncookie"; }
       t0=$(ticks "$npid")
       reqs=$(scripts/nexus.sh load "$seconds" 16 2>&1 | awk '/requests in/ {print $1}')
       t1=$(ticks "$npid")
@@ -111,6 +141,7 @@ if [[ " ${parts[*]} " == *" cpu "* ]]; then
   cookie=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
   name="calltime_cpu_$$"
   erl -noshell -noinput -name "$name@127.0.0.1" -setcookie "$cookie" -pa "$work" \
+    +sbwt none +sbwtdcpu none +sbwtdio none \
     >/dev/null 2>&1 &
   lpid=$!
   pids+=("$lpid")
@@ -121,8 +152,9 @@ if [[ " ${parts[*]} " == *" cpu "* ]]; then
   results=()
   for round in $(seq 1 "$rounds"); do
     for mode in none count time; do
+      settled none "$name@127.0.0.1" "$cookie"
       w=$(watcher "$mode" "$cookie" observe_bench_a,observe_bench_b "$name@127.0.0.1")
-      [ -n "$w" ] && { pids+=("$w"); sleep 2; }
+      [ -n "$w" ] && { pids+=("$w"); sleep "$settle"; settled "$mode" "$name@127.0.0.1" "$cookie"; }
       c0=$(count); t0=$(ticks "$lpid")
       sleep "$seconds"
       c1=$(count); t1=$(ticks "$lpid")
@@ -133,3 +165,6 @@ if [[ " ${parts[*]} " == *" cpu "* ]]; then
   printf "%s\n" "${results[@]}" | summarise iterations
   echo "(runs, mode iterations cpu-ticks: $(printf "%s; " "${results[@]}"))"
 fi
+echo
+echo "observers:"
+sed 's/^/  /' "$work/watch.out" | grep -v ' info ' || true

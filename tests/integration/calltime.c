@@ -7,7 +7,8 @@
  * call_time patterns, the `call` flags of the processes we flagged) after
  * each kind of end: stop, observer killed (nodedown), observer frozen (lease
  * expired) and session process killed (the guardian, and the runtime's own
- * clearing of flags whose tracer died). Every wait polls with a generous
+ * clearing of flags whose tracer died); and the session steps back (drops its
+ * flags, keeps counting) from a loop of tiny functions. Every wait polls with a generous
  * deadline; no assertion is on time taken by Giulia.
  */
 #include <pthread.h>
@@ -354,6 +355,56 @@ static void call_time_clean_after_session_process_killed(void)
 	waitpid(child, NULL, 0);
 }
 
+/* A loop of tiny traced functions: timing them costs far more than they
+ * take, so the session drops its flags and goes on counting. */
+static void call_time_steps_back_from_tiny_functions(void)
+{
+	struct ts_beam n;
+	ts_beam_start(
+	    &n, TS_BEAM_ELIXIR_LONG,
+	    "defmodule Tiny do\n"
+	    "  def step(x), do: x + 1\n"
+	    "  def loop(x), do: loop(step(x))\n"
+	    "end\n"
+	    "spawn(fn -> Tiny.loop(0) end)\n"
+	    "spawn(fn -> Process.register(self(), :burst); Process.sleep(:infinity) end)\n",
+	    NULL);
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		char *r = ts_beam_eval(&n, "is_pid(whereis(burst)).");
+		bool ready = r && strstr(r, "true");
+		free(r);
+		if (ready)
+			break;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "node never ran its start code");
+		gi_clock_sleep_ms(100);
+	}
+	struct obs_target t = {n.name, n.cookie, 10000};
+	const char *mods[] = {"Tiny", NULL};
+	json_t *out = NULL;
+	TH_ASSERT_OK(obs_trace_timed(&t, mods, 1000, true, &out));
+	char *text = json_dumps(out, JSON_COMPACT);
+	TH_ASSERT_MSG(json_is_true(json_object_get(json_object_get(out, "call_time"), "suspended")),
+	              "call_time not suspended: %s", text);
+	TH_ASSERT_STR_CONTAINS(text, "suspended for this session");
+	/* counting goes on */
+	json_t *step = NULL;
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(out, "calls"), i, c)
+	{
+		if (strcmp(json_string_value(json_object_get(c, "function")), "step") == 0)
+			step = c;
+	}
+	TH_ASSERT_MSG(step && json_integer_value(json_object_get(step, "count")) > 0, "%s", text);
+	free(text);
+	json_decref(out);
+	char *r = ts_beam_eval(&n, "length([P || P <- processes(), {tracer, T} <- "
+	                           "[erlang:trace_info(P, tracer)], T =/= []]).");
+	TH_ASSERT_STR_CONTAINS(r, "{ok, 0}");
+	free(r);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -362,6 +413,7 @@ int main(int argc, char **argv)
 	    TH_TEST(call_time_clean_after_observer_killed),
 	    TH_TEST(call_time_clean_after_lease_expired),
 	    TH_TEST(call_time_clean_after_session_process_killed),
+	    TH_TEST(call_time_steps_back_from_tiny_functions),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_calltime", tests);
