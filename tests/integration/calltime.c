@@ -23,6 +23,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/str.h"
+#include "api_util.h"
 #include "harness.h"
 #include "json_util.h"
 #include "observe/observe.h"
@@ -405,6 +406,50 @@ static void call_time_steps_back_from_tiny_functions(void)
 	free(r);
 }
 
+/* The whole chain: the monitor's start API with call_time, snapshots pushed
+ * to the worker, the fused profile's hotspots with times; and the API's
+ * validation of the new field. */
+static void call_time_through_the_daemons(void)
+{
+	struct ts_beam n;
+	node_start(&n);
+	struct td_daemon w, m;
+	memset(&w, 0, sizeof(w));
+	memset(&m, 0, sizeof(m));
+	td_worker(&w, NULL);
+	snprintf(m.data, sizeof(m.data), "%s/monitor", th_tmpdir());
+	const char *extra[] = {"--worker", w.url, NULL};
+	td_start(&m, "monitor", extra);
+	char body[1024];
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"call_time\":\"yes\"}", n.name);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start", body, 400);
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"call_time\":true}", n.name);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start", body, 400);
+	snprintf(body, sizeof(body),
+	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":300,"
+	         "\"trace_modules\":[\"Work\"],\"call_time\":true}",
+	         n.name, n.cookie);
+	json_t *r = NULL;
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/start", body, &r), 200);
+	TH_ASSERT(json_is_true(json_object_get(r, "call_time")));
+	json_decref(r);
+	wait_flagged(&n, 0);
+	gi_clock_sleep_ms(1500); /* a few windows with times */
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"wait_ms\":60000}", n.name);
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/stop", body, &r), 200);
+	json_t *profile = json_object_get(r, "profile");
+	char *text = json_dumps(json_object_get(profile, "trace_hotspots"), JSON_COMPACT);
+	json_t *burn = ts_json_find(json_object_get(profile, "trace_hotspots"), "function", "burn");
+	TH_ASSERT_MSG(burn != NULL, "no burn/1 hotspot: %s", text);
+	double mean = json_number_value(json_object_get(burn, "mean_us"));
+	TH_ASSERT_MSG(mean >= 500 && mean <= 100000, "burn/1 mean %.1f us: %s", mean, text);
+	TH_ASSERT(json_number_value(json_object_get(burn, "time_share")) > 0.5);
+	TH_ASSERT(json_is_object(json_object_get(profile, "call_time")));
+	free(text);
+	json_decref(r);
+	wait_clean(&n);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -414,6 +459,7 @@ int main(int argc, char **argv)
 	    TH_TEST(call_time_clean_after_lease_expired),
 	    TH_TEST(call_time_clean_after_session_process_killed),
 	    TH_TEST(call_time_steps_back_from_tiny_functions),
+	    TH_TEST(call_time_through_the_daemons),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_calltime", tests);
