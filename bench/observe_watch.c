@@ -4,7 +4,11 @@
  * then reporting its own CPU time, peak RSS and the snapshots it got.
  *
  *   observe_watch COOKIE INTERVAL_MS SECONDS TRACE_MODULES|- NODE...
+ *
+ * OBSERVE_WATCH_CALL_TIME=1 in the environment adds call_time to the traced
+ * modules (bench/bench_calltime.sh).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +66,8 @@ int main(int argc, char **argv)
 			mods[1] = comma + 1;
 		}
 	}
+	const char *ct_env = getenv("OBSERVE_WATCH_CALL_TIME");
+	bool call_time = ct_env && strcmp(ct_env, "1") == 0;
 	struct obs_callbacks cb = {on_snapshot, NULL, NULL};
 	struct obs_manager *m = NULL;
 	if (obs_manager_new(&cb, &m) != 0)
@@ -72,7 +78,8 @@ int main(int argc, char **argv)
 		                                 .cookie = argv[1],
 		                                 .interval_ms = (int)interval,
 		                                 .top_n = 10,
-		                                 .trace_modules = mods[0] ? mods : NULL};
+		                                 .trace_modules = mods[0] ? mods : NULL,
+		                                 .call_time = call_time};
 		char *id = NULL;
 		int rc = obs_session_start(m, &cfg, &id);
 		if (rc != 0)

@@ -1,6 +1,7 @@
 /*
  * Fuzz target: Erlang external terms from a node (src/observe/term.c).
- * The input is a term without version byte.
+ * The input is a term without version byte; what decodes is also read as a
+ * sample reply (src/observe/snapshot.c), call_time section included.
  * needs:
  */
 #include <stddef.h>
@@ -9,6 +10,7 @@
 
 #include "base/alloc.h"
 #include "base/runtime.h"
+#include "observe/snapshot.h"
 #include "observe/term.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -24,8 +26,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(copy, data, size);
 	int index = 0;
 	json_t *out = NULL;
-	if (obs_term_to_json(copy, (int)size, &index, &out) == 0)
+	if (obs_term_to_json(copy, (int)size, &index, &out) == 0) {
+		json_decref(obs_snapshot_build(out, "n@h", NULL, 0, 0, NULL));
 		json_decref(out);
+	}
 	gi_free(copy);
 	return 0;
 }

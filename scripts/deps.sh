@@ -53,9 +53,9 @@ libcurl4-openssl-dev    build               the CLI's and the daemons' HTTP clie
 zlib1g-dev              build               compressed BEAM chunks
 npm                     build               fetches the pinned tree-sitter-elixir grammar
 erlang-tools            test                xref, the object-code oracle's call graph
-erlang-inets            test,demo           httpd, Nexus's HTTP server
-erlang-p1-sqlite3       test,demo           :sqlite3, the store of Nexus and of the catalog target
-erlang-p1-pgsql         test,demo           :pgsql, Nexus's PostgreSQL repo (compiled with --warnings-as-errors)
+erlang-inets            test,demo,bench     httpd, Nexus's HTTP server
+erlang-p1-sqlite3       test,demo,bench     :sqlite3, the store of Nexus and of the catalog target
+erlang-p1-pgsql         test,demo,bench     :pgsql, Nexus's PostgreSQL repo (compiled with --warnings-as-errors)
 curl                    test,demo,bench     scripts/nexus.sh health checks, the demo's and benches' requests
 wrk                     test,demo,bench     HTTP load on the demo target and the daemons
 chromium                test                renders the HTML report headless

@@ -728,9 +728,15 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		return api_error(status, 400, "cookie must be 1-255 characters");
 	if (project && project[0] != '/')
 		return api_error(status, 400, "project must be an absolute path");
+	json_t *call_time = json_object_get(req->body, "call_time");
+	if (call_time && !json_is_boolean(call_time) && !json_is_null(call_time))
+		return api_error(status, 400, "call_time must be true or false");
 	const char **mods = NULL;
 	if (trace_modules_parse(json_object_get(req->body, "trace_modules"), &mods, &err, status))
 		return err;
+	if (json_is_true(call_time) && !mods) {
+		return api_error(status, 400, "call_time needs trace_modules");
+	}
 	if (!m->manager) {
 		gi_free(mods);
 		return observer_missing(status);
@@ -744,6 +750,7 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	cfg.top_n = (int)top;
 	cfg.trace_modules = mods;
 	cfg.project = project;
+	cfg.call_time = json_is_true(call_time);
 	char *session_id = NULL;
 	/* Set before the start, so that its first snapshots are collected too. */
 	bool fresh = observe_begin(m, node, cfg.cookie);
@@ -756,9 +763,10 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	else if (rc)
 		resp = node_error(status, rc, "cannot observe", node);
 	else {
-		resp = json_pack("{s:s, s:s, s:I, s:O?, s:s?}", "session_id", session_id, "node",
-		                 node, "interval_ms", (json_int_t)interval, "trace_modules",
-		                 json_object_get(req->body, "trace_modules"), "project", project);
+		resp = json_pack("{s:s, s:s, s:I, s:O?, s:s?, s:b}", "session_id", session_id,
+		                 "node", node, "interval_ms", (json_int_t)interval, "trace_modules",
+		                 json_object_get(req->body, "trace_modules"), "project", project,
+		                 "call_time", cfg.call_time);
 		gi_log_info("monitor", "observing %s every %lld ms (session %s)", node, interval,
 		            session_id);
 	}

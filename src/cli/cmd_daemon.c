@@ -288,7 +288,7 @@ const struct cli_command cli_daemon_commands[] = {
 static const char OBSERVE_USAGE[] =
     "usage: giulia-observe start NODE [COOKIE] [INTERVAL_MS] [Mod1,Mod2]\n"
     "                            [--cookie C] [--interval MS] [--trace Mod1,Mod2]\n"
-    "                            [--project PATH] [--json]\n"
+    "                            [--project PATH] [--call-time] [--json]\n"
     "       giulia-observe stop NODE [--json]\n"
     "       giulia-observe status [--json]\n"
     "environment: GIULIA_MONITOR_URL (default " MONITOR_URL_DEFAULT "), GIULIA_TOKEN\n";
@@ -298,6 +298,7 @@ struct observe_opts {
 	int npos;
 	const char *cookie, *interval, *trace, *project;
 	bool json;
+	bool call_time;
 };
 
 static int observe_parse(int argc, char **argv, struct observe_opts *o)
@@ -307,6 +308,8 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 		const char *v;
 		if (strcmp(argv[i], "--json") == 0)
 			o->json = true;
+		else if (strcmp(argv[i], "--call-time") == 0)
+			o->call_time = true;
 		else if (opt_value(argc, argv, &i, "--cookie", &v))
 			o->cookie = v;
 		else if (opt_value(argc, argv, &i, "--interval", &v))
@@ -435,6 +438,15 @@ static int observe_start(struct observe_opts *o)
 	}
 	if (trace && trace[0])
 		json_object_set_new(body, "trace_modules", split_modules(trace));
+	if (o->call_time) {
+		if (!trace || !trace[0]) {
+			fprintf(stderr, "giulia-observe: --call-time needs modules to trace "
+			                "(Mod1,Mod2 or --trace)\n");
+			json_decref(body);
+			return CLI_EXIT_USAGE;
+		}
+		json_object_set_new(body, "call_time", json_true());
+	}
 	if (o->project) {
 		char *real = NULL;
 		if (gi_fs_realdir(o->project, &real) != 0) {

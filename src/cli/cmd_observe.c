@@ -29,6 +29,7 @@ struct observe_args {
 	int timeout_ms;
 	int top_n;
 	bool json;
+	bool call_time; /* trace: time per function too */
 };
 
 static int usage_error(const char *cmd, const char *what)
@@ -63,9 +64,11 @@ static void print_help(const char *cmd)
 		    "10) by reductions over the window, by memory, or by mailbox length.\n");
 	else
 		printf(
-		    "usage: giulia trace NODE MOD[,MOD...] [--for MS] [--cookie C] [--timeout MS] "
-		    "[--json]\n\nCalls per function of the given modules (Elixir or :erlang names) "
-		    "counted for MS milliseconds (default 5000) with call-count tracing.\n");
+		    "usage: giulia trace NODE MOD[,MOD...] [--for MS] [--call-time] [--cookie C] "
+		    "[--timeout MS] [--json]\n\nCalls per function of the given modules (Elixir or "
+		    ":erlang names) counted for MS milliseconds (default 5000) with call-count "
+		    "tracing.\n--call-time also measures the execution time per function in the "
+		    "hottest processes\n(at most 100 carry a trace flag; see docs/OBSERVE.md).\n");
 	printf("\nThe cookie comes from --cookie, else GIULIA_COOKIE, else ~/.erlang.cookie.\n"
 	       "Exit codes: 10 epmd not reachable, 11 unknown node, 12 cookie rejected, "
 	       "13 timeout,\n14 node went down, 15 OTP too old, 16 remote call failed, "
@@ -88,6 +91,8 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 			return -1;
 		} else if (strcmp(arg, "--json") == 0) {
 			a->json = true;
+		} else if (strcmp(arg, "--call-time") == 0 && strcmp(cmd, "trace") == 0) {
+			a->call_time = true;
 		} else if (strcmp(arg, "--cookie") == 0) {
 			if (!next)
 				return usage_error(cmd, "--cookie needs a value");
@@ -305,7 +310,7 @@ static int run_trace(int argc, char **argv)
 	}
 	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
 	json_t *out = NULL;
-	rc = obs_trace(&t, mods, a.window_ms > 0 ? a.window_ms : 5000, &out);
+	rc = obs_trace_timed(&t, mods, a.window_ms > 0 ? a.window_ms : 5000, a.call_time, &out);
 	gi_free(list);
 	if (rc != 0)
 		return node_error("trace", a.node, rc);
@@ -316,15 +321,28 @@ static int run_trace(int argc, char **argv)
 	} else {
 		printf("%s: calls per function over %.0f ms\n",
 		       str_or(json_object_get(out, "node"), "?"), num(out, "window_ms"));
-		printf("  %12s  %s\n", "CALLS", "FUNCTION");
+		if (a.call_time)
+			printf("  %12s  %12s  %10s  %s\n", "CALLS", "TIMED", "MEAN_US", "FUNCTION");
+		else
+			printf("  %12s  %s\n", "CALLS", "FUNCTION");
 		size_t i;
 		json_t *c;
 		json_array_foreach(json_object_get(out, "calls"), i, c)
 		{
-			printf("  %12.0f  %s.%s/%.0f\n", num(c, "count"),
-			       str_or(json_object_get(c, "module"), "?"),
+			if (a.call_time) {
+				double timed = num(c, "time_calls"), us = num(c, "time_us");
+				printf("  %12.0f  %12.0f  %10.1f  ", num(c, "count"), timed,
+				       timed > 0 ? us / timed : 0.0);
+			} else {
+				printf("  %12.0f  ", num(c, "count"));
+			}
+			printf("%s.%s/%.0f\n", str_or(json_object_get(c, "module"), "?"),
 			       str_or(json_object_get(c, "function"), "?"), num(c, "arity"));
 		}
+		json_t *ct = json_object_get(out, "call_time");
+		if (ct)
+			printf("  call_time: %.0f processes flagged (cap %.0f), %.0f refused\n",
+			       num(ct, "flagged"), num(ct, "flag_cap"), num(ct, "refused"));
 		if (json_array_size(json_object_get(out, "calls")) == 0)
 			printf("  (no calls)\n");
 	}
@@ -341,7 +359,7 @@ const struct cli_command cli_observe_commands[] = {
     {"pulse", "NODE [--cookie C] [--window MS] [--json]", "one snapshot of a live node", run_pulse},
     {"top", "NODE [--by reductions|memory|mailbox] [--window MS] [-n N] [--json]",
      "the busiest processes of a live node", run_top},
-    {"trace", "NODE MOD[,MOD...] [--for MS] [--json]",
+    {"trace", "NODE MOD[,MOD...] [--for MS] [--call-time] [--json]",
      "calls per function of modules on a live node", run_trace},
     {NULL, NULL, NULL, NULL},
 };

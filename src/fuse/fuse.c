@@ -123,6 +123,7 @@ struct func_stat {
 	bool internal;    /* the graph knows only callers in its own module */
 	double total, min_present, max;
 	long present;
+	double time_us, time_calls; /* call_time: own time and calls in flagged processes */
 };
 
 struct traced_mod {
@@ -150,6 +151,11 @@ struct ctx {
 	const char *otp_release, *node;
 	double first_ts, last_ts;
 	json_t *errors; /* unique error strings */
+	struct call_time_stat {
+		long windows; /* snapshots with a call_time section */
+		double flagged_sum, flagged_max, refused_max, trace_messages;
+		bool suspended, isolated;
+	} ct;
 };
 
 static void metric_init(struct metric *m)
@@ -389,10 +395,35 @@ static void mark_traced_window(struct ctx *c, const char *module, long seq, doub
 		t->window_ms += window_ms;
 }
 
+/* The call_time facts of one snapshot (docs/SNAPSHOT.md trace.call_time). */
+static void take_call_time(struct ctx *c, const json_t *ct)
+{
+	if (!json_is_object(ct))
+		return;
+	c->ct.windows++;
+	double flagged = fuse_num(ct, "flagged"), refused = fuse_num(ct, "refused");
+	double messages = fuse_num(ct, "trace_messages");
+	if (isfinite(flagged) && flagged >= 0) {
+		c->ct.flagged_sum += flagged;
+		if (flagged > c->ct.flagged_max)
+			c->ct.flagged_max = flagged;
+	}
+	if (isfinite(refused) && refused > c->ct.refused_max)
+		c->ct.refused_max = refused;
+	if (isfinite(messages) && messages > 0)
+		c->ct.trace_messages += messages;
+	if (json_is_true(json_object_get(ct, "suspended")))
+		c->ct.suspended = true;
+	const char *iso = fuse_str(ct, "isolation");
+	if (iso && strcmp(iso, "trace_session") == 0)
+		c->ct.isolated = true;
+}
+
 static void take_trace(struct ctx *c, const json_t *trace, long seq)
 {
 	if (!json_is_object(trace))
 		return;
+	take_call_time(c, json_object_get(trace, "call_time"));
 	double window_ms = fuse_num(trace, "window_ms");
 	const json_t *mods = json_object_get(trace, "modules");
 	size_t nm = json_is_array(mods) ? json_array_size(mods) : 0;
@@ -426,6 +457,11 @@ static void take_trace(struct ctx *c, const json_t *trace, long seq)
 			f->min_present = INFINITY;
 			gi_map_put(&c->funcs, key, f);
 			gi_vec_push(&c->func_list, &f);
+		}
+		double time_us = fuse_num(e, "time_us"), time_calls = fuse_num(e, "time_calls");
+		if (isfinite(time_us) && time_us >= 0 && isfinite(time_calls) && time_calls >= 0) {
+			f->time_us += time_us;
+			f->time_calls += time_calls;
 		}
 		f->total += count;
 		f->present++;
@@ -948,9 +984,12 @@ static json_t *build_hotspots(struct ctx *c)
 {
 	json_t *a = json_array();
 	gi_vec_sort(&c->func_list, cmp_func_total);
-	double all_calls = 0;
-	for (size_t i = 0; i < c->func_list.len; i++)
+	double all_calls = 0, all_time = 0;
+	for (size_t i = 0; i < c->func_list.len; i++) {
 		all_calls += GI_VEC_AT(&c->func_list, struct func_stat *, i)->total;
+		all_time += GI_VEC_AT(&c->func_list, struct func_stat *, i)->time_us;
+	}
+	bool timed = c->ct.windows > 0;
 	for (size_t i = 0; i < c->func_list.len; i++) {
 		struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
 		struct traced_mod *t = traced_find(c, f->module);
@@ -974,6 +1013,17 @@ static json_t *build_hotspots(struct ctx *c)
 		                    fuse_json_num(windows > 0 ? f->total / (double)windows : NAN));
 		json_object_set_new(w, "max", fuse_json_num(f->max));
 		json_object_set_new(o, "per_window", w);
+		/* call_time: own time in the flagged processes (null when not measured) */
+		json_object_set_new(o, "time_us", timed ? fuse_json_num(f->time_us) : json_null());
+		json_object_set_new(o, "time_calls",
+		                    timed ? fuse_json_num(f->time_calls) : json_null());
+		json_object_set_new(o, "mean_us",
+		                    timed && f->time_calls > 0
+		                        ? fuse_json_num(f->time_us / f->time_calls)
+		                        : json_null());
+		json_object_set_new(o, "time_share",
+		                    timed && all_time > 0 ? fuse_json_num(f->time_us / all_time)
+		                                          : json_null());
 		json_t *d = graph_function(c, f->module, f->function, f->arity);
 		/* A lambda has no node of its own: the readers fold its body into the
 		 * function that defines it, so it joins that function, and it is a
@@ -1015,6 +1065,15 @@ static json_t *build_hotspots(struct ctx *c)
 			json_array_clear(callers);
 			json_array_append_new(callers, json_string(mfa_parent));
 		}
+		json_t *all_callers = d ? json_object_get(d, "callers") : NULL;
+		json_object_set_new(
+		    o, "fan_in",
+		    d ? json_integer((json_int_t)(lambda ? 1 : json_array_size(all_callers)))
+		      : json_null());
+		json_t *gm = graph_module(c, f->module);
+		json_t *hub = gm ? json_object_get(gm, "hub") : NULL;
+		json_object_set_new(o, "module_hub",
+		                    json_is_boolean(hub) ? json_incref(hub) : json_null());
 		json_object_set_new(o, "callers", callers);
 		json_object_set_new(o, "callees", callees);
 		json_object_set_new(o, "calls_repo", repo ? json_string(repo) : json_null());
@@ -1023,6 +1082,29 @@ static json_t *build_hotspots(struct ctx *c)
 		json_array_append_new(a, o);
 	}
 	return a;
+}
+
+/* What call_time measured and in how many processes, or null when the
+ * session did not measure times (docs/PROFILE.md). */
+static json_t *build_call_time(struct ctx *c)
+{
+	if (c->ct.windows == 0)
+		return json_null();
+	double all_time = 0;
+	for (size_t i = 0; i < c->func_list.len; i++)
+		all_time += GI_VEC_AT(&c->func_list, struct func_stat *, i)->time_us;
+	json_t *o = json_object();
+	json_object_set_new(o, "windows", json_integer(c->ct.windows));
+	json_object_set_new(o, "time_us", fuse_json_num(all_time));
+	json_object_set_new(o, "flagged_avg",
+	                    fuse_json_num(c->ct.flagged_sum / (double)c->ct.windows));
+	json_object_set_new(o, "flagged_max", fuse_json_num(c->ct.flagged_max));
+	json_object_set_new(o, "refused_max", fuse_json_num(c->ct.refused_max));
+	json_object_set_new(o, "trace_messages", fuse_json_num(c->ct.trace_messages));
+	json_object_set_new(o, "suspended", json_boolean(c->ct.suspended));
+	json_object_set_new(o, "isolation",
+	                    json_string(c->ct.isolated ? "trace_session" : "global"));
+	return o;
 }
 
 /* Operations of each traced module, from its functions' calls: each name
@@ -1398,6 +1480,7 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	json_object_set_new(p, "trace_hotspots", hotspots);
 	json_object_set_new(p, "workload", build_workload(c, hotspots));
 	json_object_set_new(p, "pipeline_overhead", build_pipeline(c));
+	json_object_set_new(p, "call_time", build_call_time(c));
 	json_object_set_new(p, "processes", build_processes(c));
 	json_t *g = json_object();
 	json_object_set_new(g, "attached", json_boolean(graph != NULL));

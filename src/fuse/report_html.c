@@ -486,13 +486,18 @@ static void put_tables(struct gi_buf *out, json_t *p)
 	gi_buf_puts(out, "</table>");
 
 	json_t *hs = json_object_get(p, "trace_hotspots");
+	/* call_time measured: own time, mean per call, share of traced time */
+	bool timed = json_is_object(json_object_get(p, "call_time"));
 	if (json_array_size(hs)) {
 		gi_buf_printf(out,
 		              "<h2>Trace hotspots (%zu functions)</h2><table><tr><th>function</th>"
 		              "<th>kind</th><th>calls</th><th>calls/s</th><th>min</th><th>avg</th>"
-		              "<th>max</th><th>cyclomatic</th><th>cognitive</th><th>callers</th>"
+		              "<th>max</th>%s<th>cyclomatic</th><th>cognitive</th><th>callers</th>"
 		              "<th>callees</th></tr>",
-		              json_array_size(hs));
+		              json_array_size(hs),
+		              timed ? "<th>time (&micro;s)</th><th>&micro;s/call</th>"
+		                      "<th>time share</th><th>fan-in</th><th>hub</th>"
+		                    : "");
 		for (size_t i = 0; i < json_array_size(hs); i++) {
 			json_t *f = json_array_get(hs, i), *w = json_object_get(f, "per_window");
 			gi_buf_puts(out, "<tr>");
@@ -503,6 +508,18 @@ static void put_tables(struct gi_buf *out, json_t *p)
 			cell_num(out, fuse_num(w, "min"), 0);
 			cell_num(out, round(fuse_num(w, "avg")), 0);
 			cell_num(out, fuse_num(w, "max"), 0);
+			if (timed) {
+				json_t *hub = json_object_get(f, "module_hub");
+				cell_num(out, fuse_num(f, "time_us"), 0);
+				cell_num(out, fuse_num(f, "mean_us"), 2);
+				cell_num(out, fuse_num(f, "time_share"), 3);
+				cell_num(out, fuse_num(f, "fan_in"), 0);
+				cell_text(out,
+				          json_is_true(hub)    ? "yes"
+				          : json_is_false(hub) ? "no"
+				                               : "-",
+				          NULL);
+			}
 			cell_num(out, fuse_num(f, "cyclomatic"), 0);
 			cell_num(out, fuse_num(f, "cognitive"), 0);
 			put_list_cell(out, json_object_get(f, "callers"), 5);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "base/error.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
@@ -255,11 +256,95 @@ static void put_hot_modules(struct gi_buf *out, json_t *hm)
 	}
 }
 
-static void put_hotspots(struct gi_buf *out, json_t *hs)
+/* A duration in microseconds, short: "850 us", "12.3 ms", "4.56 s". */
+static void fmt_us(double us, char *out, size_t size)
+{
+	if (!isfinite(us))
+		snprintf(out, size, "-");
+	else if (us < 1000)
+		snprintf(out, size, "%.0f us", us);
+	else if (us < 1e6)
+		snprintf(out, size, "%.1f ms", us / 1000.0);
+	else
+		snprintf(out, size, "%.2f s", us / 1e6);
+}
+
+static int cmp_time_desc(const void *a, const void *b)
+{
+	double x = fuse_num(*(json_t *const *)a, "time_us");
+	double y = fuse_num(*(json_t *const *)b, "time_us");
+	if (!isfinite(x))
+		x = -1;
+	if (!isfinite(y))
+		y = -1;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The hotspots of a session that measured call_time: by own time, with the
+ * mean per call and the share of all traced time, joined with the graph. */
+static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
+{
+	size_t n = json_array_size(hs);
+	json_t **rows = gi_calloc(n, sizeof(*rows));
+	for (size_t i = 0; i < n; i++)
+		rows[i] = json_array_get(hs, i);
+	qsort(rows, n, sizeof(*rows), cmp_time_desc);
+	gi_buf_printf(out, "\nTrace hotspots by time (%zu traced functions", n);
+	if (n > 20)
+		gi_buf_puts(out, ", top 20 shown; the JSON has all");
+	gi_buf_printf(out, "; own time in up to %.0f flagged processes)\n",
+	              fuse_num(ct, "flagged_max"));
+	gi_buf_printf(out, "  %-40s %8s %9s %9s %6s %3s %3s %4s %3s\n", "function", "calls", "time",
+	              "us/call", "time%", "cc", "cog", "in", "hub");
+	for (size_t i = 0; i < n && i < 20; i++) {
+		json_t *f = rows[i];
+		char nb[64], calls[16], tm[16], mean[16], share[16], cc[8], cog[8], in[16];
+		fmt_num(fuse_num(f, "calls"), calls, sizeof(calls));
+		fmt_us(fuse_num(f, "time_us"), tm, sizeof(tm));
+		double m = fuse_num(f, "mean_us");
+		if (isfinite(m))
+			snprintf(mean, sizeof(mean), m < 10 ? "%.2f" : "%.0f", m);
+		else
+			snprintf(mean, sizeof(mean), "-");
+		double sh = fuse_num(f, "time_share");
+		if (isfinite(sh))
+			snprintf(share, sizeof(share), "%.1f%%", 100.0 * sh);
+		else
+			snprintf(share, sizeof(share), "-");
+		fmt_num(fuse_num(f, "cyclomatic"), cc, sizeof(cc));
+		fmt_num(fuse_num(f, "cognitive"), cog, sizeof(cog));
+		fmt_num(fuse_num(f, "fan_in"), in, sizeof(in));
+		json_t *hub = json_object_get(f, "module_hub");
+		gi_buf_printf(out, "  %-40s %8s %9s %9s %6s %3s %3s %4s %3s\n",
+		              short_name(fuse_str(f, "mfa"), nb, sizeof(nb), 40), calls, tm, mean,
+		              share, cc, cog, in,
+		              json_is_true(hub)    ? "yes"
+		              : json_is_false(hub) ? "no"
+		                                   : "-");
+	}
+	gi_free(rows);
+	if (fuse_num(ct, "refused_max") > 0 || fuse_num(ct, "trace_messages") > 0) {
+		char note[512];
+		snprintf(note, sizeof(note),
+		         "call_time: up to %.0f processes refused (traced by another tool), %.0f "
+		         "foreign trace messages dropped%s",
+		         fuse_num(ct, "refused_max"), fuse_num(ct, "trace_messages"),
+		         json_is_true(json_object_get(ct, "suspended"))
+		             ? "; flagging suspended (too many)"
+		             : "");
+		put_wrapped(out, 2, note);
+	}
+}
+
+static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 {
 	size_t n = json_array_size(hs);
 	if (n == 0)
 		return;
+	if (json_is_object(ct)) {
+		put_hotspots_timed(out, hs, ct);
+		return;
+	}
 	gi_buf_printf(out, "\nTrace hotspots (%zu traced functions", n);
 	if (n > 20)
 		gi_buf_puts(out, ", top 20 shown; the JSON has all");
@@ -346,7 +431,8 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	put_recommendations(out, json_object_get(profile, "recommendations"));
 	put_metrics(out, json_object_get(profile, "metrics"));
 	put_hot_modules(out, json_object_get(profile, "hot_modules"));
-	put_hotspots(out, json_object_get(profile, "trace_hotspots"));
+	put_hotspots(out, json_object_get(profile, "trace_hotspots"),
+	             json_object_get(profile, "call_time"));
 	put_workload(out, json_object_get(profile, "workload"),
 	             json_object_get(profile, "pipeline_overhead"));
 	json_t *g = json_object_get(profile, "graph");

@@ -62,6 +62,7 @@ struct session {
 	int top_n;
 	char **modules; /* NULL-terminated */
 	char *project;
+	bool call_time;
 	/* manager thread only (after start) */
 	struct dist_conn *conn;
 	struct obs_probe probe;
@@ -174,6 +175,7 @@ static void session_end(struct obs_manager *m, struct session *s, const char *st
 	json_object_set_new(fin, "stopped_ms", json_integer(s->stopped_ms));
 	json_object_set_new(fin, "interval_ms", json_integer(s->interval_ms));
 	json_object_set_new(fin, "trace_modules", trace_modules_json(s));
+	json_object_set_new(fin, "call_time", json_boolean(s->call_time));
 	json_object_set_new(fin, "project", s->project ? json_string(s->project) : json_null());
 	if (m->cb.on_end)
 		m->cb.on_end(m->cb.ctx, s->id, fin);
@@ -271,6 +273,7 @@ static struct obs_probe_config probe_config(const struct session *s)
 	    .top_n = s->top_n,
 	    .budget_ms = obs_budget(s),
 	    .modules = (const char *const *)s->modules,
+	    .call_time = s->call_time,
 	};
 	if (cfg.lease_ms < 2 * OBS_INTERVAL_MIN_MS)
 		cfg.lease_ms = 2 * OBS_INTERVAL_MIN_MS;
@@ -554,6 +557,7 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 	for (size_t i = 0; i < nmods; i++)
 		s->modules[i] = gi_strdup(cfg->trace_modules[i]);
 	s->project = cfg->project ? gi_strdup(cfg->project) : NULL;
+	s->call_time = cfg->call_time && nmods > 0;
 	s->state = SESSION_STARTING;
 	gi_strlcpy(s->status, "running", sizeof(s->status));
 
@@ -635,6 +639,7 @@ json_t *obs_manager_status(struct obs_manager *m)
 		                    s->stopped_ms ? json_integer(s->stopped_ms) : json_null());
 		json_object_set_new(o, "snapshots", json_integer(s->seq));
 		json_object_set_new(o, "trace_modules", trace_modules_json(s));
+		json_object_set_new(o, "call_time", json_boolean(s->call_time));
 		const char *state = s->state == SESSION_STARTING  ? "starting"
 		                    : s->state == SESSION_RUNNING ? "running"
 		                                                  : s->status;

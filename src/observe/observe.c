@@ -22,6 +22,13 @@ static int obs_budget_ms(int timeout_ms)
 	return budget < 100 ? 100 : budget;
 }
 
+/* How long a call_time trace watches before it flags the hottest processes. */
+static int call_time_warmup_ms(int window_ms)
+{
+	int w = window_ms / 4;
+	return w < 200 ? 200 : w > 1000 ? 1000 : w;
+}
+
 /* Lets time pass until `until_ms` while answering ticks and dropping strays. */
 static int wait_until(struct dist_conn *c, int64_t until_ms)
 {
@@ -39,8 +46,8 @@ static int wait_until(struct dist_conn *c, int64_t until_ms)
 /* Connects, starts a session process and samples after `window_ms`; *reply
  * is the decoded sample and *probe the session (stopped here). */
 static int one_shot(const struct obs_target *t, int window_ms, int top_n,
-                    const char *const *modules, json_t **reply_out, struct obs_probe *probe,
-                    char *node_out, size_t node_size)
+                    const char *const *modules, bool call_time, json_t **reply_out,
+                    struct obs_probe *probe, char *node_out, size_t node_size)
 {
 	*reply_out = NULL;
 	memset(probe, 0, sizeof(*probe));
@@ -65,15 +72,29 @@ static int one_shot(const struct obs_target *t, int window_ms, int top_n,
 	    .top_n = top_n,
 	    .budget_ms = obs_budget_ms(timeout),
 	    .modules = modules,
+	    .call_time = call_time,
 	};
+	if (call_time)
+		cfg.lease_ms += call_time_warmup_ms(window_ms) * 2;
 	rc = obs_probe_start(c, &cfg, gi_clock_mono_ms() + timeout + cfg.budget_ms, probe);
 	if (rc != 0)
 		goto out;
 	bool started = true;
-	rc = wait_until(c, gi_clock_mono_ms() + window_ms);
 	ei_x_buff reply;
 	ei_x_new(&reply);
 	int index = 0;
+	if (call_time) {
+		/* The warm-up sample chooses the processes to flag and resets the
+		 * counters: the window proper starts there. */
+		rc = wait_until(c, gi_clock_mono_ms() + call_time_warmup_ms(window_ms));
+		if (rc == 0)
+			rc = obs_probe_call(c, probe, "sample",
+			                    gi_clock_mono_ms() + timeout + cfg.budget_ms, &reply,
+			                    &index);
+		index = 0;
+	}
+	if (rc == 0)
+		rc = wait_until(c, gi_clock_mono_ms() + window_ms);
 	if (rc == 0)
 		rc = obs_probe_call(c, probe, "sample",
 		                    gi_clock_mono_ms() + timeout + cfg.budget_ms, &reply, &index);
@@ -102,7 +123,7 @@ int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **sna
 	json_t *reply = NULL;
 	struct obs_probe probe;
 	char node[DIST_NAME_MAX];
-	int rc = one_shot(t, window_ms, top_n, NULL, &reply, &probe, node, sizeof(node));
+	int rc = one_shot(t, window_ms, top_n, NULL, false, &reply, &probe, node, sizeof(node));
 	if (rc == 0) {
 		*snapshot_out = obs_snapshot_build(reply, node, NULL, 0, gi_clock_wall_ms(), NULL);
 		if (!*snapshot_out)
@@ -115,13 +136,19 @@ int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **sna
 
 int obs_trace(const struct obs_target *t, const char *const *modules, int window_ms, json_t **out)
 {
+	return obs_trace_timed(t, modules, window_ms, false, out);
+}
+
+int obs_trace_timed(const struct obs_target *t, const char *const *modules, int window_ms,
+                    bool call_time, json_t **out)
+{
 	*out = NULL;
 	if (!modules || !modules[0])
 		return GI_EINVAL;
 	json_t *reply = NULL;
 	struct obs_probe probe;
 	char node[DIST_NAME_MAX];
-	int rc = one_shot(t, window_ms, 1, modules, &reply, &probe, node, sizeof(node));
+	int rc = one_shot(t, window_ms, 1, modules, call_time, &reply, &probe, node, sizeof(node));
 	if (rc == 0) {
 		json_t *snap = obs_snapshot_build(reply, node, NULL, 0, gi_clock_wall_ms(),
 		                                  probe.trace_errors);
@@ -136,6 +163,9 @@ int obs_trace(const struct obs_target *t, const char *const *modules, int window
 			json_t *calls = json_object_get(trace, "calls");
 			json_object_set_new(result, "calls",
 			                    calls ? json_incref(calls) : json_array());
+			json_t *ct = json_object_get(trace, "call_time");
+			if (ct)
+				json_object_set(result, "call_time", ct);
 			json_object_set_new(result, "errors",
 			                    json_incref(json_object_get(snap, "errors")));
 			json_decref(snap);

@@ -50,6 +50,13 @@ int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **sna
  * counted by another tool) are left out and named in "errors"; *out is the
  * caller's. Errors as obs_pulse. */
 int obs_trace(const struct obs_target *t, const char *const *modules, int window_ms, json_t **out);
+/* obs_trace, and with `call_time` also the time per function in the hottest
+ * processes (docs/OBSERVE.md): a warm-up sample of up to 1 s first chooses
+ * the processes to flag, then the window runs; the calls entries gain
+ * "time_calls" and "time_us" and the result a "call_time" object
+ * (docs/SNAPSHOT.md). */
+int obs_trace_timed(const struct obs_target *t, const char *const *modules, int window_ms,
+                    bool call_time, json_t **out);
 
 struct obs_manager;
 
@@ -60,6 +67,7 @@ struct obs_session_config {
 	int top_n;
 	const char *const *trace_modules; /* NULL-terminated, or NULL */
 	const char *project;              /* passed through to finalize, may be NULL */
+	bool call_time;                   /* time per function too (docs/OBSERVE.md) */
 	int timeout_ms;                   /* per call; 0: DIST_TIMEOUT_DEFAULT_MS (5000) */
 };
 
@@ -89,7 +97,7 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
  * until on_end has been called. GI_ENOTFOUND when there is none. */
 int obs_session_stop(struct obs_manager *m, const char *node);
 /* [{session_id, node, interval_ms, started_ms, stopped_ms, snapshots,
- *   trace_modules, state, reason, timeouts, last_error}]; state is starting,
+ *   trace_modules, call_time, state, reason, timeouts, last_error}]; state is starting,
  * running, complete or interrupted. The caller decrefs. */
 json_t *obs_manager_status(struct obs_manager *m);
 /* The last `limit` (<= 0: all kept, at most 60) snapshots of a node's session,

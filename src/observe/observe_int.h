@@ -32,6 +32,7 @@
 #define OBS_SCAN_CAP     2000000
 #define OBS_SCAN_CHUNK   5000
 #define OBS_HISTORY_KEEP 60
+#define OBS_FLAG_CAP     100 /* processes carrying our `call` flag (call_time) */
 
 struct dist_conn {
 	ei_cnode ec;
@@ -99,6 +100,8 @@ struct obs_probe_config {
 	int top_n;
 	int budget_ms;
 	const char *const *modules; /* display names, NULL-terminated, or NULL */
+	bool call_time;             /* also time per function (docs/OBSERVE.md) */
+	int flag_cap;               /* processes flagged for call_time; 0: default */
 };
 
 /* Encodes the rpc arguments that start a session process (async start). */

@@ -49,7 +49,7 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	size_t nmods = 0;
 	for (const char *const *m = cfg->modules; m && *m && nmods < OBS_MAX_MODULES; m++)
 		nmods++;
-	ei_x_encode_map_header(&term, 10);
+	ei_x_encode_map_header(&term, 12);
 	ei_x_encode_atom(&term, "owner");
 	ei_x_encode_pid(&term, ei_self(&c->ec));
 	ei_x_encode_atom(&term, "cnode");
@@ -75,6 +75,10 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	ei_x_encode_empty_list(&term);
 	ei_x_encode_atom(&term, "self_exclude");
 	ei_x_encode_atom(&term, "true");
+	ei_x_encode_atom(&term, "call_time");
+	ei_x_encode_atom(&term, cfg->call_time ? "true" : "false");
+	ei_x_encode_atom(&term, "flag_cap");
+	ei_x_encode_long(&term, cfg->flag_cap > 0 ? cfg->flag_cap : OBS_FLAG_CAP);
 	dist_eval_args_encode(out, probe_session, probe_session_len, &term);
 	ei_x_free(&term);
 }

@@ -112,6 +112,80 @@ static json_t *ets_section(json_t *ets)
 	return out;
 }
 
+/* The call_time section of a sample reply: times go into the matching
+ * entries of `calls` (time_calls, time_us; 0 where the flagged processes did
+ * not call the function), and the flagging facts into trace.call_time. */
+static void call_time_merge(json_t *trace, json_t *ct)
+{
+	json_t *calls = json_object_get(trace, "calls");
+	size_t i;
+	json_t *c;
+	json_array_foreach(calls, i, c)
+	{
+		json_object_set_new(c, "time_calls", json_integer(0));
+		json_object_set_new(c, "time_us", json_integer(0));
+	}
+	json_t *v;
+	json_array_foreach(json_object_get(ct, "calls"), i, v)
+	{
+		if (!json_is_array(v) || json_array_size(v) != 5)
+			continue;
+		json_t *mod = module_display(json_array_get(v, 0));
+		json_t *f = json_array_get(v, 1), *a = json_array_get(v, 2);
+		json_t *n = json_array_get(v, 3), *us = json_array_get(v, 4);
+		if (!json_is_string(mod) || !json_is_string(f) || !json_is_integer(a) ||
+		    !json_is_integer(n) || !json_is_integer(us)) {
+			json_decref(mod);
+			continue;
+		}
+		json_t *found = NULL;
+		size_t k;
+		json_array_foreach(calls, k, c)
+		{
+			if (json_equal(json_object_get(c, "module"), mod) &&
+			    json_equal(json_object_get(c, "function"), f) &&
+			    json_equal(json_object_get(c, "arity"), a)) {
+				found = c;
+				break;
+			}
+		}
+		if (!found) {
+			/* counted by call_time but not call_count: a call at the edge of
+			 * the window; its count is at least the timed calls */
+			found = json_pack("{s:O, s:O, s:O, s:O}", "module", mod, "function", f,
+			                  "arity", a, "count", n);
+			json_array_append_new(calls, found);
+		}
+		json_decref(mod);
+		json_object_set(found, "time_calls", n);
+		json_object_set(found, "time_us", us);
+	}
+	json_t *out = json_object();
+	static const char *const keys[] = {"flagged",        "flag_cap",  "refused",
+	                                   "trace_messages", "suspended", NULL};
+	for (const char *const *k = keys; *k; k++) {
+		json_t *x = json_object_get(ct, *k);
+		json_object_set_new(out, *k,
+		                    json_is_number(x) || json_is_boolean(x) ? json_incref(x)
+		                                                            : json_null());
+	}
+	json_t *iso = json_object_get(ct, "isolation");
+	json_object_set_new(out, "isolation", json_is_string(iso) ? json_incref(iso) : json_null());
+	json_t *procs = json_array();
+	json_array_foreach(json_object_get(ct, "processes"), i, v)
+	{
+		json_t *pid = json_object_get(v, "pid");
+		if (!json_is_string(pid))
+			continue;
+		json_array_append_new(
+		    procs, json_pack("{s:O, s:o, s:o}", "pid", pid, "calls",
+		                     number_or_null(json_object_get(v, "calls")), "time_us",
+		                     number_or_null(json_object_get(v, "time_us"))));
+	}
+	json_object_set_new(out, "processes", procs);
+	json_object_set_new(trace, "call_time", out);
+}
+
 static json_t *trace_section(json_t *trace)
 {
 	json_t *out = json_object();
@@ -183,8 +257,13 @@ json_t *obs_snapshot_build(json_t *reply, const char *node, const char *session_
 	                    process_list(json_object_get(top, "message_queue")));
 	json_object_set_new(s, "top_processes", tp);
 	json_t *trace = json_object_get(reply, "trace");
-	if (json_is_object(trace))
-		json_object_set_new(s, "trace", trace_section(trace));
+	if (json_is_object(trace)) {
+		json_t *ts = trace_section(trace);
+		json_t *ct = json_object_get(reply, "call_time");
+		if (json_is_object(ct))
+			call_time_merge(ts, ct);
+		json_object_set_new(s, "trace", ts);
+	}
 	json_t *errors = json_array();
 	json_t *re = json_object_get(reply, "errors");
 	size_t i;

@@ -114,7 +114,8 @@ static void check_snapshot_shape(json_t *s, const char *node)
 }
 
 /* Nothing of ours left on the node: no session or guardian process, no
- * call_count pattern on `atom` (may be NULL), scheduler_wall_time off. */
+ * call_count pattern on `atom` (may be NULL), no process with a tracer or
+ * trace flags (these nodes have no other tracer), scheduler_wall_time off. */
 static bool node_is_clean(const struct ts_beam *n, const char *atom)
 {
 	char expr[1024];
@@ -124,10 +125,13 @@ static bool node_is_clean(const struct ts_beam *n, const char *atom)
 	         "D)], "
 	         "Counts = case '%s' of '' -> []; M -> [C || {F, A} <- M:module_info(functions), "
 	         "{call_count, C} <- [erlang:trace_info({M, F, A}, call_count)], C =/= false] end, "
-	         "{length(Ours), length(Counts), erlang:statistics(scheduler_wall_time)}.",
+	         "Traced = [P || P <- processes(), {tracer, T} <- [erlang:trace_info(P, tracer)], "
+	         "{flags, Fl} <- [erlang:trace_info(P, flags)], T =/= [] orelse Fl =/= []], "
+	         "{length(Ours), length(Counts), length(Traced), "
+	         "erlang:statistics(scheduler_wall_time)}.",
 	         atom ? atom : "");
 	char *r = ts_beam_eval(n, expr);
-	bool clean = r && strstr(r, "{0, 0, undefined}");
+	bool clean = r && strstr(r, "{0, 0, 0, undefined}");
 	free(r);
 	return clean;
 }

@@ -13,6 +13,10 @@
 %%   budget_ms  the scan stops (the sample is marked partial) after this long
 %%   modules    [{DisplayName, [AtomText]}] (binaries): modules to count calls of,
 %%              each with the atom texts it may have (the first loaded one wins)
+%%   call_time  (optional, default false) also measure time per function of the
+%%              traced modules in the hottest processes (see the call_time section)
+%%   flag_cap   (optional, default 100) at most this many processes carry our
+%%              `call` trace flag at once
 %% It spawns one session process and returns {ok, Pid, Info} once that process
 %% has set itself up, or {error, Reason}.
 %%
@@ -27,7 +31,12 @@
 %% - user-given module names are converted with binary_to_existing_atom only:
 %%   no atom is ever created from them;
 %% - per-process loops run in compiled library code (lists, maps, proplists)
-%%   with BIFs passed as external funs: erl_eval only steps over chunks.
+%%   with BIFs passed as external funs: erl_eval only steps over chunks;
+%% - with call_time it also holds call_time patterns on the traced modules and
+%%   the `call` process flag on at most flag_cap processes (it is their
+%%   tracer); it never takes a process another tracer holds, never sets a
+%%   pattern that sends messages, removes both on every ending, and the
+%%   runtime drops the flags by itself when the session process dies.
 Owner = maps:get(owner, Args),
 CNode = maps:get(cnode, Args),
 Id = maps:get(id, Args),
@@ -296,7 +305,221 @@ Baseline = fun(S) ->
     S#{prev => maps:from_list(lists:zip(LivePids, Values)), totals => Totals()}
 end,
 
+%% ---- call_time (opt-in): time per function in the hottest processes ----
+%% call_time patterns count only in processes that carry the `call` trace
+%% flag. Each window the session process reads and resets the counters, then
+%% re-chooses the flagged set: the top flag_cap processes by reductions over
+%% the window, minus those another tracer already holds (refused, reported).
+%% No set_on_spawn: the set stays bounded, at the price of missing processes
+%% that live shorter than a window. The session process becomes the tracer of
+%% the processes it flags; its patterns send no messages, and messages that
+%% arrive anyway (another tool's message-sending patterns on functions a
+%% flagged process calls) are counted, dropped, and past a cap end the
+%% flagging for the session. On OTP 27+ the patterns and flags live in a
+%% trace session of our own, so they never meet another tool's.
+CallTime = maps:get(call_time, Args, false) =:= true,
+FlagCap = max(1, min(1000, maps:get(flag_cap, Args, 100))),
+CtMessageCap = 1000,
+%% Timing a call costs more than a tiny function takes: past this many timed
+%% calls per second the flags go (measured: a loop of tiny functions runs
+%% about 70 times slower in a flagged process), and counting goes on.
+CtRateCap = 200000,
+CtIsolated = fun() ->
+    Release = try list_to_integer(erlang:system_info(otp_release)) catch _:_ -> 0 end,
+    case Release >= 27 of
+        true -> try trace:session_create(giulia, self(), []) catch _:_ -> legacy end;
+        false -> legacy
+    end
+end,
+CtPattern = fun(legacy, M, How) -> erlang:trace_pattern({M, '_', '_'}, How, [call_time]);
+               (TS, M, How) -> trace:function(TS, {M, '_', '_'}, How, [call_time])
+            end,
+CtInfo = fun(legacy, What, Item) -> erlang:trace_info(What, Item);
+            (TS, What, Item) -> trace:info(TS, What, Item)
+         end,
+CtFlag = fun(legacy, P, How) -> try erlang:trace(P, How, [call]) catch error:badarg -> 0 end;
+            (TS, P, How) -> try trace:process(TS, P, How, [call]) catch error:badarg -> 0 end
+         end,
+%% Modules whose functions carry no call_time pattern yet (someone else's
+%% eprof would otherwise lose or share its counters).
+CtFree = fun(TS, MFAs) ->
+    Infos = [CtInfo(TS, Fn, call_time) || Fn <- MFAs],
+    lists:usort(Infos) -- [{call_time, false}] =:= []
+end,
+CtStart = fun(Traced, Guardian) ->
+    TS = CtIsolated(),
+    {Free, Busy} = lists:partition(fun({_, MFAs}) -> CtFree(TS, MFAs) end, Traced),
+    %% The guardian learns first, so no pattern is ever set that it does not know.
+    case Guardian of
+        undefined -> ok;
+        G -> G ! {giulia_guardian, call_time, TS, [M || {M, _} <- Free]}
+    end,
+    [CtPattern(TS, M, true) || {M, _} <- Free],
+    Errors = [iolist_to_binary(io_lib:format(
+                  "call_time: ~s already has call-time tracing set by another tool; "
+                  "counting only", [M])) || {M, _} <- Busy],
+    #{ts => TS, mods => Free, flagged => [], refused => [], messages => 0,
+      suspended => false, suspend_note => <<>>, errors => Errors}
+end,
+CtClearPatterns = fun(legacy, Mods) -> [catch CtPattern(legacy, M, false) || M <- Mods], ok;
+                     (TS, _Mods) -> catch trace:session_destroy(TS), ok
+                  end,
+CtUnflag = fun(Ct, Pids) ->
+    TS = maps:get(ts, Ct),
+    Me = self(),
+    [CtFlag(TS, P, false) || P <- Pids, CtInfo(TS, P, tracer) =:= {tracer, Me}],
+    ok
+end,
+CtStop = fun(undefined) -> ok;
+            (Ct) ->
+                CtUnflag(Ct, maps:get(flagged, Ct)),
+                CtClearPatterns(maps:get(ts, Ct), [M || {M, _} <- maps:get(mods, Ct)])
+         end,
+%% Counts and times per function since the last read, summed over processes:
+%% [{M, F, A, Calls, Microseconds}] and per process [{Pid, Calls, Microseconds}].
+CtSum = fun(Entries) ->
+    lists:foldl(fun({_P, N, S, Us}, {AN, AUs}) -> {AN + N, AUs + S * 1000000 + Us} end,
+                {0, 0}, Entries)
+end,
+CtRead = fun(Ct) ->
+    TS = maps:get(ts, Ct),
+    PerMod = [begin
+        CtPattern(TS, M, pause),
+        Infos = [CtInfo(TS, Fn, call_time) || Fn <- MFAs],
+        CtPattern(TS, M, restart),
+        lists:zip(MFAs, Infos)
+    end || {M, MFAs} <- maps:get(mods, Ct)],
+    Pairs = lists:append(PerMod),
+    Calls = [{Mo, F, A, N, Us} || {{Mo, F, A}, {call_time, L}} <- Pairs, is_list(L),
+                                  {N, Us} <- [CtSum(L)], N > 0],
+    PerProc = lists:foldl(fun({P, N, S, Us}, Acc) ->
+                              {N0, U0} = maps:get(P, Acc, {0, 0}),
+                              maps:put(P, {N0 + N, U0 + S * 1000000 + Us}, Acc)
+                          end, #{},
+                          lists:append([L || {_, {call_time, L}} <- Pairs, is_list(L)])),
+    Procs = lists:sublist(lists:reverse(lists:sort(
+                [{Us, N, P} || {P, {N, Us}} <- maps:to_list(PerProc)])), 10),
+    {Calls, [#{pid => list_to_binary(erlang:pid_to_list(P)), calls => N, time_us => Us}
+             || {Us, N, P} <- Procs]}
+end,
+%% The next flagged set: the top FlagCap processes by reductions over the
+%% window (compiled sort over the scan's pid map) that did real work in it
+%% (at least 1000 reductions and 0.1% of the node's: reading a process's
+%% trace state costs it a few reductions, which must not keep it flagged),
+%% never ourselves or our guardian, never a process another tracer holds.
+CtHot = fun(Prev, NewPrev, Exclude, NodeReds) ->
+    MinDelta = max(1000, NodeReds div 1000),
+    {Pids, Reds} = lists:unzip(maps:to_list(NewPrev)),
+    N = length(Pids),
+    Before = lists:zipwith3(fun maps:get/3, Pids, lists:duplicate(N, Prev),
+                            lists:duplicate(N, 0)),
+    Deltas = lists:zipwith(fun erlang:'-'/2, Reds, Before),
+    Hottest = lists:sublist(lists:reverse(lists:sort(lists:zip(Deltas, Pids))),
+                            FlagCap + length(Exclude)),
+    lists:sublist([P || {D, P} <- Hottest, D >= MinDelta] -- Exclude, FlagCap)
+end,
+CtRechoose = fun(Ct, Prev, NewPrev, Exclude, NodeReds) ->
+    TS = maps:get(ts, Ct),
+    Old = maps:get(flagged, Ct),
+    Hot = case maps:get(suspended, Ct) of
+              true -> [];
+              false -> CtHot(Prev, NewPrev, Exclude, NodeReds)
+          end,
+    CtUnflag(Ct, Old -- Hot),
+    Me = self(),
+    Tried = [{P, CtInfo(TS, P, tracer)} || P <- Hot -- Old],
+    Refused = [{P, T} || {P, {tracer, T}} <- Tried, T =/= [], T =/= Me],
+    Taken = [P || {P, {tracer, []}} <- Tried, CtFlag(TS, P, true) =:= 1],
+    %% kept as ours without asking (asking costs the process a signal);
+    %% CtUnflag asks before it removes anything
+    Kept = [P || P <- Old, lists:member(P, Hot)],
+    Ct#{flagged => Kept ++ Taken, refused => Refused}
+end,
+CtDescribe = fun(T) when is_pid(T); is_port(T) -> T;
+                (T) -> element(1, T)
+             end,
+%% One window's call_time section; Prev/NewPrev are the scan's pid maps
+%% before and after the window.
+CtSample = fun(Ct, Prev, NewPrev, Exclude, NodeReds, WindowMs) ->
+    Flagged = length(maps:get(flagged, Ct)),
+    {Calls, Procs} = CtRead(Ct),
+    Messages = maps:get(messages, Ct),
+    Timed = lists:sum([N || {_, _, _, N, _} <- Calls]),
+    Rate = Timed * 1000 div max(1, WindowMs),
+    TooFast = Rate > CtRateCap andalso not maps:get(suspended, Ct),
+    Suspended = maps:get(suspended, Ct) orelse TooFast,
+    Ct1 = case TooFast of
+              true ->
+                  CtUnflag(Ct, maps:get(flagged, Ct)),
+                  Ct#{suspended => true, flagged => [],
+                      suspend_note => iolist_to_binary(io_lib:format(
+                          "call_time: suspended for this session: ~b timed calls/s in the "
+                          "flagged processes (over ~b/s: timing functions this small costs "
+                          "more than they take); counting only", [Rate, CtRateCap]))};
+              false -> Ct
+          end,
+    Ct2 = CtRechoose(Ct1#{messages => 0}, Prev, NewPrev, Exclude, NodeReds),
+    Refused = maps:get(refused, Ct2),
+    Notes = maps:get(errors, Ct) ++
+        [iolist_to_binary(io_lib:format(
+             "call_time: ~b processes left unflagged: already traced by another tool "
+             "(e.g. ~p traced by ~p)", [length(Refused), P, CtDescribe(T)]))
+         || {P, T} <- lists:sublist(Refused, 1)] ++
+        [iolist_to_binary(io_lib:format(
+             "call_time: dropped ~b trace messages sent to us by another tool's "
+             "message-sending patterns on functions the flagged processes call", [Messages]))
+         || Messages > 0] ++
+        [maps:get(suspend_note, Ct2) || Suspended],
+    Section = #{calls => Calls, processes => Procs, flagged => Flagged,
+                flag_cap => FlagCap, refused => length(Refused),
+                trace_messages => Messages, suspended => Suspended,
+                isolation => case maps:get(ts, Ct) of legacy -> global; _ -> trace_session end},
+    {Section, Notes, Ct2#{errors => []}}
+end,
+%% Wraps a sample reply: adds the call_time section and its notes.
+CtWrap = fun({Reply, S1}, S0) ->
+    case {maps:get(call_time, S1, undefined), Reply} of
+        {undefined, _} -> {Reply, S1};
+        {Ct, #{errors := Errors}} ->
+            Exclude = [self() | [G || G <- [maps:get(guardian, S1)], is_pid(G)]],
+            NodeReds = case Reply of
+                           #{reductions := #{delta := RD}} when is_integer(RD) -> RD;
+                           _ -> 0
+                       end,
+            WindowMs = case Reply of
+                           #{window_ms := W} when is_integer(W) -> W;
+                           _ -> 1000
+                       end,
+            {Section, Notes, Ct2} = CtSample(Ct, maps:get(prev, S0), maps:get(prev, S1),
+                                             Exclude, NodeReds, WindowMs),
+            {Reply#{call_time => Section, errors => Errors ++ Notes},
+             S1#{call_time => Ct2}};
+        _ -> {Reply, S1}
+    end
+end,
+%% A message that reached the session's loop: trace messages are counted,
+%% and past the cap every flag is removed for the rest of the session.
+CtStray = fun(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_ts ->
+                 case maps:get(call_time, S, undefined) of
+                     undefined -> S;
+                     Ct ->
+                         N = maps:get(messages, Ct) + 1,
+                         case N > CtMessageCap andalso not maps:get(suspended, Ct) of
+                             true ->
+                                 CtUnflag(Ct, maps:get(flagged, Ct)),
+                                 S#{call_time => Ct#{messages => N, suspended => true,
+                                                     flagged => [],
+                                                     suspend_note =>
+                                     <<"call_time: suspended for this session (too many "
+                                       "foreign trace messages); counting only">>}};
+                             false -> S#{call_time => Ct#{messages => N}}
+                         end
+                 end;
+            (_Msg, S) -> S
+         end,
+
 Cleanup = fun(S) ->
+    CtStop(maps:get(call_time, S, undefined)),
     ClearPatterns([M || {M, _} <- maps:get(traced, S)]),
     case maps:get(swt_set, S) of
         true -> catch erlang:system_flag(scheduler_wall_time, false);
@@ -313,7 +536,7 @@ Loop = fun Loop(S) ->
     Wait = max(0, maps:get(lease_until, S) - Now()),
     receive
         {giulia, Ref, sample} ->
-            {Reply, S2} = try Sample(S)
+            {Reply, S2} = try CtWrap(Sample(S), S)
                           catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, S}
                           end,
             Send({giulia, Ref, Reply}),
@@ -330,8 +553,8 @@ Loop = fun Loop(S) ->
             Send({giulia, Ref, stopped});
         {nodedown, CNode} ->
             Cleanup(S);
-        _Other ->
-            Loop(S)
+        Other ->
+            Loop(CtStray(Other, S))
     after Wait ->
         Cleanup(S),
         Send({giulia, 'end', lease_expired})
@@ -354,16 +577,32 @@ Pid = erlang:spawn(fun() ->
             erlang:spawn(fun() ->
                 put(giulia_guardian, Id),
                 MRef = erlang:monitor(process, Session),
-                receive
-                    {giulia_guardian, done} -> ok;
-                    {'DOWN', MRef, process, _, _} -> ClearPatterns(Mods)
-                end
+                Guard = fun Guard(CtSet) ->
+                    receive
+                        {giulia_guardian, call_time, TS, CtMods} -> Guard({TS, CtMods});
+                        {giulia_guardian, done} -> ok;
+                        {'DOWN', MRef, process, _, _} ->
+                            ClearPatterns(Mods),
+                            %% the runtime has dropped the `call` flags of the
+                            %% processes the dead session traced; the patterns stay
+                            case CtSet of
+                                none -> ok;
+                                {TS, CtMods} -> CtClearPatterns(TS, CtMods)
+                            end
+                    end
+                end,
+                Guard(none)
             end)
     end,
     [erlang:trace_pattern({M, '_', '_'}, true, [call_count]) || {M, _} <- Traced],
+    Ct = case CallTime andalso Traced =/= [] of
+             true -> CtStart(Traced, Guardian);
+             false -> undefined
+         end,
     erlang:system_flag(scheduler_wall_time, true),
     SwtSet = true,
-    S0 = Baseline(#{traced => Traced, swt_set => SwtSet, guardian => Guardian}),
+    S0 = Baseline(#{traced => Traced, swt_set => SwtSet, guardian => Guardian,
+                    call_time => Ct}),
     Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
                        trace_errors => TraceErrors,
                        traced => [M || {M, _} <- Traced]}},
