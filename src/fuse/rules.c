@@ -169,7 +169,7 @@ static bool cache_candidate(struct rules *r, json_t *w)
 	return ratio >= r->t->cache_read_write_ratio;
 }
 
-static bool has_caller_candidate(json_t *cands, const char *repo);
+static bool has_caller_candidate(struct rules *r, json_t *cands, const char *module);
 
 /* 3. Read-through cache candidate. */
 static void rule_cache(struct rules *r)
@@ -183,7 +183,7 @@ static void rule_cache(struct rules *r)
 		json_t *w = json_array_get(cands, i);
 		const char *mod = fuse_str(w, "module");
 		/* A data layer whose caller is a candidate too: cache in the caller. */
-		if (has_caller_candidate(cands, mod))
+		if (has_caller_candidate(r, cands, mod))
 			continue;
 		double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
 		double cps = fuse_num(w, "operations_per_second");
@@ -226,8 +226,9 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 		snprintf(via, via_size, "it uses Ecto.Repo");
 		return true;
 	}
-	if (fuse_bool(db, "repo_like")) {
-		snprintf(via, via_size, "it is a Repo module");
+	if (fuse_bool(db, "data_layer")) {
+		const char *why = fuse_str(db, "data_layer_reason");
+		snprintf(via, via_size, "a data layer: %s", why ? why : "it talks to a database");
 		return true;
 	}
 	if (repo && isfinite(share) && share >= r->t->lookup_repo_share) {
@@ -237,13 +238,47 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 	return false;
 }
 
-/* True when another candidate of rule 4 goes through `repo` for its work:
- * the cache belongs in that caller, not in the data layer. */
-static bool has_caller_candidate(json_t *cands, const char *repo)
+/* The workload entry of `module`, or NULL. */
+static json_t *workload_of(json_t *wl, const char *module)
 {
+	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++)
+		if (module && fuse_str(json_array_get(wl, i), "module") &&
+		    strcmp(fuse_str(json_array_get(wl, i), "module"), module) == 0)
+			return json_array_get(wl, i);
+	return NULL;
+}
+
+/* Whether traced module `from` reaches `to` through the traced modules its
+ * functions call (database.calls_traced_modules) or the data layer it
+ * depends on (database.repo), at most `depth` modules deep. */
+static bool module_reaches(json_t *wl, const char *from, const char *to, int depth)
+{
+	json_t *w = workload_of(wl, from);
+	json_t *db = json_object_get(w, "database");
+	const char *repo = fuse_str(db, "repo");
+	if (!w || depth <= 0)
+		return false;
+	if (repo && strcmp(repo, to) == 0)
+		return true;
+	json_t *next = json_object_get(db, "calls_traced_modules");
+	for (size_t i = 0; json_is_array(next) && i < json_array_size(next); i++) {
+		const char *m = json_string_value(json_array_get(next, i));
+		if (m && strcmp(m, from) != 0 &&
+		    (strcmp(m, to) == 0 || module_reaches(wl, m, to, depth - 1)))
+			return true;
+	}
+	return false;
+}
+
+/* True when another candidate goes through `module` for its work: the
+ * cache or the table belongs in that outermost caller, where the lookups
+ * start, not in the layers below it. */
+static bool has_caller_candidate(struct rules *r, json_t *cands, const char *module)
+{
+	json_t *wl = json_object_get(r->profile, "workload");
 	for (size_t i = 0; i < json_array_size(cands); i++) {
-		const char *r = fuse_str_path(json_array_get(cands, i), "database.repo");
-		if (r && strcmp(r, repo) == 0)
+		const char *other = fuse_str(json_array_get(cands, i), "module");
+		if (other && strcmp(other, module) != 0 && module_reaches(wl, other, module, 8))
 			return true;
 	}
 	return false;
@@ -270,14 +305,14 @@ static void rule_lookup(struct rules *r)
 		char via[256];
 		if (!mod || !db_signature(r, w, via, sizeof(via)))
 			continue;
-		if (has_caller_candidate(cands, mod))
+		if (has_caller_candidate(r, cands, mod))
 			continue;
 		json_t *db = json_object_get(w, "database");
 		double reads_w = fuse_num(w, "reads_per_window");
 		double writes_w = fuse_num(w, "writes_per_window");
 		double rshare = fuse_num(db, "repo_call_share");
 		double trips = reads_w;
-		if (fuse_str(db, "repo") && !fuse_bool(db, "repo_like") && isfinite(rshare) &&
+		if (fuse_str(db, "repo") && !fuse_bool(db, "data_layer") && isfinite(rshare) &&
 		    fuse_num(db, "pipeline_helper_calls") <= 0) {
 			/* A caller: its reads that reach the database, and never more
 			 * than the data layer's own reads when that is traced. */
