@@ -46,9 +46,9 @@ void fuse_thresholds_default(struct fuse_thresholds *t)
 	t->logger_share = 0.05;
 	t->logger_reductions_per_s = 5000;
 	t->logger_top_rank = 5;
-	t->cache_read_write_ratio = 10;
+	t->cache_read_write_ratio = 5;
 	t->cache_calls_per_s = 100;
-	t->lookup_read_share = 0.9;
+	t->lookup_read_share = 0.8;
 	t->lookup_calls_per_s = 10;
 	t->lookup_repo_share = 0.5;
 	t->hub_share = 0.10;
@@ -829,6 +829,7 @@ static json_t *graph_fields(struct ctx *c, const char *module)
 	    {"heat", "heat"},
 	    {"change_risk", "change_risk"},
 	    {"file", "file"},
+	    {"external", "external"},
 	};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		json_t *v = d ? json_object_get(d, keys[i][1]) : NULL;

@@ -307,8 +307,16 @@ static void read_through_cache_thresholds(void)
 	/* No helpers and no graph: no database signature, so no rule 4. */
 	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
 	json_decref(p);
-	/* Ratio 5 < 10: silent. */
-	struct calls_arg b = {"App.Registry", 1000, 200, 0};
+	/* The reference article's workload: 87% reads, 6.9:1, hundreds of
+	 * operations per second is a classic read-through cache candidate. */
+	struct calls_arg ref = {"App.Registry", 690, 100, 0};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &ref));
+	r = ts_rec_find(p, 3, "App.Registry");
+	TH_ASSERT_MSG(r != NULL, "no read-through-cache advice at 6.9:1");
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "read_write_ratio"), 6.9, 1e-9);
+	json_decref(p);
+	/* 3:1 (75% reads): a cache would be invalidated too often. Silent. */
+	struct calls_arg b = {"App.Registry", 900, 300, 0};
 	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &b));
 	TH_ASSERT(ts_rec_find(p, 3, NULL) == NULL);
 	json_decref(p);
@@ -330,9 +338,21 @@ static void db_backed_lookup_from_pipeline_helpers(void)
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "ETS");
 	/* Pipeline overhead: 2 helpers per operation. */
 	TH_ASSERT_DBL_NEAR(num(p, "pipeline_overhead.ratio"), 10000.0 / 5010, 1e-3);
+	/* Rules 3 and 4 on one subject are one finding that carries both. */
+	TH_ASSERT(ts_rec_find(p, 3, "Shop.Catalog") == r);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r, "ids")), 2);
+	TH_ASSERT(ts_rec_ev(r, "read_write_ratio") >= 499);
+	size_t on_subject = 0;
+	json_t *recs = json_object_get(p, "recommendations");
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		const char *sub =
+		    json_string_value(json_object_get(json_array_get(recs, i), "subject"));
+		on_subject += sub && strcmp(sub, "Shop.Catalog") == 0;
+	}
+	TH_ASSERT_INT_EQ(on_subject, 1);
 	json_decref(p);
-	/* 80% reads: not read-mostly, silent. */
-	struct calls_arg b = {"Shop.Catalog", 400, 100, 500};
+	/* 75% reads: not read-mostly, silent. */
+	struct calls_arg b = {"Shop.Catalog", 300, 100, 500};
 	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &b));
 	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
 	json_decref(p);
@@ -439,6 +459,24 @@ static void hot_hub_thresholds(void)
 	json_t *r = ts_rec_find(p, 5, "App.A");
 	TH_ASSERT(r != NULL);
 	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "dependents"), 25, 0);
+	/* The same load on platform code is never advice to change it: not on
+	 * Elixir's Logger, not on a spawn(fn) trampoline, not on a module the
+	 * graph places outside the project. */
+	json_t *hot = json_array_get(json_object_get(p, "hot_modules"), 0);
+	const char *platform[] = {"Logger",    ":erlang",         ":elixir_compiler_0",
+	                          ":proc_lib", "Task.Supervised", ":httpd_request_handler",
+	                          "Deps.Lib"};
+	for (size_t i = 0; i < sizeof(platform) / sizeof(platform[0]); i++) {
+		json_object_set_new(hot, "module", json_string(platform[i]));
+		json_object_set_new(g, "external",
+		                    json_boolean(strcmp(platform[i], "Deps.Lib") == 0));
+		TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+		json_object_set_new(p, "recommendations", recs);
+		TH_ASSERT_MSG(ts_rec_find(p, 5, platform[i]) == NULL, "hot-hub advice on %s",
+		              platform[i]);
+	}
+	json_object_set_new(hot, "module", json_string("App.A"));
+	json_object_set_new(g, "external", json_false());
 	/* 9 dependents and no hub flag: silent. */
 	json_object_set_new(g, "ca", json_integer(9));
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
@@ -549,6 +587,16 @@ static void beam_not_bottleneck_thresholds(void)
 	json_t *r = ts_rec_find(p, 8, NULL);
 	TH_ASSERT(r != NULL);
 	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "busiest_module_operations_per_second"), 50, 1e-9);
+	/* Nothing says this node has a database: no database steps. */
+	TH_ASSERT(strstr(json_string_value(json_object_get(r, "advice")), "pg_stat_statements") ==
+	          NULL);
+	json_decref(p);
+	/* With a data layer seen (Ecto-style callbacks), the database's own
+	 * statistics are the next step. */
+	struct calls_arg db = {"Shop.Store", 5, 1, 5};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &db));
+	r = ts_rec_find(p, 8, NULL);
+	TH_ASSERT(r != NULL);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")),
 	                       "pg_stat_statements");
 	json_decref(p);
