@@ -34,6 +34,18 @@ struct driver_function {
 static const struct driver_function drivers[] = {
     /* SQLite: erlang-p1-sqlite3 (Debian), exqlite, esqlite. */
     {":sqlite3", "read", R},
+    {":sqlite3", "read_timeout", R},
+    {":sqlite3", "read_all_timeout", R},
+    {":sqlite3", "list_tables_timeout", R},
+    {":sqlite3", "table_info_timeout", R},
+    {":sqlite3", "write_timeout", W},
+    {":sqlite3", "write_many_timeout", W},
+    {":sqlite3", "update_timeout", W},
+    {":sqlite3", "delete_timeout", W},
+    {":sqlite3", "create_table_timeout", W},
+    {":sqlite3", "drop_table_timeout", W},
+    {":sqlite3", "vacuum", N},
+    {":sqlite3", "changes", N},
     {":sqlite3", "read_all", R},
     {":sqlite3", "list_tables", R},
     {":sqlite3", "table_info", R},

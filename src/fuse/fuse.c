@@ -1257,6 +1257,27 @@ static void runtime_split(struct ctx *c, struct func_stat *f, json_t *d)
 	f->basis = "runtime";
 }
 
+/* A gen_server's client function (depot_of/1 calling gen_server:call) in
+ * a traced module whose handle_call/3 is traced: the call and the clause
+ * that serves it are one operation, counted once, at handle_call, where
+ * its effect is known. */
+static bool is_server_proxy(struct ctx *c, const struct func_stat *f, json_t *d)
+{
+	static const char *const servers[] = {":gen_server", "GenServer", ":gen_statem", ":gen",
+	                                      NULL};
+	if (!func_find(c, f->module, "handle_call", 3))
+		return false;
+	json_t *ce = json_object_get(d, "callees");
+	for (size_t k = 0; k < json_array_size(ce) && k < 50; k++) {
+		const char *cm = fuse_str(json_array_get(ce, k), "module");
+		const char *cn = fuse_str(json_array_get(ce, k), "name");
+		for (size_t i = 0; cm && cn && servers[i]; i++)
+			if (strcmp(cm, servers[i]) == 0 && strcmp(cn, "call") == 0)
+				return true;
+	}
+	return false;
+}
+
 /* Sets f->cls, f->basis and f->layer (docs/RULES.md, "The workload
  * model"). `d` is the function's graph node (or its parent's for a
  * lambda, named `fn`/`arity`), NULL when the graph does not know it. */
@@ -1281,6 +1302,10 @@ static void classify_traced(struct ctx *c, struct func_stat *f, json_t *d, const
 	f->cls = class_of(r->effects);
 	f->basis = r->basis ? r->basis : "graph";
 	f->layer = r->layer;
+	if (!r->effects && is_server_proxy(c, f, d)) {
+		f->cls = "proxy";
+		return;
+	}
 	if ((r->effects & REACH_READ) && (r->effects & REACH_WRITE))
 		runtime_split(c, f, d);
 }
@@ -1423,6 +1448,8 @@ static void recount_operations(struct ctx *c)
 			continue;
 		gi_map_put(&seen, key, f);
 		const char *cls = f->cls ? f->cls : "compute";
+		if (strcmp(cls, "proxy") == 0)
+			continue; /* counted at the handle_call it goes to */
 		if (f->split) {
 			t->reads += f->op_reads;
 			t->writes += f->op_writes;
@@ -1535,7 +1562,8 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 				via_direct += calls;
 			if (callee_repo && !repo)
 				repo = callee_repo;
-			if (private_fn || fuse_bool(h, "internal"))
+			const char *cls = fuse_str(h, "class");
+			if (private_fn || fuse_bool(h, "internal") || (cls && strcmp(cls, "proxy") == 0))
 				continue;
 			mine_static += calls;
 			if (callee_repo)
