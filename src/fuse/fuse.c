@@ -1563,7 +1563,8 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 			if (callee_repo && !repo)
 				repo = callee_repo;
 			const char *cls = fuse_str(h, "class");
-			if (private_fn || fuse_bool(h, "internal") || (cls && strcmp(cls, "proxy") == 0))
+			if (private_fn || fuse_bool(h, "internal") ||
+			    (cls && strcmp(cls, "proxy") == 0))
 				continue;
 			mine_static += calls;
 			if (callee_repo)
