@@ -1178,16 +1178,16 @@ static struct func_stat *func_find(struct ctx *c, const char *module, const char
 	return gi_map_get(&c->funcs, key);
 }
 
-/* Calls of the traced callee `g` that `f` can have made: its calls minus
- * those of its other callers, when all of them are in traced modules (so
- * their counts are known); negative when a caller is not traced. */
-static double calls_attributable(struct ctx *c, const struct func_stat *f,
-                                 const struct func_stat *g)
+/* At most how many of the traced callee `g`'s calls `f` made: its calls
+ * minus those of its other callers that are traced (their counts are
+ * known); callers outside the traced modules may have made some too, so
+ * this is an upper bound. */
+static double calls_upper_bound(struct ctx *c, const struct func_stat *f, const struct func_stat *g)
 {
 	json_t *d = graph_function(c, g->module, g->function, g->arity);
 	json_t *callers = json_object_get(d, "callers");
 	double rest = g->total;
-	for (size_t i = 0; i < json_array_size(callers) && i < 50 && rest >= 0; i++) {
+	for (size_t i = 0; i < json_array_size(callers) && i < 50; i++) {
 		json_t *e = json_array_get(callers, i);
 		const char *m = fuse_str(e, "module"), *n = fuse_str(e, "name");
 		double a = fuse_num(e, "arity");
@@ -1195,29 +1195,26 @@ static double calls_attributable(struct ctx *c, const struct func_stat *f,
 			continue;
 		if (strcmp(m, f->module) == 0 && strcmp(n, f->function) == 0 && (long)a == f->arity)
 			continue;
-		if (!traced_find(c, m)) {
-			rest = -1;
-			break;
-		}
 		struct func_stat *other = func_find(c, m, n, (long)a);
 		if (other)
 			rest -= other->total;
 	}
 	json_decref(d);
-	return rest < 0 ? -1 : rest;
+	return rest > 0 ? rest : 0;
 }
 
 /* A function that reaches both reads and writes is a write, unless the
- * runtime counts tell its calls apart: when every project callee through
- * which it reaches the database is traced and the callee's calls can be
- * attributed to it, its writes are the calls that went on to a write
- * (never more than its own calls) and the rest are reads when it reached
- * any (a gen_server's handle_call dispatching lookups and registrations). */
+ * runtime counts bound its writes: each of its calls that writes calls one
+ * of its callees that reach a write, so when those are all traced, their
+ * calls (less what their other traced callers made) bound its writes, and
+ * the rest of its calls are reads (a gen_server's handle_call serving many
+ * lookups and a few registrations). An upper bound, so it errs towards
+ * writes. No split when it calls a writing driver function itself. */
 static void runtime_split(struct ctx *c, struct func_stat *f, json_t *d)
 {
 	json_t *ce = json_object_get(d, "callees");
-	double reads = 0, writes = 0;
-	bool any = false;
+	double writes = 0;
+	bool reads = false;
 	for (size_t k = 0; k < json_array_size(ce) && k < 50; k++) {
 		json_t *e = json_array_get(ce, k);
 		const char *cm = fuse_str(e, "module"), *cn = fuse_str(e, "name");
@@ -1226,30 +1223,27 @@ static void runtime_split(struct ctx *c, struct func_stat *f, json_t *d)
 		if (!cm || !cn || !isfinite(ca))
 			continue;
 		if (fuse_driver_effect(cm, cn, &eff)) {
-			if (eff != FUSE_EFFECT_NONE)
-				return; /* it talks to the driver itself: no finer count */
+			if (eff == FUSE_EFFECT_WRITE || eff == FUSE_EFFECT_UNKNOWN)
+				return; /* it writes itself: no callee counts bound it */
+			reads |= eff == FUSE_EFFECT_READ;
 			continue;
 		}
 		const struct reach *r = reach_function(c, cm, cn, (long)ca, REACH_DEPTH - 1);
 		if (!(r->effects & (REACH_READ | REACH_WRITE)))
 			continue;
-		struct func_stat *g = func_find(c, cm, cn, (long)ca);
-		if (!g || !traced_find(c, cm))
-			return;
-		double mine = calls_attributable(c, f, g);
-		if (mine < 0)
-			return;
-		any = true;
-		if (r->effects & REACH_WRITE)
-			writes += mine;
-		else
-			reads += mine;
+		struct func_stat *g = traced_find(c, cm) ? func_find(c, cm, cn, (long)ca) : NULL;
+		bool traced_module = traced_find(c, cm) != NULL;
+		if (r->effects & REACH_WRITE) {
+			if (!traced_module)
+				return; /* an untraced writer: nothing bounds it */
+			writes += g ? calls_upper_bound(c, f, g) : 0;
+		} else {
+			reads |= !traced_module || (g && g->total > 0);
+		}
 	}
-	if (!any)
-		return;
 	f->split = true;
 	f->op_writes = fmin(writes, f->total);
-	f->op_reads = reads > 0 ? f->total - f->op_writes : 0;
+	f->op_reads = reads ? f->total - f->op_writes : 0;
 	f->cls = f->op_writes > 0 && f->op_reads > 0 ? "mixed"
 	         : f->op_writes > 0                  ? "write"
 	         : f->op_reads > 0                   ? "read"

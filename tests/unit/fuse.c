@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "fuse/fuse.h"
+#include "fuse/fuse_int.h"
 #include "fuse_series.h"
 #include "harness.h"
 #include "json_util.h"
@@ -277,6 +278,51 @@ static void logger_bottleneck_otp_handler(void)
 	p = build(series_finalize("complete", 10, NULL), series_make(10, logger_tweak, &c));
 	TH_ASSERT(ts_rec_find(p, 2, NULL) == NULL);
 	json_decref(p);
+}
+
+/* ---- the workload model's platform knowledge ---------------------------- */
+
+static enum fuse_effect driver_effect(const char *module, const char *function)
+{
+	enum fuse_effect e = FUSE_EFFECT_NONE;
+	TH_ASSERT_MSG(fuse_driver_effect(module, function, &e), "%s is not a driver", module);
+	return e;
+}
+
+static void driver_table_knows_effects(void)
+{
+	TH_ASSERT_INT_EQ(driver_effect(":sqlite3", "read"), FUSE_EFFECT_READ);
+	TH_ASSERT_INT_EQ(driver_effect(":sqlite3", "update_timeout"), FUSE_EFFECT_WRITE);
+	/* The statement decides: unknown, and the caller's name falls back. */
+	TH_ASSERT_INT_EQ(driver_effect(":sqlite3", "sql_exec"), FUSE_EFFECT_UNKNOWN);
+	TH_ASSERT_INT_EQ(driver_effect(":sqlite3", "open"), FUSE_EFFECT_NONE);
+	TH_ASSERT_INT_EQ(driver_effect(":mnesia", "dirty_read"), FUSE_EFFECT_READ);
+	TH_ASSERT_INT_EQ(driver_effect(":mnesia", "dirty_write"), FUSE_EFFECT_WRITE);
+	TH_ASSERT_INT_EQ(driver_effect(":mnesia", "transaction"), FUSE_EFFECT_UNKNOWN);
+	TH_ASSERT_INT_EQ(driver_effect(":mnesia", "wait_for_tables"), FUSE_EFFECT_NONE);
+	TH_ASSERT_INT_EQ(driver_effect("Postgrex", "query!"), FUSE_EFFECT_UNKNOWN);
+	TH_ASSERT_INT_EQ(driver_effect(":epgsql", "equery"), FUSE_EFFECT_UNKNOWN);
+	TH_ASSERT_INT_EQ(driver_effect("Ecto.Repo.Queryable", "all"), FUSE_EFFECT_READ);
+	TH_ASSERT_INT_EQ(driver_effect("Ecto.Repo.Schema", "insert"), FUSE_EFFECT_WRITE);
+	/* Local memory is not a database. */
+	enum fuse_effect e;
+	TH_ASSERT(!fuse_driver_effect(":ets", "lookup", &e));
+	TH_ASSERT(!fuse_driver_effect(":persistent_term", "get", &e));
+	TH_ASSERT(!fuse_driver_module(":ets"));
+	TH_ASSERT(fuse_driver_module(":pgsql"));
+	/* Ecto.Repo's API, for modules that use Ecto.Repo. */
+	TH_ASSERT_INT_EQ(fuse_repo_api_effect("get!"), FUSE_EFFECT_READ);
+	TH_ASSERT_INT_EQ(fuse_repo_api_effect("exists?"), FUSE_EFFECT_READ);
+	TH_ASSERT_INT_EQ(fuse_repo_api_effect("insert_all"), FUSE_EFFECT_WRITE);
+	TH_ASSERT_INT_EQ(fuse_repo_api_effect("tariff"), FUSE_EFFECT_NONE);
+	/* Platform modules and wrappers; the application's own are neither. */
+	TH_ASSERT(fuse_module_is_platform("Logger"));
+	TH_ASSERT(fuse_module_is_platform("Logger.Backends.Console"));
+	TH_ASSERT(fuse_module_is_platform(":httpd_request_handler"));
+	TH_ASSERT(fuse_module_is_platform(":elixir_compiler_3"));
+	TH_ASSERT(!fuse_module_is_platform("Tariffs.Pricing"));
+	TH_ASSERT(!fuse_module_is_platform("LoggerFront"));
+	TH_ASSERT(!fuse_module_is_platform(":fleet_registry"));
 }
 
 /* ---- rules 3 and 4 ------------------------------------------------------- */
@@ -792,6 +838,7 @@ int main(int argc, char **argv)
 	    TH_TEST(hot_modules_sum_interval_deltas),
 	    TH_TEST(long_series_are_downsampled),
 	    TH_TEST(classification_is_configurable),
+	    TH_TEST(driver_table_knows_effects),
 	    TH_TEST(cpu_saturation_thresholds),
 	    TH_TEST(logger_bottleneck_elixir_gen_event),
 	    TH_TEST(logger_bottleneck_otp_handler),
