@@ -827,6 +827,20 @@ static void compare_finds_changes(void)
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "logger-bottleneck");
 	gi_buf_destroy(&out);
 	json_decref(c);
+	/* A finding merged in one profile (rules 4 and 3 on X) matches the same
+	 * subject's unmerged read-through-cache in the other: still present. */
+	json_object_set_new(before, "recommendations",
+	                    json_pack("[{s:i, s:s, s:s, s:[s,s], s:i}]", "rule", 4, "id",
+	                              "db-backed-lookup", "subject", "X", "ids", "db-backed-lookup",
+	                              "read-through-cache", "priority", 90));
+	json_object_set_new(after, "recommendations",
+	                    json_pack("[{s:i, s:s, s:s, s:i}]", "rule", 3, "id",
+	                              "read-through-cache", "subject", "X", "priority", 70));
+	TH_ASSERT_OK(fuse_compare(before, after, &c));
+	recs = json_object_get(c, "recommendations");
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(recs, "resolved")), 0);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(recs, "new")), 0);
+	json_decref(c);
 	json_decref(before);
 	json_decref(after);
 }
