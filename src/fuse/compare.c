@@ -39,10 +39,36 @@ static json_t *find_module(json_t *list, const char *name)
 	return NULL;
 }
 
+/* Whether recommendation `r` carries `id`, as its own or as one merged
+ * into it ("ids", docs/RULES.md: one finding per subject and remedy). */
+static bool rec_has_id(json_t *r, const char *id)
+{
+	const char *own = fuse_str(r, "id");
+	if (own && strcmp(own, id) == 0)
+		return true;
+	json_t *ids = json_object_get(r, "ids");
+	for (size_t i = 0; json_is_array(ids) && i < json_array_size(ids); i++) {
+		const char *x = json_string_value(json_array_get(ids, i));
+		if (x && strcmp(x, id) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Same subject, and an id in common: a finding merged with another in one
+ * profile still matches its unmerged self in the other. */
 static bool same_rec(json_t *x, json_t *y)
 {
 	const char *ix = fuse_str(x, "id"), *iy = fuse_str(y, "id");
-	if (!ix || !iy || strcmp(ix, iy) != 0)
+	if (!ix || !iy)
+		return false;
+	bool common = rec_has_id(y, ix) || rec_has_id(x, iy);
+	json_t *ids = json_object_get(x, "ids");
+	for (size_t i = 0; !common && json_is_array(ids) && i < json_array_size(ids); i++) {
+		const char *id = json_string_value(json_array_get(ids, i));
+		common = id && rec_has_id(y, id);
+	}
+	if (!common)
 		return false;
 	const char *sx = fuse_str(x, "subject"), *sy = fuse_str(y, "subject");
 	if (!sx || !sy)

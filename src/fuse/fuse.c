@@ -124,6 +124,30 @@ struct func_stat {
 	double total, min_present, max;
 	long present;
 	double time_us, time_calls; /* call_time: own time and calls in flagged processes */
+	/* The workload model (docs/RULES.md): what the function does to the
+	 * data, on which evidence, and through which data layer. */
+	const char *cls;   /* read, write, mixed, unknown, compute, pipeline */
+	const char *basis; /* driver, graph, runtime, name */
+	const char *layer; /* the data-layer module it reaches, or NULL */
+	bool split;        /* runtime split: op_reads/op_writes hold its operations */
+	double op_reads, op_writes;
+};
+
+/* What a function reaches in the data layer (bit set) through its static
+ * call paths; memoised per function in ctx.reach. */
+#define REACH_READ    1u
+#define REACH_WRITE   2u
+#define REACH_UNKNOWN 4u
+#define REACH_DB      8u
+#define REACH_DEPTH   6     /* call edges followed from a traced function */
+#define REACH_QUERIES 20000 /* function_details queries per profile */
+
+struct reach {
+	unsigned effects;
+	const char *layer; /* the data-layer module reached first */
+	const char *basis; /* driver, graph, name, or NULL */
+	int depth;         /* the depth it was computed with */
+	bool busy;         /* being computed: a cycle sees nothing */
 };
 
 struct traced_mod {
@@ -132,6 +156,7 @@ struct traced_mod {
 	double window_ms;
 	double calls, raw_pipeline;            /* every traced call; pipeline helper calls */
 	double reads, writes, pipeline, other; /* operations: see recount_operations */
+	json_t *calls_traced;                  /* other traced modules its functions call */
 };
 
 struct ctx {
@@ -140,7 +165,8 @@ struct ctx {
 	struct fuse_thresholds thr;
 	struct kg_db *graph;
 	bool graph_ok;
-	struct gi_map mods, procs, funcs, traced, details;
+	struct gi_map mods, procs, funcs, traced, details, reach;
+	long graph_queries;
 	struct gi_vec mod_list, proc_list, func_list, traced_list; /* pointers */
 	struct metric m_mem, m_procs, m_runq, m_util, m_rps, m_t;
 	struct metric m_binary, m_ets, m_processes_mem, m_atom, m_code, m_system;
@@ -230,6 +256,7 @@ static struct traced_mod *traced_get(struct ctx *c, const char *name)
 	t = gi_arena_calloc(&c->arena, 1, sizeof(*t));
 	t->name = ctx_strdup(c, name);
 	t->seen_seq = -1;
+	t->calls_traced = json_array();
 	gi_map_put(&c->traced, name, t);
 	gi_vec_push(&c->traced_list, &t);
 	return t;
@@ -594,29 +621,201 @@ static bool module_uses_ecto_repo(json_t *details)
 	return false;
 }
 
-/* A Repo-like module: its name ends in "Repo", or it `use`s Ecto.Repo
- * according to the graph. */
-static bool module_is_repo_like(struct ctx *c, const char *module)
-{
-	if (!module)
-		return false;
-	if (gi_str_ends_with(module, "Repo"))
-		return true;
-	json_t *d = graph_module(c, module);
-	return d && module_uses_ecto_repo(d);
-}
-
 static struct traced_mod *traced_find(struct ctx *c, const char *module)
 {
 	return gi_map_get(&c->traced, module);
 }
 
-/* A database module: Repo-like, or traced with calls to the pipeline helpers
- * (a hand-written data layer shaped like a repo). */
+/* How many distinct functions of `module` are named like Ecto.Repo's API
+ * (get, all, insert, ...): from the graph when it knows the module, else
+ * from the traced functions. */
+static int repo_api_functions(struct ctx *c, const char *module, json_t *details)
+{
+	int n = 0;
+	json_t *fns = json_object_get(details, "functions");
+	if (json_array_size(fns) > 0) {
+		for (size_t i = 0; i < json_array_size(fns) && i < FUSE_MAX_LIST; i++) {
+			json_t *f = json_array_get(fns, i);
+			const char *v = fuse_str(f, "visibility");
+			if ((!v || strcmp(v, "private") != 0) &&
+			    fuse_repo_api_effect(fuse_str(f, "name")) != FUSE_EFFECT_NONE)
+				n++;
+		}
+		return n;
+	}
+	for (size_t i = 0; i < c->func_list.len; i++) {
+		struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
+		if (strcmp(f->module, module) == 0 &&
+		    fuse_repo_api_effect(f->function) != FUSE_EFFECT_NONE)
+			n++;
+	}
+	return n;
+}
+
+/* Why `module` is a database module (a data layer), best evidence first:
+ * it `use`s Ecto.Repo; the graph shows it calling a database driver; it is
+ * traced and calls Ecto-style pipeline callbacks (prepare_query ...); last,
+ * and never on the name alone: its name ends in "Repo" and it defines at
+ * least two of Ecto.Repo's API functions. NULL when it is not one. Drivers
+ * themselves are not data layers of the application. The reason is a
+ * static string, or copied into the arena. */
+static const char *database_reason(struct ctx *c, const char *module)
+{
+	if (!module || fuse_driver_module(module))
+		return NULL;
+	json_t *d = graph_module(c, module);
+	if (d && fuse_bool(d, "external"))
+		return NULL;
+	if (d && module_uses_ecto_repo(d))
+		return "it uses Ecto.Repo";
+	json_t *deps = json_object_get(d, "dependencies");
+	for (size_t i = 0; i < json_array_size(deps) && i < FUSE_MAX_LIST; i++) {
+		const char *m = fuse_str(json_array_get(deps, i), "module");
+		if (fuse_driver_module(m)) {
+			char why[FUSE_MAX_NAME + 32];
+			snprintf(why, sizeof(why), "it calls the driver %s", m);
+			return ctx_strdup(c, why);
+		}
+	}
+	struct traced_mod *t = traced_find(c, module);
+	if (t && t->raw_pipeline > 0)
+		return "it runs Ecto-style pipeline callbacks";
+	if (gi_str_ends_with(module, "Repo") && repo_api_functions(c, module, d) >= 2)
+		return "a Repo with Repo functions";
+	return NULL;
+}
+
 static bool module_is_database(struct ctx *c, const char *module)
 {
-	struct traced_mod *t = module ? traced_find(c, module) : NULL;
-	return (t && t->raw_pipeline > 0) || module_is_repo_like(c, module);
+	return database_reason(c, module) != NULL;
+}
+
+static unsigned effect_bits(enum fuse_effect e)
+{
+	switch (e) {
+	case FUSE_EFFECT_READ:
+		return REACH_DB | REACH_READ;
+	case FUSE_EFFECT_WRITE:
+		return REACH_DB | REACH_WRITE;
+	case FUSE_EFFECT_UNKNOWN:
+		return REACH_DB | REACH_UNKNOWN;
+	case FUSE_EFFECT_NONE:
+		break;
+	}
+	return REACH_DB;
+}
+
+static const struct reach *reach_function(struct ctx *c, const char *module, const char *fn,
+                                          long arity, int depth);
+
+/* What the function of `details` (module, name) reaches: driver calls
+ * with their effect, Ecto.Repo API calls, and what its project callees
+ * reach, `depth` edges deep. An effect the driver leaves to the statement
+ * (UNKNOWN) is resolved by the function's name when nothing else tells. */
+static void reach_compute(struct ctx *c, const char *module, const char *fn, json_t *details,
+                          int depth, struct reach *r)
+{
+	unsigned direct = 0, inherited = 0;
+	const char *layer = NULL;
+	enum fuse_effect e;
+	json_t *ce = json_object_get(details, "callees");
+	size_t n = json_is_array(ce) ? json_array_size(ce) : 0;
+	for (size_t k = 0; k < n && k < 200; k++) {
+		json_t *callee = json_array_get(ce, k);
+		const char *cm = fuse_str(callee, "module"), *cn = fuse_str(callee, "name");
+		double ca = fuse_num(callee, "arity");
+		if (!cm || !cn || !isfinite(ca))
+			continue;
+		if (fuse_driver_effect(cm, cn, &e)) {
+			direct |= effect_bits(e);
+			if (!layer)
+				layer = ctx_strdup(c, module);
+			continue;
+		}
+		json_t *cd = strcmp(cm, module) != 0 ? graph_module(c, cm) : NULL;
+		if (cd && module_uses_ecto_repo(cd) &&
+		    (e = fuse_repo_api_effect(cn)) != FUSE_EFFECT_NONE) {
+			direct |= effect_bits(e);
+			if (!layer)
+				layer = ctx_strdup(c, cm);
+			continue;
+		}
+		if (depth <= 0 || (cd && fuse_bool(cd, "external")) ||
+		    (strcmp(cm, module) != 0 && !cd))
+			continue;
+		const struct reach *sub = reach_function(c, cm, cn, (long)ca, depth - 1);
+		inherited |= sub->effects;
+		if (!layer && sub->layer)
+			layer = sub->layer;
+	}
+	json_t *md = graph_module(c, module);
+	if (md && module_uses_ecto_repo(md) && (e = fuse_repo_api_effect(fn)) != FUSE_EFFECT_NONE) {
+		direct |= effect_bits(e);
+		layer = ctx_strdup(c, module);
+	}
+	unsigned all = direct | inherited;
+	const unsigned rw = REACH_READ | REACH_WRITE;
+	r->basis = (direct & rw) ? "driver" : (inherited & rw) ? "graph" : NULL;
+	/* Last resort, the name: for a database call of unknown effect, and
+	 * for the operations of a data layer whose driver calls the graph
+	 * cannot see (an adapter called through a variable). */
+	bool db_module = module_is_database(c, module);
+	if (!(all & rw) && ((all & REACH_UNKNOWN) || (!all && db_module))) {
+		const char *kind = fuse_classify_function(c->cfg, fn);
+		if (strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0) {
+			all |= REACH_DB | (kind[0] == 'r' ? REACH_READ : REACH_WRITE);
+			r->basis = "name";
+			if (!layer)
+				layer = ctx_strdup(c, module);
+		}
+	}
+	if (!layer && (all & REACH_DB) && db_module)
+		layer = ctx_strdup(c, module);
+	r->effects = all;
+	r->layer = layer;
+}
+
+static const struct reach *reach_function(struct ctx *c, const char *module, const char *fn,
+                                          long arity, int depth)
+{
+	char key[2 * FUSE_MAX_NAME + 24];
+	snprintf(key, sizeof(key), "%.*s.%.*s/%ld", FUSE_MAX_NAME, module, FUSE_MAX_NAME, fn,
+	         arity);
+	struct reach *r = gi_map_get(&c->reach, key);
+	if (r && (r->busy || r->depth >= depth))
+		return r;
+	if (!r) {
+		r = gi_arena_calloc(&c->arena, 1, sizeof(*r));
+		gi_map_put(&c->reach, key, r);
+	}
+	if (c->graph_queries >= REACH_QUERIES)
+		return r;
+	c->graph_queries++;
+	r->busy = true;
+	r->depth = depth;
+	json_t *d = graph_function(c, module, fn, arity);
+	struct reach out = {0};
+	if (d)
+		reach_compute(c, module, fn, d, depth, &out);
+	json_decref(d);
+	r->effects = out.effects;
+	r->layer = out.layer;
+	r->basis = out.basis;
+	r->busy = false;
+	return r;
+}
+
+/* The class of a set of effects: any write makes a write (read-then-write
+ * changes data), reads alone a read. */
+static const char *class_of(unsigned effects)
+{
+	if (effects & REACH_WRITE)
+		return "write";
+	if (effects & REACH_READ)
+		return "read";
+	if (effects & REACH_UNKNOWN)
+		return "unknown";
+	return "compute";
 }
 
 static json_t *graph_fields(struct ctx *c, const char *module)
@@ -638,6 +837,7 @@ static json_t *graph_fields(struct ctx *c, const char *module)
 	    {"heat", "heat"},
 	    {"change_risk", "change_risk"},
 	    {"file", "file"},
+	    {"external", "external"},
 	};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		json_t *v = d ? json_object_get(d, keys[i][1]) : NULL;
@@ -977,6 +1177,160 @@ static bool lambda_parent(const char *fn, char *name, size_t size, long *arity)
 	return false;
 }
 
+/* The traced function named `key`-wise (module.function/arity), or NULL. */
+static struct func_stat *func_find(struct ctx *c, const char *module, const char *fn, long arity)
+{
+	char key[2 * FUSE_MAX_NAME + 16];
+	snprintf(key, sizeof(key), "%.*s.%.*s/%d", FUSE_MAX_NAME, module, FUSE_MAX_NAME, fn,
+	         (int)arity);
+	return gi_map_get(&c->funcs, key);
+}
+
+/* At most how many of the traced callee `g`'s calls `f` made: its calls
+ * minus those of its other callers that are traced (their counts are
+ * known); callers outside the traced modules may have made some too, so
+ * this is an upper bound. */
+static double calls_upper_bound(struct ctx *c, const struct func_stat *f, const struct func_stat *g)
+{
+	json_t *d = graph_function(c, g->module, g->function, g->arity);
+	json_t *callers = json_object_get(d, "callers");
+	double rest = g->total;
+	for (size_t i = 0; i < json_array_size(callers) && i < 50; i++) {
+		json_t *e = json_array_get(callers, i);
+		const char *m = fuse_str(e, "module"), *n = fuse_str(e, "name");
+		double a = fuse_num(e, "arity");
+		if (!m || !n || !isfinite(a))
+			continue;
+		if (strcmp(m, f->module) == 0 && strcmp(n, f->function) == 0 && (long)a == f->arity)
+			continue;
+		struct func_stat *other = func_find(c, m, n, (long)a);
+		if (other)
+			rest -= other->total;
+	}
+	json_decref(d);
+	return rest > 0 ? rest : 0;
+}
+
+/* A function that reaches both reads and writes is a write, unless the
+ * runtime counts bound its writes: each of its calls that writes calls one
+ * of its callees that reach a write, so when those are all traced, their
+ * calls (less what their other traced callers made) bound its writes, and
+ * the rest of its calls are reads (a gen_server's handle_call serving many
+ * lookups and a few registrations). An upper bound, so it errs towards
+ * writes. No split when it calls a writing driver function itself. */
+static void runtime_split(struct ctx *c, struct func_stat *f, json_t *d)
+{
+	json_t *ce = json_object_get(d, "callees");
+	double writes = 0;
+	bool reads = false;
+	for (size_t k = 0; k < json_array_size(ce) && k < 50; k++) {
+		json_t *e = json_array_get(ce, k);
+		const char *cm = fuse_str(e, "module"), *cn = fuse_str(e, "name");
+		double ca = fuse_num(e, "arity");
+		enum fuse_effect eff;
+		if (!cm || !cn || !isfinite(ca))
+			continue;
+		if (fuse_driver_effect(cm, cn, &eff)) {
+			if (eff == FUSE_EFFECT_WRITE || eff == FUSE_EFFECT_UNKNOWN)
+				return; /* it writes itself: no callee counts bound it */
+			reads |= eff == FUSE_EFFECT_READ;
+			continue;
+		}
+		const struct reach *r = reach_function(c, cm, cn, (long)ca, REACH_DEPTH - 1);
+		if (!(r->effects & (REACH_READ | REACH_WRITE)))
+			continue;
+		struct func_stat *g = traced_find(c, cm) ? func_find(c, cm, cn, (long)ca) : NULL;
+		bool traced_module = traced_find(c, cm) != NULL;
+		if (r->effects & REACH_WRITE) {
+			if (!traced_module)
+				return; /* an untraced writer: nothing bounds it */
+			writes += g ? calls_upper_bound(c, f, g) : 0;
+		} else {
+			reads |= !traced_module || (g && g->total > 0);
+		}
+	}
+	f->split = true;
+	f->op_writes = fmin(writes, f->total);
+	f->op_reads = reads ? f->total - f->op_writes : 0;
+	f->cls = f->op_writes > 0 && f->op_reads > 0 ? "mixed"
+	         : f->op_writes > 0                  ? "write"
+	         : f->op_reads > 0                   ? "read"
+	                                             : "compute";
+	f->basis = "runtime";
+}
+
+/* A gen_server's client function (depot_of/1 calling gen_server:call) in
+ * a traced module whose handle_call/3 is traced: the call and the clause
+ * that serves it are one operation, counted once, at handle_call, where
+ * its effect is known. */
+static bool is_server_proxy(struct ctx *c, const struct func_stat *f, json_t *d)
+{
+	static const char *const servers[] = {":gen_server", "GenServer", ":gen_statem", ":gen",
+	                                      NULL};
+	if (!func_find(c, f->module, "handle_call", 3))
+		return false;
+	json_t *ce = json_object_get(d, "callees");
+	for (size_t k = 0; k < json_array_size(ce) && k < 50; k++) {
+		const char *cm = fuse_str(json_array_get(ce, k), "module");
+		const char *cn = fuse_str(json_array_get(ce, k), "name");
+		for (size_t i = 0; cm && cn && servers[i]; i++)
+			if (strcmp(cm, servers[i]) == 0 && strcmp(cn, "call") == 0)
+				return true;
+	}
+	return false;
+}
+
+/* Sets f->cls, f->basis and f->layer (docs/RULES.md, "The workload
+ * model"). `d` is the function's graph node (or its parent's for a
+ * lambda, named `fn`/`arity`), NULL when the graph does not know it. */
+static void classify_traced(struct ctx *c, struct func_stat *f, json_t *d, const char *fn,
+                            long arity)
+{
+	if (strcmp(f->kind, "pipeline") == 0) {
+		f->cls = "pipeline";
+		f->basis = "name";
+		return;
+	}
+	if (!d) {
+		/* No graph: the name word list is all there is. */
+		const char *k = fuse_classify_function(c->cfg, f->function);
+		f->cls = strcmp(k, "read") == 0 || strcmp(k, "write") == 0 ? k : "compute";
+		f->basis = "name";
+		if (strcmp(f->cls, "compute") != 0 && module_is_database(c, f->module))
+			f->layer = f->module;
+		return;
+	}
+	const struct reach *r = reach_function(c, f->module, fn, arity, REACH_DEPTH);
+	f->cls = class_of(r->effects);
+	f->basis = r->basis ? r->basis : "graph";
+	f->layer = r->layer;
+	if (!r->effects && is_server_proxy(c, f, d)) {
+		f->cls = "proxy";
+		return;
+	}
+	if ((r->effects & REACH_READ) && (r->effects & REACH_WRITE))
+		runtime_split(c, f, d);
+}
+
+/* Records in f's module which other traced modules its function calls. */
+static void note_traced_callees(struct ctx *c, struct func_stat *f, json_t *d)
+{
+	struct traced_mod *t = traced_find(c, f->module);
+	json_t *ce = json_object_get(d, "callees");
+	for (size_t k = 0; t && k < json_array_size(ce) && k < 200; k++) {
+		const char *cm = fuse_str(json_array_get(ce, k), "module");
+		if (!cm || strcmp(cm, f->module) == 0 || !traced_find(c, cm) ||
+		    json_array_size(t->calls_traced) >= 64)
+			continue;
+		bool dup = false;
+		for (size_t i = 0; i < json_array_size(t->calls_traced) && !dup; i++)
+			dup =
+			    strcmp(json_string_value(json_array_get(t->calls_traced, i)), cm) == 0;
+		if (!dup)
+			json_array_append_new(t->calls_traced, json_string(cm));
+	}
+}
+
 /* Every traced function, by calls, joined with function_details. Also sets
  * "calls_repo" (the Repo-like module it calls, or null) for the database
  * signature of rule 4. */
@@ -1076,6 +1430,22 @@ static json_t *build_hotspots(struct ctx *c)
 		                    json_is_boolean(hub) ? json_incref(hub) : json_null());
 		json_object_set_new(o, "callers", callers);
 		json_object_set_new(o, "callees", callees);
+		classify_traced(c, f, d, lambda ? parent : f->function,
+		                lambda ? parent_arity : f->arity);
+		note_traced_callees(c, f, d);
+		/* The data layer its paths reach, when that is another module. */
+		if (f->layer && strcmp(f->layer, f->module) != 0)
+			repo = f->layer;
+		json_object_set_new(o, "class", json_string(f->cls));
+		json_object_set_new(o, "class_basis", json_string(f->basis));
+		json_object_set_new(o, "data_layer",
+		                    f->layer ? json_string(f->layer) : json_null());
+		if (f->split) {
+			json_t *ops = json_object();
+			json_object_set_new(ops, "reads", fuse_json_num(f->op_reads));
+			json_object_set_new(ops, "writes", fuse_json_num(f->op_writes));
+			json_object_set_new(o, "operations", ops);
+		}
 		json_object_set_new(o, "calls_repo", repo ? json_string(repo) : json_null());
 		json_object_set_new(o, "calls_repo_directly", json_boolean(direct != NULL));
 		json_decref(d);
@@ -1125,14 +1495,22 @@ static void recount_operations(struct ctx *c)
 		if (!t || strcmp(f->kind, "private") == 0 || f->internal || gi_map_get(&seen, key))
 			continue;
 		gi_map_put(&seen, key, f);
-		if (strcmp(f->kind, "read") == 0)
+		const char *cls = f->cls ? f->cls : "compute";
+		if (strcmp(cls, "proxy") == 0)
+			continue; /* counted at the handle_call it goes to */
+		if (f->split) {
+			t->reads += f->op_reads;
+			t->writes += f->op_writes;
+			t->other += f->total - f->op_reads - f->op_writes;
+		} else if (strcmp(cls, "read") == 0) {
 			t->reads += f->total;
-		else if (strcmp(f->kind, "write") == 0)
+		} else if (strcmp(cls, "write") == 0) {
 			t->writes += f->total;
-		else if (strcmp(f->kind, "pipeline") == 0)
+		} else if (strcmp(cls, "pipeline") == 0) {
 			t->pipeline += f->total;
-		else
+		} else {
 			t->other += f->total;
+		}
 	}
 	gi_map_destroy(&seen);
 }
@@ -1150,6 +1528,28 @@ static const char *repo_dependency(struct ctx *c, const char *module)
 			return m;
 	}
 	return NULL;
+}
+
+/* The operations of `module` with their class and its basis, by calls
+ * (at most 20; steps of other operations are left out). */
+static json_t *module_classes(struct ctx *c, const char *module)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < c->func_list.len && json_array_size(a) < 20; i++) {
+		struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
+		if (strcmp(f->module, module) != 0 || strcmp(f->kind, "private") == 0 ||
+		    f->internal || f->total <= 0)
+			continue;
+		char fa[FUSE_MAX_NAME + 16];
+		snprintf(fa, sizeof(fa), "%s/%ld", f->function, f->arity);
+		json_t *o = json_object();
+		json_object_set_new(o, "function", json_string(fa));
+		json_object_set_new(o, "calls", fuse_json_num(f->total));
+		json_object_set_new(o, "class", json_string(f->cls ? f->cls : "compute"));
+		json_object_set_new(o, "basis", json_string(f->basis ? f->basis : "name"));
+		json_array_append_new(a, o);
+	}
+	return a;
 }
 
 static json_t *build_workload(struct ctx *c, json_t *hotspots)
@@ -1187,7 +1587,13 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 		json_object_set_new(db, "pipeline_helper_calls", fuse_json_num(t->pipeline));
 		json_object_set_new(db, "uses_ecto_repo",
 		                    json_boolean(d && module_uses_ecto_repo(d)));
-		json_object_set_new(db, "repo_like", json_boolean(module_is_repo_like(c, t->name)));
+		/* A data layer itself (docs/RULES.md: Ecto.Repo, a driver caller,
+		 * Ecto-style callbacks, or a Repo name with Repo functions). */
+		const char *why = database_reason(c, t->name);
+		json_object_set_new(db, "data_layer", json_boolean(why != NULL));
+		json_object_set_new(db, "data_layer_reason", why ? json_string(why) : json_null());
+		json_object_set_new(db, "calls_traced_modules", json_incref(t->calls_traced));
+		json_object_set_new(o, "classes", module_classes(c, t->name));
 		const char *repo = repo_dependency(c, t->name);
 		double via_static = 0, mine_static = 0, via_direct = 0;
 		bool local_tracing = false;
@@ -1204,7 +1610,9 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 				via_direct += calls;
 			if (callee_repo && !repo)
 				repo = callee_repo;
-			if (private_fn || fuse_bool(h, "internal"))
+			const char *cls = fuse_str(h, "class");
+			if (private_fn || fuse_bool(h, "internal") ||
+			    (cls && strcmp(cls, "proxy") == 0))
 				continue;
 			mine_static += calls;
 			if (callee_repo)
@@ -1383,6 +1791,9 @@ static void ctx_destroy(struct ctx *c)
 	gi_map_destroy(&c->funcs);
 	gi_map_destroy(&c->traced);
 	gi_map_destroy(&c->details);
+	gi_map_destroy(&c->reach);
+	for (size_t i = 0; i < c->traced_list.len; i++)
+		json_decref(GI_VEC_AT(&c->traced_list, struct traced_mod *, i)->calls_traced);
 	gi_vec_destroy(&c->mod_list);
 	gi_vec_destroy(&c->proc_list);
 	gi_vec_destroy(&c->func_list);
@@ -1420,6 +1831,7 @@ int fuse_builder_new(const struct fuse_config *cfg, long snapshot_count, struct 
 	gi_map_init(&c->funcs);
 	gi_map_init(&c->traced);
 	gi_map_init(&c->details);
+	gi_map_init(&c->reach);
 	gi_vec_init(&c->mod_list, sizeof(void *));
 	gi_vec_init(&c->proc_list, sizeof(void *));
 	gi_vec_init(&c->func_list, sizeof(void *));

@@ -27,9 +27,9 @@ struct fuse_thresholds {
 	double logger_share;                /* rule 2: logger share of reductions (0.05) */
 	double logger_reductions_per_s;     /* rule 2: and at least this rate (5000) */
 	int logger_top_rank;                /* rule 2: a logger process within the top N (5) */
-	double cache_read_write_ratio;      /* rule 3: reads per write at least (10) */
+	double cache_read_write_ratio;      /* rule 3: reads per write at least (5) */
 	double cache_calls_per_s;           /* rule 3: calls per second at least (100) */
-	double lookup_read_share;           /* rule 4: reads / (reads + writes) at least (0.9) */
+	double lookup_read_share;           /* rule 4: reads / (reads + writes) at least (0.8) */
 	double lookup_calls_per_s;          /* rule 4: calls per second at least (10) */
 	double lookup_repo_share;           /* rule 4: Repo calls per lookup at least (0.5) */
 	double hub_share;                   /* rule 5: a hot module's share at least (0.10) */

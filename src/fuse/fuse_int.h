@@ -47,6 +47,32 @@ void fuse_fmt_pct(double share, char *out, size_t size);
  * sees through these, and no recommendation is ever about one of them. */
 bool fuse_module_is_wrapper(const char *module);
 
+/* Platform modules (platform.c): OTP's and Elixir's own, recognised by
+ * name where the graph cannot tell (it marks modules outside the project
+ * "external"). A recommendation never asks to change one of them: what to
+ * change is the project's use of it. Wrappers are platform modules too. */
+bool fuse_module_is_platform(const char *module);
+
+/* What a database function does to the data (datalayer.c, docs/RULES.md). */
+enum fuse_effect {
+	FUSE_EFFECT_NONE,    /* connection management: not an operation */
+	FUSE_EFFECT_READ,    /* reads only */
+	FUSE_EFFECT_WRITE,   /* changes data */
+	FUSE_EFFECT_UNKNOWN, /* the statement or the fun decides */
+};
+
+/* Whether `module` (display form) is a database driver or Ecto's SQL/Repo
+ * machinery of the table in datalayer.c. */
+bool fuse_driver_module(const char *module);
+/* The effect of `module`.`function` when the module is in the table: sets
+ * *effect and returns true; false for any other module. */
+bool fuse_driver_effect(const char *module, const char *function, enum fuse_effect *effect);
+/* The effect of an Ecto.Repo API function of that name (all, get, insert,
+ * ...), or FUSE_EFFECT_NONE when it is not one. */
+enum fuse_effect fuse_repo_api_effect(const char *function);
+/* "read", "write", "unknown", "none" (static strings). */
+const char *fuse_effect_name(enum fuse_effect e);
+
 /* Appends `s` to `out` escaped for HTML text and attributes. */
 int fuse_html_escape(struct gi_buf *out, const char *s);
 

@@ -27,3 +27,99 @@ bool fuse_module_is_wrapper(const char *module)
 			return true;
 	return gi_str_starts_with(module, ":elixir_compiler_");
 }
+
+bool fuse_module_is_platform(const char *module)
+{
+	/* Elixir's standard library, by top-level name (a dotted name below
+	 * one of them, Logger.Backends.Console, is platform too). */
+	static const char *const elixir[] = {"Access",      "Agent",
+	                                     "Application", "Base",
+	                                     "Calendar",    "Code",
+	                                     "Date",        "DateTime",
+	                                     "Duration",    "DynamicSupervisor",
+	                                     "Enum",        "Exception",
+	                                     "ExUnit",      "File",
+	                                     "Float",       "Function",
+	                                     "GenEvent",    "GenServer",
+	                                     "IEx",         "Inspect",
+	                                     "Integer",     "IO",
+	                                     "Kernel",      "Keyword",
+	                                     "List",        "Logger",
+	                                     "Macro",       "Map",
+	                                     "MapSet",      "Mix",
+	                                     "Module",      "NaiveDateTime",
+	                                     "Node",        "OptionParser",
+	                                     "Path",        "Port",
+	                                     "Process",     "Protocol",
+	                                     "Range",       "Record",
+	                                     "Regex",       "Registry",
+	                                     "Stream",      "String",
+	                                     "StringIO",    "Supervisor",
+	                                     "System",      "Task",
+	                                     "Time",        "Tuple",
+	                                     "URI",         "Version",
+	                                     "EEx",         NULL};
+	/* OTP: the runtime's and its applications' modules most often seen
+	 * working in a profile (exact names or a prefix with '_'). */
+	static const char *const otp[] = {":application",
+	                                  ":code",
+	                                  ":code_server",
+	                                  ":erl_prim_loader",
+	                                  ":erts",
+	                                  ":ets",
+	                                  ":file",
+	                                  ":gen_tcp",
+	                                  ":gen_udp",
+	                                  ":global",
+	                                  ":group",
+	                                  ":httpc",
+	                                  ":httpd",
+	                                  ":inet",
+	                                  ":io",
+	                                  ":kernel",
+	                                  ":lists",
+	                                  ":logger",
+	                                  ":maps",
+	                                  ":mnesia",
+	                                  ":net_kernel",
+	                                  ":os",
+	                                  ":prim_file",
+	                                  ":prim_inet",
+	                                  ":pg",
+	                                  ":ssl",
+	                                  ":tls",
+	                                  ":dtls",
+	                                  ":user",
+	                                  ":standard_error",
+	                                  ":disk_log",
+	                                  ":dist",
+	                                  ":inet_tcp",
+	                                  ":auth",
+	                                  ":erl_signal_handler",
+	                                  ":init",
+	                                  ":heart",
+	                                  ":error_logger",
+	                                  ":sqlite3",
+	                                  ":odbc",
+	                                  ":crypto",
+	                                  ":public_key",
+	                                  ":zlib",
+	                                  ":binary",
+	                                  ":unicode",
+	                                  NULL};
+	if (!module)
+		return false;
+	if (fuse_module_is_wrapper(module))
+		return true;
+	for (size_t i = 0; elixir[i]; i++) {
+		size_t n = strlen(elixir[i]);
+		if (strncmp(module, elixir[i], n) == 0 && (module[n] == '\0' || module[n] == '.'))
+			return true;
+	}
+	for (size_t i = 0; otp[i]; i++) {
+		size_t n = strlen(otp[i]);
+		if (strncmp(module, otp[i], n) == 0 && (module[n] == '\0' || module[n] == '_'))
+			return true;
+	}
+	return false;
+}

@@ -344,8 +344,17 @@ static void put_recommendations(struct gi_buf *out, json_t *recs)
 		gi_buf_printf(out, "</span></div><div class=\"id\">rule %.0f &middot; ",
 		              fuse_num(r, "rule"));
 		esc(out, fuse_str(r, "id"));
-		gi_buf_printf(out, " &middot; priority %.0f</div><div class=\"ev\">",
-		              fuse_num(r, "priority"));
+		gi_buf_printf(out, " &middot; priority %.0f", fuse_num(r, "priority"));
+		/* Findings merged into this one (one subject, one remedy). */
+		json_t *also = json_object_get(r, "also");
+		for (size_t k = 0; json_is_array(also) && k < json_array_size(also); k++) {
+			json_t *a = json_array_get(also, k);
+			gi_buf_printf(out, " &middot; also rule %.0f ", fuse_num(a, "rule"));
+			esc(out, fuse_str(a, "id"));
+			gi_buf_puts(out, ": ");
+			esc(out, fuse_str(a, "finding"));
+		}
+		gi_buf_puts(out, "</div><div class=\"ev\">");
 		json_t *evidence = json_object_get(r, "evidence");
 		for (void *it = json_object_iter(evidence); it;
 		     it = json_object_iter_next(evidence, it)) {

@@ -139,10 +139,28 @@ static void put_recommendations(struct gi_buf *out, json_t *recs)
 	for (size_t i = 0; i < n; i++) {
 		json_t *r = json_array_get(recs, i);
 		const char *sev = fuse_str(r, "severity"), *id = fuse_str(r, "id");
-		gi_buf_printf(out, "%2zu. [%s] %s (rule %.0f, priority %.0f)\n", i + 1,
+		json_t *also = json_object_get(r, "also");
+		char merged[256] = "";
+		for (size_t k = 0; json_is_array(also) && k < json_array_size(also); k++) {
+			size_t len = strlen(merged);
+			json_t *a = json_array_get(also, k);
+			snprintf(merged + len, sizeof(merged) - len, " + %s (rule %.0f)",
+			         fuse_str(a, "id") ? fuse_str(a, "id") : "?", fuse_num(a, "rule"));
+		}
+		gi_buf_printf(out, "%2zu. [%s] %s (rule %.0f, priority %.0f)%s\n", i + 1,
 		              sev ? sev : "-", id ? id : "-", fuse_num(r, "rule"),
-		              fuse_num(r, "priority"));
+		              fuse_num(r, "priority"), merged);
 		put_wrapped(out, 4, fuse_str(r, "finding"));
+		for (size_t k = 0; json_is_array(also) && k < json_array_size(also); k++) {
+			json_t *a = json_array_get(also, k);
+			struct gi_buf line;
+			gi_buf_init(&line, 8192);
+			gi_buf_printf(&line, "also (%s): %s",
+			              fuse_str(a, "id") ? fuse_str(a, "id") : "?",
+			              fuse_str(a, "finding") ? fuse_str(a, "finding") : "");
+			put_wrapped(out, 4, gi_buf_str(&line));
+			gi_buf_destroy(&line);
+		}
 		put_evidence(out, json_object_get(r, "evidence"));
 		struct gi_buf line;
 		gi_buf_init(&line, 8192);
@@ -377,6 +395,29 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 	}
 }
 
+/* One wrapped line under a workload row: each operation's class and the
+ * evidence it rests on (docs/RULES.md, "The workload model"), and what
+ * makes the module a data layer. */
+static void put_classes(struct gi_buf *out, json_t *w)
+{
+	json_t *cl = json_object_get(w, "classes");
+	struct gi_buf line;
+	gi_buf_init(&line, 8192);
+	const char *why = fuse_str_path(w, "database.data_layer_reason");
+	if (why)
+		gi_buf_printf(&line, "data layer (%s); ", why);
+	for (size_t k = 0; json_is_array(cl) && k < json_array_size(cl) && k < 8; k++) {
+		json_t *c = json_array_get(cl, k);
+		gi_buf_printf(&line, "%s%s %s (%s)", k ? ", " : "",
+		              fuse_str(c, "function") ? fuse_str(c, "function") : "?",
+		              fuse_str(c, "class") ? fuse_str(c, "class") : "?",
+		              fuse_str(c, "basis") ? fuse_str(c, "basis") : "?");
+	}
+	if (line.len > 0)
+		put_wrapped(out, 6, gi_buf_str(&line));
+	gi_buf_destroy(&line);
+}
+
 static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 {
 	if (json_array_size(wl) == 0)
@@ -399,6 +440,7 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 		gi_buf_printf(out, "  %-36s %9s %9s %9s %7s %9s\n",
 		              short_name(fuse_str(w, "module"), nb, sizeof(nb), 36), r, wr, ratio,
 		              rs, cps);
+		put_classes(out, w);
 	}
 	double helpers = fuse_num(pipe, "helper_calls"), ops = fuse_num(pipe, "db_operations");
 	if (isfinite(helpers) && helpers > 0) {

@@ -36,9 +36,9 @@ void fuse_thresholds_default(struct fuse_thresholds *t)
 	t->logger_share = 0.05;
 	t->logger_reductions_per_s = 5000;
 	t->logger_top_rank = 5;
-	t->cache_read_write_ratio = 10;
+	t->cache_read_write_ratio = 5;
 	t->cache_calls_per_s = 100;
-	t->lookup_read_share = 0.9;
+	t->lookup_read_share = 0.8;
 	t->lookup_calls_per_s = 10;
 	t->lookup_repo_share = 0.5;
 	t->hub_share = 0.10;
@@ -65,10 +65,55 @@ static double clampd(double x, double lo, double hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
-/* Adds one recommendation; takes ownership of `evidence`. */
+/* The module of a recommendation's subject: the subject itself, or the
+ * module part of "Mod.fun/arity". Copied into `buf`. */
+static const char *subject_module(const char *subject, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s", subject);
+	char *slash = strrchr(buf, '/');
+	if (slash) {
+		*slash = '\0';
+		char *dot = strrchr(buf, '.');
+		if (dot)
+			*dot = '\0';
+	}
+	return buf;
+}
+
+/* Whether the graph, as the profile carries it, puts `module` outside the
+ * project (hot_modules[].graph.external). */
+static bool graph_external(struct rules *r, const char *module)
+{
+	json_t *hm = json_object_get(r->profile, "hot_modules");
+	for (size_t i = 0; json_is_array(hm) && i < json_array_size(hm); i++) {
+		json_t *m = json_array_get(hm, i);
+		const char *name = fuse_str(m, "module");
+		if (name && strcmp(name, module) == 0)
+			return fuse_bool(json_object_get(m, "graph"), "external");
+	}
+	return false;
+}
+
+/* A recommendation is about the application's code: never about process
+ * plumbing (a wrapper) or a platform module (OTP, Elixir, dependencies). */
+static bool subject_is_platform(struct rules *r, const char *subject)
+{
+	char buf[1024];
+	if (!subject)
+		return false;
+	const char *m = subject_module(subject, buf, sizeof(buf));
+	return fuse_module_is_platform(m) || graph_external(r, m);
+}
+
+/* Adds one recommendation; takes ownership of `evidence`. A subject that
+ * is a platform module is dropped (see subject_is_platform). */
 static void emit(struct rules *r, int number, const char *id, double priority, const char *subject,
                  const char *finding, json_t *evidence, const char *advice)
 {
+	if (subject_is_platform(r, subject)) {
+		json_decref(evidence);
+		return;
+	}
 	json_t *o = json_object();
 	json_object_set_new(o, "rule", json_integer(number));
 	json_object_set_new(o, "id", json_string(id));
@@ -199,7 +244,7 @@ static bool cache_candidate(struct rules *r, json_t *w)
 	return ratio >= r->t->cache_read_write_ratio;
 }
 
-static bool has_caller_candidate(json_t *cands, const char *repo);
+static bool has_caller_candidate(struct rules *r, json_t *cands, const char *module);
 
 /* 3. Read-through cache candidate. */
 static void rule_cache(struct rules *r)
@@ -213,7 +258,7 @@ static void rule_cache(struct rules *r)
 		json_t *w = json_array_get(cands, i);
 		const char *mod = fuse_str(w, "module");
 		/* A data layer whose caller is a candidate too: cache in the caller. */
-		if (has_caller_candidate(cands, mod))
+		if (has_caller_candidate(r, cands, mod))
 			continue;
 		double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
 		double cps = fuse_num(w, "operations_per_second");
@@ -256,8 +301,9 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 		snprintf(via, via_size, "it uses Ecto.Repo");
 		return true;
 	}
-	if (fuse_bool(db, "repo_like")) {
-		snprintf(via, via_size, "it is a Repo module");
+	if (fuse_bool(db, "data_layer")) {
+		const char *why = fuse_str(db, "data_layer_reason");
+		snprintf(via, via_size, "a data layer: %s", why ? why : "it talks to a database");
 		return true;
 	}
 	if (repo && isfinite(share) && share >= r->t->lookup_repo_share) {
@@ -267,13 +313,47 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 	return false;
 }
 
-/* True when another candidate of rule 4 goes through `repo` for its work:
- * the cache belongs in that caller, not in the data layer. */
-static bool has_caller_candidate(json_t *cands, const char *repo)
+/* The workload entry of `module`, or NULL. */
+static json_t *workload_of(json_t *wl, const char *module)
 {
+	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++)
+		if (module && fuse_str(json_array_get(wl, i), "module") &&
+		    strcmp(fuse_str(json_array_get(wl, i), "module"), module) == 0)
+			return json_array_get(wl, i);
+	return NULL;
+}
+
+/* Whether traced module `from` reaches `to` through the traced modules its
+ * functions call (database.calls_traced_modules) or the data layer it
+ * depends on (database.repo), at most `depth` modules deep. */
+static bool module_reaches(json_t *wl, const char *from, const char *to, int depth)
+{
+	json_t *w = workload_of(wl, from);
+	json_t *db = json_object_get(w, "database");
+	const char *repo = fuse_str(db, "repo");
+	if (!w || depth <= 0)
+		return false;
+	if (repo && strcmp(repo, to) == 0)
+		return true;
+	json_t *next = json_object_get(db, "calls_traced_modules");
+	for (size_t i = 0; json_is_array(next) && i < json_array_size(next); i++) {
+		const char *m = json_string_value(json_array_get(next, i));
+		if (m && strcmp(m, from) != 0 &&
+		    (strcmp(m, to) == 0 || module_reaches(wl, m, to, depth - 1)))
+			return true;
+	}
+	return false;
+}
+
+/* True when another candidate goes through `module` for its work: the
+ * cache or the table belongs in that outermost caller, where the lookups
+ * start, not in the layers below it. */
+static bool has_caller_candidate(struct rules *r, json_t *cands, const char *module)
+{
+	json_t *wl = json_object_get(r->profile, "workload");
 	for (size_t i = 0; i < json_array_size(cands); i++) {
-		const char *r = fuse_str_path(json_array_get(cands, i), "database.repo");
-		if (r && strcmp(r, repo) == 0)
+		const char *other = fuse_str(json_array_get(cands, i), "module");
+		if (other && strcmp(other, module) != 0 && module_reaches(wl, other, module, 8))
 			return true;
 	}
 	return false;
@@ -300,14 +380,14 @@ static void rule_lookup(struct rules *r)
 		char via[256];
 		if (!mod || !db_signature(r, w, via, sizeof(via)))
 			continue;
-		if (has_caller_candidate(cands, mod))
+		if (has_caller_candidate(r, cands, mod))
 			continue;
 		json_t *db = json_object_get(w, "database");
 		double reads_w = fuse_num(w, "reads_per_window");
 		double writes_w = fuse_num(w, "writes_per_window");
 		double rshare = fuse_num(db, "repo_call_share");
 		double trips = reads_w;
-		if (fuse_str(db, "repo") && !fuse_bool(db, "repo_like") && isfinite(rshare) &&
+		if (fuse_str(db, "repo") && !fuse_bool(db, "data_layer") && isfinite(rshare) &&
 		    fuse_num(db, "pipeline_helper_calls") <= 0) {
 			/* A caller: its reads that reach the database, and never more
 			 * than the data layer's own reads when that is traced. */
@@ -565,11 +645,21 @@ static void rule_idle(struct rules *r)
 	         "The BEAM is mostly idle (utilisation %s, run queue %.2f) while a traced module "
 	         "serves %.0f operations/s: time goes elsewhere",
 	         pct, rq, calls_per_s);
-	emit(r, 8, "beam-not-bottleneck", 35, NULL, finding, ev,
-	     "Look outside the VM: database round trips, network calls, pool checkout waits. "
-	     "Confirm with the database's statistics (PostgreSQL pg_stat_statements: calls and "
-	     "mean_exec_time of the top queries), pool queue times (Ecto's queue_time in "
-	     "telemetry) and request latency; then cache or batch the slow external calls.");
+	/* Database steps only where the profile saw a database. */
+	if (db_module)
+		emit(r, 8, "beam-not-bottleneck", 35, NULL, finding, ev,
+		     "Look outside the VM: database round trips, network calls, pool checkout "
+		     "waits. Confirm with the database's statistics (PostgreSQL "
+		     "pg_stat_statements: calls and mean_exec_time of the top queries), pool "
+		     "queue times (Ecto's queue_time in telemetry) and request latency; then "
+		     "cache or batch the slow external calls.");
+	else
+		emit(r, 8, "beam-not-bottleneck", 35, NULL, finding, ev,
+		     "Look outside the VM: the time goes to waiting, not computing. Measure "
+		     "request latency against the work done here, then find the waits: calls "
+		     "to other services (HTTP, queues), disk or network I/O, timers and "
+		     "receive timeouts, pool checkouts and locks. No database was seen on this "
+		     "node's traced paths.");
 }
 
 static int cmp_priority(const void *a, const void *b)
@@ -582,6 +672,83 @@ static int cmp_priority(const void *a, const void *b)
 	json_int_t rx = json_integer_value(json_object_get(x, "rule"));
 	json_int_t ry = json_integer_value(json_object_get(y, "rule"));
 	return rx < ry ? -1 : rx > ry;
+}
+
+/* The remedy a recommendation prescribes: findings on one subject with one
+ * remedy are one finding. A read-through cache and a table of rarely
+ * changing data are both "keep the data in ETS in front of the database". */
+static const char *remedy_of(const char *id)
+{
+	if (strcmp(id, "read-through-cache") == 0 || strcmp(id, "db-backed-lookup") == 0)
+		return "ets";
+	return id;
+}
+
+static bool same_finding(json_t *a, json_t *b)
+{
+	const char *sa = fuse_str(a, "subject"), *sb = fuse_str(b, "subject");
+	const char *ia = fuse_str(a, "id"), *ib = fuse_str(b, "id");
+	if (!sa || !sb || !ia || !ib || strcmp(sa, sb) != 0)
+		return false;
+	return strcmp(remedy_of(ia), remedy_of(ib)) == 0;
+}
+
+/* Folds `other` into `primary` (the higher priority): its rule and id join
+ * "rules" and "ids", its finding and evidence go to "also", and evidence
+ * keys the primary lacks are copied, so either rule's evidence reads the
+ * same on the merged recommendation. */
+static void merge_into(json_t *primary, json_t *other)
+{
+	json_t *rules = json_object_get(primary, "rules"), *ids = json_object_get(primary, "ids");
+	json_array_append(rules, json_object_get(other, "rule"));
+	json_array_append(ids, json_object_get(other, "id"));
+	json_t *also = json_object();
+	const char *keys[] = {"rule", "id", "priority", "finding", "evidence", "advice"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		json_object_set(also, keys[i], json_object_get(other, keys[i]));
+	json_array_append_new(json_object_get(primary, "also"), also);
+	json_t *ev = json_object_get(primary, "evidence");
+	if (json_is_object(ev) && json_is_object(json_object_get(other, "evidence")))
+		json_object_update_missing(ev, json_object_get(other, "evidence"));
+}
+
+/* One recommendation per subject and remedy (rules/ids list all that
+ * fired). Takes `recs`, returns the merged array (new). */
+static json_t *merge_findings(json_t *recs)
+{
+	json_t *out = json_array();
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		json_t *rec = json_array_get(recs, i);
+		json_object_set_new(rec, "rules", json_pack("[O]", json_object_get(rec, "rule")));
+		json_object_set_new(rec, "ids", json_pack("[O]", json_object_get(rec, "id")));
+		json_object_set_new(rec, "also", json_array());
+		size_t k = 0;
+		while (k < json_array_size(out) && !same_finding(json_array_get(out, k), rec))
+			k++;
+		if (k == json_array_size(out)) {
+			json_array_append(out, rec);
+			continue;
+		}
+		json_t *have = json_array_get(out, k);
+		if (fuse_num(rec, "priority") > fuse_num(have, "priority")) {
+			/* The new one leads: fold what was there (and what it held). */
+			json_t *held = json_object_get(have, "also");
+			merge_into(rec, have);
+			for (size_t h = 0; h < json_array_size(held); h++) {
+				json_t *x = json_array_get(held, h);
+				json_array_append(json_object_get(rec, "rules"),
+				                  json_object_get(x, "rule"));
+				json_array_append(json_object_get(rec, "ids"),
+				                  json_object_get(x, "id"));
+				json_array_append(json_object_get(rec, "also"), x);
+			}
+			json_array_set(out, k, rec);
+		} else {
+			merge_into(have, rec);
+		}
+	}
+	json_decref(recs);
+	return out;
 }
 
 int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t **out)
@@ -608,6 +775,7 @@ int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t
 	rule_mailbox(&r);
 	rule_memory(&r);
 	rule_idle(&r);
+	r.out = merge_findings(r.out);
 	/* Sort an array of borrowed pointers, then rebuild the JSON array. */
 	struct gi_vec items;
 	gi_vec_init(&items, sizeof(json_t *));

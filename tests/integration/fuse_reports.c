@@ -117,6 +117,24 @@ static void busy_fixture_joined_with_catalog_graph(void)
 	TH_ASSERT(ts_rec_find(p, 3, "Catalog.Registry") != NULL);
 	TH_ASSERT(ts_rec_find(p, 3, "Catalog.Store") == NULL);
 	TH_ASSERT(ts_rec_find(p, 2, NULL) != NULL);
+	/* The workload model on the real graph: the registry's lookups are
+	 * reads because they reach the data layer's reads; the data layer is
+	 * one because it calls :sqlite3, and its operations, whose driver call
+	 * leaves the effect to the statement, fall back to their names. */
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(lookup, "class")), "read");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(lookup, "class_basis")), "graph");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(lookup, "data_layer")), "Catalog.Store");
+	json_t *put = find_hotspot(p, "Catalog.Registry.put/2");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(put, "class")), "write");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(get, "class")), "read");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(get, "class_basis")), "name");
+	json_t *store = ts_json_find(json_object_get(p, "workload"), "module", "Catalog.Store");
+	json_t *sdb = json_object_get(store, "database");
+	TH_ASSERT(json_is_true(json_object_get(sdb, "data_layer")));
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(sdb, "data_layer_reason")),
+	                       ":sqlite3");
+	/* Rules 3 and 4 on the registry are one finding. */
+	TH_ASSERT(ts_rec_find(p, 3, "Catalog.Registry") == r4);
 	json_decref(p);
 	json_decref(fin);
 	json_decref(snaps);

@@ -25,8 +25,12 @@ json_t *ts_rec_find(json_t *profile, int rule, const char *subject)
 	for (size_t i = 0; i < json_array_size(recs); i++) {
 		json_t *r = json_array_get(recs, i);
 		const char *s = json_string_value(json_object_get(r, "subject"));
-		if (json_integer_value(json_object_get(r, "rule")) == rule &&
-		    (!subject || (s && strcmp(s, subject) == 0)))
+		/* A merged recommendation answers for each rule that fired. */
+		bool fired = json_integer_value(json_object_get(r, "rule")) == rule;
+		json_t *rules = json_object_get(r, "rules");
+		for (size_t k = 0; !fired && k < json_array_size(rules); k++)
+			fired = json_integer_value(json_array_get(rules, k)) == rule;
+		if (fired && (!subject || (s && strcmp(s, subject) == 0)))
 			return r;
 	}
 	return NULL;

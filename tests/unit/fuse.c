@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "fuse/fuse.h"
+#include "fuse/fuse_int.h"
 #include "fuse_series.h"
 #include "harness.h"
 #include "json_util.h"
@@ -280,6 +281,51 @@ static void logger_bottleneck_otp_handler(void)
 	json_decref(p);
 }
 
+/* ---- the workload model's platform knowledge ---------------------------- */
+
+static enum fuse_effect driver_effect(const char *module, const char *function)
+{
+	enum fuse_effect e = FUSE_EFFECT_NONE;
+	TH_ASSERT_MSG(fuse_driver_effect(module, function, &e), "%s is not a driver", module);
+	return e;
+}
+
+static void driver_table_knows_effects(void)
+{
+	TH_ASSERT_INT_EQ(driver_effect(":sqlite3", "read"), FUSE_EFFECT_READ);
+	TH_ASSERT_INT_EQ(driver_effect(":sqlite3", "update_timeout"), FUSE_EFFECT_WRITE);
+	/* The statement decides: unknown, and the caller's name falls back. */
+	TH_ASSERT_INT_EQ(driver_effect(":sqlite3", "sql_exec"), FUSE_EFFECT_UNKNOWN);
+	TH_ASSERT_INT_EQ(driver_effect(":sqlite3", "open"), FUSE_EFFECT_NONE);
+	TH_ASSERT_INT_EQ(driver_effect(":mnesia", "dirty_read"), FUSE_EFFECT_READ);
+	TH_ASSERT_INT_EQ(driver_effect(":mnesia", "dirty_write"), FUSE_EFFECT_WRITE);
+	TH_ASSERT_INT_EQ(driver_effect(":mnesia", "transaction"), FUSE_EFFECT_UNKNOWN);
+	TH_ASSERT_INT_EQ(driver_effect(":mnesia", "wait_for_tables"), FUSE_EFFECT_NONE);
+	TH_ASSERT_INT_EQ(driver_effect("Postgrex", "query!"), FUSE_EFFECT_UNKNOWN);
+	TH_ASSERT_INT_EQ(driver_effect(":epgsql", "equery"), FUSE_EFFECT_UNKNOWN);
+	TH_ASSERT_INT_EQ(driver_effect("Ecto.Repo.Queryable", "all"), FUSE_EFFECT_READ);
+	TH_ASSERT_INT_EQ(driver_effect("Ecto.Repo.Schema", "insert"), FUSE_EFFECT_WRITE);
+	/* Local memory is not a database. */
+	enum fuse_effect e;
+	TH_ASSERT(!fuse_driver_effect(":ets", "lookup", &e));
+	TH_ASSERT(!fuse_driver_effect(":persistent_term", "get", &e));
+	TH_ASSERT(!fuse_driver_module(":ets"));
+	TH_ASSERT(fuse_driver_module(":pgsql"));
+	/* Ecto.Repo's API, for modules that use Ecto.Repo. */
+	TH_ASSERT_INT_EQ(fuse_repo_api_effect("get!"), FUSE_EFFECT_READ);
+	TH_ASSERT_INT_EQ(fuse_repo_api_effect("exists?"), FUSE_EFFECT_READ);
+	TH_ASSERT_INT_EQ(fuse_repo_api_effect("insert_all"), FUSE_EFFECT_WRITE);
+	TH_ASSERT_INT_EQ(fuse_repo_api_effect("tariff"), FUSE_EFFECT_NONE);
+	/* Platform modules and wrappers; the application's own are neither. */
+	TH_ASSERT(fuse_module_is_platform("Logger"));
+	TH_ASSERT(fuse_module_is_platform("Logger.Backends.Console"));
+	TH_ASSERT(fuse_module_is_platform(":httpd_request_handler"));
+	TH_ASSERT(fuse_module_is_platform(":elixir_compiler_3"));
+	TH_ASSERT(!fuse_module_is_platform("Tariffs.Pricing"));
+	TH_ASSERT(!fuse_module_is_platform("LoggerFront"));
+	TH_ASSERT(!fuse_module_is_platform(":fleet_registry"));
+}
+
 /* ---- rules 3 and 4 ------------------------------------------------------- */
 
 struct calls_arg {
@@ -308,8 +354,16 @@ static void read_through_cache_thresholds(void)
 	/* No helpers and no graph: no database signature, so no rule 4. */
 	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
 	json_decref(p);
-	/* Ratio 5 < 10: silent. */
-	struct calls_arg b = {"App.Registry", 1000, 200, 0};
+	/* The reference article's workload: 87% reads, 6.9:1, hundreds of
+	 * operations per second is a classic read-through cache candidate. */
+	struct calls_arg ref = {"App.Registry", 690, 100, 0};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &ref));
+	r = ts_rec_find(p, 3, "App.Registry");
+	TH_ASSERT_MSG(r != NULL, "no read-through-cache advice at 6.9:1");
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "read_write_ratio"), 6.9, 1e-9);
+	json_decref(p);
+	/* 3:1 (75% reads): a cache would be invalidated too often. Silent. */
+	struct calls_arg b = {"App.Registry", 900, 300, 0};
 	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &b));
 	TH_ASSERT(ts_rec_find(p, 3, NULL) == NULL);
 	json_decref(p);
@@ -331,9 +385,21 @@ static void db_backed_lookup_from_pipeline_helpers(void)
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "ETS");
 	/* Pipeline overhead: 2 helpers per operation. */
 	TH_ASSERT_DBL_NEAR(num(p, "pipeline_overhead.ratio"), 10000.0 / 5010, 1e-3);
+	/* Rules 3 and 4 on one subject are one finding that carries both. */
+	TH_ASSERT(ts_rec_find(p, 3, "Shop.Catalog") == r);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r, "ids")), 2);
+	TH_ASSERT(ts_rec_ev(r, "read_write_ratio") >= 499);
+	size_t on_subject = 0;
+	json_t *recs = json_object_get(p, "recommendations");
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		const char *sub =
+		    json_string_value(json_object_get(json_array_get(recs, i), "subject"));
+		on_subject += sub && strcmp(sub, "Shop.Catalog") == 0;
+	}
+	TH_ASSERT_INT_EQ(on_subject, 1);
 	json_decref(p);
-	/* 80% reads: not read-mostly, silent. */
-	struct calls_arg b = {"Shop.Catalog", 400, 100, 500};
+	/* 75% reads: not read-mostly, silent. */
+	struct calls_arg b = {"Shop.Catalog", 300, 100, 500};
 	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &b));
 	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
 	json_decref(p);
@@ -377,11 +443,26 @@ static void two_layers_tweak(json_t *s, long seq, void *arg)
 	series_add_call(s, "Shop.Registry", "put", 2, a->writes);
 }
 
+static void repo_api_tweak(json_t *s, long seq, void *arg)
+{
+	(void)seq;
+	(void)arg;
+	series_add_call(s, "Shop.Repo", "get", 2, 400);
+	series_add_call(s, "Shop.Repo", "all", 2, 100);
+	series_add_call(s, "Shop.Repo", "insert", 2, 1);
+}
+
 static void data_layers_defer_to_their_callers(void)
 {
-	/* A module named like a Repo is a database module by itself. */
+	/* A name alone is no evidence: Shop.Repo with functions that are not
+	 * Ecto.Repo's API is not known to touch a database. */
 	struct calls_arg a = {"Shop.Repo", 500, 1, 0};
 	json_t *p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &a));
+	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
+	json_decref(p);
+	/* Named like a Repo and shaped like one (get/2, all/2, insert/2): the
+	 * last-resort signature of a data layer. */
+	p = build(series_finalize("complete", 10, NULL), series_make(10, repo_api_tweak, NULL));
 	TH_ASSERT(ts_rec_find(p, 4, "Shop.Repo") != NULL);
 	json_decref(p);
 	/* A data layer (helpers inside) and a registry in front of it. Without
@@ -425,6 +506,24 @@ static void hot_hub_thresholds(void)
 	json_t *r = ts_rec_find(p, 5, "App.A");
 	TH_ASSERT(r != NULL);
 	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "dependents"), 25, 0);
+	/* The same load on platform code is never advice to change it: not on
+	 * Elixir's Logger, not on a spawn(fn) trampoline, not on a module the
+	 * graph places outside the project. */
+	json_t *hot = json_array_get(json_object_get(p, "hot_modules"), 0);
+	const char *platform[] = {"Logger",    ":erlang",         ":elixir_compiler_0",
+	                          ":proc_lib", "Task.Supervised", ":httpd_request_handler",
+	                          "Deps.Lib"};
+	for (size_t i = 0; i < sizeof(platform) / sizeof(platform[0]); i++) {
+		json_object_set_new(hot, "module", json_string(platform[i]));
+		json_object_set_new(g, "external",
+		                    json_boolean(strcmp(platform[i], "Deps.Lib") == 0));
+		TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+		json_object_set_new(p, "recommendations", recs);
+		TH_ASSERT_MSG(ts_rec_find(p, 5, platform[i]) == NULL, "hot-hub advice on %s",
+		              platform[i]);
+	}
+	json_object_set_new(hot, "module", json_string("App.A"));
+	json_object_set_new(g, "external", json_false());
 	/* 9 dependents and no hub flag: silent. */
 	json_object_set_new(g, "ca", json_integer(9));
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
@@ -535,6 +634,16 @@ static void beam_not_bottleneck_thresholds(void)
 	json_t *r = ts_rec_find(p, 8, NULL);
 	TH_ASSERT(r != NULL);
 	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "busiest_module_operations_per_second"), 50, 1e-9);
+	/* Nothing says this node has a database: no database steps. */
+	TH_ASSERT(strstr(json_string_value(json_object_get(r, "advice")), "pg_stat_statements") ==
+	          NULL);
+	json_decref(p);
+	/* With a data layer seen (Ecto-style callbacks), the database's own
+	 * statistics are the next step. */
+	struct calls_arg db = {"Shop.Store", 5, 1, 5};
+	p = build(series_finalize("complete", 10, NULL), series_make(10, calls_tweak, &db));
+	r = ts_rec_find(p, 8, NULL);
+	TH_ASSERT(r != NULL);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")),
 	                       "pg_stat_statements");
 	json_decref(p);
@@ -719,6 +828,20 @@ static void compare_finds_changes(void)
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "logger-bottleneck");
 	gi_buf_destroy(&out);
 	json_decref(c);
+	/* A finding merged in one profile (rules 4 and 3 on X) matches the same
+	 * subject's unmerged read-through-cache in the other: still present. */
+	json_object_set_new(before, "recommendations",
+	                    json_pack("[{s:i, s:s, s:s, s:[s,s], s:i}]", "rule", 4, "id",
+	                              "db-backed-lookup", "subject", "X", "ids", "db-backed-lookup",
+	                              "read-through-cache", "priority", 90));
+	json_object_set_new(after, "recommendations",
+	                    json_pack("[{s:i, s:s, s:s, s:i}]", "rule", 3, "id",
+	                              "read-through-cache", "subject", "X", "priority", 70));
+	TH_ASSERT_OK(fuse_compare(before, after, &c));
+	recs = json_object_get(c, "recommendations");
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(recs, "resolved")), 0);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(recs, "new")), 0);
+	json_decref(c);
 	json_decref(before);
 	json_decref(after);
 }
@@ -730,6 +853,7 @@ int main(int argc, char **argv)
 	    TH_TEST(hot_modules_sum_interval_deltas),
 	    TH_TEST(long_series_are_downsampled),
 	    TH_TEST(classification_is_configurable),
+	    TH_TEST(driver_table_knows_effects),
 	    TH_TEST(cpu_saturation_thresholds),
 	    TH_TEST(logger_bottleneck_elixir_gen_event),
 	    TH_TEST(logger_bottleneck_otp_handler),

@@ -1,0 +1,359 @@
+/*
+ * generality.c - the workload model of issue 12 on applications that were
+ * not written for it (tests/fixtures/targets/tariffs and fleet): the whole
+ * product (`giulia serve`, `giulia-observe start/stop` with tracing, the
+ * stored profile) on a real node, with the project's source indexed and
+ * with only the object code pulled from the node.
+ *
+ * What a senior engineer concludes, and so what is asserted:
+ * - tariffs (Elixir): Tariffs.Pricing, whose domain-named functions
+ *   (tariff/2, quote_for/1) read the lane's rate from the database on every
+ *   call, is the lookup that should hold an ETS table; Tariffs.RateBook, a
+ *   thin layer calling :sqlite3 directly, is a read-mostly data layer (about
+ *   88% reads, 7:1); the read-through cache advice and the ETS advice are
+ *   one finding on Tariffs.Pricing; nothing is said of the data layer on its
+ *   own, of the driver, of a wrapper or a platform module; no pure read is
+ *   classed a write.
+ * - fleet (plain Erlang, erl -sname): the gen_server registry
+ *   (:fleet_registry) asks its Mnesia store (:fleet_store) on every lookup;
+ *   the registry is where the ETS table belongs, the store is a read-mostly
+ *   data layer (about 90% reads) by its driver calls (dirty_read and
+ *   dirty_write), and the registry's handle_call/3 is split by the runtime
+ *   counts into its lookups and its moves.
+ * needs: erlang-base elixir erlang-mnesia erlang-p1-sqlite3 tests/fixtures/targets/build.sh
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "harness.h"
+#include "json_util.h"
+#include "support.h"
+
+#define SNAPSHOTS_WANTED 6
+
+static const char *target_build(const char *name)
+{
+	static char ebin[4096];
+	char script[4096];
+	snprintf(ebin, sizeof(ebin), "%s/%s-ebin", th_tmpdir(), name);
+	snprintf(script, sizeof(script), "%s/tests/fixtures/targets/build.sh", th_srcdir());
+	const char *argv[] = {script, name, ebin, NULL};
+	char *err = NULL;
+	int rc = ts_run(argv, NULL, 300000, NULL, &err);
+	TH_ASSERT_MSG(rc == 0, "build.sh %s failed (%d): %.2000s", name, rc, err ? err : "");
+	free(err);
+	return ebin;
+}
+
+/* Runs `giulia ARGS...` (or giulia-observe); returns its exit status, *out
+ * its standard output (caller frees). */
+static int run_giulia(bool observe, const char *const *args, char **out)
+{
+	char bin[4096];
+	snprintf(bin, sizeof(bin), "%s/%s", th_bindir(), observe ? "giulia-observe" : "giulia");
+	const char *argv[24];
+	int n = 0;
+	argv[n++] = bin;
+	for (int i = 0; args[i] && n < 23; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	char *err = NULL;
+	int st = ts_run(argv, NULL, 300000, out, &err);
+	if (st != 0)
+		fprintf(stderr, "giulia %s: exit %d: %s\n", args[0], st, err ? err : "");
+	free(err);
+	return st;
+}
+
+static void stop_daemon(void *arg)
+{
+	pid_t *pid = arg;
+	if (*pid > 0)
+		ts_stop(*pid, 20000);
+}
+
+/* Starts `giulia serve` on free loopback ports and points the CLIs at it. */
+static void serve_start(char *worker_url, size_t size)
+{
+	int wport = ts_free_port(), mport = ts_free_port();
+	char wlisten[64], mlisten[64], murl[64], bin[4096], log[4096], data[4096];
+	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%d", wport);
+	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%d", mport);
+	snprintf(worker_url, size, "http://127.0.0.1:%d", wport);
+	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d", mport);
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	snprintf(log, sizeof(log), "%s/serve.log", th_tmpdir());
+	snprintf(data, sizeof(data), "%s/data", th_tmpdir());
+	const char *serve[] = {
+	    bin,  "serve", "--worker-listen", wlisten, "--monitor-listen", mlisten, "--data",
+	    data, NULL};
+	static pid_t pid;
+	pid = ts_spawn(serve, log);
+	TH_ASSERT(pid > 0);
+	th_defer(stop_daemon, &pid);
+	char health[128];
+	snprintf(health, sizeof(health), "%s/health", worker_url);
+	TH_ASSERT_MSG(ts_http_wait(health, 60000), "giulia serve did not come up; log %s", log);
+	snprintf(health, sizeof(health), "%s/health", murl);
+	TH_ASSERT_MSG(ts_http_wait(health, 60000), "the monitor did not come up; log %s", log);
+	setenv("GIULIA_WORKER_URL", worker_url, 1);
+	setenv("GIULIA_MONITOR_URL", murl, 1);
+}
+
+/* Waits until `expr` (Erlang, evaluating to true once the load runs) holds.
+ * Mind that `catch` of an undefined function gives {'EXIT', _}, a pair whose
+ * atom compares above any number: guard counts with is_integer. */
+static void wait_until(const struct ts_beam *node, const char *expr, const char *what)
+{
+	char last[512] = "";
+	int64_t deadline = gi_clock_mono_ms() + 60000;
+	while (gi_clock_mono_ms() < deadline) {
+		char *out = ts_beam_eval(node, expr);
+		bool ok = out && strstr(out, "true");
+		snprintf(last, sizeof(last), "%s", out ? out : "(no answer)");
+		free(out);
+		if (ok)
+			return;
+		gi_clock_sleep_ms(200);
+	}
+	th_fail(__FILE__, __LINE__, "%s did not start working: %s", what, last);
+}
+
+/* giulia-observe start (tracing `trace`, with `project` or none), waits for
+ * SNAPSHOTS_WANTED snapshots, stops (printing the profile: *text, caller
+ * frees) and returns the stored profile as JSON (caller decrefs). */
+static json_t *observe(const struct ts_beam *node, const char *trace, const char *project,
+                       char **text)
+{
+	char *out = NULL;
+	const char *start[] = {"start",      node->name,   "--cookie",
+	                       node->cookie, "--interval", "1000",
+	                       "--trace",    trace,        project ? "--project" : NULL,
+	                       project,      NULL};
+	TH_ASSERT_INT_EQ(run_giulia(true, start, &out), 0);
+	free(out);
+	for (int i = 0; i < 600; i++) {
+		const char *status[] = {"status", "--json", NULL};
+		out = NULL;
+		TH_ASSERT_INT_EQ(run_giulia(true, status, &out), 0);
+		json_t *st = json_loads(out ? out : "", 0, NULL);
+		free(out);
+		json_t *obs = json_array_get(json_object_get(st, "observations"), 0);
+		json_int_t n = json_integer_value(json_object_get(obs, "snapshots"));
+		json_decref(st);
+		if (n >= SNAPSHOTS_WANTED)
+			break;
+		usleep(200 * 1000);
+	}
+	const char *stop[] = {"stop", node->name, NULL};
+	*text = NULL;
+	TH_ASSERT_INT_EQ(run_giulia(true, stop, text), 0);
+	fprintf(stderr, "%s\n", *text ? *text : "");
+	const char *json[] = {"profile", "latest", "--format", "json", NULL};
+	out = NULL;
+	TH_ASSERT_INT_EQ(run_giulia(false, json, &out), 0);
+	json_t *p = json_loads(out ? out : "", 0, NULL);
+	free(out);
+	TH_ASSERT(p != NULL);
+	char *e = json_dumps(json_object_get(p, "errors"), 0);
+	fprintf(stderr, "profile errors: %s\n", e ? e : "-");
+	free(e);
+	return p;
+}
+
+/* Copies a target's sources into the test directory and indexes them
+ * through the worker; returns the copy's path. */
+static const char *index_project(const char *worker_url, const char *name)
+{
+	static char copy[4096];
+	char root[4096], url[256], body[4200];
+	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/%s", th_srcdir(), name);
+	snprintf(copy, sizeof(copy), "%s/%s", th_tmpdir(), name);
+	const char *cp[] = {"cp", "-r", root, copy, NULL};
+	TH_ASSERT_INT_EQ(ts_run(cp, NULL, 30000, NULL, NULL), 0);
+	snprintf(url, sizeof(url), "%s/api/index/scan", worker_url);
+	snprintf(body, sizeof(body), "{\"path\": \"%s\"}", copy);
+	TH_ASSERT_INT_EQ(ts_http("POST", url, body, NULL, NULL), 200);
+	return copy;
+}
+
+static json_t *workload(json_t *p, const char *module)
+{
+	json_t *w = ts_json_find(json_object_get(p, "workload"), "module", module);
+	TH_ASSERT_MSG(w != NULL, "no workload entry for %s", module);
+	return w;
+}
+
+static const char *hotspot_class(json_t *p, const char *mfa)
+{
+	json_t *h = ts_json_find(json_object_get(p, "trace_hotspots"), "mfa", mfa);
+	TH_ASSERT_MSG(h != NULL, "%s is not among the trace hotspots", mfa);
+	return json_string_value(json_object_get(h, "class"));
+}
+
+/* What no profile may say: advice about a wrapper or a platform module,
+ * two recommendations on one subject, database steps where none was seen. */
+static void assert_nothing_wrong(json_t *p, bool has_database)
+{
+	json_t *recs = json_object_get(p, "recommendations");
+	static const char *const never[] = {":erlang",   ":proc_lib", ":gen_server", "Task",
+	                                    ":sqlite3",  ":mnesia",   "Logger",      ":timer",
+	                                    ":erl_eval", ":elixir",   ":gen",        NULL};
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		json_t *r = json_array_get(recs, i);
+		const char *sub = json_string_value(json_object_get(r, "subject"));
+		for (size_t k = 0; sub && never[k]; k++)
+			TH_ASSERT_MSG(
+			    strncmp(sub, never[k], strlen(never[k])) != 0 ||
+			        (sub[strlen(never[k])] != '\0' && sub[strlen(never[k])] != '.'),
+			    "a recommendation about %s", sub);
+		TH_ASSERT_MSG(!sub || strncmp(sub, ":elixir_compiler", 16) != 0,
+		              "a recommendation about %s", sub);
+		for (size_t j = i + 1; sub && j < json_array_size(recs); j++) {
+			const char *other =
+			    json_string_value(json_object_get(json_array_get(recs, j), "subject"));
+			TH_ASSERT_MSG(!other || strcmp(sub, other) != 0,
+			              "two recommendations on %s", sub);
+		}
+		const char *advice = json_string_value(json_object_get(r, "advice"));
+		if (!has_database)
+			TH_ASSERT(!advice || !strstr(advice, "pg_stat_statements"));
+	}
+}
+
+/* The ETS finding on `lookup`, in front of `layer`: one recommendation
+ * carrying rule 4 (database-backed lookup) and rule 3 (read-through
+ * cache), with the round trips per window it would save. */
+static void assert_ets_finding(json_t *p, const char *lookup, const char *layer)
+{
+	json_t *r4 = ts_rec_find(p, 4, lookup);
+	TH_ASSERT_MSG(r4 != NULL, "no db-backed-lookup on %s", lookup);
+	TH_ASSERT(ts_rec_find(p, 3, lookup) == r4);
+	TH_ASSERT_STR_EQ(
+	    json_string_value(json_object_get(json_object_get(r4, "evidence"), "repo")), layer);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r4, "advice")), "ETS");
+	double saved = ts_rec_ev(r4, "round_trips_saved_per_window");
+	double reads = ts_rec_ev(r4, "reads_per_window");
+	TH_ASSERT_MSG(saved > 100 && saved <= reads, "saved %g of %g reads per window", saved,
+	              reads);
+	double ratio = ts_rec_ev(r4, "read_write_ratio");
+	TH_ASSERT_MSG(ratio >= 5 && ratio <= 15, "read/write ratio %g", ratio);
+	/* Nothing on the layers below it, nor on the driver. */
+	TH_ASSERT(ts_rec_find(p, 3, layer) == NULL);
+	TH_ASSERT(ts_rec_find(p, 4, layer) == NULL);
+}
+
+/* The data layer: recognised as one, read-mostly, with its share. */
+static void assert_data_layer(json_t *p, const char *layer, double lo, double hi)
+{
+	json_t *w = workload(p, layer);
+	TH_ASSERT(json_is_true(json_object_get(json_object_get(w, "database"), "data_layer")));
+	double share = json_number_value(json_object_get(w, "read_share"));
+	double ratio = json_number_value(json_object_get(w, "read_write_ratio"));
+	TH_ASSERT_MSG(share >= lo && share <= hi, "%s read share %g", layer, share);
+	TH_ASSERT_MSG(ratio >= 4 && ratio <= 20, "%s read/write ratio %g", layer, ratio);
+}
+
+static void tariffs_profile(bool with_project)
+{
+	char wurl[64];
+	serve_start(wurl, sizeof(wurl));
+	const char *project = with_project ? index_project(wurl, "tariffs") : NULL;
+	const char *ebin = target_build("tariffs");
+	const char *extra[] = {"-pa", ebin, NULL};
+	struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, "Tariffs.start()", extra);
+	wait_until(&node,
+	           "case catch 'Elixir.Tariffs':counts() of {Q, _} when is_integer(Q), Q > 300 -> "
+	           "true; _ -> "
+	           "false end.",
+	           "the tariffs target");
+	char *text = NULL;
+	json_t *p = observe(&node, "Tariffs.Pricing,Tariffs.RateBook", project, &text);
+	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
+
+	/* Domain-named lookups are reads because of what they reach. */
+	TH_ASSERT_STR_EQ(hotspot_class(p, "Tariffs.Pricing.quote_for/1"), "read");
+	TH_ASSERT_STR_EQ(hotspot_class(p, "Tariffs.Pricing.reprice/2"), "write");
+	TH_ASSERT_STR_EQ(hotspot_class(p, "Tariffs.RateBook.rate/1"), "read");
+	TH_ASSERT_STR_EQ(hotspot_class(p, "Tariffs.RateBook.revise/2"), "write");
+	json_t *q = ts_json_find(json_object_get(p, "trace_hotspots"), "mfa",
+	                         "Tariffs.Pricing.quote_for/1");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(q, "class_basis")), "graph");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(q, "data_layer")), "Tariffs.RateBook");
+	json_t *rate =
+	    ts_json_find(json_object_get(p, "trace_hotspots"), "mfa", "Tariffs.RateBook.rate/1");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(rate, "class_basis")), "driver");
+
+	assert_data_layer(p, "Tariffs.RateBook", 0.8, 0.95);
+	json_t *pricing = workload(p, "Tariffs.Pricing");
+	TH_ASSERT(json_number_value(json_object_get(pricing, "operations_per_second")) >= 100);
+	assert_ets_finding(p, "Tariffs.Pricing", "Tariffs.RateBook");
+	assert_nothing_wrong(p, true);
+	TH_ASSERT_STR_CONTAINS(text, "db-backed-lookup");
+	TH_ASSERT_STR_CONTAINS(text, "read-through-cache");
+	TH_ASSERT_STR_CONTAINS(text, "quote_for/1 read (graph)");
+	free(text);
+	json_decref(p);
+}
+
+static void tariffs_with_the_project_indexed(void)
+{
+	tariffs_profile(true);
+}
+
+static void tariffs_from_object_code_only(void)
+{
+	tariffs_profile(false);
+}
+
+static void fleet_erlang_registry_over_mnesia(void)
+{
+	char wurl[64];
+	serve_start(wurl, sizeof(wurl));
+	const char *ebin = target_build("fleet");
+	const char *extra[] = {"-pa", ebin, NULL};
+	struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ERL_SHORT, "ok = fleet:start()", extra);
+	wait_until(&node,
+	           "case catch fleet:counts() of {L, _} when is_integer(L), L > 300 -> true; _ -> "
+	           "false end.",
+	           "the fleet target");
+	char *text = NULL;
+	json_t *p = observe(&node, "fleet_registry,fleet_store", NULL, &text);
+	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
+
+	TH_ASSERT_STR_EQ(hotspot_class(p, ":fleet_store.vehicle/1"), "read");
+	TH_ASSERT_STR_EQ(hotspot_class(p, ":fleet_store.park/2"), "write");
+	/* One handle_call serves lookups and moves: the runtime counts split it. */
+	json_t *hc = ts_json_find(json_object_get(p, "trace_hotspots"), "mfa",
+	                          ":fleet_registry.handle_call/3");
+	TH_ASSERT(hc != NULL);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(hc, "class")), "mixed");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(hc, "class_basis")), "runtime");
+	/* The client functions are the same operations, not more of them. */
+	TH_ASSERT_STR_EQ(hotspot_class(p, ":fleet_registry.depot_of/1"), "proxy");
+
+	assert_data_layer(p, ":fleet_store", 0.85, 0.95);
+	json_t *reg = workload(p, ":fleet_registry");
+	double share = json_number_value(json_object_get(reg, "read_share"));
+	TH_ASSERT_MSG(share >= 0.85 && share <= 0.95, "registry read share %g", share);
+	assert_ets_finding(p, ":fleet_registry", ":fleet_store");
+	assert_nothing_wrong(p, true);
+	free(text);
+	json_decref(p);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(tariffs_with_the_project_indexed),
+	    TH_TEST(tariffs_from_object_code_only),
+	    TH_TEST(fleet_erlang_registry_over_mnesia),
+	    TH_END,
+	};
+	return th_main(argc, argv, "e2e_generality", tests);
+}
