@@ -38,6 +38,7 @@
 #include "base/str.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
+#include "mcp/mcp.h"
 #include "source/facts.h"
 #include "store/obs_store.h"
 
@@ -72,6 +73,7 @@ struct api_worker {
 	/* One writer at a time in this process: SQLite allows one anyway, and
 	 * waiting on a mutex is fairer and faster than its busy-retry sleeps. */
 	pthread_mutex_t write_lock;
+	struct mcp_server *mcp; /* /mcp; set once the port is known */
 };
 
 char *api_default_data_dir(const char *leaf)
@@ -1196,6 +1198,78 @@ static json_t *route_compare(void *ctx, const struct api_request *req, int *stat
 		"GET", path, route_query, false \
 	}
 
+/* ---- /mcp: the MCP server's Streamable HTTP transport (src/mcp) ---- */
+
+static void route_mcp(void *ctx, const struct api_request *req, const char *body, size_t len,
+                      struct api_raw_response *out)
+{
+	struct api_worker *w = ctx;
+	struct mcp_server *mcp = __atomic_load_n(&w->mcp, __ATOMIC_ACQUIRE);
+	if (!mcp) {
+		out->status = 503;
+		return;
+	}
+	struct mcp_http_request r = {
+	    .method = req->method,
+	    .origin = api_request_header(req, "Origin"),
+	    .accept = api_request_header(req, "Accept"),
+	    .protocol_version = api_request_header(req, "MCP-Protocol-Version"),
+	    .session_id = api_request_header(req, "Mcp-Session-Id"),
+	    .body = body,
+	    .body_len = len,
+	};
+	struct mcp_http_response resp;
+	mcp_http_handle(mcp, &r, &resp);
+	out->status = resp.status;
+	out->content_type = resp.content_type;
+	out->body = resp.body;
+	out->body_len = resp.body_len;
+	if (resp.session_id[0]) {
+		out->header_names[out->nheaders] = "Mcp-Session-Id";
+		gi_strlcpy(out->header_values[out->nheaders++], resp.session_id,
+		           sizeof(out->header_values[0]));
+	}
+	if (resp.allow) {
+		out->header_names[out->nheaders] = "Allow";
+		gi_strlcpy(out->header_values[out->nheaders++], resp.allow,
+		           sizeof(out->header_values[0]));
+	}
+}
+
+static int worker_mcp_start(struct api_worker *w, const struct api_worker_config *cfg,
+                            const char *listen)
+{
+	char addr[64], url[128];
+	int port;
+	if (api_listen_parse(listen, addr, &port) != 0)
+		return GI_EINVAL;
+	snprintf(url, sizeof(url), "http://%s:%d",
+	         strcmp(addr, "0.0.0.0") == 0 ? "127.0.0.1" : addr, api_server_port(w->server));
+	const char *monitor = cfg->monitor_url;
+	if (!monitor || !*monitor)
+		monitor = getenv("GIULIA_MONITOR_URL");
+	struct mcp_config mc = {
+	    .static_in_process = false,
+	    .worker_url = url,
+	    .monitor_url = monitor && *monitor ? monitor : "http://127.0.0.1:4001",
+	    .token = cfg->token,
+	    .allow_runtime = cfg->mcp_allow_runtime,
+	    .allow_nodes = cfg->mcp_allow_nodes,
+	    .transport = "http",
+	};
+	struct mcp_server *mcp = NULL;
+	int rc = mcp_server_new(&mc, &mcp);
+	if (rc == 0)
+		__atomic_store_n(&w->mcp, mcp, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static const char *const mcp_methods[] = {"POST", "GET", "DELETE", NULL};
+static const struct api_raw_route worker_raw_routes[] = {
+    {"/mcp", mcp_methods, route_mcp},
+    {NULL, NULL, NULL},
+};
+
 static const struct api_route worker_routes[] = {
     {"GET", "/health", route_health, false},
     {"POST", "/api/index/scan", route_scan, true},
@@ -1222,6 +1296,7 @@ static const struct api_route worker_routes[] = {
     Q("/api/knowledge/unprotected_hubs"),
     Q("/api/knowledge/api_surface"),
     Q("/api/knowledge/function_details"),
+    Q("/api/knowledge/hubs"),
     {"GET", "/api/projects", route_projects, false},
     {"POST", "/api/runtime/ingest", route_ingest, true},
     {"POST", "/api/runtime/ingest/finalize", route_finalize, true},
@@ -1259,9 +1334,13 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	    .body_limit = cfg->body_limit,
 	    .name = "worker",
 	    .routes = worker_routes,
+	    .raw_routes = worker_raw_routes,
 	    .ctx = w,
 	};
 	rc = api_server_start(&sc, &w->server);
+	if (rc)
+		goto fail;
+	rc = worker_mcp_start(w, cfg, sc.listen);
 	if (rc)
 		goto fail;
 	gi_log_info("worker", "data directory %s", w->data_dir);
@@ -1293,6 +1372,7 @@ void api_worker_stop(struct api_worker *w)
 			store_release(w, st);
 		}
 	}
+	mcp_server_free(w->mcp);
 	for (int i = 0; i < w->store_idle_len; i++)
 		obs_store_close(w->store_idle[i]);
 	for (int i = 0; i < w->kg_idle_len; i++)

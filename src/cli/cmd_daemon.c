@@ -107,9 +107,14 @@ static void signals_wait(const sigset_t *set)
 
 /* ---- giulia worker / monitor / serve ---- */
 
+#define MCP_ALLOW_NODES_MAX 64
+
 struct daemon_opts {
 	const char *listen, *listen2, *data, *token, *worker_url, *worker_token;
 	size_t body_limit;
+	const char *monitor_url;                        /* worker: for /mcp's runtime tools */
+	const char *mcp_nodes[MCP_ALLOW_NODES_MAX + 1]; /* --mcp-allow-node, NULL-terminated */
+	int nmcp_nodes;
 };
 
 static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve, const char *usage)
@@ -133,7 +138,16 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 			o->worker_url = v;
 		else if (opt_value(argc, argv, &i, "--worker-token", &v))
 			o->worker_token = v;
-		else if (opt_value(argc, argv, &i, "--body-limit", &v)) {
+		else if (!serve && opt_value(argc, argv, &i, "--monitor", &v))
+			o->monitor_url = v;
+		else if (opt_value(argc, argv, &i, "--mcp-allow-node", &v)) {
+			if (o->nmcp_nodes == MCP_ALLOW_NODES_MAX) {
+				fprintf(stderr, "giulia: at most %d --mcp-allow-node\n",
+				        MCP_ALLOW_NODES_MAX);
+				return CLI_EXIT_USAGE;
+			}
+			o->mcp_nodes[o->nmcp_nodes++] = v;
+		} else if (opt_value(argc, argv, &i, "--body-limit", &v)) {
 			if (parse_size(v, &o->body_limit) != 0) {
 				fprintf(stderr, "giulia: --body-limit wants bytes (1024..4G)\n");
 				return CLI_EXIT_USAGE;
@@ -176,13 +190,14 @@ static int start_error(const char *what, int rc)
 }
 
 static const char WORKER_USAGE[] =
-    "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES]";
+    "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES] "
+    "[--monitor URL] [--mcp-allow-node NODE]...";
 static const char MONITOR_USAGE[] =
     "giulia monitor [--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
     "[--worker-token TOKEN] [--body-limit BYTES]";
 static const char SERVE_USAGE[] =
     "giulia serve [--worker-listen ADDR:PORT] [--monitor-listen ADDR:PORT] [--data DIR] "
-    "[--token TOKEN] [--body-limit BYTES]";
+    "[--token TOKEN] [--body-limit BYTES] [--mcp-allow-node NODE]...";
 
 static int cmd_worker(int argc, char **argv)
 {
@@ -191,7 +206,8 @@ static int cmd_worker(int argc, char **argv)
 	int rc = daemon_setup(argc, argv, false, WORKER_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	struct api_worker_config wc = {o.listen, o.data, o.token, o.body_limit};
+	struct api_worker_config wc = {o.listen,      o.data,           o.token,    o.body_limit,
+	                               o.monitor_url, o.nmcp_nodes > 0, o.mcp_nodes};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
 	if (rc)
@@ -226,7 +242,15 @@ static int cmd_serve(int argc, char **argv)
 	int rc = daemon_setup(argc, argv, true, SERVE_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	struct api_worker_config wc = {o.listen, o.data, o.token, o.body_limit};
+	char monitor_url[128], maddr[64];
+	int mport;
+	if (api_listen_parse(o.listen2 ? o.listen2 : API_MONITOR_LISTEN_DEFAULT, maddr, &mport) !=
+	    0)
+		return start_error("serve (monitor)", GI_EINVAL);
+	snprintf(monitor_url, sizeof(monitor_url), "http://%s:%d",
+	         strcmp(maddr, "0.0.0.0") == 0 ? "127.0.0.1" : maddr, mport);
+	struct api_worker_config wc = {o.listen,    o.data,           o.token,    o.body_limit,
+	                               monitor_url, o.nmcp_nodes > 0, o.mcp_nodes};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
 	if (rc)
