@@ -242,9 +242,10 @@ int mcp_daemon_call(struct mcp_server *s, bool monitor, const char *method, cons
 	}
 }
 
-static void query_error(int rc, const char *name, const struct kg_query_params *p, const char *db,
-                        char *err, size_t n)
+void mcp_query_error(int rc, const char *name, const void *params, const char *db, char *err,
+                     size_t n)
 {
+	const struct kg_query_params *p = params;
 	if (rc == GI_ENOTFOUND && p->function)
 		snprintf(err, n,
 		         "%s: unknown function %.256s.%.128s; index_functions with module %.256s "
@@ -315,7 +316,7 @@ int mcp_static_query(struct mcp_server *s, const char *project, const char *name
 	if (rc == 0) {
 		rc = kg_query(s->db, name, p, out);
 		if (rc)
-			query_error(rc, name, p, s->db_path, err, n);
+			mcp_query_error(rc, name, p, s->db_path, err, n);
 	}
 	pthread_mutex_unlock(&s->db_lock);
 	return rc;

@@ -279,7 +279,10 @@ static int run_static(struct mcp_server *s, const struct mcp_tool *t, json_t *ar
 	char path[128];
 	bool index = strncmp(t->name, "index_", 6) == 0;
 	snprintf(path, sizeof(path), "/api/%s/%s", index ? "index" : "knowledge", t->target);
-	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
+	int rc = mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
+	if (rc == GI_ENOTFOUND && !strstr(err, "not indexed"))
+		mcp_query_error(rc, t->target, &p, s->worker_url, err, n);
+	return rc;
 }
 
 static int run_scan(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
@@ -474,13 +477,42 @@ static int run_observe_status(struct mcp_server *s, const struct mcp_tool *t, js
 
 /* ---- live-node tools ---------------------------------------------------- */
 
+/* Gives the monitor the server's cookie for `node` once (POST
+ * /api/runtime/connect), so that its live reads use it; nothing to do
+ * without GIULIA_COOKIE (the monitor uses its own). */
+static int monitor_connect(struct mcp_server *s, const char *node, char *err, size_t n)
+{
+	const char *cookie = server_cookie();
+	int i = 0;
+	while (i < s->nnodes && strcmp(s->nodes[i], node) != 0)
+		i++;
+	pthread_mutex_lock(&s->lock);
+	bool done = i == s->nnodes || s->connected[i];
+	pthread_mutex_unlock(&s->lock);
+	if (!cookie || done)
+		return 0;
+	json_t *body = json_pack("{s:s, s:s}", "node", node, "cookie", cookie), *r = NULL;
+	int rc = mcp_daemon_call(s, true, "POST", "/api/runtime/connect", NULL, body,
+	                         TIMEOUT_LIVE_MS, &r, err, n);
+	json_decref(body);
+	json_decref(r);
+	if (rc == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->connected[i] = true;
+		pthread_mutex_unlock(&s->lock);
+	}
+	return rc;
+}
+
 static int run_live_read(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
                          json_t **result, char *err, size_t n)
 {
 	int rc = node_allowed(s, arg_str(args, "node"), err, n);
 	if (rc)
 		return rc;
-	rc = run_monitor_node(s, t, args, result, err, n);
+	rc = monitor_connect(s, arg_str(args, "node"), err, n);
+	if (rc == 0)
+		rc = run_monitor_node(s, t, args, result, err, n);
 	if (rc != GI_ECONNECT || strcmp(t->name, "runtime_pulse") != 0)
 		return rc;
 	/* No monitor: the pulse is one bounded call, taken from here. */
