@@ -378,7 +378,7 @@ static json_t *method_initialize(struct mcp_server *s, struct mcp_session *sess,
 
 static bool tool_offered(const struct mcp_server *s, const struct mcp_tool *t)
 {
-	return !t->live || s->allow_runtime;
+	return (!t->live || s->allow_runtime) && (!t->stdio_only || s->static_in_process);
 }
 
 json_t *mcp_tools_json(struct mcp_server *s, bool all)
@@ -432,6 +432,13 @@ static json_t *method_tools_call(struct mcp_server *s, struct mcp_session *sess,
 		return rpc_error(id, RPC_INVALID_PARAMS,
 		                 "unknown tool '%.200s'; tools/list lists them", name);
 	char err[2048];
+	if (t->stdio_only && !s->static_in_process) {
+		snprintf(err, sizeof(err),
+		         "%s runs only in `giulia mcp` (stdio): the worker never holds a cookie; "
+		         "use runtime_observe_start with trace_modules instead",
+		         name);
+		return rpc_result(id, tool_error(err));
+	}
 	if (!tool_offered(s, t)) {
 		snprintf(err, sizeof(err),
 		         "%s acts on a live node and is disabled on this server; restart it with "
@@ -732,7 +739,7 @@ void mcp_session_handle(struct mcp_server *s, struct mcp_session *sess, const ch
 		return;
 	}
 	json_error_t jerr;
-	json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!msg) {
 		*reply_out = reply_text(rpc_error(NULL, RPC_PARSE_ERROR,
 		                                  "parse error at line %d column %d: %.200s",

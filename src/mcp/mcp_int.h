@@ -69,6 +69,8 @@ struct mcp_tool {
 	const char *target; /* kg_query name, or the REST path */
 	bool live;          /* acts on a live node: needs allow_runtime */
 	bool writes;        /* not read-only (index_scan writes .giulia/) */
+	bool stdio_only;    /* connects to the node from this process: not in the worker,
+	                     * which never holds a cookie */
 };
 
 extern const struct mcp_tool mcp_tool_table[];

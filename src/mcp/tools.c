@@ -230,8 +230,13 @@ static int node_allowed(struct mcp_server *s, const char *node, char *err, size_
 	return GI_EDENIED;
 }
 
-static const char *server_cookie(void)
+/* The cookie this server hands to the monitor or uses itself: GIULIA_COOKIE
+ * of `giulia mcp`; never the worker's (it holds none: the monitor's own
+ * applies). */
+static const char *server_cookie(const struct mcp_server *s)
 {
+	if (!s->static_in_process)
+		return NULL;
 	const char *c = getenv("GIULIA_COOKIE");
 	return c && *c ? c : NULL;
 }
@@ -482,7 +487,7 @@ static int run_observe_status(struct mcp_server *s, const struct mcp_tool *t, js
  * without GIULIA_COOKIE (the monitor uses its own). */
 static int monitor_connect(struct mcp_server *s, const char *node, char *err, size_t n)
 {
-	const char *cookie = server_cookie();
+	const char *cookie = server_cookie(s);
 	int i = 0;
 	while (i < s->nnodes && strcmp(s->nodes[i], node) != 0)
 		i++;
@@ -513,10 +518,10 @@ static int run_live_read(struct mcp_server *s, const struct mcp_tool *t, json_t 
 	rc = monitor_connect(s, arg_str(args, "node"), err, n);
 	if (rc == 0)
 		rc = run_monitor_node(s, t, args, result, err, n);
-	if (rc != GI_ECONNECT || strcmp(t->name, "runtime_pulse") != 0)
+	if (rc != GI_ECONNECT || strcmp(t->name, "runtime_pulse") != 0 || !s->static_in_process)
 		return rc;
 	/* No monitor: the pulse is one bounded call, taken from here. */
-	struct obs_target target = {arg_str(args, "node"), server_cookie(), TIMEOUT_LIVE_MS / 2};
+	struct obs_target target = {arg_str(args, "node"), server_cookie(s), TIMEOUT_LIVE_MS / 2};
 	int window = (int)arg_int(args, "window_ms", 500);
 	rc = obs_pulse(&target, window, 0, result);
 	if (rc)
@@ -532,7 +537,7 @@ static int run_connect(struct mcp_server *s, const struct mcp_tool *t, json_t *a
 	int rc = node_allowed(s, node, err, n);
 	if (rc)
 		return rc;
-	json_t *body = json_pack("{s:s, s:s?}", "node", node, "cookie", server_cookie());
+	json_t *body = json_pack("{s:s, s:s?}", "node", node, "cookie", server_cookie(s));
 	rc = mcp_daemon_call(s, true, "POST", t->target, NULL, body, TIMEOUT_LIVE_MS, result, err,
 	                     n);
 	json_decref(body);
@@ -570,7 +575,7 @@ static int run_trace(struct mcp_server *s, const struct mcp_tool *t, json_t *arg
 	int window = (int)arg_int(args, "duration_ms", 2000);
 	if (window > MCP_TRACE_MS_MAX)
 		window = MCP_TRACE_MS_MAX;
-	struct obs_target target = {node, server_cookie(), TIMEOUT_LIVE_MS / 2};
+	struct obs_target target = {node, server_cookie(s), TIMEOUT_LIVE_MS / 2};
 	rc = obs_trace(&target, mods, window, result);
 	if (rc)
 		snprintf(err, n, "trace on %s failed: %s (%s)", node, gi_strerror(rc),
@@ -592,7 +597,7 @@ static int run_observe_start(struct mcp_server *s, const struct mcp_tool *t, jso
 	char *real = NULL;
 	if (!project && s->project && gi_fs_realdir(s->project, &real) == 0)
 		project = real;
-	json_t *body = json_pack("{s:s, s:s?, s:I, s:s?}", "node", node, "cookie", server_cookie(),
+	json_t *body = json_pack("{s:s, s:s?, s:I, s:s?}", "node", node, "cookie", server_cookie(s),
 	                         "interval_ms", (json_int_t)arg_int(args, "interval_ms", 2000),
 	                         "project", project);
 	json_t *mods = json_object_get(args, "trace_modules");
@@ -626,9 +631,9 @@ static int run_observe_stop(struct mcp_server *s, const struct mcp_tool *t, json
 
 /* ---- the table ---------------------------------------------------------- */
 
-#define STATIC(name, title, query, params, output, desc)                           \
-	{                                                                          \
-		name, title, desc, params, output, run_static, query, false, false \
+#define STATIC(name, title, query, params, output, desc)                                  \
+	{                                                                                 \
+		name, title, desc, params, output, run_static, query, false, false, false \
 	}
 
 const struct mcp_tool mcp_tool_table[] = {
@@ -642,7 +647,7 @@ const struct mcp_tool mcp_tool_table[] = {
      "source into its knowledge graph (PROJECT/.giulia/index.db). Use after the code changed "
      "a lot, or when index_status says the project is not indexed. Writes only under "
      "PROJECT/.giulia/.",
-     params_scan, "path:string summary:object", run_scan, NULL, false, true},
+     params_scan, "path:string summary:object", run_scan, NULL, false, true, false},
     STATIC("index_summary", "Project summary", "summary", params_project,
            "modules:integer functions:integer",
            "One-glance overview of the project: modules, functions, edges, complexity, "
@@ -729,86 +734,88 @@ const struct mcp_tool mcp_tool_table[] = {
            params_function_details, "module:string name:string arity:integer callers:array",
            "One function: complexity, line, callers and callees."),
     {"index_projects", "Indexed projects", "The projects the worker has indexed, newest first.",
-     params_none, "projects:array", run_worker_get, "/api/projects", false, false},
+     params_none, "projects:array", run_worker_get, "/api/projects", false, false, false},
     {"runtime_observations", "Observations",
      "Stored observations of live nodes (session id, node, status, snapshots, profile id), "
      "newest first.",
-     params_list, "observations:array", run_worker_get, "/api/runtime/observations", false, false},
+     params_list, "observations:array", run_worker_get, "/api/runtime/observations", false, false,
+     false},
     {"runtime_observation", "One observation",
      "One stored observation by session id, optionally with its snapshots.", params_observation,
-     "session_id:string node:string status:string", run_observation, NULL, false, false},
+     "session_id:string node:string status:string", run_observation, NULL, false, false, false},
     {"runtime_profiles", "Profiles",
      "Stored fused profiles (id, session, node, project), "
      "newest first. Ids feed runtime_profile and runtime_compare.",
-     params_list, "profiles:array", run_worker_get, "/api/runtime/profiles", false, false},
+     params_list, "profiles:array", run_worker_get, "/api/runtime/profiles", false, false, false},
     {"runtime_profile", "A fused profile",
      "A fused runtime profile (latest or by id): ranked recommendations with evidence, hot "
      "modules joined with the graph, trace hotspots. Use `format: text` for the report to "
      "read, `json` for every number.",
-     params_profile, "", run_profile, NULL, false, false},
+     params_profile, "", run_profile, NULL, false, false, false},
     {"runtime_compare", "Compare two profiles",
      "What changed between two profiles (before/after a fix): metric deltas, hot modules "
      "that entered or left, recommendations resolved, new or remaining.",
-     params_compare, "", run_compare, NULL, false, false},
+     params_compare, "", run_compare, NULL, false, false, false},
     {"runtime_history", "Runtime history",
      "The compact history points the monitor kept for a node (scheduler utilisation, run "
      "queue, memory, processes, reductions per second), oldest first. Reads the monitor's "
      "memory only: never touches the node.",
      params_node_history, "node:string points:array", run_monitor_node, "/api/runtime/history",
-     false, false},
+     false, false, false},
     {"runtime_trend", "Runtime trend",
      "For each history metric of a node: least-squares slope, change over the window and "
      "direction (rising/falling/stable). Reads the monitor's memory only.",
      params_node_history, "node:string metrics:object", run_monitor_node, "/api/runtime/trend",
-     false, false},
+     false, false, false},
     {"runtime_observe_status", "Running observations",
      "The monitor's observations (running and recent) and its delivery queue to the worker.",
      params_none, "observations:array", run_observe_status, "/api/monitor/observe/status", false,
-     false},
+     false, false},
     {"runtime_connect", "Connect to a node",
      "Checks that an allowed node answers (one short pulse) and lets the monitor keep the "
      "server's cookie for later calls. The cookie is the server's (GIULIA_COOKIE or "
      "~/.erlang.cookie), never an argument.",
-     params_node, "node:string connected:boolean", run_connect, "/api/runtime/connect", true,
+     params_node, "node:string connected:boolean", run_connect, "/api/runtime/connect", true, false,
      false},
     {"runtime_pulse", "Pulse of a node",
      "One snapshot of an allowed node (docs/SNAPSHOT.md): scheduler utilisation, run "
      "queue, memory, process counts and the busiest processes. Uses the running "
      "observation's latest snapshot when there is one, else measures for window_ms (at most "
      "5000 ms) with bounded work on the node.",
-     params_pulse, "node:string", run_live_read, "/api/runtime/pulse", true, false},
+     params_pulse, "node:string", run_live_read, "/api/runtime/pulse", true, false, false},
     {"runtime_top_processes", "Top processes",
      "The top processes of an allowed node by reductions, memory or mailbox length, "
      "attributed to modules.",
      params_top_processes, "node:string metric:string processes:array", run_live_read,
-     "/api/runtime/top_processes", true, false},
+     "/api/runtime/top_processes", true, false, false},
     {"runtime_hot_spots", "Hot spots",
      "Modules of an allowed node ranked by the reductions of the processes attributed to "
      "them, and the most called traced functions.",
-     params_node, "node:string modules:array", run_live_read, "/api/runtime/hot_spots", true,
+     params_node, "node:string modules:array", run_live_read, "/api/runtime/hot_spots", true, false,
      false},
     {"runtime_alerts", "Alerts",
      "Threshold and trend alerts for an allowed node (scheduler, run queue, mailboxes, "
      "limits, memory growth); an empty list means none fired.",
-     params_node, "node:string alerts:array", run_live_read, "/api/runtime/alerts", true, false},
+     params_node, "node:string alerts:array", run_live_read, "/api/runtime/alerts", true, false,
+     false},
     {"runtime_trace", "Count calls",
      "Counts calls per function of up to 16 modules of an allowed node for duration_ms (at "
      "most 10000 ms) with call-count tracing (about 10% overhead on the traced functions, "
      "no trace messages), then removes every pattern it set.",
-     params_trace, "node:string calls:array", run_trace, NULL, true, false},
+     params_trace, "node:string calls:array", run_trace, NULL, true, false, true},
     {"runtime_observe_start", "Start an observation",
      "Starts observing an allowed node through the monitor: a snapshot every interval_ms, "
      "optional call counts of trace_modules. This server stops it after duration_ms (at most "
      "600000 ms) or when it exits; runtime_observe_stop ends it earlier and builds the "
      "profile.",
      params_observe_start, "session_id:string node:string", run_observe_start,
-     "/api/monitor/observe/start", true, false},
+     "/api/monitor/observe/start", true, false, false},
     {"runtime_observe_stop", "Stop an observation",
      "Stops the node's observation, waits for the fused profile and returns it (with its "
      "profile_id for runtime_profile and runtime_compare). Leaves nothing on the node.",
      params_node, "session_id:string node:string", run_observe_stop, "/api/monitor/observe/stop",
-     true, false},
-    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, false},
+     true, false, false},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, false, false},
 };
 
 const struct mcp_tool *mcp_tool_find(const char *name)

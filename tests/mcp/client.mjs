@@ -204,10 +204,16 @@ async function modeRuntime() {
   const other = await client.callTool({ name: "runtime_pulse", arguments: { node: "other@127.0.0.1" } });
   check("node off the allow-list refused", other.isError && /allow-list/.test(other.content[0].text),
         JSON.stringify(other));
-  const capped = await client.callTool({ name: "runtime_trace", arguments: { node: cfg.node, modules: [":lists"], duration_ms: 60000 } });
-  check("trace cap enforced", capped.isError && /10000/.test(capped.content[0].text), JSON.stringify(capped));
-  const trace = await client.callTool({ name: "runtime_trace", arguments: { node: cfg.node, modules: [":lists"], duration_ms: 200 } });
-  check("trace", !trace.isError && Array.isArray(trace.structuredContent.calls), JSON.stringify(trace).slice(0, 500));
+  if (cfg.transport === "stdio") {
+    const capped = await client.callTool({ name: "runtime_trace", arguments: { node: cfg.node, modules: [":lists"], duration_ms: 60000 } });
+    check("trace cap enforced", capped.isError && /10000/.test(capped.content[0].text), JSON.stringify(capped));
+    const trace = await client.callTool({ name: "runtime_trace", arguments: { node: cfg.node, modules: [":lists"], duration_ms: 200 } });
+    check("trace", !trace.isError && Array.isArray(trace.structuredContent.calls), JSON.stringify(trace).slice(0, 500));
+  } else {
+    check("no trace in the worker", !has("runtime_trace"), "runtime_trace offered over HTTP");
+    const t = await client.callTool({ name: "runtime_trace", arguments: { node: cfg.node, modules: [":lists"] } });
+    check("trace refused in the worker", t.isError && /stdio/.test(t.content[0].text), JSON.stringify(t));
+  }
   if (cfg.observe) {
     let changed = false;
     client.setNotificationHandler(types.ResourceListChangedNotificationSchema, () => { changed = true; });
