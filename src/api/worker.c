@@ -217,19 +217,13 @@ static bool file_exists(const char *path)
 	return path && access(path, F_OK) == 0;
 }
 
-/* Resolves the `path` query parameter (or the latest indexed project when
- * absent) to the project's index database path. */
-static int project_db_for_request(struct api_worker *w, const struct api_request *req,
-                                  char **db_path_out, json_t **err, int *status)
+/* Resolves a project path (or the latest indexed project when NULL) to the
+ * project's index database path. */
+static int project_db_for_path(struct api_worker *w, const char *path, char **db_path_out,
+                               json_t **err, int *status)
 {
 	*db_path_out = NULL;
-	bool invalid = false;
-	const char *path = api_request_query(req, "path", &invalid);
 	char *canon = NULL;
-	if (invalid) {
-		*err = api_error(status, 400, "path is too long or not valid UTF-8");
-		return GI_EINVAL;
-	}
 	if (!path) {
 		struct obs_store *st;
 		json_t *projects = NULL;
@@ -275,6 +269,21 @@ static int project_db_for_request(struct api_worker *w, const struct api_request
 	gi_free(canon);
 	*db_path_out = db_path;
 	return 0;
+}
+
+/* Resolves the `path` query parameter (or the latest indexed project when
+ * absent) to the project's index database path. */
+static int project_db_for_request(struct api_worker *w, const struct api_request *req,
+                                  char **db_path_out, json_t **err, int *status)
+{
+	*db_path_out = NULL;
+	bool invalid = false;
+	const char *path = api_request_query(req, "path", &invalid);
+	if (invalid) {
+		*err = api_error(status, 400, "path is too long or not valid UTF-8");
+		return GI_EINVAL;
+	}
+	return project_db_for_path(w, path, db_path_out, err, status);
 }
 
 static int query_int(const struct api_request *req, const char *name, int64_t max, int *out,
@@ -1236,6 +1245,34 @@ static void route_mcp(void *ctx, const struct api_request *req, const char *body
 	}
 }
 
+/* The MCP server's static queries, answered here from the pooled index
+ * connections (the same kg_query as GET /api/knowledge/NAME). */
+static int worker_mcp_query(void *ctx, const char *project, const char *name,
+                            const struct kg_query_params *p, json_t **out, char *err,
+                            size_t err_size)
+{
+	struct api_worker *w = ctx;
+	json_t *e = NULL;
+	int status = 200;
+	char *db_path = NULL;
+	int rc = project_db_for_path(w, project, &db_path, &e, &status);
+	if (rc) {
+		snprintf(err, err_size, "%s", json_string_value(json_object_get(e, "error")));
+		json_decref(e);
+		return rc == GI_ENOTFOUND ? GI_ENOENT : rc;
+	}
+	struct kg_pooled conn = {0};
+	rc = kg_acquire(w, db_path, &conn);
+	if (rc == 0) {
+		rc = kg_query(conn.db, name, p, out);
+		kg_release(w, &conn);
+	}
+	if (rc)
+		mcp_query_error(rc, name, p, db_path, err, err_size);
+	gi_free(db_path);
+	return rc;
+}
+
 static int worker_mcp_start(struct api_worker *w, const struct api_worker_config *cfg,
                             const char *listen)
 {
@@ -1250,6 +1287,8 @@ static int worker_mcp_start(struct api_worker *w, const struct api_worker_config
 		monitor = getenv("GIULIA_MONITOR_URL");
 	struct mcp_config mc = {
 	    .static_in_process = false,
+	    .query = worker_mcp_query,
+	    .query_ctx = w,
 	    .worker_url = url,
 	    .monitor_url = monitor && *monitor ? monitor : "http://127.0.0.1:4001",
 	    .token = cfg->token,

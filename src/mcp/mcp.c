@@ -73,6 +73,8 @@ int mcp_server_new(const struct mcp_config *cfg, struct mcp_server **out)
 	struct mcp_server *s = gi_calloc(1, sizeof(*s));
 	s->static_in_process = cfg->static_in_process;
 	s->allow_runtime = cfg->allow_runtime;
+	s->query = cfg->query;
+	s->query_ctx = cfg->query_ctx;
 	s->project = gi_strdup(cfg->project && *cfg->project ? cfg->project : ".");
 	s->worker_url = gi_strdup(cfg->worker_url ? cfg->worker_url : "http://127.0.0.1:4000");
 	s->monitor_url = gi_strdup(cfg->monitor_url ? cfg->monitor_url : "http://127.0.0.1:4001");
@@ -242,10 +244,9 @@ int mcp_daemon_call(struct mcp_server *s, bool monitor, const char *method, cons
 	}
 }
 
-void mcp_query_error(int rc, const char *name, const void *params, const char *db, char *err,
-                     size_t n)
+void mcp_query_error(int rc, const char *name, const struct kg_query_params *p, const char *db,
+                     char *err, size_t n)
 {
-	const struct kg_query_params *p = params;
 	if (rc == GI_ENOTFOUND && p->function)
 		snprintf(err, n,
 		         "%s: unknown function %.256s.%.128s; index_functions with module %.256s "

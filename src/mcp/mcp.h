@@ -42,11 +42,24 @@
 
 #define MCP_REVISION_LATEST "2025-11-25"
 
+struct kg_query_params;
+
+/* Answers the static query `name` on the project at `project` (NULL: the
+ * default one) with kg_query: 0 with *out (caller decrefs), or a GI_E* code
+ * with a message in `err`. Called from any thread. */
+typedef int (*mcp_query_fn)(void *ctx, const char *project, const char *name,
+                            const struct kg_query_params *p, json_t **out, char *err,
+                            size_t err_size);
+
 struct mcp_config {
 	/* Static tools: true runs kg_query in this process on `project`'s index
-	 * (stdio; indexes the project first when it has no index); false asks the
-	 * worker's REST API (the worker's own /mcp). */
+	 * (stdio; indexes the project first when it has no index) and lets
+	 * runtime tools connect from this process; false uses `query` (the
+	 * worker's own /mcp, from its connection pool), else the worker's REST
+	 * API. */
 	bool static_in_process;
+	mcp_query_fn query;
+	void *query_ctx;
 	const char *project;            /* default project directory (NULL: "."); copied */
 	const char *worker_url;         /* e.g. http://127.0.0.1:4000; copied */
 	const char *monitor_url;        /* e.g. http://127.0.0.1:4001; copied */
@@ -82,6 +95,11 @@ void mcp_server_free(struct mcp_server *s);
  * message was an initialize request that succeeded. */
 void mcp_session_handle(struct mcp_server *s, struct mcp_session *sess, const char *text,
                         size_t len, char **reply_out, bool *is_initialize);
+
+/* The message for a failed kg_query `name` with `params` (GI_ENOTFOUND: what
+ * was not found and which tool lists the right names), into `err`. */
+void mcp_query_error(int rc, const char *name, const struct kg_query_params *params, const char *db,
+                     char *err, size_t err_size);
 
 /* True when `revision` is one this server negotiates. */
 bool mcp_revision_supported(const char *revision);

@@ -20,6 +20,8 @@ struct mcp_watch {
 
 struct mcp_server {
 	bool static_in_process, allow_runtime;
+	mcp_query_fn query;
+	void *query_ctx;
 	char *project, *worker_url, *monitor_url, *token, *transport;
 	char *nodes[MCP_NODES_MAX + 1];
 	bool connected[MCP_NODES_MAX]; /* the monitor has the server's cookie (lock) */
@@ -105,10 +107,5 @@ void mcp_watch_set(struct mcp_server *s, const char *node, long long duration_ms
  * as needed. */
 int mcp_static_query(struct mcp_server *s, const char *project, const char *name,
                      const void *params, json_t **out, char *err, size_t err_size);
-
-/* The message for a failed static query `name` with kg_query_params
- * `params`: what was not found and which tool lists the right names. */
-void mcp_query_error(int rc, const char *name, const void *params, const char *db, char *err,
-                     size_t err_size);
 
 #endif

@@ -258,6 +258,8 @@ static int run_static(struct mcp_server *s, const struct mcp_tool *t, json_t *ar
 	const char *project = arg_str(args, "project");
 	if (s->static_in_process)
 		return mcp_static_query(s, project, t->target, &p, result, err, n);
+	if (s->query)
+		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
 
 	char depth[32] = "", top[32] = "";
 	if (p.depth)
