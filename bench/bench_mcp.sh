@@ -54,7 +54,7 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
-dep='{"module":"Nexus.Repo"}'
+dep="{\"module\":\"Nexus.Repo\",\"project\":\"$proj\"}"
 pulse="{\"node\":\"$node\",\"window_ms\":10}"
 runtime_args=(--allow-runtime --allow-node "$node" --worker http://127.0.0.1:$wport --monitor http://127.0.0.1:$mport)
 
