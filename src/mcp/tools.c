@@ -597,7 +597,8 @@ static int run_observe_start(struct mcp_server *s, const struct mcp_tool *t, jso
 		duration = MCP_OBSERVE_MS_MAX;
 	const char *project = arg_str(args, "project");
 	char *real = NULL;
-	if (!project && s->project && gi_fs_realdir(s->project, &real) == 0)
+	/* stdio: the server's project; the worker has no project of its own */
+	if (!project && s->static_in_process && gi_fs_realdir(s->project, &real) == 0)
 		project = real;
 	json_t *body = json_pack("{s:s, s:s?, s:I, s:s?}", "node", node, "cookie", server_cookie(s),
 	                         "interval_ms", (json_int_t)arg_int(args, "interval_ms", 2000),

@@ -401,6 +401,17 @@ static void stdio_ten_thousand_calls_keep_memory_flat(void)
 	/* the client goes away in the middle of a message: a clean exit */
 	TH_ASSERT(fd_write_all(p.in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"meth", 30));
 	TH_ASSERT_INT_EQ(mcp_proc_end(&p), 0);
+
+	/* ... or while a call runs, closing both ends: the server ends (status 1:
+	 * its answer had nowhere to go) instead of hanging or crashing */
+	mcp_proc_start(&p, project);
+	initialize(&p, "2025-11-25", "2025-11-25");
+	mcp_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+	             "\"name\":\"index_scan\",\"arguments\":{\"force\":true}}}");
+	close(p.out);
+	p.out = open("/dev/null", O_RDONLY);
+	int st = mcp_proc_end(&p);
+	TH_ASSERT_MSG(st == 0 || st == 1, "giulia mcp ended with %d", st);
 }
 
 /* ---- hostile input over HTTP -------------------------------------------- */
@@ -451,6 +462,43 @@ static void http_hostile_input_and_disconnects(void)
 		close(fd);
 	}
 	TH_ASSERT_INT_EQ(mcp_post(&w, init, ""), 200);
+
+	/* a client that goes away while its tool call runs (a forced re-index) */
+	char sid[64] = "";
+	int fd = td_connect(w.port);
+	char req[2048];
+	int n = snprintf(req, sizeof(req),
+	                 "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n%s",
+	                 strlen(init), init);
+	TH_ASSERT(td_send_all(fd, req, (size_t)n));
+	char resp[8192] = "";
+	size_t got = 0;
+	while (got < sizeof(resp) - 1 && !strstr(resp, "\"result\"")) {
+		ssize_t k = recv(fd, resp + got, sizeof(resp) - 1 - got, 0);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		resp[got] = '\0';
+	}
+	close(fd);
+	const char *h = strcasestr(resp, "Mcp-Session-Id: ");
+	TH_ASSERT_MSG(h, "no session id in %s", resp);
+	snprintf(sid, sizeof(sid), "%.32s", h + 16);
+	char call[512], headers[128];
+	snprintf(call, sizeof(call),
+	         "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+	         "\"index_scan\",\"arguments\":{\"project\":\"%s\",\"force\":true}}}",
+	         project);
+	snprintf(headers, sizeof(headers), "Mcp-Session-Id: %s\r\n", sid);
+	for (int i = 0; i < 3; i++) {
+		fd = td_connect(w.port);
+		n = snprintf(req, sizeof(req),
+		             "POST /mcp HTTP/1.1\r\nHost: x\r\n%sContent-Length: %zu\r\n\r\n%s",
+		             headers, strlen(call), call);
+		TH_ASSERT(td_send_all(fd, req, (size_t)n));
+		close(fd);
+	}
+	TH_ASSERT_INT_EQ(mcp_post(&w, call, headers), 200);
 	TH_ASSERT_INT_EQ(td_get(&w, "/health", NULL), 200);
 }
 
