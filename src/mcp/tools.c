@@ -297,16 +297,33 @@ static int run_scan(struct mcp_server *s, const struct mcp_tool *t, json_t *args
 {
 	(void)t;
 	const char *project = arg_str(args, "project");
-	if (!project)
-		project = s->project;
 	if (!s->static_in_process) {
-		json_t *body = json_pack("{s:s, s:b}", "path", project ? project : "", "force",
-		                         arg_bool(args, "force"));
-		int rc = mcp_daemon_call(s, false, "POST", "/api/index/scan", NULL, body, 600000,
-		                         result, err, n);
-		json_decref(body);
+		/* the worker has no project of its own: the one it indexed last */
+		json_t *projects = NULL;
+		int rc = 0;
+		if (!project) {
+			rc = mcp_daemon_call(s, false, "GET", "/api/projects", NULL, NULL,
+			                     TIMEOUT_READ_MS, &projects, err, n);
+			project = json_string_value(json_object_get(
+			    json_array_get(json_object_get(projects, "projects"), 0), "path"));
+			if (rc == 0 && !project) {
+				snprintf(err, n,
+				         "no project indexed yet: give the argument 'project'");
+				rc = GI_EINVAL;
+			}
+		}
+		if (rc == 0) {
+			json_t *body = json_pack("{s:s, s:b}", "path", project, "force",
+			                         arg_bool(args, "force"));
+			rc = mcp_daemon_call(s, false, "POST", "/api/index/scan", NULL, body,
+			                     600000, result, err, n);
+			json_decref(body);
+		}
+		json_decref(projects);
 		return rc;
 	}
+	if (!project)
+		project = s->project;
 	char *real = NULL;
 	if (gi_fs_realdir(project, &real) != 0) {
 		snprintf(err, n, "project %.512s is not a directory", project);

@@ -273,8 +273,8 @@ static void http_post(struct mcp_server *s, const struct mcp_http_request *req,
 		              "Accept must allow application/json or text/event-stream");
 		return;
 	}
-	json_t *msg =
-	    json_loadb(req->body ? req->body : "", req->body_len, JSON_REJECT_DUPLICATES, NULL);
+	json_t *msg = json_loadb(req->body ? req->body : "", req->body_len,
+	                         JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
 	bool init = msg && is_initialize_request(msg);
 	struct mcp_session sess;
 	memset(&sess, 0, sizeof(sess));
@@ -308,6 +308,7 @@ static void http_post(struct mcp_server *s, const struct mcp_http_request *req,
 		}
 	}
 	bool request = msg && has_request(msg);
+	bool msg_parsed = msg != NULL;
 	json_decref(msg);
 	char *reply = NULL;
 	bool initialized = false;
@@ -333,7 +334,7 @@ static void http_post(struct mcp_server *s, const struct mcp_http_request *req,
 		respond_error(resp, 500, -32603, "no reply");
 		return;
 	}
-	resp->status = 200;
+	resp->status = msg_parsed ? 200 : 400;
 	if (sse) {
 		struct gi_buf b;
 		gi_buf_init(&b, 0);
