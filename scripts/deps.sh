@@ -79,7 +79,7 @@ fi
 MCP_SDK_VERSION=1.32.2
 MCP_SDK_INTEGRITY="sha512-SWsVtH/0vULSQStoZ6xxH2K09Li8fXYTMC64ZeogCdpZ3XSi1eCPOByV1OpuJxuI3OcmHhosDWYyii07tpPsLw=="
 MCP_SDK_DIR="$here/build/mcp-client"
-case " $* " in *" test "*|*" bench "*)
+case " $* " in *" test "*)
   if [ ! -f "$MCP_SDK_DIR/.ok-$MCP_SDK_VERSION" ]; then
     locked=$(node -e 'const l=require(process.argv[1]);const p=l.packages["node_modules/@modelcontextprotocol/sdk"];process.stdout.write(p.version+" "+p.integrity)' "$here/tests/mcp/package-lock.json")
     if [ "$locked" != "$MCP_SDK_VERSION $MCP_SDK_INTEGRITY" ]; then

@@ -624,7 +624,7 @@ static json_t *method_prompts_get(json_t *params, json_t *id)
 		    text, sizeof(text),
 		    "Profile the BEAM node %s while it is under its usual load and tell me what "
 		    "to change first. Use runtime_observe_start on %s with duration_ms %lld "
-		    "(trace the modules index_change_risk or knowledge_hubs point at), wait, "
+		    "(trace the modules knowledge_change_risk or knowledge_hubs point at), wait, "
 		    "then runtime_observe_stop and read the profile with runtime_profile "
 		    "format text. Explain the top recommendation with its evidence and the code "
 		    "to change (index_module_details, index_functions).",
