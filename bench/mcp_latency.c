@@ -12,6 +12,7 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,8 +106,9 @@ static int run_stdio(int n, const char *tool, const char *args, char **argv)
 	if (pid == 0) {
 		dup2(in[0], 0);
 		dup2(out[1], 1);
-		if (!getenv("MCP_BENCH_STDERR"))
-			freopen("/dev/null", "w", stderr);
+		int devnull = getenv("MCP_BENCH_STDERR") ? -1 : open("/dev/null", O_WRONLY);
+		if (devnull >= 0)
+			dup2(devnull, 2);
 		close(in[1]);
 		close(out[0]);
 		execv(argv[0], argv);
