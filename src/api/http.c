@@ -317,8 +317,48 @@ static enum MHD_Result first_call(struct api_server *s, struct request_state *st
 	return MHD_YES;
 }
 
+struct raw_stream {
+	long (*read)(void *stream, char *buf, size_t max);
+	void (*done)(void *stream);
+	void *stream;
+};
+
+static ssize_t raw_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct raw_stream *rs = cls;
+	long n = rs->read(rs->stream, buf, max);
+	return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+}
+
+static void raw_stream_free(void *cls)
+{
+	struct raw_stream *rs = cls;
+	rs->done(rs->stream);
+	gi_free(rs);
+}
+
 static enum MHD_Result send_raw(struct MHD_Connection *c, struct api_raw_response *raw)
 {
+	if (raw->read) {
+		struct raw_stream *rs = gi_malloc(sizeof(*rs));
+		rs->read = raw->read;
+		rs->done = raw->done;
+		rs->stream = raw->stream;
+		struct MHD_Response *r = MHD_create_response_from_callback(
+		    MHD_SIZE_UNKNOWN, 4096, raw_stream_read, rs, raw_stream_free);
+		if (!r) {
+			raw_stream_free(rs);
+			return MHD_NO;
+		}
+		if (raw->content_type)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, raw->content_type);
+		for (int i = 0; i < raw->nheaders && i < API_RAW_HEADERS_MAX; i++)
+			MHD_add_response_header(r, raw->header_names[i], raw->header_values[i]);
+		enum MHD_Result rc = MHD_queue_response(c, (unsigned)raw->status, r);
+		MHD_destroy_response(r);
+		return rc;
+	}
 	struct MHD_Response *r = MHD_create_response_from_buffer(raw->body ? raw->body_len : 0,
 	                                                         raw->body ? raw->body : (void *)"",
 	                                                         MHD_RESPMEM_MUST_COPY);

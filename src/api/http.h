@@ -60,6 +60,13 @@ struct api_raw_response {
 	const char *header_names[API_RAW_HEADERS_MAX]; /* static strings */
 	char header_values[API_RAW_HEADERS_MAX][128];
 	int nheaders;
+	/* A stream instead of `body` (e.g. text/event-stream): `read` fills up to
+	 * `max` bytes and returns how many, blocking as it needs (one thread per
+	 * connection), or -1 at the end; `done` frees `stream` when the
+	 * connection ends. The server owns `stream` once the handler returns. */
+	long (*read)(void *stream, char *buf, size_t max);
+	void (*done)(void *stream);
+	void *stream;
 };
 
 /* A raw handler gets the body as received (any method, any content, at most

@@ -1238,11 +1238,9 @@ static void route_mcp(void *ctx, const struct api_request *req, const char *body
 		gi_strlcpy(out->header_values[out->nheaders++], resp.session_id,
 		           sizeof(out->header_values[0]));
 	}
-	if (resp.allow) {
-		out->header_names[out->nheaders] = "Allow";
-		gi_strlcpy(out->header_values[out->nheaders++], resp.allow,
-		           sizeof(out->header_values[0]));
-	}
+	out->read = resp.read;
+	out->done = resp.done;
+	out->stream = resp.stream;
 }
 
 /* The MCP server's static queries, answered here from the pooled index
@@ -1400,6 +1398,7 @@ void api_worker_stop(struct api_worker *w)
 	if (!w)
 		return;
 	if (w->server) {
+		mcp_server_shutdown(w->mcp); /* its event streams would hold the stop up */
 		api_server_stop(w->server, SHUTDOWN_GRACE_MS);
 		struct obs_store *st;
 		if (store_acquire(w, &st) == 0) {

@@ -86,6 +86,7 @@ int mcp_server_new(const struct mcp_config *cfg, struct mcp_server **out)
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->db_lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
+	pthread_cond_init(&s->streams_wake, NULL);
 	if (s->allow_runtime && pthread_create(&s->reaper, NULL, reaper_main, s) == 0)
 		s->reaper_running = true;
 	*out = s;
@@ -165,10 +166,25 @@ void mcp_watch_set(struct mcp_server *s, const char *node, long long duration_ms
 	pthread_mutex_unlock(&s->lock);
 }
 
+void mcp_server_shutdown(struct mcp_server *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->streams_stopping = true;
+	pthread_cond_broadcast(&s->streams_wake);
+	pthread_mutex_unlock(&s->lock);
+}
+
 void mcp_server_free(struct mcp_server *s)
 {
 	if (!s)
 		return;
+	mcp_server_shutdown(s);
+	pthread_mutex_lock(&s->lock);
+	while (s->nstreams > 0) /* their connections are being torn down */
+		pthread_cond_wait(&s->streams_wake, &s->lock);
+	pthread_mutex_unlock(&s->lock);
 	if (s->reaper_running) {
 		pthread_mutex_lock(&s->lock);
 		s->stopping = true;
@@ -188,6 +204,7 @@ void mcp_server_free(struct mcp_server *s)
 	gi_free(s->token);
 	gi_free(s->transport);
 	pthread_cond_destroy(&s->wake);
+	pthread_cond_destroy(&s->streams_wake);
 	pthread_mutex_destroy(&s->db_lock);
 	pthread_mutex_destroy(&s->lock);
 	gi_free(s);
@@ -361,13 +378,14 @@ static json_t *method_initialize(struct mcp_server *s, struct mcp_session *sess,
 	if (!asked)
 		return rpc_error(id, RPC_INVALID_PARAMS,
 		                 "initialize needs params.protocolVersion (a string)");
+	(void)s;
 	const char *rev = mcp_revision_supported(asked) ? asked : MCP_REVISION_LATEST;
 	gi_strlcpy(sess->revision, rev, sizeof(sess->revision));
 	sess->initialized = false;
-	bool stdio = strcmp(s->transport, "stdio") == 0;
+	/* stdio polls the worker for new profiles; HTTP pushes on the GET stream */
 	json_t *caps =
 	    json_pack("{s:{s:b}, s:{s:b, s:b}, s:{s:b}}", "tools", "listChanged", 0, "resources",
-	              "subscribe", 0, "listChanged", stdio, "prompts", "listChanged", 0);
+	              "subscribe", 0, "listChanged", 1, "prompts", "listChanged", 0);
 	json_t *info = json_pack("{s:s, s:s}", "name", "giulia", "version", GIULIA_VERSION);
 	if (mcp_revision_at_least(rev, "2025-06-18"))
 		json_object_set_new(info, "title", json_string("Giulia code intelligence"));

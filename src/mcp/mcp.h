@@ -39,6 +39,7 @@
 #define MCP_OBSERVE_MS_MAX    600000            /* runtime_observe_start duration_ms */
 #define MCP_PULSE_WINDOW_MAX  5000              /* runtime_pulse/top window_ms */
 #define MCP_NODES_MAX         64                /* allow_nodes entries */
+#define MCP_STREAMS_MAX       32                /* open GET event streams */
 
 #define MCP_REVISION_LATEST "2025-11-25"
 
@@ -81,6 +82,9 @@ struct mcp_session {
 /* Creates a server; *out is the caller's (mcp_server_free). GI_EINVAL for a
  * node list over MCP_NODES_MAX or an invalid node name. */
 int mcp_server_new(const struct mcp_config *cfg, struct mcp_server **out);
+/* Ends the open event streams (their readers return -1 within a second), so
+ * that an HTTP server can stop without waiting on them. Thread-safe. */
+void mcp_server_shutdown(struct mcp_server *s);
 /* Stops the observations this server started (nothing left running on the
  * monitor on its behalf), closes its index connection and frees it. NULL does
  * nothing. */
@@ -136,14 +140,22 @@ struct mcp_http_response {
 	char *body;               /* gi_malloc'd (caller frees), or NULL */
 	size_t body_len;
 	char session_id[40]; /* Mcp-Session-Id to send, or "" */
-	const char *allow;   /* Allow header for 405, or NULL */
+	/* GET: an event stream instead of `body`. `read` blocks until it has
+	 * bytes (notifications, or a keep-alive comment every 10 s) and returns
+	 * their count, or -1 when the stream ends (mcp_server_shutdown, the
+	 * session deleted); `done(stream)` frees it. */
+	long (*read)(void *stream, char *buf, size_t max);
+	void (*done)(void *stream);
+	void *stream;
 };
 
 /* Answers one /mcp request: 403 for an Origin that is not loopback, 400 for
  * an unsupported MCP-Protocol-Version or a missing session id, 404 for an
- * unknown session, 405 for GET (no server-initiated stream), 406 when the
- * Accept header allows neither JSON nor an event stream, 202 for
- * notifications, else 200 with a JSON or SSE (one event) reply. */
+ * unknown session, 406 when the Accept header allows neither JSON nor an
+ * event stream, 202 for notifications, else 200 with a JSON or SSE (one
+ * event) reply; GET with a session opens the server's event stream
+ * (notifications/resources/list_changed when a profile is stored), at most
+ * MCP_STREAMS_MAX at once (503 beyond). */
 void mcp_http_handle(struct mcp_server *s, const struct mcp_http_request *req,
                      struct mcp_http_response *resp);
 

@@ -38,7 +38,10 @@ struct mcp_server {
 	int nwatches;
 	long long last_profile_id; /* -1: not read yet */
 
-	pthread_cond_t wake; /* reaper: a watch was added, or stopping */
+	pthread_cond_t wake;         /* reaper: a watch was added, or stopping */
+	pthread_cond_t streams_wake; /* event streams: shutting down */
+	int nstreams;                /* open GET streams (lock) */
+	bool streams_stopping;
 	pthread_t reaper;
 	bool reaper_running, stopping;
 };

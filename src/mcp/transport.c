@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -47,25 +48,35 @@ static int write_line(int fd, const char *text)
 	return rc ? rc : write_all(fd, "\n", 1);
 }
 
-/* Sends notifications/resources/list_changed when the worker has a profile
- * this server has not seen yet (a profile was finalised). */
-static int profiles_check(struct mcp_server *s, int out_fd)
+/* The id of the newest profile the worker has (0: none yet). */
+static int latest_profile_id(struct mcp_server *s, long long *id)
 {
 	char err[256];
 	json_t *r = NULL;
 	const char *q[] = {"limit", "1", NULL};
-	if (mcp_daemon_call(s, false, "GET", "/api/runtime/profiles", q, NULL, 1000, &r, err,
-	                    sizeof(err)) != 0)
-		return 0;
+	int rc = mcp_daemon_call(s, false, "GET", "/api/runtime/profiles", q, NULL, 1000, &r, err,
+	                         sizeof(err));
+	if (rc)
+		return rc;
 	json_t *first = json_array_get(json_object_get(r, "profiles"), 0);
-	long long id = first ? json_integer_value(json_object_get(first, "id")) : 0;
+	*id = first ? json_integer_value(json_object_get(first, "id")) : 0;
 	json_decref(r);
+	return 0;
+}
+
+static const char LIST_CHANGED[] =
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}";
+
+/* Sends notifications/resources/list_changed when the worker has a profile
+ * this server has not seen yet (a profile was finalised). */
+static int profiles_check(struct mcp_server *s, int out_fd)
+{
+	long long id = 0;
+	if (latest_profile_id(s, &id) != 0)
+		return 0;
 	bool changed = s->last_profile_id >= 0 && id != s->last_profile_id;
 	s->last_profile_id = id;
-	if (!changed)
-		return 0;
-	return write_line(out_fd, "{\"jsonrpc\":\"2.0\",\"method\":"
-	                          "\"notifications/resources/list_changed\"}");
+	return changed ? write_line(out_fd, LIST_CHANGED) : 0;
 }
 
 static int line_handle(struct mcp_server *s, struct mcp_session *sess, const char *line, size_t len,
@@ -350,6 +361,140 @@ static void http_post(struct mcp_server *s, const struct mcp_http_request *req,
 	}
 }
 
+/* ---- the GET event stream ---- */
+
+#define STREAM_CHECK_MS     2000
+#define STREAM_KEEPALIVE_MS 10000
+
+struct mcp_stream {
+	struct mcp_server *s;
+	char session[40];
+	long long last_profile_id; /* -1: not read yet */
+	char pending[256];
+	size_t len, off;
+	long long next_check_ms, next_keepalive_ms;
+};
+
+static void stream_queue(struct mcp_stream *st, const char *text)
+{
+	int n = snprintf(st->pending, sizeof(st->pending), "%s", text);
+	st->len = n > 0 && (size_t)n < sizeof(st->pending) ? (size_t)n : 0;
+	st->off = 0;
+	st->next_keepalive_ms = gi_clock_mono_ms() + STREAM_KEEPALIVE_MS;
+}
+
+/* Waits (lock held) until `deadline_ms` or a shutdown; true when the stream
+ * must end. */
+static bool stream_wait(struct mcp_stream *st, long long deadline_ms)
+{
+	struct mcp_server *s = st->s;
+	long long wait = deadline_ms - gi_clock_mono_ms();
+	if (wait > 1000)
+		wait = 1000;
+	if (wait > 0 && !s->streams_stopping) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (wait % 1000) * 1000000L;
+		ts.tv_sec += wait / 1000 + ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&s->streams_wake, &s->lock, &ts);
+	}
+	return s->streams_stopping || session_find(s, st->session) < 0;
+}
+
+static long stream_read(void *arg, char *buf, size_t max)
+{
+	struct mcp_stream *st = arg;
+	for (;;) {
+		if (st->off < st->len) {
+			size_t n = st->len - st->off < max ? st->len - st->off : max;
+			memcpy(buf, st->pending + st->off, n);
+			st->off += n;
+			return (long)n;
+		}
+		long long next = st->next_check_ms < st->next_keepalive_ms ? st->next_check_ms
+		                                                           : st->next_keepalive_ms;
+		pthread_mutex_lock(&st->s->lock);
+		bool end = stream_wait(st, next);
+		pthread_mutex_unlock(&st->s->lock);
+		if (end)
+			return -1;
+		long long now = gi_clock_mono_ms(), id = 0;
+		if (now >= st->next_check_ms) {
+			st->next_check_ms = now + STREAM_CHECK_MS;
+			if (latest_profile_id(st->s, &id) == 0) {
+				bool changed =
+				    st->last_profile_id >= 0 && id != st->last_profile_id;
+				st->last_profile_id = id;
+				if (changed) {
+					char event[200];
+					snprintf(event, sizeof(event),
+					         "event: message\ndata: %s\n\n", LIST_CHANGED);
+					stream_queue(st, event);
+					continue;
+				}
+			}
+		}
+		if (gi_clock_mono_ms() >= st->next_keepalive_ms)
+			stream_queue(st, ": keep-alive\n\n");
+	}
+}
+
+static void stream_done(void *arg)
+{
+	struct mcp_stream *st = arg;
+	struct mcp_server *s = st->s;
+	gi_free(st);
+	pthread_mutex_lock(&s->lock);
+	s->nstreams--;
+	pthread_cond_broadcast(&s->streams_wake);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void http_get(struct mcp_server *s, const struct mcp_http_request *req,
+                     struct mcp_http_response *resp)
+{
+	if (!req->session_id) {
+		respond_error(resp, 400, -32600,
+		              "missing Mcp-Session-Id header: send initialize first");
+		return;
+	}
+	bool wants_stream = accepts(req->accept, "text/event-stream");
+	pthread_mutex_lock(&s->lock);
+	bool known = session_find(s, req->session_id) >= 0;
+	bool full = s->nstreams >= MCP_STREAMS_MAX || s->streams_stopping;
+	if (known && wants_stream && !full)
+		s->nstreams++;
+	pthread_mutex_unlock(&s->lock);
+	if (!known) {
+		respond_error(resp, 404, -32001,
+		              "unknown or expired session: initialize a new one");
+		return;
+	}
+	if (!wants_stream) {
+		respond_error(resp, 406, -32600, "GET /mcp needs Accept: text/event-stream");
+		return;
+	}
+	if (full) {
+		respond_error(resp, 503, -32603, "too many open event streams; try again later");
+		return;
+	}
+	struct mcp_stream *st = gi_calloc(1, sizeof(*st));
+	st->s = s;
+	gi_strlcpy(st->session, req->session_id, sizeof(st->session));
+	st->last_profile_id = -1;
+	if (latest_profile_id(s, &st->last_profile_id) != 0)
+		st->last_profile_id = -1;
+	st->next_check_ms = gi_clock_mono_ms() + STREAM_CHECK_MS;
+	/* an SSE comment first, so that the client sees the stream open */
+	stream_queue(st, ": stream open\n\n");
+	resp->status = 200;
+	resp->content_type = "text/event-stream";
+	resp->read = stream_read;
+	resp->done = stream_done;
+	resp->stream = st;
+}
+
 void mcp_http_handle(struct mcp_server *s, const struct mcp_http_request *req,
                      struct mcp_http_response *resp)
 {
@@ -383,6 +528,7 @@ void mcp_http_handle(struct mcp_server *s, const struct mcp_http_request *req,
 		if (idx >= 0) {
 			gi_free(s->sessions[idx]);
 			s->sessions[idx] = s->sessions[--s->nsessions];
+			pthread_cond_broadcast(&s->streams_wake); /* its stream ends */
 		}
 		pthread_mutex_unlock(&s->lock);
 		if (idx < 0)
@@ -391,8 +537,5 @@ void mcp_http_handle(struct mcp_server *s, const struct mcp_http_request *req,
 			resp->status = 200;
 		return;
 	}
-	resp->allow = "POST, DELETE";
-	respond_error(resp, 405, -32600,
-	              "this server offers no server-initiated stream: use POST (GET is not "
-	              "supported)");
+	http_get(s, req, resp);
 }

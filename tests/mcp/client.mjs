@@ -234,10 +234,8 @@ async function modeRuntime() {
     check("history", !hist.isError && hist.structuredContent.points.length > 0, JSON.stringify(hist).slice(0, 300));
     const cmp = await client.callTool({ name: "runtime_compare", arguments: { a: "latest", b: "latest" } });
     check("compare", !cmp.isError, JSON.stringify(cmp).slice(0, 300));
-    if (cfg.transport === "stdio") {
-      for (let i = 0; i < 100 && !changed; i++) await new Promise((r) => setTimeout(r, 100));
-      check("resources list_changed after a profile", changed, "no notification");
-    }
+    for (let i = 0; i < 100 && !changed; i++) await new Promise((r) => setTimeout(r, 100));
+    check(`resources list_changed after a profile (${cfg.transport})`, changed, "no notification");
   }
   await client.close();
 }
@@ -276,10 +274,18 @@ async function modeHttp() {
         /^event: message\ndata: \{.*"id":3/.test(sse.text), sse.text);
   const malformed = await post("{not json", { "mcp-session-id": sid });
   check("malformed JSON is a parse error", JSON.parse(malformed.text).error?.code === -32700, malformed.text);
+  const noaccept = await fetch(cfg.url + "/mcp", { headers: { accept: "application/json", "mcp-session-id": sid } });
+  check("GET without the event-stream Accept is 406", noaccept.status === 406, `status ${noaccept.status}`);
   const get = await fetch(cfg.url + "/mcp", { headers: { accept: "text/event-stream", "mcp-session-id": sid } });
-  check("GET is 405", get.status === 405, `status ${get.status}`);
+  check("GET opens the event stream", get.status === 200 &&
+        get.headers.get("content-type").startsWith("text/event-stream"), `status ${get.status}`);
+  const reader = get.body.getReader();
+  const first = new TextDecoder().decode((await reader.read()).value);
+  check("the stream starts with a comment", first.startsWith(":"), first);
   const del = await fetch(cfg.url + "/mcp", { method: "DELETE", headers: { "mcp-session-id": sid } });
   check("DELETE ends the session", del.status === 200, `status ${del.status}`);
+  for (;;) { const { done } = await reader.read(); if (done) break; }
+  ok("the session's stream ended with it");
   const after = await post({ jsonrpc: "2.0", id: 4, method: "ping" }, { "mcp-session-id": sid });
   check("ended session is 404", after.status === 404, `status ${after.status}`);
 }

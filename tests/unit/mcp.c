@@ -166,9 +166,32 @@ static void http_statuses(void)
 
 	req.method = "GET";
 	mcp_http_handle(s, &req, &resp);
-	TH_ASSERT_INT_EQ(resp.status, 405);
-	TH_ASSERT_STR_EQ(resp.allow, "POST, DELETE");
+	TH_ASSERT_INT_EQ(resp.status, 404); /* the evicted session */
 	gi_free(resp.body);
+
+	/* a stream: open, then ended by the shutdown */
+	req.method = "POST";
+	req.session_id = NULL;
+	req.body = init;
+	req.body_len = strlen(init);
+	mcp_http_handle(s, &req, &resp);
+	memcpy(sid, resp.session_id, sizeof(sid));
+	gi_free(resp.body);
+	req.method = "GET";
+	req.session_id = sid;
+	mcp_http_handle(s, &req, &resp);
+	TH_ASSERT_INT_EQ(resp.status, 406); /* no Accept: text/event-stream */
+	gi_free(resp.body);
+	req.accept = "text/event-stream";
+	mcp_http_handle(s, &req, &resp);
+	TH_ASSERT_INT_EQ(resp.status, 200);
+	TH_ASSERT(resp.read && resp.stream && !resp.body);
+	char buf[256];
+	long n = resp.read(resp.stream, buf, sizeof(buf));
+	TH_ASSERT(n > 0 && buf[0] == ':');
+	mcp_server_shutdown(s);
+	TH_ASSERT_INT_EQ(resp.read(resp.stream, buf, sizeof(buf)), -1);
+	resp.done(resp.stream);
 	mcp_server_free(s);
 }
 
