@@ -240,6 +240,7 @@ cmd_install() {
     done
   fi
   install_grammar
+  case " $* " in *" test "*) install_mcp_client ;; esac
 }
 
 # The Elixir grammar, pinned and checked, unpacked once.
@@ -258,6 +259,29 @@ install_grammar() {
   mkdir -p "$GRAMMAR_DIR"
   tar -xzf "$tgz" -C "$GRAMMAR_DIR" --strip-components=1 package/src package/queries package/LICENSE package/package.json
   touch "$GRAMMAR_DIR/.ok-$GRAMMAR_VERSION"
+}
+
+# The official MCP SDK (client side) for the MCP tests: pinned by
+# tests/mcp/package-lock.json (every package with its integrity hash, checked
+# by `npm ci`), the SDK's own hash checked here too; under build/ only.
+MCP_SDK_VERSION=1.32.2
+MCP_SDK_INTEGRITY="sha512-SWsVtH/0vULSQStoZ6xxH2K09Li8fXYTMC64ZeogCdpZ3XSi1eCPOByV1OpuJxuI3OcmHhosDWYyii07tpPsLw=="
+MCP_SDK_DIR="$here/build/mcp-client"
+
+install_mcp_client() {
+  if [ ! -f "$MCP_SDK_DIR/.ok-$MCP_SDK_VERSION" ]; then
+    locked=$(node -e 'const l=require(process.argv[1]);const p=l.packages["node_modules/@modelcontextprotocol/sdk"];process.stdout.write(p.version+" "+p.integrity)' "$here/tests/mcp/package-lock.json")
+    if [ "$locked" != "$MCP_SDK_VERSION $MCP_SDK_INTEGRITY" ]; then
+      echo "deps.sh: tests/mcp/package-lock.json does not pin @modelcontextprotocol/sdk@$MCP_SDK_VERSION with the expected integrity" >&2
+      exit 1
+    fi
+    rm -rf "$MCP_SDK_DIR"
+    mkdir -p "$MCP_SDK_DIR"
+    cp "$here/tests/mcp/package.json" "$here/tests/mcp/package-lock.json" "$MCP_SDK_DIR/"
+    (cd "$MCP_SDK_DIR" && npm ci --silent --ignore-scripts --no-audit --no-fund >/dev/null) ||
+      die "npm ci of the MCP test client (@modelcontextprotocol/sdk@$MCP_SDK_VERSION) failed"
+    touch "$MCP_SDK_DIR/.ok-$MCP_SDK_VERSION"
+  fi
 }
 
 case "${1:-}" in

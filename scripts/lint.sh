@@ -31,7 +31,7 @@ fi
 # The folders of src/, lowest first. A file may include headers of its own
 # folder and of folders before it, never after (a back-arrow); an x_int.h
 # header is for its own folder only. A new folder must be placed here.
-LAYERS="base source store graph observe fuse profile api cli"
+LAYERS="base net source store graph observe fuse profile mcp api cli"
 
 echo "lint: include layers ($LAYERS)"
 layer_rank() {

@@ -67,6 +67,7 @@ struct api_server {
 	char *token; /* NULL: no authentication */
 	size_t body_limit;
 	const struct api_route *routes;
+	const struct api_raw_route *raw_routes;
 	void *ctx;
 	char name[32];
 	int port;
@@ -86,6 +87,7 @@ struct api_server {
 struct request_state {
 	struct gi_buf body;
 	const struct api_route *route;
+	const struct api_raw_route *raw_route;
 	char *path_param;
 	bool too_big;
 	bool responded;
@@ -214,6 +216,18 @@ const char *api_request_query(const struct api_request *req, const char *name, b
 			*invalid = true;
 		return NULL;
 	}
+	return v;
+}
+
+const char *api_request_header(const struct api_request *req, const char *name)
+{
+	const char *v = MHD_lookup_connection_value((struct MHD_Connection *)req->connection,
+	                                            MHD_HEADER_KIND, name);
+	if (!v)
+		return NULL;
+	size_t len = strlen(v);
+	if (len > API_PATH_PARAM_MAX || !gi_utf8_valid(v, len))
+		return NULL;
 	return v;
 }
 
@@ -562,9 +576,18 @@ static enum MHD_Result first_call(struct api_server *s, struct request_state *st
 		return send_error(st, c, 401, "missing or wrong bearer token");
 	if (!gi_utf8_valid(url, strlen(url)))
 		return send_error(st, c, 400, "the URL is not valid UTF-8");
-	bool path_known;
-	st->route = route_find(s->routes, method, url, &path_known, &st->path_param);
-	if (!st->route) {
+	bool path_known = false;
+	for (const struct api_raw_route *r = s->raw_routes; r && r->pattern; r++) {
+		if (strcmp(r->pattern, url) != 0)
+			continue;
+		path_known = true;
+		for (const char *const *m = r->methods; *m; m++)
+			if (strcmp(*m, method) == 0)
+				st->raw_route = r;
+	}
+	if (!st->raw_route && !path_known)
+		st->route = route_find(s->routes, method, url, &path_known, &st->path_param);
+	if (!st->route && !st->raw_route) {
 		char msg[512];
 		if (path_known)
 			snprintf(msg, sizeof(msg), "method %.16s is not allowed on %.400s", method,
@@ -584,6 +607,64 @@ static enum MHD_Result first_call(struct api_server *s, struct request_state *st
 	return MHD_YES;
 }
 
+struct raw_stream {
+	long (*read)(void *stream, char *buf, size_t max);
+	void (*done)(void *stream);
+	void *stream;
+};
+
+static ssize_t raw_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct raw_stream *rs = cls;
+	long n = rs->read(rs->stream, buf, max);
+	return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+}
+
+static void raw_stream_free(void *cls)
+{
+	struct raw_stream *rs = cls;
+	rs->done(rs->stream);
+	gi_free(rs);
+}
+
+static enum MHD_Result send_raw(struct MHD_Connection *c, struct api_raw_response *raw)
+{
+	if (raw->read) {
+		struct raw_stream *rs = gi_malloc(sizeof(*rs));
+		rs->read = raw->read;
+		rs->done = raw->done;
+		rs->stream = raw->stream;
+		struct MHD_Response *r = MHD_create_response_from_callback(
+		    MHD_SIZE_UNKNOWN, 4096, raw_stream_read, rs, raw_stream_free);
+		if (!r) {
+			raw_stream_free(rs);
+			return MHD_NO;
+		}
+		if (raw->content_type)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, raw->content_type);
+		for (int i = 0; i < raw->nheaders && i < API_RAW_HEADERS_MAX; i++)
+			MHD_add_response_header(r, raw->header_names[i], raw->header_values[i]);
+		enum MHD_Result rc = MHD_queue_response(c, (unsigned)raw->status, r);
+		MHD_destroy_response(r);
+		return rc;
+	}
+	struct MHD_Response *r = MHD_create_response_from_buffer(raw->body ? raw->body_len : 0,
+	                                                         raw->body ? raw->body : (void *)"",
+	                                                         MHD_RESPMEM_MUST_COPY);
+	gi_free(raw->body);
+	raw->body = NULL;
+	if (!r)
+		return MHD_NO;
+	if (raw->content_type)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, raw->content_type);
+	for (int i = 0; i < raw->nheaders && i < API_RAW_HEADERS_MAX; i++)
+		MHD_add_response_header(r, raw->header_names[i], raw->header_values[i]);
+	enum MHD_Result rc = MHD_queue_response(c, (unsigned)raw->status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 static enum MHD_Result run_handler(struct api_server *s, struct request_state *st,
                                    struct MHD_Connection *c, const char *url, const char *method)
 {
@@ -592,6 +673,15 @@ static enum MHD_Result run_handler(struct api_server *s, struct request_state *s
 		char msg[128];
 		snprintf(msg, sizeof(msg), "request body larger than %zu bytes", s->body_limit);
 		return send_error(st, c, 413, msg);
+	}
+	if (st->raw_route) {
+		struct api_raw_response raw;
+		memset(&raw, 0, sizeof(raw));
+		raw.status = 500;
+		st->raw_route->handler(s->ctx, &req, st->body.data ? st->body.data : "",
+		                       st->body.len, &raw);
+		st->responded = true;
+		return send_raw(c, &raw);
 	}
 	if (st->route->wants_body) {
 		json_error_t jerr;
@@ -706,6 +796,7 @@ int api_server_start(const struct api_server_config *cfg, struct api_server **ou
 	s->token = has_token ? gi_strdup(cfg->token) : NULL;
 	s->body_limit = cfg->body_limit ? cfg->body_limit : API_BODY_LIMIT_DEFAULT;
 	s->routes = cfg->routes;
+	s->raw_routes = cfg->raw_routes;
 	s->ctx = cfg->ctx;
 	gi_strlcpy(s->name, cfg->name ? cfg->name : "http", sizeof(s->name));
 	pthread_mutex_init(&s->lock, NULL);

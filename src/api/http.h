@@ -52,15 +52,51 @@ struct api_request {
  * through *invalid (set true) so that the handler can refuse them. */
 const char *api_request_query(const struct api_request *req, const char *name, bool *invalid);
 
+/* Returns the request header `name` (case-insensitive), or NULL when absent
+ * or not valid UTF-8 or longer than API_PATH_PARAM_MAX. */
+const char *api_request_header(const struct api_request *req, const char *name);
+
 /* A handler sets *status (preset to 200) and returns the response body, whose
  * ownership passes to the server; errors return api_error(). NULL gives a 500. */
 typedef json_t *(*api_handler_fn)(void *ctx, const struct api_request *req, int *status);
+
+/* A raw response (routes that do not answer JSON, e.g. /mcp's event
+ * streams and empty 202s). Headers are copied by the server. */
+#define API_RAW_HEADERS_MAX 4
+struct api_raw_response {
+	int status;
+	const char *content_type; /* static string; NULL: no body */
+	char *body;               /* gi_malloc'd or NULL; the server frees it */
+	size_t body_len;
+	const char *header_names[API_RAW_HEADERS_MAX]; /* static strings */
+	char header_values[API_RAW_HEADERS_MAX][128];
+	int nheaders;
+	/* A stream instead of `body` (e.g. text/event-stream): `read` fills up to
+	 * `max` bytes and returns how many, blocking as it needs (one thread per
+	 * connection), or -1 at the end; `done` frees `stream` when the
+	 * connection ends. The server owns `stream` once the handler returns. */
+	long (*read)(void *stream, char *buf, size_t max);
+	void (*done)(void *stream);
+	void *stream;
+};
+
+/* A raw handler gets the body as received (any method, any content, at most
+ * the body cap) and fills *resp (preset to an empty 500). */
+typedef void (*api_raw_handler_fn)(void *ctx, const struct api_request *req, const char *body,
+                                   size_t body_len, struct api_raw_response *resp);
 
 struct api_route {
 	const char *method;  /* "GET" or "POST" */
 	const char *pattern; /* "/api/runtime/profile/:id": one trailing `:name` segment at most */
 	api_handler_fn handler;
 	bool wants_body; /* POST with a JSON object body (required) */
+};
+
+/* A route answered by a raw handler; exact path, any method of `methods`. */
+struct api_raw_route {
+	const char *pattern;        /* exact path, e.g. "/mcp" */
+	const char *const *methods; /* NULL-terminated, e.g. {"POST", "GET", "DELETE", NULL} */
+	api_raw_handler_fn handler;
 };
 
 struct api_server_config {
@@ -74,7 +110,8 @@ struct api_server_config {
 	int ip_connection_limit;        /* concurrent connections of one address; 0: 1024 */
 	const char *name;               /* for logs: "worker", "monitor" */
 	const struct api_route *routes; /* terminated by a route whose method is NULL */
-	void *ctx;                      /* passed to every handler */
+	const struct api_raw_route *raw_routes; /* NULL, or terminated by a NULL pattern */
+	void *ctx;                              /* passed to every handler */
 };
 
 struct api_server;

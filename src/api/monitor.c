@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/client.h"
+#include "net/client.h"
 #include "api/http.h"
 #include "api/pusher.h"
 #include "api/runtime_stats.h"
@@ -784,10 +784,10 @@ static json_t *profile_fetch(struct api_monitor *m, json_t *profile_id)
 	char url[1024];
 	snprintf(url, sizeof(url), "%s/api/runtime/profile/%lld", m->worker_url,
 	         (long long)json_integer_value(profile_id));
-	struct api_call call = {"GET", url, NULL, m->worker_token, 30000};
+	struct net_call call = {"GET", url, NULL, m->worker_token, 30000};
 	int st = 0;
 	json_t *resp = NULL;
-	if (api_client_call(&call, &st, &resp) != 0 || st != 200) {
+	if (net_client_call(&call, &st, &resp) != 0 || st != 200) {
 		json_decref(resp);
 		return NULL;
 	}

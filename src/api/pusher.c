@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api/client.h"
+#include "net/client.h"
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/clock.h"
@@ -284,10 +284,10 @@ static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
 	         it->kind == API_PUSH_FINALIZE      ? "/api/runtime/ingest/finalize"
 	         : it->kind == API_PUSH_OBJECT_CODE ? "/api/runtime/ingest/object_code"
 	                                            : "/api/runtime/ingest");
-	struct api_call call = {"POST", url, it->body, p->token, p->timeout_ms};
+	struct net_call call = {"POST", url, it->body, p->token, p->timeout_ms};
 	int status = 0;
 	json_t *resp = NULL;
-	int rc = api_client_call(&call, &status, &resp);
+	int rc = net_client_call(&call, &status, &resp);
 	pthread_mutex_lock(&p->lock);
 	p->reachable = rc == 0;
 	if (rc)

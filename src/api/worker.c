@@ -39,7 +39,9 @@
 #include "base/str.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
+#include "mcp/mcp.h"
 #include "profile/finalize.h"
+#include "source/facts.h"
 #include "store/obs_store.h"
 
 #define POOL_IDLE_MAX     32
@@ -74,6 +76,7 @@ struct api_worker {
 	/* One writer at a time in this process: SQLite allows one anyway, and
 	 * waiting on a mutex is fairer and faster than its busy-retry sleeps. */
 	pthread_mutex_t write_lock;
+	struct mcp_server *mcp; /* /mcp; set once the port is known */
 };
 
 /* ---- pools ---- */
@@ -225,19 +228,13 @@ static bool file_exists(const char *path)
 	return path && access(path, F_OK) == 0;
 }
 
-/* Resolves the `path` query parameter (or the latest indexed project when
- * absent) to the project's index database path. */
-static int project_db_for_request(struct api_worker *w, const struct api_request *req,
-                                  char **db_path_out, json_t **err, int *status)
+/* Resolves a project path (or the latest indexed project when NULL) to the
+ * project's index database path. */
+static int project_db_for_path(struct api_worker *w, const char *path, char **db_path_out,
+                               json_t **err, int *status)
 {
 	*db_path_out = NULL;
-	bool invalid = false;
-	const char *path = api_request_query(req, "path", &invalid);
 	char *canon = NULL;
-	if (invalid) {
-		*err = api_error(status, 400, "path is too long or not valid UTF-8");
-		return GI_EINVAL;
-	}
 	if (!path) {
 		struct obs_store *st;
 		json_t *projects = NULL;
@@ -283,6 +280,21 @@ static int project_db_for_request(struct api_worker *w, const struct api_request
 	gi_free(canon);
 	*db_path_out = db_path;
 	return 0;
+}
+
+/* Resolves the `path` query parameter (or the latest indexed project when
+ * absent) to the project's index database path. */
+static int project_db_for_request(struct api_worker *w, const struct api_request *req,
+                                  char **db_path_out, json_t **err, int *status)
+{
+	*db_path_out = NULL;
+	bool invalid = false;
+	const char *path = api_request_query(req, "path", &invalid);
+	if (invalid) {
+		*err = api_error(status, 400, "path is too long or not valid UTF-8");
+		return GI_EINVAL;
+	}
+	return project_db_for_path(w, path, db_path_out, err, status);
 }
 
 static int query_int(const struct api_request *req, const char *name, int64_t max, int *out,
@@ -860,6 +872,106 @@ static json_t *route_compare(void *ctx, const struct api_request *req, int *stat
 		"GET", path, route_query, false \
 	}
 
+/* ---- /mcp: the MCP server's Streamable HTTP transport (src/mcp) ---- */
+
+static void route_mcp(void *ctx, const struct api_request *req, const char *body, size_t len,
+                      struct api_raw_response *out)
+{
+	struct api_worker *w = ctx;
+	struct mcp_server *mcp = __atomic_load_n(&w->mcp, __ATOMIC_ACQUIRE);
+	if (!mcp) {
+		out->status = 503;
+		return;
+	}
+	struct mcp_http_request r = {
+	    .method = req->method,
+	    .origin = api_request_header(req, "Origin"),
+	    .accept = api_request_header(req, "Accept"),
+	    .protocol_version = api_request_header(req, "MCP-Protocol-Version"),
+	    .session_id = api_request_header(req, "Mcp-Session-Id"),
+	    .body = body,
+	    .body_len = len,
+	};
+	struct mcp_http_response resp;
+	mcp_http_handle(mcp, &r, &resp);
+	out->status = resp.status;
+	out->content_type = resp.content_type;
+	out->body = resp.body;
+	out->body_len = resp.body_len;
+	if (resp.session_id[0]) {
+		out->header_names[out->nheaders] = "Mcp-Session-Id";
+		gi_strlcpy(out->header_values[out->nheaders++], resp.session_id,
+		           sizeof(out->header_values[0]));
+	}
+	out->read = resp.read;
+	out->done = resp.done;
+	out->stream = resp.stream;
+}
+
+/* The MCP server's static queries, answered here from the pooled index
+ * connections (the same kg_query as GET /api/knowledge/NAME). */
+static int worker_mcp_query(void *ctx, const char *project, const char *name,
+                            const struct kg_query_params *p, json_t **out, char *err,
+                            size_t err_size)
+{
+	struct api_worker *w = ctx;
+	json_t *e = NULL;
+	int status = 200;
+	char *db_path = NULL;
+	int rc = project_db_for_path(w, project, &db_path, &e, &status);
+	if (rc) {
+		snprintf(err, err_size, "%s", json_string_value(json_object_get(e, "error")));
+		json_decref(e);
+		return rc == GI_ENOTFOUND ? GI_ENOENT : rc;
+	}
+	struct kg_pooled conn = {0};
+	rc = kg_acquire(w, db_path, &conn);
+	if (rc == 0) {
+		rc = kg_query(conn.db, name, p, out);
+		kg_release(w, &conn);
+	}
+	if (rc)
+		mcp_query_error(rc, name, p, db_path, err, err_size);
+	gi_free(db_path);
+	return rc;
+}
+
+static int worker_mcp_start(struct api_worker *w, const struct api_worker_config *cfg,
+                            const char *listen)
+{
+	char addr[64], url[128];
+	int port;
+	if (api_listen_parse(listen, addr, &port) != 0)
+		return GI_EINVAL;
+	snprintf(url, sizeof(url), "http://%s:%d",
+	         strcmp(addr, "0.0.0.0") == 0 ? "127.0.0.1" : addr, api_server_port(w->server));
+	const char *monitor = cfg->monitor_url;
+	if (!monitor || !*monitor)
+		monitor = getenv("GIULIA_MONITOR_URL");
+	struct mcp_config mc = {
+	    .static_in_process = false,
+	    .query = worker_mcp_query,
+	    .query_ctx = w,
+	    .worker_url = url,
+	    .monitor_url = monitor && *monitor ? monitor : "http://127.0.0.1:4001",
+	    .token = cfg->token,
+	    .allow_runtime = cfg->mcp_allow_runtime,
+	    .allow_nodes = cfg->mcp_allow_nodes,
+	    .transport = "http",
+	};
+	struct mcp_server *mcp = NULL;
+	int rc = mcp_server_new(&mc, &mcp);
+	if (rc == 0)
+		__atomic_store_n(&w->mcp, mcp, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static const char *const mcp_methods[] = {"POST", "GET", "DELETE", NULL};
+static const struct api_raw_route worker_raw_routes[] = {
+    {"/mcp", mcp_methods, route_mcp},
+    {NULL, NULL, NULL},
+};
+
 static const struct api_route worker_routes[] = {
     {"GET", "/health", route_health, false},
     {"POST", "/api/index/scan", route_scan, true},
@@ -886,6 +998,7 @@ static const struct api_route worker_routes[] = {
     Q("/api/knowledge/unprotected_hubs"),
     Q("/api/knowledge/api_surface"),
     Q("/api/knowledge/function_details"),
+    Q("/api/knowledge/hubs"),
     {"GET", "/api/projects", route_projects, false},
     {"POST", "/api/runtime/ingest", route_ingest, true},
     {"POST", "/api/runtime/ingest/finalize", route_finalize, true},
@@ -925,9 +1038,13 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	    .ip_connection_limit = cfg->ip_connection_limit,
 	    .name = "worker",
 	    .routes = worker_routes,
+	    .raw_routes = worker_raw_routes,
 	    .ctx = w,
 	};
 	rc = api_server_start(&sc, &w->server);
+	if (rc)
+		goto fail;
+	rc = worker_mcp_start(w, cfg, sc.listen);
 	if (rc)
 		goto fail;
 	gi_log_info("worker", "data directory %s", w->data_dir);
@@ -948,6 +1065,7 @@ void api_worker_stop(struct api_worker *w)
 	if (!w)
 		return;
 	if (w->server) {
+		mcp_server_shutdown(w->mcp); /* its event streams would hold the stop up */
 		api_server_stop(w->server, SHUTDOWN_GRACE_MS);
 		struct obs_store *st;
 		if (store_acquire(w, &st) == 0) {
@@ -959,6 +1077,7 @@ void api_worker_stop(struct api_worker *w)
 			store_release(w, st);
 		}
 	}
+	mcp_server_free(w->mcp);
 	for (int i = 0; i < w->store_idle_len; i++)
 		obs_store_close(w->store_idle[i]);
 	for (int i = 0; i < w->kg_idle_len; i++)

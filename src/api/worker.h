@@ -11,6 +11,7 @@
 #ifndef GIULIA_API_WORKER_H
 #define GIULIA_API_WORKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define API_WORKER_LISTEN_DEFAULT "127.0.0.1:4000"
@@ -22,6 +23,13 @@ struct api_worker_config {
 	size_t body_limit;       /* 0: default */
 	int request_timeout;     /* seconds for a whole request; 0: API_REQUEST_TIMEOUT_DEFAULT */
 	int ip_connection_limit; /* connections of one address; 0: the default (http.h) */
+	/* The MCP server at /mcp (docs/MCP.md): the monitor its runtime tools ask
+	 * (NULL: GIULIA_MONITOR_URL, else http://127.0.0.1:4001), and the live-node
+	 * tools, offered only with mcp_allow_runtime for the NULL-terminated
+	 * mcp_allow_nodes. */
+	const char *monitor_url;
+	bool mcp_allow_runtime;
+	const char *const *mcp_allow_nodes;
 };
 
 struct api_worker;

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "api/client.h"
+#include "net/client.h"
 #include "api/http.h"
 #include "api/monitor.h"
 #include "api/worker.h"
@@ -107,10 +107,15 @@ static void signals_wait(const sigset_t *set)
 
 /* ---- giulia worker / monitor / serve ---- */
 
+#define MCP_ALLOW_NODES_MAX 64
+
 struct daemon_opts {
 	const char *listen, *listen2, *data, *token, *worker_url, *worker_token;
 	size_t body_limit;
-	int request_timeout, ip_connection_limit; /* 0: the HTTP layer's defaults */
+	int request_timeout, ip_connection_limit;       /* 0: the HTTP layer's defaults */
+	const char *monitor_url;                        /* worker: for /mcp's runtime tools */
+	const char *mcp_nodes[MCP_ALLOW_NODES_MAX + 1]; /* --mcp-allow-node, NULL-terminated */
+	int nmcp_nodes;
 };
 
 static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve, const char *usage)
@@ -134,7 +139,16 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 			o->worker_url = v;
 		else if (opt_value(argc, argv, &i, "--worker-token", &v))
 			o->worker_token = v;
-		else if (opt_value(argc, argv, &i, "--body-limit", &v)) {
+		else if (!serve && opt_value(argc, argv, &i, "--monitor", &v))
+			o->monitor_url = v;
+		else if (opt_value(argc, argv, &i, "--mcp-allow-node", &v)) {
+			if (o->nmcp_nodes == MCP_ALLOW_NODES_MAX) {
+				fprintf(stderr, "giulia: at most %d --mcp-allow-node\n",
+				        MCP_ALLOW_NODES_MAX);
+				return CLI_EXIT_USAGE;
+			}
+			o->mcp_nodes[o->nmcp_nodes++] = v;
+		} else if (opt_value(argc, argv, &i, "--body-limit", &v)) {
 			if (parse_size(v, &o->body_limit) != 0) {
 				fprintf(stderr, "giulia: --body-limit wants bytes (1024..4G)\n");
 				return CLI_EXIT_USAGE;
@@ -176,7 +190,7 @@ static int daemon_setup(int argc, char **argv, bool serve, const char *usage, st
 	if (rc)
 		return rc;
 	signals_block(set);
-	api_client_global_init();
+	net_client_global_init();
 	return 0;
 }
 
@@ -194,14 +208,15 @@ static int start_error(const char *what, int rc)
 
 static const char WORKER_USAGE[] =
     "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES]\n    "
-    "[--request-timeout S] [--ip-connection-limit N]";
+    "[--request-timeout S] [--ip-connection-limit N] [--monitor URL] [--mcp-allow-node NODE]...";
 static const char MONITOR_USAGE[] =
     "giulia monitor [--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
     "[--worker-token TOKEN] [--body-limit BYTES]\n    [--request-timeout S] [--ip-connection-limit "
     "N]";
 static const char SERVE_USAGE[] =
     "giulia serve [--worker-listen ADDR:PORT] [--monitor-listen ADDR:PORT] [--data DIR] "
-    "[--token TOKEN] [--body-limit BYTES]\n    [--request-timeout S] [--ip-connection-limit N]";
+    "[--token TOKEN] [--body-limit BYTES]\n    [--request-timeout S] [--ip-connection-limit N] "
+    "[--mcp-allow-node NODE]...";
 
 static int cmd_worker(int argc, char **argv)
 {
@@ -211,7 +226,16 @@ static int cmd_worker(int argc, char **argv)
 	if (rc)
 		return rc;
 	struct api_worker_config wc = {
-	    o.listen, o.data, o.token, o.body_limit, o.request_timeout, o.ip_connection_limit};
+	    .listen = o.listen,
+	    .data_dir = o.data,
+	    .token = o.token,
+	    .body_limit = o.body_limit,
+	    .request_timeout = o.request_timeout,
+	    .ip_connection_limit = o.ip_connection_limit,
+	    .monitor_url = o.monitor_url,
+	    .mcp_allow_runtime = o.nmcp_nodes > 0,
+	    .mcp_allow_nodes = o.mcp_nodes,
+	};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
 	if (rc)
@@ -247,8 +271,24 @@ static int cmd_serve(int argc, char **argv)
 	int rc = daemon_setup(argc, argv, true, SERVE_USAGE, &o, &set);
 	if (rc)
 		return rc;
+	char monitor_url[128], maddr[64];
+	int mport;
+	if (api_listen_parse(o.listen2 ? o.listen2 : API_MONITOR_LISTEN_DEFAULT, maddr, &mport) !=
+	    0)
+		return start_error("serve (monitor)", GI_EINVAL);
+	snprintf(monitor_url, sizeof(monitor_url), "http://%s:%d",
+	         strcmp(maddr, "0.0.0.0") == 0 ? "127.0.0.1" : maddr, mport);
 	struct api_worker_config wc = {
-	    o.listen, o.data, o.token, o.body_limit, o.request_timeout, o.ip_connection_limit};
+	    .listen = o.listen,
+	    .data_dir = o.data,
+	    .token = o.token,
+	    .body_limit = o.body_limit,
+	    .request_timeout = o.request_timeout,
+	    .ip_connection_limit = o.ip_connection_limit,
+	    .monitor_url = monitor_url,
+	    .mcp_allow_runtime = o.nmcp_nodes > 0,
+	    .mcp_allow_nodes = o.mcp_nodes,
+	};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
 	if (rc)
@@ -360,9 +400,9 @@ static int monitor_call(const char *method, const char *path, json_t *body, int 
 		return CLI_EXIT_USAGE;
 	}
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-	struct api_call call = {method, url, text, env_or("GIULIA_TOKEN", NULL), timeout_ms};
-	api_client_global_init();
-	int rc = api_client_call(&call, status, resp);
+	struct net_call call = {method, url, text, env_or("GIULIA_TOKEN", NULL), timeout_ms};
+	net_client_global_init();
+	int rc = net_client_call(&call, status, resp);
 	free(text);
 	if (rc) {
 		fprintf(stderr,

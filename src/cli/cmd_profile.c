@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/client.h"
+#include "net/client.h"
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
@@ -54,9 +54,9 @@ static int http_get(const char *path, int *status, json_t **body)
 		blen--;
 	if ((size_t)snprintf(url, sizeof(url), "%.*s%s", (int)blen, base, path) >= sizeof(url))
 		return GI_EINVAL;
-	struct api_call call = {"GET", url, NULL, getenv("GIULIA_TOKEN"), 60000};
-	api_client_global_init();
-	return api_client_call(&call, status, body);
+	struct net_call call = {"GET", url, NULL, getenv("GIULIA_TOKEN"), 60000};
+	net_client_global_init();
+	return net_client_call(&call, status, body);
 }
 
 /* Fetches profile `id` ("latest" or a positive integer); *out: caller decrefs. */

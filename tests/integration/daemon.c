@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "api/client.h"
+#include "net/client.h"
 #include "api/pusher.h"
 #include "api_util.h"
 #include "base/error.h"
@@ -51,7 +51,7 @@ static void pusher_free_deferred(void *arg)
 
 static void pusher_survives_worker_restart(void)
 {
-	api_client_global_init();
+	net_client_global_init();
 	struct td_daemon w = {0};
 	td_worker(&w, NULL);
 	char spool[600];
@@ -105,7 +105,7 @@ static int count_files(const char *dir)
 
 static void pusher_spools_and_resends_after_restart(void)
 {
-	api_client_global_init();
+	net_client_global_init();
 	struct td_daemon w = {0};
 	w.port = ts_free_port();
 	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
@@ -136,7 +136,7 @@ static void pusher_spools_and_resends_after_restart(void)
 
 static void pusher_drops_what_the_worker_refuses(void)
 {
-	api_client_global_init();
+	net_client_global_init();
 	struct td_daemon w = {0};
 	td_worker(&w, NULL);
 	char spool[600];
@@ -156,7 +156,7 @@ static void pusher_drops_what_the_worker_refuses(void)
 
 static void pusher_authenticates_and_waits_out_a_wrong_token(void)
 {
-	api_client_global_init();
+	net_client_global_init();
 	struct td_daemon w = {0};
 	snprintf(w.token, sizeof(w.token), "worker-token");
 	td_worker(&w, NULL);

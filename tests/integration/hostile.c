@@ -11,7 +11,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "api/client.h"
+#include "net/client.h"
 #include "api/pusher.h"
 #include "api_util.h"
 #include "base/error.h"
@@ -314,7 +314,7 @@ static json_t *stats_of(struct api_pusher *p)
 
 static void delivery_error_clears_when_delivery_recovers(void)
 {
-	api_client_global_init();
+	net_client_global_init();
 	struct td_daemon w = {0};
 	w.port = ts_free_port();
 	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);

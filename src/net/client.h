@@ -2,20 +2,20 @@
  * client.h - a small HTTP client over libcurl for JSON APIs: the monitor's
  * pushes to the worker and the CLIs' calls to the daemons.
  *
- * Responses are capped (API_CLIENT_RESPONSE_LIMIT) and parsed as JSON.
- * Thread-safe after api_client_global_init(): each call uses its own handle.
+ * Responses are capped (NET_CLIENT_RESPONSE_LIMIT) and parsed as JSON.
+ * Thread-safe after net_client_global_init(): each call uses its own handle.
  */
-#ifndef GIULIA_API_CLIENT_H
-#define GIULIA_API_CLIENT_H
+#ifndef GIULIA_NET_CLIENT_H
+#define GIULIA_NET_CLIENT_H
 
 #include <jansson.h>
 
-#define API_CLIENT_RESPONSE_LIMIT (64 * 1024 * 1024)
+#define NET_CLIENT_RESPONSE_LIMIT (64 * 1024 * 1024)
 
 /* Initialises libcurl once per process; call before starting threads. */
-void api_client_global_init(void);
+void net_client_global_init(void);
 
-struct api_call {
+struct net_call {
 	const char *method; /* "GET" or "POST" */
 	const char *url;    /* full URL */
 	const char *body;   /* request body (JSON text) for POST, or NULL */
@@ -27,11 +27,11 @@ struct api_call {
  * in *status), with *json_out (caller decrefs) holding the parsed body or NULL
  * when it was not JSON; GI_ECONNECT when nothing answered, GI_ETIMEOUT on a
  * timeout, GI_ETOOBIG past the response cap, GI_EHTTP otherwise. */
-int api_client_call(const struct api_call *call, int *status, json_t **json_out);
+int net_client_call(const struct net_call *call, int *status, json_t **json_out);
 
 /* Joins a base URL and a path with a query made of `key=value` pairs
  * (NULL-terminated list of alternating keys and values; NULL values skipped),
  * escaping the values. Caller frees with gi_free. */
-char *api_client_url(const char *base, const char *path, const char *const *query);
+char *net_client_url(const char *base, const char *path, const char *const *query);
 
 #endif

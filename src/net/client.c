@@ -1,7 +1,7 @@
 /*
  * client.c - JSON over HTTP with libcurl (see client.h).
  */
-#include "api/client.h"
+#include "net/client.h"
 
 #include <curl/curl.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 
-void api_client_global_init(void)
+void net_client_global_init(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
@@ -24,7 +24,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
-int api_client_call(const struct api_call *call, int *status, json_t **json_out)
+int net_client_call(const struct net_call *call, int *status, json_t **json_out)
 {
 	*status = 0;
 	*json_out = NULL;
@@ -32,7 +32,7 @@ int api_client_call(const struct api_call *call, int *status, json_t **json_out)
 	if (!h)
 		return GI_EHTTP;
 	struct gi_buf resp;
-	gi_buf_init(&resp, API_CLIENT_RESPONSE_LIMIT);
+	gi_buf_init(&resp, NET_CLIENT_RESPONSE_LIMIT);
 	struct curl_slist *headers = NULL;
 	char auth[1024];
 	int rc = 0;
@@ -90,7 +90,7 @@ out:
 	return rc;
 }
 
-char *api_client_url(const char *base, const char *path, const char *const *query)
+char *net_client_url(const char *base, const char *path, const char *const *query)
 {
 	struct gi_buf b;
 	gi_buf_init(&b, 0);

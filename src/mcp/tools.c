@@ -1,0 +1,1060 @@
+/*
+ * tools.c - the MCP tool table (see mcp.h, docs/MCP.md): one tool per
+ * read-only capability of Giulia, named AREA_THING (`index_*` for the index
+ * of a project, `knowledge_*` for the graph's analyses, `runtime_*` for
+ * observations, profiles and live nodes), each with its input schema built
+ * from a parameter table, its output schema, and an implementation that goes
+ * through the same function as the CLI or the REST route it mirrors.
+ *
+ * Static tools give exactly the JSON of `giulia ... --json` (kg_query), in
+ * this process or through the worker. Live tools check the allow-list and
+ * their caps here, before anything reaches a node.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/client.h"
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "base/str.h"
+#include "fuse/fuse.h"
+#include "graph/query.h"
+#include "mcp/mcp_int.h"
+#include "observe/dist.h"
+#include "observe/observe.h"
+
+#define TIMEOUT_READ_MS 30000
+#define TIMEOUT_LIVE_MS 20000
+
+/* ---- parameters --------------------------------------------------------- */
+
+#define P_PROJECT                                                                           \
+	{                                                                                   \
+		"project", MCP_PARAM_STRING, false, 0, 0, NULL,                             \
+		    "Project directory whose index to query (absolute path). Default: the " \
+		    "server's "                                                             \
+		    "project (stdio) or the project the worker indexed last (HTTP)."        \
+	}
+#define P_MODULE_REQ(what)                                                               \
+	{                                                                                \
+		"module", MCP_PARAM_STRING, true, 0, 0, NULL,                            \
+		    "Module name as written in source (`MyApp.Repo`; Erlang modules as " \
+		    "`:ets`) " what ". index_modules lists them."                        \
+	}
+#define P_MODULE_OPT(what)                                                                 \
+	{                                                                                  \
+		"module", MCP_PARAM_STRING, false, 0, 0, NULL,                             \
+		    "Only this module (`MyApp.Repo`)" what "; omit for the whole project." \
+	}
+#define P_TOP                                                                               \
+	{                                                                                   \
+		"top", MCP_PARAM_INTEGER, false, 1, 100000, NULL,                           \
+		    "How many entries to return, highest first (default: the query's own, " \
+		    "usually 20)."                                                          \
+	}
+#define P_DEPTH                                                                               \
+	{                                                                                     \
+		"depth", MCP_PARAM_INTEGER, false, 1, 1000, NULL,                             \
+		    "How many hops of dependents/callers to follow (default 3); 1 is direct " \
+		    "neighbours "                                                             \
+		    "only."                                                                   \
+	}
+#define P_EXTERNAL                                                                              \
+	{                                                                                       \
+		"include_external", MCP_PARAM_BOOLEAN, false, 0, 0, NULL,                       \
+		    "Include modules outside the project (Elixir, OTP, dependencies). Default " \
+		    "false."                                                                    \
+	}
+#define P_NODE                                                                                \
+	{                                                                                     \
+		"node", MCP_PARAM_STRING, true, 0, 0, NULL,                                   \
+		    "Erlang node name, `name@host` (e.g. `shop@127.0.0.1`); live-node tools " \
+		    "accept only "                                                            \
+		    "the nodes of the server's allow-list."                                   \
+	}
+#define P_LIMIT(max, what)                                                                     \
+	{                                                                                      \
+		"limit", MCP_PARAM_INTEGER, false, 1, max, NULL, "At most this many " what "." \
+	}
+#define P_END                                                   \
+	{                                                       \
+		NULL, MCP_PARAM_STRING, false, 0, 0, NULL, NULL \
+	}
+
+static const struct mcp_param params_project[] = {P_PROJECT, P_END};
+static const struct mcp_param params_top[] = {P_TOP, P_PROJECT, P_END};
+static const struct mcp_param params_modules[] = {P_EXTERNAL, P_PROJECT, P_END};
+static const struct mcp_param params_functions[] = {P_MODULE_REQ("whose functions to list"),
+                                                    P_PROJECT, P_END};
+static const struct mcp_param params_details[] = {P_MODULE_REQ("to describe"), P_PROJECT, P_END};
+static const struct mcp_param params_dependents[] = {P_MODULE_REQ("whose dependents to list"),
+                                                     P_PROJECT, P_END};
+static const struct mcp_param params_dependencies[] = {P_MODULE_REQ("whose dependencies to list"),
+                                                       P_EXTERNAL, P_PROJECT, P_END};
+static const struct mcp_param params_module_top[] = {P_MODULE_OPT(""), P_TOP, P_PROJECT, P_END};
+static const struct mcp_param params_impact[] = {
+    P_MODULE_REQ("whose blast radius to measure"),
+    {"function", MCP_PARAM_STRING, false, 0, 0, NULL,
+     "A function of the module as `name/arity` (e.g. `save/1`): measure that function's "
+     "callers and callees instead of the module's dependents."},
+    P_DEPTH,
+    P_EXTERNAL,
+    P_PROJECT,
+    P_END};
+static const struct mcp_param params_path[] = {
+    {"from", MCP_PARAM_STRING, true, 0, 0, NULL, "Module the path starts at (`MyApp.Web`)."},
+    {"to", MCP_PARAM_STRING, true, 0, 0, NULL, "Module the path ends at (`MyApp.Repo`)."},
+    P_EXTERNAL,
+    P_PROJECT,
+    P_END};
+static const struct mcp_param params_function_details[] = {
+    P_MODULE_REQ("the function belongs to"),
+    {"function", MCP_PARAM_STRING, true, 0, 0, NULL,
+     "The function as `name/arity` (e.g. `save/1`)."},
+    P_PROJECT,
+    P_END};
+static const struct mcp_param params_scan[] = {
+    P_PROJECT,
+    {"force", MCP_PARAM_BOOLEAN, false, 0, 0, NULL,
+     "Re-parse every file even when unchanged (default false: incremental)."},
+    P_END};
+static const struct mcp_param params_list[] = {P_LIMIT(1000, "entries, newest first"), P_END};
+static const struct mcp_param params_observation[] = {
+    {"session_id", MCP_PARAM_STRING, true, 0, 0, NULL,
+     "The observation's session id (runtime_observations lists them)."},
+    {"include_snapshots", MCP_PARAM_BOOLEAN, false, 0, 0, NULL,
+     "Add every stored snapshot (large: prefer runtime_profile for conclusions)."},
+    P_END};
+static const char *const formats_profile[] = {"json", "text", NULL};
+static const struct mcp_param params_profile[] = {
+    {"id", MCP_PARAM_STRING, false, 0, 0, NULL,
+     "Profile id (digits, from runtime_profiles or runtime_observe_stop) or `latest` "
+     "(default)."},
+    {"format", MCP_PARAM_STRING, false, 0, 0, formats_profile,
+     "`json` (default: the whole profile, docs/PROFILE.md) or `text` (the report a person "
+     "reads: ranked recommendations first)."},
+    P_END};
+static const struct mcp_param params_compare[] = {
+    {"a", MCP_PARAM_STRING, true, 0, 0, NULL, "The profile before (id or `latest`)."},
+    {"b", MCP_PARAM_STRING, true, 0, 0, NULL, "The profile after (id or `latest`)."},
+    {"format", MCP_PARAM_STRING, false, 0, 0, formats_profile, "`json` (default) or `text`."},
+    P_END};
+static const struct mcp_param params_node_history[] = {
+    P_NODE, P_LIMIT(720, "points, the newest kept"), P_END};
+static const struct mcp_param params_node[] = {P_NODE, P_END};
+static const struct mcp_param params_none[] = {P_END};
+static const struct mcp_param params_pulse[] = {
+    P_NODE,
+    {"window_ms", MCP_PARAM_INTEGER, false, 10, MCP_PULSE_WINDOW_MAX, NULL,
+     "Measuring window for a live pulse (default 500, at most 5000)."},
+    P_END};
+static const char *const metrics_top[] = {"reductions", "memory", "message_queue", NULL};
+static const struct mcp_param params_top_processes[] = {
+    P_NODE,
+    {"metric", MCP_PARAM_STRING, false, 0, 0, metrics_top,
+     "Rank by `reductions` over the window (CPU, default), `memory` or `message_queue` "
+     "(mailbox length)."},
+    {"window_ms", MCP_PARAM_INTEGER, false, 10, MCP_PULSE_WINDOW_MAX, NULL,
+     "Measuring window for a live pulse (default 500, at most 5000)."},
+    P_END};
+static const struct mcp_param params_trace[] = {
+    P_NODE,
+    {"modules", MCP_PARAM_STRINGS, true, 1, MCP_TRACE_MODULES_MAX, NULL,
+     "Modules whose functions to count (1 to 16; `MyApp.Repo`, `:ets`)."},
+    {"duration_ms", MCP_PARAM_INTEGER, false, 100, MCP_TRACE_MS_MAX, NULL,
+     "How long to count, 100 to 10000 ms (default 2000)."},
+    P_END};
+static const struct mcp_param params_observe_start[] = {
+    P_NODE,
+    {"duration_ms", MCP_PARAM_INTEGER, true, 1000, MCP_OBSERVE_MS_MAX, NULL,
+     "How long the observation may run, 1000 to 600000 ms: this server stops it then (or "
+     "when it exits) if runtime_observe_stop did not."},
+    {"interval_ms", MCP_PARAM_INTEGER, false, 1000, 60000, NULL,
+     "Time between snapshots, 1000 to 60000 ms (default 2000)."},
+    {"trace_modules", MCP_PARAM_STRINGS, false, 0, MCP_TRACE_MODULES_MAX, NULL,
+     "Modules whose calls to count during the observation (at most 16)."},
+    {"project", MCP_PARAM_STRING, false, 0, 0, NULL,
+     "Project directory (absolute) whose graph the profile joins. Default: the server's "
+     "project."},
+    P_END};
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const char *arg_str(json_t *args, const char *name)
+{
+	return json_string_value(json_object_get(args, name));
+}
+
+static long long arg_int(json_t *args, const char *name, long long dflt)
+{
+	json_t *v = json_object_get(args, name);
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+static bool arg_bool(json_t *args, const char *name)
+{
+	return json_is_true(json_object_get(args, name));
+}
+
+static bool node_name_valid(const char *n)
+{
+	size_t len = n ? strlen(n) : 0;
+	const char *at = n ? strchr(n, '@') : NULL;
+	if (len == 0 || len > 255 || !at || at == n || at[1] == '\0' || strchr(at + 1, '@'))
+		return false;
+	for (const char *c = n; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.' || *c == '@'))
+			return false;
+	return true;
+}
+
+/* Live tools: the node must be on the allow-list. */
+static int node_allowed(struct mcp_server *s, const char *node, char *err, size_t n)
+{
+	if (!node_name_valid(node)) {
+		snprintf(err, n, "'%.300s' is not a node name: use name@host, e.g. shop@127.0.0.1",
+		         node ? node : "");
+		return GI_EINVAL;
+	}
+	for (int i = 0; i < s->nnodes; i++)
+		if (strcmp(s->nodes[i], node) == 0)
+			return 0;
+	snprintf(err, n,
+	         "node %s is not on this server's allow-list; restart the MCP server with "
+	         "--allow-runtime --allow-node %s to let it act on that node",
+	         node, node);
+	return GI_EDENIED;
+}
+
+/* The cookie this server hands to the monitor or uses itself: GIULIA_COOKIE
+ * of `giulia mcp`; never the worker's (it holds none: the monitor's own
+ * applies). */
+static const char *server_cookie(const struct mcp_server *s)
+{
+	if (!s->static_in_process)
+		return NULL;
+	const char *c = getenv("GIULIA_COOKIE");
+	return c && *c ? c : NULL;
+}
+
+/* ---- static tools ------------------------------------------------------- */
+
+static int run_static(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                      char *err, size_t n)
+{
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.module = arg_str(args, "module");
+	p.function = arg_str(args, "function");
+	p.from = arg_str(args, "from");
+	p.to = arg_str(args, "to");
+	p.depth = (int)arg_int(args, "depth", 0);
+	p.top = (int)arg_int(args, "top", 0);
+	p.include_external = arg_bool(args, "include_external");
+	const char *project = arg_str(args, "project");
+	if (s->static_in_process)
+		return mcp_static_query(s, project, t->target, &p, result, err, n);
+	if (s->query)
+		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
+
+	char depth[32] = "", top[32] = "";
+	if (p.depth)
+		snprintf(depth, sizeof(depth), "%d", p.depth);
+	if (p.top)
+		snprintf(top, sizeof(top), "%d", p.top);
+	const char *q[] = {"path",
+	                   project,
+	                   "module",
+	                   p.module,
+	                   "function",
+	                   p.function,
+	                   "from",
+	                   p.from,
+	                   "to",
+	                   p.to,
+	                   "depth",
+	                   p.depth ? depth : NULL,
+	                   "top",
+	                   p.top ? top : NULL,
+	                   "include_external",
+	                   p.include_external ? "true" : NULL,
+	                   NULL};
+	char path[128];
+	bool index = strncmp(t->name, "index_", 6) == 0;
+	snprintf(path, sizeof(path), "/api/%s/%s", index ? "index" : "knowledge", t->target);
+	int rc = mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
+	if (rc == GI_ENOTFOUND && !strstr(err, "not indexed"))
+		mcp_query_error(rc, t->target, &p, s->worker_url, err, n);
+	return rc;
+}
+
+static int run_scan(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                    char *err, size_t n)
+{
+	(void)t;
+	const char *project = arg_str(args, "project");
+	if (!s->static_in_process) {
+		/* the worker has no project of its own: the one it indexed last */
+		json_t *projects = NULL;
+		int rc = 0;
+		if (!project) {
+			rc = mcp_daemon_call(s, false, "GET", "/api/projects", NULL, NULL,
+			                     TIMEOUT_READ_MS, &projects, err, n);
+			project = json_string_value(json_object_get(
+			    json_array_get(json_object_get(projects, "projects"), 0), "path"));
+			if (rc == 0 && !project) {
+				snprintf(err, n,
+				         "no project indexed yet: give the argument 'project'");
+				rc = GI_EINVAL;
+			}
+		}
+		if (rc == 0) {
+			json_t *body = json_pack("{s:s, s:b}", "path", project, "force",
+			                         arg_bool(args, "force"));
+			rc = mcp_daemon_call(s, false, "POST", "/api/index/scan", NULL, body,
+			                     600000, result, err, n);
+			json_decref(body);
+		}
+		json_decref(projects);
+		return rc;
+	}
+	if (!project)
+		project = s->project;
+	char *real = NULL;
+	if (gi_fs_realdir(project, &real) != 0) {
+		snprintf(err, n, "project %.512s is not a directory", project);
+		return GI_EINVAL;
+	}
+	struct kg_index_options opt = {arg_bool(args, "force"), NULL, 0};
+	json_t *summary = NULL;
+	pthread_mutex_lock(&s->db_lock);
+	int rc = kg_index_project(real, NULL, &opt, &summary);
+	pthread_mutex_unlock(&s->db_lock);
+	if (rc) {
+		snprintf(err, n, "indexing %.512s failed: %s", real, gi_strerror(rc));
+		gi_free(real);
+		return rc;
+	}
+	*result = json_pack("{s:s, s:o}", "path", real, "summary", summary);
+	gi_free(real);
+	return 0;
+}
+
+/* ---- worker and monitor reads ------------------------------------------- */
+
+static int run_worker_get(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                          json_t **result, char *err, size_t n)
+{
+	char limit[32];
+	long long l = arg_int(args, "limit", 0);
+	snprintf(limit, sizeof(limit), "%lld", l);
+	const char *q[] = {"limit", l ? limit : NULL, NULL};
+	return mcp_daemon_call(s, false, "GET", t->target, q, NULL, TIMEOUT_READ_MS, result, err,
+	                       n);
+}
+
+static bool session_id_safe(const char *sid)
+{
+	size_t len = strlen(sid);
+	if (len == 0 || len > 128)
+		return false;
+	for (const char *c = sid; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_'))
+			return false;
+	return true;
+}
+
+static int run_observation(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                           json_t **result, char *err, size_t n)
+{
+	(void)t;
+	const char *sid = arg_str(args, "session_id");
+	if (!session_id_safe(sid)) {
+		snprintf(err, n,
+		         "session_id must be letters, digits, - or _ (runtime_observations "
+		         "lists the ids)");
+		return GI_EINVAL;
+	}
+	char path[256];
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s", sid);
+	const char *q[] = {"include", arg_bool(args, "include_snapshots") ? "snapshots" : NULL,
+	                   NULL};
+	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
+}
+
+/* "latest" or a positive integer. */
+static bool profile_id_valid(const char *id)
+{
+	if (strcmp(id, "latest") == 0)
+		return true;
+	int64_t v;
+	return gi_parse_int64(id, 1, INT64_MAX, &v) == 0;
+}
+
+static int profile_fetch(struct mcp_server *s, const char *id, json_t **out, char *err, size_t n)
+{
+	if (!profile_id_valid(id)) {
+		snprintf(err, n, "profile id must be a positive integer or `latest`, not '%.100s'",
+		         id);
+		return GI_EINVAL;
+	}
+	char path[128];
+	snprintf(path, sizeof(path), "/api/runtime/profile/%s", id);
+	return mcp_daemon_call(s, false, "GET", path, NULL, NULL, TIMEOUT_READ_MS, out, err, n);
+}
+
+static bool format_is_text(json_t *args)
+{
+	const char *f = arg_str(args, "format");
+	return f && strcmp(f, "text") == 0;
+}
+
+static int run_profile(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                       json_t **result, char *err, size_t n)
+{
+	(void)t;
+	const char *id = arg_str(args, "id");
+	json_t *row = NULL;
+	int rc = profile_fetch(s, id ? id : "latest", &row, err, n);
+	if (rc)
+		return rc;
+	if (!format_is_text(args)) {
+		*result = row;
+		return 0;
+	}
+	json_t *profile = json_object_get(row, "profile");
+	struct gi_buf text;
+	gi_buf_init(&text, 0);
+	rc = fuse_report_text(profile ? profile : row, &text);
+	if (rc) {
+		snprintf(err, n, "rendering the profile failed: %s", gi_strerror(rc));
+	} else {
+		*result = json_pack("{s:O?, s:s, s:s}", "id", json_object_get(row, "id"), "format",
+		                    "text", "text", gi_buf_str(&text));
+	}
+	gi_buf_destroy(&text);
+	json_decref(row);
+	return rc;
+}
+
+static int run_compare(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                       json_t **result, char *err, size_t n)
+{
+	(void)t;
+	const char *a = arg_str(args, "a"), *b = arg_str(args, "b");
+	if (!profile_id_valid(a) || !profile_id_valid(b)) {
+		snprintf(err, n, "a and b must be profile ids (positive integers) or `latest`");
+		return GI_EINVAL;
+	}
+	const char *q[] = {"a", a, "b", b, NULL};
+	json_t *cmp = NULL;
+	int rc = mcp_daemon_call(s, false, "GET", "/api/runtime/compare", q, NULL, TIMEOUT_READ_MS,
+	                         &cmp, err, n);
+	if (rc || !format_is_text(args)) {
+		*result = cmp;
+		return rc;
+	}
+	struct gi_buf text;
+	gi_buf_init(&text, 0);
+	rc = fuse_compare_text(cmp, &text);
+	if (rc)
+		snprintf(err, n, "rendering the comparison failed: %s", gi_strerror(rc));
+	else
+		*result = json_pack("{s:s, s:s}", "format", "text", "text", gi_buf_str(&text));
+	gi_buf_destroy(&text);
+	json_decref(cmp);
+	return rc;
+}
+
+static int run_monitor_node(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                            json_t **result, char *err, size_t n)
+{
+	const char *node = arg_str(args, "node");
+	if (!node_name_valid(node)) {
+		snprintf(err, n, "'%.300s' is not a node name: use name@host", node ? node : "");
+		return GI_EINVAL;
+	}
+	char limit[32], window[32];
+	long long l = arg_int(args, "limit", 0), w = arg_int(args, "window_ms", 0);
+	snprintf(limit, sizeof(limit), "%lld", l);
+	snprintf(window, sizeof(window), "%lld", w);
+	const char *q[] = {"node",      node,
+	                   "limit",     l ? limit : NULL,
+	                   "metric",    arg_str(args, "metric"),
+	                   "window_ms", w ? window : NULL,
+	                   NULL};
+	return mcp_daemon_call(s, true, "GET", t->target, q, NULL, TIMEOUT_LIVE_MS, result, err, n);
+}
+
+static int run_observe_status(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                              json_t **result, char *err, size_t n)
+{
+	(void)args;
+	return mcp_daemon_call(s, true, "GET", t->target, NULL, NULL, TIMEOUT_READ_MS, result, err,
+	                       n);
+}
+
+/* ---- live-node tools ---------------------------------------------------- */
+
+/* Gives the monitor the server's cookie for `node` once (POST
+ * /api/runtime/connect), so that its live reads use it; nothing to do
+ * without GIULIA_COOKIE (the monitor uses its own). */
+static int monitor_connect(struct mcp_server *s, const char *node, char *err, size_t n)
+{
+	const char *cookie = server_cookie(s);
+	int i = 0;
+	while (i < s->nnodes && strcmp(s->nodes[i], node) != 0)
+		i++;
+	pthread_mutex_lock(&s->lock);
+	bool done = i == s->nnodes || s->connected[i];
+	pthread_mutex_unlock(&s->lock);
+	if (!cookie || done)
+		return 0;
+	json_t *body = json_pack("{s:s, s:s}", "node", node, "cookie", cookie), *r = NULL;
+	int rc = mcp_daemon_call(s, true, "POST", "/api/runtime/connect", NULL, body,
+	                         TIMEOUT_LIVE_MS, &r, err, n);
+	json_decref(body);
+	json_decref(r);
+	if (rc == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->connected[i] = true;
+		pthread_mutex_unlock(&s->lock);
+	}
+	return rc;
+}
+
+static int run_live_read(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                         json_t **result, char *err, size_t n)
+{
+	int rc = node_allowed(s, arg_str(args, "node"), err, n);
+	if (rc)
+		return rc;
+	rc = monitor_connect(s, arg_str(args, "node"), err, n);
+	if (rc == 0)
+		rc = run_monitor_node(s, t, args, result, err, n);
+	if (rc != GI_ECONNECT || strcmp(t->name, "runtime_pulse") != 0 || !s->static_in_process)
+		return rc;
+	/* No monitor: the pulse is one bounded call, taken from here. */
+	struct obs_target target = {arg_str(args, "node"), server_cookie(s), TIMEOUT_LIVE_MS / 2};
+	int window = (int)arg_int(args, "window_ms", 500);
+	rc = obs_pulse(&target, window, 0, result);
+	if (rc)
+		snprintf(err, n, "pulse of %s failed: %s (%s)", target.node, gi_strerror(rc),
+		         dist_error_hint(rc));
+	return rc;
+}
+
+static int run_connect(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                       json_t **result, char *err, size_t n)
+{
+	const char *node = arg_str(args, "node");
+	int rc = node_allowed(s, node, err, n);
+	if (rc)
+		return rc;
+	json_t *body = json_pack("{s:s, s:s?}", "node", node, "cookie", server_cookie(s));
+	rc = mcp_daemon_call(s, true, "POST", t->target, NULL, body, TIMEOUT_LIVE_MS, result, err,
+	                     n);
+	json_decref(body);
+	return rc;
+}
+
+/* Copies a JSON array of strings into `out` (NULL-terminated, at most max). */
+static int strings_of(json_t *arr, const char **out, size_t max)
+{
+	size_t i, k = 0;
+	json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		if (k == max)
+			return GI_EINVAL;
+		out[k++] = json_string_value(v);
+	}
+	out[k] = NULL;
+	return 0;
+}
+
+static int run_trace(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                     char *err, size_t n)
+{
+	(void)t;
+	const char *node = arg_str(args, "node");
+	int rc = node_allowed(s, node, err, n);
+	if (rc)
+		return rc;
+	const char *mods[MCP_TRACE_MODULES_MAX + 1];
+	if (strings_of(json_object_get(args, "modules"), mods, MCP_TRACE_MODULES_MAX) != 0) {
+		snprintf(err, n, "at most %d modules per trace", MCP_TRACE_MODULES_MAX);
+		return GI_EINVAL;
+	}
+	int window = (int)arg_int(args, "duration_ms", 2000);
+	if (window > MCP_TRACE_MS_MAX)
+		window = MCP_TRACE_MS_MAX;
+	struct obs_target target = {node, server_cookie(s), TIMEOUT_LIVE_MS / 2};
+	rc = obs_trace(&target, mods, window, result);
+	if (rc)
+		snprintf(err, n, "trace on %s failed: %s (%s)", node, gi_strerror(rc),
+		         dist_error_hint(rc));
+	return rc;
+}
+
+static int run_observe_start(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                             json_t **result, char *err, size_t n)
+{
+	const char *node = arg_str(args, "node");
+	int rc = node_allowed(s, node, err, n);
+	if (rc)
+		return rc;
+	long long duration = arg_int(args, "duration_ms", MCP_OBSERVE_MS_MAX);
+	if (duration > MCP_OBSERVE_MS_MAX)
+		duration = MCP_OBSERVE_MS_MAX;
+	const char *project = arg_str(args, "project");
+	char *real = NULL;
+	/* stdio: the server's project; the worker has no project of its own */
+	if (!project && s->static_in_process && gi_fs_realdir(s->project, &real) == 0)
+		project = real;
+	json_t *body = json_pack("{s:s, s:s?, s:I, s:s?}", "node", node, "cookie", server_cookie(s),
+	                         "interval_ms", (json_int_t)arg_int(args, "interval_ms", 2000),
+	                         "project", project);
+	json_t *mods = json_object_get(args, "trace_modules");
+	if (mods)
+		json_object_set(body, "trace_modules", mods);
+	rc = mcp_daemon_call(s, true, "POST", t->target, NULL, body, TIMEOUT_LIVE_MS, result, err,
+	                     n);
+	json_decref(body);
+	gi_free(real);
+	if (rc == 0) {
+		mcp_watch_set(s, node, duration);
+		json_object_set_new(*result, "stops_after_ms", json_integer(duration));
+	}
+	return rc;
+}
+
+static int run_observe_stop(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                            json_t **result, char *err, size_t n)
+{
+	const char *node = arg_str(args, "node");
+	int rc = node_allowed(s, node, err, n);
+	if (rc)
+		return rc;
+	json_t *body = json_pack("{s:s, s:i}", "node", node, "wait_ms", 60000);
+	rc = mcp_daemon_call(s, true, "POST", t->target, NULL, body, 90000, result, err, n);
+	json_decref(body);
+	if (rc == 0 || rc == GI_ENOTFOUND)
+		mcp_watch_set(s, node, -1);
+	return rc;
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+#define STATIC(name, title, query, params, output, desc)                                  \
+	{                                                                                 \
+		name, title, desc, params, output, run_static, query, false, false, false \
+	}
+
+const struct mcp_tool mcp_tool_table[] = {
+    STATIC("index_status", "Index status", "status", params_project,
+           "files:integer modules:integer functions:integer edges:integer indexed:boolean",
+           "Whether the project is indexed, when, and how big the index is (files, modules, "
+           "functions, edges, parse errors). Call first when other tools say the project is "
+           "not indexed."),
+    {"index_scan", "Index the project",
+     "Index (or re-index, incrementally) a project's Elixir "
+     "source into its knowledge graph (PROJECT/.giulia/index.db). Use after the code changed "
+     "a lot, or when index_status says the project is not indexed. Writes only under "
+     "PROJECT/.giulia/.",
+     params_scan, "path:string summary:object", run_scan, NULL, false, true, false},
+    STATIC("index_summary", "Project summary", "summary", params_project,
+           "modules:integer functions:integer",
+           "One-glance overview of the project: modules, functions, edges, complexity, "
+           "cycles, layers, hubs. Start here to orient yourself in an unfamiliar codebase."),
+    STATIC("index_modules", "List modules", "modules", params_modules,
+           "count:integer modules:array",
+           "Every module of the project with its file, line range, kind, function counts "
+           "(public/private) and complexity. Use to find a module's exact name."),
+    STATIC("index_functions", "List a module's functions", "functions", params_functions,
+           "module:string count:integer functions:array",
+           "The functions of one module with visibility, kind, line and complexity "
+           "(cyclomatic, cognitive, nesting). Use before editing a module."),
+    STATIC("index_module_details", "Module details", "module_details", params_details,
+           "name:string file:string functions:array dependents:array dependencies:array",
+           "Everything known about one module: file and lines, functions, complexity, "
+           "coupling (Ca/Ce, instability), centrality, hub status, heat zone, change risk, "
+           "behaviours, dependents and dependencies."),
+    STATIC("index_complexity", "Most complex functions", "complexity", params_module_top,
+           "functions:array",
+           "The most complex functions (cyclomatic, cognitive, nesting), of the project or of "
+           "one module. Use to pick refactoring targets."),
+    STATIC("knowledge_stats", "Graph statistics", "stats", params_project,
+           "vertices:integer edges:integer",
+           "Size and shape of the dependency graph: vertices, edges by kind (call, alias, "
+           "use, import, struct, behaviour), cycles, layers, density."),
+    STATIC("knowledge_dependents", "Dependents of a module", "dependents", params_dependents,
+           "module:string count:integer dependents:array",
+           "Modules that depend on MODULE (call, alias, import, use, struct, behaviour), "
+           "with the kinds of each dependency. Use before changing a module's interface."),
+    STATIC("knowledge_dependencies", "Dependencies of a module", "dependencies",
+           params_dependencies, "module:string count:integer dependencies:array",
+           "Modules MODULE depends on, with the kinds of each dependency."),
+    STATIC("knowledge_centrality", "Central modules", "centrality", params_top,
+           "count:integer modules:array",
+           "Modules ranked by PageRank centrality in the dependency graph: the ones the "
+           "system revolves around."),
+    STATIC("knowledge_impact", "Impact of a change", "impact", params_impact,
+           "module:string depth:integer",
+           "Blast radius of changing a module (transitive dependents and dependencies with "
+           "their distance, risk) or, with `function`, of changing one function (transitive "
+           "callers and callees). Use before a change to know what to re-test."),
+    STATIC("knowledge_cycles", "Dependency cycles", "cycles", params_project,
+           "count:integer cycles:array",
+           "Dependency cycles between modules (strongly connected components)."),
+    STATIC("knowledge_hubs", "Hub modules", "hubs", params_top,
+           "count:integer hubs:array threshold:integer",
+           "Modules many others depend on (in-degree at or over the hub threshold), with "
+           "in/out degree, centrality and instability."),
+    STATIC("knowledge_god_modules", "God modules", "god_modules", params_top,
+           "count:integer modules:array",
+           "Modules that do too much: ranked by functions + 2*complexity + 3*in-degree."),
+    STATIC("knowledge_fan_in_out", "Fan-in and fan-out", "fan_in_out", params_top,
+           "count:integer modules:array",
+           "Modules ranked by fan-in and fan-out with their instability."),
+    STATIC("knowledge_coupling", "Coupled module pairs", "coupling", params_module_top,
+           "pairs:array",
+           "Pairs of modules ranked by the calls between them (and distinct functions "
+           "called), for the project or one module."),
+    STATIC("knowledge_dead_code", "Dead code", "dead_code", params_project,
+           "count:integer by_reason:object functions:array",
+           "Public functions nobody in the project calls (unreferenced, called only from "
+           "tests, or callbacks). Check callbacks and entry points before deleting."),
+    STATIC("knowledge_heatmap", "Heat map", "heatmap", params_top,
+           "count:integer modules:array summary:object",
+           "Modules scored 0-100 for how risky they are to touch (in-degree, complexity, "
+           "tests, coupling) in red/yellow/green zones."),
+    STATIC("knowledge_change_risk", "Change risk", "change_risk", params_top,
+           "count:integer modules:array",
+           "Modules ranked by change risk (complexity, fan-in/out, coupling, API size). Use "
+           "to plan reviews and tests."),
+    STATIC("knowledge_path", "Dependency path", "path", params_path,
+           "from:string to:string found:boolean",
+           "The shortest dependency path from one module to another, or found=false."),
+    STATIC("knowledge_topology", "Layers", "topology", params_project, "layers:array",
+           "The modules in dependency layers (layer 0 depends on nothing of the project) "
+           "and the cycles that prevent layering."),
+    STATIC("knowledge_unprotected_hubs", "Unprotected hubs", "unprotected_hubs", params_project,
+           "count:integer modules:array",
+           "Hub modules with few type specs: widely used and weakly specified."),
+    STATIC("knowledge_api_surface", "API surface", "api_surface", params_project,
+           "count:integer modules:array",
+           "Each module's public API: public vs private functions, documented and specced."),
+    STATIC("knowledge_function_details", "Function details", "function_details",
+           params_function_details, "module:string name:string arity:integer callers:array",
+           "One function: complexity, line, callers and callees."),
+    {"index_projects", "Indexed projects", "The projects the worker has indexed, newest first.",
+     params_none, "projects:array", run_worker_get, "/api/projects", false, false, false},
+    {"runtime_observations", "Observations",
+     "Stored observations of live nodes (session id, node, status, snapshots, profile id), "
+     "newest first.",
+     params_list, "observations:array", run_worker_get, "/api/runtime/observations", false, false,
+     false},
+    {"runtime_observation", "One observation",
+     "One stored observation by session id, optionally with its snapshots.", params_observation,
+     "session_id:string node:string status:string", run_observation, NULL, false, false, false},
+    {"runtime_profiles", "Profiles",
+     "Stored fused profiles (id, session, node, project), "
+     "newest first. Ids feed runtime_profile and runtime_compare.",
+     params_list, "profiles:array", run_worker_get, "/api/runtime/profiles", false, false, false},
+    {"runtime_profile", "A fused profile",
+     "A fused runtime profile (latest or by id): ranked recommendations with evidence, hot "
+     "modules joined with the graph, trace hotspots. Use `format: text` for the report to "
+     "read, `json` for every number.",
+     params_profile, "", run_profile, NULL, false, false, false},
+    {"runtime_compare", "Compare two profiles",
+     "What changed between two profiles (before/after a fix): metric deltas, hot modules "
+     "that entered or left, recommendations resolved, new or remaining.",
+     params_compare, "", run_compare, NULL, false, false, false},
+    {"runtime_history", "Runtime history",
+     "The compact history points the monitor kept for a node (scheduler utilisation, run "
+     "queue, memory, processes, reductions per second), oldest first. Reads the monitor's "
+     "memory only: never touches the node.",
+     params_node_history, "node:string points:array", run_monitor_node, "/api/runtime/history",
+     false, false, false},
+    {"runtime_trend", "Runtime trend",
+     "For each history metric of a node: least-squares slope, change over the window and "
+     "direction (rising/falling/stable). Reads the monitor's memory only.",
+     params_node_history, "node:string metrics:object", run_monitor_node, "/api/runtime/trend",
+     false, false, false},
+    {"runtime_observe_status", "Running observations",
+     "The monitor's observations (running and recent) and its delivery queue to the worker.",
+     params_none, "observations:array", run_observe_status, "/api/monitor/observe/status", false,
+     false, false},
+    {"runtime_connect", "Connect to a node",
+     "Checks that an allowed node answers (one short pulse) and lets the monitor keep the "
+     "server's cookie for later calls. The cookie is the server's (GIULIA_COOKIE or "
+     "~/.erlang.cookie), never an argument.",
+     params_node, "node:string connected:boolean", run_connect, "/api/runtime/connect", true, false,
+     false},
+    {"runtime_pulse", "Pulse of a node",
+     "One snapshot of an allowed node (docs/SNAPSHOT.md): scheduler utilisation, run "
+     "queue, memory, process counts and the busiest processes. Uses the running "
+     "observation's latest snapshot when there is one, else measures for window_ms (at most "
+     "5000 ms) with bounded work on the node.",
+     params_pulse, "node:string", run_live_read, "/api/runtime/pulse", true, false, false},
+    {"runtime_top_processes", "Top processes",
+     "The top processes of an allowed node by reductions, memory or mailbox length, "
+     "attributed to modules.",
+     params_top_processes, "node:string metric:string processes:array", run_live_read,
+     "/api/runtime/top_processes", true, false, false},
+    {"runtime_hot_spots", "Hot spots",
+     "Modules of an allowed node ranked by the reductions of the processes attributed to "
+     "them, and the most called traced functions.",
+     params_node, "node:string modules:array", run_live_read, "/api/runtime/hot_spots", true, false,
+     false},
+    {"runtime_alerts", "Alerts",
+     "Threshold and trend alerts for an allowed node (scheduler, run queue, mailboxes, "
+     "limits, memory growth); an empty list means none fired.",
+     params_node, "node:string alerts:array", run_live_read, "/api/runtime/alerts", true, false,
+     false},
+    {"runtime_trace", "Count calls",
+     "Counts calls per function of up to 16 modules of an allowed node for duration_ms (at "
+     "most 10000 ms) with call-count tracing (about 10% overhead on the traced functions, "
+     "no trace messages), then removes every pattern it set.",
+     params_trace, "node:string calls:array", run_trace, NULL, true, false, true},
+    {"runtime_observe_start", "Start an observation",
+     "Starts observing an allowed node through the monitor: a snapshot every interval_ms, "
+     "optional call counts of trace_modules. This server stops it after duration_ms (at most "
+     "600000 ms) or when it exits; runtime_observe_stop ends it earlier and builds the "
+     "profile.",
+     params_observe_start, "session_id:string node:string", run_observe_start,
+     "/api/monitor/observe/start", true, false, false},
+    {"runtime_observe_stop", "Stop an observation",
+     "Stops the node's observation, waits for the fused profile and returns it (with its "
+     "profile_id for runtime_profile and runtime_compare). Leaves nothing on the node.",
+     params_node, "session_id:string node:string", run_observe_stop, "/api/monitor/observe/stop",
+     true, false, false},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, false, false},
+};
+
+const struct mcp_tool *mcp_tool_find(const char *name)
+{
+	for (const struct mcp_tool *t = mcp_tool_table; t->name; t++)
+		if (strcmp(t->name, name) == 0)
+			return t;
+	return NULL;
+}
+
+/* ---- schemas ------------------------------------------------------------ */
+
+static const char *param_type_name(enum mcp_param_type t)
+{
+	switch (t) {
+	case MCP_PARAM_INTEGER:
+		return "integer";
+	case MCP_PARAM_BOOLEAN:
+		return "boolean";
+	case MCP_PARAM_STRINGS:
+		return "array";
+	default:
+		return "string";
+	}
+}
+
+static json_t *input_schema(const struct mcp_tool *t)
+{
+	json_t *props = json_object(), *required = json_array();
+	for (const struct mcp_param *p = t->params; p->name; p++) {
+		json_t *d = json_pack("{s:s, s:s}", "type", param_type_name(p->type), "description",
+		                      p->description);
+		if (p->type == MCP_PARAM_INTEGER) {
+			json_object_set_new(d, "minimum", json_integer(p->min));
+			json_object_set_new(d, "maximum", json_integer(p->max));
+		} else if (p->type == MCP_PARAM_STRING) {
+			json_object_set_new(d, "maxLength", json_integer(MCP_STRING_ARG_MAX));
+		} else if (p->type == MCP_PARAM_STRINGS) {
+			json_object_set_new(d, "items",
+			                    json_pack("{s:s, s:i}", "type", "string", "maxLength",
+			                              MCP_STRING_ARG_MAX));
+			json_object_set_new(d, "minItems", json_integer(p->min));
+			json_object_set_new(d, "maxItems", json_integer(p->max));
+		}
+		if (p->enums) {
+			json_t *e = json_array();
+			for (const char *const *v = p->enums; *v; v++)
+				json_array_append_new(e, json_string(*v));
+			json_object_set_new(d, "enum", e);
+		}
+		json_object_set_new(props, p->name, d);
+		if (p->required)
+			json_array_append_new(required, json_string(p->name));
+	}
+	json_t *schema = json_pack("{s:s, s:o, s:b}", "type", "object", "properties", props,
+	                           "additionalProperties", 0);
+	if (json_array_size(required))
+		json_object_set_new(schema, "required", required);
+	else
+		json_decref(required);
+	return schema;
+}
+
+/* {"type":"object","properties":{key:{type}},"required":[keys]} from "key:type ...". */
+static json_t *output_schema(const struct mcp_tool *t)
+{
+	json_t *props = json_object(), *required = json_array();
+	char spec[512];
+	gi_strlcpy(spec, t->output ? t->output : "", sizeof(spec));
+	char *save = NULL;
+	for (char *item = strtok_r(spec, " ", &save); item; item = strtok_r(NULL, " ", &save)) {
+		char *colon = strchr(item, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		json_object_set_new(props, item, json_pack("{s:s}", "type", colon + 1));
+		json_array_append_new(required, json_string(item));
+	}
+	json_t *schema = json_pack("{s:s, s:o}", "type", "object", "properties", props);
+	if (json_array_size(required))
+		json_object_set_new(schema, "required", required);
+	else
+		json_decref(required);
+	return schema;
+}
+
+json_t *mcp_tool_json(const struct mcp_tool *t, const char *revision)
+{
+	char desc[2048];
+	snprintf(desc, sizeof(desc), "%s%s", t->description,
+	         t->live ? " Acts on a live node: offered only with --allow-runtime, for the "
+	                   "nodes of --allow-node."
+	                 : "");
+	json_t *o = json_pack("{s:s, s:s, s:o}", "name", t->name, "description", desc,
+	                      "inputSchema", input_schema(t));
+	if (mcp_revision_at_least(revision, "2025-06-18")) {
+		json_object_set_new(o, "title", json_string(t->title));
+		json_object_set_new(o, "outputSchema", output_schema(t));
+	}
+	if (mcp_revision_at_least(revision, "2025-03-26"))
+		json_object_set_new(o, "annotations",
+		                    json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", t->title,
+		                              "readOnlyHint", !t->writes, "destructiveHint", 0,
+		                              "idempotentHint", !t->live, "openWorldHint",
+		                              t->live));
+	return o;
+}
+
+/* ---- argument checks ---------------------------------------------------- */
+
+static const struct mcp_param *param_find(const struct mcp_tool *t, const char *name)
+{
+	for (const struct mcp_param *p = t->params; p->name; p++)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+static int string_check(json_t *v, const char *what, char *err, size_t n)
+{
+	if (!json_is_string(v)) {
+		snprintf(err, n, "%s must be a string", what);
+		return GI_EINVAL;
+	}
+	size_t len = json_string_length(v);
+	if (len > MCP_STRING_ARG_MAX || strlen(json_string_value(v)) != len) {
+		snprintf(err, n, "%s is longer than %d bytes or contains NUL", what,
+		         MCP_STRING_ARG_MAX);
+		return GI_EINVAL;
+	}
+	if (len == 0) {
+		snprintf(err, n, "%s must not be empty", what);
+		return GI_EINVAL;
+	}
+	return 0;
+}
+
+static int param_check(const struct mcp_param *p, json_t *v, char *err, size_t n)
+{
+	char what[128];
+	snprintf(what, sizeof(what), "argument '%s'", p->name);
+	switch (p->type) {
+	case MCP_PARAM_STRING:
+		if (string_check(v, what, err, n))
+			return GI_EINVAL;
+		if (p->enums) {
+			for (const char *const *e = p->enums; *e; e++)
+				if (strcmp(*e, json_string_value(v)) == 0)
+					return 0;
+			struct gi_buf b;
+			gi_buf_init(&b, 0);
+			for (const char *const *e = p->enums; *e; e++)
+				gi_buf_printf(&b, "%s%s", e == p->enums ? "" : ", ", *e);
+			snprintf(err, n, "%s must be one of: %s", what, gi_buf_str(&b));
+			gi_buf_destroy(&b);
+			return GI_EINVAL;
+		}
+		return 0;
+	case MCP_PARAM_INTEGER:
+		if (!json_is_integer(v) || json_integer_value(v) < p->min ||
+		    json_integer_value(v) > p->max) {
+			snprintf(err, n, "%s must be an integer from %lld to %lld", what, p->min,
+			         p->max);
+			return GI_EINVAL;
+		}
+		return 0;
+	case MCP_PARAM_BOOLEAN:
+		if (!json_is_boolean(v)) {
+			snprintf(err, n, "%s must be true or false", what);
+			return GI_EINVAL;
+		}
+		return 0;
+	case MCP_PARAM_STRINGS:
+		if (!json_is_array(v) || (long long)json_array_size(v) < p->min ||
+		    (long long)json_array_size(v) > p->max) {
+			snprintf(err, n, "%s must be an array of %lld to %lld strings", what,
+			         p->min, p->max);
+			return GI_EINVAL;
+		}
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			char item[160];
+			snprintf(item, sizeof(item), "%s[%zu]", what, i);
+			if (string_check(json_array_get(v, i), item, err, n))
+				return GI_EINVAL;
+		}
+		return 0;
+	}
+	return GI_EINVAL;
+}
+
+int mcp_tool_args_check(const struct mcp_tool *t, json_t *args, char *err, size_t n)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(args, key, v)
+	{
+		const struct mcp_param *p = param_find(t, key);
+		if (!p) {
+			struct gi_buf b;
+			gi_buf_init(&b, 0);
+			for (const struct mcp_param *q = t->params; q->name; q++)
+				gi_buf_printf(&b, "%s%s", q == t->params ? "" : ", ", q->name);
+			snprintf(err, n, "%s takes no argument '%.100s'; its arguments: %s",
+			         t->name, key, b.len ? gi_buf_str(&b) : "none");
+			gi_buf_destroy(&b);
+			return GI_EINVAL;
+		}
+		if (json_is_null(v) && !p->required)
+			continue;
+		if (param_check(p, v, err, n))
+			return GI_EINVAL;
+	}
+	for (const struct mcp_param *p = t->params; p->name; p++) {
+		json_t *a = json_object_get(args, p->name);
+		if (p->required && (!a || json_is_null(a))) {
+			snprintf(err, n, "%s needs the argument '%s': %s", t->name, p->name,
+			         p->description);
+			return GI_EINVAL;
+		}
+	}
+	return 0;
+}
