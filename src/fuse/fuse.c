@@ -25,6 +25,7 @@
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
 #include "graph/query.h"
+#include "observe/snapshot_view.h"
 
 static const char *const default_reads[] = {
     "get",       "get_by", "all",     "one",    "fetch", "list",   "lookup", "exists", "count",
@@ -290,19 +291,19 @@ static bool name_is_logger(const char *s)
 	return false;
 }
 
-static bool process_is_logger(const json_t *p)
+static bool process_is_logger(const struct obs_view_process *p)
 {
-	const char *reg = fuse_str(p, "registered_name");
-	const char *init = fuse_str(p, "initial_call");
-	if (name_is_logger(reg) || name_is_logger(fuse_str(p, "module")) || name_is_logger(init))
+	const char *reg = p->registered_name;
+	const char *init = p->initial_call;
+	if (name_is_logger(reg) || name_is_logger(p->module) || name_is_logger(init))
 		return true;
 	/* A gen_event registered as Logger whatever its attribution. */
 	return init && reg && strstr(init, "gen_event") && strstr(reg, "Logger");
 }
 
-static struct proc_stat *proc_get(struct ctx *c, const json_t *p)
+static struct proc_stat *proc_get(struct ctx *c, const struct obs_view_process *p)
 {
-	const char *pid = fuse_str(p, "pid");
+	const char *pid = p->pid;
 	if (!pid)
 		return NULL;
 	struct proc_stat *s = gi_map_get(&c->procs, pid);
@@ -312,9 +313,9 @@ static struct proc_stat *proc_get(struct ctx *c, const json_t *p)
 		return NULL;
 	s = gi_arena_calloc(&c->arena, 1, sizeof(*s));
 	s->pid = ctx_strdup(c, pid);
-	s->name = ctx_strdup(c, fuse_str(p, "registered_name"));
-	s->module = ctx_strdup(c, fuse_str(p, "module"));
-	s->initial_call = ctx_strdup(c, fuse_str(p, "initial_call"));
+	s->name = ctx_strdup(c, p->registered_name);
+	s->module = ctx_strdup(c, p->module);
+	s->initial_call = ctx_strdup(c, p->initial_call);
 	s->logger = process_is_logger(p);
 	s->seen_seq = -1;
 	s->queue_first = s->mem_first = NAN;
@@ -325,12 +326,11 @@ static struct proc_stat *proc_get(struct ctx *c, const json_t *p)
 
 /* ---- one snapshot ----------------------------------------------------- */
 
-static void take_cpu(struct ctx *c, const json_t *list, long seq)
+static void take_cpu(struct ctx *c, const struct obs_view_processes *list, long seq)
 {
-	size_t n = json_is_array(list) ? json_array_size(list) : 0;
-	for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
-		const json_t *p = json_array_get(list, i);
-		double r = fuse_num(p, "reductions");
+	for (size_t i = 0; i < list->len && i < FUSE_MAX_LIST; i++) {
+		const struct obs_view_process *p = &list->items[i];
+		double r = p->reductions;
 		if (!isfinite(r) || r < 0)
 			continue;
 		struct proc_stat *s = proc_get(c, p);
@@ -338,7 +338,7 @@ static void take_cpu(struct ctx *c, const json_t *list, long seq)
 			s->reductions += r;
 			s->cpu_samples++;
 		}
-		const char *mod = fuse_str(p, "module");
+		const char *mod = p->module;
 		if (!mod)
 			continue;
 		struct mod_stat *m = mod_get(c, mod);
@@ -351,16 +351,15 @@ static void take_cpu(struct ctx *c, const json_t *list, long seq)
 }
 
 /* Memory, mailbox and process counts: each process once per snapshot. */
-static void take_process_state(struct ctx *c, const json_t *list, long seq)
+static void take_process_state(struct ctx *c, const struct obs_view_processes *list, long seq)
 {
-	size_t n = json_is_array(list) ? json_array_size(list) : 0;
-	for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
-		const json_t *p = json_array_get(list, i);
+	for (size_t i = 0; i < list->len && i < FUSE_MAX_LIST; i++) {
+		const struct obs_view_process *p = &list->items[i];
 		struct proc_stat *s = proc_get(c, p);
 		if (!s || s->seen_seq == seq)
 			continue;
 		s->seen_seq = seq;
-		double q = fuse_num(p, "message_queue_len");
+		double q = p->message_queue_len;
 		if (isfinite(q)) {
 			if (s->queue_samples == 0) {
 				s->queue_first = q;
@@ -380,14 +379,14 @@ static void take_process_state(struct ctx *c, const json_t *list, long seq)
 				s->queue_max = q;
 			s->queue_samples++;
 		}
-		double mem = fuse_num(p, "memory_bytes");
+		double mem = p->memory_bytes;
 		if (isfinite(mem)) {
 			if (s->mem_samples == 0)
 				s->mem_first = mem;
 			s->mem_last = mem;
 			s->mem_samples++;
 		}
-		const char *mod = fuse_str(p, "module");
+		const char *mod = p->module;
 		if (!mod)
 			continue;
 		struct mod_stat *m = mod_get(c, mod);
@@ -417,24 +416,17 @@ static void mark_traced_window(struct ctx *c, const char *module, long seq, doub
 		t->window_ms += window_ms;
 }
 
-static void take_trace(struct ctx *c, const json_t *trace, long seq)
+static void take_trace(struct ctx *c, const struct obs_view *v, long seq)
 {
-	if (!json_is_object(trace))
+	if (!v->has_trace)
 		return;
-	double window_ms = fuse_num(trace, "window_ms");
-	const json_t *mods = json_object_get(trace, "modules");
-	size_t nm = json_is_array(mods) ? json_array_size(mods) : 0;
-	for (size_t i = 0; i < nm && i < FUSE_MAX_LIST; i++) {
-		const json_t *m = json_array_get(mods, i);
-		if (json_is_string(m))
-			mark_traced_window(c, json_string_value(m), seq, window_ms);
-	}
-	const json_t *calls = json_object_get(trace, "calls");
-	size_t n = json_is_array(calls) ? json_array_size(calls) : 0;
-	for (size_t i = 0; i < n && i < FUSE_MAX_FUNCTIONS; i++) {
-		const json_t *e = json_array_get(calls, i);
-		const char *mod = fuse_str(e, "module"), *fn = fuse_str(e, "function");
-		double arity = fuse_num(e, "arity"), count = fuse_num(e, "count");
+	double window_ms = v->trace_window_ms;
+	for (size_t i = 0; i < v->ntrace_modules && i < FUSE_MAX_LIST; i++)
+		mark_traced_window(c, v->trace_modules[i], seq, window_ms);
+	for (size_t i = 0; i < v->ncalls && i < FUSE_MAX_FUNCTIONS; i++) {
+		const struct obs_view_call *e = &v->calls[i];
+		const char *mod = e->module, *fn = e->function;
+		double arity = e->arity, count = e->count;
 		if (!mod || !fn || !isfinite(arity) || arity < 0 || arity > 255 ||
 		    !isfinite(count) || count < 0)
 			continue;
@@ -468,24 +460,23 @@ static void take_trace(struct ctx *c, const json_t *trace, long seq)
 	}
 }
 
-static void take_errors(struct ctx *c, const json_t *errs)
+static void take_errors(struct ctx *c, const struct obs_view *v)
 {
-	size_t n = json_is_array(errs) ? json_array_size(errs) : 0;
-	for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
-		const json_t *e = json_array_get(errs, i);
-		if (!json_is_string(e) || json_array_size(c->errors) >= 20)
-			continue;
+	for (size_t i = 0; i < v->nerrors && i < FUSE_MAX_LIST; i++) {
+		if (json_array_size(c->errors) >= 20)
+			break;
 		bool dup = false;
 		for (size_t k = 0; k < json_array_size(c->errors) && !dup; k++)
-			dup = json_equal(json_array_get(c->errors, k), e);
+			dup = strcmp(json_string_value(json_array_get(c->errors, k)),
+			             v->errors[i]) == 0;
 		if (!dup)
-			json_array_append(c->errors, (json_t *)e);
+			json_array_append_new(c->errors, json_string(v->errors[i]));
 	}
 }
 
-static void take_snapshot(struct ctx *c, const json_t *s, long seq)
+static void take_snapshot(struct ctx *c, const struct obs_view *s, long seq)
 {
-	double ts = fuse_num(s, "timestamp_ms");
+	double ts = s->timestamp_ms;
 	if (isfinite(ts)) {
 		if (!isfinite(c->first_ts))
 			c->first_ts = ts;
@@ -493,43 +484,43 @@ static void take_snapshot(struct ctx *c, const json_t *s, long seq)
 	}
 	metric_add(&c->m_t, isfinite(ts) && isfinite(c->first_ts) ? (ts - c->first_ts) / 1000.0
 	                                                          : (double)seq);
-	double sched = fuse_num(s, "schedulers_online");
+	double sched = s->schedulers_online;
 	if (isfinite(sched) && sched > c->schedulers && sched < 100000)
 		c->schedulers = (int)sched;
 	if (!c->otp_release)
-		c->otp_release = ctx_strdup(c, fuse_str(s, "otp_release"));
+		c->otp_release = ctx_strdup(c, s->otp_release);
 	if (!c->node)
-		c->node = ctx_strdup(c, fuse_str(s, "node"));
-	metric_add(&c->m_mem, fuse_num_path(s, "memory.total"));
-	metric_add(&c->m_binary, fuse_num_path(s, "memory.binary"));
-	metric_add(&c->m_ets, fuse_num_path(s, "memory.ets"));
-	metric_add(&c->m_processes_mem, fuse_num_path(s, "memory.processes"));
-	metric_add(&c->m_atom, fuse_num_path(s, "memory.atom"));
-	metric_add(&c->m_code, fuse_num_path(s, "memory.code"));
-	metric_add(&c->m_system, fuse_num_path(s, "memory.system"));
-	metric_add(&c->m_procs, fuse_num_path(s, "processes.count"));
-	double rq = fuse_num_path(s, "run_queue.total");
+		c->node = ctx_strdup(c, s->node);
+	metric_add(&c->m_mem, s->memory.total);
+	metric_add(&c->m_binary, s->memory.binary);
+	metric_add(&c->m_ets, s->memory.ets);
+	metric_add(&c->m_processes_mem, s->memory.processes);
+	metric_add(&c->m_atom, s->memory.atom);
+	metric_add(&c->m_code, s->memory.code);
+	metric_add(&c->m_system, s->memory.system);
+	metric_add(&c->m_procs, s->processes_count);
+	double rq = s->run_queue_total;
 	metric_add(&c->m_runq, rq);
-	double util = fuse_num_path(s, "scheduler_utilisation.total");
+	double util = s->utilisation_total;
 	metric_add(&c->m_util, util);
-	metric_add(&c->m_rps, fuse_num_path(s, "reductions.per_second"));
+	metric_add(&c->m_rps, s->reductions_per_second);
 	double sched_now = isfinite(sched) && sched > 0 ? sched : 1;
 	if (isfinite(rq) && rq > c->thr.cpu_run_queue_per_scheduler * sched_now)
 		c->runq_above++;
 	if (isfinite(util) && util >= c->thr.cpu_utilisation)
 		c->util_high++;
-	double delta = fuse_num_path(s, "reductions.delta");
+	double delta = s->reductions_delta;
 	if (isfinite(delta) && delta > 0)
 		c->total_reductions += delta;
-	double w = fuse_num(s, "window_ms");
+	double w = s->window_ms;
 	if (isfinite(w) && w > 0)
 		c->total_window_ms += w;
-	take_cpu(c, fuse_get_path(s, "top_processes.reductions"), seq);
-	take_process_state(c, fuse_get_path(s, "top_processes.reductions"), seq);
-	take_process_state(c, fuse_get_path(s, "top_processes.memory"), seq);
-	take_process_state(c, fuse_get_path(s, "top_processes.message_queue"), seq);
-	take_trace(c, json_object_get(s, "trace"), seq);
-	take_errors(c, json_object_get(s, "errors"));
+	take_cpu(c, &s->top_reductions, seq);
+	take_process_state(c, &s->top_reductions, seq);
+	take_process_state(c, &s->top_memory, seq);
+	take_process_state(c, &s->top_message_queue, seq);
+	take_trace(c, s, seq);
+	take_errors(c, s);
 }
 
 /* ---- graph ------------------------------------------------------------- */
@@ -1387,9 +1378,25 @@ int fuse_builder_add(struct fuse_builder *b, json_t *snapshot)
 		return GI_EINVAL;
 	if (b->c.nsnap >= FUSE_MAX_SNAPSHOTS)
 		return GI_ETOOBIG;
-	take_snapshot(&b->c, snapshot, b->c.nsnap);
-	b->c.nsnap++;
-	return 0;
+	struct obs_view v;
+	int rc = obs_view_parse(snapshot, &v);
+	if (rc == GI_EUNSUPPORTED) {
+		/* A newer observer's snapshot: skipped, and said once. */
+		const char *msg = "snapshots of a newer schema version were skipped";
+		bool dup = false;
+		for (size_t k = 0; k < json_array_size(b->c.errors) && !dup; k++)
+			dup = strcmp(json_string_value(json_array_get(b->c.errors, k)), msg) == 0;
+		if (!dup)
+			json_array_append_new(b->c.errors, json_string(msg));
+		obs_view_destroy(&v);
+		return 0;
+	}
+	if (rc == 0) {
+		take_snapshot(&b->c, &v, b->c.nsnap);
+		b->c.nsnap++;
+	}
+	obs_view_destroy(&v);
+	return rc;
 }
 
 /* Without a snapshot count up front, the first and the last snapshot stand
