@@ -14,13 +14,12 @@ bool fuse_module_is_wrapper(const char *module)
 	 * behaviours' loops, the spawn(fn) trampoline (:erlang.apply/2), the
 	 * evaluators and Elixir's script compiler (`elixir -e`, `mix run`
 	 * evaluate through :elixir_compiler_N modules), tasks, rpc. */
-	static const char *const exact[] = {":proc_lib",  ":erlang",      ":erl_eval",
-	                                    ":elixir",    ":elixir_eval", ":elixir_compiler",
-	                                    ":gen",       ":gen_server",  ":gen_statem",
-	                                    ":gen_event", ":supervisor",  ":supervisor_bridge",
-	                                    ":rpc",       ":erpc",        ":timer",
-	                                    "Task",       "Task.Supervised",
-	                                    NULL};
+	static const char *const exact[] = {":proc_lib",  ":erlang",         ":erl_eval",
+	                                    ":elixir",    ":elixir_eval",    ":elixir_compiler",
+	                                    ":gen",       ":gen_server",     ":gen_statem",
+	                                    ":gen_event", ":supervisor",     ":supervisor_bridge",
+	                                    ":rpc",       ":erpc",           ":timer",
+	                                    "Task",       "Task.Supervised", NULL};
 	if (!module)
 		return false;
 	for (size_t i = 0; exact[i]; i++)
