@@ -40,8 +40,9 @@
 #define OBS_SAMPLE_PROCESSES_DEFAULT 10
 #define OBS_SAMPLE_PROCESSES_MAX     50
 #define OBS_SAMPLE_STACKS_DEFAULT    5 /* of the K, the busiest this many get a stack */
-#define OBS_SAMPLE_DEPTH_DEFAULT     8 /* frames per stack (the target's backtrace_depth caps it too) \
-	                                */
+#define OBS_SAMPLE_DEPTH_DEFAULT                                         \
+	8 /* frames per stack (the target's backtrace_depth caps it too) \
+	   */
 
 struct obs_target {
 	const char *node;   /* name@host */
