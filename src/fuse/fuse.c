@@ -179,6 +179,8 @@ struct ctx {
 	const char *otp_release, *node;
 	double first_ts, last_ts;
 	json_t *errors; /* unique error strings */
+	struct fuse_executing *executing;
+	bool source_graph; /* the graph holds the project's source (not only object code) */
 };
 
 static void metric_init(struct metric *m)
@@ -521,6 +523,7 @@ static void take_snapshot(struct ctx *c, const struct obs_view *s, long seq)
 	take_process_state(c, &s->top_message_queue, seq);
 	take_trace(c, s, seq);
 	take_errors(c, s);
+	fuse_executing_take(c->executing, s);
 }
 
 /* ---- graph ------------------------------------------------------------- */
@@ -787,60 +790,65 @@ static double func_calls_per_s(struct ctx *c, const struct func_stat *f)
 	return t && t->window_ms > 0 ? f->total / (t->window_ms / 1000.0) : NAN;
 }
 
-/* The hottest functions of a module: by trace counts when traced, else by
- * static complexity from the graph. */
+static struct func_stat *func_find(struct ctx *c, const char *module, const char *fn, long arity)
+{
+	char key[2 * FUSE_MAX_NAME + 16];
+	snprintf(key, sizeof(key), "%.*s.%.*s/%d", FUSE_MAX_NAME, module, FUSE_MAX_NAME, fn,
+	         (int)arity);
+	return gi_map_get(&c->funcs, key);
+}
+
+static double share_of(struct ctx *c, double reductions)
+{
+	return c->total_reductions > 0 ? reductions / c->total_reductions : NAN;
+}
+
+/* The hottest functions of a module: by the executing view's samples when
+ * the sampler ran, else by trace counts when traced; never by complexity
+ * (a complex function is not a busy one). */
 static json_t *hottest_functions(struct ctx *c, const char *module)
 {
 	json_t *a = json_array();
-	if (traced_find(c, module)) {
-		for (size_t i = 0; i < c->func_list.len && json_array_size(a) < 5; i++) {
-			struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
-			if (strcmp(f->module, module) != 0 || f->total <= 0)
-				continue;
-			json_t *o = json_object();
-			json_object_set_new(o, "name", json_string(f->function));
-			json_object_set_new(o, "arity", json_integer(f->arity));
-			json_object_set_new(o, "calls", fuse_json_num(f->total));
-			json_object_set_new(o, "calls_per_second",
-			                    fuse_json_num(func_calls_per_s(c, f)));
-			json_object_set_new(o, "by", json_string("trace"));
-			json_array_append_new(a, o);
-		}
-		if (json_array_size(a) > 0)
-			return a;
-	}
-	json_t *d = graph_module(c, module);
-	json_t *fns = d ? json_object_get(d, "functions") : NULL;
-	size_t n = json_is_array(fns) ? json_array_size(fns) : 0;
-	/* Selection of the 5 most complex without reordering the graph's array. */
-	bool picked[FUSE_MAX_LIST] = {false};
-	for (int k = 0; k < 5; k++) {
-		long best = -1;
-		double best_cc = -1;
-		for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
-			double cc = fuse_num(json_array_get(fns, i), "cyclomatic");
-			if (!picked[i] && isfinite(cc) && cc > best_cc) {
-				best_cc = cc;
-				best = (long)i;
-			}
-		}
-		if (best < 0)
-			break;
-		picked[best] = true;
-		json_t *f = json_array_get(fns, (size_t)best);
+	const struct fuse_exec_entry *const *fns = NULL;
+	size_t nf = fuse_executing_functions(c->executing, &fns);
+	for (size_t i = 0; i < nf && json_array_size(a) < 5; i++) {
+		const struct fuse_exec_entry *f = fns[i];
+		if (strcmp(f->module, module) != 0)
+			continue;
 		json_t *o = json_object();
-		json_object_set_new(o, "name",
-		                    json_string(fuse_str(f, "name") ? fuse_str(f, "name") : "?"));
-		json_object_set_new(o, "arity", fuse_json_num(fuse_num(f, "arity")));
-		json_object_set_new(o, "cyclomatic", fuse_json_num(best_cc));
-		json_object_set_new(o, "cognitive", fuse_json_num(fuse_num(f, "cognitive")));
-		json_object_set_new(o, "by", json_string("complexity"));
+		json_object_set_new(o, "name", json_string(f->function));
+		json_object_set_new(o, "arity", json_integer(f->arity));
+		json_object_set_new(o, "reductions_share",
+		                    fuse_json_num(share_of(c, f->reductions)));
+		json_object_set_new(o, "samples", fuse_json_num(f->samples));
+		struct func_stat *t = func_find(c, module, f->function, f->arity);
+		if (t)
+			json_object_set_new(o, "calls", fuse_json_num(t->total));
+		json_object_set_new(o, "by", json_string("samples"));
+		json_array_append_new(a, o);
+	}
+	if (json_array_size(a) > 0 || !traced_find(c, module))
+		return a;
+	for (size_t i = 0; i < c->func_list.len && json_array_size(a) < 5; i++) {
+		struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
+		if (strcmp(f->module, module) != 0 || f->total <= 0)
+			continue;
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(f->function));
+		json_object_set_new(o, "arity", json_integer(f->arity));
+		json_object_set_new(o, "calls", fuse_json_num(f->total));
+		json_object_set_new(o, "calls_per_second", fuse_json_num(func_calls_per_s(c, f)));
+		json_object_set_new(o, "by", json_string("trace"));
 		json_array_append_new(a, o);
 	}
 	return a;
 }
 
-static json_t *build_hot_modules(struct ctx *c, int top)
+/* The ownership view: reductions of the processes attributed to a module by
+ * registered name or initial call (docs/SNAPSHOT.md), i.e. who started or
+ * registered them, not where they execute. Modules under the floor are left
+ * out. */
+static json_t *build_ownership_modules(struct ctx *c, int top, bool skip_wrappers)
 {
 	json_t *a = json_array();
 	gi_vec_sort(&c->mod_list, cmp_mod_reductions);
@@ -850,19 +858,120 @@ static json_t *build_hot_modules(struct ctx *c, int top)
 			total += GI_VEC_AT(&c->mod_list, struct mod_stat *, i)->reductions;
 	for (size_t i = 0; i < c->mod_list.len && (int)json_array_size(a) < top; i++) {
 		struct mod_stat *m = GI_VEC_AT(&c->mod_list, struct mod_stat *, i);
-		if (m->reductions <= 0)
+		double share = total > 0 ? m->reductions / total : NAN;
+		if (m->reductions <= 0 || !(share >= FUSE_HOT_FLOOR))
 			break;
+		if (skip_wrappers && fuse_module_is_wrapper(m->name))
+			continue;
 		json_t *o = json_object();
 		json_object_set_new(o, "module", json_string(m->name));
 		json_object_set_new(o, "reductions", fuse_json_num(m->reductions));
-		json_object_set_new(o, "reductions_share",
-		                    fuse_json_num(total > 0 ? m->reductions / total : NAN));
+		json_object_set_new(o, "reductions_share", fuse_json_num(share));
 		json_object_set_new(o, "memory_bytes", fuse_json_num(m->mem_peak));
 		json_object_set_new(o, "processes", json_integer(m->processes_max));
 		json_object_set_new(o, "sample_count", json_integer(m->samples));
 		json_object_set_new(o, "traced", json_boolean(traced_find(c, m->name) != NULL));
+		json_object_set_new(o, "basis", json_string("ownership"));
 		json_object_set_new(o, "graph", graph_fields(c, m->name));
 		json_object_set_new(o, "hottest_functions", hottest_functions(c, m->name));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static bool source_file(const char *file)
+{
+	return file && (gi_str_ends_with(file, ".ex") || gi_str_ends_with(file, ".exs") ||
+	                gi_str_ends_with(file, ".erl"));
+}
+
+/* The project's source defines `module` (per the knowledge graph). */
+static bool module_in_source(void *ctx, const char *module)
+{
+	struct ctx *c = ctx;
+	json_t *d = graph_module(c, module);
+	return d && source_file(fuse_str(d, "file"));
+}
+
+/* Whether `module` belongs to the observed project (docs/PROFILE.md): the
+ * graph decides when it holds the project's source; else the target's word
+ * on where the module's object code lives (neither under the OTP root nor
+ * under Elixir's lib dir, nor preloaded). */
+static bool module_in_project(void *ctx, const char *module)
+{
+	struct ctx *c = ctx;
+	if (c->source_graph)
+		return module_in_source(c, module);
+	const char *origin = fuse_executing_origin(c->executing, module);
+	return origin && strcmp(origin, "other") == 0;
+}
+
+static void attribute_executing(struct ctx *c)
+{
+	c->source_graph = c->graph && fuse_executing_any_module(c->executing, module_in_source, c);
+	fuse_executing_attribute(c->executing, module_in_project, c);
+}
+
+/* Hot modules from the executing view (where the sampled processes ran),
+ * project and platform alike, wrappers never, above the floor. */
+static json_t *build_executing_modules(struct ctx *c, int top)
+{
+	json_t *a = json_array();
+	const struct fuse_exec_entry *const *ms = NULL;
+	size_t n = fuse_executing_modules(c->executing, &ms);
+	for (size_t i = 0; i < n && (int)json_array_size(a) < top; i++) {
+		const struct fuse_exec_entry *e = ms[i];
+		double share = share_of(c, e->reductions);
+		if (!(share >= FUSE_HOT_FLOOR))
+			break;
+		if (fuse_module_is_wrapper(e->module))
+			continue;
+		struct mod_stat *own = gi_map_get(&c->mods, e->module);
+		json_t *o = json_object();
+		json_object_set_new(o, "module", json_string(e->module));
+		json_object_set_new(o, "reductions", fuse_json_num(e->reductions));
+		json_object_set_new(o, "reductions_share", fuse_json_num(share));
+		json_object_set_new(o, "samples", fuse_json_num(e->samples));
+		json_object_set_new(o, "project", json_boolean(e->project));
+		json_object_set_new(o, "memory_bytes", fuse_json_num(own ? own->mem_peak : NAN));
+		json_object_set_new(o, "processes",
+		                    own ? json_integer(own->processes_max) : json_null());
+		json_object_set_new(o, "sample_count", json_integer(own ? own->samples : 0));
+		json_object_set_new(o, "traced", json_boolean(traced_find(c, e->module) != NULL));
+		json_object_set_new(o, "basis", json_string("executing"));
+		json_object_set_new(o, "graph", graph_fields(c, e->module));
+		json_object_set_new(o, "hottest_functions", hottest_functions(c, e->module));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* Hot functions from the executing view, above the floor, joined with the
+ * trace counts and the graph's complexity where known. */
+static json_t *build_hot_functions(struct ctx *c, int top)
+{
+	json_t *a = json_array();
+	const struct fuse_exec_entry *const *fs = NULL;
+	size_t n = fuse_executing_functions(c->executing, &fs);
+	for (size_t i = 0; i < n && (int)json_array_size(a) < top; i++) {
+		const struct fuse_exec_entry *e = fs[i];
+		double share = share_of(c, e->reductions);
+		if (!(share >= FUSE_HOT_FLOOR))
+			break;
+		json_t *o = json_object();
+		json_object_set_new(o, "module", json_string(e->module));
+		json_object_set_new(o, "function", json_string(e->function));
+		json_object_set_new(o, "arity", json_integer(e->arity));
+		json_object_set_new(o, "reductions", fuse_json_num(e->reductions));
+		json_object_set_new(o, "reductions_share", fuse_json_num(share));
+		json_object_set_new(o, "samples", fuse_json_num(e->samples));
+		json_object_set_new(o, "project", json_boolean(e->project));
+		struct func_stat *t = func_find(c, e->module, e->function, e->arity);
+		json_object_set_new(o, "calls", t ? fuse_json_num(t->total) : json_null());
+		json_t *d = graph_function(c, e->module, e->function, e->arity);
+		json_object_set_new(o, "cyclomatic",
+		                    fuse_json_num(d ? fuse_num(d, "cyclomatic") : NAN));
+		json_decref(d);
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -1330,6 +1439,7 @@ static void ctx_destroy(struct ctx *c)
 	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
 		gi_vec_destroy(&ms[i]->values);
 	json_decref(c->errors);
+	fuse_executing_free(c->executing);
 	gi_arena_destroy(&c->arena);
 }
 
@@ -1352,6 +1462,7 @@ int fuse_builder_new(const struct fuse_config *cfg, long snapshot_count, struct 
 		fuse_thresholds_default(&c->thr);
 	c->first_ts = c->last_ts = NAN;
 	c->errors = json_array();
+	c->executing = fuse_executing_new();
 	gi_map_init(&c->mods);
 	gi_map_init(&c->procs);
 	gi_map_init(&c->funcs);
@@ -1429,7 +1540,18 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	int top = c->cfg && c->cfg->hot_modules_top > 0 ? c->cfg->hot_modules_top : 15;
 	json_t *hotspots = build_hotspots(c);
 	recount_operations(c);
-	json_object_set_new(p, "hot_modules", build_hot_modules(c, top));
+	attribute_executing(c);
+	bool executing = fuse_executing_has_samples(c->executing);
+	json_object_set_new(p, "hot_modules_basis",
+	                    json_string(executing ? "executing" : "ownership"));
+	json_object_set_new(p, "hot_modules",
+	                    executing ? build_executing_modules(c, top)
+	                              : build_ownership_modules(c, top, true));
+	json_object_set_new(p, "hot_functions", build_hot_functions(c, 20));
+	json_object_set_new(p, "ownership_modules", build_ownership_modules(c, top, false));
+	json_object_set_new(p, "executing",
+	                    fuse_executing_summary(c->executing, c->total_reductions,
+	                                           c->source_graph ? "graph" : "target"));
 	json_object_set_new(p, "trace_hotspots", hotspots);
 	json_object_set_new(p, "workload", build_workload(c, hotspots));
 	json_object_set_new(p, "pipeline_overhead", build_pipeline(c));
