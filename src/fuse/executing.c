@@ -179,6 +179,32 @@ int fuse_frame_split(const char *frame, char *module, size_t msize, char *functi
 	return 0;
 }
 
+/* "-run/1-fun-0-" (an anonymous function inside run/1) -> "run", 1: time
+ * spent in a function's lambdas is time spent in that function. Leaves
+ * `function` alone when it is not a lambda's name. */
+static void lambda_to_parent(char *function, long *arity)
+{
+	if (function[0] != '-')
+		return;
+	char *fun = strstr(function, "-fun-");
+	if (!fun)
+		return;
+	char *slash = NULL;
+	for (char *p = function; p < fun; p++)
+		if (*p == '/')
+			slash = p;
+	if (!slash || slash == function + 1)
+		return;
+	char *end = NULL;
+	long a = strtol(slash + 1, &end, 10);
+	if (end != fun || a < 0 || a > 255)
+		return;
+	size_t len = (size_t)(slash - function - 1);
+	memmove(function, function + 1, len);
+	function[len] = '\0';
+	*arity = a;
+}
+
 static struct fuse_exec_entry *entry_get(struct fuse_executing *x, struct gi_map *map,
                                          struct gi_vec *list, const char *key, const char *module,
                                          const char *function, long arity)
@@ -241,6 +267,9 @@ void fuse_executing_attribute(struct fuse_executing *x,
 		}
 		fuse_frame_split(s->frames[chosen], module, sizeof(module), function,
 		                 sizeof(function), &arity);
+		lambda_to_parent(function, &arity);
+		char key[2 * FUSE_MAX_NAME + 16];
+		snprintf(key, sizeof(key), "%s.%s/%ld", module, function, arity);
 		if (project)
 			x->project += s->reductions;
 		else
@@ -250,8 +279,8 @@ void fuse_executing_attribute(struct fuse_executing *x,
 		m->reductions += s->reductions;
 		m->samples += s->samples;
 		m->project = project;
-		struct fuse_exec_entry *fn = entry_get(x, &x->functions, &x->function_list,
-		                                       s->frames[chosen], module, function, arity);
+		struct fuse_exec_entry *fn =
+		    entry_get(x, &x->functions, &x->function_list, key, module, function, arity);
 		fn->reductions += s->reductions;
 		fn->samples += s->samples;
 		fn->project = project;

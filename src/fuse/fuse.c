@@ -879,18 +879,14 @@ static json_t *build_ownership_modules(struct ctx *c, int top, bool skip_wrapper
 	return a;
 }
 
-static bool source_file(const char *file)
-{
-	return file && (gi_str_ends_with(file, ".ex") || gi_str_ends_with(file, ".exs") ||
-	                gi_str_ends_with(file, ".erl"));
-}
-
-/* The project's source defines `module` (per the knowledge graph). */
+/* The project's source defines `module` (per the knowledge graph: indexed
+ * from source, not from object code, and not external). */
 static bool module_in_source(void *ctx, const char *module)
 {
 	struct ctx *c = ctx;
 	json_t *d = graph_module(c, module);
-	return d && source_file(fuse_str(d, "file"));
+	const char *origin = d ? fuse_str(d, "origin") : NULL;
+	return d && origin && strcmp(origin, "source") == 0 && !fuse_bool(d, "external");
 }
 
 /* Whether `module` belongs to the observed project (docs/PROFILE.md): the

@@ -750,7 +750,8 @@ static void executing_tweak(json_t *s, long seq, void *arg)
 	static const char *const task[] = {":lists.foldl/3", "App.Calc.run/1",
 	                                   "Task.Supervised.invoke_mfa/2",
 	                                   ":proc_lib.init_p_do_apply/3", NULL};
-	static const char *const spawned[] = {"App.Calc.crunch/2", ":erlang.apply/2", NULL};
+	static const char *const spawned[] = {"App.Calc.-crunch/2-fun-0-/1", ":lists.map/2",
+	                                      "App.Calc.crunch/2", ":erlang.apply/2", NULL};
 	static const char *const platform[] = {":ets.lookup/2", ":httpd_request_handler.loop/1",
 	                                       NULL};
 	static const char *const plumbing[] = {":gen_server.loop/7", ":proc_lib.init_p_do_apply/3",
