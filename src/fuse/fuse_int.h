@@ -72,7 +72,7 @@ void fuse_executing_take(struct fuse_executing *x, const struct obs_view *v);
 /* Whether any snapshot carried executing samples. */
 bool fuse_executing_has_samples(const struct fuse_executing *x);
 /* What the target said of `module`'s object code ("otp", "elixir",
- * "preloaded", "other"), or NULL when it did not say (borrowed). */
+ * "preloaded", "other", "unknown"), or NULL when it did not say (borrowed). */
 const char *fuse_executing_origin(const struct fuse_executing *x, const char *module);
 /* Attributes every stack once: to its first frame whose module
  * `in_project` accepts (wrappers are skipped whatever it says), else to its

@@ -67,7 +67,8 @@ struct obs_view_stack {
 };
 
 /* Where a module's object code lives on the target: "otp" (under the OTP
- * root), "elixir" (under Elixir's lib dir), "preloaded", or "other". */
+ * root), "elixir" (under Elixir's lib dir), "preloaded", "other" (anywhere else, or compiled in
+ * memory) or "unknown" (not loaded: known only for its BIFs, such as :math). */
 struct obs_view_origin {
 	const char *module, *origin;
 };

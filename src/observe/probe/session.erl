@@ -336,12 +336,14 @@ ElixirLib = case code:lib_dir(elixir) of
                 _ -> none
             end,
 SampleOrigin = fun(M) ->
+    %% Not loaded (a module known only for its BIFs, such as math): its
+    %% object code is not looked for on the code path, which would scan it.
     File = case erlang:module_loaded(M) of
                true -> try code:which(M) catch _:_ -> unknown end;
                false -> unknown
            end,
     if File =:= preloaded -> <<"preloaded">>;
-       not is_list(File) -> <<"other">>;
+       not is_list(File) -> <<"unknown">>;
        true ->
            case {ElixirLib =/= none andalso lists:prefix(ElixirLib, File),
                  lists:prefix(OtpRoot, File)} of
