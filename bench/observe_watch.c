@@ -4,6 +4,8 @@
  * then reporting its own CPU time, peak RSS and the snapshots it got.
  *
  *   observe_watch COOKIE INTERVAL_MS SECONDS TRACE_MODULES|- NODE...
+ *
+ * GIULIA_SAMPLE_PERIOD_MS sets the sampler's period (-1 turns it off).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,11 @@ int main(int argc, char **argv)
 		                                 .interval_ms = (int)interval,
 		                                 .top_n = 10,
 		                                 .trace_modules = mods[0] ? mods : NULL};
+		/* GIULIA_SAMPLE_PERIOD_MS: the sampler's period (-1: off; unset: default). */
+		const char *period = getenv("GIULIA_SAMPLE_PERIOD_MS");
+		int64_t pv = 0;
+		if (period && gi_parse_int64(period, -1, 1000, &pv) == 0)
+			cfg.sample_period_ms = (int)pv;
 		char *id = NULL;
 		int rc = obs_session_start(m, &cfg, &id);
 		if (rc != 0)

@@ -723,13 +723,22 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	json_t *err = NULL;
 	const char *node, *cookie, *project;
 	long long interval = OBS_INTERVAL_DEFAULT_MS, top = OBS_TOP_DEFAULT;
+	long long sample_period = OBS_SAMPLE_PERIOD_DEFAULT_MS,
+	          sample_processes = OBS_SAMPLE_PROCESSES_DEFAULT;
 	if (api_body_string(req, "node", true, &node, &err, status) ||
 	    api_body_string(req, "cookie", false, &cookie, &err, status) ||
 	    api_body_string(req, "project", false, &project, &err, status) ||
 	    api_body_int(req, "interval_ms", false, OBS_INTERVAL_MIN_MS, 3600000, &interval, &err,
 	                 status) ||
-	    api_body_int(req, "top_n", false, 1, 1000, &top, &err, status))
+	    api_body_int(req, "top_n", false, 1, 1000, &top, &err, status) ||
+	    api_body_int(req, "sample_period_ms", false, 0, OBS_SAMPLE_PERIOD_MAX_MS,
+	                 &sample_period, &err, status) ||
+	    api_body_int(req, "sample_processes", false, 1, OBS_SAMPLE_PROCESSES_MAX,
+	                 &sample_processes, &err, status))
 		return err;
+	if (sample_period > 0 && sample_period < OBS_SAMPLE_PERIOD_MIN_MS)
+		return api_error(status, 400, "sample_period_ms must be 0 (no sampler) or %d-%d",
+		                 OBS_SAMPLE_PERIOD_MIN_MS, OBS_SAMPLE_PERIOD_MAX_MS);
 	if (!node_name_valid(node))
 		return api_error(status, 400, "node must be a node name like name@host");
 	if (cookie && (!cookie[0] || strlen(cookie) > COOKIE_MAX))
@@ -750,6 +759,8 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	cfg.cookie = cookie ? cookie : stored;
 	cfg.interval_ms = (int)interval;
 	cfg.top_n = (int)top;
+	cfg.sample_period_ms = sample_period == 0 ? -1 : (int)sample_period;
+	cfg.sample_processes = (int)sample_processes;
 	cfg.trace_modules = mods;
 	cfg.project = project;
 	char *session_id = NULL;

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The sampler's cost on the target (results in BENCHMARKS.md "Sampler").
+#
+#   bench/bench_sampler.sh [SECONDS]        (default 8 s per run)
+#
+# For targets with 1k, 10k and 100k idle processes plus 2 busy ones (so that
+# the sampler has candidates that execute), one observer session at 1 s runs
+# with the sampler off and on (default period and K), alternated, 2 rounds.
+# Per second of observation it reports the target's CPU time (its OS
+# process, clock ticks) and the session process's reductions, and their
+# ratio on/off in the same run; plus the busy processes' iterations per CPU
+# tick of the target (work the observer may take away). Needs `make` first.
+# Everything started here is stopped on exit.
+set -eu
+cd "$(dirname "$0")/.."
+secs=${1:-8}
+work=$(mktemp -d /tmp/giulia-bench-sampler.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cookie=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+pkg_libs=$(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib)
+erlc -o "$work" bench/observe_bench.erl bench/observe_bench_a.erl bench/observe_bench_b.erl
+cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen -o "$work/observe_watch" \
+  bench/observe_watch.c build/release/libgiulia.a /usr/lib/libei.a $pkg_libs -lpthread -lm
+erl_call_bin=$(ls -d /usr/lib/erlang/lib/erl_interface-*/bin/erl_call | tail -n 1)
+call() { echo "$2" | "$erl_call_bin" -name "$1@127.0.0.1" -c "$cookie" -e; }
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), OTP"\
+     "$(erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().')"
+probe='Ps = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)],
+  lists:keymember(giulia_session, 1, D)],
+  io_lib:format("~b", [lists:sum([R || P <- Ps, {reductions, R} <- [process_info(P, reductions)]])]).'
+printf "%-9s %-8s %12s %14s %14s %12s\n" processes sampler cpu_ms_per_s session_reds/s iter/cpu_tick ticks
+for n in 1000 10000 100000; do
+  name="samp$n"
+  erl -noshell -noinput -name "$name@127.0.0.1" -setcookie "$cookie" -pa "$work" +P 400000 \
+    >/dev/null 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 1 100); do call "$name" "ok." >/dev/null 2>&1 && break; sleep 0.2; done
+  call "$name" "[spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, $n)], ok." >/dev/null
+  call "$name" "observe_bench:load_start(2)." >/dev/null
+  for round in 1 2; do
+    for mode in off on; do
+      period=-1
+      [ "$mode" = on ] && period=0
+      GIULIA_LOG=error GIULIA_SAMPLE_PERIOD_MS=$period "$work/observe_watch" "$cookie" 1000 \
+        $((secs + 3)) - "$name@127.0.0.1" >"$work/watch.out" &
+      w=$!
+      sleep 2
+      r0=$(call "$name" "$probe" | tr -dc '0-9')
+      c0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+      i0=$(call "$name" "observe_bench:load_count()." | tr -dc '0-9')
+      t0=$(date +%s%N)
+      sleep "$secs"
+      r1=$(call "$name" "$probe" | tr -dc '0-9')
+      c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+      i1=$(call "$name" "observe_bench:load_count()." | tr -dc '0-9')
+      t1=$(date +%s%N)
+      wait "$w"
+      echo "$n $mode $(( (c1 - c0) * 10 )) $((r1 - r0)) $((i1 - i0)) $(( (t1 - t0) / 1000000 ))"
+    done
+  done >"$work/runs.$n"
+  awk -v n="$n" '
+    { cpu[$2] += $3; reds[$2] += $4; iter[$2] += $5; ms[$2] += $6; ticks[$2] += $3 / 10 }
+    END {
+      for (k in cpu) {
+        s = ms[k] / 1000
+        printf "%-9s %-8s %12.1f %14.0f %14.0f\n", n, k, cpu[k] / s, reds[k] / s, iter[k] / ticks[k]
+      }
+      s_on = ms["on"] / 1000; s_off = ms["off"] / 1000
+      printf "%-9s %-8s cpu on/off %.3f (+%.2f%% of a core), session reductions on/off %.2f, work per cpu tick on/off %.3f\n",
+        n, "ratio", (cpu["on"] / s_on) / (cpu["off"] / s_off),
+        (cpu["on"] / s_on - cpu["off"] / s_off) / 10,
+        (reds["on"] / s_on) / (reds["off"] / s_off),
+        (iter["on"] / ticks["on"]) / (iter["off"] / ticks["off"])
+    }' "$work/runs.$n"
+  kill -9 "$pid" 2>/dev/null || true
+done
