@@ -30,9 +30,14 @@ erl_call_bin=$(ls -d /usr/lib/erlang/lib/erl_interface-*/bin/erl_call | tail -n 
 call() { echo "$2" | "$erl_call_bin" -name "$1@127.0.0.1" -c "$cookie" -e; }
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), OTP"\
      "$(erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().')"
+# Reductions of the live session process since the previous probe (the
+# first probe of a run stores its count on the bench node).
 probe='Ps = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)],
   lists:keymember(giulia_session, 1, D)],
-  io_lib:format("~b", [lists:sum([R || P <- Ps, {reductions, R} <- [process_info(P, reductions)]])]).'
+  Now = maps:from_list([{P, R} || P <- Ps, {reductions, R} <- [process_info(P, reductions)]]),
+  Old = persistent_term:get(bench_session_reds, #{}),
+  persistent_term:put(bench_session_reds, Now),
+  io_lib:format("~b", [lists:sum([R - maps:get(P, Old, 0) || {P, R} <- maps:to_list(Now)])]).'
 printf "%-9s %-8s %12s %14s %14s %12s\n" processes sampler cpu_ms_per_s session_reds/s iter/cpu_tick ticks
 for n in 1000 10000 100000; do
   name="samp$n"
@@ -51,16 +56,18 @@ for n in 1000 10000 100000; do
         $((secs + 3)) - "$name@127.0.0.1" >"$work/watch.out" &
       w=$!
       sleep 2
-      r0=$(call "$name" "$probe" | tr -dc '0-9')
+      call "$name" "$probe" >/dev/null
+      r0=0
       c0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
       i0=$(call "$name" "observe_bench:load_count()." | tr -dc '0-9')
       t0=$(date +%s%N)
       sleep "$secs"
-      r1=$(call "$name" "$probe" | tr -dc '0-9')
+      r1=$(call "$name" "$probe" | tr -dc '0-9-')
       c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
       i1=$(call "$name" "observe_bench:load_count()." | tr -dc '0-9')
       t1=$(date +%s%N)
       wait "$w"
+      sleep 3 # the session process is gone before the next run
       echo "$n $mode $(( (c1 - c0) * 10 )) $((r1 - r0)) $((i1 - i0)) $(( (t1 - t0) / 1000000 ))"
     done
   done >"$work/runs.$n"
