@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # The sampler's cost on the target (results in BENCHMARKS.md "Sampler").
 #
-#   bench/bench_sampler.sh [SECONDS]        (default 8 s per run)
+#   bench/bench_sampler.sh [SECONDS] [sessions|ticks]   (default 8 s per run, both parts)
+#
+# ticks: the time the sampler's ticks take on the target, as it measures
+# itself (executing.tick_us of a 5 s pulse), against the window: the share of
+# one core the sampler keeps busy, robust to the neighbours' load because it
+# is timed on the target around each tick. Beside it, the snapshot's own
+# cost (sample_ms) for comparison.
 #
 # For targets with 1k, 10k and 100k idle processes plus 2 busy ones (so that
 # the sampler has candidates that execute), one observer session at 1 s runs
@@ -14,6 +20,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-8}
+part=${2:-all}
 work=$(mktemp -d /tmp/giulia-bench-sampler.XXXXXX)
 pids=()
 cleanup() {
@@ -38,6 +45,34 @@ probe='Ps = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictiona
   Old = persistent_term:get(bench_session_reds, #{}),
   persistent_term:put(bench_session_reds, Now),
   io_lib:format("~b", [lists:sum([R - maps:get(P, Old, 0) || {P, R} <- maps:to_list(Now)])]).'
+start_target() { # name n
+  erl -noshell -noinput -name "$1@127.0.0.1" -setcookie "$cookie" -pa "$work" +P 400000 \
+    >/dev/null 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 1 100); do call "$1" "ok." >/dev/null 2>&1 && break; sleep 0.2; done
+  call "$1" "[spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, $2)], ok." >/dev/null
+  call "$1" "observe_bench:load_start(2)." >/dev/null
+}
+if [ "$part" = all ] || [ "$part" = ticks ]; then
+  echo "## sampler ticks, timed on the target (5 s pulses, 3 per size, 2 busy processes)"
+  printf "%-9s %8s %10s %12s %14s %12s\n" processes ticks tick_ms busy_pct us_per_tick sample_ms
+  for n in 1000 10000 100000; do
+    start_target "tick$n" "$n"
+    for _ in 1 2 3; do
+      bin/giulia pulse "tick$n@127.0.0.1" --cookie "$cookie" --window 5000 --json |
+        python3 -c '
+import json, sys
+d = json.load(sys.stdin); e = d["executing"]; n = sys.argv[1]
+w = d["window_ms"]; t = e["ticks"]; us = e["tick_us"]
+print("%-9s %8d %10.1f %11.3f%% %14.0f %12.1f" % (n, t, us / 1000, 100.0 * us / 1000 / w,
+      us / t if t else 0, d["sample_ms"]))' "$n"
+    done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+fi
+[ "$part" = ticks ] && exit 0
+echo "## sessions at 1 s, sampler off and on"
 printf "%-9s %-8s %12s %14s %14s %12s\n" processes sampler cpu_ms_per_s session_reds/s iter/cpu_tick ticks
 for n in 1000 10000 100000; do
   name="samp$n"

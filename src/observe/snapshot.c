@@ -148,9 +148,8 @@ static json_t *executing_section(json_t *e)
 {
 	json_t *out = json_object();
 	static const char *const plain[] = {
-	    "period_ms",        "ticks",        "candidates",
-	    "stack_candidates", "depth",        "reductions_sampled",
-	    "dropped",          "failed_ticks", NULL};
+	    "period_ms",          "ticks",   "candidates",   "stack_candidates", "depth",
+	    "reductions_sampled", "dropped", "failed_ticks", "tick_us",          NULL};
 	for (const char *const *k = plain; *k; k++)
 		json_object_set_new(out, *k, number_or_null(json_object_get(e, *k)));
 	json_t *samples = json_object_get(e, "samples");

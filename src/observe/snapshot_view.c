@@ -166,6 +166,7 @@ static void executing(struct obs_view *v, const json_t *e)
 	x->reductions_sampled = num(e, "reductions_sampled");
 	x->dropped = num(e, "dropped");
 	x->failed_ticks = num(e, "failed_ticks");
+	x->tick_us = num(e, "tick_us");
 	const json_t *stacks = arr(e, "stacks");
 	size_t n = capped(v, stacks, OBS_VIEW_MAX_STACKS);
 	x->stacks = n ? gi_calloc(n, sizeof(*x->stacks)) : NULL;
@@ -235,7 +236,8 @@ static void numbers_init(struct obs_view *v)
 	                 &v->executing.samples_waiting,
 	                 &v->executing.reductions_sampled,
 	                 &v->executing.dropped,
-	                 &v->executing.failed_ticks};
+	                 &v->executing.failed_ticks,
+	                 &v->executing.tick_us};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		*all[i] = NAN;
 }

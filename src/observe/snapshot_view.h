@@ -79,6 +79,7 @@ struct obs_view_executing {
 	bool present;
 	double period_ms, ticks, candidates, stack_candidates, depth;
 	double samples_running, samples_waiting, reductions_sampled, dropped, failed_ticks;
+	double tick_us; /* time the ticks of the interval took on the target */
 	struct obs_view_stack *stacks;
 	size_t nstacks;
 	struct obs_view_origin *origins;

@@ -169,7 +169,7 @@ static void busy_catalog_profile(void)
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(worker, "graph"), "in_graph")));
 	/* Where the time goes: the executing view names the catalog's own
 	 * modules, never process plumbing. (The logger handles each event in a
-	 * burst of a few microseconds: sampled every 10 ms it is mostly caught
+	 * burst of a few microseconds: sampled every 20 ms it is mostly caught
 	 * waiting, so the executing view may not list it; the ownership view
 	 * and rule 2 do.) */
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(p, "hot_modules_basis")), "executing");

@@ -226,7 +226,8 @@ static void view_reads_every_field_of_a_built_snapshot(void)
 	    "   \"calls\": [[\"Elixir.A.Repo\", \"get\", 2, 42]]},"
 	    " \"executing\": {\"period_ms\": 10, \"ticks\": 95, \"candidates\": 10,"
 	    "   \"stack_candidates\": 5, \"depth\": 8, \"samples\": {\"running\": 60,"
-	    "   \"waiting\": 30}, \"reductions_sampled\": 900, \"dropped\": 1, \"failed_ticks\": 0,"
+	    "   \"waiting\": 30}, \"reductions_sampled\": 900, \"dropped\": 1, \"failed_ticks\": "
+	    "0, \"tick_us\": 77,"
 	    "   \"stacks\": [{\"frames\": [[\"lists\", \"foldl\", 3], [\"Elixir.A.Calc\", \"run\", "
 	    "1]],"
 	    "     \"samples\": 60, \"reductions\": 900}],"
@@ -311,8 +312,8 @@ static void view_reads_every_field_of_a_built_snapshot(void)
 	const double ex[] = {
 	    e->period_ms, e->ticks,           e->candidates,      e->stack_candidates,
 	    e->depth,     e->samples_running, e->samples_waiting, e->reductions_sampled,
-	    e->dropped,   e->failed_ticks};
-	const double ex_want[] = {10, 95, 10, 5, 8, 60, 30, 900, 1, 0};
+	    e->dropped,   e->failed_ticks,    e->tick_us};
+	const double ex_want[] = {10, 95, 10, 5, 8, 60, 30, 900, 1, 0, 77};
 	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++)
 		TH_ASSERT_DBL_NEAR(ex[i], ex_want[i], 0);
 	TH_ASSERT_INT_EQ(e->nstacks, 1);

@@ -320,7 +320,10 @@ SampleStep = fun(S) ->
     case is_integer(Next) andalso T >= Next of
         false -> S;
         true ->
-            S1 = try SampleTick(S) catch _:_ -> S#{s_failed => maps:get(s_failed, S) + 1} end,
+            U0 = erlang:monotonic_time(microsecond),
+            STicked = try SampleTick(S) catch _:_ -> S#{s_failed => maps:get(s_failed, S) + 1} end,
+            S1 = STicked#{s_tick_us => maps:get(s_tick_us, STicked, 0) +
+                                  erlang:monotonic_time(microsecond) - U0},
             Due = Next + SamplePeriod,
             S1#{s_next => if Due =< T -> T + SamplePeriod; true -> Due end}
     end
@@ -328,6 +331,7 @@ end,
 SampleReset = fun(S, Cands) ->
     S#{s_cands => lists:sublist(lists:delete(self(), Cands), SampleK),
        s_raw => [], s_raw_n => 0, s_counts => #{}, s_dropped => 0, s_ticks => 0, s_failed => 0,
+       s_tick_us => 0,
        s_next => case SamplePeriod of 0 -> infinity; _ -> Now() + SamplePeriod end}
 end,
 OtpRoot = code:root_dir() ++ "/",
@@ -406,6 +410,7 @@ SampleSnapshot = fun(S, LiveDelta, NextCands) ->
                 reductions_sampled => LiveReds + PerSample * (lists:sum([C || {_, _, C} <- Running]) - LiveSamples),
                 dropped => maps:get(s_dropped, S1),
                 failed_ticks => maps:get(s_failed, S1),
+                tick_us => maps:get(s_tick_us, S1, 0),
                 stacks => [#{frames => Fs, samples => C, reductions => W} || {Fs, W, C} <- Stacks],
                 origins => [#{module => M, origin => maps:get(M, Known, <<"other">>)} || M <- Mods]}},
             {Section, SampleReset(S1#{s_origins => Known}, NextCands)}
