@@ -12,6 +12,7 @@
 #
 # Environment: CALLS (default 2000), PULSES (default 200), RUNS (start-ups,
 # default 20). Prints a Markdown table for BENCHMARKS.md.
+# needs: curl erlang-base
 set -eu
 cd "$(dirname "$0")/.."
 GIULIA=${GIULIA:-$PWD/bin/giulia}

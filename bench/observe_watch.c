@@ -7,6 +7,7 @@
  *
  * OBSERVE_WATCH_CALL_TIME=1 in the environment adds call_time to the traced
  * modules (bench/bench_calltime.sh).
+ * GIULIA_SAMPLE_PERIOD_MS sets the sampler's period (-1 turns it off).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -80,6 +81,11 @@ int main(int argc, char **argv)
 		                                 .top_n = 10,
 		                                 .trace_modules = mods[0] ? mods : NULL,
 		                                 .call_time = call_time};
+		/* GIULIA_SAMPLE_PERIOD_MS: the sampler's period (-1: off; unset: default). */
+		const char *period = getenv("GIULIA_SAMPLE_PERIOD_MS");
+		int64_t pv = 0;
+		if (period && gi_parse_int64(period, -1, 1000, &pv) == 0)
+			cfg.sample_period_ms = (int)pv;
 		char *id = NULL;
 		int rc = obs_session_start(m, &cfg, &id);
 		if (rc != 0)

@@ -5,6 +5,8 @@
  * comparison must render it without crashing.
  *
  * Input: a JSON array of snapshots, or {"finalize": {...}, "snapshots": [...]}.
+ * Snapshots go through the typed view (obs_view_parse) and the executing
+ * view (corpus: sampled2.json, two snapshots of the real observer).
  * needs:
  */
 #include <stddef.h>

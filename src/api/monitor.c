@@ -41,6 +41,7 @@
 #include "observe/beam_pull.h"
 #include "observe/dist.h"
 #include "observe/observe.h"
+#include "observe/snapshot_view.h"
 #include "api/base64.h"
 
 #define HISTORY_MAX       720
@@ -112,28 +113,24 @@ static void node_free(struct node_state *ns)
 	gi_free(ns);
 }
 
-static void observed_add(struct node_state *ns, json_t *name)
+static void observed_add(struct node_state *ns, const char *name)
 {
-	if (ns->observing && json_is_string(name) && json_string_length(name) > 0 &&
-	    json_string_length(name) <= 255 && json_object_size(ns->observed) < OBSERVED_MAX)
-		json_object_set_new(ns->observed, json_string_value(name), json_true());
+	if (ns->observing && name && name[0] && strlen(name) <= 255 &&
+	    json_object_size(ns->observed) < OBSERVED_MAX)
+		json_object_set_new(ns->observed, name, json_true());
 }
 
 /* The modules a snapshot shows working: attributed top processes, traced calls. */
 static void observed_collect(struct node_state *ns, json_t *snap)
 {
-	size_t i;
-	json_t *x;
-	json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
-	json_array_foreach(top, i, x)
-	{
-		observed_add(ns, json_object_get(x, "module"));
+	struct obs_view v;
+	if (obs_view_parse(snap, &v) == 0) {
+		for (size_t i = 0; i < v.top_reductions.len; i++)
+			observed_add(ns, v.top_reductions.items[i].module);
+		for (size_t i = 0; i < v.ncalls; i++)
+			observed_add(ns, v.calls[i].module);
 	}
-	json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
-	json_array_foreach(calls, i, x)
-	{
-		observed_add(ns, json_object_get(x, "module"));
-	}
+	obs_view_destroy(&v);
 }
 
 /* Records a snapshot in the node's history (takes no ownership). */
@@ -494,9 +491,16 @@ static json_t *route_connect(void *ctx, const struct api_request *req, int *stat
 	cookie_wipe_free(ns->cookie);
 	ns->cookie = cookie ? gi_strdup(cookie) : NULL;
 	pthread_mutex_unlock(&m->lock);
-	json_t *resp = json_pack("{s:s, s:b, s:O?, s:O?}", "node", node, "connected", 1,
-	                         "otp_release", json_object_get(snap, "otp_release"),
-	                         "schedulers_online", json_object_get(snap, "schedulers_online"));
+	struct obs_view v;
+	json_t *resp = NULL;
+	if (obs_view_parse(snap, &v) == 0)
+		resp = json_pack("{s:s, s:b, s:s?, s:o}", "node", node, "connected", 1,
+		                 "otp_release", v.otp_release, "schedulers_online",
+		                 api_stats_count_json(v.schedulers_online));
+	else
+		resp = json_pack("{s:s, s:b, s:n, s:n}", "node", node, "connected", 1,
+		                 "otp_release", "schedulers_online");
+	obs_view_destroy(&v);
 	json_decref(snap);
 	return resp;
 }
@@ -548,11 +552,13 @@ static json_t *route_hot_spots(void *ctx, const struct api_request *req, int *st
 	api_stats_sort(functions, api_stats_cmp_count_desc);
 	while (json_array_size(functions) > 20)
 		json_array_remove(functions, json_array_size(functions) - 1);
-	json_t *resp =
-	    json_pack("{s:s, s:O?, s:O?, s:o, s:o}", "node", node, "timestamp_ms",
-	              json_object_get(snap, "timestamp_ms"), "scheduler_utilisation",
-	              json_object_get(json_object_get(snap, "scheduler_utilisation"), "total"),
-	              "modules", api_stats_hot_modules(snap), "functions", functions);
+	struct obs_view v;
+	obs_view_parse(snap, &v);
+	json_t *resp = json_pack("{s:s, s:o, s:o, s:o, s:o}", "node", node, "timestamp_ms",
+	                         api_stats_count_json(v.timestamp_ms), "scheduler_utilisation",
+	                         api_stats_num_json(v.utilisation_total), "modules",
+	                         api_stats_hot_modules(snap), "functions", functions);
+	obs_view_destroy(&v);
 	json_decref(snap);
 	return resp;
 }
@@ -715,13 +721,22 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	json_t *err = NULL;
 	const char *node, *cookie, *project;
 	long long interval = OBS_INTERVAL_DEFAULT_MS, top = OBS_TOP_DEFAULT;
+	long long sample_period = OBS_SAMPLE_PERIOD_DEFAULT_MS,
+	          sample_processes = OBS_SAMPLE_PROCESSES_DEFAULT;
 	if (api_body_string(req, "node", true, &node, &err, status) ||
 	    api_body_string(req, "cookie", false, &cookie, &err, status) ||
 	    api_body_string(req, "project", false, &project, &err, status) ||
 	    api_body_int(req, "interval_ms", false, OBS_INTERVAL_MIN_MS, 3600000, &interval, &err,
 	                 status) ||
-	    api_body_int(req, "top_n", false, 1, 1000, &top, &err, status))
+	    api_body_int(req, "top_n", false, 1, 1000, &top, &err, status) ||
+	    api_body_int(req, "sample_period_ms", false, 0, OBS_SAMPLE_PERIOD_MAX_MS,
+	                 &sample_period, &err, status) ||
+	    api_body_int(req, "sample_processes", false, 1, OBS_SAMPLE_PROCESSES_MAX,
+	                 &sample_processes, &err, status))
 		return err;
+	if (sample_period > 0 && sample_period < OBS_SAMPLE_PERIOD_MIN_MS)
+		return api_error(status, 400, "sample_period_ms must be 0 (no sampler) or %d-%d",
+		                 OBS_SAMPLE_PERIOD_MIN_MS, OBS_SAMPLE_PERIOD_MAX_MS);
 	if (!api_node_name_valid(node))
 		return api_error(status, 400, "node must be a node name like name@host");
 	if (cookie && (!cookie[0] || strlen(cookie) > COOKIE_MAX))
@@ -748,6 +763,8 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	cfg.cookie = cookie ? cookie : stored;
 	cfg.interval_ms = (int)interval;
 	cfg.top_n = (int)top;
+	cfg.sample_period_ms = sample_period == 0 ? -1 : (int)sample_period;
+	cfg.sample_processes = (int)sample_processes;
 	cfg.trace_modules = mods;
 	cfg.project = project;
 	cfg.call_time = json_is_true(call_time);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "observe/snapshot_view.h"
 
 double api_stats_num(json_t *o, const char *a, const char *b)
 {
@@ -26,18 +27,29 @@ json_t *api_stats_num_json(double x)
 	return isnan(x) ? json_null() : json_real(x);
 }
 
-double api_stats_max_message_queue(json_t *snap)
+json_t *api_stats_count_json(double x)
 {
-	json_t *procs = json_object_get(json_object_get(snap, "top_processes"), "message_queue");
+	if (isfinite(x) && x == floor(x) && fabs(x) < 9007199254740992.0)
+		return json_integer((json_int_t)x);
+	return api_stats_num_json(x);
+}
+
+static double max_message_queue(const struct obs_view *v)
+{
 	double best = NAN;
-	size_t i;
-	json_t *p;
-	json_array_foreach(procs, i, p)
-	{
-		double q = api_stats_num(p, "message_queue_len", NULL);
+	for (size_t i = 0; i < v->top_message_queue.len; i++) {
+		double q = v->top_message_queue.items[i].message_queue_len;
 		if (!isnan(q) && (isnan(best) || q > best))
 			best = q;
 	}
+	return best;
+}
+
+double api_stats_max_message_queue(json_t *snap)
+{
+	struct obs_view v;
+	double best = obs_view_parse(snap, &v) == 0 ? max_message_queue(&v) : NAN;
+	obs_view_destroy(&v);
 	return best;
 }
 
@@ -50,31 +62,27 @@ static const char *const METRICS[] = {
 /* The compact history point of a snapshot. */
 json_t *api_stats_point(json_t *snap)
 {
+	struct obs_view v;
 	json_t *p = json_object();
-	json_object_set(p, "timestamp_ms", json_object_get(snap, "timestamp_ms"));
-	json_object_set(p, "seq", json_object_get(snap, "seq"));
-	json_object_set_new(
-	    p, "scheduler_utilisation",
-	    api_stats_num_json(api_stats_num(snap, "scheduler_utilisation", "total")));
-	json_object_set_new(p, "run_queue",
-	                    api_stats_num_json(api_stats_num(snap, "run_queue", "total")));
-	json_object_set_new(p, "processes",
-	                    api_stats_num_json(api_stats_num(snap, "processes", "count")));
-	json_object_set_new(p, "memory_total",
-	                    api_stats_num_json(api_stats_num(snap, "memory", "total")));
-	json_object_set_new(p, "memory_processes",
-	                    api_stats_num_json(api_stats_num(snap, "memory", "processes")));
-	json_object_set_new(p, "memory_binary",
-	                    api_stats_num_json(api_stats_num(snap, "memory", "binary")));
-	json_object_set_new(p, "memory_ets",
-	                    api_stats_num_json(api_stats_num(snap, "memory", "ets")));
+	if (obs_view_parse(snap, &v) != 0) {
+		obs_view_destroy(&v);
+		return p;
+	}
+	json_object_set_new(p, "timestamp_ms", api_stats_count_json(v.timestamp_ms));
+	json_object_set_new(p, "seq", api_stats_count_json(v.seq));
+	json_object_set_new(p, "scheduler_utilisation", api_stats_num_json(v.utilisation_total));
+	json_object_set_new(p, "run_queue", api_stats_num_json(v.run_queue_total));
+	json_object_set_new(p, "processes", api_stats_num_json(v.processes_count));
+	json_object_set_new(p, "memory_total", api_stats_num_json(v.memory.total));
+	json_object_set_new(p, "memory_processes", api_stats_num_json(v.memory.processes));
+	json_object_set_new(p, "memory_binary", api_stats_num_json(v.memory.binary));
+	json_object_set_new(p, "memory_ets", api_stats_num_json(v.memory.ets));
 	json_object_set_new(p, "reductions_per_second",
-	                    api_stats_num_json(api_stats_num(snap, "reductions", "per_second")));
-	json_object_set_new(p, "max_message_queue",
-	                    api_stats_num_json(api_stats_max_message_queue(snap)));
-	json_object_set_new(p, "atoms", api_stats_num_json(api_stats_num(snap, "atoms", "count")));
-	json_object_set_new(p, "ets_tables",
-	                    api_stats_num_json(api_stats_num(snap, "ets", "count")));
+	                    api_stats_num_json(v.reductions_per_second));
+	json_object_set_new(p, "max_message_queue", api_stats_num_json(max_message_queue(&v)));
+	json_object_set_new(p, "atoms", api_stats_num_json(v.atoms_count));
+	json_object_set_new(p, "ets_tables", api_stats_num_json(v.ets_count));
+	obs_view_destroy(&v);
 	return p;
 }
 
@@ -110,12 +118,12 @@ void api_stats_sort(json_t *arr, int (*cmp)(const void *, const void *))
 json_t *api_stats_hot_modules(json_t *snap)
 {
 	json_t *by_module = json_object();
-	json_t *procs = json_object_get(json_object_get(snap, "top_processes"), "reductions");
-	size_t i;
-	json_t *p;
-	json_array_foreach(procs, i, p)
-	{
-		const char *mod = json_string_value(json_object_get(p, "module"));
+	struct obs_view v;
+	if (obs_view_parse(snap, &v) != 0)
+		v.top_reductions.len = 0;
+	for (size_t i = 0; i < v.top_reductions.len; i++) {
+		const struct obs_view_process *p = &v.top_reductions.items[i];
+		const char *mod = p->module;
 		if (!mod)
 			mod = "(unknown)";
 		json_t *e = json_object_get(by_module, mod);
@@ -125,8 +133,9 @@ json_t *api_stats_hot_modules(json_t *snap)
 			json_object_set_new(by_module, mod, e);
 		}
 		const char *keys[] = {"reductions", "cpu_share", "memory_bytes"};
+		const double values[] = {p->reductions, p->cpu_share, p->memory_bytes};
 		for (int k = 0; k < 3; k++) {
-			double add = api_stats_num(p, keys[k], NULL);
+			double add = values[k];
 			if (!isnan(add))
 				json_object_set_new(
 				    e, keys[k], json_real(api_stats_num(e, keys[k], NULL) + add));
@@ -136,11 +145,12 @@ json_t *api_stats_hot_modules(json_t *snap)
 		    json_integer(json_integer_value(json_object_get(e, "processes")) + 1));
 	}
 	json_t *arr = json_array();
+	obs_view_destroy(&v);
 	const char *k;
-	json_t *v;
-	json_object_foreach(by_module, k, v)
+	json_t *e;
+	json_object_foreach(by_module, k, e)
 	{
-		json_array_append(arr, v);
+		json_array_append(arr, e);
 	}
 	json_decref(by_module);
 	api_stats_sort(arr, cmp_reductions_desc);
@@ -235,9 +245,9 @@ static void alert_level(json_t *alerts, const char *metric, double value, double
 	          msg);
 }
 
-static void alert_ratio(json_t *alerts, json_t *snap, const char *key, const char *what)
+static void alert_ratio(json_t *alerts, const char *key, double count, double limit,
+                        const char *what)
 {
-	double count = api_stats_num(snap, key, "count"), limit = api_stats_num(snap, key, "limit");
 	if (isnan(count) || isnan(limit) || limit <= 0)
 		return;
 	alert_level(alerts, key, count / limit, 0.8, 0.9, what);
@@ -246,18 +256,22 @@ static void alert_ratio(json_t *alerts, json_t *snap, const char *key, const cha
 json_t *api_stats_alerts(json_t *snap, json_t *points)
 {
 	json_t *alerts = json_array();
-	alert_level(alerts, "scheduler_utilisation",
-	            api_stats_num(snap, "scheduler_utilisation", "total"), 0.75, 0.9,
-	            "scheduler utilisation");
-	double sched = api_stats_num(snap, "schedulers_online", NULL);
-	if (!isnan(sched) && sched > 0)
-		alert_level(alerts, "run_queue", api_stats_num(snap, "run_queue", "total"),
-		            2 * sched, 4 * sched, "run queue length");
-	alert_level(alerts, "max_message_queue", api_stats_max_message_queue(snap), 1000, 10000,
-	            "longest process message queue");
-	alert_ratio(alerts, snap, "processes", "process count / limit");
-	alert_ratio(alerts, snap, "atoms", "atom count / limit");
-	alert_ratio(alerts, snap, "ports", "port count / limit");
+	struct obs_view v;
+	if (obs_view_parse(snap, &v) == 0) {
+		alert_level(alerts, "scheduler_utilisation", v.utilisation_total, 0.75, 0.9,
+		            "scheduler utilisation");
+		double sched = v.schedulers_online;
+		if (!isnan(sched) && sched > 0)
+			alert_level(alerts, "run_queue", v.run_queue_total, 2 * sched, 4 * sched,
+			            "run queue length");
+		alert_level(alerts, "max_message_queue", max_message_queue(&v), 1000, 10000,
+		            "longest process message queue");
+		alert_ratio(alerts, "processes", v.processes_count, v.processes_limit,
+		            "process count / limit");
+		alert_ratio(alerts, "atoms", v.atoms_count, v.atoms_limit, "atom count / limit");
+		alert_ratio(alerts, "ports", v.ports_count, v.ports_limit, "port count / limit");
+	}
+	obs_view_destroy(&v);
 	if (points && json_array_size(points) >= 5) {
 		json_t *mem = api_stats_metric_trend(points, "memory_total");
 		double change = api_stats_num(mem, "change_pct", NULL);

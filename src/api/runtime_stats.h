@@ -22,6 +22,9 @@
 double api_stats_num(json_t *o, const char *a, const char *b);
 /* A JSON real, or null for NAN. */
 json_t *api_stats_num_json(double x);
+/* Like api_stats_num_json, but an integral value becomes a JSON integer
+ * (timestamps, sequence numbers, counts). */
+json_t *api_stats_count_json(double x);
 /* The longest message queue among the snapshot's top processes, or NAN. */
 double api_stats_max_message_queue(json_t *snap);
 

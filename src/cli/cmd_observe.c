@@ -6,6 +6,7 @@
  * Exit codes: 0, 1 (the command failed), 2 (usage), and the node errors of
  * cli_exit_code_for(). The cookie is passed through, never printed.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "cli/cli.h"
 #include "observe/dist.h"
 #include "observe/observe.h"
+#include "observe/snapshot_view.h"
 
 #define MAX_TRACE_MODULES 64
 
@@ -166,22 +168,24 @@ static const char *str_or(json_t *v, const char *fallback)
 	return s ? s : fallback;
 }
 
-static void print_processes(json_t *list, const char *title)
+static const char *or_text(const char *s, const char *fallback)
+{
+	return s ? s : fallback;
+}
+
+static void print_processes(const struct obs_view_processes *list, const char *title)
 {
 	printf("%s\n  %-16s %10s %7s %12s %8s  %s\n", title, "PID", "REDS", "CPU%", "MEMORY",
 	       "MAILBOX", "MODULE / NAME / CURRENT");
-	size_t i;
-	json_t *p;
-	json_array_foreach(list, i, p)
-	{
-		const char *name = str_or(json_object_get(p, "registered_name"), "");
-		printf("  %-16s %10.0f %6.1f%% %12.0f %8.0f  %s%s%s  %s\n",
-		       str_or(json_object_get(p, "pid"), "?"), num(p, "reductions"),
-		       100.0 * num(p, "cpu_share"), num(p, "memory_bytes"),
-		       num(p, "message_queue_len"), str_or(json_object_get(p, "module"), "?"),
-		       *name ? " " : "", name, str_or(json_object_get(p, "current_function"), ""));
+	for (size_t i = 0; i < list->len; i++) {
+		const struct obs_view_process *p = &list->items[i];
+		const char *name = or_text(p->registered_name, "");
+		printf("  %-16s %10.0f %6.1f%% %12.0f %8.0f  %s%s%s  %s\n", or_text(p->pid, "?"),
+		       p->reductions, 100.0 * p->cpu_share, p->memory_bytes, p->message_queue_len,
+		       or_text(p->module, "?"), *name ? " " : "", name,
+		       or_text(p->current_function, ""));
 	}
-	if (json_array_size(list) == 0)
+	if (list->len == 0)
 		printf("  (none)\n");
 }
 
@@ -191,40 +195,37 @@ static void print_errors(json_t *errors)
 	json_t *e;
 	json_array_foreach(errors, i, e)
 	{
-		fprintf(stderr, "warning: %s\n", str_or(e, "?"));
+		const char *s = json_string_value(e);
+		fprintf(stderr, "warning: %s\n", s ? s : "?");
 	}
 }
 
-static void print_pulse(json_t *s)
+static void print_pulse(json_t *snapshot)
 {
-	json_t *su = json_object_get(s, "scheduler_utilisation");
-	json_t *procs = json_object_get(s, "processes"), *mem = json_object_get(s, "memory");
-	json_t *reds = json_object_get(s, "reductions");
-	printf("node %s  OTP %s  schedulers %.0f  window %.0f ms\n",
-	       str_or(json_object_get(s, "node"), "?"),
-	       str_or(json_object_get(s, "otp_release"), "?"), num(s, "schedulers_online"),
-	       num(s, "window_ms"));
-	if (json_is_number(json_object_get(su, "total")))
-		printf("scheduler utilisation %.1f%%", 100.0 * num(su, "total"));
+	struct obs_view v;
+	if (obs_view_parse(snapshot, &v) != 0) {
+		fprintf(stderr, "warning: the snapshot is of an unknown schema version\n");
+		obs_view_destroy(&v);
+		return;
+	}
+	printf("node %s  OTP %s  schedulers %.0f  window %.0f ms\n", or_text(v.node, "?"),
+	       or_text(v.otp_release, "?"), v.schedulers_online, v.window_ms);
+	if (isfinite(v.utilisation_total))
+		printf("scheduler utilisation %.1f%%", 100.0 * v.utilisation_total);
 	else
 		printf("scheduler utilisation n/a");
-	printf("  run queue %.0f  reductions/s %.0f\n",
-	       num(json_object_get(s, "run_queue"), "total"), num(reds, "per_second"));
+	printf("  run queue %.0f  reductions/s %.0f\n", v.run_queue_total, v.reductions_per_second);
 	printf("processes %.0f/%.0f  ports %.0f  atoms %.0f/%.0f  ets tables %.0f\n",
-	       num(procs, "count"), num(procs, "limit"), num(json_object_get(s, "ports"), "count"),
-	       num(json_object_get(s, "atoms"), "count"), num(json_object_get(s, "atoms"), "limit"),
-	       num(json_object_get(s, "ets"), "count"));
+	       v.processes_count, v.processes_limit, v.ports_count, v.atoms_count, v.atoms_limit,
+	       v.ets_count);
 	printf(
 	    "memory total %.1f MB  processes %.1f MB  binary %.1f MB  ets %.1f MB  code %.1f MB\n",
-	    num(mem, "total") / 1e6, num(mem, "processes") / 1e6, num(mem, "binary") / 1e6,
-	    num(mem, "ets") / 1e6, num(mem, "code") / 1e6);
-	printf("gc %.0f (%.0f words)  io in %.0f B out %.0f B\n",
-	       num(json_object_get(s, "gc"), "count"),
-	       num(json_object_get(s, "gc"), "words_reclaimed"),
-	       num(json_object_get(s, "io"), "input_bytes"),
-	       num(json_object_get(s, "io"), "output_bytes"));
-	print_processes(json_object_get(json_object_get(s, "top_processes"), "reductions"),
-	                "top processes by reductions over the window:");
+	    v.memory.total / 1e6, v.memory.processes / 1e6, v.memory.binary / 1e6,
+	    v.memory.ets / 1e6, v.memory.code / 1e6);
+	printf("gc %.0f (%.0f words)  io in %.0f B out %.0f B\n", v.gc_count, v.gc_words_reclaimed,
+	       v.io_input_bytes, v.io_output_bytes);
+	print_processes(&v.top_reductions, "top processes by reductions over the window:");
+	obs_view_destroy(&v);
 }
 
 static int run_pulse_or_top(const char *cmd, int argc, char **argv)
@@ -258,12 +259,18 @@ static int run_pulse_or_top(const char *cmd, int argc, char **argv)
 	} else if (top) {
 		const char *by = a.by ? a.by : "reductions";
 		const char *key = strcmp(by, "mailbox") == 0 ? "message_queue" : by;
-		char title[128];
-		snprintf(title, sizeof(title), "%s: top %d processes by %s (window %.0f ms)",
-		         str_or(json_object_get(snap, "node"), "?"), a.top_n, by,
-		         num(snap, "window_ms"));
-		print_processes(json_object_get(json_object_get(snap, "top_processes"), key),
-		                title);
+		struct obs_view v;
+		if (obs_view_parse(snap, &v) == 0) {
+			char title[128];
+			snprintf(title, sizeof(title),
+			         "%s: top %d processes by %s (window %.0f ms)",
+			         or_text(v.node, "?"), a.top_n, by, v.window_ms);
+			print_processes(strcmp(key, "memory") == 0          ? &v.top_memory
+			                : strcmp(key, "message_queue") == 0 ? &v.top_message_queue
+			                                                    : &v.top_reductions,
+			                title);
+		}
+		obs_view_destroy(&v);
 	} else {
 		print_pulse(snap);
 	}

@@ -25,6 +25,7 @@
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
 #include "graph/query.h"
+#include "observe/snapshot_view.h"
 
 static const char *const default_reads[] = {
     "get",       "get_by", "all",     "one",    "fetch", "list",   "lookup", "exists", "count",
@@ -182,6 +183,8 @@ struct ctx {
 		double flagged_sum, flagged_max, refused_max, trace_messages;
 		bool suspended, isolated;
 	} ct;
+	struct fuse_executing *executing;
+	bool source_graph; /* the graph holds the project's source (not only object code) */
 };
 
 static void metric_init(struct metric *m)
@@ -295,19 +298,19 @@ static bool name_is_logger(const char *s)
 	return false;
 }
 
-static bool process_is_logger(const json_t *p)
+static bool process_is_logger(const struct obs_view_process *p)
 {
-	const char *reg = fuse_str(p, "registered_name");
-	const char *init = fuse_str(p, "initial_call");
-	if (name_is_logger(reg) || name_is_logger(fuse_str(p, "module")) || name_is_logger(init))
+	const char *reg = p->registered_name;
+	const char *init = p->initial_call;
+	if (name_is_logger(reg) || name_is_logger(p->module) || name_is_logger(init))
 		return true;
 	/* A gen_event registered as Logger whatever its attribution. */
 	return init && reg && strstr(init, "gen_event") && strstr(reg, "Logger");
 }
 
-static struct proc_stat *proc_get(struct ctx *c, const json_t *p)
+static struct proc_stat *proc_get(struct ctx *c, const struct obs_view_process *p)
 {
-	const char *pid = fuse_str(p, "pid");
+	const char *pid = p->pid;
 	if (!pid)
 		return NULL;
 	struct proc_stat *s = gi_map_get(&c->procs, pid);
@@ -317,9 +320,9 @@ static struct proc_stat *proc_get(struct ctx *c, const json_t *p)
 		return NULL;
 	s = gi_arena_calloc(&c->arena, 1, sizeof(*s));
 	s->pid = ctx_strdup(c, pid);
-	s->name = ctx_strdup(c, fuse_str(p, "registered_name"));
-	s->module = ctx_strdup(c, fuse_str(p, "module"));
-	s->initial_call = ctx_strdup(c, fuse_str(p, "initial_call"));
+	s->name = ctx_strdup(c, p->registered_name);
+	s->module = ctx_strdup(c, p->module);
+	s->initial_call = ctx_strdup(c, p->initial_call);
 	s->logger = process_is_logger(p);
 	s->seen_seq = -1;
 	s->queue_first = s->mem_first = NAN;
@@ -330,12 +333,11 @@ static struct proc_stat *proc_get(struct ctx *c, const json_t *p)
 
 /* ---- one snapshot ----------------------------------------------------- */
 
-static void take_cpu(struct ctx *c, const json_t *list, long seq)
+static void take_cpu(struct ctx *c, const struct obs_view_processes *list, long seq)
 {
-	size_t n = json_is_array(list) ? json_array_size(list) : 0;
-	for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
-		const json_t *p = json_array_get(list, i);
-		double r = fuse_num(p, "reductions");
+	for (size_t i = 0; i < list->len && i < FUSE_MAX_LIST; i++) {
+		const struct obs_view_process *p = &list->items[i];
+		double r = p->reductions;
 		if (!isfinite(r) || r < 0)
 			continue;
 		struct proc_stat *s = proc_get(c, p);
@@ -343,7 +345,7 @@ static void take_cpu(struct ctx *c, const json_t *list, long seq)
 			s->reductions += r;
 			s->cpu_samples++;
 		}
-		const char *mod = fuse_str(p, "module");
+		const char *mod = p->module;
 		if (!mod)
 			continue;
 		struct mod_stat *m = mod_get(c, mod);
@@ -356,16 +358,15 @@ static void take_cpu(struct ctx *c, const json_t *list, long seq)
 }
 
 /* Memory, mailbox and process counts: each process once per snapshot. */
-static void take_process_state(struct ctx *c, const json_t *list, long seq)
+static void take_process_state(struct ctx *c, const struct obs_view_processes *list, long seq)
 {
-	size_t n = json_is_array(list) ? json_array_size(list) : 0;
-	for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
-		const json_t *p = json_array_get(list, i);
+	for (size_t i = 0; i < list->len && i < FUSE_MAX_LIST; i++) {
+		const struct obs_view_process *p = &list->items[i];
 		struct proc_stat *s = proc_get(c, p);
 		if (!s || s->seen_seq == seq)
 			continue;
 		s->seen_seq = seq;
-		double q = fuse_num(p, "message_queue_len");
+		double q = p->message_queue_len;
 		if (isfinite(q)) {
 			if (s->queue_samples == 0) {
 				s->queue_first = q;
@@ -385,14 +386,14 @@ static void take_process_state(struct ctx *c, const json_t *list, long seq)
 				s->queue_max = q;
 			s->queue_samples++;
 		}
-		double mem = fuse_num(p, "memory_bytes");
+		double mem = p->memory_bytes;
 		if (isfinite(mem)) {
 			if (s->mem_samples == 0)
 				s->mem_first = mem;
 			s->mem_last = mem;
 			s->mem_samples++;
 		}
-		const char *mod = fuse_str(p, "module");
+		const char *mod = p->module;
 		if (!mod)
 			continue;
 		struct mod_stat *m = mod_get(c, mod);
@@ -423,13 +424,13 @@ static void mark_traced_window(struct ctx *c, const char *module, long seq, doub
 }
 
 /* The call_time facts of one snapshot (docs/SNAPSHOT.md trace.call_time). */
-static void take_call_time(struct ctx *c, const json_t *ct)
+static void take_call_time(struct ctx *c, const struct obs_view_call_time *ct)
 {
-	if (!json_is_object(ct))
+	if (!ct->present)
 		return;
 	c->ct.windows++;
-	double flagged = fuse_num(ct, "flagged"), refused = fuse_num(ct, "refused");
-	double messages = fuse_num(ct, "trace_messages");
+	double flagged = ct->flagged, refused = ct->refused;
+	double messages = ct->trace_messages;
 	if (isfinite(flagged) && flagged >= 0) {
 		c->ct.flagged_sum += flagged;
 		if (flagged > c->ct.flagged_max)
@@ -439,32 +440,25 @@ static void take_call_time(struct ctx *c, const json_t *ct)
 		c->ct.refused_max = refused;
 	if (isfinite(messages) && messages > 0)
 		c->ct.trace_messages += messages;
-	if (json_is_true(json_object_get(ct, "suspended")))
+	if (ct->suspended)
 		c->ct.suspended = true;
-	const char *iso = fuse_str(ct, "isolation");
+	const char *iso = ct->isolation;
 	if (iso && strcmp(iso, "trace_session") == 0)
 		c->ct.isolated = true;
 }
 
-static void take_trace(struct ctx *c, const json_t *trace, long seq)
+static void take_trace(struct ctx *c, const struct obs_view *v, long seq)
 {
-	if (!json_is_object(trace))
+	if (!v->has_trace)
 		return;
-	take_call_time(c, json_object_get(trace, "call_time"));
-	double window_ms = fuse_num(trace, "window_ms");
-	const json_t *mods = json_object_get(trace, "modules");
-	size_t nm = json_is_array(mods) ? json_array_size(mods) : 0;
-	for (size_t i = 0; i < nm && i < FUSE_MAX_LIST; i++) {
-		const json_t *m = json_array_get(mods, i);
-		if (json_is_string(m))
-			mark_traced_window(c, json_string_value(m), seq, window_ms);
-	}
-	const json_t *calls = json_object_get(trace, "calls");
-	size_t n = json_is_array(calls) ? json_array_size(calls) : 0;
-	for (size_t i = 0; i < n && i < FUSE_MAX_FUNCTIONS; i++) {
-		const json_t *e = json_array_get(calls, i);
-		const char *mod = fuse_str(e, "module"), *fn = fuse_str(e, "function");
-		double arity = fuse_num(e, "arity"), count = fuse_num(e, "count");
+	take_call_time(c, &v->call_time);
+	double window_ms = v->trace_window_ms;
+	for (size_t i = 0; i < v->ntrace_modules && i < FUSE_MAX_LIST; i++)
+		mark_traced_window(c, v->trace_modules[i], seq, window_ms);
+	for (size_t i = 0; i < v->ncalls && i < FUSE_MAX_FUNCTIONS; i++) {
+		const struct obs_view_call *e = &v->calls[i];
+		const char *mod = e->module, *fn = e->function;
+		double arity = e->arity, count = e->count;
 		if (!mod || !fn || !isfinite(arity) || arity < 0 || arity > 255 ||
 		    !isfinite(count) || count < 0)
 			continue;
@@ -485,7 +479,7 @@ static void take_trace(struct ctx *c, const json_t *trace, long seq)
 			gi_map_put(&c->funcs, key, f);
 			gi_vec_push(&c->func_list, &f);
 		}
-		double time_us = fuse_num(e, "time_us"), time_calls = fuse_num(e, "time_calls");
+		double time_us = e->time_us, time_calls = e->time_calls;
 		if (isfinite(time_us) && time_us >= 0 && isfinite(time_calls) && time_calls >= 0) {
 			f->time_us += time_us;
 			f->time_calls += time_calls;
@@ -503,24 +497,23 @@ static void take_trace(struct ctx *c, const json_t *trace, long seq)
 	}
 }
 
-static void take_errors(struct ctx *c, const json_t *errs)
+static void take_errors(struct ctx *c, const struct obs_view *v)
 {
-	size_t n = json_is_array(errs) ? json_array_size(errs) : 0;
-	for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
-		const json_t *e = json_array_get(errs, i);
-		if (!json_is_string(e) || json_array_size(c->errors) >= 20)
-			continue;
+	for (size_t i = 0; i < v->nerrors && i < FUSE_MAX_LIST; i++) {
+		if (json_array_size(c->errors) >= 20)
+			break;
 		bool dup = false;
 		for (size_t k = 0; k < json_array_size(c->errors) && !dup; k++)
-			dup = json_equal(json_array_get(c->errors, k), e);
+			dup = strcmp(json_string_value(json_array_get(c->errors, k)),
+			             v->errors[i]) == 0;
 		if (!dup)
-			json_array_append(c->errors, (json_t *)e);
+			json_array_append_new(c->errors, json_string(v->errors[i]));
 	}
 }
 
-static void take_snapshot(struct ctx *c, const json_t *s, long seq)
+static void take_snapshot(struct ctx *c, const struct obs_view *s, long seq)
 {
-	double ts = fuse_num(s, "timestamp_ms");
+	double ts = s->timestamp_ms;
 	if (isfinite(ts)) {
 		if (!isfinite(c->first_ts))
 			c->first_ts = ts;
@@ -528,43 +521,44 @@ static void take_snapshot(struct ctx *c, const json_t *s, long seq)
 	}
 	metric_add(&c->m_t, isfinite(ts) && isfinite(c->first_ts) ? (ts - c->first_ts) / 1000.0
 	                                                          : (double)seq);
-	double sched = fuse_num(s, "schedulers_online");
+	double sched = s->schedulers_online;
 	if (isfinite(sched) && sched > c->schedulers && sched < 100000)
 		c->schedulers = (int)sched;
 	if (!c->otp_release)
-		c->otp_release = ctx_strdup(c, fuse_str(s, "otp_release"));
+		c->otp_release = ctx_strdup(c, s->otp_release);
 	if (!c->node)
-		c->node = ctx_strdup(c, fuse_str(s, "node"));
-	metric_add(&c->m_mem, fuse_num_path(s, "memory.total"));
-	metric_add(&c->m_binary, fuse_num_path(s, "memory.binary"));
-	metric_add(&c->m_ets, fuse_num_path(s, "memory.ets"));
-	metric_add(&c->m_processes_mem, fuse_num_path(s, "memory.processes"));
-	metric_add(&c->m_atom, fuse_num_path(s, "memory.atom"));
-	metric_add(&c->m_code, fuse_num_path(s, "memory.code"));
-	metric_add(&c->m_system, fuse_num_path(s, "memory.system"));
-	metric_add(&c->m_procs, fuse_num_path(s, "processes.count"));
-	double rq = fuse_num_path(s, "run_queue.total");
+		c->node = ctx_strdup(c, s->node);
+	metric_add(&c->m_mem, s->memory.total);
+	metric_add(&c->m_binary, s->memory.binary);
+	metric_add(&c->m_ets, s->memory.ets);
+	metric_add(&c->m_processes_mem, s->memory.processes);
+	metric_add(&c->m_atom, s->memory.atom);
+	metric_add(&c->m_code, s->memory.code);
+	metric_add(&c->m_system, s->memory.system);
+	metric_add(&c->m_procs, s->processes_count);
+	double rq = s->run_queue_total;
 	metric_add(&c->m_runq, rq);
-	double util = fuse_num_path(s, "scheduler_utilisation.total");
+	double util = s->utilisation_total;
 	metric_add(&c->m_util, util);
-	metric_add(&c->m_rps, fuse_num_path(s, "reductions.per_second"));
+	metric_add(&c->m_rps, s->reductions_per_second);
 	double sched_now = isfinite(sched) && sched > 0 ? sched : 1;
 	if (isfinite(rq) && rq > c->thr.cpu_run_queue_per_scheduler * sched_now)
 		c->runq_above++;
 	if (isfinite(util) && util >= c->thr.cpu_utilisation)
 		c->util_high++;
-	double delta = fuse_num_path(s, "reductions.delta");
+	double delta = s->reductions_delta;
 	if (isfinite(delta) && delta > 0)
 		c->total_reductions += delta;
-	double w = fuse_num(s, "window_ms");
+	double w = s->window_ms;
 	if (isfinite(w) && w > 0)
 		c->total_window_ms += w;
-	take_cpu(c, fuse_get_path(s, "top_processes.reductions"), seq);
-	take_process_state(c, fuse_get_path(s, "top_processes.reductions"), seq);
-	take_process_state(c, fuse_get_path(s, "top_processes.memory"), seq);
-	take_process_state(c, fuse_get_path(s, "top_processes.message_queue"), seq);
-	take_trace(c, json_object_get(s, "trace"), seq);
-	take_errors(c, json_object_get(s, "errors"));
+	take_cpu(c, &s->top_reductions, seq);
+	take_process_state(c, &s->top_reductions, seq);
+	take_process_state(c, &s->top_memory, seq);
+	take_process_state(c, &s->top_message_queue, seq);
+	take_trace(c, s, seq);
+	take_errors(c, s);
+	fuse_executing_take(c->executing, s);
 }
 
 /* ---- graph ------------------------------------------------------------- */
@@ -1004,60 +998,66 @@ static double func_calls_per_s(struct ctx *c, const struct func_stat *f)
 	return t && t->window_ms > 0 ? f->total / (t->window_ms / 1000.0) : NAN;
 }
 
-/* The hottest functions of a module: by trace counts when traced, else by
- * static complexity from the graph. */
+/* The traced function module.function/arity, or NULL. */
+static struct func_stat *func_find(struct ctx *c, const char *module, const char *fn, long arity)
+{
+	char key[2 * FUSE_MAX_NAME + 16];
+	snprintf(key, sizeof(key), "%.*s.%.*s/%d", FUSE_MAX_NAME, module, FUSE_MAX_NAME, fn,
+	         (int)arity);
+	return gi_map_get(&c->funcs, key);
+}
+
+static double share_of(struct ctx *c, double reductions)
+{
+	return c->total_reductions > 0 ? reductions / c->total_reductions : NAN;
+}
+
+/* The hottest functions of a module: by the executing view's samples when
+ * the sampler ran, else by trace counts when traced; never by complexity
+ * (a complex function is not a busy one). */
 static json_t *hottest_functions(struct ctx *c, const char *module)
 {
 	json_t *a = json_array();
-	if (traced_find(c, module)) {
-		for (size_t i = 0; i < c->func_list.len && json_array_size(a) < 5; i++) {
-			struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
-			if (strcmp(f->module, module) != 0 || f->total <= 0)
-				continue;
-			json_t *o = json_object();
-			json_object_set_new(o, "name", json_string(f->function));
-			json_object_set_new(o, "arity", json_integer(f->arity));
-			json_object_set_new(o, "calls", fuse_json_num(f->total));
-			json_object_set_new(o, "calls_per_second",
-			                    fuse_json_num(func_calls_per_s(c, f)));
-			json_object_set_new(o, "by", json_string("trace"));
-			json_array_append_new(a, o);
-		}
-		if (json_array_size(a) > 0)
-			return a;
-	}
-	json_t *d = graph_module(c, module);
-	json_t *fns = d ? json_object_get(d, "functions") : NULL;
-	size_t n = json_is_array(fns) ? json_array_size(fns) : 0;
-	/* Selection of the 5 most complex without reordering the graph's array. */
-	bool picked[FUSE_MAX_LIST] = {false};
-	for (int k = 0; k < 5; k++) {
-		long best = -1;
-		double best_cc = -1;
-		for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
-			double cc = fuse_num(json_array_get(fns, i), "cyclomatic");
-			if (!picked[i] && isfinite(cc) && cc > best_cc) {
-				best_cc = cc;
-				best = (long)i;
-			}
-		}
-		if (best < 0)
-			break;
-		picked[best] = true;
-		json_t *f = json_array_get(fns, (size_t)best);
+	const struct fuse_exec_entry *const *fns = NULL;
+	size_t nf = fuse_executing_functions(c->executing, &fns);
+	for (size_t i = 0; i < nf && json_array_size(a) < 5; i++) {
+		const struct fuse_exec_entry *f = fns[i];
+		if (strcmp(f->module, module) != 0)
+			continue;
 		json_t *o = json_object();
-		json_object_set_new(o, "name",
-		                    json_string(fuse_str(f, "name") ? fuse_str(f, "name") : "?"));
-		json_object_set_new(o, "arity", fuse_json_num(fuse_num(f, "arity")));
-		json_object_set_new(o, "cyclomatic", fuse_json_num(best_cc));
-		json_object_set_new(o, "cognitive", fuse_json_num(fuse_num(f, "cognitive")));
-		json_object_set_new(o, "by", json_string("complexity"));
+		json_object_set_new(o, "name", json_string(f->function));
+		json_object_set_new(o, "arity", json_integer(f->arity));
+		json_object_set_new(o, "reductions_share",
+		                    fuse_json_num(share_of(c, f->reductions)));
+		json_object_set_new(o, "samples", fuse_json_num(f->samples));
+		struct func_stat *t = func_find(c, module, f->function, f->arity);
+		if (t)
+			json_object_set_new(o, "calls", fuse_json_num(t->total));
+		json_object_set_new(o, "by", json_string("samples"));
+		json_array_append_new(a, o);
+	}
+	if (json_array_size(a) > 0 || !traced_find(c, module))
+		return a;
+	for (size_t i = 0; i < c->func_list.len && json_array_size(a) < 5; i++) {
+		struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
+		if (strcmp(f->module, module) != 0 || f->total <= 0)
+			continue;
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(f->function));
+		json_object_set_new(o, "arity", json_integer(f->arity));
+		json_object_set_new(o, "calls", fuse_json_num(f->total));
+		json_object_set_new(o, "calls_per_second", fuse_json_num(func_calls_per_s(c, f)));
+		json_object_set_new(o, "by", json_string("trace"));
 		json_array_append_new(a, o);
 	}
 	return a;
 }
 
-static json_t *build_hot_modules(struct ctx *c, int top)
+/* The ownership view: reductions of the processes attributed to a module by
+ * registered name or initial call (docs/SNAPSHOT.md), i.e. who started or
+ * registered them, not where they execute. Modules under the floor are left
+ * out. */
+static json_t *build_ownership_modules(struct ctx *c, int top, bool skip_wrappers)
 {
 	json_t *a = json_array();
 	gi_vec_sort(&c->mod_list, cmp_mod_reductions);
@@ -1067,19 +1067,116 @@ static json_t *build_hot_modules(struct ctx *c, int top)
 			total += GI_VEC_AT(&c->mod_list, struct mod_stat *, i)->reductions;
 	for (size_t i = 0; i < c->mod_list.len && (int)json_array_size(a) < top; i++) {
 		struct mod_stat *m = GI_VEC_AT(&c->mod_list, struct mod_stat *, i);
-		if (m->reductions <= 0)
+		double share = total > 0 ? m->reductions / total : NAN;
+		if (m->reductions <= 0 || !(share >= FUSE_HOT_FLOOR))
 			break;
+		if (skip_wrappers && fuse_module_is_wrapper(m->name))
+			continue;
 		json_t *o = json_object();
 		json_object_set_new(o, "module", json_string(m->name));
 		json_object_set_new(o, "reductions", fuse_json_num(m->reductions));
-		json_object_set_new(o, "reductions_share",
-		                    fuse_json_num(total > 0 ? m->reductions / total : NAN));
+		json_object_set_new(o, "reductions_share", fuse_json_num(share));
 		json_object_set_new(o, "memory_bytes", fuse_json_num(m->mem_peak));
 		json_object_set_new(o, "processes", json_integer(m->processes_max));
 		json_object_set_new(o, "sample_count", json_integer(m->samples));
 		json_object_set_new(o, "traced", json_boolean(traced_find(c, m->name) != NULL));
+		json_object_set_new(o, "basis", json_string("ownership"));
 		json_object_set_new(o, "graph", graph_fields(c, m->name));
 		json_object_set_new(o, "hottest_functions", hottest_functions(c, m->name));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* The project's source defines `module` (per the knowledge graph: indexed
+ * from source, not from object code, and not external). */
+static bool module_in_source(void *ctx, const char *module)
+{
+	struct ctx *c = ctx;
+	json_t *d = graph_module(c, module);
+	const char *origin = d ? fuse_str(d, "origin") : NULL;
+	return d && origin && strcmp(origin, "source") == 0 && !fuse_bool(d, "external");
+}
+
+/* Whether `module` belongs to the observed project (docs/PROFILE.md): the
+ * graph decides when it holds the project's source; else the target's word
+ * on where the module's object code lives (neither under the OTP root nor
+ * under Elixir's lib dir, nor preloaded). */
+static bool module_in_project(void *ctx, const char *module)
+{
+	struct ctx *c = ctx;
+	if (c->source_graph)
+		return module_in_source(c, module);
+	const char *origin = fuse_executing_origin(c->executing, module);
+	return origin && strcmp(origin, "other") == 0;
+}
+
+static void attribute_executing(struct ctx *c)
+{
+	c->source_graph = c->graph && fuse_executing_any_module(c->executing, module_in_source, c);
+	fuse_executing_attribute(c->executing, module_in_project, c);
+}
+
+/* Hot modules from the executing view (where the sampled processes ran),
+ * project and platform alike, wrappers never, above the floor. */
+static json_t *build_executing_modules(struct ctx *c, int top)
+{
+	json_t *a = json_array();
+	const struct fuse_exec_entry *const *ms = NULL;
+	size_t n = fuse_executing_modules(c->executing, &ms);
+	for (size_t i = 0; i < n && (int)json_array_size(a) < top; i++) {
+		const struct fuse_exec_entry *e = ms[i];
+		double share = share_of(c, e->reductions);
+		if (!(share >= FUSE_HOT_FLOOR))
+			break;
+		if (fuse_module_is_wrapper(e->module))
+			continue;
+		struct mod_stat *own = gi_map_get(&c->mods, e->module);
+		json_t *o = json_object();
+		json_object_set_new(o, "module", json_string(e->module));
+		json_object_set_new(o, "reductions", fuse_json_num(e->reductions));
+		json_object_set_new(o, "reductions_share", fuse_json_num(share));
+		json_object_set_new(o, "samples", fuse_json_num(e->samples));
+		json_object_set_new(o, "project", json_boolean(e->project));
+		json_object_set_new(o, "memory_bytes", fuse_json_num(own ? own->mem_peak : NAN));
+		json_object_set_new(o, "processes",
+		                    own ? json_integer(own->processes_max) : json_null());
+		json_object_set_new(o, "sample_count", json_integer(own ? own->samples : 0));
+		json_object_set_new(o, "traced", json_boolean(traced_find(c, e->module) != NULL));
+		json_object_set_new(o, "basis", json_string("executing"));
+		json_object_set_new(o, "graph", graph_fields(c, e->module));
+		json_object_set_new(o, "hottest_functions", hottest_functions(c, e->module));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* Hot functions from the executing view, above the floor, joined with the
+ * trace counts and the graph's complexity where known. */
+static json_t *build_hot_functions(struct ctx *c, int top)
+{
+	json_t *a = json_array();
+	const struct fuse_exec_entry *const *fs = NULL;
+	size_t n = fuse_executing_functions(c->executing, &fs);
+	for (size_t i = 0; i < n && (int)json_array_size(a) < top; i++) {
+		const struct fuse_exec_entry *e = fs[i];
+		double share = share_of(c, e->reductions);
+		if (!(share >= FUSE_HOT_FLOOR))
+			break;
+		json_t *o = json_object();
+		json_object_set_new(o, "module", json_string(e->module));
+		json_object_set_new(o, "function", json_string(e->function));
+		json_object_set_new(o, "arity", json_integer(e->arity));
+		json_object_set_new(o, "reductions", fuse_json_num(e->reductions));
+		json_object_set_new(o, "reductions_share", fuse_json_num(share));
+		json_object_set_new(o, "samples", fuse_json_num(e->samples));
+		json_object_set_new(o, "project", json_boolean(e->project));
+		struct func_stat *t = func_find(c, e->module, e->function, e->arity);
+		json_object_set_new(o, "calls", t ? fuse_json_num(t->total) : json_null());
+		json_t *d = graph_function(c, e->module, e->function, e->arity);
+		json_object_set_new(o, "cyclomatic",
+		                    fuse_json_num(d ? fuse_num(d, "cyclomatic") : NAN));
+		json_decref(d);
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -1175,15 +1272,6 @@ static bool lambda_parent(const char *fn, char *name, size_t size, long *arity)
 		return true;
 	}
 	return false;
-}
-
-/* The traced function named `key`-wise (module.function/arity), or NULL. */
-static struct func_stat *func_find(struct ctx *c, const char *module, const char *fn, long arity)
-{
-	char key[2 * FUSE_MAX_NAME + 16];
-	snprintf(key, sizeof(key), "%.*s.%.*s/%d", FUSE_MAX_NAME, module, FUSE_MAX_NAME, fn,
-	         (int)arity);
-	return gi_map_get(&c->funcs, key);
 }
 
 /* At most how many of the traced callee `g`'s calls `f` made: its calls
@@ -1804,6 +1892,7 @@ static void ctx_destroy(struct ctx *c)
 	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
 		gi_vec_destroy(&ms[i]->values);
 	json_decref(c->errors);
+	fuse_executing_free(c->executing);
 	gi_arena_destroy(&c->arena);
 }
 
@@ -1826,6 +1915,7 @@ int fuse_builder_new(const struct fuse_config *cfg, long snapshot_count, struct 
 		fuse_thresholds_default(&c->thr);
 	c->first_ts = c->last_ts = NAN;
 	c->errors = json_array();
+	c->executing = fuse_executing_new();
 	gi_map_init(&c->mods);
 	gi_map_init(&c->procs);
 	gi_map_init(&c->funcs);
@@ -1853,9 +1943,25 @@ int fuse_builder_add(struct fuse_builder *b, json_t *snapshot)
 		return GI_EINVAL;
 	if (b->c.nsnap >= FUSE_MAX_SNAPSHOTS)
 		return GI_ETOOBIG;
-	take_snapshot(&b->c, snapshot, b->c.nsnap);
-	b->c.nsnap++;
-	return 0;
+	struct obs_view v;
+	int rc = obs_view_parse(snapshot, &v);
+	if (rc == GI_EUNSUPPORTED) {
+		/* A newer observer's snapshot: skipped, and said once. */
+		const char *msg = "snapshots of a newer schema version were skipped";
+		bool dup = false;
+		for (size_t k = 0; k < json_array_size(b->c.errors) && !dup; k++)
+			dup = strcmp(json_string_value(json_array_get(b->c.errors, k)), msg) == 0;
+		if (!dup)
+			json_array_append_new(b->c.errors, json_string(msg));
+		obs_view_destroy(&v);
+		return 0;
+	}
+	if (rc == 0) {
+		take_snapshot(&b->c, &v, b->c.nsnap);
+		b->c.nsnap++;
+	}
+	obs_view_destroy(&v);
+	return rc;
 }
 
 /* Without a snapshot count up front, the first and the last snapshot stand
@@ -1888,7 +1994,18 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	int top = c->cfg && c->cfg->hot_modules_top > 0 ? c->cfg->hot_modules_top : 15;
 	json_t *hotspots = build_hotspots(c);
 	recount_operations(c);
-	json_object_set_new(p, "hot_modules", build_hot_modules(c, top));
+	attribute_executing(c);
+	bool executing = fuse_executing_has_samples(c->executing);
+	json_object_set_new(p, "hot_modules_basis",
+	                    json_string(executing ? "executing" : "ownership"));
+	json_object_set_new(p, "hot_modules",
+	                    executing ? build_executing_modules(c, top)
+	                              : build_ownership_modules(c, top, true));
+	json_object_set_new(p, "hot_functions", build_hot_functions(c, 20));
+	json_object_set_new(p, "ownership_modules", build_ownership_modules(c, top, false));
+	json_object_set_new(p, "executing",
+	                    fuse_executing_summary(c->executing, c->total_reductions,
+	                                           c->source_graph ? "graph" : "target"));
 	json_object_set_new(p, "trace_hotspots", hotspots);
 	json_object_set_new(p, "workload", build_workload(c, hotspots));
 	json_object_set_new(p, "pipeline_overhead", build_pipeline(c));

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "base/buf.h"
+#include "observe/snapshot_view.h"
 
 /* Caps on sizes that come from input. */
 #define FUSE_MAX_SNAPSHOTS 200000
@@ -72,6 +73,54 @@ bool fuse_driver_effect(const char *module, const char *function, enum fuse_effe
 enum fuse_effect fuse_repo_api_effect(const char *function);
 /* "read", "write", "unknown", "none" (static strings). */
 const char *fuse_effect_name(enum fuse_effect e);
+
+/* ---- the executing view (executing.c) ---------------------------------- */
+
+/* Hot lists keep entries with at least this share of the node's reductions. */
+#define FUSE_HOT_FLOOR 0.005
+
+/* A module or a function of the executing view: the reductions its samples
+ * stand for, how many samples, and whether it belongs to the project. */
+struct fuse_exec_entry {
+	const char *module, *function; /* function NULL for a module entry */
+	long arity;
+	double reductions, samples;
+	bool project;
+};
+
+struct fuse_executing;
+
+/* A new, empty accumulator (fuse_executing_free). Not thread-safe. */
+struct fuse_executing *fuse_executing_new(void);
+void fuse_executing_free(struct fuse_executing *x);
+/* Adds the sampler section of `v` (borrowed), if any. */
+void fuse_executing_take(struct fuse_executing *x, const struct obs_view *v);
+/* Whether any snapshot carried executing samples. */
+bool fuse_executing_has_samples(const struct fuse_executing *x);
+/* What the target said of `module`'s object code ("otp", "elixir",
+ * "preloaded", "other", "unknown"), or NULL when it did not say (borrowed). */
+const char *fuse_executing_origin(const struct fuse_executing *x, const char *module);
+/* Attributes every stack once: to its first frame whose module
+ * `in_project` accepts (wrappers are skipped whatever it says), else to its
+ * first frame that is not a wrapper, else to plumbing. */
+void fuse_executing_attribute(struct fuse_executing *x,
+                              bool (*in_project)(void *ctx, const char *module), void *ctx);
+/* Whether `pred` accepts the module of any sampled frame. */
+bool fuse_executing_any_module(const struct fuse_executing *x,
+                               bool (*pred)(void *ctx, const char *module), void *ctx);
+/* The attributed modules / functions, most reductions first (borrowed,
+ * valid until fuse_executing_free). */
+size_t fuse_executing_modules(const struct fuse_executing *x,
+                              const struct fuse_exec_entry *const **out);
+size_t fuse_executing_functions(const struct fuse_executing *x,
+                                const struct fuse_exec_entry *const **out);
+/* The profile's "executing" summary (docs/PROFILE.md); new reference. */
+json_t *fuse_executing_summary(const struct fuse_executing *x, double total_reductions,
+                               const char *project_rule);
+/* Splits "Mod.fun/arity" (":lists.foldl/3", "A.B.-run/1-fun-0-/0"); -1 when
+ * `frame` is not of that form or a part does not fit. */
+int fuse_frame_split(const char *frame, char *module, size_t msize, char *function, size_t fsize,
+                     long *arity);
 
 /* Appends `s` to `out` escaped for HTML text and attributes. */
 int fuse_html_escape(struct gi_buf *out, const char *s);

@@ -397,8 +397,25 @@ static void put_charts(struct gi_buf *out, json_t *p)
 		fuse_fmt_pct(bars[n].value, texts[n], sizeof(texts[n]));
 		bars[n].text = texts[n];
 	}
+	const char *basis = fuse_str(p, "hot_modules_basis");
+	bool executing = basis && strcmp(basis, "executing") == 0;
 	gi_buf_puts(out, "<h2>Hot spots</h2>");
-	bar_chart(out, "Hot modules: share of reductions", "modules", bars, n, "#e07b39");
+	bar_chart(out,
+	          executing ? "Hot modules (executing in, sampled): share of reductions"
+	                    : "Hot modules (process ownership): share of reductions",
+	          "modules", bars, n, "#e07b39");
+	json_t *hf = json_object_get(p, "hot_functions");
+	n = 0;
+	for (size_t i = 0; i < json_array_size(hf) && n < 20; i++, n++) {
+		json_t *f = json_array_get(hf, i);
+		bars[n].label = fuse_str(f, "function");
+		bars[n].value = fuse_num(f, "reductions_share");
+		fuse_fmt_pct(bars[n].value, texts[n], sizeof(texts[n]));
+		bars[n].text = texts[n];
+	}
+	if (n > 0)
+		bar_chart(out, "Hot functions (executing in, sampled): share of reductions",
+		          "functions", bars, n, "#d64545");
 	json_t *hs = json_object_get(p, "trace_hotspots");
 	n = 0;
 	for (size_t i = 0; i < json_array_size(hs) && n < 20; i++, n++) {
@@ -452,10 +469,13 @@ static void put_list_cell(struct gi_buf *out, json_t *list, size_t max)
 	gi_buf_puts(out, "</td>");
 }
 
-static void put_tables(struct gi_buf *out, json_t *p)
+static void put_module_table(struct gi_buf *out, json_t *hm, const char *title, const char *note)
 {
-	json_t *hm = json_object_get(p, "hot_modules");
-	gi_buf_puts(out, "<h2>Hot modules</h2><table><tr><th>module</th><th>share</th>"
+	gi_buf_puts(out, "<h2>");
+	esc(out, title);
+	gi_buf_puts(out, "</h2><p class=\"note\">");
+	esc(out, note);
+	gi_buf_puts(out, "</p><table><tr><th>module</th><th>share</th>"
 	                 "<th>reductions</th><th>memory</th><th>samples</th><th>Ca</th><th>Ce</th>"
 	                 "<th>in</th><th>out</th><th>complexity</th><th>hub</th><th>zone</th>"
 	                 "<th>hottest functions</th></tr>");
@@ -466,7 +486,8 @@ static void put_tables(struct gi_buf *out, json_t *p)
 		cell_num(out, fuse_num(m, "reductions_share"), 2);
 		cell_num(out, fuse_num(m, "reductions"), 0);
 		cell_num(out, fuse_num(m, "memory_bytes"), 1);
-		cell_num(out, fuse_num(m, "sample_count"), 0);
+		double smp = fuse_num(m, "samples");
+		cell_num(out, isfinite(smp) ? smp : fuse_num(m, "sample_count"), 0);
 		cell_num(out, fuse_num(g, "ca"), 0);
 		cell_num(out, fuse_num(g, "ce"), 0);
 		cell_num(out, fuse_num(g, "in_degree"), 0);
@@ -481,18 +502,67 @@ static void put_tables(struct gi_buf *out, json_t *p)
 		for (size_t k = 0; k < json_array_size(hf); k++) {
 			json_t *f = json_array_get(hf, k);
 			const char *by = fuse_str(f, "by");
-			bool trace = by && strcmp(by, "trace") == 0;
+			bool sampled = by && strcmp(by, "samples") == 0;
 			char v[32];
-			fuse_fmt_count(fuse_num(f, trace ? "calls" : "cyclomatic"), v, sizeof(v));
+			if (sampled)
+				fuse_fmt_pct(fuse_num(f, "reductions_share"), v, sizeof(v));
+			else
+				fuse_fmt_count(fuse_num(f, "calls"), v, sizeof(v));
 			if (k)
 				gi_buf_puts(out, "<br>");
 			esc(out, fuse_str(f, "name"));
 			gi_buf_printf(out, "/%.0f (%s %s)", fuse_num(f, "arity"), v,
-			              trace ? "calls" : "cyclomatic");
+			              sampled ? "executing" : "calls");
 		}
 		gi_buf_puts(out, "</td></tr>");
 	}
+	if (json_array_size(hm) == 0)
+		gi_buf_puts(out, "<tr><td colspan=\"13\">none above 0.5% of reductions</td></tr>");
 	gi_buf_puts(out, "</table>");
+}
+
+static void put_function_table(struct gi_buf *out, json_t *hf)
+{
+	if (json_array_size(hf) == 0)
+		return;
+	gi_buf_puts(out, "<h2>Hot functions (executing in)</h2><table><tr><th>function</th>"
+	                 "<th>share</th><th>samples</th><th>calls</th><th>cyclomatic</th>"
+	                 "<th>owner</th></tr>");
+	for (size_t i = 0; i < json_array_size(hf); i++) {
+		json_t *f = json_array_get(hf, i);
+		char name[2 * FUSE_MAX_NAME + 16];
+		snprintf(name, sizeof(name), "%s.%s/%.0f",
+		         fuse_str(f, "module") ? fuse_str(f, "module") : "?",
+		         fuse_str(f, "function") ? fuse_str(f, "function") : "?",
+		         fuse_num(f, "arity"));
+		gi_buf_puts(out, "<tr>");
+		cell_text(out, name, "mono");
+		cell_num(out, fuse_num(f, "reductions_share"), 2);
+		cell_num(out, fuse_num(f, "samples"), 0);
+		cell_num(out, fuse_num(f, "calls"), 0);
+		cell_num(out, fuse_num(f, "cyclomatic"), 0);
+		cell_text(out, fuse_bool(f, "project") ? "project" : "platform", NULL);
+		gi_buf_puts(out, "</tr>");
+	}
+	gi_buf_puts(out, "</table>");
+}
+
+static void put_tables(struct gi_buf *out, json_t *p)
+{
+	const char *basis = fuse_str(p, "hot_modules_basis");
+	bool executing = basis && strcmp(basis, "executing") == 0;
+	put_module_table(
+	    out, json_object_get(p, "hot_modules"),
+	    executing ? "Hot modules (executing in)" : "Hot modules (process ownership)",
+	    executing ? "Where the sampled processes executed: each sample goes to its "
+	                "first frame in the project, seeing through process plumbing."
+	              : "This session has no samples: modules are those that own the "
+	                "busiest processes (registered name or initial call).");
+	put_function_table(out, json_object_get(p, "hot_functions"));
+	if (executing)
+		put_module_table(out, json_object_get(p, "ownership_modules"), "Process ownership",
+		                 "Reductions of processes by the module that registered or started "
+		                 "them: who started the work, not where it runs.");
 
 	json_t *hs = json_object_get(p, "trace_hotspots");
 	/* call_time measured: own time, mean per call, share of traced time */

@@ -227,11 +227,11 @@ static const char *short_name(const char *s, char *buf, size_t size, size_t widt
 	return buf;
 }
 
-static void put_hot_modules(struct gi_buf *out, json_t *hm)
+static void put_hot_modules(struct gi_buf *out, json_t *hm, const char *title)
 {
-	gi_buf_puts(out, "\nHot modules (share of reductions over the session)\n");
+	gi_buf_printf(out, "\n%s\n", title);
 	if (json_array_size(hm) == 0) {
-		gi_buf_puts(out, "  none recorded\n");
+		gi_buf_puts(out, "  none above 0.5% of reductions\n");
 		return;
 	}
 	gi_buf_printf(out, "  %-32s %6s %9s %9s %4s %4s %4s %5s %3s %s\n", "module", "share",
@@ -250,7 +250,9 @@ static void put_hot_modules(struct gi_buf *out, json_t *hm)
 		const char *zone = fuse_str(g, "zone");
 		gi_buf_printf(out, "  %-32s %6s %9s %9s %4.0f %4s %4s %5s %3s %s\n",
 		              short_name(fuse_str(m, "module"), nb, sizeof(nb), 32), sh, rd, mem,
-		              fuse_num(m, "sample_count"), ca, ce, cx,
+		              isfinite(fuse_num(m, "samples")) ? fuse_num(m, "samples")
+		                                               : fuse_num(m, "sample_count"),
+		              ca, ce, cx,
 		              json_is_boolean(hub) ? (json_is_true(hub) ? "yes" : "no") : "-",
 		              zone ? zone : "-");
 		json_t *hf = json_object_get(m, "hottest_functions");
@@ -263,11 +265,14 @@ static void put_hot_modules(struct gi_buf *out, json_t *hm)
 			json_t *f = json_array_get(hf, k);
 			char v[32];
 			const char *by = fuse_str(f, "by");
-			bool trace = by && strcmp(by, "trace") == 0;
-			fmt_num(fuse_num(f, trace ? "calls" : "cyclomatic"), v, sizeof(v));
+			bool sampled = by && strcmp(by, "samples") == 0;
+			if (sampled)
+				fuse_fmt_pct(fuse_num(f, "reductions_share"), v, sizeof(v));
+			else
+				fmt_num(fuse_num(f, "calls"), v, sizeof(v));
 			gi_buf_printf(&line, "%s%s/%.0f (%s %s)", k ? ", " : "",
 			              fuse_str(f, "name") ? fuse_str(f, "name") : "?",
-			              fuse_num(f, "arity"), v, trace ? "calls" : "cyclomatic");
+			              fuse_num(f, "arity"), v, sampled ? "executing" : "calls");
 		}
 		put_wrapped(out, 6, gi_buf_str(&line));
 		gi_buf_destroy(&line);
@@ -351,6 +356,34 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 		             ? "; flagging suspended (too many)"
 		             : "");
 		put_wrapped(out, 2, note);
+	}
+}
+
+static void put_hot_functions(struct gi_buf *out, json_t *hf, json_t *summary)
+{
+	if (json_array_size(hf) == 0)
+		return;
+	char cov[16];
+	fuse_fmt_pct(fuse_num(summary, "coverage"), cov, sizeof(cov));
+	gi_buf_printf(out,
+	              "\nHot functions (executing in: sampled every %.0f ms, %.0f ticks; the "
+	              "sampled processes did %s of the reductions)\n",
+	              fuse_num(summary, "period_ms"), fuse_num(summary, "ticks"), cov);
+	gi_buf_printf(out, "  %-48s %6s %7s %9s %4s %s\n", "function", "share", "samples", "calls",
+	              "cc", "owner");
+	for (size_t i = 0; i < json_array_size(hf); i++) {
+		json_t *f = json_array_get(hf, i);
+		char name[2 * FUSE_MAX_NAME + 16], nb[64], sh[16], calls[16], cc[16];
+		snprintf(name, sizeof(name), "%s.%s/%.0f",
+		         fuse_str(f, "module") ? fuse_str(f, "module") : "?",
+		         fuse_str(f, "function") ? fuse_str(f, "function") : "?",
+		         fuse_num(f, "arity"));
+		fuse_fmt_pct(fuse_num(f, "reductions_share"), sh, sizeof(sh));
+		fmt_num(fuse_num(f, "calls"), calls, sizeof(calls));
+		fmt_num(fuse_num(f, "cyclomatic"), cc, sizeof(cc));
+		gi_buf_printf(out, "  %-48s %6s %7.0f %9s %4s %s\n",
+		              short_name(name, nb, sizeof(nb), 48), sh, fuse_num(f, "samples"),
+		              calls, cc, fuse_bool(f, "project") ? "project" : "platform");
 	}
 }
 
@@ -472,7 +505,18 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	put_session(out, json_object_get(profile, "session"));
 	put_recommendations(out, json_object_get(profile, "recommendations"));
 	put_metrics(out, json_object_get(profile, "metrics"));
-	put_hot_modules(out, json_object_get(profile, "hot_modules"));
+	const char *basis = fuse_str(profile, "hot_modules_basis");
+	bool executing = basis && strcmp(basis, "executing") == 0;
+	put_hot_modules(out, json_object_get(profile, "hot_modules"),
+	                executing ? "Hot modules (executing in: where the sampled processes ran, "
+	                            "share of reductions)"
+	                          : "Hot modules (process ownership: no samples in this session)");
+	put_hot_functions(out, json_object_get(profile, "hot_functions"),
+	                  json_object_get(profile, "executing"));
+	if (executing)
+		put_hot_modules(out, json_object_get(profile, "ownership_modules"),
+		                "Process ownership (reductions of processes by the module that "
+		                "registered or started them: who, not where)");
 	put_hotspots(out, json_object_get(profile, "trace_hotspots"),
 	             json_object_get(profile, "call_time"));
 	put_workload(out, json_object_get(profile, "workload"),

@@ -170,6 +170,7 @@ static json_t *module_row_json(const struct kg_module *m)
 	set_int(o, "complexity", m->complexity_total);
 	set_bool(o, "test", m->test);
 	set_bool(o, "external", !m->project);
+	set_str(o, "origin", m->origin == FACTS_FROM_BEAM ? "beam" : "source");
 	set_bool(o, "has_moduledoc", m->has_moduledoc && !m->moduledoc_false);
 	return o;
 }

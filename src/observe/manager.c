@@ -60,7 +60,8 @@ struct session {
 	int interval_ms;
 	int timeout_ms;
 	int top_n;
-	char **modules; /* NULL-terminated */
+	int sample_period_ms, sample_processes; /* as configured (obs_sample_params clamps) */
+	char **modules;                         /* NULL-terminated */
 	char *project;
 	bool call_time;
 	/* manager thread only (after start) */
@@ -277,6 +278,7 @@ static struct obs_probe_config probe_config(const struct session *s)
 	};
 	if (cfg.lease_ms < 2 * OBS_INTERVAL_MIN_MS)
 		cfg.lease_ms = 2 * OBS_INTERVAL_MIN_MS;
+	obs_sample_params(s->sample_period_ms, s->sample_processes, &cfg);
 	return cfg;
 }
 
@@ -550,6 +552,8 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 		s->interval_ms = OBS_INTERVAL_MIN_MS;
 	s->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DIST_TIMEOUT_DEFAULT_MS;
 	s->top_n = cfg->top_n > 0 ? (cfg->top_n > 1000 ? 1000 : cfg->top_n) : OBS_TOP_DEFAULT;
+	s->sample_period_ms = cfg->sample_period_ms;
+	s->sample_processes = cfg->sample_processes;
 	size_t nmods = 0;
 	while (cfg->trace_modules && cfg->trace_modules[nmods] && nmods < OBS_MAX_MODULES)
 		nmods++;

@@ -76,6 +76,8 @@ static int one_shot(const struct obs_target *t, int window_ms, int top_n,
 	};
 	if (call_time)
 		cfg.lease_ms += call_time_warmup_ms(window_ms) * 2;
+	/* Pulses sample where the time goes; trace windows only count calls. */
+	obs_sample_params(modules ? -1 : 0, 0, &cfg);
 	rc = obs_probe_start(c, &cfg, gi_clock_mono_ms() + timeout + cfg.budget_ms, probe);
 	if (rc != 0)
 		goto out;

@@ -30,6 +30,20 @@
 #define OBS_INTERVAL_MIN_MS     250
 #define OBS_TOP_DEFAULT         10
 
+/* The sampler (docs/OBSERVE.md "Where the time goes"): every period the
+ * session process on the target reads status and current function of the
+ * top K processes by reductions over the last interval, and a stack of the
+ * first few of them. */
+#define OBS_SAMPLE_PERIOD_DEFAULT_MS 20
+#define OBS_SAMPLE_PERIOD_MIN_MS     5
+#define OBS_SAMPLE_PERIOD_MAX_MS     1000
+#define OBS_SAMPLE_PROCESSES_DEFAULT 10
+#define OBS_SAMPLE_PROCESSES_MAX     50
+#define OBS_SAMPLE_STACKS_DEFAULT    5 /* of the K, the busiest this many get a stack */
+#define OBS_SAMPLE_DEPTH_DEFAULT                                         \
+	8 /* frames per stack (the target's backtrace_depth caps it too) \
+	   */
+
 struct obs_target {
 	const char *node;   /* name@host */
 	const char *cookie; /* NULL: GIULIA_COOKIE, else ~/.erlang.cookie */
@@ -69,6 +83,8 @@ struct obs_session_config {
 	const char *project;              /* passed through to finalize, may be NULL */
 	bool call_time;                   /* time per function too (docs/OBSERVE.md) */
 	int timeout_ms;                   /* per call; 0: DIST_TIMEOUT_DEFAULT_MS (5000) */
+	int sample_period_ms; /* 0: OBS_SAMPLE_PERIOD_DEFAULT_MS; < 0: no sampler; clamped */
+	int sample_processes; /* K; 0: OBS_SAMPLE_PROCESSES_DEFAULT; clamped to the max */
 };
 
 /* Called on the manager's thread: with each snapshot (borrowed), and once at

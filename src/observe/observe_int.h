@@ -102,7 +102,14 @@ struct obs_probe_config {
 	const char *const *modules; /* display names, NULL-terminated, or NULL */
 	bool call_time;             /* also time per function (docs/OBSERVE.md) */
 	int flag_cap;               /* processes flagged for call_time; 0: default */
+	int sample_period_ms;       /* 0: no sampler */
+	int sample_processes;
+	int sample_stacks;
+	int sample_depth;
 };
+
+/* The sampler's parameters from a session's configuration (clamped). */
+void obs_sample_params(int period_ms, int processes, struct obs_probe_config *cfg);
 
 /* Encodes the rpc arguments that start a session process (async start). */
 void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cfg, ei_x_buff *out);

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/modname.h"
 #include "base/str.h"
+#include "observe/observe.h"
 #include "observe/observe_int.h"
 #include "probes.h"
 
@@ -49,7 +50,7 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	size_t nmods = 0;
 	for (const char *const *m = cfg->modules; m && *m && nmods < OBS_MAX_MODULES; m++)
 		nmods++;
-	ei_x_encode_map_header(&term, 12);
+	ei_x_encode_map_header(&term, 16);
 	ei_x_encode_atom(&term, "owner");
 	ei_x_encode_pid(&term, ei_self(&c->ec));
 	ei_x_encode_atom(&term, "cnode");
@@ -73,6 +74,14 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 			encode_module(&term, cfg->modules[i]);
 	}
 	ei_x_encode_empty_list(&term);
+	ei_x_encode_atom(&term, "sample_period_ms");
+	ei_x_encode_long(&term, cfg->sample_period_ms);
+	ei_x_encode_atom(&term, "sample_k");
+	ei_x_encode_long(&term, cfg->sample_processes);
+	ei_x_encode_atom(&term, "sample_stack_k");
+	ei_x_encode_long(&term, cfg->sample_stacks);
+	ei_x_encode_atom(&term, "sample_depth");
+	ei_x_encode_long(&term, cfg->sample_depth);
 	ei_x_encode_atom(&term, "self_exclude");
 	ei_x_encode_atom(&term, "true");
 	ei_x_encode_atom(&term, "call_time");
@@ -81,6 +90,29 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	ei_x_encode_long(&term, cfg->flag_cap > 0 ? cfg->flag_cap : OBS_FLAG_CAP);
 	dist_eval_args_encode(out, probe_session, probe_session_len, &term);
 	ei_x_free(&term);
+}
+
+void obs_sample_params(int period_ms, int processes, struct obs_probe_config *cfg)
+{
+	if (period_ms < 0) {
+		cfg->sample_period_ms = 0;
+	} else {
+		if (period_ms == 0)
+			period_ms = OBS_SAMPLE_PERIOD_DEFAULT_MS;
+		if (period_ms < OBS_SAMPLE_PERIOD_MIN_MS)
+			period_ms = OBS_SAMPLE_PERIOD_MIN_MS;
+		if (period_ms > OBS_SAMPLE_PERIOD_MAX_MS)
+			period_ms = OBS_SAMPLE_PERIOD_MAX_MS;
+		cfg->sample_period_ms = period_ms;
+	}
+	if (processes <= 0)
+		processes = OBS_SAMPLE_PROCESSES_DEFAULT;
+	if (processes > OBS_SAMPLE_PROCESSES_MAX)
+		processes = OBS_SAMPLE_PROCESSES_MAX;
+	cfg->sample_processes = processes;
+	cfg->sample_stacks =
+	    OBS_SAMPLE_STACKS_DEFAULT < processes ? OBS_SAMPLE_STACKS_DEFAULT : processes;
+	cfg->sample_depth = OBS_SAMPLE_DEPTH_DEFAULT;
 }
 
 static json_t *display_names(json_t *atoms)

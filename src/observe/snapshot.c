@@ -216,6 +216,60 @@ static json_t *trace_section(json_t *trace)
 	return out;
 }
 
+/* The sampler's section: frames become "Mod.fun/arity" text, module atoms
+ * display names; anything malformed is left out. */
+static json_t *executing_section(json_t *e)
+{
+	json_t *out = json_object();
+	static const char *const plain[] = {
+	    "period_ms",          "ticks",   "candidates",   "stack_candidates", "depth",
+	    "reductions_sampled", "dropped", "failed_ticks", "tick_us",          NULL};
+	for (const char *const *k = plain; *k; k++)
+		json_object_set_new(out, *k, number_or_null(json_object_get(e, *k)));
+	json_t *samples = json_object_get(e, "samples");
+	json_object_set_new(
+	    out, "samples",
+	    json_pack("{s:o, s:o}", "running", number_or_null(json_object_get(samples, "running")),
+	              "waiting", number_or_null(json_object_get(samples, "waiting"))));
+	json_t *stacks = json_array();
+	size_t i, k;
+	json_t *st, *f;
+	json_array_foreach(json_object_get(e, "stacks"), i, st)
+	{
+		json_t *frames = json_array();
+		json_array_foreach(json_object_get(st, "frames"), k, f)
+		{
+			char *text = obs_mfa_display(f);
+			if (!text)
+				break;
+			json_array_append_new(frames, json_string(text));
+			gi_free(text);
+		}
+		if (json_array_size(frames) == 0) {
+			json_decref(frames);
+			continue;
+		}
+		json_array_append_new(
+		    stacks, json_pack("{s:o, s:o, s:o}", "frames", frames, "samples",
+		                      number_or_null(json_object_get(st, "samples")), "reductions",
+		                      number_or_null(json_object_get(st, "reductions"))));
+	}
+	json_object_set_new(out, "stacks", stacks);
+	json_t *origins = json_array();
+	json_array_foreach(json_object_get(e, "origins"), i, st)
+	{
+		json_t *m = module_display(json_object_get(st, "module"));
+		json_t *o = json_object_get(st, "origin");
+		if (json_is_string(m) && json_is_string(o))
+			json_array_append_new(origins,
+			                      json_pack("{s:o, s:O}", "module", m, "origin", o));
+		else
+			json_decref(m);
+	}
+	json_object_set_new(out, "origins", origins);
+	return out;
+}
+
 /* Copies the named sections that need no conversion. */
 static void copy_plain(json_t *out, json_t *reply, const char *const *keys)
 {
@@ -264,6 +318,9 @@ json_t *obs_snapshot_build(json_t *reply, const char *node, const char *session_
 			call_time_merge(ts, ct);
 		json_object_set_new(s, "trace", ts);
 	}
+	json_t *exec = json_object_get(reply, "executing");
+	if (json_is_object(exec))
+		json_object_set_new(s, "executing", executing_section(exec));
 	json_t *errors = json_array();
 	json_t *re = json_object_get(reply, "errors");
 	size_t i;

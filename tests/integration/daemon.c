@@ -240,6 +240,12 @@ static void monitor_routes_validate_input(void)
 	                "{\"node\":\"a@b\",\"project\":\"relative/dir\"}", 400);
 	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start",
 	                "{\"node\":\"a@b\",\"trace_modules\":\"A,B\"}", 400);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start",
+	                "{\"node\":\"a@b\",\"sample_period_ms\":2}", 400);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start",
+	                "{\"node\":\"a@b\",\"sample_period_ms\":5000}", 400);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start",
+	                "{\"node\":\"a@b\",\"sample_processes\":51}", 400);
 	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/stop", "{\"node\":5}", 400);
 	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/stop", "{\"node\":\"a@b\"}", 404);
 	json_t *st = NULL;

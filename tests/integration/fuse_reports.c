@@ -104,7 +104,9 @@ static void busy_fixture_joined_with_catalog_graph(void)
 	json_t *g = json_object_get(worker, "graph");
 	TH_ASSERT(json_is_integer(json_object_get(g, "ce")));
 	TH_ASSERT(json_is_string(json_object_get(g, "zone")));
-	TH_ASSERT_INT_GE(json_array_size(json_object_get(worker, "hottest_functions")), 1);
+	/* Untraced and not sampled: no hottest functions (complexity is not load). */
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(worker, "hottest_functions")), 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(p, "hot_modules_basis")), "ownership");
 	/* Rule 4 now names the registry, in front of its data layer, and rule 3
 	 * too; the data layer defers to it. */
 	json_t *r4 = ts_rec_find(p, 4, "Catalog.Registry");

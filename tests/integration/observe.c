@@ -22,6 +22,7 @@
 #include "json_util.h"
 #include "observe/dist.h"
 #include "observe/observe.h"
+#include "observe/snapshot_view.h"
 #include "support.h"
 
 #define WAIT_MS 60000
@@ -342,6 +343,32 @@ static void on_end(void *ctx, const char *id, json_t *fin)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* The session's snapshot `snap` (borrowed) carries the sampler's section,
+ * read through the typed view, with ticks, samples and a stack that shows a
+ * frame starting with `frame_prefix`, every stack weighted. */
+static void check_sampler_saw(json_t *snap, const char *frame_prefix)
+{
+	struct obs_view v;
+	TH_ASSERT_OK(obs_view_parse(snap, &v));
+	const struct obs_view_executing *x = &v.executing;
+	TH_ASSERT(x->present);
+	TH_ASSERT_DBL_NEAR(x->period_ms, OBS_SAMPLE_PERIOD_DEFAULT_MS, 0);
+	TH_ASSERT_DBL_NEAR(x->candidates, OBS_SAMPLE_PROCESSES_DEFAULT, 0);
+	TH_ASSERT(x->ticks >= 1);
+	TH_ASSERT(x->samples_running + x->samples_waiting >= 1);
+	TH_ASSERT(x->failed_ticks == 0);
+	bool seen = false;
+	for (size_t i = 0; i < x->nstacks; i++) {
+		TH_ASSERT(x->stacks[i].samples >= 1 && x->stacks[i].reductions >= 0);
+		for (size_t f = 0; f < x->stacks[i].depth; f++)
+			seen = seen || strncmp(x->stacks[i].frames[f], frame_prefix,
+			                       strlen(frame_prefix)) == 0;
+	}
+	TH_ASSERT_MSG(seen, "no sampled stack shows %s", frame_prefix);
+	TH_ASSERT(x->norigins >= 1);
+	obs_view_destroy(&v);
+}
+
 static int snapshots_of(struct events *e)
 {
 	pthread_mutex_lock(&e->lock);
@@ -404,12 +431,39 @@ static void session_runs_and_stops_clean(void)
 	json_t *last = json_array_get(h, 1);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(last, "session_id")), id);
 	TH_ASSERT(json_integer_value(json_object_get(last, "seq")) >= 1);
+	check_sampler_saw(last, "Busy.");
 	json_decref(h);
 	TH_ASSERT_OK(obs_session_stop(m, n.name));
 	TH_ASSERT_INT_EQ(e.ends, 1);
 	TH_ASSERT_STR_EQ(e.status, "complete");
 	TH_ASSERT_INT_EQ(obs_session_stop(m, n.name), GI_ENOTFOUND);
 	wait_clean(&n, "Elixir.Hot");
+	obs_manager_free(m);
+	gi_free(id);
+}
+
+/* A session with the sampler off ships no executing section. */
+static void session_without_sampler(void)
+{
+	struct ts_beam n;
+	node_start_ready(&n, TS_BEAM_ERL_LONG, ERLANG_EVAL);
+	struct events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct obs_callbacks cb = {on_snapshot, on_end, &e};
+	struct obs_manager *m = NULL;
+	TH_ASSERT_OK(obs_manager_new(&cb, &m));
+	struct obs_session_config cfg = {
+	    .node = n.name, .cookie = n.cookie, .interval_ms = 300, .sample_period_ms = -1};
+	char *id = NULL;
+	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	wait_snapshots(&e, 2);
+	json_t *h = obs_manager_history(m, n.name, 1);
+	struct obs_view v;
+	TH_ASSERT_OK(obs_view_parse(json_array_get(h, 0), &v));
+	TH_ASSERT(!v.executing.present);
+	obs_view_destroy(&v);
+	json_decref(h);
+	TH_ASSERT_OK(obs_session_stop(m, n.name));
+	wait_clean(&n, NULL);
 	obs_manager_free(m);
 	gi_free(id);
 }
@@ -589,6 +643,7 @@ int main(int argc, char **argv)
 	    TH_TEST(trace_counts_local_calls),
 	    TH_TEST(connection_errors),
 	    TH_TEST(session_runs_and_stops_clean),
+	    TH_TEST(session_without_sampler),
 	    TH_TEST(session_survives_freeze),
 	    TH_TEST(session_interrupted_when_node_dies),
 	    TH_TEST(target_cleans_up_after_observer_is_killed),

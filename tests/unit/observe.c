@@ -4,6 +4,8 @@
  * OTP 25), and sample replies to snapshots.
  * needs:
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +14,7 @@
 #include "harness.h"
 #include "observe/epmd.h"
 #include "observe/snapshot.h"
+#include "observe/snapshot_view.h"
 #include "observe/term.h"
 
 static json_t *decode(const unsigned char *bytes, size_t len)
@@ -192,13 +195,260 @@ static void snapshot_from_reply(void)
 	json_decref(reply);
 }
 
+/* A reply with every field of the session process, through the snapshot
+ * builder and the typed view: a field renamed on either side fails here. */
+static void view_reads_every_field_of_a_built_snapshot(void)
+{
+	json_error_t err;
+	json_t *reply = json_loads(
+	    "{\"window_ms\": 1000, \"otp_release\": \"25\", \"schedulers_online\": 2,"
+	    " \"scheduler_utilisation\": {\"total\": 0.5, \"per_scheduler\": [0.4, 0.6]},"
+	    " \"run_queue\": {\"total\": 3, \"per_scheduler\": [1, 2]},"
+	    " \"processes\": {\"count\": 10, \"limit\": 100, \"scanned\": 9},"
+	    " \"ports\": {\"count\": 1, \"limit\": 10}, \"atoms\": {\"count\": 5, \"limit\": 9},"
+	    " \"ets\": {\"count\": 4, \"top\": [{\"name\": \"t\", \"id\": \"#Ref<1>\","
+	    "   \"owner_module\": \"Elixir.A.B\", \"size\": 3, \"memory_bytes\": 800}]},"
+	    " \"memory\": {\"total\": 100, \"processes\": 11, \"processes_used\": 12, \"system\": "
+	    "13,"
+	    "   \"atom\": 14, \"binary\": 15, \"code\": 16, \"ets\": 17},"
+	    " \"reductions\": {\"delta\": 10, \"per_second\": 20.5},"
+	    " \"gc\": {\"count\": 21, \"words_reclaimed\": 22}, \"io\": {\"input_bytes\": 23,"
+	    "   \"output_bytes\": 24},"
+	    " \"top_processes\": {"
+	    "   \"reductions\": [{\"pid\": \"<0.1.0>\", \"registered_name\": \"w\","
+	    "     \"initial_call\": [\"Elixir.A.Worker\", \"init\", 1],"
+	    "     \"current_function\": [\"gen_server\", \"loop\", 7],"
+	    "     \"module\": \"Elixir.A.Worker\", \"reductions\": 9, \"cpu_share\": 0.9,"
+	    "     \"memory_bytes\": 1000, \"message_queue_len\": 2}],"
+	    "   \"memory\": [{\"pid\": \"<0.2.0>\", \"module\": \"ets\", \"memory_bytes\": 5}],"
+	    "   \"message_queue\": [{\"pid\": \"<0.3.0>\", \"module\": \"lists\","
+	    "     \"message_queue_len\": 7}]},"
+	    " \"trace\": {\"modules\": [\"Elixir.A.Repo\"], \"window_ms\": 990,"
+	    "   \"calls\": [[\"Elixir.A.Repo\", \"get\", 2, 42]]},"
+	    " \"executing\": {\"period_ms\": 10, \"ticks\": 95, \"candidates\": 10,"
+	    "   \"stack_candidates\": 5, \"depth\": 8, \"samples\": {\"running\": 60,"
+	    "   \"waiting\": 30}, \"reductions_sampled\": 900, \"dropped\": 1, \"failed_ticks\": "
+	    "0, \"tick_us\": 77,"
+	    "   \"stacks\": [{\"frames\": [[\"lists\", \"foldl\", 3], [\"Elixir.A.Calc\", \"run\", "
+	    "1]],"
+	    "     \"samples\": 60, \"reductions\": 900}],"
+	    "   \"origins\": [{\"module\": \"lists\", \"origin\": \"otp\"},"
+	    "     {\"module\": \"Elixir.A.Calc\", \"origin\": \"other\"}]},"
+	    " \"errors\": [\"processes: scanned 1 of 2\"], \"sample_us\": 1500}",
+	    0, &err);
+	TH_ASSERT_MSG(reply != NULL, "fixture: %s", err.text);
+	json_t *s = obs_snapshot_build(reply, "n@h", "abc", 3, 1234, NULL);
+	TH_ASSERT(s != NULL);
+	struct obs_view v;
+	TH_ASSERT_OK(obs_view_parse(s, &v));
+	TH_ASSERT_INT_EQ(v.version, 1);
+	TH_ASSERT_STR_EQ(v.session_id, "abc");
+	TH_ASSERT_STR_EQ(v.node, "n@h");
+	TH_ASSERT_STR_EQ(v.otp_release, "25");
+	TH_ASSERT_DBL_NEAR(v.seq, 3, 0);
+	TH_ASSERT_DBL_NEAR(v.timestamp_ms, 1234, 0);
+	TH_ASSERT_DBL_NEAR(v.window_ms, 1000, 0);
+	TH_ASSERT_DBL_NEAR(v.schedulers_online, 2, 0);
+	TH_ASSERT_DBL_NEAR(v.sample_ms, 1.5, 1e-9);
+	TH_ASSERT_DBL_NEAR(v.utilisation_total, 0.5, 0);
+	TH_ASSERT_INT_EQ(v.nutilisation, 2);
+	TH_ASSERT_DBL_NEAR(v.utilisation_per[1], 0.6, 0);
+	TH_ASSERT_DBL_NEAR(v.run_queue_total, 3, 0);
+	TH_ASSERT_INT_EQ(v.nrun_queue, 2);
+	TH_ASSERT_DBL_NEAR(v.run_queue_per[1], 2, 0);
+	TH_ASSERT_DBL_NEAR(v.processes_count, 10, 0);
+	TH_ASSERT_DBL_NEAR(v.processes_limit, 100, 0);
+	TH_ASSERT_DBL_NEAR(v.processes_scanned, 9, 0);
+	TH_ASSERT_DBL_NEAR(v.ports_count, 1, 0);
+	TH_ASSERT_DBL_NEAR(v.ports_limit, 10, 0);
+	TH_ASSERT_DBL_NEAR(v.atoms_count, 5, 0);
+	TH_ASSERT_DBL_NEAR(v.atoms_limit, 9, 0);
+	TH_ASSERT_DBL_NEAR(v.ets_count, 4, 0);
+	TH_ASSERT_INT_EQ(v.nets_top, 1);
+	TH_ASSERT_STR_EQ(v.ets_top[0].name, "t");
+	TH_ASSERT_STR_EQ(v.ets_top[0].id, "#Ref<1>");
+	TH_ASSERT_STR_EQ(v.ets_top[0].owner_module, "A.B");
+	TH_ASSERT_DBL_NEAR(v.ets_top[0].size, 3, 0);
+	TH_ASSERT_DBL_NEAR(v.ets_top[0].memory_bytes, 800, 0);
+	const double mem[] = {v.memory.total,  v.memory.processes, v.memory.processes_used,
+	                      v.memory.system, v.memory.atom,      v.memory.binary,
+	                      v.memory.code,   v.memory.ets};
+	const double mem_want[] = {100, 11, 12, 13, 14, 15, 16, 17};
+	for (size_t i = 0; i < 8; i++)
+		TH_ASSERT_DBL_NEAR(mem[i], mem_want[i], 0);
+	TH_ASSERT_DBL_NEAR(v.reductions_delta, 10, 0);
+	TH_ASSERT_DBL_NEAR(v.reductions_per_second, 20.5, 0);
+	TH_ASSERT_DBL_NEAR(v.gc_count, 21, 0);
+	TH_ASSERT_DBL_NEAR(v.gc_words_reclaimed, 22, 0);
+	TH_ASSERT_DBL_NEAR(v.io_input_bytes, 23, 0);
+	TH_ASSERT_DBL_NEAR(v.io_output_bytes, 24, 0);
+	TH_ASSERT_INT_EQ(v.top_reductions.len, 1);
+	const struct obs_view_process *p = &v.top_reductions.items[0];
+	TH_ASSERT_STR_EQ(p->pid, "<0.1.0>");
+	TH_ASSERT_STR_EQ(p->registered_name, "w");
+	TH_ASSERT_STR_EQ(p->initial_call, "A.Worker.init/1");
+	TH_ASSERT_STR_EQ(p->current_function, ":gen_server.loop/7");
+	TH_ASSERT_STR_EQ(p->module, "A.Worker");
+	TH_ASSERT_DBL_NEAR(p->reductions, 9, 0);
+	TH_ASSERT_DBL_NEAR(p->cpu_share, 0.9, 0);
+	TH_ASSERT_DBL_NEAR(p->memory_bytes, 1000, 0);
+	TH_ASSERT_DBL_NEAR(p->message_queue_len, 2, 0);
+	TH_ASSERT_INT_EQ(v.top_memory.len, 1);
+	TH_ASSERT_STR_EQ(v.top_memory.items[0].module, ":ets");
+	TH_ASSERT(isnan(v.top_memory.items[0].reductions)); /* absent: unknown, not 0 */
+	TH_ASSERT_INT_EQ(v.top_message_queue.len, 1);
+	TH_ASSERT_DBL_NEAR(v.top_message_queue.items[0].message_queue_len, 7, 0);
+	TH_ASSERT(v.has_trace);
+	TH_ASSERT_INT_EQ(v.ntrace_modules, 1);
+	TH_ASSERT_STR_EQ(v.trace_modules[0], "A.Repo");
+	TH_ASSERT_DBL_NEAR(v.trace_window_ms, 990, 0);
+	TH_ASSERT_INT_EQ(v.ncalls, 1);
+	TH_ASSERT_STR_EQ(v.calls[0].module, "A.Repo");
+	TH_ASSERT_STR_EQ(v.calls[0].function, "get");
+	TH_ASSERT_DBL_NEAR(v.calls[0].arity, 2, 0);
+	TH_ASSERT_DBL_NEAR(v.calls[0].count, 42, 0);
+	TH_ASSERT_INT_EQ(v.nerrors, 1);
+	const struct obs_view_executing *e = &v.executing;
+	TH_ASSERT(e->present);
+	const double ex[] = {
+	    e->period_ms, e->ticks,           e->candidates,      e->stack_candidates,
+	    e->depth,     e->samples_running, e->samples_waiting, e->reductions_sampled,
+	    e->dropped,   e->failed_ticks,    e->tick_us};
+	const double ex_want[] = {10, 95, 10, 5, 8, 60, 30, 900, 1, 0, 77};
+	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++)
+		TH_ASSERT_DBL_NEAR(ex[i], ex_want[i], 0);
+	TH_ASSERT_INT_EQ(e->nstacks, 1);
+	TH_ASSERT_INT_EQ(e->stacks[0].depth, 2);
+	TH_ASSERT_STR_EQ(e->stacks[0].frames[0], ":lists.foldl/3");
+	TH_ASSERT_STR_EQ(e->stacks[0].frames[1], "A.Calc.run/1");
+	TH_ASSERT_DBL_NEAR(e->stacks[0].samples, 60, 0);
+	TH_ASSERT_DBL_NEAR(e->stacks[0].reductions, 900, 0);
+	TH_ASSERT_INT_EQ(e->norigins, 2);
+	TH_ASSERT_STR_EQ(e->origins[0].module, ":lists");
+	TH_ASSERT_STR_EQ(e->origins[0].origin, "otp");
+	TH_ASSERT_INT_EQ(v.truncated, 0);
+	obs_view_destroy(&v);
+	json_decref(s);
+	json_decref(reply);
+}
+
+/* A snapshot as the real observer produced it (an Elixir node computing in a
+ * Task and a spawn(fn), traced): every section is read and known. */
+static void view_reads_a_real_observer_snapshot(void)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/tests/fixtures/snapshots/observer/session.json",
+	         th_srcdir());
+	json_error_t err;
+	json_t *s = json_load_file(path, 0, &err);
+	TH_ASSERT_MSG(s != NULL, "%s: %s", path, err.text);
+	struct obs_view v;
+	TH_ASSERT_OK(obs_view_parse(s, &v));
+	TH_ASSERT_INT_EQ(v.version, 1);
+	TH_ASSERT(v.session_id && v.node && v.otp_release);
+	const double known[] = {v.seq,
+	                        v.timestamp_ms,
+	                        v.window_ms,
+	                        v.schedulers_online,
+	                        v.sample_ms,
+	                        v.utilisation_total,
+	                        v.run_queue_total,
+	                        v.processes_count,
+	                        v.processes_limit,
+	                        v.processes_scanned,
+	                        v.ports_count,
+	                        v.ports_limit,
+	                        v.atoms_count,
+	                        v.atoms_limit,
+	                        v.ets_count,
+	                        v.memory.total,
+	                        v.memory.processes,
+	                        v.memory.processes_used,
+	                        v.memory.system,
+	                        v.memory.atom,
+	                        v.memory.binary,
+	                        v.memory.code,
+	                        v.memory.ets,
+	                        v.reductions_delta,
+	                        v.reductions_per_second,
+	                        v.gc_count,
+	                        v.gc_words_reclaimed,
+	                        v.io_input_bytes,
+	                        v.io_output_bytes,
+	                        v.trace_window_ms,
+	                        v.executing.period_ms,
+	                        v.executing.ticks,
+	                        v.executing.candidates,
+	                        v.executing.stack_candidates,
+	                        v.executing.depth,
+	                        v.executing.samples_running,
+	                        v.executing.samples_waiting,
+	                        v.executing.reductions_sampled,
+	                        v.executing.dropped,
+	                        v.executing.failed_ticks};
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		TH_ASSERT_MSG(isfinite(known[i]), "number %zu of the view is unknown", i);
+	TH_ASSERT_INT_EQ(v.nutilisation, 2);
+	TH_ASSERT(v.nets_top >= 1 && v.ets_top[0].name && v.ets_top[0].owner_module);
+	TH_ASSERT(v.top_reductions.len >= 2 && v.top_memory.len >= 1);
+	for (size_t i = 0; i < v.top_reductions.len; i++) {
+		const struct obs_view_process *p = &v.top_reductions.items[i];
+		TH_ASSERT(p->pid && p->initial_call && p->current_function && p->module);
+		TH_ASSERT(isfinite(p->reductions) && isfinite(p->cpu_share) &&
+		          isfinite(p->memory_bytes) && isfinite(p->message_queue_len));
+	}
+	TH_ASSERT(v.has_trace && v.ntrace_modules == 1 && v.ncalls >= 1);
+	TH_ASSERT_STR_EQ(v.trace_modules[0], "Calc.Work");
+	TH_ASSERT(v.executing.present && v.executing.nstacks >= 1 && v.executing.norigins >= 1);
+	TH_ASSERT_STR_EQ(v.executing.stacks[0].frames[0], "Calc.Work.fib/1");
+	TH_ASSERT(v.executing.stacks[0].reductions > 0 && v.executing.stacks[0].samples > 0);
+	TH_ASSERT_INT_EQ(v.truncated, 0);
+	obs_view_destroy(&v);
+	json_decref(s);
+}
+
+/* Unknown stays unknown, newer versions are refused, caps hold. */
+static void view_is_tolerant_and_capped(void)
+{
+	struct obs_view v;
+	TH_ASSERT_INT_EQ(obs_view_parse(NULL, &v), GI_EINVAL);
+	obs_view_destroy(&v);
+	json_t *newer = json_pack("{s:i}", "version", OBS_VIEW_VERSION + 1);
+	TH_ASSERT_INT_EQ(obs_view_parse(newer, &v), GI_EUNSUPPORTED);
+	obs_view_destroy(&v);
+	json_decref(newer);
+	json_t *odd = json_pack("{s:s, s:s, s:{s:s}, s:[i,s]}", "window_ms", "soon", "node", "n",
+	                        "memory", "total", "big", "errors", 1, "real");
+	json_t *list = json_array();
+	for (int i = 0; i < OBS_VIEW_MAX_PROCESSES + 5; i++)
+		json_array_append_new(list, json_pack("{s:i}", "reductions", i));
+	json_object_set_new(odd, "top_processes", json_pack("{s:o}", "reductions", list));
+	TH_ASSERT_OK(obs_view_parse(odd, &v));
+	TH_ASSERT_INT_EQ(v.version, -1);
+	TH_ASSERT(isnan(v.window_ms) && isnan(v.memory.total) && isnan(v.sample_ms));
+	TH_ASSERT_STR_EQ(v.node, "n");
+	TH_ASSERT_INT_EQ(v.nerrors, 1);
+	TH_ASSERT_INT_EQ(v.top_reductions.len, OBS_VIEW_MAX_PROCESSES);
+	TH_ASSERT_INT_EQ(v.truncated, 5);
+	TH_ASSERT(!v.has_trace && !v.executing.present);
+	obs_view_destroy(&v);
+	json_decref(odd);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
-	    TH_TEST(term_map_tuple_atoms),       TH_TEST(term_list_binary_ints),
-	    TH_TEST(term_pid_and_improper_list), TH_TEST(term_rejects_malformed),
-	    TH_TEST(epmd_reply_parsing),         TH_TEST(mfa_display_names),
-	    TH_TEST(snapshot_from_reply),        TH_END,
+	    TH_TEST(term_map_tuple_atoms),
+	    TH_TEST(term_list_binary_ints),
+	    TH_TEST(term_pid_and_improper_list),
+	    TH_TEST(term_rejects_malformed),
+	    TH_TEST(epmd_reply_parsing),
+	    TH_TEST(mfa_display_names),
+	    TH_TEST(snapshot_from_reply),
+	    TH_TEST(view_reads_every_field_of_a_built_snapshot),
+	    TH_TEST(view_reads_a_real_observer_snapshot),
+	    TH_TEST(view_is_tolerant_and_capped),
+	    TH_END,
 	};
 	return th_main(argc, argv, "unit_observe", tests);
 }

@@ -17,6 +17,8 @@
 %%              traced modules in the hottest processes (see the call_time section)
 %%   flag_cap   (optional, default 100) at most this many processes carry our
 %%              `call` trace flag at once
+%%   sample_period_ms, sample_k, sample_stack_k, sample_depth (optional): the
+%%              sampler (see its section below; period 0 or absent: off)
 %% It spawns one session process and returns {ok, Pid, Info} once that process
 %% has set itself up, or {error, Reason}.
 %%
@@ -37,6 +39,8 @@
 %%   tracer); it never takes a process another tracer holds, never sets a
 %%   pattern that sends messages, removes both on every ending, and the
 %%   runtime drops the flags by itself when the session process dies.
+%% - the sampler reads process_info of at most sample_k processes per tick and
+%%   sets nothing on the node: no trace flag, no pattern, no table.
 Owner = maps:get(owner, Args),
 CNode = maps:get(cnode, Args),
 Id = maps:get(id, Args),
@@ -79,6 +83,9 @@ end,
 Top = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), TopN) end,
 Wide = max(50, 5 * TopN),
 TopWide = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), Wide) end,
+%% The reductions list keeps enough entries for the sampler's candidates too.
+TopRN = max(TopN, min(50, max(0, maps:get(sample_k, Args, 0)))),
+TopR = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), TopRN) end,
 Value = fun({_, V}) -> V; (V) -> V end,
 Positive = fun(L) -> [{Value(V), P} || {V, P} <- L, Value(V) > 0] end,
 %% Memory of the heap-size candidates, exactly, for the top list by memory.
@@ -106,7 +113,7 @@ ScanChunk = fun(Chunk, Prev) ->
     Before = lists:zipwith3(fun maps:get/3, LivePids, lists:duplicate(L, Prev),
                             lists:duplicate(L, 0)),
     Deltas = lists:zipwith(fun erlang:'-'/2, Reds, Before),
-    {Top(lists:zip(Deltas, LivePids)),
+    {TopR(lists:zip(Deltas, LivePids)),
      TopWide(ProcInfo(heap_size, Chunk, N)),
      Top(ProcInfo(message_queue_len, Chunk, N)),
      lists:zip(LivePids, Reds), L}
@@ -119,7 +126,7 @@ ScanLoop = fun ScanLoop(_Pids, 0, _Prev, _Deadline, Acc) -> Acc;
             {Chunk, Rest} = lists:split(min(ChunkSize, Left), Pids),
             {R, M, Q, P, C} = ScanChunk(Chunk, Prev),
             ScanLoop(Rest, Left - min(ChunkSize, Left), Prev, Deadline,
-                     {Top(R ++ Rs), TopWide(M ++ Ms), Top(Q ++ Qs), [P | Pairs], Count + C, false})
+                     {TopR(R ++ Rs), TopWide(M ++ Ms), Top(Q ++ Qs), [P | Pairs], Count + C, false})
     end
 end,
 
@@ -226,6 +233,199 @@ ReadCalls = fun(Traced) ->
     end || {M, MFAs} <- Traced])
 end,
 
+%% ---- Sampler: where the busiest processes execute, between snapshots ----
+%% Every SamplePeriod ms the session process reads `status` and
+%% `current_function` of its candidates (the top SampleK processes by
+%% reductions over the last interval; at the baseline, by lifetime
+%% reductions) and, for the first SampleStackK of them that are executing, a
+%% `current_stacktrace` cut to SampleDepth frames. A process is executing when
+%% its status is running, runnable or garbage_collecting; other samples count
+%% as waiting. Samples are kept as one list per tick and folded into counts
+%% ({Pid, Frames} -> N, at most SampleKeysCap keys, the rest counted as
+%% dropped) every SampleFoldAt entries and at the snapshot. At the snapshot
+%% each process's reductions over the interval are spread over its executing
+%% samples, so that a stack's `reductions` estimates CPU, not presence; a
+%% sampled process that exited before the snapshot is weighted by the mean
+%% reductions per executing sample of the others. Where each module's object
+%% code lives (OTP root, Elixir's lib dir, preloaded, other) is looked up once
+%% per session per module seen, at most SampleOriginsCap modules. The work of
+%% a tick is bounded by SampleK process_info calls plus SampleStackK stacks.
+SamplePeriod = case maps:get(sample_period_ms, Args, 0) of
+                   PeriodArg when is_integer(PeriodArg), PeriodArg > 0 ->
+                       max(5, min(1000, PeriodArg));
+                   _ -> 0
+               end,
+SampleK = max(1, min(50, maps:get(sample_k, Args, 10))),
+SampleStackK = max(0, min(SampleK, maps:get(sample_stack_k, Args, 5))),
+SampleDepth = max(1, min(32, maps:get(sample_depth, Args, 8))),
+SampleKeysCap = 2000,
+SampleFoldAt = 1000,
+SampleStacksOut = 200,
+SampleOriginsCap = 5000,
+SampleExecuting = fun(running) -> true; (runnable) -> true;
+                     (garbage_collecting) -> true; (_) -> false end,
+SampleFrame = fun({M, F, A, _}) when is_atom(M), is_atom(F), is_integer(A) -> [{M, F, A}];
+                 ({M, F, L, _}) when is_atom(M), is_atom(F), is_list(L) -> [{M, F, length(L)}];
+                 (_) -> [] end,
+SampleStack = fun(P, Current) ->
+    Frames = case erlang:process_info(P, current_stacktrace) of
+                 {current_stacktrace, Tr} ->
+                     lists:append(lists:map(SampleFrame, lists:sublist(Tr, SampleDepth)));
+                 _ -> []
+             end,
+    case {Current, Frames} of
+        {null, _} -> Frames;
+        {_, [Current | _]} -> Frames;
+        _ -> lists:sublist([Current | Frames], SampleDepth)
+    end
+end,
+SampleOne = fun(P, [{status, St}, {current_function, CF}], WithStack) ->
+                   case SampleExecuting(St) of
+                       false -> [[{P, waiting}]];
+                       true ->
+                           Current = MFA(CF),
+                           Fs = case WithStack of
+                                    true -> SampleStack(P, Current);
+                                    false when Current =:= null -> [];
+                                    false -> [Current]
+                                end,
+                           case Fs of [] -> []; _ -> [[{P, Fs}]] end
+                   end;
+               (_, _, _) -> []
+end,
+SampleFold = fun(S) ->
+    Groups = maps:groups_from_list(fun erlang:hd/1, lists:append(maps:get(s_raw, S))),
+    {Counts, Dropped} = maps:fold(
+        fun(K, V, {Acc, D}) ->
+            C = length(V),
+            case maps:is_key(K, Acc) orelse map_size(Acc) < SampleKeysCap of
+                true -> {maps:update_with(K, fun(X) -> X + C end, C, Acc), D};
+                false -> {Acc, D + C}
+            end
+        end, {maps:get(s_counts, S), maps:get(s_dropped, S)}, Groups),
+    S#{s_raw => [], s_raw_n => 0, s_counts => Counts, s_dropped => Dropped}
+end,
+SampleTick = fun(S) ->
+    Cands = maps:get(s_cands, S),
+    N = length(Cands),
+    Infos = lists:zipwith(fun erlang:process_info/2, Cands,
+                          lists:duplicate(N, [status, current_function])),
+    NStack = min(N, SampleStackK),
+    Flags = lists:duplicate(NStack, true) ++ lists:duplicate(N - NStack, false),
+    Entries = lists:append(lists:zipwith3(SampleOne, Cands, Infos, Flags)),
+    RawN = maps:get(s_raw_n, S) + length(Entries),
+    S1 = S#{s_raw => [Entries | maps:get(s_raw, S)], s_raw_n => RawN,
+            s_ticks => maps:get(s_ticks, S) + 1},
+    case RawN >= SampleFoldAt of
+        true -> SampleFold(S1);
+        false -> S1
+    end
+end,
+%% Runs a tick when one is due and schedules the next one; a tick that fell
+%% behind is not caught up (no burst after a long request).
+SampleStep = fun(S) ->
+    T = Now(),
+    Next = maps:get(s_next, S),
+    case is_integer(Next) andalso T >= Next of
+        false -> S;
+        true ->
+            U0 = erlang:monotonic_time(microsecond),
+            STicked = try SampleTick(S) catch _:_ -> S#{s_failed => maps:get(s_failed, S) + 1} end,
+            S1 = STicked#{s_tick_us => maps:get(s_tick_us, STicked, 0) +
+                                  erlang:monotonic_time(microsecond) - U0},
+            Due = Next + SamplePeriod,
+            S1#{s_next => if Due =< T -> T + SamplePeriod; true -> Due end}
+    end
+end,
+SampleReset = fun(S, Cands) ->
+    S#{s_cands => lists:sublist(lists:delete(self(), Cands), SampleK),
+       s_raw => [], s_raw_n => 0, s_counts => #{}, s_dropped => 0, s_ticks => 0, s_failed => 0,
+       s_tick_us => 0,
+       s_next => case SamplePeriod of 0 -> infinity; _ -> Now() + SamplePeriod end}
+end,
+OtpRoot = code:root_dir() ++ "/",
+ElixirLib = case code:lib_dir(elixir) of
+                ElixirDir when is_list(ElixirDir) -> filename:dirname(ElixirDir) ++ "/";
+                _ -> none
+            end,
+SampleOrigin = fun(M) ->
+    %% Not loaded (a module known only for its BIFs, such as math): its
+    %% object code is not looked for on the code path, which would scan it.
+    File = case erlang:module_loaded(M) of
+               true -> try code:which(M) catch _:_ -> unknown end;
+               false -> unknown
+           end,
+    if File =:= preloaded -> <<"preloaded">>;
+       not is_list(File) -> <<"unknown">>;
+       true ->
+           case {ElixirLib =/= none andalso lists:prefix(ElixirLib, File),
+                 lists:prefix(OtpRoot, File)} of
+               {true, _} -> <<"elixir">>;
+               {_, true} -> <<"otp">>;
+               _ -> <<"other">>
+           end
+    end
+end,
+SampleOrigins = fun(Mods, Known) ->
+    lists:foldl(fun(M, K) ->
+                    case maps:is_key(M, K) orelse map_size(K) >= SampleOriginsCap of
+                        true -> K;
+                        false -> K#{M => SampleOrigin(M)}
+                    end
+                end, Known, Mods)
+end,
+%% The sampler's section of a snapshot and the state for the next interval.
+%% LiveDelta(P) is P's reductions over the interval, or dead.
+SampleSnapshot = fun(S, LiveDelta, NextCands) ->
+    case SamplePeriod of
+        0 -> {#{}, S};
+        _ ->
+            S1 = SampleFold(S),
+            Counts = maps:to_list(maps:get(s_counts, S1)),
+            Waiting = lists:sum([C || {{_, waiting}, C} <- Counts]),
+            Running = [{P, Fs, C} || {{P, Fs}, C} <- Counts, Fs =/= waiting],
+            ExecOf = lists:foldl(fun({P, _, C}, M) ->
+                                     maps:update_with(P, fun(X) -> X + C end, C, M)
+                                 end, #{}, Running),
+            Deltas = maps:map(fun(P, _) -> LiveDelta(P) end, ExecOf),
+            Live = [{max(0, R), maps:get(P, ExecOf)} || {P, R} <- maps:to_list(Deltas),
+                                                       R =/= dead],
+            LiveReds = lists:sum([R || {R, _} <- Live]),
+            LiveSamples = lists:sum([C || {_, C} <- Live]),
+            PerSample = if LiveSamples > 0 -> LiveReds / LiveSamples; true -> 0 end,
+            Weight = fun(P, C) ->
+                         case maps:get(P, Deltas) of
+                             dead -> PerSample * C;
+                             R -> max(0, R) * C / maps:get(P, ExecOf)
+                         end
+                     end,
+            ByStack = lists:foldl(fun({P, Fs, C}, M) ->
+                                      W = Weight(P, C),
+                                      maps:update_with(Fs, fun({C0, W0}) -> {C0 + C, W0 + W} end,
+                                                       {C, W}, M)
+                                  end, #{}, Running),
+            Stacks = lists:sublist(lists:reverse(lists:keysort(2,
+                         [{Fs, W, C} || {Fs, {C, W}} <- maps:to_list(ByStack)])), SampleStacksOut),
+            Mods = lists:usort([M || {Fs, _, _} <- Stacks, {M, _, _} <- Fs]),
+            Known = SampleOrigins(Mods, maps:get(s_origins, S1)),
+            Section = #{executing => #{
+                period_ms => SamplePeriod,
+                ticks => maps:get(s_ticks, S1),
+                candidates => length(maps:get(s_cands, S1)),
+                stack_candidates => min(SampleStackK, length(maps:get(s_cands, S1))),
+                depth => SampleDepth,
+                samples => #{running => lists:sum([C || {_, _, C} <- Running]),
+                             waiting => Waiting},
+                reductions_sampled => LiveReds + PerSample * (lists:sum([C || {_, _, C} <- Running]) - LiveSamples),
+                dropped => maps:get(s_dropped, S1),
+                failed_ticks => maps:get(s_failed, S1),
+                tick_us => maps:get(s_tick_us, S1, 0),
+                stacks => [#{frames => Fs, samples => C, reductions => W} || {Fs, W, C} <- Stacks],
+                origins => [#{module => M, origin => maps:get(M, Known, <<"other">>)} || M <- Mods]}},
+            {Section, SampleReset(S1#{s_origins => Known}, NextCands)}
+    end
+end,
+
 %% A full sample: node totals and top lists over the interval since State.
 Sample = fun(S) ->
     Start = Now(),
@@ -245,6 +445,12 @@ Sample = fun(S) ->
     Online = erlang:system_info(schedulers_online),
     DeltaOf = fun(P) -> maps:get(P, NewPrev, 0) - maps:get(P, Prev, 0) end,
     Details = fun(L) -> lists:append([Detail(P, DeltaOf(P), RedDelta) || {_, P} <- L]) end,
+    LiveDelta = fun(P) -> case maps:find(P, NewPrev) of
+                              {ok, R} -> R - maps:get(P, Prev, 0);
+                              error -> dead
+                          end end,
+    {Executing, S3} = SampleSnapshot(S, LiveDelta,
+                                     [P || {_, P} <- lists:sublist(Positive(Rs), SampleK)]),
     Mem = erlang:memory(),
     MemKeys = [total, processes, processes_used, system, atom, binary, code, ets],
     Errors0 = case Partial orelse length(All) > ScanCap of
@@ -260,7 +466,7 @@ Sample = fun(S) ->
                                   window_ms => Window,
                                   calls => ReadCalls(Traced)}}
             end,
-    Reply = maps:merge(Trace, #{
+    Reply = maps:merge(maps:merge(Trace, Executing), #{
         window_ms => Window,
         otp_release => list_to_binary(erlang:system_info(otp_release)),
         schedulers_online => Online,
@@ -285,13 +491,13 @@ Sample = fun(S) ->
                 words_reclaimed => maps:get(gc_words, T) - maps:get(gc_words, OldTotals)},
         io => #{input_bytes => maps:get(io_in, T) - maps:get(io_in, OldTotals),
                 output_bytes => maps:get(io_out, T) - maps:get(io_out, OldTotals)},
-        top_processes => #{reductions => Details(Positive(Rs)),
+        top_processes => #{reductions => Details(lists:sublist(Positive(Rs), TopN)),
                            memory => Details(ByMemory(Ms)),
                            message_queue => Details(Positive(Qs))},
         sample_us => erlang:monotonic_time(microsecond) - StartUs,
         scanned_pids => NPids,
         errors => Errors0}),
-    {Reply, S#{prev => NewPrev, totals => T}}
+    {Reply, S3#{prev => NewPrev, totals => T}}
 end,
 
 %% Baseline: previous reductions of every process and the node totals.
@@ -302,7 +508,9 @@ Baseline = fun(S) ->
     Live = proplists:delete(undefined, lists:zip(Reds, Pids)),
     {RT, LivePids} = lists:unzip(Live),
     {_, Values} = lists:unzip(RT),
-    S#{prev => maps:from_list(lists:zip(LivePids, Values)), totals => Totals()}
+    Busiest = lists:sublist(lists:reverse(lists:sort(lists:zip(Values, LivePids))), SampleK + 1),
+    SampleReset(S#{prev => maps:from_list(lists:zip(LivePids, Values)), totals => Totals()},
+                [P || {_, P} <- Busiest])
 end,
 
 %% ---- call_time (opt-in): time per function in the hottest processes ----
@@ -533,7 +741,11 @@ Cleanup = fun(S) ->
 end,
 
 Loop = fun Loop(S) ->
-    Wait = max(0, maps:get(lease_until, S) - Now()),
+    T0 = Now(),
+    Wait = case maps:get(s_next, S, infinity) of
+               infinity -> max(0, maps:get(lease_until, S) - T0);
+               Next -> max(0, min(maps:get(lease_until, S), Next) - T0)
+           end,
     receive
         {giulia, Ref, sample} ->
             {Reply, S2} = try CtWrap(Sample(S), S)
@@ -556,8 +768,13 @@ Loop = fun Loop(S) ->
         Other ->
             Loop(CtStray(Other, S))
     after Wait ->
-        Cleanup(S),
-        Send({giulia, 'end', lease_expired})
+        case Now() >= maps:get(lease_until, S) of
+            true ->
+                Cleanup(S),
+                Send({giulia, 'end', lease_expired});
+            false ->
+                Loop(SampleStep(S))
+        end
     end
 end,
 
@@ -602,7 +819,7 @@ Pid = erlang:spawn(fun() ->
     erlang:system_flag(scheduler_wall_time, true),
     SwtSet = true,
     S0 = Baseline(#{traced => Traced, swt_set => SwtSet, guardian => Guardian,
-                    call_time => Ct}),
+                    call_time => Ct, s_origins => #{}}),
     Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
                        trace_errors => TraceErrors,
                        traced => [M || {M, _} <- Traced]}},

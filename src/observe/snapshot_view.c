@@ -1,0 +1,337 @@
+/*
+ * snapshot_view.c - the typed view of a snapshot (see snapshot_view.h). The
+ * only place outside the snapshot builder (snapshot.c) that knows the
+ * snapshot's key strings.
+ */
+#include "observe/snapshot_view.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/error.h"
+
+static double num(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *str(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
+static const json_t *obj(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	return json_is_object(v) ? v : NULL;
+}
+
+static const json_t *arr(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	return json_is_array(v) ? v : NULL;
+}
+
+/* How many entries of `a` are read under `cap`; the rest count as truncated. */
+static size_t capped(struct obs_view *v, const json_t *a, size_t cap)
+{
+	size_t n = a ? json_array_size(a) : 0;
+	if (n > cap) {
+		v->truncated += n - cap;
+		n = cap;
+	}
+	return n;
+}
+
+static void numbers(struct obs_view *v, const json_t *a, double *out, size_t *len)
+{
+	size_t n = capped(v, a, OBS_VIEW_MAX_SCHEDULERS);
+	*len = 0;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *x = json_array_get(a, i);
+		out[(*len)++] = json_is_number(x) ? json_number_value(x) : NAN;
+	}
+}
+
+static void processes(struct obs_view *v, const json_t *a, struct obs_view_processes *out)
+{
+	size_t n = capped(v, a, OBS_VIEW_MAX_PROCESSES);
+	out->items = n ? gi_calloc(n, sizeof(*out->items)) : NULL;
+	out->len = 0;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *p = json_array_get(a, i);
+		if (!json_is_object(p))
+			continue;
+		struct obs_view_process *e = &out->items[out->len++];
+		e->pid = str(p, "pid");
+		e->registered_name = str(p, "registered_name");
+		e->initial_call = str(p, "initial_call");
+		e->current_function = str(p, "current_function");
+		e->module = str(p, "module");
+		e->reductions = num(p, "reductions");
+		e->cpu_share = num(p, "cpu_share");
+		e->memory_bytes = num(p, "memory_bytes");
+		e->message_queue_len = num(p, "message_queue_len");
+	}
+}
+
+static const char **strings(struct obs_view *v, const json_t *a, size_t cap, size_t *len)
+{
+	size_t n = capped(v, a, cap);
+	const char **out = n ? gi_calloc(n, sizeof(*out)) : NULL;
+	*len = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(a, i));
+		if (s)
+			out[(*len)++] = s;
+	}
+	return out;
+}
+
+static void ets(struct obs_view *v, const json_t *e)
+{
+	v->ets_count = num(e, "count");
+	const json_t *top = arr(e, "top");
+	size_t n = capped(v, top, OBS_VIEW_MAX_ETS);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *t = json_array_get(top, i);
+		if (!json_is_object(t))
+			continue;
+		struct obs_view_ets *x = &v->ets_top[v->nets_top++];
+		x->name = str(t, "name");
+		x->id = str(t, "id");
+		x->owner_module = str(t, "owner_module");
+		x->size = num(t, "size");
+		x->memory_bytes = num(t, "memory_bytes");
+	}
+}
+
+static void trace(struct obs_view *v, const json_t *t)
+{
+	if (!t)
+		return;
+	v->has_trace = true;
+	v->trace_window_ms = num(t, "window_ms");
+	v->trace_modules = strings(v, arr(t, "modules"), OBS_VIEW_MAX_MODULES, &v->ntrace_modules);
+	const json_t *calls = arr(t, "calls");
+	size_t n = capped(v, calls, OBS_VIEW_MAX_CALLS);
+	v->calls = n ? gi_calloc(n, sizeof(*v->calls)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *c = json_array_get(calls, i);
+		if (!json_is_object(c))
+			continue;
+		struct obs_view_call *x = &v->calls[v->ncalls++];
+		x->module = str(c, "module");
+		x->function = str(c, "function");
+		x->arity = num(c, "arity");
+		x->count = num(c, "count");
+		x->time_calls = num(c, "time_calls");
+		x->time_us = num(c, "time_us");
+	}
+	const json_t *ct = json_object_get(t, "call_time");
+	if (json_is_object(ct)) {
+		v->call_time.present = true;
+		v->call_time.flagged = num(ct, "flagged");
+		v->call_time.refused = num(ct, "refused");
+		v->call_time.trace_messages = num(ct, "trace_messages");
+		v->call_time.suspended = json_is_true(json_object_get(ct, "suspended"));
+		v->call_time.isolation = str(ct, "isolation");
+	}
+}
+
+static void stack(struct obs_view *v, const json_t *s, struct obs_view_stack *out)
+{
+	const json_t *frames = arr(s, "frames");
+	size_t n = frames ? json_array_size(frames) : 0;
+	if (n > OBS_VIEW_MAX_FRAMES)
+		n = OBS_VIEW_MAX_FRAMES; /* outer frames past the cap are not an entry lost */
+	for (size_t i = 0; i < n; i++) {
+		const char *f = json_string_value(json_array_get(frames, i));
+		/* An unreadable frame ends the stack: what follows it is not known
+		 * to be the caller of what precedes it. */
+		if (!f)
+			break;
+		out->frames[out->depth++] = f;
+	}
+	out->samples = num(s, "samples");
+	out->reductions = num(s, "reductions");
+	(void)v;
+}
+
+static void executing(struct obs_view *v, const json_t *e)
+{
+	struct obs_view_executing *x = &v->executing;
+	if (!e)
+		return;
+	x->present = true;
+	x->period_ms = num(e, "period_ms");
+	x->ticks = num(e, "ticks");
+	x->candidates = num(e, "candidates");
+	x->stack_candidates = num(e, "stack_candidates");
+	x->depth = num(e, "depth");
+	const json_t *samples = obj(e, "samples");
+	x->samples_running = num(samples, "running");
+	x->samples_waiting = num(samples, "waiting");
+	x->reductions_sampled = num(e, "reductions_sampled");
+	x->dropped = num(e, "dropped");
+	x->failed_ticks = num(e, "failed_ticks");
+	x->tick_us = num(e, "tick_us");
+	const json_t *stacks = arr(e, "stacks");
+	size_t n = capped(v, stacks, OBS_VIEW_MAX_STACKS);
+	x->stacks = n ? gi_calloc(n, sizeof(*x->stacks)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *s = json_array_get(stacks, i);
+		if (!json_is_object(s))
+			continue;
+		struct obs_view_stack *st = &x->stacks[x->nstacks];
+		stack(v, s, st);
+		if (st->depth > 0)
+			x->nstacks++;
+		else
+			memset(st, 0, sizeof(*st));
+	}
+	const json_t *origins = arr(e, "origins");
+	n = capped(v, origins, OBS_VIEW_MAX_MODULES);
+	x->origins = n ? gi_calloc(n, sizeof(*x->origins)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *o = json_array_get(origins, i);
+		const char *m = str(o, "module"), *origin = str(o, "origin");
+		if (m && origin) {
+			x->origins[x->norigins].module = m;
+			x->origins[x->norigins].origin = origin;
+			x->norigins++;
+		}
+	}
+}
+
+static void numbers_init(struct obs_view *v)
+{
+	double *all[] = {&v->seq,
+	                 &v->timestamp_ms,
+	                 &v->window_ms,
+	                 &v->schedulers_online,
+	                 &v->sample_ms,
+	                 &v->utilisation_total,
+	                 &v->run_queue_total,
+	                 &v->processes_count,
+	                 &v->processes_limit,
+	                 &v->processes_scanned,
+	                 &v->ports_count,
+	                 &v->ports_limit,
+	                 &v->atoms_count,
+	                 &v->atoms_limit,
+	                 &v->ets_count,
+	                 &v->memory.total,
+	                 &v->memory.processes,
+	                 &v->memory.processes_used,
+	                 &v->memory.system,
+	                 &v->memory.atom,
+	                 &v->memory.binary,
+	                 &v->memory.code,
+	                 &v->memory.ets,
+	                 &v->reductions_delta,
+	                 &v->reductions_per_second,
+	                 &v->gc_count,
+	                 &v->gc_words_reclaimed,
+	                 &v->io_input_bytes,
+	                 &v->io_output_bytes,
+	                 &v->trace_window_ms,
+	                 &v->call_time.flagged,
+	                 &v->call_time.refused,
+	                 &v->call_time.trace_messages,
+	                 &v->executing.period_ms,
+	                 &v->executing.ticks,
+	                 &v->executing.candidates,
+	                 &v->executing.stack_candidates,
+	                 &v->executing.depth,
+	                 &v->executing.samples_running,
+	                 &v->executing.samples_waiting,
+	                 &v->executing.reductions_sampled,
+	                 &v->executing.dropped,
+	                 &v->executing.failed_ticks,
+	                 &v->executing.tick_us};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		*all[i] = NAN;
+}
+
+int obs_view_parse(json_t *snapshot, struct obs_view *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->version = -1;
+	numbers_init(out);
+	if (!json_is_object(snapshot))
+		return GI_EINVAL;
+	const json_t *version = json_object_get(snapshot, "version");
+	if (json_is_integer(version)) {
+		json_int_t n = json_integer_value(version);
+		if (n > OBS_VIEW_VERSION || n < 1)
+			return GI_EUNSUPPORTED;
+		out->version = (long)n;
+	}
+	out->json = json_incref(snapshot);
+	const json_t *s = snapshot;
+	out->session_id = str(s, "session_id");
+	out->node = str(s, "node");
+	out->otp_release = str(s, "otp_release");
+	out->seq = num(s, "seq");
+	out->timestamp_ms = num(s, "timestamp_ms");
+	out->window_ms = num(s, "window_ms");
+	out->schedulers_online = num(s, "schedulers_online");
+	out->sample_ms = num(s, "sample_ms");
+	const json_t *util = obj(s, "scheduler_utilisation");
+	out->utilisation_total = num(util, "total");
+	numbers(out, arr(util, "per_scheduler"), out->utilisation_per, &out->nutilisation);
+	const json_t *rq = obj(s, "run_queue");
+	out->run_queue_total = num(rq, "total");
+	numbers(out, arr(rq, "per_scheduler"), out->run_queue_per, &out->nrun_queue);
+	const json_t *procs = obj(s, "processes");
+	out->processes_count = num(procs, "count");
+	out->processes_limit = num(procs, "limit");
+	out->processes_scanned = num(procs, "scanned");
+	out->ports_count = num(obj(s, "ports"), "count");
+	out->ports_limit = num(obj(s, "ports"), "limit");
+	out->atoms_count = num(obj(s, "atoms"), "count");
+	out->atoms_limit = num(obj(s, "atoms"), "limit");
+	ets(out, obj(s, "ets"));
+	const json_t *mem = obj(s, "memory");
+	out->memory.total = num(mem, "total");
+	out->memory.processes = num(mem, "processes");
+	out->memory.processes_used = num(mem, "processes_used");
+	out->memory.system = num(mem, "system");
+	out->memory.atom = num(mem, "atom");
+	out->memory.binary = num(mem, "binary");
+	out->memory.code = num(mem, "code");
+	out->memory.ets = num(mem, "ets");
+	out->reductions_delta = num(obj(s, "reductions"), "delta");
+	out->reductions_per_second = num(obj(s, "reductions"), "per_second");
+	out->gc_count = num(obj(s, "gc"), "count");
+	out->gc_words_reclaimed = num(obj(s, "gc"), "words_reclaimed");
+	out->io_input_bytes = num(obj(s, "io"), "input_bytes");
+	out->io_output_bytes = num(obj(s, "io"), "output_bytes");
+	const json_t *top = obj(s, "top_processes");
+	processes(out, arr(top, "reductions"), &out->top_reductions);
+	processes(out, arr(top, "memory"), &out->top_memory);
+	processes(out, arr(top, "message_queue"), &out->top_message_queue);
+	trace(out, obj(s, "trace"));
+	out->errors = strings(out, arr(s, "errors"), OBS_VIEW_MAX_ERRORS, &out->nerrors);
+	executing(out, obj(s, "executing"));
+	return 0;
+}
+
+void obs_view_destroy(struct obs_view *v)
+{
+	if (!v)
+		return;
+	gi_free(v->top_reductions.items);
+	gi_free(v->top_memory.items);
+	gi_free(v->top_message_queue.items);
+	gi_free(v->trace_modules);
+	gi_free(v->calls);
+	gi_free(v->errors);
+	gi_free(v->executing.stacks);
+	gi_free(v->executing.origins);
+	json_decref(v->json);
+	memset(v, 0, sizeof(*v));
+}
