@@ -210,6 +210,7 @@ static TSNode field(TSNode n, TSFieldId id)
 	return ts_node_child_by_field_id(n, id);
 }
 
+
 /* ---- walk state ------------------------------------------------------ */
 
 /* An alias in scope, or an imported function: `import M, only: [f: 1]`
@@ -285,6 +286,21 @@ static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
 		ts_tree_cursor_reset(&c->cursors[depth], n);
 	}
 	return &c->cursors[depth];
+}
+
+/* The operand of a unary operator. tree-sitter-elixir 0.3.5 also puts the
+ * `(` and `)` of `&(expr)` under the operand field, so the first named child
+ * in that field is the operand, not the first child. */
+static TSNode operand_of(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	TSTreeCursor *cur = cursor_at(c, depth, n);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode k = ts_tree_cursor_current_node(cur);
+		if (ts_tree_cursor_current_field_id(cur) == tables.f_operand && ts_node_is_named(k))
+			return k;
+	}
+	return (TSNode){0};
 }
 
 /* The source text of `n` (empty for a null node), borrowed from the source. */
@@ -1055,7 +1071,7 @@ static bool spec_head(struct ex_ctx *c, TSNode n, unsigned depth, const char **n
 
 NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 {
-	TSNode operand = field(n, tables.f_operand);
+	TSNode operand = operand_of(c, n, depth);
 	if (kind_of(operand) != N_CALL)
 		return;
 	struct ex_call call;
@@ -1605,7 +1621,7 @@ NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, un
 
 NOINLINE static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
 {
-	TSNode operand = field(n, tables.f_operand);
+	TSNode operand = operand_of(c, n, depth);
 	if (kind_of(operand) == N_BINARY && op_of(operand) == OP_SLASH) {
 		TSNode left = field(operand, tables.f_left);
 		int arity = small_int(c, field(operand, tables.f_right));
@@ -1919,6 +1935,47 @@ static uint32_t walk_children(struct ex_ctx *c, TSNode n, unsigned depth)
 
 /* ---- errors and entry point --------------------------------------------- */
 
+static bool token_is(TSNode k, const char *const *set)
+{
+	const char *t = ts_node_type(k);
+	for (size_t i = 0; set[i]; i++)
+		if (strcmp(t, set[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The line where the error of ERROR node `n` is. tree-sitter puts in an
+ * ERROR node the constructs it could not fit, flattened, then the tokens it
+ * skipped, so its start (often the `do` of the enclosing module) says
+ * little. A bracket opened among its children and never closed there is the
+ * error (an unclosed argument list, where `end` came first; an unterminated
+ * string inside one); otherwise its last child is (an unterminated string's
+ * text, the token an argument list choked on, the end of a truncated file). */
+static uint32_t error_line(TSNode n)
+{
+	static const char *const openers[] = {"(", "[", "{", "%{", "<<", NULL};
+	static const char *const closers[] = {")", "]", "}", ">>", NULL};
+	uint32_t open_line[16], open = 0, last = line_of(n);
+	uint32_t count = ts_node_child_count(n);
+	for (uint32_t i = 0; i < count; i++) {
+		TSNode k = ts_node_child(n, i);
+		if (ts_node_is_named(k)) {
+			if (strcmp(ts_node_type(k), "comment") != 0)
+				last = line_of(k);
+			continue;
+		}
+		last = line_of(k);
+		if (token_is(k, openers)) {
+			if (open < 16)
+				open_line[open] = line_of(k);
+			open++;
+		} else if (token_is(k, closers) && open > 0) {
+			open--;
+		}
+	}
+	return open > 0 ? open_line[0] : last;
+}
+
 /* Records the first ERROR or MISSING node in document order. */
 static void first_error(struct facts_file *f, TSNode root)
 {
@@ -1928,14 +1985,22 @@ static void first_error(struct facts_file *f, TSNode root)
 	for (;;) {
 		TSNode n = ts_tree_cursor_current_node(&cur);
 		if (ts_node_is_missing(n)) {
+			/* A missing bracket is reported where it was opened (the
+			 * start of the list it closes), not where tree-sitter
+			 * gave up, which may be lines later. */
+			static const char *const closers[] = {")", "]", "}", ">>", NULL};
+			TSNode parent = ts_node_parent(n);
+			uint32_t line = token_is(n, closers) && !ts_node_is_null(parent)
+			                    ? line_of(parent)
+			                    : line_of(n);
 			char msg[96];
 			snprintf(msg, sizeof(msg), "syntax error: missing \"%.40s\"",
 			         ts_node_type(n));
-			facts_error_add(f, line_of(n), msg);
+			facts_error_add(f, line, msg);
 			break;
 		}
 		if (strcmp(ts_node_type(n), "ERROR") == 0) {
-			facts_error_add(f, line_of(n), "syntax error");
+			facts_error_add(f, error_line(n), "syntax error");
 			break;
 		}
 		/* Descend into the first child that holds the error. */

@@ -362,6 +362,31 @@ static void directives_are_lexically_scoped(void)
 	             want);
 }
 
+/* tree-sitter-elixir puts the parentheses of `&(...)` under the operand
+ * field too: the calls inside such a capture are calls all the same. */
+static void calls_inside_parenthesised_captures(void)
+{
+	static const char *const want[] = {
+	    "call C.c/1 remote Path.dirname/1",
+	    "call C.c/1 remote Enum.map/2",
+	    "call C.d/1 remote File.dir?/1",
+	    "call C.d/1 local C.compiled_file?/1",
+	    "call C.d/1 remote Enum.filter/2",
+	    "call C.e/1 remote Path.basename/1",
+	    "ref C call Path",
+	    "ref C call File",
+	    NULL,
+	};
+	expect_lines("defmodule C do\n"
+	             "  def c(x), do: Enum.map(x, &(Path.dirname(&1)))\n"
+	             "  def d(files), do: Enum.filter(files, &(not (File.dir?(&1) or "
+	             "compiled_file?(&1))))\n"
+	             "  def e(x), do: Enum.map(x, &Path.basename(&1))\n"
+	             "  defp compiled_file?(f), do: f\n"
+	             "end\n",
+	             want);
+}
+
 static void refuses_binary_and_huge_files(void)
 {
 	struct facts_file *f = (struct facts_file *)1;
@@ -522,6 +547,7 @@ int main(int argc, char **argv)
 	    TH_TEST(fixtures_all_have_expected_facts),
 	    TH_TEST(parses_a_module),
 	    TH_TEST(directives_are_lexically_scoped),
+	    TH_TEST(calls_inside_parenthesised_captures),
 	    TH_TEST(refuses_binary_and_huge_files),
 	    TH_TEST(empty_and_blank_files),
 	    TH_TEST(truncated_prefixes),
