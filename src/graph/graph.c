@@ -490,11 +490,42 @@ double kg_change_risk(int complexity, int fan_out, int max_coupling, int public_
 	return base * (1.0 + fan_in / 2.0);
 }
 
+/* True when `path` is inside directory `dir` (relative, any trailing slash). */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 0 && dir[n - 1] == '/')
+		n--;
+	if (n == 0 || (n == 1 && dir[0] == '.'))
+		return false;
+	if (n > 2 && dir[0] == '.' && dir[1] == '/') {
+		dir += 2;
+		n -= 2;
+	}
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+bool kg_path_is_test_in(const char *path, const char *const *test_paths)
+{
+	static const char *const defaults[] = {"test", NULL};
+	if (gi_str_ends_with(path, "_test.exs"))
+		return true;
+	const char *const *dirs = test_paths ? test_paths : defaults;
+	for (size_t i = 0; dirs[i]; i++)
+		if (path_under(path, dirs[i]))
+			return true;
+	/* An umbrella app: apps/NAME/test/... */
+	if (gi_str_starts_with(path, "apps/")) {
+		const char *slash = strchr(path + 5, '/');
+		if (slash && slash > path + 5 && gi_str_starts_with(slash + 1, "test/"))
+			return true;
+	}
+	return false;
+}
+
 bool kg_path_is_test(const char *path)
 {
-	if (gi_str_starts_with(path, "test/") || strstr(path, "/test/"))
-		return true;
-	return gi_str_ends_with(path, "_test.exs");
+	return kg_path_is_test_in(path, NULL);
 }
 
 static void module_counts(struct kg_graph *g, struct kg_module *m)

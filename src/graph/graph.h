@@ -201,8 +201,15 @@ static inline bool kg_module_is_core(const struct kg_module *m)
 	return m->project && !m->test;
 }
 
-/* True when `path` (relative to the project root) holds tests: under test/
- * or named *_test.exs. */
+/* True when `path` (relative to the project root) holds tests, as Mix sees
+ * them: under one of `test_paths` (NULL-terminated list of directories
+ * relative to the root, as mix.exs's `test_paths:` gives them; NULL for the
+ * default, `test`), under an umbrella app's `apps/NAME/test/`, or named
+ * *_test.exs. A file under lib/ is library code even with a `test` directory
+ * in its path (`lib/phoenix/test/conn_test.ex` ships in the library).
+ * Borrows its arguments. */
+bool kg_path_is_test_in(const char *path, const char *const *test_paths);
+/* kg_path_is_test_in with the default test paths. */
 bool kg_path_is_test(const char *path);
 
 /* Heat, change risk and god score from their inputs (exposed for tests and

@@ -210,7 +210,6 @@ static TSNode field(TSNode n, TSFieldId id)
 	return ts_node_child_by_field_id(n, id);
 }
 
-
 /* ---- walk state ------------------------------------------------------ */
 
 /* An alias in scope, or an imported function: `import M, only: [f: 1]`

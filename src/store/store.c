@@ -585,7 +585,9 @@ int st_summary_fill(struct st_db *db, json_t *summary)
 		const char *key, *sql;
 	} counts[] = {
 	    {"files", "SELECT count(*) FROM files"},
-	    {"modules", "SELECT count(*) FROM modules"},
+	    /* distinct names, as the graph and its queries count them: a module
+	     * defined in two files (or in source and object code) is one */
+	    {"modules", "SELECT count(DISTINCT name) FROM modules"},
 	    {"functions", "SELECT count(*) FROM functions"},
 	    {"edges", "SELECT coalesce(sum(edge_count), 0) FROM files"},
 	};

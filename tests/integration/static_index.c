@@ -260,6 +260,7 @@ static void reindex_parses_only_changes(void)
 	sh(cmd);
 	r = index_json(dir);
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 0);
+	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 6); /* the touched file too */
 	ts_giulia_result_free(&r);
 
 	write_file(dir, "lib/shop.ex",
@@ -292,6 +293,58 @@ static void reindex_parses_only_changes(void)
 	r = GIULIA("index", dir, "--json", "--force");
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 5);
 	ts_giulia_result_free(&r);
+}
+
+/* `index` counts modules as the queries do: a module defined in two files is
+ * one module. */
+static void index_counts_distinct_modules(void)
+{
+	const char *dir = shop_copy();
+	write_file(dir, "lib/shop/log_more.ex", "defmodule Shop.Log do\n  def more, do: 1\nend\n");
+	struct ts_giulia_result r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 7);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 6);
+	ts_giulia_result_free(&r);
+	r = GIULIA("modules", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(jint(r.json, "count"), 6);
+	ts_giulia_result_free(&r);
+}
+
+static bool module_is_test(const char *dir, const char *name)
+{
+	struct ts_giulia_result r = GIULIA("query", "module_details", name, "--project", dir);
+	TH_ASSERT_MSG(r.status == 0 && r.json, "module_details %s: %s", name, r.err ? r.err : "");
+	bool test = json_is_true(json_object_get(r.json, "test"));
+	ts_giulia_result_free(&r);
+	return test;
+}
+
+/* Test code is what Mix runs as tests: the project's test_paths (default
+ * test/) and *_test.exs. A module under lib/ ships with the library even with
+ * `test` in its path (Phoenix's lib/phoenix/test/conn_test.ex). */
+static void test_code_is_what_mix_says(void)
+{
+	const char *dir = shop_copy();
+	write_file(dir, "lib/shop/test/conn_test.ex",
+	           "defmodule Shop.ConnTest do\n  def build, do: Shop.Log.info(:x)\nend\n");
+	write_file(dir, "apps/web/test/web_helper.ex", "defmodule Web.Helper do\nend\n");
+	write_file(dir, "check/extra.ex", "defmodule Shop.Check do\nend\n");
+	struct ts_giulia_result r = index_json(dir);
+	ts_giulia_result_free(&r);
+	TH_ASSERT_MSG(!module_is_test(dir, "Shop.ConnTest"), "lib/ code classed as test");
+	TH_ASSERT(module_is_test(dir, "ShopTest"));
+	TH_ASSERT(module_is_test(dir, "Web.Helper"));
+	TH_ASSERT(!module_is_test(dir, "Shop.Check"));
+
+	/* test_paths in mix.exs, as a literal list */
+	write_file(dir, "mix.exs",
+	           "defmodule Shop.MixProject do\n  use Mix.Project\n"
+	           "  def project, do: [app: :shop, test_paths: [\"test\", \"check\"]]\nend\n");
+	r = GIULIA("index", dir, "--json", "--force");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	TH_ASSERT(module_is_test(dir, "Shop.Check"));
+	TH_ASSERT(!module_is_test(dir, "Shop.ConnTest"));
 }
 
 static void index_skips_and_reports_bad_files(void)
@@ -499,6 +552,8 @@ int main(int argc, char **argv)
 	    TH_TEST(queries_answer_on_fixture),
 	    TH_TEST(reindex_parses_only_changes),
 	    TH_TEST(index_skips_and_reports_bad_files),
+	    TH_TEST(index_counts_distinct_modules),
+	    TH_TEST(test_code_is_what_mix_says),
 	    TH_TEST(index_many_files_on_threads),
 	    TH_TEST(db_option_and_environment),
 	    TH_TEST(clear_errors_for_bad_input),

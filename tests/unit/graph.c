@@ -317,6 +317,8 @@ static void graph_path_is_test(void)
 	TH_ASSERT(kg_path_is_test("foo_test.exs"));
 	TH_ASSERT(!kg_path_is_test("lib/testing.ex"));
 	TH_ASSERT(!kg_path_is_test("lib/contest/x.ex"));
+	TH_ASSERT(!kg_path_is_test("lib/phoenix/test/conn_test.ex"));
+	TH_ASSERT(kg_path_is_test("test/support/conn_case.ex"));
 }
 
 static void ignore_patterns_match(void)
