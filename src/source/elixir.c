@@ -260,10 +260,10 @@ struct ex_ctx {
 };
 
 /* Named, non-comment children of an arguments node: their count, the first
- * three and the last. */
+ * four and the last. */
 struct ex_args {
 	uint32_t count;
-	TSNode first[3];
+	TSNode first[4];
 	TSNode last;
 };
 
@@ -363,7 +363,7 @@ static void args_read(struct ex_ctx *c, TSNode args, unsigned depth, struct ex_a
 		TSNode k = ts_tree_cursor_current_node(cur);
 		if (!ts_node_is_named(k) || kind_of(k) == N_COMMENT)
 			continue;
-		if (a->count < 3)
+		if (a->count < 4)
 			a->first[a->count] = k;
 		a->last = k;
 		a->count++;
@@ -564,7 +564,8 @@ static void ref_add(struct ex_ctx *c, enum facts_ref_kind kind, const char *targ
 {
 	if (!c->mod || !target)
 		return;
-	if (kind == FACTS_REF_CALL || kind == FACTS_REF_CAPTURE || kind == FACTS_REF_STRUCT) {
+	if (kind == FACTS_REF_CALL || kind == FACTS_REF_CAPTURE || kind == FACTS_REF_STRUCT ||
+	    kind == FACTS_REF_VALUE || kind == FACTS_REF_MFA || kind == FACTS_REF_APPLY) {
 		if (strcmp(target, c->mod->name) == 0)
 			return;
 	}
@@ -639,6 +640,125 @@ static void local_call_kind(struct ex_ctx *c, TSNode name, int arity, enum facts
 static void local_call(struct ex_ctx *c, TSNode name, int arity)
 {
 	local_call_kind(c, name, arity, FACTS_CALL_LOCAL, line_of(name));
+}
+
+/* ---- dispatch: modules as values, MFAs, apply --------------------------- */
+
+/* A module named literally: an alias, __MODULE__, or an Erlang atom when
+ * `erlang` (in an MFA argument, where an atom is a module). */
+static const char *literal_module(struct ex_ctx *c, TSNode n, unsigned depth, bool erlang)
+{
+	enum node_kind k = kind_of(n);
+	if (k == N_ALIAS || k == N_DOT || (k == N_IDENTIFIER && text_is(c, n, "__MODULE__")) ||
+	    (erlang && k == N_ATOM))
+		return module_of(c, n, depth);
+	return NULL;
+}
+
+/* The function name a literal atom `:f` gives, or NULL. */
+static const char *literal_function(struct ex_ctx *c, TSNode n)
+{
+	size_t len;
+	const char *t = text_of(c, n, &len);
+	if (kind_of(n) != N_ATOM || len < 2 || len >= EX_MAX_NAME || t[0] != ':')
+		return NULL;
+	return gi_arena_strndup(&c->f->arena, t + 1, len - 1);
+}
+
+/* The number of elements of a literal list (the arity an argument list
+ * gives), or -1 when `n` is not a list. */
+static int literal_arity(TSNode n)
+{
+	if (kind_of(n) != N_LIST)
+		return -1;
+	int count = 0;
+	uint32_t k = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < k; i++)
+		if (kind_of(ts_node_named_child(n, i)) != N_COMMENT)
+			count++;
+	return count;
+}
+
+/* Records module `m`, function `f` and arguments `a` (three nodes) as an
+ * MFA (kind mfa or apply) when the module and the function are literals.
+ * Returns true when it was one. */
+static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned depth, bool apply,
+                       uint32_t line)
+{
+	const char *mod = literal_module(c, m, depth, true);
+	const char *fun = mod ? literal_function(c, f) : NULL;
+	if (!fun)
+		return false;
+	ref_add(c, apply ? FACTS_REF_APPLY : FACTS_REF_MFA, mod, line);
+	call_add(c, apply ? FACTS_CALL_APPLY : FACTS_CALL_MFA, mod, fun, literal_arity(a), line);
+	return true;
+}
+
+/* A call to a function that takes an MFA (ex_mfa_position): records it. */
+static void mfa_call(struct ex_ctx *c, const struct ex_call *call, const char *module,
+                     const char *function, int arity, unsigned depth)
+{
+	bool apply = false;
+	int pos = ex_mfa_position(module, function, arity, &apply);
+	if (pos < 0)
+		return;
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	if ((int)a.count != arity || pos + 2 >= 4)
+		return;
+	mfa_record(c, a.first[pos], a.first[pos + 1], a.first[pos + 2], depth, apply,
+	           line_of(call->node));
+}
+
+/* `Module.concat(A, B)` / `Module.concat([A, B])` of aliases: the module
+ * name it makes ("A.B"), or NULL. */
+static const char *concat_name(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	TSNode parts[8];
+	uint32_t n = 0;
+	if (a.count == 1 && kind_of(a.first[0]) == N_LIST) {
+		uint32_t k = ts_node_named_child_count(a.first[0]);
+		for (uint32_t i = 0; i < k && n < 8; i++)
+			parts[n++] = ts_node_named_child(a.first[0], i);
+		if (k > 8)
+			return NULL;
+	} else if (a.count == 2) {
+		parts[n++] = a.first[0];
+		parts[n++] = a.first[1];
+	}
+	if (n == 0)
+		return NULL;
+	char buf[EX_MAX_NAME];
+	size_t used = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *m = literal_module(c, parts[i], depth, false);
+		if (!m || m[0] == ':')
+			return NULL;
+		int w = snprintf(buf + used, sizeof(buf) - used, "%s%s", used ? "." : "", m);
+		if (w < 0 || (size_t)w >= sizeof(buf) - used)
+			return NULL;
+		used += (size_t)w;
+	}
+	return gi_arena_strndup(&c->f->arena, buf, used);
+}
+
+/* A tuple `{M, :f, args}` with a literal module and function is an MFA
+ * (child specs' `start:`, telemetry handlers, :timer callbacks); its module
+ * is not also a value. */
+static void walk_tuple(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	if (ts_node_named_child_count(n) == 3) {
+		TSNode m = ts_node_named_child(n, 0), f = ts_node_named_child(n, 1),
+		       a = ts_node_named_child(n, 2);
+		if (kind_of(a) == N_LIST && kind_of(m) != N_ATOM &&
+		    mfa_record(c, m, f, a, depth, false, line_of(n))) {
+			walk(c, a, depth, 0);
+			return;
+		}
+	}
+	walk_children(c, n, depth);
 }
 
 /* ---- modules ---------------------------------------------------------- */
@@ -1801,10 +1921,28 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	 * that calls in arguments come first. */
 	uint32_t nargs = walk_children(c, call.args, depth);
 	int arity = (int)nargs + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
-	if (local)
+	if (local) {
 		local_call(c, call.target, arity);
-	else if (mod && fun)
+		if (!pipe && arity >= 3 && arity <= 5) {
+			size_t len;
+			const char *t = text_of(c, call.target, &len);
+			char name[32];
+			if (len < sizeof(name)) {
+				memcpy(name, t, len);
+				name[len] = '\0';
+				mfa_call(c, &call, NULL, name, arity, depth);
+			}
+		}
+	} else if (mod && fun) {
 		remote_call(c, mod, fun, arity, line_of(n));
+		if (!pipe && arity >= 3 && arity <= 5)
+			mfa_call(c, &call, mod, fun, arity, depth);
+		if (strcmp(mod, "Module") == 0 && strcmp(fun, "concat") == 0) {
+			const char *made = concat_name(c, &call, depth);
+			if (made)
+				ref_add(c, FACTS_REF_VALUE, made, line_of(n));
+		}
+	}
 	if (!ts_node_is_null(call.do_block)) {
 		size_t saved = c->aliases.len;
 		walk_children(c, call.do_block, depth);
@@ -1815,13 +1953,20 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
 {
 	TSNode s = ts_node_named_child(map, 0);
-	if (kind_of(s) == N_STRUCT) {
-		TSNode name = ts_node_named_child(s, 0);
-		const char *mod = module_of(c, name, depth);
-		if (mod)
-			ref_add(c, FACTS_REF_STRUCT, mod, line_of(map));
+	if (kind_of(s) != N_STRUCT) {
+		walk_children(c, map, depth);
+		return;
 	}
-	walk_children(c, map, depth);
+	TSNode name = ts_node_named_child(s, 0);
+	const char *mod = module_of(c, name, depth);
+	if (mod)
+		ref_add(c, FACTS_REF_STRUCT, mod, line_of(map));
+	else
+		walk(c, s, depth, 0); /* %module{}: the name is code */
+	/* The fields, not the struct's name (a struct reference, not a value). */
+	uint32_t k = ts_node_named_child_count(map);
+	for (uint32_t i = 1; i < k; i++)
+		walk(c, ts_node_named_child(map, i), depth, 0);
 }
 
 static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
@@ -1840,8 +1985,16 @@ static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
 
 static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 {
-	if (ts_node_is_null(n) || ts_node_child_count(n) == 0)
+	if (ts_node_is_null(n))
 		return;
+	if (ts_node_child_count(n) == 0) {
+		/* A module used as a value: `children = [Worker]`, `{Registry,
+		 * ...}`, `raise Error`; call targets, directives and struct names
+		 * never get here. */
+		if (c->mod && kind_of(n) == N_ALIAS)
+			ref_add(c, FACTS_REF_VALUE, module_of(c, n, depth), line_of(n));
+		return;
+	}
 	if (depth >= EX_MAX_DEPTH) {
 		if (!c->too_deep) {
 			c->too_deep = true;
@@ -1877,6 +2030,9 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		return;
 	case N_ERROR:
 		walk_error(c, n, depth);
+		return;
+	case N_TUPLE:
+		walk_tuple(c, n, depth);
 		return;
 	case N_COMMENT:
 	case N_QUOTED_CONTENT:

@@ -50,8 +50,20 @@ enum facts_ref_kind {
 	FACTS_REF_STRUCT,
 	FACTS_REF_BEHAVIOUR,
 	FACTS_REF_CAPTURE,
+	/* Dispatch: the target is reached without a direct call written to it
+	 * (docs/EXTRACTION.md, "Dispatch"). Kept apart so that queries can
+	 * include or exclude them (FACTS_REF_DISPATCH_MASK). */
+	FACTS_REF_IMPL,     /* a call to Proto.f/n reaches each defimpl's f/n */
+	FACTS_REF_CALLBACK, /* a behaviour reaches its implementations' callbacks */
+	FACTS_REF_VALUE,    /* a module used as a value: [Worker], {Registry, ...} */
+	FACTS_REF_MFA,      /* {M, :f, args}, spawn(M, :f, args), :timer.apply_after */
+	FACTS_REF_APPLY,    /* apply(M, :f, args) with a literal module and function */
 	FACTS_REF_KIND_COUNT
 };
+
+#define FACTS_REF_DISPATCH_MASK                                                          \
+	((1u << FACTS_REF_IMPL) | (1u << FACTS_REF_CALLBACK) | (1u << FACTS_REF_VALUE) | \
+	 (1u << FACTS_REF_MFA) | (1u << FACTS_REF_APPLY))
 
 /* Kinds of a function-level call. */
 enum facts_call_kind {
@@ -59,6 +71,9 @@ enum facts_call_kind {
 	FACTS_CALL_LOCAL,      /* f(...) inside the module */
 	FACTS_CALL_CAPTURE,    /* &Mod.f/2 or &f/2 */
 	FACTS_CALL_DYNAMIC,    /* apply/3, or a call whose target is not known (beam) */
+	FACTS_CALL_MFA,        /* {M, :f, args} or an MFA argument; arity -1: args not a list */
+	FACTS_CALL_APPLY,      /* apply(M, :f, args) with literals; arity -1 likewise */
+	FACTS_CALL_IMPL,       /* made by the graph: a protocol call reaching an impl */
 };
 
 struct facts_ref {

@@ -23,7 +23,7 @@
 #include "base/map.h"
 #include "source/facts.h"
 
-#define ST_SCHEMA_VERSION 1
+#define ST_SCHEMA_VERSION 2
 
 struct st_db;
 
