@@ -547,7 +547,9 @@ static const char *const value_entry_points[] = {
 static bool name_arity_is(const struct kg_function *f, const char *na)
 {
 	size_t n = strlen(f->name);
-	return strncmp(na, f->name, n) == 0 && na[n] == '/' && atoi(na + n + 1) == f->arity;
+	char want[16];
+	snprintf(want, sizeof(want), "/%d", f->arity);
+	return strncmp(na, f->name, n) == 0 && strcmp(na + n, want) == 0;
 }
 
 static bool name_arity_in(const struct gi_vec *list, const char *name_arity);
