@@ -6,7 +6,8 @@
  *
  * Fixture: tests/fixtures/projects/shop (Shop, Shop.Cart, Shop.Repo, Shop.Log,
  * Shop.MixProject, test module ShopTest); Shop.Cart <-> Shop.Repo is a cycle,
- * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub.
+ * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub. And
+ * tests/fixtures/projects/web, a Phoenix-style project for dispatch edges.
  */
 #include <jansson.h>
 #include <sqlite3.h>
