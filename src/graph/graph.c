@@ -298,6 +298,7 @@ int kg_graph_function_add(struct kg_graph *g, int module, const struct kg_functi
 	f->module = module;
 	f->name = graph_strdup(g, fn->name);
 	f->delegate_to = graph_strdup(g, fn->delegate_to);
+	f->generated_by = graph_strdup(g, fn->generated_by);
 	f->defined = true;
 	f->callers = callers;
 	f->callees = callees;
@@ -379,6 +380,7 @@ void kg_graph_add_facts(struct kg_graph *g, const struct facts_file *f, bool tes
 			    .cognitive = ff->cognitive,
 			    .max_nesting = ff->max_nesting,
 			    .delegate_to = ff->delegate_to,
+			    .generated_by = ff->generated_by,
 			};
 			int fi = kg_graph_function_add(g, m, &kf);
 			for (size_t k = 0; k < ff->calls.len; k++) {
@@ -713,6 +715,8 @@ static void module_counts(struct kg_graph *g, struct kg_module *m)
 {
 	for (size_t i = 0; i < m->functions.len; i++) {
 		struct kg_function *f = kg_function_at(g, GI_VEC_AT(&m->functions, int, i));
+		if (f->generated_by)
+			continue; /* metrics are about the code written */
 		if (f->is_public) {
 			m->public_count++;
 			m->specced += f->has_spec;
@@ -1062,7 +1066,8 @@ enum kg_dead_reason kg_function_dead_reason_opts(const struct kg_graph *g, int f
 {
 	const struct kg_function *f = kg_function_at(g, fn);
 	const struct kg_module *m = kg_module_at(g, f->module);
-	if (!kg_module_is_core(m) || !f->defined || !f->is_public)
+	/* Generated functions are not the author's to delete. */
+	if (!kg_module_is_core(m) || !f->defined || !f->is_public || f->generated_by)
 		return KG_ALIVE;
 	if (f->reached & (direct_only ? ~FACTS_REF_DISPATCH_MASK : ~0u))
 		return KG_ALIVE;

@@ -86,6 +86,7 @@ struct kg_function {
 	bool has_doc, has_spec, has_impl, has_guard, doc_false;
 	int cyclomatic, cognitive, max_nesting;
 	const char *delegate_to;
+	const char *generated_by; /* the known macro that made it, or NULL */
 	/* Dispatch kinds (1u << FACTS_REF_CALLBACK, _VALUE, _IMPL) that reach
 	 * this function with no caller to name: a behaviour's callback, a
 	 * module's child_spec/start_link reached through the module as a value,

@@ -151,6 +151,10 @@ static json_t *function_json(const struct kg_graph *g, int fi, bool with_module)
 	set_bool(o, "has_guard", f->has_guard);
 	if (f->delegate_to)
 		set_str(o, "delegate_to", f->delegate_to);
+	if (f->generated_by) {
+		set_bool(o, "generated", true);
+		set_str(o, "generated_by", f->generated_by);
+	}
 	return o;
 }
 

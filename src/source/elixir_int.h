@@ -55,4 +55,10 @@ bool ex_is_kernel_name(const char *name);
  * module argument and sets *apply for apply itself; else -1. Thread-safe. */
 int ex_mfa_position(const char *module, const char *name, int arity, bool *apply);
 
+/* The functions `use module` defines in the using module when it does not
+ * define them itself ("name/arity", NULL-terminated; Elixir 1.14's
+ * GenServer, Supervisor, Agent, Task, Application, DynamicSupervisor), or
+ * NULL for a module not in the table. Thread-safe. */
+const char *const *ex_use_generated(const char *module);
+
 #endif

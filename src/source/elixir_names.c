@@ -287,3 +287,34 @@ int ex_mfa_position(const char *module, const char *name, int arity, bool *apply
 	}
 	return -1;
 }
+
+static const char *const gen_server_functions[] = {
+    "child_spec/1",  "code_change/3", "handle_call/3", "handle_cast/2",
+    "handle_info/2", "init/1",        "terminate/2",   NULL,
+};
+static const char *const child_spec_only[] = {"child_spec/1", NULL};
+static const char *const application_functions[] = {"stop/1", NULL};
+
+struct use_entry {
+	const char *module;
+	const char *const *functions;
+};
+
+/* What `use M` injects, as Elixir 1.14 compiles it (checked against
+ * Module.__info__(:functions) of modules that only `use` these). */
+static const struct use_entry use_generated[] = {
+    {"GenServer", gen_server_functions},
+    {"Supervisor", child_spec_only},
+    {"Agent", child_spec_only},
+    {"Task", child_spec_only},
+    {"DynamicSupervisor", child_spec_only},
+    {"Application", application_functions},
+};
+
+const char *const *ex_use_generated(const char *module)
+{
+	for (size_t i = 0; i < sizeof(use_generated) / sizeof(use_generated[0]); i++)
+		if (strcmp(use_generated[i].module, module) == 0)
+			return use_generated[i].functions;
+	return NULL;
+}

@@ -413,6 +413,24 @@ static void dispatch_on_phoenix_style_fixture(void)
 	                 "captured");
 	ts_giulia_result_free(&r);
 
+	/* the functions `use GenServer` and defstruct generate, marked */
+	r = GIULIA("functions", "Web.Worker", "--project", dir, "--json");
+	bool code_change = false;
+	json_array_foreach(json_object_get(r.json, "functions"), i, f)
+	{
+		if (strcmp(jstr(f, "name"), "code_change") == 0)
+			code_change = json_is_true(json_object_get(f, "generated")) &&
+			              strcmp(jstr(f, "generated_by"), "use GenServer") == 0;
+		if (strcmp(jstr(f, "name"), "init") == 0) /* written: not generated */
+			TH_ASSERT(json_object_get(f, "generated") == NULL);
+	}
+	TH_ASSERT_MSG(code_change, "no generated code_change/3: %s", r.out);
+	ts_giulia_result_free(&r);
+	r = GIULIA("query", "function_details", "Web.Page.__struct__/0", "--project", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_STR_EQ(jstr(r.json, "generated_by"), "defstruct");
+	ts_giulia_result_free(&r);
+
 	/* dependents include dispatch edges unless --direct */
 	r = GIULIA("dependents", "Web.Jobs", "--project", dir, "--json");
 	TH_ASSERT(has_module_row(json_object_get(r.json, "dependents"), "module", "Web.Ticker"));

@@ -83,6 +83,8 @@ static void render_function(struct gi_vec *lines, const struct facts_module *m,
 		gi_buf_puts(&b, " defaults");
 	if (fn->delegate_to)
 		gi_buf_printf(&b, " delegate=%s", fn->delegate_to);
+	if (fn->generated_by)
+		gi_buf_printf(&b, " generated=%s", fn->generated_by);
 	lines_add(lines, &b);
 	for (size_t k = 0; k < fn->calls.len; k++) {
 		const struct facts_call *c = gi_vec_get(&fn->calls, k);
