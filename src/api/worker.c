@@ -404,6 +404,11 @@ static json_t *route_query(void *ctx, const struct api_request *req, int *status
 	    strcmp(ext, "0") != 0)
 		return api_error(status, 400, "include_external must be true or false");
 	p.include_external = ext && (strcmp(ext, "true") == 0 || strcmp(ext, "1") == 0);
+	const char *direct = api_request_query(req, "direct", &invalid);
+	if (invalid || (direct && strcmp(direct, "true") != 0 && strcmp(direct, "false") != 0 &&
+	                strcmp(direct, "1") != 0 && strcmp(direct, "0") != 0))
+		return api_error(status, 400, "direct must be true or false");
+	p.direct_only = direct && (strcmp(direct, "true") == 0 || strcmp(direct, "1") == 0);
 	if (query_int(req, "depth", 1000, &p.depth, &err, status) ||
 	    query_int(req, "top", 100000, &p.top, &err, status))
 		return err;

@@ -24,7 +24,7 @@
 struct static_opts {
 	const char *project;
 	const char *db;
-	bool json, force, external, help;
+	bool json, force, external, direct, help;
 	int depth, top, jobs;
 	const char *args[3];
 	int nargs;
@@ -73,6 +73,8 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 			o->force = true;
 		} else if (strcmp(a, "--external") == 0) {
 			o->external = true;
+		} else if (strcmp(a, "--direct") == 0) {
+			o->direct = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			o->help = true;
 		} else if (strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0) {
@@ -604,6 +606,7 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 	p.depth = o.depth;
 	p.top = o.top;
 	p.include_external = o.external;
+	p.direct_only = o.direct;
 	const char *query = qc->query;
 	char module[512];
 	if (qc->pretend) {
@@ -667,16 +670,16 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 
 #define U_MODULES      "" COMMON " [--external]"
 #define U_FUNCTIONS    "MODULE" COMMON
-#define U_DEPENDENTS   "MODULE" COMMON
-#define U_DEPENDENCIES "MODULE" COMMON " [--external]"
-#define U_IMPACT       "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external]"
+#define U_DEPENDENTS   "MODULE" COMMON " [--direct]"
+#define U_DEPENDENCIES "MODULE" COMMON " [--external] [--direct]"
+#define U_IMPACT       "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external] [--direct]"
 #define U_CYCLES       "" COMMON
 #define U_HUBS         "" COMMON " [--top N]"
 #define U_COUPLING     "[MODULE]" COMMON " [--top N]"
 #define U_COMPLEXITY   "[MODULE]" COMMON " [--top N]"
-#define U_DEAD_CODE    "" COMMON
-#define U_PATH         "FROM TO" COMMON " [--external]"
-#define U_QUERY        "NAME [MODULE|MOD.fun/arity|FROM TO] [--depth N] [--top N]" COMMON
+#define U_DEAD_CODE    "" COMMON " [--direct]"
+#define U_PATH         "FROM TO" COMMON " [--external] [--direct]"
+#define U_QUERY        "NAME [MODULE|MOD.fun/arity|FROM TO] [--depth N] [--top N]" COMMON " [--direct]"
 
 static const char *const query_usages[] = {
     U_MODULES, U_FUNCTIONS, U_DEPENDENTS, U_DEPENDENCIES, U_IMPACT, U_CYCLES,

@@ -114,6 +114,14 @@ static const char *const known_callbacks[] = {
     "application/0",   "run/1",          "__using__/1",     "handle_demand/2", NULL,
 };
 
+static bool name_arity_in_known(const char *na)
+{
+	for (const char *const *k = known_callbacks; *k; k++)
+		if (strcmp(*k, na) == 0)
+			return true;
+	return false;
+}
+
 struct kg_graph *kg_graph_new(void)
 {
 	struct kg_graph *g = gi_calloc(1, sizeof(*g));
@@ -290,6 +298,7 @@ int kg_graph_function_add(struct kg_graph *g, int module, const struct kg_functi
 	f->module = module;
 	f->name = graph_strdup(g, fn->name);
 	f->delegate_to = graph_strdup(g, fn->delegate_to);
+	f->generated_by = graph_strdup(g, fn->generated_by);
 	f->defined = true;
 	f->callers = callers;
 	f->callees = callees;
@@ -371,6 +380,7 @@ void kg_graph_add_facts(struct kg_graph *g, const struct facts_file *f, bool tes
 			    .cognitive = ff->cognitive,
 			    .max_nesting = ff->max_nesting,
 			    .delegate_to = ff->delegate_to,
+			    .generated_by = ff->generated_by,
 			};
 			int fi = kg_graph_function_add(g, m, &kf);
 			for (size_t k = 0; k < ff->calls.len; k++) {
@@ -429,15 +439,90 @@ static int resolve_imported(struct kg_graph *g, int module, const char *name, in
 			return fi;
 		}
 	}
+	/* `use M` where M defines __using__: its quote usually imports M (a
+	 * DSL's macros), which the reader does not expand (one level of the
+	 * project's own __using__ is docs/EXTRACTION.md's approximation). */
+	for (size_t i = 0; i < m->out.len; i++) {
+		struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->out, int, i));
+		if (!(e->kinds & (1u << FACTS_REF_USE)) || !kg_module_at(g, e->to)->project ||
+		    kg_graph_function_find(g, e->to, "__using__", 1) < 0)
+			continue;
+		int fi = kg_graph_function_find(g, e->to, name, arity);
+		if (fi >= 0 && kg_function_at(g, fi)->defined && kg_function_at(g, fi)->is_public) {
+			*to_module = e->to;
+			return fi;
+		}
+	}
 	return -1;
+}
+
+unsigned kg_call_kind_edge_bit(enum facts_call_kind k)
+{
+	switch (k) {
+	case FACTS_CALL_CAPTURE:
+		return 1u << FACTS_REF_CAPTURE;
+	case FACTS_CALL_MFA:
+		return 1u << FACTS_REF_MFA;
+	case FACTS_CALL_APPLY:
+		return 1u << FACTS_REF_APPLY;
+	case FACTS_CALL_IMPL:
+		return 1u << FACTS_REF_IMPL;
+	default:
+		return 1u << FACTS_REF_CALL;
+	}
+}
+
+/* Adds (or counts again) the call from `from_fn` to `to_fn` and its module
+ * edge. A pair already called keeps the kind it was first seen with. */
+static void call_put(struct kg_graph *g, struct pair_map *edge_index, struct pair_map *call_index,
+                     int from_fn, int to_module, int to_fn, enum facts_call_kind kind, int count)
+{
+	int existing = pair_map_get(call_index, from_fn, to_fn);
+	if (existing >= 0) {
+		kg_call_at(g, existing)->count += count;
+	} else {
+		struct kg_call *c = gi_vec_push_zero(&g->calls);
+		c->from_fn = from_fn;
+		c->to_module = to_module;
+		c->to_fn = to_fn;
+		c->kind = kind;
+		c->count = count;
+		pair_map_put(call_index, from_fn, to_fn, (int)g->calls.len - 1);
+	}
+	edge_bump(g, edge_index, kg_function_at(g, from_fn)->module, to_module,
+	          kg_call_kind_edge_bit(kind), count);
+}
+
+/* An MFA or apply whose argument list is not a literal (arity -1) may reach
+ * any arity: each function of that name the module defines. */
+static void call_resolve_any_arity(struct kg_graph *g, struct pair_map *edge_index,
+                                   struct pair_map *call_index, const struct raw_call *rc,
+                                   int to_module)
+{
+	const struct kg_module *m = kg_module_at(g, to_module);
+	for (size_t i = 0; i < m->functions.len; i++) {
+		int fi = GI_VEC_AT(&m->functions, int, i);
+		const struct kg_function *f = kg_function_at(g, fi);
+		if (f->defined && strcmp(f->name, rc->function) == 0)
+			call_put(g, edge_index, call_index, rc->fn, to_module, fi, rc->kind,
+			         rc->count);
+	}
 }
 
 static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
                          struct pair_map *call_index, const struct raw_call *rc)
 {
-	if (rc->kind == FACTS_CALL_DYNAMIC || !rc->function || rc->arity < 0)
+	if (rc->kind == FACTS_CALL_DYNAMIC || !rc->function)
 		return;
 	int from_module = kg_function_at(g, rc->fn)->module;
+	if (rc->arity < 0) {
+		if (kg_call_kind_is_dispatch(rc->kind) && rc->module) {
+			int to = kg_graph_module_find(g, rc->module);
+			if (to >= 0)
+				call_resolve_any_arity(g, edge_index, call_index, rc, to);
+		}
+		return;
+	}
 	int to_module = rc->module ? module_get_or_external(g, rc->module) : from_module;
 	int to_fn = kg_graph_function_find(g, to_module, rc->function, rc->arity);
 	if (to_module == from_module && (to_fn < 0 || !kg_function_at(g, to_fn)->defined)) {
@@ -449,20 +534,118 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
 		to_fn = function_new(g, to_module, rc->function, rc->arity);
 		kg_function_at(g, to_fn)->is_public = true;
 	}
-	int existing = pair_map_get(call_index, rc->fn, to_fn);
-	if (existing >= 0) {
-		kg_call_at(g, existing)->count += rc->count;
-	} else {
-		struct kg_call *c = gi_vec_push_zero(&g->calls);
-		c->from_fn = rc->fn;
-		c->to_module = to_module;
-		c->to_fn = to_fn;
-		c->kind = rc->kind;
-		c->count = rc->count;
-		pair_map_put(call_index, rc->fn, to_fn, (int)g->calls.len - 1);
+	call_put(g, edge_index, call_index, rc->fn, to_module, to_fn, rc->kind, rc->count);
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+/* Functions that OTP and Elixir call on a module handed to them as a value:
+ * a supervisor's child (child_spec/1, then the default start, start_link/0
+ * or /1) and `raise Module` (exception/1, message/1). */
+static const char *const value_entry_points[] = {
+    "child_spec/1", "start_link/0", "start_link/1", "exception/1", "message/1", NULL,
+};
+
+static bool name_arity_is(const struct kg_function *f, const char *na)
+{
+	size_t n = strlen(f->name);
+	char want[16];
+	snprintf(want, sizeof(want), "/%d", f->arity);
+	return strncmp(na, f->name, n) == 0 && strcmp(na + n, want) == 0;
+}
+
+static bool name_arity_in(const struct gi_vec *list, const char *name_arity);
+
+/* A call to a function of a project protocol reaches the same function of
+ * each of its implementations (kind impl); the implementations of a
+ * protocol defined outside the project are reached through it whenever data
+ * of their type flows into it (reached |= impl). */
+static void dispatch_impls(struct kg_graph *g, struct pair_map *edge_index,
+                           struct pair_map *call_index)
+{
+	int n = (int)g->modules.len;
+	int *first = gi_malloc(sizeof(int) * (size_t)(n + 1));
+	int *next = gi_malloc(sizeof(int) * (size_t)(n + 1));
+	for (int i = 0; i < n; i++)
+		first[i] = next[i] = -1;
+	for (int i = 0; i < n; i++) {
+		struct kg_module *m = kg_module_at(g, i);
+		if (!m->project || m->kind != FACTS_IMPL || !m->protocol)
+			continue;
+		int p = kg_graph_module_find(g, m->protocol);
+		if (p < 0 || !kg_module_at(g, p)->project) {
+			for (size_t k = 0; k < m->functions.len; k++) {
+				struct kg_function *f =
+				    kg_function_at(g, GI_VEC_AT(&m->functions, int, k));
+				if (f->is_public)
+					f->reached |= 1u << FACTS_REF_IMPL;
+			}
+			continue;
+		}
+		next[i] = first[p];
+		first[p] = i;
 	}
-	unsigned kind = rc->kind == FACTS_CALL_CAPTURE ? FACTS_REF_CAPTURE : FACTS_REF_CALL;
-	edge_bump(g, edge_index, from_module, to_module, 1u << kind, rc->count);
+	size_t calls = g->calls.len;
+	for (size_t i = 0; i < calls; i++) {
+		struct kg_call c = *kg_call_at(g, (int)i);
+		const struct kg_function *target = kg_function_at(g, c.to_fn);
+		for (int impl = first[c.to_module]; impl >= 0; impl = next[impl]) {
+			int fi = kg_graph_function_find(g, impl, target->name, target->arity);
+			if (fi >= 0 && kg_function_at(g, fi)->defined)
+				call_put(g, edge_index, call_index, c.from_fn, impl, fi,
+				         FACTS_CALL_IMPL, c.count);
+		}
+	}
+	gi_free(first);
+	gi_free(next);
+}
+
+/* A module that declares a behaviour (@behaviour B, use B) is reached
+ * through it: its functions that implement B's callbacks (B's @callback
+ * list when B is in the project, the known OTP/Elixir callbacks otherwise)
+ * get reached |= callback, and a project behaviour gets an edge of kind
+ * callback to the module. Modules used as values get their entry points
+ * reached (value_entry_points). */
+static void dispatch_callbacks_and_values(struct kg_graph *g, struct pair_map *edge_index)
+{
+	unsigned behaviourish = (1u << FACTS_REF_BEHAVIOUR) | (1u << FACTS_REF_USE);
+	size_t edges = g->edges.len;
+	for (size_t i = 0; i < edges; i++) {
+		struct kg_edge e = *kg_edge_at(g, (int)i);
+		struct kg_module *from = kg_module_at(g, e.from), *to = kg_module_at(g, e.to);
+		if ((e.kinds & behaviourish) && from->project) {
+			bool reached = false;
+			for (size_t k = 0; k < from->functions.len; k++) {
+				struct kg_function *f =
+				    kg_function_at(g, GI_VEC_AT(&from->functions, int, k));
+				char na[512];
+				snprintf(na, sizeof(na), "%s/%d", f->name, f->arity);
+				bool cb = to->project ? name_arity_in(&to->callbacks, na)
+				                      : name_arity_in_known(na);
+				if (cb && f->defined) {
+					f->reached |= 1u << FACTS_REF_CALLBACK;
+					reached = true;
+				}
+			}
+			if (reached && to->project)
+				edge_bump(g, edge_index, e.to, e.from, 1u << FACTS_REF_CALLBACK, 1);
+		}
+		if ((e.kinds & (1u << FACTS_REF_USE)) && to->project && from->project) {
+			/* `use M` calls M.__using__/1 at compile time */
+			int fi = kg_graph_function_find(g, e.to, "__using__", 1);
+			if (fi >= 0 && kg_function_at(g, fi)->defined)
+				kg_function_at(g, fi)->reached |= 1u << FACTS_REF_USE;
+		}
+		if ((e.kinds & (1u << FACTS_REF_VALUE)) && to->project) {
+			for (size_t k = 0; k < to->functions.len; k++) {
+				struct kg_function *f =
+				    kg_function_at(g, GI_VEC_AT(&to->functions, int, k));
+				for (const char *const *v = value_entry_points; *v; v++)
+					if (f->defined && name_arity_is(f, *v))
+						f->reached |= 1u << FACTS_REF_VALUE;
+			}
+		}
+	}
 }
 
 /* ---- metrics ------------------------------------------------------------- */
@@ -490,17 +673,50 @@ double kg_change_risk(int complexity, int fan_out, int max_coupling, int public_
 	return base * (1.0 + fan_in / 2.0);
 }
 
+/* True when `path` is inside directory `dir` (relative, any trailing slash). */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 0 && dir[n - 1] == '/')
+		n--;
+	if (n == 0 || (n == 1 && dir[0] == '.'))
+		return false;
+	if (n > 2 && dir[0] == '.' && dir[1] == '/') {
+		dir += 2;
+		n -= 2;
+	}
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+bool kg_path_is_test_in(const char *path, const char *const *test_paths)
+{
+	static const char *const defaults[] = {"test", NULL};
+	if (gi_str_ends_with(path, "_test.exs"))
+		return true;
+	const char *const *dirs = test_paths ? test_paths : defaults;
+	for (size_t i = 0; dirs[i]; i++)
+		if (path_under(path, dirs[i]))
+			return true;
+	/* An umbrella app: apps/NAME/test/... */
+	if (gi_str_starts_with(path, "apps/")) {
+		const char *slash = strchr(path + 5, '/');
+		if (slash && slash > path + 5 && gi_str_starts_with(slash + 1, "test/"))
+			return true;
+	}
+	return false;
+}
+
 bool kg_path_is_test(const char *path)
 {
-	if (gi_str_starts_with(path, "test/") || strstr(path, "/test/"))
-		return true;
-	return gi_str_ends_with(path, "_test.exs");
+	return kg_path_is_test_in(path, NULL);
 }
 
 static void module_counts(struct kg_graph *g, struct kg_module *m)
 {
 	for (size_t i = 0; i < m->functions.len; i++) {
 		struct kg_function *f = kg_function_at(g, GI_VEC_AT(&m->functions, int, i));
+		if (f->generated_by)
+			continue; /* metrics are about the code written */
 		if (f->is_public) {
 			m->public_count++;
 			m->specced += f->has_spec;
@@ -517,8 +733,10 @@ static void module_counts(struct kg_graph *g, struct kg_module *m)
 static void module_degrees(struct kg_graph *g, struct kg_module *m)
 {
 	for (size_t i = 0; i < m->in.len; i++) {
-		struct kg_module *from =
-		    kg_module_at(g, kg_edge_at(g, GI_VEC_AT(&m->in, int, i))->from);
+		const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->in, int, i));
+		if (!kg_edge_is_direct(e))
+			continue;
+		struct kg_module *from = kg_module_at(g, e->from);
 		if (kg_module_is_core(from))
 			m->ca++;
 		else if (from->test)
@@ -526,8 +744,10 @@ static void module_degrees(struct kg_graph *g, struct kg_module *m)
 	}
 	int external = 0;
 	for (size_t i = 0; i < m->out.len; i++) {
-		struct kg_module *to =
-		    kg_module_at(g, kg_edge_at(g, GI_VEC_AT(&m->out, int, i))->to);
+		const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->out, int, i));
+		if (!kg_edge_is_direct(e))
+			continue;
+		struct kg_module *to = kg_module_at(g, e->to);
 		if (kg_module_is_core(to))
 			m->ce++;
 		else if (!to->project)
@@ -559,6 +779,8 @@ static void pairs_compute(struct kg_graph *g)
 	for (size_t i = 0; i < g->calls.len; i++) {
 		struct kg_call *c = kg_call_at(g, (int)i);
 		int from = kg_function_at(g, c->from_fn)->module;
+		if (kg_call_kind_is_dispatch(c->kind))
+			continue;
 		if (from == c->to_module || !kg_module_is_core(kg_module_at(g, from)) ||
 		    !kg_module_is_core(kg_module_at(g, c->to_module)))
 			continue;
@@ -622,9 +844,10 @@ static void pagerank_compute(struct kg_graph *g)
 				continue;
 			double share = KG_PAGERANK_DAMPING * rank[i] / m->ce;
 			for (size_t k = 0; k < m->out.len; k++) {
-				int to = kg_edge_at(g, GI_VEC_AT(&m->out, int, k))->to;
-				if (kg_module_is_core(kg_module_at(g, to)))
-					next[to] += share;
+				const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->out, int, k));
+				if (kg_edge_is_direct(e) &&
+				    kg_module_is_core(kg_module_at(g, e->to)))
+					next[e->to] += share;
 			}
 		}
 		double delta = 0.0;
@@ -671,8 +894,10 @@ static void scc_compute(struct kg_graph *g)
 			struct scc_frame *f = &frames[fp - 1];
 			struct kg_module *m = kg_module_at(g, f->v);
 			if (f->next_edge < m->out.len) {
-				int w = kg_edge_at(g, GI_VEC_AT(&m->out, int, f->next_edge++))->to;
-				if (!kg_module_is_core(kg_module_at(g, w)))
+				const struct kg_edge *e =
+				    kg_edge_at(g, GI_VEC_AT(&m->out, int, f->next_edge++));
+				int w = e->to;
+				if (!kg_edge_is_direct(e) || !kg_module_is_core(kg_module_at(g, w)))
 					continue;
 				if (index[w] < 0) {
 					index[w] = low[w] = counter++;
@@ -721,9 +946,11 @@ static void layers_compute(struct kg_graph *g)
 			int v = GI_VEC_AT(&g->scc_members, int, scc->first + k);
 			struct kg_module *m = kg_module_at(g, v);
 			for (size_t e = 0; e < m->out.len; e++) {
-				struct kg_module *to =
-				    kg_module_at(g, kg_edge_at(g, GI_VEC_AT(&m->out, int, e))->to);
-				if (!kg_module_is_core(to) || to->scc == (int)s)
+				const struct kg_edge *edge =
+				    kg_edge_at(g, GI_VEC_AT(&m->out, int, e));
+				struct kg_module *to = kg_module_at(g, edge->to);
+				if (!kg_edge_is_direct(edge) || !kg_module_is_core(to) ||
+				    to->scc == (int)s)
 					continue;
 				int l = GI_VEC_AT(&g->sccs, struct kg_scc, to->scc).layer + 1;
 				if (l > layer)
@@ -752,6 +979,8 @@ void kg_graph_finish(struct kg_graph *g)
 	}
 	for (size_t i = 0; i < g->raw_calls.len; i++)
 		call_resolve(g, &edge_index, &call_index, gi_vec_get(&g->raw_calls, i));
+	dispatch_impls(g, &edge_index, &call_index);
+	dispatch_callbacks_and_values(g, &edge_index);
 	pair_map_destroy(&edge_index);
 	pair_map_destroy(&call_index);
 	gi_vec_destroy(&g->raw_refs);
@@ -809,23 +1038,43 @@ static bool function_is_callback(const struct kg_graph *g, const struct kg_funct
 		if (b->project && name_arity_in(&b->callbacks, na))
 			return true;
 		if (!b->project)
-			for (const char *const *k = known_callbacks; *k; k++)
-				if (strcmp(*k, na) == 0)
-					return true;
+			if (name_arity_in_known(na))
+				return true;
 	}
 	return false;
 }
 
+unsigned kg_function_dispatch_of(const struct kg_graph *g, int fn)
+{
+	const struct kg_function *f = kg_function_at(g, fn);
+	unsigned by = f->reached;
+	for (size_t i = 0; i < f->callers.len; i++) {
+		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(&f->callers, int, i));
+		const struct kg_module *cm = kg_module_at(g, kg_function_at(g, c->from_fn)->module);
+		if (c->from_fn != fn && kg_call_kind_is_dispatch(c->kind) && kg_module_is_core(cm))
+			by |= kg_call_kind_edge_bit(c->kind);
+	}
+	return by;
+}
+
 enum kg_dead_reason kg_function_dead_reason(const struct kg_graph *g, int fn)
+{
+	return kg_function_dead_reason_opts(g, fn, false);
+}
+
+enum kg_dead_reason kg_function_dead_reason_opts(const struct kg_graph *g, int fn, bool direct_only)
 {
 	const struct kg_function *f = kg_function_at(g, fn);
 	const struct kg_module *m = kg_module_at(g, f->module);
-	if (!kg_module_is_core(m) || !f->defined || !f->is_public)
+	/* Generated functions are not the author's to delete. */
+	if (!kg_module_is_core(m) || !f->defined || !f->is_public || f->generated_by)
+		return KG_ALIVE;
+	if (f->reached & (direct_only ? ~FACTS_REF_DISPATCH_MASK : ~0u))
 		return KG_ALIVE;
 	bool from_test = false;
 	for (size_t i = 0; i < f->callers.len; i++) {
 		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(&f->callers, int, i));
-		if (c->from_fn == fn)
+		if (c->from_fn == fn || (direct_only && kg_call_kind_is_dispatch(c->kind)))
 			continue;
 		const struct kg_module *cm = kg_module_at(g, kg_function_at(g, c->from_fn)->module);
 		if (kg_module_is_core(cm))

@@ -86,6 +86,12 @@ struct kg_function {
 	bool has_doc, has_spec, has_impl, has_guard, doc_false;
 	int cyclomatic, cognitive, max_nesting;
 	const char *delegate_to;
+	const char *generated_by; /* the known macro that made it, or NULL */
+	/* Dispatch kinds (1u << FACTS_REF_CALLBACK, _VALUE, _IMPL) that reach
+	 * this function with no caller to name: a behaviour's callback, a
+	 * module's child_spec/start_link reached through the module as a value,
+	 * an impl of a protocol defined outside the project. */
+	unsigned reached;
 	struct gi_vec callers; /* int: call indexes whose to_fn is this function */
 	struct gi_vec callees; /* int: call indexes whose from_fn is this function */
 };
@@ -201,8 +207,15 @@ static inline bool kg_module_is_core(const struct kg_module *m)
 	return m->project && !m->test;
 }
 
-/* True when `path` (relative to the project root) holds tests: under test/
- * or named *_test.exs. */
+/* True when `path` (relative to the project root) holds tests, as Mix sees
+ * them: under one of `test_paths` (NULL-terminated list of directories
+ * relative to the root, as mix.exs's `test_paths:` gives them; NULL for the
+ * default, `test`), under an umbrella app's `apps/NAME/test/`, or named
+ * *_test.exs. A file under lib/ is library code even with a `test` directory
+ * in its path (`lib/phoenix/test/conn_test.ex` ships in the library).
+ * Borrows its arguments. */
+bool kg_path_is_test_in(const char *path, const char *const *test_paths);
+/* kg_path_is_test_in with the default test paths. */
 bool kg_path_is_test(const char *path);
 
 /* Heat, change risk and god score from their inputs (exposed for tests and
@@ -212,9 +225,35 @@ double kg_change_risk(int complexity, int fan_out, int max_coupling, int public_
                       int functions, int fan_in);
 const char *kg_heat_zone(double heat);
 
+/* True when edge `e` has a kind other than the dispatch kinds (a direct
+ * reference: alias, import, use, require, call, struct, behaviour, capture).
+ * Module metrics (Ca/Ce, centrality, cycles, layers, coupling) count direct
+ * edges only, so that dispatch edges add reach without changing them. */
+static inline bool kg_edge_is_direct(const struct kg_edge *e)
+{
+	return (e->kinds & ~FACTS_REF_DISPATCH_MASK) != 0;
+}
+/* True when call kind `k` is a dispatch (mfa, apply, impl). */
+static inline bool kg_call_kind_is_dispatch(enum facts_call_kind k)
+{
+	return k == FACTS_CALL_MFA || k == FACTS_CALL_APPLY || k == FACTS_CALL_IMPL;
+}
+/* The edge kind bit (1u << enum facts_ref_kind) that call kind `k` makes. */
+unsigned kg_call_kind_edge_bit(enum facts_call_kind k);
+
 /* Classification of a public function nobody in the project calls. */
 enum kg_dead_reason { KG_ALIVE = 0, KG_DEAD_CALLBACK, KG_DEAD_TEST_ONLY, KG_DEAD_UNREFERENCED };
+/* kg_function_dead_reason_opts with dispatch counted. */
 enum kg_dead_reason kg_function_dead_reason(const struct kg_graph *g, int fn);
+/* Whether public function `fn` of a core module is referenced from core
+ * code: by a call of any kind, or (unless `direct_only`) reached by
+ * dispatch (kg_function_dispatch_of). */
+enum kg_dead_reason kg_function_dead_reason_opts(const struct kg_graph *g, int fn,
+                                                 bool direct_only);
+/* The dispatch kinds (bits 1u << enum facts_ref_kind) by which core code
+ * reaches `fn`: its callers' dispatch calls from core modules and its
+ * `reached` bits. */
+unsigned kg_function_dispatch_of(const struct kg_graph *g, int fn);
 const char *kg_dead_reason_name(enum kg_dead_reason r);
 
 #endif

@@ -62,6 +62,7 @@ struct index_run {
 	bool force;
 	struct gi_map *known; /* relpath -> struct st_file_state * */
 	struct kg_ignore ignore;
+	char **test_paths;  /* mix.exs `test_paths:`, NULL-terminated; NULL: default */
 	struct gi_vec jobs; /* struct index_job */
 	size_t total_files;
 	/* the hand-over between parser threads and the writer */
@@ -99,8 +100,73 @@ static void job_add(struct index_run *run, const char *path, const char *rel, bo
 	j->mtime_ns = mtime;
 	j->old_id = known ? known->id : 0;
 	j->old_hash = known ? known->hash : 0;
-	j->is_test = !is_beam && kg_path_is_test(rel);
+	j->is_test = !is_beam && kg_path_is_test_in(rel, (const char *const *)run->test_paths);
 	j->is_beam = is_beam;
+}
+
+#define TEST_PATHS_MAX 16
+
+/* Parses the list of string literals at `p` (`["a", "b"]`) into a
+ * NULL-terminated array the caller frees with test_paths_free; NULL when it
+ * is anything else (a computed list: the default applies). */
+static char **test_paths_parse(const char *p, const char *end)
+{
+	char **out = gi_calloc(TEST_PATHS_MAX + 1, sizeof(char *));
+	size_t n = 0;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	if (p >= end || *p != '[')
+		goto bad;
+	p++;
+	for (;;) {
+		while (p < end &&
+		       (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ','))
+			p++;
+		if (p >= end)
+			goto bad;
+		if (*p == ']')
+			break;
+		if (*p != '"' || n == TEST_PATHS_MAX)
+			goto bad;
+		const char *q = memchr(p + 1, '"', (size_t)(end - p - 1));
+		if (!q || memchr(p + 1, '#', (size_t)(q - p - 1)) ||
+		    memchr(p + 1, '\\', (size_t)(q - p - 1)))
+			goto bad;
+		out[n++] = gi_strndup(p + 1, (size_t)(q - p - 1));
+		p = q + 1;
+	}
+	if (n > 0)
+		return out;
+bad:
+	for (size_t i = 0; i < n; i++)
+		gi_free(out[i]);
+	gi_free(out);
+	return NULL;
+}
+
+static void test_paths_free(char **paths)
+{
+	for (size_t i = 0; paths && paths[i]; i++)
+		gi_free(paths[i]);
+	gi_free(paths);
+}
+
+/* The project's test paths: the literal list of `test_paths:` in the root's
+ * mix.exs, or NULL (the default, test/) when there is none or it is not a
+ * literal. */
+static char **test_paths_load(const char *root)
+{
+	char path[4096], *text = NULL;
+	size_t len = 0;
+	char **out = NULL;
+	int n = snprintf(path, sizeof(path), "%s/mix.exs", root);
+	if (n > 0 && (size_t)n < sizeof(path) && gi_fs_read_file(path, 1 << 20, &text, &len) == 0) {
+		const char *key = memmem(text, len, "test_paths:", 11);
+		if (key)
+			out = test_paths_parse(key + 11, text + len);
+	}
+	gi_free(text);
+	return out;
 }
 
 static int walk_visit(const char *path, void *ctx)
@@ -237,11 +303,14 @@ static void *parser_thread(void *arg)
 	return NULL;
 }
 
-static int job_store(struct st_db *db, struct index_job *j, int *parsed)
+/* Writes one job's result. A file whose content hash had not changed
+ * (touched, same bytes) only gets its new mtime and counts as unchanged. */
+static int job_store(struct st_db *db, struct index_job *j, int *parsed, int *touched)
 {
 	int rc;
 	if (j->touch_only) {
 		rc = st_file_touch(db, j->old_id, j->mtime_ns);
+		(*touched)++;
 	} else {
 		rc = st_file_write(db, j->relpath, j->facts, j->is_test);
 		(*parsed)++;
@@ -252,7 +321,8 @@ static int job_store(struct st_db *db, struct index_job *j, int *parsed)
 }
 
 /* Runs the parser threads and writes their results as they come. */
-static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *parsed)
+static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *parsed,
+                    int *touched)
 {
 	if (run->jobs.len == 0)
 		return 0;
@@ -268,7 +338,7 @@ static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *
 	if (started == 0) { /* one file, or no thread could start: parse here */
 		for (size_t i = 0; i < run->jobs.len && !rc; i++) {
 			job_parse(gi_vec_get(&run->jobs, i), run->force);
-			rc = job_store(db, gi_vec_get(&run->jobs, i), parsed);
+			rc = job_store(db, gi_vec_get(&run->jobs, i), parsed, touched);
 		}
 		return rc;
 	}
@@ -284,7 +354,7 @@ static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *
 		pthread_mutex_unlock(&run->lock);
 		struct index_job *j = gi_vec_get(&run->jobs, i);
 		if (!rc)
-			rc = job_store(db, j, parsed);
+			rc = job_store(db, j, parsed, touched);
 		facts_file_free(j->facts);
 		j->facts = NULL;
 		written++;
@@ -350,7 +420,7 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	gi_vec_init(&run.jobs, sizeof(struct index_job));
 	pthread_mutex_init(&run.lock, NULL);
 	pthread_cond_init(&run.changed, NULL);
-	int parsed = 0, removed = 0;
+	int parsed = 0, removed = 0, touched = 0;
 	int rc = gi_fs_realdir(root, &real);
 	if (rc)
 		goto done;
@@ -377,6 +447,7 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	run.force = opt && opt->force;
 	run.known = &known;
 	kg_ignore_load(&run.ignore, real);
+	run.test_paths = test_paths_load(real);
 	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
 	kg_ignore_destroy(&run.ignore);
 	if (!rc && opt && opt->beam_dirs && opt->beam_dirs[0])
@@ -387,7 +458,7 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		rc = st_begin(db);
 		if (rc)
 			goto done;
-		rc = jobs_run(&run, db, default_jobs(opt), &parsed);
+		rc = jobs_run(&run, db, default_jobs(opt), &parsed, &touched);
 		if (!rc)
 			rc = deleted_remove(db, &known, &removed);
 		if (!rc)
@@ -416,7 +487,7 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	json_object_set_new(summary, "db", json_string(path));
 	json_object_set_new(summary, "parsed", json_integer(parsed));
 	json_object_set_new(summary, "unchanged",
-	                    json_integer((json_int_t)(run.total_files - run.jobs.len)));
+	                    json_integer((json_int_t)(run.total_files - run.jobs.len) + touched));
 	json_object_set_new(summary, "removed", json_integer(removed));
 	json_object_set_new(summary, "elapsed_ms",
 	                    json_real((double)(gi_clock_mono_us() - t0) / 1000.0));
@@ -429,6 +500,7 @@ done:
 		facts_file_free(j->facts);
 	}
 	gi_vec_destroy(&run.jobs);
+	test_paths_free(run.test_paths);
 	gi_free(run.done);
 	pthread_mutex_destroy(&run.lock);
 	pthread_cond_destroy(&run.changed);

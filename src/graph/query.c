@@ -153,6 +153,10 @@ static json_t *function_json(const struct kg_graph *g, int fi, bool with_module)
 	set_bool(o, "has_guard", f->has_guard);
 	if (f->delegate_to)
 		set_str(o, "delegate_to", f->delegate_to);
+	if (f->generated_by) {
+		set_bool(o, "generated", true);
+		set_str(o, "generated_by", f->generated_by);
+	}
 	return o;
 }
 
@@ -216,6 +220,11 @@ static int depth_of(const struct kg_query_params *p)
 {
 	int d = p && p->depth > 0 ? p->depth : DEFAULT_DEPTH;
 	return d > MAX_DEPTH ? MAX_DEPTH : d;
+}
+
+static bool direct_only(const struct kg_query_params *p)
+{
+	return p && p->direct_only;
 }
 
 static bool include_external(const struct kg_query_params *p)
@@ -494,7 +503,8 @@ static int q_functions(struct kg_db *db, const struct kg_graph *g, const struct 
 }
 
 /* [{module, kinds, count, test, external}] of the in- or out-edges of `m`. */
-static json_t *neighbours_json(const struct kg_graph *g, int m, bool incoming, bool external)
+static json_t *neighbours_json(const struct kg_graph *g, int m, bool incoming, bool external,
+                               bool direct)
 {
 	const struct kg_module *mod = kg_module_at(g, m);
 	const struct gi_vec *edges = incoming ? &mod->in : &mod->out;
@@ -503,7 +513,8 @@ static json_t *neighbours_json(const struct kg_graph *g, int m, bool incoming, b
 	for (size_t i = 0; i < edges->len; i++) {
 		const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(edges, int, i));
 		int other = incoming ? e->from : e->to;
-		if (!external && !kg_module_at(g, other)->project)
+		if ((!external && !kg_module_at(g, other)->project) ||
+		    (direct && !kg_edge_is_direct(e)))
 			continue;
 		idx[n++] = GI_VEC_AT(edges, int, i);
 	}
@@ -546,7 +557,8 @@ static int q_neighbours(const struct kg_graph *g, const struct kg_query_params *
 	int rc = module_lookup(g, p, &m);
 	if (rc)
 		return rc;
-	json_t *a = neighbours_json(g, m, incoming, incoming || include_external(p));
+	json_t *a =
+	    neighbours_json(g, m, incoming, incoming || include_external(p), direct_only(p));
 	set_str(out, "module", kg_module_at(g, m)->name);
 	set_int(out, "count", (long long)json_array_size(a));
 	json_object_set_new(out, incoming ? "dependents" : "dependencies", a);
@@ -634,16 +646,20 @@ static int q_module_details(struct kg_db *db, const struct kg_graph *g,
 	json_object_set_new(out, "callbacks", strings_json(&mod->callbacks));
 	json_object_set_new(out, "struct_fields", strings_json(&mod->struct_fields));
 	set_bool(out, "has_struct", mod->has_struct);
-	json_object_set_new(out, "dependents", neighbours_json(g, m, true, true));
-	json_object_set_new(out, "dependencies", neighbours_json(g, m, false, true));
+	json_object_set_new(out, "dependents", neighbours_json(g, m, true, true, direct_only(p)));
+	json_object_set_new(out, "dependencies",
+	                    neighbours_json(g, m, false, true, direct_only(p)));
 	return 0;
 }
 
-static json_t *call_list_json(const struct kg_graph *g, const struct gi_vec *calls, bool callers)
+static json_t *call_list_json(const struct kg_graph *g, const struct gi_vec *calls, bool callers,
+                              bool direct)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < calls->len; i++) {
 		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(calls, int, i));
+		if (direct && kg_call_kind_is_dispatch(c->kind))
+			continue;
 		json_t *o = function_ref_json(g, callers ? c->from_fn : c->to_fn);
 		set_int(o, "count", c->count);
 		set_str(o, "kind", facts_call_kind_name(c->kind));
@@ -667,10 +683,11 @@ static int q_function_details(struct kg_db *db, const struct kg_graph *g,
 	json_decref(f);
 	set_str(out, "file", kg_module_at(g, m)->file);
 	const struct kg_function *fn = kg_function_at(g, fi);
-	json_object_set_new(out, "callers", call_list_json(g, &fn->callers, true));
-	json_object_set_new(out, "callees", call_list_json(g, &fn->callees, false));
-	enum kg_dead_reason r = kg_function_dead_reason(g, fi);
+	json_object_set_new(out, "callers", call_list_json(g, &fn->callers, true, direct_only(p)));
+	json_object_set_new(out, "callees", call_list_json(g, &fn->callees, false, direct_only(p)));
+	enum kg_dead_reason r = kg_function_dead_reason_opts(g, fi, direct_only(p));
 	set_str(out, "dead_code", r == KG_ALIVE ? NULL : kg_dead_reason_name(r));
+	json_object_set_new(out, "reached_by", kinds_json(kg_function_dispatch_of(g, fi)));
 	return 0;
 }
 
@@ -1021,11 +1038,20 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
                        json_t *out)
 {
 	(void)db;
-	(void)p;
-	json_t *a = json_array();
-	long long counts[4] = {0};
+	json_t *a = json_array(), *dispatched = json_array();
+	long long counts[4] = {0}, by_dispatch[FACTS_REF_KIND_COUNT] = {0};
 	for (size_t i = 0; i < g->functions.len; i++) {
-		enum kg_dead_reason r = kg_function_dead_reason(g, (int)i);
+		enum kg_dead_reason r = kg_function_dead_reason_opts(g, (int)i, direct_only(p));
+		if (r == KG_ALIVE && !direct_only(p) &&
+		    kg_function_dead_reason_opts(g, (int)i, true) != KG_ALIVE) {
+			/* referenced only by dispatch: alive, and say by which */
+			unsigned by = kg_function_dispatch_of(g, (int)i);
+			for (int k = 0; k < FACTS_REF_KIND_COUNT; k++)
+				by_dispatch[k] += (by >> k) & 1u;
+			json_t *o = function_ref_json(g, (int)i);
+			json_object_set_new(o, "reached_by", kinds_json(by));
+			json_array_append_new(dispatched, o);
+		}
 		if (r == KG_ALIVE)
 			continue;
 		counts[r]++;
@@ -1044,6 +1070,12 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
 	set_int(out, "count", (long long)json_array_size(a));
 	json_object_set_new(out, "by_reason", by);
 	json_object_set_new(out, "functions", a);
+	json_t *by_kind = json_object();
+	for (int k = FACTS_REF_IMPL; k < FACTS_REF_KIND_COUNT; k++)
+		set_int(by_kind, facts_ref_kind_name((enum facts_ref_kind)k), by_dispatch[k]);
+	set_bool(out, "direct_only", direct_only(p));
+	json_object_set_new(out, "reached_by_dispatch", by_kind);
+	json_object_set_new(out, "dispatch_referenced", dispatched);
 	return 0;
 }
 
@@ -1052,7 +1084,7 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
  * towards dependents (callers) instead of dependencies (callees). Appends a
  * row with the reached module or function and its depth to `rows`. */
 static void impact_bfs(const struct kg_graph *g, bool functions, int start, bool reverse, int depth,
-                       bool external, json_t *rows)
+                       bool external, bool direct, json_t *rows)
 {
 	int n = (int)(functions ? g->functions.len : g->modules.len);
 	int *dist = gi_malloc(sizeof(int) * (size_t)(n + 1));
@@ -1079,10 +1111,14 @@ static void impact_bfs(const struct kg_graph *g, bool functions, int start, bool
 			int w, module;
 			if (functions) {
 				const struct kg_call *c = kg_call_at(g, id);
+				if (direct && kg_call_kind_is_dispatch(c->kind))
+					continue;
 				w = reverse ? c->from_fn : c->to_fn;
 				module = kg_function_at(g, w)->module;
 			} else {
 				const struct kg_edge *e = kg_edge_at(g, id);
+				if (direct && !kg_edge_is_direct(e))
+					continue;
 				w = reverse ? e->from : e->to;
 				module = w;
 			}
@@ -1126,16 +1162,16 @@ static int q_impact(struct kg_db *db, const struct kg_graph *g, const struct kg_
 			return rc;
 		}
 		set_str(out, "function", p->function);
-		impact_bfs(g, true, fi, true, depth, include_external(p), up);
-		impact_bfs(g, true, fi, false, depth, include_external(p), down);
+		impact_bfs(g, true, fi, true, depth, include_external(p), direct_only(p), up);
+		impact_bfs(g, true, fi, false, depth, include_external(p), direct_only(p), down);
 		json_object_set_new(out, "callers", up);
 		json_object_set_new(out, "callees", down);
 		set_int(out, "caller_count", (long long)json_array_size(up));
 		set_int(out, "callee_count", (long long)json_array_size(down));
 		return 0;
 	}
-	impact_bfs(g, false, m, true, depth, true, up);
-	impact_bfs(g, false, m, false, depth, include_external(p), down);
+	impact_bfs(g, false, m, true, depth, true, direct_only(p), up);
+	impact_bfs(g, false, m, false, depth, include_external(p), direct_only(p), down);
 	json_object_set_new(out, "dependents", up);
 	json_object_set_new(out, "dependencies", down);
 	set_int(out, "dependent_count", (long long)json_array_size(up));
@@ -1174,8 +1210,9 @@ static int q_path(struct kg_db *db, const struct kg_graph *g, const struct kg_qu
 		int v = queue[head++];
 		const struct kg_module *m = kg_module_at(g, v);
 		for (size_t i = 0; i < m->out.len; i++) {
-			int w = kg_edge_at(g, GI_VEC_AT(&m->out, int, i))->to;
-			if (prev[w] != -2 ||
+			const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->out, int, i));
+			int w = e->to;
+			if (prev[w] != -2 || (direct_only(p) && !kg_edge_is_direct(e)) ||
 			    (!include_external(p) && !kg_module_at(g, w)->project && w != to))
 				continue;
 			prev[w] = v;

@@ -53,6 +53,9 @@ struct kg_query_params {
 	int depth; /* 0: default */
 	int top;   /* 0: default */
 	bool include_external;
+	/* Direct references only: leave out the dispatch edges and calls (impl,
+	 * callback, value, mfa, apply) that are included by default. */
+	bool direct_only;
 };
 
 /* Runs the query `name` and returns its JSON (caller decrefs). Names:

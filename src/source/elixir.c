@@ -239,6 +239,11 @@ struct ex_module_state {
 	struct gi_map functions; /* "name/arity" -> (void *)(index + 1) */
 	struct gi_map refs;      /* "kind:target" -> (void *)1, to keep refs distinct */
 	struct gi_vec specs;     /* struct ex_spec */
+	/* Known macros that generate functions (ex_use_generated, defstruct,
+	 * defexception): applied when the module is finished. */
+	const char *generators[8];
+	uint32_t generator_lines[8];
+	int generator_count;
 	bool is_protocol;
 	bool pending_doc, pending_doc_false, pending_impl;
 };
@@ -260,10 +265,10 @@ struct ex_ctx {
 };
 
 /* Named, non-comment children of an arguments node: their count, the first
- * three and the last. */
+ * four and the last. */
 struct ex_args {
 	uint32_t count;
-	TSNode first[3];
+	TSNode first[4];
 	TSNode last;
 };
 
@@ -285,6 +290,21 @@ static TSTreeCursor *cursor_at(struct ex_ctx *c, unsigned depth, TSNode n)
 		ts_tree_cursor_reset(&c->cursors[depth], n);
 	}
 	return &c->cursors[depth];
+}
+
+/* The operand of a unary operator. tree-sitter-elixir 0.3.5 also puts the
+ * `(` and `)` of `&(expr)` under the operand field, so the first named child
+ * in that field is the operand, not the first child. */
+static TSNode operand_of(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	TSTreeCursor *cur = cursor_at(c, depth, n);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode k = ts_tree_cursor_current_node(cur);
+		if (ts_tree_cursor_current_field_id(cur) == tables.f_operand && ts_node_is_named(k))
+			return k;
+	}
+	return (TSNode){0};
 }
 
 /* The source text of `n` (empty for a null node), borrowed from the source. */
@@ -348,7 +368,7 @@ static void args_read(struct ex_ctx *c, TSNode args, unsigned depth, struct ex_a
 		TSNode k = ts_tree_cursor_current_node(cur);
 		if (!ts_node_is_named(k) || kind_of(k) == N_COMMENT)
 			continue;
-		if (a->count < 3)
+		if (a->count < 4)
 			a->first[a->count] = k;
 		a->last = k;
 		a->count++;
@@ -549,7 +569,8 @@ static void ref_add(struct ex_ctx *c, enum facts_ref_kind kind, const char *targ
 {
 	if (!c->mod || !target)
 		return;
-	if (kind == FACTS_REF_CALL || kind == FACTS_REF_CAPTURE || kind == FACTS_REF_STRUCT) {
+	if (kind == FACTS_REF_CALL || kind == FACTS_REF_CAPTURE || kind == FACTS_REF_STRUCT ||
+	    kind == FACTS_REF_VALUE || kind == FACTS_REF_MFA || kind == FACTS_REF_APPLY) {
 		if (strcmp(target, c->mod->name) == 0)
 			return;
 	}
@@ -626,6 +647,125 @@ static void local_call(struct ex_ctx *c, TSNode name, int arity)
 	local_call_kind(c, name, arity, FACTS_CALL_LOCAL, line_of(name));
 }
 
+/* ---- dispatch: modules as values, MFAs, apply --------------------------- */
+
+/* A module named literally: an alias, __MODULE__, or an Erlang atom when
+ * `erlang` (in an MFA argument, where an atom is a module). */
+static const char *literal_module(struct ex_ctx *c, TSNode n, unsigned depth, bool erlang)
+{
+	enum node_kind k = kind_of(n);
+	if (k == N_ALIAS || k == N_DOT || (k == N_IDENTIFIER && text_is(c, n, "__MODULE__")) ||
+	    (erlang && k == N_ATOM))
+		return module_of(c, n, depth);
+	return NULL;
+}
+
+/* The function name a literal atom `:f` gives, or NULL. */
+static const char *literal_function(struct ex_ctx *c, TSNode n)
+{
+	size_t len;
+	const char *t = text_of(c, n, &len);
+	if (kind_of(n) != N_ATOM || len < 2 || len >= EX_MAX_NAME || t[0] != ':')
+		return NULL;
+	return gi_arena_strndup(&c->f->arena, t + 1, len - 1);
+}
+
+/* The number of elements of a literal list (the arity an argument list
+ * gives), or -1 when `n` is not a list. */
+static int literal_arity(TSNode n)
+{
+	if (kind_of(n) != N_LIST)
+		return -1;
+	int count = 0;
+	uint32_t k = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < k; i++)
+		if (kind_of(ts_node_named_child(n, i)) != N_COMMENT)
+			count++;
+	return count;
+}
+
+/* Records module `m`, function `f` and arguments `a` (three nodes) as an
+ * MFA (kind mfa or apply) when the module and the function are literals.
+ * Returns true when it was one. */
+static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned depth, bool apply,
+                       uint32_t line)
+{
+	const char *mod = literal_module(c, m, depth, true);
+	const char *fun = mod ? literal_function(c, f) : NULL;
+	if (!fun)
+		return false;
+	ref_add(c, apply ? FACTS_REF_APPLY : FACTS_REF_MFA, mod, line);
+	call_add(c, apply ? FACTS_CALL_APPLY : FACTS_CALL_MFA, mod, fun, literal_arity(a), line);
+	return true;
+}
+
+/* A call to a function that takes an MFA (ex_mfa_position): records it. */
+static void mfa_call(struct ex_ctx *c, const struct ex_call *call, const char *module,
+                     const char *function, int arity, unsigned depth)
+{
+	bool apply = false;
+	int pos = ex_mfa_position(module, function, arity, &apply);
+	if (pos < 0)
+		return;
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	if ((int)a.count != arity || pos + 2 >= 4)
+		return;
+	mfa_record(c, a.first[pos], a.first[pos + 1], a.first[pos + 2], depth, apply,
+	           line_of(call->node));
+}
+
+/* `Module.concat(A, B)` / `Module.concat([A, B])` of aliases: the module
+ * name it makes ("A.B"), or NULL. */
+static const char *concat_name(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	TSNode parts[8];
+	uint32_t n = 0;
+	if (a.count == 1 && kind_of(a.first[0]) == N_LIST) {
+		uint32_t k = ts_node_named_child_count(a.first[0]);
+		for (uint32_t i = 0; i < k && n < 8; i++)
+			parts[n++] = ts_node_named_child(a.first[0], i);
+		if (k > 8)
+			return NULL;
+	} else if (a.count == 2) {
+		parts[n++] = a.first[0];
+		parts[n++] = a.first[1];
+	}
+	if (n == 0)
+		return NULL;
+	char buf[EX_MAX_NAME];
+	size_t used = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *m = literal_module(c, parts[i], depth, false);
+		if (!m || m[0] == ':')
+			return NULL;
+		int w = snprintf(buf + used, sizeof(buf) - used, "%s%s", used ? "." : "", m);
+		if (w < 0 || (size_t)w >= sizeof(buf) - used)
+			return NULL;
+		used += (size_t)w;
+	}
+	return gi_arena_strndup(&c->f->arena, buf, used);
+}
+
+/* A tuple `{M, :f, args}` with a literal module and function is an MFA
+ * (child specs' `start:`, telemetry handlers, :timer callbacks); its module
+ * is not also a value. */
+static void walk_tuple(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	if (ts_node_named_child_count(n) == 3) {
+		TSNode m = ts_node_named_child(n, 0), f = ts_node_named_child(n, 1),
+		       a = ts_node_named_child(n, 2);
+		if (kind_of(a) == N_LIST && kind_of(m) != N_ATOM &&
+		    mfa_record(c, m, f, a, depth, false, line_of(n))) {
+			walk(c, a, depth, 0);
+			return;
+		}
+	}
+	walk_children(c, n, depth);
+}
+
 /* ---- modules ---------------------------------------------------------- */
 
 static void walk_body(struct ex_ctx *c, const struct ex_call *call, const struct ex_args *a,
@@ -640,10 +780,73 @@ static void walk_body(struct ex_ctx *c, const struct ex_call *call, const struct
 	}
 }
 
+static long function_find_or_add(struct ex_ctx *c, const char *name, size_t name_len, int arity,
+                                 bool *created);
+static void function_touch(struct facts_function *fn, enum facts_function_kind kind, bool public,
+                           uint32_t start, uint32_t end);
+
+/* Adds name/arity ("f/2") as a function generated by `macro` at `line`,
+ * unless the module defines it. */
+static void generated_add(struct ex_ctx *c, const char *name_arity, const char *macro,
+                          uint32_t line)
+{
+	if (gi_map_get(&c->mod->functions, name_arity))
+		return;
+	const char *slash = strrchr(name_arity, '/');
+	if (!slash)
+		return;
+	int arity = 0;
+	for (const char *p = slash + 1; *p >= '0' && *p <= '9'; p++)
+		arity = arity * 10 + (*p - '0');
+	bool created;
+	long fi =
+	    function_find_or_add(c, name_arity, (size_t)(slash - name_arity), arity, &created);
+	struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
+	function_touch(fn, FACTS_DEF, true, line, line);
+	fn->generated_by = macro;
+}
+
+/* The functions the module's known macros generate (docs/EXTRACTION.md,
+ * "Generated functions"). */
+static void generated_apply(struct ex_ctx *c, struct ex_module_state *st)
+{
+	for (int i = 0; i < st->generator_count; i++) {
+		const char *g = st->generators[i];
+		uint32_t line = st->generator_lines[i];
+		if (strcmp(g, "defstruct") == 0 || strcmp(g, "defexception") == 0) {
+			generated_add(c, "__struct__/0", g, line);
+			generated_add(c, "__struct__/1", g, line);
+			if (strcmp(g, "defexception") == 0) {
+				generated_add(c, "exception/1", g, line);
+				const struct facts_module *m = cur_module(c);
+				for (size_t k = 0; k < m->struct_fields.len; k++)
+					if (strcmp(GI_VEC_AT(&m->struct_fields, const char *, k),
+					           "message") == 0)
+						generated_add(c, "message/1", g, line);
+			}
+			continue;
+		}
+		const char *const *fns = ex_use_generated(g + 4); /* "use M" */
+		for (size_t k = 0; fns && fns[k]; k++)
+			generated_add(c, fns[k], g, line);
+	}
+}
+
+static void generator_add(struct ex_ctx *c, const char *macro, uint32_t line)
+{
+	struct ex_module_state *st = c->mod;
+	if (!st || st->generator_count >= 8)
+		return;
+	st->generators[st->generator_count] = macro;
+	st->generator_lines[st->generator_count++] = line;
+}
+
 static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 {
 	struct facts_module *m = gi_vec_get(&c->f->modules, st->index);
 	char key[EX_MAX_NAME + 16];
+	generated_apply(c, st);
+	m = gi_vec_get(&c->f->modules, st->index);
 	for (size_t i = 0; i < st->specs.len; i++) {
 		struct ex_spec *s = gi_vec_get(&st->specs, i);
 		snprintf(key, sizeof(key), "%s/%d", s->name, s->arity);
@@ -961,6 +1164,9 @@ NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, 
 	}
 	if (kind == FACTS_REF_IMPORT && a.count >= 2)
 		import_only(c, keyword_value(c, a.last, depth, "only"), depth, full);
+	if (kind == FACTS_REF_USE && c->function < 0 && ex_use_generated(full))
+		generator_add(c, gi_arena_printf(&c->f->arena, "use %s", full),
+		              line_of(call->node));
 	if (kind == FACTS_REF_USE && a.count >= 2)
 		walk(c, a.last, depth, 0);
 }
@@ -973,6 +1179,8 @@ NOINLINE static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, 
 		return;
 	}
 	m->has_struct = true;
+	generator_add(c, text_is(c, call->target, "defexception") ? "defexception" : "defstruct",
+	              line_of(call->node));
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
 	if (a.count == 0)
@@ -1055,7 +1263,7 @@ static bool spec_head(struct ex_ctx *c, TSNode n, unsigned depth, const char **n
 
 NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 {
-	TSNode operand = field(n, tables.f_operand);
+	TSNode operand = operand_of(c, n, depth);
 	if (kind_of(operand) != N_CALL)
 		return;
 	struct ex_call call;
@@ -1605,7 +1813,7 @@ NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, un
 
 NOINLINE static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
 {
-	TSNode operand = field(n, tables.f_operand);
+	TSNode operand = operand_of(c, n, depth);
 	if (kind_of(operand) == N_BINARY && op_of(operand) == OP_SLASH) {
 		TSNode left = field(operand, tables.f_left);
 		int arity = small_int(c, field(operand, tables.f_right));
@@ -1786,10 +1994,28 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	 * that calls in arguments come first. */
 	uint32_t nargs = walk_children(c, call.args, depth);
 	int arity = (int)nargs + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
-	if (local)
+	if (local) {
 		local_call(c, call.target, arity);
-	else if (mod && fun)
+		if (!pipe && arity >= 3 && arity <= 5) {
+			size_t len;
+			const char *t = text_of(c, call.target, &len);
+			char name[32];
+			if (len < sizeof(name)) {
+				memcpy(name, t, len);
+				name[len] = '\0';
+				mfa_call(c, &call, NULL, name, arity, depth);
+			}
+		}
+	} else if (mod && fun) {
 		remote_call(c, mod, fun, arity, line_of(n));
+		if (!pipe && arity >= 3 && arity <= 5)
+			mfa_call(c, &call, mod, fun, arity, depth);
+		if (strcmp(mod, "Module") == 0 && strcmp(fun, "concat") == 0) {
+			const char *made = concat_name(c, &call, depth);
+			if (made)
+				ref_add(c, FACTS_REF_VALUE, made, line_of(n));
+		}
+	}
 	if (!ts_node_is_null(call.do_block)) {
 		size_t saved = c->aliases.len;
 		walk_children(c, call.do_block, depth);
@@ -1800,13 +2026,20 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
 {
 	TSNode s = ts_node_named_child(map, 0);
-	if (kind_of(s) == N_STRUCT) {
-		TSNode name = ts_node_named_child(s, 0);
-		const char *mod = module_of(c, name, depth);
-		if (mod)
-			ref_add(c, FACTS_REF_STRUCT, mod, line_of(map));
+	if (kind_of(s) != N_STRUCT) {
+		walk_children(c, map, depth);
+		return;
 	}
-	walk_children(c, map, depth);
+	TSNode name = ts_node_named_child(s, 0);
+	const char *mod = module_of(c, name, depth);
+	if (mod)
+		ref_add(c, FACTS_REF_STRUCT, mod, line_of(map));
+	else
+		walk(c, s, depth, 0); /* %module{}: the name is code */
+	/* The fields, not the struct's name (a struct reference, not a value). */
+	uint32_t k = ts_node_named_child_count(map);
+	for (uint32_t i = 1; i < k; i++)
+		walk(c, ts_node_named_child(map, i), depth, 0);
 }
 
 static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
@@ -1825,8 +2058,16 @@ static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
 
 static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 {
-	if (ts_node_is_null(n) || ts_node_child_count(n) == 0)
+	if (ts_node_is_null(n))
 		return;
+	if (ts_node_child_count(n) == 0) {
+		/* A module used as a value: `children = [Worker]`, `{Registry,
+		 * ...}`, `raise Error`; call targets, directives and struct names
+		 * never get here. */
+		if (c->mod && kind_of(n) == N_ALIAS)
+			ref_add(c, FACTS_REF_VALUE, module_of(c, n, depth), line_of(n));
+		return;
+	}
 	if (depth >= EX_MAX_DEPTH) {
 		if (!c->too_deep) {
 			c->too_deep = true;
@@ -1862,6 +2103,9 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		return;
 	case N_ERROR:
 		walk_error(c, n, depth);
+		return;
+	case N_TUPLE:
+		walk_tuple(c, n, depth);
 		return;
 	case N_COMMENT:
 	case N_QUOTED_CONTENT:
@@ -1919,6 +2163,47 @@ static uint32_t walk_children(struct ex_ctx *c, TSNode n, unsigned depth)
 
 /* ---- errors and entry point --------------------------------------------- */
 
+static bool token_is(TSNode k, const char *const *set)
+{
+	const char *t = ts_node_type(k);
+	for (size_t i = 0; set[i]; i++)
+		if (strcmp(t, set[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The line where the error of ERROR node `n` is. tree-sitter puts in an
+ * ERROR node the constructs it could not fit, flattened, then the tokens it
+ * skipped, so its start (often the `do` of the enclosing module) says
+ * little. A bracket opened among its children and never closed there is the
+ * error (an unclosed argument list, where `end` came first; an unterminated
+ * string inside one); otherwise its last child is (an unterminated string's
+ * text, the token an argument list choked on, the end of a truncated file). */
+static uint32_t error_line(TSNode n)
+{
+	static const char *const openers[] = {"(", "[", "{", "%{", "<<", NULL};
+	static const char *const closers[] = {")", "]", "}", ">>", NULL};
+	uint32_t open_line[16], open = 0, last = line_of(n);
+	uint32_t count = ts_node_child_count(n);
+	for (uint32_t i = 0; i < count; i++) {
+		TSNode k = ts_node_child(n, i);
+		if (ts_node_is_named(k)) {
+			if (strcmp(ts_node_type(k), "comment") != 0)
+				last = line_of(k);
+			continue;
+		}
+		last = line_of(k);
+		if (token_is(k, openers)) {
+			if (open < 16)
+				open_line[open] = line_of(k);
+			open++;
+		} else if (token_is(k, closers) && open > 0) {
+			open--;
+		}
+	}
+	return open > 0 ? open_line[0] : last;
+}
+
 /* Records the first ERROR or MISSING node in document order. */
 static void first_error(struct facts_file *f, TSNode root)
 {
@@ -1928,14 +2213,22 @@ static void first_error(struct facts_file *f, TSNode root)
 	for (;;) {
 		TSNode n = ts_tree_cursor_current_node(&cur);
 		if (ts_node_is_missing(n)) {
+			/* A missing bracket is reported where it was opened (the
+			 * start of the list it closes), not where tree-sitter
+			 * gave up, which may be lines later. */
+			static const char *const closers[] = {")", "]", "}", ">>", NULL};
+			TSNode parent = ts_node_parent(n);
+			uint32_t line = token_is(n, closers) && !ts_node_is_null(parent)
+			                    ? line_of(parent)
+			                    : line_of(n);
 			char msg[96];
 			snprintf(msg, sizeof(msg), "syntax error: missing \"%.40s\"",
 			         ts_node_type(n));
-			facts_error_add(f, line_of(n), msg);
+			facts_error_add(f, line, msg);
 			break;
 		}
 		if (strcmp(ts_node_type(n), "ERROR") == 0) {
-			facts_error_add(f, line_of(n), "syntax error");
+			facts_error_add(f, error_line(n), "syntax error");
 			break;
 		}
 		/* Descend into the first child that holds the error. */

@@ -48,4 +48,17 @@ enum ex_word ex_word_lookup(const char *s, size_t len);
  * is not a local call). Thread-safe. */
 bool ex_is_kernel_name(const char *name);
 
+/* Functions that take a module, a function name and an argument list as
+ * consecutive arguments (spawn(M, :f, args), :timer.apply_after(t, M, :f,
+ * args), apply(M, :f, args)...): when `module`.`name`/`arity` is one
+ * (`module` NULL: a call imported from Kernel), returns the position of the
+ * module argument and sets *apply for apply itself; else -1. Thread-safe. */
+int ex_mfa_position(const char *module, const char *name, int arity, bool *apply);
+
+/* The functions `use module` defines in the using module when it does not
+ * define them itself ("name/arity", NULL-terminated; Elixir 1.14's
+ * GenServer, Supervisor, Agent, Task, Application, DynamicSupervisor), or
+ * NULL for a module not in the table. Thread-safe. */
+const char *const *ex_use_generated(const char *module);
+
 #endif

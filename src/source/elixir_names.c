@@ -217,3 +217,104 @@ bool ex_is_kernel_name(const char *name)
 	}
 	return false;
 }
+
+struct mfa_entry {
+	const char *module; /* NULL: Kernel, called without a module */
+	const char *name;
+	int arity;
+	int position; /* of the module argument */
+	bool apply;
+};
+
+/* The functions of Elixir and OTP that call M.f(args...) for their caller.
+ * Kernel's are listed twice: called as imported and as Kernel.f. */
+static const struct mfa_entry mfa_functions[] = {
+    {NULL, "apply", 3, 0, true},
+    {"Kernel", "apply", 3, 0, true},
+    {":erlang", "apply", 3, 0, true},
+    {NULL, "spawn", 3, 0, false},
+    {NULL, "spawn_link", 3, 0, false},
+    {NULL, "spawn_monitor", 3, 0, false},
+    {"Kernel", "spawn", 3, 0, false},
+    {"Kernel", "spawn_link", 3, 0, false},
+    {"Kernel", "spawn_monitor", 3, 0, false},
+    {":erlang", "spawn", 3, 0, false},
+    {":erlang", "spawn_link", 3, 0, false},
+    {":erlang", "spawn_monitor", 3, 0, false},
+    {":erlang", "spawn_opt", 4, 0, false},
+    {":erlang", "spawn", 4, 1, false},
+    {":erlang", "spawn_link", 4, 1, false},
+    {"Process", "spawn", 4, 0, false},
+    {"Node", "spawn", 4, 1, false},
+    {"Node", "spawn_link", 4, 1, false},
+    {"Node", "spawn_monitor", 4, 1, false},
+    {":proc_lib", "spawn", 3, 0, false},
+    {":proc_lib", "spawn_link", 3, 0, false},
+    {":proc_lib", "start", 3, 0, false},
+    {":proc_lib", "start_link", 3, 0, false},
+    {":timer", "apply_after", 4, 1, false},
+    {":timer", "apply_interval", 4, 1, false},
+    {":timer", "apply_repeatedly", 4, 1, false},
+    {"Task", "start", 3, 0, false},
+    {"Task", "start_link", 3, 0, false},
+    {"Task", "async", 3, 0, false},
+    {"Task.Supervisor", "start_child", 4, 1, false},
+    {"Task.Supervisor", "start_child", 5, 1, false},
+    {"Task.Supervisor", "async", 4, 1, false},
+    {"Task.Supervisor", "async", 5, 1, false},
+    {"Task.Supervisor", "async_nolink", 4, 1, false},
+    {"Task.Supervisor", "async_nolink", 5, 1, false},
+    {":rpc", "call", 4, 1, false},
+    {":rpc", "call", 5, 1, false},
+    {":rpc", "cast", 4, 1, false},
+    {":erpc", "call", 4, 1, false},
+    {":erpc", "call", 5, 1, false},
+    {":erpc", "cast", 4, 1, false},
+};
+
+int ex_mfa_position(const char *module, const char *name, int arity, bool *apply)
+{
+	for (size_t i = 0; i < sizeof(mfa_functions) / sizeof(mfa_functions[0]); i++) {
+		const struct mfa_entry *e = &mfa_functions[i];
+		if (e->arity != arity || strcmp(e->name, name) != 0)
+			continue;
+		if ((e->module == NULL) != (module == NULL))
+			continue;
+		if (module && strcmp(e->module, module) != 0)
+			continue;
+		*apply = e->apply;
+		return e->position;
+	}
+	return -1;
+}
+
+static const char *const gen_server_functions[] = {
+    "child_spec/1",  "code_change/3", "handle_call/3", "handle_cast/2",
+    "handle_info/2", "init/1",        "terminate/2",   NULL,
+};
+static const char *const child_spec_only[] = {"child_spec/1", NULL};
+static const char *const application_functions[] = {"stop/1", NULL};
+
+struct use_entry {
+	const char *module;
+	const char *const *functions;
+};
+
+/* What `use M` injects, as Elixir 1.14 compiles it (checked against
+ * Module.__info__(:functions) of modules that only `use` these). */
+static const struct use_entry use_generated[] = {
+    {"GenServer", gen_server_functions},
+    {"Supervisor", child_spec_only},
+    {"Agent", child_spec_only},
+    {"Task", child_spec_only},
+    {"DynamicSupervisor", child_spec_only},
+    {"Application", application_functions},
+};
+
+const char *const *ex_use_generated(const char *module)
+{
+	for (size_t i = 0; i < sizeof(use_generated) / sizeof(use_generated[0]); i++)
+		if (strcmp(use_generated[i].module, module) == 0)
+			return use_generated[i].functions;
+	return NULL;
+}

@@ -93,7 +93,8 @@ void facts_error_add(struct facts_file *f, uint32_t line, const char *message)
 }
 
 static const char *const ref_kind_names[FACTS_REF_KIND_COUNT] = {
-    "alias", "import", "use", "require", "call", "struct", "behaviour", "capture",
+    "alias",   "import", "use",      "require", "call", "struct", "behaviour",
+    "capture", "impl",   "callback", "value",   "mfa",  "apply",
 };
 
 const char *facts_ref_kind_name(enum facts_ref_kind kind)
@@ -127,6 +128,7 @@ const char *facts_module_kind_name(enum facts_module_kind kind)
 
 const char *facts_call_kind_name(enum facts_call_kind kind)
 {
-	static const char *const names[] = {"remote", "local", "capture", "dynamic"};
-	return (unsigned)kind < 4 ? names[kind] : "unknown";
+	static const char *const names[] = {"remote", "local", "capture", "dynamic",
+	                                    "mfa",    "apply", "impl"};
+	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
 }

@@ -59,8 +59,8 @@ static const char *const statements[Q_COUNT_] = {
     [Q_FUNCTION_INSERT] =
         "INSERT INTO functions(file_id, module_id, name, arity, kind, public, line_start, "
         "line_end, clauses, lines, has_doc, has_spec, has_impl, has_guard, doc_false, "
-        "cyclomatic, cognitive, max_nesting, delegate_to) VALUES "
-        "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+        "cyclomatic, cognitive, max_nesting, delegate_to, generated_by) VALUES "
+        "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
     [Q_REF_INSERT] = "INSERT INTO refs(file_id, module_id, kind, target, count, line) VALUES "
                      "(?1,?2,?3,?4,?5,?6)",
     [Q_CALL_INSERT] = "INSERT INTO calls(file_id, function_id, kind, module, function, arity, "
@@ -83,7 +83,8 @@ static const char schema_sql[] =
     "NOT NULL, name TEXT NOT NULL, arity INTEGER NOT NULL, kind INTEGER NOT NULL, public "
     "INTEGER NOT NULL, line_start INTEGER, line_end INTEGER, clauses INTEGER, lines INTEGER, "
     "has_doc INTEGER, has_spec INTEGER, has_impl INTEGER, has_guard INTEGER, doc_false INTEGER, "
-    "cyclomatic INTEGER, cognitive INTEGER, max_nesting INTEGER, delegate_to TEXT);"
+    "cyclomatic INTEGER, cognitive INTEGER, max_nesting INTEGER, delegate_to TEXT, "
+    "generated_by TEXT);"
     "CREATE TABLE refs(file_id INTEGER NOT NULL, module_id INTEGER NOT NULL, kind INTEGER NOT "
     "NULL, target TEXT NOT NULL, count INTEGER NOT NULL, line INTEGER);"
     "CREATE TABLE calls(file_id INTEGER NOT NULL, function_id INTEGER NOT NULL, kind INTEGER NOT "
@@ -459,6 +460,7 @@ static int function_write(struct st_db *db, int64_t file_id, int64_t module_id,
 	sqlite3_bind_int(st, 17, fn->cognitive);
 	sqlite3_bind_int(st, 18, fn->max_nesting);
 	bind_text(st, 19, fn->delegate_to);
+	bind_text(st, 20, fn->generated_by);
 	int rc = step_done(db, st);
 	if (rc)
 		return rc;
@@ -585,8 +587,13 @@ int st_summary_fill(struct st_db *db, json_t *summary)
 		const char *key, *sql;
 	} counts[] = {
 	    {"files", "SELECT count(*) FROM files"},
-	    {"modules", "SELECT count(*) FROM modules"},
-	    {"functions", "SELECT count(*) FROM functions"},
+	    /* distinct names, as the graph and its queries count them: a module
+	     * defined in two files (or in source and object code) is one */
+	    {"modules", "SELECT count(DISTINCT name) FROM modules"},
+	    /* written in the source; generated ones (known macros) apart */
+	    {"functions", "SELECT count(*) FROM functions WHERE generated_by IS NULL"},
+	    {"generated_functions",
+	     "SELECT count(*) FROM functions WHERE generated_by IS NOT NULL"},
 	    {"edges", "SELECT coalesce(sum(edge_count), 0) FROM files"},
 	};
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
@@ -756,6 +763,7 @@ static int function_row(sqlite3_stmt *st, void *ctx)
 	    .cognitive = sqlite3_column_int(st, 16),
 	    .max_nesting = sqlite3_column_int(st, 17),
 	    .delegate_to = col_text(st, 18),
+	    .generated_by = col_text(st, 19),
 	};
 	if (!r.name)
 		return 0;
@@ -765,12 +773,14 @@ static int function_row(sqlite3_stmt *st, void *ctx)
 int st_functions_each(struct st_db *db, st_function_fn fn, void *ctx)
 {
 	struct each_ctx e = {.fn.function = fn, .ctx = ctx};
-	return rows_each(db,
-	                 "SELECT id, module_id, name, arity, kind, public, line_start, line_end, "
-	                 "clauses, lines, has_doc, has_spec, has_impl, has_guard, doc_false, "
-	                 "cyclomatic, cognitive, max_nesting, delegate_to FROM functions ORDER BY "
-	                 "id",
-	                 function_row, &e);
+	return rows_each(
+	    db,
+	    "SELECT id, module_id, name, arity, kind, public, line_start, line_end, "
+	    "clauses, lines, has_doc, has_spec, has_impl, has_guard, doc_false, "
+	    "cyclomatic, cognitive, max_nesting, delegate_to, generated_by FROM functions "
+	    "ORDER BY "
+	    "id",
+	    function_row, &e);
 }
 
 static int ref_row(sqlite3_stmt *st, void *ctx)

@@ -23,7 +23,7 @@
 #include "base/map.h"
 #include "source/facts.h"
 
-#define ST_SCHEMA_VERSION 1
+#define ST_SCHEMA_VERSION 2
 
 struct st_db;
 
@@ -114,7 +114,8 @@ struct st_function_row {
 	uint32_t line_start, line_end, clauses, lines;
 	bool has_doc, has_spec, has_impl, has_guard, doc_false;
 	int cyclomatic, cognitive, max_nesting;
-	const char *delegate_to; /* NULL when not a defdelegate */
+	const char *delegate_to;  /* NULL when not a defdelegate */
+	const char *generated_by; /* the known macro that made it, or NULL */
 };
 typedef int (*st_function_fn)(void *ctx, const struct st_function_row *row);
 /* Every function, by id. */

@@ -6,7 +6,8 @@
  *
  * Fixture: tests/fixtures/projects/shop (Shop, Shop.Cart, Shop.Repo, Shop.Log,
  * Shop.MixProject, test module ShopTest); Shop.Cart <-> Shop.Repo is a cycle,
- * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub.
+ * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub. And
+ * tests/fixtures/projects/web, a Phoenix-style project for dispatch edges.
  * needs:
  */
 #include <jansson.h>
@@ -188,7 +189,18 @@ static void queries_answer_on_fixture(void)
 		TH_ASSERT_MSG(strcmp(name, "save") != 0 && strcmp(name, "add") != 0,
 		              "%s is called, not dead", name);
 	}
-	TH_ASSERT_MSG(unused && total && init && checkout, "dead code: %s", r.out);
+	/* by default a behaviour's callbacks are referenced through it */
+	TH_ASSERT_MSG(unused && total && !init && checkout, "dead code: %s", r.out);
+	ts_giulia_result_free(&r);
+	r = GIULIA("dead-code", "--project", dir, "--json", "--direct");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	init = false;
+	json_array_foreach(json_object_get(r.json, "functions"), i, f)
+	{
+		if (strcmp(jstr(f, "name"), "init") == 0)
+			init = strcmp(jstr(f, "reason"), "callback") == 0;
+	}
+	TH_ASSERT_MSG(init, "--direct dead code: %s", r.out);
 	ts_giulia_result_free(&r);
 
 	r = GIULIA("impact", "Shop.Cart", "--depth", "1", "--project", dir, "--json");
@@ -261,6 +273,7 @@ static void reindex_parses_only_changes(void)
 	sh(cmd);
 	r = index_json(dir);
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 0);
+	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 6); /* the touched file too */
 	ts_giulia_result_free(&r);
 
 	write_file(dir, "lib/shop.ex",
@@ -292,6 +305,139 @@ static void reindex_parses_only_changes(void)
 
 	r = GIULIA("index", dir, "--json", "--force");
 	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 5);
+	ts_giulia_result_free(&r);
+}
+
+/* `index` counts modules as the queries do: a module defined in two files is
+ * one module. */
+static void index_counts_distinct_modules(void)
+{
+	const char *dir = shop_copy();
+	write_file(dir, "lib/shop/log_more.ex", "defmodule Shop.Log do\n  def more, do: 1\nend\n");
+	struct ts_giulia_result r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 7);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 6);
+	ts_giulia_result_free(&r);
+	r = GIULIA("modules", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(jint(r.json, "count"), 6);
+	ts_giulia_result_free(&r);
+}
+
+static bool module_is_test(const char *dir, const char *name)
+{
+	struct ts_giulia_result r = GIULIA("query", "module_details", name, "--project", dir);
+	TH_ASSERT_MSG(r.status == 0 && r.json, "module_details %s: %s", name, r.err ? r.err : "");
+	bool test = json_is_true(json_object_get(r.json, "test"));
+	ts_giulia_result_free(&r);
+	return test;
+}
+
+/* Test code is what Mix runs as tests: the project's test_paths (default
+ * test/) and *_test.exs. A module under lib/ ships with the library even with
+ * `test` in its path (Phoenix's lib/phoenix/test/conn_test.ex). */
+static void test_code_is_what_mix_says(void)
+{
+	const char *dir = shop_copy();
+	write_file(dir, "lib/shop/test/conn_test.ex",
+	           "defmodule Shop.ConnTest do\n  def build, do: Shop.Log.info(:x)\nend\n");
+	write_file(dir, "apps/web/test/web_helper.ex", "defmodule Web.Helper do\nend\n");
+	write_file(dir, "check/extra.ex", "defmodule Shop.Check do\nend\n");
+	struct ts_giulia_result r = index_json(dir);
+	ts_giulia_result_free(&r);
+	TH_ASSERT_MSG(!module_is_test(dir, "Shop.ConnTest"), "lib/ code classed as test");
+	TH_ASSERT(module_is_test(dir, "ShopTest"));
+	TH_ASSERT(module_is_test(dir, "Web.Helper"));
+	TH_ASSERT(!module_is_test(dir, "Shop.Check"));
+
+	/* test_paths in mix.exs, as a literal list */
+	write_file(dir, "mix.exs",
+	           "defmodule Shop.MixProject do\n  use Mix.Project\n"
+	           "  def project, do: [app: :shop, test_paths: [\"test\", \"check\"]]\nend\n");
+	r = GIULIA("index", dir, "--json", "--force");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	TH_ASSERT(module_is_test(dir, "Shop.Check"));
+	TH_ASSERT(!module_is_test(dir, "Shop.ConnTest"));
+}
+
+/* A Phoenix-style project (tests/fixtures/projects/web): a DSL module used
+ * through __using__, a protocol and its impl, a supervisor's children list,
+ * MFA tuples and arguments, apply/3. Dead code finds only the function
+ * nobody reaches, and says how the others are reached; --direct shows the
+ * view without dispatch. */
+static void dispatch_on_phoenix_style_fixture(void)
+{
+	char dir[4096], cmd[9000];
+	snprintf(dir, sizeof(dir), "%s/web", th_tmpdir());
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/tests/fixtures/projects/web' '%s'", th_srcdir(), dir);
+	sh(cmd);
+	struct ts_giulia_result r = index_json(dir);
+	ts_giulia_result_free(&r);
+
+	r = GIULIA("dead-code", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(r.json, "functions"), i, f)
+	{
+		if (strcmp(jstr(f, "reason"), "unreferenced") == 0)
+			TH_ASSERT_MSG(strcmp(jstr(f, "name"), "unused") == 0,
+			              "false unreferenced: %s.%s/%lld", jstr(f, "module"),
+			              jstr(f, "name"), jint(f, "arity"));
+	}
+	TH_ASSERT_INT_EQ(jint(json_object_get(r.json, "by_reason"), "unreferenced"), 1);
+	json_t *by = json_object_get(r.json, "reached_by_dispatch");
+	TH_ASSERT_INT_GE(jint(by, "impl"), 1);
+	TH_ASSERT_INT_GE(jint(by, "callback"), 3);
+	TH_ASSERT_INT_GE(jint(by, "value"), 2);
+	TH_ASSERT_INT_GE(jint(by, "mfa"), 3);
+	TH_ASSERT_INT_GE(jint(by, "apply"), 1);
+	ts_giulia_result_free(&r);
+
+	r = GIULIA("dead-code", "--project", dir, "--json", "--direct");
+	TH_ASSERT_INT_GE(jint(json_object_get(r.json, "by_reason"), "unreferenced"), 5);
+	ts_giulia_result_free(&r);
+
+	/* a call to the protocol reaches the impl, as kind impl */
+	r = GIULIA("query", "function_details", "Web.Render.Web.Page.render/1", "--project", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	json_t *caller = json_array_get(json_object_get(r.json, "callers"), 0);
+	TH_ASSERT_STR_EQ(jstr(caller, "module"), "Web.Page");
+	TH_ASSERT_STR_EQ(jstr(caller, "kind"), "impl");
+	TH_ASSERT_STR_EQ(
+	    json_string_value(json_array_get(json_object_get(r.json, "reached_by"), 0)), "impl");
+	ts_giulia_result_free(&r);
+
+	/* a call inside &( ... ) has its caller */
+	r = GIULIA("impact", "Web.Format.title/1", "--project", dir, "--json");
+	TH_ASSERT_STR_EQ(jstr(json_array_get(json_object_get(r.json, "callers"), 0), "name"),
+	                 "captured");
+	ts_giulia_result_free(&r);
+
+	/* the functions `use GenServer` and defstruct generate, marked */
+	r = GIULIA("functions", "Web.Worker", "--project", dir, "--json");
+	bool code_change = false;
+	json_array_foreach(json_object_get(r.json, "functions"), i, f)
+	{
+		if (strcmp(jstr(f, "name"), "code_change") == 0)
+			code_change = json_is_true(json_object_get(f, "generated")) &&
+			              strcmp(jstr(f, "generated_by"), "use GenServer") == 0;
+		if (strcmp(jstr(f, "name"), "init") == 0) /* written: not generated */
+			TH_ASSERT(json_object_get(f, "generated") == NULL);
+	}
+	TH_ASSERT_MSG(code_change, "no generated code_change/3: %s", r.out);
+	ts_giulia_result_free(&r);
+	r = GIULIA("query", "function_details", "Web.Page.__struct__/0", "--project", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_STR_EQ(jstr(r.json, "generated_by"), "defstruct");
+	ts_giulia_result_free(&r);
+
+	/* dependents include dispatch edges unless --direct */
+	r = GIULIA("dependents", "Web.Jobs", "--project", dir, "--json");
+	TH_ASSERT(has_module_row(json_object_get(r.json, "dependents"), "module", "Web.Ticker"));
+	ts_giulia_result_free(&r);
+	r = GIULIA("dependents", "Web.Jobs", "--project", dir, "--json", "--direct");
+	TH_ASSERT(!has_module_row(json_object_get(r.json, "dependents"), "module", "Web.Ticker"));
 	ts_giulia_result_free(&r);
 }
 
@@ -500,6 +646,9 @@ int main(int argc, char **argv)
 	    TH_TEST(queries_answer_on_fixture),
 	    TH_TEST(reindex_parses_only_changes),
 	    TH_TEST(index_skips_and_reports_bad_files),
+	    TH_TEST(index_counts_distinct_modules),
+	    TH_TEST(test_code_is_what_mix_says),
+	    TH_TEST(dispatch_on_phoenix_style_fixture),
 	    TH_TEST(index_many_files_on_threads),
 	    TH_TEST(db_option_and_environment),
 	    TH_TEST(clear_errors_for_bad_input),

@@ -84,6 +84,8 @@ static void render_function(struct gi_vec *lines, const struct facts_module *m,
 		gi_buf_puts(&b, " defaults");
 	if (fn->delegate_to)
 		gi_buf_printf(&b, " delegate=%s", fn->delegate_to);
+	if (fn->generated_by)
+		gi_buf_printf(&b, " generated=%s", fn->generated_by);
 	lines_add(lines, &b);
 	for (size_t k = 0; k < fn->calls.len; k++) {
 		const struct facts_call *c = gi_vec_get(&fn->calls, k);
@@ -363,6 +365,85 @@ static void directives_are_lexically_scoped(void)
 	             want);
 }
 
+/* tree-sitter-elixir puts the parentheses of `&(...)` under the operand
+ * field too: the calls inside such a capture are calls all the same. */
+static void calls_inside_parenthesised_captures(void)
+{
+	static const char *const want[] = {
+	    "call C.c/1 remote Path.dirname/1",
+	    "call C.c/1 remote Enum.map/2",
+	    "call C.d/1 remote File.dir?/1",
+	    "call C.d/1 local C.compiled_file?/1",
+	    "call C.d/1 remote Enum.filter/2",
+	    "call C.e/1 remote Path.basename/1",
+	    "ref C call Path",
+	    "ref C call File",
+	    NULL,
+	};
+	expect_lines("defmodule C do\n"
+	             "  def c(x), do: Enum.map(x, &(Path.dirname(&1)))\n"
+	             "  def d(files), do: Enum.filter(files, &(not (File.dir?(&1) or "
+	             "compiled_file?(&1))))\n"
+	             "  def e(x), do: Enum.map(x, &Path.basename(&1))\n"
+	             "  defp compiled_file?(f), do: f\n"
+	             "end\n",
+	             want);
+}
+
+/* Dispatch that no direct call shows: modules as values, MFA tuples and
+ * arguments, apply/3 with literals, Module.concat of aliases. */
+static void dispatch_references(void)
+{
+	static const char *const want[] = {
+	    "ref D value Worker",
+	    "ref D value Registry",
+	    "ref D value Other.Sup",
+	    "ref D mfa Jobs",
+	    "call D.children/0 mfa Jobs.run/1",
+	    "ref D mfa Ticker",
+	    "call D.later/0 mfa Ticker.tick/2",
+	    "ref D mfa Spawned",
+	    "call D.go/1 mfa Spawned.loop/1",
+	    "call D.go/1 mfa :worker_mod.start/-1",
+	    "ref D apply Applied",
+	    "call D.go/1 apply Applied.f/2",
+	    "call D.go/1 apply Kernelled.g/0",
+	    "ref D value A.B",
+	    "ref D struct S",
+	    NULL,
+	};
+	static const char *const not_wanted[] = {
+	    "ref D value S",
+	    "ref D value Jobs",
+	    "ref D value D",
+	    NULL,
+	};
+	const char *src = "defmodule D do\n"
+	                  "  alias Other.Sup\n"
+	                  "  def children do\n"
+	                  "    [Worker, {Registry, keys: :unique}, Sup,\n"
+	                  "     %{id: :j, start: {Jobs, :run, [1]}}, __MODULE__]\n"
+	                  "  end\n"
+	                  "  def later, do: :timer.apply_after(10, Ticker, :tick, [1, 2])\n"
+	                  "  def go(args) do\n"
+	                  "    spawn(Spawned, :loop, [args])\n"
+	                  "    :erlang.spawn(:worker_mod, :start, args)\n"
+	                  "    apply(Applied, :f, [1, 2])\n"
+	                  "    Kernel.apply(Kernelled, :g, [])\n"
+	                  "    Module.concat(A, B)\n"
+	                  "    %S{a: 1}\n"
+	                  "  end\n"
+	                  "end\n";
+	expect_lines(src, want);
+	struct facts_file *f = parse_text(src);
+	struct gi_vec got;
+	render(f, &got);
+	for (size_t i = 0; not_wanted[i]; i++)
+		TH_ASSERT_MSG(!lines_has(&got, not_wanted[i]), "unexpected: %s", not_wanted[i]);
+	lines_free(&got);
+	facts_file_free(f);
+}
+
 static void refuses_binary_and_huge_files(void)
 {
 	struct facts_file *f = (struct facts_file *)1;
@@ -523,6 +604,8 @@ int main(int argc, char **argv)
 	    TH_TEST(fixtures_all_have_expected_facts),
 	    TH_TEST(parses_a_module),
 	    TH_TEST(directives_are_lexically_scoped),
+	    TH_TEST(calls_inside_parenthesised_captures),
+	    TH_TEST(dispatch_references),
 	    TH_TEST(refuses_binary_and_huge_files),
 	    TH_TEST(empty_and_blank_files),
 	    TH_TEST(truncated_prefixes),

@@ -292,7 +292,7 @@ static enum kg_dead_reason dead(const struct kg_graph *g, const char *m, const c
 {
 	int fi = kg_graph_function_find(g, kg_graph_module_find(g, m), f, arity);
 	TH_ASSERT_MSG(fi >= 0, "%s.%s/%d missing", m, f, arity);
-	return kg_function_dead_reason(g, fi);
+	return kg_function_dead_reason_opts(g, fi, true);
 }
 
 static void graph_dead_code_classified(void)
@@ -308,6 +308,13 @@ static void graph_dead_code_classified(void)
 	TH_ASSERT_INT_EQ(dead(g, "E", "unused", 0), KG_DEAD_UNREFERENCED);
 	TH_ASSERT_INT_EQ(dead(g, "E", "only_tested", 0), KG_DEAD_TEST_ONLY);
 	TH_ASSERT_INT_EQ(dead(g, "ATest", "test_run", 0), KG_ALIVE); /* tests are not core */
+	/* with dispatch (the default), a behaviour's callbacks are referenced by it */
+	int init = kg_graph_function_find(g, kg_graph_module_find(g, "B"), "init", 1);
+	TH_ASSERT_INT_EQ(kg_function_dead_reason(g, init), KG_ALIVE);
+	TH_ASSERT_INT_EQ(kg_function_dispatch_of(g, init), 1u << FACTS_REF_CALLBACK);
+	TH_ASSERT_INT_EQ(kg_function_dead_reason(
+	                     g, kg_graph_function_find(g, kg_graph_module_find(g, "D"), "main", 0)),
+	                 KG_DEAD_UNREFERENCED);
 	kg_graph_free(g);
 }
 
@@ -318,6 +325,8 @@ static void graph_path_is_test(void)
 	TH_ASSERT(kg_path_is_test("foo_test.exs"));
 	TH_ASSERT(!kg_path_is_test("lib/testing.ex"));
 	TH_ASSERT(!kg_path_is_test("lib/contest/x.ex"));
+	TH_ASSERT(!kg_path_is_test("lib/phoenix/test/conn_test.ex"));
+	TH_ASSERT(kg_path_is_test("test/support/conn_case.ex"));
 }
 
 static void ignore_patterns_match(void)
@@ -431,7 +440,10 @@ static void store_roundtrip_keeps_metrics(void)
 
 	r = query(db, "dead_code", NULL, NULL);
 	json_t *by = json_object_get(r, "by_reason");
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(by, "callback")), 2);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(by, "callback")), 0);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(
+	                     json_object_get(r, "reached_by_dispatch"), "callback")),
+	                 2);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(by, "test_only")), 1);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(by, "unreferenced")), 2);
 	json_decref(r);
