@@ -120,16 +120,17 @@ static void observed_add(struct node_state *ns, const char *name)
 		json_object_set_new(ns->observed, name, json_true());
 }
 
-/* The modules a snapshot shows working: attributed top processes, traced calls. */
+static void observed_add_each(void *ctx, const char *name)
+{
+	observed_add(ctx, name);
+}
+
+/* The modules a snapshot shows working (obs_view_modules_each). */
 static void observed_collect(struct node_state *ns, json_t *snap)
 {
 	struct obs_view v;
-	if (obs_view_parse(snap, &v) == 0) {
-		for (size_t i = 0; i < v.top_reductions.len; i++)
-			observed_add(ns, v.top_reductions.items[i].module);
-		for (size_t i = 0; i < v.ncalls; i++)
-			observed_add(ns, v.calls[i].module);
-	}
+	if (obs_view_parse(snap, &v) == 0)
+		obs_view_modules_each(&v, observed_add_each, ns);
 	obs_view_destroy(&v);
 }
 

@@ -34,7 +34,7 @@
  * session process on the target reads status and current function of the
  * top K processes by reductions over the last interval, and a stack of the
  * first few of them. */
-#define OBS_SAMPLE_PERIOD_DEFAULT_MS 20
+#define OBS_SAMPLE_PERIOD_DEFAULT_MS 100
 #define OBS_SAMPLE_PERIOD_MIN_MS     5
 #define OBS_SAMPLE_PERIOD_MAX_MS     1000
 #define OBS_SAMPLE_PROCESSES_DEFAULT 10

@@ -335,3 +335,17 @@ void obs_view_destroy(struct obs_view *v)
 	json_decref(v->json);
 	memset(v, 0, sizeof(*v));
 }
+
+void obs_view_modules_each(const struct obs_view *v, void (*fn)(void *ctx, const char *module),
+                           void *ctx)
+{
+	for (size_t i = 0; i < v->top_reductions.len; i++)
+		if (v->top_reductions.items[i].module)
+			fn(ctx, v->top_reductions.items[i].module);
+	for (size_t i = 0; i < v->ncalls; i++)
+		if (v->calls[i].module)
+			fn(ctx, v->calls[i].module);
+	for (size_t i = 0; i < v->executing.norigins; i++)
+		if (v->executing.origins[i].module)
+			fn(ctx, v->executing.origins[i].module);
+}

@@ -140,4 +140,13 @@ int obs_view_parse(json_t *snapshot, struct obs_view *out);
 /* Releases what `v` holds; the view is empty afterwards. NULL does nothing. */
 void obs_view_destroy(struct obs_view *v);
 
+/* Calls fn(ctx, module) for each module the snapshot shows working: the
+ * attributed top processes by reductions, the traced calls and the modules
+ * of the sampler's stacks (its origins list), in that order, duplicates
+ * included. What the monitor pulls object code for and what finalize
+ * matches projects on; one definition so that both see the same modules.
+ * `module` is borrowed from the view. */
+void obs_view_modules_each(const struct obs_view *v, void (*fn)(void *ctx, const char *module),
+                           void *ctx);
+
 #endif

@@ -23,6 +23,7 @@
 #include "base/modname.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
+#include "observe/snapshot_view.h"
 #include "store/obs_store.h"
 
 #define NODE_NAME_MAX 256
@@ -158,11 +159,16 @@ static void observed_builder(struct observed *o, long snapshot_count)
 		o->build_rc = GI_ETOOBIG; /* the count is past the builder's cap */
 }
 
+static void observed_module(void *ctx, const char *name)
+{
+	struct observed *o = ctx;
+	if (json_object_size(o->seen) < PROFILE_OBSERVED_MODULES_MAX)
+		json_object_set_new(o->seen, name, json_true());
+}
+
 static int observed_add(void *ctx, json_t *snap)
 {
 	struct observed *o = ctx;
-	size_t j;
-	json_t *x;
 	o->parsed++;
 	if (!json_is_object(snap))
 		return 0; /* not counted, not fed: as fuse_profile_build does */
@@ -171,16 +177,10 @@ static int observed_add(void *ctx, json_t *snap)
 	/* Past the count: stored after it was read; not part of this profile. */
 	if (o->build_rc == 0 && o->objects <= o->count)
 		o->build_rc = fuse_builder_add(o->b, snap);
-	json_t *top = json_object_get(json_object_get(snap, "top_processes"), "reductions");
-	json_array_foreach(top, j, x)
-	{
-		observed_name(o, json_object_get(x, "module"));
-	}
-	json_t *calls = json_object_get(json_object_get(snap, "trace"), "calls");
-	json_array_foreach(calls, j, x)
-	{
-		observed_name(o, json_object_get(x, "module"));
-	}
+	struct obs_view v;
+	if (obs_view_parse(snap, &v) == 0)
+		obs_view_modules_each(&v, observed_module, o);
+	obs_view_destroy(&v);
 	return 0;
 }
 
