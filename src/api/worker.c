@@ -473,6 +473,11 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 		pthread_mutex_unlock(&w->write_lock);
 		store_release(w, st);
 	}
+	if (rc == GI_EEXIST)
+		return api_error(status, 409,
+		                 "observation %s has ended and its profile is built: a late "
+		                 "snapshot (seq %lld) cannot change it",
+		                 session_id, seq);
 	if (rc)
 		return gi_error_response(status, rc, "storing the snapshot");
 	return json_pack("{s:b, s:s, s:I, s:b}", "ok", 1, "session_id", session_id, "seq",

@@ -178,6 +178,31 @@ static int step_done(struct obs_store *st, sqlite3_stmt *s, const char *what)
 	return rc;
 }
 
+/* Whether the observation has ended for good: it has a profile, or it was
+ * finalised (complete, or interrupted for any reason but a worker shutdown,
+ * which a restarted worker resumes). Unknown sessions are not final. */
+static int observation_final(struct obs_store *st, const char *session_id, bool *final)
+{
+	sqlite3_stmt *s;
+	*final = false;
+	int rc =
+	    prepare(st,
+	            "SELECT 1 FROM observations WHERE session_id = ?1 AND"
+	            " (profile_id IS NOT NULL OR status = 'complete' OR"
+	            "  (status = 'interrupted' AND coalesce(reason, '') <> 'worker shut down'))",
+	            &s);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
+	int step = sqlite3_step(s);
+	if (step == SQLITE_ROW)
+		*final = true;
+	else if (step != SQLITE_DONE)
+		rc = db_error(st, "read observation state");
+	sqlite3_finalize(s);
+	return rc;
+}
+
 int obs_store_snapshot_add(struct obs_store *st, const char *session_id, const char *node,
                            long long seq, json_t *snapshot, bool *duplicate)
 {
@@ -189,6 +214,17 @@ int obs_store_snapshot_add(struct obs_store *st, const char *session_id, const c
 	int rc = exec(st, "BEGIN IMMEDIATE");
 	if (rc)
 		return rc;
+	bool final = false;
+	rc = observation_final(st, session_id, &final);
+	if (rc)
+		goto fail;
+	if (final) {
+		/* A finished observation is immutable: its profile was built from
+		 * exactly what it holds. Checked first, so that a late retry of a
+		 * snapshot already stored is refused the same way. */
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		return GI_EEXIST;
+	}
 	rc = prepare(st,
 	             "INSERT OR IGNORE INTO snapshots(session_id, seq, timestamp_ms, body) "
 	             "VALUES(?1, ?2, ?3, ?4)",

@@ -34,7 +34,9 @@ void obs_store_close(struct obs_store *st);
  * node `node`, number `seq`, creating the observation on its first snapshot
  * (status "running"). A snapshot already stored under (session_id, seq) is
  * left as it was and *duplicate set: retries are harmless. An observation
- * that was interrupted by a worker shutdown is running again. */
+ * that was interrupted by a worker shutdown is running again. A finished
+ * observation (finalised, or with a profile) is immutable: GI_EEXIST, and
+ * nothing changes. */
 int obs_store_snapshot_add(struct obs_store *st, const char *session_id, const char *node,
                            long long seq, json_t *snapshot, bool *duplicate);
 
