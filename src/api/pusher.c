@@ -98,17 +98,80 @@ static int cmp_disk(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Loads the spool left by an earlier run. */
+/* Parses a spool item's file name, NNNNNNNNNNNNNNNNNNNN.KIND.json, exactly:
+ * anything else (a temporary, a stray file) is not an item. */
+static bool spool_name_parse(const char *name, unsigned long long *seq, char *kind, size_t size)
+{
+	size_t i = 0;
+	*seq = 0;
+	for (; i < 20; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		*seq = *seq * 10 + (unsigned long long)(name[i] - '0');
+	}
+	if (name[i++] != '.')
+		return false;
+	size_t k = 0;
+	while (name[i] >= 'a' && name[i] <= 'z' && k + 1 < size)
+		kind[k++] = name[i++];
+	kind[k] = '\0';
+	if (strcmp(name + i, ".json") != 0)
+		return false;
+	return strcmp(kind, "ingest") == 0 || strcmp(kind, "finalize") == 0 ||
+	       strcmp(kind, "objectcode") == 0;
+}
+
+/* A temporary NAME.tmp.PID left by a crash between the write and the rename
+ * (gi_fs_write_file): when NAME is a spool item that does not exist and the
+ * temporary holds a whole JSON document, the write had finished and only the
+ * rename was missing, so it is renamed; otherwise it is deleted. */
+static void spool_temporary_settle(struct api_pusher *p, const char *name)
+{
+	const char *tmp = strstr(name, ".tmp.");
+	if (!tmp || tmp[5] < '0' || tmp[5] > '9')
+		return;
+	char final_name[256], kind[16], path[4096], final_path[4096];
+	unsigned long long seq;
+	size_t n = (size_t)(tmp - name);
+	if (n >= sizeof(final_name))
+		return;
+	memcpy(final_name, name, n);
+	final_name[n] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", p->spool_dir, name);
+	snprintf(final_path, sizeof(final_path), "%s/%s", p->spool_dir, final_name);
+	bool kept = false;
+	if (spool_name_parse(final_name, &seq, kind, sizeof(kind)) &&
+	    access(final_path, F_OK) != 0) {
+		char *body = NULL;
+		size_t len = 0;
+		json_t *doc = NULL;
+		if (gi_fs_read_file(path, SPOOL_ITEM_LIMIT, &body, &len) == 0)
+			doc = json_loadb(body, len, 0, NULL);
+		kept = doc && rename(path, final_path) == 0;
+		json_decref(doc);
+		gi_free(body);
+	}
+	if (!kept)
+		unlink(path);
+	gi_log_warn("monitor", "spool temporary %s left by a crash: %s", name,
+	            kept ? "complete, recovered" : "incomplete or redundant, deleted");
+}
+
+/* Loads the spool left by an earlier run: temporaries first (recovered or
+ * deleted, never counted), then the items in order. */
 static void spool_load(struct api_pusher *p)
 {
 	DIR *d = opendir(p->spool_dir);
 	if (!d)
 		return;
 	struct dirent *e;
+	while ((e = readdir(d)))
+		spool_temporary_settle(p, e->d_name);
+	rewinddir(d);
 	while ((e = readdir(d))) {
 		char kind[16];
 		unsigned long long seq;
-		if (sscanf(e->d_name, "%20llu.%15[a-z].json", &seq, kind) != 2)
+		if (!spool_name_parse(e->d_name, &seq, kind, sizeof(kind)))
 			continue;
 		struct disk_item it = {seq,
 		                       strcmp(kind, "finalize") == 0     ? API_PUSH_FINALIZE

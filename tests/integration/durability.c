@@ -77,10 +77,86 @@ static void late_ingest_after_finalize_is_refused(void)
 	json_decref(after);
 }
 
+static long long stat_of(struct api_pusher *p, const char *key)
+{
+	json_t *s = api_pusher_stats(p);
+	long long v = json_integer_value(json_object_get(s, key));
+	json_decref(s);
+	return v;
+}
+
+static void pusher_free_deferred(void *arg)
+{
+	api_pusher_free(arg, 0);
+}
+
+static int count_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void write_text(const char *dir, const char *name, const char *text, size_t len)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	TH_ASSERT_MSG(f != NULL, "cannot write %s", path);
+	TH_ASSERT_INT_EQ(fwrite(text, 1, len, f), len);
+	fclose(f);
+}
+
+static void spool_snapshot(const char *dir, const char *sid, int seq, const char *suffix,
+                           bool truncate)
+{
+	char name[128];
+	snprintf(name, sizeof(name), "%020d.ingest.json%s", seq, suffix);
+	char *text = td_snapshot(sid, "demo@127.0.0.1", seq);
+	write_text(dir, name, text, truncate ? strlen(text) / 2 : strlen(text));
+	free(text);
+}
+
+/* Item 4: temporaries left by a crash are recovered (complete) or deleted
+ * (incomplete, or redundant next to their item), never counted as items. */
+static void spool_temporaries_are_recovered_or_deleted(void)
+{
+	api_client_global_init();
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
+	TH_ASSERT_OK(gi_fs_mkdir_p(spool));
+	for (int i = 0; i < 3; i++)
+		spool_snapshot(spool, "tmp1", i, "", false);
+	spool_snapshot(spool, "tmp1", 1, ".tmp.4242", false); /* redundant */
+	spool_snapshot(spool, "tmp1", 3, ".tmp.4242", false); /* complete, never renamed */
+	spool_snapshot(spool, "tmp1", 4, ".tmp.4243", true);  /* cut short by the crash */
+	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
+	struct api_pusher *p;
+	TH_ASSERT_OK(api_pusher_new(&pc, &p));
+	th_defer(pusher_free_deferred, p);
+	TH_ASSERT_OK(api_pusher_drain(p, 60000));
+	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 4);
+	TH_ASSERT_INT_EQ(stat_of(p, "rejected"), 0);
+	TH_ASSERT_INT_EQ(count_files(spool), 0);
+	json_t *o = observation(&w, "tmp1");
+	TH_ASSERT_INT_EQ(int_of(o, "snapshots"), 4);
+	TH_ASSERT_INT_EQ(int_of(o, "last_seq"), 3);
+	json_decref(o);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(late_ingest_after_finalize_is_refused),
+	    TH_TEST(spool_temporaries_are_recovered_or_deleted),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_durability", tests);
