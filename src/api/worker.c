@@ -22,7 +22,9 @@
 #include "api/worker.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -1240,6 +1242,75 @@ static const struct api_route worker_routes[] = {
     {NULL, NULL, NULL, false},
 };
 
+/* Whether DATA/worker.db, which exists, can be a SQLite database: at least
+ * its 100-byte header, starting with the SQLite magic. */
+static bool store_file_plausible(const char *path, long long *size)
+{
+	struct stat sb;
+	*size = stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+	if (*size < 100)
+		return false;
+	char head[16] = {0};
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
+	if (f)
+		fclose(f);
+	return n == sizeof(head) && memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+/* Moves DATA/worker.db (and its -wal and -shm) aside as worker.db.broken-MS. */
+static int store_move_aside(const char *data_dir)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm"};
+	long long now = (long long)gi_clock_wall_ms();
+	int rc = 0;
+	for (size_t i = 0; i < 3; i++) {
+		char from[4096], to[4096];
+		snprintf(from, sizeof(from), "%s/%s%s", data_dir, OBS_STORE_FILE, suffixes[i]);
+		snprintf(to, sizeof(to), "%s/%s%s.broken-%lld", data_dir, OBS_STORE_FILE,
+		         suffixes[i], now);
+		if (access(from, F_OK) == 0 && rename(from, to) != 0)
+			rc = GI_EIO;
+		else if (i == 0)
+			gi_log_warn("worker", "--new-store: the old store is kept as %s", to);
+	}
+	return rc;
+}
+
+/* Opens the store at start-up: never replaces an unusable file silently. */
+static int store_open_at_start(const char *data_dir, bool new_store, struct obs_store **out)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", data_dir, OBS_STORE_FILE);
+	long long size = -1;
+	bool exists = access(path, F_OK) == 0;
+	if (exists && !store_file_plausible(path, &size)) {
+		if (!new_store) {
+			gi_log_error("worker",
+			             "the store %s is %s: refusing to start, which would replace "
+			             "it with an empty store and lose the history it should hold. "
+			             "Restore it from a backup, or start with --new-store to move "
+			             "it aside and begin a new store",
+			             path, size == 0 ? "empty (0 bytes)" : "not a SQLite database");
+			return GI_ECORRUPT;
+		}
+		if (store_move_aside(data_dir) != 0)
+			return GI_EIO;
+	}
+	int rc = obs_store_open(data_dir, out);
+	if ((rc == GI_ECORRUPT || rc == GI_EDB) && exists && new_store) {
+		if (store_move_aside(data_dir) != 0)
+			return GI_EIO;
+		rc = obs_store_open(data_dir, out);
+	} else if (rc == GI_ECORRUPT) {
+		gi_log_error("worker",
+		             "the store %s is corrupt: refusing to start; restore it from a "
+		             "backup, or start with --new-store to move it aside",
+		             path);
+	}
+	return rc;
+}
+
 int api_worker_start(const struct api_worker_config *cfg, struct api_worker **out)
 {
 	*out = NULL;
@@ -1251,7 +1322,7 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	pthread_mutex_init(&w->write_lock, NULL);
 	gi_map_init(&w->scanning);
 	struct obs_store *st = NULL;
-	int rc = w->data_dir ? obs_store_open(w->data_dir, &st) : GI_EINVAL;
+	int rc = w->data_dir ? store_open_at_start(w->data_dir, cfg->new_store, &st) : GI_EINVAL;
 	if (rc) {
 		gi_log_error("worker", "cannot open the store in %s: %s",
 		             w->data_dir ? w->data_dir : "(no HOME)", gi_strerror(rc));

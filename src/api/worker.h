@@ -11,6 +11,7 @@
 #ifndef GIULIA_API_WORKER_H
 #define GIULIA_API_WORKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define API_WORKER_LISTEN_DEFAULT "127.0.0.1:4000"
@@ -20,6 +21,19 @@ struct api_worker_config {
 	const char *data_dir; /* NULL: $XDG_DATA_HOME/giulia or ~/.local/share/giulia */
 	const char *token;    /* NULL or "": none (loopback only) */
 	size_t body_limit;    /* 0: default */
+	/* A DATA/worker.db that exists but is empty (0 bytes) or not a SQLite
+	 * database refuses the start (GI_ECORRUPT), so that history is never
+	 * replaced without a word; true moves it aside (worker.db.broken-MS) and
+	 * creates a new store. A missing file is always created. */
+	bool new_store;
+	/* Liveness: a running observation that received no snapshot for this
+	 * many of its intervals (counted from the worker's start at the
+	 * earliest) is ended as interrupted and profiled. 0: 30. */
+	int liveness_intervals;
+	/* The object-code cache DATA/nodes/NODE/ebin: total size (0: 256 MB)
+	 * and age of unused files (0: 30 days); the oldest go first. */
+	size_t ebin_cache_bytes;
+	long long ebin_cache_age_ms;
 };
 
 struct api_worker;

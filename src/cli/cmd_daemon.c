@@ -110,6 +110,10 @@ static void signals_wait(const sigset_t *set)
 struct daemon_opts {
 	const char *listen, *listen2, *data, *token, *worker_url, *worker_token;
 	size_t body_limit;
+	bool new_store;
+	int liveness;
+	size_t ebin_cache_bytes;
+	long long ebin_cache_age_ms;
 };
 
 static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve, const char *usage)
@@ -133,7 +137,30 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 			o->worker_url = v;
 		else if (opt_value(argc, argv, &i, "--worker-token", &v))
 			o->worker_token = v;
-		else if (opt_value(argc, argv, &i, "--body-limit", &v)) {
+		else if (strcmp(argv[i], "--new-store") == 0)
+			o->new_store = true;
+		else if (opt_value(argc, argv, &i, "--liveness", &v)) {
+			int64_t n;
+			if (gi_parse_int64(v, 2, 100000, &n) != 0) {
+				fprintf(stderr, "giulia: --liveness wants a number of intervals "
+				                "(2..100000)\n");
+				return CLI_EXIT_USAGE;
+			}
+			o->liveness = (int)n;
+		} else if (opt_value(argc, argv, &i, "--ebin-cache-max", &v)) {
+			if (parse_size(v, &o->ebin_cache_bytes) != 0) {
+				fprintf(stderr,
+				        "giulia: --ebin-cache-max wants bytes (1024..4G)\n");
+				return CLI_EXIT_USAGE;
+			}
+		} else if (opt_value(argc, argv, &i, "--ebin-cache-days", &v)) {
+			int64_t d;
+			if (gi_parse_int64(v, 1, 36500, &d) != 0) {
+				fprintf(stderr, "giulia: --ebin-cache-days wants 1..36500\n");
+				return CLI_EXIT_USAGE;
+			}
+			o->ebin_cache_age_ms = d * 86400000LL;
+		} else if (opt_value(argc, argv, &i, "--body-limit", &v)) {
 			if (parse_size(v, &o->body_limit) != 0) {
 				fprintf(stderr, "giulia: --body-limit wants bytes (1024..4G)\n");
 				return CLI_EXIT_USAGE;
@@ -165,7 +192,13 @@ static int daemon_setup(int argc, char **argv, bool serve, const char *usage, st
 
 static int start_error(const char *what, int rc)
 {
-	if (rc == GI_EDENIED)
+	if (rc == GI_ECORRUPT)
+		fprintf(stderr,
+		        "giulia %s: cannot start: the worker's store is empty, corrupt or not a "
+		        "database (the log says which file); restore it, or start with "
+		        "--new-store to move it aside and begin a new one\n",
+		        what);
+	else if (rc == GI_EDENIED)
 		fprintf(stderr,
 		        "giulia %s: listening on a non-loopback address needs --token or "
 		        "GIULIA_TOKEN\n",
@@ -176,13 +209,17 @@ static int start_error(const char *what, int rc)
 }
 
 static const char WORKER_USAGE[] =
-    "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES]";
+    "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES]\n"
+    "              [--new-store] [--liveness INTERVALS] [--ebin-cache-max BYTES]\n"
+    "              [--ebin-cache-days DAYS]";
 static const char MONITOR_USAGE[] =
     "giulia monitor [--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
     "[--worker-token TOKEN] [--body-limit BYTES]";
 static const char SERVE_USAGE[] =
     "giulia serve [--worker-listen ADDR:PORT] [--monitor-listen ADDR:PORT] [--data DIR] "
-    "[--token TOKEN] [--body-limit BYTES]";
+    "[--token TOKEN] [--body-limit BYTES]\n"
+    "             [--new-store] [--liveness INTERVALS] [--ebin-cache-max BYTES] "
+    "[--ebin-cache-days DAYS]";
 
 static int cmd_worker(int argc, char **argv)
 {
@@ -191,7 +228,14 @@ static int cmd_worker(int argc, char **argv)
 	int rc = daemon_setup(argc, argv, false, WORKER_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	struct api_worker_config wc = {o.listen, o.data, o.token, o.body_limit};
+	struct api_worker_config wc = {o.listen,
+	                               o.data,
+	                               o.token,
+	                               o.body_limit,
+	                               o.new_store,
+	                               o.liveness,
+	                               o.ebin_cache_bytes,
+	                               o.ebin_cache_age_ms};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
 	if (rc)
@@ -226,7 +270,14 @@ static int cmd_serve(int argc, char **argv)
 	int rc = daemon_setup(argc, argv, true, SERVE_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	struct api_worker_config wc = {o.listen, o.data, o.token, o.body_limit};
+	struct api_worker_config wc = {o.listen,
+	                               o.data,
+	                               o.token,
+	                               o.body_limit,
+	                               o.new_store,
+	                               o.liveness,
+	                               o.ebin_cache_bytes,
+	                               o.ebin_cache_age_ms};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
 	if (rc)

@@ -152,11 +152,68 @@ static void spool_temporaries_are_recovered_or_deleted(void)
 	json_decref(o);
 }
 
+static long long file_size(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+static int count_prefixed(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Item 6: an empty or foreign worker.db refuses the start unless --new-store. */
+static void unusable_store_refuses_to_start(void)
+{
+	char data[400], db[500], bin[1024], listen[64];
+	snprintf(data, sizeof(data), "%s/worker", th_tmpdir());
+	snprintf(db, sizeof(db), "%s/worker.db", data);
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", ts_free_port());
+	TH_ASSERT_OK(gi_fs_mkdir_p(data));
+	const char *contents[] = {"",
+	                          "this is not a database, but it holds 64 bytes of text....\n"};
+	for (int k = 0; k < 2; k++) {
+		write_text(data, "worker.db", contents[k], strlen(contents[k]));
+		const char *argv[] = {bin, "worker", "--listen", listen, "--data", data, NULL};
+		char *err = NULL;
+		int st = ts_run(argv, NULL, 30000, NULL, &err);
+		TH_ASSERT_INT_EQ(st, 1);
+		TH_ASSERT_STR_CONTAINS(err, "--new-store");
+		TH_ASSERT_STR_CONTAINS(err, k == 0 ? "empty (0 bytes)" : "not a SQLite database");
+		free(err);
+		TH_ASSERT_INT_EQ(file_size(db), (long long)strlen(contents[k]));
+	}
+	/* Told to, it keeps the old file aside and starts on a new store. */
+	struct td_daemon w = {0};
+	snprintf(w.data, sizeof(w.data), "%s", data);
+	const char *extra[] = {"--new-store", NULL};
+	td_start(&w, "worker", extra);
+	TH_ASSERT_INT_EQ(count_prefixed(data, "worker.db.broken-"), 1);
+	ingest(&w, "fresh1", 0);
+	TH_ASSERT_INT_EQ(td_stop(&w), 0);
+	/* A store that is fine starts without the flag. */
+	td_start(&w, "worker", NULL);
+	json_t *o = observation(&w, "fresh1");
+	TH_ASSERT_INT_EQ(int_of(o, "snapshots"), 1);
+	json_decref(o);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(late_ingest_after_finalize_is_refused),
 	    TH_TEST(spool_temporaries_are_recovered_or_deleted),
+	    TH_TEST(unusable_store_refuses_to_start),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_durability", tests);
