@@ -35,6 +35,7 @@
 #define BACKOFF_MAX_MS       2000
 #define SPOOL_ITEM_LIMIT     (16 * 1024 * 1024)
 #define FINALIZE_RESULTS_MAX 256
+#define DROPPED_SESSIONS_MAX 1024
 
 struct item {
 	uint64_t seq;
@@ -75,6 +76,7 @@ struct api_pusher {
 	size_t result_next;
 
 	uint64_t delivered, retries, rejected, dropped;
+	json_t *dropped_by_session; /* session_id -> count, at most DROPPED_SESSIONS_MAX */
 	bool reachable;
 	char last_error[256];
 };
@@ -217,6 +219,29 @@ static void free_item(struct item *it)
 	gi_free(it);
 }
 
+/* Counts a dropped item against its session (called with the lock held). */
+static void dropped_count(struct api_pusher *p, json_t *body)
+{
+	const char *sid = json_string_value(json_object_get(body, "session_id"));
+	if (!sid)
+		return;
+	json_t *n = json_object_get(p->dropped_by_session, sid);
+	if (n)
+		json_integer_set(n, json_integer_value(n) + 1);
+	else if (json_object_size(p->dropped_by_session) < DROPPED_SESSIONS_MAX)
+		json_object_set_new(p->dropped_by_session, sid, json_integer(1));
+}
+
+uint64_t api_pusher_dropped_of(struct api_pusher *p, const char *session_id)
+{
+	pthread_mutex_lock(&p->lock);
+	json_t *n = json_object_get(p->dropped_by_session, session_id);
+	uint64_t v = n ? (uint64_t)json_integer_value(n) : 0;
+	json_object_del(p->dropped_by_session, session_id);
+	pthread_mutex_unlock(&p->lock);
+	return v;
+}
+
 int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body)
 {
 	char *text = json_dumps(body, JSON_COMPACT);
@@ -243,6 +268,7 @@ int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body)
 	} else if (p->disk_bytes + len > p->disk_bytes_limit ||
 	           spool_write(p, seq, kind, text, len) != 0) {
 		p->dropped++;
+		dropped_count(p, body);
 		rc = GI_ETOOBIG;
 		snprintf(p->last_error, sizeof(p->last_error),
 		         "queue and spool full: %s item dropped", kind_name(kind));
@@ -464,10 +490,12 @@ int api_pusher_new(const struct api_pusher_config *cfg, struct api_pusher **out)
 	pthread_cond_init(&p->changed, NULL);
 	gi_vec_init(&p->disk, sizeof(struct disk_item));
 	gi_map_init(&p->results);
+	p->dropped_by_session = json_object();
 	spool_load(p);
 	if (pthread_create(&p->thread, NULL, pusher_thread, p) != 0) {
 		gi_vec_destroy(&p->disk);
 		gi_map_destroy(&p->results);
+		json_decref(p->dropped_by_session);
 		gi_free(p->worker_url);
 		gi_free(p->token);
 		gi_free(p->spool_dir);
@@ -553,6 +581,7 @@ void api_pusher_free(struct api_pusher *p, int flush_ms)
 		}
 	}
 	gi_map_destroy(&p->results);
+	json_decref(p->dropped_by_session);
 	gi_vec_destroy(&p->disk);
 	pthread_cond_destroy(&p->changed);
 	pthread_mutex_destroy(&p->lock);

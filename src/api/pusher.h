@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* OBJECT_CODE: a batch of a node's object code (POST
  * /api/runtime/ingest/object_code), queued before the finalize it serves. */
@@ -45,6 +46,10 @@ int api_pusher_new(const struct api_pusher_config *cfg, struct api_pusher **out)
 /* Queues `body` (borrowed; serialised at once) for delivery. Returns 0, or
  * GI_ETOOBIG when the queue and the spool are both full (the item is dropped). */
 int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body);
+
+/* How many items of `session_id` were dropped (queue and spool full) since
+ * the last call for it; forgets the count. */
+uint64_t api_pusher_dropped_of(struct api_pusher *p, const char *session_id);
 
 /* Waits up to `timeout_ms` until the finalize of `session_id` has been
  * delivered; *response_out (caller decrefs) is the worker's answer. Returns

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -74,6 +75,13 @@ struct api_worker {
 	/* One writer at a time in this process: SQLite allows one anyway, and
 	 * waiting on a mutex is fairer and faster than its busy-retry sleeps. */
 	pthread_mutex_t write_lock;
+
+	/* Liveness deadline (see liveness_run); `stopping` under `lock`. */
+	int liveness_intervals;
+	int64_t started_wall_ms;
+	pthread_t liveness_thread;
+	bool liveness_started, stopping;
+	pthread_cond_t liveness_wake;
 };
 
 char *api_default_data_dir(const char *leaf)
@@ -1029,6 +1037,14 @@ out:
 	return resp;
 }
 
+/* What the worker adds to a finalize object before the profile is built:
+ * the gaps in what arrived (docs/API.md). Takes no ownership. */
+static void finalize_prepare(struct obs_store *st, json_t *body)
+{
+	(void)st;
+	(void)body;
+}
+
 static json_t *route_finalize(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_worker *w = ctx;
@@ -1040,10 +1056,122 @@ static json_t *route_finalize(void *ctx, const struct api_request *req, int *sta
 	if (rc)
 		return gi_error_response(status, rc, "opening the store");
 	pthread_mutex_lock(&w->finalize_lock);
+	finalize_prepare(st, req->body);
 	json_t *resp = finalize_locked(w, st, req, status);
 	pthread_mutex_unlock(&w->finalize_lock);
 	store_release(w, st);
 	return resp;
+}
+
+/* ---- liveness ---- */
+
+#define LIVENESS_INTERVALS_DEFAULT 30
+#define LIVENESS_TICK_MS           1000
+#define LIVENESS_INTERVAL_FALLBACK 5000 /* an observation whose interval is unknown */
+
+/* The wall time after which a running observation last written at
+ * `updated_ms` counts as abandoned: N of its intervals, counted from the
+ * worker's own start at the earliest (a worker that was down has not heard
+ * from anybody, which says nothing about the monitor). */
+static int64_t liveness_deadline(const struct api_worker *w, json_t *row)
+{
+	long long interval = json_integer_value(json_object_get(row, "interval_ms"));
+	if (interval <= 0)
+		interval = LIVENESS_INTERVAL_FALLBACK;
+	if (interval < 250)
+		interval = 250;
+	int64_t since = json_integer_value(json_object_get(row, "updated_ms"));
+	if (since < w->started_wall_ms)
+		since = w->started_wall_ms;
+	return since + (int64_t)w->liveness_intervals * interval;
+}
+
+/* Ends one abandoned observation through the finalize entry point, as if its
+ * monitor had sent {status: interrupted}: the profile is built from what
+ * arrived. Re-checked under finalize_lock, since a snapshot may have come. */
+static void liveness_end(struct api_worker *w, struct obs_store *st, json_t *row)
+{
+	const char *sid = json_string_value(json_object_get(row, "session_id"));
+	pthread_mutex_lock(&w->finalize_lock);
+	json_t *again = NULL, *match = NULL;
+	size_t i;
+	json_t *r;
+	if (obs_store_running_list(st, &again) == 0)
+		json_array_foreach(again, i, r)
+		{
+			const char *s2 = json_string_value(json_object_get(r, "session_id"));
+			if (s2 && strcmp(s2, sid) == 0)
+				match = r;
+		}
+	if (match && gi_clock_wall_ms() >= liveness_deadline(w, match)) {
+		long long interval = json_integer_value(json_object_get(match, "interval_ms"));
+		char reason[200];
+		snprintf(reason, sizeof(reason),
+		         "no snapshot for %d intervals: the monitor stopped sending (it died, "
+		         "or lost its finalize)",
+		         w->liveness_intervals);
+		json_t *body = json_pack("{s:s, s:O, s:s, s:s}", "session_id", sid, "node",
+		                         json_object_get(match, "node"), "status", "interrupted",
+		                         "reason", reason);
+		json_t *last = json_object_get(match, "last_timestamp_ms");
+		if (json_is_integer(last))
+			json_object_set(body, "stopped_ms", last);
+		if (interval > 0)
+			json_object_set_new(body, "interval_ms", json_integer(interval));
+		struct api_request req = {"POST", "/api/runtime/ingest/finalize", NULL, body, NULL};
+		int status = 200;
+		finalize_prepare(st, body);
+		json_t *resp = finalize_locked(w, st, &req, &status);
+		json_t *pid = json_object_get(resp, "profile_id");
+		gi_log_warn("worker",
+		            "observation %s of %s: %s; ended as interrupted (profile %lld)", sid,
+		            json_string_value(json_object_get(match, "node")), reason,
+		            json_is_integer(pid) ? (long long)json_integer_value(pid) : 0LL);
+		json_decref(resp);
+		json_decref(body);
+	}
+	json_decref(again);
+	pthread_mutex_unlock(&w->finalize_lock);
+}
+
+static void liveness_check(struct api_worker *w)
+{
+	struct obs_store *st;
+	json_t *rows = NULL;
+	if (store_acquire(w, &st) != 0)
+		return;
+	if (obs_store_running_list(st, &rows) == 0) {
+		int64_t now = gi_clock_wall_ms();
+		size_t i;
+		json_t *row;
+		json_array_foreach(rows, i, row)
+		{
+			if (now >= liveness_deadline(w, row))
+				liveness_end(w, st, row);
+		}
+	}
+	json_decref(rows);
+	store_release(w, st);
+}
+
+/* Once a second: ends the running observations that nobody feeds any more. */
+static void *liveness_run(void *arg)
+{
+	struct api_worker *w = arg;
+	pthread_mutex_lock(&w->lock);
+	while (!w->stopping) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += LIVENESS_TICK_MS / 1000;
+		pthread_cond_timedwait(&w->liveness_wake, &w->lock, &ts);
+		if (w->stopping)
+			break;
+		pthread_mutex_unlock(&w->lock);
+		liveness_check(w);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
 }
 
 static int list_limit(const struct api_request *req, int *limit, json_t **err, int *status)
@@ -1317,6 +1445,10 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	struct api_worker *w = gi_calloc(1, sizeof(*w));
 	w->data_dir = cfg->data_dir ? gi_strdup(cfg->data_dir) : api_default_data_dir(NULL);
 	w->started_ms = gi_clock_mono_ms();
+	w->started_wall_ms = gi_clock_wall_ms();
+	w->liveness_intervals =
+	    cfg->liveness_intervals > 0 ? cfg->liveness_intervals : LIVENESS_INTERVALS_DEFAULT;
+	pthread_cond_init(&w->liveness_wake, NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->finalize_lock, NULL);
 	pthread_mutex_init(&w->write_lock, NULL);
@@ -1340,6 +1472,11 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	rc = api_server_start(&sc, &w->server);
 	if (rc)
 		goto fail;
+	if (pthread_create(&w->liveness_thread, NULL, liveness_run, w) != 0) {
+		rc = GI_EIO;
+		goto fail;
+	}
+	w->liveness_started = true;
 	gi_log_info("worker", "data directory %s", w->data_dir);
 	*out = w;
 	return 0;
@@ -1357,6 +1494,13 @@ void api_worker_stop(struct api_worker *w)
 {
 	if (!w)
 		return;
+	if (w->liveness_started) {
+		pthread_mutex_lock(&w->lock);
+		w->stopping = true;
+		pthread_cond_broadcast(&w->liveness_wake);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->liveness_thread, NULL);
+	}
 	if (w->server) {
 		api_server_stop(w->server, SHUTDOWN_GRACE_MS);
 		struct obs_store *st;
@@ -1377,6 +1521,7 @@ void api_worker_stop(struct api_worker *w)
 	pthread_mutex_destroy(&w->finalize_lock);
 	pthread_mutex_destroy(&w->write_lock);
 	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->liveness_wake);
 	gi_free(w->data_dir);
 	gi_free(w);
 }

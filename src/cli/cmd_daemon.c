@@ -491,6 +491,13 @@ static int observe_stop(struct observe_opts *o)
 		json_t *pid = json_object_get(resp, "profile_id");
 		struct gi_buf text;
 		gi_buf_init(&text, 0);
+		if (json_is_true(json_object_get(resp, "ended_early")))
+			printf("the observation of %s (session %s) had already ended: %s; %s\n",
+			       o->positional[0],
+			       json_string_value(json_object_get(resp, "session_id")),
+			       json_string_value(json_object_get(resp, "reason")),
+			       json_is_integer(pid) ? "its profile was built from what arrived"
+			                            : "no profile yet");
 		if (json_is_true(json_object_get(resp, "queued"))) {
 			printf("stopped; the worker has not answered yet: the end of session %s is "
 			       "queued and the profile will be built when it does\n",

@@ -61,6 +61,12 @@ struct obs_session_config {
 	const char *const *trace_modules; /* NULL-terminated, or NULL */
 	const char *project;              /* passed through to finalize, may be NULL */
 	int timeout_ms;                   /* per call; 0: DIST_TIMEOUT_DEFAULT_MS (5000) */
+	/* Adoption: continue an earlier session (its monitor died) under its id
+	 * (1-16 of [0-9a-f]), numbering snapshots from first_seq, with its start
+	 * time. NULL, 0, 0: a new session. */
+	const char *session_id;
+	long first_seq;
+	int64_t started_ms;
 };
 
 /* Called on the manager's thread: with each snapshot (borrowed), and once at

@@ -510,6 +510,33 @@ int obs_store_interrupt_running(struct obs_store *st, const char *reason, int *c
 	return rc;
 }
 
+static json_t *running_row(sqlite3_stmt *s)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "session_id", column_text(s, 0));
+	json_object_set_new(o, "node", column_text(s, 1));
+	json_object_set_new(o, "interval_ms", column_int(s, 2));
+	json_object_set_new(o, "updated_ms", column_int(s, 3));
+	json_object_set_new(o, "last_timestamp_ms", column_int(s, 4));
+	return o;
+}
+
+int obs_store_running_list(struct obs_store *st, json_t **out)
+{
+	*out = NULL;
+	sqlite3_stmt *s;
+	int rc = prepare(st,
+	                 "SELECT o.session_id, o.node, o.interval_ms, o.updated_ms,"
+	                 " (SELECT max(timestamp_ms) FROM snapshots n WHERE n.session_id ="
+	                 " o.session_id) FROM observations o WHERE o.status = 'running' OR"
+	                 " (o.status = 'interrupted' AND o.reason = 'worker shut down' AND"
+	                 "  o.profile_id IS NULL)",
+	                 &s);
+	if (rc)
+		return rc;
+	return list_rows(st, s, running_row, out);
+}
+
 int obs_store_profile_add(struct obs_store *st, const char *session_id, const char *node,
                           const char *project, json_t *profile, long long *id_out)
 {

@@ -67,6 +67,12 @@ int obs_store_observations_list(struct obs_store *st, int limit, json_t **out);
  * NULL) receives how many. */
 int obs_store_interrupt_running(struct obs_store *st, const char *reason, int *count);
 
+/* The running observations (and those a worker shutdown interrupted, which
+ * a snapshot would resume) as [{session_id, node, interval_ms, updated_ms
+ * (wall time of the last stored snapshot), last_timestamp_ms}] (caller
+ * decrefs), for the worker's liveness deadline. */
+int obs_store_running_list(struct obs_store *st, json_t **out);
+
 /* Stores a profile (borrowed) and links it to its observation; *id_out gets its id. */
 int obs_store_profile_add(struct obs_store *st, const char *session_id, const char *node,
                           const char *project, json_t *profile, long long *id_out);

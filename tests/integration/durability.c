@@ -208,12 +208,180 @@ static void unusable_store_refuses_to_start(void)
 	json_decref(o);
 }
 
+/* ---- with a real node ---- */
+
+static const char WORKLOAD[] =
+    "spawn(fun() -> L = fun Loop(N) -> _ = lists:seq(1, 2000), timer:sleep(5), Loop(N + 1) end,"
+    " L(0) end).";
+
+static void start_monitor(struct td_daemon *m, const struct td_daemon *w)
+{
+	if (!m->data[0])
+		snprintf(m->data, sizeof(m->data), "%s/monitor", th_tmpdir());
+	const char *extra[] = {"--worker", w->url, NULL};
+	td_start(m, "monitor", extra);
+}
+
+static void kill_daemon(struct td_daemon *d)
+{
+	kill(d->pid, SIGKILL);
+	waitpid(d->pid, NULL, 0);
+	d->pid = 0;
+}
+
+/* POST observe/start; returns the response (caller decrefs). */
+static json_t *observe_start(const struct td_daemon *m, const struct ts_beam *n, int interval_ms)
+{
+	char body[1024];
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":%d}",
+	         n->name, n->cookie, interval_ms);
+	json_t *r = NULL;
+	int st = td_post(m, "/api/monitor/observe/start", body, &r);
+	TH_ASSERT_MSG(st == 200, "observe/start: %d", st);
+	return r;
+}
+
+/* Waits until the worker's observation `sid` has at least `n` snapshots. */
+static void wait_worker_snapshots(const struct td_daemon *w, const char *sid, long long n)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s", sid);
+	int64_t deadline = gi_clock_mono_ms() + 120000;
+	for (;;) {
+		json_t *o = NULL;
+		long long have = td_get(w, path, &o) == 200 ? int_of(o, "snapshots") : 0;
+		json_decref(o);
+		if (have >= n)
+			return;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "fewer than %lld snapshots in 120 s",
+		              n);
+		gi_clock_sleep_ms(100);
+	}
+}
+
+/* Item 1: the monitor dies (SIGKILL); the worker's liveness deadline ends the
+ * observation as interrupted with a profile of what arrived, and stop on a
+ * new monitor says so instead of 404. */
+static void dead_monitor_observation_is_ended_and_reported(void)
+{
+	struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ERL_LONG, NULL, NULL);
+	free(ts_beam_eval(&node, WORKLOAD));
+	struct td_daemon w = {0}, m = {0};
+	snprintf(w.data, sizeof(w.data), "%s/worker", th_tmpdir());
+	const char *wextra[] = {"--liveness", "4", NULL};
+	td_start(&w, "worker", wextra);
+	start_monitor(&m, &w);
+	json_t *r = observe_start(&m, &node, 250);
+	char sid[64];
+	snprintf(sid, sizeof(sid), "%s", json_string_value(json_object_get(r, "session_id")));
+	json_decref(r);
+	wait_worker_snapshots(&w, sid, 3);
+	kill_daemon(&m);
+
+	/* 4 intervals of 250 ms without a snapshot: interrupted, with a profile. */
+	char path[256];
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s", sid);
+	json_t *o = NULL;
+	int64_t deadline = gi_clock_mono_ms() + 60000;
+	for (;;) {
+		TH_ASSERT_INT_EQ(td_get(&w, path, &o), 200);
+		if (json_is_integer(json_object_get(o, "profile_id")))
+			break;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline,
+		              "the observation stayed %s without a profile",
+		              json_string_value(json_object_get(o, "status")));
+		json_decref(o);
+		gi_clock_sleep_ms(100);
+	}
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "status")), "interrupted");
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(o, "reason")), "no snapshot");
+	long long profile_id = int_of(o, "profile_id");
+	long long stored = int_of(o, "snapshots");
+	json_decref(o);
+	json_t *p = NULL;
+	snprintf(path, sizeof(path), "/api/runtime/profile/%lld", profile_id);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &p), 200);
+	json_t *session = json_object_get(json_object_get(p, "profile"), "session");
+	TH_ASSERT_INT_EQ(int_of(session, "snapshot_count"), stored);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(session, "status")), "interrupted");
+	json_decref(p);
+
+	/* A new monitor on the same data directory knows the orphan; stop tells
+	 * the truth: ended early, why, and the profile. */
+	start_monitor(&m, &w);
+	setenv("GIULIA_MONITOR_URL", m.url, 1);
+	char bin[1024], want[64];
+	snprintf(bin, sizeof(bin), "%s/giulia-observe", th_bindir());
+	const char *stop[] = {bin, "stop", node.name, NULL};
+	char *out = NULL;
+	TH_ASSERT_INT_EQ(ts_run(stop, NULL, 120000, &out, NULL), 0);
+	TH_ASSERT_STR_CONTAINS(out, "had already ended");
+	TH_ASSERT_STR_CONTAINS(out, "no snapshot");
+	snprintf(want, sizeof(want), "profile id: %lld", profile_id);
+	TH_ASSERT_STR_CONTAINS(out, want);
+	free(out);
+	/* Told once; after that there is nothing to stop. */
+	char body[512];
+	snprintf(body, sizeof(body), "{\"node\":\"%s\"}", node.name);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/stop", body, 404);
+}
+
+/* Item 1: a monitor started after one died continues its observation: same
+ * session, numbering after what the dead one handed out, one profile. */
+static void new_monitor_adopts_the_orphan(void)
+{
+	struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ERL_LONG, NULL, NULL);
+	free(ts_beam_eval(&node, WORKLOAD));
+	struct td_daemon w = {0}, m = {0};
+	td_worker(&w, NULL);
+	start_monitor(&m, &w);
+	json_t *r = observe_start(&m, &node, 250);
+	char sid[64];
+	snprintf(sid, sizeof(sid), "%s", json_string_value(json_object_get(r, "session_id")));
+	json_decref(r);
+	wait_worker_snapshots(&w, sid, 4);
+	kill_daemon(&m);
+	json_t *o = observation(&w, sid);
+	long long before = int_of(o, "last_seq");
+	json_decref(o);
+
+	start_monitor(&m, &w);
+	json_t *st = NULL;
+	TH_ASSERT_INT_EQ(td_get(&m, "/api/monitor/observe/status", &st), 200);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(st, "orphans")), 1);
+	json_decref(st);
+	r = observe_start(&m, &node, 250);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r, "session_id")), sid);
+	json_t *adopted = json_object_get(r, "adopted");
+	TH_ASSERT(json_is_object(adopted));
+	TH_ASSERT_INT_GE(int_of(adopted, "from_seq"), before + 1);
+	json_decref(r);
+	wait_worker_snapshots(&w, sid, before + 5);
+	char body[512];
+	snprintf(body, sizeof(body), "{\"node\":\"%s\"}", node.name);
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/stop", body, &r), 200);
+	TH_ASSERT(json_is_integer(json_object_get(r, "profile_id")));
+	json_decref(r);
+	o = observation(&w, sid);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "status")), "complete");
+	TH_ASSERT_INT_GE(int_of(o, "last_seq"), before + 5);
+	json_decref(o);
+	json_t *list = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/profiles", &list), 200);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(list, "profiles")), 1);
+	json_decref(list);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(late_ingest_after_finalize_is_refused),
 	    TH_TEST(spool_temporaries_are_recovered_or_deleted),
 	    TH_TEST(unusable_store_refuses_to_start),
+	    TH_TEST(dead_monitor_observation_is_ended_and_reported),
+	    TH_TEST(new_monitor_adopts_the_orphan),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_durability", tests);
