@@ -1041,8 +1041,21 @@ out:
  * the gaps in what arrived (docs/API.md). Takes no ownership. */
 static void finalize_prepare(struct obs_store *st, json_t *body)
 {
-	(void)st;
-	(void)body;
+	const char *sid = json_string_value(json_object_get(body, "session_id"));
+	json_t *interval = json_object_get(body, "interval_ms"), *obs = NULL;
+	long long interval_ms = json_is_integer(interval) ? json_integer_value(interval) : 0;
+	if (interval_ms <= 0 && obs_store_observation_get(st, sid, &obs) == 0)
+		interval_ms = json_integer_value(json_object_get(obs, "interval_ms"));
+	json_decref(obs);
+	json_t *next = json_object_get(body, "next_seq");
+	json_t *gaps = NULL;
+	long long missing = 0;
+	if (obs_store_gaps(st, sid, interval_ms,
+	                   json_is_integer(next) ? json_integer_value(next) : 0, &gaps,
+	                   &missing) != 0)
+		return; /* the profile is then built without them; the read will fail too */
+	json_object_set_new(body, "gaps", gaps);
+	json_object_set_new(body, "snapshots_missing", json_integer(missing));
 }
 
 static json_t *route_finalize(void *ctx, const struct api_request *req, int *status)
@@ -1212,6 +1225,16 @@ static json_t *route_observation(void *ctx, const struct api_request *req, int *
 	int rc = store_acquire(w, &st);
 	if (rc == 0) {
 		rc = obs_store_observation_get(st, sid, &obs);
+		json_t *gaps = NULL;
+		long long missing = 0;
+		if (rc == 0)
+			rc = obs_store_gaps(
+			    st, sid, json_integer_value(json_object_get(obs, "interval_ms")),
+			    json_integer_value(json_object_get(obs, "next_seq")), &gaps, &missing);
+		if (rc == 0) {
+			json_object_set_new(obs, "gaps", gaps);
+			json_object_set_new(obs, "snapshots_missing", json_integer(missing));
+		}
 		if (rc == 0 && with_snaps)
 			rc = obs_store_snapshots(st, sid, &snaps);
 		store_release(w, st);

@@ -18,7 +18,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#define OBS_STORE_SCHEMA_VERSION 1
+#define OBS_STORE_SCHEMA_VERSION 2
 #define OBS_STORE_FILE           "worker.db"
 
 struct obs_store;
@@ -57,9 +57,23 @@ int obs_store_snapshots(struct obs_store *st, const char *session_id, json_t **o
 int obs_store_snapshots_each(struct obs_store *st, const char *session_id, long *count,
                              int (*fn)(void *ctx, json_t *snapshot), void *ctx);
 
+/* The gaps in what arrived of a session, in seq order (caller decrefs
+ * *gaps_out): [{after_seq, before_seq, from_ms, to_ms, missing, cause}] and
+ * their total in *missing_out. A gap is a hole in the numbers (snapshots
+ * taken and lost: dropped by a full spool, lost with a killed monitor; cause
+ * "seq"), or, where the numbers run on, a pause of more than two intervals
+ * (no snapshot was taken: the observer was down or the node frozen; cause
+ * "time", missing = the intervals skipped). `next_seq` (the seq the next
+ * snapshot would have had, from the finalize; <= 0: unknown) reveals a hole
+ * at the end, `interval_ms` <= 0 disables pauses. The hole before the
+ * first snapshot counts when it does not start at 0 (after_seq -1). */
+int obs_store_gaps(struct obs_store *st, const char *session_id, long long interval_ms,
+                   long long next_seq, json_t **gaps_out, long long *missing_out);
+
 /* The observation `session_id` as an object {session_id, node, status,
  * reason, started_ms, stopped_ms, interval_ms, trace_modules, project,
- * snapshots, last_seq, profile_id}; GI_ENOTFOUND when unknown. */
+ * snapshots, last_seq, profile_id, next_seq (from the finalize, or null)};
+ * GI_ENOTFOUND when unknown. */
 int obs_store_observation_get(struct obs_store *st, const char *session_id, json_t **out);
 /* The newest `limit` observations, newest first (caller decrefs). */
 int obs_store_observations_list(struct obs_store *st, int limit, json_t **out);

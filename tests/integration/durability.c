@@ -15,7 +15,9 @@
 #include "api/pusher.h"
 #include "api_util.h"
 #include "base/error.h"
+#include "base/buf.h"
 #include "base/fs.h"
+#include "fuse/fuse.h"
 
 static const char FIN_TEMPLATE[] =
     "{\"session_id\":\"%s\",\"node\":\"demo@127.0.0.1\",\"status\":\"complete\","
@@ -208,6 +210,118 @@ static void unusable_store_refuses_to_start(void)
 	json_decref(o);
 }
 
+static void tmpfs_unmount(void *arg)
+{
+	umount2(arg, MNT_DETACH);
+}
+
+/* A tmpfs of `size` at DIR (created), unmounted when the test ends. */
+static void tmpfs_mount(const char *dir, const char *size)
+{
+	char opts[64];
+	TH_ASSERT_OK(gi_fs_mkdir_p(dir));
+	snprintf(opts, sizeof(opts), "size=%s", size);
+	if (mount("tmpfs", dir, "tmpfs", 0, opts) != 0)
+		th_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
+	th_defer(tmpfs_unmount, (void *)dir);
+}
+
+static void push_text(struct api_pusher *p, enum api_push_kind kind, const char *text)
+{
+	json_t *j = json_loads(text, 0, NULL);
+	TH_ASSERT(j != NULL);
+	api_pusher_push(p, kind, j); /* may drop: that is what is tested */
+	json_decref(j);
+}
+
+/* Item 2: snapshots dropped on a full spool disk while the worker was down
+ * are gaps in the observation and the profile: header, time axis, counts. */
+static void dropped_snapshots_are_gaps_in_the_profile(void)
+{
+	api_client_global_init();
+	static char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
+	tmpfs_mount(spool, "64k"); /* 16 pages: a file takes one at least */
+	struct td_daemon w = {0};
+	w.port = ts_free_port();
+	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
+	struct api_pusher_config pc = {w.url, NULL, spool, 4, 0, 0, 2000};
+	struct api_pusher *p;
+	TH_ASSERT_OK(api_pusher_new(&pc, &p));
+	th_defer(pusher_free_deferred, p);
+	const int total = 60;
+	for (int i = 0; i < total; i++) {
+		char *text = td_snapshot("gaps1", "demo@127.0.0.1", i);
+		push_text(p, API_PUSH_INGEST, text);
+		free(text);
+	}
+	long long dropped = stat_of(p, "dropped");
+	TH_ASSERT_INT_GE(dropped, 10);
+
+	td_worker(&w, NULL);
+	TH_ASSERT_OK(api_pusher_drain(p, 120000));
+	/* The worker is back: these arrive, after a hole in the numbers. */
+	const int after = 10;
+	for (int i = total; i < total + after; i++) {
+		char *text = td_snapshot("gaps1", "demo@127.0.0.1", i);
+		push_text(p, API_PUSH_INGEST, text);
+		free(text);
+	}
+	TH_ASSERT_OK(api_pusher_drain(p, 120000));
+	json_t *o = observation(&w, "gaps1");
+	TH_ASSERT_INT_EQ(int_of(o, "snapshots_missing"), dropped);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(o, "gaps")), 1);
+	json_decref(o);
+	char fin[1024];
+	snprintf(fin, sizeof(fin),
+	         "{\"session_id\":\"gaps1\",\"node\":\"demo@127.0.0.1\",\"status\":"
+	         "\"complete\",\"interval_ms\":1000,\"next_seq\":%d,\"dropped\":%llu}",
+	         total + after + 3, (unsigned long long)api_pusher_dropped_of(p, "gaps1"));
+	push_text(p, API_PUSH_FINALIZE, fin);
+	json_t *resp = NULL;
+	TH_ASSERT_OK(api_pusher_wait_finalize(p, "gaps1", 120000, &resp));
+	long long stored = int_of(resp, "snapshots");
+	TH_ASSERT_INT_EQ(stored + dropped, total + after);
+	long long by_monitor = dropped;
+	dropped += 3; /* three more taken at the end and lost (next_seq says so) */
+	json_t *pid = json_object_get(resp, "profile_id");
+	TH_ASSERT(json_is_integer(pid));
+	char path[128];
+	snprintf(path, sizeof(path), "/api/runtime/profile/%lld",
+	         (long long)json_integer_value(pid));
+	json_decref(resp);
+
+	o = observation(&w, "gaps1");
+	TH_ASSERT_INT_EQ(int_of(o, "snapshots_missing"), dropped);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(o, "gaps")), 2);
+	json_decref(o);
+
+	json_t *prof = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, path, &prof), 200);
+	json_t *profile = json_object_get(prof, "profile");
+	json_t *session = json_object_get(profile, "session");
+	TH_ASSERT_INT_EQ(int_of(session, "snapshots_missing"), dropped);
+	TH_ASSERT_INT_EQ(int_of(session, "dropped_by_monitor"), by_monitor);
+	json_t *gaps = json_object_get(session, "gaps");
+	size_t ngaps = json_array_size(gaps);
+	TH_ASSERT_INT_GE(ngaps, 1);
+	long long sum = 0;
+	for (size_t i = 0; i < ngaps; i++)
+		sum += int_of(json_array_get(gaps, i), "missing");
+	TH_ASSERT_INT_EQ(sum, dropped);
+	TH_ASSERT_INT_EQ(
+	    json_array_size(json_object_get(json_object_get(profile, "series"), "gaps")), ngaps);
+	struct gi_buf text;
+	gi_buf_init(&text, 0);
+	TH_ASSERT_OK(fuse_report_text(profile, &text));
+	char want[128];
+	snprintf(want, sizeof(want), "[complete, %zu gap%s, %lld snapshots missing]", ngaps,
+	         ngaps == 1 ? "" : "s", dropped);
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), want);
+	gi_buf_destroy(&text);
+	json_decref(prof);
+}
+
 /* ---- with a real node ---- */
 
 static const char WORKLOAD[] =
@@ -380,6 +494,7 @@ int main(int argc, char **argv)
 	    TH_TEST(late_ingest_after_finalize_is_refused),
 	    TH_TEST(spool_temporaries_are_recovered_or_deleted),
 	    TH_TEST(unusable_store_refuses_to_start),
+	    TH_TEST(dropped_snapshots_are_gaps_in_the_profile),
 	    TH_TEST(dead_monitor_observation_is_ended_and_reported),
 	    TH_TEST(new_monitor_adopts_the_orphan),
 	    TH_END,
