@@ -387,6 +387,11 @@ static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
 		         kind_name(it->kind));
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 0 && status >= 200 && status < 300) {
+		size_t bad = json_array_size(json_object_get(resp, "rejected"));
+		if (bad > 0)
+			gi_log_warn("monitor",
+			            "the worker kept a %s batch but refused %zu module(s) in it",
+			            kind_name(it->kind), bad);
 		*resp_out = resp;
 		return 1;
 	}

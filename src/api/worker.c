@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <string.h>
@@ -79,6 +80,8 @@ struct api_worker {
 	/* Liveness deadline (see liveness_run); `stopping` under `lock`. */
 	int liveness_intervals;
 	int64_t started_wall_ms;
+	size_t ebin_cache_bytes;
+	long long ebin_cache_age_ms;
 	pthread_t liveness_thread;
 	bool liveness_started, stopping;
 	pthread_cond_t liveness_wake;
@@ -538,8 +541,116 @@ static int file_update(const char *path, const unsigned char *data, size_t len, 
 	return gi_fs_write_file(path, data, len);
 }
 
+/* ---- the object-code cache (DATA/nodes/NODE/ebin) ---- */
+
+#define EBIN_CACHE_BYTES_DEFAULT  (256ull * 1024 * 1024)
+#define EBIN_CACHE_AGE_MS_DEFAULT (30LL * 86400000LL)
+
+struct cached_file {
+	char *path;
+	long long size;
+	int64_t mtime_ms;
+};
+
+struct cache_walk {
+	struct cached_file *files;
+	size_t len, cap;
+};
+
+static int cache_collect(const char *path, void *ctx)
+{
+	struct cache_walk *c = ctx;
+	size_t n = strlen(path);
+	struct stat sb;
+	/* Only the object code under some NODE/ebin/; never index.db. */
+	if (n < 6 || strcmp(path + n - 5, ".beam") != 0 || !strstr(path, "/ebin/") ||
+	    stat(path, &sb) != 0)
+		return 0;
+	if (c->len == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 64;
+		c->files = gi_realloc(c->files, c->cap * sizeof(*c->files));
+	}
+	c->files[c->len].path = gi_strdup(path);
+	c->files[c->len].size = (long long)sb.st_size;
+	c->files[c->len].mtime_ms =
+	    (int64_t)sb.st_mtim.tv_sec * 1000 + (int64_t)(sb.st_mtim.tv_nsec / 1000000);
+	c->len++;
+	return 0;
+}
+
+static int cmp_cached_oldest(const void *a, const void *b)
+{
+	int64_t x = ((const struct cached_file *)a)->mtime_ms;
+	int64_t y = ((const struct cached_file *)b)->mtime_ms;
+	return x < y ? -1 : x > y;
+}
+
+/* Keeps the cache within its bounds: files not received for longer than
+ * the age go, then the oldest until the total fits. A file's time is when
+ * it was last received (unchanged files are touched). Called with
+ * finalize_lock held, so that no finalize reads a directory being pruned. */
+static void ebin_cache_evict(struct api_worker *w)
+{
+	struct gi_buf root;
+	gi_buf_init(&root, 0);
+	gi_buf_printf(&root, "%s/nodes", w->data_dir);
+	struct cache_walk c = {0};
+	gi_fs_walk(gi_buf_str(&root), NULL, cache_collect, &c);
+	qsort(c.files, c.len, sizeof(*c.files), cmp_cached_oldest);
+	long long total = 0;
+	for (size_t i = 0; i < c.len; i++)
+		total += c.files[i].size;
+	int64_t now = gi_clock_wall_ms();
+	size_t evicted = 0;
+	for (size_t i = 0; i < c.len; i++) {
+		bool old = now - c.files[i].mtime_ms > w->ebin_cache_age_ms;
+		if ((old || total > (long long)w->ebin_cache_bytes) &&
+		    unlink(c.files[i].path) == 0) {
+			total -= c.files[i].size;
+			evicted++;
+		}
+		gi_free(c.files[i].path);
+	}
+	gi_free(c.files);
+	if (evicted > 0)
+		gi_log_info("worker", "object-code cache: %zu file(s) evicted, %lld bytes kept",
+		            evicted, total);
+	gi_buf_destroy(&root);
+}
+
+struct module_code {
+	const char *name; /* borrowed from the request */
+	unsigned char *bytes;
+	size_t len;
+};
+
+/* Checks and decodes modules[i]; NULL, or why it is refused. */
+static const char *module_decode(json_t *m, struct module_code *out)
+{
+	const char *name = json_string_value(json_object_get(m, "module"));
+	json_t *code = json_object_get(m, "code");
+	memset(out, 0, sizeof(*out));
+	if (!name || !file_name_safe(name) || !json_is_string(code) ||
+	    json_string_length(code) > OBJECT_CODE_MAX / 3 * 4)
+		return "must be {\"module\": name, \"code\": base64}";
+	if (strlen(name) + strlen(".beam.tmp.4294967295") > 255)
+		return "module name too long for a file name";
+	if (api_base64_decode(json_string_value(code), json_string_length(code), &out->bytes,
+	                      &out->len) != 0 ||
+	    out->len < 12 || memcmp(out->bytes, "FOR1", 4) != 0) {
+		gi_free(out->bytes);
+		out->bytes = NULL;
+		return "code is not a .beam in base64";
+	}
+	out->name = name;
+	return NULL;
+}
+
 /* POST /api/runtime/ingest/object_code {"node", "session_id"?, "modules":
- * [{"module": atom text, "code": base64 of the .beam}]}. */
+ * [{"module": atom text, "code": base64 of the .beam}]}. Every module is
+ * checked first; the good ones are stored and the bad ones listed in
+ * `rejected`, so that a bad module never costs its neighbours (400 only when
+ * none is good, and then nothing is written). */
 static json_t *route_object_code(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_worker *w = ctx;
@@ -554,62 +665,69 @@ static json_t *route_object_code(void *ctx, const struct api_request *req, int *
 	if (!json_is_array(mods) || json_array_size(mods) > OBJECT_CODE_BATCH)
 		return api_error(status, 400, "modules must be an array of at most %d objects",
 		                 OBJECT_CODE_BATCH);
-	size_t i;
-	json_t *m;
+	size_t n = json_array_size(mods), good = 0, i;
+	struct module_code *codes = gi_calloc(n + 1, sizeof(*codes));
+	json_t *rejected = json_array(), *m, *resp = NULL;
+	char first_error[300] = "";
 	json_array_foreach(mods, i, m)
 	{
-		const char *name = json_string_value(json_object_get(m, "module"));
-		json_t *code = json_object_get(m, "code");
-		if (!name || !file_name_safe(name) || !json_is_string(code) ||
-		    json_string_length(code) > OBJECT_CODE_MAX / 3 * 4)
-			return api_error(
-			    status, 400,
-			    "modules[%zu] must be {\"module\": name, \"code\": base64}", i);
+		const char *why = module_decode(m, &codes[good]);
+		if (why) {
+			const char *name = json_string_value(json_object_get(m, "module"));
+			json_array_append_new(rejected,
+			                      json_pack("{s:I, s:s?, s:s}", "index", (json_int_t)i,
+			                                "module", name, "error", why));
+			if (!first_error[0])
+				snprintf(first_error, sizeof(first_error), "modules[%zu]: %s", i,
+				         why);
+		} else {
+			good++;
+		}
 	}
 	char *dir = node_dir(w, node);
 	struct gi_buf path;
 	gi_buf_init(&path, 0);
+	int stored = 0, unchanged = 0, rc = 0;
+	if (good == 0 && n > 0) {
+		resp = api_error(status, 400, "%s", first_error);
+		json_object_set(resp, "rejected", rejected);
+		goto out;
+	}
 	gi_buf_printf(&path, "%s/ebin", dir);
-	int stored = 0, unchanged = 0, rc = gi_fs_mkdir_p(gi_buf_str(&path));
-	json_t *resp = NULL;
+	rc = gi_fs_mkdir_p(gi_buf_str(&path));
 	if (rc) {
 		resp = gi_error_response(status, rc, "creating the object code cache");
 		goto out;
 	}
 	pthread_mutex_lock(&w->finalize_lock); /* a finalize never reads half a batch */
-	json_array_foreach(mods, i, m)
-	{
-		const char *name = json_string_value(json_object_get(m, "module"));
-		json_t *code = json_object_get(m, "code");
-		unsigned char *bytes = NULL;
-		size_t len = 0;
-		if (api_base64_decode(json_string_value(code), json_string_length(code), &bytes,
-		                      &len) != 0 ||
-		    len < 12 || memcmp(bytes, "FOR1", 4) != 0) {
-			gi_free(bytes);
-			resp = api_error(status, 400, "modules[%zu]: code is not a .beam in base64",
-			                 i);
-			break;
-		}
+	for (i = 0; i < good; i++) {
 		gi_buf_reset(&path);
-		gi_buf_printf(&path, "%s/ebin/%s.beam", dir, name);
+		gi_buf_printf(&path, "%s/ebin/%s.beam", dir, codes[i].name);
 		bool written = false;
-		rc = file_update(gi_buf_str(&path), bytes, len, &written);
-		gi_free(bytes);
+		rc = file_update(gi_buf_str(&path), codes[i].bytes, codes[i].len, &written);
 		if (rc) {
+			/* 5xx: the monitor sends the batch again; what was written is then
+			 * unchanged. */
 			resp = gi_error_response(status, rc, "storing object code");
 			break;
 		}
-		if (written)
+		if (written) {
 			stored++;
-		else
+		} else {
 			unchanged++;
+			utimensat(AT_FDCWD, gi_buf_str(&path), NULL, 0); /* received again: young */
+		}
 	}
+	ebin_cache_evict(w);
 	pthread_mutex_unlock(&w->finalize_lock);
 	if (!resp)
-		resp = json_pack("{s:b, s:s, s:i, s:i}", "ok", 1, "node", node, "stored", stored,
-		                 "unchanged", unchanged);
+		resp = json_pack("{s:b, s:s, s:i, s:i, s:O}", "ok", 1, "node", node, "stored",
+		                 stored, "unchanged", unchanged, "rejected", rejected);
 out:
+	for (i = 0; i < good; i++)
+		gi_free(codes[i].bytes);
+	gi_free(codes);
+	json_decref(rejected);
 	gi_buf_destroy(&path);
 	gi_free(dir);
 	return resp;
@@ -1471,6 +1589,10 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	w->started_wall_ms = gi_clock_wall_ms();
 	w->liveness_intervals =
 	    cfg->liveness_intervals > 0 ? cfg->liveness_intervals : LIVENESS_INTERVALS_DEFAULT;
+	w->ebin_cache_bytes =
+	    cfg->ebin_cache_bytes > 0 ? cfg->ebin_cache_bytes : (size_t)EBIN_CACHE_BYTES_DEFAULT;
+	w->ebin_cache_age_ms =
+	    cfg->ebin_cache_age_ms > 0 ? cfg->ebin_cache_age_ms : EBIN_CACHE_AGE_MS_DEFAULT;
 	pthread_cond_init(&w->liveness_wake, NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->finalize_lock, NULL);

@@ -10,11 +10,14 @@
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 
+#include "api/base64.h"
 #include "api/client.h"
 #include "api/pusher.h"
 #include "api_util.h"
 #include "base/error.h"
+#include "base/alloc.h"
 #include "base/buf.h"
 #include "base/fs.h"
 #include "fuse/fuse.h"
@@ -322,6 +325,106 @@ static void dropped_snapshots_are_gaps_in_the_profile(void)
 	json_decref(prof);
 }
 
+/* {"module": name, "code": base64 of FOR1 and `pad` bytes} */
+static json_t *module_json(const char *name, size_t pad)
+{
+	size_t len = 12 + pad;
+	unsigned char *bytes = calloc(1, len);
+	memcpy(bytes, "FOR1\0\0\0\0BEAM", 12);
+	for (size_t i = 12; i < len; i++)
+		bytes[i] = (unsigned char)(i * 31 + strlen(name));
+	char *b64 = api_base64_encode(bytes, len);
+	json_t *m = json_pack("{s:s, s:s}", "module", name, "code", b64);
+	gi_free(b64);
+	free(bytes);
+	return m;
+}
+
+static int post_modules(const struct td_daemon *w, json_t *mods, json_t **resp)
+{
+	json_t *body = json_pack("{s:s, s:s, s:o}", "node", "demo@127.0.0.1", "session_id", "oc1",
+	                         "modules", mods);
+	char *text = json_dumps(body, JSON_COMPACT);
+	int st = td_post(w, "/api/runtime/ingest/object_code", text, resp);
+	free(text);
+	json_decref(body);
+	return st;
+}
+
+static bool cached(const struct td_daemon *w, const char *module)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/nodes/demo@127.0.0.1/ebin/%s.beam", w->data, module);
+	return access(path, F_OK) == 0;
+}
+
+/* Item 7: a bad module in a batch costs only itself. */
+static void object_code_bad_module_spares_its_neighbours(void)
+{
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	json_t *mods = json_array();
+	json_array_append_new(mods, module_json("Elixir.Good.One", 100));
+	json_array_append_new(
+	    mods, json_pack("{s:s, s:s}", "module", "Elixir.Bad", "code", "not base64 at all!"));
+	json_array_append_new(mods, module_json("Elixir.Good.Two", 100));
+	json_t *r = NULL;
+	TH_ASSERT_INT_EQ(post_modules(&w, mods, &r), 200);
+	TH_ASSERT_INT_EQ(int_of(r, "stored"), 2);
+	json_t *rejected = json_object_get(r, "rejected");
+	TH_ASSERT_INT_EQ(json_array_size(rejected), 1);
+	TH_ASSERT_INT_EQ(int_of(json_array_get(rejected, 0), "index"), 1);
+	json_decref(r);
+	TH_ASSERT(cached(&w, "Elixir.Good.One"));
+	TH_ASSERT(cached(&w, "Elixir.Good.Two"));
+	TH_ASSERT(!cached(&w, "Elixir.Bad"));
+	/* Nothing good in it: 400, and nothing is written. */
+	mods = json_array();
+	json_array_append_new(mods,
+	                      json_pack("{s:s, s:s}", "module", "Elixir.Bad2", "code", "QUJD"));
+	TH_ASSERT_INT_EQ(post_modules(&w, mods, &r), 400);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "error")), "modules[0]");
+	json_decref(r);
+	TH_ASSERT(!cached(&w, "Elixir.Bad2"));
+}
+
+/* Item 7: the object-code cache is bounded by total size and by age,
+ * the oldest going first. */
+static void object_code_cache_is_bounded(void)
+{
+	struct td_daemon w = {0};
+	snprintf(w.data, sizeof(w.data), "%s/worker", th_tmpdir());
+	const char *extra[] = {"--ebin-cache-max", "5000", "--ebin-cache-days", "1", NULL};
+	td_start(&w, "worker", extra);
+	char name[64];
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "Elixir.Size%d", i);
+		json_t *mods = json_array();
+		json_array_append_new(mods, module_json(name, 1200));
+		TH_ASSERT_INT_EQ(post_modules(&w, mods, NULL), 200);
+		gi_clock_sleep_ms(20); /* distinct file times */
+	}
+	/* 6 x 1212 bytes > 5000: the two oldest went. */
+	TH_ASSERT(!cached(&w, "Elixir.Size0"));
+	TH_ASSERT(!cached(&w, "Elixir.Size1"));
+	for (int i = 2; i < 6; i++) {
+		snprintf(name, sizeof(name), "Elixir.Size%d", i);
+		TH_ASSERT_MSG(cached(&w, name), "%s was evicted", name);
+	}
+	/* Not received for two days: older than the age bound, evicted at the
+	 * next batch even though the total fits. */
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/nodes/demo@127.0.0.1/ebin/Elixir.Size2.beam", w.data);
+	struct timespec old[2] = {{time(NULL) - 2 * 86400, 0}, {time(NULL) - 2 * 86400, 0}};
+	TH_ASSERT_INT_EQ(utimensat(AT_FDCWD, path, old, 0), 0);
+	json_t *mods = json_array();
+	json_array_append_new(mods, module_json("Elixir.Small", 10));
+	TH_ASSERT_INT_EQ(post_modules(&w, mods, NULL), 200);
+	TH_ASSERT(!cached(&w, "Elixir.Size2"));
+	TH_ASSERT(cached(&w, "Elixir.Size3"));
+	TH_ASSERT(cached(&w, "Elixir.Small"));
+}
+
 /* ---- with a real node ---- */
 
 static const char WORKLOAD[] =
@@ -495,6 +598,8 @@ int main(int argc, char **argv)
 	    TH_TEST(spool_temporaries_are_recovered_or_deleted),
 	    TH_TEST(unusable_store_refuses_to_start),
 	    TH_TEST(dropped_snapshots_are_gaps_in_the_profile),
+	    TH_TEST(object_code_bad_module_spares_its_neighbours),
+	    TH_TEST(object_code_cache_is_bounded),
 	    TH_TEST(dead_monitor_observation_is_ended_and_reported),
 	    TH_TEST(new_monitor_adopts_the_orphan),
 	    TH_END,
