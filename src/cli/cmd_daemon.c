@@ -551,6 +551,21 @@ static int observe_status(struct observe_opts *o)
 			       json_string_value(json_object_get(s, "state")));
 		}
 		json_t *d = json_object_get(resp, "delivery");
+		json_t *prev = json_object_get(d, "previous_run");
+		if (json_is_object(prev))
+			printf(
+			    "WARNING: the previous monitor run could not deliver %lld snapshot(s), "
+			    "%lld finalize record(s) and %lld object-code batch(es) (spool full); "
+			    "the profiles concerned show gaps\n",
+			    (long long)json_integer_value(json_object_get(prev, "ingest")),
+			    (long long)json_integer_value(json_object_get(prev, "finalize")),
+			    (long long)json_integer_value(json_object_get(prev, "objectcode")));
+		size_t no = json_array_size(json_object_get(resp, "orphans"));
+		if (no > 0)
+			printf("%zu observation(s) left running by a monitor that died: "
+			       "`giulia-observe "
+			       "start NODE` continues one, `giulia-observe stop NODE` ends it\n",
+			       no);
 		printf("delivery to %s: %lld delivered, %lld queued in memory, %lld on disk%s%s\n",
 		       json_string_value(json_object_get(d, "worker_url")),
 		       (long long)json_integer_value(json_object_get(d, "delivered")),

@@ -244,7 +244,7 @@ static void dropped_snapshots_are_gaps_in_the_profile(void)
 	api_client_global_init();
 	static char spool[600];
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
-	tmpfs_mount(spool, "64k"); /* 16 pages: a file takes one at least */
+	tmpfs_mount(spool, "128k"); /* 16 pages for the reserve, 16 for files (a page each) */
 	struct td_daemon w = {0};
 	w.port = ts_free_port();
 	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
@@ -425,6 +425,61 @@ static void object_code_cache_is_bounded(void)
 	TH_ASSERT(cached(&w, "Elixir.Small"));
 }
 
+/* Item 5: with the spool disk full, the finalize still goes to the spool
+ * (the reserve), and the next run says what the previous one lost. */
+static void full_spool_keeps_the_finalize_and_reports_losses(void)
+{
+	api_client_global_init();
+	static char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
+	tmpfs_mount(spool, "256k");
+	struct td_daemon w = {0};
+	w.port = ts_free_port();
+	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
+	struct api_pusher_config pc = {w.url, NULL, spool, 4, 0, 0, 2000};
+	struct api_pusher *p;
+	TH_ASSERT_OK(api_pusher_new(&pc, &p));
+	json_t *s0 = api_pusher_stats(p);
+	TH_ASSERT(json_is_true(json_object_get(s0, "reserve_held")));
+	json_decref(s0);
+	const int total = 120;
+	for (int i = 0; i < total; i++) {
+		char *text = td_snapshot("full1", "demo@127.0.0.1", i);
+		push_text(p, API_PUSH_INGEST, text);
+		free(text);
+	}
+	long long dropped = stat_of(p, "dropped");
+	TH_ASSERT_INT_GE(dropped, 10);
+	char fin[512];
+	snprintf(fin, sizeof(fin),
+	         "{\"session_id\":\"full1\",\"node\":\"demo@127.0.0.1\",\"status\":"
+	         "\"complete\",\"interval_ms\":1000,\"next_seq\":%d}",
+	         total);
+	push_text(p, API_PUSH_FINALIZE, fin);
+	TH_ASSERT_INT_EQ(stat_of(p, "dropped"), dropped); /* the finalize was kept */
+	api_pusher_free(p, 0);
+
+	/* The next run: says what was lost, then delivers what was kept. */
+	TH_ASSERT_OK(api_pusher_new(&pc, &p));
+	th_defer(pusher_free_deferred, p);
+	json_t *stats = api_pusher_stats(p);
+	json_t *prev = json_object_get(stats, "previous_run");
+	TH_ASSERT(json_is_object(prev));
+	TH_ASSERT_INT_EQ(int_of(prev, "ingest"), dropped);
+	TH_ASSERT_INT_EQ(int_of(json_object_get(prev, "sessions"), "full1"), dropped);
+	json_decref(stats);
+	td_worker(&w, NULL);
+	json_t *resp = NULL;
+	TH_ASSERT_OK(api_pusher_wait_finalize(p, "full1", 120000, &resp));
+	TH_ASSERT_INT_EQ(int_of(resp, "snapshots"), total - dropped);
+	TH_ASSERT(json_is_integer(json_object_get(resp, "profile_id")));
+	json_decref(resp);
+	json_t *o = observation(&w, "full1");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "status")), "complete");
+	TH_ASSERT_INT_EQ(int_of(o, "snapshots_missing"), dropped);
+	json_decref(o);
+}
+
 /* ---- with a real node ---- */
 
 static const char WORKLOAD[] =
@@ -598,6 +653,7 @@ int main(int argc, char **argv)
 	    TH_TEST(spool_temporaries_are_recovered_or_deleted),
 	    TH_TEST(unusable_store_refuses_to_start),
 	    TH_TEST(dropped_snapshots_are_gaps_in_the_profile),
+	    TH_TEST(full_spool_keeps_the_finalize_and_reports_losses),
 	    TH_TEST(object_code_bad_module_spares_its_neighbours),
 	    TH_TEST(object_code_cache_is_bounded),
 	    TH_TEST(dead_monitor_observation_is_ended_and_reported),
