@@ -1617,6 +1617,9 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	rc = api_server_start(&sc, &w->server);
 	if (rc)
 		goto fail;
+	pthread_mutex_lock(&w->finalize_lock);
+	ebin_cache_evict(w); /* the bounds may have changed since the last run */
+	pthread_mutex_unlock(&w->finalize_lock);
 	if (pthread_create(&w->liveness_thread, NULL, liveness_run, w) != 0) {
 		rc = GI_EIO;
 		goto fail;

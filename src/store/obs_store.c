@@ -600,8 +600,9 @@ int obs_store_running_list(struct obs_store *st, json_t **out)
 	sqlite3_stmt *s;
 	int rc = prepare(st,
 	                 "SELECT o.session_id, o.node, o.interval_ms, o.updated_ms,"
-	                 " (SELECT max(timestamp_ms) FROM snapshots n WHERE n.session_id ="
-	                 " o.session_id) FROM observations o WHERE o.status = 'running' OR"
+	                 " (SELECT timestamp_ms FROM snapshots n WHERE n.session_id ="
+	                 " o.session_id AND n.seq = o.last_seq) FROM observations o WHERE o.status "
+	                 "= 'running' OR"
 	                 " (o.status = 'interrupted' AND o.reason = 'worker shut down' AND"
 	                 "  o.profile_id IS NULL)",
 	                 &s);
