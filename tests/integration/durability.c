@@ -425,6 +425,38 @@ static void object_code_cache_is_bounded(void)
 	TH_ASSERT(cached(&w, "Elixir.Small"));
 }
 
+/* Item 2: a pause where the numbers run on (no monitor, a frozen node) is a
+ * gap counted in intervals; a hole in the numbers is one counted in
+ * snapshots. */
+static void pauses_and_holes_are_gaps(void)
+{
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	long long offsets[] = {0, 1000, 2000, 3000, 8000, 9000}; /* 4 intervals skipped */
+	for (int i = 0; i < 6; i++) {
+		char *text = td_snapshot("pause1", "demo@127.0.0.1", i < 5 ? i : 7);
+		json_t *j = json_loads(text, 0, NULL);
+		json_object_set_new(j, "timestamp_ms", json_integer(1764496229000LL + offsets[i]));
+		char *body = json_dumps(j, JSON_COMPACT);
+		TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest", body, NULL), 200);
+		free(body);
+		free(text);
+		json_decref(j);
+	}
+	json_t *o = observation(&w, "pause1");
+	json_t *gaps = json_object_get(o, "gaps");
+	TH_ASSERT_INT_EQ(json_array_size(gaps), 2);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(gaps, 0), "cause")),
+	                 "time");
+	TH_ASSERT_INT_EQ(int_of(json_array_get(gaps, 0), "missing"), 4);
+	TH_ASSERT_INT_EQ(int_of(json_array_get(gaps, 0), "after_seq"), 3);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(gaps, 1), "cause")),
+	                 "seq");
+	TH_ASSERT_INT_EQ(int_of(json_array_get(gaps, 1), "missing"), 2);
+	TH_ASSERT_INT_EQ(int_of(o, "snapshots_missing"), 6);
+	json_decref(o);
+}
+
 /* Item 5: with the spool disk full, the finalize still goes to the spool
  * (the reserve), and the next run says what the previous one lost. */
 static void full_spool_keeps_the_finalize_and_reports_losses(void)
@@ -653,6 +685,7 @@ int main(int argc, char **argv)
 	    TH_TEST(spool_temporaries_are_recovered_or_deleted),
 	    TH_TEST(unusable_store_refuses_to_start),
 	    TH_TEST(dropped_snapshots_are_gaps_in_the_profile),
+	    TH_TEST(pauses_and_holes_are_gaps),
 	    TH_TEST(full_spool_keeps_the_finalize_and_reports_losses),
 	    TH_TEST(object_code_bad_module_spares_its_neighbours),
 	    TH_TEST(object_code_cache_is_bounded),
