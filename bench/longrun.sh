@@ -35,7 +35,10 @@ WORKER_KILL_EVERY_S=${WORKER_KILL_EVERY_S:-300}
 MONITOR_KILL_AT_S=${MONITOR_KILL_AT_S:-$((DURATION_S / 2 + 30))}
 INTERVAL_MS=${INTERVAL_MS:-1000}
 DOWN_S=${DOWN_S:-2}
-bin="$root/bin/giulia"
+# BIN_DIR: where giulia and giulia-observe are (default bin/); a copy keeps a
+# long run on one build while the tree is rebuilt.
+bindir=${BIN_DIR:-$root/bin}
+bin="$bindir/giulia"
 [ -x "$bin" ] || { echo "longrun: build first (make)" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/giulia-longrun.XXXXXX)
@@ -83,7 +86,7 @@ start_monitor() {
 }
 observe_start() {
   for _ in $(seq 1 100); do
-    GIULIA_MONITOR_URL=$murl "$root/bin/giulia-observe" start "$node" "$cookie" \
+    GIULIA_MONITOR_URL=$murl "$bindir/giulia-observe" start "$node" "$cookie" \
       "$INTERVAL_MS" >>"$work/observe.log" 2>&1 && return 0
     sleep 0.3 # the node may still be starting
   done
@@ -125,7 +128,7 @@ while :; do
   sleep 1
 done
 
-stop_json=$(GIULIA_MONITOR_URL=$murl "$root/bin/giulia-observe" stop "$node" --json)
+stop_json=$(GIULIA_MONITOR_URL=$murl "$bindir/giulia-observe" stop "$node" --json)
 sid=$(echo "$stop_json" | jq -r .session_id)
 obs=$(curl -s "$wurl/api/runtime/observation/$sid?include=snapshots")
 profiles=$(curl -s "$wurl/api/runtime/profiles" | jq '.profiles | length')
