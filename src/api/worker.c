@@ -596,7 +596,8 @@ static void ebin_cache_evict(struct api_worker *w)
 	gi_buf_printf(&root, "%s/nodes", w->data_dir);
 	struct cache_walk c = {0};
 	gi_fs_walk(gi_buf_str(&root), NULL, cache_collect, &c);
-	qsort(c.files, c.len, sizeof(*c.files), cmp_cached_oldest);
+	if (c.len > 1)
+		qsort(c.files, c.len, sizeof(*c.files), cmp_cached_oldest);
 	long long total = 0;
 	for (size_t i = 0; i < c.len; i++)
 		total += c.files[i].size;
