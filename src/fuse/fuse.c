@@ -796,7 +796,7 @@ static json_t *series_gaps(const struct ctx *c, json_t *fin)
 		json_array_append_new(
 		    out,
 		    json_pack(
-		        "{s:o, s:o, s:O}", "from_s",
+		        "{s:o, s:o, s:O?}", "from_s",
 		        fuse_json_num(isfinite(c->first_ts) ? (from - c->first_ts) / 1000.0 : NAN),
 		        "to_s",
 		        fuse_json_num(isfinite(c->first_ts) ? (to - c->first_ts) / 1000.0 : NAN),
