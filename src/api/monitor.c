@@ -20,10 +20,12 @@
  */
 #include "api/monitor.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "net/client.h"
 #include "api/http.h"
@@ -65,6 +67,12 @@ struct node_state {
 	bool observing;       /* an observation started here is running */
 	char *session_cookie; /* its cookie (NULL: the default), while it runs */
 	json_t *observed;     /* module (display form) -> true, at most OBSERVED_MAX */
+	/* The running observation's durable state (session_state_write), or NULL. */
+	json_t *state;
+	bool user_stop; /* the end under way was asked for by observe/stop */
+	/* The last observation of the node that ended on its own (node down,
+	 * ...), until observe/stop reports it: {session_id, status, reason}. */
+	json_t *ended;
 };
 
 struct api_monitor {
@@ -80,6 +88,10 @@ struct api_monitor {
 	bool shutting_down;  /* set before the manager is freed (which joins its thread) */
 	int pulls;           /* object-code pull threads running (under lock) */
 	pthread_cond_t pulls_done;
+	/* DATA/monitor-sessions: one SESSION.json per running observation, so
+	 * that a monitor started after this one died can adopt or close it. */
+	char *sessions_dir;
+	json_t *orphans; /* node -> state left by a monitor that died (under lock) */
 };
 
 /* ---- node state ---- */
@@ -110,7 +122,137 @@ static void node_free(struct node_state *ns)
 	json_decref(ns->last);
 	json_decref(ns->points);
 	json_decref(ns->observed);
+	json_decref(ns->state);
+	json_decref(ns->ended);
 	gi_free(ns);
+}
+
+/* ---- durable session state (adoption of orphans) ---- */
+
+static void session_state_path(const struct api_monitor *m, const char *sid, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s.json", m->sessions_dir, sid);
+}
+
+/* Writes the state (borrowed) of a running observation: {session_id, node,
+ * interval_ms, top_n, trace_modules, project, started_ms, next_seq, ending?}.
+ * Never the cookie. Written before the snapshot it counts is queued, so that
+ * next_seq is above every seq a dead monitor handed out. */
+static void session_state_write(struct api_monitor *m, json_t *state)
+{
+	const char *sid = json_string_value(json_object_get(state, "session_id"));
+	if (!sid)
+		return;
+	char path[4096];
+	session_state_path(m, sid, path, sizeof(path));
+	char *text = json_dumps(state, JSON_COMPACT);
+	if (text && gi_fs_write_file(path, text, strlen(text)) != 0)
+		gi_log_warn("monitor", "cannot record the state of observation %s in %s", sid,
+		            path);
+	free(text);
+}
+
+static void session_state_remove(struct api_monitor *m, const char *sid)
+{
+	char path[4096];
+	if (!sid)
+		return;
+	session_state_path(m, sid, path, sizeof(path));
+	unlink(path);
+}
+
+static bool session_id_plain(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n > 16)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* The finalize that closes an orphan whose monitor died (caller decrefs). */
+static json_t *orphan_finalize(json_t *state, const char *reason)
+{
+	json_t *fin = json_pack("{s:O, s:O, s:s, s:s, s:I}", "session_id",
+	                        json_object_get(state, "session_id"), "node",
+	                        json_object_get(state, "node"), "status", "interrupted", "reason",
+	                        reason, "stopped_ms", (json_int_t)gi_clock_wall_ms());
+	static const char *const copied[] = {"started_ms", "interval_ms", "next_seq",
+	                                     "trace_modules", "project"};
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
+		json_t *v = json_object_get(state, copied[i]);
+		if (v && !json_is_null(v))
+			json_object_set(fin, copied[i], v);
+	}
+	json_t *ending = json_object_get(state, "ending");
+	if (json_is_object(ending)) {
+		/* The end had begun (a stop, the node going down): keep its words. */
+		json_object_set(fin, "status", json_object_get(ending, "status"));
+		json_object_set(fin, "reason", json_object_get(ending, "reason"));
+		json_object_set_new(
+		    fin, "object_code",
+		    json_pack("{s:s}", "error", "the monitor died before pulling object code"));
+	}
+	return fin;
+}
+
+/* At start: what monitors that died left in DATA/monitor-sessions. An
+ * observation whose end had begun is closed at once (its finalize queued
+ * behind its spooled snapshots); the others wait for observe/start of their
+ * node (adopted) or observe/stop (closed), or for the worker's liveness
+ * deadline. */
+static void orphans_load(struct api_monitor *m)
+{
+	DIR *d = opendir(m->sessions_dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char path[4096];
+		size_t n = strlen(e->d_name);
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", m->sessions_dir, e->d_name);
+		if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0) {
+			unlink(path); /* a temporary of an interrupted write */
+			continue;
+		}
+		char *text = NULL;
+		size_t len = 0;
+		json_t *st = NULL;
+		if (gi_fs_read_file(path, 65536, &text, &len) == 0)
+			st = json_loadb(text, len, 0, NULL);
+		gi_free(text);
+		const char *sid = json_string_value(json_object_get(st, "session_id"));
+		const char *node = json_string_value(json_object_get(st, "node"));
+		if (!session_id_plain(sid) || !node) {
+			gi_log_warn("monitor", "unusable session state %s: deleted", path);
+			unlink(path);
+		} else if (json_object_get(st, "ending")) {
+			json_t *fin = orphan_finalize(st, "the monitor died");
+			api_pusher_push(m->pusher, API_PUSH_FINALIZE, fin);
+			json_decref(fin);
+			unlink(path);
+			gi_log_warn("monitor",
+			            "observation %s of %s was ending when the previous monitor "
+			            "died: its end is queued for the worker",
+			            sid, node);
+		} else {
+			json_t *old = json_object_get(m->orphans, node);
+			if (old) /* two for one node: the older is closed */
+				session_state_remove(
+				    m, json_string_value(json_object_get(old, "session_id")));
+			json_object_set(m->orphans, node, st);
+			gi_log_warn("monitor",
+			            "observation %s of %s was running when the previous monitor "
+			            "died: `giulia-observe start %s` continues it, `giulia-observe "
+			            "stop %s` ends it",
+			            sid, node, node, node);
+		}
+		json_decref(st);
+	}
+	if (d)
+		closedir(d);
 }
 
 static void observed_add(struct node_state *ns, const char *name)
@@ -149,7 +291,20 @@ static void history_add(struct api_monitor *m, json_t *snap)
 	observed_collect(ns, snap);
 	while (json_array_size(ns->points) > HISTORY_MAX)
 		json_array_remove(ns->points, 0);
+	json_t *state = NULL;
+	json_t *seq = json_object_get(snap, "seq");
+	if (ns->state && json_is_integer(seq)) {
+		if (!json_object_get(ns->state, "session_id"))
+			json_object_set(ns->state, "session_id",
+			                json_object_get(snap, "session_id"));
+		json_object_set_new(ns->state, "next_seq",
+		                    json_integer(json_integer_value(seq) + 1));
+		state = json_deep_copy(ns->state);
+	}
 	pthread_mutex_unlock(&m->lock);
+	if (state)
+		session_state_write(m, state);
+	json_decref(state);
 }
 
 static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
@@ -237,6 +392,7 @@ static void *pull_run(void *arg)
 	if (rc)
 		gi_log_warn("monitor", "object code of %s not pulled: %s", node, err);
 	api_pusher_push(j->m->pusher, API_PUSH_FINALIZE, j->fin);
+	session_state_remove(j->m, json_string_value(json_object_get(j->fin, "session_id")));
 	for (size_t i = 0; i < k; i++)
 		gi_free(atoms[i]);
 	gi_free(atoms);
@@ -269,9 +425,41 @@ static bool pull_take(struct api_monitor *m, const char *node, char **cookie_out
 		ns->session_cookie = NULL;
 		ns->observed = NULL;
 		ns->observing = false;
+		json_decref(ns->state);
+		ns->state = NULL;
 	}
 	pthread_mutex_unlock(&m->lock);
 	return any;
+}
+
+/* Marks the durable state of an observation whose end has begun (so that a
+ * monitor dying now is followed by a close, not an adoption) and remembers
+ * an end the user did not ask for, for observe/stop to report. */
+static void end_record(struct api_monitor *m, const char *session_id, json_t *fin)
+{
+	const char *node = json_string_value(json_object_get(fin, "node"));
+	json_t *state = NULL;
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node ? node_get(m, node, false) : NULL;
+	if (ns && ns->state) {
+		state = json_deep_copy(ns->state);
+		json_object_set_new(state, "ending",
+		                    json_pack("{s:O, s:O?}", "status",
+		                              json_object_get(fin, "status"), "reason",
+		                              json_object_get(fin, "reason")));
+	}
+	if (ns && !ns->user_stop && !m->shutting_down) {
+		json_decref(ns->ended);
+		ns->ended = json_pack("{s:s, s:O, s:O?}", "session_id", session_id, "status",
+		                      json_object_get(fin, "status"), "reason",
+		                      json_object_get(fin, "reason"));
+	}
+	if (ns)
+		ns->user_stop = false;
+	pthread_mutex_unlock(&m->lock);
+	if (state)
+		session_state_write(m, state);
+	json_decref(state);
 }
 
 static void on_end(void *ctx, const char *session_id, json_t *finalize)
@@ -286,6 +474,9 @@ static void on_end(void *ctx, const char *session_id, json_t *finalize)
 	}
 	gi_log_info("monitor", "observation %s ended (%s)", session_id,
 	            json_string_value(json_object_get(fin, "status")));
+	json_object_set_new(fin, "dropped",
+	                    json_integer((json_int_t)api_pusher_dropped_of(m->pusher, session_id)));
+	end_record(m, session_id, fin);
 	char *cookie = NULL;
 	json_t *observed = NULL;
 	bool pull =
@@ -331,6 +522,7 @@ static void on_end(void *ctx, const char *session_id, json_t *finalize)
 	cookie_wipe_free(cookie);
 	json_decref(observed);
 	api_pusher_push(m->pusher, API_PUSH_FINALIZE, fin);
+	session_state_remove(m, session_id);
 	json_decref(fin);
 }
 
@@ -716,6 +908,93 @@ static void observe_abandon(struct api_monitor *m, const char *node)
 	json_decref(observed);
 }
 
+/* GET the worker's record of observation `sid`; *out (caller decrefs) is
+ * set on 200. Returns the HTTP status, or -1 when the worker did not answer. */
+static int worker_observation(struct api_monitor *m, const char *sid, json_t **out)
+{
+	*out = NULL;
+	char url[1024];
+	snprintf(url, sizeof(url), "%s/api/runtime/observation/%s", m->worker_url, sid);
+	struct net_call call = {"GET", url, NULL, m->worker_token, 5000};
+	int st = 0;
+	json_t *resp = NULL;
+	if (net_client_call(&call, &st, &resp) != 0) {
+		json_decref(resp);
+		return -1;
+	}
+	if (st == 200)
+		*out = resp;
+	else
+		json_decref(resp);
+	return st;
+}
+
+/* Whether the worker would still take snapshots of observation `obs`. */
+static bool worker_observation_open(json_t *obs)
+{
+	const char *st = json_string_value(json_object_get(obs, "status"));
+	const char *reason = json_string_value(json_object_get(obs, "reason"));
+	if (json_is_integer(json_object_get(obs, "profile_id")) || !st)
+		return false;
+	return strcmp(st, "running") == 0 || (strcmp(st, "interrupted") == 0 && reason &&
+	                                      strcmp(reason, "worker shut down") == 0);
+}
+
+/* Takes the orphan of `node` (caller decrefs), or NULL. */
+static json_t *orphan_take(struct api_monitor *m, const char *node)
+{
+	pthread_mutex_lock(&m->lock);
+	json_t *o = json_incref(json_object_get(m->orphans, node));
+	json_object_del(m->orphans, node);
+	pthread_mutex_unlock(&m->lock);
+	return o;
+}
+
+static void orphan_put_back(struct api_monitor *m, const char *node, json_t *orphan)
+{
+	pthread_mutex_lock(&m->lock);
+	if (!json_object_get(m->orphans, node))
+		json_object_set(m->orphans, node, orphan);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Queues the finalize that closes an orphan (behind its spooled snapshots)
+ * and forgets its state. */
+static void orphan_close(struct api_monitor *m, json_t *orphan, const char *reason)
+{
+	json_t *fin = orphan_finalize(orphan, reason);
+	api_pusher_push(m->pusher, API_PUSH_FINALIZE, fin);
+	json_decref(fin);
+	session_state_remove(m, json_string_value(json_object_get(orphan, "session_id")));
+}
+
+/* Decides what observe/start does with the orphan of its node: continue it
+ * (filling cfg's session_id, first_seq, started_ms; true) when the worker
+ * still has it open or never heard of it; otherwise close it (its end
+ * queued) and start anew. */
+static bool orphan_adopt(struct api_monitor *m, json_t *orphan, struct obs_session_config *cfg)
+{
+	const char *sid = json_string_value(json_object_get(orphan, "session_id"));
+	json_t *obs = NULL;
+	int st = worker_observation(m, sid, &obs);
+	bool adopt = st == 404 || (st == 200 && worker_observation_open(obs));
+	if (adopt) {
+		long long next = json_integer_value(json_object_get(orphan, "next_seq"));
+		json_t *last = json_object_get(obs, "last_seq");
+		if (json_is_integer(last) && json_integer_value(last) + 1 > next)
+			next = json_integer_value(last) + 1;
+		cfg->session_id = sid;
+		cfg->first_seq = (long)next;
+		cfg->started_ms = json_integer_value(json_object_get(orphan, "started_ms"));
+	} else if (st == 200) {
+		session_state_remove(m, sid); /* the worker ended it already */
+	} else {
+		orphan_close(m, orphan, "the monitor observing it died");
+	}
+	json_decref(obs);
+	return adopt;
+}
+
 static json_t *route_observe_start(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_monitor *m = ctx;
@@ -770,11 +1049,32 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	cfg.project = project;
 	cfg.call_time = json_is_true(call_time);
 	char *session_id = NULL;
+	json_t *orphan = session_running(m, node, NULL) ? NULL : orphan_take(m, node);
+	bool adopted = orphan && orphan_adopt(m, orphan, &cfg);
 	/* Set before the start, so that its first snapshots are collected too. */
 	bool fresh = observe_begin(m, node, cfg.cookie);
 	int rc = obs_session_start(m->manager, &cfg, &session_id);
 	if (rc && fresh)
 		observe_abandon(m, node);
+	if (rc && adopted)
+		orphan_put_back(m, node, orphan);
+	if (rc == 0) {
+		json_t *state = json_pack(
+		    "{s:s, s:s, s:I, s:I, s:O?, s:s?, s:I, s:I}", "session_id", session_id, "node",
+		    node, "interval_ms", (json_int_t)interval, "top_n", (json_int_t)top,
+		    "trace_modules", json_object_get(req->body, "trace_modules"), "project",
+		    project, "started_ms",
+		    (json_int_t)(cfg.started_ms > 0 ? cfg.started_ms : gi_clock_wall_ms()),
+		    "next_seq", (json_int_t)cfg.first_seq);
+		session_state_write(m, state);
+		pthread_mutex_lock(&m->lock);
+		struct node_state *ns = node_get(m, node, true);
+		json_decref(ns->state);
+		ns->state = state;
+		json_decref(ns->ended);
+		ns->ended = NULL;
+		pthread_mutex_unlock(&m->lock);
+	}
 	json_t *resp;
 	if (rc == GI_EEXIST)
 		resp = api_error(status, 409, "an observation of %.256s is already running", node);
@@ -785,9 +1085,14 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		                 "node", node, "interval_ms", (json_int_t)interval, "trace_modules",
 		                 json_object_get(req->body, "trace_modules"), "project", project,
 		                 "call_time", cfg.call_time);
-		gi_log_info("monitor", "observing %s every %lld ms (session %s)", node, interval,
-		            session_id);
+		if (adopted)
+			json_object_set_new(resp, "adopted",
+			                    json_pack("{s:s, s:I}", "session_id", session_id,
+			                              "from_seq", (json_int_t)cfg.first_seq));
+		gi_log_info("monitor", "observing %s every %lld ms (session %s%s)", node, interval,
+		            session_id, adopted ? ", continued after a monitor died" : "");
 	}
+	json_decref(orphan);
 	cookie_wipe_free(stored);
 	gi_free(mods);
 	gi_free(session_id);
@@ -814,6 +1119,77 @@ static json_t *profile_fetch(struct api_monitor *m, json_t *profile_id)
 	return p;
 }
 
+/* The answer of observe/stop for an observation that was not running any
+ * more: it ended on its own (`ended`), or its monitor died (an orphan, which
+ * this closes). Says so, with the reason and the profile; 404 when neither. */
+static json_t *stop_ended(struct api_monitor *m, const char *node, int wait, int *status)
+{
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node_get(m, node, false);
+	json_t *ended = ns ? ns->ended : NULL;
+	if (ns)
+		ns->ended = NULL;
+	pthread_mutex_unlock(&m->lock);
+	json_t *orphan = ended ? NULL : orphan_take(m, node);
+	if (!ended && !orphan)
+		return api_error(status, 404, "no observation of %.256s is running", node);
+	const char *sid = json_string_value(json_object_get(ended ? ended : orphan, "session_id"));
+	json_t *obs = NULL;
+	bool queued_here = ended != NULL; /* its finalize went through this pusher */
+	if (orphan) {
+		int st = worker_observation(m, sid, &obs);
+		queued_here = !(st == 200 && !worker_observation_open(obs));
+		if (queued_here)
+			orphan_close(m, orphan, "the monitor observing it died");
+		else
+			session_state_remove(m, sid);
+		json_decref(obs);
+		obs = NULL;
+	}
+	json_t *fin = NULL, *resp;
+	if ((!queued_here || api_pusher_wait_finalize(m->pusher, sid, wait, &fin) != 0) &&
+	    worker_observation(m, sid, &obs) == 200 &&
+	    json_is_integer(json_object_get(obs, "profile_id")))
+		fin = json_pack("{s:s, s:O, s:O, s:O}", "session_id", sid, "status",
+		                json_object_get(obs, "status"), "snapshots",
+		                json_object_get(obs, "snapshots"), "profile_id",
+		                json_object_get(obs, "profile_id"));
+	json_decref(obs);
+	obs = NULL;
+	worker_observation(m, sid, &obs); /* the worker's words on how it ended */
+	json_t *reason = json_object_get(obs, "reason");
+	if (!json_is_string(reason))
+		reason = json_object_get(ended ? ended : orphan, "reason");
+	if (!json_is_string(reason) && orphan)
+		reason = NULL;
+	char why[512];
+	snprintf(why, sizeof(why), "%s",
+	         json_is_string(reason) ? json_string_value(reason)
+	         : orphan               ? "the monitor observing it died"
+	                                : "it ended on its own");
+	if (!fin) {
+		*status = 202;
+		resp = json_pack("{s:s, s:s, s:b, s:b, s:s, s:s}", "session_id", sid, "node", node,
+		                 "queued", 1, "ended_early", 1, "reason", why, "message",
+		                 "the observation had already ended; the worker has not "
+		                 "acknowledged its end yet, the profile is built when it does");
+	} else {
+		json_t *profile_id = json_object_get(fin, "profile_id");
+		json_t *profile = profile_fetch(m, profile_id);
+		resp = json_pack(
+		    "{s:s, s:s, s:b, s:b, s:s, s:O?, s:O, s:O?, s:O?, s:o?}", "session_id", sid,
+		    "node", node, "queued", 0, "ended_early", 1, "reason", why, "status",
+		    obs ? json_object_get(obs, "status") : json_object_get(fin, "status"),
+		    "finalize", fin, "profile_id", profile_id, "snapshots",
+		    json_object_get(fin, "snapshots"), "profile", profile);
+	}
+	json_decref(fin);
+	json_decref(obs);
+	json_decref(ended);
+	json_decref(orphan);
+	return resp;
+}
+
 static json_t *route_observe_stop(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_monitor *m = ctx;
@@ -830,8 +1206,12 @@ static json_t *route_observe_stop(void *ctx, const struct api_request *req, int 
 	char *session_id = NULL;
 	if (!session_running(m, node, &session_id) || !session_id) {
 		gi_free(session_id);
-		return api_error(status, 404, "no observation of %.256s is running", node);
+		return stop_ended(m, node, (int)wait, status);
 	}
+	pthread_mutex_lock(&m->lock);
+	struct node_state *sns = node_get(m, node, true);
+	sns->user_stop = true;
+	pthread_mutex_unlock(&m->lock);
 	int rc = obs_session_stop(m->manager, node);
 	if (rc) {
 		json_t *e = api_error_code(status, rc, "stopping the observation");
@@ -867,8 +1247,22 @@ static json_t *route_observe_status(void *ctx, const struct api_request *req, in
 	(void)status;
 	struct api_monitor *m = ctx;
 	json_t *obs = m->manager ? obs_manager_status(m->manager) : json_array();
-	return json_pack("{s:o, s:o, s:b}", "observations", obs ? obs : json_array(), "delivery",
-	                 api_pusher_stats(m->pusher), "observer", m->manager != NULL);
+	json_t *orphans = json_array();
+	const char *node;
+	json_t *o;
+	pthread_mutex_lock(&m->lock);
+	json_object_foreach(m->orphans, node, o)
+	{
+		json_array_append_new(orphans,
+		                      json_pack("{s:O, s:s, s:O?, s:O?}", "session_id",
+		                                json_object_get(o, "session_id"), "node", node,
+		                                "started_ms", json_object_get(o, "started_ms"),
+		                                "next_seq", json_object_get(o, "next_seq")));
+	}
+	pthread_mutex_unlock(&m->lock);
+	return json_pack("{s:o, s:o, s:o, s:b}", "observations", obs ? obs : json_array(),
+	                 "orphans", orphans, "delivery", api_pusher_stats(m->pusher), "observer",
+	                 m->manager != NULL);
 }
 
 static const struct api_route monitor_routes[] = {
@@ -909,10 +1303,19 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	struct api_pusher_config pc = {
 	    m->worker_url, m->worker_token, gi_buf_str(&spool), 0, 0, 0, 0};
 	rc = api_pusher_new(&pc, &m->pusher);
-	gi_buf_destroy(&spool);
+	gi_buf_reset(&spool);
+	gi_buf_printf(&spool, "%s/monitor-sessions", data);
+	m->sessions_dir = gi_buf_take(&spool);
 	gi_free(data);
 	if (rc)
 		goto fail;
+	m->orphans = json_object();
+	if (gi_fs_mkdir_p(m->sessions_dir) != 0)
+		gi_log_warn("monitor",
+		            "cannot create %s: observations cannot be adopted after "
+		            "a crash",
+		            m->sessions_dir);
+	orphans_load(m);
 	struct obs_callbacks cb = {on_snapshot, on_end, m};
 	m->manager_rc = obs_manager_new(&cb, &m->manager);
 	if (m->manager_rc) {
@@ -968,5 +1371,7 @@ void api_monitor_stop(struct api_monitor *m)
 	pthread_cond_destroy(&m->pulls_done);
 	gi_free(m->worker_url);
 	gi_free(m->worker_token);
+	gi_free(m->sessions_dir);
+	json_decref(m->orphans);
 	gi_free(m);
 }

@@ -35,6 +35,13 @@
 #define BACKOFF_MAX_MS       2000
 #define SPOOL_ITEM_LIMIT     (16 * 1024 * 1024)
 #define FINALIZE_RESULTS_MAX 256
+#define DROPPED_SESSIONS_MAX 1024
+/* Kept free in the spool directory for the finalize objects and the loss
+ * record: released when the disk is full, taken again once the spool is
+ * empty. A finalize is a few KB. */
+#define RESERVE_BYTES (64 * 1024)
+#define RESERVE_FILE  ".reserve"
+#define LOSS_FILE     ".undelivered.json"
 
 struct item {
 	uint64_t seq;
@@ -75,6 +82,12 @@ struct api_pusher {
 	size_t result_next;
 
 	uint64_t delivered, retries, rejected, dropped;
+	json_t *dropped_by_session; /* session_id -> count, at most DROPPED_SESSIONS_MAX */
+	bool reserve_held;          /* RESERVE_FILE is in place */
+	/* What this run could not deliver (kind -> count, "sessions": sid ->
+	 * count), written to LOSS_FILE at stop; and what the previous run left
+	 * there, reported by stats (or NULL). */
+	json_t *lost, *previous_run;
 	bool reachable;
 	char last_error[256];
 };
@@ -98,17 +111,80 @@ static int cmp_disk(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Loads the spool left by an earlier run. */
+/* Parses a spool item's file name, NNNNNNNNNNNNNNNNNNNN.KIND.json, exactly:
+ * anything else (a temporary, a stray file) is not an item. */
+static bool spool_name_parse(const char *name, unsigned long long *seq, char *kind, size_t size)
+{
+	size_t i = 0;
+	*seq = 0;
+	for (; i < 20; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		*seq = *seq * 10 + (unsigned long long)(name[i] - '0');
+	}
+	if (name[i++] != '.')
+		return false;
+	size_t k = 0;
+	while (name[i] >= 'a' && name[i] <= 'z' && k + 1 < size)
+		kind[k++] = name[i++];
+	kind[k] = '\0';
+	if (strcmp(name + i, ".json") != 0)
+		return false;
+	return strcmp(kind, "ingest") == 0 || strcmp(kind, "finalize") == 0 ||
+	       strcmp(kind, "objectcode") == 0;
+}
+
+/* A temporary NAME.tmp.PID left by a crash between the write and the rename
+ * (gi_fs_write_file): when NAME is a spool item that does not exist and the
+ * temporary holds a whole JSON document, the write had finished and only the
+ * rename was missing, so it is renamed; otherwise it is deleted. */
+static void spool_temporary_settle(struct api_pusher *p, const char *name)
+{
+	const char *tmp = strstr(name, ".tmp.");
+	if (!tmp || tmp[5] < '0' || tmp[5] > '9')
+		return;
+	char final_name[256], kind[16], path[4096], final_path[4096];
+	unsigned long long seq;
+	size_t n = (size_t)(tmp - name);
+	if (n >= sizeof(final_name))
+		return;
+	memcpy(final_name, name, n);
+	final_name[n] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", p->spool_dir, name);
+	snprintf(final_path, sizeof(final_path), "%s/%s", p->spool_dir, final_name);
+	bool kept = false;
+	if (spool_name_parse(final_name, &seq, kind, sizeof(kind)) &&
+	    access(final_path, F_OK) != 0) {
+		char *body = NULL;
+		size_t len = 0;
+		json_t *doc = NULL;
+		if (gi_fs_read_file(path, SPOOL_ITEM_LIMIT, &body, &len) == 0)
+			doc = json_loadb(body, len, 0, NULL);
+		kept = doc && rename(path, final_path) == 0;
+		json_decref(doc);
+		gi_free(body);
+	}
+	if (!kept)
+		unlink(path);
+	gi_log_warn("monitor", "spool temporary %s left by a crash: %s", name,
+	            kept ? "complete, recovered" : "incomplete or redundant, deleted");
+}
+
+/* Loads the spool left by an earlier run: temporaries first (recovered or
+ * deleted, never counted), then the items in order. */
 static void spool_load(struct api_pusher *p)
 {
 	DIR *d = opendir(p->spool_dir);
 	if (!d)
 		return;
 	struct dirent *e;
+	while ((e = readdir(d)))
+		spool_temporary_settle(p, e->d_name);
+	rewinddir(d);
 	while ((e = readdir(d))) {
 		char kind[16];
 		unsigned long long seq;
-		if (sscanf(e->d_name, "%20llu.%15[a-z].json", &seq, kind) != 2)
+		if (!spool_name_parse(e->d_name, &seq, kind, sizeof(kind)))
 			continue;
 		struct disk_item it = {seq,
 		                       strcmp(kind, "finalize") == 0     ? API_PUSH_FINALIZE
@@ -137,13 +213,119 @@ static void spool_load(struct api_pusher *p)
 		            p->disk.len);
 }
 
-/* Writes one item to the spool (atomically); 0 or an error. */
+static void spool_file(const struct api_pusher *p, const char *name, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s", p->spool_dir, name);
+}
+
+/* Takes the reserve (RESERVE_BYTES of zeros) when it is not held. */
+static void reserve_take(struct api_pusher *p)
+{
+	if (p->reserve_held)
+		return;
+	char path[4096];
+	spool_file(p, RESERVE_FILE, path, sizeof(path));
+	char *zeros = gi_calloc(1, RESERVE_BYTES);
+	p->reserve_held = gi_fs_write_file(path, zeros, RESERVE_BYTES) == 0;
+	gi_free(zeros);
+}
+
+/* Gives the reserve back to the disk; true when there was one to give. */
+static bool reserve_release(struct api_pusher *p)
+{
+	if (!p->reserve_held)
+		return false;
+	char path[4096];
+	spool_file(p, RESERVE_FILE, path, sizeof(path));
+	unlink(path);
+	p->reserve_held = false;
+	gi_log_warn("monitor", "spool disk full: the space reserved for finalize records is used");
+	return true;
+}
+
+/* Writes one item to the spool (atomically); 0 or an error. A finalize that
+ * does not fit uses the reserve: the end of an observation is what turns
+ * its snapshots into a profile. */
 static int spool_write(struct api_pusher *p, uint64_t seq, enum api_push_kind kind,
                        const char *body, size_t len)
 {
 	char path[4096];
 	spool_path(p, seq, kind, path, sizeof(path));
-	return gi_fs_write_file(path, body, len);
+	int rc = gi_fs_write_file(path, body, len);
+	if (rc && kind == API_PUSH_FINALIZE && reserve_release(p))
+		rc = gi_fs_write_file(path, body, len);
+	return rc;
+}
+
+/* Counts an item that will never be delivered (called with the lock held,
+ * or after the thread stopped). */
+static void lost_count(struct api_pusher *p, enum api_push_kind kind, const char *sid)
+{
+	json_t *n = json_object_get(p->lost, kind_name(kind));
+	json_object_set_new(p->lost, kind_name(kind),
+	                    json_integer(n ? json_integer_value(n) + 1 : 1));
+	json_t *sessions = json_object_get(p->lost, "sessions");
+	if (!sessions) {
+		sessions = json_object();
+		json_object_set_new(p->lost, "sessions", sessions);
+	}
+	if (sid && (json_object_get(sessions, sid) || json_object_size(sessions) < 64)) {
+		n = json_object_get(sessions, sid);
+		json_object_set_new(sessions, sid, json_integer(n ? json_integer_value(n) + 1 : 1));
+	}
+}
+
+/* At stop: records what this run lost in LOSS_FILE (the reserve makes room
+ * if it must), so that the next run can say so. */
+static void loss_record(struct api_pusher *p)
+{
+	if (json_object_size(p->lost) == 0)
+		return;
+	char path[4096];
+	spool_file(p, LOSS_FILE, path, sizeof(path));
+	json_t *all = json_object();
+	/* What an earlier run left and this one did not report is kept. */
+	if (p->previous_run)
+		json_object_set(all, "earlier", p->previous_run);
+	json_object_update(all, p->lost);
+	json_object_set_new(all, "stopped_ms", json_integer(gi_clock_wall_ms()));
+	char *text = json_dumps(all, JSON_COMPACT);
+	int rc = text ? gi_fs_write_file(path, text, strlen(text)) : GI_ENOMEM;
+	if (rc && text && reserve_release(p))
+		rc = gi_fs_write_file(path, text, strlen(text));
+	if (rc)
+		gi_log_error("monitor", "could not record what was lost in %s", path);
+	free(text);
+	json_decref(all);
+}
+
+/* At start: reads (and removes) what the previous run could not deliver,
+ * and says it loudly. */
+static void loss_load(struct api_pusher *p)
+{
+	char path[4096];
+	spool_file(p, LOSS_FILE, path, sizeof(path));
+	char *text = NULL;
+	size_t len = 0;
+	if (gi_fs_read_file(path, 1024 * 1024, &text, &len) != 0)
+		return;
+	p->previous_run = json_loadb(text, len, 0, NULL);
+	gi_free(text);
+	unlink(path);
+	if (!json_is_object(p->previous_run)) {
+		json_decref(p->previous_run);
+		p->previous_run = json_pack("{s:s}", "error", "the loss record was unreadable");
+	}
+	json_t *ing = json_object_get(p->previous_run, "ingest");
+	json_t *fin = json_object_get(p->previous_run, "finalize");
+	json_t *oc = json_object_get(p->previous_run, "objectcode");
+	gi_log_error("monitor",
+	             "THE PREVIOUS MONITOR RUN COULD NOT DELIVER: %lld snapshot(s), %lld "
+	             "finalize record(s), %lld object-code batch(es) (the spool in %s was full "
+	             "or unwritable); the profiles of the sessions concerned show them as gaps. "
+	             "Details: delivery.previous_run in GET /api/monitor/observe/status",
+	             (long long)json_integer_value(ing), (long long)json_integer_value(fin),
+	             (long long)json_integer_value(oc), p->spool_dir);
 }
 
 static void free_item(struct item *it)
@@ -152,6 +334,29 @@ static void free_item(struct item *it)
 		return;
 	gi_free(it->body);
 	gi_free(it);
+}
+
+/* Counts a dropped item against its session (called with the lock held). */
+static void dropped_count(struct api_pusher *p, json_t *body)
+{
+	const char *sid = json_string_value(json_object_get(body, "session_id"));
+	if (!sid)
+		return;
+	json_t *n = json_object_get(p->dropped_by_session, sid);
+	if (n)
+		json_integer_set(n, json_integer_value(n) + 1);
+	else if (json_object_size(p->dropped_by_session) < DROPPED_SESSIONS_MAX)
+		json_object_set_new(p->dropped_by_session, sid, json_integer(1));
+}
+
+uint64_t api_pusher_dropped_of(struct api_pusher *p, const char *session_id)
+{
+	pthread_mutex_lock(&p->lock);
+	json_t *n = json_object_get(p->dropped_by_session, session_id);
+	uint64_t v = n ? (uint64_t)json_integer_value(n) : 0;
+	json_object_del(p->dropped_by_session, session_id);
+	pthread_mutex_unlock(&p->lock);
+	return v;
 }
 
 int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body)
@@ -177,9 +382,11 @@ int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body)
 		p->tail = it;
 		p->mem_len++;
 		p->mem_bytes += len;
-	} else if (p->disk_bytes + len > p->disk_bytes_limit ||
+	} else if ((p->disk_bytes + len > p->disk_bytes_limit && kind != API_PUSH_FINALIZE) ||
 	           spool_write(p, seq, kind, text, len) != 0) {
 		p->dropped++;
+		dropped_count(p, body);
+		lost_count(p, kind, json_string_value(json_object_get(body, "session_id")));
 		rc = GI_ETOOBIG;
 		snprintf(p->last_error, sizeof(p->last_error),
 		         "queue and spool full: %s item dropped", kind_name(kind));
@@ -239,6 +446,7 @@ static void head_remove(struct api_pusher *p)
 	if (p->disk_head == p->disk.len) {
 		p->disk.len = 0;
 		p->disk_head = 0;
+		reserve_take(p); /* the spool is empty: room again */
 	}
 }
 
@@ -300,6 +508,11 @@ static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
 		p->last_error[0] = '\0'; /* delivered: an old error no longer describes it */
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 0 && status >= 200 && status < 300) {
+		size_t bad = json_array_size(json_object_get(resp, "rejected"));
+		if (bad > 0)
+			gi_log_warn("monitor",
+			            "the worker kept a %s batch but refused %zu module(s) in it",
+			            kind_name(it->kind), bad);
 		*resp_out = resp;
 		return 1;
 	}
@@ -403,10 +616,22 @@ int api_pusher_new(const struct api_pusher_config *cfg, struct api_pusher **out)
 	pthread_cond_init(&p->changed, NULL);
 	gi_vec_init(&p->disk, sizeof(struct disk_item));
 	gi_map_init(&p->results);
+	p->dropped_by_session = json_object();
+	p->lost = json_object();
 	spool_load(p);
+	loss_load(p);
+	reserve_take(p);
+	if (!p->reserve_held)
+		gi_log_warn("monitor",
+		            "no room for the %d KB kept free for finalize records in %s: a full "
+		            "disk may lose the end of an observation",
+		            RESERVE_BYTES / 1024, p->spool_dir);
 	if (pthread_create(&p->thread, NULL, pusher_thread, p) != 0) {
 		gi_vec_destroy(&p->disk);
 		gi_map_destroy(&p->results);
+		json_decref(p->dropped_by_session);
+		json_decref(p->lost);
+		json_decref(p->previous_run);
 		gi_free(p->worker_url);
 		gi_free(p->token);
 		gi_free(p->spool_dir);
@@ -453,6 +678,9 @@ json_t *api_pusher_stats(struct api_pusher *p)
 	                      "rejected", (json_int_t)p->rejected, "dropped",
 	                      (json_int_t)p->dropped, "worker_reachable", p->reachable,
 	                      "last_error", p->last_error[0] ? p->last_error : NULL);
+	json_object_set_new(s, "reserve_held", json_boolean(p->reserve_held));
+	json_object_set_new(s, "previous_run",
+	                    p->previous_run ? json_deep_copy(p->previous_run) : json_null());
 	pthread_mutex_unlock(&p->lock);
 	return s;
 }
@@ -473,14 +701,20 @@ void api_pusher_free(struct api_pusher *p, int flush_ms)
 	size_t spilled = 0;
 	for (struct item *it = p->head; it;) {
 		struct item *next = it->next;
-		if (spool_write(p, it->seq, it->kind, it->body, it->len) == 0)
+		if (spool_write(p, it->seq, it->kind, it->body, it->len) == 0) {
 			spilled++;
-		else
+		} else {
 			gi_log_error("monitor", "could not spool a %s item: lost",
 			             kind_name(it->kind));
+			json_t *b = json_loadb(it->body, it->len, 0, NULL);
+			lost_count(p, it->kind,
+			           json_string_value(json_object_get(b, "session_id")));
+			json_decref(b);
+		}
 		free_item(it);
 		it = next;
 	}
+	loss_record(p);
 	size_t on_disk = p->disk.len - p->disk_head + spilled;
 	if (on_disk > 0)
 		gi_log_warn("monitor", "%zu undelivered item(s) kept in %s for the next run",
@@ -492,6 +726,9 @@ void api_pusher_free(struct api_pusher *p, int flush_ms)
 		}
 	}
 	gi_map_destroy(&p->results);
+	json_decref(p->dropped_by_session);
+	json_decref(p->lost);
+	json_decref(p->previous_run);
 	gi_vec_destroy(&p->disk);
 	pthread_cond_destroy(&p->changed);
 	pthread_mutex_destroy(&p->lock);

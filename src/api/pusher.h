@@ -10,6 +10,11 @@
  * what could not be delivered in the grace time is written to the spool and
  * sent by the next monitor started on the same directory.
  *
+ * Space: RESERVE_BYTES are kept free in the spool (a file released when
+ * the disk is full) so that a finalize is never lost to a full disk; what a
+ * run could not deliver at all is recorded at stop and reported by the next
+ * run (log and stats).
+ *
  * Delivery rules: 2xx is delivered; 401, 403, 408, 429 and 5xx, a timeout or
  * no connection are retried; any other 4xx means the worker will never take
  * the item, which is logged and dropped (counted as `rejected`).
@@ -21,6 +26,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* OBJECT_CODE: a batch of a node's object code (POST
  * /api/runtime/ingest/object_code), queued before the finalize it serves. */
@@ -46,6 +52,10 @@ int api_pusher_new(const struct api_pusher_config *cfg, struct api_pusher **out)
  * GI_ETOOBIG when the queue and the spool are both full (the item is dropped). */
 int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body);
 
+/* How many items of `session_id` were dropped (queue and spool full) since
+ * the last call for it; forgets the count. */
+uint64_t api_pusher_dropped_of(struct api_pusher *p, const char *session_id);
+
 /* Waits up to `timeout_ms` until the finalize of `session_id` has been
  * delivered; *response_out (caller decrefs) is the worker's answer. Returns
  * 0, or GI_ETIMEOUT. */
@@ -56,7 +66,10 @@ int api_pusher_wait_finalize(struct api_pusher *p, const char *session_id, int t
 int api_pusher_drain(struct api_pusher *p, int timeout_ms);
 
 /* {worker_url, queued_memory, queued_disk, delivered, retries, rejected,
- *  dropped, worker_reachable, last_error} (caller decrefs). */
+ *  dropped, worker_reachable, last_error, reserve_held, previous_run}
+ * (caller decrefs). previous_run: what the run before this one on the same
+ * spool could not deliver ({ingest, finalize, objectcode: counts,
+ * sessions: {id: count}, stopped_ms}), or null. */
 json_t *api_pusher_stats(struct api_pusher *p);
 
 /* Tries to deliver what is queued for up to `flush_ms`, spills the rest to

@@ -23,7 +23,11 @@
 #include "api/worker.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,7 +57,8 @@
 #define OBJECT_CODE_MAX   (16 * 1024 * 1024)
 /* The longest module name whose cache file and its temporary
  * (NAME.beam.tmp.PID, PID up to 7 digits) fit the 255-byte file name limit. */
-#define OBJECT_MODULE_NAME_MAX (255 - 5 - 5 - 7)
+#define OBJECT_MODULE_NAME_MAX 238 /* 255 - strlen(".beam") - strlen(".tmp.") - 7 */
+_Static_assert(OBJECT_MODULE_NAME_MAX == 255 - 5 - 5 - 7, "the message below says 238");
 
 struct kg_pooled {
 	char *path;
@@ -77,6 +82,15 @@ struct api_worker {
 	 * waiting on a mutex is fairer and faster than its busy-retry sleeps. */
 	pthread_mutex_t write_lock;
 	struct mcp_server *mcp; /* /mcp; set once the port is known */
+
+	/* Liveness deadline (see liveness_run); `stopping` under `lock`. */
+	int liveness_intervals;
+	int64_t started_wall_ms;
+	size_t ebin_cache_bytes;
+	long long ebin_cache_age_ms;
+	pthread_t liveness_thread;
+	bool liveness_started, stopping;
+	pthread_cond_t liveness_wake;
 };
 
 /* ---- pools ---- */
@@ -518,7 +532,7 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 		pthread_mutex_unlock(&w->write_lock);
 		store_release(w, st);
 	}
-	if (rc == GI_EEXIST) {
+	if (rc == GI_EEXIST && other_node) {
 		json_t *e =
 		    api_error(status, 409,
 		              "session %.128s belongs to node %.256s, not %.256s: a session "
@@ -527,6 +541,11 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 		gi_free(other_node);
 		return e;
 	}
+	if (rc == GI_EEXIST)
+		return api_error(status, 409,
+		                 "observation %s has ended and its profile is built: a late "
+		                 "snapshot (seq %lld) cannot change it",
+		                 session_id, seq);
 	if (rc)
 		return api_error_code(status, rc, "storing the snapshot");
 	return json_pack("{s:b, s:s, s:I, s:b}", "ok", 1, "session_id", session_id, "seq",
@@ -562,8 +581,117 @@ static int file_update(const char *path, const unsigned char *data, size_t len, 
 	return gi_fs_write_file(path, data, len);
 }
 
+/* ---- the object-code cache (DATA/nodes/NODE/ebin) ---- */
+
+#define EBIN_CACHE_BYTES_DEFAULT  (256ull * 1024 * 1024)
+#define EBIN_CACHE_AGE_MS_DEFAULT (30LL * 86400000LL)
+
+struct cached_file {
+	char *path;
+	long long size;
+	int64_t mtime_ms;
+};
+
+struct cache_walk {
+	struct cached_file *files;
+	size_t len, cap;
+};
+
+static int cache_collect(const char *path, void *ctx)
+{
+	struct cache_walk *c = ctx;
+	size_t n = strlen(path);
+	struct stat sb;
+	/* Only the object code under some NODE/ebin/; never index.db. */
+	if (n < 6 || strcmp(path + n - 5, ".beam") != 0 || !strstr(path, "/ebin/") ||
+	    stat(path, &sb) != 0)
+		return 0;
+	if (c->len == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 64;
+		c->files = gi_realloc(c->files, c->cap * sizeof(*c->files));
+	}
+	c->files[c->len].path = gi_strdup(path);
+	c->files[c->len].size = (long long)sb.st_size;
+	c->files[c->len].mtime_ms =
+	    (int64_t)sb.st_mtim.tv_sec * 1000 + (int64_t)(sb.st_mtim.tv_nsec / 1000000);
+	c->len++;
+	return 0;
+}
+
+static int cmp_cached_oldest(const void *a, const void *b)
+{
+	int64_t x = ((const struct cached_file *)a)->mtime_ms;
+	int64_t y = ((const struct cached_file *)b)->mtime_ms;
+	return x < y ? -1 : x > y;
+}
+
+/* Keeps the cache within its bounds: files not received for longer than
+ * the age go, then the oldest until the total fits. A file's time is when
+ * it was last received (unchanged files are touched). Called with
+ * finalize_lock held, so that no finalize reads a directory being pruned. */
+static void ebin_cache_evict(struct api_worker *w)
+{
+	struct gi_buf root;
+	gi_buf_init(&root, 0);
+	gi_buf_printf(&root, "%s/nodes", w->data_dir);
+	struct cache_walk c = {0};
+	gi_fs_walk(gi_buf_str(&root), NULL, cache_collect, &c);
+	if (c.len > 1)
+		qsort(c.files, c.len, sizeof(*c.files), cmp_cached_oldest);
+	long long total = 0;
+	for (size_t i = 0; i < c.len; i++)
+		total += c.files[i].size;
+	int64_t now = gi_clock_wall_ms();
+	size_t evicted = 0;
+	for (size_t i = 0; i < c.len; i++) {
+		bool old = now - c.files[i].mtime_ms > w->ebin_cache_age_ms;
+		if ((old || total > (long long)w->ebin_cache_bytes) &&
+		    unlink(c.files[i].path) == 0) {
+			total -= c.files[i].size;
+			evicted++;
+		}
+		gi_free(c.files[i].path);
+	}
+	gi_free(c.files);
+	if (evicted > 0)
+		gi_log_info("worker", "object-code cache: %zu file(s) evicted, %lld bytes kept",
+		            evicted, total);
+	gi_buf_destroy(&root);
+}
+
+struct module_code {
+	const char *name; /* borrowed from the request */
+	unsigned char *bytes;
+	size_t len;
+};
+
+/* Checks and decodes modules[i]; NULL, or why it is refused. */
+static const char *module_decode(json_t *m, struct module_code *out)
+{
+	const char *name = json_string_value(json_object_get(m, "module"));
+	json_t *code = json_object_get(m, "code");
+	memset(out, 0, sizeof(*out));
+	if (!name || !file_name_safe(name) || !json_is_string(code) ||
+	    json_string_length(code) > OBJECT_CODE_MAX / 3 * 4)
+		return "must be {\"module\": name, \"code\": base64}";
+	if (strlen(name) > OBJECT_MODULE_NAME_MAX)
+		return "module names longer than 238 bytes cannot be cached as files";
+	if (api_base64_decode(json_string_value(code), json_string_length(code), &out->bytes,
+	                      &out->len) != 0 ||
+	    out->len < 12 || memcmp(out->bytes, "FOR1", 4) != 0) {
+		gi_free(out->bytes);
+		out->bytes = NULL;
+		return "code is not a .beam in base64";
+	}
+	out->name = name;
+	return NULL;
+}
+
 /* POST /api/runtime/ingest/object_code {"node", "session_id"?, "modules":
- * [{"module": atom text, "code": base64 of the .beam}]}. */
+ * [{"module": atom text, "code": base64 of the .beam}]}. Every module is
+ * checked first; the good ones are stored and the bad ones listed in
+ * `rejected`, so that a bad module never costs its neighbours (400 only when
+ * none is good, and then nothing is written). */
 static json_t *route_object_code(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_worker *w = ctx;
@@ -578,68 +706,69 @@ static json_t *route_object_code(void *ctx, const struct api_request *req, int *
 	if (!json_is_array(mods) || json_array_size(mods) > OBJECT_CODE_BATCH)
 		return api_error(status, 400, "modules must be an array of at most %d objects",
 		                 OBJECT_CODE_BATCH);
-	size_t i;
-	json_t *m;
+	size_t n = json_array_size(mods), good = 0, i;
+	struct module_code *codes = gi_calloc(n + 1, sizeof(*codes));
+	json_t *rejected = json_array(), *m, *resp = NULL;
+	char first_error[300] = "";
 	json_array_foreach(mods, i, m)
 	{
-		const char *name = json_string_value(json_object_get(m, "module"));
-		json_t *code = json_object_get(m, "code");
-		if (!name || !file_name_safe(name) || !json_is_string(code) ||
-		    json_string_length(code) > OBJECT_CODE_MAX / 3 * 4)
-			return api_error(
-			    status, 400,
-			    "modules[%zu] must be {\"module\": name, \"code\": base64}", i);
-		if (strlen(name) > OBJECT_MODULE_NAME_MAX)
-			return api_error(
-			    status, 400,
-			    "modules[%zu]: module names longer than %d bytes cannot be "
-			    "cached as files",
-			    i, OBJECT_MODULE_NAME_MAX);
+		const char *why = module_decode(m, &codes[good]);
+		if (why) {
+			const char *name = json_string_value(json_object_get(m, "module"));
+			json_array_append_new(rejected,
+			                      json_pack("{s:I, s:s?, s:s}", "index", (json_int_t)i,
+			                                "module", name, "error", why));
+			if (!first_error[0])
+				snprintf(first_error, sizeof(first_error), "modules[%zu]: %s", i,
+				         why);
+		} else {
+			good++;
+		}
 	}
 	char *dir = node_dir(w, node);
 	struct gi_buf path;
 	gi_buf_init(&path, 0);
+	int stored = 0, unchanged = 0, rc = 0;
+	if (good == 0 && n > 0) {
+		resp = api_error(status, 400, "%s", first_error);
+		json_object_set(resp, "rejected", rejected);
+		goto out;
+	}
 	gi_buf_printf(&path, "%s/ebin", dir);
-	int stored = 0, unchanged = 0, rc = gi_fs_mkdir_p(gi_buf_str(&path));
-	json_t *resp = NULL;
+	rc = gi_fs_mkdir_p(gi_buf_str(&path));
 	if (rc) {
 		resp = api_error_code(status, rc, "creating the object code cache");
 		goto out;
 	}
 	pthread_mutex_lock(&w->finalize_lock); /* a finalize never reads half a batch */
-	json_array_foreach(mods, i, m)
-	{
-		const char *name = json_string_value(json_object_get(m, "module"));
-		json_t *code = json_object_get(m, "code");
-		unsigned char *bytes = NULL;
-		size_t len = 0;
-		if (api_base64_decode(json_string_value(code), json_string_length(code), &bytes,
-		                      &len) != 0 ||
-		    len < 12 || memcmp(bytes, "FOR1", 4) != 0) {
-			gi_free(bytes);
-			resp = api_error(status, 400, "modules[%zu]: code is not a .beam in base64",
-			                 i);
-			break;
-		}
+	for (i = 0; i < good; i++) {
 		gi_buf_reset(&path);
-		gi_buf_printf(&path, "%s/ebin/%s.beam", dir, name);
+		gi_buf_printf(&path, "%s/ebin/%s.beam", dir, codes[i].name);
 		bool written = false;
-		rc = file_update(gi_buf_str(&path), bytes, len, &written);
-		gi_free(bytes);
+		rc = file_update(gi_buf_str(&path), codes[i].bytes, codes[i].len, &written);
 		if (rc) {
+			/* 5xx: the monitor sends the batch again; what was written is then
+			 * unchanged. */
 			resp = api_error_code(status, rc, "storing object code");
 			break;
 		}
-		if (written)
+		if (written) {
 			stored++;
-		else
+		} else {
 			unchanged++;
+			utimensat(AT_FDCWD, gi_buf_str(&path), NULL, 0); /* received again: young */
+		}
 	}
+	ebin_cache_evict(w);
 	pthread_mutex_unlock(&w->finalize_lock);
 	if (!resp)
-		resp = json_pack("{s:b, s:s, s:i, s:i}", "ok", 1, "node", node, "stored", stored,
-		                 "unchanged", unchanged);
+		resp = json_pack("{s:b, s:s, s:i, s:i, s:O}", "ok", 1, "node", node, "stored",
+		                 stored, "unchanged", unchanged, "rejected", rejected);
 out:
+	for (i = 0; i < good; i++)
+		gi_free(codes[i].bytes);
+	gi_free(codes);
+	json_decref(rejected);
 	gi_buf_destroy(&path);
 	gi_free(dir);
 	return resp;
@@ -694,6 +823,21 @@ static int validate_finalize(const struct api_request *req, json_t **err, int *s
 	return 0;
 }
 
+/* Finalises through profile_finalize with the worker's pools and locks. */
+static int worker_finalize(struct api_worker *w, struct obs_store *st, json_t *finalize,
+                           json_t **resp, const char **step)
+{
+	struct profile_graphs graphs = {w, pool_acquire, pool_release, pool_invalidate};
+	struct profile_env env = {
+	    .data_dir = w->data_dir,
+	    .store = st,
+	    .graphs = &graphs,
+	    .finalize_lock = &w->finalize_lock,
+	    .write_lock = &w->write_lock,
+	};
+	return profile_finalize(&env, finalize, resp, step);
+}
+
 static json_t *route_finalize(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_worker *w = ctx;
@@ -704,20 +848,131 @@ static json_t *route_finalize(void *ctx, const struct api_request *req, int *sta
 	int rc = store_acquire(w, &st);
 	if (rc)
 		return api_error_code(status, rc, "opening the store");
-	struct profile_graphs graphs = {w, pool_acquire, pool_release, pool_invalidate};
-	struct profile_env env = {
-	    .data_dir = w->data_dir,
-	    .store = st,
-	    .graphs = &graphs,
-	    .finalize_lock = &w->finalize_lock,
-	    .write_lock = &w->write_lock,
-	};
 	const char *step = NULL;
-	rc = profile_finalize(&env, req->body, &resp, &step);
+	rc = worker_finalize(w, st, req->body, &resp, &step);
 	store_release(w, st);
 	if (rc)
 		return api_error_code(status, rc, step);
 	return resp;
+}
+
+/* ---- liveness ---- */
+
+#define LIVENESS_INTERVALS_DEFAULT 30
+#define LIVENESS_TICK_MS           1000
+#define LIVENESS_INTERVAL_FALLBACK 5000 /* an observation whose interval is unknown */
+
+/* The wall time after which a running observation last written at
+ * `updated_ms` counts as abandoned: N of its intervals, counted from the
+ * worker's own start at the earliest (a worker that was down has not heard
+ * from anybody, which says nothing about the monitor). */
+static int64_t liveness_deadline(const struct api_worker *w, json_t *row)
+{
+	long long interval = json_integer_value(json_object_get(row, "interval_ms"));
+	if (interval <= 0)
+		interval = LIVENESS_INTERVAL_FALLBACK;
+	if (interval < 250)
+		interval = 250;
+	int64_t since = json_integer_value(json_object_get(row, "updated_ms"));
+	if (since < w->started_wall_ms)
+		since = w->started_wall_ms;
+	return since + (int64_t)w->liveness_intervals * interval;
+}
+
+/* Ends one abandoned observation through profile_finalize, as if its
+ * monitor had sent {status: interrupted}: the profile is built from what
+ * arrived. Re-checked under finalize_lock, since a snapshot may have come;
+ * the finalize itself takes that lock again (a snapshot arriving in between
+ * is stored and profiled, or refused once the observation has ended). */
+static void liveness_end(struct api_worker *w, struct obs_store *st, json_t *row)
+{
+	const char *sid = json_string_value(json_object_get(row, "session_id"));
+	pthread_mutex_lock(&w->finalize_lock);
+	json_t *again = NULL, *match = NULL, *body = NULL;
+	size_t i;
+	json_t *r;
+	char reason[200];
+	if (obs_store_running_list(st, &again) == 0)
+		json_array_foreach(again, i, r)
+		{
+			const char *s2 = json_string_value(json_object_get(r, "session_id"));
+			if (s2 && strcmp(s2, sid) == 0)
+				match = r;
+		}
+	if (match && gi_clock_wall_ms() >= liveness_deadline(w, match)) {
+		long long interval = json_integer_value(json_object_get(match, "interval_ms"));
+		snprintf(reason, sizeof(reason),
+		         "no snapshot for %d intervals: the monitor stopped sending (it died, "
+		         "or lost its finalize)",
+		         w->liveness_intervals);
+		body = json_pack("{s:s, s:O, s:s, s:s}", "session_id", sid, "node",
+		                 json_object_get(match, "node"), "status", "interrupted", "reason",
+		                 reason);
+		json_t *last = json_object_get(match, "last_timestamp_ms");
+		if (json_is_integer(last))
+			json_object_set(body, "stopped_ms", last);
+		if (interval > 0)
+			json_object_set_new(body, "interval_ms", json_integer(interval));
+	}
+	pthread_mutex_unlock(&w->finalize_lock);
+	if (body) {
+		json_t *resp = NULL;
+		const char *step = NULL;
+		int rc = worker_finalize(w, st, body, &resp, &step);
+		json_t *pid = json_object_get(resp, "profile_id");
+		if (rc)
+			gi_log_warn("worker", "observation %s: %s; ending it failed (%s: %s)", sid,
+			            reason, step, gi_strerror(rc));
+		else
+			gi_log_warn("worker",
+			            "observation %s of %s: %s; ended as interrupted (profile %lld)",
+			            sid, json_string_value(json_object_get(body, "node")), reason,
+			            json_is_integer(pid) ? (long long)json_integer_value(pid)
+			                                 : 0LL);
+		json_decref(resp);
+		json_decref(body);
+	}
+	json_decref(again);
+}
+
+static void liveness_check(struct api_worker *w)
+{
+	struct obs_store *st;
+	json_t *rows = NULL;
+	if (store_acquire(w, &st) != 0)
+		return;
+	if (obs_store_running_list(st, &rows) == 0) {
+		int64_t now = gi_clock_wall_ms();
+		size_t i;
+		json_t *row;
+		json_array_foreach(rows, i, row)
+		{
+			if (now >= liveness_deadline(w, row))
+				liveness_end(w, st, row);
+		}
+	}
+	json_decref(rows);
+	store_release(w, st);
+}
+
+/* Once a second: ends the running observations that nobody feeds any more. */
+static void *liveness_run(void *arg)
+{
+	struct api_worker *w = arg;
+	pthread_mutex_lock(&w->lock);
+	while (!w->stopping) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += LIVENESS_TICK_MS / 1000;
+		pthread_cond_timedwait(&w->liveness_wake, &w->lock, &ts);
+		if (w->stopping)
+			break;
+		pthread_mutex_unlock(&w->lock);
+		liveness_check(w);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
 }
 
 static int list_limit(const struct api_request *req, int *limit, json_t **err, int *status)
@@ -758,6 +1013,16 @@ static json_t *route_observation(void *ctx, const struct api_request *req, int *
 	int rc = store_acquire(w, &st);
 	if (rc == 0) {
 		rc = obs_store_observation_get(st, sid, &obs);
+		json_t *gaps = NULL;
+		long long missing = 0;
+		if (rc == 0)
+			rc = obs_store_gaps(
+			    st, sid, json_integer_value(json_object_get(obs, "interval_ms")),
+			    json_integer_value(json_object_get(obs, "next_seq")), &gaps, &missing);
+		if (rc == 0) {
+			json_object_set_new(obs, "gaps", gaps);
+			json_object_set_new(obs, "snapshots_missing", json_integer(missing));
+		}
 		if (rc == 0 && with_snaps)
 			rc = obs_store_snapshots(st, sid, &snaps);
 		store_release(w, st);
@@ -1017,18 +1282,95 @@ static const struct api_route worker_routes[] = {
     {NULL, NULL, NULL, false},
 };
 
+/* Whether DATA/worker.db, which exists, can be a SQLite database: at least
+ * its 100-byte header, starting with the SQLite magic. */
+static bool store_file_plausible(const char *path, long long *size)
+{
+	struct stat sb;
+	*size = stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+	if (*size < 100)
+		return false;
+	char head[16] = {0};
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
+	if (f)
+		fclose(f);
+	return n == sizeof(head) && memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+/* Moves DATA/worker.db (and its -wal and -shm) aside as worker.db.broken-MS. */
+static int store_move_aside(const char *data_dir)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm"};
+	long long now = (long long)gi_clock_wall_ms();
+	int rc = 0;
+	for (size_t i = 0; i < 3; i++) {
+		char from[4096], to[4096];
+		snprintf(from, sizeof(from), "%s/%s%s", data_dir, OBS_STORE_FILE, suffixes[i]);
+		snprintf(to, sizeof(to), "%s/%s%s.broken-%lld", data_dir, OBS_STORE_FILE,
+		         suffixes[i], now);
+		if (access(from, F_OK) == 0 && rename(from, to) != 0)
+			rc = GI_EIO;
+		else if (i == 0)
+			gi_log_warn("worker", "--new-store: the old store is kept as %s", to);
+	}
+	return rc;
+}
+
+/* Opens the store at start-up: never replaces an unusable file silently. */
+static int store_open_at_start(const char *data_dir, bool new_store, struct obs_store **out)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", data_dir, OBS_STORE_FILE);
+	long long size = -1;
+	bool exists = access(path, F_OK) == 0;
+	if (exists && !store_file_plausible(path, &size)) {
+		if (!new_store) {
+			gi_log_error("worker",
+			             "the store %s is %s: refusing to start, which would replace "
+			             "it with an empty store and lose the history it should hold. "
+			             "Restore it from a backup, or start with --new-store to move "
+			             "it aside and begin a new store",
+			             path, size == 0 ? "empty (0 bytes)" : "not a SQLite database");
+			return GI_ECORRUPT;
+		}
+		if (store_move_aside(data_dir) != 0)
+			return GI_EIO;
+	}
+	int rc = obs_store_open(data_dir, out);
+	if ((rc == GI_ECORRUPT || rc == GI_EDB) && exists && new_store) {
+		if (store_move_aside(data_dir) != 0)
+			return GI_EIO;
+		rc = obs_store_open(data_dir, out);
+	} else if (rc == GI_ECORRUPT) {
+		gi_log_error("worker",
+		             "the store %s is corrupt: refusing to start; restore it from a "
+		             "backup, or start with --new-store to move it aside",
+		             path);
+	}
+	return rc;
+}
+
 int api_worker_start(const struct api_worker_config *cfg, struct api_worker **out)
 {
 	*out = NULL;
 	struct api_worker *w = gi_calloc(1, sizeof(*w));
 	w->data_dir = cfg->data_dir ? gi_strdup(cfg->data_dir) : gi_fs_data_dir(NULL);
 	w->started_ms = gi_clock_mono_ms();
+	w->started_wall_ms = gi_clock_wall_ms();
+	w->liveness_intervals =
+	    cfg->liveness_intervals > 0 ? cfg->liveness_intervals : LIVENESS_INTERVALS_DEFAULT;
+	w->ebin_cache_bytes =
+	    cfg->ebin_cache_bytes > 0 ? cfg->ebin_cache_bytes : (size_t)EBIN_CACHE_BYTES_DEFAULT;
+	w->ebin_cache_age_ms =
+	    cfg->ebin_cache_age_ms > 0 ? cfg->ebin_cache_age_ms : EBIN_CACHE_AGE_MS_DEFAULT;
+	pthread_cond_init(&w->liveness_wake, NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->finalize_lock, NULL);
 	pthread_mutex_init(&w->write_lock, NULL);
 	gi_map_init(&w->scanning);
 	struct obs_store *st = NULL;
-	int rc = w->data_dir ? obs_store_open(w->data_dir, &st) : GI_EINVAL;
+	int rc = w->data_dir ? store_open_at_start(w->data_dir, cfg->new_store, &st) : GI_EINVAL;
 	if (rc) {
 		gi_log_error("worker", "cannot open the store in %s: %s",
 		             w->data_dir ? w->data_dir : "(no HOME)", gi_strerror(rc));
@@ -1052,6 +1394,14 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	rc = worker_mcp_start(w, cfg, sc.listen);
 	if (rc)
 		goto fail;
+	pthread_mutex_lock(&w->finalize_lock);
+	ebin_cache_evict(w); /* the bounds may have changed since the last run */
+	pthread_mutex_unlock(&w->finalize_lock);
+	if (pthread_create(&w->liveness_thread, NULL, liveness_run, w) != 0) {
+		rc = GI_EIO;
+		goto fail;
+	}
+	w->liveness_started = true;
 	gi_log_info("worker", "data directory %s", w->data_dir);
 	*out = w;
 	return 0;
@@ -1069,6 +1419,13 @@ void api_worker_stop(struct api_worker *w)
 {
 	if (!w)
 		return;
+	if (w->liveness_started) {
+		pthread_mutex_lock(&w->lock);
+		w->stopping = true;
+		pthread_cond_broadcast(&w->liveness_wake);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->liveness_thread, NULL);
+	}
 	if (w->server) {
 		mcp_server_shutdown(w->mcp); /* its event streams would hold the stop up */
 		api_server_stop(w->server, SHUTDOWN_GRACE_MS);
@@ -1091,6 +1448,7 @@ void api_worker_stop(struct api_worker *w)
 	pthread_mutex_destroy(&w->finalize_lock);
 	pthread_mutex_destroy(&w->write_lock);
 	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->liveness_wake);
 	gi_free(w->data_dir);
 	gi_free(w);
 }

@@ -30,6 +30,19 @@ struct api_worker_config {
 	const char *monitor_url;
 	bool mcp_allow_runtime;
 	const char *const *mcp_allow_nodes;
+	/* A DATA/worker.db that exists but is empty (0 bytes) or not a SQLite
+	 * database refuses the start (GI_ECORRUPT), so that history is never
+	 * replaced without a word; true moves it aside (worker.db.broken-MS) and
+	 * creates a new store. A missing file is always created. */
+	bool new_store;
+	/* Liveness: a running observation that received no snapshot for this
+	 * many of its intervals (counted from the worker's start at the
+	 * earliest) is ended as interrupted and profiled. 0: 30. */
+	int liveness_intervals;
+	/* The object-code cache DATA/nodes/NODE/ebin: total size (0: 256 MB)
+	 * and age of unused files (0: 30 days); the oldest go first. */
+	size_t ebin_cache_bytes;
+	long long ebin_cache_age_ms;
 };
 
 struct api_worker;

@@ -116,6 +116,10 @@ struct daemon_opts {
 	const char *monitor_url;                        /* worker: for /mcp's runtime tools */
 	const char *mcp_nodes[MCP_ALLOW_NODES_MAX + 1]; /* --mcp-allow-node, NULL-terminated */
 	int nmcp_nodes;
+	bool new_store;
+	int liveness;
+	size_t ebin_cache_bytes;
+	long long ebin_cache_age_ms;
 };
 
 static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve, const char *usage)
@@ -148,6 +152,29 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 				return CLI_EXIT_USAGE;
 			}
 			o->mcp_nodes[o->nmcp_nodes++] = v;
+		} else if (strcmp(argv[i], "--new-store") == 0) {
+			o->new_store = true;
+		} else if (opt_value(argc, argv, &i, "--liveness", &v)) {
+			int64_t n;
+			if (gi_parse_int64(v, 2, 100000, &n) != 0) {
+				fprintf(stderr, "giulia: --liveness wants a number of intervals "
+				                "(2..100000)\n");
+				return CLI_EXIT_USAGE;
+			}
+			o->liveness = (int)n;
+		} else if (opt_value(argc, argv, &i, "--ebin-cache-max", &v)) {
+			if (parse_size(v, &o->ebin_cache_bytes) != 0) {
+				fprintf(stderr,
+				        "giulia: --ebin-cache-max wants bytes (1024..4G)\n");
+				return CLI_EXIT_USAGE;
+			}
+		} else if (opt_value(argc, argv, &i, "--ebin-cache-days", &v)) {
+			int64_t d;
+			if (gi_parse_int64(v, 1, 36500, &d) != 0) {
+				fprintf(stderr, "giulia: --ebin-cache-days wants 1..36500\n");
+				return CLI_EXIT_USAGE;
+			}
+			o->ebin_cache_age_ms = d * 86400000LL;
 		} else if (opt_value(argc, argv, &i, "--body-limit", &v)) {
 			if (parse_size(v, &o->body_limit) != 0) {
 				fprintf(stderr, "giulia: --body-limit wants bytes (1024..4G)\n");
@@ -196,7 +223,13 @@ static int daemon_setup(int argc, char **argv, bool serve, const char *usage, st
 
 static int start_error(const char *what, int rc)
 {
-	if (rc == GI_EDENIED)
+	if (rc == GI_ECORRUPT)
+		fprintf(stderr,
+		        "giulia %s: cannot start: the worker's store is empty, corrupt or not a "
+		        "database (the log says which file); restore it, or start with "
+		        "--new-store to move it aside and begin a new one\n",
+		        what);
+	else if (rc == GI_EDENIED)
 		fprintf(stderr,
 		        "giulia %s: listening on a non-loopback address needs --token or "
 		        "GIULIA_TOKEN\n",
@@ -207,16 +240,20 @@ static int start_error(const char *what, int rc)
 }
 
 static const char WORKER_USAGE[] =
-    "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES]\n    "
-    "[--request-timeout S] [--ip-connection-limit N] [--monitor URL] [--mcp-allow-node NODE]...";
+    "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES]\n"
+    "              [--request-timeout S] [--ip-connection-limit N] [--monitor URL]\n"
+    "              [--mcp-allow-node NODE]... [--new-store] [--liveness INTERVALS]\n"
+    "              [--ebin-cache-max BYTES] [--ebin-cache-days DAYS]";
 static const char MONITOR_USAGE[] =
     "giulia monitor [--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
     "[--worker-token TOKEN] [--body-limit BYTES]\n    [--request-timeout S] [--ip-connection-limit "
     "N]";
 static const char SERVE_USAGE[] =
     "giulia serve [--worker-listen ADDR:PORT] [--monitor-listen ADDR:PORT] [--data DIR] "
-    "[--token TOKEN] [--body-limit BYTES]\n    [--request-timeout S] [--ip-connection-limit N] "
-    "[--mcp-allow-node NODE]...";
+    "[--token TOKEN] [--body-limit BYTES]\n"
+    "             [--request-timeout S] [--ip-connection-limit N] [--mcp-allow-node NODE]...\n"
+    "             [--new-store] [--liveness INTERVALS] [--ebin-cache-max BYTES] "
+    "[--ebin-cache-days DAYS]";
 
 static int cmd_worker(int argc, char **argv)
 {
@@ -235,6 +272,10 @@ static int cmd_worker(int argc, char **argv)
 	    .monitor_url = o.monitor_url,
 	    .mcp_allow_runtime = o.nmcp_nodes > 0,
 	    .mcp_allow_nodes = o.mcp_nodes,
+	    .new_store = o.new_store,
+	    .liveness_intervals = o.liveness,
+	    .ebin_cache_bytes = o.ebin_cache_bytes,
+	    .ebin_cache_age_ms = o.ebin_cache_age_ms,
 	};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
@@ -288,6 +329,10 @@ static int cmd_serve(int argc, char **argv)
 	    .monitor_url = monitor_url,
 	    .mcp_allow_runtime = o.nmcp_nodes > 0,
 	    .mcp_allow_nodes = o.mcp_nodes,
+	    .new_store = o.new_store,
+	    .liveness_intervals = o.liveness,
+	    .ebin_cache_bytes = o.ebin_cache_bytes,
+	    .ebin_cache_age_ms = o.ebin_cache_age_ms,
 	};
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
@@ -534,6 +579,13 @@ static int observe_stop(struct observe_opts *o)
 		json_t *pid = json_object_get(resp, "profile_id");
 		struct gi_buf text;
 		gi_buf_init(&text, 0);
+		if (json_is_true(json_object_get(resp, "ended_early")))
+			printf("the observation of %s (session %s) had already ended: %s; %s\n",
+			       o->positional[0],
+			       json_string_value(json_object_get(resp, "session_id")),
+			       json_string_value(json_object_get(resp, "reason")),
+			       json_is_integer(pid) ? "its profile was built from what arrived"
+			                            : "no profile yet");
 		if (json_is_true(json_object_get(resp, "queued"))) {
 			printf("stopped; the worker has not answered yet: the end of session %s is "
 			       "queued and the profile will be built when it does\n",
@@ -587,6 +639,21 @@ static int observe_status(struct observe_opts *o)
 			       json_string_value(json_object_get(s, "state")));
 		}
 		json_t *d = json_object_get(resp, "delivery");
+		json_t *prev = json_object_get(d, "previous_run");
+		if (json_is_object(prev))
+			printf(
+			    "WARNING: the previous monitor run could not deliver %lld snapshot(s), "
+			    "%lld finalize record(s) and %lld object-code batch(es) (spool full); "
+			    "the profiles concerned show gaps\n",
+			    (long long)json_integer_value(json_object_get(prev, "ingest")),
+			    (long long)json_integer_value(json_object_get(prev, "finalize")),
+			    (long long)json_integer_value(json_object_get(prev, "objectcode")));
+		size_t no = json_array_size(json_object_get(resp, "orphans"));
+		if (no > 0)
+			printf("%zu observation(s) left running by a monitor that died: "
+			       "`giulia-observe "
+			       "start NODE` continues one, `giulia-observe stop NODE` ends it\n",
+			       no);
 		printf("delivery to %s: %lld delivered, %lld queued in memory, %lld on disk%s%s\n",
 		       json_string_value(json_object_get(d, "worker_url")),
 		       (long long)json_integer_value(json_object_get(d, "delivered")),

@@ -893,6 +893,17 @@ static json_t *build_session(struct ctx *c, json_t *fin)
 	double interval = fuse_num(fin, "interval_ms");
 	json_object_set_new(s, "interval_ms", fuse_json_num(interval));
 	json_object_set_new(s, "snapshot_count", json_integer(c->nsnap));
+	/* Gaps in what arrived, as the worker found them (docs/PROFILE.md). */
+	json_t *gaps = json_object_get(fin, "gaps");
+	json_object_set_new(s, "gaps", json_is_array(gaps) ? json_deep_copy(gaps) : json_array());
+	json_t *missing = json_object_get(fin, "snapshots_missing");
+	json_object_set_new(
+	    s, "snapshots_missing",
+	    json_integer(json_is_integer(missing) ? json_integer_value(missing) : 0));
+	json_t *dropped = json_object_get(fin, "dropped");
+	json_object_set_new(
+	    s, "dropped_by_monitor",
+	    json_integer(json_is_integer(dropped) ? json_integer_value(dropped) : 0));
 	json_t *tm = json_object_get(fin, "trace_modules");
 	json_object_set_new(s, "traced_modules",
 	                    json_is_array(tm) ? json_deep_copy(tm) : json_array());
@@ -972,6 +983,28 @@ static json_t *build_series(struct ctx *c)
 	json_object_set_new(s, "reductions_per_second", series_json(&c->m_rps, false));
 	json_object_set_new(s, "process_count", series_json(&c->m_procs, false));
 	return s;
+}
+
+/* The session's gaps on the time axis of the series (seconds from the first
+ * snapshot, as t_s): [{from_s, to_s, missing}]; to_s is null for a gap at
+ * the end. */
+static json_t *series_gaps(const struct ctx *c, json_t *fin)
+{
+	json_t *out = json_array(), *g;
+	size_t i;
+	json_array_foreach(json_object_get(fin, "gaps"), i, g)
+	{
+		double from = fuse_num(g, "from_ms"), to = fuse_num(g, "to_ms");
+		json_array_append_new(
+		    out,
+		    json_pack(
+		        "{s:o, s:o, s:O?}", "from_s",
+		        fuse_json_num(isfinite(c->first_ts) ? (from - c->first_ts) / 1000.0 : NAN),
+		        "to_s",
+		        fuse_json_num(isfinite(c->first_ts) ? (to - c->first_ts) / 1000.0 : NAN),
+		        "missing", json_object_get(g, "missing")));
+	}
+	return out;
 }
 
 static int cmp_mod_reductions(const void *a, const void *b)
@@ -1991,6 +2024,7 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	json_object_set_new(p, "session", build_session(c, finalize));
 	json_object_set_new(p, "metrics", build_metrics(c));
 	json_object_set_new(p, "series", build_series(c));
+	json_object_set_new(json_object_get(p, "series"), "gaps", series_gaps(c, finalize));
 	int top = c->cfg && c->cfg->hot_modules_top > 0 ? c->cfg->hot_modules_top : 15;
 	json_t *hotspots = build_hotspots(c);
 	recount_operations(c);

@@ -254,6 +254,11 @@ static void put_header(struct gi_buf *out, json_t *p)
 	double dur = fuse_num(s, "duration_ms");
 	gi_buf_printf(out, " &middot; %.1f s &middot; %.0f snapshots",
 	              isfinite(dur) ? dur / 1000 : 0, fuse_num(s, "snapshot_count"));
+	size_t gaps = json_array_size(json_object_get(s, "gaps"));
+	if (gaps > 0)
+		gi_buf_printf(out,
+		              " &middot; <b class=\"gaps\">%zu gap%s, %.0f snapshots missing</b>",
+		              gaps, gaps == 1 ? "" : "s", fuse_num(s, "snapshots_missing"));
 	if (fuse_str(s, "otp_release")) {
 		gi_buf_puts(out, " &middot; OTP ");
 		esc(out, fuse_str(s, "otp_release"));

@@ -100,8 +100,15 @@ static void put_session(struct gi_buf *out, json_t *s)
 	fmt_time(fuse_num(s, "started_ms"), start, sizeof(start));
 	const char *id = fuse_str(s, "id"), *node = fuse_str(s, "node");
 	const char *status = fuse_str(s, "status");
-	gi_buf_printf(out, "Giulia profile %s  node %s  [%s]\n", id ? id : "-", node ? node : "-",
+	size_t gaps = json_array_size(json_object_get(s, "gaps"));
+	double missing = fuse_num(s, "snapshots_missing");
+	gi_buf_printf(out, "Giulia profile %s  node %s  [%s", id ? id : "-", node ? node : "-",
 	              status ? status : "-");
+	if (gaps > 0)
+		gi_buf_printf(out, ", %zu gap%s, %.0f snapshot%s missing", gaps,
+		              gaps == 1 ? "" : "s", isfinite(missing) ? missing : 0,
+		              missing == 1 ? "" : "s");
+	gi_buf_puts(out, "]\n");
 	if (fuse_str(s, "reason"))
 		gi_buf_printf(out, "  stopped early: %s\n", fuse_str(s, "reason"));
 	double dur = fuse_num(s, "duration_ms"), iv = fuse_num(s, "interval_ms");

@@ -551,7 +551,20 @@ static void rule_memory(struct rules *r)
 	if (trend < r->t->memory_growth_bytes || growth < r->t->memory_growth_bytes ||
 	    !isfinite(ratio) || ratio < r->t->memory_growth_ratio)
 		return;
+	/* A trend needs continuity: when more of the session is missing than
+	 * was seen, the two ends are not one series, and nothing is claimed. */
+	json_t *session = json_object_get(r->profile, "session");
+	double missing = fuse_num(session, "snapshots_missing");
+	size_t gaps = json_array_size(json_object_get(session, "gaps"));
+	if (!isfinite(missing))
+		missing = 0;
+	if (missing > (double)r->snapshots)
+		return;
 	json_t *ev = json_object();
+	if (gaps > 0) {
+		ev_num(ev, "gaps", (double)gaps);
+		ev_num(ev, "snapshots_missing", missing);
+	}
 	ev_num(ev, "first_bytes", first);
 	ev_num(ev, "last_bytes", fuse_num(mem, "last"));
 	ev_num(ev, "growth_bytes", growth);
@@ -588,9 +601,14 @@ static void rule_memory(struct rules *r)
 	char finding[512], g1[32], g2[32];
 	fuse_fmt_bytes(trend, g1, sizeof(g1));
 	fuse_fmt_bytes(first, g2, sizeof(g2));
+	char across[96] = "";
+	if (gaps > 0)
+		snprintf(across, sizeof(across),
+		         " (measured across %zu gap%s, %.0f snapshots missing)", gaps,
+		         gaps == 1 ? "" : "s", missing);
 	snprintf(finding, sizeof(finding),
-	         "Memory grew by %s (+%.0f%%) from %s over the session%s%s", g1, ratio * 100, g2,
-	         names[0] ? "; mostly " : "", names);
+	         "Memory grew by %s (+%.0f%%) from %s over the session%s%s%s", g1, ratio * 100, g2,
+	         across, names[0] ? "; mostly " : "", names);
 	emit(r, 7, "memory-growth", 50 + 40 * clampd(ratio, 0, 1), NULL, finding, ev,
 	     "Find what keeps growing: for binary, processes holding large or many refc "
 	     "binaries (hibernate idle processes, copy sub-binaries you keep with "

@@ -175,6 +175,9 @@ static void session_end(struct obs_manager *m, struct session *s, const char *st
 	json_object_set_new(fin, "started_ms", json_integer(s->started_ms));
 	json_object_set_new(fin, "stopped_ms", json_integer(s->stopped_ms));
 	json_object_set_new(fin, "interval_ms", json_integer(s->interval_ms));
+	/* The seq the next snapshot would have had: what the worker lacks below
+	 * it was taken and lost on the way. */
+	json_object_set_new(fin, "next_seq", json_integer(s->seq));
 	json_object_set_new(fin, "trace_modules", trace_modules_json(s));
 	json_object_set_new(fin, "call_time", json_boolean(s->call_time));
 	json_object_set_new(fin, "project", s->project ? json_string(s->project) : json_null());
@@ -545,7 +548,11 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 	if (!cfg->node || !*cfg->node)
 		return GI_EINVAL;
 	struct session *s = gi_calloc(1, sizeof(*s));
-	session_id_make(s->id);
+	if (cfg->session_id && cfg->session_id[0] && strlen(cfg->session_id) < sizeof(s->id))
+		gi_strlcpy(s->id, cfg->session_id, sizeof(s->id));
+	else
+		session_id_make(s->id);
+	s->seq = cfg->first_seq > 0 ? cfg->first_seq : 0;
 	s->node = gi_strdup(cfg->node);
 	s->interval_ms = cfg->interval_ms > 0 ? cfg->interval_ms : OBS_INTERVAL_DEFAULT_MS;
 	if (s->interval_ms < OBS_INTERVAL_MIN_MS)
@@ -597,7 +604,7 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 		session_free(s);
 		return rc;
 	}
-	s->started_ms = gi_clock_wall_ms();
+	s->started_ms = cfg->started_ms > 0 ? cfg->started_ms : gi_clock_wall_ms();
 	s->next_due = gi_clock_mono_ms() + s->interval_ms;
 	s->state = SESSION_RUNNING;
 	*session_id_out = gi_strdup(s->id);

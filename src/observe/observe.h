@@ -85,6 +85,12 @@ struct obs_session_config {
 	int timeout_ms;                   /* per call; 0: DIST_TIMEOUT_DEFAULT_MS (5000) */
 	int sample_period_ms; /* 0: OBS_SAMPLE_PERIOD_DEFAULT_MS; < 0: no sampler; clamped */
 	int sample_processes; /* K; 0: OBS_SAMPLE_PROCESSES_DEFAULT; clamped to the max */
+	/* Adoption: continue an earlier session (its monitor died) under its id
+	 * (1-16 of [0-9a-f]), numbering snapshots from first_seq, with its start
+	 * time. NULL, 0, 0: a new session. */
+	const char *session_id;
+	long first_seq;
+	int64_t started_ms;
 };
 
 /* Called on the manager's thread: with each snapshot (borrowed), and once at

@@ -479,6 +479,29 @@ static long long profile_store(const struct profile_env *env, struct observed *s
 	return profile_id;
 }
 
+/* Adds to `fin` (the finalize copy) the gaps in what arrived: sequence
+ * holes, pauses and losses after the last snapshot (docs/API.md "What is
+ * kept, marked and refused"). Without them (a store error) the profile is
+ * built without gaps; the snapshot read fails the same way. */
+static void finalize_gaps(struct obs_store *st, json_t *fin)
+{
+	const char *sid = json_string_value(json_object_get(fin, "session_id"));
+	json_t *interval = json_object_get(fin, "interval_ms"), *obs = NULL;
+	long long interval_ms = json_is_integer(interval) ? json_integer_value(interval) : 0;
+	if (interval_ms <= 0 && obs_store_observation_get(st, sid, &obs) == 0)
+		interval_ms = json_integer_value(json_object_get(obs, "interval_ms"));
+	json_decref(obs);
+	json_t *next = json_object_get(fin, "next_seq");
+	json_t *gaps = NULL;
+	long long missing = 0;
+	if (obs_store_gaps(st, sid, interval_ms,
+	                   json_is_integer(next) ? json_integer_value(next) : 0, &gaps,
+	                   &missing) != 0)
+		return;
+	json_object_set_new(fin, "gaps", gaps);
+	json_object_set_new(fin, "snapshots_missing", json_integer(missing));
+}
+
 int profile_finalize(const struct profile_env *env_in, json_t *finalize, json_t **result,
                      const char **step)
 {
@@ -533,6 +556,7 @@ int profile_finalize(const struct profile_env *env_in, json_t *finalize, json_t 
 	/* The observation and the profile record the project actually used. */
 	fin = json_deep_copy(finalize);
 	json_object_set_new(fin, "project", project ? json_string(project) : json_null());
+	finalize_gaps(env.store, fin);
 	graph_with_object_code(&env, fin, seen.seen, project, &graph, notes);
 	*step = "recording the end of the observation";
 	lock(env.write_lock);

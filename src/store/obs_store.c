@@ -102,6 +102,15 @@ static int migrate(struct obs_store *st)
 		rc = exec(st, "PRAGMA user_version = 1");
 		if (rc)
 			goto fail;
+		version = 1;
+	}
+	if (version < 2) {
+		/* v2: the seq the monitor's next snapshot would have had, from the
+		 * finalize, which reveals snapshots lost after the last that arrived. */
+		rc = exec(st, "ALTER TABLE observations ADD COLUMN next_seq INTEGER;"
+		              " PRAGMA user_version = 2");
+		if (rc)
+			goto fail;
 	}
 	return exec(st, "COMMIT");
 fail:
@@ -178,6 +187,31 @@ static int step_done(struct obs_store *st, sqlite3_stmt *s, const char *what)
 	return rc;
 }
 
+/* Whether the observation has ended for good: it has a profile, or it was
+ * finalised (complete, or interrupted for any reason but a worker shutdown,
+ * which a restarted worker resumes). Unknown sessions are not final. */
+static int observation_final(struct obs_store *st, const char *session_id, bool *final)
+{
+	sqlite3_stmt *s;
+	*final = false;
+	int rc =
+	    prepare(st,
+	            "SELECT 1 FROM observations WHERE session_id = ?1 AND"
+	            " (profile_id IS NOT NULL OR status = 'complete' OR"
+	            "  (status = 'interrupted' AND coalesce(reason, '') <> 'worker shut down'))",
+	            &s);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
+	int step = sqlite3_step(s);
+	if (step == SQLITE_ROW)
+		*final = true;
+	else if (step != SQLITE_DONE)
+		rc = db_error(st, "read observation state");
+	sqlite3_finalize(s);
+	return rc;
+}
+
 int obs_store_snapshot_add(struct obs_store *st, const char *session_id, const char *node,
                            long long seq, json_t *snapshot, bool *duplicate)
 {
@@ -189,6 +223,17 @@ int obs_store_snapshot_add(struct obs_store *st, const char *session_id, const c
 	int rc = exec(st, "BEGIN IMMEDIATE");
 	if (rc)
 		return rc;
+	bool final = false;
+	rc = observation_final(st, session_id, &final);
+	if (rc)
+		goto fail;
+	if (final) {
+		/* A finished observation is immutable: its profile was built from
+		 * exactly what it holds. Checked first, so that a late retry of a
+		 * snapshot already stored is refused the same way. */
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		return GI_EEXIST;
+	}
 	rc = prepare(st,
 	             "INSERT OR IGNORE INTO snapshots(session_id, seq, timestamp_ms, body) "
 	             "VALUES(?1, ?2, ?3, ?4)",
@@ -258,12 +303,12 @@ int obs_store_finalize(struct obs_store *st, json_t *fin)
 	int rc = prepare(
 	    st,
 	    "INSERT INTO observations(session_id, node, status, reason, started_ms, stopped_ms,"
-	    " interval_ms, trace_modules, project, updated_ms)"
-	    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+	    " interval_ms, trace_modules, project, updated_ms, next_seq)"
+	    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
 	    "ON CONFLICT(session_id) DO UPDATE SET status = ?3, reason = ?4,"
 	    " started_ms = coalesce(?5, started_ms), stopped_ms = ?6,"
 	    " interval_ms = coalesce(?7, interval_ms), trace_modules = ?8, project = ?9,"
-	    " updated_ms = ?10",
+	    " updated_ms = ?10, next_seq = ?11",
 	    &s);
 	if (rc)
 		return rc;
@@ -284,6 +329,10 @@ int obs_store_finalize(struct obs_store *st, json_t *fin)
 	bind_json(s, 8, json_object_get(fin, "trace_modules"));
 	bind_text_or_null(s, 9, json_str_or_null(fin, "project"));
 	sqlite3_bind_int64(s, 10, now);
+	if ((v = json_int_or(fin, "next_seq", -1)) >= 0)
+		sqlite3_bind_int64(s, 11, v);
+	else
+		sqlite3_bind_null(s, 11);
 	return step_done(st, s, "finalize observation");
 }
 
@@ -331,6 +380,65 @@ out:
 	return rc;
 }
 
+static void gap_add(json_t *gaps, long long after, long long before, long long from_ms,
+                    long long to_ms, long long missing, const char *cause)
+{
+	json_t *g = json_pack("{s:I, s:I, s:I, s:s}", "after_seq", (json_int_t)after, "before_seq",
+	                      (json_int_t)before, "missing", (json_int_t)missing, "cause", cause);
+	json_object_set_new(g, "from_ms", from_ms >= 0 ? json_integer(from_ms) : json_null());
+	json_object_set_new(g, "to_ms", to_ms >= 0 ? json_integer(to_ms) : json_null());
+	json_array_append_new(gaps, g);
+}
+
+int obs_store_gaps(struct obs_store *st, const char *session_id, long long interval_ms,
+                   long long next_seq, json_t **gaps_out, long long *missing_out)
+{
+	*gaps_out = NULL;
+	*missing_out = 0;
+	sqlite3_stmt *s;
+	int rc = prepare(
+	    st, "SELECT seq, timestamp_ms FROM snapshots WHERE session_id = ?1 ORDER BY seq", &s);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
+	json_t *gaps = json_array();
+	long long prev_seq = -1, prev_ts = -1, missing = 0;
+	int step;
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		long long seq = sqlite3_column_int64(s, 0);
+		long long ts =
+		    sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 1);
+		long long by_seq = seq - prev_seq - 1;
+		long long by_time = 0;
+		if (prev_seq >= 0 && interval_ms > 0 && ts >= 0 && prev_ts >= 0 &&
+		    ts - prev_ts > 2 * interval_ms)
+			by_time = (ts - prev_ts + interval_ms / 2) / interval_ms - 1;
+		long long n = by_seq > by_time ? by_seq : by_time;
+		if (n > 0) {
+			gap_add(gaps, prev_seq, seq, prev_ts, ts, n,
+			        by_seq >= by_time ? "seq" : "time");
+			missing += n;
+		}
+		prev_seq = seq;
+		prev_ts = ts;
+	}
+	if (step != SQLITE_DONE) {
+		rc = db_error(st, "read snapshot numbers");
+		json_decref(gaps);
+		sqlite3_finalize(s);
+		return rc;
+	}
+	sqlite3_finalize(s);
+	if (next_seq > prev_seq + 1) {
+		/* Taken after the last that arrived, and lost on the way. */
+		gap_add(gaps, prev_seq, next_seq, prev_ts, -1, next_seq - prev_seq - 1, "seq");
+		missing += next_seq - prev_seq - 1;
+	}
+	*gaps_out = gaps;
+	*missing_out = missing;
+	return 0;
+}
+
 static int snapshot_append(void *ctx, json_t *snapshot)
 {
 	json_array_append(ctx, snapshot);
@@ -374,7 +482,7 @@ static json_t *column_int(sqlite3_stmt *s, int i)
 
 #define OBSERVATION_COLUMNS                                                                     \
 	"session_id, node, status, reason, started_ms, stopped_ms, interval_ms, trace_modules," \
-	" project, snapshots, last_seq, profile_id"
+	" project, snapshots, last_seq, profile_id, next_seq"
 
 static json_t *observation_row(sqlite3_stmt *s)
 {
@@ -391,6 +499,7 @@ static json_t *observation_row(sqlite3_stmt *s)
 	json_object_set_new(o, "snapshots", column_int(s, 9));
 	json_object_set_new(o, "last_seq", column_int(s, 10));
 	json_object_set_new(o, "profile_id", column_int(s, 11));
+	json_object_set_new(o, "next_seq", column_int(s, 12));
 	return o;
 }
 
@@ -472,6 +581,34 @@ int obs_store_interrupt_running(struct obs_store *st, const char *reason, int *c
 	if (count)
 		*count = rc ? 0 : sqlite3_changes(st->db);
 	return rc;
+}
+
+static json_t *running_row(sqlite3_stmt *s)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "session_id", column_text(s, 0));
+	json_object_set_new(o, "node", column_text(s, 1));
+	json_object_set_new(o, "interval_ms", column_int(s, 2));
+	json_object_set_new(o, "updated_ms", column_int(s, 3));
+	json_object_set_new(o, "last_timestamp_ms", column_int(s, 4));
+	return o;
+}
+
+int obs_store_running_list(struct obs_store *st, json_t **out)
+{
+	*out = NULL;
+	sqlite3_stmt *s;
+	int rc = prepare(st,
+	                 "SELECT o.session_id, o.node, o.interval_ms, o.updated_ms,"
+	                 " (SELECT timestamp_ms FROM snapshots n WHERE n.session_id ="
+	                 " o.session_id AND n.seq = o.last_seq) FROM observations o WHERE o.status "
+	                 "= 'running' OR"
+	                 " (o.status = 'interrupted' AND o.reason = 'worker shut down' AND"
+	                 "  o.profile_id IS NULL)",
+	                 &s);
+	if (rc)
+		return rc;
+	return list_rows(st, s, running_row, out);
 }
 
 int obs_store_profile_add(struct obs_store *st, const char *session_id, const char *node,

@@ -18,7 +18,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#define OBS_STORE_SCHEMA_VERSION 1
+#define OBS_STORE_SCHEMA_VERSION 2
 #define OBS_STORE_FILE           "worker.db"
 
 struct obs_store;
@@ -34,7 +34,9 @@ void obs_store_close(struct obs_store *st);
  * node `node`, number `seq`, creating the observation on its first snapshot
  * (status "running"). A snapshot already stored under (session_id, seq) is
  * left as it was and *duplicate set: retries are harmless. An observation
- * that was interrupted by a worker shutdown is running again. */
+ * that was interrupted by a worker shutdown is running again. A finished
+ * observation (finalised, or with a profile) is immutable: GI_EEXIST, and
+ * nothing changes. */
 int obs_store_snapshot_add(struct obs_store *st, const char *session_id, const char *node,
                            long long seq, json_t *snapshot, bool *duplicate);
 
@@ -55,15 +57,35 @@ int obs_store_snapshots(struct obs_store *st, const char *session_id, json_t **o
 int obs_store_snapshots_each(struct obs_store *st, const char *session_id, long *count,
                              int (*fn)(void *ctx, json_t *snapshot), void *ctx);
 
+/* The gaps in what arrived of a session, in seq order (caller decrefs
+ * *gaps_out): [{after_seq, before_seq, from_ms, to_ms, missing, cause}] and
+ * their total in *missing_out. A gap is a hole in the numbers (snapshots
+ * taken and lost: dropped by a full spool, lost with a killed monitor; cause
+ * "seq"), or, where the numbers run on, a pause of more than two intervals
+ * (no snapshot was taken: the observer was down or the node frozen; cause
+ * "time", missing = the intervals skipped). `next_seq` (the seq the next
+ * snapshot would have had, from the finalize; <= 0: unknown) reveals a hole
+ * at the end, `interval_ms` <= 0 disables pauses. The hole before the
+ * first snapshot counts when it does not start at 0 (after_seq -1). */
+int obs_store_gaps(struct obs_store *st, const char *session_id, long long interval_ms,
+                   long long next_seq, json_t **gaps_out, long long *missing_out);
+
 /* The observation `session_id` as an object {session_id, node, status,
  * reason, started_ms, stopped_ms, interval_ms, trace_modules, project,
- * snapshots, last_seq, profile_id}; GI_ENOTFOUND when unknown. */
+ * snapshots, last_seq, profile_id, next_seq (from the finalize, or null)};
+ * GI_ENOTFOUND when unknown. */
 int obs_store_observation_get(struct obs_store *st, const char *session_id, json_t **out);
 /* The newest `limit` observations, newest first (caller decrefs). */
 int obs_store_observations_list(struct obs_store *st, int limit, json_t **out);
 /* Marks every running observation interrupted with `reason`; *count (may be
  * NULL) receives how many. */
 int obs_store_interrupt_running(struct obs_store *st, const char *reason, int *count);
+
+/* The running observations (and those a worker shutdown interrupted, which
+ * a snapshot would resume) as [{session_id, node, interval_ms, updated_ms
+ * (wall time of the last stored snapshot), last_timestamp_ms}] (caller
+ * decrefs), for the worker's liveness deadline. */
+int obs_store_running_list(struct obs_store *st, json_t **out);
 
 /* Stores a profile (borrowed) and links it to its observation; *id_out gets its id. */
 int obs_store_profile_add(struct obs_store *st, const char *session_id, const char *node,

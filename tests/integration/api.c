@@ -206,6 +206,9 @@ static void finalize_like_one_shot(const struct td_daemon *w, const char *sid, l
 	TH_ASSERT_INT_EQ(json_array_size(snaps), n);
 	json_t *fin = json_loads(fin_text, 0, NULL);
 	json_object_set_new(fin, "project", json_null());
+	/* The worker adds the gaps it finds in what arrived to the finalize. */
+	json_object_set(fin, "gaps", json_object_get(o, "gaps"));
+	json_object_set(fin, "snapshots_missing", json_object_get(o, "snapshots_missing"));
 	TH_ASSERT_OK(fuse_profile_build(fin, snaps, NULL, NULL, &want));
 	snprintf(path, sizeof(path), "/api/runtime/profile/%lld",
 	         (long long)json_integer_value(id));
