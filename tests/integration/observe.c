@@ -344,15 +344,16 @@ static void on_end(void *ctx, const char *id, json_t *fin)
 }
 
 /* The session's snapshot `snap` (borrowed) carries the sampler's section,
- * read through the typed view, with ticks, samples and a stack that shows a
- * frame starting with `frame_prefix`, every stack weighted. */
-static void check_sampler_saw(json_t *snap, const char *frame_prefix)
+ * read through the typed view, with its period `period_ms`, ticks, samples
+ * and a stack that shows a frame starting with `frame_prefix`, every stack
+ * weighted. */
+static void check_sampler_saw(json_t *snap, double period_ms, const char *frame_prefix)
 {
 	struct obs_view v;
 	TH_ASSERT_OK(obs_view_parse(snap, &v));
 	const struct obs_view_executing *x = &v.executing;
 	TH_ASSERT(x->present);
-	TH_ASSERT_DBL_NEAR(x->period_ms, OBS_SAMPLE_PERIOD_DEFAULT_MS, 0);
+	TH_ASSERT_DBL_NEAR(x->period_ms, period_ms, 0);
 	TH_ASSERT_DBL_NEAR(x->candidates, OBS_SAMPLE_PROCESSES_DEFAULT, 0);
 	TH_ASSERT(x->ticks >= 1);
 	TH_ASSERT(x->samples_running + x->samples_waiting >= 1);
@@ -415,7 +416,11 @@ static void session_runs_and_stops_clean(void)
 	                                 .interval_ms = 300,
 	                                 .top_n = 5,
 	                                 .trace_modules = mods,
-	                                 .project = "/p"};
+	                                 .project = "/p",
+	                                 /* 300 ms intervals: at the default period
+	                                  * (100 ms) an interval has 3 ticks, too
+	                                  * few to be sure of catching Busy */
+	                                 .sample_period_ms = 20};
 	char *id = NULL;
 	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
 	char *id2 = NULL;
@@ -431,7 +436,7 @@ static void session_runs_and_stops_clean(void)
 	json_t *last = json_array_get(h, 1);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(last, "session_id")), id);
 	TH_ASSERT(json_integer_value(json_object_get(last, "seq")) >= 1);
-	check_sampler_saw(last, "Busy.");
+	check_sampler_saw(last, 20, "Busy.");
 	json_decref(h);
 	TH_ASSERT_OK(obs_session_stop(m, n.name));
 	TH_ASSERT_INT_EQ(e.ends, 1);
