@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "harness.h"
 #include "json_util.h"
+#include "node_watch.h"
 #include "product.h"
 #include "support.h"
 
@@ -49,12 +50,10 @@ static void wait_working(const struct ts_beam *node)
 static bool node_is_clean(const struct ts_beam *n)
 {
 	char *r = ts_beam_eval(
-	    n, "Ours = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)], "
-	       "lists:keymember(giulia_session, 1, D) orelse lists:keymember(giulia_guardian, 1, "
-	       "D)], "
-	       "Flagged = [P || P <- processes(), {flags, F} <- [erlang:trace_info(P, flags)], "
-	       "F =/= []], "
-	       "{length(Ours), length(Flagged), erlang:statistics(scheduler_wall_time)}.");
+	    n, TS_OURS_EXPR
+	    "Flagged = [P || P <- processes(), {flags, F} <- [erlang:trace_info(P, flags)], "
+	    "F =/= []], "
+	    "{length(Ours), length(Flagged), erlang:statistics(scheduler_wall_time)}.");
 	bool clean = r && strstr(r, "{0, 0, undefined}");
 	if (!clean)
 		fprintf(stderr, "node state: %s\n", r ? r : "(no answer)");
