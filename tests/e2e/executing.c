@@ -19,80 +19,12 @@
 #include "base/clock.h"
 #include "harness.h"
 #include "json_util.h"
+#include "node_watch.h"
+#include "product.h"
 #include "support.h"
 
 #define SNAPSHOTS_WANTED 8
 #define WAIT_MS          120000
-
-static const char *build_almanac(void)
-{
-	static char ebin[4096];
-	char script[4096];
-	snprintf(ebin, sizeof(ebin), "%s/almanac-ebin", th_tmpdir());
-	snprintf(script, sizeof(script), "%s/tests/fixtures/targets/build.sh", th_srcdir());
-	const char *argv[] = {script, "almanac", ebin, NULL};
-	char *err = NULL;
-	int st = ts_run(argv, NULL, 300000, NULL, &err);
-	TH_ASSERT_MSG(st == 0, "building the almanac target failed (%d): %.2000s", st,
-	              err ? err : "");
-	free(err);
-	return ebin;
-}
-
-/* Runs `giulia ARGS...` (giulia-observe when `observe`); its exit status and
- * *out its standard output (caller frees). */
-static int run_giulia(bool observe, const char *const *args, char **out)
-{
-	char bin[4096];
-	snprintf(bin, sizeof(bin), "%s/%s", th_bindir(), observe ? "giulia-observe" : "giulia");
-	const char *argv[24];
-	int n = 0;
-	argv[n++] = bin;
-	for (int i = 0; args[i] && n < 23; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	char *err = NULL;
-	int st = ts_run(argv, NULL, 300000, out, &err);
-	if (st != 0)
-		fprintf(stderr, "giulia %s: exit %d: %s\n", args[0], st, err ? err : "");
-	free(err);
-	return st;
-}
-
-static void stop_daemon(void *arg)
-{
-	pid_t *pid = arg;
-	if (*pid > 0)
-		ts_stop(*pid, 20000);
-}
-
-/* Starts `giulia serve` on free ports; sets GIULIA_WORKER_URL and
- * GIULIA_MONITOR_URL; *worker_url receives the worker's URL. */
-static void serve_start(char *worker_url, size_t size)
-{
-	static pid_t pid;
-	char data[4096], wlisten[64], mlisten[64], murl[64], bin[4096], log[4096], health[128];
-	int wport = ts_free_port(), mport = ts_free_port();
-	snprintf(data, sizeof(data), "%s/data", th_tmpdir());
-	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%d", wport);
-	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%d", mport);
-	snprintf(worker_url, size, "http://127.0.0.1:%d", wport);
-	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d", mport);
-	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
-	snprintf(log, sizeof(log), "%s/serve.log", th_tmpdir());
-	const char *serve[] = {
-	    bin,  "serve", "--worker-listen", wlisten, "--monitor-listen", mlisten, "--data",
-	    data, NULL};
-	pid = ts_spawn(serve, log);
-	TH_ASSERT(pid > 0);
-	th_defer(stop_daemon, &pid);
-	snprintf(health, sizeof(health), "%s/health", worker_url);
-	TH_ASSERT_MSG(ts_http_wait(health, 60000), "giulia serve did not come up; log %s", log);
-	snprintf(health, sizeof(health), "%s/health", murl);
-	TH_ASSERT_MSG(ts_http_wait(health, 60000), "the monitor did not come up; log %s", log);
-	setenv("GIULIA_WORKER_URL", worker_url, 1);
-	setenv("GIULIA_MONITOR_URL", murl, 1);
-}
 
 /* Waits until both kinds of work have run on the node at least once. */
 static void wait_working(const struct ts_beam *node)
@@ -118,12 +50,10 @@ static void wait_working(const struct ts_beam *node)
 static bool node_is_clean(const struct ts_beam *n)
 {
 	char *r = ts_beam_eval(
-	    n, "Ours = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)], "
-	       "lists:keymember(giulia_session, 1, D) orelse lists:keymember(giulia_guardian, 1, "
-	       "D)], "
-	       "Flagged = [P || P <- processes(), {flags, F} <- [erlang:trace_info(P, flags)], "
-	       "F =/= []], "
-	       "{length(Ours), length(Flagged), erlang:statistics(scheduler_wall_time)}.");
+	    n, TS_OURS_EXPR
+	    "Flagged = [P || P <- processes(), {flags, F} <- [erlang:trace_info(P, flags)], "
+	    "F =/= []], "
+	    "{length(Ours), length(Flagged), erlang:statistics(scheduler_wall_time)}.");
 	bool clean = r && strstr(r, "{0, 0, undefined}");
 	if (!clean)
 		fprintf(stderr, "node state: %s\n", r ? r : "(no answer)");
@@ -210,41 +140,17 @@ static void check_almanac_profile(json_t *p, const char *project_rule)
  * caller decrefs) and prints the text one. `project` may be NULL. */
 static json_t *observe_almanac(const struct ts_beam *node, const char *project)
 {
-	char *out = NULL;
 	const char *start_plain[] = {"start",      node->name, "--cookie", node->cookie,
 	                             "--interval", "1000",     NULL};
 	const char *start_project[] = {"start", node->name,  "--cookie", node->cookie, "--interval",
 	                               "1000",  "--project", project,    NULL};
-	TH_ASSERT_INT_EQ(run_giulia(true, project ? start_project : start_plain, &out), 0);
-	free(out);
-	for (int i = 0; i < 600; i++) {
-		const char *status[] = {"status", "--json", NULL};
-		out = NULL;
-		TH_ASSERT_INT_EQ(run_giulia(true, status, &out), 0);
-		json_t *st = json_loads(out ? out : "", 0, NULL);
-		free(out);
-		json_t *obs = json_array_get(json_object_get(st, "observations"), 0);
-		json_int_t n = json_integer_value(json_object_get(obs, "snapshots"));
-		json_decref(st);
-		if (n >= SNAPSHOTS_WANTED)
-			break;
-		usleep(200 * 1000);
-	}
-	const char *stop[] = {"stop", node->name, NULL};
-	out = NULL;
-	TH_ASSERT_INT_EQ(run_giulia(true, stop, &out), 0);
-	fprintf(stderr, "%s\n", out ? out : "");
+	char *out =
+	    ts_observe_until(project ? start_project : start_plain, node->name, SNAPSHOTS_WANTED);
 	TH_ASSERT_STR_CONTAINS(out, "Hot functions (executing in");
 	TH_ASSERT_STR_CONTAINS(out, "Almanac.Sieve.prime?/2");
 	TH_ASSERT_STR_CONTAINS(out, "Process ownership");
 	free(out);
-	const char *json[] = {"profile", "latest", "--format", "json", NULL};
-	out = NULL;
-	TH_ASSERT_INT_EQ(run_giulia(false, json, &out), 0);
-	json_t *p = json_loads(out ? out : "", 0, NULL);
-	free(out);
-	TH_ASSERT(p != NULL);
-	return p;
+	return ts_profile_latest();
 }
 
 static void wait_clean(const struct ts_beam *node)
@@ -261,9 +167,9 @@ static void wait_clean(const struct ts_beam *node)
  * are the platform's (object code under the OTP root or Elixir's lib dir). */
 static void untraced_computation_is_hot_without_graph(void)
 {
-	const char *ebin = build_almanac();
+	const char *ebin = ts_target_build("almanac");
 	char wurl[64];
-	serve_start(wurl, sizeof(wurl));
+	ts_serve_start(wurl, sizeof(wurl));
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, "Almanac.start()", extra);
@@ -278,17 +184,10 @@ static void untraced_computation_is_hot_without_graph(void)
  * project's, and hot modules carry its metrics. */
 static void untraced_computation_is_hot_with_graph(void)
 {
-	char root[4096], copy[4096];
-	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/almanac", th_srcdir());
-	snprintf(copy, sizeof(copy), "%s/almanac", th_tmpdir());
-	const char *cp[] = {"cp", "-r", root, copy, NULL};
-	TH_ASSERT_INT_EQ(ts_run(cp, NULL, 30000, NULL, NULL), 0);
-	const char *ebin = build_almanac();
-	char wurl[64], url[256], body[4200];
-	serve_start(wurl, sizeof(wurl));
-	snprintf(url, sizeof(url), "%s/api/index/scan", wurl);
-	snprintf(body, sizeof(body), "{\"path\": \"%s\"}", copy);
-	TH_ASSERT_INT_EQ(ts_http("POST", url, body, NULL, NULL), 200);
+	const char *ebin = ts_target_build("almanac");
+	char wurl[64];
+	ts_serve_start(wurl, sizeof(wurl));
+	const char *copy = ts_target_index(wurl, "almanac");
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, "Almanac.start()", extra);

@@ -30,78 +30,10 @@
 #include "base/clock.h"
 #include "harness.h"
 #include "json_util.h"
+#include "product.h"
 #include "support.h"
 
 #define SNAPSHOTS_WANTED 6
-
-static const char *target_build(const char *name)
-{
-	static char ebin[4096];
-	char script[4096];
-	snprintf(ebin, sizeof(ebin), "%s/%s-ebin", th_tmpdir(), name);
-	snprintf(script, sizeof(script), "%s/tests/fixtures/targets/build.sh", th_srcdir());
-	const char *argv[] = {script, name, ebin, NULL};
-	char *err = NULL;
-	int rc = ts_run(argv, NULL, 300000, NULL, &err);
-	TH_ASSERT_MSG(rc == 0, "build.sh %s failed (%d): %.2000s", name, rc, err ? err : "");
-	free(err);
-	return ebin;
-}
-
-/* Runs `giulia ARGS...` (or giulia-observe); returns its exit status, *out
- * its standard output (caller frees). */
-static int run_giulia(bool observe, const char *const *args, char **out)
-{
-	char bin[4096];
-	snprintf(bin, sizeof(bin), "%s/%s", th_bindir(), observe ? "giulia-observe" : "giulia");
-	const char *argv[24];
-	int n = 0;
-	argv[n++] = bin;
-	for (int i = 0; args[i] && n < 23; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	char *err = NULL;
-	int st = ts_run(argv, NULL, 300000, out, &err);
-	if (st != 0)
-		fprintf(stderr, "giulia %s: exit %d: %s\n", args[0], st, err ? err : "");
-	free(err);
-	return st;
-}
-
-static void stop_daemon(void *arg)
-{
-	pid_t *pid = arg;
-	if (*pid > 0)
-		ts_stop(*pid, 20000);
-}
-
-/* Starts `giulia serve` on free loopback ports and points the CLIs at it. */
-static void serve_start(char *worker_url, size_t size)
-{
-	int wport = ts_free_port(), mport = ts_free_port();
-	char wlisten[64], mlisten[64], murl[64], bin[4096], log[4096], data[4096];
-	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%d", wport);
-	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%d", mport);
-	snprintf(worker_url, size, "http://127.0.0.1:%d", wport);
-	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d", mport);
-	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
-	snprintf(log, sizeof(log), "%s/serve.log", th_tmpdir());
-	snprintf(data, sizeof(data), "%s/data", th_tmpdir());
-	const char *serve[] = {
-	    bin,  "serve", "--worker-listen", wlisten, "--monitor-listen", mlisten, "--data",
-	    data, NULL};
-	static pid_t pid;
-	pid = ts_spawn(serve, log);
-	TH_ASSERT(pid > 0);
-	th_defer(stop_daemon, &pid);
-	char health[128];
-	snprintf(health, sizeof(health), "%s/health", worker_url);
-	TH_ASSERT_MSG(ts_http_wait(health, 60000), "giulia serve did not come up; log %s", log);
-	snprintf(health, sizeof(health), "%s/health", murl);
-	TH_ASSERT_MSG(ts_http_wait(health, 60000), "the monitor did not come up; log %s", log);
-	setenv("GIULIA_WORKER_URL", worker_url, 1);
-	setenv("GIULIA_MONITOR_URL", murl, 1);
-}
 
 /* Waits until `expr` (Erlang, evaluating to true once the load runs) holds.
  * Mind that `catch` of an undefined function gives {'EXIT', _}, a pair whose
@@ -128,56 +60,16 @@ static void wait_until(const struct ts_beam *node, const char *expr, const char 
 static json_t *observe(const struct ts_beam *node, const char *trace, const char *project,
                        char **text)
 {
-	char *out = NULL;
 	const char *start[] = {"start",      node->name,   "--cookie",
 	                       node->cookie, "--interval", "1000",
 	                       "--trace",    trace,        project ? "--project" : NULL,
 	                       project,      NULL};
-	TH_ASSERT_INT_EQ(run_giulia(true, start, &out), 0);
-	free(out);
-	for (int i = 0; i < 600; i++) {
-		const char *status[] = {"status", "--json", NULL};
-		out = NULL;
-		TH_ASSERT_INT_EQ(run_giulia(true, status, &out), 0);
-		json_t *st = json_loads(out ? out : "", 0, NULL);
-		free(out);
-		json_t *obs = json_array_get(json_object_get(st, "observations"), 0);
-		json_int_t n = json_integer_value(json_object_get(obs, "snapshots"));
-		json_decref(st);
-		if (n >= SNAPSHOTS_WANTED)
-			break;
-		usleep(200 * 1000);
-	}
-	const char *stop[] = {"stop", node->name, NULL};
-	*text = NULL;
-	TH_ASSERT_INT_EQ(run_giulia(true, stop, text), 0);
-	fprintf(stderr, "%s\n", *text ? *text : "");
-	const char *json[] = {"profile", "latest", "--format", "json", NULL};
-	out = NULL;
-	TH_ASSERT_INT_EQ(run_giulia(false, json, &out), 0);
-	json_t *p = json_loads(out ? out : "", 0, NULL);
-	free(out);
-	TH_ASSERT(p != NULL);
+	*text = ts_observe_until(start, node->name, SNAPSHOTS_WANTED);
+	json_t *p = ts_profile_latest();
 	char *e = json_dumps(json_object_get(p, "errors"), 0);
 	fprintf(stderr, "profile errors: %s\n", e ? e : "-");
 	free(e);
 	return p;
-}
-
-/* Copies a target's sources into the test directory and indexes them
- * through the worker; returns the copy's path. */
-static const char *index_project(const char *worker_url, const char *name)
-{
-	static char copy[4096];
-	char root[4096], url[256], body[4200];
-	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/%s", th_srcdir(), name);
-	snprintf(copy, sizeof(copy), "%s/%s", th_tmpdir(), name);
-	const char *cp[] = {"cp", "-r", root, copy, NULL};
-	TH_ASSERT_INT_EQ(ts_run(cp, NULL, 30000, NULL, NULL), 0);
-	snprintf(url, sizeof(url), "%s/api/index/scan", worker_url);
-	snprintf(body, sizeof(body), "{\"path\": \"%s\"}", copy);
-	TH_ASSERT_INT_EQ(ts_http("POST", url, body, NULL, NULL), 200);
-	return copy;
 }
 
 static json_t *workload(json_t *p, const char *module)
@@ -260,9 +152,9 @@ static void assert_data_layer(json_t *p, const char *layer, double lo, double hi
 static void tariffs_profile(bool with_project)
 {
 	char wurl[64];
-	serve_start(wurl, sizeof(wurl));
-	const char *project = with_project ? index_project(wurl, "tariffs") : NULL;
-	const char *ebin = target_build("tariffs");
+	ts_serve_start(wurl, sizeof(wurl));
+	const char *project = with_project ? ts_target_index(wurl, "tariffs") : NULL;
+	const char *ebin = ts_target_build("tariffs");
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, "Tariffs.start()", extra);
@@ -313,8 +205,8 @@ static void tariffs_from_object_code_only(void)
 static void fleet_erlang_registry_over_mnesia(void)
 {
 	char wurl[64];
-	serve_start(wurl, sizeof(wurl));
-	const char *ebin = target_build("fleet");
+	ts_serve_start(wurl, sizeof(wurl));
+	const char *ebin = ts_target_build("fleet");
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ERL_SHORT, "ok = fleet:start()", extra);

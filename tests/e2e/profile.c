@@ -26,6 +26,7 @@
 #include "harness.h"
 #include "json_util.h"
 #include "observe/observe.h"
+#include "product.h"
 #include "support.h"
 
 #define SNAPSHOTS_WANTED 8
@@ -68,17 +69,7 @@ static const char *build_catalog(void)
 {
 	TH_NEED(th_have_otp_app("p1_sqlite3"), "erlang-p1-sqlite3",
 	        "no :sqlite3 for the catalog target");
-	static char ebin[4096];
-	char script[4096];
-	snprintf(ebin, sizeof(ebin), "%s/catalog-ebin", th_tmpdir());
-	snprintf(script, sizeof(script), "%s/tests/fixtures/targets/build.sh", th_srcdir());
-	const char *argv[] = {script, "catalog", ebin, NULL};
-	char *err = NULL;
-	int st = ts_run(argv, NULL, 300000, NULL, &err);
-	TH_ASSERT_MSG(st == 0, "building the catalog target failed (%d): %.2000s", st,
-	              err ? err : "");
-	free(err);
-	return ebin;
+	return ts_target_build("catalog");
 }
 
 /* Observes `node` for SNAPSHOTS_WANTED snapshots (1 s apart) and returns the
@@ -258,104 +249,27 @@ static void quiet_catalog_has_no_false_alarms(void)
 	json_decref(p);
 }
 
-/* Runs `giulia ARGS...` (or giulia-observe when `observe`); returns its exit
- * status, *out its standard output (caller frees). */
-static int run_giulia(bool observe, const char *const *args, char **out)
-{
-	char bin[4096];
-	snprintf(bin, sizeof(bin), "%s/%s", th_bindir(), observe ? "giulia-observe" : "giulia");
-	const char *argv[24];
-	int n = 0;
-	argv[n++] = bin;
-	for (int i = 0; args[i] && n < 23; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	char *err = NULL;
-	int st = ts_run(argv, NULL, 300000, out, &err);
-	if (st != 0)
-		fprintf(stderr, "giulia %s: exit %d: %s\n", args[0], st, err ? err : "");
-	free(err);
-	return st;
-}
-
-static void stop_daemon(void *arg)
-{
-	pid_t *pid = arg;
-	if (*pid > 0)
-		ts_stop(*pid, 20000);
-}
-
 /* The whole product: `giulia serve`, the project indexed through the worker,
  * `giulia-observe start/stop` with tracing, the profile printed at stop and
  * fetched again with `giulia profile`, joined with the project's graph. */
 static void observe_stop_prints_the_fused_profile(void)
 {
-	char root[4096], copy[4096], data[4096];
-	snprintf(root, sizeof(root), "%s/tests/fixtures/targets/catalog", th_srcdir());
-	snprintf(copy, sizeof(copy), "%s/catalog", th_tmpdir());
-	snprintf(data, sizeof(data), "%s/data", th_tmpdir());
-	const char *cp[] = {"cp", "-r", root, copy, NULL};
-	TH_ASSERT_INT_EQ(ts_run(cp, NULL, 30000, NULL, NULL), 0);
 	const char *ebin = build_catalog();
-
-	int wport = ts_free_port(), mport = ts_free_port();
-	char wlisten[64], mlisten[64], wurl[64], murl[64], bin[4096], log[4096];
-	snprintf(wlisten, sizeof(wlisten), "127.0.0.1:%d", wport);
-	snprintf(mlisten, sizeof(mlisten), "127.0.0.1:%d", mport);
-	snprintf(wurl, sizeof(wurl), "http://127.0.0.1:%d", wport);
-	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d", mport);
-	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
-	snprintf(log, sizeof(log), "%s/serve.log", th_tmpdir());
-	const char *serve[] = {
-	    bin,  "serve", "--worker-listen", wlisten, "--monitor-listen", mlisten, "--data",
-	    data, NULL};
-	static pid_t pid;
-	pid = ts_spawn(serve, log);
-	TH_ASSERT(pid > 0);
-	th_defer(stop_daemon, &pid);
-	char health[128];
-	snprintf(health, sizeof(health), "%s/health", wurl);
-	TH_ASSERT_MSG(ts_http_wait(health, 60000), "giulia serve did not come up; log %s", log);
-	snprintf(health, sizeof(health), "%s/health", murl);
-	TH_ASSERT_MSG(ts_http_wait(health, 60000), "the monitor did not come up; log %s", log);
-	setenv("GIULIA_WORKER_URL", wurl, 1);
-	setenv("GIULIA_MONITOR_URL", murl, 1);
-
-	char url[256], body[4200];
-	snprintf(url, sizeof(url), "%s/api/index/scan", wurl);
-	snprintf(body, sizeof(body), "{\"path\": \"%s\"}", copy);
-	TH_ASSERT_INT_EQ(ts_http("POST", url, body, NULL, NULL), 200);
+	char wurl[64];
+	ts_serve_start(wurl, sizeof(wurl));
+	const char *copy = ts_target_index(wurl, "catalog");
 
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, busy_start, extra);
 	wait_busy(&node, 500);
 
-	char *out = NULL;
 	const char *start[] = {
 	    "start",      node.name, "--cookie", node.cookie,
 	    "--interval", "1000",    "--trace",  "Catalog.Registry,Catalog.Store",
 	    "--project",  copy,      NULL};
-	TH_ASSERT_INT_EQ(run_giulia(true, start, &out), 0);
-	free(out);
 	/* Let it observe: poll the monitor until 8 snapshots were taken. */
-	for (int i = 0; i < 600; i++) {
-		const char *status[] = {"status", "--json", NULL};
-		out = NULL;
-		TH_ASSERT_INT_EQ(run_giulia(true, status, &out), 0);
-		json_t *st = json_loads(out ? out : "", 0, NULL);
-		free(out);
-		json_t *obs = json_array_get(json_object_get(st, "observations"), 0);
-		json_int_t n = json_integer_value(json_object_get(obs, "snapshots"));
-		json_decref(st);
-		if (n >= SNAPSHOTS_WANTED)
-			break;
-		usleep(200 * 1000);
-	}
-	const char *stop[] = {"stop", node.name, NULL};
-	out = NULL;
-	TH_ASSERT_INT_EQ(run_giulia(true, stop, &out), 0);
-	fprintf(stderr, "%s\n", out ? out : "");
+	char *out = ts_observe_until(start, node.name, SNAPSHOTS_WANTED);
 	TH_ASSERT_STR_CONTAINS(out, "Giulia profile");
 	TH_ASSERT_STR_CONTAINS(out, "logger-bottleneck");
 	TH_ASSERT_STR_CONTAINS(out, "db-backed-lookup");
@@ -364,12 +278,7 @@ static void observe_stop_prints_the_fused_profile(void)
 	TH_ASSERT(strstr(out, "no knowledge graph") == NULL);
 	free(out);
 
-	const char *json[] = {"profile", "latest", "--format", "json", NULL};
-	out = NULL;
-	TH_ASSERT_INT_EQ(run_giulia(false, json, &out), 0);
-	json_t *p = json_loads(out ? out : "", 0, NULL);
-	free(out);
-	TH_ASSERT(p != NULL);
+	json_t *p = ts_profile_latest();
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
 	json_t *hs = json_object_get(p, "trace_hotspots");
 	json_t *lookup = ts_json_find(hs, "mfa", "Catalog.Registry.lookup/1");

@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "harness.h"
+#include "product.h"
 #include "support.h"
 
 /* Compiles a target into the test's directory; returns the ebin path. */
@@ -19,16 +20,7 @@ static const char *target_build(const char *name)
 {
 	TH_NEED(th_have_otp_app("p1_sqlite3"), "erlang-p1-sqlite3",
 	        "no :sqlite3, which the test targets use");
-	static char ebin[4096];
-	char script[4096];
-	snprintf(ebin, sizeof(ebin), "%s/%s-ebin", th_tmpdir(), name);
-	snprintf(script, sizeof(script), "%s/tests/fixtures/targets/build.sh", th_srcdir());
-	const char *argv[] = {script, name, ebin, NULL};
-	char *err = NULL;
-	int rc = ts_run(argv, NULL, 300000, NULL, &err);
-	TH_ASSERT_MSG(rc == 0, "build.sh %s failed (%d): %.2000s", name, rc, err ? err : "");
-	free(err);
-	return ebin;
+	return ts_target_build(name);
 }
 
 /* Catalog.stats() as {reads, writes}. */

@@ -86,6 +86,14 @@ static inline void td_start(struct td_daemon *d, const char *role, const char *c
 	th_defer(td_stop_deferred, d);
 }
 
+/* Gives `d` a free loopback port and its URL without starting anything: a
+ * daemon that is down for now (td_start or td_worker starts it there). */
+static inline void td_reserve(struct td_daemon *d)
+{
+	d->port = ts_free_port();
+	snprintf(d->url, sizeof(d->url), "http://127.0.0.1:%d", d->port);
+}
+
 /* A worker on a fresh port with its data under `data` (NULL: TMP/worker). */
 static inline void td_worker(struct td_daemon *d, const char *data)
 {

@@ -27,6 +27,7 @@
 #include "api_util.h"
 #include "harness.h"
 #include "json_util.h"
+#include "node_watch.h"
 #include "observe/observe.h"
 #include "support.h"
 
@@ -57,26 +58,15 @@ static const char *NODE_EVAL =
 static void node_start(struct ts_beam *n)
 {
 	ts_beam_start(n, TS_BEAM_ELIXIR_LONG, NODE_EVAL, NULL);
-	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
-	for (;;) {
-		char *r = ts_beam_eval(n, "is_pid(whereis(burst)).");
-		bool ready = r && strstr(r, "true");
-		free(r);
-		if (ready)
-			return;
-		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "node %s never ran its start code",
-		              n->name);
-		gi_clock_sleep_ms(100);
-	}
+	ts_beam_wait_answer(n, "is_pid(whereis(burst)).", "true", WAIT_MS,
+	                    "never ran its start code");
 }
 
 /* What of ours is on the node: {session and guardian processes, call_count
  * and call_time patterns on Work, processes with a tracer other than
  * `foreign`, processes other than `victim` with trace flags,
  * scheduler_wall_time, victim still traced by foreign}. */
-static const char *RESIDUE_EXPR =
-    "Ours = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)], "
-    "lists:keymember(giulia_session, 1, D) orelse lists:keymember(giulia_guardian, 1, D)], "
+static const char *RESIDUE_EXPR = TS_OURS_EXPR
     "M = 'Elixir.Work', "
     "Pats = [X || {F, A} <- M:module_info(functions), I <- [call_count, call_time], "
     "{_, X} <- [erlang:trace_info({M, F, A}, I)], X =/= false], "
@@ -89,31 +79,11 @@ static const char *RESIDUE_EXPR =
     "erlang:statistics(scheduler_wall_time), "
     "erlang:trace_info(Victim, tracer) =:= {tracer, Foreign}}.";
 
-static bool node_is_clean(const struct ts_beam *n, char **seen)
-{
-	char *r = ts_beam_eval(n, RESIDUE_EXPR);
-	bool clean = r && strstr(r, "{0, 0, 0, 0, undefined, true}");
-	if (seen) {
-		free(*seen);
-		*seen = r;
-	} else {
-		free(r);
-	}
-	return clean;
-}
-
 static void wait_clean(const struct ts_beam *n)
 {
-	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
-	char *seen = NULL;
-	while (!node_is_clean(n, &seen)) {
-		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline,
-		              "node %s still has our state: %s (sessions, patterns, tracers, "
-		              "flagged, swt, victim's tracer kept)",
-		              n->name, seen ? seen : "?");
-		gi_clock_sleep_ms(200);
-	}
-	free(seen);
+	ts_beam_wait_answer(n, RESIDUE_EXPR, "{0, 0, 0, 0, undefined, true}", WAIT_MS,
+	                    "still has our state (sessions, patterns, tracers, flagged, swt, "
+	                    "victim's tracer kept)");
 }
 
 /* Processes whose tracer is one of our session processes (0 when none). */
@@ -300,22 +270,10 @@ static void call_time_session_stop_leaves_nothing(void)
  * of the node's processes carries our flag. */
 static pid_t observer_child(const struct ts_beam *n)
 {
-	pid_t child = fork();
-	TH_ASSERT(child >= 0);
-	if (child == 0) {
-		struct obs_manager *m = NULL;
-		struct obs_callbacks cb = {NULL, NULL, NULL};
-		if (obs_manager_new(&cb, &m) != 0)
-			_exit(1);
-		const char *mods[] = {"Work", NULL};
-		struct obs_session_config cfg = session_config(n, mods);
-		cfg.interval_ms = 500;
-		char *id = NULL;
-		if (obs_session_start(m, &cfg, &id) != 0)
-			_exit(1);
-		for (;;)
-			pause();
-	}
+	const char *mods[] = {"Work", NULL};
+	struct obs_session_config cfg = session_config(n, mods);
+	cfg.interval_ms = 500;
+	pid_t child = ts_observer_fork(&cfg);
 	wait_flagged(n, child);
 	return child;
 }

@@ -5,13 +5,13 @@
  * real worker, and real BEAM nodes.
  * needs: erlang-base
  */
-#include <dirent.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include "net/client.h"
 #include "api/pusher.h"
 #include "api_util.h"
+#include "pusher_util.h"
 #include "base/error.h"
 #include "fuse/fuse.h"
 #include "observe/observe.h"
@@ -36,19 +36,6 @@ static void push_finalize(struct api_pusher *p, const char *sid)
 	json_decref(f);
 }
 
-static long long stat_of(struct api_pusher *p, const char *key)
-{
-	json_t *s = api_pusher_stats(p);
-	long long v = json_integer_value(json_object_get(s, key));
-	json_decref(s);
-	return v;
-}
-
-static void pusher_free_deferred(void *arg)
-{
-	api_pusher_free(arg, 0);
-}
-
 static void pusher_survives_worker_restart(void)
 {
 	net_client_global_init();
@@ -57,23 +44,21 @@ static void pusher_survives_worker_restart(void)
 	char spool[600];
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
 	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
-	struct api_pusher *p;
-	TH_ASSERT_OK(api_pusher_new(&pc, &p));
-	th_defer(pusher_free_deferred, p);
+	struct api_pusher *p = ts_pusher_new_deferred(&pc);
 	for (int i = 0; i < 10; i++)
 		push_snapshot(p, "restart1", i);
 	TH_ASSERT_OK(api_pusher_drain(p, 60000));
-	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 10);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 10);
 
 	TH_ASSERT_INT_EQ(td_stop(&w), 0);
 	for (int i = 10; i < 20; i++)
 		push_snapshot(p, "restart1", i);
 	/* The worker is down: nothing more is delivered, the retries count up. */
 	int64_t deadline = gi_clock_mono_ms() + 30000;
-	while (stat_of(p, "retries") < 2 && gi_clock_mono_ms() < deadline)
+	while (ts_pusher_stat(p, "retries") < 2 && gi_clock_mono_ms() < deadline)
 		gi_clock_sleep_ms(50);
-	TH_ASSERT_INT_GE(stat_of(p, "retries"), 2);
-	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 10);
+	TH_ASSERT_INT_GE(ts_pusher_stat(p, "retries"), 2);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 10);
 
 	td_start(&w, "worker", NULL);
 	push_finalize(p, "restart1");
@@ -90,25 +75,11 @@ static void pusher_survives_worker_restart(void)
 	json_decref(o);
 }
 
-static int count_files(const char *dir)
-{
-	DIR *d = opendir(dir);
-	int n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	if (d)
-		closedir(d);
-	return n;
-}
-
 static void pusher_spools_and_resends_after_restart(void)
 {
 	net_client_global_init();
 	struct td_daemon w = {0};
-	w.port = ts_free_port();
-	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
+	td_reserve(&w);
 	char spool[600];
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
 	/* A tiny memory queue, so that most items go to the spool at once. */
@@ -118,20 +89,19 @@ static void pusher_spools_and_resends_after_restart(void)
 	for (int i = 0; i < 12; i++)
 		push_snapshot(p, "spool1", i);
 	push_finalize(p, "spool1");
-	TH_ASSERT_INT_GE(stat_of(p, "queued_disk"), 8);
+	TH_ASSERT_INT_GE(ts_pusher_stat(p, "queued_disk"), 8);
 	api_pusher_free(p, 200);
-	TH_ASSERT_INT_EQ(count_files(spool), 13);
+	TH_ASSERT_INT_EQ(ts_count_files(spool), 13);
 
 	/* The next monitor on the same directory delivers it all, in order. */
 	td_worker(&w, NULL);
-	TH_ASSERT_OK(api_pusher_new(&pc, &p));
-	th_defer(pusher_free_deferred, p);
+	p = ts_pusher_new_deferred(&pc);
 	json_t *fin = NULL;
 	TH_ASSERT_OK(api_pusher_wait_finalize(p, "spool1", 120000, &fin));
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(fin, "snapshots")), 12);
 	json_decref(fin);
 	TH_ASSERT_OK(api_pusher_drain(p, 30000));
-	TH_ASSERT_INT_EQ(count_files(spool), 0);
+	TH_ASSERT_INT_EQ(ts_count_files(spool), 0);
 }
 
 static void pusher_drops_what_the_worker_refuses(void)
@@ -142,16 +112,14 @@ static void pusher_drops_what_the_worker_refuses(void)
 	char spool[600];
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
 	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
-	struct api_pusher *p;
-	TH_ASSERT_OK(api_pusher_new(&pc, &p));
-	th_defer(pusher_free_deferred, p);
+	struct api_pusher *p = ts_pusher_new_deferred(&pc);
 	json_t *bad = json_pack("{s:s}", "node", "no-session@x");
 	TH_ASSERT_OK(api_pusher_push(p, API_PUSH_INGEST, bad));
 	json_decref(bad);
 	push_snapshot(p, "after", 0);
 	TH_ASSERT_OK(api_pusher_drain(p, 60000));
-	TH_ASSERT_INT_EQ(stat_of(p, "rejected"), 1);
-	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 1);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "rejected"), 1);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 1);
 }
 
 static void pusher_authenticates_and_waits_out_a_wrong_token(void)
@@ -168,18 +136,17 @@ static void pusher_authenticates_and_waits_out_a_wrong_token(void)
 	TH_ASSERT_OK(api_pusher_new(&bad, &p));
 	push_snapshot(p, "tok1", 0);
 	int64_t deadline = gi_clock_mono_ms() + 30000;
-	while (stat_of(p, "retries") < 2 && gi_clock_mono_ms() < deadline)
+	while (ts_pusher_stat(p, "retries") < 2 && gi_clock_mono_ms() < deadline)
 		gi_clock_sleep_ms(50);
-	TH_ASSERT_INT_GE(stat_of(p, "retries"), 2);
-	TH_ASSERT_INT_EQ(stat_of(p, "rejected"), 0);
+	TH_ASSERT_INT_GE(ts_pusher_stat(p, "retries"), 2);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "rejected"), 0);
 	api_pusher_free(p, 0);
-	TH_ASSERT_INT_EQ(count_files(spool), 1);
+	TH_ASSERT_INT_EQ(ts_count_files(spool), 1);
 	/* Restarted with the right token on the same spool, it delivers. */
 	struct api_pusher_config good = {w.url, "worker-token", spool, 0, 0, 0, 5000};
-	TH_ASSERT_OK(api_pusher_new(&good, &p));
-	th_defer(pusher_free_deferred, p);
+	p = ts_pusher_new_deferred(&good);
 	TH_ASSERT_OK(api_pusher_drain(p, 60000));
-	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 1);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 1);
 	json_t *o = NULL;
 	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/tok1", &o), 200);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), 1);

@@ -17,6 +17,7 @@
 #include "net/client.h"
 #include "api/pusher.h"
 #include "api_util.h"
+#include "pusher_util.h"
 #include "base/error.h"
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -83,32 +84,6 @@ static void late_ingest_after_finalize_is_refused(void)
 	json_decref(after);
 }
 
-static long long stat_of(struct api_pusher *p, const char *key)
-{
-	json_t *s = api_pusher_stats(p);
-	long long v = json_integer_value(json_object_get(s, key));
-	json_decref(s);
-	return v;
-}
-
-static void pusher_free_deferred(void *arg)
-{
-	api_pusher_free(arg, 0);
-}
-
-static int count_files(const char *dir)
-{
-	DIR *d = opendir(dir);
-	int n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	if (d)
-		closedir(d);
-	return n;
-}
-
 static void write_text(const char *dir, const char *name, const char *text, size_t len)
 {
 	char path[1024];
@@ -145,13 +120,11 @@ static void spool_temporaries_are_recovered_or_deleted(void)
 	spool_snapshot(spool, "tmp1", 3, ".tmp.4242", false); /* complete, never renamed */
 	spool_snapshot(spool, "tmp1", 4, ".tmp.4243", true);  /* cut short by the crash */
 	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
-	struct api_pusher *p;
-	TH_ASSERT_OK(api_pusher_new(&pc, &p));
-	th_defer(pusher_free_deferred, p);
+	struct api_pusher *p = ts_pusher_new_deferred(&pc);
 	TH_ASSERT_OK(api_pusher_drain(p, 60000));
-	TH_ASSERT_INT_EQ(stat_of(p, "delivered"), 4);
-	TH_ASSERT_INT_EQ(stat_of(p, "rejected"), 0);
-	TH_ASSERT_INT_EQ(count_files(spool), 0);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 4);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "rejected"), 0);
+	TH_ASSERT_INT_EQ(ts_count_files(spool), 0);
 	json_t *o = observation(&w, "tmp1");
 	TH_ASSERT_INT_EQ(int_of(o, "snapshots"), 4);
 	TH_ASSERT_INT_EQ(int_of(o, "last_seq"), 3);
@@ -247,19 +220,16 @@ static void dropped_snapshots_are_gaps_in_the_profile(void)
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
 	tmpfs_mount(spool, "128k"); /* 16 pages for the reserve, 16 for files (a page each) */
 	struct td_daemon w = {0};
-	w.port = ts_free_port();
-	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
+	td_reserve(&w);
 	struct api_pusher_config pc = {w.url, NULL, spool, 4, 0, 0, 2000};
-	struct api_pusher *p;
-	TH_ASSERT_OK(api_pusher_new(&pc, &p));
-	th_defer(pusher_free_deferred, p);
+	struct api_pusher *p = ts_pusher_new_deferred(&pc);
 	const int total = 60;
 	for (int i = 0; i < total; i++) {
 		char *text = td_snapshot("gaps1", "demo@127.0.0.1", i);
 		push_text(p, API_PUSH_INGEST, text);
 		free(text);
 	}
-	long long dropped = stat_of(p, "dropped");
+	long long dropped = ts_pusher_stat(p, "dropped");
 	TH_ASSERT_INT_GE(dropped, 10);
 
 	td_worker(&w, NULL);
@@ -467,8 +437,7 @@ static void full_spool_keeps_the_finalize_and_reports_losses(void)
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
 	tmpfs_mount(spool, "256k");
 	struct td_daemon w = {0};
-	w.port = ts_free_port();
-	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
+	td_reserve(&w);
 	struct api_pusher_config pc = {w.url, NULL, spool, 4, 0, 0, 2000};
 	struct api_pusher *p;
 	TH_ASSERT_OK(api_pusher_new(&pc, &p));
@@ -481,7 +450,7 @@ static void full_spool_keeps_the_finalize_and_reports_losses(void)
 		push_text(p, API_PUSH_INGEST, text);
 		free(text);
 	}
-	long long dropped = stat_of(p, "dropped");
+	long long dropped = ts_pusher_stat(p, "dropped");
 	TH_ASSERT_INT_GE(dropped, 10);
 	char fin[512];
 	snprintf(fin, sizeof(fin),
@@ -489,12 +458,11 @@ static void full_spool_keeps_the_finalize_and_reports_losses(void)
 	         "\"complete\",\"interval_ms\":1000,\"next_seq\":%d}",
 	         total);
 	push_text(p, API_PUSH_FINALIZE, fin);
-	TH_ASSERT_INT_EQ(stat_of(p, "dropped"), dropped); /* the finalize was kept */
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "dropped"), dropped); /* the finalize was kept */
 	api_pusher_free(p, 0);
 
 	/* The next run: says what was lost, then delivers what was kept. */
-	TH_ASSERT_OK(api_pusher_new(&pc, &p));
-	th_defer(pusher_free_deferred, p);
+	p = ts_pusher_new_deferred(&pc);
 	json_t *stats = api_pusher_stats(p);
 	json_t *prev = json_object_get(stats, "previous_run");
 	TH_ASSERT(json_is_object(prev));

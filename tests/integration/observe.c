@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "harness.h"
 #include "json_util.h"
+#include "node_watch.h"
 #include "observe/dist.h"
 #include "observe/observe.h"
 #include "observe/snapshot_view.h"
@@ -59,17 +60,8 @@ static void node_start_ready(struct ts_beam *n, enum ts_beam_kind kind, const ch
 	ts_beam_start(n, kind, eval, NULL);
 	if (!eval)
 		return;
-	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
-	for (;;) {
-		char *r = ts_beam_eval(n, "is_pid(whereis(burst)).");
-		bool ready = r && strstr(r, "true");
-		free(r);
-		if (ready)
-			return;
-		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "node %s never ran its start code",
-		              n->name);
-		gi_clock_sleep_ms(100);
-	}
+	ts_beam_wait_answer(n, "is_pid(whereis(burst)).", "true", WAIT_MS,
+	                    "never ran its start code");
 }
 
 static struct obs_target target_of(const struct ts_beam *n)
@@ -117,13 +109,11 @@ static void check_snapshot_shape(json_t *s, const char *node)
 /* Nothing of ours left on the node: no session or guardian process, no
  * call_count pattern on `atom` (may be NULL), no process with a tracer or
  * trace flags (these nodes have no other tracer), scheduler_wall_time off. */
-static bool node_is_clean(const struct ts_beam *n, const char *atom)
+static void wait_clean(const struct ts_beam *n, const char *atom)
 {
 	char expr[1024];
 	snprintf(expr, sizeof(expr),
-	         "Ours = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)], "
-	         "lists:keymember(giulia_session, 1, D) orelse lists:keymember(giulia_guardian, 1, "
-	         "D)], "
+	         TS_OURS_EXPR
 	         "Counts = case '%s' of '' -> []; M -> [C || {F, A} <- M:module_info(functions), "
 	         "{call_count, C} <- [erlang:trace_info({M, F, A}, call_count)], C =/= false] end, "
 	         "Traced = [P || P <- processes(), {tracer, T} <- [erlang:trace_info(P, tracer)], "
@@ -131,20 +121,7 @@ static bool node_is_clean(const struct ts_beam *n, const char *atom)
 	         "{length(Ours), length(Counts), length(Traced), "
 	         "erlang:statistics(scheduler_wall_time)}.",
 	         atom ? atom : "");
-	char *r = ts_beam_eval(n, expr);
-	bool clean = r && strstr(r, "{0, 0, 0, undefined}");
-	free(r);
-	return clean;
-}
-
-static void wait_clean(const struct ts_beam *n, const char *atom)
-{
-	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
-	while (!node_is_clean(n, atom)) {
-		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "node %s still has our state",
-		              n->name);
-		gi_clock_sleep_ms(200);
-	}
+	ts_beam_wait_answer(n, expr, "{0, 0, 0, undefined}", WAIT_MS, "still has our state");
 }
 
 static void pulse_elixir_long_name(void)
@@ -549,24 +526,10 @@ static void session_interrupted_when_node_dies(void)
  * waits until the pattern is set on the node; returns the child's pid. */
 static pid_t observer_child(const struct ts_beam *n)
 {
-	pid_t child = fork();
-	TH_ASSERT(child >= 0);
-	if (child == 0) {
-		struct obs_manager *m = NULL;
-		struct obs_callbacks cb = {NULL, NULL, NULL};
-		if (obs_manager_new(&cb, &m) != 0)
-			_exit(1);
-		const char *mods[] = {"Hot", NULL};
-		struct obs_session_config cfg = {.node = n->name,
-		                                 .cookie = n->cookie,
-		                                 .interval_ms = 500,
-		                                 .trace_modules = mods};
-		char *id = NULL;
-		if (obs_session_start(m, &cfg, &id) != 0)
-			_exit(1);
-		for (;;)
-			pause();
-	}
+	const char *mods[] = {"Hot", NULL};
+	struct obs_session_config cfg = {
+	    .node = n->name, .cookie = n->cookie, .interval_ms = 500, .trace_modules = mods};
+	pid_t child = ts_observer_fork(&cfg);
 	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
 	for (;;) {
 		char *r = ts_beam_eval(n, "erlang:trace_info({'Elixir.Hot', a, 1}, call_count).");
