@@ -255,6 +255,29 @@ static const char SERVE_USAGE[] =
     "             [--new-store] [--liveness INTERVALS] [--ebin-cache-max BYTES] "
     "[--ebin-cache-days DAYS]";
 
+/* The worker's configuration from the options (borrowed: the strings stay
+ * the options'), its MCP runtime tools asking the monitor at `monitor_url`
+ * (NULL: GIULIA_MONITOR_URL or the default). */
+static struct api_worker_config worker_config(const struct daemon_opts *o, const char *monitor_url)
+{
+	struct api_worker_config wc = {
+	    .listen = o->listen,
+	    .data_dir = o->data,
+	    .token = o->token,
+	    .body_limit = o->body_limit,
+	    .request_timeout = o->request_timeout,
+	    .ip_connection_limit = o->ip_connection_limit,
+	    .monitor_url = monitor_url,
+	    .mcp_allow_runtime = o->nmcp_nodes > 0,
+	    .mcp_allow_nodes = o->mcp_nodes,
+	    .new_store = o->new_store,
+	    .liveness_intervals = o->liveness,
+	    .ebin_cache_bytes = o->ebin_cache_bytes,
+	    .ebin_cache_age_ms = o->ebin_cache_age_ms,
+	};
+	return wc;
+}
+
 static int cmd_worker(int argc, char **argv)
 {
 	struct daemon_opts o;
@@ -262,21 +285,7 @@ static int cmd_worker(int argc, char **argv)
 	int rc = daemon_setup(argc, argv, false, WORKER_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	struct api_worker_config wc = {
-	    .listen = o.listen,
-	    .data_dir = o.data,
-	    .token = o.token,
-	    .body_limit = o.body_limit,
-	    .request_timeout = o.request_timeout,
-	    .ip_connection_limit = o.ip_connection_limit,
-	    .monitor_url = o.monitor_url,
-	    .mcp_allow_runtime = o.nmcp_nodes > 0,
-	    .mcp_allow_nodes = o.mcp_nodes,
-	    .new_store = o.new_store,
-	    .liveness_intervals = o.liveness,
-	    .ebin_cache_bytes = o.ebin_cache_bytes,
-	    .ebin_cache_age_ms = o.ebin_cache_age_ms,
-	};
+	struct api_worker_config wc = worker_config(&o, o.monitor_url);
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
 	if (rc)
@@ -319,21 +328,7 @@ static int cmd_serve(int argc, char **argv)
 		return start_error("serve (monitor)", GI_EINVAL);
 	snprintf(monitor_url, sizeof(monitor_url), "http://%s:%d",
 	         strcmp(maddr, "0.0.0.0") == 0 ? "127.0.0.1" : maddr, mport);
-	struct api_worker_config wc = {
-	    .listen = o.listen,
-	    .data_dir = o.data,
-	    .token = o.token,
-	    .body_limit = o.body_limit,
-	    .request_timeout = o.request_timeout,
-	    .ip_connection_limit = o.ip_connection_limit,
-	    .monitor_url = monitor_url,
-	    .mcp_allow_runtime = o.nmcp_nodes > 0,
-	    .mcp_allow_nodes = o.mcp_nodes,
-	    .new_store = o.new_store,
-	    .liveness_intervals = o.liveness,
-	    .ebin_cache_bytes = o.ebin_cache_bytes,
-	    .ebin_cache_age_ms = o.ebin_cache_age_ms,
-	};
+	struct api_worker_config wc = worker_config(&o, monitor_url);
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
 	if (rc)
