@@ -144,10 +144,13 @@ struct observed {
 	int build_rc;           /* the builder's first error */
 };
 
-static void observed_name(struct observed *o, json_t *v)
+/* Adds `name` to the modules seen, up to the cap (the callback of
+ * obs_view_modules_each; `ctx` is the struct observed). */
+static void observed_module(void *ctx, const char *name)
 {
+	struct observed *o = ctx;
 	if (json_object_size(o->seen) < PROFILE_OBSERVED_MODULES_MAX)
-		add_module_name(o->seen, v);
+		json_object_set_new(o->seen, name, json_true());
 }
 
 static void observed_builder(struct observed *o, long snapshot_count)
@@ -157,13 +160,6 @@ static void observed_builder(struct observed *o, long snapshot_count)
 	o->build_rc = fuse_builder_new(NULL, snapshot_count, &o->b);
 	if (o->build_rc == GI_EINVAL)
 		o->build_rc = GI_ETOOBIG; /* the count is past the builder's cap */
-}
-
-static void observed_module(void *ctx, const char *name)
-{
-	struct observed *o = ctx;
-	if (json_object_size(o->seen) < PROFILE_OBSERVED_MODULES_MAX)
-		json_object_set_new(o->seen, name, json_true());
 }
 
 static int observed_add(void *ctx, json_t *snap)
@@ -209,7 +205,8 @@ static int observed_read(struct obs_store *st, const char *session_id, json_t *f
 	json_t *traced = json_object_get(finalize, "trace_modules");
 	json_array_foreach(traced, i, x)
 	{
-		observed_name(o, x);
+		if (json_is_string(x))
+			observed_module(o, json_string_value(x));
 	}
 	int rc = obs_store_snapshots_each(st, session_id, &o->count, observed_add, o);
 	if (rc)
