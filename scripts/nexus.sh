@@ -10,6 +10,7 @@
 #   scripts/nexus.sh load [SECONDS] [CONNECTIONS]
 #                                         run the mixed wrk load (87% reads) and print
 #                                         wrk's report and a `nexus-load:` summary line
+#                                         (NEXUS_LOAD_MIX=export: CSV exports only)
 #
 # Environment (defaults in brackets):
 #   NEXUS_NODE [nexus@127.0.0.1]  NEXUS_PORT [4040]  NEXUS_RUN_DIR [build/nexus-run]
@@ -137,7 +138,7 @@ cmd_load() {
   local threads=2
   [ "$conns" -ge 2 ] || threads=1
   exec wrk -t"$threads" -c"$conns" -d"${seconds}s" --timeout 10s \
-    -s "$src/load/mixed.lua" "http://127.0.0.1:$port" -- "$seed"
+    -s "$src/load/mixed.lua" "http://127.0.0.1:$port" -- "$seed" "${NEXUS_LOAD_MIX:-mixed}"
 }
 
 case "${1:-}" in

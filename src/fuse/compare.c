@@ -29,6 +29,88 @@ static const struct {
     {"reductions/s peak", "metrics.reductions_per_second.peak", 0},
 };
 
+/* The logger processes' share of all reductions (processes.logger), NAN
+ * when the profile lists none. */
+static double logger_share(json_t *profile)
+{
+	json_t *l = fuse_get_path(profile, "processes.logger");
+	double sum = 0;
+	bool any = false;
+	for (size_t i = 0; json_is_array(l) && i < json_array_size(l); i++) {
+		double v = fuse_num(json_array_get(l, i), "reductions_share");
+		if (isfinite(v)) {
+			sum += v;
+			any = true;
+		}
+	}
+	return any ? sum : NAN;
+}
+
+/* Signals the verdict weighs, all "lower is better": a change counts when
+ * it is at least VERDICT_RELATIVE of the before value and at least `floor`
+ * in absolute terms (noise of a shared machine stays out). */
+#define VERDICT_RELATIVE 0.2
+static const struct {
+	const char *label, *path;
+	double floor;
+} signals[] = {
+    {"run queue avg", "metrics.run_queue.avg", 0.1},
+    {"logger share", NULL, 0.01},
+    {"blocked callers", "executing.blocked.share_of_samples", 0.01},
+    {"blocked in log calls", "executing.blocked.logger_share_of_samples", 0.01},
+};
+
+static double signal_value(json_t *profile, size_t i)
+{
+	return signals[i].path ? fuse_num_path(profile, signals[i].path) : logger_share(profile);
+}
+
+/* The verdict: "better", "worse", "mixed" or "unchanged", with the reasons
+ * (the signals that moved, and the recommendations resolved and new). */
+static json_t *verdict(json_t *a, json_t *b, size_t resolved, size_t added, size_t remaining)
+{
+	int better = 0, worse = 0;
+	json_t *reasons = json_array();
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		double x = signal_value(a, i), y = signal_value(b, i);
+		if (!isfinite(x) || !isfinite(y) || fabs(y - x) < signals[i].floor ||
+		    (x != 0 && fabs(y - x) / fabs(x) < VERDICT_RELATIVE))
+			continue;
+		char text[160];
+		bool down = y < x;
+		snprintf(text, sizeof(text), "%s %s (%.3g -> %.3g)", signals[i].label,
+		         down ? "down" : "up", x, y);
+		json_array_append_new(reasons, json_string(text));
+		if (down)
+			better++;
+		else
+			worse++;
+	}
+	if (resolved > 0) {
+		char text[64];
+		snprintf(text, sizeof(text), "%zu recommendation%s resolved", resolved,
+		         resolved == 1 ? "" : "s");
+		json_array_append_new(reasons, json_string(text));
+		better++;
+	}
+	if (added > 0) {
+		char text[64];
+		snprintf(text, sizeof(text), "%zu new recommendation%s", added,
+		         added == 1 ? "" : "s");
+		json_array_append_new(reasons, json_string(text));
+		worse++;
+	}
+	const char *v = better && worse ? "mixed"
+	                : better        ? "better"
+	                : worse         ? "worse"
+	                                : "unchanged";
+	json_t *o = json_object();
+	json_object_set_new(o, "verdict", json_string(v));
+	json_object_set_new(o, "reasons", reasons);
+	json_object_set_new(o, "remaining", json_integer((json_int_t)remaining));
+	return o;
+}
+
 static json_t *find_module(json_t *list, const char *name)
 {
 	for (size_t i = 0; i < json_array_size(list); i++) {
@@ -132,7 +214,26 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 		                    fuse_json_num(x != 0 && isfinite(x) ? (y - x) / fabs(x) : NAN));
 		json_array_append_new(deltas, d);
 	}
+	/* The measured parts of a logging change beside the node's figures. */
+	for (size_t i = 1; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		double x = signal_value(a, i), y = signal_value(b, i);
+		json_t *d = json_object();
+		json_object_set_new(d, "metric", json_string(signals[i].label));
+		json_object_set_new(d, "path",
+		                    signals[i].path ? json_string(signals[i].path)
+		                                    : json_string("processes.logger"));
+		json_object_set_new(d, "kind", json_string("share"));
+		json_object_set_new(d, "a", fuse_json_num(x));
+		json_object_set_new(d, "b", fuse_json_num(y));
+		json_object_set_new(d, "delta", fuse_json_num(y - x));
+		json_object_set_new(d, "change_ratio",
+		                    fuse_json_num(x != 0 && isfinite(x) ? (y - x) / fabs(x) : NAN));
+		json_array_append_new(deltas, d);
+	}
 	json_object_set_new(c, "metrics", deltas);
+	const char *ba = fuse_str(a, "hot_modules_basis"), *bb = fuse_str(b, "hot_modules_basis");
+	json_object_set_new(c, "hot_modules_basis_a", ba ? json_string(ba) : json_null());
+	json_object_set_new(c, "hot_modules_basis_b", bb ? json_string(bb) : json_null());
 
 	json_t *ha = json_object_get(a, "hot_modules"), *hb = json_object_get(b, "hot_modules");
 	json_t *entered = json_array(), *left = json_array(), *stayed = json_array();
@@ -182,6 +283,9 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 	json_object_set_new(recs, "new", added);
 	json_object_set_new(recs, "remaining", still);
 	json_object_set_new(c, "recommendations", recs);
+	json_object_set_new(c, "verdict",
+	                    verdict(a, b, json_array_size(resolved), json_array_size(added),
+	                            json_array_size(still)));
 	*out = c;
 	return 0;
 }
@@ -246,9 +350,13 @@ int fuse_compare_text(json_t *cmp, struct gi_buf *out)
 	    {"left", "Hot modules that left"},
 	    {"stayed", "Hot modules in both"},
 	};
+	const char *basis = fuse_str(cmp, "hot_modules_basis_b");
+	const char *view = basis && strcmp(basis, "executing") == 0
+	                       ? "executing view: where the time went"
+	                       : "ownership view";
 	for (size_t s = 0; s < 3; s++) {
 		json_t *list = json_object_get(hot, sections[s][0]);
-		gi_buf_printf(out, "\n%s (%zu)\n", sections[s][1], json_array_size(list));
+		gi_buf_printf(out, "\n%s (%zu; %s)\n", sections[s][1], json_array_size(list), view);
 		for (size_t i = 0; i < json_array_size(list) && i < 20; i++) {
 			json_t *e = json_array_get(list, i);
 			char x[16], y[16];
@@ -261,5 +369,19 @@ int fuse_compare_text(json_t *cmp, struct gi_buf *out)
 	put_recs(out, "Recommendations resolved", json_object_get(recs, "resolved"));
 	put_recs(out, "Recommendations new", json_object_get(recs, "new"));
 	put_recs(out, "Recommendations remaining", json_object_get(recs, "remaining"));
+	json_t *v = json_object_get(cmp, "verdict");
+	json_t *reasons = json_object_get(v, "reasons");
+	struct gi_buf line;
+	gi_buf_init(&line, 0);
+	for (size_t i = 0; i < json_array_size(reasons); i++)
+		gi_buf_printf(&line, "%s%s", i ? "; " : "",
+		              json_string_value(json_array_get(reasons, i))
+		                  ? json_string_value(json_array_get(reasons, i))
+		                  : "");
+	gi_buf_printf(out, "\nVerdict: %s%s%s (%lld remaining)\n",
+	              fuse_str(v, "verdict") ? fuse_str(v, "verdict") : "-", line.len ? ": " : "",
+	              line.len ? gi_buf_str(&line) : "",
+	              (long long)json_integer_value(json_object_get(v, "remaining")));
+	gi_buf_destroy(&line);
 	return 0;
 }

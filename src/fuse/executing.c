@@ -40,6 +40,11 @@ struct fuse_executing {
 	struct gi_arena arena;
 	struct gi_map stacks, origins, modules, functions; /* key -> struct */
 	struct gi_vec stack_list, module_list, function_list;
+	/* Blocked callers (waiting for a call's reply), by stack, and the call
+	 * sites they were blocked at; the project's log call sites by CPU. */
+	struct gi_map blocked, blocked_sites, log_sites;
+	struct gi_vec blocked_list, blocked_site_list, log_site_list;
+	double blocked_samples, blocked_logger, log_reductions, log_samples;
 	long snapshots;   /* snapshots that carried a sampler section */
 	double period_ms; /* of the last such snapshot */
 	double ticks, running, waiting, reductions_sampled, dropped, failed_ticks;
@@ -55,6 +60,12 @@ struct fuse_executing *fuse_executing_new(void)
 	gi_map_init(&x->origins);
 	gi_map_init(&x->modules);
 	gi_map_init(&x->functions);
+	gi_map_init(&x->blocked);
+	gi_map_init(&x->blocked_sites);
+	gi_map_init(&x->log_sites);
+	gi_vec_init(&x->blocked_list, sizeof(struct exec_stack *));
+	gi_vec_init(&x->blocked_site_list, sizeof(struct fuse_exec_entry *));
+	gi_vec_init(&x->log_site_list, sizeof(struct fuse_exec_entry *));
 	gi_vec_init(&x->stack_list, sizeof(struct exec_stack *));
 	gi_vec_init(&x->module_list, sizeof(struct fuse_exec_entry *));
 	gi_vec_init(&x->function_list, sizeof(struct fuse_exec_entry *));
@@ -70,6 +81,12 @@ void fuse_executing_free(struct fuse_executing *x)
 	gi_map_destroy(&x->origins);
 	gi_map_destroy(&x->modules);
 	gi_map_destroy(&x->functions);
+	gi_map_destroy(&x->blocked);
+	gi_map_destroy(&x->blocked_sites);
+	gi_map_destroy(&x->log_sites);
+	gi_vec_destroy(&x->blocked_list);
+	gi_vec_destroy(&x->blocked_site_list);
+	gi_vec_destroy(&x->log_site_list);
 	gi_vec_destroy(&x->stack_list);
 	gi_vec_destroy(&x->module_list);
 	gi_vec_destroy(&x->function_list);
@@ -82,7 +99,8 @@ static double add_finite(double sum, double v)
 	return isfinite(v) && v > 0 ? sum + v : sum;
 }
 
-static void take_stack(struct fuse_executing *x, const struct obs_view_stack *s)
+static void take_stack(struct fuse_executing *x, struct gi_map *map, struct gi_vec *list,
+                       const struct obs_view_stack *s)
 {
 	double samples = isfinite(s->samples) && s->samples > 0 ? s->samples : 0;
 	double reds = isfinite(s->reductions) && s->reductions > 0 ? s->reductions : 0;
@@ -94,9 +112,9 @@ static void take_stack(struct fuse_executing *x, const struct obs_view_stack *s)
 		if (gi_buf_printf(&key, "%s%.*s", i ? "\n" : "", FUSE_MAX_NAME, s->frames[i]) != 0)
 			break;
 	const char *k = key.data ? key.data : "";
-	struct exec_stack *st = gi_map_get(&x->stacks, k);
+	struct exec_stack *st = gi_map_get(map, k);
 	if (!st) {
-		if (x->stack_list.len >= EXEC_MAX_STACKS) {
+		if (list->len >= EXEC_MAX_STACKS) {
 			x->dropped += samples;
 			gi_buf_destroy(&key);
 			return;
@@ -107,8 +125,8 @@ static void take_stack(struct fuse_executing *x, const struct obs_view_stack *s)
 			st->frames[i] = gi_arena_strndup(&x->arena, s->frames[i],
 			                                 strnlen(s->frames[i], FUSE_MAX_NAME));
 		st->depth = s->depth;
-		gi_map_put(&x->stacks, k, st);
-		gi_vec_push(&x->stack_list, &st);
+		gi_map_put(map, k, st);
+		gi_vec_push(list, &st);
 	}
 	st->samples += samples;
 	st->reductions += reds;
@@ -130,7 +148,9 @@ void fuse_executing_take(struct fuse_executing *x, const struct obs_view *v)
 	x->dropped = add_finite(x->dropped, e->dropped);
 	x->failed_ticks = add_finite(x->failed_ticks, e->failed_ticks);
 	for (size_t i = 0; i < e->nstacks; i++)
-		take_stack(x, &e->stacks[i]);
+		take_stack(x, &x->stacks, &x->stack_list, &e->stacks[i]);
+	for (size_t i = 0; i < e->nblocked; i++)
+		take_stack(x, &x->blocked, &x->blocked_list, &e->blocked[i]);
 	for (size_t i = 0; i < e->norigins; i++) {
 		const struct obs_view_origin *o = &e->origins[i];
 		if (gi_map_get(&x->origins, o->module) || x->origins.len >= EXEC_MAX_ORIGINS)
@@ -236,12 +256,87 @@ static int cmp_entry(const void *a, const void *b)
 	return r ? r : (x->arity > y->arity) - (x->arity < y->arity);
 }
 
+/* The project call site of stack `s`: its first frame in the project
+ * (lambdas folded into their function) into `key`, and whether any frame is
+ * the logger's. False when no frame is in the project. */
+static bool call_site(const struct exec_stack *s, bool (*in_project)(void *ctx, const char *module),
+                      void *ctx, char *key, size_t size, bool *logger)
+{
+	char module[FUSE_MAX_NAME], function[FUSE_MAX_NAME];
+	bool found = false;
+	*logger = false;
+	for (size_t f = 0; f < s->depth; f++) {
+		long a;
+		if (fuse_frame_split(s->frames[f], module, sizeof(module), function,
+		                     sizeof(function), &a) != 0)
+			continue;
+		if (fuse_module_is_logger(module))
+			*logger = true;
+		if (found || fuse_module_is_wrapper(module) || !in_project(ctx, module))
+			continue;
+		lambda_to_parent(function, &a);
+		snprintf(key, size, "%s.%s/%ld", module, function, a);
+		found = true;
+	}
+	return found;
+}
+
+static void site_add(struct fuse_executing *x, struct gi_map *map, struct gi_vec *list,
+                     const char *key, double samples, double reductions)
+{
+	struct fuse_exec_entry *e = entry_get(x, map, list, key, key, NULL, 0);
+	e->samples += samples;
+	e->reductions += reductions;
+	e->project = true;
+}
+
+static int cmp_samples(const void *a, const void *b)
+{
+	const struct fuse_exec_entry *x = *(struct fuse_exec_entry *const *)a;
+	const struct fuse_exec_entry *y = *(struct fuse_exec_entry *const *)b;
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return strcmp(x->module, y->module);
+}
+
+/* Blocked callers by call site (and whether they waited in a log call),
+ * and the CPU the project's log calls cost in the callers' own processes. */
+static void attribute_waits(struct fuse_executing *x,
+                            bool (*in_project)(void *ctx, const char *module), void *ctx)
+{
+	char key[2 * FUSE_MAX_NAME + 16];
+	bool logger;
+	for (size_t i = 0; i < x->blocked_list.len; i++) {
+		struct exec_stack *s = GI_VEC_AT(&x->blocked_list, struct exec_stack *, i);
+		bool site = call_site(s, in_project, ctx, key, sizeof(key), &logger);
+		x->blocked_samples += s->samples;
+		if (logger)
+			x->blocked_logger += s->samples;
+		if (!site)
+			snprintf(key, sizeof(key), "%s", "(outside the project)");
+		/* The site's reductions field counts its samples blocked in logging. */
+		site_add(x, &x->blocked_sites, &x->blocked_site_list, key, s->samples,
+		         logger ? s->samples : 0);
+	}
+	for (size_t i = 0; i < x->stack_list.len; i++) {
+		struct exec_stack *s = GI_VEC_AT(&x->stack_list, struct exec_stack *, i);
+		if (!call_site(s, in_project, ctx, key, sizeof(key), &logger) || !logger)
+			continue;
+		x->log_reductions += s->reductions;
+		x->log_samples += s->samples;
+		site_add(x, &x->log_sites, &x->log_site_list, key, s->samples, s->reductions);
+	}
+	gi_vec_sort(&x->blocked_site_list, cmp_samples);
+	gi_vec_sort(&x->log_site_list, cmp_entry);
+}
+
 void fuse_executing_attribute(struct fuse_executing *x,
                               bool (*in_project)(void *ctx, const char *module), void *ctx)
 {
 	if (!x || x->attributed)
 		return;
 	x->attributed = true;
+	attribute_waits(x, in_project, ctx);
 	char module[FUSE_MAX_NAME], function[FUSE_MAX_NAME];
 	for (size_t i = 0; i < x->stack_list.len; i++) {
 		struct exec_stack *s = GI_VEC_AT(&x->stack_list, struct exec_stack *, i);
@@ -320,6 +415,52 @@ size_t fuse_executing_functions(const struct fuse_executing *x,
 	return x ? x->function_list.len : 0;
 }
 
+static json_t *site_list(const struct gi_vec *list, size_t max, const char *count_key)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < list->len && i < max; i++) {
+		const struct fuse_exec_entry *e = GI_VEC_AT(list, struct fuse_exec_entry *, i);
+		json_t *o = json_object();
+		json_object_set_new(o, "function", json_string(e->module));
+		json_object_set_new(o, "samples", fuse_json_num(e->samples));
+		json_object_set_new(o, count_key, fuse_json_num(e->reductions));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* "blocked" and "logging" of the summary (docs/PROFILE.md). A sample stands
+ * for one sampled process during one period, so samples / ticks is the
+ * average number of the sampled processes in that state at a tick. */
+static json_t *blocked_summary(const struct fuse_executing *x, double total_reductions)
+{
+	json_t *o = json_object();
+	double all = x->running + x->waiting;
+	double ticks = x->ticks > 0 ? x->ticks : NAN;
+	json_object_set_new(o, "samples", fuse_json_num(x->blocked_samples));
+	json_object_set_new(o, "share_of_samples",
+	                    fuse_json_num(all > 0 ? x->blocked_samples / all : NAN));
+	json_object_set_new(o, "callers_avg", fuse_json_num(x->blocked_samples / ticks));
+	json_object_set_new(o, "logger_samples", fuse_json_num(x->blocked_logger));
+	json_object_set_new(o, "logger_share_of_samples",
+	                    fuse_json_num(all > 0 ? x->blocked_logger / all : NAN));
+	json_object_set_new(
+	    o, "logger_share_of_blocked",
+	    fuse_json_num(x->blocked_samples > 0 ? x->blocked_logger / x->blocked_samples : NAN));
+	json_object_set_new(o, "logger_callers_avg", fuse_json_num(x->blocked_logger / ticks));
+	json_object_set_new(o, "call_sites",
+	                    site_list(&x->blocked_site_list, 10, "logger_samples"));
+	json_t *log = json_object();
+	json_object_set_new(log, "caller_reductions", fuse_json_num(x->log_reductions));
+	json_object_set_new(
+	    log, "caller_share",
+	    fuse_json_num(total_reductions > 0 ? x->log_reductions / total_reductions : NAN));
+	json_object_set_new(log, "samples", fuse_json_num(x->log_samples));
+	json_object_set_new(log, "call_sites", site_list(&x->log_site_list, 10, "reductions"));
+	json_object_set_new(o, "logging", log);
+	return o;
+}
+
 json_t *fuse_executing_summary(const struct fuse_executing *x, double total_reductions,
                                const char *project_rule)
 {
@@ -343,5 +484,6 @@ json_t *fuse_executing_summary(const struct fuse_executing *x, double total_redu
 	json_object_set_new(o, "platform_share", fuse_json_num(x->platform / t));
 	json_object_set_new(o, "plumbing_share", fuse_json_num(x->plumbing / t));
 	json_object_set_new(o, "project_rule", json_string(project_rule ? project_rule : "target"));
+	json_object_set_new(o, "blocked", blocked_summary(x, t));
 	return o;
 }

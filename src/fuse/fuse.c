@@ -1772,6 +1772,8 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 	return a;
 }
 
+#define PIPELINE_NORMAL_MAX 4.0
+
 static json_t *build_pipeline(struct ctx *c)
 {
 	json_t *o = json_object();
@@ -1793,7 +1795,16 @@ static json_t *build_pipeline(struct ctx *c)
 	}
 	json_object_set_new(o, "helper_calls", fuse_json_num(helpers));
 	json_object_set_new(o, "db_operations", fuse_json_num(ops));
-	json_object_set_new(o, "ratio", fuse_json_num(ops > 0 ? helpers / ops : NAN));
+	double ratio = ops > 0 ? helpers / ops : NAN;
+	json_object_set_new(o, "ratio", fuse_json_num(ratio));
+	/* docs/RULES.md "Pipeline overhead": an Ecto-style repo runs up to
+	 * PIPELINE_NORMAL_MAX callbacks per operation by design; more means a
+	 * helper runs several times per operation. */
+	json_object_set_new(o, "normal_max", fuse_json_num(PIPELINE_NORMAL_MAX));
+	json_object_set_new(o, "verdict",
+	                    isfinite(ratio) && helpers > 0
+	                        ? json_string(ratio <= PIPELINE_NORMAL_MAX ? "normal" : "high")
+	                        : json_null());
 	json_t *names = json_array();
 	const char *const *pipe =
 	    c->cfg && c->cfg->pipeline_names ? c->cfg->pipeline_names : default_pipeline;

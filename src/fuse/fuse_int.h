@@ -53,6 +53,10 @@ bool fuse_module_is_wrapper(const char *module);
  * "external"). A recommendation never asks to change one of them: what to
  * change is the project's use of it. Wrappers are platform modules too. */
 bool fuse_module_is_platform(const char *module);
+/* Whether `module` (display form) is part of a logging framework: Elixir's
+ * Logger (and Logger.*), OTP's :logger and its :logger_* handlers,
+ * :error_logger. Platform knowledge, never an application's name. */
+bool fuse_module_is_logger(const char *module);
 
 /* What a database function does to the data (datalayer.c, docs/RULES.md). */
 enum fuse_effect {

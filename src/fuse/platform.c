@@ -123,3 +123,14 @@ bool fuse_module_is_platform(const char *module)
 	}
 	return false;
 }
+
+bool fuse_module_is_logger(const char *module)
+{
+	if (!module)
+		return false;
+	if (strcmp(module, "Logger") == 0 || gi_str_starts_with(module, "Logger.") ||
+	    strcmp(module, ":logger") == 0 || gi_str_starts_with(module, ":logger_") ||
+	    strcmp(module, ":error_logger") == 0)
+		return true;
+	return false;
+}

@@ -137,12 +137,33 @@ static void put_session(struct gi_buf *out, json_t *s)
 	}
 }
 
-static void put_recommendations(struct gi_buf *out, json_t *recs)
+/* A session where no rule warns (nothing above low) is a healthy node:
+ * said so, with the figures that make its baseline. */
+static void put_health(struct gi_buf *out, json_t *recs, json_t *m)
+{
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		const char *sev = fuse_str(json_array_get(recs, i), "severity");
+		if (sev && strcmp(sev, "low") != 0)
+			return;
+	}
+	char util[32], mem[32];
+	fuse_fmt_pct(fuse_num_path(m, "scheduler_utilisation.avg"), util, sizeof(util));
+	fuse_fmt_bytes(fuse_num_path(m, "memory_bytes.avg"), mem, sizeof(mem));
+	gi_buf_printf(out,
+	              "  healthy: no warning. Baseline: utilisation %s, run queue %.2f, %.0f "
+	              "reductions/s, %.0f processes, memory %s\n",
+	              util, fuse_num_path(m, "run_queue.avg"),
+	              fuse_num_path(m, "reductions_per_second.avg"),
+	              fuse_num_path(m, "process_count.avg"), mem);
+}
+
+static void put_recommendations(struct gi_buf *out, json_t *recs, json_t *metrics)
 {
 	size_t n = json_array_size(recs);
 	gi_buf_printf(out, "\nRecommendations (%zu)\n", n);
 	if (n == 0)
 		gi_buf_puts(out, "  none: no rule fired on this session\n");
+	put_health(out, recs, metrics);
 	for (size_t i = 0; i < n; i++) {
 		json_t *r = json_array_get(recs, i);
 		const char *sev = fuse_str(r, "severity"), *id = fuse_str(r, "id");
@@ -488,16 +509,45 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 		fmt_num(helpers, h, sizeof(h));
 		fmt_num(ops, o, sizeof(o));
 		double ratio = fuse_num(pipe, "ratio");
+		const char *verdict = fuse_str(pipe, "verdict");
 		if (isfinite(ratio))
 			gi_buf_printf(
 			    out,
 			    "  pipeline overhead: %s helper calls for %s database operations "
-			    "(%.2f per operation)\n",
-			    h, o, ratio);
+			    "(%.2f per operation)%s\n",
+			    h, o, ratio,
+			    verdict && strcmp(verdict, "normal") == 0
+			        ? ": normal for an Ecto-style repo, not worth optimising"
+			    : verdict ? ": above the normal band, a helper runs more than once per "
+			                "operation"
+			              : "");
 		else
 			gi_buf_printf(
 			    out, "  pipeline overhead: %s helper calls, no classified operation\n",
 			    h);
+	}
+}
+
+/* Where the sampled callers waited for a reply, and the part spent in
+ * synchronous log calls (executing.blocked). */
+static void put_waits(struct gi_buf *out, json_t *b)
+{
+	double samples = fuse_num(b, "samples");
+	if (!isfinite(samples) || samples <= 0)
+		return;
+	char all[32], log[32];
+	fuse_fmt_pct(fuse_num(b, "share_of_samples"), all, sizeof(all));
+	fuse_fmt_pct(fuse_num(b, "logger_share_of_samples"), log, sizeof(log));
+	gi_buf_printf(out,
+	              "\nBlocked callers (sampled processes waiting for a call's reply): %s of "
+	              "the sampled time, in log calls %s\n",
+	              all, log);
+	json_t *sites = json_object_get(b, "call_sites");
+	for (size_t i = 0; i < json_array_size(sites) && i < 5; i++) {
+		json_t *e = json_array_get(sites, i);
+		gi_buf_printf(out, "  %-50.50s %7.0f samples (%.0f in log calls)\n",
+		              fuse_str(e, "function") ? fuse_str(e, "function") : "?",
+		              fuse_num(e, "samples"), fuse_num(e, "logger_samples"));
 	}
 }
 
@@ -510,7 +560,8 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	struct gi_buf local, *out = &local;
 	gi_buf_init(&local, 0);
 	put_session(out, json_object_get(profile, "session"));
-	put_recommendations(out, json_object_get(profile, "recommendations"));
+	put_recommendations(out, json_object_get(profile, "recommendations"),
+	                    json_object_get(profile, "metrics"));
 	put_metrics(out, json_object_get(profile, "metrics"));
 	const char *basis = fuse_str(profile, "hot_modules_basis");
 	bool executing = basis && strcmp(basis, "executing") == 0;
@@ -520,6 +571,7 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	                          : "Hot modules (process ownership: no samples in this session)");
 	put_hot_functions(out, json_object_get(profile, "hot_functions"),
 	                  json_object_get(profile, "executing"));
+	put_waits(out, fuse_get_path(profile, "executing.blocked"));
 	if (executing)
 		put_hot_modules(out, json_object_get(profile, "ownership_modules"),
 		                "Process ownership (reductions of processes by the module that "

@@ -132,6 +132,33 @@ static void ev_num(json_t *ev, const char *key, double v)
 	json_object_set_new(ev, key, fuse_json_num(v));
 }
 
+/* The project's hottest functions of the executing view (at most 3) into
+ * `text` ("Mod.f/1 12.3%, ..."), and as evidence "project_hot_functions". */
+static void project_hot_functions(struct rules *r, json_t *ev, char *text, size_t size)
+{
+	json_t *hf = json_object_get(r->profile, "hot_functions");
+	json_t *names = json_array();
+	text[0] = '\0';
+	for (size_t i = 0; json_is_array(hf) && i < json_array_size(hf); i++) {
+		json_t *f = json_array_get(hf, i);
+		const char *mod = fuse_str(f, "module"), *fn = fuse_str(f, "function");
+		double arity = fuse_num(f, "arity");
+		if (!fuse_bool(f, "project") || !mod || !fn || !isfinite(arity) ||
+		    json_array_size(names) >= 3)
+			continue;
+		char mfa[600];
+		snprintf(mfa, sizeof(mfa), "%s.%s/%.0f", mod, fn, arity);
+		json_array_append_new(names, json_string(mfa));
+		char pct[32];
+		fuse_fmt_pct(fuse_num(f, "reductions_share"), pct, sizeof(pct));
+		size_t len = strlen(text);
+		if (len + strlen(mfa) + strlen(pct) + 3 < size)
+			snprintf(text + len, size - len, "%s%.*s %s", len ? ", " : "",
+			         (int)(size - len - strlen(pct) - 4), mfa, pct);
+	}
+	json_object_set_new(ev, "project_hot_functions", names);
+}
+
 /* 1. CPU saturation. */
 static void rule_cpu(struct rules *r)
 {
@@ -170,11 +197,15 @@ static void rule_cpu(struct rules *r)
 	double pri =
 	    70 +
 	    25 * clampd(fmax(isfinite(above) ? above : 0, isfinite(util_avg) ? util_avg : 0), 0, 1);
-	emit(r, 1, "cpu-saturation", pri, NULL, finding, ev,
-	     "The node has more runnable work than schedulers. Cut the work of the hottest "
-	     "modules and processes below first (see hot modules and trace hotspots), move "
-	     "blocking or CPU-heavy work out of request paths, or add cores; adding processes "
-	     "will not help.");
+	char advice[1024], sites[512];
+	project_hot_functions(r, ev, sites, sizeof(sites));
+	snprintf(advice, sizeof(advice),
+	         "The node has more runnable work than schedulers. Cut the work of the hottest "
+	         "code first%s%s%s, move blocking or CPU-heavy work out of request paths, or add "
+	         "cores; adding processes will not help.",
+	         sites[0] ? " (the project's hottest functions where the time went: " : "", sites,
+	         sites[0] ? ")" : " (see hot modules and trace hotspots)");
+	emit(r, 1, "cpu-saturation", pri, NULL, finding, ev, advice);
 }
 
 /* 2. Logger bottleneck. */
@@ -217,20 +248,73 @@ static void rule_logger(struct rules *r)
 	ev_num(ev, "reductions_per_second", rate);
 	ev_num(ev, "best_rank", best_rank);
 	ev_num(ev, "max_message_queue", queue);
-	char finding[256], pct[32];
+	json_t *blocked = fuse_get_path(r->profile, "executing.blocked");
+	double wait_share = fuse_num(blocked, "logger_share_of_samples");
+	double wait_callers = fuse_num(blocked, "logger_callers_avg");
+	double other_share = fuse_num(blocked, "share_of_samples") - wait_share;
+	double caller_share = fuse_num_path(blocked, "logging.caller_share");
+	ev_num(ev, "blocked_in_log_calls_share", wait_share);
+	ev_num(ev, "blocked_in_log_calls_callers_avg", wait_callers);
+	ev_num(ev, "blocked_in_other_calls_share", other_share);
+	ev_num(ev, "log_calls_caller_share", caller_share);
+	json_t *sites = json_array();
+	char site_text[512] = "";
+	json_t *log_sites = fuse_get_path(blocked, "logging.call_sites");
+	for (size_t i = 0; json_is_array(log_sites) && i < json_array_size(log_sites) && i < 3;
+	     i++) {
+		const char *fn = fuse_str(json_array_get(log_sites, i), "function");
+		if (!fn)
+			continue;
+		json_array_append_new(sites, json_string(fn));
+		size_t len = strlen(site_text);
+		snprintf(site_text + len, sizeof(site_text) - len, "%s%s", len ? ", " : "", fn);
+	}
+	json_object_set_new(ev, "call_sites", sites);
+	char finding[512], pct[32], waitp[32], otherp[32];
 	fuse_fmt_pct(share, pct, sizeof(pct));
-	snprintf(finding, sizeof(finding),
-	         "Logger processes take %s of all reductions (rank %.0f among processes, "
-	         "%.0f reductions/s)",
-	         pct, best_rank, rate);
-	emit(r, 2, "logger-bottleneck", 55 + 150 * share, NULL, finding, ev,
-	     "Logging is on the hot path: log less per request (drop per-call info logs, "
-	     "aggregate), and make the handler asynchronous with overload protection: set "
-	     "sync_mode_qlen and drop_mode_qlen (Elixir 1.14 Logger: sync_threshold and "
-	     "discard_threshold) and flush_qlen so callers are never blocked. Raising the "
-	     "level alone does not remove the per-call cost: messages are still built and "
-	     "metadata collected unless calls are compiled out (compile_time_purge_matching) "
-	     "or made lazy (Logger.debug(fn -> ... end)).");
+	if (isfinite(wait_share)) {
+		fuse_fmt_pct(wait_share, waitp, sizeof(waitp));
+		fuse_fmt_pct(isfinite(other_share) ? other_share : 0, otherp, sizeof(otherp));
+		snprintf(finding, sizeof(finding),
+		         "Logger processes take %s of all reductions (rank %.0f among processes, "
+		         "%.0f reductions/s); callers blocked in log calls %s of the sampled time "
+		         "(in other calls %s)",
+		         pct, best_rank, rate, waitp, otherp);
+	} else {
+		snprintf(finding, sizeof(finding),
+		         "Logger processes take %s of all reductions (rank %.0f among processes, "
+		         "%.0f reductions/s)",
+		         pct, best_rank, rate);
+	}
+	/* What each remedy changes, from the measured parts of the cost. */
+	char advice[1800], async_part[600];
+	if (isfinite(wait_share))
+		snprintf(async_part, sizeof(async_part),
+		         "Asynchronous mode (Elixir 1.14 Logger: a higher sync_threshold and "
+		         "discard_threshold; OTP handlers: sync_mode_qlen, drop_mode_qlen, "
+		         "flush_qlen) removes only the callers' waiting for the logger, measured "
+		         "here at %s of the sampled time%s; it does not change the logger's own "
+		         "work (%s of reductions): every event is still formatted and written.",
+		         waitp, wait_share < 0.01 ? " (so it will change little on this node)" : "",
+		         pct);
+	else
+		snprintf(async_part, sizeof(async_part),
+		         "Asynchronous mode (Elixir 1.14 Logger: sync_threshold and "
+		         "discard_threshold; OTP handlers: sync_mode_qlen, drop_mode_qlen, "
+		         "flush_qlen) removes only the callers' waiting (not measured: no sampler "
+		         "in this session); it does not change the logger's own work (%s of "
+		         "reductions).",
+		         pct);
+	snprintf(advice, sizeof(advice),
+	         "%s Raising the level (to :warning) removes the formatting and the write of "
+	         "every event below it, so the logger's share falls with the number of "
+	         "suppressed calls, not their size; each call site still pays its level check. "
+	         "What removes the cost is fewer log calls on the hot path%s%s%s: drop or "
+	         "aggregate per-request and per-query info lines, or compile them out "
+	         "(compile_time_purge_matching).",
+	         async_part, site_text[0] ? " (the project's busiest log call sites: " : "",
+	         site_text, site_text[0] ? ")" : "");
+	emit(r, 2, "logger-bottleneck", 55 + 150 * share, NULL, finding, ev, advice);
 }
 
 static bool cache_candidate(struct rules *r, json_t *w)

@@ -222,6 +222,38 @@ static json_t *trace_section(json_t *trace)
 	return out;
 }
 
+/* A list of the sampler's stacks with "Mod.fun/arity" frames; `keys` are
+ * the numbers each entry carries besides its frames. Malformed entries are
+ * left out. */
+static json_t *stack_list(json_t *list, const char *const *keys)
+{
+	json_t *stacks = json_array();
+	size_t i, k;
+	json_t *st, *f;
+	json_array_foreach(list, i, st)
+	{
+		json_t *frames = json_array();
+		json_array_foreach(json_object_get(st, "frames"), k, f)
+		{
+			char *text = obs_mfa_display(f);
+			if (!text)
+				break;
+			json_array_append_new(frames, json_string(text));
+			gi_free(text);
+		}
+		if (json_array_size(frames) == 0) {
+			json_decref(frames);
+			continue;
+		}
+		json_t *o = json_object();
+		json_object_set_new(o, "frames", frames);
+		for (const char *const *key = keys; *key; key++)
+			json_object_set_new(o, *key, number_or_null(json_object_get(st, *key)));
+		json_array_append_new(stacks, o);
+	}
+	return stacks;
+}
+
 /* The sampler's section: frames become "Mod.fun/arity" text, module atoms
  * display names; anything malformed is left out. */
 static json_t *executing_section(json_t *e)
@@ -237,31 +269,15 @@ static json_t *executing_section(json_t *e)
 	    out, "samples",
 	    json_pack("{s:o, s:o}", "running", number_or_null(json_object_get(samples, "running")),
 	              "waiting", number_or_null(json_object_get(samples, "waiting"))));
-	json_t *stacks = json_array();
-	size_t i, k;
-	json_t *st, *f;
-	json_array_foreach(json_object_get(e, "stacks"), i, st)
-	{
-		json_t *frames = json_array();
-		json_array_foreach(json_object_get(st, "frames"), k, f)
-		{
-			char *text = obs_mfa_display(f);
-			if (!text)
-				break;
-			json_array_append_new(frames, json_string(text));
-			gi_free(text);
-		}
-		if (json_array_size(frames) == 0) {
-			json_decref(frames);
-			continue;
-		}
-		json_array_append_new(
-		    stacks, json_pack("{s:o, s:o, s:o}", "frames", frames, "samples",
-		                      number_or_null(json_object_get(st, "samples")), "reductions",
-		                      number_or_null(json_object_get(st, "reductions"))));
-	}
+	static const char *const executing_keys[] = {"samples", "reductions", NULL};
+	static const char *const blocked_keys[] = {"samples", NULL};
+	json_t *stacks = stack_list(json_object_get(e, "stacks"), executing_keys);
+	json_object_set_new(out, "blocked",
+	                    stack_list(json_object_get(e, "blocked"), blocked_keys));
 	json_object_set_new(out, "stacks", stacks);
 	json_t *origins = json_array();
+	size_t i;
+	json_t *st;
 	json_array_foreach(json_object_get(e, "origins"), i, st)
 	{
 		json_t *m = module_display(json_object_get(st, "module"));

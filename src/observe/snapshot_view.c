@@ -160,6 +160,27 @@ static void stack(struct obs_view *v, const json_t *s, struct obs_view_stack *ou
 	(void)v;
 }
 
+/* The stacks of `list` (capped), those with no frame left out; *count gets
+ * how many. Returns a gi_calloc'd array or NULL. */
+static struct obs_view_stack *stack_list(struct obs_view *v, const json_t *list, size_t *count)
+{
+	size_t n = capped(v, list, OBS_VIEW_MAX_STACKS);
+	struct obs_view_stack *out = n ? gi_calloc(n, sizeof(*out)) : NULL;
+	*count = 0;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *s = json_array_get(list, i);
+		if (!json_is_object(s))
+			continue;
+		struct obs_view_stack *st = &out[*count];
+		stack(v, s, st);
+		if (st->depth > 0)
+			(*count)++;
+		else
+			memset(st, 0, sizeof(*st));
+	}
+	return out;
+}
+
 static void executing(struct obs_view *v, const json_t *e)
 {
 	struct obs_view_executing *x = &v->executing;
@@ -178,22 +199,10 @@ static void executing(struct obs_view *v, const json_t *e)
 	x->dropped = num(e, "dropped");
 	x->failed_ticks = num(e, "failed_ticks");
 	x->tick_us = num(e, "tick_us");
-	const json_t *stacks = arr(e, "stacks");
-	size_t n = capped(v, stacks, OBS_VIEW_MAX_STACKS);
-	x->stacks = n ? gi_calloc(n, sizeof(*x->stacks)) : NULL;
-	for (size_t i = 0; i < n; i++) {
-		const json_t *s = json_array_get(stacks, i);
-		if (!json_is_object(s))
-			continue;
-		struct obs_view_stack *st = &x->stacks[x->nstacks];
-		stack(v, s, st);
-		if (st->depth > 0)
-			x->nstacks++;
-		else
-			memset(st, 0, sizeof(*st));
-	}
+	x->stacks = stack_list(v, arr(e, "stacks"), &x->nstacks);
+	x->blocked = stack_list(v, arr(e, "blocked"), &x->nblocked);
 	const json_t *origins = arr(e, "origins");
-	n = capped(v, origins, OBS_VIEW_MAX_MODULES);
+	size_t n = capped(v, origins, OBS_VIEW_MAX_MODULES);
 	x->origins = n ? gi_calloc(n, sizeof(*x->origins)) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *o = json_array_get(origins, i);
@@ -331,6 +340,7 @@ void obs_view_destroy(struct obs_view *v)
 	gi_free(v->calls);
 	gi_free(v->errors);
 	gi_free(v->executing.stacks);
+	gi_free(v->executing.blocked);
 	gi_free(v->executing.origins);
 	json_decref(v->json);
 	memset(v, 0, sizeof(*v));

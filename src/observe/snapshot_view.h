@@ -92,6 +92,11 @@ struct obs_view_executing {
 	double tick_us; /* time the ticks of the interval took on the target */
 	struct obs_view_stack *stacks;
 	size_t nstacks;
+	/* Blocked callers: waiting samples of processes waiting for a call's
+	 * reply, by stack (innermost first: the wait, then the call site);
+	 * reductions are NAN. */
+	struct obs_view_stack *blocked;
+	size_t nblocked;
 	struct obs_view_origin *origins;
 	size_t norigins;
 };

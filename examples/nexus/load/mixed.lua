@@ -2,6 +2,10 @@
 --
 --   wrk -t2 -c16 -d30s -s examples/nexus/load/mixed.lua http://127.0.0.1:4040 -- SEED
 --
+-- An optional second argument picks another mix: `export` sends only CSV
+-- exports of 400 products (CPU-bound rendering in the request handlers,
+-- the load that saturates the schedulers; counted as reads).
+--
 -- SEED is the NEXUS_SEED the target was started with (default 200): it
 -- bounds the ids of the seeded rows (users SEED, products 2*SEED, orders
 -- 5*SEED), so that every request in the mix succeeds. Orders the load
@@ -28,8 +32,11 @@ local words = { "amber", "basalt", "cobalt", "dune", "ember", "fjord", "granite"
   "indigo", "juniper", "kestrel", "lagoon", "meadow", "nimbus", "orchid", "pebble" }
 local json = { ["Content-Type"] = "application/json" }
 
+local mix = "mixed"
+
 function init(args)
   seed = tonumber(args[1] or "200") or 200
+  mix = args[2] or "mixed"
   math.randomseed(os.time() * 1000 + (tid or 0) * 7919)
 end
 
@@ -84,6 +91,10 @@ local function write_request(r)
 end
 
 function request()
+  if mix == "export" then
+    reads = reads + 1
+    return wrk.format("GET", "/api/export/products.csv?limit=400")
+  end
   local r = math.random(1, 100)
   if r <= 87 then
     reads = reads + 1

@@ -279,9 +279,20 @@ SampleStack = fun(P, Current) ->
         _ -> lists:sublist([Current | Frames], SampleDepth)
     end
 end,
+%% A waiting process that waits for the reply of a call (gen:do_call/4:
+%% GenServer.call, gen_statem and gen_event calls, a synchronous log event) is
+%% a blocked caller: its stack says where it called from and whom it waits on
+%% (at most SampleK stacks a tick). Any other wait (a server's own receive
+%% loop) is idle and carries no stack.
+SampleBlocked = fun({gen, do_call, 4}) -> true; (_) -> false end,
 SampleOne = fun(P, [{status, St}, {current_function, CF}], WithStack) ->
                    case SampleExecuting(St) of
-                       false -> [[{P, waiting}]];
+                       false ->
+                           WaitOn = MFA(CF),
+                           case SampleBlocked(WaitOn) of
+                               true -> [[{P, {waiting, SampleStack(P, WaitOn)}}]];
+                               false -> [[{P, {waiting, []}}]]
+                           end;
                        true ->
                            Current = MFA(CF),
                            Fs = case WithStack of
@@ -382,8 +393,14 @@ SampleSnapshot = fun(S, LiveDelta, NextCands) ->
         _ ->
             S1 = SampleFold(S),
             Counts = maps:to_list(maps:get(s_counts, S1)),
-            Waiting = lists:sum([C || {{_, waiting}, C} <- Counts]),
-            Running = [{P, Fs, C} || {{P, Fs}, C} <- Counts, Fs =/= waiting],
+            Waiting = lists:sum([C || {{_, {waiting, _}}, C} <- Counts]),
+            Running = [{P, Fs, C} || {{P, Fs}, C} <- Counts, is_list(Fs)],
+            BlockedBy = lists:foldl(fun({{_, {waiting, [_ | _] = Fs}}, C}, M) ->
+                                            maps:update_with(Fs, fun(X) -> X + C end, C, M);
+                                       (_, M) -> M
+                                    end, #{}, Counts),
+            Blocked = lists:sublist(lists:reverse(lists:keysort(2, maps:to_list(BlockedBy))),
+                                    SampleStacksOut),
             ExecOf = lists:foldl(fun({P, _, C}, M) ->
                                      maps:update_with(P, fun(X) -> X + C end, C, M)
                                  end, #{}, Running),
@@ -406,7 +423,8 @@ SampleSnapshot = fun(S, LiveDelta, NextCands) ->
                                   end, #{}, Running),
             Stacks = lists:sublist(lists:reverse(lists:keysort(2,
                          [{Fs, W, C} || {Fs, {C, W}} <- maps:to_list(ByStack)])), SampleStacksOut),
-            Mods = lists:usort([M || {Fs, _, _} <- Stacks, {M, _, _} <- Fs]),
+            Mods = lists:usort([M || {Fs, _, _} <- Stacks, {M, _, _} <- Fs] ++
+                               [M || {Fs, _} <- Blocked, {M, _, _} <- Fs]),
             Known = SampleOrigins(Mods, maps:get(s_origins, S1)),
             Section = #{executing => #{
                 period_ms => SamplePeriod,
@@ -421,6 +439,7 @@ SampleSnapshot = fun(S, LiveDelta, NextCands) ->
                 failed_ticks => maps:get(s_failed, S1),
                 tick_us => maps:get(s_tick_us, S1, 0),
                 stacks => [#{frames => Fs, samples => C, reductions => W} || {Fs, W, C} <- Stacks],
+                blocked => [#{frames => Fs, samples => C} || {Fs, C} <- Blocked],
                 origins => [#{module => M, origin => maps:get(M, Known, <<"other">>)} || M <- Mods]}},
             {Section, SampleReset(S1#{s_origins => Known}, NextCands)}
     end
