@@ -245,19 +245,20 @@ session_trace_both() {
 
 # What Giulia found in session $1 (from its profile's JSON), one line.
 finding_of() {
-  local f=$run/profile-$1.json rps
+  local f=$run/profile-$1.json rps req
   rps=$(sed -n 's/.* rps=\([0-9.]*\).*/\1/p' "$run/load-$1.txt" | head -n 1)
+  req=$(sed -n 's/.* requests=\([0-9]*\).*/\1/p' "$run/load-$1.txt" | head -n 1)
   local common='def pct: if . == null then "-" else (. * 1000 | round / 10 | tostring) + "%" end;
     def num: if . == null then "-" else (. * 100 | round / 100 | tostring) end;
-    def logger: ([.processes.logger[]?.reductions_share] | add);
+    def logger: ([.processes.logger[]?.reductions_share] | add // 0);
     def warn: [.recommendations[] | select(.severity != "low")];
     def ids: [.recommendations[] | .ids[]?] | unique | join(",");'
   case "$1" in
     saturate) jq -r "$common"'"run queue avg \(.metrics.run_queue.avg | num), peak \(.metrics.run_queue.peak | num), utilisation \(.metrics.scheduler_utilisation.avg | pct); rules: \(ids | if . == "" then "none" else . end)"' "$f" ;;
     idle) jq -r "$common"'"\(warn | length) warning(s); utilisation \(.metrics.scheduler_utilisation.avg | pct), run queue \(.metrics.run_queue.avg | num), \(.metrics.reductions_per_second.avg | round) reductions/s; hottest (ownership) \(.ownership_modules[0].module // "-")"' "$f" ;;
     log-info | log-warning | log-async) jq -r "$common"'"logger \(logger | pct) of reductions, callers blocked in log calls \(.executing.blocked.logger_share_of_samples | pct) (in other calls \((.executing.blocked.share_of_samples // 0) - (.executing.blocked.logger_share_of_samples // 0) | pct)), run queue avg \(.metrics.run_queue.avg | num), hottest \(.hot_modules[0].module // "-")"' "$f" ;;
-    trace-registry) jq -r "$common"'(.workload[] | select(.module == "Nexus.Registry.TableRegistry")) as $w | "registry \($w.operations_per_second | round) ops/s, \($w.read_share | pct) reads; \(ids)"' "$f" ;;
-    trace-both) jq -r "$common"'(.workload[] | select(.module == "Nexus.Repo")) as $w | "Repo \($w.read_share | pct) reads (\($w.read_write_ratio | num):1), pipeline \(.pipeline_overhead.ratio | num) helper calls/op (\(.pipeline_overhead.verdict // "-")); \(ids)"' "$f" ;;
+    trace-registry) jq -r --argjson req "${req:-0}" "$common"'(.workload[] | select(.module == "Nexus.Registry.TableRegistry")) as $w | "registry \($w.calls | round) calls for \($req) requests (\(if $req > 0 then $w.calls / $req | num else "-" end) per request), \($w.calls_per_second | round) calls/s; rules: \(ids | if . == "" then "none" else . end)"' "$f" ;;
+    trace-both) jq -r "$common"'(.workload[] | select(.module == "Nexus.Repo")) as $w | "Repo \($w.read_share | pct) reads (\($w.read_write_ratio | num):1), pipeline \(.pipeline_overhead.ratio | num) helper calls/op (\(.pipeline_overhead.verdict // "-"), band <= \(.pipeline_overhead.normal_max)); rules: \(ids)"' "$f" ;;
   esac | tr -d '\n'
   [ -z "$rps" ] || printf '; %s req/s' "$rps"
   echo

@@ -29,21 +29,20 @@ static const struct {
     {"reductions/s peak", "metrics.reductions_per_second.peak", 0},
 };
 
-/* The logger processes' share of all reductions (processes.logger), NAN
- * when the profile lists none. */
+/* The logger processes' share of all reductions (processes.logger): 0
+ * when no logger process was among the busiest, NAN without the list. */
 static double logger_share(json_t *profile)
 {
 	json_t *l = fuse_get_path(profile, "processes.logger");
 	double sum = 0;
-	bool any = false;
-	for (size_t i = 0; json_is_array(l) && i < json_array_size(l); i++) {
+	if (!json_is_array(l))
+		return NAN;
+	for (size_t i = 0; i < json_array_size(l); i++) {
 		double v = fuse_num(json_array_get(l, i), "reductions_share");
-		if (isfinite(v)) {
+		if (isfinite(v))
 			sum += v;
-			any = true;
-		}
 	}
-	return any ? sum : NAN;
+	return sum;
 }
 
 /* Signals the verdict weighs, all "lower is better": a change counts when
