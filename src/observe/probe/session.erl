@@ -249,7 +249,8 @@ end,
 %% reductions per executing sample of the others. Where each module's object
 %% code lives (OTP root, Elixir's lib dir, preloaded, other) is looked up once
 %% per session per module seen, at most SampleOriginsCap modules. The work of
-%% a tick is bounded by SampleK process_info calls plus SampleStackK stacks.
+%% a tick is bounded by SampleK process_info calls plus SampleStackK stacks of
+%% executing candidates and one stack per blocked candidate (SampleBlocked).
 SamplePeriod = case maps:get(sample_period_ms, Args, 0) of
                    PeriodArg when is_integer(PeriodArg), PeriodArg > 0 ->
                        max(5, min(1000, PeriodArg));
