@@ -59,7 +59,7 @@ erlang-p1-sqlite3       test,demo,bench     :sqlite3, the store of Nexus and of 
 erlang-p1-pgsql         test,demo,bench     :pgsql, Nexus's PostgreSQL repo (compiled with --warnings-as-errors)
 curl                    test,demo,bench     scripts/nexus.sh health checks, the demo's and benches' requests
 wrk                     test,demo,bench     HTTP load on the demo target and the daemons
-jq                      demo                the demo's replay summary (SCENARIO=all)
+jq                      test,demo           the demo's replay summary (SCENARIO=all) and its e2e test
 chromium                test                renders the HTML report headless
 python3                 bench               bench_api.sh's free ports and snapshot bodies
 clang                   fuzz                libFuzzer
