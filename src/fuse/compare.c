@@ -70,13 +70,29 @@ static json_t *verdict(json_t *a, json_t *b, size_t resolved, size_t added, size
 {
 	int better = 0, worse = 0;
 	json_t *reasons = json_array();
+	/* The work the node did: a run queue that moves with it (a fix that
+	 * lets the node serve more) is not a change of its own. */
+	double wa = fuse_num_path(a, "metrics.reductions_per_second.avg");
+	double wb = fuse_num_path(b, "metrics.reductions_per_second.avg");
+	double work = isfinite(wa) && isfinite(wb) && wa > 0 ? (wb - wa) / wa : NAN;
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
 		double x = signal_value(a, i), y = signal_value(b, i);
 		if (!isfinite(x) || !isfinite(y) || fabs(y - x) < signals[i].floor ||
 		    (x != 0 && fabs(y - x) / fabs(x) < VERDICT_RELATIVE))
 			continue;
-		char text[160];
+		char text[200];
 		bool down = y < x;
+		bool with_work = i == 0 && isfinite(work) && fabs(work) >= VERDICT_RELATIVE &&
+		                 (work > 0) == !down;
+		if (with_work) {
+			snprintf(
+			    text, sizeof(text),
+			    "%s %s with the work done (%.3g -> %.3g, reductions/s %+.0f%%): not "
+			    "counted",
+			    signals[i].label, down ? "down" : "up", x, y, work * 100);
+			json_array_append_new(reasons, json_string(text));
+			continue;
+		}
 		snprintf(text, sizeof(text), "%s %s (%.3g -> %.3g)", signals[i].label,
 		         down ? "down" : "up", x, y);
 		json_array_append_new(reasons, json_string(text));
