@@ -45,6 +45,9 @@ struct kg_module {
 	bool project; /* defined in the project (source or beam) */
 	bool test;    /* defined in test/ or a *_test.exs file */
 	bool has_moduledoc, moduledoc_false, has_struct;
+	/* Its `__using__/1` quotes were read and applied to the modules that
+	 * use it (kg_graph_finish), so calls are not resolved into it blindly. */
+	bool using_read;
 	enum facts_origin origin;
 	struct gi_vec functions;     /* int: function indexes */
 	struct gi_vec out, in;       /* int: edge indexes */
