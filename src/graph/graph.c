@@ -617,9 +617,9 @@ static void inject_apply(struct kg_graph *g, const struct injections *inj, int u
 		if (strcmp(rc.function, "before_compile") == 0 ||
 		    strcmp(rc.function, "after_compile") == 0) {
 			bool before = rc.function[0] == 'b';
-			kg_graph_call_add(g, body_function_get(g, user), FACTS_CALL_REMOTE, rc.module,
-			                  before ? "__before_compile__" : "__after_compile__",
-			                  before ? 1 : 2, 1);
+			kg_graph_call_add(
+			    g, body_function_get(g, user), FACTS_CALL_REMOTE, rc.module,
+			    before ? "__before_compile__" : "__after_compile__", before ? 1 : 2, 1);
 			continue;
 		}
 		enum facts_ref_kind kind = rc.function[0] == 'i'   ? FACTS_REF_IMPORT

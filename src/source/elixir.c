@@ -1141,7 +1141,8 @@ NOINLINE static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsi
 
 /* The module a directive inside a quote names for the macro's caller:
  * `unquote(__MODULE__)` or `unquote(Alias)` is evaluated in the macro's
- * module; a bare `__MODULE__` is the caller itself, unknown here (NULL). */
+ * module; a bare `__MODULE__` (or `__MODULE__.X`) is the caller itself,
+ * unknown here (NULL). */
 static const char *quoted_module(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	if (kind_of(n) == N_CALL) {
@@ -1153,7 +1154,9 @@ static const char *quoted_module(struct ex_ctx *c, TSNode n, unsigned depth)
 		args_read(c, call.args, depth, &a);
 		return a.count == 1 ? module_of(c, a.first[0], depth) : NULL;
 	}
-	if (kind_of(n) == N_IDENTIFIER)
+	size_t len;
+	const char *t = text_of(c, n, &len);
+	if (kind_of(n) == N_IDENTIFIER || (len >= 10 && memcmp(t, "__MODULE__", 10) == 0))
 		return NULL;
 	return module_of(c, n, depth);
 }
@@ -1357,7 +1360,8 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 		} else if (c->function < 0) {
 			const char *m = module_of(c, a.first[0], depth);
 			if (m)
-				remote_call(c, m, before ? "__before_compile__" : "__after_compile__",
+				remote_call(c, m,
+				            before ? "__before_compile__" : "__after_compile__",
 				            before ? 1 : 2, line_of(n));
 		}
 		return;

@@ -444,6 +444,77 @@ static void dispatch_references(void)
 	facts_file_free(f);
 }
 
+/* Code outside functions runs when the module compiles: its calls belong to
+ * the module body (DSL macros, attribute values, @before_compile); what a
+ * quote in a function injects is recorded for the graph; a quote's own
+ * module-level code makes no body calls. */
+static void module_body_and_injections(void)
+{
+	static const char *const want[] = {
+	    "function R.(module body)/0 def private clauses=0 lines=16-25 loc=0 cc=1 cog=0 "
+	    "nest=0 generated=module body",
+	    "call R.(module body)/0 local R.pipe_through/1",
+	    "call R.(module body)/0 local R.scope/2",
+	    "call R.(module body)/0 local R.get/3",
+	    "call R.(module body)/0 remote Hooks.__before_compile__/1",
+	    "call R.(module body)/0 remote Hooks.__after_compile__/2",
+	    "call R.(module body)/0 use Base.controller/0",
+	    "call Dsl.__using__/1 inject Dsl.import/0",
+	    "call Dsl.__using__/1 inject Dsl.before_compile/0",
+	    "call Dsl.__using__/1 inject Other.use/0",
+	    "call Dsl.__using__/1 inject Req.require/0",
+	    "call Dsl.__using__/1 inject_def ?.call/1",
+	    "call Dsl.__using__/1 inject_def ?.call/2",
+	    "call Dsl.__using__/1 inject_def ?.dsl?/0",
+	    NULL,
+	};
+	static const char *const not_wanted[] = {
+	    "function Dsl.(module body)/0",
+	    "call Dsl.__using__/1 inject_def ?.hidden/0",
+	    "function Dsl.call/1",
+	    "call Dsl.__using__/1 inject Dsl.Nothing",
+	    "call R.(module body)/0 local R.if/2",
+	    NULL,
+	};
+	const char *src = "defmodule Dsl do\n"
+	                  "  defmacro __using__(_) do\n"
+	                  "    quote do\n"
+	                  "      import unquote(__MODULE__)\n"
+	                  "      use Other\n"
+	                  "      require Req\n"
+	                  "      import __MODULE__.Nothing\n"
+	                  "      @before_compile unquote(__MODULE__)\n"
+	                  "      @before_compile __MODULE__\n"
+	                  "      def call(a, b \\\\ 1), do: {a, b}\n"
+	                  "      defmacro dsl?, do: true\n"
+	                  "      defp hidden, do: :no\n"
+	                  "    end\n"
+	                  "  end\n"
+	                  "end\n"
+	                  "defmodule R do\n"
+	                  "  use Base, :controller\n"
+	                  "  @before_compile Hooks\n"
+	                  "  @after_compile Hooks\n"
+	                  "  pipe_through [:browser]\n"
+	                  "  if true, do: :ok\n"
+	                  "  scope \"/\" do\n"
+	                  "    get \"/\", Page, :index\n"
+	                  "  end\n"
+	                  "end\n";
+	struct facts_file *f = parse_text(src);
+	struct gi_vec got;
+	render(f, &got);
+	for (size_t i = 0; want[i]; i++)
+		TH_ASSERT_MSG(lines_has(&got, want[i]), "missing: %s", want[i]);
+	for (size_t i = 0; not_wanted[i]; i++)
+		for (size_t k = 0; k < got.len; k++)
+			TH_ASSERT_MSG(strncmp(GI_VEC_AT(&got, const char *, k), not_wanted[i],
+			                      strlen(not_wanted[i])) != 0,
+			              "unexpected: %s", GI_VEC_AT(&got, const char *, k));
+	lines_free(&got);
+	facts_file_free(f);
+}
+
 static void refuses_binary_and_huge_files(void)
 {
 	struct facts_file *f = (struct facts_file *)1;
@@ -606,6 +677,7 @@ int main(int argc, char **argv)
 	    TH_TEST(directives_are_lexically_scoped),
 	    TH_TEST(calls_inside_parenthesised_captures),
 	    TH_TEST(dispatch_references),
+	    TH_TEST(module_body_and_injections),
 	    TH_TEST(refuses_binary_and_huge_files),
 	    TH_TEST(empty_and_blank_files),
 	    TH_TEST(truncated_prefixes),
