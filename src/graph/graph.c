@@ -516,7 +516,8 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
                          struct pair_map *call_index, const struct raw_call *rc)
 {
 	if (rc->kind == FACTS_CALL_DYNAMIC || rc->kind == FACTS_CALL_INJECT ||
-	    rc->kind == FACTS_CALL_INJECT_DEF || !rc->function)
+	    rc->kind == FACTS_CALL_INJECT_DEF || rc->kind == FACTS_CALL_INJECT_MACRO ||
+	    !rc->function)
 		return;
 	int from_module = kg_function_at(g, rc->fn)->module;
 	if (rc->kind == FACTS_CALL_USE) {
@@ -593,7 +594,7 @@ static void inject_apply(struct kg_graph *g, const struct injections *inj, int u
 	const char *giver = kg_module_at(g, giver_fn->module)->name;
 	for (int i = inj->first[fn]; i >= 0; i = inj->next[i]) {
 		struct raw_call rc = GI_VEC_AT(&g->raw_calls, struct raw_call, (size_t)i);
-		if (rc.kind == FACTS_CALL_INJECT_DEF) {
+		if (rc.kind == FACTS_CALL_INJECT_DEF || rc.kind == FACTS_CALL_INJECT_MACRO) {
 			if (kg_graph_function_find(g, user, rc.function, rc.arity) >= 0)
 				continue;
 			char by[600];
@@ -602,7 +603,7 @@ static void inject_apply(struct kg_graph *g, const struct injections *inj, int u
 			struct kg_function f = {
 			    .name = rc.function,
 			    .arity = rc.arity,
-			    .kind = FACTS_DEF,
+			    .kind = rc.kind == FACTS_CALL_INJECT_MACRO ? FACTS_DEFMACRO : FACTS_DEF,
 			    .is_public = true,
 			    .line_start = um->line_start,
 			    .line_end = um->line_start,
@@ -651,7 +652,8 @@ static void injections_resolve(struct kg_graph *g)
 	for (size_t i = calls; i-- > 0;) {
 		const struct raw_call *rc = gi_vec_get(&g->raw_calls, i);
 		inj.next[i] = -1;
-		if (rc->kind != FACTS_CALL_INJECT && rc->kind != FACTS_CALL_INJECT_DEF)
+		if (rc->kind != FACTS_CALL_INJECT && rc->kind != FACTS_CALL_INJECT_DEF &&
+		    rc->kind != FACTS_CALL_INJECT_MACRO)
 			continue;
 		inj.next[i] = inj.first[rc->fn];
 		inj.first[rc->fn] = (int)i;

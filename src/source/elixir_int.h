@@ -61,4 +61,9 @@ int ex_mfa_position(const char *module, const char *name, int arity, bool *apply
  * NULL for a module not in the table. Thread-safe. */
 const char *const *ex_use_generated(const char *module);
 
+/* The functions of one of Elixir's protocols (Inspect, String.Chars,
+ * List.Chars, Enumerable, Collectable) as "name/arity", NULL-terminated,
+ * which `@derive` implements; NULL for another protocol. Thread-safe. */
+const char *const *ex_protocol_functions(const char *protocol);
+
 #endif

@@ -318,3 +318,26 @@ const char *const *ex_use_generated(const char *module)
 			return use_generated[i].functions;
 	return NULL;
 }
+
+/* The functions of Elixir's own protocols, which an `@derive` generates in
+ * the implementation module (Elixir 1.14). */
+static const char *const inspect_functions[] = {"inspect/2", NULL};
+static const char *const string_chars_functions[] = {"to_string/1", NULL};
+static const char *const list_chars_functions[] = {"to_charlist/1", NULL};
+static const char *const enumerable_functions[] = {"count/1", "member?/2", "reduce/3", "slice/1",
+                                                   NULL};
+static const char *const collectable_functions[] = {"into/1", NULL};
+
+static const struct use_entry protocol_functions[] = {
+    {"Inspect", inspect_functions},         {"String.Chars", string_chars_functions},
+    {"List.Chars", list_chars_functions},   {"Enumerable", enumerable_functions},
+    {"Collectable", collectable_functions},
+};
+
+const char *const *ex_protocol_functions(const char *protocol)
+{
+	for (size_t i = 0; i < sizeof(protocol_functions) / sizeof(protocol_functions[0]); i++)
+		if (strcmp(protocol_functions[i].module, protocol) == 0)
+			return protocol_functions[i].functions;
+	return NULL;
+}

@@ -79,10 +79,11 @@ enum facts_call_kind {
 	 * "use injection"): never a call, applied by the graph. */
 	FACTS_CALL_INJECT,     /* module: the target; function: "import", "require", "use",
 	                          "before_compile" */
-	FACTS_CALL_INJECT_DEF, /* function/arity: a public def or defmacro in the quote */
+	FACTS_CALL_INJECT_DEF, /* function/arity: a public def (or defdelegate) in the quote */
 	/* `use M, :which` in a module body: M.which/0, whose quote injects like
 	 * __using__'s (the `use MyAppWeb, :controller` pattern). */
 	FACTS_CALL_USE,
+	FACTS_CALL_INJECT_MACRO, /* function/arity: a public defmacro or defguard in the quote */
 };
 
 /* The name of the function that holds a module body's calls (code outside
