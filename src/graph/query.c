@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "base/str.h"
 #include "graph/graph.h"
+#include "graph/xref.h"
 #include "store/store.h"
 
 #define DEFAULT_DEPTH 2
@@ -1234,6 +1235,14 @@ static int q_path(struct kg_db *db, const struct kg_graph *g, const struct kg_qu
 	return 0;
 }
 
+/* File dependencies labelled like `mix xref graph --label` (graph/xref.c). */
+static int q_xref(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                  json_t *out)
+{
+	(void)db;
+	return kg_xref_json(g, p ? p->label : NULL, out);
+}
+
 static const struct {
 	const char *name;
 	query_fn fn;
@@ -1262,6 +1271,7 @@ static const struct {
     {"api_surface", q_api_surface},
     {"function_details", q_function_details},
     {"hubs", q_hubs},
+    {"xref", q_xref},
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)
