@@ -9,8 +9,8 @@
  *   @before_compile); any call to a macro or guard (expanded when the caller
  *   compiles), from anywhere;
  * - export: struct usage, `import`, `require`;
- * - runtime: the other calls and captures, and modules used as values
- *   (value, mfa, apply references);
+ * - runtime: the other calls and captures, modules used as values
+ *   (value, mfa, apply references), and an implementation's `for:` type;
  * - `alias` alone is no dependency; the edges the graph derives (impl,
  *   callback) are not either.
  * Between two files the strongest label wins (compile > export > runtime);
@@ -84,6 +84,15 @@ static void edges_collect(const struct kg_graph *g, struct gi_vec *edges)
 			edge_add(edges, g, e->from, e->to, KG_XREF_EXPORT);
 		else if (e->kinds & runtime)
 			edge_add(edges, g, e->from, e->to, KG_XREF_RUNTIME);
+	}
+	/* defimpl P, for: T refers to T at runtime (the impl's __impl__/1) */
+	for (size_t i = 0; i < g->modules.len; i++) {
+		const struct kg_module *m = kg_module_at(g, (int)i);
+		int target = m->kind == FACTS_IMPL && m->impl_for
+		                 ? kg_graph_module_find(g, m->impl_for)
+		                 : -1;
+		if (target >= 0)
+			edge_add(edges, g, (int)i, target, KG_XREF_RUNTIME);
 	}
 	if (edges->len > 1)
 		qsort(edges->items, edges->len, sizeof(struct xref_edge), edge_cmp);

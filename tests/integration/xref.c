@@ -8,7 +8,8 @@
  * rules tell apart: `use` with an injected import, require and
  * @before_compile; macro calls from a module body and from a function;
  * attributes evaluated at compile time; @behaviour; structs in patterns and
- * expressions; import with only:; an alias alone (no dependency); MFA
+ * expressions; import with only:; an alias alone (no dependency); a protocol
+ * and its implementation; MFA
  * tuples, modules as values, captures, defdelegate.
  * needs: elixir
  */
