@@ -85,6 +85,7 @@ enum node_kind {
 	N_OPERATOR_IDENTIFIER,
 	N_INTERPOLATION,
 	N_STRING,
+	N_ACCESS,
 	N_ERROR,
 };
 
@@ -136,6 +137,7 @@ static const struct name_kind named_kinds[] = {
     {"operator_identifier", N_OPERATOR_IDENTIFIER},
     {"interpolation", N_INTERPOLATION},
     {"string", N_STRING},
+    {"access_call", N_ACCESS},
 };
 
 static const struct name_kind operator_kinds[] = {
@@ -1009,8 +1011,20 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 			if (local) {
 				snprintf(key, sizeof(key), "%s/%d", call->function, call->arity);
 				if (!gi_map_get(&st->functions, key) &&
-				    ex_is_kernel_name(call->function))
+				    ex_is_kernel_function(call->function, call->arity)) {
+					/* inspect(x) is Kernel.inspect/1 in the object code */
+					call->kind = call->kind == FACTS_CALL_LOCAL
+					                 ? FACTS_CALL_REMOTE
+					                 : call->kind;
+					call->module = "Kernel";
+					ref_add(c,
+					        call->kind == FACTS_CALL_CAPTURE ? FACTS_REF_CAPTURE
+					                                         : FACTS_REF_CALL,
+					        "Kernel", call->line);
+				} else if (!gi_map_get(&st->functions, key) &&
+				           ex_is_kernel_name(call->function)) {
 					continue;
+				}
 			}
 			if (out != j)
 				GI_VEC_AT(&fn->calls, struct facts_call, out) = *call;
@@ -2472,6 +2486,21 @@ NOINLINE static bool do_exunit(struct ex_ctx *c, const struct ex_call *call, uns
 	return true;
 }
 
+/* `raise M` / `raise M, opts` calls M.exception/1, `raise "text"`
+ * RuntimeError.exception/1, as the compiler expands them. */
+static void raise_call(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	if (a.count == 0)
+		return;
+	const char *m = literal_module(c, a.first[0], depth, false);
+	if (!m && a.count == 1 && kind_of(a.first[0]) == N_STRING)
+		m = "RuntimeError";
+	if (m && m[0] != ':')
+		remote_call(c, m, "exception", 1, line_of(call->node));
+}
+
 /* `Record.defrecord(:name, fields)` (or `defrecordp`, or `defrecord`
  * called as imported) in a module body: the macros name/0, name/1 and
  * name/2 (private for defrecordp). */
@@ -2599,6 +2628,8 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	if (local) {
 		local_call(c, call.target, arity);
 		template_expand(c, &call, depth);
+		if (!pipe && (arity == 1 || arity == 2) && text_is(c, call.target, "raise"))
+			raise_call(c, &call, depth);
 		if (text_is(c, call.target, "defrecord") || text_is(c, call.target, "defrecordp"))
 			record_generate(c, &call,
 			                text_is(c, call.target, "defrecord") ? "defrecord"
@@ -2650,6 +2681,25 @@ static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
 	uint32_t k = ts_node_named_child_count(map);
 	for (uint32_t i = 1; i < k; i++)
 		walk(c, ts_node_named_child(map, i), depth, 0);
+}
+
+/* A string's interpolations are code, each a call to
+ * String.Chars.to_string/1 (what the compiler makes of "#{x}"). */
+static void walk_string(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	TSTreeCursor *cur = cursor_at(c, depth, n);
+	uint32_t interpolations = 0, line = line_of(n);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur))
+		if (kind_of(ts_tree_cursor_current_node(cur)) == N_INTERPOLATION) {
+			interpolations++;
+			line = line_of(ts_tree_cursor_current_node(cur));
+		}
+	if (interpolations == 0)
+		return;
+	walk_children(c, n, depth);
+	for (uint32_t i = 0; i < interpolations; i++)
+		remote_call(c, "String.Chars", "to_string", 1, line);
 }
 
 static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
@@ -2716,6 +2766,14 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		return;
 	case N_TUPLE:
 		walk_tuple(c, n, depth);
+		return;
+	case N_ACCESS:
+		/* x[k] is Access.get(x, k) */
+		walk_children(c, n, depth);
+		remote_call(c, "Access", "get", 2, line_of(n));
+		return;
+	case N_STRING:
+		walk_string(c, n, depth);
 		return;
 	case N_COMMENT:
 	case N_QUOTED_CONTENT:

@@ -341,3 +341,35 @@ const char *const *ex_protocol_functions(const char *protocol)
 			return protocol_functions[i].functions;
 	return NULL;
 }
+
+/* Kernel's functions that stay calls to Kernel in the object code (Elixir
+ * 1.14; the others are macros or are inlined to :erlang). */
+static const struct {
+	const char *name;
+	int arity;
+} kernel_functions[] = {
+    {"inspect", 1},
+    {"inspect", 2},
+    {"struct", 1},
+    {"struct", 2},
+    {"struct!", 1},
+    {"struct!", 2},
+    {"get_in", 2},
+    {"put_in", 3},
+    {"update_in", 3},
+    {"pop_in", 2},
+    {"get_and_update_in", 3},
+    {"macro_exported?", 3},
+    {"binary_slice", 2},
+    {"binary_slice", 3},
+    {"=~", 2},
+};
+
+bool ex_is_kernel_function(const char *name, int arity)
+{
+	for (size_t i = 0; i < sizeof(kernel_functions) / sizeof(kernel_functions[0]); i++)
+		if (kernel_functions[i].arity == arity &&
+		    strcmp(kernel_functions[i].name, name) == 0)
+			return true;
+	return false;
+}

@@ -16,8 +16,8 @@
  * calls and captures (module -> Mod.f/a), that the reader finds in that text
  * must agree with the definitions' abstract syntax trees, which the
  * compiler keeps in the debug info, for at least 99% of them either way
- * (the rest are artefacts of Macro.to_string, and `x[k]`, which is
- * Access.get/2 in the tree but not a call in the text).
+ * (the rest are artefacts of Macro.to_string; `x[k]` is Access.get/2 on
+ * both sides).
  * needs: elixir
  */
 #include <stdio.h>
@@ -216,8 +216,7 @@ static const char *const debug_info_script =
     "            {:ok, acc}\n"
     "          {{:., _, [t, g]}, _, a} = node, acc when is_atom(t) and is_atom(g) and is_list(a) "
     "->\n"
-    "            if {t, g} != {Access, :get}, do: IO.puts(\"#{m} call "
-    "#{inspect(t)}.#{g}/#{length(a)}\")\n"
+    "            IO.puts(\"#{m} call #{inspect(t)}.#{g}/#{length(a)}\")\n"
     "            {node, acc}\n"
     "          node, acc -> {node, acc}\n"
     "        end)\n"

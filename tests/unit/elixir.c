@@ -622,6 +622,54 @@ static void macro_generated_functions(void)
 	facts_file_free(f);
 }
 
+/* Calls the compiler makes that the text does not spell: interpolation is
+ * String.Chars.to_string/1, x[k] Access.get/2, raise M M.exception/1 (a
+ * string: RuntimeError), Kernel functions such as inspect/1 are calls to
+ * Kernel; not for sigils without interpolation, a raised variable, or a
+ * module that defines the name itself. */
+static void compiler_made_calls(void)
+{
+	static const char *const want[] = {
+	    "call K.f/1 remote String.Chars.to_string/1",
+	    "call K.f/1 remote Access.get/2",
+	    "call K.f/1 remote ArgumentError.exception/1",
+	    "call K.f/1 remote RuntimeError.exception/1",
+	    "call K.f/1 remote Kernel.inspect/1",
+	    "ref K call Kernel",
+	    "call Own.g/1 local Own.inspect/1",
+	    NULL,
+	};
+	static const char *const not_wanted[] = {
+	    "call K.h/1 remote String.Chars",
+	    "call K.h/1 remote RuntimeError",
+	    "call Own.g/1 remote Kernel",
+	    NULL,
+	};
+	const char *src = "defmodule K do\n"
+	                  "  def f(x) do\n"
+	                  "    _ = \"a#{x}\" <> x[:k] <> inspect(x)\n"
+	                  "    if x, do: raise(ArgumentError, \"bad\"), else: raise(\"plain\")\n"
+	                  "  end\n"
+	                  "  def h(e), do: {~S(#{not code}), raise(e)}\n"
+	                  "end\n"
+	                  "defmodule Own do\n"
+	                  "  def inspect(x), do: x\n"
+	                  "  def g(x), do: inspect(x)\n"
+	                  "end\n";
+	struct facts_file *f = parse_text(src);
+	struct gi_vec got;
+	render(f, &got);
+	for (size_t i = 0; want[i]; i++)
+		TH_ASSERT_MSG(lines_has(&got, want[i]), "missing: %s", want[i]);
+	for (size_t i = 0; not_wanted[i]; i++)
+		for (size_t k = 0; k < got.len; k++)
+			TH_ASSERT_MSG(strncmp(GI_VEC_AT(&got, const char *, k), not_wanted[i],
+			                      strlen(not_wanted[i])) != 0,
+			              "unexpected: %s", GI_VEC_AT(&got, const char *, k));
+	lines_free(&got);
+	facts_file_free(f);
+}
+
 static void refuses_binary_and_huge_files(void)
 {
 	struct facts_file *f = (struct facts_file *)1;
@@ -786,6 +834,7 @@ int main(int argc, char **argv)
 	    TH_TEST(dispatch_references),
 	    TH_TEST(module_body_and_injections),
 	    TH_TEST(macro_generated_functions),
+	    TH_TEST(compiler_made_calls),
 	    TH_TEST(refuses_binary_and_huge_files),
 	    TH_TEST(empty_and_blank_files),
 	    TH_TEST(truncated_prefixes),
