@@ -21,6 +21,7 @@ struct raw_ref {
 	const char *target;
 	unsigned kinds;
 	int count;
+	bool fill; /* kg_graph_ref_fill */
 };
 
 struct raw_call {
@@ -30,6 +31,7 @@ struct raw_call {
 	const char *function;
 	int arity;
 	int count;
+	bool fill; /* kg_graph_call_fill */
 };
 
 /* A hash map from a pair of non-negative ints to an int, for aggregating
@@ -320,15 +322,29 @@ void kg_graph_struct_field_add(struct kg_graph *g, int module, const char *field
 
 void kg_graph_ref_add(struct kg_graph *g, int module, const char *target, unsigned kinds, int count)
 {
-	struct raw_ref r = {module, graph_strdup(g, target), kinds, count};
+	struct raw_ref r = {module, graph_strdup(g, target), kinds, count, false};
 	gi_vec_push(&g->raw_refs, &r);
+}
+
+void kg_graph_ref_fill(struct kg_graph *g, int module, const char *target, unsigned kinds,
+                       int count)
+{
+	struct raw_ref r = {module, graph_strdup(g, target), kinds, count, true};
+	gi_vec_push(&g->raw_refs, &r);
+}
+
+void kg_graph_call_fill(struct kg_graph *g, int fn, enum facts_call_kind kind, const char *module,
+                        const char *function, int arity, int count)
+{
+	kg_graph_call_add(g, fn, kind, module, function, arity, count);
+	GI_VEC_AT(&g->raw_calls, struct raw_call, g->raw_calls.len - 1).fill = true;
 }
 
 void kg_graph_call_add(struct kg_graph *g, int fn, enum facts_call_kind kind, const char *module,
                        const char *function, int arity, int count)
 {
-	struct raw_call c = {fn,    kind, graph_strdup(g, module), graph_strdup(g, function),
-	                     arity, count};
+	struct raw_call c = {fn,    kind, graph_strdup(g, module), graph_strdup(g, function), arity,
+	                     count, false};
 	gi_vec_push(&g->raw_calls, &c);
 }
 
@@ -538,6 +554,8 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
 	}
 	int to_module = rc->module ? module_get_or_external(g, rc->module) : from_module;
 	int to_fn = kg_graph_function_find(g, to_module, rc->function, rc->arity);
+	if (rc->fill && to_fn >= 0 && pair_map_get(call_index, rc->fn, to_fn) >= 0)
+		return; /* the source has it, with its own count */
 	if (to_module == from_module && (to_fn < 0 || !kg_function_at(g, to_fn)->defined)) {
 		to_fn = resolve_imported(g, from_module, rc->function, rc->arity, &to_module);
 		if (to_fn < 0)
@@ -547,7 +565,10 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
 		to_fn = function_new(g, to_module, rc->function, rc->arity);
 		kg_function_at(g, to_fn)->is_public = true;
 	}
+	size_t before = g->calls.len;
 	call_put(g, edge_index, call_index, rc->fn, to_module, to_fn, rc->kind, rc->count);
+	if (rc->fill && g->calls.len > before)
+		kg_call_at(g, (int)before)->origin = FACTS_FROM_BEAM;
 }
 
 /* ---- use injection ------------------------------------------------------- */
@@ -1126,13 +1147,25 @@ void kg_graph_finish(struct kg_graph *g)
 	g->finished = true;
 	struct pair_map edge_index = {0}, call_index = {0};
 	injections_resolve(g);
-	for (size_t i = 0; i < g->raw_refs.len; i++) {
-		struct raw_ref *r = gi_vec_get(&g->raw_refs, i);
-		int to = module_get_or_external(g, r->target);
-		edge_bump(g, &edge_index, r->module, to, r->kinds, r->count);
-	}
-	for (size_t i = 0; i < g->raw_calls.len; i++)
-		call_resolve(g, &edge_index, &call_index, gi_vec_get(&g->raw_calls, i));
+	/* What the source says first; then what only the object code says. */
+	for (int fill = 0; fill < 2; fill++)
+		for (size_t i = 0; i < g->raw_refs.len; i++) {
+			struct raw_ref *r = gi_vec_get(&g->raw_refs, i);
+			if (r->fill != (fill == 1))
+				continue;
+			int to = module_get_or_external(g, r->target);
+			int existing = r->fill ? pair_map_get(&edge_index, r->module, to) : -1;
+			if (existing >= 0)
+				kg_edge_at(g, existing)->kinds |= r->kinds;
+			else
+				edge_bump(g, &edge_index, r->module, to, r->kinds, r->count);
+		}
+	for (int fill = 0; fill < 2; fill++)
+		for (size_t i = 0; i < g->raw_calls.len; i++) {
+			const struct raw_call *rc = gi_vec_get(&g->raw_calls, i);
+			if (rc->fill == (fill == 1))
+				call_resolve(g, &edge_index, &call_index, rc);
+		}
 	dispatch_impls(g, &edge_index, &call_index);
 	dispatch_callbacks_and_values(g, &edge_index);
 	pair_map_destroy(&edge_index);

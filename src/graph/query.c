@@ -663,6 +663,8 @@ static json_t *call_list_json(const struct kg_graph *g, const struct gi_vec *cal
 			continue;
 		json_t *o = function_ref_json(g, callers ? c->from_fn : c->to_fn);
 		set_int(o, "count", c->count);
+		if (c->origin == FACTS_FROM_BEAM)
+			set_str(o, "origin", "beam"); /* known from the object code only */
 		set_str(o, "kind", facts_call_kind_name(c->kind));
 		json_array_append_new(a, o);
 	}

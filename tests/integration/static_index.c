@@ -8,7 +8,8 @@
  * Shop.MixProject, test module ShopTest); Shop.Cart <-> Shop.Repo is a cycle,
  * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub. And
  * tests/fixtures/projects/web, a Phoenix-style project for dispatch edges.
- * needs:
+ * Source + object code fusion compiles a small project with elixirc.
+ * needs: elixir
  */
 #include <jansson.h>
 #include <sqlite3.h>
@@ -558,6 +559,74 @@ static void use_injection_on_phoenix_style_fixture(void)
 	}
 }
 
+/* A project indexed from its source and its compiled .beam files: the
+ * source stays the truth for what it shows (lines, calls, counted once);
+ * the object code adds the functions a comprehension over a computed list
+ * defines ("object code") and the calls a macro expanded into the caller
+ * (origin beam). */
+static void source_and_object_code_fused(void)
+{
+	char dir[4096], cmd[13000];
+	snprintf(dir, sizeof(dir), "%s/fused", th_tmpdir());
+	write_file(dir, "lib/helper.ex",
+	           "defmodule Fu.Helper do\n"
+	           "  defmacro traced(x), do: quote(do: Fu.Audit.note(unquote(x)))\n"
+	           "end\n");
+	write_file(dir, "lib/audit.ex",
+	           "defmodule Fu.Audit do\n  def note(x), do: x\n  def write(x), do: x\nend\n");
+	write_file(dir, "lib/colors.ex",
+	           "defmodule Fu.Colors do\n"
+	           "  require Fu.Helper\n"
+	           "  for {name, code} <- Enum.with_index([:red, :green]) do\n"
+	           "    def unquote(name)(), do: unquote(code)\n"
+	           "  end\n"
+	           "\n"
+	           "  def paint(x) do\n"
+	           "    Fu.Helper.traced(x)\n"
+	           "    Fu.Audit.write(x)\n"
+	           "  end\n"
+	           "end\n");
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/ebin' && elixirc -o '%s/ebin' '%s'/lib/*.ex", dir,
+	         dir, dir);
+	sh(cmd);
+	char ebin[4200];
+	snprintf(ebin, sizeof(ebin), "%s/ebin", dir);
+	struct ts_giulia_result r = GIULIA("index", dir, "--beam", ebin, "--json", "--force");
+	TH_ASSERT_MSG(r.status == 0, "index: %s", r.err ? r.err : "");
+	ts_giulia_result_free(&r);
+
+	char by[256], name[256], kind[64];
+	TH_ASSERT(generated_by_of(dir, "Fu.Colors", "red", 0, by, sizeof(by)) != NULL);
+	TH_ASSERT_STR_EQ(by, "object code");
+	TH_ASSERT(generated_by_of(dir, "Fu.Colors", "paint", 1, by, sizeof(by)) != NULL);
+	TH_ASSERT_STR_EQ(by, ""); /* written: the source's */
+	r = GIULIA("query", "function_details", "Fu.Colors.paint/1", "--project", dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "line"), 7);
+	ts_giulia_result_free(&r);
+
+	/* the call the macro expanded into paint/1: from the object code */
+	r = GIULIA("query", "function_details", "Fu.Audit.note/1", "--project", dir);
+	bool from_beam = false;
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(r.json, "callers"), i, c)
+	{
+		if (strcmp(jstr(c, "name"), "paint") == 0)
+			from_beam =
+			    json_object_get(c, "origin") && strcmp(jstr(c, "origin"), "beam") == 0;
+	}
+	TH_ASSERT_MSG(from_beam, "no call from paint/1 of origin beam: %s", r.out);
+	ts_giulia_result_free(&r);
+	/* a call both show is the source's, counted once */
+	caller_from(dir, "Fu.Audit.write/1", "Fu.Colors", name, sizeof(name), kind, sizeof(kind));
+	TH_ASSERT_STR_EQ(name, "paint");
+	r = GIULIA("query", "function_details", "Fu.Audit.write/1", "--project", dir);
+	json_t *first = json_array_get(json_object_get(r.json, "callers"), 0);
+	TH_ASSERT_INT_EQ(jint(first, "count"), 1);
+	TH_ASSERT(json_object_get(first, "origin") == NULL);
+	ts_giulia_result_free(&r);
+}
+
 static void index_skips_and_reports_bad_files(void)
 {
 	const char *dir = shop_copy();
@@ -767,6 +836,7 @@ int main(int argc, char **argv)
 	    TH_TEST(test_code_is_what_mix_says),
 	    TH_TEST(dispatch_on_phoenix_style_fixture),
 	    TH_TEST(use_injection_on_phoenix_style_fixture),
+	    TH_TEST(source_and_object_code_fused),
 	    TH_TEST(index_many_files_on_threads),
 	    TH_TEST(db_option_and_environment),
 	    TH_TEST(clear_errors_for_bad_input),
