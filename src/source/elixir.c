@@ -21,8 +21,16 @@
  *   local calls (they belong to the caller of the macro); its remote calls
  *   are recorded;
  * - local calls to names that Kernel imports are dropped when the module does
- *   not define that name/arity itself; those an `import ..., only:` in scope
- *   provides are remote calls;
+ *   not define that name/arity itself, except Kernel's functions that stay
+ *   calls in the object code (Kernel.inspect/1...); those an `import ...,
+ *   only:` in scope provides are remote calls; interpolation, x[k] and raise
+ *   are the calls the compiler makes of them;
+ * - code outside functions belongs to the module body function
+ *   (FACTS_MODULE_BODY); a quote in a function records what it injects into
+ *   its caller (FACTS_CALL_INJECT*), for the graph to apply to `use`rs;
+ * - functions generated from the source itself: comprehensions over literal
+ *   lists, a file's own macros whose quote defines `def unquote(param)`,
+ *   Record, @derive, protocol and impl functions;
  * - syntax errors: the first is recorded; definitions that tree-sitter
  *   flattened into an error node are rebuilt from their `def` (arguments)
  *   sequences (walk_error), and a module left without its body takes the
