@@ -563,7 +563,7 @@ static void use_injection_on_phoenix_style_fixture(void)
  * source stays the truth for what it shows (lines, calls, counted once);
  * the object code adds the functions a comprehension over a computed list
  * defines ("object code") and the calls a macro expanded into the caller
- * (origin beam). */
+ * (origin beam); object code older than the source is not fused. */
 static void source_and_object_code_fused(void)
 {
 	char dir[4096], cmd[13000];
@@ -625,6 +625,16 @@ static void source_and_object_code_fused(void)
 	TH_ASSERT_INT_EQ(jint(first, "count"), 1);
 	TH_ASSERT(json_object_get(first, "origin") == NULL);
 	ts_giulia_result_free(&r);
+
+	/* a stale build (the source has a public function its object code
+	 * lacks) is other code: not fused */
+	write_file(dir, "lib/colors.ex",
+	           "defmodule Fu.Colors do\n  def paint(x), do: x\n  def added, do: 1\nend\n");
+	r = GIULIA("index", dir, "--beam", ebin, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	TH_ASSERT(generated_by_of(dir, "Fu.Colors", "red", 0, by, sizeof(by)) == NULL);
+	TH_ASSERT(generated_by_of(dir, "Fu.Colors", "added", 0, by, sizeof(by)) != NULL);
 }
 
 static void index_skips_and_reports_bad_files(void)
