@@ -411,6 +411,7 @@ static json_t *route_query(void *ctx, const struct api_request *req, int *status
 	p.function = api_request_query(req, "function", &invalid);
 	p.from = api_request_query(req, "from", &invalid);
 	p.to = api_request_query(req, "to", &invalid);
+	p.label = api_request_query(req, "label", &invalid); /* xref */
 	const char *ext = api_request_query(req, "include_external", &invalid);
 	if (invalid)
 		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");

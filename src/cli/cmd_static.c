@@ -25,6 +25,7 @@ struct static_opts {
 	const char *project;
 	const char *db;
 	bool json, force, external, direct, help;
+	const char *label; /* xref --label */
 	int depth, top, jobs;
 	const char *args[3];
 	int nargs;
@@ -75,6 +76,11 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 			o->external = true;
 		} else if (strcmp(a, "--direct") == 0) {
 			o->direct = true;
+		} else if (strcmp(a, "--label") == 0) {
+			if (!next)
+				return usage_error(cmd, usage, a, " needs a value");
+			o->label = next;
+			i++;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			o->help = true;
 		} else if (strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0) {
@@ -501,6 +507,27 @@ static void print_path(json_t *r)
 	printf("\n%lld hops\n", jint(r, "hops"));
 }
 
+/* mix xref graph --format plain: each file, then its dependencies with
+ * their label (none for runtime). */
+static void print_xref(json_t *r)
+{
+	size_t i, k;
+	json_t *f, *d;
+	json_array_foreach(json_object_get(r, "files"), i, f)
+	{
+		printf("%s\n", jstr(f, "file"));
+		json_t *deps = json_object_get(f, "deps");
+		json_array_foreach(deps, k, d)
+		{
+			const char *label = jstr(d, "label");
+			bool runtime = strcmp(label, "runtime") == 0;
+			printf("%s %s%s%s%s\n", k + 1 == json_array_size(deps) ? "`--" : "|--",
+			       jstr(d, "file"), runtime ? "" : " (", runtime ? "" : label,
+			       runtime ? "" : ")");
+		}
+	}
+}
+
 struct query_command {
 	const char *command;
 	const char *query;
@@ -532,6 +559,7 @@ static const struct query_command query_commands[] = {
     {"complexity", "complexity", 0, true, false, print_complexity},
     {"dead-code", "dead_code", 0, false, false, print_dead_code},
     {"path", "path", 2, false, false, print_path},
+    {"xref", "xref", 0, false, false, print_xref},
     {"query", NULL, 1, false, true, NULL},
 };
 
@@ -607,6 +635,12 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 	p.top = o.top;
 	p.include_external = o.external;
 	p.direct_only = o.direct;
+	p.label = o.label;
+	if (o.label && strcmp(o.label, "compile") != 0 && strcmp(o.label, "export") != 0 &&
+	    strcmp(o.label, "runtime") != 0 && strcmp(o.label, "compile-connected") != 0)
+		return usage_message(
+		    argv[0], usage,
+		    "--label is one of compile, export, runtime, compile-connected");
 	const char *query = qc->query;
 	char module[512];
 	if (qc->pretend) {
@@ -679,11 +713,12 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 #define U_COMPLEXITY   "[MODULE]" COMMON " [--top N]"
 #define U_DEAD_CODE    "" COMMON " [--direct]"
 #define U_PATH         "FROM TO" COMMON " [--external] [--direct]"
+#define U_XREF         "[--label compile|export|runtime|compile-connected]" COMMON
 #define U_QUERY        "NAME [MODULE|MOD.fun/arity|FROM TO] [--depth N] [--top N]" COMMON " [--direct]"
 
 static const char *const query_usages[] = {
-    U_MODULES, U_FUNCTIONS, U_DEPENDENTS, U_DEPENDENCIES, U_IMPACT, U_CYCLES,
-    U_HUBS,    U_COUPLING,  U_COMPLEXITY, U_DEAD_CODE,    U_PATH,   U_QUERY,
+    U_MODULES,  U_FUNCTIONS,  U_DEPENDENTS, U_DEPENDENCIES, U_IMPACT, U_CYCLES, U_HUBS,
+    U_COUPLING, U_COMPLEXITY, U_DEAD_CODE,  U_PATH,         U_XREF,   U_QUERY,
 };
 
 static int run_query_command(int argc, char **argv)
@@ -707,6 +742,8 @@ const struct cli_command cli_static_commands[] = {
     {"complexity", U_COMPLEXITY, "the most complex functions", run_query_command},
     {"dead-code", U_DEAD_CODE, "public functions nobody in the project calls", run_query_command},
     {"path", U_PATH, "shortest dependency path between two modules", run_query_command},
+    {"xref", U_XREF, "compile/export/runtime dependencies between files, as mix xref",
+     run_query_command},
     {"query", U_QUERY, "any static query by name, as JSON (see docs/SCHEMA.md)", run_query_command},
     {NULL, NULL, NULL, NULL},
 };

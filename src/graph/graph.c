@@ -21,6 +21,7 @@ struct raw_ref {
 	const char *target;
 	unsigned kinds;
 	int count;
+	bool fill; /* kg_graph_ref_fill */
 };
 
 struct raw_call {
@@ -30,6 +31,7 @@ struct raw_call {
 	const char *function;
 	int arity;
 	int count;
+	bool fill; /* kg_graph_call_fill */
 };
 
 /* A hash map from a pair of non-negative ints to an int, for aggregating
@@ -320,15 +322,29 @@ void kg_graph_struct_field_add(struct kg_graph *g, int module, const char *field
 
 void kg_graph_ref_add(struct kg_graph *g, int module, const char *target, unsigned kinds, int count)
 {
-	struct raw_ref r = {module, graph_strdup(g, target), kinds, count};
+	struct raw_ref r = {module, graph_strdup(g, target), kinds, count, false};
 	gi_vec_push(&g->raw_refs, &r);
+}
+
+void kg_graph_ref_fill(struct kg_graph *g, int module, const char *target, unsigned kinds,
+                       int count)
+{
+	struct raw_ref r = {module, graph_strdup(g, target), kinds, count, true};
+	gi_vec_push(&g->raw_refs, &r);
+}
+
+void kg_graph_call_fill(struct kg_graph *g, int fn, enum facts_call_kind kind, const char *module,
+                        const char *function, int arity, int count)
+{
+	kg_graph_call_add(g, fn, kind, module, function, arity, count);
+	GI_VEC_AT(&g->raw_calls, struct raw_call, g->raw_calls.len - 1).fill = true;
 }
 
 void kg_graph_call_add(struct kg_graph *g, int fn, enum facts_call_kind kind, const char *module,
                        const char *function, int arity, int count)
 {
-	struct raw_call c = {fn,    kind, graph_strdup(g, module), graph_strdup(g, function),
-	                     arity, count};
+	struct raw_call c = {fn,    kind, graph_strdup(g, module), graph_strdup(g, function), arity,
+	                     count, false};
 	gi_vec_push(&g->raw_calls, &c);
 }
 
@@ -445,6 +461,7 @@ static int resolve_imported(struct kg_graph *g, int module, const char *name, in
 	for (size_t i = 0; i < m->out.len; i++) {
 		struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->out, int, i));
 		if (!(e->kinds & (1u << FACTS_REF_USE)) || !kg_module_at(g, e->to)->project ||
+		    kg_module_at(g, e->to)->using_read ||
 		    kg_graph_function_find(g, e->to, "__using__", 1) < 0)
 			continue;
 		int fi = kg_graph_function_find(g, e->to, name, arity);
@@ -467,6 +484,8 @@ unsigned kg_call_kind_edge_bit(enum facts_call_kind k)
 		return 1u << FACTS_REF_APPLY;
 	case FACTS_CALL_IMPL:
 		return 1u << FACTS_REF_IMPL;
+	case FACTS_CALL_USE:
+		return 1u << FACTS_REF_USE;
 	default:
 		return 1u << FACTS_REF_CALL;
 	}
@@ -512,9 +531,19 @@ static void call_resolve_any_arity(struct kg_graph *g, struct pair_map *edge_ind
 static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
                          struct pair_map *call_index, const struct raw_call *rc)
 {
-	if (rc->kind == FACTS_CALL_DYNAMIC || !rc->function)
+	if (rc->kind == FACTS_CALL_DYNAMIC || rc->kind == FACTS_CALL_INJECT ||
+	    rc->kind == FACTS_CALL_INJECT_DEF || rc->kind == FACTS_CALL_INJECT_MACRO ||
+	    !rc->function)
 		return;
 	int from_module = kg_function_at(g, rc->fn)->module;
+	if (rc->kind == FACTS_CALL_USE) {
+		/* `use M, :which` calls M.which/0 when M defines it */
+		int to = rc->module ? kg_graph_module_find(g, rc->module) : -1;
+		int fi = to >= 0 ? kg_graph_function_find(g, to, rc->function, 0) : -1;
+		if (fi >= 0 && kg_function_at(g, fi)->defined)
+			call_put(g, edge_index, call_index, rc->fn, to, fi, rc->kind, rc->count);
+		return;
+	}
 	if (rc->arity < 0) {
 		if (kg_call_kind_is_dispatch(rc->kind) && rc->module) {
 			int to = kg_graph_module_find(g, rc->module);
@@ -525,6 +554,8 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
 	}
 	int to_module = rc->module ? module_get_or_external(g, rc->module) : from_module;
 	int to_fn = kg_graph_function_find(g, to_module, rc->function, rc->arity);
+	if (rc->fill && to_fn >= 0 && pair_map_get(call_index, rc->fn, to_fn) >= 0)
+		return; /* the source has it, with its own count */
 	if (to_module == from_module && (to_fn < 0 || !kg_function_at(g, to_fn)->defined)) {
 		to_fn = resolve_imported(g, from_module, rc->function, rc->arity, &to_module);
 		if (to_fn < 0)
@@ -534,7 +565,150 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
 		to_fn = function_new(g, to_module, rc->function, rc->arity);
 		kg_function_at(g, to_fn)->is_public = true;
 	}
+	size_t before = g->calls.len;
 	call_put(g, edge_index, call_index, rc->fn, to_module, to_fn, rc->kind, rc->count);
+	if (rc->fill && g->calls.len > before)
+		kg_call_at(g, (int)before)->origin = FACTS_FROM_BEAM;
+}
+
+/* ---- use injection ------------------------------------------------------- */
+
+/* How deep `use` inside an injected quote is followed (a `__using__` that
+ * uses another project module's `__using__`...). */
+#define KG_INJECT_MAX_DEPTH 4
+
+/* The injections recorded on each function (FACTS_CALL_INJECT and
+ * FACTS_CALL_INJECT_DEF raw calls), as linked lists over raw_calls. */
+struct injections {
+	int *first; /* by function index: first raw call, or -1 */
+	int *next;  /* by raw call index */
+};
+
+/* The FACTS_MODULE_BODY function of module `module`, made when the module
+ * has none yet (its body made no call the reader saw). */
+static int body_function_get(struct kg_graph *g, int module)
+{
+	int fi = kg_graph_function_find(g, module, FACTS_MODULE_BODY, 0);
+	if (fi >= 0)
+		return fi;
+	const struct kg_module *m = kg_module_at(g, module);
+	struct kg_function f = {
+	    .name = FACTS_MODULE_BODY,
+	    .kind = FACTS_DEF,
+	    .line_start = m->line_start,
+	    .line_end = m->line_end,
+	    .cyclomatic = 1,
+	    .generated_by = "module body",
+	};
+	return kg_graph_function_add(g, module, &f);
+}
+
+/* Applies to module `user` what the quotes of function `fn` (of module
+ * `giver`) inject: imports, requires and uses become references of `user`
+ * (a project module's `__using__` is followed in turn), @before_compile and
+ * @after_compile calls from `user`'s body, and public defs functions of
+ * `user` generated by "use Giver" unless it defines them itself. */
+static void inject_apply(struct kg_graph *g, const struct injections *inj, int user, int fn,
+                         int depth)
+{
+	const struct kg_function *giver_fn = kg_function_at(g, fn);
+	const char *giver = kg_module_at(g, giver_fn->module)->name;
+	for (int i = inj->first[fn]; i >= 0; i = inj->next[i]) {
+		struct raw_call rc = GI_VEC_AT(&g->raw_calls, struct raw_call, (size_t)i);
+		if (rc.kind == FACTS_CALL_INJECT_DEF || rc.kind == FACTS_CALL_INJECT_MACRO) {
+			if (kg_graph_function_find(g, user, rc.function, rc.arity) >= 0)
+				continue;
+			char by[600];
+			snprintf(by, sizeof(by), "use %s", giver);
+			const struct kg_module *um = kg_module_at(g, user);
+			struct kg_function f = {
+			    .name = rc.function,
+			    .arity = rc.arity,
+			    .kind = rc.kind == FACTS_CALL_INJECT_MACRO ? FACTS_DEFMACRO : FACTS_DEF,
+			    .is_public = true,
+			    .line_start = um->line_start,
+			    .line_end = um->line_start,
+			    .cyclomatic = 1,
+			    .generated_by = by,
+			};
+			kg_graph_function_add(g, user, &f);
+			continue;
+		}
+		if (!rc.module)
+			continue;
+		if (strcmp(rc.function, "before_compile") == 0 ||
+		    strcmp(rc.function, "after_compile") == 0) {
+			bool before = rc.function[0] == 'b';
+			kg_graph_call_add(
+			    g, body_function_get(g, user), FACTS_CALL_REMOTE, rc.module,
+			    before ? "__before_compile__" : "__after_compile__", before ? 1 : 2, 1);
+			continue;
+		}
+		enum facts_ref_kind kind = rc.function[0] == 'i'   ? FACTS_REF_IMPORT
+		                           : rc.function[0] == 'r' ? FACTS_REF_REQUIRE
+		                                                   : FACTS_REF_USE;
+		kg_graph_ref_add(g, user, rc.module, 1u << kind, 1);
+		if (kind != FACTS_REF_USE || depth >= KG_INJECT_MAX_DEPTH)
+			continue;
+		int used = kg_graph_module_find(g, rc.module);
+		int using_fn = used >= 0 ? kg_graph_function_find(g, used, "__using__", 1) : -1;
+		if (using_fn >= 0 && inj->first[using_fn] >= 0 && used != user)
+			inject_apply(g, inj, user, using_fn, depth + 1);
+	}
+}
+
+/* `use M` of a project module M whose `__using__/1` (or, for `use M,
+ * :which`, M.which/0) holds quotes the reader read: what they inject is
+ * applied to the using module (docs/EXTRACTION.md, "use injection"). One
+ * level of literal quote bodies, generic: nothing here names a library. */
+static void injections_resolve(struct kg_graph *g)
+{
+	size_t calls = g->raw_calls.len, fns = g->functions.len;
+	struct injections inj;
+	inj.first = gi_malloc(sizeof(int) * (fns + 1));
+	inj.next = gi_malloc(sizeof(int) * (calls + 1));
+	for (size_t i = 0; i < fns; i++)
+		inj.first[i] = -1;
+	bool any = false;
+	for (size_t i = calls; i-- > 0;) {
+		const struct raw_call *rc = gi_vec_get(&g->raw_calls, i);
+		inj.next[i] = -1;
+		if (rc->kind != FACTS_CALL_INJECT && rc->kind != FACTS_CALL_INJECT_DEF &&
+		    rc->kind != FACTS_CALL_INJECT_MACRO)
+			continue;
+		inj.next[i] = inj.first[rc->fn];
+		inj.first[rc->fn] = (int)i;
+		any = true;
+	}
+	if (!any)
+		goto done;
+	/* Functions added while applying (generated defs, body functions)
+	 * have no injections: `first` covers the functions that existed. */
+	size_t refs = g->raw_refs.len;
+	for (size_t i = 0; i < refs; i++) {
+		struct raw_ref r = GI_VEC_AT(&g->raw_refs, struct raw_ref, i);
+		if (!(r.kinds & (1u << FACTS_REF_USE)) || !kg_module_at(g, r.module)->project)
+			continue;
+		int giver = kg_graph_module_find(g, r.target);
+		int fn = giver >= 0 ? kg_graph_function_find(g, giver, "__using__", 1) : -1;
+		if (fn < 0 || (size_t)fn >= fns || inj.first[fn] < 0 || giver == r.module)
+			continue;
+		kg_module_at(g, giver)->using_read = true;
+		inject_apply(g, &inj, r.module, fn, 0);
+	}
+	for (size_t i = 0; i < calls; i++) {
+		struct raw_call rc = GI_VEC_AT(&g->raw_calls, struct raw_call, i);
+		if (rc.kind != FACTS_CALL_USE || !rc.module)
+			continue;
+		int giver = kg_graph_module_find(g, rc.module);
+		int fn = giver >= 0 ? kg_graph_function_find(g, giver, rc.function, 0) : -1;
+		int user = kg_function_at(g, rc.fn)->module;
+		if (fn >= 0 && (size_t)fn < fns && inj.first[fn] >= 0 && giver != user)
+			inject_apply(g, &inj, user, fn, 0);
+	}
+done:
+	gi_free(inj.first);
+	gi_free(inj.next);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -972,13 +1146,26 @@ void kg_graph_finish(struct kg_graph *g)
 		return;
 	g->finished = true;
 	struct pair_map edge_index = {0}, call_index = {0};
-	for (size_t i = 0; i < g->raw_refs.len; i++) {
-		struct raw_ref *r = gi_vec_get(&g->raw_refs, i);
-		int to = module_get_or_external(g, r->target);
-		edge_bump(g, &edge_index, r->module, to, r->kinds, r->count);
-	}
-	for (size_t i = 0; i < g->raw_calls.len; i++)
-		call_resolve(g, &edge_index, &call_index, gi_vec_get(&g->raw_calls, i));
+	injections_resolve(g);
+	/* What the source says first; then what only the object code says. */
+	for (int fill = 0; fill < 2; fill++)
+		for (size_t i = 0; i < g->raw_refs.len; i++) {
+			struct raw_ref *r = gi_vec_get(&g->raw_refs, i);
+			if (r->fill != (fill == 1))
+				continue;
+			int to = module_get_or_external(g, r->target);
+			int existing = r->fill ? pair_map_get(&edge_index, r->module, to) : -1;
+			if (existing >= 0)
+				kg_edge_at(g, existing)->kinds |= r->kinds;
+			else
+				edge_bump(g, &edge_index, r->module, to, r->kinds, r->count);
+		}
+	for (int fill = 0; fill < 2; fill++)
+		for (size_t i = 0; i < g->raw_calls.len; i++) {
+			const struct raw_call *rc = gi_vec_get(&g->raw_calls, i);
+			if (rc->fill == (fill == 1))
+				call_resolve(g, &edge_index, &call_index, rc);
+		}
 	dispatch_impls(g, &edge_index, &call_index);
 	dispatch_callbacks_and_values(g, &edge_index);
 	pair_map_destroy(&edge_index);

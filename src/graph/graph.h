@@ -45,6 +45,9 @@ struct kg_module {
 	bool project; /* defined in the project (source or beam) */
 	bool test;    /* defined in test/ or a *_test.exs file */
 	bool has_moduledoc, moduledoc_false, has_struct;
+	/* Its `__using__/1` quotes were read and applied to the modules that
+	 * use it (kg_graph_finish), so calls are not resolved into it blindly. */
+	bool using_read;
 	enum facts_origin origin;
 	struct gi_vec functions;     /* int: function indexes */
 	struct gi_vec out, in;       /* int: edge indexes */
@@ -102,6 +105,9 @@ struct kg_call {
 	int to_fn; /* always set: undefined targets get a function entry with defined false */
 	enum facts_call_kind kind;
 	int count;
+	/* FACTS_FROM_BEAM: known only from the object code of a module whose
+	 * source is indexed too (kg_graph_call_fill). */
+	enum facts_origin origin;
 };
 
 /* Pairwise coupling between two core modules: calls from `from` to `to`. */
@@ -165,6 +171,14 @@ void kg_graph_ref_add(struct kg_graph *g, int module, const char *target, unsign
 /* A call from function `fn`; `module` NULL means the enclosing module. */
 void kg_graph_call_add(struct kg_graph *g, int fn, enum facts_call_kind kind, const char *module,
                        const char *function, int arity, int count);
+/* Source + object code fusion: a reference or a call that the object code of
+ * a module also indexed as source shows. It fills what the source lacks: a
+ * module edge or call the source has already is left as the source counts
+ * it (a missing edge kind is added); a new call is marked FACTS_FROM_BEAM. */
+void kg_graph_ref_fill(struct kg_graph *g, int module, const char *target, unsigned kinds,
+                       int count);
+void kg_graph_call_fill(struct kg_graph *g, int fn, enum facts_call_kind kind, const char *module,
+                        const char *function, int arity, int count);
 
 /* Adds every module of `f` with its functions, refs and calls; `test` marks
  * them as test modules. Borrows `f`. */

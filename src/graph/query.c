@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "base/str.h"
 #include "graph/graph.h"
+#include "graph/xref.h"
 #include "store/store.h"
 
 #define DEFAULT_DEPTH 2
@@ -662,6 +663,8 @@ static json_t *call_list_json(const struct kg_graph *g, const struct gi_vec *cal
 			continue;
 		json_t *o = function_ref_json(g, callers ? c->from_fn : c->to_fn);
 		set_int(o, "count", c->count);
+		if (c->origin == FACTS_FROM_BEAM)
+			set_str(o, "origin", "beam"); /* known from the object code only */
 		set_str(o, "kind", facts_call_kind_name(c->kind));
 		json_array_append_new(a, o);
 	}
@@ -1234,6 +1237,14 @@ static int q_path(struct kg_db *db, const struct kg_graph *g, const struct kg_qu
 	return 0;
 }
 
+/* File dependencies labelled like `mix xref graph --label` (graph/xref.c). */
+static int q_xref(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                  json_t *out)
+{
+	(void)db;
+	return kg_xref_json(g, p ? p->label : NULL, out);
+}
+
 static const struct {
 	const char *name;
 	query_fn fn;
@@ -1262,6 +1273,7 @@ static const struct {
     {"api_surface", q_api_surface},
     {"function_details", q_function_details},
     {"hubs", q_hubs},
+    {"xref", q_xref},
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)

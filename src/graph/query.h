@@ -56,13 +56,15 @@ struct kg_query_params {
 	/* Direct references only: leave out the dispatch edges and calls (impl,
 	 * callback, value, mfa, apply) that are included by default. */
 	bool direct_only;
+	/* xref: "compile", "export", "runtime", "compile-connected" or NULL. */
+	const char *label;
 };
 
 /* Runs the query `name` and returns its JSON (caller decrefs). Names:
  *   status summary stats modules functions module_details complexity
  *   dependents dependencies centrality impact cycles god_modules fan_in_out
  *   coupling dead_code heatmap change_risk path topology unprotected_hubs
- *   api_surface function_details hubs
+ *   api_surface function_details hubs xref
  * Unknown name: GI_EINVAL. Unknown module or function: GI_ENOTFOUND.
  * A `module` of the form "Mod.fun/arity" with no `function` names that
  * function. Every result's shape is in docs/SCHEMA.md ("Query results").

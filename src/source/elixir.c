@@ -21,8 +21,16 @@
  *   local calls (they belong to the caller of the macro); its remote calls
  *   are recorded;
  * - local calls to names that Kernel imports are dropped when the module does
- *   not define that name/arity itself; those an `import ..., only:` in scope
- *   provides are remote calls;
+ *   not define that name/arity itself, except Kernel's functions that stay
+ *   calls in the object code (Kernel.inspect/1...); those an `import ...,
+ *   only:` in scope provides are remote calls; interpolation, x[k] and raise
+ *   are the calls the compiler makes of them;
+ * - code outside functions belongs to the module body function
+ *   (FACTS_MODULE_BODY); a quote in a function records what it injects into
+ *   its caller (FACTS_CALL_INJECT*), for the graph to apply to `use`rs;
+ * - functions generated from the source itself: comprehensions over literal
+ *   lists, a file's own macros whose quote defines `def unquote(param)`,
+ *   Record, @derive, protocol and impl functions;
  * - syntax errors: the first is recorded; definitions that tree-sitter
  *   flattened into an error node are rebuilt from their `def` (arguments)
  *   sequences (walk_error), and a module left without its body takes the
@@ -35,6 +43,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <tree_sitter/api.h>
 
@@ -84,6 +93,7 @@ enum node_kind {
 	N_OPERATOR_IDENTIFIER,
 	N_INTERPOLATION,
 	N_STRING,
+	N_ACCESS,
 	N_ERROR,
 };
 
@@ -135,6 +145,7 @@ static const struct name_kind named_kinds[] = {
     {"operator_identifier", N_OPERATOR_IDENTIFIER},
     {"interpolation", N_INTERPOLATION},
     {"string", N_STRING},
+    {"access_call", N_ACCESS},
 };
 
 static const struct name_kind operator_kinds[] = {
@@ -224,6 +235,28 @@ struct ex_spec {
 	int arity;
 };
 
+/* A macro of this file whose quote defines a function named by one of its
+ * parameters (`defmacro defsequence(name, code) do quote do def
+ * unquote(name)() ...`): a call to it with a literal name in a module body
+ * defines that function. */
+struct ex_template {
+	const char *module; /* the macro's module */
+	const char *macro;  /* its name */
+	int min_arity, max_arity;
+	int param;      /* index of the parameter that names the definition */
+	int def_arity;  /* arity of the definition */
+	bool is_macro;  /* defmacro rather than def */
+	bool is_public; /* def / defmacro */
+	const char *by; /* "Module.macro/arity", for generated_by */
+};
+
+/* The macro whose clause is being walked, for templates. */
+struct ex_macro_clause {
+	const char *name;
+	int min_arity, max_arity;
+	TSNode args; /* the head's arguments node */
+};
+
 struct ex_metrics {
 	int cyclomatic;
 	int cognitive;
@@ -244,6 +277,21 @@ struct ex_module_state {
 	const char *generators[8];
 	uint32_t generator_lines[8];
 	int generator_count;
+	/* The FACTS_MODULE_BODY function holding the calls made outside any
+	 * function, index + 1 in the module's functions; 0 until needed. */
+	size_t body_function;
+	/* @derive protocols, made into implementation modules when the module
+	 * defines a struct. */
+	const char *derives[8];
+	int derive_count;
+	uint32_t derive_line;
+	/* Attributes whose value is a literal list of atoms (`@levels [:a, :b]`),
+	 * for the comprehensions that define a function per element. */
+	struct {
+		const char *name;
+		TSNode list;
+	} atom_lists[16];
+	int atom_list_count;
 	bool is_protocol;
 	bool pending_doc, pending_doc_false, pending_impl;
 };
@@ -259,7 +307,17 @@ struct ex_ctx {
 	bool in_quote;
 	bool too_deep;
 	const char *describe; /* ExUnit `describe` name around the current tests */
-	size_t bodyless;      /* module index + 1 of the body-less module just walked */
+	/* Inside a module-level `for var <- [:a, :b]`: the variable, its values
+	 * (arena strings) and, while a definition is made for one of them, the
+	 * name `unquote(var)` stands for. */
+	const char *for_var;
+	size_t for_var_len;
+	const char **for_values;
+	int for_count;
+	const char *unquote_name;
+	struct gi_vec templates;             /* struct ex_template */
+	const struct ex_macro_clause *macro; /* NULL outside a defmacro clause */
+	size_t bodyless; /* module index + 1 of the body-less module just walked */
 	TSTreeCursor cursors[EX_MAX_DEPTH + 2];
 	bool cursor_ready[EX_MAX_DEPTH + 2];
 };
@@ -588,10 +646,37 @@ static void ref_add(struct ex_ctx *c, enum facts_ref_kind kind, const char *targ
 	r->line = line;
 }
 
+static long function_find_or_add(struct ex_ctx *c, const char *name, size_t name_len, int arity,
+                                 bool *created);
+static void function_touch(struct facts_function *fn, enum facts_function_kind kind, bool public,
+                           uint32_t start, uint32_t end);
+
+/* The function that holds the calls made outside any function of the
+ * current module (FACTS_MODULE_BODY, created on first use): code run when
+ * the module is compiled, such as a DSL's macro calls (`get "/", ...`),
+ * attribute values and @before_compile. NULL inside a quote, whose
+ * module-level code belongs to the macro's caller. */
+static struct facts_function *body_function(struct ex_ctx *c)
+{
+	if (!c->mod || c->in_quote)
+		return NULL;
+	struct facts_module *m = cur_module(c);
+	if (!c->mod->body_function) {
+		bool created;
+		long fi = function_find_or_add(c, FACTS_MODULE_BODY, strlen(FACTS_MODULE_BODY), 0,
+		                               &created);
+		struct facts_function *fn = gi_vec_get(&m->functions, (size_t)fi);
+		function_touch(fn, FACTS_DEF, false, m->line_start, m->line_end);
+		fn->generated_by = "module body";
+		c->mod->body_function = (size_t)fi + 1;
+	}
+	return gi_vec_get(&m->functions, c->mod->body_function - 1);
+}
+
 static void call_add(struct ex_ctx *c, enum facts_call_kind kind, const char *module,
                      const char *function, int arity, uint32_t line)
 {
-	struct facts_function *fn = cur_function(c);
+	struct facts_function *fn = c->function >= 0 ? cur_function(c) : body_function(c);
 	if (!fn)
 		return;
 	struct facts_call *call = gi_vec_push_zero(&fn->calls);
@@ -624,7 +709,7 @@ static const char *import_lookup(const struct ex_ctx *c, const char *name, size_
 static void local_call_kind(struct ex_ctx *c, TSNode name, int arity, enum facts_call_kind kind,
                             uint32_t line)
 {
-	if (!c->mod || c->function < 0 || c->in_quote)
+	if (!c->mod || c->in_quote)
 		return;
 	size_t len;
 	const char *t = text_of(c, name, &len);
@@ -780,15 +865,10 @@ static void walk_body(struct ex_ctx *c, const struct ex_call *call, const struct
 	}
 }
 
-static long function_find_or_add(struct ex_ctx *c, const char *name, size_t name_len, int arity,
-                                 bool *created);
-static void function_touch(struct facts_function *fn, enum facts_function_kind kind, bool public,
-                           uint32_t start, uint32_t end);
-
-/* Adds name/arity ("f/2") as a function generated by `macro` at `line`,
- * unless the module defines it. */
-static void generated_add(struct ex_ctx *c, const char *name_arity, const char *macro,
-                          uint32_t line)
+/* Adds name/arity ("f/2") as a function of `kind` generated by `macro` at
+ * `line`, unless the module defines it. */
+static void generated_add_kind(struct ex_ctx *c, const char *name_arity, const char *macro,
+                               uint32_t line, enum facts_function_kind kind, bool public)
 {
 	if (gi_map_get(&c->mod->functions, name_arity))
 		return;
@@ -802,14 +882,86 @@ static void generated_add(struct ex_ctx *c, const char *name_arity, const char *
 	long fi =
 	    function_find_or_add(c, name_arity, (size_t)(slash - name_arity), arity, &created);
 	struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
-	function_touch(fn, FACTS_DEF, true, line, line);
+	function_touch(fn, kind, public, line, line);
 	fn->generated_by = macro;
+}
+
+static void generated_add(struct ex_ctx *c, const char *name_arity, const char *macro,
+                          uint32_t line)
+{
+	generated_add_kind(c, name_arity, macro, line, FACTS_DEF, true);
+}
+
+/* What the compiler adds to every protocol and implementation module. */
+static void generated_protocol(struct ex_ctx *c)
+{
+	const struct facts_module *m = cur_module(c);
+	uint32_t line = m->line_start;
+	if (m->kind == FACTS_PROTOCOL) {
+		generated_add(c, "__protocol__/1", "defprotocol", line);
+		generated_add(c, "impl_for/1", "defprotocol", line);
+		generated_add(c, "impl_for!/1", "defprotocol", line);
+	} else if (m->kind == FACTS_IMPL) {
+		generated_add(c, "__impl__/1", "defimpl", line);
+	}
+}
+
+/* A function `name_arity` ("f/2") of module `m`, generated by @derive. */
+static void derived_function_add(struct facts_file *f, struct facts_module *m,
+                                 const char *name_arity, uint32_t line)
+{
+	const char *slash = strrchr(name_arity, '/');
+	char name[EX_MAX_NAME];
+	if (!slash || (size_t)(slash - name_arity) >= sizeof(name))
+		return;
+	memcpy(name, name_arity, (size_t)(slash - name_arity));
+	name[slash - name_arity] = '\0';
+	struct facts_function *fn =
+	    facts_function_add(f, m, name, (int)strtol(slash + 1, NULL, 10));
+	fn->kind = FACTS_DEF;
+	fn->line_start = fn->line_end = line;
+	fn->cyclomatic = 1;
+	fn->generated_by = "@derive";
+}
+
+/* `@derive P` before `defstruct` in module M: the implementation module
+ * P.M (kind impl), with the functions of P when P is one of Elixir's
+ * protocols (ex_protocol_functions) and __impl__/1, unless the file defines
+ * P.M itself. */
+static void derived_impls_add(struct ex_ctx *c, struct ex_module_state *st)
+{
+	const struct facts_module *m = gi_vec_get(&c->f->modules, st->index);
+	if (!m->has_struct || st->derive_count == 0)
+		return;
+	const char *target = m->name;
+	for (int i = 0; i < st->derive_count; i++) {
+		const char *protocol = st->derives[i];
+		const char *name = gi_arena_printf(&c->f->arena, "%s.%s", protocol, target);
+		bool exists = false;
+		for (size_t k = 0; k < c->f->modules.len && !exists; k++)
+			exists =
+			    strcmp(((struct facts_module *)gi_vec_get(&c->f->modules, k))->name,
+			           name) == 0;
+		if (exists)
+			continue;
+		struct facts_module *d = facts_module_add(c->f, name);
+		d->kind = FACTS_IMPL;
+		d->protocol = protocol;
+		d->impl_for = target;
+		d->line_start = d->line_end = st->derive_line;
+		facts_ref_add(c->f, d, FACTS_REF_BEHAVIOUR, protocol, st->derive_line);
+		const char *const *fns = ex_protocol_functions(protocol);
+		for (size_t k = 0; fns && fns[k]; k++)
+			derived_function_add(c->f, d, fns[k], st->derive_line);
+		derived_function_add(c->f, d, "__impl__/1", st->derive_line);
+	}
 }
 
 /* The functions the module's known macros generate (docs/EXTRACTION.md,
  * "Generated functions"). */
 static void generated_apply(struct ex_ctx *c, struct ex_module_state *st)
 {
+	generated_protocol(c);
 	for (int i = 0; i < st->generator_count; i++) {
 		const char *g = st->generators[i];
 		uint32_t line = st->generator_lines[i];
@@ -867,8 +1019,20 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 			if (local) {
 				snprintf(key, sizeof(key), "%s/%d", call->function, call->arity);
 				if (!gi_map_get(&st->functions, key) &&
-				    ex_is_kernel_name(call->function))
+				    ex_is_kernel_function(call->function, call->arity)) {
+					/* inspect(x) is Kernel.inspect/1 in the object code */
+					call->kind = call->kind == FACTS_CALL_LOCAL
+					                 ? FACTS_CALL_REMOTE
+					                 : call->kind;
+					call->module = "Kernel";
+					ref_add(c,
+					        call->kind == FACTS_CALL_CAPTURE ? FACTS_REF_CAPTURE
+					                                         : FACTS_REF_CALL,
+					        "Kernel", call->line);
+				} else if (!gi_map_get(&st->functions, key) &&
+				           ex_is_kernel_name(call->function)) {
 					continue;
+				}
 			}
 			if (out != j)
 				GI_VEC_AT(&fn->calls, struct facts_call, out) = *call;
@@ -876,6 +1040,7 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 		}
 		fn->calls.len = out;
 	}
+	derived_impls_add(c, st);
 	gi_map_destroy(&st->functions);
 	gi_map_destroy(&st->refs);
 	gi_vec_destroy(&st->specs);
@@ -1114,6 +1279,42 @@ NOINLINE static void do_alias(struct ex_ctx *c, const struct ex_call *call, unsi
 	alias_add(c, last, strlen(last), full);
 }
 
+/* The module a directive inside a quote names for the macro's caller:
+ * `unquote(__MODULE__)` or `unquote(Alias)` is evaluated in the macro's
+ * module; a bare `__MODULE__` (or `__MODULE__.X`) is the caller itself,
+ * unknown here (NULL). */
+static const char *quoted_module(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	if (kind_of(n) == N_CALL) {
+		struct ex_call call;
+		struct ex_args a;
+		call_read(c, n, depth, &call);
+		if (!text_is(c, call.target, "unquote"))
+			return NULL;
+		args_read(c, call.args, depth, &a);
+		return a.count == 1 ? module_of(c, a.first[0], depth) : NULL;
+	}
+	size_t len;
+	const char *t = text_of(c, n, &len);
+	if (kind_of(n) == N_IDENTIFIER || (len >= 10 && memcmp(t, "__MODULE__", 10) == 0))
+		return NULL;
+	return module_of(c, n, depth);
+}
+
+/* Inside a quote in a function: what the quote injects into the module that
+ * `use`s it (FACTS_CALL_INJECT, `what` = "import", "require", "use",
+ * "before_compile", "after_compile"), recorded on the function for the
+ * graph to apply. */
+static void inject_add(struct ex_ctx *c, const char *what, TSNode target, unsigned depth,
+                       uint32_t line)
+{
+	if (!c->in_quote || c->function < 0)
+		return;
+	const char *m = quoted_module(c, target, depth);
+	if (m)
+		call_add(c, FACTS_CALL_INJECT, m, what, 0, line);
+}
+
 /* `import M, only: [f: 1, g: 2]`: f/1 and g/2 come from M in this scope. */
 static void import_only(struct ex_ctx *c, TSNode list, unsigned depth, const char *module)
 {
@@ -1149,12 +1350,28 @@ NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, 
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
-	if (a.count == 0 || c->in_quote)
+	if (a.count == 0)
 		return;
+	if (c->in_quote) {
+		inject_add(c,
+		           kind == FACTS_REF_IMPORT    ? "import"
+		           : kind == FACTS_REF_REQUIRE ? "require"
+		                                       : "use",
+		           a.first[0], depth, line_of(call->node));
+		return;
+	}
 	const char *full = module_of(c, a.first[0], depth);
 	if (!full)
 		return;
 	ref_add(c, kind, full, line_of(call->node));
+	/* `use M, :which`: the quote of M.which/0 is injected too (the graph
+	 * applies it when M is in the project). */
+	if (kind == FACTS_REF_USE && c->function < 0 && a.count >= 2 &&
+	    kind_of(a.first[1]) == N_ATOM) {
+		const char *which = literal_function(c, a.first[1]);
+		if (which)
+			call_add(c, FACTS_CALL_USE, full, which, 0, line_of(call->node));
+	}
 	if (kind == FACTS_REF_REQUIRE && a.count >= 2) {
 		TSNode as = keyword_value(c, a.last, depth, "as");
 		char buf[EX_MAX_NAME];
@@ -1261,6 +1478,32 @@ static bool spec_head(struct ex_ctx *c, TSNode n, unsigned depth, const char **n
 	return true;
 }
 
+/* `@derive P`, `@derive [P, {Q, opts}]`: the protocols, for
+ * derived_impls_add. */
+static void derive_read(struct ex_ctx *c, TSNode v, unsigned depth, uint32_t line)
+{
+	struct ex_module_state *st = c->mod;
+	TSNode items[8];
+	uint32_t n = 0;
+	if (kind_of(v) == N_LIST) {
+		uint32_t k = ts_node_named_child_count(v);
+		for (uint32_t i = 0; i < k && n < 8; i++)
+			items[n++] = ts_node_named_child(v, i);
+	} else {
+		items[n++] = v;
+	}
+	for (uint32_t i = 0; i < n && st->derive_count < 8; i++) {
+		TSNode p = items[i];
+		if (kind_of(p) == N_TUPLE && ts_node_named_child_count(p) >= 1)
+			p = ts_node_named_child(p, 0);
+		const char *protocol = literal_module(c, p, depth, false);
+		if (protocol && protocol[0] != ':') {
+			st->derives[st->derive_count++] = protocol;
+			st->derive_line = line;
+		}
+	}
+}
+
 NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	TSNode operand = operand_of(c, n, depth);
@@ -1268,6 +1511,27 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 		return;
 	struct ex_call call;
 	call_read(c, operand, depth, &call);
+	bool before = text_is(c, call.target, "before_compile");
+	if (c->mod && kind_of(call.target) == N_IDENTIFIER &&
+	    (before || text_is(c, call.target, "after_compile"))) {
+		/* The compiler calls M.__before_compile__/1 (__after_compile__/2)
+		 * for the module: a call from its body, or injected by a quote. */
+		struct ex_args a;
+		args_read(c, call.args, depth, &a);
+		if (a.count == 0)
+			return;
+		const char *what = before ? "before_compile" : "after_compile";
+		if (c->in_quote) {
+			inject_add(c, what, a.first[0], depth, line_of(n));
+		} else if (c->function < 0) {
+			const char *m = module_of(c, a.first[0], depth);
+			if (m)
+				remote_call(c, m,
+				            before ? "__before_compile__" : "__after_compile__",
+				            before ? 1 : 2, line_of(n));
+		}
+		return;
+	}
 	if (kind_of(call.target) != N_IDENTIFIER || !c->mod || c->function >= 0 || c->in_quote) {
 		walk_children(c, call.args, depth);
 		return;
@@ -1302,11 +1566,21 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 	} else if (text_is(c, call.target, "behaviour")) {
 		if (a.count > 0)
 			ref_add(c, FACTS_REF_BEHAVIOUR, module_of(c, v, depth), line_of(n));
+	} else if (text_is(c, call.target, "derive")) {
+		derive_read(c, v, depth, line_of(n));
+		walk_children(c, call.args, depth);
 	} else if (text_is(c, call.target, "type") || text_is(c, call.target, "typep") ||
 	           text_is(c, call.target, "opaque") ||
 	           text_is(c, call.target, "optional_callbacks")) {
 		/* Types are not code. */
 	} else {
+		if (a.count == 1 && kind_of(v) == N_LIST && st->atom_list_count < 16) {
+			size_t len;
+			const char *t = text_of(c, call.target, &len);
+			st->atom_lists[st->atom_list_count].name =
+			    gi_arena_strndup(&c->f->arena, t, len);
+			st->atom_lists[st->atom_list_count++].list = v;
+		}
 		walk_children(c, call.args, depth);
 	}
 }
@@ -1342,6 +1616,20 @@ struct ex_head {
 	int defaults;
 };
 
+/* True when `args` is the single argument of an `unquote` that names the
+ * variable of the module-level `for` being expanded (c->unquote_name set). */
+static bool unquote_for_var(struct ex_ctx *c, TSNode args, unsigned depth)
+{
+	if (!c->unquote_name)
+		return false;
+	struct ex_args a;
+	args_read(c, args, depth, &a);
+	size_t len;
+	const char *t = text_of(c, a.first[0], &len);
+	return a.count == 1 && kind_of(a.first[0]) == N_IDENTIFIER && len == c->for_var_len &&
+	       memcmp(t, c->for_var, len) == 0;
+}
+
 static bool head_read(struct ex_ctx *c, TSNode head, unsigned depth, struct ex_head *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -1357,19 +1645,39 @@ static bool head_read(struct ex_ctx *c, TSNode head, unsigned depth, struct ex_h
 	case N_CALL: {
 		struct ex_call call;
 		call_read(c, head, depth, &call);
+		if (kind_of(call.target) == N_IDENTIFIER && text_is(c, call.target, "unquote") &&
+		    unquote_for_var(c, call.args, depth)) {
+			/* def unquote(name), name bound by a module-level for */
+			h->name = c->unquote_name;
+			h->name_len = strlen(c->unquote_name);
+			return true;
+		}
 		if (kind_of(call.target) == N_IDENTIFIER) {
 			h->name = text_of(c, call.target, &h->name_len);
 		} else if (kind_of(call.target) == N_CALL) {
-			/* def unquote(:name)(args) */
+			/* def unquote(:name)(args), def unquote(name)(args) in a for */
 			struct ex_call inner;
 			struct ex_args ia;
 			call_read(c, call.target, depth, &inner);
-			args_read(c, inner.args, depth, &ia);
-			if (!text_is(c, inner.target, "unquote") || ia.count != 1 ||
-			    kind_of(ia.first[0]) != N_ATOM)
+			if (!text_is(c, inner.target, "unquote"))
 				return false;
-			h->name = text_of(c, ia.first[0], &len) + 1;
-			h->name_len = len - 1;
+			args_read(c, inner.args, depth, &ia);
+			if (unquote_for_var(c, inner.args, depth)) {
+				h->name = c->unquote_name;
+				h->name_len = strlen(c->unquote_name);
+			} else if (ia.count == 1 && kind_of(ia.first[0]) == N_ATOM) {
+				h->name = text_of(c, ia.first[0], &len) + 1;
+				h->name_len = len - 1;
+			} else if (ia.count == 1 && kind_of(ia.first[0]) == N_QUOTED_ATOM &&
+			           ts_node_named_child_count(ia.first[0]) == 1 &&
+			           kind_of(ts_node_named_child(ia.first[0], 0)) ==
+			               N_QUOTED_CONTENT) {
+				/* def unquote(:"~~~")(expr) */
+				h->name =
+				    text_of(c, ts_node_named_child(ia.first[0], 0), &h->name_len);
+			} else {
+				return false;
+			}
 		} else {
 			return false;
 		}
@@ -1409,6 +1717,14 @@ static bool head_read(struct ex_ctx *c, TSNode head, unsigned depth, struct ex_h
 			}
 		}
 		return h->name_len > 0 && h->name_len < 8 && op_of(head) != OP_DEFAULT;
+	}
+	case N_BLOCK: {
+		/* defmacro (..): a nullary operator */
+		TSNode op = ts_node_named_child(head, 0);
+		if (ts_node_named_child_count(head) != 1 || kind_of(op) != N_OPERATOR_IDENTIFIER)
+			return false;
+		h->name = text_of(c, op, &h->name_len);
+		return h->name_len > 0 && h->name_len < 8;
 	}
 	case N_UNARY: {
 		/* def -value, def not value, defmacro @expr */
@@ -1557,8 +1873,189 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 	return fi;
 }
 
+static void do_def_one(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
+                       enum ex_word w);
+
+/* The position of parameter `name` in the current macro's head, or -1. */
+static int macro_param(struct ex_ctx *c, TSNode name, unsigned depth)
+{
+	if (kind_of(name) != N_IDENTIFIER || ts_node_is_null(c->macro->args))
+		return -1;
+	size_t len;
+	const char *want = text_of(c, name, &len);
+	int i = 0;
+	TSTreeCursor *cur = cursor_at(c, depth, c->macro->args);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode k = ts_tree_cursor_current_node(cur);
+		if (!ts_node_is_named(k) || kind_of(k) == N_COMMENT)
+			continue;
+		if (kind_of(k) == N_BINARY && op_of(k) == OP_DEFAULT)
+			k = field(k, tables.f_left);
+		size_t klen;
+		const char *t = text_of(c, k, &klen);
+		if (kind_of(k) == N_IDENTIFIER && klen == len && memcmp(t, want, len) == 0)
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+/* In a quote of the macro being walked: `def unquote(param)(args)` makes
+ * the macro a template (struct ex_template). */
+static void template_record(struct ex_ctx *c, TSNode head, enum ex_word w, unsigned depth)
+{
+	if (kind_of(head) == N_BINARY && op_of(head) == OP_WHEN)
+		head = field(head, tables.f_left);
+	if (kind_of(head) != N_CALL || !c->mod)
+		return;
+	struct ex_call call, inner;
+	struct ex_args a, ia;
+	call_read(c, head, depth, &call);
+	if (kind_of(call.target) != N_CALL)
+		return;
+	call_read(c, call.target, depth, &inner);
+	args_read(c, inner.args, depth, &ia);
+	if (!text_is(c, inner.target, "unquote") || ia.count != 1)
+		return;
+	int param = macro_param(c, ia.first[0], depth);
+	if (param < 0 || param >= 4 || c->templates.len >= 256)
+		return;
+	args_read(c, call.args, depth, &a);
+	struct ex_template t = {
+	    .module = c->mod->name,
+	    .macro = c->macro->name,
+	    .min_arity = c->macro->min_arity,
+	    .max_arity = c->macro->max_arity,
+	    .param = param,
+	    .def_arity = (int)a.count,
+	    .is_macro = w == EX_W_DEFMACRO || w == EX_W_DEFMACROP,
+	    .is_public = w == EX_W_DEF || w == EX_W_DEFMACRO,
+	    .by = gi_arena_printf(&c->f->arena, "%s.%s/%d", c->mod->name, c->macro->name,
+	                          c->macro->max_arity),
+	};
+	gi_vec_push(&c->templates, &t);
+}
+
+/* The names a macro argument gives: a literal atom; the variable of the
+ * module-level `for` being expanded (each value); an atom interpolating only
+ * that variable (`:"light_#{color}"`, each value). Returns how many were
+ * written to `out` (arena strings). */
+static int template_names(struct ex_ctx *c, TSNode arg, const char **out, int max)
+{
+	const char *atom = literal_function(c, arg);
+	if (atom) {
+		out[0] = atom;
+		return 1;
+	}
+	size_t len;
+	const char *t = text_of(c, arg, &len);
+	if (c->for_count == 0)
+		return 0;
+	if (kind_of(arg) == N_IDENTIFIER && len == c->for_var_len &&
+	    memcmp(t, c->for_var, len) == 0) {
+		int n = 0;
+		for (int i = 0; i < c->for_count && n < max; i++)
+			if (c->for_values[i][0] < '0' || c->for_values[i][0] > '9')
+				out[n++] = c->for_values[i];
+		return n;
+	}
+	if (kind_of(arg) != N_QUOTED_ATOM)
+		return 0;
+	int n = 0;
+	for (int v = 0; v < c->for_count && n < max; v++) {
+		char buf[EX_MAX_NAME];
+		size_t used = 0;
+		uint32_t k = ts_node_named_child_count(arg);
+		for (uint32_t i = 0; i < k; i++) {
+			TSNode part = ts_node_named_child(arg, i);
+			const char *pt;
+			size_t plen;
+			if (kind_of(part) == N_QUOTED_CONTENT) {
+				pt = text_of(c, part, &plen);
+			} else if (kind_of(part) == N_INTERPOLATION &&
+			           ts_node_named_child_count(part) == 1 &&
+			           kind_of(ts_node_named_child(part, 0)) == N_IDENTIFIER &&
+			           text_of(c, ts_node_named_child(part, 0), &plen) &&
+			           plen == c->for_var_len &&
+			           memcmp(text_of(c, ts_node_named_child(part, 0), &plen),
+			                  c->for_var, plen) == 0) {
+				pt = c->for_values[v];
+				plen = strlen(pt);
+			} else {
+				return 0;
+			}
+			if (used + plen >= sizeof(buf))
+				return 0;
+			memcpy(buf + used, pt, plen);
+			used += plen;
+		}
+		if (used == 0)
+			return 0;
+		out[n++] = gi_arena_strndup(&c->f->arena, buf, used);
+	}
+	return n;
+}
+
+/* A module-body call `name(args)` of a template macro of this file (from
+ * this module or one it imports): the functions it defines, generated. */
+static void template_expand(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+{
+	if (c->templates.len == 0 || !c->mod || c->function >= 0 || c->in_quote)
+		return;
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	for (size_t i = 0; i < c->templates.len; i++) {
+		const struct ex_template *t = gi_vec_get(&c->templates, i);
+		if ((int)a.count < t->min_arity || (int)a.count > t->max_arity ||
+		    (int)a.count <= t->param || !text_is(c, call->target, t->macro))
+			continue;
+		char key[EX_MAX_NAME + 8];
+		snprintf(key, sizeof(key), "%d:%s", (int)FACTS_REF_IMPORT, t->module);
+		if (strcmp(t->module, c->mod->name) != 0 && !gi_map_get(&c->mod->refs, key))
+			continue;
+		const char *names[256];
+		int n = template_names(c, a.first[t->param], names, 256);
+		enum facts_function_kind kind =
+		    t->is_macro ? (t->is_public ? FACTS_DEFMACRO : FACTS_DEFMACROP)
+		                : (t->is_public ? FACTS_DEF : FACTS_DEFP);
+		for (int k = 0; k < n; k++)
+			generated_add_kind(
+			    c, gi_arena_printf(&c->f->arena, "%s/%d", names[k], t->def_arity),
+			    t->by, line_of(call->node), kind, t->is_public);
+	}
+}
+
+/* A definition; inside a module-level `for var <- [:a, :b]` whose head is
+ * `unquote(var)`, one definition per value. */
 NOINLINE static void do_def(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
                             enum ex_word w)
+{
+	struct ex_head h;
+	struct ex_args a;
+	if (c->for_count > 0 && !c->in_quote && c->function < 0 && !c->unquote_name) {
+		static const char probe[] = "unquote";
+		args_read(c, call->args, depth, &a);
+		c->unquote_name = probe;
+		bool per_value =
+		    a.count > 0 && head_read(c, a.first[0], depth, &h) && h.name == c->unquote_name;
+		c->unquote_name = NULL;
+		if (per_value) {
+			for (int i = 0; i < c->for_count; i++) {
+				/* a name, not a number of `for n <- [1, 2]` */
+				if (c->for_values[i][0] >= '0' && c->for_values[i][0] <= '9')
+					continue;
+				c->unquote_name = c->for_values[i];
+				do_def_one(c, call, depth, w);
+			}
+			c->unquote_name = NULL;
+			return;
+		}
+	}
+	do_def_one(c, call, depth, w);
+}
+
+static void do_def_one(struct ex_ctx *c, const struct ex_call *call, unsigned depth, enum ex_word w)
 {
 	struct ex_args a;
 	struct ex_head h;
@@ -1568,6 +2065,20 @@ NOINLINE static void do_def(struct ex_ctx *c, const struct ex_call *call, unsign
 	 * the file has a syntax error, which may have swallowed an `end`. */
 	bool defines = c->mod && !c->in_quote && (c->function < 0 || c->f->errors.len > 0);
 	if (!defines || a.count == 0 || !head_read(c, a.first[0], depth, &h)) {
+		/* A public definition inside a quote in a function is injected
+		 * into the module that uses it (one per default arity). */
+		if (c->in_quote && c->macro && a.count > 0)
+			template_record(c, a.first[0], w, depth);
+		if (c->in_quote && c->function >= 0 && a.count > 0 &&
+		    (w == EX_W_DEF || w == EX_W_DEFMACRO || w == EX_W_DEFGUARD ||
+		     w == EX_W_DEFDELEGATE) &&
+		    head_read(c, a.first[0], depth, &h)) {
+			const char *name = gi_arena_strndup(&c->f->arena, h.name, h.name_len);
+			bool macro = w == EX_W_DEFMACRO || w == EX_W_DEFGUARD;
+			for (int arity = h.arity - h.defaults; arity <= h.arity; arity++)
+				call_add(c, macro ? FACTS_CALL_INJECT_MACRO : FACTS_CALL_INJECT_DEF,
+				         NULL, name, arity, line_of(call->node));
+		}
 		if (c->function >= 0 && !c->in_quote) {
 			int arity = (int)a.count + (ts_node_is_null(call->do_block) ? 0 : 1);
 			local_call(c, call->target, arity);
@@ -1610,7 +2121,13 @@ NOINLINE static void do_def(struct ex_ctx *c, const struct ex_call *call, unsign
 			c->function = saved;
 		}
 	}
+	struct ex_macro_clause mc = {gi_arena_strndup(&c->f->arena, h.name, h.name_len),
+	                             h.arity - h.defaults, h.arity, h.args};
+	const struct ex_macro_clause *saved_macro = c->macro;
+	if (w == EX_W_DEFMACRO || w == EX_W_DEFMACROP)
+		c->macro = &mc;
 	clause_walk(c, fi, &h, body, body_is_block, has_body, depth);
+	c->macro = saved_macro;
 }
 
 /* Walks a syntax error node. tree-sitter flattens the definitions it could
@@ -1749,11 +2266,84 @@ static void nested_walk(struct ex_ctx *c, TSNode n, unsigned depth, bool childre
 	c->aliases.len = saved;
 }
 
+/* The atom names and small integers of a literal list (`[:a, :b]`, `[1,
+ * 2]`), as arena strings, or -1 when an element is neither. */
+static int atom_list_read(struct ex_ctx *c, TSNode list, const char **out, int max)
+{
+	int n = 0;
+	uint32_t k = ts_node_named_child_count(list);
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode e = ts_node_named_child(list, i);
+		if (kind_of(e) == N_COMMENT)
+			continue;
+		const char *name = literal_function(c, e);
+		if (!name && small_int(c, e) >= 0)
+			name = gi_arena_printf(&c->f->arena, "%d", small_int(c, e));
+		if (!name || n >= max)
+			return -1;
+		out[n++] = name;
+	}
+	return n;
+}
+
+/* A module-level `for var <- LIST do ... end` where LIST is a literal list
+ * of atoms or an attribute holding one (`for level <- @levels`): its body
+ * is walked with `unquote(var)` standing for each value, so that the
+ * definitions it makes are expanded (do_def). Returns false for any other
+ * comprehension. */
+static bool for_literal(struct ex_ctx *c, const struct ex_call *call, const struct ex_args *a,
+                        unsigned depth)
+{
+	TSNode gen = a->first[0];
+	TSNode body = call->do_block;
+	if (ts_node_is_null(body) && a->count == 2)
+		body = keyword_value(c, a->last, depth, "do");
+	if (ts_node_is_null(body) || a->count != (ts_node_is_null(call->do_block) ? 2u : 1u) ||
+	    kind_of(gen) != N_BINARY || !text_is(c, field(gen, tables.f_operator), "<-"))
+		return false;
+	TSNode var = field(gen, tables.f_left), list = field(gen, tables.f_right);
+	if (kind_of(var) != N_IDENTIFIER)
+		return false;
+	if (kind_of(list) == N_UNARY && op_of(list) == OP_ATTRIBUTE) {
+		TSNode name = operand_of(c, list, depth);
+		TSNode found = {0};
+		for (int i = 0; i < c->mod->atom_list_count; i++)
+			if (kind_of(name) == N_IDENTIFIER &&
+			    text_is(c, name, c->mod->atom_lists[i].name))
+				found = c->mod->atom_lists[i].list;
+		list = found;
+	}
+	if (kind_of(list) != N_LIST)
+		return false;
+	const char *values[256];
+	int count = atom_list_read(c, list, values, 256);
+	if (count <= 0)
+		return false;
+	const char *saved_var = c->for_var, **saved_values = c->for_values;
+	size_t saved_len = c->for_var_len;
+	int saved_count = c->for_count;
+	c->for_var = text_of(c, var, &c->for_var_len);
+	c->for_values = values;
+	c->for_count = count;
+	if (!ts_node_is_null(call->do_block))
+		walk_children(c, body, depth);
+	else
+		walk(c, body, depth, 0);
+	c->for_var = saved_var;
+	c->for_var_len = saved_len;
+	c->for_values = saved_values;
+	c->for_count = saved_count;
+	return true;
+}
+
 NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
                                 enum ex_word w)
 {
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
+	if (w == EX_W_FOR && c->mod && c->function < 0 && !c->in_quote && a.count > 0 &&
+	    for_literal(c, call, &a, depth))
+		return;
 	struct ex_metrics *m = c->metrics;
 	if (m) {
 		int clauses = 0;
@@ -1904,6 +2494,43 @@ NOINLINE static bool do_exunit(struct ex_ctx *c, const struct ex_call *call, uns
 	return true;
 }
 
+/* `raise M` / `raise M, opts` calls M.exception/1, `raise "text"`
+ * RuntimeError.exception/1, as the compiler expands them. */
+static void raise_call(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+{
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	if (a.count == 0)
+		return;
+	const char *m = literal_module(c, a.first[0], depth, false);
+	if (!m && a.count == 1 && kind_of(a.first[0]) == N_STRING)
+		m = "RuntimeError";
+	if (m && m[0] != ':')
+		remote_call(c, m, "exception", 1, line_of(call->node));
+}
+
+/* `Record.defrecord(:name, fields)` (or `defrecordp`, or `defrecord`
+ * called as imported) in a module body: the macros name/0, name/1 and
+ * name/2 (private for defrecordp). */
+static void record_generate(struct ex_ctx *c, const struct ex_call *call, const char *fun,
+                            unsigned depth)
+{
+	bool private = strcmp(fun, "defrecordp") == 0;
+	if ((!private && strcmp(fun, "defrecord") != 0) || !c->mod || c->function >= 0 ||
+	    c->in_quote)
+		return;
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	const char *name = a.count >= 1 ? literal_function(c, a.first[0]) : NULL;
+	if (!name)
+		return;
+	const char *by = private ? "Record.defrecordp" : "Record.defrecord";
+	for (int arity = 0; arity <= 2; arity++)
+		generated_add_kind(c, gi_arena_printf(&c->f->arena, "%s/%d", name, arity), by,
+		                   line_of(call->node), private ? FACTS_DEFMACROP : FACTS_DEFMACRO,
+		                   !private);
+}
+
 static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 {
 	struct ex_call call;
@@ -1980,6 +2607,18 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	} else if (tk == N_DOT) {
 		TSNode left = field(call.target, tables.f_left);
 		TSNode right = field(call.target, tables.f_right);
+		if (c->mod && c->function < 0 && !c->in_quote && kind_of(left) == N_ALIAS &&
+		    text_is(c, left, "Kernel") && kind_of(right) == N_IDENTIFIER) {
+			/* Kernel.def f(x) in a module body (a protocol's real
+			 * function) is a definition */
+			size_t len;
+			const char *t = text_of(c, right, &len);
+			enum ex_word w = ex_word_lookup(t, len);
+			if (w >= EX_W_DEF && w <= EX_W_DEFDELEGATE) {
+				do_def(c, &call, depth, w);
+				return;
+			}
+		}
 		if (!ts_node_is_null(right) &&
 		    (kind_of(left) != N_IDENTIFIER || !ts_node_is_null(call.args) || pipe)) {
 			mod = module_of(c, left, depth);
@@ -1996,6 +2635,14 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	int arity = (int)nargs + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
 	if (local) {
 		local_call(c, call.target, arity);
+		template_expand(c, &call, depth);
+		if (!pipe && (arity == 1 || arity == 2) && text_is(c, call.target, "raise"))
+			raise_call(c, &call, depth);
+		if (text_is(c, call.target, "defrecord") || text_is(c, call.target, "defrecordp"))
+			record_generate(c, &call,
+			                text_is(c, call.target, "defrecord") ? "defrecord"
+			                                                     : "defrecordp",
+			                depth);
 		if (!pipe && arity >= 3 && arity <= 5) {
 			size_t len;
 			const char *t = text_of(c, call.target, &len);
@@ -2008,6 +2655,8 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		}
 	} else if (mod && fun) {
 		remote_call(c, mod, fun, arity, line_of(n));
+		if (strcmp(mod, "Record") == 0)
+			record_generate(c, &call, fun, depth);
 		if (!pipe && arity >= 3 && arity <= 5)
 			mfa_call(c, &call, mod, fun, arity, depth);
 		if (strcmp(mod, "Module") == 0 && strcmp(fun, "concat") == 0) {
@@ -2040,6 +2689,25 @@ static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
 	uint32_t k = ts_node_named_child_count(map);
 	for (uint32_t i = 1; i < k; i++)
 		walk(c, ts_node_named_child(map, i), depth, 0);
+}
+
+/* A string's interpolations are code, each a call to
+ * String.Chars.to_string/1 (what the compiler makes of "#{x}"). */
+static void walk_string(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	TSTreeCursor *cur = cursor_at(c, depth, n);
+	uint32_t interpolations = 0, line = line_of(n);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur))
+		if (kind_of(ts_tree_cursor_current_node(cur)) == N_INTERPOLATION) {
+			interpolations++;
+			line = line_of(ts_tree_cursor_current_node(cur));
+		}
+	if (interpolations == 0)
+		return;
+	walk_children(c, n, depth);
+	for (uint32_t i = 0; i < interpolations; i++)
+		remote_call(c, "String.Chars", "to_string", 1, line);
 }
 
 static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
@@ -2106,6 +2774,14 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		return;
 	case N_TUPLE:
 		walk_tuple(c, n, depth);
+		return;
+	case N_ACCESS:
+		/* x[k] is Access.get(x, k) */
+		walk_children(c, n, depth);
+		remote_call(c, "Access", "get", 2, line_of(n));
+		return;
+	case N_STRING:
+		walk_string(c, n, depth);
 		return;
 	case N_COMMENT:
 	case N_QUOTED_CONTENT:
@@ -2272,6 +2948,7 @@ int ex_parse(const char *path, const char *source, size_t len, struct facts_file
 	c->len = len;
 	c->function = -1;
 	gi_vec_init(&c->aliases, sizeof(struct ex_alias));
+	gi_vec_init(&c->templates, sizeof(struct ex_template));
 	if (kind_of(root) == N_ERROR)
 		walk_error(c, root, 0);
 	else
@@ -2280,6 +2957,7 @@ int ex_parse(const char *path, const char *source, size_t len, struct facts_file
 		if (c->cursor_ready[i])
 			ts_tree_cursor_delete(&c->cursors[i]);
 	gi_vec_destroy(&c->aliases);
+	gi_vec_destroy(&c->templates);
 	gi_free(c);
 	ts_tree_delete(tree);
 	*out = f;

@@ -48,6 +48,11 @@ enum ex_word ex_word_lookup(const char *s, size_t len);
  * is not a local call). Thread-safe. */
 bool ex_is_kernel_name(const char *name);
 
+/* True when Kernel's `name`/`arity` is a function that compiled code calls
+ * as Kernel.name (inspect/1, struct/2, get_in/2...), not a macro or an
+ * inlined Erlang built-in. Thread-safe. */
+bool ex_is_kernel_function(const char *name, int arity);
+
 /* Functions that take a module, a function name and an argument list as
  * consecutive arguments (spawn(M, :f, args), :timer.apply_after(t, M, :f,
  * args), apply(M, :f, args)...): when `module`.`name`/`arity` is one
@@ -60,5 +65,10 @@ int ex_mfa_position(const char *module, const char *name, int arity, bool *apply
  * GenServer, Supervisor, Agent, Task, Application, DynamicSupervisor), or
  * NULL for a module not in the table. Thread-safe. */
 const char *const *ex_use_generated(const char *module);
+
+/* The functions of one of Elixir's protocols (Inspect, String.Chars,
+ * List.Chars, Enumerable, Collectable) as "name/arity", NULL-terminated,
+ * which `@derive` implements; NULL for another protocol. Thread-safe. */
+const char *const *ex_protocol_functions(const char *protocol);
 
 #endif

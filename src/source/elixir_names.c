@@ -318,3 +318,58 @@ const char *const *ex_use_generated(const char *module)
 			return use_generated[i].functions;
 	return NULL;
 }
+
+/* The functions of Elixir's own protocols, which an `@derive` generates in
+ * the implementation module (Elixir 1.14). */
+static const char *const inspect_functions[] = {"inspect/2", NULL};
+static const char *const string_chars_functions[] = {"to_string/1", NULL};
+static const char *const list_chars_functions[] = {"to_charlist/1", NULL};
+static const char *const enumerable_functions[] = {"count/1", "member?/2", "reduce/3", "slice/1",
+                                                   NULL};
+static const char *const collectable_functions[] = {"into/1", NULL};
+
+static const struct use_entry protocol_functions[] = {
+    {"Inspect", inspect_functions},         {"String.Chars", string_chars_functions},
+    {"List.Chars", list_chars_functions},   {"Enumerable", enumerable_functions},
+    {"Collectable", collectable_functions},
+};
+
+const char *const *ex_protocol_functions(const char *protocol)
+{
+	for (size_t i = 0; i < sizeof(protocol_functions) / sizeof(protocol_functions[0]); i++)
+		if (strcmp(protocol_functions[i].module, protocol) == 0)
+			return protocol_functions[i].functions;
+	return NULL;
+}
+
+/* Kernel's functions that stay calls to Kernel in the object code (Elixir
+ * 1.14; the others are macros or are inlined to :erlang). */
+static const struct {
+	const char *name;
+	int arity;
+} kernel_functions[] = {
+    {"inspect", 1},
+    {"inspect", 2},
+    {"struct", 1},
+    {"struct", 2},
+    {"struct!", 1},
+    {"struct!", 2},
+    {"get_in", 2},
+    {"put_in", 3},
+    {"update_in", 3},
+    {"pop_in", 2},
+    {"get_and_update_in", 3},
+    {"macro_exported?", 3},
+    {"binary_slice", 2},
+    {"binary_slice", 3},
+    {"=~", 2},
+};
+
+bool ex_is_kernel_function(const char *name, int arity)
+{
+	for (size_t i = 0; i < sizeof(kernel_functions) / sizeof(kernel_functions[0]); i++)
+		if (kernel_functions[i].arity == arity &&
+		    strcmp(kernel_functions[i].name, name) == 0)
+			return true;
+	return false;
+}

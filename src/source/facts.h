@@ -74,7 +74,22 @@ enum facts_call_kind {
 	FACTS_CALL_MFA,        /* {M, :f, args} or an MFA argument; arity -1: args not a list */
 	FACTS_CALL_APPLY,      /* apply(M, :f, args) with literals; arity -1 likewise */
 	FACTS_CALL_IMPL,       /* made by the graph: a protocol call reaching an impl */
+	/* What a quote in a function (a `__using__/1` macro, or a function it
+	 * applies) injects into the module that `use`s it (docs/EXTRACTION.md,
+	 * "use injection"): never a call, applied by the graph. */
+	FACTS_CALL_INJECT,     /* module: the target; function: "import", "require", "use",
+	                          "before_compile" */
+	FACTS_CALL_INJECT_DEF, /* function/arity: a public def (or defdelegate) in the quote */
+	/* `use M, :which` in a module body: M.which/0, whose quote injects like
+	 * __using__'s (the `use MyAppWeb, :controller` pattern). */
+	FACTS_CALL_USE,
+	FACTS_CALL_INJECT_MACRO, /* function/arity: a public defmacro or defguard in the quote */
 };
+
+/* The name of the function that holds a module body's calls (code outside
+ * any function, run when the module is compiled: DSL macro calls, attribute
+ * values, @before_compile). Not an Elixir identifier, so it never clashes. */
+#define FACTS_MODULE_BODY "(module body)"
 
 struct facts_ref {
 	enum facts_ref_kind kind;

@@ -8,7 +8,8 @@
  * Shop.MixProject, test module ShopTest); Shop.Cart <-> Shop.Repo is a cycle,
  * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub. And
  * tests/fixtures/projects/web, a Phoenix-style project for dispatch edges.
- * needs:
+ * Source + object code fusion compiles a small project with elixirc.
+ * needs: elixir
  */
 #include <jansson.h>
 #include <sqlite3.h>
@@ -381,11 +382,12 @@ static void dispatch_on_phoenix_style_fixture(void)
 	json_array_foreach(json_object_get(r.json, "functions"), i, f)
 	{
 		if (strcmp(jstr(f, "reason"), "unreferenced") == 0)
-			TH_ASSERT_MSG(strcmp(jstr(f, "name"), "unused") == 0,
+			TH_ASSERT_MSG(strcmp(jstr(f, "name"), "unused") == 0 ||
+			                  strcmp(jstr(f, "name"), "never_imported_by_anyone") == 0,
 			              "false unreferenced: %s.%s/%lld", jstr(f, "module"),
 			              jstr(f, "name"), jint(f, "arity"));
 	}
-	TH_ASSERT_INT_EQ(jint(json_object_get(r.json, "by_reason"), "unreferenced"), 1);
+	TH_ASSERT_INT_EQ(jint(json_object_get(r.json, "by_reason"), "unreferenced"), 2);
 	json_t *by = json_object_get(r.json, "reached_by_dispatch");
 	TH_ASSERT_INT_GE(jint(by, "impl"), 1);
 	TH_ASSERT_INT_GE(jint(by, "callback"), 3);
@@ -439,6 +441,200 @@ static void dispatch_on_phoenix_style_fixture(void)
 	r = GIULIA("dependents", "Web.Jobs", "--project", dir, "--json", "--direct");
 	TH_ASSERT(!has_module_row(json_object_get(r.json, "dependents"), "module", "Web.Ticker"));
 	ts_giulia_result_free(&r);
+}
+
+/* The caller (module and function name) and kind of the first caller of
+ * `fn` from module `from`, in function_details; NULLs when none. */
+static void caller_from(const char *dir, const char *fn, const char *from, char *name,
+                        size_t name_size, char *kind, size_t kind_size)
+{
+	struct ts_giulia_result r = GIULIA("query", "function_details", fn, "--project", dir);
+	TH_ASSERT_MSG(r.status == 0, "function_details %s: %s", fn, r.err ? r.err : "");
+	name[0] = kind[0] = '\0';
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(r.json, "callers"), i, c)
+	{
+		if (strcmp(jstr(c, "module"), from) != 0)
+			continue;
+		snprintf(name, name_size, "%s", jstr(c, "name"));
+		snprintf(kind, kind_size, "%s", jstr(c, "kind"));
+		break;
+	}
+	ts_giulia_result_free(&r);
+}
+
+/* The generated_by of function `name`/`arity` in `module`'s function list:
+ * "" when written by hand, NULL when absent. */
+static const char *generated_by_of(const char *dir, const char *module, const char *name, int arity,
+                                   char *out, size_t size)
+{
+	struct ts_giulia_result r = GIULIA("functions", module, "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	const char *found = NULL;
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(r.json, "functions"), i, f)
+	{
+		if (strcmp(jstr(f, "name"), name) != 0 || jint(f, "arity") != arity)
+			continue;
+		json_t *by = json_object_get(f, "generated_by");
+		snprintf(out, size, "%s", by ? json_string_value(by) : "");
+		found = out;
+	}
+	ts_giulia_result_free(&r);
+	return found;
+}
+
+/* A router DSL used through its own __using__ (tests/fixtures/projects/web,
+ * lib/web/router_dsl.ex and base.ex): the macros called in the router's
+ * body have the module body as caller, the quote's import resolves the
+ * calls, its public defs are generated functions of the router (not its
+ * defp), its @before_compile calls __before_compile__/1, and `use Web.Base,
+ * :controller` applies controller/0's quote. Nothing there is dead. */
+static void use_injection_on_phoenix_style_fixture(void)
+{
+	char dir[4096], cmd[9000], name[256], kind[64], by[256];
+	snprintf(dir, sizeof(dir), "%s/web", th_tmpdir());
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/tests/fixtures/projects/web' '%s'", th_srcdir(), dir);
+	sh(cmd);
+	struct ts_giulia_result r = index_json(dir);
+	ts_giulia_result_free(&r);
+
+	static const char *const macros[] = {"Web.RouterDSL.scope/2", "Web.RouterDSL.get/2",
+	                                     "Web.RouterDSL.resources/2",
+	                                     "Web.RouterDSL.pipe_through/1"};
+	for (size_t i = 0; i < sizeof(macros) / sizeof(macros[0]); i++) {
+		caller_from(dir, macros[i], "Web.Router", name, sizeof(name), kind, sizeof(kind));
+		TH_ASSERT_MSG(strcmp(name, "(module body)") == 0, "%s: caller %s", macros[i], name);
+		TH_ASSERT_STR_EQ(kind, "local");
+	}
+	caller_from(dir, "Web.RouterDSL.__before_compile__/1", "Web.Router", name, sizeof(name),
+	            kind, sizeof(kind));
+	TH_ASSERT_STR_EQ(name, "(module body)");
+	TH_ASSERT_STR_EQ(kind, "remote");
+	/* the router's own function calls the injected call/1 */
+	caller_from(dir, "Web.Router.call/1", "Web.Router", name, sizeof(name), kind, sizeof(kind));
+	TH_ASSERT_STR_EQ(name, "dispatch");
+	TH_ASSERT(generated_by_of(dir, "Web.Router", "call", 1, by, sizeof(by)) != NULL);
+	TH_ASSERT_STR_EQ(by, "use Web.RouterDSL");
+	TH_ASSERT(generated_by_of(dir, "Web.Router", "call", 2, by, sizeof(by)) != NULL);
+	TH_ASSERT(generated_by_of(dir, "Web.Router", "dispatch", 1, by, sizeof(by)) != NULL);
+	TH_ASSERT_STR_EQ(by, "");
+	TH_ASSERT(generated_by_of(dir, "Web.Router", "injected_helper", 0, by, sizeof(by)) == NULL);
+	/* a module that does not use the DSL gets nothing */
+	TH_ASSERT(generated_by_of(dir, "Web.Jobs", "call", 1, by, sizeof(by)) == NULL);
+
+	/* use Web.Base, :controller: controller/0's quote */
+	caller_from(dir, "Web.Base.controller/0", "Web.PageController", name, sizeof(name), kind,
+	            sizeof(kind));
+	TH_ASSERT_STR_EQ(name, "(module body)");
+	TH_ASSERT_STR_EQ(kind, "use");
+	caller_from(dir, "Web.Base.Helpers.html/2", "Web.PageController", name, sizeof(name), kind,
+	            sizeof(kind));
+	TH_ASSERT_STR_EQ(name, "show");
+	TH_ASSERT(generated_by_of(dir, "Web.PageController", "action_name", 0, by, sizeof(by)) !=
+	          NULL);
+	TH_ASSERT_STR_EQ(by, "use Web.Base");
+
+	/* none of it is dead, even without dispatch edges */
+	static const char *const direct[] = {"--json", "--direct"};
+	for (int d = 0; d < 2; d++) {
+		r = d ? GIULIA("dead-code", "--project", dir, direct[0], direct[1])
+		      : GIULIA("dead-code", "--project", dir, "--json");
+		TH_ASSERT_INT_EQ(r.status, 0);
+		size_t i;
+		json_t *f;
+		json_array_foreach(json_object_get(r.json, "functions"), i, f)
+		{
+			const char *m = jstr(f, "module");
+			TH_ASSERT_MSG(strcmp(m, "Web.RouterDSL") != 0 &&
+			                  strcmp(m, "Web.Base") != 0 &&
+			                  strcmp(m, "Web.Router") != 0 &&
+			                  strcmp(m, "Web.PageController") != 0,
+			              "reported dead: %s.%s/%lld (%s)", m, jstr(f, "name"),
+			              jint(f, "arity"), jstr(f, "reason"));
+		}
+		ts_giulia_result_free(&r);
+	}
+}
+
+/* A project indexed from its source and its compiled .beam files: the
+ * source stays the truth for what it shows (lines, calls, counted once);
+ * the object code adds the functions a comprehension over a computed list
+ * defines ("object code") and the calls a macro expanded into the caller
+ * (origin beam); object code older than the source is not fused. */
+static void source_and_object_code_fused(void)
+{
+	char dir[4096], cmd[13000];
+	snprintf(dir, sizeof(dir), "%s/fused", th_tmpdir());
+	write_file(dir, "lib/helper.ex",
+	           "defmodule Fu.Helper do\n"
+	           "  defmacro traced(x), do: quote(do: Fu.Audit.note(unquote(x)))\n"
+	           "end\n");
+	write_file(dir, "lib/audit.ex",
+	           "defmodule Fu.Audit do\n  def note(x), do: x\n  def write(x), do: x\nend\n");
+	write_file(dir, "lib/colors.ex",
+	           "defmodule Fu.Colors do\n"
+	           "  require Fu.Helper\n"
+	           "  for {name, code} <- Enum.with_index([:red, :green]) do\n"
+	           "    def unquote(name)(), do: unquote(code)\n"
+	           "  end\n"
+	           "\n"
+	           "  def paint(x) do\n"
+	           "    Fu.Helper.traced(x)\n"
+	           "    Fu.Audit.write(x)\n"
+	           "  end\n"
+	           "end\n");
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/ebin' && elixirc -o '%s/ebin' '%s'/lib/*.ex", dir,
+	         dir, dir);
+	sh(cmd);
+	char ebin[4200];
+	snprintf(ebin, sizeof(ebin), "%s/ebin", dir);
+	struct ts_giulia_result r = GIULIA("index", dir, "--beam", ebin, "--json", "--force");
+	TH_ASSERT_MSG(r.status == 0, "index: %s", r.err ? r.err : "");
+	ts_giulia_result_free(&r);
+
+	char by[256], name[256], kind[64];
+	TH_ASSERT(generated_by_of(dir, "Fu.Colors", "red", 0, by, sizeof(by)) != NULL);
+	TH_ASSERT_STR_EQ(by, "object code");
+	TH_ASSERT(generated_by_of(dir, "Fu.Colors", "paint", 1, by, sizeof(by)) != NULL);
+	TH_ASSERT_STR_EQ(by, ""); /* written: the source's */
+	r = GIULIA("query", "function_details", "Fu.Colors.paint/1", "--project", dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "line"), 7);
+	ts_giulia_result_free(&r);
+
+	/* the call the macro expanded into paint/1: from the object code */
+	r = GIULIA("query", "function_details", "Fu.Audit.note/1", "--project", dir);
+	bool from_beam = false;
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(r.json, "callers"), i, c)
+	{
+		if (strcmp(jstr(c, "name"), "paint") == 0)
+			from_beam =
+			    json_object_get(c, "origin") && strcmp(jstr(c, "origin"), "beam") == 0;
+	}
+	TH_ASSERT_MSG(from_beam, "no call from paint/1 of origin beam: %s", r.out);
+	ts_giulia_result_free(&r);
+	/* a call both show is the source's, counted once */
+	caller_from(dir, "Fu.Audit.write/1", "Fu.Colors", name, sizeof(name), kind, sizeof(kind));
+	TH_ASSERT_STR_EQ(name, "paint");
+	r = GIULIA("query", "function_details", "Fu.Audit.write/1", "--project", dir);
+	json_t *first = json_array_get(json_object_get(r.json, "callers"), 0);
+	TH_ASSERT_INT_EQ(jint(first, "count"), 1);
+	TH_ASSERT(json_object_get(first, "origin") == NULL);
+	ts_giulia_result_free(&r);
+
+	/* a stale build (the source has a public function its object code
+	 * lacks) is other code: not fused */
+	write_file(dir, "lib/colors.ex",
+	           "defmodule Fu.Colors do\n  def paint(x), do: x\n  def added, do: 1\nend\n");
+	r = GIULIA("index", dir, "--beam", ebin, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	TH_ASSERT(generated_by_of(dir, "Fu.Colors", "red", 0, by, sizeof(by)) == NULL);
+	TH_ASSERT(generated_by_of(dir, "Fu.Colors", "added", 0, by, sizeof(by)) != NULL);
 }
 
 static void index_skips_and_reports_bad_files(void)
@@ -649,6 +845,8 @@ int main(int argc, char **argv)
 	    TH_TEST(index_counts_distinct_modules),
 	    TH_TEST(test_code_is_what_mix_says),
 	    TH_TEST(dispatch_on_phoenix_style_fixture),
+	    TH_TEST(use_injection_on_phoenix_style_fixture),
+	    TH_TEST(source_and_object_code_fused),
 	    TH_TEST(index_many_files_on_threads),
 	    TH_TEST(db_option_and_environment),
 	    TH_TEST(clear_errors_for_bad_input),

@@ -444,6 +444,232 @@ static void dispatch_references(void)
 	facts_file_free(f);
 }
 
+/* Code outside functions runs when the module compiles: its calls belong to
+ * the module body (DSL macros, attribute values, @before_compile); what a
+ * quote in a function injects is recorded for the graph; a quote's own
+ * module-level code makes no body calls. */
+static void module_body_and_injections(void)
+{
+	static const char *const want[] = {
+	    "function R.(module body)/0 def private clauses=0 lines=16-25 loc=0 cc=1 cog=0 "
+	    "nest=0 generated=module body",
+	    "call R.(module body)/0 local R.pipe_through/1",
+	    "call R.(module body)/0 local R.scope/2",
+	    "call R.(module body)/0 local R.get/3",
+	    "call R.(module body)/0 remote Hooks.__before_compile__/1",
+	    "call R.(module body)/0 remote Hooks.__after_compile__/2",
+	    "call R.(module body)/0 use Base.controller/0",
+	    "call Dsl.__using__/1 inject Dsl.import/0",
+	    "call Dsl.__using__/1 inject Dsl.before_compile/0",
+	    "call Dsl.__using__/1 inject Other.use/0",
+	    "call Dsl.__using__/1 inject Req.require/0",
+	    "call Dsl.__using__/1 inject_def ?.call/1",
+	    "call Dsl.__using__/1 inject_def ?.call/2",
+	    "call Dsl.__using__/1 inject_macro ?.dsl?/0",
+	    NULL,
+	};
+	static const char *const not_wanted[] = {
+	    "function Dsl.(module body)/0",
+	    "call Dsl.__using__/1 inject_def ?.hidden/0",
+	    "function Dsl.call/1",
+	    "call Dsl.__using__/1 inject Dsl.Nothing",
+	    "call R.(module body)/0 local R.if/2",
+	    NULL,
+	};
+	const char *src = "defmodule Dsl do\n"
+	                  "  defmacro __using__(_) do\n"
+	                  "    quote do\n"
+	                  "      import unquote(__MODULE__)\n"
+	                  "      use Other\n"
+	                  "      require Req\n"
+	                  "      import __MODULE__.Nothing\n"
+	                  "      @before_compile unquote(__MODULE__)\n"
+	                  "      @before_compile __MODULE__\n"
+	                  "      def call(a, b \\\\ 1), do: {a, b}\n"
+	                  "      defmacro dsl?, do: true\n"
+	                  "      defp hidden, do: :no\n"
+	                  "    end\n"
+	                  "  end\n"
+	                  "end\n"
+	                  "defmodule R do\n"
+	                  "  use Base, :controller\n"
+	                  "  @before_compile Hooks\n"
+	                  "  @after_compile Hooks\n"
+	                  "  pipe_through [:browser]\n"
+	                  "  if true, do: :ok\n"
+	                  "  scope \"/\" do\n"
+	                  "    get \"/\", Page, :index\n"
+	                  "  end\n"
+	                  "end\n";
+	struct facts_file *f = parse_text(src);
+	struct gi_vec got;
+	render(f, &got);
+	for (size_t i = 0; want[i]; i++)
+		TH_ASSERT_MSG(lines_has(&got, want[i]), "missing: %s", want[i]);
+	for (size_t i = 0; not_wanted[i]; i++)
+		for (size_t k = 0; k < got.len; k++)
+			TH_ASSERT_MSG(strncmp(GI_VEC_AT(&got, const char *, k), not_wanted[i],
+			                      strlen(not_wanted[i])) != 0,
+			              "unexpected: %s", GI_VEC_AT(&got, const char *, k));
+	lines_free(&got);
+	facts_file_free(f);
+}
+
+/* Functions that macros generate, derived from the source: Record
+ * accessors, @derive implementations, comprehensions over literal lists
+ * (and attributes holding one), a file's own macros whose quote defines
+ * `def unquote(param)`, the nullary operator `(..)`, `Kernel.def`, quoted
+ * names, and what the compiler adds to protocols and implementations. */
+static void macro_generated_functions(void)
+{
+	static const char *const want[] = {
+	    "function G.user/0 defmacro public",
+	    "function G.user/1 defmacro public",
+	    "function G.user/2 defmacro public",
+	    "function G.secret/1 defmacrop private",
+	    "module Inspect.G impl",
+	    "function Inspect.G.inspect/2 def public",
+	    "function Inspect.G.__impl__/1 def public",
+	    "module Shop.Proto.G impl",
+	    "function Shop.Proto.G.__impl__/1 def public",
+	    "function G.red/0 def public",
+	    "function G.green/0 def public",
+	    "function G.info/1 defmacro public",
+	    "function G.info/2 defmacro public",
+	    "function G.debug/2 defmacro public",
+	    "function G.../0 defmacro public",
+	    "function G.~~~/1 def public",
+	    "function G.direct/1 def public",
+	    "function G.bold/0 def public",
+	    "function G.font_1/0 def public",
+	    "function G.font_2/0 def public",
+	    "function Seq.defseq/2 defmacro public",
+	    "function P.__protocol__/1 def public",
+	    "function P.impl_for/1 def public",
+	    "function P.impl_for!/1 def public",
+	    "function P.real/1 def public",
+	    NULL,
+	};
+	static const char *const not_wanted[] = {
+	    "function G.blue/0",
+	    "function G.1/0",
+	    "function NoImport.bold/0",
+	    "module Inspect.NoStruct",
+	    "function G.dyn",
+	    "function G.fmt/1",
+	    NULL,
+	};
+	const char *src = "defmodule Seq do\n"
+	                  "  defmacro defseq(name, code) do\n"
+	                  "    quote bind_quoted: [name: name, code: code] do\n"
+	                  "      def unquote(name)(), do: code\n"
+	                  "      defp fmt(unquote(name)), do: code\n"
+	                  "    end\n"
+	                  "  end\n"
+	                  "end\n"
+	                  "defmodule G do\n"
+	                  "  import Seq\n"
+	                  "  require Record\n"
+	                  "  Record.defrecord(:user, name: nil)\n"
+	                  "  Record.defrecordp :secret, [:a]\n"
+	                  "  @derive [Inspect, {Shop.Proto, only: [:a]}]\n"
+	                  "  defstruct [:a]\n"
+	                  "  for c <- [:red, :green] do\n"
+	                  "    def unquote(c)(), do: unquote(c)\n"
+	                  "  end\n"
+	                  "  colors = [:blue]\n"
+	                  "  for c <- colors, do: def(unquote(c)(), do: 1)\n"
+	                  "  for n <- [1, 2], do: def(unquote(n)(), do: 1)\n"
+	                  "  @levels [:info, :debug]\n"
+	                  "  for level <- @levels do\n"
+	                  "    defmacro unquote(level)(msg, meta \\\\ []), do: {msg, meta}\n"
+	                  "  end\n"
+	                  "  defmacro (..), do: 1\n"
+	                  "  def unquote(:\"~~~\")(x), do: x\n"
+	                  "  Kernel.def direct(x), do: x\n"
+	                  "  defseq(:bold, 1)\n"
+	                  "  for n <- [1, 2] do\n"
+	                  "    defseq(:\"font_#{n}\", n)\n"
+	                  "  end\n"
+	                  "  def unquote(dyn)(), do: 1\n"
+	                  "end\n"
+	                  "defmodule NoImport do\n"
+	                  "  defseq(:bold, 1)\n"
+	                  "end\n"
+	                  "defmodule NoStruct do\n"
+	                  "  @derive Inspect\n"
+	                  "end\n"
+	                  "defprotocol P do\n"
+	                  "  def f(x)\n"
+	                  "  Kernel.def real(x), do: x\n"
+	                  "end\n";
+	struct facts_file *f = parse_text(src);
+	struct gi_vec got;
+	render(f, &got);
+	for (size_t i = 0; want[i]; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < got.len && !seen; k++)
+			seen = strncmp(GI_VEC_AT(&got, const char *, k), want[i],
+			               strlen(want[i])) == 0;
+		TH_ASSERT_MSG(seen, "missing: %s", want[i]);
+	}
+	for (size_t i = 0; not_wanted[i]; i++)
+		for (size_t k = 0; k < got.len; k++)
+			TH_ASSERT_MSG(strncmp(GI_VEC_AT(&got, const char *, k), not_wanted[i],
+			                      strlen(not_wanted[i])) != 0,
+			              "unexpected: %s", GI_VEC_AT(&got, const char *, k));
+	lines_free(&got);
+	facts_file_free(f);
+}
+
+/* Calls the compiler makes that the text does not spell: interpolation is
+ * String.Chars.to_string/1, x[k] Access.get/2, raise M M.exception/1 (a
+ * string: RuntimeError), Kernel functions such as inspect/1 are calls to
+ * Kernel; not for sigils without interpolation, a raised variable, or a
+ * module that defines the name itself. */
+static void compiler_made_calls(void)
+{
+	static const char *const want[] = {
+	    "call K.f/1 remote String.Chars.to_string/1",
+	    "call K.f/1 remote Access.get/2",
+	    "call K.f/1 remote ArgumentError.exception/1",
+	    "call K.f/1 remote RuntimeError.exception/1",
+	    "call K.f/1 remote Kernel.inspect/1",
+	    "ref K call Kernel",
+	    "call Own.g/1 local Own.inspect/1",
+	    NULL,
+	};
+	static const char *const not_wanted[] = {
+	    "call K.h/1 remote String.Chars",
+	    "call K.h/1 remote RuntimeError",
+	    "call Own.g/1 remote Kernel",
+	    NULL,
+	};
+	const char *src = "defmodule K do\n"
+	                  "  def f(x) do\n"
+	                  "    _ = \"a#{x}\" <> x[:k] <> inspect(x)\n"
+	                  "    if x, do: raise(ArgumentError, \"bad\"), else: raise(\"plain\")\n"
+	                  "  end\n"
+	                  "  def h(e), do: {~S(#{not code}), raise(e)}\n"
+	                  "end\n"
+	                  "defmodule Own do\n"
+	                  "  def inspect(x), do: x\n"
+	                  "  def g(x), do: inspect(x)\n"
+	                  "end\n";
+	struct facts_file *f = parse_text(src);
+	struct gi_vec got;
+	render(f, &got);
+	for (size_t i = 0; want[i]; i++)
+		TH_ASSERT_MSG(lines_has(&got, want[i]), "missing: %s", want[i]);
+	for (size_t i = 0; not_wanted[i]; i++)
+		for (size_t k = 0; k < got.len; k++)
+			TH_ASSERT_MSG(strncmp(GI_VEC_AT(&got, const char *, k), not_wanted[i],
+			                      strlen(not_wanted[i])) != 0,
+			              "unexpected: %s", GI_VEC_AT(&got, const char *, k));
+	lines_free(&got);
+	facts_file_free(f);
+}
+
 static void refuses_binary_and_huge_files(void)
 {
 	struct facts_file *f = (struct facts_file *)1;
@@ -606,6 +832,9 @@ int main(int argc, char **argv)
 	    TH_TEST(directives_are_lexically_scoped),
 	    TH_TEST(calls_inside_parenthesised_captures),
 	    TH_TEST(dispatch_references),
+	    TH_TEST(module_body_and_injections),
+	    TH_TEST(macro_generated_functions),
+	    TH_TEST(compiler_made_calls),
 	    TH_TEST(refuses_binary_and_huge_files),
 	    TH_TEST(empty_and_blank_files),
 	    TH_TEST(truncated_prefixes),
