@@ -139,15 +139,17 @@ static int pg_error_code(struct obs_pg *st, PGresult *res)
 	return GI_EDB;
 }
 
-/* Runs `sql` with `p` (may be NULL); *out (may be NULL: cleared) gets the
+/* Runs `sql` with `p` (NULL: no parameters); *out (may be NULL: cleared) gets the
  * result of a statement that succeeded. Logs what failed. */
 static int pg_run(struct obs_pg *st, const char *what, const char *sql, struct pg_params *p,
                   PGresult **out)
 {
 	if (out)
 		*out = NULL;
-	PGresult *res =
-	    PQexecParams(st->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, 0);
+	/* Without parameters, the simple protocol: a migration is several
+	 * statements in one string. */
+	PGresult *res = p ? PQexecParams(st->conn, sql, p->n, NULL, p->v, NULL, NULL, 0)
+	                  : PQexec(st->conn, sql);
 	ExecStatusType status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
 		if (out)
@@ -233,7 +235,7 @@ static int pg_migrate(struct obs_pg *st)
 	}
 	int version = (int)value_int(res, 0, 0);
 	PQclear(res);
-	if (version > PG_SCHEMA_VERSION) {
+	if (version > PG_SCHEMA_VERSION || version < 0) {
 		gi_log_error("obs_store",
 		             "%s has schema version %d, newer than this build's %d: upgrade "
 		             "this worker (every worker sharing a database must run a build "
@@ -242,19 +244,20 @@ static int pg_migrate(struct obs_pg *st)
 		rc = GI_EDBVERSION;
 		goto fail;
 	}
-	for (int v = version + 1; v <= PG_SCHEMA_VERSION; v++) {
-		rc = pg_run(st, "apply migration", MIGRATIONS[v - 1], NULL, NULL);
+	for (int done = version < 0 ? 0 : version; done < PG_SCHEMA_VERSION; done++) {
+		rc = pg_run(st, "apply migration", MIGRATIONS[done], NULL, NULL);
 		if (rc)
 			goto fail;
 		struct pg_params p = {0};
-		param_int(&p, v);
+		param_int(&p, done + 1);
 		param_int(&p, gi_clock_wall_ms());
 		rc = pg_run(st, "record migration",
 		            "INSERT INTO schema_version(version, applied_ms) VALUES($1, $2)", &p,
 		            NULL);
 		if (rc)
 			goto fail;
-		gi_log_info("obs_store", "%s: schema migrated to version %d", st->location, v);
+		gi_log_info("obs_store", "%s: schema migrated to version %d", st->location,
+		            done + 1);
 	}
 	return pg_run(st, "commit migration", "COMMIT", NULL, NULL);
 fail:
