@@ -353,12 +353,17 @@ static int snapshot_add_once(struct obs_pg *st, const char *session_id, const ch
 	if (rc)
 		goto fail;
 	/* A finished observation is immutable: its profile was built from
-	 * exactly what it holds (checked first, as on SQLite). */
+	 * exactly what it holds (checked first, as on SQLite). A session
+	 * observes one node: the worker checks that before, but two workers
+	 * can only check it here, under the session's lock. */
+	struct pg_params state = {0};
+	param_text(&state, session_id);
+	param_text(&state, node);
 	rc = pg_run(st, "read observation state",
 	            "SELECT 1 FROM observations WHERE session_id = $1 AND"
-	            " (profile_id IS NOT NULL OR status = 'complete' OR"
+	            " (profile_id IS NOT NULL OR status = 'complete' OR node <> $2 OR"
 	            "  (status = 'interrupted' AND coalesce(reason, '') <> 'worker shut down'))",
-	            &p, &res);
+	            &state, &res);
 	if (rc)
 		goto fail;
 	bool final = PQntuples(res) > 0;

@@ -84,7 +84,9 @@ void obs_store_close(struct obs_store *st);
  * left as it was and *duplicate set: retries are harmless. An observation
  * that was interrupted by a worker shutdown is running again. A finished
  * observation (finalised, or with a profile) is immutable: GI_EEXIST, and
- * nothing changes. */
+ * nothing changes. PostgreSQL also answers GI_EEXIST, storing nothing, when
+ * the observation exists with another node (the worker checks the node
+ * first; between workers only the store can check it atomically). */
 int obs_store_snapshot_add(struct obs_store *st, const char *session_id, const char *node,
                            long long seq, json_t *snapshot, bool *duplicate);
 

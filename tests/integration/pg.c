@@ -48,13 +48,11 @@ static json_t *without_clock(json_t *v)
 		json_object_del(v, "indexed_ms");
 		if (json_integer_value(json_object_get(v, "stopped_ms")) > SCRIPT_DATA_END_MS)
 			json_object_del(v, "stopped_ms");
-		const char *k;
-		json_t *x;
-		json_object_foreach(v, k, x) without_clock(x);
+		for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it))
+			without_clock(json_object_iter_value(it));
 	} else if (json_is_array(v)) {
-		size_t i;
-		json_t *x;
-		json_array_foreach(v, i, x) without_clock(x);
+		for (size_t i = 0; i < json_array_size(v); i++)
+			without_clock(json_array_get(v, i));
 	}
 	return v;
 }
@@ -217,6 +215,14 @@ static void backends_answer_the_same(void)
 	TH_ASSERT_INT_EQ(id, 1);
 	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT count(*) FROM profiles"), 1);
 	json_decref(profile);
+	/* A session observes one node, checked under the session's lock. */
+	json_t *s = snapshot_json("s3", 9, 1764496239000LL);
+	bool dup = false;
+	TH_ASSERT_INT_EQ(obs_store_snapshot_add(post, "s3", "elsewhere@127.0.0.1", 9, s, &dup),
+	                 GI_EEXIST);
+	json_decref(s);
+	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT count(*) FROM snapshots WHERE session_id = 's3'"),
+	                 2);
 	obs_store_close(lite);
 	obs_store_close(post);
 }
