@@ -10,7 +10,7 @@
 #
 # Environment: SNAPSHOTS per thread (default 500). Prints a Markdown table
 # for BENCHMARKS.md.
-# needs: postgresql python3
+# needs: postgresql python3 curl
 set -eu
 cd "$(dirname "$0")/.."
 SNAPSHOTS=${SNAPSHOTS:-500}
@@ -18,7 +18,12 @@ PGBIN=/usr/lib/postgresql/15/bin
 make -s build/release/libgiulia.a
 tmp=$(mktemp -d /tmp/giulia-bench-store.XXXXXX)
 pid=
-cleanup() { [ -n "$pid" ] && kill -INT "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
+wpids=()
+cleanup() {
+  for w in "${wpids[@]}"; do kill "$w" 2>/dev/null; wait "$w" 2>/dev/null || true; done
+  [ -n "$pid" ] && kill -INT "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$tmp"
+}
 trap cleanup EXIT
 # shellcheck disable=SC2046
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -o "$tmp/store_ingest" bench/store_ingest.c \
@@ -59,5 +64,30 @@ for threads in 1 4; do
     echo "| $threads | $lock | $(get "$s" per_s) | $(get "$s" p50_ms) / $(get "$s" p99_ms) ms | $(get "$p" per_s) | $(get "$p" p50_ms) / $(get "$p" p99_ms) ms | ${ratio}x |"
   done
 done
+
+# The whole ingest path: `giulia worker` on each store, 4 clients posting.
+# Started here, not in a $(...) subshell, so that cleanup knows their pids.
+worker_url=
+worker() { # name extra-args...
+  local name=$1 wport; shift
+  wport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  GIULIA_LOG=warn bin/giulia worker --listen "127.0.0.1:$wport" --data "$tmp/$name" "$@" \
+    >"$tmp/$name.log" 2>&1 &
+  wpids+=($!)
+  for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$wport/health" >/dev/null && break; sleep 0.1; done
+  worker_url="http://127.0.0.1:$wport"
+}
+make -s bin/giulia
+worker w-sqlite
+wl=$worker_url
+worker w-pg --store "$uri"
+wp=$worker_url
+echo
+echo "| through the worker (HTTP) | clients | SQLite snapshots/s | SQLite p50 / p99 | PostgreSQL snapshots/s | PostgreSQL p50 / p99 | PG/SQLite throughput |"
+echo "|---|---|---|---|---|---|---|"
+s=$(run "$wl" 4 0)
+p=$(run "$wp" 4 0)
+ratio=$(awk -v a="$(get "$p" per_s)" -v b="$(get "$s" per_s)" 'BEGIN { printf "%.2f", a / b }')
+echo "| POST /api/runtime/ingest | 4 | $(get "$s" per_s) | $(get "$s" p50_ms) / $(get "$s" p99_ms) ms | $(get "$p" per_s) | $(get "$p" p50_ms) / $(get "$p" p99_ms) ms | ${ratio}x |"
 echo
 echo "$SNAPSHOTS snapshots of $(get "$p" body_bytes) bytes per writer; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."

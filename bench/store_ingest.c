@@ -6,7 +6,9 @@
  *
  *   store_ingest DATA_DIR LOCATION THREADS SNAPSHOTS_PER_THREAD LOCKED
  *
- * LOCATION "-" is SQLite under DATA_DIR. Each thread has its own connection
+ * LOCATION "-" is SQLite under DATA_DIR; "http://HOST:PORT" posts each
+ * snapshot to that worker's /api/runtime/ingest instead (the whole path:
+ * HTTP, validation, the pool, the store), timing each request. Each thread has its own connection
  * and session, as the worker's request threads have; LOCKED 1 holds one
  * process-wide mutex around each ingest, as the worker's write_lock does.
  * The snapshot is a realistic 6 KB document (docs/SNAPSHOT.md shape, 20 top
@@ -19,6 +21,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "net/client.h"
 #include "store/obs_store.h"
 
 struct job {
@@ -52,9 +55,39 @@ static json_t *snapshot(const char *sid, int seq)
 	                 "reductions", top, "memory", json_deep_copy(top), "errors");
 }
 
+static bool is_http(const char *location)
+{
+	return strncmp(location, "http://", 7) == 0;
+}
+
+static void *run_http(struct job *j)
+{
+	char sid[64], url[256];
+	snprintf(sid, sizeof(sid), "bench-%d-%lld", j->index, (long long)gi_clock_wall_ms());
+	snprintf(url, sizeof(url), "%s/api/runtime/ingest", j->location);
+	for (int i = 0; i < j->count && j->rc == 0; i++) {
+		json_t *s = snapshot(sid, i);
+		char *body = json_dumps(s, JSON_COMPACT);
+		struct net_call call = {.method = "POST", .url = url, .body = body};
+		int status = 0;
+		int64_t t0 = gi_clock_mono_us();
+		json_t *reply = NULL;
+		j->rc = net_client_call(&call, &status, &reply);
+		j->lat_us[i] = gi_clock_mono_us() - t0;
+		json_decref(reply);
+		if (j->rc == 0 && status != 200)
+			j->rc = GI_EHTTP;
+		free(body);
+		json_decref(s);
+	}
+	return NULL;
+}
+
 static void *run(void *arg)
 {
 	struct job *j = arg;
+	if (is_http(j->location))
+		return run_http(j);
 	struct obs_store *st = NULL;
 	j->rc = obs_store_open_location(j->data_dir, strcmp(j->location, "-") ? j->location : NULL,
 	                                &st);
@@ -95,8 +128,11 @@ int main(int argc, char **argv)
 	if (threads < 1 || threads > 64 || n < 1 || n > 1000000)
 		return 2;
 	/* Open once first so that the schema is made before the clock starts. */
+	net_client_global_init();
 	struct obs_store *st = NULL;
-	int rc = obs_store_open_location(argv[1], strcmp(argv[2], "-") ? argv[2] : NULL, &st);
+	int rc = is_http(argv[2])
+	             ? 0
+	             : obs_store_open_location(argv[1], strcmp(argv[2], "-") ? argv[2] : NULL, &st);
 	if (rc) {
 		fprintf(stderr, "store_ingest: %s\n", gi_strerror(rc));
 		return 1;
@@ -120,7 +156,9 @@ int main(int argc, char **argv)
 	double wall_s = (double)(gi_clock_mono_us() - t0) / 1e6;
 	size_t total = (size_t)threads * (size_t)n;
 	qsort(lat, total, sizeof(*lat), cmp_ll);
-	printf("backend %s\n", obs_store_location_is_postgres(argv[2]) ? "postgres" : "sqlite");
+	printf("backend %s\n", is_http(argv[2])                          ? "http"
+	                       : obs_store_location_is_postgres(argv[2]) ? "postgres"
+	                                                                 : "sqlite");
 	printf("threads %d\n", threads);
 	printf("snapshots %zu\n", total);
 	json_t *one = snapshot("bench-size", 0);
