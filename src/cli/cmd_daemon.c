@@ -210,6 +210,8 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 	}
 	if (!o->worker_token)
 		o->worker_token = env_or("GIULIA_WORKER_TOKEN", o->token);
+	if (strncmp(usage, "giulia monitor", 14) == 0)
+		o->store = NULL; /* the monitor keeps no store: GIULIA_STORE is the workers' */
 	if (o->store && *o->store && !obs_store_location_is_postgres(o->store)) {
 		fprintf(stderr,
 		        "giulia: --store wants a postgres://USER@HOST:PORT/DB URI (without it, "

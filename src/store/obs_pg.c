@@ -225,7 +225,7 @@ static int pg_migrate(struct obs_pg *st)
 		goto fail;
 	rc = pg_run(st, "read schema_version",
 	            "SELECT coalesce(max(version), 0) FROM schema_version", NULL, &res);
-	if (rc) {
+	if (rc == GI_EDB) {
 		gi_log_error("obs_store",
 		             "%s has a schema_version table that is not Giulia's: use another "
 		             "database or schema (options=-csearch_path=...)",
@@ -233,6 +233,8 @@ static int pg_migrate(struct obs_pg *st)
 		rc = GI_EDBVERSION;
 		goto fail;
 	}
+	if (rc)
+		goto fail;
 	int version = (int)value_int(res, 0, 0);
 	PQclear(res);
 	if (version > PG_SCHEMA_VERSION || version < 0) {
