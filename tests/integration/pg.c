@@ -331,6 +331,14 @@ static void errors_tell_the_truth_without_the_password(void)
 	TH_ASSERT(strstr(err, pg.password) == NULL);
 	free(out);
 	free(err);
+	const char *serve[] = {bin,   "serve", "--worker-listen", listen, "--data", data, "--store",
+	                       wrong, NULL};
+	out = err = NULL;
+	TH_ASSERT(ts_run(serve, NULL, 60000, &out, &err) != 0);
+	TH_ASSERT_STR_CONTAINS(err, "giulia serve: cannot open the store");
+	TH_ASSERT(strstr(err, "NotThePassword42") == NULL);
+	free(out);
+	free(err);
 	/* The same from the environment. */
 	setenv("GIULIA_STORE", wrong, 1);
 	const char *env[] = {bin, "worker", "--listen", listen, "--data", data, NULL};
@@ -388,6 +396,27 @@ static void start_worker(struct td_daemon *w, const char *name, const char *uri)
 	snprintf(w->data, sizeof(w->data), "%s/%s", th_tmpdir(), name);
 	const char *extra[] = {"--store", uri, NULL};
 	td_start(w, "worker", extra);
+}
+
+/* `giulia serve --store URI` on free ports; `d` is its worker. */
+static void start_serve(struct td_daemon *d, const char *uri)
+{
+	char bin[1024], wl[64], ml[64], health[128];
+	d->port = ts_free_port();
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	snprintf(wl, sizeof(wl), "127.0.0.1:%d", d->port);
+	snprintf(ml, sizeof(ml), "127.0.0.1:%d", ts_free_port());
+	snprintf(d->url, sizeof(d->url), "http://127.0.0.1:%d", d->port);
+	snprintf(d->data, sizeof(d->data), "%s/serve", th_tmpdir());
+	snprintf(d->log, sizeof(d->log), "%s/serve-%d.log", th_tmpdir(), d->port);
+	const char *argv[] = {bin, "serve",  "--worker-listen", wl,        "--monitor-listen",
+	                      ml,  "--data", d->data,           "--store", uri,
+	                      NULL};
+	d->pid = ts_spawn(argv, d->log);
+	TH_ASSERT(d->pid > 0);
+	th_defer(td_stop_deferred, d);
+	snprintf(health, sizeof(health), "%s/health", d->url);
+	TH_ASSERT_MSG(ts_http_wait(health, 60000), "giulia serve did not come up; log %s", d->log);
 }
 
 static void start_monitor(struct td_daemon *m, const char *name, const struct td_daemon *w)
@@ -471,7 +500,9 @@ static void observe_finalize_profile_on_postgres(void)
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ERL_LONG, NULL, NULL);
 	free(ts_beam_eval(&node, WORKLOAD));
-	struct td_daemon w = {0}, m = {0}, reader = {0};
+	struct td_daemon w = {0}, m = {0};
+	static struct td_daemon reader; /* its deferred stop outlives this frame */
+	memset(&reader, 0, sizeof(reader));
 	start_worker(&w, "worker", uri);
 	start_monitor(&m, "monitor", &w);
 	observe_start(&m, &node, sid, sizeof(sid));
@@ -482,8 +513,9 @@ static void observe_finalize_profile_on_postgres(void)
 	char path[600];
 	snprintf(path, sizeof(path), "%s/worker.db", w.data);
 	TH_ASSERT(access(path, F_OK) != 0);
-	/* Another worker on the same database serves the same history. */
-	start_worker(&reader, "reader", uri);
+	/* Another worker on the same database serves the same history: here
+	 * `giulia serve --store`, the worker and a monitor in one process. */
+	start_serve(&reader, uri);
 	session_consistent(uri, &reader, sid, id);
 	json_t *list = NULL;
 	TH_ASSERT_INT_EQ(td_get(&reader, "/api/runtime/profiles", &list), 200);
