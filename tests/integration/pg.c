@@ -177,10 +177,9 @@ static void projects_sorted(json_t *r)
 
 static void backends_answer_the_same(void)
 {
-	struct ts_pg pg;
-	ts_pg_start(&pg);
+	struct ts_pg *pg = ts_pg_start();
 	char uri[256], dir[512];
-	ts_pg_database(&pg, "same", uri, sizeof(uri));
+	ts_pg_database(pg, "same", uri, sizeof(uri));
 	snprintf(dir, sizeof(dir), "%s/sqlite", th_tmpdir());
 	struct obs_store *lite = NULL, *post = NULL;
 	TH_ASSERT_OK(obs_store_open_location(dir, NULL, &lite));
@@ -245,10 +244,9 @@ static void *open_once(void *arg)
 
 static void migrations_are_versioned_and_serialised(void)
 {
-	struct ts_pg pg;
-	ts_pg_start(&pg);
+	struct ts_pg *pg = ts_pg_start();
 	char uri[256];
-	ts_pg_database(&pg, "race", uri, sizeof(uri));
+	ts_pg_database(pg, "race", uri, sizeof(uri));
 	/* Eight workers starting at once on an empty database. */
 	enum { OPENERS = 8 };
 	pthread_t t[OPENERS];
@@ -276,7 +274,7 @@ static void migrations_are_versioned_and_serialised(void)
 
 	/* A database with someone else's schema_version is not taken over. */
 	char other[256];
-	ts_pg_database(&pg, "foreign", other, sizeof(other));
+	ts_pg_database(pg, "foreign", other, sizeof(other));
 	ts_pg_exec(other, "CREATE TABLE schema_version(name text)");
 	TH_ASSERT_INT_EQ(obs_store_open_location("/nonexistent", other, &st), GI_EDBVERSION);
 	TH_ASSERT_INT_EQ(ts_pg_int(other, "SELECT count(*) FROM pg_tables WHERE tablename = "
@@ -288,13 +286,12 @@ static void migrations_are_versioned_and_serialised(void)
 
 static void errors_tell_the_truth_without_the_password(void)
 {
-	struct ts_pg pg;
-	ts_pg_start(&pg);
+	struct ts_pg *pg = ts_pg_start();
 	char uri[256], wrong[256], down[256], data[512];
-	ts_pg_database(&pg, "errs", uri, sizeof(uri));
+	ts_pg_database(pg, "errs", uri, sizeof(uri));
 	snprintf(wrong, sizeof(wrong), "postgres://giulia:NotThePassword42@127.0.0.1:%d/errs",
-	         pg.port);
-	snprintf(down, sizeof(down), "postgres://giulia:%s@127.0.0.1:%d/errs", pg.password,
+	         pg->port);
+	snprintf(down, sizeof(down), "postgres://giulia:%s@127.0.0.1:%d/errs", pg->password,
 	         ts_free_port());
 	struct obs_store *st = NULL;
 	TH_ASSERT_INT_EQ(obs_store_open_location("/nonexistent", wrong, &st), GI_EDENIED);
@@ -328,7 +325,7 @@ static void errors_tell_the_truth_without_the_password(void)
 	out = err = NULL;
 	TH_ASSERT(ts_run(gone, NULL, 60000, &out, &err) != 0);
 	TH_ASSERT_STR_CONTAINS(err, "running and reachable");
-	TH_ASSERT(strstr(err, pg.password) == NULL);
+	TH_ASSERT(strstr(err, pg->password) == NULL);
 	free(out);
 	free(err);
 	const char *serve[] = {bin,   "serve", "--worker-listen", listen, "--data", data, "--store",
@@ -354,10 +351,9 @@ static void errors_tell_the_truth_without_the_password(void)
 
 static void dropped_connection_is_reestablished(void)
 {
-	struct ts_pg pg;
-	ts_pg_start(&pg);
+	struct ts_pg *pg = ts_pg_start();
 	char uri[256];
-	ts_pg_database(&pg, "drop", uri, sizeof(uri));
+	ts_pg_database(pg, "drop", uri, sizeof(uri));
 	struct obs_store *st = NULL;
 	TH_ASSERT_OK(obs_store_open_location("/nonexistent", uri, &st));
 	add(st, "d1", 0, 1000, 0, false);
@@ -366,20 +362,20 @@ static void dropped_connection_is_reestablished(void)
 	                " WHERE datname = 'drop' AND pid <> pg_backend_pid(); END $$");
 	add(st, "d1", 1, 2000, 0, false);
 	/* The server restarts. */
-	ts_pg_restart(&pg);
+	ts_pg_restart(pg);
 	add(st, "d1", 2, 3000, 0, false);
 	json_t *o = NULL;
 	TH_ASSERT_OK(obs_store_observation_get(st, "d1", &o));
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), 3);
 	json_decref(o);
 	/* While it is down: a clear error, and nothing half-written after. */
-	ts_pg_stop(&pg);
+	ts_pg_stop(pg);
 	bool dup;
 	json_t *s = snapshot_json("d1", 3, 4000);
 	TH_ASSERT_INT_EQ(obs_store_snapshot_add(st, "d1", "demo@127.0.0.1", 3, s, &dup),
 	                 GI_ECONNECT);
 	json_decref(s);
-	ts_pg_restart(&pg);
+	ts_pg_restart(pg);
 	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT count(*) FROM snapshots"), 3);
 	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT snapshots FROM observations"), 3);
 	obs_store_close(st);
@@ -493,16 +489,15 @@ static void session_consistent(const char *uri, const struct td_daemon *w, const
 
 static void observe_finalize_profile_on_postgres(void)
 {
-	struct ts_pg pg;
-	ts_pg_start(&pg);
+	struct ts_pg *pg = ts_pg_start();
 	char uri[256], sid[64];
-	ts_pg_database(&pg, "flow", uri, sizeof(uri));
-	struct ts_beam node;
+	ts_pg_database(pg, "flow", uri, sizeof(uri));
+	static struct ts_beam node; /* static: see the daemons below */
 	ts_beam_start(&node, TS_BEAM_ERL_LONG, NULL, NULL);
 	free(ts_beam_eval(&node, WORKLOAD));
-	struct td_daemon w = {0}, m = {0};
-	static struct td_daemon reader; /* its deferred stop outlives this frame */
-	memset(&reader, 0, sizeof(reader));
+	/* Static: their deferred stops run after this frame is gone (each test
+	 * is a fresh forked process, so they start zeroed). */
+	static struct td_daemon w, m, reader;
 	start_worker(&w, "worker", uri);
 	start_monitor(&m, "monitor", &w);
 	observe_start(&m, &node, sid, sizeof(sid));
@@ -525,16 +520,15 @@ static void observe_finalize_profile_on_postgres(void)
 
 static void two_monitors_two_workers_one_database(void)
 {
-	struct ts_pg pg;
-	ts_pg_start(&pg);
+	struct ts_pg *pg = ts_pg_start();
 	char uri[256], sid1[64], sid2[64];
-	ts_pg_database(&pg, "fleet", uri, sizeof(uri));
-	struct ts_beam n1, n2;
+	ts_pg_database(pg, "fleet", uri, sizeof(uri));
+	static struct ts_beam n1, n2; /* static: deferred stops */
 	ts_beam_start(&n1, TS_BEAM_ERL_LONG, NULL, NULL);
 	ts_beam_start(&n2, TS_BEAM_ERL_LONG, NULL, NULL);
 	free(ts_beam_eval(&n1, WORKLOAD));
 	free(ts_beam_eval(&n2, WORKLOAD));
-	struct td_daemon w1 = {0}, w2 = {0}, m1 = {0}, m2 = {0};
+	static struct td_daemon w1, w2, m1, m2; /* static: see above */
 	start_worker(&w1, "w1", uri);
 	start_worker(&w2, "w2", uri);
 	start_monitor(&m1, "m1", &w1);
@@ -604,11 +598,10 @@ static int acked_total(const struct pusher *p)
 
 static void killed_worker_loses_and_duplicates_nothing(void)
 {
-	struct ts_pg pg;
-	ts_pg_start(&pg);
+	struct ts_pg *pg = ts_pg_start();
 	char uri[256];
-	ts_pg_database(&pg, "kill", uri, sizeof(uri));
-	struct td_daemon w = {0};
+	ts_pg_database(pg, "kill", uri, sizeof(uri));
+	static struct td_daemon w; /* static: see above */
 	start_worker(&w, "worker", uri);
 	pthread_t t[KILL_PUSHERS];
 	struct pusher p[KILL_PUSHERS];

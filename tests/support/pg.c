@@ -92,16 +92,18 @@ static void pg_deferred(void *arg)
 	ts_pg_stop(pg);
 	const char *rm[] = {"rm", "-rf", pg->dir, NULL};
 	ts_run(rm, NULL, 60000, NULL, NULL);
+	free(pg);
 }
 
-void ts_pg_start(struct ts_pg *pg)
+struct ts_pg *ts_pg_start(void)
 {
 	char initdb[256];
 	snprintf(initdb, sizeof(initdb), "%s/initdb", TS_PG_BIN);
 	TH_NEED(access(initdb, X_OK) == 0, "postgresql", "%s is missing", initdb);
 	struct passwd *pw = getpwnam("postgres");
 	TH_NEED(geteuid() != 0 || pw != NULL, "postgresql", "no postgres user to run the server");
-	memset(pg, 0, sizeof(*pg));
+	struct ts_pg *pg = calloc(1, sizeof(*pg));
+	TH_ASSERT(pg != NULL);
 	snprintf(pg->dir, sizeof(pg->dir), "/tmp/giulia-pg-XXXXXX");
 	TH_ASSERT(mkdtemp(pg->dir) != NULL);
 	if (geteuid() == 0)
@@ -139,6 +141,7 @@ void ts_pg_start(struct ts_pg *pg)
 	free(err);
 	pg->port = ts_free_port();
 	pg_spawn(pg);
+	return pg;
 }
 
 void ts_pg_database(struct ts_pg *pg, const char *name, char *uri, size_t n)

@@ -25,9 +25,11 @@ struct ts_pg {
 };
 
 /* Makes and starts a cluster (TH_NEED on the postgresql package), waits
- * until it accepts connections, and registers its stop and removal with
- * th_defer. */
-void ts_pg_start(struct ts_pg *pg);
+ * until it accepts connections, and registers its stop, the removal of its
+ * directory and the free of the result with th_defer (deferred hooks run
+ * after the test function returned: the server's state cannot live in its
+ * frame). */
+struct ts_pg *ts_pg_start(void);
 /* Stops the server (fast shutdown: connected clients are cut off). */
 void ts_pg_stop(struct ts_pg *pg);
 /* Starts it again on the same port and data after ts_pg_stop. */
