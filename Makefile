@@ -11,7 +11,7 @@
 # every tests/{unit,integration,e2e}/*.c is a suite, every fuzz/*.c a target.
 #
 # What each goal installs is scripts/deps.sh's table; the build itself
-# needs: build-essential pkg-config erlang-base erlang-dev libtree-sitter-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev zlib1g-dev npm
+# needs: build-essential pkg-config erlang-base erlang-dev libtree-sitter-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev zlib1g-dev npm libpq-dev
 
 CC ?= cc
 SANITIZE ?=
@@ -48,7 +48,7 @@ ifeq ($(CI),true)
 WARN += -Werror
 endif
 
-PKGS := tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib
+PKGS := tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib libpq
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 EI_LIB := /usr/lib/libei.a

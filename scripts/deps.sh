@@ -67,6 +67,9 @@ libclang-rt-14-dev      fuzz                libFuzzer's runtime and the fuzz tar
 clang-format            lint                formatting
 cppcheck                lint                static analysis
 git                     lint                the list of files to lint
+
+libpq-dev               build               libpq: the PostgreSQL backend of the observation store
+postgresql              test,bench          initdb, pg_ctl: the PostgreSQL suites' and bench's own server
 "
 GOALS="build test demo bench lint fuzz"
 

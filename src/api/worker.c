@@ -68,6 +68,7 @@ struct kg_pooled {
 
 struct api_worker {
 	char *data_dir;
+	char *store_location; /* NULL: SQLite under data_dir; else a postgres:// URI */
 	struct api_server *server;
 	int64_t started_ms;
 	pthread_mutex_t lock; /* guards the pools and `scanning` */
@@ -104,7 +105,7 @@ static int store_acquire(struct api_worker *w, struct obs_store **out)
 		*out = st;
 		return 0;
 	}
-	return obs_store_open(w->data_dir, out);
+	return obs_store_open_location(w->data_dir, w->store_location, out);
 }
 
 static void store_release(struct api_worker *w, struct obs_store *st)
@@ -525,12 +526,17 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 	char *other_node = NULL;
 	int rc = store_acquire(w, &st);
 	if (rc == 0) {
-		pthread_mutex_lock(&w->write_lock);
+		/* SQLite has one writer anyway; PostgreSQL serialises per session
+		 * and commits concurrent ingests together (BENCHMARKS.md). */
+		bool serialise = strcmp(obs_store_backend(st), "sqlite") == 0;
+		if (serialise)
+			pthread_mutex_lock(&w->write_lock);
 		rc = session_node_check(st, session_id, node, &other_node);
 		if (rc == 0)
 			rc = obs_store_snapshot_add(st, session_id, node, seq, req->body,
 			                            &duplicate);
-		pthread_mutex_unlock(&w->write_lock);
+		if (serialise)
+			pthread_mutex_unlock(&w->write_lock);
 		store_release(w, st);
 	}
 	if (rc == GI_EEXIST && other_node) {
@@ -1318,9 +1324,13 @@ static int store_move_aside(const char *data_dir)
 	return rc;
 }
 
-/* Opens the store at start-up: never replaces an unusable file silently. */
-static int store_open_at_start(const char *data_dir, bool new_store, struct obs_store **out)
+/* Opens the store at start-up: never replaces an unusable file silently. A
+ * PostgreSQL store has no file here: its open says what is wrong. */
+static int store_open_at_start(const char *data_dir, const char *location, bool new_store,
+                               struct obs_store **out)
 {
+	if (location && *location)
+		return obs_store_open_location(data_dir, location, out);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s", data_dir, OBS_STORE_FILE);
 	long long size = -1;
@@ -1371,10 +1381,17 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	pthread_mutex_init(&w->write_lock, NULL);
 	gi_map_init(&w->scanning);
 	struct obs_store *st = NULL;
-	int rc = w->data_dir ? store_open_at_start(w->data_dir, cfg->new_store, &st) : GI_EINVAL;
+	w->store_location = cfg->store && *cfg->store ? gi_strdup(cfg->store) : NULL;
+	int rc = w->data_dir
+	             ? store_open_at_start(w->data_dir, w->store_location, cfg->new_store, &st)
+	             : GI_EINVAL;
 	if (rc) {
-		gi_log_error("worker", "cannot open the store in %s: %s",
-		             w->data_dir ? w->data_dir : "(no HOME)", gi_strerror(rc));
+		char shown[512];
+		obs_store_location_redact(w->store_location, shown, sizeof(shown));
+		gi_log_error("worker", "cannot open the store %s%s: %s",
+		             w->store_location ? "" : "in ",
+		             w->store_location ? shown : (w->data_dir ? w->data_dir : "(no HOME)"),
+		             gi_strerror(rc));
 		goto fail;
 	}
 	store_release(w, st);
@@ -1404,6 +1421,11 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	}
 	w->liveness_started = true;
 	gi_log_info("worker", "data directory %s", w->data_dir);
+	if (w->store_location) {
+		char shown[512];
+		obs_store_location_redact(w->store_location, shown, sizeof(shown));
+		gi_log_info("worker", "observation store %s", shown);
+	}
 	*out = w;
 	return 0;
 fail:
@@ -1451,5 +1473,6 @@ void api_worker_stop(struct api_worker *w)
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->liveness_wake);
 	gi_free(w->data_dir);
+	gi_free(w->store_location);
 	gi_free(w);
 }

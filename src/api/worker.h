@@ -17,8 +17,13 @@
 #define API_WORKER_LISTEN_DEFAULT "127.0.0.1:4000"
 
 struct api_worker_config {
-	const char *listen;      /* NULL: API_WORKER_LISTEN_DEFAULT */
-	const char *data_dir;    /* NULL: gi_fs_data_dir(NULL) */
+	const char *listen;   /* NULL: API_WORKER_LISTEN_DEFAULT */
+	const char *data_dir; /* NULL: gi_fs_data_dir(NULL) */
+	/* The observation store (obs_store_open_location): NULL or "" is SQLite
+	 * under data_dir; "postgres://..." a PostgreSQL database that several
+	 * workers may share (docs/SCHEMA.md). The object-code cache stays in
+	 * data_dir either way. */
+	const char *store;
 	const char *token;       /* NULL or "": none (loopback only) */
 	size_t body_limit;       /* 0: default */
 	int request_timeout;     /* seconds for a whole request; 0: API_REQUEST_TIMEOUT_DEFAULT */

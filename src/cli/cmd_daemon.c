@@ -27,6 +27,7 @@
 #include "base/str.h"
 #include "cli/cli.h"
 #include "fuse/fuse.h"
+#include "store/obs_store.h"
 
 #define MONITOR_URL_DEFAULT "http://127.0.0.1:4001"
 
@@ -111,6 +112,7 @@ static void signals_wait(const sigset_t *set)
 
 struct daemon_opts {
 	const char *listen, *listen2, *data, *token, *worker_url, *worker_token;
+	const char *store; /* --store or GIULIA_STORE: NULL is SQLite under --data */
 	size_t body_limit;
 	int request_timeout, ip_connection_limit;       /* 0: the HTTP layer's defaults */
 	const char *monitor_url;                        /* worker: for /mcp's runtime tools */
@@ -126,6 +128,7 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 {
 	memset(o, 0, sizeof(*o));
 	o->token = env_or("GIULIA_TOKEN", NULL);
+	o->store = env_or("GIULIA_STORE", NULL);
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		if (is_help(argv[i])) {
@@ -137,6 +140,9 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 			o->listen2 = v;
 		else if (opt_value(argc, argv, &i, "--data", &v))
 			o->data = v;
+		else if (strncmp(usage, "giulia monitor", 14) != 0 &&
+		         opt_value(argc, argv, &i, "--store", &v))
+			o->store = v;
 		else if (opt_value(argc, argv, &i, "--token", &v))
 			o->token = v;
 		else if (!serve && opt_value(argc, argv, &i, "--worker", &v))
@@ -204,7 +210,40 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 	}
 	if (!o->worker_token)
 		o->worker_token = env_or("GIULIA_WORKER_TOKEN", o->token);
+	if (strncmp(usage, "giulia monitor", 14) == 0)
+		o->store = NULL; /* the monitor keeps no store: GIULIA_STORE is the workers' */
+	if (o->store && *o->store && !obs_store_location_is_postgres(o->store)) {
+		fprintf(stderr,
+		        "giulia: --store wants a postgres://USER@HOST:PORT/DB URI (without it, "
+		        "the store is SQLite under --data)\n");
+		return CLI_EXIT_USAGE;
+	}
 	return 0;
+}
+
+/* A PostgreSQL store is tried once before the daemon starts, so that what
+ * is wrong with it (server down, authentication, schema version) is said as
+ * such. The password is never printed. 0 or an exit code. */
+static int store_check(const char *what, const struct daemon_opts *o)
+{
+	if (!o->store || !*o->store)
+		return 0;
+	struct obs_store *st = NULL;
+	int rc = obs_store_open_location(o->data, o->store, &st);
+	obs_store_close(st);
+	if (rc == 0)
+		return 0;
+	char shown[512];
+	obs_store_location_redact(o->store, shown, sizeof(shown));
+	const char *hint = rc == GI_ECONNECT     ? "is the PostgreSQL server running and reachable?"
+	                   : rc == GI_EDENIED    ? "authentication failed: check the user and "
+	                                           "password (URI, PGPASSWORD or ~/.pgpass)"
+	                   : rc == GI_EDBVERSION ? "its schema is newer than this build, or the "
+	                                           "database holds tables that are not Giulia's"
+	                                         : "the log says which statement failed";
+	fprintf(stderr, "giulia %s: cannot open the store %s: %s (%s)\n", what, shown,
+	        gi_strerror(rc), hint);
+	return CLI_EXIT_FAILURE;
 }
 
 /* What every daemon command does before it starts: parses its options, blocks
@@ -243,7 +282,7 @@ static const char WORKER_USAGE[] =
     "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES]\n"
     "              [--request-timeout S] [--ip-connection-limit N] [--monitor URL]\n"
     "              [--mcp-allow-node NODE]... [--new-store] [--liveness INTERVALS]\n"
-    "              [--ebin-cache-max BYTES] [--ebin-cache-days DAYS]";
+    "              [--ebin-cache-max BYTES] [--ebin-cache-days DAYS] [--store postgres://...]";
 static const char MONITOR_USAGE[] =
     "giulia monitor [--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
     "[--worker-token TOKEN] [--body-limit BYTES]\n    [--request-timeout S] [--ip-connection-limit "
@@ -253,7 +292,8 @@ static const char SERVE_USAGE[] =
     "[--token TOKEN] [--body-limit BYTES]\n"
     "             [--request-timeout S] [--ip-connection-limit N] [--mcp-allow-node NODE]...\n"
     "             [--new-store] [--liveness INTERVALS] [--ebin-cache-max BYTES] "
-    "[--ebin-cache-days DAYS]";
+    "[--ebin-cache-days DAYS]\n"
+    "             [--store postgres://...]";
 
 /* The worker's configuration from the options (borrowed: the strings stay
  * the options'), its MCP runtime tools asking the monitor at `monitor_url`
@@ -263,6 +303,7 @@ static struct api_worker_config worker_config(const struct daemon_opts *o, const
 	struct api_worker_config wc = {
 	    .listen = o->listen,
 	    .data_dir = o->data,
+	    .store = o->store,
 	    .token = o->token,
 	    .body_limit = o->body_limit,
 	    .request_timeout = o->request_timeout,
@@ -283,6 +324,9 @@ static int cmd_worker(int argc, char **argv)
 	struct daemon_opts o;
 	sigset_t set;
 	int rc = daemon_setup(argc, argv, false, WORKER_USAGE, &o, &set);
+	if (rc)
+		return rc;
+	rc = store_check("worker", &o);
 	if (rc)
 		return rc;
 	struct api_worker_config wc = worker_config(&o, o.monitor_url);
@@ -319,6 +363,9 @@ static int cmd_serve(int argc, char **argv)
 	struct daemon_opts o;
 	sigset_t set;
 	int rc = daemon_setup(argc, argv, true, SERVE_USAGE, &o, &set);
+	if (rc)
+		return rc;
+	rc = store_check("serve", &o);
 	if (rc)
 		return rc;
 	char monitor_url[128], maddr[64];

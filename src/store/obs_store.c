@@ -1,442 +1,102 @@
 /*
- * obs_store.c - the worker's observation database (see obs_store.h).
- *
- * Writes run in BEGIN IMMEDIATE transactions so that concurrent writers on
- * other connections wait on the busy timeout instead of failing on a lock
- * upgrade. Statements are prepared per call: the work per request is tiny
- * next to the fsync of synchronous=FULL.
+ * obs_store.c - the observation store's front: picks the backend from the
+ * location, forwards each call to the backend's table of operations
+ * (obs_store_int.h), and holds what both backends must compute the same way
+ * (the gap walk, snapshots gathered into one array).
  */
-#include "store/obs_store.h"
+#include "store/obs_store_int.h"
 
-#include <sqlite3.h>
-#include <stdio.h>
 #include <string.h>
 
-#include "base/alloc.h"
-#include "base/buf.h"
-#include "base/clock.h"
 #include "base/error.h"
-#include "base/fs.h"
-#include "base/log.h"
 
-#define BUSY_TIMEOUT_MS 15000
-
-struct obs_store {
-	sqlite3 *db;
-};
-
-static const char SCHEMA_V1[] =
-    "CREATE TABLE IF NOT EXISTS projects("
-    "  path TEXT PRIMARY KEY, indexed_ms INTEGER NOT NULL, summary TEXT);"
-    "CREATE TABLE IF NOT EXISTS observations("
-    "  session_id TEXT PRIMARY KEY, node TEXT NOT NULL, status TEXT NOT NULL,"
-    "  reason TEXT, started_ms INTEGER, stopped_ms INTEGER, interval_ms INTEGER,"
-    "  trace_modules TEXT, project TEXT, snapshots INTEGER NOT NULL DEFAULT 0,"
-    "  last_seq INTEGER, profile_id INTEGER, updated_ms INTEGER NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS observations_updated ON observations(updated_ms);"
-    "CREATE TABLE IF NOT EXISTS snapshots("
-    "  session_id TEXT NOT NULL, seq INTEGER NOT NULL, timestamp_ms INTEGER,"
-    "  body TEXT NOT NULL, PRIMARY KEY(session_id, seq)) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS profiles("
-    "  id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, node TEXT,"
-    "  project TEXT, created_ms INTEGER NOT NULL, body TEXT NOT NULL);";
-
-static int db_error(struct obs_store *st, const char *what)
+bool obs_store_location_is_postgres(const char *location)
 {
-	int code = sqlite3_errcode(st->db);
-	gi_log_error("obs_store", "%s: %s", what, sqlite3_errmsg(st->db));
-	if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-		return GI_ECORRUPT;
-	if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
-		return GI_EBUSY;
-	return GI_EDB;
+	return location && (strncmp(location, "postgres://", 11) == 0 ||
+	                    strncmp(location, "postgresql://", 13) == 0);
 }
 
-static int exec(struct obs_store *st, const char *sql)
+void obs_store_location_redact(const char *location, char *buf, size_t n)
 {
-	if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return db_error(st, sql);
-	return 0;
-}
-
-static int prepare(struct obs_store *st, const char *sql, sqlite3_stmt **out)
-{
-	if (sqlite3_prepare_v2(st->db, sql, -1, out, NULL) != SQLITE_OK)
-		return db_error(st, "prepare");
-	return 0;
-}
-
-static int user_version(struct obs_store *st, int *out)
-{
-	sqlite3_stmt *s;
-	int rc = prepare(st, "PRAGMA user_version", &s);
-	if (rc)
-		return rc;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		*out = sqlite3_column_int(s, 0);
-	else
-		rc = db_error(st, "user_version");
-	sqlite3_finalize(s);
-	return rc;
-}
-
-static int migrate(struct obs_store *st)
-{
-	int version = 0;
-	int rc = exec(st, "BEGIN IMMEDIATE");
-	if (rc)
-		return rc;
-	rc = user_version(st, &version);
-	if (rc)
-		goto fail;
-	if (version > OBS_STORE_SCHEMA_VERSION) {
-		gi_log_error("obs_store", "schema version %d is newer than this build (%d)",
-		             version, OBS_STORE_SCHEMA_VERSION);
-		rc = GI_EDBVERSION;
-		goto fail;
+	if (n == 0)
+		return;
+	buf[0] = '\0';
+	if (!location)
+		return;
+	/* scheme://user:password@host... : the password is between the first ':'
+	 * after the scheme and the last '@' of the authority. */
+	const char *auth = strstr(location, "://");
+	const char *end = auth ? auth + 3 + strcspn(auth + 3, "/?") : NULL;
+	const char *at = NULL;
+	for (const char *p = auth ? auth + 3 : NULL; p && p < end; p++)
+		if (*p == '@')
+			at = p;
+	const char *colon = at ? memchr(auth + 3, ':', (size_t)(at - (auth + 3))) : NULL;
+	size_t out = 0;
+	for (const char *p = location; *p && out + 1 < n; p++) {
+		if (colon && p == colon + 1) {
+			for (const char *r = "***"; *r && out + 1 < n; r++)
+				buf[out++] = *r;
+			p = at - 1;
+			continue;
+		}
+		buf[out++] = *p;
 	}
-	if (version < 1) {
-		rc = exec(st, SCHEMA_V1);
-		if (rc)
-			goto fail;
-		rc = exec(st, "PRAGMA user_version = 1");
-		if (rc)
-			goto fail;
-		version = 1;
+	buf[out] = '\0';
+	/* A password in the query string (password=...) is hidden too. */
+	char *q = strchr(buf, '?');
+	for (char *p = q ? strstr(q, "password=") : NULL; p; p = strstr(p, "password=")) {
+		char *v = p + 9;
+		size_t len = strcspn(v, "&");
+		if (len > 3) {
+			memcpy(v, "***", 3);
+			memmove(v + 3, v + len, strlen(v + len) + 1);
+		}
+		p = v;
 	}
-	if (version < 2) {
-		/* v2: the seq the monitor's next snapshot would have had, from the
-		 * finalize, which reveals snapshots lost after the last that arrived. */
-		rc = exec(st, "ALTER TABLE observations ADD COLUMN next_seq INTEGER;"
-		              " PRAGMA user_version = 2");
-		if (rc)
-			goto fail;
-	}
-	return exec(st, "COMMIT");
-fail:
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
+}
+
+int obs_store_open_location(const char *data_dir, const char *location, struct obs_store **out)
+{
+	*out = NULL;
+	if (!location || !*location)
+		return obs_sqlite_open(data_dir, out);
+	if (obs_store_location_is_postgres(location))
+		return obs_pg_open(location, out);
+	return GI_EINVAL;
 }
 
 int obs_store_open(const char *data_dir, struct obs_store **out)
 {
-	*out = NULL;
-	if (gi_fs_mkdir_p(data_dir) != 0) {
-		gi_log_error("obs_store", "cannot create data directory %s", data_dir);
-		return GI_EIO;
-	}
-	struct gi_buf path;
-	gi_buf_init(&path, 0);
-	gi_buf_printf(&path, "%s/%s", data_dir, OBS_STORE_FILE);
-	struct obs_store *st = gi_calloc(1, sizeof(*st));
-	int rc = 0;
-	if (sqlite3_open_v2(gi_buf_str(&path), &st->db,
-	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-	                    NULL) != SQLITE_OK) {
-		rc = st->db ? db_error(st, "open") : GI_EDB;
-		goto fail;
-	}
-	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
-	rc = exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON");
-	if (rc)
-		goto fail;
-	rc = migrate(st);
-	if (rc)
-		goto fail;
-	gi_buf_destroy(&path);
-	*out = st;
-	return 0;
-fail:
-	gi_buf_destroy(&path);
-	obs_store_close(st);
-	return rc;
+	return obs_sqlite_open(data_dir, out);
+}
+
+const char *obs_store_backend(const struct obs_store *st)
+{
+	return st->ops->name;
 }
 
 void obs_store_close(struct obs_store *st)
 {
-	if (!st)
-		return;
-	sqlite3_close(st->db);
-	gi_free(st);
-}
-
-static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
-{
-	if (v)
-		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(s, i);
-}
-
-static void bind_json(sqlite3_stmt *s, int i, json_t *v)
-{
-	if (!v || json_is_null(v)) {
-		sqlite3_bind_null(s, i);
-		return;
-	}
-	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-	sqlite3_bind_text(s, i, text ? text : "null", -1, SQLITE_TRANSIENT);
-	free(text);
-}
-
-/* Runs a prepared statement that returns no rows, then finalises it. */
-static int step_done(struct obs_store *st, sqlite3_stmt *s, const char *what)
-{
-	int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(st, what);
-	sqlite3_finalize(s);
-	return rc;
-}
-
-/* Whether the observation has ended for good: it has a profile, or it was
- * finalised (complete, or interrupted for any reason but a worker shutdown,
- * which a restarted worker resumes). Unknown sessions are not final. */
-static int observation_final(struct obs_store *st, const char *session_id, bool *final)
-{
-	sqlite3_stmt *s;
-	*final = false;
-	int rc =
-	    prepare(st,
-	            "SELECT 1 FROM observations WHERE session_id = ?1 AND"
-	            " (profile_id IS NOT NULL OR status = 'complete' OR"
-	            "  (status = 'interrupted' AND coalesce(reason, '') <> 'worker shut down'))",
-	            &s);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
-	int step = sqlite3_step(s);
-	if (step == SQLITE_ROW)
-		*final = true;
-	else if (step != SQLITE_DONE)
-		rc = db_error(st, "read observation state");
-	sqlite3_finalize(s);
-	return rc;
+	if (st)
+		st->ops->close(st);
 }
 
 int obs_store_snapshot_add(struct obs_store *st, const char *session_id, const char *node,
                            long long seq, json_t *snapshot, bool *duplicate)
 {
-	*duplicate = false;
-	sqlite3_stmt *s = NULL;
-	int64_t now = gi_clock_wall_ms();
-	json_t *ts = json_object_get(snapshot, "timestamp_ms");
-	long long ts_ms = json_is_integer(ts) ? json_integer_value(ts) : now;
-	int rc = exec(st, "BEGIN IMMEDIATE");
-	if (rc)
-		return rc;
-	bool final = false;
-	rc = observation_final(st, session_id, &final);
-	if (rc)
-		goto fail;
-	if (final) {
-		/* A finished observation is immutable: its profile was built from
-		 * exactly what it holds. Checked first, so that a late retry of a
-		 * snapshot already stored is refused the same way. */
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		return GI_EEXIST;
-	}
-	rc = prepare(st,
-	             "INSERT OR IGNORE INTO snapshots(session_id, seq, timestamp_ms, body) "
-	             "VALUES(?1, ?2, ?3, ?4)",
-	             &s);
-	if (rc)
-		goto fail;
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(s, 2, seq);
-	sqlite3_bind_int64(s, 3, ts_ms);
-	bind_json(s, 4, snapshot);
-	rc = step_done(st, s, "insert snapshot");
-	if (rc)
-		goto fail;
-	if (sqlite3_changes(st->db) == 0) {
-		*duplicate = true;
-		return exec(st, "COMMIT");
-	}
-	rc = prepare(
-	    st,
-	    "INSERT INTO observations(session_id, node, status, started_ms, interval_ms,"
-	    " snapshots, last_seq, updated_ms) VALUES(?1, ?2, 'running', ?3, ?4, 1, ?5, ?6) "
-	    "ON CONFLICT(session_id) DO UPDATE SET snapshots = snapshots + 1,"
-	    " last_seq = max(coalesce(last_seq, -1), ?5), updated_ms = ?6,"
-	    " started_ms = min(coalesce(started_ms, ?3), ?3),"
-	    " status = CASE WHEN status = 'interrupted' AND reason = 'worker shut down'"
-	    "   THEN 'running' ELSE status END,"
-	    " reason = CASE WHEN status = 'interrupted' AND reason = 'worker shut down'"
-	    "   THEN NULL ELSE reason END",
-	    &s);
-	if (rc)
-		goto fail;
-	json_t *window = json_object_get(snapshot, "window_ms");
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(s, 2, node, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(s, 3, ts_ms);
-	if (json_is_integer(window))
-		sqlite3_bind_int64(s, 4, json_integer_value(window));
-	else
-		sqlite3_bind_null(s, 4);
-	sqlite3_bind_int64(s, 5, seq);
-	sqlite3_bind_int64(s, 6, now);
-	rc = step_done(st, s, "upsert observation");
-	if (rc)
-		goto fail;
-	return exec(st, "COMMIT");
-fail:
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
+	return st->ops->snapshot_add(st, session_id, node, seq, snapshot, duplicate);
 }
 
-static long long json_int_or(json_t *o, const char *k, long long dflt)
+int obs_store_finalize(struct obs_store *st, json_t *finalize)
 {
-	json_t *v = json_object_get(o, k);
-	return json_is_integer(v) ? json_integer_value(v) : dflt;
-}
-
-static const char *json_str_or_null(json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-int obs_store_finalize(struct obs_store *st, json_t *fin)
-{
-	sqlite3_stmt *s = NULL;
-	int64_t now = gi_clock_wall_ms();
-	int rc = prepare(
-	    st,
-	    "INSERT INTO observations(session_id, node, status, reason, started_ms, stopped_ms,"
-	    " interval_ms, trace_modules, project, updated_ms, next_seq)"
-	    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
-	    "ON CONFLICT(session_id) DO UPDATE SET status = ?3, reason = ?4,"
-	    " started_ms = coalesce(?5, started_ms), stopped_ms = ?6,"
-	    " interval_ms = coalesce(?7, interval_ms), trace_modules = ?8, project = ?9,"
-	    " updated_ms = ?10, next_seq = ?11",
-	    &s);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(s, 1, json_str_or_null(fin, "session_id"), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(s, 2, json_str_or_null(fin, "node"), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(s, 3, json_str_or_null(fin, "status"), -1, SQLITE_TRANSIENT);
-	bind_text_or_null(s, 4, json_str_or_null(fin, "reason"));
-	long long v;
-	if ((v = json_int_or(fin, "started_ms", -1)) >= 0)
-		sqlite3_bind_int64(s, 5, v);
-	else
-		sqlite3_bind_null(s, 5);
-	sqlite3_bind_int64(s, 6, json_int_or(fin, "stopped_ms", now));
-	if ((v = json_int_or(fin, "interval_ms", -1)) >= 0)
-		sqlite3_bind_int64(s, 7, v);
-	else
-		sqlite3_bind_null(s, 7);
-	bind_json(s, 8, json_object_get(fin, "trace_modules"));
-	bind_text_or_null(s, 9, json_str_or_null(fin, "project"));
-	sqlite3_bind_int64(s, 10, now);
-	if ((v = json_int_or(fin, "next_seq", -1)) >= 0)
-		sqlite3_bind_int64(s, 11, v);
-	else
-		sqlite3_bind_null(s, 11);
-	return step_done(st, s, "finalize observation");
+	return st->ops->finalize(st, finalize);
 }
 
 int obs_store_snapshots_each(struct obs_store *st, const char *session_id, long *count,
                              int (*fn)(void *ctx, json_t *snapshot), void *ctx)
 {
-	sqlite3_stmt *s = NULL;
-	/* One read transaction: the count and the rows are of the same moment. */
-	int rc = exec(st, "BEGIN");
-	if (rc)
-		return rc;
-	if (count) {
-		rc = prepare(st, "SELECT count(*) FROM snapshots WHERE session_id = ?1", &s);
-		if (rc)
-			goto out;
-		sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(s) != SQLITE_ROW) {
-			rc = db_error(st, "count snapshots");
-			goto out;
-		}
-		*count = (long)sqlite3_column_int64(s, 0);
-		sqlite3_finalize(s);
-		s = NULL;
-	}
-	rc = prepare(st, "SELECT body FROM snapshots WHERE session_id = ?1 ORDER BY seq", &s);
-	if (rc)
-		goto out;
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
-	int step;
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *body = (const char *)sqlite3_column_text(s, 0);
-		json_t *snap = body ? json_loads(body, 0, NULL) : NULL;
-		if (!snap)
-			continue;
-		rc = fn(ctx, snap);
-		json_decref(snap);
-		if (rc)
-			break;
-	}
-	if (rc == 0 && step != SQLITE_DONE)
-		rc = db_error(st, "read snapshots");
-out:
-	sqlite3_finalize(s);
-	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
-	return rc;
-}
-
-static void gap_add(json_t *gaps, long long after, long long before, long long from_ms,
-                    long long to_ms, long long missing, const char *cause)
-{
-	json_t *g = json_pack("{s:I, s:I, s:I, s:s}", "after_seq", (json_int_t)after, "before_seq",
-	                      (json_int_t)before, "missing", (json_int_t)missing, "cause", cause);
-	json_object_set_new(g, "from_ms", from_ms >= 0 ? json_integer(from_ms) : json_null());
-	json_object_set_new(g, "to_ms", to_ms >= 0 ? json_integer(to_ms) : json_null());
-	json_array_append_new(gaps, g);
-}
-
-int obs_store_gaps(struct obs_store *st, const char *session_id, long long interval_ms,
-                   long long next_seq, json_t **gaps_out, long long *missing_out)
-{
-	*gaps_out = NULL;
-	*missing_out = 0;
-	sqlite3_stmt *s;
-	int rc = prepare(
-	    st, "SELECT seq, timestamp_ms FROM snapshots WHERE session_id = ?1 ORDER BY seq", &s);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
-	json_t *gaps = json_array();
-	long long prev_seq = -1, prev_ts = -1, missing = 0;
-	int step;
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		long long seq = sqlite3_column_int64(s, 0);
-		long long ts =
-		    sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 1);
-		long long by_seq = seq - prev_seq - 1;
-		long long by_time = 0;
-		if (prev_seq >= 0 && interval_ms > 0 && ts >= 0 && prev_ts >= 0 &&
-		    ts - prev_ts > 2 * interval_ms)
-			by_time = (ts - prev_ts + interval_ms / 2) / interval_ms - 1;
-		long long n = by_seq > by_time ? by_seq : by_time;
-		if (n > 0) {
-			gap_add(gaps, prev_seq, seq, prev_ts, ts, n,
-			        by_seq >= by_time ? "seq" : "time");
-			missing += n;
-		}
-		prev_seq = seq;
-		prev_ts = ts;
-	}
-	if (step != SQLITE_DONE) {
-		rc = db_error(st, "read snapshot numbers");
-		json_decref(gaps);
-		sqlite3_finalize(s);
-		return rc;
-	}
-	sqlite3_finalize(s);
-	if (next_seq > prev_seq + 1) {
-		/* Taken after the last that arrived, and lost on the way. */
-		gap_add(gaps, prev_seq, next_seq, prev_ts, -1, next_seq - prev_seq - 1, "seq");
-		missing += next_seq - prev_seq - 1;
-	}
-	*gaps_out = gaps;
-	*missing_out = missing;
-	return 0;
+	return st->ops->snapshots_each(st, session_id, count, fn, ctx);
 }
 
 static int snapshot_append(void *ctx, json_t *snapshot)
@@ -457,273 +117,124 @@ int obs_store_snapshots(struct obs_store *st, const char *session_id, json_t **o
 	return rc;
 }
 
-static json_t *column_json(sqlite3_stmt *s, int i)
+int obs_store_gaps(struct obs_store *st, const char *session_id, long long interval_ms,
+                   long long next_seq, json_t **gaps_out, long long *missing_out)
 {
-	if (sqlite3_column_type(s, i) == SQLITE_NULL)
-		return json_null();
-	const char *text = (const char *)sqlite3_column_text(s, i);
-	json_t *v = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
-	return v ? v : json_null();
-}
-
-static json_t *column_text(sqlite3_stmt *s, int i)
-{
-	if (sqlite3_column_type(s, i) == SQLITE_NULL)
-		return json_null();
-	return json_string((const char *)sqlite3_column_text(s, i));
-}
-
-static json_t *column_int(sqlite3_stmt *s, int i)
-{
-	if (sqlite3_column_type(s, i) == SQLITE_NULL)
-		return json_null();
-	return json_integer(sqlite3_column_int64(s, i));
-}
-
-#define OBSERVATION_COLUMNS                                                                     \
-	"session_id, node, status, reason, started_ms, stopped_ms, interval_ms, trace_modules," \
-	" project, snapshots, last_seq, profile_id, next_seq"
-
-static json_t *observation_row(sqlite3_stmt *s)
-{
-	json_t *o = json_object();
-	json_object_set_new(o, "session_id", column_text(s, 0));
-	json_object_set_new(o, "node", column_text(s, 1));
-	json_object_set_new(o, "status", column_text(s, 2));
-	json_object_set_new(o, "reason", column_text(s, 3));
-	json_object_set_new(o, "started_ms", column_int(s, 4));
-	json_object_set_new(o, "stopped_ms", column_int(s, 5));
-	json_object_set_new(o, "interval_ms", column_int(s, 6));
-	json_object_set_new(o, "trace_modules", column_json(s, 7));
-	json_object_set_new(o, "project", column_text(s, 8));
-	json_object_set_new(o, "snapshots", column_int(s, 9));
-	json_object_set_new(o, "last_seq", column_int(s, 10));
-	json_object_set_new(o, "profile_id", column_int(s, 11));
-	json_object_set_new(o, "next_seq", column_int(s, 12));
-	return o;
-}
-
-/* Runs a query for one row, which `row` turns into *out; GI_ENOTFOUND when
- * there is none. Finalizes `s`. */
-static int one_row(struct obs_store *st, sqlite3_stmt *s, json_t *(*row)(sqlite3_stmt *),
-                   const char *what, json_t **out)
-{
-	int rc = 0;
-	int step = sqlite3_step(s);
-	if (step == SQLITE_ROW)
-		*out = row(s);
-	else if (step == SQLITE_DONE)
-		rc = GI_ENOTFOUND;
-	else
-		rc = db_error(st, what);
-	sqlite3_finalize(s);
-	return rc;
+	return st->ops->gaps(st, session_id, interval_ms, next_seq, gaps_out, missing_out);
 }
 
 int obs_store_observation_get(struct obs_store *st, const char *session_id, json_t **out)
 {
-	*out = NULL;
-	sqlite3_stmt *s;
-	int rc = prepare(
-	    st, "SELECT " OBSERVATION_COLUMNS " FROM observations WHERE session_id = ?1", &s);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_TRANSIENT);
-	return one_row(st, s, observation_row, "read observation", out);
-}
-
-/* Runs a query whose rows `row` turns into objects; collects them in an array. */
-static int list_rows(struct obs_store *st, sqlite3_stmt *s, json_t *(*row)(sqlite3_stmt *),
-                     json_t **out)
-{
-	json_t *arr = json_array();
-	int step;
-	while ((step = sqlite3_step(s)) == SQLITE_ROW)
-		json_array_append_new(arr, row(s));
-	int rc = 0;
-	if (step != SQLITE_DONE) {
-		rc = db_error(st, "list");
-		json_decref(arr);
-		arr = NULL;
-	}
-	sqlite3_finalize(s);
-	*out = arr;
-	return rc;
+	return st->ops->observation_get(st, session_id, out);
 }
 
 int obs_store_observations_list(struct obs_store *st, int limit, json_t **out)
 {
-	*out = NULL;
-	sqlite3_stmt *s;
-	int rc = prepare(st,
-	                 "SELECT " OBSERVATION_COLUMNS
-	                 " FROM observations ORDER BY updated_ms DESC, rowid DESC LIMIT ?1",
-	                 &s);
-	if (rc)
-		return rc;
-	sqlite3_bind_int(s, 1, limit);
-	return list_rows(st, s, observation_row, out);
+	return st->ops->observations_list(st, limit, out);
 }
 
 int obs_store_interrupt_running(struct obs_store *st, const char *reason, int *count)
 {
-	sqlite3_stmt *s;
-	int rc = prepare(st,
-	                 "UPDATE observations SET status = 'interrupted', reason = ?1,"
-	                 " stopped_ms = coalesce(stopped_ms, ?2), updated_ms = ?2"
-	                 " WHERE status = 'running'",
-	                 &s);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(s, 1, reason, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(s, 2, gi_clock_wall_ms());
-	rc = step_done(st, s, "interrupt running observations");
-	if (count)
-		*count = rc ? 0 : sqlite3_changes(st->db);
-	return rc;
-}
-
-static json_t *running_row(sqlite3_stmt *s)
-{
-	json_t *o = json_object();
-	json_object_set_new(o, "session_id", column_text(s, 0));
-	json_object_set_new(o, "node", column_text(s, 1));
-	json_object_set_new(o, "interval_ms", column_int(s, 2));
-	json_object_set_new(o, "updated_ms", column_int(s, 3));
-	json_object_set_new(o, "last_timestamp_ms", column_int(s, 4));
-	return o;
+	return st->ops->interrupt_running(st, reason, count);
 }
 
 int obs_store_running_list(struct obs_store *st, json_t **out)
 {
-	*out = NULL;
-	sqlite3_stmt *s;
-	int rc = prepare(st,
-	                 "SELECT o.session_id, o.node, o.interval_ms, o.updated_ms,"
-	                 " (SELECT timestamp_ms FROM snapshots n WHERE n.session_id ="
-	                 " o.session_id AND n.seq = o.last_seq) FROM observations o WHERE o.status "
-	                 "= 'running' OR"
-	                 " (o.status = 'interrupted' AND o.reason = 'worker shut down' AND"
-	                 "  o.profile_id IS NULL)",
-	                 &s);
-	if (rc)
-		return rc;
-	return list_rows(st, s, running_row, out);
+	return st->ops->running_list(st, out);
 }
 
 int obs_store_profile_add(struct obs_store *st, const char *session_id, const char *node,
                           const char *project, json_t *profile, long long *id_out)
 {
-	sqlite3_stmt *s = NULL;
-	int rc = exec(st, "BEGIN IMMEDIATE");
-	if (rc)
-		return rc;
-	rc = prepare(st,
-	             "INSERT INTO profiles(session_id, node, project, created_ms, body)"
-	             " VALUES(?1, ?2, ?3, ?4, ?5)",
-	             &s);
-	if (rc)
-		goto fail;
-	bind_text_or_null(s, 1, session_id);
-	bind_text_or_null(s, 2, node);
-	bind_text_or_null(s, 3, project);
-	sqlite3_bind_int64(s, 4, gi_clock_wall_ms());
-	bind_json(s, 5, profile);
-	rc = step_done(st, s, "insert profile");
-	if (rc)
-		goto fail;
-	long long id = sqlite3_last_insert_rowid(st->db);
-	rc = prepare(st, "UPDATE observations SET profile_id = ?1 WHERE session_id = ?2", &s);
-	if (rc)
-		goto fail;
-	sqlite3_bind_int64(s, 1, id);
-	bind_text_or_null(s, 2, session_id);
-	rc = step_done(st, s, "link profile");
-	if (rc)
-		goto fail;
-	rc = exec(st, "COMMIT");
-	if (rc == 0)
-		*id_out = id;
-	return rc;
-fail:
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
-}
-
-static json_t *profile_row(sqlite3_stmt *s)
-{
-	json_t *o = json_object();
-	json_object_set_new(o, "id", column_int(s, 0));
-	json_object_set_new(o, "session_id", column_text(s, 1));
-	json_object_set_new(o, "node", column_text(s, 2));
-	json_object_set_new(o, "project", column_text(s, 3));
-	json_object_set_new(o, "created_ms", column_int(s, 4));
-	if (sqlite3_column_count(s) > 5)
-		json_object_set_new(o, "profile", column_json(s, 5));
-	return o;
+	return st->ops->profile_add(st, session_id, node, project, profile, id_out);
 }
 
 int obs_store_profile_get(struct obs_store *st, long long id, json_t **out)
 {
-	*out = NULL;
-	sqlite3_stmt *s;
-	const char *sql = id > 0 ? "SELECT id, session_id, node, project, created_ms, body"
-	                           " FROM profiles WHERE id = ?1"
-	                         : "SELECT id, session_id, node, project, created_ms, body"
-	                           " FROM profiles ORDER BY id DESC LIMIT 1";
-	int rc = prepare(st, sql, &s);
-	if (rc)
-		return rc;
-	if (id > 0)
-		sqlite3_bind_int64(s, 1, id);
-	return one_row(st, s, profile_row, "read profile", out);
+	return st->ops->profile_get(st, id, out);
 }
 
 int obs_store_profiles_list(struct obs_store *st, int limit, json_t **out)
 {
-	*out = NULL;
-	sqlite3_stmt *s;
-	int rc = prepare(st,
-	                 "SELECT id, session_id, node, project, created_ms FROM profiles"
-	                 " ORDER BY id DESC LIMIT ?1",
-	                 &s);
-	if (rc)
-		return rc;
-	sqlite3_bind_int(s, 1, limit);
-	return list_rows(st, s, profile_row, out);
+	return st->ops->profiles_list(st, limit, out);
 }
 
 int obs_store_project_put(struct obs_store *st, const char *path, json_t *summary)
 {
-	sqlite3_stmt *s;
-	int rc = prepare(st,
-	                 "INSERT INTO projects(path, indexed_ms, summary) VALUES(?1, ?2, ?3)"
-	                 " ON CONFLICT(path) DO UPDATE SET indexed_ms = ?2, summary = ?3",
-	                 &s);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(s, 1, path, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(s, 2, gi_clock_wall_ms());
-	bind_json(s, 3, summary);
-	return step_done(st, s, "store project");
-}
-
-static json_t *project_row(sqlite3_stmt *s)
-{
-	json_t *o = json_object();
-	json_object_set_new(o, "path", column_text(s, 0));
-	json_object_set_new(o, "indexed_ms", column_int(s, 1));
-	json_object_set_new(o, "summary", column_json(s, 2));
-	return o;
+	return st->ops->project_put(st, path, summary);
 }
 
 int obs_store_projects_list(struct obs_store *st, json_t **out)
 {
-	*out = NULL;
-	sqlite3_stmt *s;
-	int rc = prepare(
-	    st, "SELECT path, indexed_ms, summary FROM projects ORDER BY indexed_ms DESC", &s);
-	if (rc)
-		return rc;
-	return list_rows(st, s, project_row, out);
+	return st->ops->projects_list(st, out);
+}
+
+/* ---- shared by the backends ---- */
+
+static void gap_add(json_t *gaps, long long after, long long before, long long from_ms,
+                    long long to_ms, long long missing, const char *cause)
+{
+	json_t *g = json_pack("{s:I, s:I, s:I, s:s}", "after_seq", (json_int_t)after, "before_seq",
+	                      (json_int_t)before, "missing", (json_int_t)missing, "cause", cause);
+	json_object_set_new(g, "from_ms", from_ms >= 0 ? json_integer(from_ms) : json_null());
+	json_object_set_new(g, "to_ms", to_ms >= 0 ? json_integer(to_ms) : json_null());
+	json_array_append_new(gaps, g);
+}
+
+void obs_gaps_init(struct obs_gaps *g, long long interval_ms)
+{
+	g->gaps = json_array();
+	g->interval_ms = interval_ms;
+	g->prev_seq = -1;
+	g->prev_ts = -1;
+	g->missing = 0;
+}
+
+void obs_gaps_row(struct obs_gaps *g, long long seq, long long ts)
+{
+	long long by_seq = seq - g->prev_seq - 1;
+	long long by_time = 0;
+	if (g->prev_seq >= 0 && g->interval_ms > 0 && ts >= 0 && g->prev_ts >= 0 &&
+	    ts - g->prev_ts > 2 * g->interval_ms)
+		by_time = (ts - g->prev_ts + g->interval_ms / 2) / g->interval_ms - 1;
+	long long n = by_seq > by_time ? by_seq : by_time;
+	if (n > 0) {
+		gap_add(g->gaps, g->prev_seq, seq, g->prev_ts, ts, n,
+		        by_seq >= by_time ? "seq" : "time");
+		g->missing += n;
+	}
+	g->prev_seq = seq;
+	g->prev_ts = ts;
+}
+
+void obs_gaps_finish(struct obs_gaps *g, long long next_seq, json_t **gaps_out,
+                     long long *missing_out)
+{
+	if (next_seq > g->prev_seq + 1) {
+		/* Taken after the last that arrived, and lost on the way. */
+		gap_add(g->gaps, g->prev_seq, next_seq, g->prev_ts, -1, next_seq - g->prev_seq - 1,
+		        "seq");
+		g->missing += next_seq - g->prev_seq - 1;
+	}
+	*gaps_out = g->gaps;
+	*missing_out = g->missing;
+	g->gaps = NULL;
+}
+
+void obs_gaps_destroy(struct obs_gaps *g)
+{
+	json_decref(g->gaps);
+	g->gaps = NULL;
+}
+
+long long obs_json_int_or(json_t *o, const char *k, long long dflt)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+const char *obs_json_str_or_null(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_value(v) : NULL;
 }

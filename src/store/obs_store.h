@@ -1,27 +1,75 @@
 /*
- * obs_store.h - the worker's own database under its data directory
- * (DATA/worker.db): the projects it has indexed, observations, their
- * snapshots and the fused profiles built from them.
+ * obs_store.h - the worker's observation store: the projects it has indexed,
+ * observations, their snapshots and the fused profiles built from them.
+ * One interface, two backends (docs/SCHEMA.md, "The observation store"):
  *
- * SQLite in WAL mode with synchronous=FULL: once a write function returns 0
- * the row survives a crash or restart of the worker, which is what lets the
- * worker acknowledge a snapshot. The schema is versioned with
- * PRAGMA user_version (OBS_STORE_SCHEMA_VERSION); a newer version on disk is
- * refused with GI_EDBVERSION. JSON documents are stored as text, unchanged.
+ *  - SQLite (the default): DATA/worker.db under the worker's data directory,
+ *    WAL mode with synchronous=FULL, versioned with PRAGMA user_version.
+ *  - PostgreSQL (a location "postgres://..." or "postgresql://..."), through
+ *    libpq: one database that several workers share, versioned by the
+ *    schema_version table, migrated under an advisory lock.
  *
- * Thread-safety: one `struct obs_store` (one SQLite connection) per thread at
- * a time; any number of them may be open on the same file.
+ * Both keep the same rows with the same meaning; JSON documents are stored
+ * as text, unchanged.
+ *
+ * Durability: once a write function returns 0 its transaction is committed
+ * (on PostgreSQL: the server answered COMMIT), and the row survives a crash
+ * or restart of the worker and of the database; that is what lets the worker
+ * acknowledge a snapshot. A write that fails has changed nothing.
+ *
+ * Transactions: each write function is one transaction. snapshot_add,
+ * finalize and profile_add of one session are serialised against each other
+ * (SQLite: the database write lock; PostgreSQL: a per-session advisory
+ * lock), so two workers ingesting into one database never interleave inside
+ * one session. snapshots_each reads its count and rows in one snapshot of
+ * the database.
+ *
+ * Idempotence: snapshot_add is idempotent per (session_id, seq), enforced
+ * by the primary key (a UNIQUE constraint) of the snapshots table: a retry,
+ * or the same snapshot sent through another worker, is stored once.
+ * finalize is an upsert (repeating it leaves the same row); project_put
+ * too. profile_add adds a profile each call on SQLite; on PostgreSQL, where
+ * several workers may finalize one session, an observation that already has
+ * a profile keeps it and *id_out receives that profile's id.
+ * interrupt_running is idempotent.
+ *
+ * Errors: GI_EDB (a statement failed), GI_EDBVERSION (a schema newer than
+ * this build, or a database that is not ours), GI_ECORRUPT (SQLite: not a
+ * database), GI_EBUSY (SQLite: locked past the busy timeout), GI_ECONNECT
+ * (PostgreSQL: the server is down or unreachable, after one reconnection
+ * attempt), GI_EDENIED (PostgreSQL: authentication failed). Passwords are
+ * never logged: messages name the location as obs_store_location_redact
+ * prints it.
+ *
+ * Thread-safety: one `struct obs_store` (one connection) per thread at a
+ * time; any number of them may be open on the same database.
  */
 #ifndef GIULIA_STORE_OBS_STORE_H
 #define GIULIA_STORE_OBS_STORE_H
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #define OBS_STORE_SCHEMA_VERSION 2
 #define OBS_STORE_FILE           "worker.db"
 
 struct obs_store;
+
+/* Whether `location` names a PostgreSQL database (postgres:// or
+ * postgresql:// URI). NULL or "" is the SQLite default. */
+bool obs_store_location_is_postgres(const char *location);
+/* Writes `location` with any password replaced by "***" into buf (size n,
+ * always terminated): what logs and messages may show. */
+void obs_store_location_redact(const char *location, char *buf, size_t n);
+/* Opens the store at `location` (borrowed): NULL or "" opens SQLite under
+ * data_dir (obs_store_open); a postgres:// URI connects to that database
+ * (creating or migrating its tables); anything else is GI_EINVAL. A failed
+ * connection logs why (server down, authentication, schema version), with
+ * the password redacted. *out: close with obs_store_close. */
+int obs_store_open_location(const char *data_dir, const char *location, struct obs_store **out);
+/* The backend's name: "sqlite" or "postgres" (static). */
+const char *obs_store_backend(const struct obs_store *st);
 
 /* Opens (creating the directory, file and schema as needed) DATA_DIR/worker.db.
  * *out: close with obs_store_close. GI_EIO when the directory cannot be made,
@@ -36,7 +84,9 @@ void obs_store_close(struct obs_store *st);
  * left as it was and *duplicate set: retries are harmless. An observation
  * that was interrupted by a worker shutdown is running again. A finished
  * observation (finalised, or with a profile) is immutable: GI_EEXIST, and
- * nothing changes. */
+ * nothing changes. PostgreSQL also answers GI_EEXIST, storing nothing, when
+ * the observation exists with another node (the worker checks the node
+ * first; between workers only the store can check it atomically). */
 int obs_store_snapshot_add(struct obs_store *st, const char *session_id, const char *node,
                            long long seq, json_t *snapshot, bool *duplicate);
 
