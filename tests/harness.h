@@ -44,7 +44,9 @@ int th_main(int argc, char **argv, const char *suite, const struct th_test *test
 
 /* The test's own temporary directory (removed after the test). */
 const char *th_tmpdir(void);
-/* Runs fn(arg) when the test ends, whatever the outcome (last registered first). */
+/* Runs fn(arg) when the test ends, whatever the outcome (last registered first).
+ * The hooks run after the test function has returned: `arg` must be static or
+ * on the heap, never a local of the test function. */
 void th_defer(void (*fn)(void *), void *arg);
 /* Ends the test as skipped with a reason: only for a capability the machine
  * genuinely lacks (say so in the reason), never for a missing package, which

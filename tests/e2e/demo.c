@@ -117,7 +117,7 @@ static void expect_status(const struct nexus *nx, const char *method, const char
 
 static void nexus_serves_its_api(void)
 {
-	struct nexus nx;
+	static struct nexus nx; /* static: its deferred stop runs after this frame is gone */
 	nexus_start(&nx);
 
 	/* The cookie is readable by the user only. */
@@ -220,7 +220,7 @@ static void squeeze(char *s)
 static void nexus_mixed_load_has_no_errors(void)
 {
 	TH_NEED(th_have_program("wrk"), "wrk", "wrk is not on PATH");
-	struct nexus nx;
+	static struct nexus nx; /* static: its deferred stop runs after this frame is gone */
 	nexus_start(&nx);
 	char *line = run_load(&nx, "3", "4");
 	TH_ASSERT_MSG(summary_value(line, "requests") > 0, "no requests: %s", line);
@@ -503,7 +503,7 @@ static json_t *compare_profiles(const struct giulia *g, long long a, long long b
 static void demo_profile_findings(void)
 {
 	require_full_demo();
-	struct nexus nx;
+	static struct nexus nx; /* static: its deferred stop runs after this frame is gone */
 	nexus_start(&nx);
 	struct giulia g = {0};
 	giulia_start(&g);
@@ -559,7 +559,7 @@ static void demo_profile_findings(void)
 static void demo_fix_resolves_the_registry_findings(void)
 {
 	require_full_demo();
-	struct nexus nx;
+	static struct nexus nx; /* static: its deferred stop runs after this frame is gone */
 	nexus_start(&nx);
 	struct giulia g = {0};
 	giulia_start(&g);

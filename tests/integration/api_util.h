@@ -33,12 +33,32 @@ struct td_daemon {
 	char token[64];
 };
 
+/* The daemons a test started, by pid, for the deferred stop: the caller's
+ * struct td_daemon is often a local of the test function, gone when th_defer's
+ * hooks run, so the hook reads only this table. A pid that is no longer a
+ * running child of ours (stopped, or killed and reaped by the test) is left
+ * alone rather than signalled. */
+#define TD_MAX_DAEMONS 32
+static pid_t td_started[TD_MAX_DAEMONS];
+
 static inline void td_stop_deferred(void *arg)
 {
-	struct td_daemon *d = arg;
-	if (d->pid > 0)
-		ts_stop(d->pid, 20000);
-	d->pid = 0;
+	pid_t *slot = arg;
+	int status;
+	if (*slot > 0 && waitpid(*slot, &status, WNOHANG) == 0)
+		ts_stop(*slot, 20000);
+	*slot = 0;
+}
+
+/* Stops the daemon `pid` when the test ends (unless the test stopped it). */
+static inline void td_track(pid_t pid)
+{
+	int slot = 0;
+	while (slot < TD_MAX_DAEMONS && td_started[slot] > 0)
+		slot++;
+	TH_ASSERT_MSG(slot < TD_MAX_DAEMONS, "more than %d daemons in one test", TD_MAX_DAEMONS);
+	td_started[slot] = pid;
+	th_defer(td_stop_deferred, &td_started[slot]);
 }
 
 /* Starts `giulia ROLE` with extra arguments and waits for /health. */
@@ -83,7 +103,7 @@ static inline void td_start(struct td_daemon *d, const char *role, const char *c
 		              role, d->log);
 		gi_clock_sleep_ms(50);
 	}
-	th_defer(td_stop_deferred, d);
+	td_track(d->pid);
 }
 
 /* Gives `d` a free loopback port and its URL without starting anything: a
@@ -108,6 +128,9 @@ static inline void td_worker(struct td_daemon *d, const char *data)
 static inline int td_stop(struct td_daemon *d)
 {
 	int st = ts_stop(d->pid, 30000);
+	for (int i = 0; i < TD_MAX_DAEMONS; i++)
+		if (td_started[i] == d->pid)
+			td_started[i] = 0;
 	d->pid = 0;
 	return st;
 }

@@ -172,13 +172,13 @@ static void pulse_tells_every_failure_apart(void)
 	unlink(path);
 
 	/* A peer that closes the connection right away: not a cookie problem. */
-	struct fake_peer closer = {0};
+	static struct fake_peer closer; /* static: its thread and stop outlive this frame */
 	fake_peer_start(&closer, false);
 	char fake_name[64];
 	snprintf(fake_name, sizeof(fake_name), "%s@127.0.0.1", closer.alive);
 	EXPECT_PULSE(fake_name, "any", NULL, CLI_EXIT_HANDSHAKE, "closed the connection");
 	/* A peer that never answers: a timeout. */
-	struct fake_peer silent = {0};
+	static struct fake_peer silent;
 	fake_peer_start(&silent, true);
 	snprintf(fake_name, sizeof(fake_name), "%s@127.0.0.1", silent.alive);
 	EXPECT_PULSE(fake_name, "any", "700", CLI_EXIT_TIMEOUT, "timed out");

@@ -190,6 +190,7 @@ static void unusable_store_refuses_to_start(void)
 static void tmpfs_unmount(void *arg)
 {
 	umount2(arg, MNT_DETACH);
+	free(arg);
 }
 
 /* A tmpfs of `size` at DIR (created), unmounted when the test ends. */
@@ -200,7 +201,7 @@ static void tmpfs_mount(const char *dir, const char *size)
 	snprintf(opts, sizeof(opts), "size=%s", size);
 	if (mount("tmpfs", dir, "tmpfs", 0, opts) != 0)
 		th_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
-	th_defer(tmpfs_unmount, (void *)dir);
+	th_defer(tmpfs_unmount, gi_strdup(dir));
 }
 
 static void push_text(struct api_pusher *p, enum api_push_kind kind, const char *text)

@@ -410,7 +410,7 @@ static void start_serve(struct td_daemon *d, const char *uri)
 	                      NULL};
 	d->pid = ts_spawn(argv, d->log);
 	TH_ASSERT(d->pid > 0);
-	th_defer(td_stop_deferred, d);
+	td_track(d->pid);
 	snprintf(health, sizeof(health), "%s/health", d->url);
 	TH_ASSERT_MSG(ts_http_wait(health, 60000), "giulia serve did not come up; log %s", d->log);
 }

@@ -176,9 +176,27 @@ static void short_host(char *out, size_t size)
 		*dot = '\0';
 }
 
+/* The nodes this test started, by pid, for the deferred stop: the caller's
+ * struct ts_beam is often a local of the test function, gone by the time
+ * th_defer's hooks run, so the hook must not read it. */
+#define TS_MAX_NODES 64
+static pid_t started_nodes[TS_MAX_NODES];
+
 static void stop_node_deferred(void *arg)
 {
-	ts_beam_stop(arg);
+	pid_t *slot = arg;
+	int status;
+	/* Only a running child of ours: never signal a pid that was reaped. */
+	if (*slot > 0 && waitpid(*slot, &status, WNOHANG) == 0)
+		ts_stop(*slot, 3000);
+	*slot = 0;
+}
+
+static void forget_node(pid_t pid)
+{
+	for (int i = 0; i < TS_MAX_NODES; i++)
+		if (started_nodes[i] == pid)
+			started_nodes[i] = 0;
 }
 
 void ts_beam_start(struct ts_beam *n, enum ts_beam_kind kind, const char *eval,
@@ -237,7 +255,12 @@ void ts_beam_start(struct ts_beam *n, enum ts_beam_kind kind, const char *eval,
 		argv[argc++] = *a;
 	argv[argc] = NULL;
 	n->pid = ts_spawn(argv, n->log);
-	th_defer(stop_node_deferred, n);
+	int slot = 0;
+	while (slot < TS_MAX_NODES && started_nodes[slot] != 0)
+		slot++;
+	TH_ASSERT_MSG(slot < TS_MAX_NODES, "more than %d nodes in one test", TS_MAX_NODES);
+	started_nodes[slot] = n->pid;
+	th_defer(stop_node_deferred, &started_nodes[slot]);
 	int64_t deadline = gi_clock_mono_ms() + 30000;
 	while (gi_clock_mono_ms() < deadline) {
 		char *r = ts_beam_eval(n, "ok.");
@@ -247,6 +270,7 @@ void ts_beam_start(struct ts_beam *n, enum ts_beam_kind kind, const char *eval,
 			return;
 		int status;
 		if (waitpid(n->pid, &status, WNOHANG) == n->pid) {
+			forget_node(n->pid);
 			n->pid = 0;
 			th_fail(__FILE__, __LINE__, "node %s exited at start; see %s", n->name,
 			        n->log);
@@ -290,6 +314,7 @@ void ts_beam_stop(struct ts_beam *n)
 {
 	if (n->pid > 0) {
 		ts_stop(n->pid, 3000);
+		forget_node(n->pid);
 		n->pid = 0;
 	}
 }
