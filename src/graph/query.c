@@ -11,6 +11,7 @@
 #include "graph/query.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "base/error.h"
 #include "base/str.h"
 #include "graph/graph.h"
+#include "graph/search.h"
 #include "store/store.h"
 
 #define DEFAULT_DEPTH 2
@@ -33,7 +35,26 @@ struct kg_db {
 	struct kg_graph *graph;
 	int64_t version;
 	char *path;
+	/* search_code's index of `graph`, built on first use, dropped with it */
+	struct kg_search_index *search;
 };
+
+static _Thread_local char query_error[512];
+static _Thread_local bool query_error_set;
+
+void kg_query_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(query_error, sizeof(query_error), fmt, ap);
+	va_end(ap);
+	query_error_set = true;
+}
+
+const char *kg_query_error_message(void)
+{
+	return query_error_set ? query_error : NULL;
+}
 
 char *kg_db_default_path(const char *root)
 {
@@ -62,6 +83,7 @@ void kg_db_close(struct kg_db *db)
 {
 	if (!db)
 		return;
+	kg_search_index_free(db->search);
 	kg_graph_free(db->graph);
 	st_close(db->store);
 	gi_free(db->path);
@@ -80,6 +102,8 @@ static int graph_get(struct kg_db *db, struct kg_graph **out)
 		rc = kg_graph_load(db->store, &g);
 		if (rc)
 			return rc;
+		kg_search_index_free(db->search);
+		db->search = NULL;
 		kg_graph_free(db->graph);
 		db->graph = g;
 		db->version = version;
@@ -1234,6 +1258,52 @@ static int q_path(struct kg_db *db, const struct kg_graph *g, const struct kg_qu
 	return 0;
 }
 
+/* ---- search (graph/search.c) ---------------------------------------------- */
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int q_search_text(struct kg_db *db, const struct kg_graph *g,
+                         const struct kg_query_params *p, json_t *out)
+{
+	char *root = NULL;
+	struct gi_map files;
+	gi_map_init(&files);
+	int rc = st_meta_get(db->store, "root", &root);
+	if (!rc)
+		rc = st_files_load(db->store, &files);
+	const char **paths = gi_malloc(sizeof(char *) * (files.len + 1));
+	size_t n = 0;
+	for (size_t i = 0; i < files.cap; i++)
+		if (files.slots[i].key) {
+			paths[n++] = files.slots[i].key;
+			gi_free(files.slots[i].value);
+		}
+	qsort(paths, n, sizeof(char *), by_path);
+	if (!rc)
+		rc = kg_search_text(g, root, paths, n, p, out);
+	gi_free(paths);
+	gi_map_destroy(&files);
+	gi_free(root);
+	return rc;
+}
+
+static int q_search_code(struct kg_db *db, const struct kg_graph *g,
+                         const struct kg_query_params *p, json_t *out)
+{
+	if (!db->search) {
+		char *root = NULL;
+		int rc = st_meta_get(db->store, "root", &root);
+		if (rc)
+			return rc;
+		db->search = kg_search_index_build(g, root);
+		gi_free(root);
+	}
+	return kg_search_code(g, db->search, p, out);
+}
+
 static const struct {
 	const char *name;
 	query_fn fn;
@@ -1262,11 +1332,14 @@ static const struct {
     {"api_surface", q_api_surface},
     {"function_details", q_function_details},
     {"hubs", q_hubs},
+    {"search_text", q_search_text},
+    {"search_code", q_search_code},
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)
 {
 	*out = NULL;
+	query_error_set = false;
 	if (!db || !name)
 		return GI_EINVAL;
 	query_fn fn = NULL;

@@ -1,0 +1,264 @@
+/*
+ * cmd_assist.c - the commands an assistant runs before it edits (see cli.h
+ * and docs/CLI.md "Search"): `giulia search text PATTERN` and `giulia
+ * search code WORDS...`. Each is one kg_query ("search_text",
+ * "search_code"), so `--json` prints exactly what GET /api/search/text and
+ * /api/search/code and the MCP tools search_text / search_code return; the
+ * default output is a grep-like listing built from the same JSON.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "base/str.h"
+#include "cli/cli.h"
+#include "graph/query.h"
+
+static const char search_usage[] =
+    "text PATTERN [--regex] [--ignore-case] [--file GLOB] [--module MODULE] [--context N] "
+    "[--limit N] [--offset N] [--project PATH] [--db FILE] [--json]\n"
+    "       giulia search code WORDS... [--kind module|function] [--module MODULE] [--tests] "
+    "[--limit N] [--offset N] [--project PATH] [--db FILE] [--json]";
+
+struct search_opts {
+	const char *project, *db;
+	bool json;
+	json_t *args; /* the query's named arguments */
+	const char *module;
+	struct gi_buf words; /* positional arguments joined by spaces */
+};
+
+static int usage_fail(const char *what, const char *arg)
+{
+	fprintf(stderr, "giulia search: %s%s\nusage: giulia search %s\n", what, arg ? arg : "",
+	        search_usage);
+	return CLI_EXIT_USAGE;
+}
+
+/* Parses argv[2..] (after `search text|code`); 0, -1 for --help, or an exit code. */
+static int search_opts_parse(int argc, char **argv, bool text, struct search_opts *o)
+{
+	static const char *const int_options[] = {"--context", "--limit", "--offset", NULL};
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+		bool is_int = false;
+		for (int k = 0; int_options[k]; k++)
+			is_int |= strcmp(a, int_options[k]) == 0;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			printf("usage: giulia search %s\n", search_usage);
+			return -1;
+		} else if (strcmp(a, "--json") == 0) {
+			o->json = true;
+		} else if (text && strcmp(a, "--regex") == 0) {
+			json_object_set_new(o->args, "regex", json_true());
+		} else if (text && (strcmp(a, "--ignore-case") == 0 || strcmp(a, "-i") == 0)) {
+			json_object_set_new(o->args, "ignore_case", json_true());
+		} else if (!text && strcmp(a, "--tests") == 0) {
+			json_object_set_new(o->args, "tests", json_true());
+		} else if (is_int && (text || strcmp(a, "--context") != 0)) {
+			int64_t v;
+			if (!next || gi_parse_int64(next, 0, 1000000, &v))
+				return usage_fail("a non-negative integer must follow ", a);
+			json_object_set_new(o->args, a + 2, json_integer(v));
+			i++;
+		} else if (strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0 ||
+		           strcmp(a, "--module") == 0 || (text && strcmp(a, "--file") == 0) ||
+		           (!text && strcmp(a, "--kind") == 0)) {
+			if (!next)
+				return usage_fail("a value must follow ", a);
+			if (strcmp(a, "--project") == 0)
+				o->project = next;
+			else if (strcmp(a, "--db") == 0)
+				o->db = next;
+			else if (strcmp(a, "--module") == 0)
+				o->module = next;
+			else
+				json_object_set_new(o->args, a + 2, json_string(next));
+			i++;
+		} else if (a[0] == '-' && a[1] == '-') {
+			return usage_fail("unknown option ", a);
+		} else if (text && o->words.len) {
+			return usage_fail("one pattern only (quote it): unexpected ", a);
+		} else {
+			if (o->words.len)
+				gi_buf_puts(&o->words, " ");
+			gi_buf_puts(&o->words, a);
+		}
+	}
+	if (!o->words.len)
+		return usage_fail(text ? "missing PATTERN" : "missing WORDS", NULL);
+	if (!gi_utf8_valid(o->words.data, o->words.len))
+		return usage_fail("the pattern is not valid UTF-8", NULL);
+	json_object_set_new(o->args, text ? "pattern" : "query",
+	                    json_stringn(o->words.data, o->words.len));
+	return 0;
+}
+
+/* --db, else GIULIA_DB, else PROJECT/.giulia/index.db (as the static commands). */
+static char *db_path_for(const struct search_opts *o)
+{
+	if (o->db)
+		return gi_strdup(o->db);
+	const char *env = getenv("GIULIA_DB");
+	if (env && *env)
+		return gi_strdup(env);
+	char *real = NULL;
+	if (gi_fs_realdir(o->project ? o->project : ".", &real)) {
+		fprintf(stderr, "giulia search: project directory '%s' does not exist\n",
+		        o->project ? o->project : ".");
+		return NULL;
+	}
+	char *path = kg_db_default_path(real);
+	gi_free(real);
+	return path;
+}
+
+static void print_text_hits(json_t *r)
+{
+	size_t i;
+	json_t *h;
+	json_array_foreach(json_object_get(r, "hits"), i, h)
+	{
+		const char *file = json_string_value(json_object_get(h, "file"));
+		long long line = json_integer_value(json_object_get(h, "line"));
+		json_t *before = json_object_get(h, "before"), *after = json_object_get(h, "after");
+		size_t k;
+		json_t *l;
+		json_array_foreach(before, k, l)
+		{
+			printf("%s-%lld-%s\n", file,
+			       line - (long long)json_array_size(before) + (long long)k,
+			       json_string_value(l));
+		}
+		const char *mod = json_string_value(json_object_get(h, "module"));
+		const char *fn = json_string_value(json_object_get(h, "function"));
+		printf("%s:%lld:%lld: [%s%s%s] %s\n", file, line,
+		       json_integer_value(json_object_get(h, "column")), mod ? mod : "-",
+		       fn ? "." : "", fn ? fn : "", json_string_value(json_object_get(h, "text")));
+		json_array_foreach(after, k, l)
+		{
+			printf("%s-%lld-%s\n", file, line + 1 + (long long)k, json_string_value(l));
+		}
+		if (json_array_size(before) || json_array_size(after))
+			printf("--\n");
+	}
+	long long total = json_integer_value(json_object_get(r, "total"));
+	json_t *next = json_object_get(r, "next_offset");
+	printf("%lld hit%s in %lld file%s searched%s", total, total == 1 ? "" : "s",
+	       json_integer_value(json_object_get(r, "files_searched")),
+	       json_integer_value(json_object_get(r, "files_searched")) == 1 ? "" : "s",
+	       json_is_true(json_object_get(r, "total_capped")) ? " (counting stopped)" : "");
+	if (json_is_integer(next))
+		printf("; more with --offset %lld", json_integer_value(next));
+	printf("\n");
+}
+
+static void print_code_results(json_t *r)
+{
+	size_t i;
+	json_t *h;
+	long long offset = json_integer_value(json_object_get(r, "offset"));
+	json_array_foreach(json_object_get(r, "results"), i, h)
+	{
+		const char *name = json_string_value(json_object_get(h, "name"));
+		char what[600];
+		if (name)
+			snprintf(what, sizeof(what), "%s.%s/%lld",
+			         json_string_value(json_object_get(h, "module")), name,
+			         json_integer_value(json_object_get(h, "arity")));
+		else
+			snprintf(what, sizeof(what), "%s (module)",
+			         json_string_value(json_object_get(h, "module")));
+		const char *file = json_string_value(json_object_get(h, "file"));
+		printf("%4lld. %7.3f  %-50s %s:%lld\n", offset + (long long)i + 1,
+		       json_real_value(json_object_get(h, "score")), what, file ? file : "-",
+		       json_integer_value(json_object_get(h, "line")));
+	}
+	json_t *next = json_object_get(r, "next_offset");
+	printf("%lld result%s", json_integer_value(json_object_get(r, "total")),
+	       json_integer_value(json_object_get(r, "total")) == 1 ? "" : "s");
+	if (json_is_integer(next))
+		printf("; more with --offset %lld", json_integer_value(next));
+	printf("\n");
+}
+
+static int cmd_search(int argc, char **argv)
+{
+	if (argc < 2 || (strcmp(argv[1], "text") != 0 && strcmp(argv[1], "code") != 0)) {
+		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+			printf("usage: giulia search %s\n", search_usage);
+			return CLI_EXIT_OK;
+		}
+		return usage_fail("say what to search: `text` or `code`", NULL);
+	}
+	bool text = strcmp(argv[1], "text") == 0;
+	struct search_opts o = {0};
+	o.args = json_object();
+	gi_buf_init(&o.words, 0);
+	int exit_code = search_opts_parse(argc, argv, text, &o);
+	char *db_path = NULL;
+	struct kg_db *db = NULL;
+	json_t *r = NULL;
+	if (exit_code) {
+		exit_code = exit_code < 0 ? CLI_EXIT_OK : exit_code;
+		goto done;
+	}
+	db_path = db_path_for(&o);
+	if (!db_path) {
+		exit_code = CLI_EXIT_FAILURE;
+		goto done;
+	}
+	struct kg_query_params p = {0};
+	p.module = o.module;
+	p.args = o.args;
+	int rc = kg_db_open(db_path, false, &db);
+	if (!rc)
+		rc = kg_query(db, text ? "search_text" : "search_code", &p, &r);
+	if (rc == GI_EINVAL) {
+		const char *why = kg_query_error_message();
+		exit_code = usage_fail(why ? why : "invalid arguments", NULL);
+		goto done;
+	}
+	if (rc == GI_ENOENT) {
+		fprintf(stderr,
+		        "giulia search: no index database at %s; run `giulia index PATH` first "
+		        "(or pass --project/--db)\n",
+		        db_path);
+		exit_code = cli_exit_code_for(rc);
+		goto done;
+	}
+	if (rc) {
+		fprintf(stderr, "giulia search: %s: %s\n", db_path, gi_strerror(rc));
+		exit_code = cli_exit_code_for(rc);
+		goto done;
+	}
+	if (o.json) {
+		char *s =
+		    json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+		if (s)
+			puts(s);
+		free(s);
+	} else if (text) {
+		print_text_hits(r);
+	} else {
+		print_code_results(r);
+	}
+	exit_code = CLI_EXIT_OK;
+done:
+	json_decref(r);
+	kg_db_close(db);
+	gi_free(db_path);
+	gi_buf_destroy(&o.words);
+	json_decref(o.args);
+	return exit_code;
+}
+
+const struct cli_command cli_assist_commands[] = {
+    {"search", search_usage, "search the project's text (grep) or its code by meaning (ranked)",
+     cmd_search},
+    {NULL, NULL, NULL, NULL},
+};
