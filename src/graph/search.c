@@ -32,6 +32,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/str.h"
+#include "source/beam.h"
 
 #define TERM_MAX        48 /* longer identifier parts are not terms */
 #define QUERY_TERMS_MAX 64
@@ -364,6 +365,62 @@ static void region_parse(const struct source_file *s, size_t first, size_t last,
 	}
 }
 
+/* ---- object code: the Docs chunk's text ----------------------------------- */
+
+#define BEAM_FILE_MAX (64u << 20)
+
+/* The documentation of one .beam file: its moduledoc and each
+ * "name/arity" -> text (gi_malloc'd, NUL-terminated). */
+struct beam_doc_set {
+	struct gi_buf moduledoc;
+	struct gi_map functions;
+};
+
+static int beam_doc_collect(void *ctx, const char *kind, const char *name, int arity,
+                            const char *doc, size_t len)
+{
+	struct beam_doc_set *d = ctx;
+	if (strcmp(kind, "module") == 0) {
+		gi_buf_append(&d->moduledoc, doc, len);
+		return 0;
+	}
+	if (strcmp(kind, "function") != 0 && strcmp(kind, "macro") != 0)
+		return 0;
+	char key[300];
+	snprintf(key, sizeof(key), "%s/%d", name, arity);
+	char *text = gi_malloc(len + 1);
+	memcpy(text, doc, len);
+	text[len] = '\0';
+	gi_free(gi_map_put(&d->functions, key, text));
+	return 0;
+}
+
+static void beam_doc_set_destroy(struct beam_doc_set *d)
+{
+	for (size_t i = 0; i < d->functions.cap; i++)
+		if (d->functions.slots[i].key)
+			gi_free(d->functions.slots[i].value);
+	gi_map_destroy(&d->functions);
+	gi_buf_destroy(&d->moduledoc);
+}
+
+/* Reads the docs of the object code at `path` into `d` (initialised here);
+ * false when there are none to read. */
+static bool beam_doc_set_load(struct beam_doc_set *d, const char *path)
+{
+	gi_buf_init(&d->moduledoc, 0);
+	gi_map_init(&d->functions);
+	if (!path || !gi_str_ends_with(path, ".beam"))
+		return false;
+	char *data = NULL;
+	size_t len = 0;
+	if (gi_fs_read_file(path, BEAM_FILE_MAX, &data, &len))
+		return false;
+	int rc = beam_docs_read((const unsigned char *)data, len, beam_doc_collect, d);
+	gi_free(data);
+	return rc == 0;
+}
+
 /* ---- the ranked index ---------------------------------------------------- */
 
 enum search_field {
@@ -484,7 +541,14 @@ static void module_index(struct index_build *b, const struct kg_graph *g, int mi
 	struct gi_buf doc, spec;
 	gi_buf_init(&doc, 0);
 	gi_buf_init(&spec, 0);
+	struct beam_doc_set beam_docs;
+	bool have_beam = m->origin == FACTS_FROM_BEAM && beam_doc_set_load(&beam_docs, m->file);
+	if (!have_beam && m->origin == FACTS_FROM_BEAM)
+		beam_doc_set_destroy(&beam_docs);
 	doc_new(b, mi, -1);
+	if (have_beam)
+		build_text(b, FIELD_DOC, beam_docs.moduledoc.data ? beam_docs.moduledoc.data : "",
+		           beam_docs.moduledoc.len);
 	build_str(b, FIELD_NAME, m->name);
 	for (size_t i = 0; i < m->struct_fields.len; i++)
 		build_str(b, FIELD_FIELDS, GI_VEC_AT(&m->struct_fields, const char *, i));
@@ -525,9 +589,18 @@ static void module_index(struct index_build *b, const struct kg_graph *g, int mi
 			if (spec.len)
 				build_text(b, FIELD_SPEC, spec.data, spec.len);
 		}
+		if (have_beam) {
+			char key[300];
+			snprintf(key, sizeof(key), "%s/%d", f->name, f->arity);
+			const char *text = gi_map_get(&beam_docs.functions, key);
+			if (text)
+				build_str(b, FIELD_DOC, text);
+		}
 		if (f->line_end > prev_end)
 			prev_end = f->line_end;
 	}
+	if (have_beam)
+		beam_doc_set_destroy(&beam_docs);
 	gi_buf_destroy(&doc);
 	gi_buf_destroy(&spec);
 	gi_free(fns);

@@ -6,15 +6,19 @@
  * into a real SQLite file, then searched as text and as ranked code, with
  * the expected answers worked out by reading the fixture, negative cases,
  * and hostile arguments (huge patterns, back-references, bad regexes,
- * out-of-range pages).
- * needs:
+ * out-of-range pages). The Docs chunk reader (source/beam_docs.c) on the
+ * Debian elixir package's own String.beam, whole and damaged.
+ * needs: elixir
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/error.h"
+#include "base/fs.h"
+#include "source/beam.h"
 #include "graph/query.h"
 #include "graph/search.h"
 #include "harness.h"
@@ -342,6 +346,57 @@ static void search_text_refuses_hostile_patterns(void)
 	kg_db_close(db);
 }
 
+struct docs_seen {
+	int entries;
+	bool moduledoc, split3;
+};
+
+static int docs_seen(void *ctx, const char *kind, const char *name, int arity, const char *doc,
+                     size_t len)
+{
+	struct docs_seen *d = ctx;
+	d->entries++;
+	if (strcmp(kind, "module") == 0)
+		d->moduledoc = len > 100;
+	else if (strcmp(kind, "function") == 0 && strcmp(name, "split") == 0 && arity == 3)
+		d->split3 = memmem(doc, len, "pattern", 7) != NULL;
+	return 0;
+}
+
+static int docs_ignore(void *ctx, const char *kind, const char *name, int arity, const char *doc,
+                       size_t len)
+{
+	(void)ctx, (void)kind, (void)name, (void)arity, (void)doc, (void)len;
+	return 0;
+}
+
+static void beam_docs_read_real_and_damaged(void)
+{
+	const char *path = "/usr/lib/elixir/lib/elixir/ebin/Elixir.String.beam";
+	char *data = NULL;
+	size_t len = 0;
+	TH_NEED(gi_fs_read_file(path, 64u << 20, &data, &len) == 0, "elixir", "%s is missing",
+	        path);
+	struct docs_seen d = {0};
+	TH_ASSERT_OK(beam_docs_read((unsigned char *)data, len, docs_seen, &d));
+	TH_ASSERT(d.moduledoc);
+	TH_ASSERT(d.split3);
+	TH_ASSERT_INT_GE(d.entries, 50);
+	/* every prefix and a byte flipped all along: an error or some docs, never a crash
+	 * (the sanitizer builds and fuzz/beam_docs.c check the rest) */
+	for (size_t cut = 0; cut < len; cut += len / 97 + 1)
+		(void)beam_docs_read((unsigned char *)data, cut, docs_ignore, NULL);
+	for (size_t at = 12; at < len; at += len / 89 + 1) {
+		data[at] ^= 0x5a;
+		(void)beam_docs_read((unsigned char *)data, len, docs_ignore, NULL);
+		data[at] ^= 0x5a;
+	}
+	TH_ASSERT_INT_EQ(
+	    beam_docs_read((const unsigned char *)"FOR1\0\0\0\4BEAM", 12, docs_ignore, NULL),
+	    GI_ENOTFOUND);
+	gi_free(data);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -352,6 +407,7 @@ int main(int argc, char **argv)
 	    TH_TEST(search_text_labels_hits),
 	    TH_TEST(search_text_regex_filters_and_pages),
 	    TH_TEST(search_text_refuses_hostile_patterns),
+	    TH_TEST(beam_docs_read_real_and_damaged),
 	    TH_END,
 	};
 	return th_main(argc, argv, "unit_search", tests);
