@@ -21,7 +21,8 @@
 static const char search_usage[] =
     "text PATTERN [--regex] [--ignore-case] [--file GLOB] [--module MODULE] [--context N] "
     "[--limit N] [--offset N] [--project PATH] [--db FILE] [--json]\n"
-    "       giulia search code WORDS... [--kind module|function] [--module MODULE] [--tests] "
+    "       giulia search code WORDS... [--mode ranked|hybrid] [--kind module|function] "
+    "[--module MODULE] [--tests] "
     "[--limit N] [--offset N] [--project PATH] [--db FILE] [--json]";
 
 struct search_opts {
@@ -67,7 +68,7 @@ static int search_opts_parse(int argc, char **argv, bool text, struct search_opt
 			i++;
 		} else if (strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0 ||
 		           strcmp(a, "--module") == 0 || (text && strcmp(a, "--file") == 0) ||
-		           (!text && strcmp(a, "--kind") == 0)) {
+		           (!text && (strcmp(a, "--kind") == 0 || strcmp(a, "--mode") == 0))) {
 			if (!next)
 				return usage_fail("a value must follow ", a);
 			if (strcmp(a, "--project") == 0)

@@ -35,8 +35,10 @@ struct kg_db {
 	struct kg_graph *graph;
 	int64_t version;
 	char *path;
-	/* search_code's index of `graph`, built on first use, dropped with it */
+	/* search_code's index of `graph` and the hybrid mode's word vectors,
+	 * built on first use, dropped with the graph */
 	struct kg_search_index *search;
+	struct kg_word_vectors *vectors;
 };
 
 static _Thread_local char query_error[512];
@@ -83,6 +85,7 @@ void kg_db_close(struct kg_db *db)
 {
 	if (!db)
 		return;
+	kg_word_vectors_free(db->vectors);
 	kg_search_index_free(db->search);
 	kg_graph_free(db->graph);
 	st_close(db->store);
@@ -102,6 +105,8 @@ static int graph_get(struct kg_db *db, struct kg_graph **out)
 		rc = kg_graph_load(db->store, &g);
 		if (rc)
 			return rc;
+		kg_word_vectors_free(db->vectors);
+		db->vectors = NULL;
 		kg_search_index_free(db->search);
 		db->search = NULL;
 		kg_graph_free(db->graph);
@@ -1290,6 +1295,34 @@ static int q_search_text(struct kg_db *db, const struct kg_graph *g,
 	return rc;
 }
 
+/* The .beam files whose docs the word vectors learn from: GIULIA_DOC_BEAMS
+ * (globs separated by ':'), else the installed Elixir and OTP. */
+#define DOC_GLOBS_MAX 16
+static int search_vectors_load(struct kg_db *db)
+{
+	const char *globs[DOC_GLOBS_MAX + 1] = {"/usr/lib/elixir/lib/*/ebin/*.beam",
+	                                        "/usr/lib/erlang/lib/*/ebin/*.beam", NULL};
+	char *env = getenv("GIULIA_DOC_BEAMS") ? gi_strdup(getenv("GIULIA_DOC_BEAMS")) : NULL;
+	if (env) {
+		int n = 0;
+		for (char *save = NULL, *t = strtok_r(env, ":", &save); t && n < DOC_GLOBS_MAX;
+		     t = strtok_r(NULL, ":", &save))
+			globs[n++] = t;
+		globs[n] = NULL;
+	}
+	struct gi_buf cache;
+	gi_buf_init(&cache, 0);
+	const char *slash = strrchr(db->path, '/');
+	if (slash)
+		gi_buf_printf(&cache, "%.*s/search_vectors.bin", (int)(slash - db->path), db->path);
+	else
+		gi_buf_puts(&cache, "search_vectors.bin");
+	int rc = kg_word_vectors_get(db->search, cache.data, db->path, globs, &db->vectors);
+	gi_buf_destroy(&cache);
+	gi_free(env);
+	return rc;
+}
+
 static int q_search_code(struct kg_db *db, const struct kg_graph *g,
                          const struct kg_query_params *p, json_t *out)
 {
@@ -1301,7 +1334,15 @@ static int q_search_code(struct kg_db *db, const struct kg_graph *g,
 		db->search = kg_search_index_build(g, root);
 		gi_free(root);
 	}
-	return kg_search_code(g, db->search, p, out);
+	int mode = kg_search_code_mode(p);
+	if (mode < 0)
+		return mode;
+	if (mode == 1 && !db->vectors) {
+		int rc = search_vectors_load(db);
+		if (rc)
+			return rc;
+	}
+	return kg_search_code(g, db->search, db->vectors, p, out);
 }
 
 static const struct {

@@ -163,6 +163,12 @@ static void stem(char *w)
 	           w[n - 2] != 'i') {
 		n -= 1;
 	}
+	/* a stem keeps a vowel: "string" and "bring" stay whole */
+	bool has_vowel = false;
+	for (size_t i = 0; cut && i < n; i++)
+		has_vowel |= vowel(w[i]) || w[i] == 'y';
+	if (cut && !has_vowel)
+		return;
 	/* "splitt" -> "split", "stopp" -> "stop" */
 	if (cut && n > 2 && w[n - 1] == w[n - 2] && !vowel(w[n - 1]) && w[n - 1] != 'l' &&
 	    w[n - 1] != 's')
@@ -458,8 +464,10 @@ struct kg_search_index {
 	size_t ndocs;
 	uint32_t *post_start; /* nterms + 1 */
 	uint32_t *post_doc;
-	float *post_wtf;      /* BM25F weighted term frequency */
-	uint8_t *post_fields; /* bit per field the term appears in */
+	float *post_wtf;        /* BM25F weighted term frequency */
+	uint8_t *post_fields;   /* bit per field the term appears in */
+	const char **term_name; /* by id: the map's own keys */
+	struct gi_vec seq;      /* uint32_t term ids, UINT32_MAX ends a document */
 	size_t bytes;
 };
 
@@ -475,9 +483,16 @@ static void build_term(void *ctx, const char *term)
 {
 	struct index_build *b = ctx;
 	uintptr_t id = (uintptr_t)gi_map_get(&b->ix->terms, term);
+	struct kg_search_index *ix = b->ix;
 	if (!id) {
-		id = ++b->ix->nterms;
-		gi_map_put(&b->ix->terms, term, (void *)id);
+		id = ++ix->nterms;
+		gi_map_put(&ix->terms, term, (void *)id);
+		ix->term_name = gi_realloc(ix->term_name, sizeof(char *) * (ix->nterms + 1));
+		ix->term_name[id - 1] = gi_map_key(&ix->terms, term);
+	}
+	if (b->field == FIELD_NAME || b->field == FIELD_DOC || b->field == FIELD_FIELDS) {
+		uint32_t t = (uint32_t)(id - 1);
+		gi_vec_push(&ix->seq, &t);
 	}
 	struct posting_raw r = {(uint32_t)(id - 1), b->doc, b->field};
 	gi_vec_push(&b->raw, &r);
@@ -499,6 +514,9 @@ static void build_str(struct index_build *b, enum search_field f, const char *s)
 static uint32_t doc_new(struct index_build *b, int module, int function)
 {
 	struct kg_search_index *ix = b->ix;
+	uint32_t sep = UINT32_MAX;
+	if (ix->ndocs)
+		gi_vec_push(&ix->seq, &sep);
 	ix->docs = gi_realloc(ix->docs, sizeof(*ix->docs) * (ix->ndocs + 1));
 	ix->docs[ix->ndocs].module = module;
 	ix->docs[ix->ndocs].function = function;
@@ -665,7 +683,22 @@ static void postings_build(struct index_build *b)
 	ix->bytes = sizeof(*ix) + ix->ndocs * sizeof(*ix->docs) +
 	            (ix->nterms + 1) * sizeof(uint32_t) +
 	            np * (sizeof(uint32_t) + sizeof(float) + 1) +
-	            ix->terms.cap * (sizeof(struct gi_map_slot) + 16);
+	            ix->terms.cap * (sizeof(struct gi_map_slot) + 16) +
+	            ix->seq.cap * sizeof(uint32_t) + ix->nterms * sizeof(char *);
+}
+
+void kg_search_index_sequences(const struct kg_search_index *ix,
+                               void (*term)(void *ctx, const char *term),
+                               void (*end_document)(void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < ix->seq.len; i++) {
+		uint32_t t = GI_VEC_AT(&ix->seq, uint32_t, i);
+		if (t == UINT32_MAX)
+			end_document(ctx);
+		else
+			term(ctx, ix->term_name[t]);
+	}
+	end_document(ctx);
 }
 
 struct kg_search_index *kg_search_index_build(const struct kg_graph *g, const char *root)
@@ -673,6 +706,7 @@ struct kg_search_index *kg_search_index_build(const struct kg_graph *g, const ch
 	struct kg_search_index *ix = gi_calloc(1, sizeof(*ix));
 	ix->g = g;
 	gi_map_init(&ix->terms);
+	gi_vec_init(&ix->seq, sizeof(uint32_t));
 	struct index_build b = {.ix = ix};
 	gi_vec_init(&b.raw, sizeof(struct posting_raw));
 	gi_vec_init(&b.lengths, sizeof(uint32_t));
@@ -692,6 +726,8 @@ void kg_search_index_free(struct kg_search_index *ix)
 	if (!ix)
 		return;
 	gi_map_destroy(&ix->terms);
+	gi_vec_destroy(&ix->seq);
+	gi_free(ix->term_name);
 	gi_free(ix->docs);
 	gi_free(ix->post_start);
 	gi_free(ix->post_doc);
@@ -710,7 +746,9 @@ size_t kg_search_index_bytes(const struct kg_search_index *ix)
 struct query_terms {
 	const char *term[QUERY_TERMS_MAX];
 	char store[QUERY_TERMS_MAX][TERM_MAX + 2];
-	int n;
+	double weight[QUERY_TERMS_MAX];
+	int from[QUERY_TERMS_MAX]; /* expansion: the query term it came from; -1 original */
+	int n, original;
 };
 
 static void query_term(void *ctx, const char *term)
@@ -723,7 +761,55 @@ static void query_term(void *ctx, const char *term)
 		return;
 	gi_strlcpy(q->store[q->n], term, sizeof(q->store[0]));
 	q->term[q->n] = q->store[q->n];
+	q->weight[q->n] = 1;
+	q->from[q->n] = -1;
 	q->n++;
+}
+
+/* Hybrid: each query term brings its nearest words (docs/SEARCH.md). */
+#define EXPAND_PER_TERM 5
+#define EXPAND_MIN_COS  0.45
+#define EXPAND_WEIGHT   0.5
+
+static void query_expand(struct query_terms *q, const struct kg_word_vectors *vec)
+{
+	q->original = q->n;
+	for (int t = 0; t < q->original; t++) {
+		const char *near[EXPAND_PER_TERM];
+		double cos[EXPAND_PER_TERM];
+		int n = kg_word_vectors_neighbours(vec, q->term[t], EXPAND_PER_TERM, EXPAND_MIN_COS,
+		                                   near, cos);
+		for (int i = 0; i < n && q->n < QUERY_TERMS_MAX; i++) {
+			/* numbers and fragments ("194", "bc" of a doc's examples) say nothing */
+			if (strlen(near[i]) < 3 || isdigit((unsigned char)near[i][0]))
+				continue;
+			int have = -1;
+			for (int k = 0; k < q->n; k++)
+				if (strcmp(q->term[k], near[i]) == 0)
+					have = k;
+			double w = EXPAND_WEIGHT * cos[i];
+			if (have >= 0) {
+				if (q->from[have] >= 0 && w > q->weight[have])
+					q->weight[have] = w;
+				continue;
+			}
+			q->term[q->n] = near[i];
+			q->weight[q->n] = w;
+			q->from[q->n] = t;
+			q->n++;
+		}
+	}
+}
+
+int kg_search_code_mode(const struct kg_query_params *p)
+{
+	const char *mode = arg_string(p, "mode");
+	if (!mode || strcmp(mode, "ranked") == 0)
+		return 0;
+	if (strcmp(mode, "hybrid") == 0)
+		return 1;
+	kg_query_fail("mode must be `ranked` or `hybrid`");
+	return GI_EINVAL;
 }
 
 struct scored {
@@ -776,7 +862,7 @@ static json_t *code_hit_json(const struct kg_search_index *ix, const struct scor
 	json_object_set_new(o, "file", m->file ? json_string(m->file) : json_null());
 	json_object_set_new(o, "score", json_real(round(s->score * 1000) / 1000));
 	json_t *matched = json_array();
-	for (int i = 0; i < q->n; i++)
+	for (int i = 0; i < q->n && i < q->original; i++)
 		if (s->matched & (1ull << i))
 			json_array_append_new(matched, json_string(q->term[i]));
 	json_object_set_new(o, "matched", matched);
@@ -785,6 +871,13 @@ static json_t *code_hit_json(const struct kg_search_index *ix, const struct scor
 		if (s->fields & (1u << f))
 			json_array_append_new(fields, json_string(field_names[f]));
 	json_object_set_new(o, "fields", fields);
+	if (q->n > q->original) {
+		json_t *related = json_array();
+		for (int i = q->original; i < q->n; i++)
+			if (s->matched & (1ull << i))
+				json_array_append_new(related, json_string(q->term[i]));
+		json_object_set_new(o, "related", related);
+	}
 	return o;
 }
 
@@ -801,7 +894,7 @@ static bool doc_selected(const struct kg_search_index *ix, uint32_t d, const cha
 }
 
 int kg_search_code(const struct kg_graph *g, const struct kg_search_index *ix,
-                   const struct kg_query_params *p, json_t *out)
+                   const struct kg_word_vectors *vec, const struct kg_query_params *p, json_t *out)
 {
 	(void)g;
 	const char *text = arg_string(p, "query");
@@ -833,8 +926,14 @@ int kg_search_code(const struct kg_graph *g, const struct kg_search_index *ix,
 	if (rc)
 		return rc;
 
+	int mode = kg_search_code_mode(p);
+	if (mode < 0)
+		return mode;
 	struct query_terms *q = gi_calloc(1, sizeof(*q));
 	kg_search_terms(text, tlen, query_term, q);
+	q->original = q->n;
+	if (mode == 1 && vec)
+		query_expand(q, vec);
 	double *score = gi_calloc(ix->ndocs + 1, sizeof(double));
 	uint64_t *matched = gi_calloc(ix->ndocs + 1, sizeof(uint64_t));
 	uint8_t *fields = gi_calloc(ix->ndocs + 1, 1);
@@ -849,7 +948,7 @@ int kg_search_code(const struct kg_graph *g, const struct kg_search_index *ix,
 		for (uint32_t k = a; k < e; k++) {
 			uint32_t d = ix->post_doc[k];
 			double w = ix->post_wtf[k];
-			score[d] += idf * w / (BM25_K1 + w);
+			score[d] += q->weight[t] * idf * w / (BM25_K1 + w);
 			matched[d] |= 1ull << t;
 			fields[d] |= ix->post_fields[k];
 		}
@@ -867,13 +966,23 @@ int kg_search_code(const struct kg_graph *g, const struct kg_search_index *ix,
 	sort_index = NULL;
 
 	json_t *terms = json_array(), *results = json_array();
-	for (int t = 0; t < q->n; t++)
+	for (int t = 0; t < q->original; t++)
 		json_array_append_new(terms, json_string(q->term[t]));
 	for (size_t i = (size_t)offset; i < hits.len && i < (size_t)offset + (size_t)limit; i++)
 		json_array_append_new(results,
 		                      code_hit_json(ix, &GI_VEC_AT(&hits, struct scored, i), q));
 	json_object_set_new(out, "query", json_string(text));
+	json_object_set_new(out, "mode", json_string(mode == 1 ? "hybrid" : "ranked"));
 	json_object_set_new(out, "terms", terms);
+	if (mode == 1) {
+		json_t *expanded = json_array();
+		for (int t = q->original; t < q->n; t++)
+			json_array_append_new(expanded,
+			                      json_pack("{s:s, s:s, s:f}", "term", q->term[t],
+			                                "from", q->term[q->from[t]], "weight",
+			                                round(q->weight[t] * 1000) / 1000));
+		json_object_set_new(out, "expanded", expanded);
+	}
 	json_object_set_new(out, "total", json_integer((json_int_t)hits.len));
 	json_object_set_new(out, "offset", json_integer(offset));
 	json_object_set_new(out, "limit", json_integer(limit));

@@ -31,6 +31,7 @@
 #define KG_SEARCH_COUNT_MAX   100000     /* text hits counted before giving up counting */
 
 struct kg_search_index;
+struct kg_word_vectors;
 
 /* Builds the ranked-search index of the finished graph `g` (borrowed; the
  * index keeps pointers into it and must be freed before it). Documentation
@@ -44,10 +45,15 @@ void kg_search_index_free(struct kg_search_index *ix);
 size_t kg_search_index_bytes(const struct kg_search_index *ix);
 
 /* search_code: args query (required), limit, offset, kind ("module" |
- * "function"), tests (include test modules); p->module restricts the
- * results to that module and its nested modules. Fills `out`. */
+ * "function"), tests (include test modules), mode ("ranked" | "hybrid":
+ * query terms expanded with their nearest words in `vec`, which hybrid
+ * needs and ranked ignores); p->module restricts the results to that
+ * module and its nested modules. Fills `out`. */
 int kg_search_code(const struct kg_graph *g, const struct kg_search_index *ix,
-                   const struct kg_query_params *p, json_t *out);
+                   const struct kg_word_vectors *vec, const struct kg_query_params *p, json_t *out);
+/* The mode search_code's arguments ask for: 0 ranked, 1 hybrid, or
+ * GI_EINVAL. */
+int kg_search_code_mode(const struct kg_query_params *p);
 
 /* search_text: args pattern (required), regex, ignore_case, file (a glob if
  * it has * ? or [, else a substring of the path), context, limit, offset;
@@ -56,6 +62,33 @@ int kg_search_code(const struct kg_graph *g, const struct kg_search_index *ix,
  * Fills `out`. */
 int kg_search_text(const struct kg_graph *g, const char *root, const char *const *files,
                    size_t nfiles, const struct kg_query_params *p, json_t *out);
+
+/* Replays the term sequences the index kept (per document: its name, doc
+ * and struct field terms in order), calling `term` for each term and
+ * `end_document` after each document: the project's share of the corpus
+ * the word vectors learn from. */
+void kg_search_index_sequences(const struct kg_search_index *ix,
+                               void (*term)(void *ctx, const char *term),
+                               void (*end_document)(void *ctx), void *ctx);
+
+/* Word vectors (graph/search_vec.c) for the hybrid search. */
+struct kg_word_vectors;
+/* The word vectors for index `ix`: read from `cache_path` (may be NULL)
+ * when that file is newer than `db_path`, else learned from the index's
+ * sequences plus the Docs chunks of the .beam files matched by the
+ * NULL-terminated `beam_globs`, and written to `cache_path`. Returns 0 with
+ * *out (free with kg_word_vectors_free). */
+int kg_word_vectors_get(const struct kg_search_index *ix, const char *cache_path,
+                        const char *db_path, const char *const *beam_globs,
+                        struct kg_word_vectors **out);
+void kg_word_vectors_free(struct kg_word_vectors *v);
+/* How many words have a vector. */
+size_t kg_word_vectors_count(const struct kg_word_vectors *v);
+/* The at most `max` words nearest to `term` with a cosine of at least
+ * `min_cos`, nearest first, into terms (borrowed from `v`) and cos;
+ * returns how many. */
+int kg_word_vectors_neighbours(const struct kg_word_vectors *v, const char *term, int max,
+                               double min_cos, const char **terms, double *cos);
 
 /* Splits `text` into lower-case search terms (identifier parts and words,
  * stop words dropped, a light suffix stemming applied), calling `fn` for

@@ -199,9 +199,14 @@ static const struct mcp_param params_search_text[] = {
     P_PROJECT,
     P_END};
 static const char *const kinds_search[] = {"module", "function", NULL};
+static const char *const modes_search[] = {"ranked", "hybrid", NULL};
 static const struct mcp_param params_search_code[] = {
     {"query", MCP_PARAM_STRING, true, 0, 0, NULL,
      "Words or identifiers to look for (`parse date`, `Repo.insert`), at most 1024 bytes."},
+    {"mode", MCP_PARAM_STRING, false, 0, 0, modes_search,
+     "`ranked` (default: BM25F over the words as given) or `hybrid` (each word also brings "
+     "its nearest words, learned from the installed documentation: finds `split` for "
+     "`divide`)."},
     {"kind", MCP_PARAM_STRING, false, 0, 0, kinds_search,
      "Only modules or only functions (default both)."},
     P_MODULE_OPT(" and the modules nested in it"),

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/error.h"
@@ -346,6 +347,43 @@ static void search_text_refuses_hostile_patterns(void)
 	kg_db_close(db);
 }
 
+static void search_code_hybrid_expands_with_learned_words(void)
+{
+	setenv("GIULIA_DOC_BEAMS", "/usr/lib/elixir/lib/elixir/ebin/*.beam", 1);
+	TH_NEED(access("/usr/lib/elixir/lib/elixir/ebin/Elixir.String.beam", R_OK) == 0, "elixir",
+	        "the elixir package's .beam files are missing");
+	struct kg_db *db = notes_db();
+	json_t *ranked = search(db, "search_code", NULL, "{\"query\": \"remove a note\"}", NULL);
+	json_t *hybrid = search(db, "search_code", NULL,
+	                        "{\"query\": \"remove a note\", \"mode\": \"hybrid\"}", NULL);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(hybrid, "mode")), "hybrid");
+	TH_ASSERT_INT_GE(json_array_size(json_object_get(hybrid, "expanded")), 1);
+	/* expansion only adds: whatever ranked finds, hybrid finds */
+	TH_ASSERT_INT_GE(jint(hybrid, "total"), jint(ranked, "total"));
+	TH_ASSERT_INT_EQ(rank_of(ranked, "Notes.Store", "delete"), 0);
+	TH_ASSERT_INT_GE(rank_of(hybrid, "Notes.Store", "delete"), 0);
+	json_decref(ranked);
+	json_decref(hybrid);
+	/* the vectors are cached next to the database, and read back */
+	char cache[4200];
+	snprintf(cache, sizeof(cache), "%s/search_vectors.bin", th_tmpdir());
+	TH_ASSERT(access(cache, R_OK) == 0);
+	kg_db_close(db);
+	struct kg_db *again = NULL;
+	char db_path[4200];
+	snprintf(db_path, sizeof(db_path), "%s/notes.db", th_tmpdir());
+	TH_ASSERT_OK(kg_db_open(db_path, false, &again));
+	json_t *r = search(again, "search_code", NULL,
+	                   "{\"query\": \"remove a note\", \"mode\": \"hybrid\"}", NULL);
+	TH_ASSERT_INT_GE(json_array_size(json_object_get(r, "expanded")), 1);
+	json_decref(r);
+	int rc = 0;
+	TH_ASSERT(search(again, "search_code", NULL, "{\"query\": \"x\", \"mode\": \"magic\"}",
+	                 &rc) == NULL);
+	TH_ASSERT_STR_CONTAINS(kg_query_error_message(), "mode must be");
+	kg_db_close(again);
+}
+
 struct docs_seen {
 	int entries;
 	bool moduledoc, split3;
@@ -408,6 +446,7 @@ int main(int argc, char **argv)
 	    TH_TEST(search_text_regex_filters_and_pages),
 	    TH_TEST(search_text_refuses_hostile_patterns),
 	    TH_TEST(beam_docs_read_real_and_damaged),
+	    TH_TEST(search_code_hybrid_expands_with_learned_words),
 	    TH_END,
 	};
 	return th_main(argc, argv, "unit_search", tests);
