@@ -34,7 +34,7 @@
 
 #define VEC_VOCAB_MAX  12000 /* most frequent terms kept */
 #define VEC_MIN_COUNT  3
-#define VEC_WINDOW     4
+#define VEC_WINDOW     2
 #define VEC_DIM        64
 #define VEC_OVERSAMPLE 16
 #define VEC_POWER_ITER 3
@@ -267,7 +267,7 @@ static void truncated_eigen(const struct sparse *m, size_t n, float *out)
 				b[i * k + j] += q[r * k + i] * y[r * k + j];
 	jacobi_eigen(b, k, w, v);
 	/* the VEC_DIM eigenpairs of largest |lambda| */
-	size_t order[VEC_DIM + VEC_OVERSAMPLE];
+	size_t order[VEC_DIM + VEC_OVERSAMPLE] = {0};
 	for (size_t i = 0; i < k; i++)
 		order[i] = i;
 	for (size_t i = 0; i < k; i++)

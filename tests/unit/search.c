@@ -122,10 +122,12 @@ static const char *terms_of(const char *text)
 
 static void search_terms_split_identifiers_and_words(void)
 {
-	TH_ASSERT_STR_EQ(terms_of("Notes.Store.parseHTTPDate"), "note store parse http date");
+	TH_ASSERT_STR_EQ(terms_of("Notes.Store.parseHTTPDate"), "note stor pars http date");
 	TH_ASSERT_STR_EQ(terms_of("iso8601_to_utf8"), "iso 8601 utf 8");
 	TH_ASSERT_STR_EQ(terms_of("Splitting the strings of a file"), "split string file");
 	TH_ASSERT_STR_EQ(terms_of("stopped, stops, stop"), "stop stop stop");
+	TH_ASSERT_STR_EQ(terms_of("removes removed removing remove"), "remov remov remov remov");
+	TH_ASSERT_STR_EQ(terms_of("string bring"), "string bring");
 	TH_ASSERT_STR_EQ(terms_of("queries, classes"), "query class");
 	TH_ASSERT_STR_EQ(terms_of("  --  "), "");
 }
