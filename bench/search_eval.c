@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "base/alloc.h"
@@ -40,6 +41,13 @@ static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
+}
+
+static long max_rss_kb(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
 }
 
 static int64_t thread_cpu_us(void)
@@ -235,16 +243,21 @@ int main(int argc, char **argv)
 	json_decref(run(db, "search_text", probe)); /* loads the graph */
 	json_decref(probe);
 	int64_t t1 = gi_clock_mono_us();
+	long rss1 = max_rss_kb();
 	json_t *a = code_args("index", "ranked");
 	json_decref(run(db, "search_code", a));
 	json_decref(a);
 	int64_t t2 = gi_clock_mono_us();
+	long rss2 = max_rss_kb();
 	a = code_args("index", "hybrid");
 	json_t *h = run(db, "search_code", a);
 	json_decref(a);
 	int64_t t3 = gi_clock_mono_us();
-	printf("queries %zu  graph_load_ms %.1f  search_index_ms %.1f  vectors_ms %.1f\n", n,
-	       (double)(t1 - t0) / 1000, (double)(t2 - t1) / 1000, (double)(t3 - t2) / 1000);
+	long rss3 = max_rss_kb();
+	printf("queries %zu  graph_load_ms %.1f  search_index_ms %.1f  vectors_ms %.1f  "
+	       "rss_graph_kb %ld  rss_search_index_kb +%ld  rss_vectors_kb +%ld\n",
+	       n, (double)(t1 - t0) / 1000, (double)(t2 - t1) / 1000, (double)(t3 - t2) / 1000,
+	       rss1, rss2 - rss1, rss3 - rss2);
 	json_decref(h);
 
 	static const char *const modes[] = {"text", "ranked", "hybrid"};
