@@ -1345,6 +1345,21 @@ static int q_search_code(struct kg_db *db, const struct kg_graph *g,
 	return kg_search_code(g, db->search, db->vectors, p, out);
 }
 
+static int q_preflight(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                       json_t *out)
+{
+	(void)db;
+	int m, fi = -1;
+	int rc = module_lookup(g, p, &m);
+	if (!rc && p->function)
+		rc = function_lookup(g, m, p->function, &fi);
+	if (!rc && !kg_module_at(g, m)->project)
+		rc = GI_ENOTFOUND;
+	if (rc)
+		return rc;
+	return kg_preflight(g, m, fi, p->depth > 0 ? depth_of(p) : 3, out);
+}
+
 static const struct {
 	const char *name;
 	query_fn fn;
@@ -1375,6 +1390,7 @@ static const struct {
     {"hubs", q_hubs},
     {"search_text", q_search_text},
     {"search_code", q_search_code},
+    {"preflight", q_preflight},
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)

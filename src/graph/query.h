@@ -66,7 +66,7 @@ struct kg_query_params {
  *   status summary stats modules functions module_details complexity
  *   dependents dependencies centrality impact cycles god_modules fan_in_out
  *   coupling dead_code heatmap change_risk path topology unprotected_hubs
- *   api_surface function_details hubs search_text search_code
+ *   api_surface function_details hubs search_text search_code preflight
  * Unknown name: GI_EINVAL (kg_query_error_message() says more when a
  * query refuses its arguments). Unknown module or function: GI_ENOTFOUND.
  * A `module` of the form "Mod.fun/arity" with no `function` names that

@@ -96,6 +96,11 @@ int kg_word_vectors_neighbours(const struct kg_word_vectors *v, const char *term
 void kg_search_terms(const char *text, size_t len, void (*fn)(void *ctx, const char *term),
                      void *ctx);
 
+/* preflight (graph/preflight.c): what to know before editing module
+ * `module` (function -1) or its function `function`, following dependents
+ * or callers up to `depth` hops. Fills `out` (docs/SEARCH.md "Preflight"). */
+int kg_preflight(const struct kg_graph *g, int module, int function, int depth, json_t *out);
+
 /* Records the message kg_query_error_message() returns for the failing
  * query on this thread (query.c). */
 void kg_query_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

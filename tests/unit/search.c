@@ -24,20 +24,25 @@
 #include "graph/search.h"
 #include "harness.h"
 
-static struct kg_db *notes_db(void)
+static struct kg_db *fixture_db(const char *name, int modules)
 {
 	char root[4096], db_path[4096];
-	snprintf(root, sizeof(root), "%s/tests/fixtures/projects/notes", th_srcdir());
-	snprintf(db_path, sizeof(db_path), "%s/notes.db", th_tmpdir());
+	snprintf(root, sizeof(root), "%s/tests/fixtures/projects/%s", th_srcdir(), name);
+	snprintf(db_path, sizeof(db_path), "%s/%s.db", th_tmpdir(), name);
 	json_t *summary = NULL;
 	struct kg_index_options opt = {0};
 	opt.jobs = 1;
 	TH_ASSERT_OK(kg_index_project(root, db_path, &opt, &summary));
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(summary, "modules")), 6);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(summary, "modules")), modules);
 	json_decref(summary);
 	struct kg_db *db = NULL;
 	TH_ASSERT_OK(kg_db_open(db_path, false, &db));
 	return db;
+}
+
+static struct kg_db *notes_db(void)
+{
+	return fixture_db("notes", 6);
 }
 
 /* Runs `name` with the arguments of the JSON text `args`; returns the
@@ -386,6 +391,85 @@ static void search_code_hybrid_expands_with_learned_words(void)
 	kg_db_close(again);
 }
 
+static json_t *preflight(struct kg_db *db, const char *target, int *rc)
+{
+	struct kg_query_params p = {0};
+	p.module = target;
+	json_t *out = NULL;
+	int r = kg_query(db, "preflight", &p, &out);
+	if (rc)
+		*rc = r;
+	else
+		TH_ASSERT_MSG(r == 0, "preflight %s failed: %d", target, r);
+	return out;
+}
+
+static long long risk_value(json_t *out, const char *factor)
+{
+	json_t *risks = json_object_get(out, "risk_factors");
+	for (size_t i = 0; i < json_array_size(risks); i++) {
+		json_t *r = json_array_get(risks, i);
+		if (strcmp(json_string_value(json_object_get(r, "factor")), factor) == 0)
+			return json_integer_value(json_object_get(r, "value"));
+	}
+	return -1;
+}
+
+static void preflight_modules_and_functions(void)
+{
+	struct kg_db *db = notes_db();
+	json_t *r = preflight(db, "Notes.Store", NULL);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r, "public_api")), 5);
+	TH_ASSERT_INT_EQ(jint(r, "blast_count"), 2); /* Notes, then NotesTest */
+	TH_ASSERT_STR_EQ(hit_str(r, "dependents", 0, "module"), "Notes");
+	TH_ASSERT_STR_EQ(hit_str(r, "tests", 0, "module"), "NotesTest");
+	TH_ASSERT_STR_EQ(hit_str(r, "tests", 0, "file"), "test/notes_test.exs");
+	TH_ASSERT_INT_EQ(hit_int(r, "tests", 0, "depth"), 2);
+	TH_ASSERT_STR_EQ(json_string_value(json_array_get(
+	                     json_object_get(json_object_get(r, "role"), "uses"), 0)),
+	                 "Agent");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r, "risk")), "low");
+	json_decref(r);
+	/* depth 1 stops before the test */
+	struct kg_query_params p = {0};
+	p.module = "Notes.Store";
+	p.depth = 1;
+	TH_ASSERT_OK(kg_query(db, "preflight", &p, &r));
+	TH_ASSERT_INT_EQ(jint(r, "blast_count"), 1);
+	TH_ASSERT_INT_EQ(risk_value(r, "untested"), 1);
+	json_decref(r);
+	/* a function nobody calls, and one a test calls */
+	r = preflight(db, "Notes.Store.delete/1", NULL);
+	TH_ASSERT_INT_EQ(jint(r, "caller_count"), 0);
+	TH_ASSERT_INT_EQ(risk_value(r, "no_callers"), 0);
+	TH_ASSERT_INT_GE(risk_value(r, "untested"), 1);
+	json_decref(r);
+	r = preflight(db, "Notes.add/2", NULL);
+	TH_ASSERT_STR_EQ(hit_str(r, "tests", 0, "module"), "NotesTest");
+	TH_ASSERT_INT_EQ(risk_value(r, "untested"), -1);
+	TH_ASSERT_INT_EQ(risk_value(r, "no_callers"), -1);
+	json_decref(r);
+	int rc = 0;
+	TH_ASSERT(preflight(db, "No.Such", &rc) == NULL);
+	TH_ASSERT_INT_EQ(rc, GI_ENOTFOUND);
+	TH_ASSERT(preflight(db, "Notes.nothing/9", &rc) == NULL);
+	TH_ASSERT_INT_EQ(rc, GI_ENOTFOUND);
+	TH_ASSERT(preflight(db, "Agent", &rc) == NULL); /* external: nothing to edit */
+	TH_ASSERT_INT_EQ(rc, GI_ENOTFOUND);
+	kg_db_close(db);
+
+	/* shop: Shop.Log is a hub (Shop, Shop.Cart, Shop.Repo), Cart <-> Repo a cycle */
+	db = fixture_db("shop", 6);
+	r = preflight(db, "Shop.Log", NULL);
+	TH_ASSERT_INT_EQ(risk_value(r, "hub"), 3);
+	json_decref(r);
+	r = preflight(db, "Shop.Cart", NULL);
+	TH_ASSERT_INT_EQ(risk_value(r, "cycle"), 2);
+	TH_ASSERT_INT_EQ(risk_value(r, "hub"), -1);
+	json_decref(r);
+	kg_db_close(db);
+}
+
 struct docs_seen {
 	int entries;
 	bool moduledoc, split3;
@@ -449,6 +533,7 @@ int main(int argc, char **argv)
 	    TH_TEST(search_text_refuses_hostile_patterns),
 	    TH_TEST(beam_docs_read_real_and_damaged),
 	    TH_TEST(search_code_hybrid_expands_with_learned_words),
+	    TH_TEST(preflight_modules_and_functions),
 	    TH_END,
 	};
 	return th_main(argc, argv, "unit_search", tests);
