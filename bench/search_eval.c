@@ -27,6 +27,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/runtime.h"
+#include "base/str.h"
 #include "graph/query.h"
 
 #define QUERIES_MAX 512
@@ -129,8 +130,7 @@ static int by_words(const void *a, const void *b)
 }
 
 /* The text search's ranking of labels (functions, else modules). */
-static size_t text_rank(json_t *out, char words[][64], int nwords, struct label *labels,
-                        size_t max)
+static size_t text_rank(json_t *out, char words[][64], int nwords, struct label *labels, size_t max)
 {
 	size_t n = 0, i;
 	json_t *h;
@@ -209,9 +209,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	gi_runtime_init();
-	int rounds = argc > 4 ? atoi(argv[4]) : 5; /* NOLINT: a bench tool's own argument */
-	if (rounds < 1)
-		rounds = 1;
+	int64_t rounds_arg = 5;
+	if (argc > 4 && gi_parse_int64(argv[4], 1, 1000, &rounds_arg)) {
+		fprintf(stderr, "search_eval: ROUNDS must be 1..1000\n");
+		return 2;
+	}
+	int rounds = (int)rounds_arg;
 	FILE *f = fopen(argv[2], "r");
 	if (!f) {
 		perror(argv[2]);
@@ -283,7 +286,8 @@ int main(int argc, char **argv)
 					size_t nl = text_rank(out, words, nwords, labels, 4096);
 					ranks[i] = 0;
 					for (size_t j = 0; j < nl && j < TOP; j++)
-						if (acceptable(queries[i].expected, labels[j].name)) {
+						if (acceptable(queries[i].expected,
+						               labels[j].name)) {
 							ranks[i] = (int)j + 1;
 							break;
 						}
@@ -291,7 +295,8 @@ int main(int argc, char **argv)
 					ranks[i] = code_rank(out, queries[i].expected);
 				}
 				if (r == 0 && verbose)
-					printf("  %-6s %2d  %s\n", modes[m], ranks[i], queries[i].text);
+					printf("  %-6s %2d  %s\n", modes[m], ranks[i],
+					       queries[i].text);
 				json_decref(out);
 				json_decref(args);
 			}
