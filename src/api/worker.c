@@ -1321,6 +1321,7 @@ static const struct api_route worker_routes[] = {
     Q("/api/knowledge/api_surface"),
     Q("/api/knowledge/function_details"),
     Q("/api/knowledge/hubs"),
+    Q("/api/knowledge/preflight"),
     {"GET", "/api/search/text", route_search, false},
     {"GET", "/api/search/code", route_search, false},
     {"GET", "/api/projects", route_projects, false},

@@ -258,8 +258,163 @@ done:
 	return exit_code;
 }
 
+/* ---- giulia preflight ---------------------------------------------------- */
+
+static const char preflight_usage[] =
+    "MODULE|MOD.fun/arity [--depth N] [--project PATH] [--db FILE] [--json]";
+
+static void print_preflight(json_t *r)
+{
+	const char *fn = json_string_value(json_object_get(r, "function"));
+	const char *file = json_string_value(json_object_get(r, "file"));
+	json_t *metrics = json_object_get(r, "metrics");
+	printf("preflight %s%s%s (%s)  risk %s\n", json_string_value(json_object_get(r, "module")),
+	       fn ? "." : "", fn ? fn : "", file ? file : "-",
+	       json_string_value(json_object_get(r, "risk")));
+	printf("  zone %s  heat %.1f  change risk %.1f  complexity %lld (max %lld)  hub %s\n",
+	       json_string_value(json_object_get(metrics, "zone")),
+	       json_real_value(json_object_get(metrics, "heat")),
+	       json_real_value(json_object_get(metrics, "change_risk")),
+	       json_integer_value(json_object_get(metrics, "complexity_total")),
+	       json_integer_value(json_object_get(metrics, "complexity_max")),
+	       json_is_true(json_object_get(metrics, "hub")) ? "yes" : "no");
+	size_t i;
+	json_t *v;
+	if (fn) {
+		printf("  callers within %lld hops: %lld\n",
+		       json_integer_value(json_object_get(r, "depth")),
+		       json_integer_value(json_object_get(r, "caller_count")));
+		json_array_foreach(json_object_get(r, "callers"), i, v)
+		{
+			if (i == 20)
+				break;
+			printf("    [%lld] %s.%s/%lld\n",
+			       json_integer_value(json_object_get(v, "depth")),
+			       json_string_value(json_object_get(v, "module")),
+			       json_string_value(json_object_get(v, "name")),
+			       json_integer_value(json_object_get(v, "arity")));
+		}
+	} else {
+		printf(
+		    "  public API: %zu functions; dependents: %zu direct, %lld within %lld hops\n",
+		    json_array_size(json_object_get(r, "public_api")),
+		    json_array_size(json_object_get(r, "dependents")),
+		    json_integer_value(json_object_get(r, "blast_count")),
+		    json_integer_value(json_object_get(r, "depth")));
+		json_array_foreach(json_object_get(r, "dependents"), i, v)
+		{
+			char *kinds = json_dumps(json_object_get(v, "kinds"), JSON_COMPACT);
+			printf("    %s %s\n", json_string_value(json_object_get(v, "module")),
+			       kinds ? kinds : "");
+			free(kinds);
+		}
+	}
+	printf("  tests that reach it: %zu\n", json_array_size(json_object_get(r, "tests")));
+	json_array_foreach(json_object_get(r, "tests"), i, v)
+	{
+		const char *tf = json_string_value(json_object_get(v, "file"));
+		printf("    %s (%s)\n", json_string_value(json_object_get(v, "module")),
+		       tf ? tf : "-");
+	}
+	json_array_foreach(json_object_get(r, "risk_factors"), i, v)
+	{
+		printf("  risk: %s: %s\n", json_string_value(json_object_get(v, "factor")),
+		       json_string_value(json_object_get(v, "why")));
+	}
+}
+
+static int cmd_preflight(int argc, char **argv)
+{
+	struct search_opts o = {0};
+	const char *target = NULL;
+	int depth = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			printf("usage: giulia preflight %s\n", preflight_usage);
+			return CLI_EXIT_OK;
+		} else if (strcmp(a, "--json") == 0) {
+			o.json = true;
+		} else if (strcmp(a, "--depth") == 0 || strcmp(a, "--project") == 0 ||
+		           strcmp(a, "--db") == 0) {
+			int64_t v = 0;
+			if (!next ||
+			    (a[2] == 'd' && a[3] == 'e' && gi_parse_int64(next, 1, 1000, &v))) {
+				fprintf(stderr,
+				        "giulia preflight: %s needs a value (--depth: 1..1000)\n",
+				        a);
+				return CLI_EXIT_USAGE;
+			}
+			if (strcmp(a, "--depth") == 0)
+				depth = (int)v;
+			else if (strcmp(a, "--project") == 0)
+				o.project = next;
+			else
+				o.db = next;
+			i++;
+		} else if (a[0] == '-' && a[1] == '-') {
+			fprintf(stderr,
+			        "giulia preflight: unknown option %s\nusage: giulia preflight %s\n",
+			        a, preflight_usage);
+			return CLI_EXIT_USAGE;
+		} else if (!target) {
+			target = a;
+		} else {
+			fprintf(stderr,
+			        "giulia preflight: one module or function only, not also %s\n", a);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (!target) {
+		fprintf(stderr, "giulia preflight: missing MODULE\nusage: giulia preflight %s\n",
+		        preflight_usage);
+		return CLI_EXIT_USAGE;
+	}
+	char *db_path = db_path_for(&o);
+	if (!db_path)
+		return CLI_EXIT_FAILURE;
+	struct kg_query_params p = {0};
+	p.module = target; /* "Mod.fun/2" names a function (kg_query) */
+	p.depth = depth;
+	struct kg_db *db = NULL;
+	json_t *r = NULL;
+	int rc = kg_db_open(db_path, false, &db);
+	if (!rc)
+		rc = kg_query(db, "preflight", &p, &r);
+	int exit_code = CLI_EXIT_OK;
+	if (rc == GI_ENOTFOUND) {
+		fprintf(stderr,
+		        "giulia preflight: %s is not a module or function of the project (see "
+		        "`giulia modules`, `giulia functions MODULE`)\n",
+		        target);
+		exit_code = CLI_EXIT_FAILURE;
+	} else if (rc == GI_ENOENT) {
+		fprintf(stderr,
+		        "giulia preflight: no index database at %s; run `giulia index PATH`\n",
+		        db_path);
+		exit_code = CLI_EXIT_FAILURE;
+	} else if (rc) {
+		fprintf(stderr, "giulia preflight: %s: %s\n", db_path, gi_strerror(rc));
+		exit_code = cli_exit_code_for(rc);
+	} else if (o.json) {
+		char *s =
+		    json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+		if (s)
+			puts(s);
+		free(s);
+	} else {
+		print_preflight(r);
+	}
+	json_decref(r);
+	kg_db_close(db);
+	gi_free(db_path);
+	return exit_code;
+}
+
 const struct cli_command cli_assist_commands[] = {
     {"search", search_usage, "search the project's text (grep) or its code by meaning (ranked)",
      cmd_search},
+    {"preflight", preflight_usage,
+     "before editing: dependents, blast radius, tests that reach it, risk factors", cmd_preflight},
     {NULL, NULL, NULL, NULL},
 };

@@ -8,6 +8,7 @@
  * Reads a finished graph only; the walks visit each module or function
  * once, so the cost is linear in the graph whatever the depth.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -144,13 +145,21 @@ static json_t *role_json(const struct kg_graph *g, const struct kg_module *m)
 	return o;
 }
 
+/* Reals as the other queries give them: rounded, so that a printed and
+ * re-read answer is the same JSON. */
+static double rounded(double v, double scale)
+{
+	return round(v * scale) / scale;
+}
+
 static json_t *metrics_json(const struct kg_module *m)
 {
-	return json_pack("{s:i, s:i, s:i, s:i, s:f, s:f, s:b, s:f, s:s, s:f, s:i}",
-	                 "complexity_total", m->complexity_total, "complexity_max",
-	                 m->complexity_max, "ca", m->ca, "ce", m->ce, "instability", m->instability,
-	                 "centrality", m->centrality, "hub", m->hub, "heat", m->heat, "zone",
-	                 kg_heat_zone(m->heat), "change_risk", m->change_risk, "layer", m->layer);
+	return json_pack(
+	    "{s:i, s:i, s:i, s:i, s:f, s:f, s:b, s:f, s:s, s:f, s:i}", "complexity_total",
+	    m->complexity_total, "complexity_max", m->complexity_max, "ca", m->ca, "ce", m->ce,
+	    "instability", rounded(m->instability, 1e3), "centrality", rounded(m->centrality, 1e4),
+	    "hub", m->hub, "heat", rounded(m->heat, 1e2), "zone", kg_heat_zone(m->heat),
+	    "change_risk", rounded(m->change_risk, 1e2), "layer", m->layer);
 }
 
 /* The module's risk factors, from its metrics and what the walks found. */

@@ -831,6 +831,13 @@ const struct mcp_tool mcp_tool_table[] = {
     STATIC("knowledge_function_details", "Function details", "function_details",
            params_function_details, "module:string name:string arity:integer callers:array",
            "One function: complexity, line, callers and callees."),
+    STATIC("knowledge_preflight", "Preflight before an edit", "preflight", params_impact,
+           "module:string role:object tests:array risk_factors:array risk:string",
+           "Call before editing a module or function: its role (behaviours, uses), public API, "
+           "dependents with edge kinds, blast radius (dependents or callers up to `depth`, "
+           "default 3), the test modules that reach it, heat/zone/change risk, and the risk "
+           "factors (hub, red zone, cycle, untested, complexity, no callers) with their "
+           "numbers."),
     {"search_text", "Search the source text",
      "grep over the project's indexed files: a literal or a regular expression, with case, "
      "file and module filters and context lines; each hit names its file, line, column, module "

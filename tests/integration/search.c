@@ -5,7 +5,8 @@
  * /api/search/text and /api/search/code; the readable output, the exit
  * codes and the HTTP errors for bad arguments (a regex that does not
  * compile, a back-reference, a huge pattern, a missing query, an unknown
- * option) say what is wrong.
+ * option) say what is wrong. `giulia preflight` likewise against GET
+ * /api/knowledge/preflight.
  * needs:
  */
 #include <jansson.h>
@@ -77,6 +78,25 @@ static void cli_and_rest_give_the_same_json(void)
 	json_decref(rest);
 	ts_giulia_result_free(&c);
 
+	/* preflight: the CLI and GET /api/knowledge/preflight */
+	c = GIULIA("preflight", "Notes.Store", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	snprintf(path, sizeof(path), "/api/knowledge/preflight?module=Notes.Store&path=%s", dir);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 200);
+	TH_ASSERT_MSG(json_equal(rest, c.json), "REST and CLI differ for preflight");
+	json_decref(rest);
+	ts_giulia_result_free(&c);
+	c = GIULIA("preflight", "Notes.add/2", "--depth", "1", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	snprintf(path, sizeof(path),
+	         "/api/knowledge/preflight?module=Notes&function=add/2&depth=1&path=%s", dir);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 200);
+	TH_ASSERT_MSG(json_equal(rest, c.json), "REST and CLI differ for a function's preflight");
+	json_decref(rest);
+	ts_giulia_result_free(&c);
+	snprintf(path, sizeof(path), "/api/knowledge/preflight?module=No.Such&path=%s", dir);
+	TH_ASSERT_INT_EQ(td_get(&w, path, NULL), 404);
+
 	/* bad arguments: 400 with the reason */
 	snprintf(path, sizeof(path), "/api/search/text?pattern=%%28x&regex=true&path=%s", dir);
 	TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 400);
@@ -138,6 +158,18 @@ static void cli_prints_readable_hits_and_refuses_bad_input(void)
 	r = GIULIA("search", "code", "x", "--db", missing);
 	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "giulia index");
+	ts_giulia_result_free(&r);
+	r = GIULIA("preflight", "Notes.Store", "--project", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_STR_CONTAINS(r.out, "tests that reach it: 1");
+	TH_ASSERT_STR_CONTAINS(r.out, "NotesTest (test/notes_test.exs)");
+	ts_giulia_result_free(&r);
+	r = GIULIA("preflight", "No.Such", "--project", dir);
+	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_STR_CONTAINS(r.err, "not a module or function of the project");
+	ts_giulia_result_free(&r);
+	r = GIULIA("preflight", "--project", dir);
+	TH_ASSERT_INT_EQ(r.status, 2);
 	ts_giulia_result_free(&r);
 	r = GIULIA("search", "--help");
 	TH_ASSERT_INT_EQ(r.status, 0);

@@ -97,6 +97,8 @@ function staticCalls(modules, someFunction) {
     ["knowledge_api_surface", "api_surface", {}],
     ["knowledge_function_details", "function_details",
      { module: someFunction.module, function: someFunction.name }],
+    ["knowledge_preflight", "preflight", { module: a }],
+    ["knowledge_preflight", "preflight", { module: someFunction.module, function: someFunction.name }],
   ];
 }
 
