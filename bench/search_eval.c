@@ -302,6 +302,35 @@ int main(int argc, char **argv)
 			}
 		report(modes[m], ranks, n, wall, cpu, runs);
 	}
+	/* preflight of every project module, ROUNDS times */
+	json_t *mods = NULL;
+	if (kg_project_modules(db, &mods) == 0 && json_array_size(mods)) {
+		size_t nm = json_array_size(mods), k = 0;
+		gi_free(wall);
+		gi_free(cpu);
+		wall = gi_malloc(sizeof(int64_t) * (nm * (size_t)rounds + 1));
+		cpu = gi_malloc(sizeof(int64_t) * (nm * (size_t)rounds + 1));
+		for (int r = 0; r < rounds; r++)
+			for (size_t i = 0; i < nm; i++) {
+				struct kg_query_params p = {0};
+				p.module = json_string_value(json_array_get(mods, i));
+				json_t *out = NULL;
+				int64_t w0 = gi_clock_mono_us(), c0 = thread_cpu_us();
+				if (kg_query(db, "preflight", &p, &out) == 0) {
+					wall[k] = gi_clock_mono_us() - w0;
+					cpu[k++] = thread_cpu_us() - c0;
+				}
+				json_decref(out);
+			}
+		qsort(wall, k, sizeof(int64_t), cmp_i64);
+		qsort(cpu, k, sizeof(int64_t), cmp_i64);
+		if (k)
+			printf("preflight (%zu modules)  p50_us %lld p99_us %lld  cpu_p50_us %lld "
+			       "cpu_p99_us %lld\n",
+			       nm, (long long)wall[k / 2], (long long)wall[k * 99 / 100],
+			       (long long)cpu[k / 2], (long long)cpu[k * 99 / 100]);
+	}
+	json_decref(mods);
 	gi_free(wall);
 	gi_free(cpu);
 	gi_free(ranks);
