@@ -457,12 +457,20 @@ done:
 	return v;
 }
 
+/* The cache is fresh while newer than the database and its write-ahead log
+ * (a re-index may touch only the log until a checkpoint). */
 static bool cache_fresh(const char *cache, const char *db)
 {
 	struct stat c, d;
 	if (stat(cache, &c) != 0)
 		return false;
-	return !db || stat(db, &d) != 0 || c.st_mtime >= d.st_mtime;
+	if (!db)
+		return true;
+	if (stat(db, &d) == 0 && d.st_mtime > c.st_mtime)
+		return false;
+	char wal[4200];
+	snprintf(wal, sizeof(wal), "%s-wal", db);
+	return stat(wal, &d) != 0 || d.st_mtime <= c.st_mtime;
 }
 
 /* ---- public -------------------------------------------------------------- */
