@@ -15,6 +15,7 @@
  * query in each mode. With VERBOSE=1 in the environment, each query's ranks.
  *
  *   search_eval DB QUERIES_TSV PROJECT [ROUNDS]
+ * needs:
  */
 #include <ctype.h>
 #include <jansson.h>
