@@ -42,6 +42,7 @@ extern const struct cli_command cli_observe_commands[];
 extern const struct cli_command cli_daemon_commands[];
 extern const struct cli_command cli_profile_commands[];
 extern const struct cli_command cli_mcp_commands[];
+extern const struct cli_command cli_assist_commands[];
 
 /* The `giulia-observe` program (start/stop/status against the monitor). */
 int cli_observe_main(int argc, char **argv);

@@ -14,7 +14,7 @@
 
 static const struct cli_command *const tables[] = {
     cli_static_commands,  cli_observe_commands, cli_daemon_commands,
-    cli_profile_commands, cli_mcp_commands,
+    cli_profile_commands, cli_mcp_commands,     cli_assist_commands,
 };
 
 static void usage(FILE *out)

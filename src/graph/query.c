@@ -11,6 +11,7 @@
 #include "graph/query.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "base/str.h"
 #include "graph/graph.h"
 #include "graph/xref.h"
+#include "graph/search.h"
 #include "store/store.h"
 
 #define DEFAULT_DEPTH 2
@@ -34,7 +36,28 @@ struct kg_db {
 	struct kg_graph *graph;
 	int64_t version;
 	char *path;
+	/* search_code's index of `graph` and the hybrid mode's word vectors,
+	 * built on first use, dropped with the graph */
+	struct kg_search_index *search;
+	struct kg_word_vectors *vectors;
 };
+
+static _Thread_local char query_error[512];
+static _Thread_local bool query_error_set;
+
+void kg_query_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(query_error, sizeof(query_error), fmt, ap);
+	va_end(ap);
+	query_error_set = true;
+}
+
+const char *kg_query_error_message(void)
+{
+	return query_error_set ? query_error : NULL;
+}
 
 char *kg_db_default_path(const char *root)
 {
@@ -63,6 +86,8 @@ void kg_db_close(struct kg_db *db)
 {
 	if (!db)
 		return;
+	kg_word_vectors_free(db->vectors);
+	kg_search_index_free(db->search);
 	kg_graph_free(db->graph);
 	st_close(db->store);
 	gi_free(db->path);
@@ -81,6 +106,10 @@ static int graph_get(struct kg_db *db, struct kg_graph **out)
 		rc = kg_graph_load(db->store, &g);
 		if (rc)
 			return rc;
+		kg_word_vectors_free(db->vectors);
+		db->vectors = NULL;
+		kg_search_index_free(db->search);
+		db->search = NULL;
 		kg_graph_free(db->graph);
 		db->graph = g;
 		db->version = version;
@@ -1245,6 +1274,103 @@ static int q_xref(struct kg_db *db, const struct kg_graph *g, const struct kg_qu
 	return kg_xref_json(g, p ? p->label : NULL, out);
 }
 
+/* ---- search (graph/search.c) ---------------------------------------------- */
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int q_search_text(struct kg_db *db, const struct kg_graph *g,
+                         const struct kg_query_params *p, json_t *out)
+{
+	char *root = NULL;
+	struct gi_map files;
+	gi_map_init(&files);
+	int rc = st_meta_get(db->store, "root", &root);
+	if (!rc)
+		rc = st_files_load(db->store, &files);
+	const char **paths = gi_malloc(sizeof(char *) * (files.len + 1));
+	size_t n = 0;
+	for (size_t i = 0; i < files.cap; i++)
+		if (files.slots[i].key) {
+			paths[n++] = files.slots[i].key;
+			gi_free(files.slots[i].value);
+		}
+	qsort(paths, n, sizeof(char *), by_path);
+	if (!rc)
+		rc = kg_search_text(g, root, paths, n, p, out);
+	gi_free(paths);
+	gi_map_destroy(&files);
+	gi_free(root);
+	return rc;
+}
+
+/* The .beam files whose docs the word vectors learn from: GIULIA_DOC_BEAMS
+ * (globs separated by ':'), else the installed Elixir and OTP. */
+#define DOC_GLOBS_MAX 16
+static int search_vectors_load(struct kg_db *db)
+{
+	const char *globs[DOC_GLOBS_MAX + 1] = {"/usr/lib/elixir/lib/*/ebin/*.beam",
+	                                        "/usr/lib/erlang/lib/*/ebin/*.beam", NULL};
+	char *env = getenv("GIULIA_DOC_BEAMS") ? gi_strdup(getenv("GIULIA_DOC_BEAMS")) : NULL;
+	if (env) {
+		int n = 0;
+		for (char *save = NULL, *t = strtok_r(env, ":", &save); t && n < DOC_GLOBS_MAX;
+		     t = strtok_r(NULL, ":", &save))
+			globs[n++] = t;
+		globs[n] = NULL;
+	}
+	struct gi_buf cache;
+	gi_buf_init(&cache, 0);
+	const char *slash = strrchr(db->path, '/');
+	if (slash)
+		gi_buf_printf(&cache, "%.*s/search_vectors.bin", (int)(slash - db->path), db->path);
+	else
+		gi_buf_puts(&cache, "search_vectors.bin");
+	int rc = kg_word_vectors_get(db->search, cache.data, db->path, globs, &db->vectors);
+	gi_buf_destroy(&cache);
+	gi_free(env);
+	return rc;
+}
+
+static int q_search_code(struct kg_db *db, const struct kg_graph *g,
+                         const struct kg_query_params *p, json_t *out)
+{
+	if (!db->search) {
+		char *root = NULL;
+		int rc = st_meta_get(db->store, "root", &root);
+		if (rc)
+			return rc;
+		db->search = kg_search_index_build(g, root);
+		gi_free(root);
+	}
+	int mode = kg_search_code_mode(p);
+	if (mode < 0)
+		return mode;
+	if (mode == 1 && !db->vectors) {
+		int rc = search_vectors_load(db);
+		if (rc)
+			return rc;
+	}
+	return kg_search_code(g, db->search, db->vectors, p, out);
+}
+
+static int q_preflight(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                       json_t *out)
+{
+	(void)db;
+	int m, fi = -1;
+	int rc = module_lookup(g, p, &m);
+	if (!rc && p->function)
+		rc = function_lookup(g, m, p->function, &fi);
+	if (!rc && !kg_module_at(g, m)->project)
+		rc = GI_ENOTFOUND;
+	if (rc)
+		return rc;
+	return kg_preflight(g, m, fi, p->depth > 0 ? depth_of(p) : 3, out);
+}
+
 static const struct {
 	const char *name;
 	query_fn fn;
@@ -1274,11 +1400,15 @@ static const struct {
     {"function_details", q_function_details},
     {"hubs", q_hubs},
     {"xref", q_xref},
+    {"search_text", q_search_text},
+    {"search_code", q_search_code},
+    {"preflight", q_preflight},
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)
 {
 	*out = NULL;
+	query_error_set = false;
 	if (!db || !name)
 		return GI_EINVAL;
 	query_fn fn = NULL;

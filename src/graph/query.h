@@ -58,14 +58,19 @@ struct kg_query_params {
 	bool direct_only;
 	/* xref: "compile", "export", "runtime", "compile-connected" or NULL. */
 	const char *label;
+	/* Named arguments of the queries that take more than the fields above
+	 * (search_text, search_code: docs/SEARCH.md), a JSON object, borrowed;
+	 * values may be JSON numbers and booleans or their string forms. */
+	const json_t *args;
 };
 
 /* Runs the query `name` and returns its JSON (caller decrefs). Names:
  *   status summary stats modules functions module_details complexity
  *   dependents dependencies centrality impact cycles god_modules fan_in_out
  *   coupling dead_code heatmap change_risk path topology unprotected_hubs
- *   api_surface function_details hubs xref
- * Unknown name: GI_EINVAL. Unknown module or function: GI_ENOTFOUND.
+ *   api_surface function_details hubs xref search_text search_code preflight
+ * Unknown name: GI_EINVAL (kg_query_error_message() says more when a
+ * query refuses its arguments). Unknown module or function: GI_ENOTFOUND.
  * A `module` of the form "Mod.fun/arity" with no `function` names that
  * function. Every result's shape is in docs/SCHEMA.md ("Query results").
  * The graph behind the queries is loaded on the first call and reloaded
@@ -81,6 +86,11 @@ struct kg_query_params {
  * arity, cyclomatic, cognitive, line, callers [{module, name, arity}],
  * callees [{module, name, arity}]. */
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out);
+
+/* Why the last kg_query on this thread failed with GI_EINVAL, in words for
+ * a user ("the regular expression does not compile: ..."), or NULL when it
+ * gave no reason. Valid until the next kg_query on the thread. */
+const char *kg_query_error_message(void);
 
 /* Modules (display form) of the database that are defined in the project. */
 int kg_project_modules(struct kg_db *db, json_t **out_array);

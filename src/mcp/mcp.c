@@ -274,6 +274,8 @@ void mcp_query_error(int rc, const char *name, const struct kg_query_params *p, 
 		         "%s: unknown module '%.256s'; index_modules lists the project's "
 		         "modules (names as in source, Erlang modules as :name)",
 		         name, p->module ? p->module : (p->from ? p->from : "?"));
+	else if (rc == GI_EINVAL && kg_query_error_message())
+		snprintf(err, n, "%s: %s", name, kg_query_error_message());
 	else if (rc == GI_EINVAL)
 		snprintf(err, n, "%s: invalid or missing arguments", name);
 	else if (rc == GI_ECORRUPT || rc == GI_EDBVERSION)

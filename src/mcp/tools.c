@@ -181,6 +181,42 @@ static const struct mcp_param params_observe_start[] = {
      "project."},
     P_END};
 
+static const struct mcp_param params_search_text[] = {
+    {"pattern", MCP_PARAM_STRING, true, 0, 0, NULL,
+     "What to look for: a literal string, or a POSIX extended regular expression with "
+     "`regex` true (at most 1024 bytes; back-references refused)."},
+    {"regex", MCP_PARAM_BOOLEAN, false, 0, 0, NULL, "Treat `pattern` as a regular expression."},
+    {"ignore_case", MCP_PARAM_BOOLEAN, false, 0, 0, NULL, "Match regardless of case."},
+    {"file", MCP_PARAM_STRING, false, 0, 0, NULL,
+     "Only files whose path (relative to the project) matches this glob (`lib/shop/*.ex`) "
+     "or, without * ? [, contains it."},
+    P_MODULE_OPT(" and the modules nested in it"),
+    {"context", MCP_PARAM_INTEGER, false, 0, 20, NULL,
+     "Lines of context before and after each hit (default 0)."},
+    P_LIMIT(1000, "hits (default 100)"),
+    {"offset", MCP_PARAM_INTEGER, false, 0, 100000, NULL,
+     "Skip this many hits (the answer's next_offset pages on)."},
+    P_PROJECT,
+    P_END};
+static const char *const kinds_search[] = {"module", "function", NULL};
+static const char *const modes_search[] = {"ranked", "hybrid", NULL};
+static const struct mcp_param params_search_code[] = {
+    {"query", MCP_PARAM_STRING, true, 0, 0, NULL,
+     "Words or identifiers to look for (`parse date`, `Repo.insert`), at most 1024 bytes."},
+    {"mode", MCP_PARAM_STRING, false, 0, 0, modes_search,
+     "`ranked` (default: BM25F over the words as given) or `hybrid` (each word also brings "
+     "its nearest words, learned from the installed documentation: finds `split` for "
+     "`divide`)."},
+    {"kind", MCP_PARAM_STRING, false, 0, 0, kinds_search,
+     "Only modules or only functions (default both)."},
+    P_MODULE_OPT(" and the modules nested in it"),
+    {"tests", MCP_PARAM_BOOLEAN, false, 0, 0, NULL, "Include test modules (default false)."},
+    P_LIMIT(1000, "results (default 20)"),
+    {"offset", MCP_PARAM_INTEGER, false, 0, 1000000, NULL,
+     "Skip this many results (the answer's next_offset pages on)."},
+    P_PROJECT,
+    P_END};
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static const char *arg_str(json_t *args, const char *name)
@@ -290,6 +326,48 @@ static int run_static(struct mcp_server *s, const struct mcp_tool *t, json_t *ar
 	if (rc == GI_ENOTFOUND && !strstr(err, "not indexed"))
 		mcp_query_error(rc, t->target, &p, s->worker_url, err, n);
 	return rc;
+}
+
+/* search_text / search_code: kg_query with the tool's arguments as the
+ * query's named arguments, here or through GET /api/search/NAME. */
+static int run_search(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                      char *err, size_t n)
+{
+	static const char *const names[] = {"pattern", "regex", "ignore_case", "file",
+	                                    "context", "limit", "offset",      "query",
+	                                    "kind",    "tests", NULL};
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.module = arg_str(args, "module");
+	p.args = args;
+	const char *project = arg_str(args, "project");
+	if (s->static_in_process)
+		return mcp_static_query(s, project, t->target, &p, result, err, n);
+	if (s->query)
+		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
+	/* key/value pairs of the query string: project, module, then each argument */
+	const char *q[2 * 16 + 1] = {"path", project, "module", p.module};
+	char values[12][32];
+	int k = 4, nv = 0;
+	for (int i = 0; names[i]; i++) {
+		json_t *v = json_object_get(args, names[i]);
+		const char *text = json_string_value(v);
+		if (json_is_integer(v) || json_is_boolean(v)) {
+			if (json_is_integer(v))
+				snprintf(values[nv], sizeof(values[0]), "%lld",
+				         (long long)json_integer_value(v));
+			else
+				snprintf(values[nv], sizeof(values[0]), "%s",
+				         json_is_true(v) ? "true" : "false");
+			text = values[nv++];
+		}
+		q[k++] = names[i];
+		q[k++] = text;
+	}
+	q[k] = NULL;
+	char path[64];
+	snprintf(path, sizeof(path), "/api/search/%s", t->target + strlen("search_"));
+	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
 }
 
 static int run_scan(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
@@ -753,6 +831,26 @@ const struct mcp_tool mcp_tool_table[] = {
     STATIC("knowledge_function_details", "Function details", "function_details",
            params_function_details, "module:string name:string arity:integer callers:array",
            "One function: complexity, line, callers and callees."),
+    STATIC("knowledge_preflight", "Preflight before an edit", "preflight", params_impact,
+           "module:string role:object tests:array risk_factors:array risk:string",
+           "Call before editing a module or function: its role (behaviours, uses), public API, "
+           "dependents with edge kinds, blast radius (dependents or callers up to `depth`, "
+           "default 3), the test modules that reach it, heat/zone/change risk, and the risk "
+           "factors (hub, red zone, cycle, untested, complexity, no callers) with their "
+           "numbers."),
+    {"search_text", "Search the source text",
+     "grep over the project's indexed files: a literal or a regular expression, with case, "
+     "file and module filters and context lines; each hit names its file, line, column, module "
+     "and function. Capped and paged (total, next_offset). Use to find every place a string "
+     "or a pattern appears.",
+     params_search_text, "total:integer count:integer hits:array", run_search, "search_text", false,
+     false, false},
+    {"search_code", "Search modules and functions by words",
+     "Ranked search (BM25F, docs/SEARCH.md) over module and function names split into words, "
+     "@moduledoc/@doc text, @spec text, struct fields and called names. Use to find where "
+     "something is done when you know what, not what it is called (`parse a date`).",
+     params_search_code, "total:integer count:integer results:array", run_search, "search_code",
+     false, false, false},
     {"index_projects", "Indexed projects", "The projects the worker has indexed, newest first.",
      params_none, "projects:array", run_worker_get, "/api/projects", false, false, false},
     {"runtime_observations", "Observations",

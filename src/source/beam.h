@@ -57,6 +57,19 @@ int beam_read_file(const char *path, struct facts_file **out, char *err, size_t 
  * GI_EUNSUPPORTED (use beam_read). */
 int beam_module_name(const unsigned char *data, size_t len, char *out, size_t size);
 
+/* Called by beam_docs_read for each documented entry: `kind` "module" (name
+ * NULL, arity 0) for the moduledoc, else the entry's kind ("function",
+ * "macro", "type", "callback", ...), name and arity; `doc` is the English
+ * text (Markdown, not NUL-terminated, borrowed for the call). Return
+ * non-zero to stop. */
+typedef int (*beam_doc_fn)(void *ctx, const char *kind, const char *name, int arity,
+                           const char *doc, size_t len);
+/* Reads the documentation text of the EEP-48 Docs chunk of the object code
+ * at `data` (source/beam_docs.c); hidden and missing docs are skipped.
+ * Returns 0, GI_ENOTFOUND (no Docs chunk), GI_EUNSUPPORTED (gzip-compressed
+ * file), GI_ETOOBIG or GI_ECORRUPT. Thread-safe. */
+int beam_docs_read(const unsigned char *data, size_t len, beam_doc_fn fn, void *ctx);
+
 /* A module's object code found by beam_dirs_scan. */
 struct beam_entry {
 	char *module; /* display name */

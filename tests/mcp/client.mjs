@@ -97,6 +97,8 @@ function staticCalls(modules, someFunction) {
     ["knowledge_api_surface", "api_surface", {}],
     ["knowledge_function_details", "function_details",
      { module: someFunction.module, function: someFunction.name }],
+    ["knowledge_preflight", "preflight", { module: a }],
+    ["knowledge_preflight", "preflight", { module: someFunction.module, function: someFunction.name }],
   ];
 }
 
@@ -140,6 +142,29 @@ async function modeStatic() {
     !["index_scan", "index_projects"].includes(t.name)).map((t) => t.name);
   for (const t of staticTools) if (!covered.has(t)) fail("coverage", `${t} not compared`);
   ok(`${covered.size} static tools equal the CLI's --json`);
+
+  // The search tools against `giulia search ... --json` (names from the project).
+  const searchCalls = [
+    ["search_code", ["code", mods[0]], { query: mods[0] }],
+    ["search_code", ["code", mods[0], "--kind", "function", "--limit", "3"],
+     { query: mods[0], kind: "function", limit: 3 }],
+    ["search_text", ["text", "def ", "--limit", "5", "--offset", "1"],
+     { pattern: "def ", limit: 5, offset: 1 }],
+    ["search_text", ["text", "^ *DEF", "--regex", "--ignore-case", "--context", "1"],
+     { pattern: "^ *DEF", regex: true, ignore_case: true, context: 1 }],
+  ];
+  for (const [tool, argv, args] of searchCalls) {
+    const r = await client.callTool({ name: tool, arguments: args });
+    if (r.isError) fail(tool, `isError: ${r.content?.[0]?.text}`);
+    const want = JSON.parse(execFileSync(cfg.giulia,
+      ["search", ...argv, "--project", cfg.project, "--json"], { encoding: "utf8" }));
+    if (!isDeepStrictEqual(r.structuredContent, want))
+      fail(tool, `differs from giulia search ${argv.join(" ")} --json`);
+  }
+  ok("search tools equal the CLI's --json");
+  const badRe = await client.callTool({ name: "search_text", arguments: { pattern: "(x", regex: true } });
+  check("a bad regex is isError", badRe.isError && /does not compile/.test(badRe.content[0].text),
+        JSON.stringify(badRe.content));
 
   const bad = await client.callTool({ name: "knowledge_dependents", arguments: { module: "No.Such.Module" } });
   check("unknown module is isError", bad.isError && /index_modules/.test(bad.content[0].text),
