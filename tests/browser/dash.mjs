@@ -1,0 +1,160 @@
+// The dashboard in a real browser: Debian's chromium, headless, driven by
+// puppeteer-core (installed by scripts/deps.sh under build/browser-client),
+// against a real `giulia serve` and a real observed node. Run by
+// tests/e2e/dash.c, which starts everything and passes one JSON argument:
+//
+//   {"puppeteer": DIR, "chromium": PATH, "base": "http://127.0.0.1:PORT",
+//    "artefacts": DIR, "node": NAME,
+//    "graph": {"path": P, "module": M, "depth": 1, "nodes": N, "edges": E, "click": M2},
+//    "hostile": {"path": P, "module": M}}      (optional)
+//
+// Prints one line per check ("ok NAME" or "FAIL NAME: why") and a last line
+// "RESULT {json}"; exits 1 when a check failed. Screenshots go to artefacts/.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const cfg = JSON.parse(process.argv[2]);
+const require = createRequire(path.join(cfg.puppeteer, 'package.json'));
+const puppeteer = require('puppeteer-core');
+
+let failed = 0;
+const result = {};
+function check(name, cond, why) {
+  if (cond) console.log('ok ' + name);
+  else { failed++; console.log('FAIL ' + name + ': ' + why); }
+}
+
+const browser = await puppeteer.launch({
+  executablePath: cfg.chromium,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-extensions',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    `--user-data-dir=${cfg.artefacts}/chromium-profile`],
+});
+const origin = new URL(cfg.base).origin;
+const external = [], consoleErrors = [];
+try {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1400, height: 1000 });
+  page.on('request', r => {
+    const u = r.url();
+    if (!u.startsWith(origin + '/') && !u.startsWith('data:')) external.push(u);
+  });
+  page.on('console', m => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', e => consoleErrors.push(String(e)));
+  await page.evaluateOnNewDocument(() => {
+    window.__xss = 0;
+    window.alert = () => { window.__xss++; };
+  });
+  const shot = async (name) => {
+    for (const [w, h] of [[1400, 1000], [390, 844]]) {
+      await page.setViewport({ width: w, height: h });
+      await new Promise(r => setTimeout(r, 150));
+      await page.screenshot({ path: `${cfg.artefacts}/${name}-${w}.png`, fullPage: w === 390 ? false : true });
+    }
+    await page.setViewport({ width: 1400, height: 1000 });
+  };
+
+  // The page and its policy.
+  const first = await page.goto(cfg.base + '/#/live/' + encodeURIComponent(cfg.node), { waitUntil: 'domcontentloaded' });
+  const csp = first.headers()['content-security-policy'] || '';
+  check('csp', /default-src 'none'/.test(csp) && /script-src 'self'/.test(csp) && /connect-src 'self'/.test(csp) && !/https?:/.test(csp),
+    'Content-Security-Policy is ' + JSON.stringify(csp));
+
+  // Live page: three SSE updates redrawn.
+  const t0 = Date.now();
+  await page.waitForFunction(() => {
+    const a = document.getElementById('live-area');
+    return a && Number(a.getAttribute('data-updates') || 0) >= 3;
+  }, { timeout: 60000 }).catch(() => {});
+  const updates = await page.$eval('#live-area', a => Number(a.getAttribute('data-updates') || 0)).catch(() => 0);
+  result.live_updates = updates;
+  result.live_wait_ms = Date.now() - t0;
+  check('live-updates', updates >= 3, `${updates} SSE updates drawn in 60 s`);
+  const tiles = await page.$$eval('.tile', t => t.length).catch(() => 0);
+  check('live-tiles', tiles >= 7, `${tiles} metric tiles`);
+  const procRows = await page.$$eval('table[aria-label="top processes by reductions"] tbody tr', r => r.length).catch(() => 0);
+  check('live-top-processes', procRows >= 1, 'no row in the top processes by CPU share');
+  await shot('live');
+
+  // Graph explorer: the neighbourhood's counts, then a click opens details.
+  const g = cfg.graph;
+  const gq = new URLSearchParams({ path: g.path, module: g.module, depth: String(g.depth) });
+  await page.goto(cfg.base + '/#/graph?' + gq.toString(), { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#graph-svg', { timeout: 30000 }).catch(() => {});
+  const counts = await page.$eval('#graph-svg', s => [Number(s.getAttribute('data-nodes')), Number(s.getAttribute('data-edges')),
+    s.querySelectorAll('.node').length, s.querySelectorAll('.edge').length]).catch(() => [0, 0, 0, 0]);
+  result.graph = counts;
+  result.graph_render_ms = await page.$eval('#graph', w => Number(w.getAttribute('data-render-ms'))).catch(() => null);
+  check('graph-counts', counts[0] === g.nodes && counts[1] === g.edges && counts[2] === g.nodes && counts[3] === g.edges,
+    `nodes/edges ${counts.join('/')} (attribute, attribute, drawn, drawn), expected ${g.nodes}/${g.edges}`);
+  const target = `[data-module="${g.click.replace(/"/g, '\\"')}"]`;
+  await page.click('#graph-svg ' + target).catch(() => {});
+  await page.waitForFunction(m => { const t = document.getElementById('details-title'); return t && t.textContent === m; },
+    { timeout: 15000 }, g.click).catch(() => {});
+  const title = await page.$eval('#details-title', t => t.textContent).catch(() => null);
+  check('graph-click-details', title === g.click, `details show ${JSON.stringify(title)}, expected ${g.click}`);
+  // Keyboard: Tab reaches a node and Enter opens it.
+  await page.focus('#graph-svg .node').catch(() => {});
+  await page.keyboard.press('Enter');
+  const focused = await page.evaluate(() => document.activeElement && document.activeElement.getAttribute('data-module'));
+  check('graph-keyboard', !!focused, 'no module node takes the focus');
+  await shot('graph');
+
+  // Hostile names stay text: on the graph, in details.
+  if (cfg.hostile) {
+    const hq = new URLSearchParams({ path: cfg.hostile.path, module: cfg.hostile.module, depth: '1' });
+    await page.goto(cfg.base + '/#/graph?' + hq.toString(), { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('#graph-svg', { timeout: 30000 }).catch(() => {});
+    const names = await page.$$eval('#graph-svg .node', n => n.map(x => x.getAttribute('data-module')));
+    await page.click(`#graph-svg [data-module="${cfg.hostile.module.replace(/"/g, '\\"')}"]`).catch(() => {});
+    await page.waitForSelector('#details-title', { timeout: 15000 }).catch(() => {});
+    const shown = await page.$eval('#details-title', t => t.textContent).catch(() => null);
+    const injected = await page.evaluate(() => window.__xss + document.querySelectorAll('main img, main script, main iframe').length);
+    check('hostile-escaped', names.includes(cfg.hostile.module) && shown === cfg.hostile.module && injected === 0,
+      `nodes ${JSON.stringify(names)}, details ${JSON.stringify(shown)}, injected ${injected}`);
+  }
+
+  // Stop the observation from the page: it lands on the profile, which shows
+  // every recommendation.
+  await page.goto(cfg.base + '/#/live/' + encodeURIComponent(cfg.node), { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#stop-observe', { timeout: 30000 });
+  await page.click('#stop-observe');
+  await page.waitForFunction(() => location.hash.startsWith('#/profile/') && document.body.getAttribute('data-page') === 'profile',
+    { timeout: 180000 }).catch(() => {});
+  const hash = await page.evaluate(() => location.hash);
+  const id = (hash.match(/#\/profile\/(\d+)/) || [])[1];
+  check('stop-from-page', !!id, 'the page did not open a profile after stop: ' + hash);
+  if (id) {
+    const api = await page.evaluate(async i => (await (await fetch('/api/runtime/profile/' + i)).json()), id);
+    const want = ((api.profile && api.profile.recommendations) || []).map(r => r.id);
+    const got = await page.$$eval('#recommendations article.rec', a => a.map(x => x.getAttribute('data-rule')));
+    result.recommendations = got;
+    check('profile-recommendations', want.length > 0 && JSON.stringify(got) === JSON.stringify(want),
+      `page shows ${JSON.stringify(got)}, the profile has ${JSON.stringify(want)}`);
+    const charts = await page.$$eval('svg.chart path.series', p => p.length);
+    check('profile-charts', charts >= 4, `${charts} series drawn`);
+    await shot('profile');
+    await page.goto(cfg.base + '/#/profiles', { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('table[aria-label="profiles"]', { timeout: 15000 }).catch(() => {});
+    await shot('profiles');
+    await page.goto(cfg.base + `/#/compare/${id}/${id}`, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('table[aria-label="metrics"]', { timeout: 15000 }).catch(() => {});
+    const mrows = await page.$$eval('table[aria-label="metrics"] tbody tr', r => r.length).catch(() => 0);
+    check('compare', mrows > 0, 'no metric row on the compare page');
+  }
+  // Dark theme renders too.
+  await page.click('#theme');
+  const theme = await page.evaluate(() => document.documentElement.getAttribute('data-theme'));
+  check('theme-toggle', theme === 'dark' || theme === 'light', 'no theme attribute');
+
+  check('no-console-errors', consoleErrors.length === 0, JSON.stringify(consoleErrors.slice(0, 5)));
+  check('same-origin-only', external.length === 0, JSON.stringify(external.slice(0, 5)));
+} catch (e) {
+  failed++;
+  console.log('FAIL exception: ' + (e && e.stack || e));
+} finally {
+  await browser.close();
+}
+console.log('RESULT ' + JSON.stringify(result));
+process.exit(failed ? 1 : 0);
