@@ -498,24 +498,32 @@ async function pageCompare(main, a, b) {
 
 const graphCache = { path: null, modules: null, risk: null, cycles: null, heat: null };
 
-async function graphBase(path) {
-  if (graphCache.path === path && graphCache.modules) return graphCache;
-  const pq = q({ path });
-  const [mods, risk, cycles, latest] = await Promise.all([
-    api('/api/index/modules' + pq),
-    api('/api/knowledge/change_risk' + q({ path, top: 100000 })).catch(() => ({ modules: [] })),
-    api('/api/knowledge/cycles' + pq).catch(() => ({ cycles: [] })),
+/* The project's modules (for the search box and complexity), once per
+ * project; the other overlays' data only when that overlay is asked for. */
+async function graphBase(path, overlay) {
+  if (graphCache.path !== path) {
+    const mods = await api('/api/index/modules' + q({ path }));
+    graphCache.path = path;
+    graphCache.modules = new Map((mods.modules || []).map(m => [m.name, m]));
+    graphCache.risk = graphCache.cycles = graphCache.heat = null;
+  }
+  if (overlay === 'risk' && !graphCache.risk) {
+    const risk = await api('/api/knowledge/change_risk' + q({ path, top: 100000 })).catch(() => ({ modules: [] }));
+    graphCache.risk = new Map((risk.modules || []).map(m => [m.module, m.score]));
+  }
+  if (overlay === 'cycles' && !graphCache.cycles) {
+    const cycles = await api('/api/knowledge/cycles' + q({ path })).catch(() => ({ cycles: [] }));
+    graphCache.cycles = new Set([].concat(...(cycles.cycles || []).map(c => c.modules)));
+  }
+  if (overlay === 'heat' && !graphCache.heat) {
     // The newest profile, if any (through the list: no 404 when there is none).
-    api('/api/runtime/profiles' + q({ limit: 1 })).then(l => (l.profiles && l.profiles[0])
-      ? api('/api/runtime/profile/' + l.profiles[0].id) : null).catch(() => null)]);
-  graphCache.path = path;
-  graphCache.modules = new Map((mods.modules || []).map(m => [m.name, m]));
-  graphCache.risk = new Map((risk.modules || []).map(m => [m.module, m.score]));
-  graphCache.cycles = new Set([].concat(...(cycles.cycles || []).map(c => c.modules)));
-  const heat = new Map();
-  const prof = latest && latest.profile;
-  for (const m of (prof && (prof.hot_modules || [])) || []) heat.set(m.module, m.reductions_share);
-  graphCache.heat = heat;
+    const latest = await api('/api/runtime/profiles' + q({ limit: 1 })).then(l => (l.profiles && l.profiles[0])
+      ? api('/api/runtime/profile/' + l.profiles[0].id) : null).catch(() => null);
+    const heat = new Map();
+    const prof = latest && latest.profile;
+    for (const m of (prof && (prof.hot_modules || [])) || []) heat.set(m.module, m.reductions_share);
+    graphCache.heat = heat;
+  }
   return graphCache;
 }
 
@@ -529,6 +537,8 @@ async function neighbourhood(path, center, depth) {
   const walk = async (dir) => {
     let frontier = [center];
     for (let d = 1; d <= depth && frontier.length; d++) {
+      // A full neighbourhood adds no module: asking further is wasted time.
+      if (nodes.size >= GRAPH_NODE_CAP) { truncated = true; break; }
       const next = [];
       const answers = await Promise.all(frontier.map(m => api(`/api/knowledge/${dir}` + q({ module: m, path }))
         .catch(() => null)));
@@ -564,9 +574,9 @@ function kindOf(e, shown) {
 }
 
 function overlayValue(kind, name, base, blast) {
-  if (kind === 'heat') { const v = base.heat.get(name); return v === undefined ? null : { v, text: fmtPct(v), max: 1 }; }
+  if (kind === 'heat') { const v = base.heat && base.heat.get(name); return v === undefined ? null : { v, text: fmtPct(v), max: 1 }; }
   if (kind === 'complexity') { const m = base.modules.get(name); return m ? { v: m.complexity, text: 'cx ' + m.complexity, max: null } : null; }
-  if (kind === 'risk') { const v = base.risk.get(name); return v === undefined ? null : { v, text: 'risk ' + fmtNum(v, 0), max: null }; }
+  if (kind === 'risk') { const v = base.risk && base.risk.get(name); return v === undefined ? null : { v, text: 'risk ' + fmtNum(v, 0), max: null }; }
   if (kind === 'blast') return blast && blast.has(name) ? { v: 1, text: 'depth ' + blast.get(name), max: 1 } : null;
   return null;
 }
@@ -625,7 +635,7 @@ function drawGraph(wrap, state) {
   for (const [name] of nb.nodes) {
     const p = pos.get(name);
     const ov = overlayValue(overlay, name, base, blast);
-    const inCycle = base.cycles.has(name);
+    const inCycle = !!base.cycles && base.cycles.has(name);
     const cls = ['node', name === center ? 'center' : '', overlay === 'cycles' && inCycle ? 'cycle' : '',
       overlay === 'blast' && ov ? 'blast' : '', state.selected === name ? 'selected' : ''].join(' ').trim();
     const label = name.length > 28 ? name.slice(0, 27) + '…' : name;
@@ -686,15 +696,18 @@ async function pageGraph(main, params) {
   clear(main);
   if (!path) { append(main, [h('h1', {}, 'Graph'), h('p', {}, 'No project indexed yet: POST /api/index/scan or run giulia index.')]); return; }
   const t0 = performance.now();
-  const base = await graphBase(path);
-  const names = [...base.modules.keys()].sort();
+  const overlay = params.get('overlay') || 'none';
+  const depth = Math.max(1, Math.min(4, Number(params.get('depth')) || 1));
   let center = params.get('module') || '';
+  // The neighbourhood of a named module is asked for at once, alongside the
+  // module list (the first question to a project also loads its graph).
+  const early = center ? neighbourhood(path, center, depth).catch(() => null) : null;
+  const base = await graphBase(path, overlay);
+  const names = [...base.modules.keys()].sort();
   if (!center || !base.modules.has(center)) {
     // The most depended-upon project module is a good first view.
     center = names.slice().sort((a, b) => ((base.modules.get(b).in_degree || 0) - (base.modules.get(a).in_degree || 0)))[0] || names[0] || '';
   }
-  const depth = Math.max(1, Math.min(4, Number(params.get('depth')) || 1));
-  const overlay = params.get('overlay') || 'none';
   const shown = new Set((params.get('kinds') || EDGE_KINDS.concat(['other']).join(',')).split(','));
   const go = changes => {
     const p = new URLSearchParams({ path, module: center, depth, overlay, kinds: [...shown].join(',') });
@@ -728,7 +741,7 @@ async function pageGraph(main, params) {
   append(main, [h('h1', {}, 'Graph explorer'), h('div', { class: 'panel' }, form, kinds), note,
     h('div', { class: 'graph-layout' }, wrap, details)]);
   if (!center) { clear(wrap).appendChild(h('p', {}, 'The project has no module.')); return; }
-  const nb = await neighbourhood(path, center, depth);
+  const nb = (early && center === params.get('module') && await early) || await neighbourhood(path, center, depth);
   let blast = null;
   if (overlay === 'blast') {
     const im = await api('/api/knowledge/impact' + q({ module: center, depth, path })).catch(() => null);
@@ -745,6 +758,7 @@ async function pageGraph(main, params) {
   drawGraph(wrap, state);
   const ms = performance.now() - t0;
   wrap.setAttribute('data-render-ms', ms.toFixed(1));
+  wrap.setAttribute('data-drawn-at', performance.now().toFixed(1)); /* since navigation (bench) */
   note.textContent = `${nb.nodes.size} modules and ${wrap.querySelector('svg').getAttribute('data-edges')} edges within depth ${depth} of ${center}` +
     (nb.truncated ? ` (cut at ${GRAPH_NODE_CAP} modules: lower the depth)` : '') + `; dependents on the left, dependencies on the right; drawn in ${ms.toFixed(0)} ms.`;
 }
