@@ -262,12 +262,91 @@ static void stream_resumes_with_last_event_id(void)
 	gi_buf_destroy(&r);
 }
 
+/* Occurrences of `needle` in `hay`. */
+static int occurrences(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* Follows the stream of `node` across reconnects (each resumes with the
+ * last id seen: every event lands in `out` once) until `needle` shows in
+ * what was read, at most 30 s. */
+static void follow_until(int port, const char *node, long long *last_id, const char *needle,
+                         struct gi_buf *out)
+{
+	int64_t deadline = gi_clock_mono_ms() + 30000;
+	size_t from = out->len;
+	while (gi_clock_mono_ms() < deadline) {
+		char req[1024];
+		snprintf(req, sizeof(req),
+		         "GET /api/monitor/stream?node=%s HTTP/1.0\r\nLast-Event-ID: %lld\r\n\r\n",
+		         node, *last_id);
+		struct gi_buf chunk;
+		gi_buf_init(&chunk, 0);
+		http10(port, req, 3, 2000, &chunk);
+		const char *body = strstr(gi_buf_str(&chunk), "\r\n\r\n");
+		if (body)
+			gi_buf_puts(out, body + 4);
+		for (const char *p = strstr(gi_buf_str(&chunk), "\nid: "); p;
+		     p = strstr(p + 1, "\nid: "))
+			*last_id = atoll(p + 5);
+		gi_buf_destroy(&chunk);
+		if (strstr(gi_buf_str(out) + from, needle))
+			return;
+	}
+}
+
+static void alerts_are_events_when_they_fire(void)
+{
+	char wurl[256];
+	ts_serve_start(wurl, sizeof(wurl));
+	int mport = port_of(getenv("GIULIA_MONITOR_URL"));
+	/* A node with room for 1024 processes: 850 more make "processes" fire
+	 * (count / limit >= 0.8), 80 more make it critical (>= 0.9). */
+	const char *extra[] = {"+P", "1024", NULL};
+	struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ERL_LONG, NULL, extra);
+	const char *start[] = {"start",      node.name, "--cookie", node.cookie,
+	                       "--interval", "250",     NULL};
+	TH_ASSERT_INT_EQ(ts_product_run(true, start, NULL), 0);
+	struct gi_buf log; /* every event of the session, once */
+	gi_buf_init(&log, 0);
+	long long last = 0;
+	follow_until(mport, node.name, &last, "event: snapshot", &log);
+	TH_ASSERT_MSG(!strstr(gi_buf_str(&log), "event: alert"), "an alert on a calm node");
+	char *ok = ts_beam_eval(&node, "[spawn(fun() -> receive stop -> ok end end) || "
+	                               "_ <- lists:seq(1, 850)], ok.");
+	TH_ASSERT_MSG(ok && strstr(ok, "ok"), "spawning: %s", ok ? ok : "(no answer)");
+	free(ok);
+	follow_until(mport, node.name, &last, "event: alert", &log);
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&log), "event: alert\ndata: {");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&log), "\"metric\":\"processes\"");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&log), "\"severity\":\"warning\"");
+	/* It keeps firing (in every snapshot's list) and is announced once. */
+	long long seen = last;
+	while (last < seen + 6)
+		follow_until(mport, node.name, &last, "event: snapshot", &log);
+	TH_ASSERT_INT_EQ(occurrences(gi_buf_str(&log), "event: alert"), 1);
+	ok = ts_beam_eval(&node, "[spawn(fun() -> receive stop -> ok end end) || "
+	                         "_ <- lists:seq(1, 80)], ok.");
+	free(ok);
+	follow_until(mport, node.name, &last, "event: alert\ndata: {\"severity\":\"critical\"",
+	             &log);
+	TH_ASSERT_INT_EQ(occurrences(gi_buf_str(&log), "event: alert"), 2);
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&log), "event: alert\ndata: {\"severity\":\"critical\"");
+	gi_buf_destroy(&log);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(page_is_served_with_a_strict_policy),
 	    TH_TEST(token_mode_serves_the_page_and_guards_the_data),
 	    TH_TEST(stream_resumes_with_last_event_id),
+	    TH_TEST(alerts_are_events_when_they_fire),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_dash", tests);
