@@ -25,6 +25,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/error.h"
 #include "base/log.h"
 #include "base/str.h"
 #include "dash_assets.h"
@@ -241,25 +242,74 @@ static bool monitor_path_allowed(const char *path)
 	       strncmp(path, "/api/monitor/", 13) == 0;
 }
 
-/* The value of header `name` in the raw header block, into out. */
-static bool header_value(const char *headers, const char *name, char *out, size_t size)
+static bool ascii_ieq(const char *a, const char *b, size_t n)
 {
-	size_t n = strlen(name);
-	for (const char *line = strstr(headers, "\r\n"); line; line = strstr(line + 2, "\r\n")) {
-		const char *h = line + 2;
-		if (strncasecmp(h, name, n) == 0 && h[n] == ':') {
-			h += n + 1;
-			while (*h == ' ')
-				h++;
-			size_t len = strcspn(h, "\r\n");
-			if (len >= size)
-				len = size - 1;
-			memcpy(out, h, len);
-			out[len] = '\0';
-			return true;
-		}
+	for (size_t i = 0; i < n; i++) {
+		char x = a[i], y = b[i];
+		if (x >= 'A' && x <= 'Z')
+			x = (char)(x - 'A' + 'a');
+		if (y >= 'A' && y <= 'Z')
+			y = (char)(y - 'A' + 'a');
+		if (x != y)
+			return false;
 	}
-	return false;
+	return true;
+}
+
+int api_dash_parse_head(const char *data, size_t len, int *status, char *type, size_t type_size,
+                        size_t *head_len)
+{
+	*status = 0;
+	*head_len = 0;
+	if (type_size)
+		type[0] = '\0';
+	size_t scan = len < API_DASH_HEAD_MAX ? len : API_DASH_HEAD_MAX;
+	size_t end = 0;
+	for (size_t i = 0; i + 3 < scan; i++)
+		if (data[i] == '\r' && data[i + 1] == '\n' && data[i + 2] == '\r' &&
+		    data[i + 3] == '\n') {
+			end = i + 4;
+			break;
+		}
+	if (!end)
+		return len < API_DASH_HEAD_MAX ? 0 : GI_EPARSE;
+	/* "HTTP/1.x NNN" */
+	if (end < 12 || memcmp(data, "HTTP/1.", 7) != 0 || data[8] != ' ')
+		return GI_EPARSE;
+	int code = 0;
+	for (int i = 9; i < 12; i++) {
+		if (data[i] < '0' || data[i] > '9')
+			return GI_EPARSE;
+		code = code * 10 + (data[i] - '0');
+	}
+	if (code < 100 || code > 599 || (data[12] != ' ' && data[12] != '\r'))
+		return GI_EPARSE;
+	/* Header lines: the first Content-Type wins. */
+	static const char CT[] = "content-type:";
+	size_t ctl = sizeof(CT) - 1;
+	for (size_t i = 0; i + 2 < end; i++) {
+		if (data[i] != '\r' || data[i + 1] != '\n')
+			continue;
+		size_t h = i + 2;
+		if (h + ctl > end || !ascii_ieq(data + h, CT, ctl))
+			continue;
+		h += ctl;
+		while (h < end && data[h] == ' ')
+			h++;
+		size_t n = 0;
+		while (h + n < end && data[h + n] != '\r' && data[h + n] != '\n')
+			n++;
+		if (type_size) {
+			if (n >= type_size)
+				n = type_size - 1;
+			memcpy(type, data + h, n);
+			type[n] = '\0';
+		}
+		break;
+	}
+	*status = code;
+	*head_len = end;
+	return 0;
 }
 
 static long relay_read(void *arg, char *buf, size_t max)
@@ -367,27 +417,25 @@ void api_dash_route_monitor(struct api_dash *dash, const struct api_request *req
 	struct gi_buf in;
 	gi_buf_init(&in, RELAY_BODY_MAX);
 	char chunk[16384];
-	const char *end = NULL;
+	char type[128];
+	int status = 0;
+	size_t head_len = 0;
+	int parsed = 0;
 	int64_t deadline = gi_clock_mono_ms() + RELAY_CALL_MS;
-	while (!end) {
+	while (parsed == 0 && head_len == 0) {
 		int left = (int)(deadline - gi_clock_mono_ms());
 		ssize_t n = left > 0 ? recv_wait(fd, chunk, sizeof(chunk), left) : -2;
-		if (n <= 0 || gi_buf_append(&in, chunk, (size_t)n) != 0 ||
-		    (in.len > RELAY_HEADERS_MAX && !strstr(in.data, "\r\n\r\n")))
+		if (n <= 0 || gi_buf_append(&in, chunk, (size_t)n) != 0)
 			break;
-		end = strstr(in.data, "\r\n\r\n");
+		parsed =
+		    api_dash_parse_head(in.data, in.len, &status, type, sizeof(type), &head_len);
 	}
-	int status = 0;
-	if (!end || sscanf(in.data, "HTTP/%*d.%*d %d", &status) != 1 || status < 100) {
+	if (parsed != 0 || head_len == 0) {
 		close(fd);
 		gi_buf_destroy(&in);
 		json_error(resp, 502, "the monitor's answer was cut or malformed");
 		return;
 	}
-	size_t head_len = (size_t)(end - in.data) + 4;
-	char type[128] = "application/json";
-	in.data[head_len - 2] = '\0'; /* the header block ends at its last CRLF */
-	header_value(in.data, "Content-Type", type, sizeof(type));
 	resp->status = status;
 	if (strncmp(type, "text/event-stream", 17) == 0) {
 		struct relay *r = gi_calloc(1, sizeof(*r));

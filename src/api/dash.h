@@ -41,6 +41,17 @@ void api_dash_close(struct api_dash *dash);
 /* NULL does nothing. */
 void api_dash_free(struct api_dash *dash);
 
+/* Parses the head of an HTTP answer, `len` bytes at `data` (not
+ * NUL-terminated; what follows the head is the body): *status (100-599),
+ * the Content-Type into `type` (empty when absent; cut to `type_size`) and
+ * *head_len (bytes up to and including the blank line). Returns 0, with
+ * *head_len 0 while the head is not complete yet (and within
+ * API_DASH_HEAD_MAX), or GI_EPARSE for anything else. Used by the
+ * pass-through on the monitor's answers; exported for its fuzz target. */
+#define API_DASH_HEAD_MAX (16 * 1024)
+int api_dash_parse_head(const char *data, size_t len, int *status, char *type, size_t type_size,
+                        size_t *head_len);
+
 /* Raw handler of GET "/" and "/dash/..." (ctx: the dashboard). */
 void api_dash_route_asset(struct api_dash *dash, const struct api_request *req,
                           struct api_raw_response *resp);

@@ -30,7 +30,7 @@
 static int port_of(const char *url)
 {
 	const char *c = strrchr(url, ':');
-	return c ? atoi(c + 1) : 0;
+	return c ? (int)strtol(c + 1, NULL, 10) : 0;
 }
 
 /* Sends `request` (HTTP/1.0: no chunked framing, the server closes) to
@@ -195,12 +195,12 @@ static int snapshot_seqs(const char *text, long long *seqs, int max, long long *
 		const char *ev = strstr(id, "\nevent: ");
 		if (!ev)
 			break;
-		*last_id = atoll(id);
+		*last_id = strtoll(id, NULL, 10);
 		if (strncmp(ev, "\nevent: snapshot\n", 17) != 0)
 			continue;
 		const char *seq = strstr(ev, "\"seq\":");
 		if (seq)
-			seqs[n++] = atoll(seq + 6);
+			seqs[n++] = strtoll(seq + 6, NULL, 10);
 	}
 	return n;
 }
@@ -292,7 +292,7 @@ static void follow_until(int port, const char *node, long long *last_id, const c
 			gi_buf_puts(out, body + 4);
 		for (const char *p = strstr(gi_buf_str(&chunk), "\nid: "); p;
 		     p = strstr(p + 1, "\nid: "))
-			*last_id = atoll(p + 5);
+			*last_id = strtoll(p + 5, NULL, 10);
 		gi_buf_destroy(&chunk);
 		if (strstr(gi_buf_str(out) + from, needle))
 			return;

@@ -42,7 +42,8 @@ static void ids_of(const char *text, char *out, size_t size)
 	size_t len = 0;
 	for (const char *p = strstr(text, "id: "); p; p = strstr(p + 1, "\nid: ")) {
 		const char *v = p[0] == '\n' ? p + 5 : p + 4;
-		int n = snprintf(out + len, size - len, "%s%lld", len ? "," : "", atoll(v));
+		int n =
+		    snprintf(out + len, size - len, "%s%lld", len ? "," : "", strtoll(v, NULL, 10));
 		if (n < 0 || (size_t)n >= size - len)
 			break;
 		len += (size_t)n;
