@@ -33,7 +33,8 @@
 # Idempotent: a second run with everything present makes no network call.
 # Every dependency comes from Debian's packages, except the Elixir grammar,
 # which comes from the npm registry at a pinned version and integrity hash and
-# is unpacked under build/ (never committed).
+# is unpacked under build/ (never committed), and the tests' npm clients (the
+# MCP SDK, puppeteer-core), pinned by lock files and installed under build/.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)

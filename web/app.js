@@ -133,7 +133,7 @@ function say(msg) { document.getElementById('status').textContent = msg || ''; }
 /* ---- charts: hand-written SVG ---- */
 
 function lineChart(title, xs, ys, opts) {
-  const W = 480, H = 140, L = 52, R = 8, T = 18, B = 22;
+  const W = 480, H = 140, L = 64, R = 8, T = 20, B = 22;
   const o = opts || {};
   const pts = [];
   for (let i = 0; i < xs.length; i++) if (ys[i] !== null && ys[i] !== undefined) pts.push([xs[i], ys[i]]);
@@ -581,10 +581,9 @@ function overlayValue(kind, name, base, blast) {
   return null;
 }
 
-function heatFill(ratio) {
-  const vars = ['--heat0', '--heat1', '--heat2', '--heat3'];
-  const i = ratio <= 0 ? 0 : ratio < 0.34 ? 1 : ratio < 0.67 ? 2 : 3;
-  return getComputedStyle(document.documentElement).getPropertyValue(vars[i]).trim();
+/* The heat level (0-3) of a value relative to the largest drawn. */
+function heatLevel(ratio) {
+  return ratio <= 0 ? 0 : ratio < 0.34 ? 1 : ratio < 0.67 ? 2 : 3;
 }
 
 function drawGraph(wrap, state) {
@@ -645,7 +644,7 @@ function drawGraph(wrap, state) {
       'aria-label': `${name}${d < 0 ? ', depends on it at depth ' + -d : d > 0 ? ', dependency at depth ' + d : ', centre'}${sub ? ', ' + sub : ''}` },
       s('title', {}, name), s('rect', { width: NW, height: NH, rx: 6 }),
       s('text', { x: 8, y: 15 }, label), s('text', { x: 8, y: 30, class: 'sub' }, sub));
-    if (ov && overlay !== 'blast') g.querySelector('rect').style.fill = heatFill(ov.v / vmax);
+    if (ov && overlay !== 'blast') g.classList.add('heat' + heatLevel(ov.v / vmax));
     g.addEventListener('click', () => onPick(name));
     g.addEventListener('keydown', ev => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onPick(name); } });
     ng.appendChild(g);
@@ -653,6 +652,15 @@ function drawGraph(wrap, state) {
   svg.appendChild(ng);
   svg.setAttribute('data-nodes', String(nb.nodes.size));
   svg.setAttribute('data-edges', String(edgeCount));
+  // Fit the width when that keeps labels readable (at most a third smaller),
+  // else keep the natural size and let the frame scroll.
+  const room = wrap.clientWidth - 2;
+  if (room > 0 && width > room && width <= room * 1.5) {
+    svg.removeAttribute('width');
+    svg.removeAttribute('height');
+    svg.style.width = '100%';
+    svg.style.height = 'auto';
+  }
   clear(wrap).appendChild(svg);
 }
 

@@ -99,6 +99,12 @@ try {
   await page.keyboard.press('Enter');
   const focused = await page.evaluate(() => document.activeElement && document.activeElement.getAttribute('data-module'));
   check('graph-keyboard', !!focused, 'no module node takes the focus');
+  // The picture for the README: two levels, complexity as heat, details open.
+  const g2 = new URLSearchParams({ path: g.path, module: g.module, depth: '2', overlay: 'complexity' });
+  await page.goto(cfg.base + '/#/graph?' + g2.toString(), { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#graph-svg', { timeout: 30000 }).catch(() => {});
+  await page.click('#graph-svg ' + target).catch(() => {});
+  await page.waitForSelector('#details-title', { timeout: 15000 }).catch(() => {});
   await shot('graph');
 
   // Hostile names stay text: on the graph, in details.
@@ -119,6 +125,14 @@ try {
   // every recommendation.
   await page.goto(cfg.base + '/#/live/' + encodeURIComponent(cfg.node), { waitUntil: 'domcontentloaded' });
   await page.waitForSelector('#stop-observe', { timeout: 30000 });
+  // Enough snapshots for the rules to see the workload (the catalog's
+  // registry needs a few windows of traced calls).
+  await page.waitForFunction(async n => {
+    const r = await fetch('/monitor/api/monitor/observe/status');
+    const s = await r.json();
+    return (s.observations || []).some(o => o.node === n && o.snapshots >= 15);
+  }, { timeout: 60000, polling: 1000 }, cfg.node).catch(() => {});
+  await shot('live');
   await page.click('#stop-observe');
   await page.waitForFunction(() => location.hash.startsWith('#/profile/') && document.body.getAttribute('data-page') === 'profile',
     { timeout: 180000 }).catch(() => {});
@@ -143,10 +157,17 @@ try {
     const mrows = await page.$$eval('table[aria-label="metrics"] tbody tr', r => r.length).catch(() => 0);
     check('compare', mrows > 0, 'no metric row on the compare page');
   }
-  // Dark theme renders too.
+  // The other theme renders too (the page starts in the system's).
+  const before = await page.evaluate(() => document.documentElement.getAttribute('data-theme'));
   await page.click('#theme');
   const theme = await page.evaluate(() => document.documentElement.getAttribute('data-theme'));
-  check('theme-toggle', theme === 'dark' || theme === 'light', 'no theme attribute');
+  check('theme-toggle', (before === 'light' && theme === 'dark') || (before === 'dark' && theme === 'light'),
+    `theme ${before} became ${theme}`);
+  if (id) {
+    await page.goto(cfg.base + '/#/profile/' + id, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('#recommendations', { timeout: 15000 }).catch(() => {});
+    await page.screenshot({ path: `${cfg.artefacts}/profile-${theme}-1400.png` });
+  }
 
   check('no-console-errors', consoleErrors.length === 0, JSON.stringify(consoleErrors.slice(0, 5)));
   check('same-origin-only', external.length === 0, JSON.stringify(external.slice(0, 5)));
