@@ -650,6 +650,8 @@ function drawGraph(wrap, state) {
     ng.appendChild(g);
   }
   svg.appendChild(ng);
+  svg.setAttribute('data-centre', center);
+  svg.setAttribute('data-depth', String(state.depth));
   svg.setAttribute('data-nodes', String(nb.nodes.size));
   svg.setAttribute('data-edges', String(edgeCount));
   // Fit the width when that keeps labels readable (at most a third smaller),
@@ -664,7 +666,7 @@ function drawGraph(wrap, state) {
   clear(wrap).appendChild(svg);
 }
 
-async function moduleDetails(panel, path, name, recentre) {
+async function moduleDetails(panel, path, name, recentre, onBlast) {
   clear(panel).appendChild(h('p', { class: 'muted' }, 'loading ' + name + '…'));
   let d;
   try { d = await api('/api/index/module_details' + q({ module: name, path })); } catch (e) {
@@ -678,8 +680,10 @@ async function moduleDetails(panel, path, name, recentre) {
       try {
         const fd = await api('/api/knowledge/function_details' + q({ module: name, function: `${f.name}/${f.arity}`, path }));
         const who = l => (l || []).map(c => h('li', {}, h('code', {}, c.module ? `${c.module}.${c.name || c.function}/${c.arity}` : JSON.stringify(c))));
+        const blastBtn = h('button', { type: 'button', id: 'function-blast' }, 'Show its blast radius on the graph');
+        blastBtn.addEventListener('click', () => onBlast(name, `${f.name}/${f.arity}`));
         clear(fnBox);
-        append(fnBox, [h('h3', {}, h('code', {}, `${name}.${f.name}/${f.arity}`)),
+        append(fnBox, [h('h3', {}, h('code', {}, `${name}.${f.name}/${f.arity}`)), blastBtn,
           h('p', {}, `${fd.visibility || f.visibility || ''} ${fd.kind || ''}, line ${fd.line || f.line || '?'}, cyclomatic ${fd.cyclomatic ?? f.cyclomatic ?? '–'}, cognitive ${fd.cognitive ?? f.cognitive ?? '–'}`),
           h('h3', {}, `callers (${(fd.callers || []).length})`), h('ul', {}, who(fd.callers)),
           h('h3', {}, `callees (${(fd.callees || []).length})`), h('ul', {}, who(fd.callees))]);
@@ -755,13 +759,26 @@ async function pageGraph(main, params) {
     const im = await api('/api/knowledge/impact' + q({ module: center, depth, path })).catch(() => null);
     blast = new Map(((im && im.dependents) || []).map(x => [x.module, x.depth]));
   }
-  const state = { nb, base, center, shown, overlay, blast, selected: null, onPick: null };
+  const state = { nb, base, center, depth, shown, overlay, blast, selected: null, onPick: null };
   state.onPick = name => {
     state.selected = name;
     drawGraph(wrap, state);
     const el = wrap.querySelector(`[data-module="${CSS.escape(name)}"]`);
     if (el) el.focus();
-    moduleDetails(details, path, name, m => go({ module: m }));
+    moduleDetails(details, path, name, m => go({ module: m }), showFunctionBlast);
+  };
+  // A function's blast radius: the modules of its callers (to the chosen
+  // depth), outlined on the graph with their depth written on them.
+  const showFunctionBlast = async (mod, fn) => {
+    const im = await api('/api/knowledge/impact' + q({ module: mod, function: fn, depth, path })).catch(e => { say(e.message); return null; });
+    if (!im) return;
+    const m = new Map();
+    for (const c of im.callers || []) if (c.module && c.module !== mod && (!m.has(c.module) || m.get(c.module) > c.depth)) m.set(c.module, c.depth);
+    state.blast = m;
+    state.overlay = 'blast';
+    drawGraph(wrap, state);
+    const shown = [...m.keys()].filter(x => nb.nodes.has(x)).length;
+    note.textContent = `Blast radius of ${mod}.${fn} within depth ${depth}: ${(im.callers || []).length} callers in ${m.size} other modules (${shown} of them drawn here, outlined).`;
   };
   drawGraph(wrap, state);
   const ms = performance.now() - t0;

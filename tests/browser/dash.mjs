@@ -46,6 +46,10 @@ try {
     window.__xss = 0;
     window.alert = () => { window.__xss++; };
   });
+  const graphDrawn = async (centre, depth) => page.waitForFunction((c, d) => {
+    const g = document.getElementById('graph-svg');
+    return g && g.getAttribute('data-centre') === c && g.getAttribute('data-depth') === String(d);
+  }, { timeout: 30000 }, centre, depth).catch(() => {});
   const shot = async (name) => {
     for (const [w, h] of [[1400, 1000], [390, 844]]) {
       await page.setViewport({ width: w, height: h });
@@ -81,7 +85,7 @@ try {
   const g = cfg.graph;
   const gq = new URLSearchParams({ path: g.path, module: g.module, depth: String(g.depth) });
   await page.goto(cfg.base + '/#/graph?' + gq.toString(), { waitUntil: 'domcontentloaded' });
-  await page.waitForSelector('#graph-svg', { timeout: 30000 }).catch(() => {});
+  await graphDrawn(g.module, g.depth);
   const counts = await page.$eval('#graph-svg', s => [Number(s.getAttribute('data-nodes')), Number(s.getAttribute('data-edges')),
     s.querySelectorAll('.node').length, s.querySelectorAll('.edge').length]).catch(() => [0, 0, 0, 0]);
   result.graph = counts;
@@ -94,15 +98,38 @@ try {
     { timeout: 15000 }, g.click).catch(() => {});
   const title = await page.$eval('#details-title', t => t.textContent).catch(() => null);
   check('graph-click-details', title === g.click, `details show ${JSON.stringify(title)}, expected ${g.click}`);
-  // Keyboard: Tab reaches a node and Enter opens it.
-  await page.focus('#graph-svg .node').catch(() => {});
+  // A function of it: its callers and callees, then its blast radius on the graph.
+  const fnButton = await page.$$('#details table[aria-label="functions"] button');
+  let blastCount = -1, fnTitle = null;
+  for (const b of fnButton) {
+    await b.click();
+    await page.waitForSelector('#function-blast', { timeout: 15000 }).catch(() => {});
+    fnTitle = await page.$eval('#function-details h3 code', c => c.textContent).catch(() => null);
+    await page.click('#function-blast').catch(() => {});
+    await page.waitForFunction(() => /^Blast radius of /.test(document.getElementById('graph-note').textContent), { timeout: 15000 }).catch(() => {});
+    blastCount = await page.$$eval('#graph-svg .node.blast', n => n.length).catch(() => -1);
+    if (blastCount > 0) break;
+  }
+  result.function_blast = { function: fnTitle, outlined: blastCount };
+  check('function-blast-radius', blastCount > 0, `no caller module outlined (last: ${fnTitle}, ${blastCount})`);
+  // Keyboard only: Tab from the module box until a graph node has the focus,
+  // then Enter opens it.
+  await page.focus('#module-search');
+  let onNode = null;
+  for (let i = 0; i < 60 && !onNode; i++) {
+    await page.keyboard.press('Tab');
+    onNode = await page.evaluate(() => document.activeElement && document.activeElement.closest &&
+      document.activeElement.closest('#graph-svg') ? document.activeElement.getAttribute('data-module') : null);
+  }
   await page.keyboard.press('Enter');
-  const focused = await page.evaluate(() => document.activeElement && document.activeElement.getAttribute('data-module'));
-  check('graph-keyboard', !!focused, 'no module node takes the focus');
+  await page.waitForFunction(m => { const t = document.getElementById('details-title'); return t && t.textContent === m; },
+    { timeout: 15000 }, onNode).catch(() => {});
+  const opened = await page.$eval('#details-title', t => t.textContent).catch(() => null);
+  check('graph-keyboard', !!onNode && opened === onNode, `Tab reached ${onNode}, Enter opened ${opened}`);
   // The picture for the README: two levels, complexity as heat, details open.
   const g2 = new URLSearchParams({ path: g.path, module: g.module, depth: '2', overlay: 'complexity' });
   await page.goto(cfg.base + '/#/graph?' + g2.toString(), { waitUntil: 'domcontentloaded' });
-  await page.waitForSelector('#graph-svg', { timeout: 30000 }).catch(() => {});
+  await graphDrawn(g.module, 2);
   await page.click('#graph-svg ' + target).catch(() => {});
   await page.waitForSelector('#details-title', { timeout: 15000 }).catch(() => {});
   await shot('graph');
@@ -111,10 +138,11 @@ try {
   if (cfg.hostile) {
     const hq = new URLSearchParams({ path: cfg.hostile.path, module: cfg.hostile.module, depth: '1' });
     await page.goto(cfg.base + '/#/graph?' + hq.toString(), { waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('#graph-svg', { timeout: 30000 }).catch(() => {});
+    await graphDrawn(cfg.hostile.module, 1);
     const names = await page.$$eval('#graph-svg .node', n => n.map(x => x.getAttribute('data-module')));
     await page.click(`#graph-svg [data-module="${cfg.hostile.module.replace(/"/g, '\\"')}"]`).catch(() => {});
-    await page.waitForSelector('#details-title', { timeout: 15000 }).catch(() => {});
+    await page.waitForFunction(m => { const t = document.getElementById('details-title'); return t && t.textContent === m; },
+      { timeout: 15000 }, cfg.hostile.module).catch(() => {});
     const shown = await page.$eval('#details-title', t => t.textContent).catch(() => null);
     const injected = await page.evaluate(() => window.__xss + document.querySelectorAll('main img, main script, main iframe').length);
     check('hostile-escaped', names.includes(cfg.hostile.module) && shown === cfg.hostile.module && injected === 0,
