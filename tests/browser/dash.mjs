@@ -4,7 +4,7 @@
 // tests/e2e/dash.c, which starts everything and passes one JSON argument:
 //
 //   {"puppeteer": DIR, "chromium": PATH, "base": "http://127.0.0.1:PORT",
-//    "artefacts": DIR, "node": NAME,
+//    "artefacts": DIR, "node": NAME, "cookie": C, "trace": "M1,M2", "project": P,
 //    "graph": {"path": P, "module": M, "depth": 1, "nodes": N, "edges": E, "click": M2},
 //    "hostile": {"path": P, "module": M}}      (optional)
 //
@@ -60,8 +60,25 @@ try {
   };
 
   // The page and its policy.
-  const first = await page.goto(cfg.base + '/#/live/' + encodeURIComponent(cfg.node), { waitUntil: 'domcontentloaded' });
+  const first = await page.goto(cfg.base + '/#/live', { waitUntil: 'domcontentloaded' });
   const csp = first.headers()['content-security-policy'] || '';
+
+  // Start the observation from the page's form (the monitor's own route,
+  // with its caps): it then shows that node's live page.
+  await page.waitForSelector('#observe-form');
+  const fill = async (name, value) => { await page.click(`#observe-form [name="${name}"]`, { clickCount: 3 }); await page.keyboard.type(value); };
+  await fill('node', cfg.node);
+  await fill('cookie', cfg.cookie);
+  await fill('interval_ms', '1000');
+  await fill('trace_modules', cfg.trace);
+  await fill('project', cfg.project);
+  await page.click('#observe-form button[type="submit"]');
+  await page.waitForFunction(n => location.hash === '#/live/' + encodeURIComponent(n), { timeout: 60000 }, cfg.node).catch(() => {});
+  const started = await page.evaluate(async n => {
+    const s = await (await fetch('/monitor/api/monitor/observe/status')).json();
+    return (s.observations || []).some(o => o.node === n && o.state === 'running');
+  }, cfg.node);
+  check('start-from-page', started, 'no observation of ' + cfg.node + ' runs after the form: ' + await page.$eval('#status', s => s.textContent));
   check('csp', /default-src 'none'/.test(csp) && /script-src 'self'/.test(csp) && /connect-src 'self'/.test(csp) && !/https?:/.test(csp),
     'Content-Security-Policy is ' + JSON.stringify(csp));
 

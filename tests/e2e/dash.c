@@ -6,7 +6,8 @@
  * crafted project whose module names are HTML and script.
  *
  * What the browser checks (dash.mjs): the page's Content-Security-Policy;
- * the live page draws at least three SSE updates; the graph explorer draws
+ * the page's form starts the observation (the monitor's route, through the
+ * worker); the live page draws at least three SSE updates; the graph explorer draws
  * Catalog.Registry's neighbourhood with the counts the fixture has (below)
  * and a click opens a module's details; hostile names stay text; the stop
  * button on the live page ends the observation and opens its profile, which
@@ -92,21 +93,18 @@ static void dashboard_in_a_real_browser(void)
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, "Catalog.start()", extra);
-	const char *start[] = {
-	    "start",      node.name, "--cookie", node.cookie,
-	    "--interval", "1000",    "--trace",  "Catalog.Registry,Catalog.Store",
-	    "--project",  project,   NULL};
-	TH_ASSERT_INT_EQ(ts_product_run(true, start, NULL), 0);
-
 	char artefacts[4200];
 	snprintf(artefacts, sizeof(artefacts), "%s/build/artefacts/dash", th_srcdir());
 	TH_ASSERT_OK(gi_fs_mkdir_p(artefacts));
-	json_t *cfg =
-	    json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:i, s:i, s:i, s:s}, s:{s:s, s:s}}",
-	              "puppeteer", client, "chromium", "/usr/bin/chromium", "base", wurl,
-	              "artefacts", artefacts, "node", node.name, "graph", "path", project, "module",
-	              CENTRE, "depth", 1, "nodes", DEPTH1_NODES, "edges", DEPTH1_EDGES, "click",
-	              "Catalog.Store", "hostile", "path", evil, "module", HOSTILE_MODULE);
+	/* The page starts the observation (its form) and stops it (its button). */
+	json_t *cfg = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:i, s:i, s:i, s:s}, "
+	    "s:{s:s, s:s}}",
+	    "puppeteer", client, "chromium", "/usr/bin/chromium", "base", wurl, "artefacts",
+	    artefacts, "node", node.name, "cookie", node.cookie, "trace",
+	    "Catalog.Registry,Catalog.Store", "project", project, "graph", "path", project,
+	    "module", CENTRE, "depth", 1, "nodes", DEPTH1_NODES, "edges", DEPTH1_EDGES, "click",
+	    "Catalog.Store", "hostile", "path", evil, "module", HOSTILE_MODULE);
 	char *text = json_dumps(cfg, JSON_COMPACT);
 	json_decref(cfg);
 	char script[4200];
