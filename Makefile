@@ -57,8 +57,11 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -D_REENTRANT $(OPT) $(WARN) -Isrc -Ibuild/ge
 LIBS = $(EI_LIB) $(PKG_LIBS) -lpthread -lm
 
 LIB_SRC := $(filter-out src/cli/main.c,$(shell find src -name '*.c' | sort))
-LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) build/obj-gen-$(VARIANT)/probes.o
+LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) build/obj-gen-$(VARIANT)/probes.o \
+           build/obj-gen-$(VARIANT)/dash_assets.o
 PROBES := $(sort $(wildcard src/observe/probe/*.erl))
+# The dashboard's page, script and styles (docs/DASHBOARD.md), served from the binary.
+WEB := $(sort $(shell find web -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.svg' \)))
 GRAMMAR_OBJ := build/grammar/parser.o build/grammar/scanner.o
 SUPPORT_SRC := tests/harness.c $(sort $(wildcard tests/support/*.c))
 SUPPORT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SUPPORT_SRC))
@@ -81,7 +84,7 @@ build/grammar/%.o: $(DEPS_STAMP)
 	$(call say,CC,$@)
 	$(Q)$(CC) -std=c11 -O2 -g0 -fPIC -w -I$(GRAMMAR)/src -c $(GRAMMAR)/src/$*.c -o $@
 
-$(B)/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h
+$(B)/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h | build/gen/dash_assets.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
@@ -95,6 +98,19 @@ build/gen/probes.c build/gen/probes.h: build/tools/embed $(PROBES)
 	build/tools/embed build/gen/probes.c build/gen/probes.h $(PROBES)
 
 build/obj-gen-$(VARIANT)/probes.o: build/gen/probes.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+build/tools/embed_assets: tools/embed_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -o $@ $<
+
+build/gen/dash_assets.c build/gen/dash_assets.h: build/tools/embed_assets $(WEB)
+	@mkdir -p build/gen
+	build/tools/embed_assets build/gen/dash_assets.c build/gen/dash_assets.h web $(WEB)
+
+build/obj-gen-$(VARIANT)/dash_assets.o: build/gen/dash_assets.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
@@ -121,7 +137,7 @@ $(B)/tests/$(1)_$(basename $(notdir $(2))): $(B)/obj/$(basename $(2)).o $(SUPPOR
 endef
 $(foreach k,unit integration e2e,$(foreach f,$(sort $(wildcard tests/$(k)/*.c)),$(eval $(call SUITE_RULE,$(k),$(f)))))
 
-$(B)/obj/tests/%.o: tests/%.c $(DEPS_STAMP) build/gen/probes.h
+$(B)/obj/tests/%.o: tests/%.c $(DEPS_STAMP) build/gen/probes.h | build/gen/dash_assets.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) -Itests -Itests/support -c $< -o $@
@@ -150,13 +166,14 @@ FUZZ_SRC := $(sort $(wildcard fuzz/*.c))
 FUZZ_BIN := $(patsubst fuzz/%.c,build/fuzz/bin/%,$(FUZZ_SRC))
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -D_REENTRANT -O1 -g -fsanitize=fuzzer-no-link,address,undefined -Isrc -Ibuild/gen $(PKG_CFLAGS)
 
-build/fuzz/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h
+build/fuzz/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h | build/gen/dash_assets.h
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -c $< -o $@
 
 # Linked through an archive, like the binaries, so that a target pulls in only
 # the objects it needs (the CLI's files refer to main.c, which is not there).
-FUZZ_LIB_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC)) build/fuzz/obj/build/gen/probes.o
+FUZZ_LIB_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC)) build/fuzz/obj/build/gen/probes.o \
+                build/fuzz/obj/build/gen/dash_assets.o
 build/fuzz/libgiulia.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@
 	$(call say,AR,$@)

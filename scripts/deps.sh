@@ -33,7 +33,8 @@
 # Idempotent: a second run with everything present makes no network call.
 # Every dependency comes from Debian's packages, except the Elixir grammar,
 # which comes from the npm registry at a pinned version and integrity hash and
-# is unpacked under build/ (never committed).
+# is unpacked under build/ (never committed), and the tests' npm clients (the
+# MCP SDK, puppeteer-core), pinned by lock files and installed under build/.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,7 +61,7 @@ erlang-p1-pgsql         test,demo,bench     :pgsql, Nexus's PostgreSQL repo (com
 curl                    test,demo,bench     scripts/nexus.sh health checks, the demo's and benches' requests
 wrk                     test,demo,bench     HTTP load on the demo target and the daemons
 jq                      test,demo           the demo's replay summary (SCENARIO=all) and its e2e test
-chromium                test                renders the HTML report headless
+chromium                test,bench          renders the HTML report headless; the dashboard's browser tests and bench
 python3                 bench               bench_api.sh's free ports and snapshot bodies
 clang                   fuzz                libFuzzer
 libclang-rt-14-dev      fuzz                libFuzzer's runtime and the fuzz targets' sanitizers
@@ -245,6 +246,7 @@ cmd_install() {
   fi
   install_grammar
   case " $* " in *" test "*) install_mcp_client ;; esac
+  case " $* " in *" test "* | *" bench "*) install_browser_client ;; esac
 }
 
 # The Elixir grammar, pinned and checked, unpacked once.
@@ -286,6 +288,29 @@ install_mcp_client() {
       die "npm ci of the MCP test client (@modelcontextprotocol/sdk@$MCP_SDK_VERSION) failed"
     touch "$MCP_SDK_DIR/.ok-$MCP_SDK_VERSION"
   fi
+}
+
+# puppeteer-core for the dashboard's browser tests and bench (it drives
+# Debian's chromium; it downloads no browser): pinned by
+# tests/browser/package-lock.json (every package with its integrity hash,
+# checked by `npm ci`), its own hash checked here too; under build/ only.
+# The dashboard itself uses no front-end library (docs/DASHBOARD.md).
+PUPPETEER_VERSION=24.43.1
+PUPPETEER_INTEGRITY="sha512-T5ScUMAsmhdNbgDR41AGESYeS6V9MSgetkSnVhhW+gXvzC42VesKCn5ld87gAZDJ6vLHL9GkRvY9WtQWSnwFbw=="
+BROWSER_CLIENT_DIR="$here/build/browser-client"
+
+install_browser_client() {
+  [ ! -f "$BROWSER_CLIENT_DIR/.ok-$PUPPETEER_VERSION" ] || return 0
+  local locked
+  locked=$(node -e 'const l=require(process.argv[1]);const p=l.packages["node_modules/puppeteer-core"];process.stdout.write(p.version+" "+p.integrity)' "$here/tests/browser/package-lock.json")
+  [ "$locked" = "$PUPPETEER_VERSION $PUPPETEER_INTEGRITY" ] ||
+    die "tests/browser/package-lock.json does not pin puppeteer-core@$PUPPETEER_VERSION with the expected integrity"
+  rm -rf "$BROWSER_CLIENT_DIR"
+  mkdir -p "$BROWSER_CLIENT_DIR"
+  cp "$here/tests/browser/package.json" "$here/tests/browser/package-lock.json" "$BROWSER_CLIENT_DIR/"
+  (cd "$BROWSER_CLIENT_DIR" && npm ci --silent --ignore-scripts --no-audit --no-fund >/dev/null) ||
+    die "npm ci of the browser test client (puppeteer-core@$PUPPETEER_VERSION) failed"
+  touch "$BROWSER_CLIENT_DIR/.ok-$PUPPETEER_VERSION"
 }
 
 case "${1:-}" in

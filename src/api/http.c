@@ -68,6 +68,7 @@ struct api_server {
 	size_t body_limit;
 	const struct api_route *routes;
 	const struct api_raw_route *raw_routes;
+	const struct api_raw_route *public_raw_routes;
 	void *ctx;
 	char name[32];
 	int port;
@@ -553,6 +554,33 @@ static const struct api_route *route_find(const struct api_route *routes, const 
 	return NULL;
 }
 
+/* An exact path, or a prefix for a pattern ending in '*'. */
+static bool raw_route_matches(const char *pattern, const char *url)
+{
+	size_t n = strlen(pattern);
+	if (n > 0 && pattern[n - 1] == '*')
+		return strncmp(pattern, url, n - 1) == 0;
+	return strcmp(pattern, url) == 0;
+}
+
+/* The route of `routes` for url and method; *path_known when the path is
+ * one of theirs (under any method). */
+static const struct api_raw_route *raw_route_find(const struct api_raw_route *routes,
+                                                  const char *url, const char *method,
+                                                  bool *path_known)
+{
+	for (const struct api_raw_route *r = routes; r && r->pattern; r++) {
+		if (!raw_route_matches(r->pattern, url))
+			continue;
+		*path_known = true;
+		for (const char *const *m = r->methods; *m; m++)
+			if (strcmp(*m, method) == 0)
+				return r;
+		return NULL;
+	}
+	return NULL;
+}
+
 static bool authorised(const struct api_server *s, struct MHD_Connection *c)
 {
 	if (!s->token)
@@ -572,19 +600,15 @@ static enum MHD_Result first_call(struct api_server *s, struct request_state *st
 		conn_set_reading(s, c, false);
 		return send_error(st, c, 400, framing);
 	}
-	if (!authorised(s, c))
+	bool path_known = false, public_route = false;
+	st->raw_route = raw_route_find(s->public_raw_routes, url, method, &path_known);
+	public_route = path_known;
+	if (!path_known)
+		st->raw_route = raw_route_find(s->raw_routes, url, method, &path_known);
+	if (!public_route && !authorised(s, c))
 		return send_error(st, c, 401, "missing or wrong bearer token");
 	if (!gi_utf8_valid(url, strlen(url)))
 		return send_error(st, c, 400, "the URL is not valid UTF-8");
-	bool path_known = false;
-	for (const struct api_raw_route *r = s->raw_routes; r && r->pattern; r++) {
-		if (strcmp(r->pattern, url) != 0)
-			continue;
-		path_known = true;
-		for (const char *const *m = r->methods; *m; m++)
-			if (strcmp(*m, method) == 0)
-				st->raw_route = r;
-	}
 	if (!st->raw_route && !path_known)
 		st->route = route_find(s->routes, method, url, &path_known, &st->path_param);
 	if (!st->route && !st->raw_route) {
@@ -797,6 +821,7 @@ int api_server_start(const struct api_server_config *cfg, struct api_server **ou
 	s->body_limit = cfg->body_limit ? cfg->body_limit : API_BODY_LIMIT_DEFAULT;
 	s->routes = cfg->routes;
 	s->raw_routes = cfg->raw_routes;
+	s->public_raw_routes = cfg->public_raw_routes;
 	s->ctx = cfg->ctx;
 	gi_strlcpy(s->name, cfg->name ? cfg->name : "http", sizeof(s->name));
 	pthread_mutex_init(&s->lock, NULL);

@@ -62,14 +62,14 @@ typedef json_t *(*api_handler_fn)(void *ctx, const struct api_request *req, int 
 
 /* A raw response (routes that do not answer JSON, e.g. /mcp's event
  * streams and empty 202s). Headers are copied by the server. */
-#define API_RAW_HEADERS_MAX 4
+#define API_RAW_HEADERS_MAX 8
 struct api_raw_response {
 	int status;
 	const char *content_type; /* static string; NULL: no body */
 	char *body;               /* gi_malloc'd or NULL; the server frees it */
 	size_t body_len;
 	const char *header_names[API_RAW_HEADERS_MAX]; /* static strings */
-	char header_values[API_RAW_HEADERS_MAX][128];
+	char header_values[API_RAW_HEADERS_MAX][256];
 	int nheaders;
 	/* A stream instead of `body` (e.g. text/event-stream): `read` fills up to
 	 * `max` bytes and returns how many, blocking as it needs (one thread per
@@ -92,9 +92,11 @@ struct api_route {
 	bool wants_body; /* POST with a JSON object body (required) */
 };
 
-/* A route answered by a raw handler; exact path, any method of `methods`. */
+/* A route answered by a raw handler; exact path (or a prefix, for a pattern
+ * ending in a star: "/dash/" followed by '*' is every path under /dash/),
+ * any method of `methods`. */
 struct api_raw_route {
-	const char *pattern;        /* exact path, e.g. "/mcp" */
+	const char *pattern;        /* exact path, e.g. "/mcp", or a prefix (above) */
 	const char *const *methods; /* NULL-terminated, e.g. {"POST", "GET", "DELETE", NULL} */
 	api_raw_handler_fn handler;
 };
@@ -111,7 +113,12 @@ struct api_server_config {
 	const char *name;               /* for logs: "worker", "monitor" */
 	const struct api_route *routes; /* terminated by a route whose method is NULL */
 	const struct api_raw_route *raw_routes; /* NULL, or terminated by a NULL pattern */
-	void *ctx;                              /* passed to every handler */
+	/* Raw routes answered without the bearer token, matched first: only for
+	 * content that holds no data (the dashboard's page, script and styles),
+	 * so that a browser can load the page that then asks for the token.
+	 * Framing checks still apply. NULL, or terminated by a NULL pattern. */
+	const struct api_raw_route *public_raw_routes;
+	void *ctx; /* passed to every handler */
 };
 
 struct api_server;

@@ -29,6 +29,7 @@
 
 #include "net/client.h"
 #include "api/http.h"
+#include "api/live.h"
 #include "api/pusher.h"
 #include "api/runtime_stats.h"
 #include "base/alloc.h"
@@ -91,7 +92,8 @@ struct api_monitor {
 	/* DATA/monitor-sessions: one SESSION.json per running observation, so
 	 * that a monitor started after this one died can adopt or close it. */
 	char *sessions_dir;
-	json_t *orphans; /* node -> state left by a monitor that died (under lock) */
+	json_t *orphans;       /* node -> state left by a monitor that died (under lock) */
+	struct api_live *live; /* GET /api/monitor/stream (live.h) */
 };
 
 /* ---- node state ---- */
@@ -307,12 +309,24 @@ static void history_add(struct api_monitor *m, json_t *snap)
 	json_decref(state);
 }
 
+static json_t *history_copy(struct api_monitor *m, const char *node, int limit);
+
+/* The dashboards' feed: the snapshot with the node's history (for alerts). */
+static void live_publish(struct api_monitor *m, json_t *snapshot)
+{
+	const char *node = json_string_value(json_object_get(snapshot, "node"));
+	json_t *points = node ? history_copy(m, node, 0) : NULL;
+	api_live_snapshot(m->live, snapshot, points);
+	json_decref(points);
+}
+
 static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
 {
 	(void)session_id;
 	struct api_monitor *m = ctx;
 	history_add(m, snapshot);
 	api_pusher_push(m->pusher, API_PUSH_INGEST, snapshot);
+	live_publish(m, snapshot);
 }
 
 static void cookie_wipe_free(char *c);
@@ -477,6 +491,7 @@ static void on_end(void *ctx, const char *session_id, json_t *finalize)
 	json_object_set_new(fin, "dropped",
 	                    json_integer((json_int_t)api_pusher_dropped_of(m->pusher, session_id)));
 	end_record(m, session_id, fin);
+	api_live_end(m->live, session_id, fin);
 	char *cookie = NULL;
 	json_t *observed = NULL;
 	bool pull =
@@ -1280,11 +1295,26 @@ static const struct api_route monitor_routes[] = {
     {NULL, NULL, NULL, false},
 };
 
+static void raw_stream(void *ctx, const struct api_request *req, const char *body, size_t body_len,
+                       struct api_raw_response *resp)
+{
+	(void)body;
+	(void)body_len;
+	api_live_route(((struct api_monitor *)ctx)->live, req, resp);
+}
+
+static const char *const STREAM_METHODS[] = {"GET", NULL};
+static const struct api_raw_route monitor_raw_routes[] = {
+    {"/api/monitor/stream", STREAM_METHODS, raw_stream},
+    {NULL, NULL, NULL},
+};
+
 int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor **out)
 {
 	*out = NULL;
 	struct api_monitor *m = gi_calloc(1, sizeof(*m));
 	m->started_ms = gi_clock_mono_ms();
+	m->live = api_live_new();
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->pulls_done, NULL);
 	gi_map_init(&m->nodes);
@@ -1331,6 +1361,7 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	    .ip_connection_limit = cfg->ip_connection_limit,
 	    .name = "monitor",
 	    .routes = monitor_routes,
+	    .raw_routes = monitor_raw_routes,
 	    .ctx = m,
 	};
 	rc = api_server_start(&sc, &m->server);
@@ -1353,6 +1384,7 @@ void api_monitor_stop(struct api_monitor *m)
 {
 	if (!m)
 		return;
+	api_live_close(m->live); /* event streams end now: nothing to wait for */
 	api_server_stop(m->server, SHUTDOWN_GRACE_MS);
 	/* Stops every session as interrupted: their finalize objects are queued. */
 	m->shutting_down = true;
@@ -1373,5 +1405,6 @@ void api_monitor_stop(struct api_monitor *m)
 	gi_free(m->worker_token);
 	gi_free(m->sessions_dir);
 	json_decref(m->orphans);
+	api_live_free(m->live);
 	gi_free(m);
 }

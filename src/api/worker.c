@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "api/base64.h"
+#include "api/dash.h"
 #include "api/http.h"
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -83,6 +84,7 @@ struct api_worker {
 	 * waiting on a mutex is fairer and faster than its busy-retry sleeps. */
 	pthread_mutex_t write_lock;
 	struct mcp_server *mcp; /* /mcp; set once the port is known */
+	struct api_dash *dash;  /* the dashboard at / (dash.h) */
 
 	/* Liveness deadline (see liveness_run); `stopping` under `lock`. */
 	int liveness_intervals;
@@ -1295,9 +1297,32 @@ static int worker_mcp_start(struct api_worker *w, const struct api_worker_config
 	return rc;
 }
 
+static void route_dash_asset(void *ctx, const struct api_request *req, const char *body,
+                             size_t body_len, struct api_raw_response *resp)
+{
+	(void)body;
+	(void)body_len;
+	api_dash_route_asset(((struct api_worker *)ctx)->dash, req, resp);
+}
+
+static void route_dash_monitor(void *ctx, const struct api_request *req, const char *body,
+                               size_t body_len, struct api_raw_response *resp)
+{
+	api_dash_route_monitor(((struct api_worker *)ctx)->dash, req, body, body_len, resp);
+}
+
 static const char *const mcp_methods[] = {"POST", "GET", "DELETE", NULL};
+static const char *const dash_methods[] = {"GET", NULL};
+static const char *const dash_monitor_methods[] = {"GET", "POST", NULL};
 static const struct api_raw_route worker_raw_routes[] = {
     {"/mcp", mcp_methods, route_mcp},
+    {"/monitor/*", dash_monitor_methods, route_dash_monitor},
+    {NULL, NULL, NULL},
+};
+/* The dashboard's files hold no data: a browser loads them without the token. */
+static const struct api_raw_route worker_public_routes[] = {
+    {"/", dash_methods, route_dash_asset},
+    {"/dash/*", dash_methods, route_dash_asset},
     {NULL, NULL, NULL},
 };
 
@@ -1450,6 +1475,10 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 		goto fail;
 	}
 	store_release(w, st);
+	const char *monitor = cfg->monitor_url;
+	if (!monitor || !*monitor)
+		monitor = getenv("GIULIA_MONITOR_URL");
+	w->dash = api_dash_new(monitor && *monitor ? monitor : NULL);
 	struct api_server_config sc = {
 	    .listen = cfg->listen ? cfg->listen : API_WORKER_LISTEN_DEFAULT,
 	    .token = cfg->token,
@@ -1459,6 +1488,7 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	    .name = "worker",
 	    .routes = worker_routes,
 	    .raw_routes = worker_raw_routes,
+	    .public_raw_routes = worker_public_routes,
 	    .ctx = w,
 	};
 	rc = api_server_start(&sc, &w->server);
@@ -1506,6 +1536,7 @@ void api_worker_stop(struct api_worker *w)
 	}
 	if (w->server) {
 		mcp_server_shutdown(w->mcp); /* its event streams would hold the stop up */
+		api_dash_close(w->dash);     /* and so would the dashboard's */
 		api_server_stop(w->server, SHUTDOWN_GRACE_MS);
 		struct obs_store *st;
 		if (store_acquire(w, &st) == 0) {
@@ -1518,6 +1549,7 @@ void api_worker_stop(struct api_worker *w)
 		}
 	}
 	mcp_server_free(w->mcp);
+	api_dash_free(w->dash);
 	for (int i = 0; i < w->store_idle_len; i++)
 		obs_store_close(w->store_idle[i]);
 	for (int i = 0; i < w->kg_idle_len; i++)

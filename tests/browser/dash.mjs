@@ -1,0 +1,226 @@
+// The dashboard in a real browser: Debian's chromium, headless, driven by
+// puppeteer-core (installed by scripts/deps.sh under build/browser-client),
+// against a real `giulia serve` and a real observed node. Run by
+// tests/e2e/dash.c, which starts everything and passes one JSON argument:
+//
+//   {"puppeteer": DIR, "chromium": PATH, "base": "http://127.0.0.1:PORT",
+//    "artefacts": DIR, "node": NAME, "cookie": C, "trace": "M1,M2", "project": P,
+//    "graph": {"path": P, "module": M, "depth": 1, "nodes": N, "edges": E, "click": M2},
+//    "hostile": {"path": P, "module": M}}      (optional)
+//
+// Prints one line per check ("ok NAME" or "FAIL NAME: why") and a last line
+// "RESULT {json}"; exits 1 when a check failed. Screenshots go to artefacts/.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const cfg = JSON.parse(process.argv[2]);
+const require = createRequire(path.join(cfg.puppeteer, 'package.json'));
+const puppeteer = require('puppeteer-core');
+
+let failed = 0;
+const result = {};
+function check(name, cond, why) {
+  if (cond) console.log('ok ' + name);
+  else { failed++; console.log('FAIL ' + name + ': ' + why); }
+}
+
+const browser = await puppeteer.launch({
+  executablePath: cfg.chromium,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-extensions',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    `--user-data-dir=${cfg.artefacts}/chromium-profile`],
+});
+const origin = new URL(cfg.base).origin;
+const external = [], consoleErrors = [];
+try {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1400, height: 1000 });
+  page.on('request', r => {
+    const u = r.url();
+    if (!u.startsWith(origin + '/') && !u.startsWith('data:')) external.push(u);
+  });
+  page.on('console', m => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', e => consoleErrors.push(String(e)));
+  await page.evaluateOnNewDocument(() => {
+    window.__xss = 0;
+    window.alert = () => { window.__xss++; };
+  });
+  const graphDrawn = async (centre, depth) => page.waitForFunction((c, d) => {
+    const g = document.getElementById('graph-svg');
+    return g && g.getAttribute('data-centre') === c && g.getAttribute('data-depth') === String(d);
+  }, { timeout: 30000 }, centre, depth).catch(() => {});
+  const shot = async (name) => {
+    for (const [w, h] of [[1400, 1000], [390, 844]]) {
+      await page.setViewport({ width: w, height: h });
+      await new Promise(r => setTimeout(r, 150));
+      await page.screenshot({ path: `${cfg.artefacts}/${name}-${w}.png`, fullPage: w === 390 ? false : true });
+    }
+    await page.setViewport({ width: 1400, height: 1000 });
+  };
+
+  // The page and its policy.
+  const first = await page.goto(cfg.base + '/#/live', { waitUntil: 'domcontentloaded' });
+  const csp = first.headers()['content-security-policy'] || '';
+
+  // Start the observation from the page's form (the monitor's own route,
+  // with its caps): it then shows that node's live page.
+  await page.waitForSelector('#observe-form');
+  const fill = async (name, value) => { await page.click(`#observe-form [name="${name}"]`, { clickCount: 3 }); await page.keyboard.type(value); };
+  await fill('node', cfg.node);
+  await fill('cookie', cfg.cookie);
+  await fill('interval_ms', '1000');
+  await fill('trace_modules', cfg.trace);
+  await fill('project', cfg.project);
+  await page.click('#observe-form button[type="submit"]');
+  await page.waitForFunction(n => location.hash === '#/live/' + encodeURIComponent(n), { timeout: 60000 }, cfg.node).catch(() => {});
+  const started = await page.evaluate(async n => {
+    const s = await (await fetch('/monitor/api/monitor/observe/status')).json();
+    return (s.observations || []).some(o => o.node === n && o.state === 'running');
+  }, cfg.node);
+  check('start-from-page', started, 'no observation of ' + cfg.node + ' runs after the form: ' + await page.$eval('#status', s => s.textContent));
+  check('csp', /default-src 'none'/.test(csp) && /script-src 'self'/.test(csp) && /connect-src 'self'/.test(csp) && !/https?:/.test(csp),
+    'Content-Security-Policy is ' + JSON.stringify(csp));
+
+  // Live page: three SSE updates redrawn.
+  const t0 = Date.now();
+  await page.waitForFunction(() => {
+    const a = document.getElementById('live-area');
+    return a && Number(a.getAttribute('data-updates') || 0) >= 3;
+  }, { timeout: 60000 }).catch(() => {});
+  const updates = await page.$eval('#live-area', a => Number(a.getAttribute('data-updates') || 0)).catch(() => 0);
+  result.live_updates = updates;
+  result.live_wait_ms = Date.now() - t0;
+  check('live-updates', updates >= 3, `${updates} SSE updates drawn in 60 s`);
+  const tiles = await page.$$eval('.tile', t => t.length).catch(() => 0);
+  check('live-tiles', tiles >= 7, `${tiles} metric tiles`);
+  const procRows = await page.$$eval('table[aria-label="top processes by reductions"] tbody tr', r => r.length).catch(() => 0);
+  check('live-top-processes', procRows >= 1, 'no row in the top processes by CPU share');
+  await shot('live');
+
+  // Graph explorer: the neighbourhood's counts, then a click opens details.
+  const g = cfg.graph;
+  const gq = new URLSearchParams({ path: g.path, module: g.module, depth: String(g.depth) });
+  await page.goto(cfg.base + '/#/graph?' + gq.toString(), { waitUntil: 'domcontentloaded' });
+  await graphDrawn(g.module, g.depth);
+  const counts = await page.$eval('#graph-svg', s => [Number(s.getAttribute('data-nodes')), Number(s.getAttribute('data-edges')),
+    s.querySelectorAll('.node').length, s.querySelectorAll('.edge').length]).catch(() => [0, 0, 0, 0]);
+  result.graph = counts;
+  result.graph_render_ms = await page.$eval('#graph', w => Number(w.getAttribute('data-render-ms'))).catch(() => null);
+  check('graph-counts', counts[0] === g.nodes && counts[1] === g.edges && counts[2] === g.nodes && counts[3] === g.edges,
+    `nodes/edges ${counts.join('/')} (attribute, attribute, drawn, drawn), expected ${g.nodes}/${g.edges}`);
+  const target = `[data-module="${g.click.replace(/"/g, '\\"')}"]`;
+  await page.click('#graph-svg ' + target).catch(() => {});
+  await page.waitForFunction(m => { const t = document.getElementById('details-title'); return t && t.textContent === m; },
+    { timeout: 15000 }, g.click).catch(() => {});
+  const title = await page.$eval('#details-title', t => t.textContent).catch(() => null);
+  check('graph-click-details', title === g.click, `details show ${JSON.stringify(title)}, expected ${g.click}`);
+  // A function of it: its callers and callees, then its blast radius on the graph.
+  const fnButton = await page.$$('#details table[aria-label="functions"] button');
+  let blastCount = -1, fnTitle = null;
+  for (const b of fnButton) {
+    await b.click();
+    await page.waitForSelector('#function-blast', { timeout: 15000 }).catch(() => {});
+    fnTitle = await page.$eval('#function-details h3 code', c => c.textContent).catch(() => null);
+    await page.click('#function-blast').catch(() => {});
+    await page.waitForFunction(() => /^Blast radius of /.test(document.getElementById('graph-note').textContent), { timeout: 15000 }).catch(() => {});
+    blastCount = await page.$$eval('#graph-svg .node.blast', n => n.length).catch(() => -1);
+    if (blastCount > 0) break;
+  }
+  result.function_blast = { function: fnTitle, outlined: blastCount };
+  check('function-blast-radius', blastCount > 0, `no caller module outlined (last: ${fnTitle}, ${blastCount})`);
+  // Keyboard only: Tab from the module box until a graph node has the focus,
+  // then Enter opens it.
+  await page.focus('#module-search');
+  let onNode = null;
+  for (let i = 0; i < 60 && !onNode; i++) {
+    await page.keyboard.press('Tab');
+    onNode = await page.evaluate(() => document.activeElement && document.activeElement.closest &&
+      document.activeElement.closest('#graph-svg') ? document.activeElement.getAttribute('data-module') : null);
+  }
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(m => { const t = document.getElementById('details-title'); return t && t.textContent === m; },
+    { timeout: 15000 }, onNode).catch(() => {});
+  const opened = await page.$eval('#details-title', t => t.textContent).catch(() => null);
+  check('graph-keyboard', !!onNode && opened === onNode, `Tab reached ${onNode}, Enter opened ${opened}`);
+  // The picture for the README: two levels, complexity as heat, details open.
+  const g2 = new URLSearchParams({ path: g.path, module: g.module, depth: '2', overlay: 'complexity' });
+  await page.goto(cfg.base + '/#/graph?' + g2.toString(), { waitUntil: 'domcontentloaded' });
+  await graphDrawn(g.module, 2);
+  await page.click('#graph-svg ' + target).catch(() => {});
+  await page.waitForSelector('#details-title', { timeout: 15000 }).catch(() => {});
+  await shot('graph');
+
+  // Hostile names stay text: on the graph, in details.
+  if (cfg.hostile) {
+    const hq = new URLSearchParams({ path: cfg.hostile.path, module: cfg.hostile.module, depth: '1' });
+    await page.goto(cfg.base + '/#/graph?' + hq.toString(), { waitUntil: 'domcontentloaded' });
+    await graphDrawn(cfg.hostile.module, 1);
+    const names = await page.$$eval('#graph-svg .node', n => n.map(x => x.getAttribute('data-module')));
+    await page.click(`#graph-svg [data-module="${cfg.hostile.module.replace(/"/g, '\\"')}"]`).catch(() => {});
+    await page.waitForFunction(m => { const t = document.getElementById('details-title'); return t && t.textContent === m; },
+      { timeout: 15000 }, cfg.hostile.module).catch(() => {});
+    const shown = await page.$eval('#details-title', t => t.textContent).catch(() => null);
+    const injected = await page.evaluate(() => window.__xss + document.querySelectorAll('main img, main script, main iframe').length);
+    check('hostile-escaped', names.includes(cfg.hostile.module) && shown === cfg.hostile.module && injected === 0,
+      `nodes ${JSON.stringify(names)}, details ${JSON.stringify(shown)}, injected ${injected}`);
+  }
+
+  // Stop the observation from the page: it lands on the profile, which shows
+  // every recommendation.
+  await page.goto(cfg.base + '/#/live/' + encodeURIComponent(cfg.node), { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#stop-observe', { timeout: 30000 });
+  // Enough snapshots for the rules to see the workload (the catalog's
+  // registry needs a few windows of traced calls).
+  await page.waitForFunction(async n => {
+    const r = await fetch('/monitor/api/monitor/observe/status');
+    const s = await r.json();
+    return (s.observations || []).some(o => o.node === n && o.snapshots >= 15);
+  }, { timeout: 60000, polling: 1000 }, cfg.node).catch(() => {});
+  await shot('live');
+  await page.click('#stop-observe');
+  await page.waitForFunction(() => location.hash.startsWith('#/profile/') && document.body.getAttribute('data-page') === 'profile',
+    { timeout: 180000 }).catch(() => {});
+  const hash = await page.evaluate(() => location.hash);
+  const id = (hash.match(/#\/profile\/(\d+)/) || [])[1];
+  check('stop-from-page', !!id, 'the page did not open a profile after stop: ' + hash);
+  if (id) {
+    const api = await page.evaluate(async i => (await (await fetch('/api/runtime/profile/' + i)).json()), id);
+    const want = ((api.profile && api.profile.recommendations) || []).map(r => r.id);
+    const got = await page.$$eval('#recommendations article.rec', a => a.map(x => x.getAttribute('data-rule')));
+    result.recommendations = got;
+    check('profile-recommendations', want.length > 0 && JSON.stringify(got) === JSON.stringify(want),
+      `page shows ${JSON.stringify(got)}, the profile has ${JSON.stringify(want)}`);
+    const charts = await page.$$eval('svg.chart path.series', p => p.length);
+    check('profile-charts', charts >= 4, `${charts} series drawn`);
+    await shot('profile');
+    await page.goto(cfg.base + '/#/profiles', { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('table[aria-label="profiles"]', { timeout: 15000 }).catch(() => {});
+    await shot('profiles');
+    await page.goto(cfg.base + `/#/compare/${id}/${id}`, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('table[aria-label="metrics"]', { timeout: 15000 }).catch(() => {});
+    const mrows = await page.$$eval('table[aria-label="metrics"] tbody tr', r => r.length).catch(() => 0);
+    check('compare', mrows > 0, 'no metric row on the compare page');
+  }
+  // The other theme renders too (the page starts in the system's).
+  const before = await page.evaluate(() => document.documentElement.getAttribute('data-theme'));
+  await page.click('#theme');
+  const theme = await page.evaluate(() => document.documentElement.getAttribute('data-theme'));
+  check('theme-toggle', (before === 'light' && theme === 'dark') || (before === 'dark' && theme === 'light'),
+    `theme ${before} became ${theme}`);
+  if (id) {
+    await page.goto(cfg.base + '/#/profile/' + id, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('#recommendations', { timeout: 15000 }).catch(() => {});
+    await page.screenshot({ path: `${cfg.artefacts}/profile-${theme}-1400.png` });
+  }
+
+  check('no-console-errors', consoleErrors.length === 0, JSON.stringify(consoleErrors.slice(0, 5)));
+  check('same-origin-only', external.length === 0, JSON.stringify(external.slice(0, 5)));
+} catch (e) {
+  failed++;
+  console.log('FAIL exception: ' + (e && e.stack || e));
+} finally {
+  await browser.close();
+}
+console.log('RESULT ' + JSON.stringify(result));
+process.exit(failed ? 1 : 0);
