@@ -25,6 +25,8 @@
 struct observe_args {
 	const char *node;
 	const char *cookie;
+	const char *cookie_file;
+	char node_buf[512], cookie_buf[1024];
 	const char *modules; /* trace: comma-separated */
 	const char *by;      /* top: reductions | memory | mailbox */
 	int window_ms;
@@ -53,31 +55,6 @@ static int int_option(const char *cmd, const char *name, const char *value, int6
 	return 0;
 }
 
-static void print_help(const char *cmd)
-{
-	if (strcmp(cmd, "pulse") == 0)
-		printf("usage: giulia pulse NODE [--cookie C] [--window MS] [-n N] [--timeout MS] "
-		       "[--json]\n\nOne snapshot of a live node: schedulers, memory, processes and "
-		       "the busiest of them over a short window (default 1000 ms).\n");
-	else if (strcmp(cmd, "top") == 0)
-		printf(
-		    "usage: giulia top NODE [--by reductions|memory|mailbox] [--window MS] "
-		    "[-n N] [--cookie C] [--timeout MS] [--json]\n\nThe top N processes (default "
-		    "10) by reductions over the window, by memory, or by mailbox length.\n");
-	else
-		printf(
-		    "usage: giulia trace NODE MOD[,MOD...] [--for MS] [--call-time] [--cookie C] "
-		    "[--timeout MS] [--json]\n\nCalls per function of the given modules (Elixir or "
-		    ":erlang names) counted for MS milliseconds (default 5000) with call-count "
-		    "tracing.\n--call-time also measures the execution time per function in the "
-		    "hottest processes\n(at most 100 carry a trace flag; see docs/OBSERVE.md).\n");
-	printf("\nThe cookie comes from --cookie, else GIULIA_COOKIE, else ~/.erlang.cookie.\n"
-	       "Exit codes: 10 epmd not reachable, 11 unknown node, 12 cookie rejected, "
-	       "13 timeout,\n14 node went down, 15 OTP too old, 16 remote call failed, "
-	       "18 no cookie found,\n19 node closed the handshake, 20 node refused our "
-	       "name.\n");
-}
-
 /* Returns 0, CLI_EXIT_USAGE, or -1 after printing help. */
 static int parse_args(const char *cmd, int argc, char **argv, struct observe_args *a)
 {
@@ -88,10 +65,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 		const char *arg = argv[i];
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
 		int rc = 0;
-		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-			print_help(cmd);
-			return -1;
-		} else if (strcmp(arg, "--json") == 0) {
+		if (strcmp(arg, "--json") == 0) {
 			a->json = true;
 		} else if (strcmp(arg, "--call-time") == 0 && strcmp(cmd, "trace") == 0) {
 			a->call_time = true;
@@ -99,6 +73,11 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 			if (!next)
 				return usage_error(cmd, "--cookie needs a value");
 			a->cookie = next;
+			i++;
+		} else if (strcmp(arg, "--cookie-file") == 0) {
+			if (!next)
+				return usage_error(cmd, "--cookie-file needs a file");
+			a->cookie_file = next;
 			i++;
 		} else if (strcmp(arg, "--by") == 0) {
 			if (!next)
@@ -131,7 +110,17 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 			return rc;
 	}
 	if (!a->node)
-		return usage_error(cmd, "which node? give NODE as name@host");
+		return usage_error(cmd,
+		                   "which node? give NODE as name@host (or name on this host)");
+	if (cli_node_name(a->node, a->node_buf, sizeof(a->node_buf)) != 0)
+		return usage_error(cmd, "not a node name");
+	a->node = a->node_buf;
+	char prog[32];
+	snprintf(prog, sizeof(prog), "giulia %s", cmd);
+	int crc = cli_cookie(prog, a->cookie, a->cookie_file, a->cookie_buf, sizeof(a->cookie_buf),
+	                     &a->cookie);
+	if (crc)
+		return crc;
 	if (strcmp(cmd, "trace") == 0 && (!a->modules || !*a->modules))
 		return usage_error(cmd, "which modules? give MOD[,MOD...]");
 	if (a->by && strcmp(a->by, "reductions") != 0 && strcmp(a->by, "memory") != 0 &&
@@ -362,11 +351,60 @@ static int run_trace(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+static const struct cli_option pulse_options[] = {
+    {"--window MS", "how long the busiest processes are measured", "1000"},
+    {"-n N", "how many of the busiest processes", "10"},
+    {"--json", "print the snapshot as JSON (raw numbers)", NULL},
+    {NULL, NULL, NULL},
+};
+static const struct cli_option top_options[] = {
+    {"--by METRIC", "reductions, memory or mailbox", "reductions"},
+    {"--window MS", "how long reductions are measured", "1000"},
+    {"-n N", "how many processes", "10"},
+    {"--json", "print the processes as JSON (raw numbers)", NULL},
+    {NULL, NULL, NULL},
+};
+static const struct cli_option trace_options[] = {
+    {"--for MS", "how long calls are counted", "5000"},
+    {"--call-time",
+     "also time each function in the hottest processes (at most 100 carry a "
+     "trace flag)",
+     NULL},
+    {"--json", "print the counts as JSON", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help pulse_help = {
+    "One snapshot of a live node: schedulers, memory, processes, and the busiest processes "
+    "over a short window. NODE is name@host, or a bare name on this host (as `erl -sname` "
+    "completes it). Nothing is loaded on the node.",
+    pulse_options, cli_node_options, CLI_EXITS_NODE,
+    "giulia pulse shop@localhost\n"
+    "giulia pulse shop --window 2000 -n 5"};
+static const struct cli_help top_help = {
+    "The top N processes of a live node by reductions over the window, by memory, or by "
+    "mailbox length. The share column is the process's share of all reductions in the "
+    "window.",
+    top_options, cli_node_options, CLI_EXITS_NODE, "giulia top shop@localhost --by memory -n 20"};
+static const struct cli_help trace_help = {
+    "Calls per function of the given modules (Elixir or :erlang names) counted with "
+    "call-count tracing; every trace pattern is removed when it ends, also on a deadline "
+    "or an error.",
+    trace_options, cli_node_options, CLI_EXITS_NODE,
+    "giulia trace shop@localhost Shop.Cart,Shop.Repo --for 10000 --call-time"};
+
 const struct cli_command cli_observe_commands[] = {
-    {"pulse", "NODE [--cookie C] [--window MS] [--json]", "one snapshot of a live node", run_pulse},
-    {"top", "NODE [--by reductions|memory|mailbox] [--window MS] [-n N] [--json]",
-     "the busiest processes of a live node", run_top},
-    {"trace", "NODE MOD[,MOD...] [--for MS] [--call-time] [--json]",
-     "calls per function of modules on a live node", run_trace},
-    {NULL, NULL, NULL, NULL},
+    {"pulse",
+     "NODE [--window MS] [-n N] [--cookie C | --cookie-file FILE] [--timeout MS] "
+     "[--json]",
+     "one snapshot of a live node", run_pulse, &pulse_help},
+    {"top",
+     "NODE [--by reductions|memory|mailbox] [--window MS] [-n N] [--cookie C | "
+     "--cookie-file FILE] [--timeout MS] [--json]",
+     "the busiest processes of a live node", run_top, &top_help},
+    {"trace",
+     "NODE MOD[,MOD...] [--for MS] [--call-time] [--cookie C | --cookie-file FILE] "
+     "[--timeout MS] [--json]",
+     "calls per function of modules on a live node", run_trace, &trace_help},
+    {NULL, NULL, NULL, NULL, NULL},
 };

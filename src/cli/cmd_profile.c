@@ -23,24 +23,12 @@
 #include "cli/cli.h"
 #include "fuse/fuse.h"
 
-static const char profile_usage[] =
-    "usage: giulia profile ID|latest [--format text|json|html] [--out FILE]\n"
-    "  Prints a stored runtime profile. ID is a profile id from `giulia-observe stop`\n"
-    "  or GET /api/runtime/profiles; latest is the newest one.\n"
-    "  --format  text (default), json, or html (a self-contained page)\n"
-    "  --out     write to FILE instead of standard output\n"
-    "  Environment: GIULIA_WORKER_URL (default http://127.0.0.1:4000), GIULIA_TOKEN.\n";
-
-static const char compare_usage[] =
-    "usage: giulia compare ID1 ID2 [--format text|json] [--out FILE]\n"
-    "  What changed from profile ID1 (before) to ID2 (after): metric deltas, hot modules\n"
-    "  that entered or left, recommendations resolved or new. IDs may be `latest`.\n"
-    "  Environment: GIULIA_WORKER_URL (default http://127.0.0.1:4000), GIULIA_TOKEN.\n";
+#define PROFILE_USAGE "ID|latest [--format text|json|html] [--out FILE] [--worker URL]"
+#define COMPARE_USAGE "ID1 ID2 [--format text|json] [--out FILE] [--worker URL]"
 
 static const char *worker_url(void)
 {
-	const char *u = getenv("GIULIA_WORKER_URL");
-	return u && *u ? u : "http://127.0.0.1:4000";
+	return cli_worker_url();
 }
 
 /* GET base+path through the API client; *status and *body (caller decrefs;
@@ -81,8 +69,8 @@ static int profile_fetch(const char *id, json_t **out)
 	if (rc != 0) {
 		fprintf(stderr, "giulia: cannot fetch profile %s from the worker at %s: %s%s\n", id,
 		        worker_url(), gi_strerror(rc),
-		        rc == GI_ECONNECT ? " (is `giulia worker` or `giulia serve` running? set "
-		                            "GIULIA_WORKER_URL)"
+		        rc == GI_ECONNECT ? " (is `giulia worker` or `giulia serve` running? give "
+		                            "--worker URL)"
 		                          : "");
 		return rc;
 	}
@@ -132,6 +120,10 @@ static int parse_opts(int argc, char **argv, struct out_opts *o, int max_pos)
 				o->format = argv[++i];
 			else
 				o->out = argv[++i];
+		} else if (strcmp(a, "--worker") == 0 && i + 1 < argc) {
+			cli_worker_url_set(argv[++i]);
+		} else if (gi_str_starts_with(a, "--worker=")) {
+			cli_worker_url_set(a + 9);
 		} else if (gi_str_starts_with(a, "--format=")) {
 			o->format = a + 9;
 		} else if (gi_str_starts_with(a, "--out=")) {
@@ -178,7 +170,11 @@ static int run_profile(int argc, char **argv)
 	struct out_opts o;
 	int p = parse_opts(argc, argv, &o, 1);
 	if (p != 0 || o.npos != 1) {
-		fputs(profile_usage, p == 1 ? stdout : stderr);
+		if (p == 1)
+			cli_help_print(stdout, "giulia",
+			               cli_command_find(cli_profile_commands, "profile"));
+		else
+			fprintf(stderr, "usage: giulia profile %s\n", PROFILE_USAGE);
 		return p == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	if (strcmp(o.format, "text") != 0 && strcmp(o.format, "json") != 0 &&
@@ -215,7 +211,11 @@ static int run_compare(int argc, char **argv)
 	struct out_opts o;
 	int p = parse_opts(argc, argv, &o, 2);
 	if (p != 0 || o.npos != 2) {
-		fputs(compare_usage, p == 1 ? stdout : stderr);
+		if (p == 1)
+			cli_help_print(stdout, "giulia",
+			               cli_command_find(cli_profile_commands, "compare"));
+		else
+			fprintf(stderr, "usage: giulia compare %s\n", COMPARE_USAGE);
 		return p == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	if (strcmp(o.format, "text") != 0 && strcmp(o.format, "json") != 0) {
@@ -242,10 +242,35 @@ static int run_compare(int argc, char **argv)
 	return rc == GI_EINVAL ? CLI_EXIT_USAGE : cli_exit_code_for(rc);
 }
 
+static const struct cli_option worker_option[] = {
+    {"--worker URL", "the worker holding the profiles",
+     "$GIULIA_WORKER_URL, else http://127.0.0.1:4000"},
+    {NULL, NULL, NULL},
+};
+static const struct cli_option profile_options[] = {
+    {"--format FORMAT", "text, json, or html (a self-contained page)", "text"},
+    {"--out FILE", "write to FILE instead of standard output", NULL},
+    {NULL, NULL, NULL},
+};
+static const struct cli_option compare_options[] = {
+    {"--format FORMAT", "text or json", "text"},
+    {"--out FILE", "write to FILE instead of standard output", NULL},
+    {NULL, NULL, NULL},
+};
+static const struct cli_help profile_help = {
+    "Prints a stored runtime profile: the fused findings of an observation, ranked, with "
+    "their evidence. ID is the profile id `giulia-observe stop` prints, or latest.",
+    profile_options, worker_option, CLI_EXITS_DAEMON,
+    "giulia profile latest\ngiulia profile 3 --format html --out profile.html"};
+static const struct cli_help compare_help = {
+    "What changed from profile ID1 (before) to ID2 (after): metric deltas, hot modules that "
+    "entered or left, recommendations resolved or new. IDs may be latest.",
+    compare_options, worker_option, CLI_EXITS_DAEMON, "giulia compare 3 latest"};
+
 const struct cli_command cli_profile_commands[] = {
-    {"profile", "ID|latest [--format text|json|html] [--out FILE]",
-     "print a stored runtime profile (text, JSON or an HTML page)", run_profile},
-    {"compare", "ID1 ID2 [--format text|json] [--out FILE]",
-     "what changed between two runtime profiles", run_compare},
-    {NULL, NULL, NULL, NULL},
+    {"profile", PROFILE_USAGE, "print a stored runtime profile (text, JSON or an HTML page)",
+     run_profile, &profile_help},
+    {"compare", COMPARE_USAGE, "what changed between two runtime profiles", run_compare,
+     &compare_help},
+    {NULL, NULL, NULL, NULL, NULL},
 };

@@ -168,7 +168,7 @@ static void json_print(json_t *v)
 /* ---- giulia index -------------------------------------------------------- */
 
 static const char index_usage[] =
-    "PATH [--beam DIR]... [--node NODE --apps APP,... [--cookie C]] [--db FILE] [--json] "
+    "[PATH] [--beam DIR...] [--node NODE --apps APP,... [--cookie C]] [--db FILE] [--json] "
     "[--force] [--jobs N]";
 
 /* `giulia index --node`: caches the applications' object code under
@@ -694,19 +694,133 @@ static int run_query_command(int argc, char **argv)
 	return CLI_EXIT_USAGE;
 }
 
+/* ---- help ---------------------------------------------------------------- */
+
+#define OPT_EXTERNAL                                                                  \
+	{                                                                             \
+		"--external", "include modules outside the project (OTP, deps)", NULL \
+	}
+#define OPT_DIRECT                                                                        \
+	{                                                                                 \
+		"--direct",                                                               \
+		    "direct edges only: leave out dispatch (impl, callback, value, mfa, " \
+		    "apply)",                                                             \
+		    NULL                                                                  \
+	}
+#define OPT_END                  \
+	{                        \
+		NULL, NULL, NULL \
+	}
+
+static const struct cli_option index_options[] = {
+    {"--beam DIR...",
+     "also index the .beam files of these directories (several, or "
+     "repeated)",
+     NULL},
+    {"--node NODE", "pull the object code of --apps from a live node first", NULL},
+    {"--apps APP,...", "the applications --node pulls", NULL},
+    {"--cookie C", "the cookie of --node", "$GIULIA_COOKIE, else ~/.erlang.cookie"},
+    {"--db FILE", "the index database", "$GIULIA_DB, else PATH/.giulia/index.db"},
+    {"--force", "parse every file again, changed or not", NULL},
+    {"--jobs N", "parser threads", "the number of cores"},
+    {"--json", "print the summary as JSON", NULL},
+    OPT_END,
+};
+static const struct cli_option external_options[] = {OPT_EXTERNAL, OPT_END};
+static const struct cli_option direct_options[] = {OPT_DIRECT, OPT_END};
+static const struct cli_option external_direct_options[] = {OPT_EXTERNAL, OPT_DIRECT, OPT_END};
+static const struct cli_option impact_options[] = {
+    {"--depth N", "how many steps of dependents and dependencies to follow", "2"},
+    OPT_EXTERNAL,
+    OPT_DIRECT,
+    OPT_END,
+};
+static const struct cli_option hubs_options[] = {
+    {"--top N", "at most N modules", "all with in-degree >= 3"}, OPT_END};
+static const struct cli_option top20_options[] = {{"--top N", "at most N rows", "20"}, OPT_END};
+static const struct cli_option query_options[] = {
+    {"--depth N", "depth of impact-like queries", "2"},
+    {"--top N", "rows of ranked queries", "20"},
+    OPT_DIRECT,
+    OPT_END,
+};
+
+#define STATIC_HELP(var, text, opts, example) \
+	static const struct cli_help var = {text, opts, cli_static_options, 0, example}
+
+static const struct cli_help index_help = {
+    "Indexes every .ex and .exs file under PATH (default: the nearest directory upwards "
+    "holding .giulia/ or mix.exs, else the current one) into PATH/.giulia/index.db. The "
+    "run is incremental: unchanged files are not parsed again. --beam adds compiled "
+    "modules (.beam), --node pulls them from a live node first.",
+    index_options, NULL, CLI_EXITS_NODE,
+    "giulia index ~/src/shop\ngiulia index . --beam _build/dev/lib/shop/ebin "
+    "_build/dev/lib/plug/ebin"};
+STATIC_HELP(modules_help,
+            "Lists the project's modules: functions, public and private, total complexity "
+            "and file.",
+            external_options, "giulia modules --project ~/src/shop");
+STATIC_HELP(functions_help,
+            "Lists a module's functions: visibility, kind, file:line, cyclomatic and "
+            "cognitive complexity, nesting.",
+            NULL, "giulia functions Shop.Cart");
+STATIC_HELP(dependents_help,
+            "Modules that depend on MODULE, with the kinds of dependency (alias, import, "
+            "use, require, call, struct, behaviour, capture, and dispatch).",
+            direct_options, "giulia dependents Shop.Repo");
+STATIC_HELP(dependencies_help, "Modules MODULE depends on, with the kinds of dependency.",
+            external_direct_options, "giulia dependencies Shop.Cart --external");
+STATIC_HELP(impact_help,
+            "The blast radius of a change: the transitive dependents and dependencies of a "
+            "module up to --depth, with its risk and the factors behind it; for "
+            "MOD.fun/arity the transitive callers and callees.",
+            impact_options, "giulia impact Shop.Repo --depth 3\ngiulia impact Shop.Cart.add/2");
+STATIC_HELP(cycles_help, "Dependency cycles between modules (strongly connected components).", NULL,
+            "giulia cycles");
+STATIC_HELP(hubs_help,
+            "Modules many others depend on (in-degree >= 3), by in-degree, with PageRank "
+            "and instability (Ce / (Ca + Ce)).",
+            hubs_options, "giulia hubs --top 10");
+STATIC_HELP(coupling_help,
+            "Pairs of modules by the calls between them and the distinct functions called; "
+            "with MODULE, the pairs it is part of.",
+            top20_options, "giulia coupling Shop.Cart");
+STATIC_HELP(complexity_help,
+            "The most complex functions, by cyclomatic then cognitive complexity, with "
+            "file:line; with "
+            "MODULE, that module's.",
+            top20_options, "giulia complexity --top 10");
+STATIC_HELP(dead_code_help,
+            "Public functions no other project module reaches: unreferenced or reached from "
+            "tests only.",
+            direct_options, "giulia dead-code");
+STATIC_HELP(path_help, "The shortest dependency path from FROM to TO, with each edge's kinds.",
+            external_direct_options, "giulia path ShopWeb.CartController Shop.Repo");
+STATIC_HELP(query_help,
+            "Any static query of docs/SCHEMA.md by name (summary, heatmap, module_details, "
+            "change_risk, ...), printed as JSON.",
+            query_options, "giulia query summary\ngiulia query module_details Shop.Cart");
+
 const struct cli_command cli_static_commands[] = {
-    {"index", index_usage, "index an Elixir project into its knowledge graph", cmd_index},
-    {"modules", U_MODULES, "list the project's modules", run_query_command},
-    {"functions", U_FUNCTIONS, "list a module's functions with complexity", run_query_command},
-    {"dependents", U_DEPENDENTS, "modules that depend on MODULE", run_query_command},
-    {"dependencies", U_DEPENDENCIES, "modules MODULE depends on", run_query_command},
-    {"impact", U_IMPACT, "blast radius of a module or function", run_query_command},
-    {"cycles", U_CYCLES, "dependency cycles between modules", run_query_command},
-    {"hubs", U_HUBS, "modules many others depend on", run_query_command},
-    {"coupling", U_COUPLING, "pairs of modules by calls between them", run_query_command},
-    {"complexity", U_COMPLEXITY, "the most complex functions", run_query_command},
-    {"dead-code", U_DEAD_CODE, "public functions nobody in the project calls", run_query_command},
-    {"path", U_PATH, "shortest dependency path between two modules", run_query_command},
-    {"query", U_QUERY, "any static query by name, as JSON (see docs/SCHEMA.md)", run_query_command},
-    {NULL, NULL, NULL, NULL},
+    {"index", index_usage, "index an Elixir project into its knowledge graph", cmd_index,
+     &index_help},
+    {"modules", U_MODULES, "list the project's modules", run_query_command, &modules_help},
+    {"functions", U_FUNCTIONS, "list a module's functions with complexity", run_query_command,
+     &functions_help},
+    {"dependents", U_DEPENDENTS, "modules that depend on MODULE", run_query_command,
+     &dependents_help},
+    {"dependencies", U_DEPENDENCIES, "modules MODULE depends on", run_query_command,
+     &dependencies_help},
+    {"impact", U_IMPACT, "blast radius of a module or function", run_query_command, &impact_help},
+    {"cycles", U_CYCLES, "dependency cycles between modules", run_query_command, &cycles_help},
+    {"hubs", U_HUBS, "modules many others depend on", run_query_command, &hubs_help},
+    {"coupling", U_COUPLING, "pairs of modules by calls between them", run_query_command,
+     &coupling_help},
+    {"complexity", U_COMPLEXITY, "the most complex functions", run_query_command, &complexity_help},
+    {"dead-code", U_DEAD_CODE, "public functions nobody in the project calls", run_query_command,
+     &dead_code_help},
+    {"path", U_PATH, "shortest dependency path between two modules", run_query_command, &path_help},
+    {"query", U_QUERY, "any static query by name, as JSON (see docs/SCHEMA.md)", run_query_command,
+     &query_help},
+    {NULL, NULL, NULL, NULL, NULL},
 };
