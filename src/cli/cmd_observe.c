@@ -13,8 +13,11 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/error.h"
+#include "base/fmt.h"
 #include "base/str.h"
+#include "base/table.h"
 #include "cli/cli.h"
 #include "observe/dist.h"
 #include "observe/observe.h"
@@ -162,20 +165,53 @@ static const char *or_text(const char *s, const char *fallback)
 	return s ? s : fallback;
 }
 
-static void print_processes(const struct obs_view_processes *list, const char *title)
+/* The processes of `list` as a table fitted to the terminal. The share
+ * column is the process's share of all reductions in the window (it is not
+ * CPU time: reductions are the BEAM's unit of work). */
+static void processes_render(const struct obs_view_processes *list, const char *title,
+                             struct gi_buf *out)
 {
-	printf("%s\n  %-16s %10s %7s %12s %8s  %s\n", title, "PID", "REDS", "CPU%", "MEMORY",
-	       "MAILBOX", "MODULE / NAME / CURRENT");
+	static const struct gi_table_column cols[] = {
+	    {"PID", 0, 0, 0},
+	    {"REDS", GI_COL_RIGHT, 0, 0},
+	    {"REDS%", GI_COL_RIGHT, 0, 0},
+	    {"MEMORY", GI_COL_RIGHT, 0, 0},
+	    {"MSGQ", GI_COL_RIGHT, 0, 0},
+	    {"NAME / MODULE", GI_COL_ELIDE, 0, 16},
+	    {"CURRENT", GI_COL_ELIDE, 1, 20},
+	};
+	gi_buf_printf(out, "%s\n", title);
+	struct gi_table *t = gi_table_new(cols, 7, 2);
 	for (size_t i = 0; i < list->len; i++) {
 		const struct obs_view_process *p = &list->items[i];
-		const char *name = or_text(p->registered_name, "");
-		printf("  %-16s %10.0f %6.1f%% %12.0f %8.0f  %s%s%s  %s\n", or_text(p->pid, "?"),
-		       p->reductions, 100.0 * p->cpu_share, p->memory_bytes, p->message_queue_len,
-		       or_text(p->module, "?"), *name ? " " : "", name,
-		       or_text(p->current_function, ""));
+		char reds[GI_FMT_NUM_MAX], share[GI_FMT_NUM_MAX], mem[GI_FMT_NUM_MAX],
+		    mq[GI_FMT_NUM_MAX], name[512], current[1024];
+		gi_fmt_count(p->reductions, reds, sizeof(reds));
+		gi_fmt_share(p->cpu_share, share, sizeof(share));
+		gi_fmt_bytes(p->memory_bytes, mem, sizeof(mem));
+		gi_fmt_count(p->message_queue_len, mq, sizeof(mq));
+		if (p->registered_name && *p->registered_name)
+			gi_fmt_registered_name(p->registered_name, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "%s", or_text(p->module, "?"));
+		gi_fmt_mfa(or_text(p->current_function, ""), current, sizeof(current));
+		const char *row[] = {or_text(p->pid, "?"), reds, share, mem, mq, name, current};
+		gi_table_add(t, row);
 	}
 	if (list->len == 0)
-		printf("  (none)\n");
+		gi_buf_puts(out, "  (none)\n");
+	else
+		gi_table_render(t, cli_columns(), out);
+	gi_table_free(t);
+}
+
+static void print_processes(const struct obs_view_processes *list, const char *title)
+{
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	processes_render(list, title, &b);
+	fputs(gi_buf_str(&b), stdout);
+	gi_buf_destroy(&b);
 }
 
 static void print_errors(json_t *errors)
@@ -189,6 +225,44 @@ static void print_errors(json_t *errors)
 	}
 }
 
+/* The pulse of a node in a few lines, numbers formatted (fmt.h). */
+static void pulse_header_render(const struct obs_view *v, struct gi_buf *out)
+{
+	char util[GI_FMT_NUM_MAX], rate[GI_FMT_NUM_MAX], procs[GI_FMT_NUM_MAX],
+	    plimit[GI_FMT_NUM_MAX], atoms[GI_FMT_NUM_MAX], alimit[GI_FMT_NUM_MAX];
+	if (isfinite(v->utilisation_total))
+		gi_fmt_share(v->utilisation_total, util, sizeof(util));
+	else
+		snprintf(util, sizeof(util), "n/a");
+	gi_fmt_rate(v->reductions_per_second, rate, sizeof(rate));
+	gi_fmt_count(v->processes_count, procs, sizeof(procs));
+	gi_fmt_count(v->processes_limit, plimit, sizeof(plimit));
+	gi_fmt_count(v->atoms_count, atoms, sizeof(atoms));
+	gi_fmt_count(v->atoms_limit, alimit, sizeof(alimit));
+	gi_buf_printf(out, "node %s  OTP %s  schedulers %.0f  window %.0f ms\n",
+	              or_text(v->node, "?"), or_text(v->otp_release, "?"), v->schedulers_online,
+	              v->window_ms);
+	gi_buf_printf(out, "schedulers busy %s  run queue %.0f  reductions %s\n", util,
+	              v->run_queue_total, rate);
+	gi_buf_printf(out, "processes %s/%s  ports %.0f  atoms %s/%s  ets tables %.0f\n", procs,
+	              plimit, v->ports_count, atoms, alimit, v->ets_count);
+	char total[GI_FMT_NUM_MAX], proc[GI_FMT_NUM_MAX], bin[GI_FMT_NUM_MAX], ets[GI_FMT_NUM_MAX],
+	    code[GI_FMT_NUM_MAX];
+	gi_fmt_bytes(v->memory.total, total, sizeof(total));
+	gi_fmt_bytes(v->memory.processes, proc, sizeof(proc));
+	gi_fmt_bytes(v->memory.binary, bin, sizeof(bin));
+	gi_fmt_bytes(v->memory.ets, ets, sizeof(ets));
+	gi_fmt_bytes(v->memory.code, code, sizeof(code));
+	gi_buf_printf(out, "memory %s  processes %s  binary %s  ets %s\n", total, proc, bin, ets);
+	char gc[GI_FMT_NUM_MAX], words[GI_FMT_NUM_MAX], in[GI_FMT_NUM_MAX], outb[GI_FMT_NUM_MAX];
+	gi_fmt_count(v->gc_count, gc, sizeof(gc));
+	gi_fmt_bytes(v->gc_words_reclaimed * (double)sizeof(void *), words, sizeof(words));
+	gi_fmt_bytes(v->io_input_bytes, in, sizeof(in));
+	gi_fmt_bytes(v->io_output_bytes, outb, sizeof(outb));
+	gi_buf_printf(out, "code %s  io in %s  out %s\n", code, in, outb);
+	gi_buf_printf(out, "gc %s collections, %s reclaimed\n", gc, words);
+}
+
 static void print_pulse(json_t *snapshot)
 {
 	struct obs_view v;
@@ -197,22 +271,11 @@ static void print_pulse(json_t *snapshot)
 		obs_view_destroy(&v);
 		return;
 	}
-	printf("node %s  OTP %s  schedulers %.0f  window %.0f ms\n", or_text(v.node, "?"),
-	       or_text(v.otp_release, "?"), v.schedulers_online, v.window_ms);
-	if (isfinite(v.utilisation_total))
-		printf("scheduler utilisation %.1f%%", 100.0 * v.utilisation_total);
-	else
-		printf("scheduler utilisation n/a");
-	printf("  run queue %.0f  reductions/s %.0f\n", v.run_queue_total, v.reductions_per_second);
-	printf("processes %.0f/%.0f  ports %.0f  atoms %.0f/%.0f  ets tables %.0f\n",
-	       v.processes_count, v.processes_limit, v.ports_count, v.atoms_count, v.atoms_limit,
-	       v.ets_count);
-	printf(
-	    "memory total %.1f MB  processes %.1f MB  binary %.1f MB  ets %.1f MB  code %.1f MB\n",
-	    v.memory.total / 1e6, v.memory.processes / 1e6, v.memory.binary / 1e6,
-	    v.memory.ets / 1e6, v.memory.code / 1e6);
-	printf("gc %.0f (%.0f words)  io in %.0f B out %.0f B\n", v.gc_count, v.gc_words_reclaimed,
-	       v.io_input_bytes, v.io_output_bytes);
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	pulse_header_render(&v, &b);
+	fputs(gi_buf_str(&b), stdout);
+	gi_buf_destroy(&b);
 	print_processes(&v.top_reductions, "top processes by reductions over the window:");
 	obs_view_destroy(&v);
 }
@@ -325,15 +388,21 @@ static int run_trace(int argc, char **argv)
 		json_t *c;
 		json_array_foreach(json_object_get(out, "calls"), i, c)
 		{
+			char count[GI_FMT_NUM_MAX], fn[1024];
+			gi_fmt_count(num(c, "count"), count, sizeof(count));
+			gi_fmt_function(str_or(json_object_get(c, "module"), "?"),
+			                str_or(json_object_get(c, "function"), "?"),
+			                (long long)num(c, "arity"), fn, sizeof(fn));
 			if (a.call_time) {
 				double timed = num(c, "time_calls"), us = num(c, "time_us");
-				printf("  %12.0f  %12.0f  %10.1f  ", num(c, "count"), timed,
+				char tc[GI_FMT_NUM_MAX];
+				gi_fmt_count(timed, tc, sizeof(tc));
+				printf("  %12s  %12s  %10.1f  ", count, tc,
 				       timed > 0 ? us / timed : 0.0);
 			} else {
-				printf("  %12.0f  ", num(c, "count"));
+				printf("  %12s  ", count);
 			}
-			printf("%s.%s/%.0f\n", str_or(json_object_get(c, "module"), "?"),
-			       str_or(json_object_get(c, "function"), "?"), num(c, "arity"));
+			printf("%s\n", fn);
 		}
 		json_t *ct = json_object_get(out, "call_time");
 		if (ct)

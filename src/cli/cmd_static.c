@@ -11,8 +11,11 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/error.h"
+#include "base/fmt.h"
 #include "base/fs.h"
+#include "base/table.h"
 #include "base/str.h"
 #include "cli/cli.h"
 #include "graph/query.h"
@@ -317,60 +320,115 @@ static double jreal(json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
-static void kinds_print(json_t *kinds)
+/* Prints table `t` fitted to the terminal (cli_columns) and frees it. */
+static void table_flush(struct gi_table *t)
 {
-	size_t i;
-	json_t *k;
-	json_array_foreach(kinds, i, k)
-	{
-		printf("%s%s", i ? "," : "", json_string_value(k));
-	}
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	if (gi_table_render(t, cli_columns(), &b) == 0)
+		fputs(gi_buf_str(&b), stdout);
+	gi_buf_destroy(&b);
+	gi_table_free(t);
+}
+
+static void cell_int(char *buf, size_t size, long long v)
+{
+	snprintf(buf, size, "%lld", v);
+}
+
+/* "file:line", the form terminals and editors open. */
+static void file_line(char *buf, size_t size, const char *file, long long line)
+{
+	if (!file || !*file || strcmp(file, "-") == 0)
+		snprintf(buf, size, "-");
+	else if (line > 0)
+		snprintf(buf, size, "%s:%lld", file, line);
+	else
+		snprintf(buf, size, "%s", file);
 }
 
 static void print_modules(json_t *r)
 {
-	printf("%-40s %5s %5s %5s %6s  %s\n", "MODULE", "FUNS", "PUB", "PRIV", "CMPLX", "FILE");
+	static const struct gi_table_column cols[] = {
+	    {"MODULE", GI_COL_ELIDE, 0, 30}, {"FUNS", GI_COL_RIGHT, 0, 0},
+	    {"PUB", GI_COL_RIGHT, 2, 0},     {"PRIV", GI_COL_RIGHT, 3, 0},
+	    {"CMPLX", GI_COL_RIGHT, 1, 0},   {"FILE", GI_COL_ELIDE, 4, 24},
+	};
+	struct gi_table *t = gi_table_new(cols, 6, 0);
 	size_t i;
 	json_t *m;
 	json_array_foreach(json_object_get(r, "modules"), i, m)
 	{
-		printf("%-40s %5lld %5lld %5lld %6lld  %s%s\n", jstr(m, "name"),
-		       jint(m, "functions"), jint(m, "public"), jint(m, "private"),
-		       jint(m, "complexity"), jstr(m, "file"),
-		       json_is_true(json_object_get(m, "test")) ? " (test)" : "");
+		char funs[24], pub[24], priv[24], cx[24], file[1024];
+		cell_int(funs, sizeof(funs), jint(m, "functions"));
+		cell_int(pub, sizeof(pub), jint(m, "public"));
+		cell_int(priv, sizeof(priv), jint(m, "private"));
+		cell_int(cx, sizeof(cx), jint(m, "complexity"));
+		snprintf(file, sizeof(file), "%s%s", jstr(m, "file"),
+		         json_is_true(json_object_get(m, "test")) ? " (test)" : "");
+		const char *row[] = {jstr(m, "name"), funs, pub, priv, cx, file};
+		gi_table_add(t, row);
 	}
+	table_flush(t);
 	printf("%lld modules\n", jint(r, "count"));
 }
 
 static void print_functions(json_t *r)
 {
-	printf("%-36s %-8s %-11s %6s %5s %5s %5s\n", "FUNCTION", "VISIB", "KIND", "LINE", "CYCL",
-	       "COGN", "NEST");
+	const char *file = json_string_value(json_object_get(r, "file"));
+	static const struct gi_table_column cols[] = {
+	    {"FUNCTION", GI_COL_ELIDE, 0, 24},
+	    {"VISIB", 0, 3, 0},
+	    {"KIND", 0, 4, 0},
+	    {"CYCL", GI_COL_RIGHT, 0, 0},
+	    {"COGN", GI_COL_RIGHT, 1, 0},
+	    {"NEST", GI_COL_RIGHT, 2, 0},
+	    {"WHERE", GI_COL_ELIDE, 0, 16},
+	};
+	struct gi_table *t = gi_table_new(cols, 7, 0);
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(r, "functions"), i, f)
 	{
-		char name[512];
-		snprintf(name, sizeof(name), "%s/%lld", jstr(f, "name"), jint(f, "arity"));
-		printf("%-36s %-8s %-11s %6lld %5lld %5lld %5lld\n", name, jstr(f, "visibility"),
-		       jstr(f, "kind"), jint(f, "line"), jint(f, "cyclomatic"),
-		       jint(f, "cognitive"), jint(f, "max_nesting"));
+		char name[512], cy[24], co[24], ne[24], where[1024];
+		gi_fmt_function(NULL, jstr(f, "name"), jint(f, "arity"), name, sizeof(name));
+		cell_int(cy, sizeof(cy), jint(f, "cyclomatic"));
+		cell_int(co, sizeof(co), jint(f, "cognitive"));
+		cell_int(ne, sizeof(ne), jint(f, "max_nesting"));
+		file_line(where, sizeof(where), file, jint(f, "line"));
+		const char *row[] = {name, jstr(f, "visibility"), jstr(f, "kind"), cy, co, ne,
+		                     where};
+		gi_table_add(t, row);
 	}
+	table_flush(t);
 	printf("%lld functions in %s\n", jint(r, "count"), jstr(r, "module"));
 }
 
 static void print_neighbours(json_t *r, const char *key)
 {
-	printf("%-40s %s\n", "MODULE", "KINDS");
-	size_t i;
-	json_t *m;
+	static const struct gi_table_column cols[] = {
+	    {"MODULE", GI_COL_ELIDE, 0, 30},
+	    {"KINDS", GI_COL_ELIDE, 0, 16},
+	};
+	struct gi_table *t = gi_table_new(cols, 2, 0);
+	size_t i, j;
+	json_t *m, *k;
 	json_array_foreach(json_object_get(r, key), i, m)
 	{
-		printf("%-40s ", jstr(m, "module"));
-		kinds_print(json_object_get(m, "kinds"));
-		printf("%s%s\n", json_is_true(json_object_get(m, "test")) ? " (test)" : "",
-		       json_is_true(json_object_get(m, "external")) ? " (external)" : "");
+		struct gi_buf kinds;
+		gi_buf_init(&kinds, 0);
+		json_array_foreach(json_object_get(m, "kinds"), j, k)
+		{
+			gi_buf_printf(&kinds, "%s%s", j ? "," : "", json_string_value(k));
+		}
+		gi_buf_printf(&kinds, "%s%s",
+		              json_is_true(json_object_get(m, "test")) ? " (test)" : "",
+		              json_is_true(json_object_get(m, "external")) ? " (external)" : "");
+		const char *row[] = {jstr(m, "module"), gi_buf_str(&kinds)};
+		gi_table_add(t, row);
+		gi_buf_destroy(&kinds);
 	}
+	table_flush(t);
 	printf("%lld %s of %s\n", jint(r, "count"), key, jstr(r, "module"));
 }
 
@@ -425,80 +483,164 @@ static void print_cycles(json_t *r)
 
 static void print_hubs(json_t *r)
 {
-	printf("%-40s %6s %6s %10s %8s\n", "MODULE", "IN", "OUT", "PAGERANK", "INSTAB");
+	static const struct gi_table_column cols[] = {
+	    {"MODULE", GI_COL_ELIDE, 0, 30},  {"IN (Ca)", GI_COL_RIGHT, 0, 0},
+	    {"OUT (Ce)", GI_COL_RIGHT, 0, 0}, {"PAGERANK", GI_COL_RIGHT, 2, 0},
+	    {"INSTAB", GI_COL_RIGHT, 1, 0},
+	};
+	struct gi_table *t = gi_table_new(cols, 5, 0);
 	size_t i;
 	json_t *m;
 	json_array_foreach(json_object_get(r, "hubs"), i, m)
 	{
-		printf("%-40s %6lld %6lld %10.4f %8.3f\n", jstr(m, "module"), jint(m, "in_degree"),
-		       jint(m, "out_degree"), jreal(m, "centrality"), jreal(m, "instability"));
+		char in[24], out[24], pr[32], ins[32];
+		cell_int(in, sizeof(in), jint(m, "in_degree"));
+		cell_int(out, sizeof(out), jint(m, "out_degree"));
+		snprintf(pr, sizeof(pr), "%.4f", jreal(m, "centrality"));
+		snprintf(ins, sizeof(ins), "%.3f", jreal(m, "instability"));
+		const char *row[] = {jstr(m, "module"), in, out, pr, ins};
+		gi_table_add(t, row);
 	}
-	printf("%lld hubs (in_degree >= %lld)\n", jint(r, "count"), jint(r, "threshold"));
+	table_flush(t);
+	printf("%lld hubs (in_degree >= %lld)\n"
+	       "Ca: modules that depend on it; Ce: modules it depends on; INSTAB: Ce/(Ca+Ce)\n",
+	       jint(r, "count"), jint(r, "threshold"));
 }
 
 static void print_coupling(json_t *r)
 {
-	printf("%-36s %-36s %6s %6s\n", "FROM", "TO", "CALLS", "FUNS");
+	static const struct gi_table_column cols[] = {
+	    {"FROM", GI_COL_ELIDE, 0, 20},
+	    {"TO", GI_COL_ELIDE, 0, 20},
+	    {"CALLS", GI_COL_RIGHT, 0, 0},
+	    {"FUNS", GI_COL_RIGHT, 1, 0},
+	};
+	struct gi_table *t = gi_table_new(cols, 4, 0);
 	size_t i;
 	json_t *p;
 	json_array_foreach(json_object_get(r, "pairs"), i, p)
 	{
-		printf("%-36s %-36s %6lld %6lld\n", jstr(p, "from"), jstr(p, "to"),
-		       jint(p, "calls"), jint(p, "functions"));
+		char calls[24], funs[24];
+		cell_int(calls, sizeof(calls), jint(p, "calls"));
+		cell_int(funs, sizeof(funs), jint(p, "functions"));
+		const char *row[] = {jstr(p, "from"), jstr(p, "to"), calls, funs};
+		gi_table_add(t, row);
 	}
+	table_flush(t);
 }
 
-/* "Module.name/arity" of a function row, in `buf`. */
+/* "Module.name/arity" of a function row (anonymous funs as "fn in ..."). */
 static void function_label(json_t *f, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"), jint(f, "arity"));
+	gi_fmt_function(jstr(f, "module"), jstr(f, "name"), jint(f, "arity"), buf, size);
 }
 
 static void print_complexity(json_t *r)
 {
-	printf("%-56s %5s %5s %5s %6s\n", "FUNCTION", "CYCL", "COGN", "NEST", "LINE");
+	static const struct gi_table_column cols[] = {
+	    {"FUNCTION", GI_COL_ELIDE, 0, 30}, {"CYCL", GI_COL_RIGHT, 0, 0},
+	    {"COGN", GI_COL_RIGHT, 0, 0},      {"NEST", GI_COL_RIGHT, 1, 0},
+	    {"WHERE", GI_COL_ELIDE, 2, 16},
+	};
+	struct gi_table *t = gi_table_new(cols, 5, 0);
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(r, "functions"), i, f)
 	{
-		char name[768];
+		char name[768], cy[24], co[24], ne[24], where[1024];
 		function_label(f, name, sizeof(name));
-		printf("%-56s %5lld %5lld %5lld %6lld\n", name, jint(f, "cyclomatic"),
-		       jint(f, "cognitive"), jint(f, "max_nesting"), jint(f, "line"));
+		cell_int(cy, sizeof(cy), jint(f, "cyclomatic"));
+		cell_int(co, sizeof(co), jint(f, "cognitive"));
+		cell_int(ne, sizeof(ne), jint(f, "max_nesting"));
+		file_line(where, sizeof(where), jstr(f, "file"), jint(f, "line"));
+		const char *row[] = {name, cy, co, ne, where};
+		gi_table_add(t, row);
 	}
+	table_flush(t);
 }
 
 static void print_dead_code(json_t *r)
 {
-	printf("%-56s %-13s %s\n", "FUNCTION", "REASON", "WHERE");
+	static const struct gi_table_column cols[] = {
+	    {"FUNCTION", GI_COL_ELIDE, 0, 30},
+	    {"REASON", 0, 0, 0},
+	    {"WHERE", GI_COL_ELIDE, 1, 16},
+	};
+	struct gi_table *t = gi_table_new(cols, 3, 0);
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(r, "functions"), i, f)
 	{
-		char name[768];
+		char name[768], where[1024];
 		function_label(f, name, sizeof(name));
-		printf("%-56s %-13s %s:%lld\n", name, jstr(f, "reason"), jstr(f, "file"),
-		       jint(f, "line"));
+		file_line(where, sizeof(where), jstr(f, "file"), jint(f, "line"));
+		const char *row[] = {name, jstr(f, "reason"), where};
+		gi_table_add(t, row);
 	}
+	table_flush(t);
 	json_t *by = json_object_get(r, "by_reason");
 	printf("%lld functions: %lld unreferenced, %lld test-only, %lld callbacks\n",
 	       jint(r, "count"), jint(by, "unreferenced"), jint(by, "test_only"),
 	       jint(by, "callback"));
 }
 
-static void print_path(json_t *r)
+/* The kinds of the edge from `from` to `to` ("alias,call"), from the
+ * dependencies of `from`, into `out`; "?" when not found. */
+static void edge_kinds(struct kg_db *db, const struct kg_query_params *base, const char *from,
+                       const char *to, struct gi_buf *out)
+{
+	struct kg_query_params q = *base;
+	q.module = from;
+	q.function = NULL;
+	q.from = q.to = NULL;
+	q.include_external = true;
+	json_t *deps = NULL;
+	size_t i, j;
+	json_t *m, *k;
+	bool found = false;
+	if (kg_query(db, "dependencies", &q, &deps) == 0)
+		json_array_foreach(json_object_get(deps, "dependencies"), i, m)
+		{
+			if (strcmp(jstr(m, "module"), to) != 0)
+				continue;
+			json_array_foreach(json_object_get(m, "kinds"), j, k)
+			{
+				gi_buf_printf(out, "%s%s", j ? "," : "", json_string_value(k));
+			}
+			found = true;
+		}
+	if (!found)
+		gi_buf_puts(out, "?");
+	json_decref(deps);
+}
+
+static void print_path(json_t *r, struct kg_db *db, const struct kg_query_params *p)
 {
 	if (!json_is_true(json_object_get(r, "found"))) {
 		printf("no dependency path from %s to %s\n", jstr(r, "from"), jstr(r, "to"));
 		return;
 	}
-	size_t i;
-	json_t *m;
-	json_array_foreach(json_object_get(r, "path"), i, m)
-	{
-		printf("%s%s", i ? " -> " : "", json_string_value(m));
+	json_t *path = json_object_get(r, "path");
+	for (size_t i = 0; i < json_array_size(path); i++) {
+		const char *m = json_string_value(json_array_get(path, i));
+		if (i == 0) {
+			printf("%s\n", m);
+			continue;
+		}
+		struct gi_buf kinds;
+		gi_buf_init(&kinds, 0);
+		edge_kinds(db, p, json_string_value(json_array_get(path, i - 1)), m, &kinds);
+		printf("  -> %s  (%s)\n", m, gi_buf_str(&kinds));
+		gi_buf_destroy(&kinds);
 	}
-	printf("\n%lld hops\n", jint(r, "hops"));
+	long long hops = jint(r, "hops");
+	printf("%lld hop%s\n", hops, hops == 1 ? "" : "s");
+}
+
+/* path prints through print_path, which needs the database for the kinds. */
+static void print_path_placeholder(json_t *r)
+{
+	(void)r;
 }
 
 struct query_command {
@@ -531,7 +673,7 @@ static const struct query_command query_commands[] = {
     {"coupling", "coupling", 0, true, false, print_coupling},
     {"complexity", "complexity", 0, true, false, print_complexity},
     {"dead-code", "dead_code", 0, false, false, print_dead_code},
-    {"path", "path", 2, false, false, print_path},
+    {"path", "path", 2, false, false, print_path_placeholder},
     {"query", NULL, 1, false, true, NULL},
 };
 
@@ -656,8 +798,17 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 		gi_free(db_path);
 		return rc == GI_EINVAL ? CLI_EXIT_USAGE : rc;
 	}
+	if (!o.json && strcmp(query, "functions") == 0) {
+		/* the rows carry lines; their file is the module's */
+		json_t *details = NULL;
+		if (kg_query(db, "module_details", &p, &details) == 0)
+			json_object_set(r, "file", json_object_get(details, "file"));
+		json_decref(details);
+	}
 	if (o.json || !qc->print)
 		json_print(r);
+	else if (strcmp(query, "path") == 0)
+		print_path(r, db, &p);
 	else
 		qc->print(r);
 	json_decref(r);

@@ -212,7 +212,7 @@ static void man_page_from_help(void)
 	char names[64][32];
 	int n = command_names(names, 64);
 	for (int i = 0; i < n; i++) {
-		char sec[64];
+		char sec[4096];
 		snprintf(sec, sizeof(sec), "\n.SS giulia %s\n", names[i]);
 		/* roff escapes the hyphen of dead-code */
 		if (strchr(names[i], '-'))
@@ -270,7 +270,7 @@ static void bash_completion_from_help(void)
 
 static bool is_file(const char *dir, const char *rel)
 {
-	char path[4096];
+	char path[8192];
 	snprintf(path, sizeof(path), "%s/%s", dir, rel);
 	struct stat sb;
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
