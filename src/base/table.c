@@ -20,6 +20,7 @@ struct gi_table {
 	const struct gi_table_column *cols;
 	int ncols, indent;
 	char **cells; /* rows * ncols */
+	char **notes; /* rows, NULL where none */
 	size_t rows, cap;
 };
 
@@ -37,11 +38,21 @@ void gi_table_add(struct gi_table *t, const char *const *cells)
 	if (t->rows == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 16;
 		t->cells = gi_reallocarray(t->cells, t->cap * (size_t)t->ncols, sizeof(char *));
+		t->notes = gi_reallocarray(t->notes, t->cap, sizeof(char *));
 	}
+	t->notes[t->rows] = NULL;
 	for (int c = 0; c < t->ncols; c++)
 		t->cells[t->rows * (size_t)t->ncols + (size_t)c] =
 		    gi_strdup(cells[c] ? cells[c] : "");
 	t->rows++;
+}
+
+void gi_table_note(struct gi_table *t, const char *text)
+{
+	if (t->rows == 0 || !text)
+		return;
+	gi_free(t->notes[t->rows - 1]);
+	t->notes[t->rows - 1] = gi_strdup(text);
 }
 
 size_t gi_table_rows(const struct gi_table *t)
@@ -55,6 +66,9 @@ void gi_table_free(struct gi_table *t)
 		return;
 	for (size_t i = 0; i < t->rows * (size_t)t->ncols; i++)
 		gi_free(t->cells[i]);
+	for (size_t i = 0; i < t->rows; i++)
+		gi_free(t->notes[i]);
+	gi_free(t->notes);
 	gi_free(t->cells);
 	gi_free(t);
 }
@@ -162,6 +176,37 @@ static int row_put(const struct gi_table *t, struct gi_buf *out, const char *con
 	return rc ? rc : gi_buf_puts(out, "\n");
 }
 
+/* `text` word-wrapped to `width` (0: one line), every line indented. */
+static int note_put(struct gi_buf *out, const char *text, int indent, int width)
+{
+	int rc = 0;
+	const char *p = text;
+	while (*p && rc == 0) {
+		while (*p == ' ')
+			p++;
+		size_t len = strlen(p), take = len;
+		if (width > indent + 10 && gi_fmt_width(p) > (size_t)(width - indent)) {
+			size_t room = (size_t)(width - indent);
+			/* the byte offset of `room` code points, then back to a space */
+			size_t off = 0, seen = 0;
+			while (p[off] && seen < room) {
+				off++;
+				while (((unsigned char)p[off] & 0xC0) == 0x80)
+					off++;
+				seen++;
+			}
+			take = off;
+			while (take > 0 && p[take] != ' ')
+				take--;
+			if (take == 0)
+				take = off;
+		}
+		rc = gi_buf_printf(out, "%*s%.*s\n", indent, "", (int)take, p);
+		p += take;
+	}
+	return rc;
+}
+
 int gi_table_render(const struct gi_table *t, int width, struct gi_buf *out)
 {
 	int w[TABLE_COLS_MAX];
@@ -171,8 +216,11 @@ int gi_table_render(const struct gi_table *t, int width, struct gi_buf *out)
 	for (int c = 0; c < t->ncols; c++)
 		headers[c] = t->cols[c].header;
 	int rc = row_put(t, out, headers, w, shown);
-	for (size_t r = 0; r < t->rows && rc == 0; r++)
+	for (size_t r = 0; r < t->rows && rc == 0; r++) {
 		rc =
 		    row_put(t, out, (const char *const *)&t->cells[r * (size_t)t->ncols], w, shown);
+		if (rc == 0 && t->notes[r])
+			rc = note_put(out, t->notes[r], t->indent + 4, width);
+	}
 	return rc;
 }

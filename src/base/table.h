@@ -36,6 +36,9 @@ void gi_table_add(struct gi_table *t, const char *const *cells);
 /* Appends the header and rows, fitted to `width` columns (0: no limit), to
  * `out`. Returns 0 or GI_ENOMEM / GI_ETOOBIG from the buffer. */
 int gi_table_render(const struct gi_table *t, int width, struct gi_buf *out);
+/* Attaches `text` (copied) to the last row: printed under it, indented by
+ * the table's indent + 4 and word-wrapped to the width. */
+void gi_table_note(struct gi_table *t, const char *text);
 /* Number of rows added. */
 size_t gi_table_rows(const struct gi_table *t);
 void gi_table_free(struct gi_table *t);
