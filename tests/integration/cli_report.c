@@ -19,6 +19,7 @@
 #include "catalog_graph.h"
 #include "fuse/fuse.h"
 #include "harness.h"
+#include "headless.h"
 #include "json_util.h"
 #include "support.h"
 
@@ -91,11 +92,59 @@ static void errors_and_anonymous_funs_are_shown(void)
 	json_decref(p);
 }
 
+/* The attribute `name` of <body> in `dom`, as a number (-1: absent). */
+static long body_attr(const char *dom, const char *name)
+{
+	char needle[64];
+	snprintf(needle, sizeof(needle), " %s=\"", name);
+	const char *body = strstr(dom, "<body");
+	const char *at = body ? strstr(body, needle) : NULL;
+	const char *end = body ? strchr(body, '>') : NULL;
+	if (!at || (end && at > end))
+		return -1;
+	return strtol(at + strlen(needle), NULL, 10);
+}
+
+static void html_report_fits_phone_and_desktop(void)
+{
+	TH_NEED(ts_chromium_path() != NULL, "chromium", "no /usr/bin/chromium");
+	json_t *p = joined_profile();
+	struct gi_buf html;
+	gi_buf_init(&html, 0);
+	TH_ASSERT_OK(fuse_report_html(p, &html));
+	const char *h = gi_buf_str(&html);
+	/* wall-clock times on the time axes (the session started 09:50:00 UTC) */
+	TH_ASSERT_STR_CONTAINS(h, ">09:50:00<");
+	TH_ASSERT_STR_CONTAINS(h, ">09:50:39 UTC<");
+	/* the columns explained where they appear */
+	TH_ASSERT_STR_CONTAINS(h, "Ca (afferent)");
+	TH_ASSERT_STR_CONTAINS(h, "min/avg/max: calls in one snapshot interval");
+	TH_ASSERT_STR_CONTAINS(h, "samples: snapshots the module was seen in");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/profile.html", th_tmpdir());
+	TH_ASSERT_OK(gi_fs_write_file(path, html.data, html.len));
+	const int widths[] = {390, 1400};
+	for (size_t i = 0; i < 2; i++) {
+		char *dom = ts_chromium_frame(path, widths[i], 900);
+		TH_ASSERT_MSG(body_attr(dom, "data-viewport") == widths[i],
+		              "the page was laid out at %ld px, not %d",
+		              body_attr(dom, "data-viewport"), widths[i]);
+		TH_ASSERT_MSG(body_attr(dom, "data-overflow") == 0,
+		              "at %d px %ld boxes overflow sideways", widths[i],
+		              body_attr(dom, "data-overflow"));
+		TH_ASSERT_INT_EQ(body_attr(dom, "data-charts-rendered"), 6);
+		free(dom);
+	}
+	gi_buf_destroy(&html);
+	json_decref(p);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(text_report_fits_80_columns),
 	    TH_TEST(errors_and_anonymous_funs_are_shown),
+	    TH_TEST(html_report_fits_phone_and_desktop),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_cli_report", tests);
