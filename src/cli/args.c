@@ -3,6 +3,7 @@
  * `erl -sname` completes them, cookies as BEAM people keep them, the daemon
  * URLs, and the width of the terminal.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,45 @@ const char *cli_worker_url(void)
 const char *cli_monitor_url(void)
 {
 	return url_or(monitor_flag, "GIULIA_MONITOR_URL", "http://127.0.0.1:4001");
+}
+
+static bool has_file(const char *dir, const char *rel)
+{
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, rel) >= sizeof(path))
+		return false;
+	return access(path, F_OK) == 0;
+}
+
+int cli_project_find(char **out)
+{
+	*out = NULL;
+	char *cwd = NULL;
+	int rc = gi_fs_realdir(".", &cwd);
+	if (rc)
+		return rc;
+	char dir[4096];
+	if (gi_strlcpy(dir, cwd, sizeof(dir)) != 0) {
+		*out = cwd;
+		return 0;
+	}
+	char mix[4096] = "";
+	for (;;) {
+		if (has_file(dir, ".giulia/index.db")) {
+			*out = gi_strdup(dir);
+			break;
+		}
+		if (!mix[0] && has_file(dir, "mix.exs"))
+			gi_strlcpy(mix, dir, sizeof(mix));
+		char *slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			break;
+		*slash = '\0';
+	}
+	if (!*out)
+		*out = gi_strdup(mix[0] ? mix : cwd);
+	gi_free(cwd);
+	return 0;
 }
 
 int cli_columns(void)

@@ -130,6 +130,12 @@ void cli_worker_url_set(const char *url);
 void cli_monitor_url_set(const char *url);
 const char *cli_worker_url(void);
 const char *cli_monitor_url(void);
+/* The project the static commands work on when none is given, found like
+ * git and mix do: from the current directory upwards, the nearest
+ * directory holding .giulia/index.db, else the nearest holding mix.exs
+ * (the umbrella root wins over an app when it has the index), else the
+ * current directory. Caller frees *out with gi_free. */
+int cli_project_find(char **out);
 /* The width tables fit: $COLUMNS when a number, else the terminal's when
  * stdout is one, else 0 (no limit). */
 int cli_columns(void);

@@ -106,12 +106,15 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 				o->cookie = next;
 			i++;
 		} else if (strcmp(a, "--beam") == 0) {
-			if (!next)
+			/* --beam DIR...: every following argument up to the next option */
+			if (!next || next[0] == '-')
 				return usage_error(cmd, usage, a, " needs a directory");
-			if (o->nbeam == CLI_BEAM_DIRS_MAX)
-				return usage_error(cmd, usage, "too many directories for ", a);
-			o->beam[o->nbeam++] = next;
-			i++;
+			while (i + 1 < argc && argv[i + 1][0] != '-') {
+				if (o->nbeam == CLI_BEAM_DIRS_MAX)
+					return usage_error(cmd, usage, "too many directories for ",
+					                   a);
+				o->beam[o->nbeam++] = argv[++i];
+			}
 		} else if (strcmp(a, "--jobs") == 0) {
 			rc = int_option(cmd, usage, a, next, &o->jobs);
 			i++;
@@ -148,7 +151,7 @@ static int db_path_resolve(const char *cmd, const struct static_opts *o, const c
 		return 0;
 	}
 	char *real = NULL;
-	int rc = gi_fs_realdir(project ? project : ".", &real);
+	int rc = project ? gi_fs_realdir(project, &real) : cli_project_find(&real);
 	if (rc) {
 		fprintf(stderr, "giulia %s: project directory '%s' does not exist\n", cmd,
 		        project ? project : ".");
@@ -219,7 +222,17 @@ static int cmd_index(int argc, char **argv)
 	int rc = opts_parse(argc, argv, index_usage, 1, &o);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
-	const char *root = o.nargs ? o.args[0] : (o.project ? o.project : ".");
+	char found[4096] = ".";
+	if (!o.nargs && !o.project) {
+		char *dir = NULL;
+		if (cli_project_find(&dir) != 0) {
+			fprintf(stderr, "giulia index: the current directory is not readable\n");
+			return CLI_EXIT_FAILURE;
+		}
+		gi_strlcpy(found, dir, sizeof(found));
+		gi_free(dir);
+	}
+	const char *root = o.nargs ? o.args[0] : (o.project ? o.project : found);
 	const char *db = o.db ? o.db : getenv("GIULIA_DB");
 	if (db && !*db)
 		db = NULL;
