@@ -7,13 +7,21 @@
  * cli_exit_code_for(). The cookie is passed through, never printed.
  */
 #include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/fmt.h"
 #include "base/str.h"
@@ -35,6 +43,9 @@ struct observe_args {
 	int window_ms;
 	int timeout_ms;
 	int top_n;
+	int interval_ms; /* top --watch: between refreshes */
+	int count;       /* top --watch: refreshes, 0: until quit */
+	bool watch;
 	bool json;
 	bool call_time; /* trace: time per function too */
 };
@@ -72,6 +83,14 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 			a->json = true;
 		} else if (strcmp(arg, "--call-time") == 0 && strcmp(cmd, "trace") == 0) {
 			a->call_time = true;
+		} else if (strcmp(arg, "--watch") == 0 && strcmp(cmd, "top") == 0) {
+			a->watch = true;
+		} else if (strcmp(arg, "--interval") == 0 && strcmp(cmd, "top") == 0) {
+			rc = int_option(cmd, arg, next, 100, 3600 * 1000, &a->interval_ms);
+			i++;
+		} else if (strcmp(arg, "--count") == 0 && strcmp(cmd, "top") == 0) {
+			rc = int_option(cmd, arg, next, 1, 1000000, &a->count);
+			i++;
 		} else if (strcmp(arg, "--cookie") == 0) {
 			if (!next)
 				return usage_error(cmd, "--cookie needs a value");
@@ -126,6 +145,8 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 		return crc;
 	if (strcmp(cmd, "trace") == 0 && (!a->modules || !*a->modules))
 		return usage_error(cmd, "which modules? give MOD[,MOD...]");
+	if ((a->interval_ms || a->count) && !a->watch)
+		return usage_error(cmd, "--interval and --count go with --watch");
 	if (a->by && strcmp(a->by, "reductions") != 0 && strcmp(a->by, "memory") != 0 &&
 	    strcmp(a->by, "mailbox") != 0)
 		return usage_error(cmd, "--by takes reductions, memory or mailbox");
@@ -280,15 +301,286 @@ static void print_pulse(json_t *snapshot)
 	obs_view_destroy(&v);
 }
 
+/* ---- progress on stderr while a measurement runs ---- */
+
+struct progress {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done, running;
+	const char *what;
+	int64_t end_ms;
+};
+
+static void *progress_main(void *arg)
+{
+	struct progress *p = arg;
+	static const char spin[] = "|/-\\";
+	int tick = 0;
+	pthread_mutex_lock(&p->lock);
+	while (!p->done) {
+		int64_t left = p->end_ms - gi_clock_mono_ms();
+		if (left > 0)
+			fprintf(stderr, "\r%c %s: %lld s left \x1b[K", spin[tick % 4], p->what,
+			        (long long)(left + 999) / 1000);
+		else
+			fprintf(stderr, "\r%c %s: collecting \x1b[K", spin[tick % 4], p->what);
+		fflush(stderr);
+		tick++;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+	}
+	pthread_mutex_unlock(&p->lock);
+	fputs("\r\x1b[K", stderr);
+	fflush(stderr);
+	return NULL;
+}
+
+/* Starts a countdown of `ms` on stderr, only when stderr is a terminal and
+ * the output is not JSON (progress never mixes with what scripts read). */
+static void progress_start(struct progress *p, const char *what, int ms, bool json)
+{
+	memset(p, 0, sizeof(*p));
+	if (json || !isatty(STDERR_FILENO))
+		return;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->what = what;
+	p->end_ms = gi_clock_mono_ms() + ms;
+	p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
+}
+
+static void progress_stop(struct progress *p)
+{
+	if (!p->running)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->done = true;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+}
+
+/* ---- giulia top --watch ---- */
+
+static volatile sig_atomic_t watch_stop;
+
+static void watch_signal(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+static const char *const watch_metrics[] = {"reductions", "memory", "mailbox"};
+
+static const struct obs_view_processes *watch_list(const struct obs_view *v, int metric)
+{
+	return metric == 1   ? &v->top_memory
+	       : metric == 2 ? &v->top_message_queue
+	                     : &v->top_reductions;
+}
+
+/* One frame: the pulse header, the key line, the processes; in a terminal
+ * each line clears what the previous frame left after it. */
+static void watch_frame(const struct obs_view *v, int metric, bool paused, bool tty, int rows,
+                        int interval_ms)
+{
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	pulse_header_render(v, &b);
+	char title[256];
+	snprintf(title, sizeof(title), "top by %s, every %.1f s%s", watch_metrics[metric],
+	         interval_ms / 1000.0, paused ? "  [paused]" : "");
+	if (tty)
+		gi_buf_puts(&b,
+		            "keys: r reductions  m memory  b mailbox  s next  p pause  q quit\n");
+	processes_render(watch_list(v, metric), title, &b);
+	if (!tty) {
+		char when[32];
+		time_t now = time(NULL);
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		printf("--- %s\n%s\n", when, gi_buf_str(&b));
+		fflush(stdout);
+		gi_buf_destroy(&b);
+		return;
+	}
+	fputs("\x1b[H", stdout);
+	int line = 0;
+	for (const char *p = gi_buf_str(&b); *p && line < rows - 1; line++) {
+		size_t n = strcspn(p, "\n");
+		fwrite(p, 1, n, stdout);
+		fputs("\x1b[K\r\n", stdout);
+		p += n;
+		if (*p)
+			p++;
+	}
+	fputs("\x1b[J", stdout);
+	fflush(stdout);
+	gi_buf_destroy(&b);
+}
+
+/* The metric for key `c` (-1: not a metric key). */
+static int watch_key_metric(int c, int current)
+{
+	switch (c) {
+	case 'r':
+		return 0;
+	case 'm':
+		return 1;
+	case 'b':
+	case 'x':
+		return 2;
+	case 's':
+	case '\t':
+		return (current + 1) % 3;
+	default:
+		return -1;
+	}
+}
+
+/* Waits up to `ms` answering keys (a terminal) or sleeping (a pipe); returns
+ * true when the frame must be drawn again at once. */
+static bool watch_wait(bool tty, int64_t ms, int *metric, bool *paused)
+{
+	int64_t until = gi_clock_mono_ms() + ms;
+	bool once = true; /* keys typed meanwhile are read even when no time is left */
+	while (!watch_stop) {
+		int64_t left = until - gi_clock_mono_ms();
+		if (left <= 0 && !(tty && once))
+			return false;
+		once = false;
+		if (left < 0)
+			left = 0;
+		if (!tty) {
+			struct timespec ts = {(time_t)(left / 1000),
+			                      (long)(left % 1000) * 1000000L};
+			nanosleep(&ts, NULL);
+			return false;
+		}
+		struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
+		if (poll(&pfd, 1, (int)(left > 250 ? 250 : left)) <= 0) {
+			if (left == 0)
+				return false;
+			continue;
+		}
+		char c = 0;
+		if (read(STDIN_FILENO, &c, 1) != 1)
+			continue;
+		int m = watch_key_metric(c, *metric);
+		if (c == 'q' || c == 'Q' || c == 3) {
+			watch_stop = 1;
+		} else if (c == 'p' || c == ' ') {
+			*paused = !*paused;
+			return true;
+		} else if (m >= 0) {
+			*metric = m;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* `giulia top --watch`: a snapshot every interval, each on its own short
+ * connection (nothing stays on the node between refreshes). */
+static int run_top_watch(const struct observe_args *a)
+{
+	bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) && !a->json;
+	int interval = a->interval_ms ? a->interval_ms : 2000;
+	/* half the interval measures, the other half answers keys */
+	int window = a->window_ms ? a->window_ms : (interval / 2 < 1000 ? interval / 2 : 1000);
+	int metric = a->by && strcmp(a->by, "memory") == 0    ? 1
+	             : a->by && strcmp(a->by, "mailbox") == 0 ? 2
+	                                                      : 0;
+	struct termios saved;
+	bool raw = false;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = watch_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (tty && tcgetattr(STDIN_FILENO, &saved) == 0) {
+		struct termios t = saved;
+		t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		t.c_cc[VMIN] = 0;
+		t.c_cc[VTIME] = 0;
+		raw = tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
+		fputs("\x1b[?1049h\x1b[?25l\x1b[H\x1b[J", stdout);
+		fflush(stdout);
+	}
+	struct obs_target t = {a->node, a->cookie, a->timeout_ms};
+	struct obs_view v;
+	bool have = false, paused = false, fresh = true;
+	int rc = 0, frames = 0;
+	while (!watch_stop) {
+		int rows = 24;
+		struct winsize ws;
+		if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
+			rows = ws.ws_row;
+		if (!paused && fresh) {
+			json_t *snap = NULL;
+			rc = obs_pulse(&t, window, tty && rows > 12 ? rows : a->top_n, &snap);
+			if (rc != 0)
+				break;
+			if (a->json) {
+				char *line = json_dumps(snap, JSON_COMPACT);
+				if (line)
+					printf("%s\n", line);
+				free(line);
+				fflush(stdout);
+			} else {
+				if (have)
+					obs_view_destroy(&v);
+				have = obs_view_parse(snap, &v) == 0;
+			}
+			json_decref(snap);
+			frames++;
+		}
+		if (have && !a->json)
+			watch_frame(&v, metric, paused, tty, rows, interval);
+		if (a->count && frames >= a->count)
+			break;
+		int64_t wait = paused ? 3600000 : interval - window;
+		/* a key redraws the last snapshot at once; the interval fetches a new one */
+		fresh = !watch_wait(tty, wait > 0 ? wait : 0, &metric, &paused);
+	}
+	if (tty) {
+		fputs("\x1b[?25h\x1b[?1049l", stdout);
+		fflush(stdout);
+	}
+	if (raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	if (have)
+		obs_view_destroy(&v);
+	if (rc != 0)
+		return node_error("top", a->node, rc);
+	return CLI_EXIT_OK;
+}
+
 static int run_pulse_or_top(const char *cmd, int argc, char **argv)
 {
 	struct observe_args a;
 	int rc = parse_args(cmd, argc, argv, &a);
 	if (rc != 0)
 		return rc < 0 ? CLI_EXIT_OK : rc;
+	if (a.watch)
+		return run_top_watch(&a);
 	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
 	json_t *snap = NULL;
+	struct progress prog;
+	progress_start(&prog, "measuring", a.window_ms ? a.window_ms : 1000, a.json);
 	rc = obs_pulse(&t, a.window_ms, a.top_n, &snap);
+	progress_stop(&prog);
 	if (rc != 0)
 		return node_error(cmd, a.node, rc);
 	bool top = strcmp(cmd, "top") == 0;
@@ -369,7 +661,10 @@ static int run_trace(int argc, char **argv)
 	}
 	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
 	json_t *out = NULL;
+	struct progress prog;
+	progress_start(&prog, "tracing", a.window_ms > 0 ? a.window_ms : 5000, a.json);
 	rc = obs_trace_timed(&t, mods, a.window_ms > 0 ? a.window_ms : 5000, a.call_time, &out);
+	progress_stop(&prog);
 	gi_free(list);
 	if (rc != 0)
 		return node_error("trace", a.node, rc);
@@ -428,6 +723,13 @@ static const struct cli_option pulse_options[] = {
 };
 static const struct cli_option top_options[] = {
     {"--by METRIC", "reductions, memory or mailbox", "reductions"},
+    {"--watch",
+     "refresh in place, full screen (keys: r, m, b metric; s next; p pause; q "
+     "quit); plain lines when stdout is not a terminal, one JSON object a line "
+     "with --json",
+     NULL},
+    {"--interval MS", "with --watch: time between refreshes", "2000"},
+    {"--count N", "with --watch: stop after N refreshes", "until q or Ctrl-C"},
     {"--window MS", "how long reductions are measured", "1000"},
     {"-n N", "how many processes", "10"},
     {"--json", "print the processes as JSON (raw numbers)", NULL},
@@ -452,9 +754,11 @@ static const struct cli_help pulse_help = {
     "giulia pulse shop --window 2000 -n 5"};
 static const struct cli_help top_help = {
     "The top N processes of a live node by reductions over the window, by memory, or by "
-    "mailbox length. The share column is the process's share of all reductions in the "
-    "window.",
-    top_options, cli_node_options, CLI_EXITS_NODE, "giulia top shop@localhost --by memory -n 20"};
+    "mailbox length. REDS% is the process's share of all reductions in the window (the "
+    "BEAM's unit of work, not CPU time). --watch keeps it on screen like observer_cli, with "
+    "the node's pulse in a header.",
+    top_options, cli_node_options, CLI_EXITS_NODE,
+    "giulia top shop@localhost --by memory -n 20\ngiulia top shop --watch --interval 1000"};
 static const struct cli_help trace_help = {
     "Calls per function of the given modules (Elixir or :erlang names) counted with "
     "call-count tracing; every trace pattern is removed when it ends, also on a deadline "
@@ -468,8 +772,8 @@ const struct cli_command cli_observe_commands[] = {
      "[--json]",
      "one snapshot of a live node", run_pulse, &pulse_help},
     {"top",
-     "NODE [--by reductions|memory|mailbox] [--window MS] [-n N] [--cookie C | "
-     "--cookie-file FILE] [--timeout MS] [--json]",
+     "NODE [--by reductions|memory|mailbox] [--watch [--interval MS] [--count N]] "
+     "[--window MS] [-n N] [--cookie C | --cookie-file FILE] [--timeout MS] [--json]",
      "the busiest processes of a live node", run_top, &top_help},
     {"trace",
      "NODE MOD[,MOD...] [--for MS] [--call-time] [--cookie C | --cookie-file FILE] "
