@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 enum cli_exit {
 	CLI_EXIT_OK = 0,
 	CLI_EXIT_FAILURE = 1, /* the command ran and failed */
@@ -136,6 +138,9 @@ const char *cli_monitor_url(void);
  * (the umbrella root wins over an app when it has the index), else the
  * current directory. Caller frees *out with gi_free. */
 int cli_project_find(char **out);
+/* GET `path` from the worker (cli_worker_url); *status and *body (caller
+ * decrefs; NULL when not JSON). Returns 0 or a GI_E* code (cmd_profile.c). */
+int cli_worker_get(const char *path, int *status, json_t **body);
 /* The width tables fit: $COLUMNS when a number, else the terminal's when
  * stdout is one, else 0 (no limit). */
 int cli_columns(void);

@@ -487,6 +487,9 @@ static int error_code_named(const char *name)
 	return 0;
 }
 
+/* A 404 that the caller explains better (stop after the node died). */
+static bool monitor_quiet_404;
+
 /* Calls the monitor; prints a clear message and returns an exit code on failure. */
 static int monitor_call(const char *method, const char *path, json_t *body, int timeout_ms,
                         int *status, json_t **resp)
@@ -515,6 +518,8 @@ static int monitor_call(const char *method, const char *path, json_t *body, int 
 		        (int)blen, base, gi_strerror(rc));
 		return CLI_EXIT_CONNECT;
 	}
+	if (*status == 404 && monitor_quiet_404)
+		return CLI_EXIT_FAILURE;
 	if (*status >= 400) {
 		const char *msg = json_string_value(json_object_get(*resp, "error"));
 		const char *hint = json_string_value(json_object_get(*resp, "hint"));
@@ -628,6 +633,55 @@ static int observe_start(struct observe_opts *o)
 	return rc;
 }
 
+/* `stop` of a node the monitor observes no more: the worker's newest
+ * observation of it says whether it ended early, why, and where its
+ * profile is. Returns the exit code. */
+static int stop_not_running(const char *node, json_t *monitor_answer)
+{
+	int status = 0;
+	json_t *list = NULL;
+	json_t *found = NULL;
+	if (cli_worker_get("/api/runtime/observations?limit=1000", &status, &list) == 0 &&
+	    status == 200) {
+		size_t i;
+		json_t *o;
+		json_array_foreach(json_object_get(list, "observations"), i, o)
+		{
+			const char *n = json_string_value(json_object_get(o, "node"));
+			if (n && strcmp(n, node) == 0) {
+				found = o;
+				break;
+			}
+		}
+	}
+	const char *state = found ? json_string_value(json_object_get(found, "status")) : NULL;
+	int rc = CLI_EXIT_FAILURE;
+	if (!found || (state && strcmp(state, "running") == 0)) {
+		const char *msg = json_string_value(json_object_get(monitor_answer, "error"));
+		fprintf(stderr,
+		        "giulia-observe stop: %s; `giulia-observe status` lists what runs\n",
+		        msg ? msg : "no observation of this node is running");
+	} else {
+		const char *reason = json_string_value(json_object_get(found, "reason"));
+		json_t *pid = json_object_get(found, "profile_id");
+		printf("the observation of %s (session %s) had already ended early: %s (%s)\n",
+		       node, json_string_value(json_object_get(found, "session_id")), state,
+		       reason ? reason : "no reason recorded");
+		if (json_is_integer(pid)) {
+			printf(
+			    "its profile was built from the %lld snapshot(s) that arrived: giulia "
+			    "profile %lld\n",
+			    (long long)json_integer_value(json_object_get(found, "snapshots")),
+			    (long long)json_integer_value(pid));
+			rc = CLI_EXIT_OK;
+		} else {
+			printf("no profile was built for it\n");
+		}
+	}
+	json_decref(list);
+	return rc;
+}
+
 static int observe_stop(struct observe_opts *o)
 {
 	if (o->npos != 1)
@@ -639,8 +693,15 @@ static int observe_stop(struct observe_opts *o)
 	json_t *body = json_pack("{s:s}", "node", node);
 	int status;
 	json_t *resp = NULL;
+	monitor_quiet_404 = true;
 	int rc = monitor_call("POST", "/api/monitor/observe/stop", body, 300000, &status, &resp);
+	monitor_quiet_404 = false;
 	json_decref(body);
+	if (rc != 0 && status == 404) {
+		rc = stop_not_running(node, resp);
+		json_decref(resp);
+		return rc;
+	}
 	if (rc == 0 && o->json) {
 		print_json(resp);
 	} else if (rc == 0) {
@@ -652,7 +713,8 @@ static int observe_stop(struct observe_opts *o)
 			printf("the observation of %s (session %s) had already ended: %s; %s\n",
 			       node, json_string_value(json_object_get(resp, "session_id")),
 			       json_string_value(json_object_get(resp, "reason")),
-			       json_is_integer(pid) ? "its profile was built from what arrived"
+			       json_is_integer(pid) ? "its profile was built from what arrived "
+			                              "(below)"
 			                            : "no profile yet");
 		if (json_is_true(json_object_get(resp, "queued"))) {
 			printf("stopped; the worker has not answered yet: the end of session %s is "
@@ -674,7 +736,9 @@ static int observe_stop(struct observe_opts *o)
 			}
 		}
 		if (json_is_integer(pid))
-			printf("profile id: %lld\n", (long long)json_integer_value(pid));
+			printf("profile id: %lld (giulia profile %lld)\n",
+			       (long long)json_integer_value(pid),
+			       (long long)json_integer_value(pid));
 		gi_buf_destroy(&text);
 	}
 	json_decref(resp);
