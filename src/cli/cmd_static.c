@@ -27,7 +27,7 @@
 struct static_opts {
 	const char *project;
 	const char *db;
-	bool json, force, external, direct, help;
+	bool json, force, external, direct, help, no_tests;
 	int depth, top, jobs;
 	const char *args[3];
 	int nargs;
@@ -78,6 +78,8 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 			o->external = true;
 		} else if (strcmp(a, "--direct") == 0) {
 			o->direct = true;
+		} else if (strcmp(a, "--no-tests") == 0) {
+			o->no_tests = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			o->help = true;
 		} else if (strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0) {
@@ -459,7 +461,87 @@ static void print_depth_list(json_t *list, bool functions)
 	}
 }
 
-static void print_impact(json_t *r)
+/* Whether module `name` is test code, from the project's module list. */
+static bool module_is_test(json_t *modules, const char *name)
+{
+	size_t i;
+	json_t *m;
+	json_array_foreach(json_object_get(modules, "modules"), i, m)
+	{
+		if (strcmp(jstr(m, "name"), name) == 0)
+			return json_is_true(json_object_get(m, "test"));
+	}
+	return false;
+}
+
+/* The dependent at depth `depth - 1` through which `name` reaches the
+ * module (one of them): a module `name` depends on. NULL when none. */
+static const char *impact_via(struct kg_db *db, const struct kg_query_params *base,
+                              json_t *dependents, const char *name, long long depth,
+                              json_t **deps_out)
+{
+	struct kg_query_params q = *base;
+	q.module = name;
+	q.function = NULL;
+	q.include_external = false;
+	*deps_out = NULL;
+	if (kg_query(db, "dependencies", &q, deps_out) != 0)
+		return NULL;
+	size_t i, j;
+	json_t *d, *m;
+	json_array_foreach(json_object_get(*deps_out, "dependencies"), i, d)
+	{
+		json_array_foreach(dependents, j, m)
+		{
+			if (jint(m, "depth") == depth - 1 &&
+			    strcmp(jstr(m, "module"), jstr(d, "module")) == 0)
+				return jstr(d, "module");
+		}
+	}
+	return NULL;
+}
+
+/* Dependents, library code first and tests apart (left out with
+ * --no-tests), each beyond depth 1 with the module it comes through. */
+static void print_dependents_split(struct kg_db *db, const struct kg_query_params *p, json_t *r,
+                                   bool no_tests)
+{
+	json_t *modules = NULL;
+	struct kg_query_params all = {0};
+	kg_query(db, "modules", &all, &modules);
+	json_t *list = json_object_get(r, "dependents");
+	for (int tests = 0; tests < 2; tests++) {
+		if (tests && no_tests)
+			break;
+		size_t i, n = 0;
+		json_t *m;
+		json_array_foreach(list, i, m)
+		{
+			if (module_is_test(modules, jstr(m, "module")) == (tests == 1))
+				n++;
+		}
+		printf("%s (%zu):\n", tests ? "test dependents" : "dependents", n);
+		json_array_foreach(list, i, m)
+		{
+			const char *name = jstr(m, "module");
+			if (module_is_test(modules, name) != (tests == 1))
+				continue;
+			long long depth = jint(m, "depth");
+			json_t *deps = NULL;
+			const char *via =
+			    depth > 1 ? impact_via(db, p, list, name, depth, &deps) : NULL;
+			if (via)
+				printf("  [%lld] %s (via %s)\n", depth, name, via);
+			else
+				printf("  [%lld] %s\n", depth, name);
+			json_decref(deps);
+		}
+	}
+	json_decref(modules);
+}
+
+static void print_impact(json_t *r, struct kg_db *db, const struct kg_query_params *p,
+                         bool no_tests)
 {
 	if (json_object_get(r, "function")) {
 		printf("impact of %s.%s (depth %lld)\n", jstr(r, "module"), jstr(r, "function"),
@@ -470,12 +552,21 @@ static void print_impact(json_t *r)
 		print_depth_list(json_object_get(r, "callees"), true);
 		return;
 	}
-	printf("impact of %s (depth %lld, risk %s)\n", jstr(r, "module"), jint(r, "depth"),
-	       jstr(r, "risk"));
-	printf("dependents (%lld):\n", jint(r, "dependent_count"));
-	print_depth_list(json_object_get(r, "dependents"), false);
+	long long in = jint(r, "in_degree");
+	bool hub = json_is_true(json_object_get(r, "hub"));
+	const char *risk = jstr(r, "risk");
+	printf("impact of %s (depth %lld)\n", jstr(r, "module"), jint(r, "depth"));
+	printf(
+	    "risk %s: %lld module%s depend%s on it directly%s (medium for a hub, high from 10)\n",
+	    risk, in, in == 1 ? "" : "s", in == 1 ? "s" : "", hub ? ", a hub" : ", not a hub");
+	print_dependents_split(db, p, r, no_tests);
 	printf("dependencies (%lld):\n", jint(r, "dependency_count"));
 	print_depth_list(json_object_get(r, "dependencies"), false);
+}
+
+static void print_impact_placeholder(json_t *r)
+{
+	(void)r;
 }
 
 static void print_cycles(json_t *r)
@@ -680,7 +771,7 @@ static const struct query_command query_commands[] = {
     {"functions", "functions", 1, false, false, print_functions},
     {"dependents", "dependents", 1, false, false, print_dependents},
     {"dependencies", "dependencies", 1, false, false, print_dependencies},
-    {"impact", "impact", 1, false, false, print_impact},
+    {"impact", "impact", 1, false, false, print_impact_placeholder},
     {"cycles", "cycles", 0, false, false, print_cycles},
     {"hubs", "hubs", 0, false, false, print_hubs},
     {"coupling", "coupling", 0, true, false, print_coupling},
@@ -822,6 +913,8 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 		json_print(r);
 	else if (strcmp(query, "path") == 0)
 		print_path(r, db, &p);
+	else if (strcmp(query, "impact") == 0)
+		print_impact(r, db, &p, o.no_tests);
 	else
 		qc->print(r);
 	json_decref(r);
@@ -836,7 +929,7 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 #define U_FUNCTIONS    "MODULE" COMMON
 #define U_DEPENDENTS   "MODULE" COMMON " [--direct]"
 #define U_DEPENDENCIES "MODULE" COMMON " [--external] [--direct]"
-#define U_IMPACT       "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external] [--direct]"
+#define U_IMPACT       "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external] [--direct] [--no-tests]"
 #define U_CYCLES       "" COMMON
 #define U_HUBS         "" COMMON " [--top N]"
 #define U_COUPLING     "[MODULE]" COMMON " [--top N]"
@@ -895,6 +988,7 @@ static const struct cli_option direct_options[] = {OPT_DIRECT, OPT_END};
 static const struct cli_option external_direct_options[] = {OPT_EXTERNAL, OPT_DIRECT, OPT_END};
 static const struct cli_option impact_options[] = {
     {"--depth N", "how many steps of dependents and dependencies to follow", "2"},
+    {"--no-tests", "leave test modules out of the dependents (text output)", NULL},
     OPT_EXTERNAL,
     OPT_DIRECT,
     OPT_END,
@@ -935,9 +1029,10 @@ STATIC_HELP(dependents_help,
 STATIC_HELP(dependencies_help, "Modules MODULE depends on, with the kinds of dependency.",
             external_direct_options, "giulia dependencies Shop.Cart --external");
 STATIC_HELP(impact_help,
-            "The blast radius of a change: the transitive dependents and dependencies of a "
-            "module up to --depth, with its risk and the factors behind it; for "
-            "MOD.fun/arity the transitive callers and callees.",
+            "The blast radius of a change: the transitive dependents (library code, then "
+            "tests; beyond depth 1 with the module each comes through) and dependencies of "
+            "a module up to --depth, with its risk and why; for MOD.fun/arity the "
+            "transitive callers and callees.",
             impact_options, "giulia impact Shop.Repo --depth 3\ngiulia impact Shop.Cart.add/2");
 STATIC_HELP(cycles_help, "Dependency cycles between modules (strongly connected components).", NULL,
             "giulia cycles");

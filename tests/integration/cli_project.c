@@ -39,6 +39,9 @@ static const char *project(void)
 	           "defmodule Nexus.B do\n  def f, do: Nexus.Repo.get(2)\nend\n");
 	write_file(root, "lib/nexus/c.ex",
 	           "defmodule Nexus.C do\n  def f, do: Nexus.Repo.get(3)\nend\n");
+	write_file(
+	    root, "test/nexus_test.exs",
+	    "defmodule NexusTest do\n  use ExUnit.Case\n  test \"a\", do: Nexus.A.f()\nend\n");
 	return root;
 }
 
@@ -116,11 +119,30 @@ static void beam_takes_several_directories(void)
 	free(err);
 }
 
+static void impact_says_why_through_what_and_apart_from_tests(void)
+{
+	const char *root = project();
+	char *out = NULL, *err = NULL;
+	TH_ASSERT_INT_EQ(IN(root, NULL, NULL, "index", root), 0);
+	TH_ASSERT_MSG(IN(root, &out, &err, "impact", "Nexus.Repo") == 0, "impact: %s", err);
+	/* the factors of the risk */
+	TH_ASSERT_STR_CONTAINS(out, "risk medium: 3 modules depend on it directly, a hub");
+	/* tests apart, and through which module they come */
+	TH_ASSERT_STR_CONTAINS(out, "dependents (3):");
+	TH_ASSERT_STR_CONTAINS(out, "test dependents (1):\n  [2] NexusTest (via Nexus.A)");
+	free(out);
+	free(err);
+	TH_ASSERT_INT_EQ(IN(root, &out, NULL, "impact", "Nexus.Repo", "--no-tests"), 0);
+	TH_ASSERT(strstr(out, "NexusTest") == NULL);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(found_upwards_like_git_and_mix),
 	    TH_TEST(beam_takes_several_directories),
+	    TH_TEST(impact_says_why_through_what_and_apart_from_tests),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_cli_project", tests);
