@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "net/client.h"
 #include "api/http.h"
@@ -21,6 +22,7 @@
 #include "api/worker.h"
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/log.h"
@@ -466,6 +468,8 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 			o->project = v;
 		else if (opt_value(argc, argv, &i, "--monitor", &v))
 			cli_monitor_url_set(v);
+		else if (opt_value(argc, argv, &i, "--worker", &v))
+			cli_worker_url_set(v);
 		else if (argv[i][0] == '-' && argv[i][1] == '-')
 			return observe_usage(argv[0], "unknown option ", argv[i]);
 		else if (o->npos < 8)
@@ -562,6 +566,45 @@ static json_t *split_modules(const char *list)
 	return arr;
 }
 
+/* After a start with modules to trace: waits for the first snapshot to
+ * reach the worker (at most an interval and a few seconds) and says loudly
+ * which modules could not be traced (not loaded, traced by another tool), so
+ * that nobody waits through an observation that cannot show them. */
+static void start_check_traced(const char *session, long long interval_ms)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s?include=snapshots", session);
+	long long wait = interval_ms + 5000;
+	if (wait > 20000)
+		wait = 20000;
+	int64_t end = gi_clock_mono_ms() + wait;
+	while (gi_clock_mono_ms() < end) {
+		int status = 0;
+		json_t *obs = NULL;
+		if (cli_worker_get(path, &status, &obs) == 0 && status == 200 &&
+		    json_array_size(json_object_get(obs, "snapshot_data")) > 0) {
+			json_t *snap = json_array_get(json_object_get(obs, "snapshot_data"), 0);
+			size_t i;
+			json_t *e;
+			json_array_foreach(json_object_get(snap, "errors"), i, e)
+			{
+				const char *msg = json_string_value(e);
+				if (msg && strstr(msg, "module "))
+					fprintf(
+					    stderr,
+					    "giulia-observe start: WARNING: %s; its calls will not "
+					    "be in the profile\n",
+					    msg);
+			}
+			json_decref(obs);
+			return;
+		}
+		json_decref(obs);
+		struct timespec ts = {0, 200 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static int observe_start(struct observe_opts *o)
 {
 	if (o->npos < 1)
@@ -628,6 +671,11 @@ static int observe_start(struct observe_opts *o)
 			       node,
 			       (long long)json_integer_value(json_object_get(resp, "interval_ms")),
 			       json_string_value(json_object_get(resp, "session_id")), node);
+		fflush(stdout);
+		const char *sid = json_string_value(json_object_get(resp, "session_id"));
+		if (trace && trace[0] && sid)
+			start_check_traced(
+			    sid, json_integer_value(json_object_get(resp, "interval_ms")));
 	}
 	json_decref(resp);
 	return rc;
@@ -837,6 +885,10 @@ static const struct cli_option observe_start_options[] = {
     {"--trace MOD,MOD", "count calls to these modules' functions (also the fourth argument)", NULL},
     {"--call-time", "time the traced functions too (in the hottest processes)", NULL},
     {"--project PATH", "the indexed project the profile is fused with", NULL},
+    {"--worker URL",
+     "the worker asked, after the first snapshot, whether every traced "
+     "module could be traced (a loud warning names those that could not)",
+     "$GIULIA_WORKER_URL, else http://127.0.0.1:4000"},
     {NULL, NULL, NULL},
 };
 
@@ -860,7 +912,7 @@ const struct cli_command cli_observe_program_commands[] = {
     {"start",
      "NODE [COOKIE] [INTERVAL_MS] [MOD,MOD] [--interval MS] [--trace MOD,MOD] "
      "[--cookie C | --cookie-file FILE] [--call-time] [--project PATH] [--monitor URL] "
-     "[--json]",
+     "[--worker URL] [--json]",
      "start observing a live node", run_observe_start, &observe_start_help},
     {"stop", "NODE [--monitor URL] [--json]", "stop an observation and print its profile",
      run_observe_stop, &observe_stop_help},
