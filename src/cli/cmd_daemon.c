@@ -27,6 +27,7 @@
 #include "base/fs.h"
 #include "base/log.h"
 #include "base/str.h"
+#include "base/table.h"
 #include "cli/cli.h"
 #include "fuse/fuse.h"
 
@@ -802,22 +803,36 @@ static int observe_status(struct observe_opts *o)
 		print_json(resp);
 	} else if (rc == 0) {
 		json_t *list = json_object_get(resp, "observations");
-		if (json_array_size(list) == 0)
-			printf("no observation running\n");
-		else
-			printf("%-18s %-32s %10s %9s %s\n", "SESSION", "NODE", "INTERVAL",
-			       "SNAPSHOTS", "STATE");
+		static const struct gi_table_column cols[] = {
+		    {"SESSION", 0, 0, 0},
+		    {"NODE", GI_COL_ELIDE, 0, 16},
+		    {"INTERVAL", GI_COL_RIGHT, 1, 0},
+		    {"SNAPSHOTS", GI_COL_RIGHT, 0, 0},
+		    {"STATE", 0, 0, 0},
+		};
+		struct gi_table *t = gi_table_new(cols, 5, 0);
 		size_t i;
 		json_t *s;
 		json_array_foreach(list, i, s)
 		{
-			printf("%-18s %-32s %8lldms %9lld %s\n",
-			       json_string_value(json_object_get(s, "session_id")),
-			       json_string_value(json_object_get(s, "node")),
-			       (long long)json_integer_value(json_object_get(s, "interval_ms")),
-			       (long long)json_integer_value(json_object_get(s, "snapshots")),
-			       json_string_value(json_object_get(s, "state")));
+			char iv[32], snaps[32];
+			snprintf(iv, sizeof(iv), "%lld ms",
+			         (long long)json_integer_value(json_object_get(s, "interval_ms")));
+			snprintf(snaps, sizeof(snaps), "%lld",
+			         (long long)json_integer_value(json_object_get(s, "snapshots")));
+			const char *row[] = {json_string_value(json_object_get(s, "session_id")),
+			                     json_string_value(json_object_get(s, "node")), iv,
+			                     snaps, json_string_value(json_object_get(s, "state"))};
+			gi_table_add(t, row);
 		}
+		struct gi_buf tb;
+		gi_buf_init(&tb, 0);
+		if (json_array_size(list) == 0)
+			printf("no observation running\n");
+		else if (gi_table_render(t, cli_columns(), &tb) == 0)
+			fputs(gi_buf_str(&tb), stdout);
+		gi_buf_destroy(&tb);
+		gi_table_free(t);
 		json_t *d = json_object_get(resp, "delivery");
 		json_t *prev = json_object_get(d, "previous_run");
 		if (json_is_object(prev))

@@ -675,30 +675,40 @@ static int run_trace(int argc, char **argv)
 	} else {
 		printf("%s: calls per function over %.0f ms\n",
 		       str_or(json_object_get(out, "node"), "?"), num(out, "window_ms"));
-		if (a.call_time)
-			printf("  %12s  %12s  %10s  %s\n", "CALLS", "TIMED", "MEAN_US", "FUNCTION");
-		else
-			printf("  %12s  %s\n", "CALLS", "FUNCTION");
+		static const struct gi_table_column cols[] = {
+		    {"CALLS", GI_COL_RIGHT, 0, 0},
+		    {"TIMED", GI_COL_RIGHT, 1, 0},
+		    {"MEAN_US", GI_COL_RIGHT, 0, 0},
+		    {"FUNCTION", GI_COL_ELIDE, 0, 24},
+		};
+		static const struct gi_table_column plain[] = {
+		    {"CALLS", GI_COL_RIGHT, 0, 0},
+		    {"FUNCTION", GI_COL_ELIDE, 0, 24},
+		};
+		struct gi_table *tbl =
+		    a.call_time ? gi_table_new(cols, 4, 2) : gi_table_new(plain, 2, 2);
 		size_t i;
 		json_t *c;
 		json_array_foreach(json_object_get(out, "calls"), i, c)
 		{
-			char count[GI_FMT_NUM_MAX], fn[1024];
+			char count[GI_FMT_NUM_MAX], fn[1024], tc[GI_FMT_NUM_MAX], mean[32];
 			gi_fmt_count(num(c, "count"), count, sizeof(count));
 			gi_fmt_function(str_or(json_object_get(c, "module"), "?"),
 			                str_or(json_object_get(c, "function"), "?"),
 			                (long long)num(c, "arity"), fn, sizeof(fn));
-			if (a.call_time) {
-				double timed = num(c, "time_calls"), us = num(c, "time_us");
-				char tc[GI_FMT_NUM_MAX];
-				gi_fmt_count(timed, tc, sizeof(tc));
-				printf("  %12s  %12s  %10.1f  ", count, tc,
-				       timed > 0 ? us / timed : 0.0);
-			} else {
-				printf("  %12s  ", count);
-			}
-			printf("%s\n", fn);
+			double timed = num(c, "time_calls"), us = num(c, "time_us");
+			gi_fmt_count(timed, tc, sizeof(tc));
+			snprintf(mean, sizeof(mean), "%.1f", timed > 0 ? us / timed : 0.0);
+			const char *row4[] = {count, tc, mean, fn};
+			const char *row2[] = {count, fn};
+			gi_table_add(tbl, a.call_time ? row4 : row2);
 		}
+		struct gi_buf tb;
+		gi_buf_init(&tb, 0);
+		if (gi_table_rows(tbl) > 0 && gi_table_render(tbl, cli_columns(), &tb) == 0)
+			fputs(gi_buf_str(&tb), stdout);
+		gi_buf_destroy(&tb);
+		gi_table_free(tbl);
 		json_t *ct = json_object_get(out, "call_time");
 		if (ct)
 			printf("  call_time: %.0f processes flagged (cap %.0f), %.0f refused\n",

@@ -186,6 +186,10 @@ static void pulse_and_top_format_numbers(void)
 	assert_fits(out, 80, "top");
 	TH_ASSERT(strstr(out, "Elixir.") == NULL);
 	free(out);
+	out = TERMINAL("trace", n.name, "Spinner", "--cookie", n.cookie, "--for", "300");
+	assert_fits(out, 80, "trace");
+	TH_ASSERT_STR_CONTAINS(out, "Spinner.loop/1");
+	free(out);
 	/* --json stays raw: byte counts are integers. */
 	char bin[4096];
 	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());

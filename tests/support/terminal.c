@@ -139,8 +139,14 @@ char *ts_pty_text(const struct ts_pty *p)
 			i++;
 			continue;
 		}
-		if (c == '\r')
+		if (c == '\r') {
+			/* a carriage return alone goes back to the line's start: what
+			 * follows overwrites it (progress lines) */
+			if (i + 1 < p->len && p->out[i + 1] != '\n')
+				while (n > 0 && t[n - 1] != '\n')
+					n--;
 			continue;
+		}
 		t[n++] = c;
 	}
 	t[n] = '\0';

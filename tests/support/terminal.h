@@ -32,8 +32,9 @@ void ts_pty_type(struct ts_pty *p, const char *keys);
 int ts_pty_wait(struct ts_pty *p, int timeout_ms);
 /* Frees what `p` holds. */
 void ts_pty_destroy(struct ts_pty *p);
-/* The output without escape sequences (CSI, OSC) and carriage returns, as
- * lines of text (caller frees). */
+/* The output without escape sequences (CSI, OSC), as lines of text; a
+ * carriage return alone starts its line again, as a terminal overwrites it
+ * (caller frees). */
 char *ts_pty_text(const struct ts_pty *p);
 
 #endif
