@@ -1,8 +1,8 @@
 /*
  * table.c - tables fitted to a width (see table.h). The fitting works on
  * display widths (UTF-8 code points), in three steps: natural widths; drop
- * columns by `drop`, highest first, while too wide; cut elidable columns,
- * widest first, down to their `min`. What still does not fit is printed
+ * columns by `drop`, highest first, while too wide; then cut elidable
+ * columns, widest first, down to their `min`. What still does not fit is printed
  * whole rather than losing more.
  */
 #include "base/table.h"
@@ -105,15 +105,8 @@ static void fit(const struct gi_table *t, int width, int *w, bool *shown)
 	}
 	if (width <= 0)
 		return;
-	/* Columns go, least important first, only while cutting the names down
-	 * to their minimum could not make the rest fit. */
-	for (;;) {
-		int slack = 0;
-		for (int c = 0; c < t->ncols; c++)
-			if (shown[c] && (t->cols[c].flags & GI_COL_ELIDE) && w[c] > min_of(t, c))
-				slack += w[c] - min_of(t, c);
-		if (total_width(t, w, shown) - slack <= width)
-			break;
+	/* The least important columns go first, while the table is too wide... */
+	while (total_width(t, w, shown) > width) {
 		int victim = -1;
 		for (int c = 0; c < t->ncols; c++)
 			if (shown[c] && t->cols[c].drop > 0 &&
@@ -123,6 +116,7 @@ static void fit(const struct gi_table *t, int width, int *w, bool *shown)
 			break;
 		shown[victim] = false;
 	}
+	/* ...then the names are cut in the middle, widest first. */
 	while (total_width(t, w, shown) > width) {
 		int widest = -1;
 		for (int c = 0; c < t->ncols; c++) {

@@ -366,8 +366,8 @@ static void print_modules(json_t *r)
 {
 	static const struct gi_table_column cols[] = {
 	    {"MODULE", GI_COL_ELIDE, 0, 30}, {"FUNS", GI_COL_RIGHT, 0, 0},
-	    {"PUB", GI_COL_RIGHT, 2, 0},     {"PRIV", GI_COL_RIGHT, 3, 0},
-	    {"CMPLX", GI_COL_RIGHT, 1, 0},   {"FILE", GI_COL_ELIDE, 4, 24},
+	    {"PUB", GI_COL_RIGHT, 3, 0},     {"PRIV", GI_COL_RIGHT, 4, 0},
+	    {"CMPLX", GI_COL_RIGHT, 2, 0},   {"FILE", GI_COL_ELIDE, 1, 24},
 	};
 	struct gi_table *t = gi_table_new(cols, 6, 0);
 	size_t i;
@@ -644,7 +644,7 @@ static void print_complexity(json_t *r)
 	static const struct gi_table_column cols[] = {
 	    {"FUNCTION", GI_COL_ELIDE, 0, 30}, {"CYCL", GI_COL_RIGHT, 0, 0},
 	    {"COGN", GI_COL_RIGHT, 0, 0},      {"NEST", GI_COL_RIGHT, 1, 0},
-	    {"WHERE", GI_COL_ELIDE, 2, 16},
+	    {"WHERE", GI_COL_ELIDE, 0, 16},
 	};
 	struct gi_table *t = gi_table_new(cols, 5, 0);
 	size_t i;
@@ -668,7 +668,7 @@ static void print_dead_code(json_t *r)
 	static const struct gi_table_column cols[] = {
 	    {"FUNCTION", GI_COL_ELIDE, 0, 30},
 	    {"REASON", 0, 0, 0},
-	    {"WHERE", GI_COL_ELIDE, 1, 16},
+	    {"WHERE", GI_COL_ELIDE, 0, 16},
 	};
 	struct gi_table *t = gi_table_new(cols, 3, 0);
 	size_t i;
