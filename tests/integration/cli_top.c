@@ -46,7 +46,7 @@ static void watch_full_screen_with_keys(void)
 	/* the alternate screen, the pulse in the header, the cursor home per frame */
 	TH_ASSERT_STR_CONTAINS(p.out, "\x1b[?1049h");
 	TH_ASSERT_STR_CONTAINS(p.out, "schedulers busy");
-	TH_ASSERT_STR_CONTAINS(p.out, "REDS%");
+	TH_ASSERT_MSG(ts_pty_wait_for(&p, "REDS%", 30000), "no table header: %s", p.out);
 	/* a second frame is drawn in place */
 	size_t first = p.len;
 	for (int i = 0; i < 120 && !strstr(p.out + first, "top by reductions"); i++)
