@@ -6,6 +6,9 @@
 #   make lint       the package lists' check, clang-format, cppcheck, banned functions
 #   make bench      the benchmarks of bench/ (results go to BENCHMARKS.md by hand)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS
+#   make install    install the binary, giulia-observe, the man page and the
+#                   bash/zsh completion under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
+#   make cli-docs   regenerate docs/CLI.md's command reference from the help
 #
 # Sources are found by directory: every src/**/*.c is part of the library,
 # every tests/{unit,integration,e2e}/*.c is a suite, every fuzz/*.c a target.
@@ -67,7 +70,7 @@ SUPPORT_SRC := tests/harness.c $(sort $(wildcard tests/support/*.c))
 SUPPORT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SUPPORT_SRC))
 SUITES := $(foreach k,unit integration e2e,$(patsubst tests/$(k)/%.c,$(B)/tests/$(k)_%,$(sort $(wildcard tests/$(k)/*.c))))
 
-.PHONY: all deps test demo lint bench fuzz clean distclean
+.PHONY: all deps test demo lint bench fuzz clean distclean install cli-docs
 .DEFAULT_GOAL := all
 
 all: $(BINDIR)/giulia $(BINDIR)/giulia-observe
@@ -187,6 +190,32 @@ fuzz:
 	@scripts/deps.sh fuzz
 	@$(MAKE) --no-print-directory $(FUZZ_BIN)
 	@scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+# The man page and the completion scripts are generated from the commands'
+# help (src/cli/help.c), so they cannot drift from it.
+PREFIX ?= /usr/local
+DESTDIR ?=
+SHARE := build/share
+
+$(SHARE)/giulia.1 $(SHARE)/giulia.bash $(SHARE)/_giulia: $(BINDIR)/giulia
+	@mkdir -p $(SHARE)
+	$(BINDIR)/giulia help --man > $(SHARE)/giulia.1
+	$(BINDIR)/giulia help --completion bash > $(SHARE)/giulia.bash
+	$(BINDIR)/giulia help --completion zsh > $(SHARE)/_giulia
+
+install: $(BINDIR)/giulia $(SHARE)/giulia.1 $(SHARE)/giulia.bash $(SHARE)/_giulia
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 755 $(BINDIR)/giulia $(DESTDIR)$(PREFIX)/bin/giulia
+	ln -sf giulia $(DESTDIR)$(PREFIX)/bin/giulia-observe
+	install -m 644 $(SHARE)/giulia.1 $(DESTDIR)$(PREFIX)/share/man/man1/giulia.1
+	echo '.so man1/giulia.1' > $(DESTDIR)$(PREFIX)/share/man/man1/giulia-observe.1
+	install -m 644 $(SHARE)/giulia.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/giulia
+	ln -sf giulia $(DESTDIR)$(PREFIX)/share/bash-completion/completions/giulia-observe
+	install -m 644 $(SHARE)/_giulia $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_giulia
+
+cli-docs: $(BINDIR)/giulia
+	@scripts/cli_docs.sh $(BINDIR)/giulia docs/CLI.md
 
 clean:
 	rm -rf build/release build/asan build/fuzz bin

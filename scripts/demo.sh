@@ -150,8 +150,10 @@ start_giulia() {
     fi
   done
   mkdir -p "$run/giulia-data"
-  "$giulia" serve --data "$run/giulia-data" --worker-listen "${GIULIA_WORKER_URL#http://}" \
-    --monitor-listen "${GIULIA_MONITOR_URL#http://}" >"$run/giulia.log" 2>&1 &
+  # serve listens where the URLs point (host:port of http://host:port/...)
+  hostport() { local u=${1#*://}; echo "${u%%/*}"; }
+  "$giulia" serve --data "$run/giulia-data" --worker-listen "$(hostport "$GIULIA_WORKER_URL")" \
+    --monitor-listen "$(hostport "$GIULIA_MONITOR_URL")" >"$run/giulia.log" 2>&1 &
   serve_pid=$!
   local deadline=$((SECONDS + 30))
   for url in "$GIULIA_WORKER_URL" "$GIULIA_MONITOR_URL"; do

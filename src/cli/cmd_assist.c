@@ -99,23 +99,11 @@ static int search_opts_parse(int argc, char **argv, bool text, struct search_opt
 	return 0;
 }
 
-/* --db, else GIULIA_DB, else PROJECT/.giulia/index.db (as the static commands). */
-static char *db_path_for(const struct search_opts *o)
+/* --db, else GIULIA_DB, else the project's index (as the static commands). */
+static char *db_path_for(const char *cmd, const struct search_opts *o)
 {
-	if (o->db)
-		return gi_strdup(o->db);
-	const char *env = getenv("GIULIA_DB");
-	if (env && *env)
-		return gi_strdup(env);
-	char *real = NULL;
-	if (gi_fs_realdir(o->project ? o->project : ".", &real)) {
-		fprintf(stderr, "giulia search: project directory '%s' does not exist\n",
-		        o->project ? o->project : ".");
-		return NULL;
-	}
-	char *path = kg_db_default_path(real);
-	gi_free(real);
-	return path;
+	char *path = NULL;
+	return cli_db_path_resolve(cmd, o->db, o->project, &path) ? NULL : path;
 }
 
 static void print_text_hits(json_t *r)
@@ -208,7 +196,7 @@ static int cmd_search(int argc, char **argv)
 		exit_code = exit_code < 0 ? CLI_EXIT_OK : exit_code;
 		goto done;
 	}
-	db_path = db_path_for(&o);
+	db_path = db_path_for("search", &o);
 	if (!db_path) {
 		exit_code = CLI_EXIT_FAILURE;
 		goto done;
@@ -370,7 +358,7 @@ static int cmd_preflight(int argc, char **argv)
 		        preflight_usage);
 		return CLI_EXIT_USAGE;
 	}
-	char *db_path = db_path_for(&o);
+	char *db_path = db_path_for("search", &o);
 	if (!db_path)
 		return CLI_EXIT_FAILURE;
 	struct kg_query_params p = {0};
@@ -411,10 +399,44 @@ static int cmd_preflight(int argc, char **argv)
 	return exit_code;
 }
 
+static const struct cli_option search_options[] = {
+    {"--regex", "text: PATTERN is a POSIX extended regular expression", "a literal string"},
+    {"--ignore-case, -i", "text: match regardless of case", NULL},
+    {"--file GLOB", "text: only the files whose path matches GLOB", NULL},
+    {"--context N", "text: N lines before and after each hit", "0"},
+    {"--mode ranked|hybrid", "code: BM25F alone, or with the learned word vectors", "ranked"},
+    {"--kind module|function", "code: only modules or only functions", "both"},
+    {"--tests", "code: include test modules", NULL},
+    {"--module MODULE", "only hits in MODULE", NULL},
+    {"--limit N", "at most N hits", "20 (code), 100 (text)"},
+    {"--offset N", "skip the first N hits (paging)", "0"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help search_help = {
+    "search text finds PATTERN in the indexed files, each hit with its module, function and "
+    "line; search code ranks modules and functions for WORDS by their names, docs, specs, "
+    "struct fields and the names they call (docs/SEARCH.md).",
+    search_options, cli_static_options, 0,
+    "giulia search text 'Repo.get' --context 2\ngiulia search code split a string on a pattern"};
+
+static const struct cli_option preflight_options[] = {
+    {"--depth N", "how many steps of dependents the blast radius follows", "3"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help preflight_help = {
+    "Before editing a module or function: its role and public API, its dependents with the "
+    "kinds of dependency, the blast radius, the test modules that reach it (the tests to "
+    "run) and the risk factors, each with its number and reason.",
+    preflight_options, cli_static_options, 0,
+    "giulia preflight Shop.Cart\ngiulia preflight Shop.Cart.add/2 --json"};
+
 const struct cli_command cli_assist_commands[] = {
     {"search", search_usage, "search the project's text (grep) or its code by meaning (ranked)",
-     cmd_search},
+     cmd_search, &search_help},
     {"preflight", preflight_usage,
-     "before editing: dependents, blast radius, tests that reach it, risk factors", cmd_preflight},
-    {NULL, NULL, NULL, NULL},
+     "before editing: dependents, blast radius, tests that reach it, risk factors", cmd_preflight,
+     &preflight_help},
+    {NULL, NULL, NULL, NULL, NULL},
 };

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "net/client.h"
 #include "api/http.h"
@@ -21,10 +22,12 @@
 #include "api/worker.h"
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/log.h"
 #include "base/str.h"
+#include "base/table.h"
 #include "cli/cli.h"
 #include "fuse/fuse.h"
 #include "store/obs_store.h"
@@ -132,7 +135,7 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		if (is_help(argv[i])) {
-			printf("usage: %s\n", usage);
+			printf("usage: giulia %s %s\n", argv[0], usage);
 			exit(CLI_EXIT_OK);
 		} else if (opt_value(argc, argv, &i, serve ? "--worker-listen" : "--listen", &v))
 			o->listen = v;
@@ -203,8 +206,8 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 			}
 			o->ip_connection_limit = (int)n;
 		} else {
-			fprintf(stderr, "giulia: unknown argument '%s'\nusage: %s\n", argv[i],
-			        usage);
+			fprintf(stderr, "giulia: unknown argument '%s'\nusage: giulia %s %s\n",
+			        argv[i], argv[0], usage);
 			return CLI_EXIT_USAGE;
 		}
 	}
@@ -279,21 +282,19 @@ static int start_error(const char *what, int rc)
 }
 
 static const char WORKER_USAGE[] =
-    "giulia worker [--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES]\n"
-    "              [--request-timeout S] [--ip-connection-limit N] [--monitor URL]\n"
-    "              [--mcp-allow-node NODE]... [--new-store] [--liveness INTERVALS]\n"
-    "              [--ebin-cache-max BYTES] [--ebin-cache-days DAYS] [--store postgres://...]";
+    "[--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES] "
+    "[--request-timeout S] [--ip-connection-limit N] [--monitor URL] "
+    "[--mcp-allow-node NODE]... [--new-store] [--liveness INTERVALS] "
+    "[--ebin-cache-max BYTES] [--ebin-cache-days DAYS] [--store postgres://...]";
 static const char MONITOR_USAGE[] =
-    "giulia monitor [--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
-    "[--worker-token TOKEN] [--body-limit BYTES]\n    [--request-timeout S] [--ip-connection-limit "
-    "N]";
+    "[--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
+    "[--worker-token TOKEN] [--body-limit BYTES] [--request-timeout S] "
+    "[--ip-connection-limit N]";
 static const char SERVE_USAGE[] =
-    "giulia serve [--worker-listen ADDR:PORT] [--monitor-listen ADDR:PORT] [--data DIR] "
-    "[--token TOKEN] [--body-limit BYTES]\n"
-    "             [--request-timeout S] [--ip-connection-limit N] [--mcp-allow-node NODE]...\n"
-    "             [--new-store] [--liveness INTERVALS] [--ebin-cache-max BYTES] "
-    "[--ebin-cache-days DAYS]\n"
-    "             [--store postgres://...]";
+    "[--worker-listen ADDR:PORT] [--monitor-listen ADDR:PORT] [--data DIR] "
+    "[--token TOKEN] [--body-limit BYTES] [--request-timeout S] [--ip-connection-limit N] "
+    "[--mcp-allow-node NODE]... [--new-store] [--liveness INTERVALS] "
+    "[--ebin-cache-max BYTES] [--ebin-cache-days DAYS] [--store postgres://...]";
 
 /* The worker's configuration from the options (borrowed: the strings stay
  * the options'), its MCP runtime tools asking the monitor at `monitor_url`
@@ -402,36 +403,109 @@ static int cmd_serve(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+static const struct cli_option daemon_common_options[] = {
+    {"--data DIR", "where the daemon keeps its store and spool",
+     "$XDG_DATA_HOME/giulia, else ~/.local/share/giulia"},
+    {"--token TOKEN", "require this bearer token from clients; needed off loopback",
+     "$GIULIA_TOKEN"},
+    {"--body-limit BYTES", "largest request body accepted", "1048576"},
+    {"--request-timeout S", "seconds a whole request may take to arrive", "10"},
+    {"--ip-connection-limit N", "connections at once from one client address",
+     "1024, at most 4096"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_option worker_own_options[] = {
+    {"--listen ADDR:PORT", "where the worker listens", "127.0.0.1:4000"},
+    {"--monitor URL", "the monitor /mcp's runtime tools ask",
+     "$GIULIA_MONITOR_URL, else http://127.0.0.1:4001"},
+    {"--mcp-allow-node NODE", "let /mcp's runtime tools act on NODE (repeatable)", NULL},
+    {"--new-store", "move an empty or corrupt store aside and begin a new one", NULL},
+    {"--liveness INTERVALS",
+     "observation intervals without a snapshot before a session "
+     "counts as dead",
+     "30"},
+    {"--ebin-cache-max BYTES", "size cap of the object-code cache", "268435456"},
+    {"--ebin-cache-days DAYS", "age cap of the object-code cache", "30"},
+    {"--store postgres://USER@HOST:PORT/DB",
+     "keep observations, snapshots and profiles in a PostgreSQL database several workers "
+     "share (the password is never printed)",
+     "$GIULIA_STORE, else SQLite under --data"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_option monitor_own_options[] = {
+    {"--listen ADDR:PORT", "where the monitor listens", "127.0.0.1:4001"},
+    {"--worker URL", "the worker snapshots and profiles go to",
+     "$GIULIA_WORKER_URL, else http://127.0.0.1:4000"},
+    {"--worker-token TOKEN", "the token the worker wants", "$GIULIA_WORKER_TOKEN, else --token"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_option serve_own_options[] = {
+    {"--worker-listen ADDR:PORT", "where the worker listens", "127.0.0.1:4000"},
+    {"--monitor-listen ADDR:PORT", "where the monitor listens", "127.0.0.1:4001"},
+    {"--mcp-allow-node NODE", "let /mcp's runtime tools act on NODE (repeatable)", NULL},
+    {"--new-store", "move an empty or corrupt store aside and begin a new one", NULL},
+    {"--liveness INTERVALS", "intervals without a snapshot before a session counts as dead", "30"},
+    {"--ebin-cache-max BYTES", "size cap of the object-code cache", "268435456"},
+    {"--ebin-cache-days DAYS", "age cap of the object-code cache", "30"},
+    {"--store postgres://USER@HOST:PORT/DB",
+     "keep observations, snapshots and profiles in a PostgreSQL database several workers "
+     "share (the password is never printed)",
+     "$GIULIA_STORE, else SQLite under --data"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help worker_help = {
+    "Runs the worker daemon in the foreground: the static engine, the store of snapshots "
+    "and profiles, the REST API and /mcp. SIGTERM, SIGINT or SIGHUP stop it in order.",
+    worker_own_options, daemon_common_options, 0, "giulia worker --listen 127.0.0.1:4000"};
+static const struct cli_help monitor_help = {
+    "Runs the monitor daemon in the foreground: it attaches to live nodes as a hidden C "
+    "node, takes snapshots at an interval and delivers them to the worker (spooling to "
+    "disk while the worker is away).",
+    monitor_own_options, daemon_common_options, 0, "giulia monitor --worker http://127.0.0.1:4000"};
+static const struct cli_help serve_help = {
+    "Runs the worker and the monitor in one process, the monitor delivering to the worker "
+    "directly; the simplest way to run Giulia on one machine.",
+    serve_own_options, daemon_common_options, 0,
+    "giulia serve\ngiulia serve --worker-listen 127.0.0.1:5000 --monitor-listen "
+    "127.0.0.1:5001"};
+
 const struct cli_command cli_daemon_commands[] = {
     {"worker", WORKER_USAGE, "run the worker daemon (static engine, store, profiles; :4000)",
-     cmd_worker},
-    {"monitor", MONITOR_USAGE, "run the monitor daemon (runtime observer; :4001)", cmd_monitor},
-    {"serve", SERVE_USAGE, "run the worker and the monitor in one process", cmd_serve},
-    {NULL, NULL, NULL, NULL},
+     cmd_worker, &worker_help},
+    {"monitor", MONITOR_USAGE, "run the monitor daemon (runtime observer; :4001)", cmd_monitor,
+     &monitor_help},
+    {"serve", SERVE_USAGE, "run the worker and the monitor in one process", cmd_serve, &serve_help},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 /* ---- giulia-observe ---- */
 
-static const char OBSERVE_USAGE[] =
-    "usage: giulia-observe start NODE [COOKIE] [INTERVAL_MS] [Mod1,Mod2]\n"
-    "                            [--cookie C] [--interval MS] [--trace Mod1,Mod2]\n"
-    "                            [--project PATH] [--call-time] [--json]\n"
-    "       giulia-observe stop NODE [--json]\n"
-    "       giulia-observe status [--json]\n"
-    "environment: GIULIA_MONITOR_URL (default " MONITOR_URL_DEFAULT "), GIULIA_TOKEN\n";
-
 struct observe_opts {
 	const char *positional[8];
 	int npos;
-	const char *cookie, *interval, *trace, *project;
+	const char *cookie, *cookie_file, *interval, *trace, *project;
 	bool json;
 	bool call_time;
 };
 
+/* Prints a usage error of `giulia-observe CMD` and returns CLI_EXIT_USAGE. */
+static int observe_usage(const char *cmd, const char *what, const char *arg)
+{
+	fprintf(stderr, "giulia-observe %s: %s%s; `giulia-observe %s --help` shows the options\n",
+	        cmd, what, arg ? arg : "", cmd);
+	return CLI_EXIT_USAGE;
+}
+
+/* argv[0] is the subcommand. Adding an option is one `else if` here and one
+ * line in the command's cli_option list. */
 static int observe_parse(int argc, char **argv, struct observe_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	for (int i = 2; i < argc; i++) {
+	for (int i = 1; i < argc; i++) {
 		const char *v;
 		if (strcmp(argv[i], "--json") == 0)
 			o->json = true;
@@ -439,22 +513,24 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 			o->call_time = true;
 		else if (opt_value(argc, argv, &i, "--cookie", &v))
 			o->cookie = v;
+		else if (opt_value(argc, argv, &i, "--cookie-file", &v))
+			o->cookie_file = v;
 		else if (opt_value(argc, argv, &i, "--interval", &v))
 			o->interval = v;
 		else if (opt_value(argc, argv, &i, "--trace", &v))
 			o->trace = v;
 		else if (opt_value(argc, argv, &i, "--project", &v))
 			o->project = v;
-		else if (argv[i][0] == '-' && argv[i][1] == '-') {
-			fprintf(stderr, "giulia-observe: unknown option '%s'\n%s", argv[i],
-			        OBSERVE_USAGE);
-			return CLI_EXIT_USAGE;
-		} else if (o->npos < 8)
+		else if (opt_value(argc, argv, &i, "--monitor", &v))
+			cli_monitor_url_set(v);
+		else if (opt_value(argc, argv, &i, "--worker", &v))
+			cli_worker_url_set(v);
+		else if (argv[i][0] == '-' && argv[i][1] == '-')
+			return observe_usage(argv[0], "unknown option ", argv[i]);
+		else if (o->npos < 8)
 			o->positional[o->npos++] = argv[i];
-		else {
-			fprintf(stderr, "giulia-observe: too many arguments\n%s", OBSERVE_USAGE);
-			return CLI_EXIT_USAGE;
-		}
+		else
+			return observe_usage(argv[0], "too many arguments", NULL);
 	}
 	return 0;
 }
@@ -470,11 +546,14 @@ static int error_code_named(const char *name)
 	return 0;
 }
 
+/* A 404 that the caller explains better (stop after the node died). */
+static bool monitor_quiet_404;
+
 /* Calls the monitor; prints a clear message and returns an exit code on failure. */
 static int monitor_call(const char *method, const char *path, json_t *body, int timeout_ms,
                         int *status, json_t **resp)
 {
-	const char *base = env_or("GIULIA_MONITOR_URL", MONITOR_URL_DEFAULT);
+	const char *base = cli_monitor_url();
 	char url[1024];
 	size_t blen = strlen(base);
 	while (blen > 0 && base[blen - 1] == '/')
@@ -482,7 +561,7 @@ static int monitor_call(const char *method, const char *path, json_t *body, int 
 	int n = snprintf(url, sizeof(url), "%.*s%s", (int)blen, base, path);
 	if (n < 0 || (size_t)n >= sizeof(url)) {
 		fprintf(stderr,
-		        "giulia-observe: GIULIA_MONITOR_URL is too long (%zu bytes; at most %zu)\n",
+		        "giulia-observe: the monitor URL is too long (%zu bytes; at most %zu)\n",
 		        blen, sizeof(url) - strlen(path) - 1);
 		return CLI_EXIT_USAGE;
 	}
@@ -494,10 +573,12 @@ static int monitor_call(const char *method, const char *path, json_t *body, int 
 	if (rc) {
 		fprintf(stderr,
 		        "giulia-observe: the monitor at %.*s did not answer (%s); start it with "
-		        "`giulia monitor` or `giulia serve`, or set GIULIA_MONITOR_URL\n",
+		        "`giulia monitor` or `giulia serve`, or give --monitor URL\n",
 		        (int)blen, base, gi_strerror(rc));
 		return CLI_EXIT_CONNECT;
 	}
+	if (*status == 404 && monitor_quiet_404)
+		return CLI_EXIT_FAILURE;
 	if (*status >= 400) {
 		const char *msg = json_string_value(json_object_get(*resp, "error"));
 		const char *hint = json_string_value(json_object_get(*resp, "hint"));
@@ -540,14 +621,61 @@ static json_t *split_modules(const char *list)
 	return arr;
 }
 
+/* After a start with modules to trace: waits for the first snapshot to
+ * reach the worker (at most an interval and a few seconds) and says loudly
+ * which modules could not be traced (not loaded, traced by another tool), so
+ * that nobody waits through an observation that cannot show them. */
+static void start_check_traced(const char *session, long long interval_ms)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s?include=snapshots", session);
+	long long wait = interval_ms + 5000;
+	if (wait > 20000)
+		wait = 20000;
+	int64_t end = gi_clock_mono_ms() + wait;
+	while (gi_clock_mono_ms() < end) {
+		int status = 0;
+		json_t *obs = NULL;
+		if (cli_worker_get(path, &status, &obs) == 0 && status == 200 &&
+		    json_array_size(json_object_get(obs, "snapshot_data")) > 0) {
+			json_t *snap = json_array_get(json_object_get(obs, "snapshot_data"), 0);
+			size_t i;
+			json_t *e;
+			json_array_foreach(json_object_get(snap, "errors"), i, e)
+			{
+				const char *msg = json_string_value(e);
+				if (msg && strstr(msg, "module "))
+					fprintf(
+					    stderr,
+					    "giulia-observe start: WARNING: %s; its calls will not "
+					    "be in the profile\n",
+					    msg);
+			}
+			json_decref(obs);
+			return;
+		}
+		json_decref(obs);
+		struct timespec ts = {0, 200 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static int observe_start(struct observe_opts *o)
 {
-	if (o->npos < 1 || o->npos > 4) {
-		fprintf(stderr, "%s", OBSERVE_USAGE);
-		return CLI_EXIT_USAGE;
-	}
-	const char *node = o->positional[0];
-	const char *cookie = o->cookie ? o->cookie : (o->npos > 1 ? o->positional[1] : NULL);
+	if (o->npos < 1)
+		return observe_usage(
+		    "start", "which node? give NODE (name@host, or name on this host)", NULL);
+	if (o->npos > 4)
+		return observe_usage("start", "too many arguments", NULL);
+	char node[512], cookie_buf[1024];
+	if (cli_node_name(o->positional[0], node, sizeof(node)) != 0)
+		return observe_usage("start", "not a node name: ", o->positional[0]);
+	const char *cookie = NULL;
+	int crc = cli_cookie("giulia-observe start",
+	                     o->cookie ? o->cookie : (o->npos > 1 ? o->positional[1] : NULL),
+	                     o->cookie_file, cookie_buf, sizeof(cookie_buf), &cookie);
+	if (crc)
+		return crc;
 	const char *interval = o->interval ? o->interval : (o->npos > 2 ? o->positional[2] : NULL);
 	const char *trace = o->trace ? o->trace : (o->npos > 3 ? o->positional[3] : NULL);
 	json_t *body = json_pack("{s:s}", "node", node);
@@ -598,22 +726,85 @@ static int observe_start(struct observe_opts *o)
 			       node,
 			       (long long)json_integer_value(json_object_get(resp, "interval_ms")),
 			       json_string_value(json_object_get(resp, "session_id")), node);
+		fflush(stdout);
+		const char *sid = json_string_value(json_object_get(resp, "session_id"));
+		if (trace && trace[0] && sid)
+			start_check_traced(
+			    sid, json_integer_value(json_object_get(resp, "interval_ms")));
 	}
 	json_decref(resp);
 	return rc;
 }
 
+/* `stop` of a node the monitor observes no more: the worker's newest
+ * observation of it says whether it ended early, why, and where its
+ * profile is. Returns the exit code. */
+static int stop_not_running(const char *node, json_t *monitor_answer)
+{
+	int status = 0;
+	json_t *list = NULL;
+	json_t *found = NULL;
+	if (cli_worker_get("/api/runtime/observations?limit=1000", &status, &list) == 0 &&
+	    status == 200) {
+		size_t i;
+		json_t *o;
+		json_array_foreach(json_object_get(list, "observations"), i, o)
+		{
+			const char *n = json_string_value(json_object_get(o, "node"));
+			if (n && strcmp(n, node) == 0) {
+				found = o;
+				break;
+			}
+		}
+	}
+	const char *state = found ? json_string_value(json_object_get(found, "status")) : NULL;
+	int rc = CLI_EXIT_FAILURE;
+	if (!found || (state && strcmp(state, "running") == 0)) {
+		const char *msg = json_string_value(json_object_get(monitor_answer, "error"));
+		fprintf(stderr,
+		        "giulia-observe stop: %s; `giulia-observe status` lists what runs\n",
+		        msg ? msg : "no observation of this node is running");
+	} else {
+		const char *reason = json_string_value(json_object_get(found, "reason"));
+		json_t *pid = json_object_get(found, "profile_id");
+		printf("the observation of %s (session %s) had already ended early: %s (%s)\n",
+		       node, json_string_value(json_object_get(found, "session_id")), state,
+		       reason ? reason : "no reason recorded");
+		if (json_is_integer(pid)) {
+			printf(
+			    "its profile was built from the %lld snapshot(s) that arrived: giulia "
+			    "profile %lld\n",
+			    (long long)json_integer_value(json_object_get(found, "snapshots")),
+			    (long long)json_integer_value(pid));
+			rc = CLI_EXIT_OK;
+		} else {
+			printf("no profile was built for it\n");
+		}
+	}
+	json_decref(list);
+	return rc;
+}
+
 static int observe_stop(struct observe_opts *o)
 {
-	if (o->npos != 1) {
-		fprintf(stderr, "%s", OBSERVE_USAGE);
-		return CLI_EXIT_USAGE;
-	}
-	json_t *body = json_pack("{s:s}", "node", o->positional[0]);
+	if (o->npos != 1)
+		return observe_usage(
+		    "stop", o->npos ? "too many arguments" : "which node? give NODE", NULL);
+	char node[512];
+	if (cli_node_name(o->positional[0], node, sizeof(node)) != 0)
+		return observe_usage("stop", "not a node name: ", o->positional[0]);
+	json_t *body = json_pack("{s:s}", "node", node);
 	int status;
 	json_t *resp = NULL;
+	monitor_quiet_404 = true;
 	int rc = monitor_call("POST", "/api/monitor/observe/stop", body, 300000, &status, &resp);
+	monitor_quiet_404 = false;
 	json_decref(body);
+	if (rc != 0 && status == 404) {
+		rc = stop_not_running(node, resp);
+		json_decref(resp);
+		return rc;
+	}
 	if (rc == 0 && o->json) {
 		print_json(resp);
 	} else if (rc == 0) {
@@ -623,10 +814,10 @@ static int observe_stop(struct observe_opts *o)
 		gi_buf_init(&text, 0);
 		if (json_is_true(json_object_get(resp, "ended_early")))
 			printf("the observation of %s (session %s) had already ended: %s; %s\n",
-			       o->positional[0],
-			       json_string_value(json_object_get(resp, "session_id")),
+			       node, json_string_value(json_object_get(resp, "session_id")),
 			       json_string_value(json_object_get(resp, "reason")),
-			       json_is_integer(pid) ? "its profile was built from what arrived"
+			       json_is_integer(pid) ? "its profile was built from what arrived "
+			                              "(below)"
 			                            : "no profile yet");
 		if (json_is_true(json_object_get(resp, "queued"))) {
 			printf("stopped; the worker has not answered yet: the end of session %s is "
@@ -648,7 +839,9 @@ static int observe_stop(struct observe_opts *o)
 			}
 		}
 		if (json_is_integer(pid))
-			printf("profile id: %lld\n", (long long)json_integer_value(pid));
+			printf("profile id: %lld (giulia profile %lld)\n",
+			       (long long)json_integer_value(pid),
+			       (long long)json_integer_value(pid));
 		gi_buf_destroy(&text);
 	}
 	json_decref(resp);
@@ -664,22 +857,36 @@ static int observe_status(struct observe_opts *o)
 		print_json(resp);
 	} else if (rc == 0) {
 		json_t *list = json_object_get(resp, "observations");
-		if (json_array_size(list) == 0)
-			printf("no observation running\n");
-		else
-			printf("%-18s %-32s %10s %9s %s\n", "SESSION", "NODE", "INTERVAL",
-			       "SNAPSHOTS", "STATE");
+		static const struct gi_table_column cols[] = {
+		    {"SESSION", 0, 0, 0},
+		    {"NODE", GI_COL_ELIDE, 0, 16},
+		    {"INTERVAL", GI_COL_RIGHT, 1, 0},
+		    {"SNAPSHOTS", GI_COL_RIGHT, 0, 0},
+		    {"STATE", 0, 0, 0},
+		};
+		struct gi_table *t = gi_table_new(cols, 5, 0);
 		size_t i;
 		json_t *s;
 		json_array_foreach(list, i, s)
 		{
-			printf("%-18s %-32s %8lldms %9lld %s\n",
-			       json_string_value(json_object_get(s, "session_id")),
-			       json_string_value(json_object_get(s, "node")),
-			       (long long)json_integer_value(json_object_get(s, "interval_ms")),
-			       (long long)json_integer_value(json_object_get(s, "snapshots")),
-			       json_string_value(json_object_get(s, "state")));
+			char iv[32], snaps[32];
+			snprintf(iv, sizeof(iv), "%lld ms",
+			         (long long)json_integer_value(json_object_get(s, "interval_ms")));
+			snprintf(snaps, sizeof(snaps), "%lld",
+			         (long long)json_integer_value(json_object_get(s, "snapshots")));
+			const char *row[] = {json_string_value(json_object_get(s, "session_id")),
+			                     json_string_value(json_object_get(s, "node")), iv,
+			                     snaps, json_string_value(json_object_get(s, "state"))};
+			gi_table_add(t, row);
 		}
+		struct gi_buf tb;
+		gi_buf_init(&tb, 0);
+		if (json_array_size(list) == 0)
+			printf("no observation running\n");
+		else if (gi_table_render(t, cli_columns(), &tb) == 0)
+			fputs(gi_buf_str(&tb), stdout);
+		gi_buf_destroy(&tb);
+		gi_table_free(t);
 		json_t *d = json_object_get(resp, "delivery");
 		json_t *prev = json_object_get(d, "previous_run");
 		if (json_is_object(prev))
@@ -710,22 +917,124 @@ static int observe_status(struct observe_opts *o)
 	return rc;
 }
 
-int cli_observe_main(int argc, char **argv)
+static int run_observe_start(int argc, char **argv)
 {
-	if (argc < 2 || is_help(argv[1])) {
-		fputs(OBSERVE_USAGE, argc < 2 ? stderr : stdout);
-		return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
-	}
 	struct observe_opts o;
 	int rc = observe_parse(argc, argv, &o);
-	if (rc)
-		return rc;
-	if (strcmp(argv[1], "start") == 0)
-		return observe_start(&o);
-	if (strcmp(argv[1], "stop") == 0)
-		return observe_stop(&o);
-	if (strcmp(argv[1], "status") == 0)
-		return observe_status(&o);
-	fprintf(stderr, "giulia-observe: unknown command '%s'\n%s", argv[1], OBSERVE_USAGE);
-	return CLI_EXIT_USAGE;
+	return rc ? rc : observe_start(&o);
+}
+
+static int run_observe_stop(int argc, char **argv)
+{
+	struct observe_opts o;
+	int rc = observe_parse(argc, argv, &o);
+	return rc ? rc : observe_stop(&o);
+}
+
+static int run_observe_status(int argc, char **argv)
+{
+	struct observe_opts o;
+	int rc = observe_parse(argc, argv, &o);
+	if (rc == 0 && o.npos > 0)
+		return observe_usage("status", "unexpected argument ", o.positional[0]);
+	return rc ? rc : observe_status(&o);
+}
+
+static const struct cli_option observe_monitor_option[] = {
+    {"--monitor URL", "the monitor", "$GIULIA_MONITOR_URL, else " MONITOR_URL_DEFAULT},
+    {"--json", "print the monitor's JSON answer", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_option observe_start_options[] = {
+    {"--cookie C", "the node's cookie (also the second argument; never printed)",
+     "$GIULIA_COOKIE, $RELEASE_COOKIE, else the monitor's ~/.erlang.cookie"},
+    {"--cookie-file FILE", "read the cookie from FILE", NULL},
+    {"--interval MS", "milliseconds between snapshots (also the third argument)", "5000"},
+    {"--trace MOD,MOD", "count calls to these modules' functions (also the fourth argument)", NULL},
+    {"--call-time", "time the traced functions too (in the hottest processes)", NULL},
+    {"--project PATH", "the indexed project the profile is fused with", NULL},
+    {"--worker URL",
+     "the worker asked, after the first snapshot, whether every traced "
+     "module could be traced (a loud warning names those that could not)",
+     "$GIULIA_WORKER_URL, else http://127.0.0.1:4000"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help observe_start_help = {
+    "Starts an observation of a live node through the monitor: a snapshot every interval, "
+    "until `giulia-observe stop NODE`. NODE is name@host, or a bare name on this host "
+    "(as `erl -sname` would complete it).",
+    observe_start_options, observe_monitor_option, CLI_EXITS_NODE | CLI_EXITS_DAEMON,
+    "giulia-observe start shop@localhost --interval 1000 --trace Shop.Cart\n"
+    "giulia-observe start shop --cookie-file ~/.erlang.cookie"};
+static const struct cli_help observe_stop_help = {
+    "Stops the observation of NODE and prints its profile (the worker builds it from every "
+    "snapshot); an observation that ended early (the node died) says so, why, and which "
+    "profile holds what arrived.",
+    NULL, observe_monitor_option, CLI_EXITS_DAEMON, "giulia-observe stop shop@localhost"};
+static const struct cli_help observe_status_help = {
+    "Lists the running observations and the delivery of their snapshots to the worker.", NULL,
+    observe_monitor_option, CLI_EXITS_DAEMON, "giulia-observe status --json"};
+
+const struct cli_command cli_observe_program_commands[] = {
+    {"start",
+     "NODE [COOKIE] [INTERVAL_MS] [MOD,MOD] [--interval MS] [--trace MOD,MOD] "
+     "[--cookie C | --cookie-file FILE] [--call-time] [--project PATH] [--monitor URL] "
+     "[--worker URL] [--json]",
+     "start observing a live node", run_observe_start, &observe_start_help},
+    {"stop", "NODE [--monitor URL] [--json]", "stop an observation and print its profile",
+     run_observe_stop, &observe_stop_help},
+    {"status", "[--monitor URL] [--json]", "the running observations", run_observe_status,
+     &observe_status_help},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static void observe_program_usage(FILE *out)
+{
+	fprintf(out,
+	        "giulia-observe %s - observations of live BEAM nodes through the monitor\n\n"
+	        "usage: giulia-observe COMMAND [ARGS]\n\ncommands:\n",
+	        cli_version);
+	for (const struct cli_command *c = cli_observe_program_commands; c->name; c++)
+		fprintf(out, "  %-12s %s\n", c->name, c->summary);
+	fprintf(out, "\n`giulia-observe help COMMAND` or `giulia-observe COMMAND --help` shows its "
+	             "options.\n");
+}
+
+int cli_observe_main(int argc, char **argv)
+{
+	const struct cli_command *table = cli_observe_program_commands;
+	if (argc < 2) {
+		observe_program_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0 ||
+	    (argc > 2 && strcmp(argv[2], "--version") == 0)) {
+		printf("giulia-observe %s\n", cli_version);
+		return CLI_EXIT_OK;
+	}
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+	    (strcmp(cmd, "help") == 0 && argc == 2)) {
+		observe_program_usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	bool help = strcmp(cmd, "help") == 0;
+	if (help)
+		cmd = argv[2];
+	const struct cli_command *c = cli_command_find(table, cmd);
+	if (!c) {
+		const char *near = cli_command_suggest(table, cmd);
+		fprintf(stderr,
+		        "giulia-observe: unknown command '%s'%s%s%s; the commands are start, "
+		        "stop and status\n",
+		        cmd, near ? " (did you mean `" : "", near ? near : "", near ? "`?)" : "");
+		return CLI_EXIT_USAGE;
+	}
+	if (help || cli_wants_help(argc - 1, argv + 1)) {
+		cli_help_print(stdout, "giulia-observe", c);
+		return CLI_EXIT_OK;
+	}
+	return c->run(argc - 1, argv + 1);
 }

@@ -22,24 +22,6 @@ static const char mcp_usage[] =
     "[--project PATH] [--worker URL] [--monitor URL] [--allow-runtime --allow-node NODE...] "
     "[--list-tools [--format json|markdown]]";
 
-static void help(void)
-{
-	printf("usage: giulia mcp %s\n\n"
-	       "Serves the Model Context Protocol on stdin/stdout (newline-delimited JSON-RPC)\n"
-	       "for an AI coding assistant that launches it as a subprocess.\n"
-	       "  --project PATH     project whose index static tools read (default .)\n"
-	       "  --worker URL       worker for observations and profiles "
-	       "(GIULIA_WORKER_URL, http://127.0.0.1:4000)\n"
-	       "  --monitor URL      monitor for runtime reads "
-	       "(GIULIA_MONITOR_URL, http://127.0.0.1:4001)\n"
-	       "  --allow-runtime    offer the tools that act on a live node ...\n"
-	       "  --allow-node NODE  ... for this node only (repeat for more; required)\n"
-	       "  --list-tools       print the tool list and exit\n"
-	       "The cookie for live nodes comes from GIULIA_COOKIE (else the monitor's own);\n"
-	       "it is never a tool argument. GIULIA_TOKEN is sent to the daemons.\n",
-	       mcp_usage);
-}
-
 static int usage_error(const char *what, const char *arg)
 {
 	fprintf(stderr, "giulia mcp: %s%s\nusage: giulia mcp %s\n", what, arg ? arg : "",
@@ -86,10 +68,7 @@ static int cmd_mcp(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			help();
-			return CLI_EXIT_OK;
-		} else if (strcmp(a, "--allow-runtime") == 0) {
+		if (strcmp(a, "--allow-runtime") == 0) {
 			cfg.allow_runtime = true;
 		} else if (strcmp(a, "--list-tools") == 0) {
 			list = true;
@@ -143,7 +122,26 @@ static int cmd_mcp(int argc, char **argv)
 	return rc ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
+static const struct cli_option mcp_options[] = {
+    {"--project PATH", "the project whose index the static tools read", "."},
+    {"--worker URL", "the worker for observations and profiles",
+     "$GIULIA_WORKER_URL, else http://127.0.0.1:4000"},
+    {"--monitor URL", "the monitor for runtime reads",
+     "$GIULIA_MONITOR_URL, else http://127.0.0.1:4001"},
+    {"--allow-runtime", "offer the tools that act on a live node (needs --allow-node)", NULL},
+    {"--allow-node NODE", "the node those tools may act on (repeatable)", NULL},
+    {"--list-tools", "print the tool list and exit", NULL},
+    {"--format FORMAT", "json or markdown, for --list-tools", "json"},
+    {NULL, NULL, NULL},
+};
+static const struct cli_help mcp_help = {
+    "Serves the Model Context Protocol on stdin/stdout (newline-delimited JSON-RPC) for an "
+    "AI coding assistant that launches it as a subprocess. The cookie for live nodes comes "
+    "from GIULIA_COOKIE (else the monitor's own); it is never a tool argument.",
+    mcp_options, NULL, 0, "giulia mcp --project ~/src/shop"};
+
 const struct cli_command cli_mcp_commands[] = {
-    {"mcp", mcp_usage, "serve the Model Context Protocol on stdio for AI assistants", cmd_mcp},
-    {NULL, NULL, NULL, NULL},
+    {"mcp", mcp_usage, "serve the Model Context Protocol on stdio for AI assistants", cmd_mcp,
+     &mcp_help},
+    {NULL, NULL, NULL, NULL, NULL},
 };

@@ -11,8 +11,11 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/error.h"
+#include "base/fmt.h"
 #include "base/fs.h"
+#include "base/table.h"
 #include "base/str.h"
 #include "cli/cli.h"
 #include "graph/query.h"
@@ -24,7 +27,7 @@
 struct static_opts {
 	const char *project;
 	const char *db;
-	bool json, force, external, direct, help;
+	bool json, force, external, direct, help, no_tests;
 	const char *label; /* xref --label */
 	int depth, top, jobs;
 	const char *args[3];
@@ -81,6 +84,8 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 				return usage_error(cmd, usage, a, " needs a value");
 			o->label = next;
 			i++;
+		} else if (strcmp(a, "--no-tests") == 0) {
+			o->no_tests = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			o->help = true;
 		} else if (strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0) {
@@ -109,12 +114,15 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 				o->cookie = next;
 			i++;
 		} else if (strcmp(a, "--beam") == 0) {
-			if (!next)
+			/* --beam DIR...: every following argument up to the next option */
+			if (!next || next[0] == '-')
 				return usage_error(cmd, usage, a, " needs a directory");
-			if (o->nbeam == CLI_BEAM_DIRS_MAX)
-				return usage_error(cmd, usage, "too many directories for ", a);
-			o->beam[o->nbeam++] = next;
-			i++;
+			while (i + 1 < argc && argv[i + 1][0] != '-') {
+				if (o->nbeam == CLI_BEAM_DIRS_MAX)
+					return usage_error(cmd, usage, "too many directories for ",
+					                   a);
+				o->beam[o->nbeam++] = argv[++i];
+			}
 		} else if (strcmp(a, "--jobs") == 0) {
 			rc = int_option(cmd, usage, a, next, &o->jobs);
 			i++;
@@ -137,12 +145,11 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 
 /* The database path: --db, else GIULIA_DB, else PROJECT/.giulia/index.db.
  * Caller frees. */
-static int db_path_resolve(const char *cmd, const struct static_opts *o, const char *project,
-                           char **out)
+int cli_db_path_resolve(const char *cmd, const char *db, const char *project, char **out)
 {
 	*out = NULL;
-	if (o->db) {
-		*out = gi_strdup(o->db);
+	if (db) {
+		*out = gi_strdup(db);
 		return 0;
 	}
 	const char *env = getenv("GIULIA_DB");
@@ -151,7 +158,7 @@ static int db_path_resolve(const char *cmd, const struct static_opts *o, const c
 		return 0;
 	}
 	char *real = NULL;
-	int rc = gi_fs_realdir(project ? project : ".", &real);
+	int rc = project ? gi_fs_realdir(project, &real) : cli_project_find(&real);
 	if (rc) {
 		fprintf(stderr, "giulia %s: project directory '%s' does not exist\n", cmd,
 		        project ? project : ".");
@@ -174,7 +181,7 @@ static void json_print(json_t *v)
 /* ---- giulia index -------------------------------------------------------- */
 
 static const char index_usage[] =
-    "PATH [--beam DIR]... [--node NODE --apps APP,... [--cookie C]] [--db FILE] [--json] "
+    "[PATH] [--beam DIR...] [--node NODE --apps APP,... [--cookie C]] [--db FILE] [--json] "
     "[--force] [--jobs N]";
 
 /* `giulia index --node`: caches the applications' object code under
@@ -222,7 +229,17 @@ static int cmd_index(int argc, char **argv)
 	int rc = opts_parse(argc, argv, index_usage, 1, &o);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
-	const char *root = o.nargs ? o.args[0] : (o.project ? o.project : ".");
+	char found[4096] = ".";
+	if (!o.nargs && !o.project) {
+		char *dir = NULL;
+		if (cli_project_find(&dir) != 0) {
+			fprintf(stderr, "giulia index: the current directory is not readable\n");
+			return CLI_EXIT_FAILURE;
+		}
+		gi_strlcpy(found, dir, sizeof(found));
+		gi_free(dir);
+	}
+	const char *root = o.nargs ? o.args[0] : (o.project ? o.project : found);
 	const char *db = o.db ? o.db : getenv("GIULIA_DB");
 	if (db && !*db)
 		db = NULL;
@@ -323,60 +340,115 @@ static double jreal(json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
-static void kinds_print(json_t *kinds)
+/* Prints table `t` fitted to the terminal (cli_columns) and frees it. */
+static void table_flush(struct gi_table *t)
 {
-	size_t i;
-	json_t *k;
-	json_array_foreach(kinds, i, k)
-	{
-		printf("%s%s", i ? "," : "", json_string_value(k));
-	}
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	if (gi_table_render(t, cli_columns(), &b) == 0)
+		fputs(gi_buf_str(&b), stdout);
+	gi_buf_destroy(&b);
+	gi_table_free(t);
+}
+
+static void cell_int(char *buf, size_t size, long long v)
+{
+	snprintf(buf, size, "%lld", v);
+}
+
+/* "file:line", the form terminals and editors open. */
+static void file_line(char *buf, size_t size, const char *file, long long line)
+{
+	if (!file || !*file || strcmp(file, "-") == 0)
+		snprintf(buf, size, "-");
+	else if (line > 0)
+		snprintf(buf, size, "%s:%lld", file, line);
+	else
+		snprintf(buf, size, "%s", file);
 }
 
 static void print_modules(json_t *r)
 {
-	printf("%-40s %5s %5s %5s %6s  %s\n", "MODULE", "FUNS", "PUB", "PRIV", "CMPLX", "FILE");
+	static const struct gi_table_column cols[] = {
+	    {"MODULE", GI_COL_ELIDE, 0, 30}, {"FUNS", GI_COL_RIGHT, 0, 0},
+	    {"PUB", GI_COL_RIGHT, 3, 0},     {"PRIV", GI_COL_RIGHT, 4, 0},
+	    {"CMPLX", GI_COL_RIGHT, 2, 0},   {"FILE", GI_COL_ELIDE, 1, 24},
+	};
+	struct gi_table *t = gi_table_new(cols, 6, 0);
 	size_t i;
 	json_t *m;
 	json_array_foreach(json_object_get(r, "modules"), i, m)
 	{
-		printf("%-40s %5lld %5lld %5lld %6lld  %s%s\n", jstr(m, "name"),
-		       jint(m, "functions"), jint(m, "public"), jint(m, "private"),
-		       jint(m, "complexity"), jstr(m, "file"),
-		       json_is_true(json_object_get(m, "test")) ? " (test)" : "");
+		char funs[24], pub[24], priv[24], cx[24], file[1024];
+		cell_int(funs, sizeof(funs), jint(m, "functions"));
+		cell_int(pub, sizeof(pub), jint(m, "public"));
+		cell_int(priv, sizeof(priv), jint(m, "private"));
+		cell_int(cx, sizeof(cx), jint(m, "complexity"));
+		snprintf(file, sizeof(file), "%s%s", jstr(m, "file"),
+		         json_is_true(json_object_get(m, "test")) ? " (test)" : "");
+		const char *row[] = {jstr(m, "name"), funs, pub, priv, cx, file};
+		gi_table_add(t, row);
 	}
+	table_flush(t);
 	printf("%lld modules\n", jint(r, "count"));
 }
 
 static void print_functions(json_t *r)
 {
-	printf("%-36s %-8s %-11s %6s %5s %5s %5s\n", "FUNCTION", "VISIB", "KIND", "LINE", "CYCL",
-	       "COGN", "NEST");
+	const char *file = json_string_value(json_object_get(r, "file"));
+	static const struct gi_table_column cols[] = {
+	    {"FUNCTION", GI_COL_ELIDE, 0, 24},
+	    {"VISIB", 0, 3, 0},
+	    {"KIND", 0, 4, 0},
+	    {"CYCL", GI_COL_RIGHT, 0, 0},
+	    {"COGN", GI_COL_RIGHT, 1, 0},
+	    {"NEST", GI_COL_RIGHT, 2, 0},
+	    {"WHERE", GI_COL_ELIDE, 0, 16},
+	};
+	struct gi_table *t = gi_table_new(cols, 7, 0);
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(r, "functions"), i, f)
 	{
-		char name[512];
-		snprintf(name, sizeof(name), "%s/%lld", jstr(f, "name"), jint(f, "arity"));
-		printf("%-36s %-8s %-11s %6lld %5lld %5lld %5lld\n", name, jstr(f, "visibility"),
-		       jstr(f, "kind"), jint(f, "line"), jint(f, "cyclomatic"),
-		       jint(f, "cognitive"), jint(f, "max_nesting"));
+		char name[512], cy[24], co[24], ne[24], where[1024];
+		gi_fmt_function(NULL, jstr(f, "name"), jint(f, "arity"), name, sizeof(name));
+		cell_int(cy, sizeof(cy), jint(f, "cyclomatic"));
+		cell_int(co, sizeof(co), jint(f, "cognitive"));
+		cell_int(ne, sizeof(ne), jint(f, "max_nesting"));
+		file_line(where, sizeof(where), file, jint(f, "line"));
+		const char *row[] = {name, jstr(f, "visibility"), jstr(f, "kind"), cy, co, ne,
+		                     where};
+		gi_table_add(t, row);
 	}
+	table_flush(t);
 	printf("%lld functions in %s\n", jint(r, "count"), jstr(r, "module"));
 }
 
 static void print_neighbours(json_t *r, const char *key)
 {
-	printf("%-40s %s\n", "MODULE", "KINDS");
-	size_t i;
-	json_t *m;
+	static const struct gi_table_column cols[] = {
+	    {"MODULE", GI_COL_ELIDE, 0, 30},
+	    {"KINDS", GI_COL_ELIDE, 0, 16},
+	};
+	struct gi_table *t = gi_table_new(cols, 2, 0);
+	size_t i, j;
+	json_t *m, *k;
 	json_array_foreach(json_object_get(r, key), i, m)
 	{
-		printf("%-40s ", jstr(m, "module"));
-		kinds_print(json_object_get(m, "kinds"));
-		printf("%s%s\n", json_is_true(json_object_get(m, "test")) ? " (test)" : "",
-		       json_is_true(json_object_get(m, "external")) ? " (external)" : "");
+		struct gi_buf kinds;
+		gi_buf_init(&kinds, 0);
+		json_array_foreach(json_object_get(m, "kinds"), j, k)
+		{
+			gi_buf_printf(&kinds, "%s%s", j ? "," : "", json_string_value(k));
+		}
+		gi_buf_printf(&kinds, "%s%s",
+		              json_is_true(json_object_get(m, "test")) ? " (test)" : "",
+		              json_is_true(json_object_get(m, "external")) ? " (external)" : "");
+		const char *row[] = {jstr(m, "module"), gi_buf_str(&kinds)};
+		gi_table_add(t, row);
+		gi_buf_destroy(&kinds);
 	}
+	table_flush(t);
 	printf("%lld %s of %s\n", jint(r, "count"), key, jstr(r, "module"));
 }
 
@@ -394,7 +466,87 @@ static void print_depth_list(json_t *list, bool functions)
 	}
 }
 
-static void print_impact(json_t *r)
+/* Whether module `name` is test code, from the project's module list. */
+static bool module_is_test(json_t *modules, const char *name)
+{
+	size_t i;
+	json_t *m;
+	json_array_foreach(json_object_get(modules, "modules"), i, m)
+	{
+		if (strcmp(jstr(m, "name"), name) == 0)
+			return json_is_true(json_object_get(m, "test"));
+	}
+	return false;
+}
+
+/* The dependent at depth `depth - 1` through which `name` reaches the
+ * module (one of them): a module `name` depends on. NULL when none. */
+static const char *impact_via(struct kg_db *db, const struct kg_query_params *base,
+                              json_t *dependents, const char *name, long long depth,
+                              json_t **deps_out)
+{
+	struct kg_query_params q = *base;
+	q.module = name;
+	q.function = NULL;
+	q.include_external = false;
+	*deps_out = NULL;
+	if (kg_query(db, "dependencies", &q, deps_out) != 0)
+		return NULL;
+	size_t i, j;
+	json_t *d, *m;
+	json_array_foreach(json_object_get(*deps_out, "dependencies"), i, d)
+	{
+		json_array_foreach(dependents, j, m)
+		{
+			if (jint(m, "depth") == depth - 1 &&
+			    strcmp(jstr(m, "module"), jstr(d, "module")) == 0)
+				return jstr(d, "module");
+		}
+	}
+	return NULL;
+}
+
+/* Dependents, library code first and tests apart (left out with
+ * --no-tests), each beyond depth 1 with the module it comes through. */
+static void print_dependents_split(struct kg_db *db, const struct kg_query_params *p, json_t *r,
+                                   bool no_tests)
+{
+	json_t *modules = NULL;
+	struct kg_query_params all = {0};
+	kg_query(db, "modules", &all, &modules);
+	json_t *list = json_object_get(r, "dependents");
+	for (int tests = 0; tests < 2; tests++) {
+		if (tests && no_tests)
+			break;
+		size_t i, n = 0;
+		json_t *m;
+		json_array_foreach(list, i, m)
+		{
+			if (module_is_test(modules, jstr(m, "module")) == (tests == 1))
+				n++;
+		}
+		printf("%s (%zu):\n", tests ? "test dependents" : "dependents", n);
+		json_array_foreach(list, i, m)
+		{
+			const char *name = jstr(m, "module");
+			if (module_is_test(modules, name) != (tests == 1))
+				continue;
+			long long depth = jint(m, "depth");
+			json_t *deps = NULL;
+			const char *via =
+			    depth > 1 ? impact_via(db, p, list, name, depth, &deps) : NULL;
+			if (via)
+				printf("  [%lld] %s (via %s)\n", depth, name, via);
+			else
+				printf("  [%lld] %s\n", depth, name);
+			json_decref(deps);
+		}
+	}
+	json_decref(modules);
+}
+
+static void print_impact(json_t *r, struct kg_db *db, const struct kg_query_params *p,
+                         bool no_tests)
 {
 	if (json_object_get(r, "function")) {
 		printf("impact of %s.%s (depth %lld)\n", jstr(r, "module"), jstr(r, "function"),
@@ -405,12 +557,21 @@ static void print_impact(json_t *r)
 		print_depth_list(json_object_get(r, "callees"), true);
 		return;
 	}
-	printf("impact of %s (depth %lld, risk %s)\n", jstr(r, "module"), jint(r, "depth"),
-	       jstr(r, "risk"));
-	printf("dependents (%lld):\n", jint(r, "dependent_count"));
-	print_depth_list(json_object_get(r, "dependents"), false);
+	long long in = jint(r, "in_degree");
+	bool hub = json_is_true(json_object_get(r, "hub"));
+	const char *risk = jstr(r, "risk");
+	printf("impact of %s (depth %lld)\n", jstr(r, "module"), jint(r, "depth"));
+	printf(
+	    "risk %s: %lld module%s depend%s on it directly%s (medium for a hub, high from 10)\n",
+	    risk, in, in == 1 ? "" : "s", in == 1 ? "s" : "", hub ? ", a hub" : ", not a hub");
+	print_dependents_split(db, p, r, no_tests);
 	printf("dependencies (%lld):\n", jint(r, "dependency_count"));
 	print_depth_list(json_object_get(r, "dependencies"), false);
+}
+
+static void print_impact_placeholder(json_t *r)
+{
+	(void)r;
 }
 
 static void print_cycles(json_t *r)
@@ -431,80 +592,164 @@ static void print_cycles(json_t *r)
 
 static void print_hubs(json_t *r)
 {
-	printf("%-40s %6s %6s %10s %8s\n", "MODULE", "IN", "OUT", "PAGERANK", "INSTAB");
+	static const struct gi_table_column cols[] = {
+	    {"MODULE", GI_COL_ELIDE, 0, 30},  {"IN (Ca)", GI_COL_RIGHT, 0, 0},
+	    {"OUT (Ce)", GI_COL_RIGHT, 0, 0}, {"PAGERANK", GI_COL_RIGHT, 2, 0},
+	    {"INSTAB", GI_COL_RIGHT, 1, 0},
+	};
+	struct gi_table *t = gi_table_new(cols, 5, 0);
 	size_t i;
 	json_t *m;
 	json_array_foreach(json_object_get(r, "hubs"), i, m)
 	{
-		printf("%-40s %6lld %6lld %10.4f %8.3f\n", jstr(m, "module"), jint(m, "in_degree"),
-		       jint(m, "out_degree"), jreal(m, "centrality"), jreal(m, "instability"));
+		char in[24], out[24], pr[32], ins[32];
+		cell_int(in, sizeof(in), jint(m, "in_degree"));
+		cell_int(out, sizeof(out), jint(m, "out_degree"));
+		snprintf(pr, sizeof(pr), "%.4f", jreal(m, "centrality"));
+		snprintf(ins, sizeof(ins), "%.3f", jreal(m, "instability"));
+		const char *row[] = {jstr(m, "module"), in, out, pr, ins};
+		gi_table_add(t, row);
 	}
-	printf("%lld hubs (in_degree >= %lld)\n", jint(r, "count"), jint(r, "threshold"));
+	table_flush(t);
+	printf("%lld hubs (in_degree >= %lld)\n"
+	       "Ca: modules that depend on it; Ce: modules it depends on; INSTAB: Ce/(Ca+Ce)\n",
+	       jint(r, "count"), jint(r, "threshold"));
 }
 
 static void print_coupling(json_t *r)
 {
-	printf("%-36s %-36s %6s %6s\n", "FROM", "TO", "CALLS", "FUNS");
+	static const struct gi_table_column cols[] = {
+	    {"FROM", GI_COL_ELIDE, 0, 20},
+	    {"TO", GI_COL_ELIDE, 0, 20},
+	    {"CALLS", GI_COL_RIGHT, 0, 0},
+	    {"FUNS", GI_COL_RIGHT, 1, 0},
+	};
+	struct gi_table *t = gi_table_new(cols, 4, 0);
 	size_t i;
 	json_t *p;
 	json_array_foreach(json_object_get(r, "pairs"), i, p)
 	{
-		printf("%-36s %-36s %6lld %6lld\n", jstr(p, "from"), jstr(p, "to"),
-		       jint(p, "calls"), jint(p, "functions"));
+		char calls[24], funs[24];
+		cell_int(calls, sizeof(calls), jint(p, "calls"));
+		cell_int(funs, sizeof(funs), jint(p, "functions"));
+		const char *row[] = {jstr(p, "from"), jstr(p, "to"), calls, funs};
+		gi_table_add(t, row);
 	}
+	table_flush(t);
 }
 
-/* "Module.name/arity" of a function row, in `buf`. */
+/* "Module.name/arity" of a function row (anonymous funs as "fn in ..."). */
 static void function_label(json_t *f, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"), jint(f, "arity"));
+	gi_fmt_function(jstr(f, "module"), jstr(f, "name"), jint(f, "arity"), buf, size);
 }
 
 static void print_complexity(json_t *r)
 {
-	printf("%-56s %5s %5s %5s %6s\n", "FUNCTION", "CYCL", "COGN", "NEST", "LINE");
+	static const struct gi_table_column cols[] = {
+	    {"FUNCTION", GI_COL_ELIDE, 0, 30}, {"CYCL", GI_COL_RIGHT, 0, 0},
+	    {"COGN", GI_COL_RIGHT, 0, 0},      {"NEST", GI_COL_RIGHT, 1, 0},
+	    {"WHERE", GI_COL_ELIDE, 0, 16},
+	};
+	struct gi_table *t = gi_table_new(cols, 5, 0);
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(r, "functions"), i, f)
 	{
-		char name[768];
+		char name[768], cy[24], co[24], ne[24], where[1024];
 		function_label(f, name, sizeof(name));
-		printf("%-56s %5lld %5lld %5lld %6lld\n", name, jint(f, "cyclomatic"),
-		       jint(f, "cognitive"), jint(f, "max_nesting"), jint(f, "line"));
+		cell_int(cy, sizeof(cy), jint(f, "cyclomatic"));
+		cell_int(co, sizeof(co), jint(f, "cognitive"));
+		cell_int(ne, sizeof(ne), jint(f, "max_nesting"));
+		file_line(where, sizeof(where), jstr(f, "file"), jint(f, "line"));
+		const char *row[] = {name, cy, co, ne, where};
+		gi_table_add(t, row);
 	}
+	table_flush(t);
 }
 
 static void print_dead_code(json_t *r)
 {
-	printf("%-56s %-13s %s\n", "FUNCTION", "REASON", "WHERE");
+	static const struct gi_table_column cols[] = {
+	    {"FUNCTION", GI_COL_ELIDE, 0, 30},
+	    {"REASON", 0, 0, 0},
+	    {"WHERE", GI_COL_ELIDE, 0, 16},
+	};
+	struct gi_table *t = gi_table_new(cols, 3, 0);
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(r, "functions"), i, f)
 	{
-		char name[768];
+		char name[768], where[1024];
 		function_label(f, name, sizeof(name));
-		printf("%-56s %-13s %s:%lld\n", name, jstr(f, "reason"), jstr(f, "file"),
-		       jint(f, "line"));
+		file_line(where, sizeof(where), jstr(f, "file"), jint(f, "line"));
+		const char *row[] = {name, jstr(f, "reason"), where};
+		gi_table_add(t, row);
 	}
+	table_flush(t);
 	json_t *by = json_object_get(r, "by_reason");
 	printf("%lld functions: %lld unreferenced, %lld test-only, %lld callbacks\n",
 	       jint(r, "count"), jint(by, "unreferenced"), jint(by, "test_only"),
 	       jint(by, "callback"));
 }
 
-static void print_path(json_t *r)
+/* The kinds of the edge from `from` to `to` ("alias,call"), from the
+ * dependencies of `from`, into `out`; "?" when not found. */
+static void edge_kinds(struct kg_db *db, const struct kg_query_params *base, const char *from,
+                       const char *to, struct gi_buf *out)
+{
+	struct kg_query_params q = *base;
+	q.module = from;
+	q.function = NULL;
+	q.from = q.to = NULL;
+	q.include_external = true;
+	json_t *deps = NULL;
+	size_t i, j;
+	json_t *m, *k;
+	bool found = false;
+	if (kg_query(db, "dependencies", &q, &deps) == 0)
+		json_array_foreach(json_object_get(deps, "dependencies"), i, m)
+		{
+			if (strcmp(jstr(m, "module"), to) != 0)
+				continue;
+			json_array_foreach(json_object_get(m, "kinds"), j, k)
+			{
+				gi_buf_printf(out, "%s%s", j ? "," : "", json_string_value(k));
+			}
+			found = true;
+		}
+	if (!found)
+		gi_buf_puts(out, "?");
+	json_decref(deps);
+}
+
+static void print_path(json_t *r, struct kg_db *db, const struct kg_query_params *p)
 {
 	if (!json_is_true(json_object_get(r, "found"))) {
 		printf("no dependency path from %s to %s\n", jstr(r, "from"), jstr(r, "to"));
 		return;
 	}
-	size_t i;
-	json_t *m;
-	json_array_foreach(json_object_get(r, "path"), i, m)
-	{
-		printf("%s%s", i ? " -> " : "", json_string_value(m));
+	json_t *path = json_object_get(r, "path");
+	for (size_t i = 0; i < json_array_size(path); i++) {
+		const char *m = json_string_value(json_array_get(path, i));
+		if (i == 0) {
+			printf("%s\n", m);
+			continue;
+		}
+		struct gi_buf kinds;
+		gi_buf_init(&kinds, 0);
+		edge_kinds(db, p, json_string_value(json_array_get(path, i - 1)), m, &kinds);
+		printf("  -> %s  (%s)\n", m, gi_buf_str(&kinds));
+		gi_buf_destroy(&kinds);
 	}
-	printf("\n%lld hops\n", jint(r, "hops"));
+	long long hops = jint(r, "hops");
+	printf("%lld hop%s\n", hops, hops == 1 ? "" : "s");
+}
+
+/* path prints through print_path, which needs the database for the kinds. */
+static void print_path_placeholder(json_t *r)
+{
+	(void)r;
 }
 
 /* mix xref graph --format plain: each file, then its dependencies with
@@ -552,13 +797,13 @@ static const struct query_command query_commands[] = {
     {"functions", "functions", 1, false, false, print_functions},
     {"dependents", "dependents", 1, false, false, print_dependents},
     {"dependencies", "dependencies", 1, false, false, print_dependencies},
-    {"impact", "impact", 1, false, false, print_impact},
+    {"impact", "impact", 1, false, false, print_impact_placeholder},
     {"cycles", "cycles", 0, false, false, print_cycles},
     {"hubs", "hubs", 0, false, false, print_hubs},
     {"coupling", "coupling", 0, true, false, print_coupling},
     {"complexity", "complexity", 0, true, false, print_complexity},
     {"dead-code", "dead_code", 0, false, false, print_dead_code},
-    {"path", "path", 2, false, false, print_path},
+    {"path", "path", 2, false, false, print_path_placeholder},
     {"xref", "xref", 0, false, false, print_xref},
     {"query", NULL, 1, false, true, NULL},
 };
@@ -664,7 +909,7 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 			p.module = module;
 	}
 	char *db_path = NULL;
-	rc = db_path_resolve(argv[0], &o, o.project, &db_path);
+	rc = cli_db_path_resolve(argv[0], o.db, o.project, &db_path);
 	if (rc)
 		return CLI_EXIT_FAILURE;
 	struct kg_db *db = NULL;
@@ -690,8 +935,19 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 		gi_free(db_path);
 		return rc == GI_EINVAL ? CLI_EXIT_USAGE : rc;
 	}
+	if (!o.json && strcmp(query, "functions") == 0) {
+		/* the rows carry lines; their file is the module's */
+		json_t *details = NULL;
+		if (kg_query(db, "module_details", &p, &details) == 0)
+			json_object_set(r, "file", json_object_get(details, "file"));
+		json_decref(details);
+	}
 	if (o.json || !qc->print)
 		json_print(r);
+	else if (strcmp(query, "path") == 0)
+		print_path(r, db, &p);
+	else if (strcmp(query, "impact") == 0)
+		print_impact(r, db, &p, o.no_tests);
 	else
 		qc->print(r);
 	json_decref(r);
@@ -706,7 +962,7 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 #define U_FUNCTIONS    "MODULE" COMMON
 #define U_DEPENDENTS   "MODULE" COMMON " [--direct]"
 #define U_DEPENDENCIES "MODULE" COMMON " [--external] [--direct]"
-#define U_IMPACT       "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external] [--direct]"
+#define U_IMPACT       "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external] [--direct] [--no-tests]"
 #define U_CYCLES       "" COMMON
 #define U_HUBS         "" COMMON " [--top N]"
 #define U_COUPLING     "[MODULE]" COMMON " [--top N]"
@@ -729,21 +985,148 @@ static int run_query_command(int argc, char **argv)
 	return CLI_EXIT_USAGE;
 }
 
+/* ---- help ---------------------------------------------------------------- */
+
+#define OPT_EXTERNAL                                                                  \
+	{                                                                             \
+		"--external", "include modules outside the project (OTP, deps)", NULL \
+	}
+#define OPT_DIRECT                                                                        \
+	{                                                                                 \
+		"--direct",                                                               \
+		    "direct edges only: leave out dispatch (impl, callback, value, mfa, " \
+		    "apply)",                                                             \
+		    NULL                                                                  \
+	}
+#define OPT_END                  \
+	{                        \
+		NULL, NULL, NULL \
+	}
+
+static const struct cli_option index_options[] = {
+    {"--beam DIR...",
+     "also index the .beam files of these directories (several, or "
+     "repeated)",
+     NULL},
+    {"--node NODE", "pull the object code of --apps from a live node first", NULL},
+    {"--apps APP,...", "the applications --node pulls", NULL},
+    {"--cookie C", "the cookie of --node", "$GIULIA_COOKIE, else ~/.erlang.cookie"},
+    {"--db FILE", "the index database", "$GIULIA_DB, else PATH/.giulia/index.db"},
+    {"--force", "parse every file again, changed or not", NULL},
+    {"--jobs N", "parser threads", "the number of cores"},
+    {"--json", "print the summary as JSON", NULL},
+    OPT_END,
+};
+static const struct cli_option external_options[] = {OPT_EXTERNAL, OPT_END};
+static const struct cli_option direct_options[] = {OPT_DIRECT, OPT_END};
+static const struct cli_option external_direct_options[] = {OPT_EXTERNAL, OPT_DIRECT, OPT_END};
+static const struct cli_option impact_options[] = {
+    {"--depth N", "how many steps of dependents and dependencies to follow", "2"},
+    {"--no-tests", "leave test modules out of the dependents (text output)", NULL},
+    OPT_EXTERNAL,
+    OPT_DIRECT,
+    OPT_END,
+};
+static const struct cli_option hubs_options[] = {
+    {"--top N", "at most N modules", "all with in-degree >= 3"}, OPT_END};
+static const struct cli_option top20_options[] = {{"--top N", "at most N rows", "20"}, OPT_END};
+static const struct cli_option query_options[] = {
+    {"--depth N", "depth of impact-like queries", "2"},
+    {"--top N", "rows of ranked queries", "20"},
+    OPT_DIRECT,
+    OPT_END,
+};
+
+#define STATIC_HELP(var, text, opts, example) \
+	static const struct cli_help var = {text, opts, cli_static_options, 0, example}
+
+static const struct cli_help index_help = {
+    "Indexes every .ex and .exs file under PATH (default: the nearest directory upwards "
+    "holding .giulia/ or mix.exs, else the current one) into PATH/.giulia/index.db. The "
+    "run is incremental: unchanged files are not parsed again. --beam adds compiled "
+    "modules (.beam), --node pulls them from a live node first.",
+    index_options, NULL, CLI_EXITS_NODE,
+    "giulia index ~/src/shop\ngiulia index . --beam _build/dev/lib/shop/ebin "
+    "_build/dev/lib/plug/ebin"};
+STATIC_HELP(modules_help,
+            "Lists the project's modules: functions, public and private, total complexity "
+            "and file.",
+            external_options, "giulia modules --project ~/src/shop");
+STATIC_HELP(functions_help,
+            "Lists a module's functions: visibility, kind, file:line, cyclomatic and "
+            "cognitive complexity, nesting.",
+            NULL, "giulia functions Shop.Cart");
+STATIC_HELP(dependents_help,
+            "Modules that depend on MODULE, with the kinds of dependency (alias, import, "
+            "use, require, call, struct, behaviour, capture, and dispatch).",
+            direct_options, "giulia dependents Shop.Repo");
+STATIC_HELP(dependencies_help, "Modules MODULE depends on, with the kinds of dependency.",
+            external_direct_options, "giulia dependencies Shop.Cart --external");
+STATIC_HELP(impact_help,
+            "The blast radius of a change: the transitive dependents (library code, then "
+            "tests; beyond depth 1 with the module each comes through) and dependencies of "
+            "a module up to --depth, with its risk and why; for MOD.fun/arity the "
+            "transitive callers and callees.",
+            impact_options, "giulia impact Shop.Repo --depth 3\ngiulia impact Shop.Cart.add/2");
+STATIC_HELP(cycles_help, "Dependency cycles between modules (strongly connected components).", NULL,
+            "giulia cycles");
+STATIC_HELP(hubs_help,
+            "Modules many others depend on (in-degree >= 3), by in-degree, with PageRank "
+            "and instability (Ce / (Ca + Ce)).",
+            hubs_options, "giulia hubs --top 10");
+STATIC_HELP(coupling_help,
+            "Pairs of modules by the calls between them and the distinct functions called; "
+            "with MODULE, the pairs it is part of.",
+            top20_options, "giulia coupling Shop.Cart");
+STATIC_HELP(complexity_help,
+            "The most complex functions, by cyclomatic then cognitive complexity, with "
+            "file:line; with "
+            "MODULE, that module's.",
+            top20_options, "giulia complexity --top 10");
+STATIC_HELP(dead_code_help,
+            "Public functions no other project module reaches: unreferenced or reached from "
+            "tests only.",
+            direct_options, "giulia dead-code");
+STATIC_HELP(path_help, "The shortest dependency path from FROM to TO, with each edge's kinds.",
+            external_direct_options, "giulia path ShopWeb.CartController Shop.Repo");
+static const struct cli_option xref_options[] = {
+    {"--label compile|export|runtime|compile-connected",
+     "only the dependencies of that kind, as mix xref graph --label", "every dependency"},
+    OPT_END,
+};
+STATIC_HELP(xref_help,
+            "Dependencies between the project's files labelled as mix xref graph labels them: "
+            "compile (macros, use, @before_compile, module attributes evaluated at compile "
+            "time), export (structs, import and require) and runtime (calls); "
+            "compile-connected lists the files a compile dependency makes recompile.",
+            xref_options, "giulia xref --label compile");
+STATIC_HELP(query_help,
+            "Any static query of docs/SCHEMA.md by name (summary, heatmap, module_details, "
+            "change_risk, ...), printed as JSON.",
+            query_options, "giulia query summary\ngiulia query module_details Shop.Cart");
+
 const struct cli_command cli_static_commands[] = {
-    {"index", index_usage, "index an Elixir project into its knowledge graph", cmd_index},
-    {"modules", U_MODULES, "list the project's modules", run_query_command},
-    {"functions", U_FUNCTIONS, "list a module's functions with complexity", run_query_command},
-    {"dependents", U_DEPENDENTS, "modules that depend on MODULE", run_query_command},
-    {"dependencies", U_DEPENDENCIES, "modules MODULE depends on", run_query_command},
-    {"impact", U_IMPACT, "blast radius of a module or function", run_query_command},
-    {"cycles", U_CYCLES, "dependency cycles between modules", run_query_command},
-    {"hubs", U_HUBS, "modules many others depend on", run_query_command},
-    {"coupling", U_COUPLING, "pairs of modules by calls between them", run_query_command},
-    {"complexity", U_COMPLEXITY, "the most complex functions", run_query_command},
-    {"dead-code", U_DEAD_CODE, "public functions nobody in the project calls", run_query_command},
-    {"path", U_PATH, "shortest dependency path between two modules", run_query_command},
+    {"index", index_usage, "index an Elixir project into its knowledge graph", cmd_index,
+     &index_help},
+    {"modules", U_MODULES, "list the project's modules", run_query_command, &modules_help},
+    {"functions", U_FUNCTIONS, "list a module's functions with complexity", run_query_command,
+     &functions_help},
+    {"dependents", U_DEPENDENTS, "modules that depend on MODULE", run_query_command,
+     &dependents_help},
+    {"dependencies", U_DEPENDENCIES, "modules MODULE depends on", run_query_command,
+     &dependencies_help},
+    {"impact", U_IMPACT, "blast radius of a module or function", run_query_command, &impact_help},
+    {"cycles", U_CYCLES, "dependency cycles between modules", run_query_command, &cycles_help},
+    {"hubs", U_HUBS, "modules many others depend on", run_query_command, &hubs_help},
+    {"coupling", U_COUPLING, "pairs of modules by calls between them", run_query_command,
+     &coupling_help},
+    {"complexity", U_COMPLEXITY, "the most complex functions", run_query_command, &complexity_help},
+    {"dead-code", U_DEAD_CODE, "public functions nobody in the project calls", run_query_command,
+     &dead_code_help},
+    {"path", U_PATH, "shortest dependency path between two modules", run_query_command, &path_help},
     {"xref", U_XREF, "compile/export/runtime dependencies between files, as mix xref",
-     run_query_command},
-    {"query", U_QUERY, "any static query by name, as JSON (see docs/SCHEMA.md)", run_query_command},
-    {NULL, NULL, NULL, NULL},
+     run_query_command, &xref_help},
+    {"query", U_QUERY, "any static query by name, as JSON (see docs/SCHEMA.md)", run_query_command,
+     &query_help},
+    {NULL, NULL, NULL, NULL, NULL},
 };

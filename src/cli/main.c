@@ -1,6 +1,8 @@
 /*
  * main.c - entry point of the `giulia` binary: dispatches on the program name
  * (`giulia-observe`) and on the first argument (the command tables of cli.h).
+ * Help is answered here for every command alike: `giulia help CMD`,
+ * `giulia CMD --help` / `-h`, and `--version` anywhere.
  */
 #include <stdio.h>
 #include <string.h>
@@ -8,32 +10,15 @@
 #include "base/runtime.h"
 #include "cli/cli.h"
 
-#ifndef GIULIA_VERSION
-#define GIULIA_VERSION "0.1.0"
-#endif
-
-static const struct cli_command *const tables[] = {
-    cli_static_commands,  cli_observe_commands, cli_daemon_commands,
-    cli_profile_commands, cli_mcp_commands,     cli_assist_commands,
-};
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-	        "giulia %s - static and runtime code intelligence for BEAM systems\n\n"
-	        "usage: giulia COMMAND [ARGS]\n\ncommands:\n",
-	        GIULIA_VERSION);
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		for (const struct cli_command *c = tables[t]; c->name; c++)
-			fprintf(out, "  %-12s %s\n", c->name, c->summary);
-	fprintf(out,
-	        "\n`giulia COMMAND --help` shows a command's options; docs/CLI.md has them all.\n");
-}
-
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
+}
+
+static bool is_version(const char *a)
+{
+	return strcmp(a, "--version") == 0 || strcmp(a, "version") == 0;
 }
 
 int main(int argc, char **argv)
@@ -41,19 +26,34 @@ int main(int argc, char **argv)
 	gi_runtime_init();
 	if (argc > 0 && strcmp(base_name(argv[0]), "giulia-observe") == 0)
 		return cli_observe_main(argc, argv);
-	if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
-	    strcmp(argv[1], "-h") == 0) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+	if (argc < 2) {
+		cli_general_usage(stderr);
+		return CLI_EXIT_USAGE;
 	}
-	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
-		printf("giulia %s\n", GIULIA_VERSION);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		cli_general_usage(stdout);
 		return CLI_EXIT_OK;
 	}
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		for (const struct cli_command *c = tables[t]; c->name; c++)
-			if (strcmp(c->name, argv[1]) == 0)
-				return c->run(argc - 1, argv + 1);
-	fprintf(stderr, "giulia: unknown command '%s'; `giulia help` lists them\n", argv[1]);
+	if (strcmp(argv[1], "help") == 0)
+		return cli_help_command(argc - 1, argv + 1);
+	if (is_version(argv[1]) || (argc > 2 && strcmp(argv[2], "--version") == 0)) {
+		printf("giulia %s\n", cli_version);
+		return CLI_EXIT_OK;
+	}
+	const struct cli_command *c = cli_command_lookup(argv[1]);
+	if (c) {
+		if (cli_wants_help(argc - 1, argv + 1)) {
+			cli_help_print(stdout, "giulia", c);
+			return CLI_EXIT_OK;
+		}
+		return c->run(argc - 1, argv + 1);
+	}
+	const char *near = cli_command_suggest(NULL, argv[1]);
+	if (near)
+		fprintf(stderr, "giulia: unknown command '%s'; did you mean `giulia %s`?\n",
+		        argv[1], near);
+	else
+		fprintf(stderr, "giulia: unknown command '%s'; `giulia help` lists them\n",
+		        argv[1]);
 	return CLI_EXIT_USAGE;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/fmt.h"
 #include "base/error.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
@@ -31,13 +32,17 @@ static const char style[] =
     "header{background:#1d2330;color:#fff;padding:18px 28px}"
     "header h1{margin:0 0 4px;font-size:20px}header .meta{opacity:.8;font-size:13px}"
     "main{padding:18px 28px;max-width:1180px}"
+    "@media(max-width:600px){header,main{padding-left:10px;padding-right:10px}}"
     "h2{font-size:16px;margin:26px 0 10px;border-bottom:1px solid #d7dbe2;padding-bottom:4px}"
-    ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:14px}"
-    ".card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:10px 12px}"
+    ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(480px,100%),1fr));"
+    "gap:14px}"
+    ".card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:10px 12px;"
+    "min-width:0;overflow:hidden}"
     ".card h3{margin:0 0 6px;font-size:13px;color:#4a5366;font-weight:600}"
     ".kpis{display:flex;flex-wrap:wrap;gap:10px}"
     ".kpi{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:8px 12px;"
-    "min-width:150px}.kpi b{display:block;font-size:18px}.kpi span{font-size:12px;color:#5b6477}"
+    "min-width:140px;flex:1 1 140px}.kpi b{display:block;font-size:18px}.kpi "
+    "span{font-size:12px;color:#5b6477}"
     ".rec{background:#fff;border:1px solid #dde1e8;border-left:5px solid #8a94a6;"
     "border-radius:6px;padding:10px 14px;margin-bottom:10px}"
     ".rec.high{border-left-color:#d64545}.rec.medium{border-left-color:#e0a030}"
@@ -46,21 +51,43 @@ static const char style[] =
     ".rec .advice{margin-top:6px}.ev{display:flex;flex-wrap:wrap;gap:4px 6px;margin-top:6px}"
     ".ev span{background:#eef0f4;border-radius:4px;padding:1px 7px;font:12px ui-monospace,"
     "monospace}.ev i{font-style:normal;color:#5b6477}"
+    ".tw{overflow-x:auto;max-width:100%}"
     "table{border-collapse:collapse;font-size:12.5px;background:#fff}"
     "th,td{border:1px solid #e1e4ea;padding:3px 7px;text-align:left;vertical-align:top}"
-    "th{background:#eef0f4}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+    "th{background:#eef0f4}td.n{text-align:right;font-variant-numeric:tabular-nums;"
+    "white-space:nowrap}th[title]{text-decoration:underline dotted;cursor:help}"
+    "td.mono{overflow-wrap:anywhere;min-width:12em}"
+    ".legend{font-size:12px;color:#5b6477;margin:4px 0 0}"
+    ".bars .row{display:flex;align-items:center;gap:8px;margin:3px 0;font-size:12px}"
+    ".bars .l{flex:0 1 40%;min-width:0;overflow:hidden;text-overflow:ellipsis;"
+    "white-space:nowrap;text-align:right;font-family:ui-monospace,monospace}"
+    ".bars .b{flex:1 1 auto;min-width:0;display:flex;align-items:center;gap:6px}"
+    ".bars .mark{height:12px;border-radius:2px;min-width:1px}"
+    ".bars .v{white-space:nowrap;color:#4a5366}"
+    "@media(max-width:600px){.bars .row{flex-wrap:wrap}.bars .l{flex-basis:100%;"
+    "text-align:left}}"
+    ".errors{background:#fff4e5;border:1px solid #f0c36d;border-radius:6px;"
+    "padding:8px 14px}.errors li{margin:2px 0}"
     ".mono{font-family:ui-monospace,monospace;font-size:12px}"
-    "svg text{font-size:11px;fill:#4a5366}svg .grid line{stroke:#e6e9ee}"
+    "svg text{font-size:12px;fill:#4a5366}svg .grid line{stroke:#e6e9ee}"
     ".muted{color:#7a8397}.badge{display:inline-block;padding:0 6px;border-radius:8px;"
     "font-size:11px;color:#fff;background:#8a94a6}.badge.high{background:#d64545}"
     ".badge.medium{background:#e0a030}.badge.low{background:#3f8fd2}";
 
+/* Marks the page with what a test (or a curious reader) can check: how many
+ * charts drew something, and how many boxes overflow sideways (the page
+ * itself, a card, the main column). */
 static const char script[] =
-    "(function(){var n=0;document.querySelectorAll('svg.chart').forEach(function(s){"
+    "(function(){var n=0;document.querySelectorAll('.chart').forEach(function(s){"
     "var r=s.getBoundingClientRect();var marks=s.querySelectorAll('.mark');"
-    "var drawn=0;marks.forEach(function(m){var b=m.getBBox();if(b.width>0||b.height>0)"
-    "drawn++;});if(r.width>0&&r.height>0&&drawn>0)n++;});"
-    "document.body.setAttribute('data-charts-rendered',String(n));})();";
+    "var drawn=0;marks.forEach(function(m){var b=m.getBoundingClientRect();"
+    "if(b.width>0||b.height>0)drawn++;});if(r.width>0&&r.height>0&&drawn>0)n++;});"
+    "document.body.setAttribute('data-charts-rendered',String(n));"
+    "var o=0,d=document.documentElement;if(d.scrollWidth>window.innerWidth+1)o++;"
+    "document.querySelectorAll('main,.card,.kpis,.rec,h2,p').forEach(function(e){"
+    "if(e.scrollWidth>e.clientWidth+1)o++;});"
+    "document.body.setAttribute('data-overflow',String(o));"
+    "document.body.setAttribute('data-viewport',String(window.innerWidth));})();";
 
 static void esc(struct gi_buf *out, const char *s)
 {
@@ -90,9 +117,24 @@ static double nice_ceiling(double x)
 	return 10 * p;
 }
 
-/* A line chart of series[key] against series.t_s. */
+/* The label of time `t_s` into a session started at `start_ms` (epoch ms):
+ * the wall-clock time (UTC) when the start is known, else seconds. */
+static void time_label(double start_ms, double t_s, bool zone, char *out, size_t size)
+{
+	if (!isfinite(start_ms) || start_ms <= 0) {
+		snprintf(out, size, "%.0f s", t_s);
+		return;
+	}
+	time_t t = (time_t)((start_ms + t_s * 1000.0) / 1000.0);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, size, zone ? "%H:%M:%S UTC" : "%H:%M:%S", &tm);
+}
+
+/* A line chart of series[key] against series.t_s, its time axis in wall-clock
+ * time from `start_ms`. */
 static void line_chart(struct gi_buf *out, json_t *series, const char *key, const char *title,
-                       const char *unit, const char *colour)
+                       const char *unit, const char *colour, double start_ms)
 {
 	json_t *ts = json_object_get(series, "t_s"), *ys = json_object_get(series, key);
 	size_t n = json_array_size(ys);
@@ -132,10 +174,17 @@ static void line_chart(struct gi_buf *out, json_t *series, const char *key, cons
 		              "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
 		              PAD_L, y, CHART_W - PAD_R, y, PAD_L - 6, y + 4, label);
 	}
+	char t0[32], t1[32], tm[32];
+	time_label(start_ms, 0, false, t0, sizeof(t0));
+	time_label(start_ms, tmax / 2, false, tm, sizeof(tm));
+	time_label(start_ms, tmax, true, t1, sizeof(t1));
 	gi_buf_printf(out,
-	              "</g><text x=\"%d\" y=\"%d\">0 s</text>"
-	              "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.0f s</text>",
-	              PAD_L, CHART_H - 6, CHART_W - PAD_R, CHART_H - 6, tmax);
+	              "</g><text class=\"t-axis\" x=\"%d\" y=\"%d\">%s</text>"
+	              "<text class=\"t-axis\" x=\"%.1f\" y=\"%d\" "
+	              "text-anchor=\"middle\">%s</text>"
+	              "<text class=\"t-axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>",
+	              PAD_L, CHART_H - 6, t0, PAD_L + pw / 2, CHART_H - 6, tm, CHART_W - PAD_R,
+	              CHART_H - 6, t1);
 	if (n == 0) {
 		gi_buf_printf(
 		    out,
@@ -171,11 +220,12 @@ struct bar {
 	const char *text;
 };
 
+/* A bar chart in HTML rather than SVG: its labels keep their size at any
+ * width (an SVG scales them down with it) and wrap above the bars on a
+ * phone. */
 static void bar_chart(struct gi_buf *out, const char *title, const char *cls,
                       const struct bar *bars, size_t n, const char *colour)
 {
-	int row = 20, label_w = 300, width = 940;
-	int height = (int)(n ? n : 1) * row + 8;
 	double max = 0;
 	for (size_t i = 0; i < n; i++)
 		if (isfinite(bars[i].value) && bars[i].value > max)
@@ -184,37 +234,26 @@ static void bar_chart(struct gi_buf *out, const char *title, const char *cls,
 		max = 1;
 	gi_buf_puts(out, "<div class=\"card\"><h3>");
 	esc(out, title);
-	gi_buf_printf(out,
-	              "</h3><svg class=\"chart bars %s\" viewBox=\"0 0 %d %d\" width=\"100%%\" "
-	              "role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">",
-	              cls, width, height);
+	gi_buf_printf(out, "</h3><div class=\"chart bars %s\" role=\"img\">", cls);
 	if (n == 0)
-		gi_buf_printf(out, "<text x=\"10\" y=\"18\">none recorded</text>");
+		gi_buf_puts(out, "<p class=\"muted\">none recorded</p>");
 	for (size_t i = 0; i < n; i++) {
 		double v = isfinite(bars[i].value) ? bars[i].value : 0;
-		double w = (width - label_w - 120) * v / max;
-		int y = 4 + (int)i * row;
-		char label[64];
-		const char *l = bars[i].label ? bars[i].label : "?";
-		size_t len = strlen(l);
-		if (len > 44)
-			snprintf(label, sizeof(label), "...%s", l + len - 41);
-		else
-			snprintf(label, sizeof(label), "%s", l);
-		gi_buf_printf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", label_w - 6,
-		              y + 13);
+		double pct = 88.0 * v / max;
+		char label[2 * FUSE_MAX_NAME + 16];
+		gi_fmt_mfa(bars[i].label ? bars[i].label : "?", label, sizeof(label));
+		gi_buf_puts(out, "<div class=\"row\"><span class=\"l\" title=\"");
+		esc(out, label);
+		gi_buf_puts(out, "\">");
 		esc(out, label);
 		gi_buf_printf(out,
-		              "</text><rect class=\"mark\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
-		              "height=\"%d\" rx=\"2\" fill=\"%s\"><title>",
-		              label_w, y + 2, w < 1 ? 1 : w, row - 6, colour);
-		esc(out, l);
-		gi_buf_printf(out, "</title></rect><text x=\"%.1f\" y=\"%d\">", label_w + w + 6,
-		              y + 13);
+		              "</span><span class=\"b\"><span class=\"mark\" "
+		              "style=\"width:%.1f%%;background:%s\"></span><span class=\"v\">",
+		              pct < 0.2 ? 0.2 : pct, colour);
 		esc(out, bars[i].text);
-		gi_buf_puts(out, "</text>");
+		gi_buf_puts(out, "</span></span></div>");
 	}
-	gi_buf_puts(out, "</svg></div>");
+	gi_buf_puts(out, "</div></div>");
 }
 
 static void kpi(struct gi_buf *out, const char *label, const char *value, const char *sub)
@@ -328,6 +367,31 @@ static void put_value(struct gi_buf *out, json_t *v)
 	}
 }
 
+/* Every error and note of the profile: what could not be observed. */
+static void put_errors(struct gi_buf *out, json_t *errors)
+{
+	size_t n = json_array_size(errors);
+	if (n == 0)
+		return;
+	gi_buf_printf(out,
+	              "<h2 id=\"errors\">Errors and notes (%zu)</h2><div class=\"errors\"><p>What "
+	              "could not be observed; the findings below may be incomplete.</p><ul>",
+	              n);
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_array_get(errors, i);
+		gi_buf_puts(out, "<li>");
+		if (json_is_string(e)) {
+			esc(out, json_string_value(e));
+		} else {
+			char *d = json_dumps(e, JSON_COMPACT);
+			esc(out, d);
+			free(d);
+		}
+		gi_buf_puts(out, "</li>");
+	}
+	gi_buf_puts(out, "</ul></div>");
+}
+
 static void put_recommendations(struct gi_buf *out, json_t *recs)
 {
 	gi_buf_printf(out, "<h2 id=\"recommendations\">Recommendations (%zu)</h2>",
@@ -382,17 +446,19 @@ static void put_recommendations(struct gi_buf *out, json_t *recs)
 static void put_charts(struct gi_buf *out, json_t *p)
 {
 	json_t *series = json_object_get(p, "series");
+	double start = fuse_num_path(p, "session.started_ms");
 	gi_buf_puts(out, "<h2>Over time</h2><div class=\"grid\">");
-	line_chart(out, series, "run_queue", "Run queue", "count", "#d64545");
+	line_chart(out, series, "run_queue", "Run queue", "count", "#d64545", start);
 	line_chart(out, series, "scheduler_utilisation", "Scheduler utilisation", "share",
-	           "#3f8fd2");
-	line_chart(out, series, "memory_bytes", "Memory", "bytes", "#7a52c7");
+	           "#3f8fd2", start);
+	line_chart(out, series, "memory_bytes", "Memory", "bytes", "#7a52c7", start);
 	line_chart(out, series, "reductions_per_second", "Reductions per second", "count",
-	           "#2f9e6e");
+	           "#2f9e6e", start);
 	gi_buf_puts(out, "</div>");
 
 	struct bar bars[20];
 	char texts[20][48];
+	static char labels[20][2 * FUSE_MAX_NAME + 16];
 	json_t *hm = json_object_get(p, "hot_modules");
 	size_t n = 0;
 	for (size_t i = 0; i < json_array_size(hm) && n < 20; i++, n++) {
@@ -413,7 +479,9 @@ static void put_charts(struct gi_buf *out, json_t *p)
 	n = 0;
 	for (size_t i = 0; i < json_array_size(hf) && n < 20; i++, n++) {
 		json_t *f = json_array_get(hf, i);
-		bars[n].label = fuse_str(f, "function");
+		gi_fmt_function(fuse_str(f, "module"), fuse_str(f, "function"),
+		                (long long)fuse_num(f, "arity"), labels[n], sizeof(labels[n]));
+		bars[n].label = labels[n];
 		bars[n].value = fuse_num(f, "reductions_share");
 		fuse_fmt_pct(bars[n].value, texts[n], sizeof(texts[n]));
 		bars[n].text = texts[n];
@@ -480,10 +548,17 @@ static void put_module_table(struct gi_buf *out, json_t *hm, const char *title, 
 	esc(out, title);
 	gi_buf_puts(out, "</h2><p class=\"note\">");
 	esc(out, note);
-	gi_buf_puts(out, "</p><table><tr><th>module</th><th>share</th>"
-	                 "<th>reductions</th><th>memory</th><th>samples</th><th>Ca</th><th>Ce</th>"
-	                 "<th>in</th><th>out</th><th>complexity</th><th>hub</th><th>zone</th>"
-	                 "<th>hottest functions</th></tr>");
+	gi_buf_puts(
+	    out, "</p><div class=\"tw\"><table><tr><th>module</th><th>share</th>"
+	         "<th>reductions</th><th>memory</th><th title=\"snapshots the module was seen in\">"
+	         "samples</th><th title=\"afferent coupling: modules that depend on it\">"
+	         "Ca</th><th title=\"efferent coupling: modules it depends on\">Ce</th>"
+	         "<th title=\"dependency edges into it\">in</th>"
+	         "<th title=\"dependency edges out of it\">out</th>"
+	         "<th title=\"total cyclomatic complexity of its functions\">complexity"
+	         "</th><th>hub</th><th title=\"main sequence zone: instability against "
+	         "abstractness\">zone</th>"
+	         "<th>hottest functions</th></tr>");
 	for (size_t i = 0; i < json_array_size(hm); i++) {
 		json_t *m = json_array_get(hm, i), *g = json_object_get(m, "graph");
 		gi_buf_puts(out, "<tr>");
@@ -515,31 +590,38 @@ static void put_module_table(struct gi_buf *out, json_t *hm, const char *title, 
 				fuse_fmt_count(fuse_num(f, "calls"), v, sizeof(v));
 			if (k)
 				gi_buf_puts(out, "<br>");
-			esc(out, fuse_str(f, "name"));
-			gi_buf_printf(out, "/%.0f (%s %s)", fuse_num(f, "arity"), v,
-			              sampled ? "executing" : "calls");
+			char fn[2 * FUSE_MAX_NAME + 16];
+			gi_fmt_function(NULL, fuse_str(f, "name") ? fuse_str(f, "name") : "?",
+			                (long long)fuse_num(f, "arity"), fn, sizeof(fn));
+			esc(out, fn);
+			gi_buf_printf(out, " (%s %s)", v, sampled ? "executing" : "calls");
 		}
 		gi_buf_puts(out, "</td></tr>");
 	}
 	if (json_array_size(hm) == 0)
 		gi_buf_puts(out, "<tr><td colspan=\"13\">none above 0.5% of reductions</td></tr>");
-	gi_buf_puts(out, "</table>");
+	gi_buf_puts(out, "</table></div><p class=\"legend\">share, reductions: of all reductions "
+	                 "in the session; samples: snapshots the module was seen in; Ca "
+	                 "(afferent): modules that depend on it; Ce (efferent): modules it "
+	                 "depends on; in/out: dependency edges; zone: where instability "
+	                 "Ce/(Ca+Ce) and abstractness put it.</p>");
 }
 
 static void put_function_table(struct gi_buf *out, json_t *hf)
 {
 	if (json_array_size(hf) == 0)
 		return;
-	gi_buf_puts(out, "<h2>Hot functions (executing in)</h2><table><tr><th>function</th>"
-	                 "<th>share</th><th>samples</th><th>calls</th><th>cyclomatic</th>"
-	                 "<th>owner</th></tr>");
+	gi_buf_puts(
+	    out,
+	    "<h2>Hot functions (executing in)</h2><div class=\"tw\"><table><tr><th>function</th>"
+	    "<th>share</th><th>samples</th><th>calls</th><th>cyclomatic</th>"
+	    "<th>owner</th></tr>");
 	for (size_t i = 0; i < json_array_size(hf); i++) {
 		json_t *f = json_array_get(hf, i);
 		char name[2 * FUSE_MAX_NAME + 16];
-		snprintf(name, sizeof(name), "%s.%s/%.0f",
-		         fuse_str(f, "module") ? fuse_str(f, "module") : "?",
-		         fuse_str(f, "function") ? fuse_str(f, "function") : "?",
-		         fuse_num(f, "arity"));
+		gi_fmt_function(fuse_str(f, "module") ? fuse_str(f, "module") : "?",
+		                fuse_str(f, "function") ? fuse_str(f, "function") : "?",
+		                (long long)fuse_num(f, "arity"), name, sizeof(name));
 		gi_buf_puts(out, "<tr>");
 		cell_text(out, name, "mono");
 		cell_num(out, fuse_num(f, "reductions_share"), 2);
@@ -549,7 +631,7 @@ static void put_function_table(struct gi_buf *out, json_t *hf)
 		cell_text(out, fuse_bool(f, "project") ? "project" : "platform", NULL);
 		gi_buf_puts(out, "</tr>");
 	}
-	gi_buf_puts(out, "</table>");
+	gi_buf_puts(out, "</table></div>");
 }
 
 static void put_tables(struct gi_buf *out, json_t *p)
@@ -573,19 +655,26 @@ static void put_tables(struct gi_buf *out, json_t *p)
 	/* call_time measured: own time, mean per call, share of traced time */
 	bool timed = json_is_object(json_object_get(p, "call_time"));
 	if (json_array_size(hs)) {
-		gi_buf_printf(out,
-		              "<h2>Trace hotspots (%zu functions)</h2><table><tr><th>function</th>"
-		              "<th>kind</th><th>calls</th><th>calls/s</th><th>min</th><th>avg</th>"
-		              "<th>max</th>%s<th>cyclomatic</th><th>cognitive</th><th>callers</th>"
-		              "<th>callees</th></tr>",
-		              json_array_size(hs),
-		              timed ? "<th>time (&micro;s)</th><th>&micro;s/call</th>"
-		                      "<th>time share</th><th>fan-in</th><th>hub</th>"
-		                    : "");
+		gi_buf_printf(
+		    out,
+		    "<h2>Trace hotspots (%zu functions)</h2><div "
+		    "class=\"tw\"><table><tr><th>function</th>"
+		    "<th>kind</th><th>calls</th><th>calls/s</th>"
+		    "<th title=\"fewest calls in one snapshot interval\">min</th>"
+		    "<th title=\"mean calls per snapshot interval\">avg</th>"
+		    "<th title=\"most calls in one snapshot "
+		    "interval\">max</th>%s<th>cyclomatic</th><th>cognitive</th><th>callers</th>"
+		    "<th>callees</th></tr>",
+		    json_array_size(hs),
+		    timed ? "<th>time (&micro;s)</th><th>&micro;s/call</th>"
+		            "<th>time share</th><th>fan-in</th><th>hub</th>"
+		          : "");
 		for (size_t i = 0; i < json_array_size(hs); i++) {
 			json_t *f = json_array_get(hs, i), *w = json_object_get(f, "per_window");
 			gi_buf_puts(out, "<tr>");
-			cell_text(out, fuse_str(f, "mfa"), "mono");
+			char mfa[2 * FUSE_MAX_NAME + 16];
+			gi_fmt_mfa(fuse_str(f, "mfa") ? fuse_str(f, "mfa") : "-", mfa, sizeof(mfa));
+			cell_text(out, mfa, "mono");
 			cell_text(out, fuse_str(f, "kind"), NULL);
 			cell_num(out, fuse_num(f, "calls"), 0);
 			cell_num(out, fuse_num(f, "calls_per_second"), 0);
@@ -610,13 +699,16 @@ static void put_tables(struct gi_buf *out, json_t *p)
 			put_list_cell(out, json_object_get(f, "callees"), 5);
 			gi_buf_puts(out, "</tr>");
 		}
-		gi_buf_puts(out, "</table>");
+		gi_buf_puts(out, "</table></div><p class=\"legend\">min/avg/max: calls in one "
+		                 "snapshot interval; callers, callees: from the knowledge graph; "
+		                 "cyclomatic and cognitive: the function's complexity.</p>");
 	}
 
 	json_t *wl = json_object_get(p, "workload");
 	if (json_array_size(wl)) {
 		gi_buf_puts(out,
-		            "<h2>Workload of traced modules</h2><table><tr><th>module</th>"
+		            "<h2>Workload of traced modules</h2><div "
+		            "class=\"tw\"><table><tr><th>module</th>"
 		            "<th>reads</th><th>writes</th><th>read/write</th><th>read share</th>"
 		            "<th>operations/s</th><th>calls/s</th><th>pipeline helpers</th></tr>");
 		for (size_t i = 0; i < json_array_size(wl); i++) {
@@ -632,7 +724,7 @@ static void put_tables(struct gi_buf *out, json_t *p)
 			cell_num(out, fuse_num(w, "pipeline"), 0);
 			gi_buf_puts(out, "</tr>");
 		}
-		gi_buf_puts(out, "</table>");
+		gi_buf_puts(out, "</table></div>");
 		json_t *po = json_object_get(p, "pipeline_overhead");
 		double ratio = fuse_num(po, "ratio");
 		if (isfinite(ratio) && fuse_num(po, "helper_calls") > 0)
@@ -659,6 +751,7 @@ int fuse_report_html(json_t *profile, struct gi_buf *dst)
 	put_header(out, profile);
 	gi_buf_puts(out, "<main>");
 	put_kpis(out, profile);
+	put_errors(out, json_object_get(profile, "errors"));
 	put_recommendations(out, json_object_get(profile, "recommendations"));
 	put_charts(out, profile);
 	put_tables(out, profile);

@@ -1,6 +1,7 @@
 /*
- * report_text.c - a profile and a comparison for the terminal: plain ASCII,
- * at most 96 columns, sections in the order a reader acts on them (session,
+ * report_text.c - a profile and a comparison for the terminal: plain text,
+ * at most 80 columns (tables fitted by base/table, numbers and names written
+ * by base/fmt, as in every text output), sections in the order a reader acts on them (session,
  * recommendations, metrics, hot modules, hotspots, workload, pipeline).
  * Tolerates any profile shape: missing fields print as "-".
  */
@@ -12,10 +13,12 @@
 
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/fmt.h"
+#include "base/table.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
 
-#define WIDTH 96
+#define WIDTH 80
 
 /* Appends `text` wrapped at WIDTH with `indent` spaces on every line. */
 static int put_wrapped(struct gi_buf *out, int indent, const char *text)
@@ -56,6 +59,13 @@ static void fmt_time(double ms, char *out, size_t size)
 static void fmt_num(double v, char *out, size_t size)
 {
 	fuse_fmt_count(v, out, size);
+}
+
+/* Appends table `t` fitted to WIDTH and frees it. */
+static void table_put(struct gi_buf *out, struct gi_table *t)
+{
+	gi_table_render(t, WIDTH, out);
+	gi_table_free(t);
 }
 
 /* Evidence as "key=value, ..." for one line of text. */
@@ -109,20 +119,28 @@ static void put_session(struct gi_buf *out, json_t *s)
 		              gaps == 1 ? "" : "s", isfinite(missing) ? missing : 0,
 		              missing == 1 ? "" : "s");
 	gi_buf_puts(out, "]\n");
-	if (fuse_str(s, "reason"))
-		gi_buf_printf(out, "  stopped early: %s\n", fuse_str(s, "reason"));
+	if (fuse_str(s, "reason")) {
+		struct gi_buf why;
+		gi_buf_init(&why, 4096);
+		gi_buf_printf(&why, "stopped early: %s", fuse_str(s, "reason"));
+		put_wrapped(out, 2, gi_buf_str(&why));
+		gi_buf_destroy(&why);
+	}
 	double dur = fuse_num(s, "duration_ms"), iv = fuse_num(s, "interval_ms");
-	gi_buf_printf(out, "  started %s, %.1f s, %.0f snapshots", start,
+	struct gi_buf when;
+	gi_buf_init(&when, 4096);
+	gi_buf_printf(&when, "started %s, %.1f s, %.0f snapshots", start,
 	              isfinite(dur) ? dur / 1000.0 : 0, fuse_num(s, "snapshot_count"));
 	if (isfinite(iv))
-		gi_buf_printf(out, " every %.0f ms", iv);
+		gi_buf_printf(&when, " every %.0f ms", iv);
 	const char *otp = fuse_str(s, "otp_release");
 	double sched = fuse_num(s, "schedulers_online");
 	if (otp)
-		gi_buf_printf(out, ", OTP %s", otp);
+		gi_buf_printf(&when, ", OTP %s", otp);
 	if (isfinite(sched))
-		gi_buf_printf(out, ", %.0f schedulers", sched);
-	gi_buf_puts(out, "\n");
+		gi_buf_printf(&when, ", %.0f schedulers", sched);
+	put_wrapped(out, 2, gi_buf_str(&when));
+	gi_buf_destroy(&when);
 	json_t *tm = json_object_get(s, "traced_modules");
 	if (json_array_size(tm) > 0) {
 		struct gi_buf line;
@@ -155,6 +173,30 @@ static void put_health(struct gi_buf *out, json_t *recs, json_t *m)
 	              util, fuse_num_path(m, "run_queue.avg"),
 	              fuse_num_path(m, "reductions_per_second.avg"),
 	              fuse_num_path(m, "process_count.avg"), mem);
+}
+
+/* Every error and note of the profile (what the observer could not do),
+ * before the findings they may qualify. */
+static void put_errors(struct gi_buf *out, json_t *errors)
+{
+	size_t n = json_array_size(errors);
+	if (n == 0)
+		return;
+	gi_buf_printf(out, "\nErrors and notes (%zu): what could not be observed\n", n);
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_array_get(errors, i);
+		struct gi_buf line;
+		gi_buf_init(&line, 8192);
+		if (json_is_string(e)) {
+			gi_buf_printf(&line, "- %s", json_string_value(e));
+		} else {
+			char *dump = json_dumps(e, JSON_COMPACT);
+			gi_buf_printf(&line, "- %s", dump ? dump : "?");
+			free(dump);
+		}
+		put_wrapped(out, 2, gi_buf_str(&line));
+		gi_buf_destroy(&line);
+	}
 }
 
 static void put_recommendations(struct gi_buf *out, json_t *recs, json_t *metrics)
@@ -243,18 +285,6 @@ static void put_metrics(struct gi_buf *out, json_t *m)
 	gi_buf_puts(out, "\n");
 }
 
-static const char *short_name(const char *s, char *buf, size_t size, size_t width)
-{
-	if (!s)
-		return "-";
-	size_t len = strlen(s);
-	if (len <= width)
-		return s;
-	/* Keep the end, where module names are most specific. */
-	snprintf(buf, size, "~%s", s + len - (width - 1));
-	return buf;
-}
-
 static void put_hot_modules(struct gi_buf *out, json_t *hm, const char *title)
 {
 	gi_buf_printf(out, "\n%s\n", title);
@@ -262,27 +292,46 @@ static void put_hot_modules(struct gi_buf *out, json_t *hm, const char *title)
 		gi_buf_puts(out, "  none above 0.5% of reductions\n");
 		return;
 	}
-	gi_buf_printf(out, "  %-32s %6s %9s %9s %4s %4s %4s %5s %3s %s\n", "module", "share",
-	              "reds", "memory", "smp", "Ca", "Ce", "cplx", "hub", "zone");
+	static const struct gi_table_column cols[] = {
+	    {"module", GI_COL_ELIDE, 0, 20},
+	    {"share", GI_COL_RIGHT, 0, 0},
+	    {"reds", GI_COL_RIGHT, 0, 0},
+	    {"memory", GI_COL_RIGHT, 0, 0},
+	    {"smp", GI_COL_RIGHT, 3, 0},
+	    {"Ca", GI_COL_RIGHT, 2, 0},
+	    {"Ce", GI_COL_RIGHT, 2, 0},
+	    {"cplx", GI_COL_RIGHT, 1, 0},
+	    {"hub", 0, 4, 0},
+	    {"zone", 0, 5, 0},
+	};
+	struct gi_table *t = gi_table_new(cols, 10, 2);
 	for (size_t i = 0; i < json_array_size(hm); i++) {
 		json_t *m = json_array_get(hm, i);
 		json_t *g = json_object_get(m, "graph");
-		char nb[64], sh[16], rd[16], mem[16], ca[16], ce[16], cx[16];
+		char sh[16], rd[16], mem[16], smp[16], ca[16], ce[16], cx[16];
 		fuse_fmt_pct(fuse_num(m, "reductions_share"), sh, sizeof(sh));
 		fmt_num(fuse_num(m, "reductions"), rd, sizeof(rd));
 		fuse_fmt_bytes(fuse_num(m, "memory_bytes"), mem, sizeof(mem));
+		fmt_num(isfinite(fuse_num(m, "samples")) ? fuse_num(m, "samples")
+		                                         : fuse_num(m, "sample_count"),
+		        smp, sizeof(smp));
 		fmt_num(fuse_num(g, "ca"), ca, sizeof(ca));
 		fmt_num(fuse_num(g, "ce"), ce, sizeof(ce));
 		fmt_num(fuse_num(g, "complexity"), cx, sizeof(cx));
 		json_t *hub = json_object_get(g, "hub");
 		const char *zone = fuse_str(g, "zone");
-		gi_buf_printf(out, "  %-32s %6s %9s %9s %4.0f %4s %4s %5s %3s %s\n",
-		              short_name(fuse_str(m, "module"), nb, sizeof(nb), 32), sh, rd, mem,
-		              isfinite(fuse_num(m, "samples")) ? fuse_num(m, "samples")
-		                                               : fuse_num(m, "sample_count"),
-		              ca, ce, cx,
-		              json_is_boolean(hub) ? (json_is_true(hub) ? "yes" : "no") : "-",
-		              zone ? zone : "-");
+		const char *row[] = {fuse_str(m, "module") ? fuse_str(m, "module") : "-",
+		                     sh,
+		                     rd,
+		                     mem,
+		                     smp,
+		                     ca,
+		                     ce,
+		                     cx,
+		                     json_is_boolean(hub) ? (json_is_true(hub) ? "yes" : "no")
+		                                          : "-",
+		                     zone ? zone : "-"};
+		gi_table_add(t, row);
 		json_t *hf = json_object_get(m, "hottest_functions");
 		if (json_array_size(hf) == 0)
 			continue;
@@ -291,20 +340,26 @@ static void put_hot_modules(struct gi_buf *out, json_t *hm, const char *title)
 		gi_buf_puts(&line, "hottest: ");
 		for (size_t k = 0; k < json_array_size(hf); k++) {
 			json_t *f = json_array_get(hf, k);
-			char v[32];
+			char v[32], fn[2 * FUSE_MAX_NAME + 16];
 			const char *by = fuse_str(f, "by");
 			bool sampled = by && strcmp(by, "samples") == 0;
 			if (sampled)
 				fuse_fmt_pct(fuse_num(f, "reductions_share"), v, sizeof(v));
 			else
 				fmt_num(fuse_num(f, "calls"), v, sizeof(v));
-			gi_buf_printf(&line, "%s%s/%.0f (%s %s)", k ? ", " : "",
-			              fuse_str(f, "name") ? fuse_str(f, "name") : "?",
-			              fuse_num(f, "arity"), v, sampled ? "executing" : "calls");
+			gi_fmt_function(NULL, fuse_str(f, "name") ? fuse_str(f, "name") : "?",
+			                (long long)fuse_num(f, "arity"), fn, sizeof(fn));
+			gi_buf_printf(&line, "%s%s (%s %s)", k ? ", " : "", fn, v,
+			              sampled ? "executing" : "calls");
 		}
-		put_wrapped(out, 6, gi_buf_str(&line));
+		gi_table_note(t, gi_buf_str(&line));
 		gi_buf_destroy(&line);
 	}
+	table_put(out, t);
+	put_wrapped(out, 2,
+	            "(share and reds: of all reductions; smp: snapshots it was seen in; Ca: "
+	            "modules that depend on it, Ce: modules it depends on; cplx: its total "
+	            "complexity)");
 }
 
 /* A duration in microseconds, short: "850 us", "12.3 ms", "4.56 s". */
@@ -345,11 +400,23 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 		gi_buf_puts(out, ", top 20 shown; the JSON has all");
 	gi_buf_printf(out, "; own time in up to %.0f flagged processes)\n",
 	              fuse_num(ct, "flagged_max"));
-	gi_buf_printf(out, "  %-40s %8s %9s %9s %6s %3s %3s %4s %3s\n", "function", "calls", "time",
-	              "us/call", "time%", "cc", "cog", "in", "hub");
+	static const struct gi_table_column cols[] = {
+	    {"function", GI_COL_ELIDE, 0, 24},
+	    {"calls", GI_COL_RIGHT, 0, 0},
+	    {"time", GI_COL_RIGHT, 0, 0},
+	    {"us/call", GI_COL_RIGHT, 0, 0},
+	    {"time%", GI_COL_RIGHT, 1, 0},
+	    {"cc", GI_COL_RIGHT, 2, 0},
+	    {"cog", GI_COL_RIGHT, 2, 0},
+	    {"in", GI_COL_RIGHT, 3, 0},
+	    {"hub", 0, 4, 0},
+	};
+	struct gi_table *t = gi_table_new(cols, 9, 2);
 	for (size_t i = 0; i < n && i < 20; i++) {
 		json_t *f = rows[i];
-		char nb[64], calls[16], tm[16], mean[16], share[16], cc[8], cog[8], in[16];
+		char nb[2 * FUSE_MAX_NAME + 16], calls[16], tm[16], mean[16], share[16], cc[16],
+		    cog[16], in[16];
+		gi_fmt_mfa(fuse_str(f, "mfa") ? fuse_str(f, "mfa") : "-", nb, sizeof(nb));
 		fmt_num(fuse_num(f, "calls"), calls, sizeof(calls));
 		fmt_us(fuse_num(f, "time_us"), tm, sizeof(tm));
 		double m = fuse_num(f, "mean_us");
@@ -357,22 +424,21 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 			snprintf(mean, sizeof(mean), m < 10 ? "%.2f" : "%.0f", m);
 		else
 			snprintf(mean, sizeof(mean), "-");
-		double sh = fuse_num(f, "time_share");
-		if (isfinite(sh))
-			snprintf(share, sizeof(share), "%.1f%%", 100.0 * sh);
-		else
-			snprintf(share, sizeof(share), "-");
+		fuse_fmt_pct(fuse_num(f, "time_share"), share, sizeof(share));
 		fmt_num(fuse_num(f, "cyclomatic"), cc, sizeof(cc));
 		fmt_num(fuse_num(f, "cognitive"), cog, sizeof(cog));
 		fmt_num(fuse_num(f, "fan_in"), in, sizeof(in));
 		json_t *hub = json_object_get(f, "module_hub");
-		gi_buf_printf(out, "  %-40s %8s %9s %9s %6s %3s %3s %4s %3s\n",
-		              short_name(fuse_str(f, "mfa"), nb, sizeof(nb), 40), calls, tm, mean,
-		              share, cc, cog, in,
-		              json_is_true(hub)    ? "yes"
-		              : json_is_false(hub) ? "no"
-		                                   : "-");
+		const char *row[] = {
+		    nb,   calls, tm,
+		    mean, share, cc,
+		    cog,  in,    json_is_true(hub) ? "yes" : json_is_false(hub) ? "no" : "-"};
+		gi_table_add(t, row);
 	}
+	table_put(out, t);
+	put_wrapped(out, 2,
+	            "(time: own time of all calls; time%: share of all traced time; cc, cog: "
+	            "cyclomatic and cognitive complexity; in: callers in the graph)");
 	gi_free(rows);
 	if (fuse_num(ct, "refused_max") > 0 || fuse_num(ct, "trace_messages") > 0) {
 		char note[512];
@@ -397,22 +463,27 @@ static void put_hot_functions(struct gi_buf *out, json_t *hf, json_t *summary)
 	              "\nHot functions (executing in: sampled every %.0f ms, %.0f ticks; the "
 	              "sampled processes did %s of the reductions)\n",
 	              fuse_num(summary, "period_ms"), fuse_num(summary, "ticks"), cov);
-	gi_buf_printf(out, "  %-48s %6s %7s %9s %4s %s\n", "function", "share", "samples", "calls",
-	              "cc", "owner");
+	static const struct gi_table_column cols[] = {
+	    {"function", GI_COL_ELIDE, 0, 24}, {"share", GI_COL_RIGHT, 0, 0},
+	    {"samples", GI_COL_RIGHT, 1, 0},   {"calls", GI_COL_RIGHT, 2, 0},
+	    {"cc", GI_COL_RIGHT, 3, 0},        {"owner", 0, 4, 0},
+	};
+	struct gi_table *t = gi_table_new(cols, 6, 2);
 	for (size_t i = 0; i < json_array_size(hf); i++) {
 		json_t *f = json_array_get(hf, i);
-		char name[2 * FUSE_MAX_NAME + 16], nb[64], sh[16], calls[16], cc[16];
-		snprintf(name, sizeof(name), "%s.%s/%.0f",
-		         fuse_str(f, "module") ? fuse_str(f, "module") : "?",
-		         fuse_str(f, "function") ? fuse_str(f, "function") : "?",
-		         fuse_num(f, "arity"));
+		char name[2 * FUSE_MAX_NAME + 16], sh[16], smp[16], calls[16], cc[16];
+		gi_fmt_function(fuse_str(f, "module") ? fuse_str(f, "module") : "?",
+		                fuse_str(f, "function") ? fuse_str(f, "function") : "?",
+		                (long long)fuse_num(f, "arity"), name, sizeof(name));
 		fuse_fmt_pct(fuse_num(f, "reductions_share"), sh, sizeof(sh));
+		fmt_num(fuse_num(f, "samples"), smp, sizeof(smp));
 		fmt_num(fuse_num(f, "calls"), calls, sizeof(calls));
 		fmt_num(fuse_num(f, "cyclomatic"), cc, sizeof(cc));
-		gi_buf_printf(out, "  %-48s %6s %7.0f %9s %4s %s\n",
-		              short_name(name, nb, sizeof(nb), 48), sh, fuse_num(f, "samples"),
-		              calls, cc, fuse_bool(f, "project") ? "project" : "platform");
+		const char *row[] = {name,  sh, smp,
+		                     calls, cc, fuse_bool(f, "project") ? "project" : "platform"};
+		gi_table_add(t, row);
 	}
+	table_put(out, t);
 }
 
 static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
@@ -428,12 +499,19 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 	if (n > 20)
 		gi_buf_puts(out, ", top 20 shown; the JSON has all");
 	gi_buf_puts(out, ")\n");
-	gi_buf_printf(out, "  %-40s %8s %7s %17s %3s %3s %4s %4s\n", "function", "calls", "/s",
-	              "min/avg/max", "cc", "cog", "in", "out");
+	static const struct gi_table_column cols[] = {
+	    {"function", GI_COL_ELIDE, 0, 24}, {"calls", GI_COL_RIGHT, 0, 0},
+	    {"/s", GI_COL_RIGHT, 0, 0},        {"min/avg/max", GI_COL_RIGHT, 1, 0},
+	    {"cc", GI_COL_RIGHT, 2, 0},        {"cog", GI_COL_RIGHT, 2, 0},
+	    {"in", GI_COL_RIGHT, 3, 0},        {"out", GI_COL_RIGHT, 3, 0},
+	};
+	struct gi_table *t = gi_table_new(cols, 8, 2);
 	for (size_t i = 0; i < n && i < 20; i++) {
 		json_t *f = json_array_get(hs, i);
 		json_t *w = json_object_get(f, "per_window");
-		char nb[64], calls[16], cps[16], mn[16], av[16], mx[16], mm[48], cc[8], cog[8];
+		char nb[2 * FUSE_MAX_NAME + 16], calls[16], cps[16], mn[16], av[16], mx[16], mm[48],
+		    cc[16], cog[16];
+		gi_fmt_mfa(fuse_str(f, "mfa") ? fuse_str(f, "mfa") : "-", nb, sizeof(nb));
 		fmt_num(fuse_num(f, "calls"), calls, sizeof(calls));
 		fmt_num(fuse_num(f, "calls_per_second"), cps, sizeof(cps));
 		fmt_num(fuse_num(w, "min"), mn, sizeof(mn));
@@ -450,16 +528,19 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 			snprintf(outs, sizeof(outs), "%zu",
 			         json_array_size(json_object_get(f, "callees")));
 		}
-		gi_buf_printf(out, "  %-40s %8s %7s %17s %3s %3s %4s %4s\n",
-		              short_name(fuse_str(f, "mfa"), nb, sizeof(nb), 40), calls, cps, mm,
-		              cc, cog, in, outs);
+		const char *row[] = {nb, calls, cps, mm, cc, cog, in, outs};
+		gi_table_add(t, row);
 	}
+	table_put(out, t);
+	put_wrapped(out, 2,
+	            "(min/avg/max: calls per snapshot interval; cc, cog: cyclomatic and "
+	            "cognitive complexity; in, out: callers and callees in the graph)");
 }
 
 /* One wrapped line under a workload row: each operation's class and the
  * evidence it rests on (docs/RULES.md, "The workload model"), and what
  * makes the module a data layer. */
-static void put_classes(struct gi_buf *out, json_t *w)
+static void put_classes(struct gi_table *t, json_t *w)
 {
 	json_t *cl = json_object_get(w, "classes");
 	struct gi_buf line;
@@ -475,7 +556,7 @@ static void put_classes(struct gi_buf *out, json_t *w)
 		              fuse_str(c, "basis") ? fuse_str(c, "basis") : "?");
 	}
 	if (line.len > 0)
-		put_wrapped(out, 6, gi_buf_str(&line));
+		gi_table_note(t, gi_buf_str(&line));
 	gi_buf_destroy(&line);
 }
 
@@ -484,11 +565,15 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 	if (json_array_size(wl) == 0)
 		return;
 	gi_buf_puts(out, "\nWorkload of traced modules\n");
-	gi_buf_printf(out, "  %-36s %9s %9s %9s %7s %9s\n", "module", "reads", "writes", "r/w",
-	              "read%", "ops/s");
+	static const struct gi_table_column cols[] = {
+	    {"module", GI_COL_ELIDE, 0, 20}, {"reads", GI_COL_RIGHT, 0, 0},
+	    {"writes", GI_COL_RIGHT, 0, 0},  {"r/w", GI_COL_RIGHT, 1, 0},
+	    {"read%", GI_COL_RIGHT, 0, 0},   {"ops/s", GI_COL_RIGHT, 0, 0},
+	};
+	struct gi_table *t = gi_table_new(cols, 6, 2);
 	for (size_t i = 0; i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
-		char nb[64], r[16], wr[16], ratio[16], rs[16], cps[16];
+		char r[16], wr[16], ratio[16], rs[16], cps[16];
 		fmt_num(fuse_num(w, "reads"), r, sizeof(r));
 		fmt_num(fuse_num(w, "writes"), wr, sizeof(wr));
 		double rw = fuse_num(w, "read_write_ratio");
@@ -498,11 +583,12 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 			snprintf(ratio, sizeof(ratio), fuse_num(w, "reads") > 0 ? "inf" : "-");
 		fuse_fmt_pct(fuse_num(w, "read_share"), rs, sizeof(rs));
 		fmt_num(fuse_num(w, "operations_per_second"), cps, sizeof(cps));
-		gi_buf_printf(out, "  %-36s %9s %9s %9s %7s %9s\n",
-		              short_name(fuse_str(w, "module"), nb, sizeof(nb), 36), r, wr, ratio,
-		              rs, cps);
-		put_classes(out, w);
+		const char *row[] = {
+		    fuse_str(w, "module") ? fuse_str(w, "module") : "-", r, wr, ratio, rs, cps};
+		gi_table_add(t, row);
+		put_classes(t, w);
 	}
+	table_put(out, t);
 	double helpers = fuse_num(pipe, "helper_calls"), ops = fuse_num(pipe, "db_operations");
 	if (isfinite(helpers) && helpers > 0) {
 		char h[16], o[16];
@@ -510,11 +596,13 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 		fmt_num(ops, o, sizeof(o));
 		double ratio = fuse_num(pipe, "ratio");
 		const char *verdict = fuse_str(pipe, "verdict");
+		struct gi_buf line;
+		gi_buf_init(&line, 4096);
 		if (isfinite(ratio))
 			gi_buf_printf(
-			    out,
-			    "  pipeline overhead: %s helper calls for %s database operations "
-			    "(%.2f per operation)%s\n",
+			    &line,
+			    "pipeline overhead: %s helper calls for %s database operations "
+			    "(%.2f per operation)%s",
 			    h, o, ratio,
 			    verdict && strcmp(verdict, "normal") == 0
 			        ? ": normal for an Ecto-style repo, not worth optimising"
@@ -522,9 +610,11 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 			                "operation"
 			              : "");
 		else
-			gi_buf_printf(
-			    out, "  pipeline overhead: %s helper calls, no classified operation\n",
-			    h);
+			gi_buf_printf(&line,
+			              "pipeline overhead: %s helper calls, no classified operation",
+			              h);
+		put_wrapped(out, 2, gi_buf_str(&line));
+		gi_buf_destroy(&line);
 	}
 }
 
@@ -560,6 +650,7 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	struct gi_buf local, *out = &local;
 	gi_buf_init(&local, 0);
 	put_session(out, json_object_get(profile, "session"));
+	put_errors(out, json_object_get(profile, "errors"));
 	put_recommendations(out, json_object_get(profile, "recommendations"),
 	                    json_object_get(profile, "metrics"));
 	put_metrics(out, json_object_get(profile, "metrics"));

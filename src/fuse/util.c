@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/fmt.h"
 #include "base/error.h"
 #include "fuse/fuse_int.h"
 
@@ -66,48 +67,20 @@ json_t *fuse_json_num(double x)
 	return json_real(round(x * 10000.0) / 10000.0);
 }
 
+/* The formats are base/fmt's, the one way every text output writes numbers. */
 void fuse_fmt_bytes(double bytes, char *out, size_t size)
 {
-	if (!isfinite(bytes)) {
-		snprintf(out, size, "-");
-		return;
-	}
-	double a = fabs(bytes);
-	if (a >= 1e9)
-		snprintf(out, size, "%.2f GB", bytes / 1e9);
-	else if (a >= 1e6)
-		snprintf(out, size, "%.1f MB", bytes / 1e6);
-	else if (a >= 1e3)
-		snprintf(out, size, "%.1f kB", bytes / 1e3);
-	else
-		snprintf(out, size, "%.0f B", bytes);
+	gi_fmt_bytes(bytes, out, size);
 }
 
 void fuse_fmt_count(double n, char *out, size_t size)
 {
-	if (!isfinite(n)) {
-		snprintf(out, size, "-");
-		return;
-	}
-	double a = fabs(n);
-	if (a >= 1e9)
-		snprintf(out, size, "%.2f G", n / 1e9);
-	else if (a >= 1e6)
-		snprintf(out, size, "%.2f M", n / 1e6);
-	else if (a >= 1e4)
-		snprintf(out, size, "%.1f k", n / 1e3);
-	else if (a >= 100 || n == floor(n))
-		snprintf(out, size, "%.0f", n);
-	else
-		snprintf(out, size, "%.2f", n);
+	gi_fmt_count(n, out, size);
 }
 
 void fuse_fmt_pct(double share, char *out, size_t size)
 {
-	if (!isfinite(share))
-		snprintf(out, size, "-");
-	else
-		snprintf(out, size, "%.1f%%", share * 100.0);
+	gi_fmt_share(share, out, size);
 }
 
 int fuse_html_escape(struct gi_buf *out, const char *s)

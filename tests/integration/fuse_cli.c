@@ -183,12 +183,58 @@ static void interrupted_sparse_session(void)
 	free(err);
 }
 
+/* One id users can type everywhere: the number or the session id (or a
+ * unique prefix), and the lists that show both. */
+static void profiles_listed_and_named_either_way(void)
+{
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	long long busy = push_series(&w, "busy");
+	long long quiet = push_series(&w, "quiet");
+	TH_ASSERT(busy > 0 && quiet > busy);
+	char *out = NULL, *err = NULL;
+	const char *list[] = {"profiles", "--worker", w.url, NULL};
+	TH_ASSERT_INT_EQ(giulia(list, &out, &err), 0);
+	TH_ASSERT_STR_CONTAINS(out, "fixture-busy");
+	TH_ASSERT_STR_CONTAINS(out, "fixture-quiet");
+	TH_ASSERT_STR_CONTAINS(out, "2 profiles");
+	free(out);
+	free(err);
+	const char *obs[] = {"observations", "--worker", w.url, "--json", NULL};
+	TH_ASSERT_INT_EQ(giulia(obs, &out, &err), 0);
+	TH_ASSERT_STR_CONTAINS(out, "\"profile_id\"");
+	free(out);
+	free(err);
+	/* by session id, by its prefix; an ambiguous prefix is refused */
+	const char *by_session[] = {"profile", "fixture-busy", "--worker", w.url, NULL};
+	TH_ASSERT_INT_EQ(giulia(by_session, &out, &err), 0);
+	TH_ASSERT_STR_CONTAINS(out, "Giulia profile fixture-busy");
+	free(out);
+	free(err);
+	const char *by_prefix[] = {"profile", "fixture-q", "--worker", w.url, NULL};
+	TH_ASSERT_INT_EQ(giulia(by_prefix, &out, &err), 0);
+	TH_ASSERT_STR_CONTAINS(out, "Giulia profile fixture-quiet");
+	free(out);
+	free(err);
+	const char *ambiguous[] = {"profile", "fixture", "--worker", w.url, NULL};
+	TH_ASSERT_INT_EQ(giulia(ambiguous, &out, &err), 2);
+	TH_ASSERT_STR_CONTAINS(err, "give more");
+	free(out);
+	free(err);
+	const char *cmp[] = {"compare", "fixture-busy", "fixture-quiet", "--worker", w.url, NULL};
+	TH_ASSERT_INT_EQ(giulia(cmp, &out, &err), 0);
+	TH_ASSERT_STR_CONTAINS(out, "fixture-busy (before) -> fixture-quiet (after)");
+	free(out);
+	free(err);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(profile_and_compare_through_the_worker),
 	    TH_TEST(errors_are_reported),
 	    TH_TEST(interrupted_sparse_session),
+	    TH_TEST(profiles_listed_and_named_either_way),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_fuse_cli", tests);
