@@ -133,9 +133,19 @@ static void usage_print(FILE *out, const char *prog, const struct cli_command *c
 	int col = indent;
 	if (indent > 40)
 		indent = 8;
+	int first = 0; /* words of "PROG NAME" still to print on a new form's line */
 	for (const char *p = c->usage; *p;) {
-		while (*p == ' ' || *p == '\n')
+		/* A newline in the usage starts another form of the command
+		 * ("text PATTERN ...\n       giulia search code ..."): a line of its
+		 * own, under the first. */
+		while (*p == ' ' || *p == '\n') {
+			if (*p == '\n') {
+				fputs("\n      ", out);
+				col = indent = 6;
+				first = 2;
+			}
 			p++;
+		}
 		const char *q = p;
 		int depth = 0;
 		while (*q && (depth > 0 || (*q != ' ' && *q != '\n'))) {
@@ -148,12 +158,14 @@ static void usage_print(FILE *out, const char *prog, const struct cli_command *c
 		if (q == p)
 			break;
 		int word = (int)(q - p);
-		if (col + 1 + word > HELP_WIDTH && col > indent) {
+		if (!first && col + 1 + word > HELP_WIDTH && col > indent) {
 			fprintf(out, "\n%*s", indent, "");
 			col = indent;
 		}
 		fprintf(out, " %.*s", word, p);
 		col += 1 + word;
+		if (first > 0 && --first == 0)
+			indent = col > 40 ? 8 : col;
 		p = q;
 	}
 	fputs("\n\n", out);
