@@ -119,12 +119,37 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
  * until on_end has been called. GI_ENOTFOUND when there is none. */
 int obs_session_stop(struct obs_manager *m, const char *node);
 /* [{session_id, node, interval_ms, started_ms, stopped_ms, snapshots,
- *   trace_modules, call_time, state, reason, timeouts, last_error}]; state is starting,
+ *   trace_modules, call_time, state, reason, timeouts, failures, last_snapshot_ms,
+ *   last_error}]; timeouts counts the timeouts in a row, failures all samples that
+ *   timed out or failed, last_snapshot_ms (wall clock, null before the first) when the
+ *   latest snapshot was taken; state is starting,
  * running, complete or interrupted. The caller decrefs. */
 json_t *obs_manager_status(struct obs_manager *m);
 /* The last `limit` (<= 0: all kept, at most 60) snapshots of a node's session,
  * running or ended (newest last), or NULL when the node has none. The caller
  * decrefs. */
 json_t *obs_manager_history(struct obs_manager *m, const char *node, int limit);
+
+/* The manager's own measurements, for /metrics (docs/API.md). Sample rpc
+ * latency: from sending a sample request to its reply (histogram over
+ * OBS_RPC_BUCKETS upper bounds in seconds, obs_rpc_bucket_bounds). Lateness:
+ * from the time a snapshot was due to the time it was taken (its reply
+ * arrived); quantiles over the last OBS_LATENESS_KEEP snapshots of every
+ * session. Counters run from the manager's start. */
+#define OBS_RPC_BUCKETS   12
+#define OBS_LATENESS_KEEP 8192
+extern const double obs_rpc_bucket_bounds[OBS_RPC_BUCKETS];
+struct obs_manager_metrics {
+	unsigned long long snapshots; /* taken, all sessions */
+	unsigned long long failures;  /* samples that timed out or failed on the node */
+	unsigned long long rpc_counts[OBS_RPC_BUCKETS + 1]; /* per bucket, the last above all */
+	double rpc_sum_s;
+	unsigned long long lateness_count;
+	double lateness_sum_s;
+	double lateness_p50_s, lateness_p90_s, lateness_p99_s, lateness_max_s; /* NAN when none */
+	size_t sessions_running;
+};
+/* Fills *out (a consistent copy, taken under the manager's lock). */
+void obs_manager_metrics(struct obs_manager *m, struct obs_manager_metrics *out);
 
 #endif
