@@ -13,8 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/fs.h"
 #include "base/str.h"
 
 enum api_metrics_format api_metrics_negotiate(const char *accept)
@@ -70,6 +73,11 @@ static void put_number(struct gi_buf *b, double v)
 		return;
 	}
 	char text[40];
+	if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+		snprintf(text, sizeof(text), "%.0f", v);
+		gi_buf_puts(b, strcmp(text, "-0") == 0 ? "0" : text);
+		return;
+	}
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(text, sizeof(text), "%.*g", prec, v);
 		if (strtod(text, NULL) == v)
@@ -224,4 +232,88 @@ char *api_metrics_finish(struct api_metrics *mx, size_t *len_out)
 		*len_out = 0;
 	}
 	return text;
+}
+
+/* Fields 14 (utime), 15 (stime), 22 (starttime) of /proc/self/stat, in clock
+ * ticks; false when unreadable. */
+static bool proc_stat(double *cpu_s, double *start_s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	if (gi_fs_read_file("/proc/self/stat", 4096, &text, &len) != 0)
+		return false;
+	/* The command name (field 2) may hold spaces: count from its ')'. */
+	const char *p = strrchr(text, ')');
+	unsigned long long utime = 0, stime = 0, start = 0;
+	int field = 2;
+	bool ok = false;
+	for (; p && *p; p++) {
+		if (*p != ' ')
+			continue;
+		field++;
+		if (field == 14)
+			utime = strtoull(p + 1, NULL, 10);
+		else if (field == 15)
+			stime = strtoull(p + 1, NULL, 10);
+		else if (field == 22) {
+			start = strtoull(p + 1, NULL, 10);
+			ok = true;
+			break;
+		}
+	}
+	gi_free(text);
+	long hz = sysconf(_SC_CLK_TCK);
+	if (!ok || hz <= 0)
+		return false;
+	*cpu_s = (double)(utime + stime) / (double)hz;
+	/* starttime is after boot: add the boot time from /proc/stat. */
+	*start_s = NAN;
+	if (gi_fs_read_file("/proc/stat", 1 << 20, &text, &len) == 0) {
+		const char *b = strstr(text, "\nbtime ");
+		if (b)
+			*start_s = (double)strtoull(b + 7, NULL, 10) + (double)start / (double)hz;
+		gi_free(text);
+	}
+	return true;
+}
+
+void api_metrics_process(struct api_metrics *mx)
+{
+	double cpu = NAN, start = NAN, rss = NAN, vsz = NAN, fds = NAN;
+	proc_stat(&cpu, &start);
+	char *text = NULL;
+	size_t len = 0;
+	if (gi_fs_read_file("/proc/self/statm", 256, &text, &len) == 0) {
+		char *end = NULL;
+		double pages = (double)strtoull(text, &end, 10);
+		double resident = end ? (double)strtoull(end, NULL, 10) : NAN;
+		double page = (double)sysconf(_SC_PAGESIZE);
+		vsz = pages * page;
+		rss = resident * page;
+		gi_free(text);
+	}
+	DIR *d = opendir("/proc/self/fd");
+	if (d) {
+		fds = 0;
+		struct dirent *e;
+		while ((e = readdir(d)))
+			fds += e->d_name[0] != '.';
+		closedir(d);
+		fds -= 1; /* the directory stream itself */
+	}
+	api_metrics_family(mx, "process_cpu_seconds", API_METRICS_COUNTER,
+	                   "User and system CPU time of this process in seconds.");
+	api_metrics_sample(mx, "", NULL, cpu);
+	api_metrics_family(mx, "process_resident_memory_bytes", API_METRICS_GAUGE,
+	                   "Resident memory of this process in bytes.");
+	api_metrics_sample(mx, "", NULL, rss);
+	api_metrics_family(mx, "process_virtual_memory_bytes", API_METRICS_GAUGE,
+	                   "Virtual memory of this process in bytes.");
+	api_metrics_sample(mx, "", NULL, vsz);
+	api_metrics_family(mx, "process_start_time_seconds", API_METRICS_GAUGE,
+	                   "Start time of this process since the Unix epoch in seconds.");
+	api_metrics_sample(mx, "", NULL, start);
+	api_metrics_family(mx, "process_open_fds", API_METRICS_GAUGE,
+	                   "Open file descriptors of this process.");
+	api_metrics_sample(mx, "", NULL, fds);
 }

@@ -81,6 +81,11 @@ void api_metrics_sample(struct api_metrics *mx, const char *suffix, const char *
  * the last for values above every bound), with `sum` of the observed values. */
 void api_metrics_histogram(struct api_metrics *mx, const char *const *labels, const double *bounds,
                            const unsigned long long *counts, size_t n, double sum);
+/* process_cpu_seconds_total, process_resident_memory_bytes,
+ * process_virtual_memory_bytes, process_start_time_seconds and
+ * process_open_fds of this process (from /proc), the names every
+ * Prometheus exporter uses for them. */
+void api_metrics_process(struct api_metrics *mx);
 /* Closes the exposition (the dropped-series gauge, then `# EOF` in
  * OpenMetrics) and hands the text to the caller (gi_free); *len_out its
  * length. The writer is empty afterwards. */

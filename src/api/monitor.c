@@ -29,6 +29,7 @@
 
 #include "net/client.h"
 #include "api/http.h"
+#include "api/monitor_metrics.h"
 #include "api/pusher.h"
 #include "api/runtime_stats.h"
 #include "base/alloc.h"
@@ -73,6 +74,7 @@ struct node_state {
 	/* The last observation of the node that ended on its own (node down,
 	 * ...), until observe/stop reports it: {session_id, status, reason}. */
 	json_t *ended;
+	struct api_node_totals totals; /* of the running observation, for /metrics */
 };
 
 struct api_monitor {
@@ -91,8 +93,14 @@ struct api_monitor {
 	/* DATA/monitor-sessions: one SESSION.json per running observation, so
 	 * that a monitor started after this one died can adopt or close it. */
 	char *sessions_dir;
-	json_t *orphans; /* node -> state left by a monitor that died (under lock) */
+	json_t *orphans;               /* node -> state left by a monitor that died (under lock) */
+	struct api_alert_rules *rules; /* --alert-rules, or NULL: the built-in set */
 };
+
+static const struct api_alert_rules *monitor_rules(const struct api_monitor *m)
+{
+	return m->rules ? m->rules : api_alert_rules_builtin();
+}
 
 /* ---- node state ---- */
 
@@ -288,6 +296,7 @@ static void history_add(struct api_monitor *m, json_t *snap)
 	json_decref(ns->last);
 	ns->last = json_deep_copy(snap);
 	json_array_append_new(ns->points, point);
+	api_node_totals_add(&ns->totals, snap);
 	observed_collect(ns, snap);
 	while (json_array_size(ns->points) > HISTORY_MAX)
 		json_array_remove(ns->points, 0);
@@ -844,7 +853,7 @@ static json_t *route_alerts(void *ctx, const struct api_request *req, int *statu
 	json_t *points = history_copy(m, node, 0);
 	json_t *resp = json_pack("{s:s, s:O?, s:o}", "node", node, "timestamp_ms",
 	                         json_object_get(snap, "timestamp_ms"), "alerts",
-	                         api_stats_alerts(snap, points));
+	                         api_alert_rules_eval(monitor_rules(m), snap, points));
 	json_decref(points);
 	json_decref(snap);
 	return resp;
@@ -893,6 +902,7 @@ static bool observe_begin(struct api_monitor *m, const char *node, const char *c
 		json_decref(ns->observed);
 		ns->observed = json_object();
 		ns->observing = true;
+		memset(&ns->totals, 0, sizeof(ns->totals));
 	}
 	pthread_mutex_unlock(&m->lock);
 	return fresh;
@@ -1265,6 +1275,70 @@ static json_t *route_observe_status(void *ctx, const struct api_request *req, in
 	                 m->manager != NULL);
 }
 
+/* GET /metrics (docs/API.md): the state is copied under the lock, rendered
+ * outside it (monitor_metrics.c). */
+static void route_metrics(void *ctx, const struct api_request *req, const char *body,
+                          size_t body_len, struct api_raw_response *resp)
+{
+	(void)body;
+	(void)body_len;
+	struct api_monitor *m = ctx;
+	json_t *status = m->manager ? obs_manager_status(m->manager) : json_array();
+	struct obs_manager_metrics mm;
+	if (m->manager)
+		obs_manager_metrics(m->manager, &mm);
+	size_t n = json_array_size(status);
+	struct api_metrics_node *nodes = gi_calloc(n ? n : 1, sizeof(*nodes));
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = json_array_get(status, i);
+		const char *node = json_string_value(json_object_get(s, "node"));
+		const char *state = json_string_value(json_object_get(s, "state"));
+		struct node_state *ns = node ? node_get(m, node, false) : NULL;
+		nodes[i].session = s;
+		if (ns && state && strcmp(state, "running") == 0) {
+			nodes[i].last = json_incref(ns->last);
+			nodes[i].points = json_incref(ns->points);
+			nodes[i].totals = ns->totals;
+		}
+	}
+	/* The points array keeps growing under the lock: render from a copy. */
+	for (size_t i = 0; i < n; i++)
+		if (nodes[i].points) {
+			json_t *copy = json_deep_copy(nodes[i].points);
+			json_decref(nodes[i].points);
+			nodes[i].points = copy;
+		}
+	pthread_mutex_unlock(&m->lock);
+	struct api_monitor_metrics_input in = {
+	    .nodes = nodes,
+	    .nnodes = n,
+	    .manager = m->manager ? &mm : NULL,
+	    .delivery = api_pusher_stats(m->pusher),
+	    .rules = monitor_rules(m),
+	    .uptime_seconds = (double)(gi_clock_mono_ms() - m->started_ms) / 1000.0,
+	    .now_wall_ms = gi_clock_wall_ms(),
+	};
+	enum api_metrics_format f = api_metrics_negotiate(api_request_header(req, "Accept"));
+	resp->status = 200;
+	resp->content_type = api_metrics_content_type(f);
+	resp->body = api_monitor_metrics_render(&in, f, &resp->body_len);
+	for (size_t i = 0; i < n; i++) {
+		json_decref(nodes[i].last);
+		json_decref(nodes[i].points);
+	}
+	gi_free(nodes);
+	json_decref(in.delivery);
+	json_decref(status);
+}
+
+static const char *const metrics_methods[] = {"GET", NULL};
+
+static const struct api_raw_route monitor_raw_routes[] = {
+    {"/metrics", metrics_methods, route_metrics},
+    {NULL, NULL, NULL},
+};
+
 static const struct api_route monitor_routes[] = {
     {"GET", "/health", route_health, false},
     {"POST", "/api/runtime/connect", route_connect, true},
@@ -1310,6 +1384,17 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	if (rc)
 		goto fail;
 	m->orphans = json_object();
+	if (cfg->alert_rules) {
+		char why[768];
+		rc = api_alert_rules_load(cfg->alert_rules, &m->rules, why, sizeof(why));
+		if (rc) {
+			gi_log_error("monitor", "%s", why);
+			rc = GI_EINVAL;
+			goto fail;
+		}
+		gi_log_info("monitor", "%zu alert rules from %s", api_alert_rules_count(m->rules),
+		            cfg->alert_rules);
+	}
 	if (gi_fs_mkdir_p(m->sessions_dir) != 0)
 		gi_log_warn("monitor",
 		            "cannot create %s: observations cannot be adopted after "
@@ -1331,6 +1416,7 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	    .ip_connection_limit = cfg->ip_connection_limit,
 	    .name = "monitor",
 	    .routes = monitor_routes,
+	    .raw_routes = monitor_raw_routes,
 	    .ctx = m,
 	};
 	rc = api_server_start(&sc, &m->server);
@@ -1373,5 +1459,6 @@ void api_monitor_stop(struct api_monitor *m)
 	gi_free(m->worker_token);
 	gi_free(m->sessions_dir);
 	json_decref(m->orphans);
+	api_alert_rules_free(m->rules);
 	gi_free(m);
 }

@@ -114,6 +114,7 @@ struct daemon_opts {
 	size_t body_limit;
 	int request_timeout, ip_connection_limit;       /* 0: the HTTP layer's defaults */
 	const char *monitor_url;                        /* worker: for /mcp's runtime tools */
+	const char *alert_rules;                        /* monitor: docs/ALERTS.md */
 	const char *mcp_nodes[MCP_ALLOW_NODES_MAX + 1]; /* --mcp-allow-node, NULL-terminated */
 	int nmcp_nodes;
 	bool new_store;
@@ -145,6 +146,8 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 			o->worker_token = v;
 		else if (!serve && opt_value(argc, argv, &i, "--monitor", &v))
 			o->monitor_url = v;
+		else if (opt_value(argc, argv, &i, "--alert-rules", &v))
+			o->alert_rules = v;
 		else if (opt_value(argc, argv, &i, "--mcp-allow-node", &v)) {
 			if (o->nmcp_nodes == MCP_ALLOW_NODES_MAX) {
 				fprintf(stderr, "giulia: at most %d --mcp-allow-node\n",
@@ -247,13 +250,14 @@ static const char WORKER_USAGE[] =
 static const char MONITOR_USAGE[] =
     "giulia monitor [--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
     "[--worker-token TOKEN] [--body-limit BYTES]\n    [--request-timeout S] [--ip-connection-limit "
-    "N]";
+    "N] [--alert-rules FILE]";
 static const char SERVE_USAGE[] =
     "giulia serve [--worker-listen ADDR:PORT] [--monitor-listen ADDR:PORT] [--data DIR] "
     "[--token TOKEN] [--body-limit BYTES]\n"
     "             [--request-timeout S] [--ip-connection-limit N] [--mcp-allow-node NODE]...\n"
     "             [--new-store] [--liveness INTERVALS] [--ebin-cache-max BYTES] "
-    "[--ebin-cache-days DAYS]";
+    "[--ebin-cache-days DAYS]\n"
+    "             [--alert-rules FILE]";
 
 /* The worker's configuration from the options (borrowed: the strings stay
  * the options'), its MCP runtime tools asking the monitor at `monitor_url`
@@ -303,8 +307,9 @@ static int cmd_monitor(int argc, char **argv)
 	if (rc)
 		return rc;
 	struct api_monitor_config mc = {
-	    o.listen, o.worker_url, o.token,           o.worker_token,
-	    o.data,   o.body_limit, o.request_timeout, o.ip_connection_limit};
+	    o.listen,     o.worker_url, o.token,           o.worker_token,
+	    o.data,       o.body_limit, o.request_timeout, o.ip_connection_limit,
+	    o.alert_rules};
 	struct api_monitor *m;
 	rc = api_monitor_start(&mc, &m);
 	if (rc)
@@ -340,8 +345,9 @@ static int cmd_serve(int argc, char **argv)
 	snprintf(url, sizeof(url), "http://%s:%d",
 	         strcmp(addr, "0.0.0.0") == 0 ? "127.0.0.1" : addr, api_worker_port(w));
 	struct api_monitor_config mc = {
-	    o.listen2, url,          o.token,           o.token,
-	    o.data,    o.body_limit, o.request_timeout, o.ip_connection_limit};
+	    o.listen2,    url,          o.token,           o.token,
+	    o.data,       o.body_limit, o.request_timeout, o.ip_connection_limit,
+	    o.alert_rules};
 	struct api_monitor *m;
 	rc = api_monitor_start(&mc, &m);
 	if (rc) {
