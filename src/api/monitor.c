@@ -57,6 +57,8 @@
 #define PULSE_WINDOW_MS   500
 #define OBSERVED_MAX      BEAM_PULL_MODULES_MAX
 #define PULL_DEADLINE_MS  30000
+#define CLUSTER_DEFAULT   32   /* members listed by /api/monitor/cluster unless asked */
+#define CLUSTER_MAX       1000 /* at most, whatever is asked */
 #define PULL_TIMEOUT_MS   5000
 #define PULL_BATCH_BYTES  (512 * 1024) /* base64 per request, under the 1 MB body limit */
 #define PULL_MODULE_BYTES (900 * 1024) /* a module whose base64 is larger is skipped */
@@ -1275,6 +1277,39 @@ static json_t *route_observe_status(void *ctx, const struct api_request *req, in
 	                 m->manager != NULL);
 }
 
+/* POST /api/monitor/cluster {node, cookie?, max?}: the visible members of
+ * the node's cluster (docs/API.md), for `giulia-observe start --cluster`. */
+static json_t *route_cluster(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL;
+	const char *node, *cookie;
+	long long max = CLUSTER_DEFAULT;
+	if (api_body_string(req, "node", true, &node, &err, status) ||
+	    api_body_string(req, "cookie", false, &cookie, &err, status) ||
+	    api_body_int(req, "max", false, 1, CLUSTER_MAX, &max, &err, status))
+		return err;
+	if (!api_node_name_valid(node))
+		return api_error(status, 400, "node must be a node name like name@host");
+	if (cookie && (!cookie[0] || strlen(cookie) > COOKIE_MAX))
+		return api_error(status, 400, "cookie must be 1-255 characters");
+	char *stored = cookie ? NULL : cookie_for(m, node);
+	struct obs_target t = {node, cookie ? cookie : stored, 0};
+	char **names = NULL;
+	size_t count = 0, total = 0;
+	int rc = obs_cluster_members(&t, (size_t)max, &names, &count, &total);
+	cookie_wipe_free(stored);
+	if (rc)
+		return node_error(status, rc, "cannot list the cluster of", node);
+	json_t *members = json_array(), *skipped = json_array();
+	for (size_t i = 0; i < count; i++)
+		json_array_append_new(api_node_name_valid(names[i]) ? members : skipped,
+		                      json_string(names[i]));
+	dist_strings_free(names, count);
+	return json_pack("{s:s, s:o, s:I, s:b, s:o}", "node", node, "members", members, "listed",
+	                 (json_int_t)total, "truncated", total > count, "skipped", skipped);
+}
+
 /* GET /metrics (docs/API.md): the state is copied under the lock, rendered
  * outside it (monitor_metrics.c). */
 static void route_metrics(void *ctx, const struct api_request *req, const char *body,
@@ -1351,6 +1386,7 @@ static const struct api_route monitor_routes[] = {
     {"POST", "/api/monitor/observe/start", route_observe_start, true},
     {"POST", "/api/monitor/observe/stop", route_observe_stop, true},
     {"GET", "/api/monitor/observe/status", route_observe_status, false},
+    {"POST", "/api/monitor/cluster", route_cluster, true},
     {NULL, NULL, NULL, false},
 };
 

@@ -375,6 +375,7 @@ static const char OBSERVE_USAGE[] =
     "usage: giulia-observe start NODE [COOKIE] [INTERVAL_MS] [Mod1,Mod2]\n"
     "                            [--cookie C] [--interval MS] [--trace Mod1,Mod2]\n"
     "                            [--project PATH] [--call-time] [--json]\n"
+    "                            [--cluster [--cluster-max N]]   (NODE and its visible cluster)\n"
     "       giulia-observe stop NODE [--json]\n"
     "       giulia-observe status [--json]\n"
     "environment: GIULIA_MONITOR_URL (default " MONITOR_URL_DEFAULT "), GIULIA_TOKEN\n";
@@ -382,9 +383,10 @@ static const char OBSERVE_USAGE[] =
 struct observe_opts {
 	const char *positional[8];
 	int npos;
-	const char *cookie, *interval, *trace, *project;
+	const char *cookie, *interval, *trace, *project, *cluster_max;
 	bool json;
 	bool call_time;
+	bool cluster; /* start: NODE and the members of its cluster */
 };
 
 static int observe_parse(int argc, char **argv, struct observe_opts *o)
@@ -396,6 +398,10 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 			o->json = true;
 		else if (strcmp(argv[i], "--call-time") == 0)
 			o->call_time = true;
+		else if (strcmp(argv[i], "--cluster") == 0)
+			o->cluster = true;
+		else if (opt_value(argc, argv, &i, "--cluster-max", &v))
+			o->cluster_max = v;
 		else if (opt_value(argc, argv, &i, "--cookie", &v))
 			o->cookie = v;
 		else if (opt_value(argc, argv, &i, "--interval", &v))
@@ -499,6 +505,89 @@ static json_t *split_modules(const char *list)
 	return arr;
 }
 
+#define CLUSTER_MAX_DEFAULT 32
+
+/* --cluster: asks the monitor for the seed's members (bounded by
+ * --cluster-max), then starts the seed and each member with the same body
+ * (its node replaced). A node already observed is reported, not a failure;
+ * the exit code is that of the first other failure, after trying them all. */
+static int observe_start_cluster(struct observe_opts *o, json_t *body)
+{
+	int64_t max = CLUSTER_MAX_DEFAULT;
+	if (o->cluster_max && gi_parse_int64(o->cluster_max, 1, 1000, &max) != 0) {
+		fprintf(stderr, "giulia-observe: --cluster-max needs a number from 1 to 1000\n");
+		return CLI_EXIT_USAGE;
+	}
+	json_t *q =
+	    json_pack("{s:O, s:I}", "node", json_object_get(body, "node"), "max", (json_int_t)max);
+	if (json_object_get(body, "cookie"))
+		json_object_set(q, "cookie", json_object_get(body, "cookie"));
+	int status;
+	json_t *cl = NULL;
+	int rc = monitor_call("POST", "/api/monitor/cluster", q, 60000, &status, &cl);
+	json_decref(q);
+	if (rc) {
+		json_decref(cl);
+		return rc;
+	}
+	json_t *nodes = json_array();
+	json_array_append(nodes, json_object_get(body, "node"));
+	json_array_extend(nodes, json_object_get(cl, "members"));
+	json_t *started = json_array(), *already = json_array(), *failed = json_array();
+	int first_rc = 0;
+	size_t i;
+	json_t *n;
+	json_array_foreach(nodes, i, n)
+	{
+		json_object_set(body, "node", n);
+		json_t *resp = NULL;
+		int one =
+		    monitor_call("POST", "/api/monitor/observe/start", body, 60000, &status, &resp);
+		const char *name = json_string_value(n);
+		if (one == 0) {
+			json_array_append(started, resp);
+			if (!o->json)
+				printf("observing %s every %lld ms (session %s)\n", name,
+				       (long long)json_integer_value(
+				           json_object_get(resp, "interval_ms")),
+				       json_string_value(json_object_get(resp, "session_id")));
+		} else if (status == 409) {
+			json_array_append(already, n);
+		} else {
+			json_array_append_new(failed, json_pack("{s:O, s:O?}", "node", n, "error",
+			                                        json_object_get(resp, "error")));
+			if (!first_rc)
+				first_rc = one;
+		}
+		json_decref(resp);
+	}
+	if (o->json) {
+		json_t *out = json_pack(
+		    "{s:O, s:O?, s:O?, s:O?, s:O?, s:o, s:o, s:o}", "node",
+		    json_array_get(nodes, 0), "members", json_object_get(cl, "members"), "listed",
+		    json_object_get(cl, "listed"), "truncated", json_object_get(cl, "truncated"),
+		    "skipped", json_object_get(cl, "skipped"), "started", started,
+		    "already_observed", already, "failed", failed);
+		print_json(out);
+		json_decref(out);
+	} else {
+		printf("cluster of %s: %zu member(s) listed%s; %zu observation(s) started, %zu "
+		       "already running, %zu failed\n"
+		       "run your workload, then stop each node with giulia-observe stop NODE\n",
+		       json_string_value(json_array_get(nodes, 0)),
+		       (size_t)json_integer_value(json_object_get(cl, "listed")),
+		       json_is_true(json_object_get(cl, "truncated")) ? " (cut at --cluster-max)"
+		                                                      : "",
+		       json_array_size(started), json_array_size(already), json_array_size(failed));
+		json_decref(started);
+		json_decref(already);
+		json_decref(failed);
+	}
+	json_decref(nodes);
+	json_decref(cl);
+	return first_rc;
+}
+
 static int observe_start(struct observe_opts *o)
 {
 	if (o->npos < 1 || o->npos > 4) {
@@ -543,6 +632,11 @@ static int observe_start(struct observe_opts *o)
 		}
 		json_object_set_new(body, "project", json_string(real));
 		gi_free(real);
+	}
+	if (o->cluster || o->cluster_max) {
+		int crc = observe_start_cluster(o, body);
+		json_decref(body);
+		return crc;
 	}
 	int status;
 	json_t *resp = NULL;

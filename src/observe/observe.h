@@ -72,6 +72,14 @@ int obs_trace(const struct obs_target *t, const char *const *modules, int window
 int obs_trace_timed(const struct obs_target *t, const char *const *modules, int window_ms,
                     bool call_time, json_t **out);
 
+/* The members of `t`'s cluster: the visible nodes it is connected to
+ * (erlang:nodes/0), at most `max` of them, in its order; the seed itself is
+ * not among them. *members_out is an array of *count_out names (free with
+ * dist_strings_free of observe/dist.h); *total_out is how many the node listed. Errors as
+ * obs_pulse. */
+int obs_cluster_members(const struct obs_target *t, size_t max, char ***members_out,
+                        size_t *count_out, size_t *total_out);
+
 struct obs_manager;
 
 struct obs_session_config {
