@@ -60,6 +60,7 @@ erlang-p1-pgsql         test,demo,bench     :pgsql, Nexus's PostgreSQL repo (com
 curl                    test,demo,bench     scripts/nexus.sh health checks, the demo's and benches' requests
 wrk                     test,demo,bench     HTTP load on the demo target and the daemons
 chromium                test                renders the HTML report headless
+prometheus              test,bench          promtool check metrics and a real Prometheus scraping /metrics
 python3                 bench               bench_api.sh's free ports and snapshot bodies
 clang                   fuzz                libFuzzer
 libclang-rt-14-dev      fuzz                libFuzzer's runtime and the fuzz targets' sanitizers
