@@ -369,20 +369,13 @@ static void own_families(struct api_metrics *mx, const struct api_monitor_metric
 		api_metrics_family(mx, "giulia_monitor_sample_rpc_duration_seconds",
 		                   API_METRICS_HISTOGRAM,
 		                   "From sending a sample request to a node to its reply.");
-		api_metrics_histogram(mx, NULL, obs_rpc_bucket_bounds, mm->rpc_counts,
-		                      OBS_RPC_BUCKETS, mm->rpc_sum_s);
+		api_metrics_histogram(mx, NULL, obs_metrics_bucket_bounds, mm->rpc_counts,
+		                      OBS_METRICS_BUCKETS, mm->rpc_sum_s);
 		api_metrics_family(mx, "giulia_monitor_snapshot_lateness_seconds",
-		                   API_METRICS_SUMMARY,
-		                   "From the time a snapshot was due to the time it was taken "
-		                   "(quantiles over the latest snapshots).");
-		static const char *const Q[] = {"0.5", "0.9", "0.99"};
-		const double qv[] = {mm->lateness_p50_s, mm->lateness_p90_s, mm->lateness_p99_s};
-		for (size_t q = 0; q < 3; q++) {
-			const char *labels[] = {"quantile", Q[q], NULL};
-			api_metrics_sample(mx, "", labels, qv[q]);
-		}
-		api_metrics_sample(mx, "_sum", NULL, mm->lateness_sum_s);
-		api_metrics_sample(mx, "_count", NULL, (double)mm->lateness_count);
+		                   API_METRICS_HISTOGRAM,
+		                   "From the time a snapshot was due to the time it was taken.");
+		api_metrics_histogram(mx, NULL, obs_metrics_bucket_bounds, mm->lateness_counts,
+		                      OBS_METRICS_BUCKETS, mm->lateness_sum_s);
 	}
 	json_t *d = in->delivery;
 	api_metrics_family(mx, "giulia_monitor_push_queue_items", API_METRICS_GAUGE,

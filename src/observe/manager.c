@@ -27,7 +27,6 @@
 #include "observe/observe.h"
 
 #include <fcntl.h>
-#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -100,15 +99,22 @@ struct obs_manager {
 	struct session *sessions;
 	/* Measurements (under lock), see obs_manager_metrics. */
 	unsigned long long snapshots, failures;
-	unsigned long long rpc_counts[OBS_RPC_BUCKETS + 1];
+	unsigned long long rpc_counts[OBS_METRICS_BUCKETS + 1];
 	double rpc_sum_s;
-	unsigned long long lateness_count;
+	unsigned long long lateness_counts[OBS_METRICS_BUCKETS + 1];
 	double lateness_sum_s;
-	float lateness_ring[OBS_LATENESS_KEEP]; /* seconds, the last OBS_LATENESS_KEEP */
 };
 
-const double obs_rpc_bucket_bounds[OBS_RPC_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                                       0.1,   0.25,   0.5,   1,    2.5,   5};
+const double obs_metrics_bucket_bounds[OBS_METRICS_BUCKETS] = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+
+static size_t bucket_of(double seconds)
+{
+	size_t b = 0;
+	while (b < OBS_METRICS_BUCKETS && seconds > obs_metrics_bucket_bounds[b])
+		b++;
+	return b;
+}
 
 /* Records one snapshot's rpc latency and lateness. Locked. */
 static void metrics_record(struct obs_manager *m, const struct session *s, int64_t now_us)
@@ -117,13 +123,9 @@ static void metrics_record(struct obs_manager *m, const struct session *s, int64
 	double late = (double)(now_us - s->sample_due_us) / 1e6;
 	if (late < 0)
 		late = 0;
-	size_t b = 0;
-	while (b < OBS_RPC_BUCKETS && rpc > obs_rpc_bucket_bounds[b])
-		b++;
-	m->rpc_counts[b]++;
+	m->rpc_counts[bucket_of(rpc)]++;
 	m->rpc_sum_s += rpc;
-	m->lateness_ring[m->lateness_count % OBS_LATENESS_KEEP] = (float)late;
-	m->lateness_count++;
+	m->lateness_counts[bucket_of(late)]++;
 	m->lateness_sum_s += late;
 }
 
@@ -742,33 +744,17 @@ json_t *obs_manager_history(struct obs_manager *m, const char *node, int limit)
 	return out;
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return x < y ? -1 : x > y;
-}
-
 void obs_manager_metrics(struct obs_manager *m, struct obs_manager_metrics *out)
 {
 	memset(out, 0, sizeof(*out));
-	float *sorted = gi_calloc(OBS_LATENESS_KEEP, sizeof(float));
 	pthread_mutex_lock(&m->lock);
 	out->snapshots = m->snapshots;
 	out->failures = m->failures;
 	memcpy(out->rpc_counts, m->rpc_counts, sizeof(out->rpc_counts));
 	out->rpc_sum_s = m->rpc_sum_s;
-	out->lateness_count = m->lateness_count;
+	memcpy(out->lateness_counts, m->lateness_counts, sizeof(out->lateness_counts));
 	out->lateness_sum_s = m->lateness_sum_s;
-	size_t n =
-	    m->lateness_count < OBS_LATENESS_KEEP ? (size_t)m->lateness_count : OBS_LATENESS_KEEP;
-	memcpy(sorted, m->lateness_ring, n * sizeof(float));
 	for (struct session *s = m->sessions; s; s = s->next)
 		out->sessions_running += s->state == SESSION_RUNNING;
 	pthread_mutex_unlock(&m->lock);
-	qsort(sorted, n, sizeof(float), cmp_float);
-	out->lateness_p50_s = n ? sorted[(n - 1) * 50 / 100] : NAN;
-	out->lateness_p90_s = n ? sorted[(n - 1) * 90 / 100] : NAN;
-	out->lateness_p99_s = n ? sorted[(n - 1) * 99 / 100] : NAN;
-	out->lateness_max_s = n ? sorted[n - 1] : NAN;
-	gi_free(sorted);
 }

@@ -138,23 +138,21 @@ json_t *obs_manager_status(struct obs_manager *m);
  * decrefs. */
 json_t *obs_manager_history(struct obs_manager *m, const char *node, int limit);
 
-/* The manager's own measurements, for /metrics (docs/API.md). Sample rpc
- * latency: from sending a sample request to its reply (histogram over
- * OBS_RPC_BUCKETS upper bounds in seconds, obs_rpc_bucket_bounds). Lateness:
+/* The manager's own measurements, for /metrics (docs/API.md), as
+ * histograms over the OBS_METRICS_BUCKETS upper bounds (seconds) of
+ * obs_metrics_bucket_bounds; the last count is for values above them all.
+ * Sample rpc latency: from sending a sample request to its reply. Lateness:
  * from the time a snapshot was due to the time it was taken (its reply
- * arrived); quantiles over the last OBS_LATENESS_KEEP snapshots of every
- * session. Counters run from the manager's start. */
-#define OBS_RPC_BUCKETS   12
-#define OBS_LATENESS_KEEP 8192
-extern const double obs_rpc_bucket_bounds[OBS_RPC_BUCKETS];
+ * arrived). Counters run from the manager's start. */
+#define OBS_METRICS_BUCKETS 13
+extern const double obs_metrics_bucket_bounds[OBS_METRICS_BUCKETS];
 struct obs_manager_metrics {
 	unsigned long long snapshots; /* taken, all sessions */
 	unsigned long long failures;  /* samples that timed out or failed on the node */
-	unsigned long long rpc_counts[OBS_RPC_BUCKETS + 1]; /* per bucket, the last above all */
+	unsigned long long rpc_counts[OBS_METRICS_BUCKETS + 1];
 	double rpc_sum_s;
-	unsigned long long lateness_count;
+	unsigned long long lateness_counts[OBS_METRICS_BUCKETS + 1];
 	double lateness_sum_s;
-	double lateness_p50_s, lateness_p90_s, lateness_p99_s, lateness_max_s; /* NAN when none */
 	size_t sessions_running;
 };
 /* Fills *out (a consistent copy, taken under the manager's lock). */

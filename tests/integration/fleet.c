@@ -154,6 +154,56 @@ static const char *RULES = "{\"version\":1,\"rules\":["
                            "{\"name\":\"impossible\",\"metric\":\"process_count\","
                            "\"direction\":\"below\",\"critical\":0}]}";
 
+/* The README's scrape configuration (and its rule file) pass promtool, and
+ * every giulia_ series named in the Grafana dashboard is in `exposition`. */
+static void examples_match(const char *exposition)
+{
+	char config[4096], dash[4096];
+	snprintf(config, sizeof(config), "%s/examples/prometheus/prometheus.yml", th_srcdir());
+	snprintf(dash, sizeof(dash), "%s/examples/grafana/giulia-dashboard.json", th_srcdir());
+	const char *argv[] = {"promtool", "check", "config", config, NULL};
+	char *out = NULL, *err = NULL;
+	int st = ts_run(argv, NULL, 60000, &out, &err);
+	TH_ASSERT_MSG(st == 0, "promtool check config %s: %s%s", config, out ? out : "",
+	              err ? err : "");
+	free(out);
+	free(err);
+	json_error_t je;
+	json_t *d = json_load_file(dash, 0, &je);
+	TH_ASSERT_MSG(d != NULL, "%s: %s", dash, je.text);
+	size_t found = 0, i, k;
+	json_t *panel, *target;
+	json_array_foreach(json_object_get(d, "panels"), i, panel)
+	{
+		json_array_foreach(json_object_get(panel, "targets"), k, target)
+		{
+			const char *expr = json_string_value(json_object_get(target, "expr"));
+			for (const char *p = expr ? strstr(expr, "giulia_") : NULL; p;
+			     p = strstr(p + 1, "giulia_")) {
+				char name[128];
+				size_t n = 0;
+				while (n + 1 < sizeof(name) &&
+				       ((p[n] >= 'a' && p[n] <= 'z') || p[n] == '_')) {
+					name[n] = p[n];
+					n++;
+				}
+				name[n] = '\0';
+				char line[160];
+				snprintf(line, sizeof(line), "\n%s{", name);
+				char bare[160];
+				snprintf(bare, sizeof(bare), "\n%s ", name);
+				TH_ASSERT_MSG(
+				    strstr(exposition, line) || strstr(exposition, bare),
+				    "the dashboard plots %s, which /metrics does not have", name);
+				found++;
+				p += n - 1;
+			}
+		}
+	}
+	TH_ASSERT_INT_GE(found, 10);
+	json_decref(d);
+}
+
 static void metrics_pass_promtool_and_carry_alerts(void)
 {
 	need_prometheus();
@@ -193,8 +243,10 @@ static void metrics_pass_promtool_and_carry_alerts(void)
 	TH_ASSERT_STR_CONTAINS(text, want);
 	TH_ASSERT_STR_CONTAINS(text, "# TYPE giulia_monitor_sample_rpc_duration_seconds histogram");
 	TH_ASSERT_STR_CONTAINS(text,
-	                       "giulia_monitor_snapshot_lateness_seconds{quantile=\"0.99\"} ");
+	                       "giulia_monitor_snapshot_lateness_seconds_bucket{le=\"+Inf\"} ");
 	TH_ASSERT_STR_CONTAINS(text, "process_resident_memory_bytes ");
+	/* Every Giulia series the committed Grafana dashboard plots exists. */
+	examples_match(text);
 	free(text);
 
 	/* The same rules answer /api/runtime/alerts. */
@@ -275,7 +327,7 @@ static void prometheus_start(const char *target, char *url, size_t size)
 	TH_ASSERT_MSG(prom.pid > 0, "could not start prometheus");
 	th_defer(td_stop_deferred, &prom);
 	snprintf(url, size, "http://127.0.0.1:%d", port);
-	char ready[128];
+	char ready[256];
 	snprintf(ready, sizeof(ready), "%s/-/ready", url);
 	TH_ASSERT_MSG(ts_http_wait(ready, WAIT_MS), "prometheus did not become ready; log %s", log);
 }
@@ -387,7 +439,7 @@ static void cluster_start_observes_every_member(void)
 	/* One cookie for the cluster (as in production), then connect. */
 	struct ts_beam *members[] = {&b, &c};
 	for (int i = 0; i < 2; i++) {
-		char expr[256];
+		char expr[512];
 		snprintf(expr, sizeof(expr), "erlang:set_cookie(node(), '%s').", seed.cookie);
 		free(ts_beam_eval(members[i], expr));
 		snprintf(members[i]->cookie, sizeof(members[i]->cookie), "%s", seed.cookie);
