@@ -13,7 +13,8 @@
 # and p99, interpolated from the deltas of the monitor's own
 # giulia_monitor_snapshot_lateness_seconds histogram, as histogram_quantile
 # does), then the time to scrape /metrics (20 scrapes with curl: median and
-# worst) and its size. The machine's load average is printed with each row:
+# worst) and its size; then the CPU time of one scrape in-process
+# (bench/metrics_render.c). The load average is printed with each row:
 # the machine is shared, and the numbers move with it.
 # Everything started here is stopped on exit. Needs `make` first.
 # needs: erlang-base curl python3
@@ -56,7 +57,8 @@ scrape() { curl -sf "$murl/metrics"; }
 started=0
 start_node() { # index
   erl -noshell -noinput -name "$prefix-$1@127.0.0.1" -setcookie "$cookie" \
-    +S 1:1 +SDcpu 1:1 +SDio 1 +A 1 -hidden >/dev/null 2>&1 &
+    +S 1:1 +SDcpu 1:1 +SDio 1 +A 1 +sbwt none +sbwtdcpu none +sbwtdio none -hidden \
+    >/dev/null 2>&1 &
   pids+=($!)
 }
 observe_node() { # index
@@ -76,8 +78,9 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
      "OTP $(erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().')"
 echo
 echo "## one monitor, N nodes at 1 s (30 s window after 10 s warm-up)"
-printf "%-6s %9s %9s %11s %9s %9s %9s %11s %11s %9s  %s\n" nodes cpu_%core rss_MB \
-  snapshots expected failures late_p50 late_p99_ms scrape_ms scrape_KB "load (1 min)"
+printf "%-6s %9s %7s %9s %8s %8s %9s %9s %9s %9s %13s %9s  %s\n" nodes cpu_%core rss_MB \
+  snapshots expected failures late_p50 late_p99 rpc_p50 rpc_p99 scrape_ms scrape_KB "load (1 min)"
+echo "(lateness and rpc in ms; scrape_ms: median/worst of 20 curl scrapes)"
 for n in "${counts[@]}"; do
   # Grow the fleet: start the nodes in batches of 10, then observe each.
   while [ "$started" -lt "$n" ]; do
@@ -127,15 +130,15 @@ def delta(name):
     return a.get(name, 0) - b.get(name, 0)
 snaps = delta('giulia_monitor_snapshots_total')
 fails = delta('giulia_monitor_snapshot_failures_total')
-fam = 'giulia_monitor_snapshot_lateness_seconds_bucket'
-buckets = []
-for key in a:
-    m = re.match(fam + r'\{le="([^"]+)"\}', key)
-    if m:
-        le = float('inf') if m.group(1) == '+Inf' else float(m.group(1))
-        buckets.append((le, a[key] - b.get(key, 0)))
-buckets.sort()
-def quantile(q):
+def histogram(fam):
+    buckets = []
+    for key in a:
+        m = re.match(fam + r'_bucket\{le="([^"]+)"\}', key)
+        if m:
+            le = float('inf') if m.group(1) == '+Inf' else float(m.group(1))
+            buckets.append((le, a[key] - b.get(key, 0)))
+    return sorted(buckets)
+def quantile(buckets, q):
     total = buckets[-1][1] if buckets else 0
     if total <= 0:
         return float('nan')
@@ -147,8 +150,20 @@ def quantile(q):
             return lo + (le - lo) * (rank - prev) / max(count - prev, 1e-9)
         lo, prev = le, count
     return lo
-print("%-6s %9.1f %9.1f %11d %9d %9d %9.1f %11.1f %5.1f/%-5.1f %9.1f  %s" % (
-    n, cpu, int(peak) / 1024.0, snaps, int(n) * 30, fails, quantile(0.5) * 1000,
-    quantile(0.99) * 1000, times[len(times) // 2], times[-1], int(size) / 1024.0, load))
+late = histogram('giulia_monitor_snapshot_lateness_seconds')
+rpc = histogram('giulia_monitor_sample_rpc_duration_seconds')
+print("%-6s %9.1f %7.1f %9d %8d %8d %9.1f %9.1f %9.1f %9.1f %6.1f/%-6.1f %9.1f  %s" % (
+    n, cpu, int(peak) / 1024.0, snaps, int(n) * 30, fails, quantile(late, 0.5) * 1000,
+    quantile(late, 0.99) * 1000, quantile(rpc, 0.5) * 1000, quantile(rpc, 0.99) * 1000,
+    times[len(times) // 2], times[-1], int(size) / 1024.0, load))
 EOF
 done
+
+# The scrape's own CPU cost at the same sizes, in-process (metrics_render.c).
+pkg_libs=$(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib)
+cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen $(pkg-config --cflags jansson) \
+  -o "$work/metrics_render" bench/metrics_render.c build/release/libgiulia.a build/grammar/*.o \
+  /usr/lib/libei.a $pkg_libs -lpthread -lm
+echo
+echo "## /metrics render CPU time per scrape (busy fixture snapshots, full 720-point histories)"
+"$work/metrics_render" tests/fixtures/snapshots/busy/snapshots.json "${counts[@]}"

@@ -1331,19 +1331,15 @@ static void route_metrics(void *ctx, const struct api_request *req, const char *
 		const char *state = json_string_value(json_object_get(s, "state"));
 		struct node_state *ns = node ? node_get(m, node, false) : NULL;
 		nodes[i].session = s;
-		if (ns && state && strcmp(state, "running") == 0) {
+		if (ns && ns->last && state && strcmp(state, "running") == 0) {
+			/* The history changes under the lock: evaluated here rather
+			 * than copied (a copy of 720 points per node costs more). */
 			nodes[i].last = json_incref(ns->last);
-			nodes[i].points = json_incref(ns->points);
+			nodes[i].alerts =
+			    api_alert_rules_eval(monitor_rules(m), ns->last, ns->points);
 			nodes[i].totals = ns->totals;
 		}
 	}
-	/* The points array keeps growing under the lock: render from a copy. */
-	for (size_t i = 0; i < n; i++)
-		if (nodes[i].points) {
-			json_t *copy = json_deep_copy(nodes[i].points);
-			json_decref(nodes[i].points);
-			nodes[i].points = copy;
-		}
 	pthread_mutex_unlock(&m->lock);
 	struct api_monitor_metrics_input in = {
 	    .nodes = nodes,
@@ -1360,7 +1356,7 @@ static void route_metrics(void *ctx, const struct api_request *req, const char *
 	resp->body = api_monitor_metrics_render(&in, f, &resp->body_len);
 	for (size_t i = 0; i < n; i++) {
 		json_decref(nodes[i].last);
-		json_decref(nodes[i].points);
+		json_decref(nodes[i].alerts);
 	}
 	gi_free(nodes);
 	json_decref(in.delivery);

@@ -319,8 +319,7 @@ static void alert_families(struct api_metrics *mx, const struct node_view *nodes
 	for (size_t i = 0; i < n; i++) {
 		if (!nodes[i].have)
 			continue;
-		json_t *alerts =
-		    api_alert_rules_eval(rules, nodes[i].in->last, nodes[i].in->points);
+		json_t *alerts = nodes[i].in->alerts;
 		for (size_t r = 0; r < nr; r++) {
 			const char *name = api_alert_rules_name(rules, r);
 			const char *fired = NULL;
@@ -340,7 +339,6 @@ static void alert_families(struct api_metrics *mx, const struct node_view *nodes
 				                   fired && strcmp(fired, SEV[s]) == 0 ? 1 : 0);
 			}
 		}
-		json_decref(alerts);
 	}
 }
 

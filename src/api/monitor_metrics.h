@@ -2,9 +2,10 @@
  * monitor_metrics.h - the monitor's /metrics exposition (docs/API.md, "GET
  * /metrics"): what it observes on each node, its alerts, and its own health.
  *
- * The monitor copies its state into the input below (under its lock, then
- * releases it) and this renders it, so that a scrape never holds the
- * monitor's lock while it formats text.
+ * The monitor takes references to its state (and evaluates the alert rules
+ * on each node's history) under its lock, then releases it and this renders
+ * the text, so that a scrape never holds the monitor's lock while it
+ * formats, and never copies the histories.
  *
  * Label cardinality: one `node` per observation the manager holds (at most
  * its session cap), at most API_METRICS_MODULES_PER_NODE `module` values and
@@ -35,7 +36,7 @@ struct api_node_totals {
 struct api_metrics_node {
 	json_t *session; /* the manager's status entry (obs_manager_status) */
 	json_t *last;    /* latest snapshot while running, or NULL */
-	json_t *points;  /* history points (api_stats_point), or NULL */
+	json_t *alerts;  /* api_alert_rules_eval of `rules` on it, or NULL */
 	struct api_node_totals totals;
 };
 
