@@ -12,6 +12,7 @@
  * SNAPSHOTS.json: an array of snapshots (tests/fixtures/snapshots/busy):
  * every node gets the last one as its latest and a full history (720
  * points, HISTORY_MAX of monitor.c) made of their points.
+ * needs:
  */
 #include <stdio.h>
 #include <stdlib.h>

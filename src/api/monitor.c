@@ -1320,6 +1320,7 @@ static void route_metrics(void *ctx, const struct api_request *req, const char *
 	struct api_monitor *m = ctx;
 	json_t *status = m->manager ? obs_manager_status(m->manager) : json_array();
 	struct obs_manager_metrics mm;
+	memset(&mm, 0, sizeof(mm));
 	if (m->manager)
 		obs_manager_metrics(m->manager, &mm);
 	size_t n = json_array_size(status);

@@ -9,7 +9,6 @@
 #include "api/monitor_metrics.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -156,24 +155,25 @@ static void beam_families(struct api_metrics *mx, const struct node_view *nodes,
 	         "The interval the latest snapshot measured, in seconds.", v_window);
 }
 
+static double total_of(const struct api_node_totals *t, size_t which)
+{
+	const double values[] = {t->reductions, t->gc_runs, t->gc_words_reclaimed,
+	                         t->io_input_bytes, t->io_output_bytes};
+	return values[which];
+}
+
 static void total_families(struct api_metrics *mx, const struct node_view *nodes, size_t n)
 {
+	/* In the order of total_of. */
 	static const struct {
 		const char *name, *help;
-		size_t offset;
 	} T[] = {
-	    {"giulia_beam_reductions", "Reductions over the observation (sum of its intervals).",
-	     offsetof(struct api_node_totals, reductions)},
-	    {"giulia_beam_gc_runs", "Garbage collections over the observation.",
-	     offsetof(struct api_node_totals, gc_runs)},
+	    {"giulia_beam_reductions", "Reductions over the observation (sum of its intervals)."},
+	    {"giulia_beam_gc_runs", "Garbage collections over the observation."},
 	    {"giulia_beam_gc_words_reclaimed",
-	     "Words reclaimed by garbage collection over the "
-	     "observation.",
-	     offsetof(struct api_node_totals, gc_words_reclaimed)},
-	    {"giulia_beam_io_input_bytes", "Bytes received through ports over the observation.",
-	     offsetof(struct api_node_totals, io_input_bytes)},
-	    {"giulia_beam_io_output_bytes", "Bytes sent through ports over the observation.",
-	     offsetof(struct api_node_totals, io_output_bytes)},
+	     "Words reclaimed by garbage collection over the observation."},
+	    {"giulia_beam_io_input_bytes", "Bytes received through ports over the observation."},
+	    {"giulia_beam_io_output_bytes", "Bytes sent through ports over the observation."},
 	};
 	for (size_t t = 0; t < sizeof(T) / sizeof(T[0]); t++) {
 		api_metrics_family(mx, T[t].name, API_METRICS_COUNTER, T[t].help);
@@ -181,9 +181,7 @@ static void total_families(struct api_metrics *mx, const struct node_view *nodes
 			if (!nodes[i].have)
 				continue;
 			const char *labels[] = {"node", nodes[i].name, NULL};
-			const double *v =
-			    (const double *)((const char *)&nodes[i].in->totals + T[t].offset);
-			api_metrics_sample(mx, "", labels, *v);
+			api_metrics_sample(mx, "", labels, total_of(&nodes[i].in->totals, t));
 		}
 	}
 }
