@@ -62,6 +62,7 @@ curl                    test,demo,bench     scripts/nexus.sh health checks, the 
 wrk                     test,demo,bench     HTTP load on the demo target and the daemons
 jq                      test,demo           the demo's replay summary (SCENARIO=all) and its e2e test
 chromium                test,bench          renders the HTML report headless; the dashboard's browser tests and bench
+prometheus              test,bench          promtool check metrics and a real Prometheus scraping /metrics
 python3                 bench               bench_api.sh's free ports and snapshot bodies
 clang                   fuzz                libFuzzer
 libclang-rt-14-dev      fuzz                libFuzzer's runtime and the fuzz targets' sanitizers

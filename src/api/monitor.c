@@ -30,6 +30,7 @@
 #include "net/client.h"
 #include "api/http.h"
 #include "api/live.h"
+#include "api/monitor_metrics.h"
 #include "api/pusher.h"
 #include "api/runtime_stats.h"
 #include "base/alloc.h"
@@ -57,6 +58,8 @@
 #define PULSE_WINDOW_MS   500
 #define OBSERVED_MAX      BEAM_PULL_MODULES_MAX
 #define PULL_DEADLINE_MS  30000
+#define CLUSTER_DEFAULT   32   /* members listed by /api/monitor/cluster unless asked */
+#define CLUSTER_MAX       1000 /* at most, whatever is asked */
 #define PULL_TIMEOUT_MS   5000
 #define PULL_BATCH_BYTES  (512 * 1024) /* base64 per request, under the 1 MB body limit */
 #define PULL_MODULE_BYTES (900 * 1024) /* a module whose base64 is larger is skipped */
@@ -74,6 +77,7 @@ struct node_state {
 	/* The last observation of the node that ended on its own (node down,
 	 * ...), until observe/stop reports it: {session_id, status, reason}. */
 	json_t *ended;
+	struct api_node_totals totals; /* of the running observation, for /metrics */
 };
 
 struct api_monitor {
@@ -92,9 +96,15 @@ struct api_monitor {
 	/* DATA/monitor-sessions: one SESSION.json per running observation, so
 	 * that a monitor started after this one died can adopt or close it. */
 	char *sessions_dir;
-	json_t *orphans;       /* node -> state left by a monitor that died (under lock) */
-	struct api_live *live; /* GET /api/monitor/stream (live.h) */
+	json_t *orphans;               /* node -> state left by a monitor that died (under lock) */
+	struct api_live *live;         /* GET /api/monitor/stream (live.h) */
+	struct api_alert_rules *rules; /* --alert-rules, or NULL: the built-in set */
 };
+
+static const struct api_alert_rules *monitor_rules(const struct api_monitor *m)
+{
+	return m->rules ? m->rules : api_alert_rules_builtin();
+}
 
 /* ---- node state ---- */
 
@@ -290,6 +300,7 @@ static void history_add(struct api_monitor *m, json_t *snap)
 	json_decref(ns->last);
 	ns->last = json_deep_copy(snap);
 	json_array_append_new(ns->points, point);
+	api_node_totals_add(&ns->totals, snap);
 	observed_collect(ns, snap);
 	while (json_array_size(ns->points) > HISTORY_MAX)
 		json_array_remove(ns->points, 0);
@@ -859,7 +870,7 @@ static json_t *route_alerts(void *ctx, const struct api_request *req, int *statu
 	json_t *points = history_copy(m, node, 0);
 	json_t *resp = json_pack("{s:s, s:O?, s:o}", "node", node, "timestamp_ms",
 	                         json_object_get(snap, "timestamp_ms"), "alerts",
-	                         api_stats_alerts(snap, points));
+	                         api_alert_rules_eval(monitor_rules(m), snap, points));
 	json_decref(points);
 	json_decref(snap);
 	return resp;
@@ -908,6 +919,7 @@ static bool observe_begin(struct api_monitor *m, const char *node, const char *c
 		json_decref(ns->observed);
 		ns->observed = json_object();
 		ns->observing = true;
+		memset(&ns->totals, 0, sizeof(ns->totals));
 	}
 	pthread_mutex_unlock(&m->lock);
 	return fresh;
@@ -1280,6 +1292,93 @@ static json_t *route_observe_status(void *ctx, const struct api_request *req, in
 	                 m->manager != NULL);
 }
 
+/* POST /api/monitor/cluster {node, cookie?, max?}: the visible members of
+ * the node's cluster (docs/API.md), for `giulia-observe start --cluster`. */
+static json_t *route_cluster(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL;
+	const char *node, *cookie;
+	long long max = CLUSTER_DEFAULT;
+	if (api_body_string(req, "node", true, &node, &err, status) ||
+	    api_body_string(req, "cookie", false, &cookie, &err, status) ||
+	    api_body_int(req, "max", false, 1, CLUSTER_MAX, &max, &err, status))
+		return err;
+	if (!api_node_name_valid(node))
+		return api_error(status, 400, "node must be a node name like name@host");
+	if (cookie && (!cookie[0] || strlen(cookie) > COOKIE_MAX))
+		return api_error(status, 400, "cookie must be 1-255 characters");
+	char *stored = cookie ? NULL : cookie_for(m, node);
+	struct obs_target t = {node, cookie ? cookie : stored, 0};
+	char **names = NULL;
+	size_t count = 0, total = 0;
+	int rc = obs_cluster_members(&t, (size_t)max, &names, &count, &total);
+	cookie_wipe_free(stored);
+	if (rc)
+		return node_error(status, rc, "cannot list the cluster of", node);
+	json_t *members = json_array(), *skipped = json_array();
+	for (size_t i = 0; i < count; i++)
+		json_array_append_new(api_node_name_valid(names[i]) ? members : skipped,
+		                      json_string(names[i]));
+	dist_strings_free(names, count);
+	return json_pack("{s:s, s:o, s:I, s:b, s:o}", "node", node, "members", members, "listed",
+	                 (json_int_t)total, "truncated", total > count, "skipped", skipped);
+}
+
+/* GET /metrics (docs/API.md): the state is copied under the lock, rendered
+ * outside it (monitor_metrics.c). */
+static void route_metrics(void *ctx, const struct api_request *req, const char *body,
+                          size_t body_len, struct api_raw_response *resp)
+{
+	(void)body;
+	(void)body_len;
+	struct api_monitor *m = ctx;
+	json_t *status = m->manager ? obs_manager_status(m->manager) : json_array();
+	struct obs_manager_metrics mm;
+	memset(&mm, 0, sizeof(mm));
+	if (m->manager)
+		obs_manager_metrics(m->manager, &mm);
+	size_t n = json_array_size(status);
+	struct api_metrics_node *nodes = gi_calloc(n ? n : 1, sizeof(*nodes));
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = json_array_get(status, i);
+		const char *node = json_string_value(json_object_get(s, "node"));
+		const char *state = json_string_value(json_object_get(s, "state"));
+		struct node_state *ns = node ? node_get(m, node, false) : NULL;
+		nodes[i].session = s;
+		if (ns && ns->last && state && strcmp(state, "running") == 0) {
+			/* The history changes under the lock: evaluated here rather
+			 * than copied (a copy of 720 points per node costs more). */
+			nodes[i].last = json_incref(ns->last);
+			nodes[i].alerts =
+			    api_alert_rules_eval(monitor_rules(m), ns->last, ns->points);
+			nodes[i].totals = ns->totals;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	struct api_monitor_metrics_input in = {
+	    .nodes = nodes,
+	    .nnodes = n,
+	    .manager = m->manager ? &mm : NULL,
+	    .delivery = api_pusher_stats(m->pusher),
+	    .rules = monitor_rules(m),
+	    .uptime_seconds = (double)(gi_clock_mono_ms() - m->started_ms) / 1000.0,
+	    .now_wall_ms = gi_clock_wall_ms(),
+	};
+	enum api_metrics_format f = api_metrics_negotiate(api_request_header(req, "Accept"));
+	resp->status = 200;
+	resp->content_type = api_metrics_content_type(f);
+	resp->body = api_monitor_metrics_render(&in, f, &resp->body_len);
+	for (size_t i = 0; i < n; i++) {
+		json_decref(nodes[i].last);
+		json_decref(nodes[i].alerts);
+	}
+	gi_free(nodes);
+	json_decref(in.delivery);
+	json_decref(status);
+}
+
 static const struct api_route monitor_routes[] = {
     {"GET", "/health", route_health, false},
     {"POST", "/api/runtime/connect", route_connect, true},
@@ -1292,6 +1391,7 @@ static const struct api_route monitor_routes[] = {
     {"POST", "/api/monitor/observe/start", route_observe_start, true},
     {"POST", "/api/monitor/observe/stop", route_observe_stop, true},
     {"GET", "/api/monitor/observe/status", route_observe_status, false},
+    {"POST", "/api/monitor/cluster", route_cluster, true},
     {NULL, NULL, NULL, false},
 };
 
@@ -1303,9 +1403,10 @@ static void raw_stream(void *ctx, const struct api_request *req, const char *bod
 	api_live_route(((struct api_monitor *)ctx)->live, req, resp);
 }
 
-static const char *const STREAM_METHODS[] = {"GET", NULL};
+static const char *const GET_METHODS[] = {"GET", NULL};
 static const struct api_raw_route monitor_raw_routes[] = {
-    {"/api/monitor/stream", STREAM_METHODS, raw_stream},
+    {"/api/monitor/stream", GET_METHODS, raw_stream},
+    {"/metrics", GET_METHODS, route_metrics},
     {NULL, NULL, NULL},
 };
 
@@ -1340,6 +1441,17 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	if (rc)
 		goto fail;
 	m->orphans = json_object();
+	if (cfg->alert_rules) {
+		char why[768];
+		rc = api_alert_rules_load(cfg->alert_rules, &m->rules, why, sizeof(why));
+		if (rc) {
+			gi_log_error("monitor", "%s", why);
+			rc = GI_EINVAL;
+			goto fail;
+		}
+		gi_log_info("monitor", "%zu alert rules from %s", api_alert_rules_count(m->rules),
+		            cfg->alert_rules);
+	}
 	if (gi_fs_mkdir_p(m->sessions_dir) != 0)
 		gi_log_warn("monitor",
 		            "cannot create %s: observations cannot be adopted after "
@@ -1406,5 +1518,6 @@ void api_monitor_stop(struct api_monitor *m)
 	gi_free(m->sessions_dir);
 	json_decref(m->orphans);
 	api_live_free(m->live);
+	api_alert_rules_free(m->rules);
 	gi_free(m);
 }

@@ -27,6 +27,10 @@ struct api_monitor_config {
 	size_t body_limit;        /* 0: default */
 	int request_timeout;      /* seconds for a whole request; 0: the default (http.h) */
 	int ip_connection_limit;  /* connections of one address; 0: the default (http.h) */
+	/* A rule file (docs/ALERTS.md) for the alerts of /api/runtime/alerts and
+	 * /metrics; NULL: the built-in rules. A file that does not parse fails the
+	 * start (GI_EINVAL, the reason in the log). */
+	const char *alert_rules;
 };
 
 struct api_monitor;

@@ -679,6 +679,8 @@ json_t *api_pusher_stats(struct api_pusher *p)
 	                      (json_int_t)p->dropped, "worker_reachable", p->reachable,
 	                      "last_error", p->last_error[0] ? p->last_error : NULL);
 	json_object_set_new(s, "reserve_held", json_boolean(p->reserve_held));
+	json_object_set_new(s, "queued_memory_bytes", json_integer((json_int_t)p->mem_bytes));
+	json_object_set_new(s, "spool_bytes", json_integer((json_int_t)p->disk_bytes));
 	json_object_set_new(s, "previous_run",
 	                    p->previous_run ? json_deep_copy(p->previous_run) : json_null());
 	pthread_mutex_unlock(&p->lock);

@@ -5,6 +5,8 @@
  */
 #include "api/runtime_stats.h"
 
+#include "api/alert_rules.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -223,75 +225,8 @@ json_t *api_stats_trend(json_t *points)
 	return metrics;
 }
 
-static void alert_add(json_t *alerts, const char *severity, const char *metric, double value,
-                      double threshold, const char *message)
-{
-	json_array_append_new(alerts, json_pack("{s:s, s:s, s:f, s:f, s:s}", "severity", severity,
-	                                        "metric", metric, "value", value, "threshold",
-	                                        threshold, "message", message));
-}
-
-/* Alerts when value >= warn (or >= crit). */
-static void alert_level(json_t *alerts, const char *metric, double value, double warn, double crit,
-                        const char *what)
-{
-	if (isnan(value) || value < warn)
-		return;
-	char msg[256];
-	bool critical = value >= crit;
-	snprintf(msg, sizeof(msg), "%s is %.4g (%s threshold %.4g)", what, value,
-	         critical ? "critical" : "warning", critical ? crit : warn);
-	alert_add(alerts, critical ? "critical" : "warning", metric, value, critical ? crit : warn,
-	          msg);
-}
-
-static void alert_ratio(json_t *alerts, const char *key, double count, double limit,
-                        const char *what)
-{
-	if (isnan(count) || isnan(limit) || limit <= 0)
-		return;
-	alert_level(alerts, key, count / limit, 0.8, 0.9, what);
-}
-
+/* The built-in rules of alert_rules.c: one definition for both. */
 json_t *api_stats_alerts(json_t *snap, json_t *points)
 {
-	json_t *alerts = json_array();
-	struct obs_view v;
-	if (obs_view_parse(snap, &v) == 0) {
-		alert_level(alerts, "scheduler_utilisation", v.utilisation_total, 0.75, 0.9,
-		            "scheduler utilisation");
-		double sched = v.schedulers_online;
-		if (!isnan(sched) && sched > 0)
-			alert_level(alerts, "run_queue", v.run_queue_total, 2 * sched, 4 * sched,
-			            "run queue length");
-		alert_level(alerts, "max_message_queue", max_message_queue(&v), 1000, 10000,
-		            "longest process message queue");
-		alert_ratio(alerts, "processes", v.processes_count, v.processes_limit,
-		            "process count / limit");
-		alert_ratio(alerts, "atoms", v.atoms_count, v.atoms_limit, "atom count / limit");
-		alert_ratio(alerts, "ports", v.ports_count, v.ports_limit, "port count / limit");
-	}
-	obs_view_destroy(&v);
-	if (points && json_array_size(points) >= 5) {
-		json_t *mem = api_stats_metric_trend(points, "memory_total");
-		double change = api_stats_num(mem, "change_pct", NULL);
-		if (!isnan(change) && change > 20.0) {
-			char msg[256];
-			snprintf(msg, sizeof(msg),
-			         "memory grew %.1f%% over the history window: a leak or a growing "
-			         "cache?",
-			         change);
-			alert_add(alerts, "warning", "memory_total", change, 20.0, msg);
-		}
-		json_decref(mem);
-		json_t *q = api_stats_metric_trend(points, "max_message_queue");
-		double qchange = api_stats_num(q, "change_pct", NULL),
-		       qlast = api_stats_num(q, "last", NULL);
-		if (!isnan(qchange) && qchange > 50.0 && !isnan(qlast) && qlast >= 100) {
-			alert_add(alerts, "warning", "max_message_queue", qlast, 100,
-			          "a message queue keeps growing: a consumer is falling behind");
-		}
-		json_decref(q);
-	}
-	return alerts;
+	return api_alert_rules_eval(api_alert_rules_builtin(), snap, points);
 }

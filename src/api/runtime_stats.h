@@ -37,8 +37,9 @@ json_t *api_stats_point(json_t *snap);
 json_t *api_stats_metric_trend(json_t *points, const char *metric);
 /* {metric: trend} for every metric of a point. */
 json_t *api_stats_trend(json_t *points);
-/* [{severity, metric, value, threshold, message}] for the latest snapshot and
- * the points (may be NULL). */
+/* [{rule, severity, metric, value, threshold, message}] of the built-in
+ * rules (api/alert_rules.h) for the latest snapshot and the points (may be
+ * NULL). */
 json_t *api_stats_alerts(json_t *snap, json_t *points);
 /* Modules ranked by the reductions of the top processes attributed to them:
  * [{module, reductions, cpu_share, memory_bytes, processes}]. */

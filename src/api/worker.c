@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 #include "api/base64.h"
 #include "api/dash.h"
 #include "api/http.h"
+#include "api/metrics.h"
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/clock.h"
@@ -49,13 +51,14 @@
 #include "source/facts.h"
 #include "store/obs_store.h"
 
-#define POOL_IDLE_MAX     32
-#define LIST_LIMIT_MAX    1000
-#define SESSION_ID_MAX    128
-#define NODE_NAME_MAX     256
-#define SHUTDOWN_GRACE_MS 15000
-#define OBJECT_CODE_BATCH 4096
-#define OBJECT_CODE_MAX   (16 * 1024 * 1024)
+#define POOL_IDLE_MAX         32
+#define LIST_LIMIT_MAX        1000
+#define SESSION_ID_MAX        128
+#define NODE_NAME_MAX         256
+#define SHUTDOWN_GRACE_MS     15000
+#define OBJECT_CODE_BATCH     4096
+#define OBJECT_CODE_MAX       (16 * 1024 * 1024)
+#define WORKER_INGEST_BUCKETS 10
 /* The longest module name whose cache file and its temporary
  * (NAME.beam.tmp.PID, PID up to 7 digits) fit the 255-byte file name limit. */
 #define OBJECT_MODULE_NAME_MAX 238 /* 255 - strlen(".beam") - strlen(".tmp.") - 7 */
@@ -94,7 +97,34 @@ struct api_worker {
 	pthread_t liveness_thread;
 	bool liveness_started, stopping;
 	pthread_cond_t liveness_wake;
+
+	/* /metrics: requests of the ingest routes by outcome, and the time
+	 * snapshot ingests took (updated with __atomic builtins). */
+	unsigned long long ingest_outcomes[3][3]; /* [route][2xx, 4xx, 5xx] */
+	unsigned long long ingest_buckets[WORKER_INGEST_BUCKETS + 1];
+	unsigned long long ingest_us_sum;
 };
+
+/* ---- /metrics ---- */
+
+enum { COUNT_INGEST, COUNT_FINALIZE, COUNT_OBJECT_CODE };
+
+static const double INGEST_BOUNDS[WORKER_INGEST_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                            0.025,  0.05,  0.1,    0.25,  1};
+
+static void worker_count(struct api_worker *w, int route, int status, int64_t us)
+{
+	int outcome = status < 400 ? 0 : status < 500 ? 1 : 2;
+	__atomic_add_fetch(&w->ingest_outcomes[route][outcome], 1, __ATOMIC_RELAXED);
+	if (route != COUNT_INGEST)
+		return;
+	double s = (double)us / 1e6;
+	size_t b = 0;
+	while (b < WORKER_INGEST_BUCKETS && s > INGEST_BOUNDS[b])
+		b++;
+	__atomic_add_fetch(&w->ingest_buckets[b], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&w->ingest_us_sum, (unsigned long long)us, __ATOMIC_RELAXED);
+}
 
 /* ---- pools ---- */
 
@@ -1198,6 +1228,80 @@ static json_t *route_compare(void *ctx, const struct api_request *req, int *stat
 	return out;
 }
 
+/* GET /metrics (docs/API.md): the worker's own health. */
+static void route_metrics(void *ctx, const struct api_request *req, const char *body, size_t len,
+                          struct api_raw_response *out)
+{
+	(void)body;
+	(void)len;
+	struct api_worker *w = ctx;
+	enum api_metrics_format f = api_metrics_negotiate(api_request_header(req, "Accept"));
+	struct api_metrics mx;
+	api_metrics_init(&mx, f, 0);
+	api_metrics_family(&mx, "giulia_worker_uptime_seconds", API_METRICS_GAUGE,
+	                   "Seconds since the worker started.");
+	api_metrics_sample(&mx, "", NULL, (double)(gi_clock_mono_ms() - w->started_ms) / 1000.0);
+	static const char *const ROUTES[] = {"ingest", "finalize", "object_code"};
+	static const char *const OUTCOMES[] = {"ok", "refused", "failed"};
+	api_metrics_family(&mx, "giulia_worker_ingest_requests", API_METRICS_COUNTER,
+	                   "Requests of the ingest routes by route and outcome (ok: 2xx, "
+	                   "refused: 4xx, failed: 5xx).");
+	for (int r = 0; r < 3; r++)
+		for (int o = 0; o < 3; o++) {
+			const char *labels[] = {"route", ROUTES[r], "outcome", OUTCOMES[o], NULL};
+			api_metrics_sample(
+			    &mx, "", labels,
+			    (double)__atomic_load_n(&w->ingest_outcomes[r][o], __ATOMIC_RELAXED));
+		}
+	unsigned long long counts[WORKER_INGEST_BUCKETS + 1];
+	for (int b = 0; b <= WORKER_INGEST_BUCKETS; b++)
+		counts[b] = __atomic_load_n(&w->ingest_buckets[b], __ATOMIC_RELAXED);
+	api_metrics_family(&mx, "giulia_worker_ingest_duration_seconds", API_METRICS_HISTOGRAM,
+	                   "Time to store one snapshot (POST /api/runtime/ingest).");
+	api_metrics_histogram(&mx, NULL, INGEST_BOUNDS, counts, WORKER_INGEST_BUCKETS,
+	                      (double)__atomic_load_n(&w->ingest_us_sum, __ATOMIC_RELAXED) / 1e6);
+	char path[4096];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/worker.db", w->data_dir);
+	api_metrics_family(&mx, "giulia_worker_store_bytes", API_METRICS_GAUGE,
+	                   "Size of the worker's SQLite store (worker.db) in bytes.");
+	api_metrics_sample(&mx, "", NULL, stat(path, &st) == 0 ? (double)st.st_size : NAN);
+	api_metrics_process(&mx);
+	out->status = 200;
+	out->content_type = api_metrics_content_type(f);
+	out->body = api_metrics_finish(&mx, &out->body_len);
+	api_metrics_destroy(&mx);
+}
+
+static json_t *route_ingest(void *ctx, const struct api_request *req, int *status);
+static json_t *route_finalize(void *ctx, const struct api_request *req, int *status);
+static json_t *route_object_code(void *ctx, const struct api_request *req, int *status);
+
+/* The ingest routes, counted for /metrics. */
+static json_t *counted(int route, json_t *(*fn)(void *, const struct api_request *, int *),
+                       void *ctx, const struct api_request *req, int *status)
+{
+	int64_t t0 = gi_clock_mono_us();
+	json_t *r = fn(ctx, req, status);
+	worker_count(ctx, route, r ? *status : 500, gi_clock_mono_us() - t0);
+	return r;
+}
+
+static json_t *route_ingest_counted(void *ctx, const struct api_request *req, int *status)
+{
+	return counted(COUNT_INGEST, route_ingest, ctx, req, status);
+}
+
+static json_t *route_finalize_counted(void *ctx, const struct api_request *req, int *status)
+{
+	return counted(COUNT_FINALIZE, route_finalize, ctx, req, status);
+}
+
+static json_t *route_object_code_counted(void *ctx, const struct api_request *req, int *status)
+{
+	return counted(COUNT_OBJECT_CODE, route_object_code, ctx, req, status);
+}
+
 #define Q(path)                                 \
 	{                                       \
 		"GET", path, route_query, false \
@@ -1314,8 +1418,10 @@ static void route_dash_monitor(void *ctx, const struct api_request *req, const c
 static const char *const mcp_methods[] = {"POST", "GET", "DELETE", NULL};
 static const char *const dash_methods[] = {"GET", NULL};
 static const char *const dash_monitor_methods[] = {"GET", "POST", NULL};
+static const char *const metrics_methods[] = {"GET", NULL};
 static const struct api_raw_route worker_raw_routes[] = {
     {"/mcp", mcp_methods, route_mcp},
+    {"/metrics", metrics_methods, route_metrics},
     {"/monitor/*", dash_monitor_methods, route_dash_monitor},
     {NULL, NULL, NULL},
 };
@@ -1357,9 +1463,9 @@ static const struct api_route worker_routes[] = {
     {"GET", "/api/search/text", route_search, false},
     {"GET", "/api/search/code", route_search, false},
     {"GET", "/api/projects", route_projects, false},
-    {"POST", "/api/runtime/ingest", route_ingest, true},
-    {"POST", "/api/runtime/ingest/finalize", route_finalize, true},
-    {"POST", "/api/runtime/ingest/object_code", route_object_code, true},
+    {"POST", "/api/runtime/ingest", route_ingest_counted, true},
+    {"POST", "/api/runtime/ingest/finalize", route_finalize_counted, true},
+    {"POST", "/api/runtime/ingest/object_code", route_object_code_counted, true},
     {"GET", "/api/runtime/observations", route_observations, false},
     {"GET", "/api/runtime/observation/:session_id", route_observation, false},
     {"GET", "/api/runtime/profiles", route_profiles, false},

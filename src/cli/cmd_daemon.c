@@ -119,6 +119,7 @@ struct daemon_opts {
 	size_t body_limit;
 	int request_timeout, ip_connection_limit;       /* 0: the HTTP layer's defaults */
 	const char *monitor_url;                        /* worker: for /mcp's runtime tools */
+	const char *alert_rules;                        /* monitor: docs/ALERTS.md */
 	const char *mcp_nodes[MCP_ALLOW_NODES_MAX + 1]; /* --mcp-allow-node, NULL-terminated */
 	int nmcp_nodes;
 	bool new_store;
@@ -154,6 +155,8 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 			o->worker_token = v;
 		else if (!serve && opt_value(argc, argv, &i, "--monitor", &v))
 			o->monitor_url = v;
+		else if (opt_value(argc, argv, &i, "--alert-rules", &v))
+			o->alert_rules = v;
 		else if (opt_value(argc, argv, &i, "--mcp-allow-node", &v)) {
 			if (o->nmcp_nodes == MCP_ALLOW_NODES_MAX) {
 				fprintf(stderr, "giulia: at most %d --mcp-allow-node\n",
@@ -213,8 +216,13 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 	}
 	if (!o->worker_token)
 		o->worker_token = env_or("GIULIA_WORKER_TOKEN", o->token);
-	if (strncmp(usage, "giulia monitor", 14) == 0)
+	if (strcmp(argv[0], "monitor") == 0)
 		o->store = NULL; /* the monitor keeps no store: GIULIA_STORE is the workers' */
+	if (strcmp(argv[0], "worker") == 0 && o->alert_rules) {
+		fprintf(stderr, "giulia worker: --alert-rules is the monitor's (giulia monitor or "
+		                "giulia serve): the worker computes no alerts\n");
+		return CLI_EXIT_USAGE;
+	}
 	if (o->store && *o->store && !obs_store_location_is_postgres(o->store)) {
 		fprintf(stderr,
 		        "giulia: --store wants a postgres://USER@HOST:PORT/DB URI (without it, "
@@ -289,12 +297,13 @@ static const char WORKER_USAGE[] =
 static const char MONITOR_USAGE[] =
     "[--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
     "[--worker-token TOKEN] [--body-limit BYTES] [--request-timeout S] "
-    "[--ip-connection-limit N]";
+    "[--ip-connection-limit N] [--alert-rules FILE]";
 static const char SERVE_USAGE[] =
     "[--worker-listen ADDR:PORT] [--monitor-listen ADDR:PORT] [--data DIR] "
     "[--token TOKEN] [--body-limit BYTES] [--request-timeout S] [--ip-connection-limit N] "
     "[--mcp-allow-node NODE]... [--new-store] [--liveness INTERVALS] "
-    "[--ebin-cache-max BYTES] [--ebin-cache-days DAYS] [--store postgres://...]";
+    "[--ebin-cache-max BYTES] [--ebin-cache-days DAYS] [--store postgres://...] [--alert-rules "
+    "FILE]";
 
 /* The worker's configuration from the options (borrowed: the strings stay
  * the options'), its MCP runtime tools asking the monitor at `monitor_url`
@@ -348,8 +357,9 @@ static int cmd_monitor(int argc, char **argv)
 	if (rc)
 		return rc;
 	struct api_monitor_config mc = {
-	    o.listen, o.worker_url, o.token,           o.worker_token,
-	    o.data,   o.body_limit, o.request_timeout, o.ip_connection_limit};
+	    o.listen,     o.worker_url, o.token,           o.worker_token,
+	    o.data,       o.body_limit, o.request_timeout, o.ip_connection_limit,
+	    o.alert_rules};
 	struct api_monitor *m;
 	rc = api_monitor_start(&mc, &m);
 	if (rc)
@@ -388,8 +398,9 @@ static int cmd_serve(int argc, char **argv)
 	snprintf(url, sizeof(url), "http://%s:%d",
 	         strcmp(addr, "0.0.0.0") == 0 ? "127.0.0.1" : addr, api_worker_port(w));
 	struct api_monitor_config mc = {
-	    o.listen2, url,          o.token,           o.token,
-	    o.data,    o.body_limit, o.request_timeout, o.ip_connection_limit};
+	    o.listen2,    url,          o.token,           o.token,
+	    o.data,       o.body_limit, o.request_timeout, o.ip_connection_limit,
+	    o.alert_rules};
 	struct api_monitor *m;
 	rc = api_monitor_start(&mc, &m);
 	if (rc) {
@@ -439,6 +450,9 @@ static const struct cli_option monitor_own_options[] = {
     {"--worker URL", "the worker snapshots and profiles go to",
      "$GIULIA_WORKER_URL, else http://127.0.0.1:4000"},
     {"--worker-token TOKEN", "the token the worker wants", "$GIULIA_WORKER_TOKEN, else --token"},
+    {"--alert-rules FILE",
+     "alert rules to use instead of or besides the built-in ones (docs/ALERTS.md)",
+     "the built-in rules"},
     {NULL, NULL, NULL},
 };
 
@@ -454,6 +468,9 @@ static const struct cli_option serve_own_options[] = {
      "keep observations, snapshots and profiles in a PostgreSQL database several workers "
      "share (the password is never printed)",
      "$GIULIA_STORE, else SQLite under --data"},
+    {"--alert-rules FILE",
+     "alert rules to use instead of or besides the built-in ones (docs/ALERTS.md)",
+     "the built-in rules"},
     {NULL, NULL, NULL},
 };
 
@@ -487,9 +504,10 @@ const struct cli_command cli_daemon_commands[] = {
 struct observe_opts {
 	const char *positional[8];
 	int npos;
-	const char *cookie, *cookie_file, *interval, *trace, *project;
+	const char *cookie, *cookie_file, *interval, *trace, *project, *cluster_max;
 	bool json;
 	bool call_time;
+	bool cluster; /* start: NODE and the members of its cluster */
 };
 
 /* Prints a usage error of `giulia-observe CMD` and returns CLI_EXIT_USAGE. */
@@ -511,6 +529,10 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 			o->json = true;
 		else if (strcmp(argv[i], "--call-time") == 0)
 			o->call_time = true;
+		else if (strcmp(argv[i], "--cluster") == 0)
+			o->cluster = true;
+		else if (opt_value(argc, argv, &i, "--cluster-max", &v))
+			o->cluster_max = v;
 		else if (opt_value(argc, argv, &i, "--cookie", &v))
 			o->cookie = v;
 		else if (opt_value(argc, argv, &i, "--cookie-file", &v))
@@ -660,6 +682,89 @@ static void start_check_traced(const char *session, long long interval_ms)
 	}
 }
 
+#define CLUSTER_MAX_DEFAULT 32
+
+/* --cluster: asks the monitor for the seed's members (bounded by
+ * --cluster-max), then starts the seed and each member with the same body
+ * (its node replaced). A node already observed is reported, not a failure;
+ * the exit code is that of the first other failure, after trying them all. */
+static int observe_start_cluster(struct observe_opts *o, json_t *body)
+{
+	int64_t max = CLUSTER_MAX_DEFAULT;
+	if (o->cluster_max && gi_parse_int64(o->cluster_max, 1, 1000, &max) != 0) {
+		fprintf(stderr, "giulia-observe: --cluster-max needs a number from 1 to 1000\n");
+		return CLI_EXIT_USAGE;
+	}
+	json_t *q =
+	    json_pack("{s:O, s:I}", "node", json_object_get(body, "node"), "max", (json_int_t)max);
+	if (json_object_get(body, "cookie"))
+		json_object_set(q, "cookie", json_object_get(body, "cookie"));
+	int status;
+	json_t *cl = NULL;
+	int rc = monitor_call("POST", "/api/monitor/cluster", q, 60000, &status, &cl);
+	json_decref(q);
+	if (rc) {
+		json_decref(cl);
+		return rc;
+	}
+	json_t *nodes = json_array();
+	json_array_append(nodes, json_object_get(body, "node"));
+	json_array_extend(nodes, json_object_get(cl, "members"));
+	json_t *started = json_array(), *already = json_array(), *failed = json_array();
+	int first_rc = 0;
+	size_t i;
+	json_t *n;
+	json_array_foreach(nodes, i, n)
+	{
+		json_object_set(body, "node", n);
+		json_t *resp = NULL;
+		int one =
+		    monitor_call("POST", "/api/monitor/observe/start", body, 60000, &status, &resp);
+		const char *name = json_string_value(n);
+		if (one == 0) {
+			json_array_append(started, resp);
+			if (!o->json)
+				printf("observing %s every %lld ms (session %s)\n", name,
+				       (long long)json_integer_value(
+				           json_object_get(resp, "interval_ms")),
+				       json_string_value(json_object_get(resp, "session_id")));
+		} else if (status == 409) {
+			json_array_append(already, n);
+		} else {
+			json_array_append_new(failed, json_pack("{s:O, s:O?}", "node", n, "error",
+			                                        json_object_get(resp, "error")));
+			if (!first_rc)
+				first_rc = one;
+		}
+		json_decref(resp);
+	}
+	if (o->json) {
+		json_t *out = json_pack(
+		    "{s:O, s:O?, s:O?, s:O?, s:O?, s:o, s:o, s:o}", "node",
+		    json_array_get(nodes, 0), "members", json_object_get(cl, "members"), "listed",
+		    json_object_get(cl, "listed"), "truncated", json_object_get(cl, "truncated"),
+		    "skipped", json_object_get(cl, "skipped"), "started", started,
+		    "already_observed", already, "failed", failed);
+		print_json(out);
+		json_decref(out);
+	} else {
+		printf("cluster of %s: %zu member(s) listed%s; %zu observation(s) started, %zu "
+		       "already running, %zu failed\n"
+		       "run your workload, then stop each node with giulia-observe stop NODE\n",
+		       json_string_value(json_array_get(nodes, 0)),
+		       (size_t)json_integer_value(json_object_get(cl, "listed")),
+		       json_is_true(json_object_get(cl, "truncated")) ? " (cut at --cluster-max)"
+		                                                      : "",
+		       json_array_size(started), json_array_size(already), json_array_size(failed));
+		json_decref(started);
+		json_decref(already);
+		json_decref(failed);
+	}
+	json_decref(nodes);
+	json_decref(cl);
+	return first_rc;
+}
+
 static int observe_start(struct observe_opts *o)
 {
 	if (o->npos < 1)
@@ -712,6 +817,11 @@ static int observe_start(struct observe_opts *o)
 		}
 		json_object_set_new(body, "project", json_string(real));
 		gi_free(real);
+	}
+	if (o->cluster || o->cluster_max) {
+		int cluster_rc = observe_start_cluster(o, body);
+		json_decref(body);
+		return cluster_rc;
 	}
 	int status;
 	json_t *resp = NULL;
@@ -958,6 +1068,8 @@ static const struct cli_option observe_start_options[] = {
      "the worker asked, after the first snapshot, whether every traced "
      "module could be traced (a loud warning names those that could not)",
      "$GIULIA_WORKER_URL, else http://127.0.0.1:4000"},
+    {"--cluster", "also observe every visible member of NODE's cluster (its nodes())", NULL},
+    {"--cluster-max N", "at most N members with --cluster (1..1000)", "32"},
     {NULL, NULL, NULL},
 };
 
@@ -981,7 +1093,7 @@ const struct cli_command cli_observe_program_commands[] = {
     {"start",
      "NODE [COOKIE] [INTERVAL_MS] [MOD,MOD] [--interval MS] [--trace MOD,MOD] "
      "[--cookie C | --cookie-file FILE] [--call-time] [--project PATH] [--monitor URL] "
-     "[--worker URL] [--json]",
+     "[--worker URL] [--cluster [--cluster-max N]] [--json]",
      "start observing a live node", run_observe_start, &observe_start_help},
     {"stop", "NODE [--monitor URL] [--json]", "stop an observation and print its profile",
      run_observe_stop, &observe_stop_help},

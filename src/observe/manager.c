@@ -71,6 +71,7 @@ struct session {
 	long pending_ref;
 	int64_t pending_deadline;
 	int64_t next_due;
+	int64_t sample_due_us, sample_sent_us; /* of the sample in flight (metrics) */
 	bool need_restart;
 	/* under lock */
 	enum session_state state;
@@ -78,6 +79,8 @@ struct session {
 	bool interrupt_requested; /* manager shutting down: no last sample */
 	long seq;
 	long timeouts;
+	long failures;            /* every sample that timed out or failed */
+	int64_t last_snapshot_ms; /* wall clock; 0 before the first */
 	int64_t started_ms, stopped_ms;
 	char last_error[256];
 	char status[16]; /* running, complete, interrupted */
@@ -94,7 +97,37 @@ struct obs_manager {
 	bool quit;
 	struct obs_callbacks cb;
 	struct session *sessions;
+	/* Measurements (under lock), see obs_manager_metrics. */
+	unsigned long long snapshots, failures;
+	unsigned long long rpc_counts[OBS_METRICS_BUCKETS + 1];
+	double rpc_sum_s;
+	unsigned long long lateness_counts[OBS_METRICS_BUCKETS + 1];
+	double lateness_sum_s;
 };
+
+const double obs_metrics_bucket_bounds[OBS_METRICS_BUCKETS] = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+
+static size_t bucket_of(double seconds)
+{
+	size_t b = 0;
+	while (b < OBS_METRICS_BUCKETS && seconds > obs_metrics_bucket_bounds[b])
+		b++;
+	return b;
+}
+
+/* Records one snapshot's rpc latency and lateness. Locked. */
+static void metrics_record(struct obs_manager *m, const struct session *s, int64_t now_us)
+{
+	double rpc = (double)(now_us - s->sample_sent_us) / 1e6;
+	double late = (double)(now_us - s->sample_due_us) / 1e6;
+	if (late < 0)
+		late = 0;
+	m->rpc_counts[bucket_of(rpc)]++;
+	m->rpc_sum_s += rpc;
+	m->lateness_counts[bucket_of(late)]++;
+	m->lateness_sum_s += late;
+}
 
 /* How long the target may scan processes per sample: within the timeout. */
 static int obs_budget(const struct session *s)
@@ -216,6 +249,10 @@ static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_b
 	json_t *reply = NULL;
 	if (obs_term_to_json(x->buff, x->index, &index, &reply) != 0) {
 		set_error(m, s, "sample", GI_EBADRPC);
+		pthread_mutex_lock(&m->lock);
+		s->failures++;
+		m->failures++;
+		pthread_mutex_unlock(&m->lock);
 		return;
 	}
 	pthread_mutex_lock(&m->lock);
@@ -228,6 +265,8 @@ static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_b
 		pthread_mutex_lock(&m->lock);
 		snprintf(s->last_error, sizeof(s->last_error), "sample failed on the node: %.200s",
 		         text ? text : "unexpected reply");
+		s->failures++;
+		m->failures++;
 		pthread_mutex_unlock(&m->lock);
 		json_decref(reply);
 		return;
@@ -236,6 +275,11 @@ static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_b
 	history_push(m, s, snap);
 	pthread_mutex_lock(&m->lock);
 	s->seq++;
+	s->last_snapshot_ms = gi_clock_wall_ms();
+	m->snapshots++;
+	if (s->sample_sent_us > 0)
+		metrics_record(m, s, gi_clock_mono_us());
+	s->sample_sent_us = 0; /* a last sample at stop is not on the schedule */
 	pthread_mutex_unlock(&m->lock);
 	if (m->cb.on_snapshot)
 		m->cb.on_snapshot(m->cb.ctx, s->id, snap);
@@ -374,6 +418,10 @@ static void session_tick(struct obs_manager *m, struct session *s, int64_t now)
 		s->phase = PHASE_IDLE;
 		pthread_mutex_lock(&m->lock);
 		s->timeouts++;
+		if (was == PHASE_WAIT_SAMPLE || was == PHASE_WAIT_FINAL) {
+			s->failures++;
+			m->failures++;
+		}
 		snprintf(s->last_error, sizeof(s->last_error), "no reply within %d ms (timeout)",
 		         s->timeout_ms + obs_budget(s));
 		pthread_mutex_unlock(&m->lock);
@@ -395,6 +443,8 @@ static void session_tick(struct obs_manager *m, struct session *s, int64_t now)
 		rc = s->need_restart ? send_request(s, "stop", PHASE_WAIT_STOP)
 		                     : send_request(s, "sample", PHASE_WAIT_FINAL);
 	} else if (now >= s->next_due) {
+		s->sample_due_us = s->next_due * 1000;
+		s->sample_sent_us = gi_clock_mono_us();
 		s->next_due += s->interval_ms;
 		if (s->next_due <= now)
 			s->next_due = now + s->interval_ms;
@@ -658,6 +708,10 @@ json_t *obs_manager_status(struct obs_manager *m)
 		json_object_set_new(o, "reason",
 		                    s->reason[0] ? json_string(s->reason) : json_null());
 		json_object_set_new(o, "timeouts", json_integer(s->timeouts));
+		json_object_set_new(o, "failures", json_integer(s->failures));
+		json_object_set_new(o, "last_snapshot_ms",
+		                    s->last_snapshot_ms ? json_integer(s->last_snapshot_ms)
+		                                        : json_null());
 		json_object_set_new(o, "last_error",
 		                    s->last_error[0] ? json_string(s->last_error) : json_null());
 		json_array_append_new(out, o);
@@ -688,4 +742,19 @@ json_t *obs_manager_history(struct obs_manager *m, const char *node, int limit)
 	}
 	pthread_mutex_unlock(&m->lock);
 	return out;
+}
+
+void obs_manager_metrics(struct obs_manager *m, struct obs_manager_metrics *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&m->lock);
+	out->snapshots = m->snapshots;
+	out->failures = m->failures;
+	memcpy(out->rpc_counts, m->rpc_counts, sizeof(out->rpc_counts));
+	out->rpc_sum_s = m->rpc_sum_s;
+	memcpy(out->lateness_counts, m->lateness_counts, sizeof(out->lateness_counts));
+	out->lateness_sum_s = m->lateness_sum_s;
+	for (struct session *s = m->sessions; s; s = s->next)
+		out->sessions_running += s->state == SESSION_RUNNING;
+	pthread_mutex_unlock(&m->lock);
 }

@@ -72,6 +72,14 @@ int obs_trace(const struct obs_target *t, const char *const *modules, int window
 int obs_trace_timed(const struct obs_target *t, const char *const *modules, int window_ms,
                     bool call_time, json_t **out);
 
+/* The members of `t`'s cluster: the visible nodes it is connected to
+ * (erlang:nodes/0), at most `max` of them, in its order; the seed itself is
+ * not among them. *members_out is an array of *count_out names (free with
+ * dist_strings_free of observe/dist.h); *total_out is how many the node listed. Errors as
+ * obs_pulse. */
+int obs_cluster_members(const struct obs_target *t, size_t max, char ***members_out,
+                        size_t *count_out, size_t *total_out);
+
 struct obs_manager;
 
 struct obs_session_config {
@@ -119,12 +127,35 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
  * until on_end has been called. GI_ENOTFOUND when there is none. */
 int obs_session_stop(struct obs_manager *m, const char *node);
 /* [{session_id, node, interval_ms, started_ms, stopped_ms, snapshots,
- *   trace_modules, call_time, state, reason, timeouts, last_error}]; state is starting,
+ *   trace_modules, call_time, state, reason, timeouts, failures, last_snapshot_ms,
+ *   last_error}]; timeouts counts the timeouts in a row, failures all samples that
+ *   timed out or failed, last_snapshot_ms (wall clock, null before the first) when the
+ *   latest snapshot was taken; state is starting,
  * running, complete or interrupted. The caller decrefs. */
 json_t *obs_manager_status(struct obs_manager *m);
 /* The last `limit` (<= 0: all kept, at most 60) snapshots of a node's session,
  * running or ended (newest last), or NULL when the node has none. The caller
  * decrefs. */
 json_t *obs_manager_history(struct obs_manager *m, const char *node, int limit);
+
+/* The manager's own measurements, for /metrics (docs/API.md), as
+ * histograms over the OBS_METRICS_BUCKETS upper bounds (seconds) of
+ * obs_metrics_bucket_bounds; the last count is for values above them all.
+ * Sample rpc latency: from sending a sample request to its reply. Lateness:
+ * from the time a snapshot was due to the time it was taken (its reply
+ * arrived). Counters run from the manager's start. */
+#define OBS_METRICS_BUCKETS 13
+extern const double obs_metrics_bucket_bounds[OBS_METRICS_BUCKETS];
+struct obs_manager_metrics {
+	unsigned long long snapshots; /* taken, all sessions */
+	unsigned long long failures;  /* samples that timed out or failed on the node */
+	unsigned long long rpc_counts[OBS_METRICS_BUCKETS + 1];
+	double rpc_sum_s;
+	unsigned long long lateness_counts[OBS_METRICS_BUCKETS + 1];
+	double lateness_sum_s;
+	size_t sessions_running;
+};
+/* Fills *out (a consistent copy, taken under the manager's lock). */
+void obs_manager_metrics(struct obs_manager *m, struct obs_manager_metrics *out);
 
 #endif

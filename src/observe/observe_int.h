@@ -31,7 +31,7 @@
 #define OBS_MAX_MODULES  64 /* modules traced per session */
 #define OBS_SCAN_CAP     2000000
 #define OBS_SCAN_CHUNK   5000
-#define OBS_HISTORY_KEEP 60
+#define OBS_HISTORY_KEEP 8
 #define OBS_FLAG_CAP     100 /* processes carrying our `call` flag (call_time) */
 
 struct dist_conn {

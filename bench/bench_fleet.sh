@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# One monitor, many nodes (issue 19; results in BENCHMARKS.md "Fleet").
+#
+#   bench/bench_fleet.sh [COUNT...]          (default: 10 50 100)
+#
+# Starts `giulia worker` and `giulia monitor` as two processes (so that the
+# monitor's own cost is measured alone), then grows a fleet of small plain
+# Erlang nodes (one scheduler each, hidden, connected to nothing) to each
+# COUNT in turn, observing every node at 1 s with the default sampler. After
+# a 10 s warm-up, over a 30 s window: the monitor's CPU (% of one core, from
+# /proc), its RSS (largest seen, sampled every second), snapshots taken
+# against the expected COUNT x 30, sample failures, snapshot lateness (p50
+# and p99, interpolated from the deltas of the monitor's own
+# giulia_monitor_snapshot_lateness_seconds histogram, as histogram_quantile
+# does), then the time to scrape /metrics (20 scrapes with curl: median and
+# worst) and its size; then the CPU time of one scrape in-process
+# (bench/metrics_render.c). The load average is printed with each row:
+# the machine is shared, and the numbers move with it.
+# Everything started here is stopped on exit. Needs `make` first.
+# needs: erlang-base curl python3
+set -eu
+cd "$(dirname "$0")/.."
+root=$(pwd)
+counts=("$@")
+[ ${#counts[@]} -eq 0 ] && counts=(10 50 100)
+work=$(mktemp -d /tmp/giulia-bench-fleet.XXXXXX)
+pids=()
+cleanup() {
+  exec 2>/dev/null # not the shell's notes on the jobs it kills
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cookie=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+prefix="f$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wport=$(free_port)
+mport=$(free_port)
+murl="http://127.0.0.1:$mport"
+"$root/bin/giulia" worker --listen "127.0.0.1:$wport" --data "$work/worker" >"$work/worker.log" 2>&1 &
+pids+=($!)
+"$root/bin/giulia" monitor --listen "127.0.0.1:$mport" --worker "http://127.0.0.1:$wport" \
+  --data "$work/monitor" >"$work/monitor.log" 2>&1 &
+mpid=$!
+pids+=($mpid)
+for _ in $(seq 1 300); do
+  curl -sf "$murl/health" >/dev/null 2>&1 && curl -sf "http://127.0.0.1:$wport/health" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+hz=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+scrape() { curl -sf "$murl/metrics"; }
+
+started=0
+start_node() { # index
+  erl -noshell -noinput -name "$prefix-$1@127.0.0.1" -setcookie "$cookie" \
+    +S 1:1 +SDcpu 1:1 +SDio 1 +A 1 +sbwt none +sbwtdcpu none +sbwtdio none -hidden \
+    >/dev/null 2>&1 &
+  pids+=($!)
+}
+observe_node() { # index
+  local body="{\"node\":\"$prefix-$1@127.0.0.1\",\"cookie\":\"$cookie\",\"interval_ms\":1000}"
+  for _ in $(seq 1 100); do
+    if curl -sf -XPOST "$murl/api/monitor/observe/start" -d "$body" >/dev/null 2>&1; then
+      return 0
+    fi
+    sleep 0.3
+  done
+  echo "could not observe $prefix-$1" >&2
+  return 1
+}
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"\
+     "$(free -g | awk '/^Mem/ {print $2}') GB,"\
+     "OTP $(erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().')"
+echo
+echo "## one monitor, N nodes at 1 s (30 s window after 10 s warm-up)"
+printf "%-6s %9s %7s %9s %8s %8s %9s %9s %9s %9s %13s %9s  %s\n" nodes cpu_%core rss_MB \
+  snapshots expected failures late_p50 late_p99 rpc_p50 rpc_p99 scrape_ms scrape_KB "load (1 min)"
+echo "(lateness and rpc in ms; scrape_ms: median/worst of 20 curl scrapes)"
+for n in "${counts[@]}"; do
+  # Grow the fleet: start the nodes in batches of 10, then observe each.
+  while [ "$started" -lt "$n" ]; do
+    batch_end=$((started + 10 < n ? started + 10 : n))
+    for i in $(seq "$started" $((batch_end - 1))); do start_node "$i"; done
+    for i in $(seq "$started" $((batch_end - 1))); do observe_node "$i"; done
+    started=$batch_end
+  done
+  sleep 10
+  before=$(scrape)
+  c0=$(cpu_ticks "$mpid")
+  t0=$(date +%s.%N)
+  peak=0
+  for _ in $(seq 1 30); do
+    sleep 1
+    r=$(rss_kb "$mpid")
+    [ "$r" -gt "$peak" ] && peak=$r
+  done
+  c1=$(cpu_ticks "$mpid")
+  t1=$(date +%s.%N)
+  after=$(scrape)
+  times=()
+  for _ in $(seq 1 20); do
+    times+=("$(curl -sf -o "$work/scrape.txt" -w '%{time_total}' "$murl/metrics")")
+  done
+  bytes=$(wc -c <"$work/scrape.txt")
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  printf '%s\n' "$before" >"$work/before.txt"
+  printf '%s\n' "$after" >"$work/after.txt"
+  python3 - "$work/before.txt" "$work/after.txt" "$n" "$c0" "$c1" "$t0" "$t1" "$hz" "$peak" \
+    "$bytes" "$load" "${times[@]}" <<'EOF'
+import re, sys
+def read(path):
+    values = {}
+    for line in open(path):
+        if line.startswith('#') or not line.strip():
+            continue
+        name, value = line.rsplit(' ', 1)
+        values[name] = float(value)
+    return values
+b, a = read(sys.argv[1]), read(sys.argv[2])
+n, c0, c1, t0, t1, hz, peak, size, load = sys.argv[3:12]
+times = sorted(float(x) * 1000 for x in sys.argv[12:])
+wall = float(t1) - float(t0)
+cpu = (float(c1) - float(c0)) / float(hz) / wall * 100
+def delta(name):
+    return a.get(name, 0) - b.get(name, 0)
+snaps = delta('giulia_monitor_snapshots_total')
+fails = delta('giulia_monitor_snapshot_failures_total')
+def histogram(fam):
+    buckets = []
+    for key in a:
+        m = re.match(fam + r'_bucket\{le="([^"]+)"\}', key)
+        if m:
+            le = float('inf') if m.group(1) == '+Inf' else float(m.group(1))
+            buckets.append((le, a[key] - b.get(key, 0)))
+    return sorted(buckets)
+def quantile(buckets, q):
+    total = buckets[-1][1] if buckets else 0
+    if total <= 0:
+        return float('nan')
+    rank, lo, prev = q * total, 0.0, 0.0
+    for le, count in buckets:
+        if count >= rank:
+            if le == float('inf'):
+                return lo
+            return lo + (le - lo) * (rank - prev) / max(count - prev, 1e-9)
+        lo, prev = le, count
+    return lo
+late = histogram('giulia_monitor_snapshot_lateness_seconds')
+rpc = histogram('giulia_monitor_sample_rpc_duration_seconds')
+print("%-6s %9.1f %7.1f %9d %8d %8d %9.1f %9.1f %9.1f %9.1f %6.1f/%-6.1f %9.1f  %s" % (
+    n, cpu, int(peak) / 1024.0, snaps, int(n) * 30, fails, quantile(late, 0.5) * 1000,
+    quantile(late, 0.99) * 1000, quantile(rpc, 0.5) * 1000, quantile(rpc, 0.99) * 1000,
+    times[len(times) // 2], times[-1], int(size) / 1024.0, load))
+EOF
+done
+
+# The scrape's own CPU cost at the same sizes, in-process (metrics_render.c).
+pkg_libs=$(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib)
+cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen $(pkg-config --cflags jansson) \
+  -o "$work/metrics_render" bench/metrics_render.c build/release/libgiulia.a build/grammar/*.o \
+  /usr/lib/libei.a $pkg_libs -lpthread -lm
+echo
+echo "## /metrics render CPU time per scrape (busy fixture snapshots, full 720-point histories)"
+"$work/metrics_render" tests/fixtures/snapshots/busy/snapshots.json "${counts[@]}"
