@@ -1003,6 +1003,7 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	long long interval = OBS_INTERVAL_DEFAULT_MS, top = OBS_TOP_DEFAULT;
 	long long sample_period = OBS_SAMPLE_PERIOD_DEFAULT_MS,
 	          sample_processes = OBS_SAMPLE_PROCESSES_DEFAULT;
+	long long lease = OBS_LEASE_DEFAULT_MS;
 	if (api_body_string(req, "node", true, &node, &err, status) ||
 	    api_body_string(req, "cookie", false, &cookie, &err, status) ||
 	    api_body_string(req, "project", false, &project, &err, status) ||
@@ -1012,7 +1013,8 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	    api_body_int(req, "sample_period_ms", false, 0, OBS_SAMPLE_PERIOD_MAX_MS,
 	                 &sample_period, &err, status) ||
 	    api_body_int(req, "sample_processes", false, 1, OBS_SAMPLE_PROCESSES_MAX,
-	                 &sample_processes, &err, status))
+	                 &sample_processes, &err, status) ||
+	    api_body_int(req, "lease_ms", false, 1000, OBS_LEASE_MAX_MS, &lease, &err, status))
 		return err;
 	if (sample_period > 0 && sample_period < OBS_SAMPLE_PERIOD_MIN_MS)
 		return api_error(status, 400, "sample_period_ms must be 0 (no sampler) or %d-%d",
@@ -1048,6 +1050,7 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	cfg.trace_modules = mods;
 	cfg.project = project;
 	cfg.call_time = json_is_true(call_time);
+	cfg.lease_ms = (int)lease;
 	char *session_id = NULL;
 	json_t *orphan = session_running(m, node, NULL) ? NULL : orphan_take(m, node);
 	bool adopted = orphan && orphan_adopt(m, orphan, &cfg);
@@ -1085,6 +1088,9 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		                 "node", node, "interval_ms", (json_int_t)interval, "trace_modules",
 		                 json_object_get(req->body, "trace_modules"), "project", project,
 		                 "call_time", cfg.call_time);
+		/* the lease in force: at least two intervals */
+		json_object_set_new(resp, "lease_ms",
+		                    json_integer(lease > 2 * interval ? lease : 2 * interval));
 		if (adopted)
 			json_object_set_new(resp, "adopted",
 			                    json_pack("{s:s, s:I}", "session_id", session_id,

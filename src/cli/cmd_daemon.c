@@ -27,6 +27,7 @@
 #include "base/str.h"
 #include "cli/cli.h"
 #include "fuse/fuse.h"
+#include "observe/observe.h"
 
 #define MONITOR_URL_DEFAULT "http://127.0.0.1:4001"
 
@@ -368,7 +369,7 @@ const struct cli_command cli_daemon_commands[] = {
 static const char OBSERVE_USAGE[] =
     "usage: giulia-observe start NODE [COOKIE] [INTERVAL_MS] [Mod1,Mod2]\n"
     "                            [--cookie C] [--interval MS] [--trace Mod1,Mod2]\n"
-    "                            [--project PATH] [--call-time] [--json]\n"
+    "                            [--project PATH] [--call-time] [--lease MS] [--json]\n"
     "       giulia-observe stop NODE [--json]\n"
     "       giulia-observe status [--json]\n"
     "environment: GIULIA_MONITOR_URL (default " MONITOR_URL_DEFAULT "), GIULIA_TOKEN\n";
@@ -376,7 +377,7 @@ static const char OBSERVE_USAGE[] =
 struct observe_opts {
 	const char *positional[8];
 	int npos;
-	const char *cookie, *interval, *trace, *project;
+	const char *cookie, *interval, *trace, *project, *lease;
 	bool json;
 	bool call_time;
 };
@@ -398,6 +399,8 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 			o->trace = v;
 		else if (opt_value(argc, argv, &i, "--project", &v))
 			o->project = v;
+		else if (opt_value(argc, argv, &i, "--lease", &v))
+			o->lease = v;
 		else if (argv[i][0] == '-' && argv[i][1] == '-') {
 			fprintf(stderr, "giulia-observe: unknown option '%s'\n%s", argv[i],
 			        OBSERVE_USAGE);
@@ -518,6 +521,16 @@ static int observe_start(struct observe_opts *o)
 	}
 	if (trace && trace[0])
 		json_object_set_new(body, "trace_modules", split_modules(trace));
+	if (o->lease) {
+		int64_t ms;
+		if (gi_parse_int64(o->lease, 1000, OBS_LEASE_MAX_MS, &ms) != 0) {
+			fprintf(stderr, "giulia-observe: --lease must be 1000-%d milliseconds\n",
+			        OBS_LEASE_MAX_MS);
+			json_decref(body);
+			return CLI_EXIT_USAGE;
+		}
+		json_object_set_new(body, "lease_ms", json_integer(ms));
+	}
 	if (o->call_time) {
 		if (!trace || !trace[0]) {
 			fprintf(stderr, "giulia-observe: --call-time needs modules to trace "

@@ -44,6 +44,13 @@
 	8 /* frames per stack (the target's backtrace_depth caps it too) \
 	   */
 
+/* The lease (docs/OBSERVE.md "Sessions that survive a lost connection"):
+ * the target's session process keeps its state and patterns for this long
+ * without a request (a lost connection, a frozen observer) and then cleans
+ * up by itself; the manager reconnects within it. At least two intervals. */
+#define OBS_LEASE_DEFAULT_MS 10000
+#define OBS_LEASE_MAX_MS     600000
+
 struct obs_target {
 	const char *node;   /* name@host */
 	const char *cookie; /* NULL: GIULIA_COOKIE, else ~/.erlang.cookie */
@@ -91,6 +98,7 @@ struct obs_session_config {
 	const char *session_id;
 	long first_seq;
 	int64_t started_ms;
+	int lease_ms; /* 0: OBS_LEASE_DEFAULT_MS; raised to 2 intervals, capped at the max */
 };
 
 /* Called on the manager's thread: with each snapshot (borrowed), and once at
@@ -119,7 +127,8 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
  * until on_end has been called. GI_ENOTFOUND when there is none. */
 int obs_session_stop(struct obs_manager *m, const char *node);
 /* [{session_id, node, interval_ms, started_ms, stopped_ms, snapshots,
- *   trace_modules, call_time, state, reason, timeouts, last_error}]; state is starting,
+ *   trace_modules, call_time, lease_ms, reconnects, connected, state, reason,
+ *   timeouts, last_error}]; state is starting,
  * running, complete or interrupted. The caller decrefs. */
 json_t *obs_manager_status(struct obs_manager *m);
 /* The last `limit` (<= 0: all kept, at most 60) snapshots of a node's session,

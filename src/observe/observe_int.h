@@ -6,6 +6,7 @@
  *
  * Protocol with the session process (src/observe/probe/session.erl):
  *   C node -> session: {giulia, Ref, Request}   Request: sample | baseline | ping | stop
+ *                                               | {attach, NewOwnerPid}
  *   session -> C node: {giulia, Ref, Reply}
  *   session -> C node: {giulia, 'end', Reason}  the session ended on its own
  * Ref is an integer chosen by the C node; replies with an unexpected Ref are
@@ -127,6 +128,11 @@ int obs_probe_classify(const ei_x_buff *x, long *ref_out, int *index);
 /* Sends `request` and waits for its reply (synchronous); *index at Reply. */
 int obs_probe_call(struct dist_conn *c, struct obs_probe *p, const char *request,
                    int64_t deadline_ms, ei_x_buff *reply, int *index);
+/* Hands the session process `p` over to connection `c` (a new connection
+ * after the old one was lost): checks that it is alive, then sends
+ * {attach, Self} and waits for `attached`. GI_ENOTFOUND when the process is
+ * gone (its lease expired), else the connection errors. */
+int obs_probe_attach(struct dist_conn *c, struct obs_probe *p, int64_t deadline_ms);
 /* Releases what `p` holds (not the target process). */
 void obs_probe_destroy(struct obs_probe *p);
 

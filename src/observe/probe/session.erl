@@ -6,7 +6,8 @@
 %%   owner      the C node's pid (replies go there)
 %%   cnode      the C node's node name (monitored: nodedown ends the session)
 %%   id         the session id (binary), kept in the process dictionary
-%%   lease_ms   the session exits when no request came for that long
+%%   lease_ms   the session exits when no request came for that long; it
+%%              rides out a lost connection for that long too (see attach)
 %%   top_n      entries per top list
 %%   scan_cap   at most this many processes are scanned per sample
 %%   chunk      processes handled per step (the deadline is checked between steps)
@@ -26,8 +27,12 @@
 %% - it holds the scheduler_wall_time flag (reference-counted per process by
 %%   the runtime, so it drops when the process exits, however it exits) and
 %%   the call_count trace patterns it set, on modules that had none before;
-%% - on `stop`, nodedown of the C node or an expired lease it removes its trace
-%%   patterns, turns the flag off (restoring the previous state) and exits;
+%% - on `stop` or an expired lease it removes its trace patterns, turns the
+%%   flag off (restoring the previous state) and exits; nodedown of the C node
+%%   only detaches it: it keeps its state and patterns until the lease
+%%   expires, and a new connection of the observer takes it over with
+%%   {attach, NewOwner} (the counters and the baseline restart then, so that
+%%   nothing measured while detached is passed off as one interval);
 %% - a guardian process removes the trace patterns if the session process is
 %%   killed (exit(Pid, kill) gives no chance to clean up);
 %% - user-given module names are converted with binary_to_existing_atom only:
@@ -43,6 +48,8 @@
 %%   sets nothing on the node: no trace flag, no pattern, no table.
 Owner = maps:get(owner, Args),
 CNode = maps:get(cnode, Args),
+%% The owner changes when a new connection attaches: kept in the dictionary.
+put(giulia_owner, Owner),
 Id = maps:get(id, Args),
 LeaseMs = maps:get(lease_ms, Args),
 TopN = maps:get(top_n, Args),
@@ -51,7 +58,7 @@ ChunkSize = maps:get(chunk, Args),
 BudgetMs = maps:get(budget_ms, Args),
 ModuleNames = maps:get(modules, Args),
 Now = fun() -> erlang:monotonic_time(millisecond) end,
-Send = fun(Msg) -> erlang:send(Owner, Msg, [noconnect]) end,
+Send = fun(Msg) -> erlang:send(get(giulia_owner), Msg, [noconnect]) end,
 
 %% Module names from the user: existing atoms only, loaded modules only, and
 %% no call_count pattern already set by someone else.
@@ -726,6 +733,17 @@ CtStray = fun(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_
             (_Msg, S) -> S
          end,
 
+%% A new baseline after a detached while: counters read and thrown away,
+%% node totals and per-process reductions taken anew.
+Rebase = fun(S) ->
+    catch ReadCalls(maps:get(traced, S)),
+    case maps:get(call_time, S, undefined) of
+        undefined -> ok;
+        Ct -> catch CtRead(Ct)
+    end,
+    Baseline(S)
+end,
+
 Cleanup = fun(S) ->
     CtStop(maps:get(call_time, S, undefined)),
     ClearPatterns([M || {M, _} <- maps:get(traced, S)]),
@@ -760,11 +778,24 @@ Loop = fun Loop(S) ->
         {giulia, Ref, ping} ->
             Send({giulia, Ref, pong}),
             Loop(S#{lease_until => Now() + LeaseMs});
+        {giulia, Ref, {attach, NewOwner}} when is_pid(NewOwner) ->
+            %% A new connection of the observer takes the session over: replies
+            %% go there, its node is monitored, and the interval restarts (the
+            %% time detached is a gap, not a long interval).
+            put(giulia_owner, NewOwner),
+            NewNode = node(NewOwner),
+            erlang:monitor_node(NewNode, true),
+            S2 = Rebase(S),
+            Send({giulia, Ref, attached}),
+            Loop(S2#{cnode => NewNode, detached => false, lease_until => Now() + LeaseMs});
         {giulia, Ref, stop} ->
             Cleanup(S),
             Send({giulia, Ref, stopped});
-        {nodedown, CNode} ->
-            Cleanup(S);
+        {nodedown, Down} ->
+            case maps:get(cnode, S) of
+                Down -> Loop(S#{detached => true});
+                _ -> Loop(S)
+            end;
         Other ->
             Loop(CtStray(Other, S))
     after Wait ->
@@ -819,7 +850,7 @@ Pid = erlang:spawn(fun() ->
     erlang:system_flag(scheduler_wall_time, true),
     SwtSet = true,
     S0 = Baseline(#{traced => Traced, swt_set => SwtSet, guardian => Guardian,
-                    call_time => Ct, s_origins => #{}}),
+                    call_time => Ct, s_origins => #{}, cnode => CNode, detached => false}),
     Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
                        trace_errors => TraceErrors,
                        traced => [M || {M, _} <- Traced]}},
