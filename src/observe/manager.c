@@ -88,10 +88,10 @@ struct session {
 	int64_t pending_deadline;
 	int64_t next_due;
 	bool need_restart;
-	int64_t last_reply_ms;   /* mono: the target's lease was renewed no earlier */
-	int64_t last_snap_wall;  /* wall time of the last snapshot (a gap starts there) */
-	int64_t lost_wall_ms;    /* when the connection was lost */
-	int64_t next_attempt;    /* mono */
+	int64_t last_reply_ms;  /* mono: the target's lease was renewed no earlier */
+	int64_t last_snap_wall; /* wall time of the last snapshot (a gap starts there) */
+	int64_t lost_wall_ms;   /* when the connection was lost */
+	int64_t next_attempt;   /* mono */
 	int backoff_ms, attempts;
 	pthread_t reconnect_thread;
 	bool reconnect_attach; /* the thread attaches (false: a restart is due anyway) */
@@ -475,12 +475,12 @@ static void reconnect_gap(struct obs_manager *m, struct session *s)
 	if (!s->reconnects)
 		s->reconnects = json_array();
 	if (json_array_size(s->reconnects) < RECONNECTS_KEPT)
-		json_array_append_new(
-		    s->reconnects,
-		    json_pack("{s:I, s:I, s:I, s:I, s:I, s:i}", "after_seq", (json_int_t)(s->seq - 1),
-		              "before_seq", (json_int_t)s->seq, "from_ms", (json_int_t)from,
-		              "to_ms", (json_int_t)to, "missing", (json_int_t)missing, "attempts",
-		              s->attempts));
+		json_array_append_new(s->reconnects,
+		                      json_pack("{s:I, s:I, s:I, s:I, s:I, s:i}", "after_seq",
+		                                (json_int_t)(s->seq - 1), "before_seq",
+		                                (json_int_t)s->seq, "from_ms", (json_int_t)from,
+		                                "to_ms", (json_int_t)to, "missing",
+		                                (json_int_t)missing, "attempts", s->attempts));
 	s->last_error[0] = '\0';
 	s->disconnected = false;
 	pthread_mutex_unlock(&m->lock);
@@ -522,8 +522,8 @@ static void reconnect_tick(struct obs_manager *m, struct session *s, int64_t now
 			return;
 		}
 		set_error(m, s, "reconnect", rc);
-		s->backoff_ms = s->backoff_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
-		                                                    : s->backoff_ms * 2;
+		s->backoff_ms =
+		    s->backoff_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : s->backoff_ms * 2;
 		s->next_attempt = now + s->backoff_ms;
 	}
 	if (ending) {
@@ -859,8 +859,8 @@ json_t *obs_manager_status(struct obs_manager *m)
 		json_object_set_new(o, "call_time", json_boolean(s->call_time));
 		json_object_set_new(o, "lease_ms", json_integer(s->lease_ms));
 		json_object_set_new(o, "reconnects", json_integer(s->reconnect_count));
-		json_object_set_new(o, "connected", json_boolean(s->state == SESSION_RUNNING &&
-		                                                 !s->disconnected));
+		json_object_set_new(o, "connected",
+		                    json_boolean(s->state == SESSION_RUNNING && !s->disconnected));
 		const char *state = s->state == SESSION_STARTING  ? "starting"
 		                    : s->state == SESSION_RUNNING ? "running"
 		                                                  : s->status;

@@ -505,8 +505,9 @@ static long long reconnect_gaps(json_t *gaps, json_t *reconnects)
 		} else if (lost > 0) {
 			json_t *add = json_pack(
 			    "{s:I, s:O, s:O, s:O, s:I, s:s}", "after_seq", after, "before_seq",
-			    json_object_get(r, "before_seq"), "from_ms", json_object_get(r, "from_ms"),
-			    "to_ms", json_object_get(r, "to_ms"), "missing", lost, "cause", "reconnect");
+			    json_object_get(r, "before_seq"), "from_ms",
+			    json_object_get(r, "from_ms"), "to_ms", json_object_get(r, "to_ms"),
+			    "missing", lost, "cause", "reconnect");
 			if (add) {
 				json_array_insert_new(gaps, at, add);
 				added += lost;

@@ -48,8 +48,6 @@
 %%   sets nothing on the node: no trace flag, no pattern, no table.
 Owner = maps:get(owner, Args),
 CNode = maps:get(cnode, Args),
-%% The owner changes when a new connection attaches: kept in the dictionary.
-put(giulia_owner, Owner),
 Id = maps:get(id, Args),
 LeaseMs = maps:get(lease_ms, Args),
 TopN = maps:get(top_n, Args),
@@ -58,6 +56,8 @@ ChunkSize = maps:get(chunk, Args),
 BudgetMs = maps:get(budget_ms, Args),
 ModuleNames = maps:get(modules, Args),
 Now = fun() -> erlang:monotonic_time(millisecond) end,
+%% The owner changes when a new connection attaches: the session process
+%% keeps it in its dictionary (put there first thing).
 Send = fun(Msg) -> erlang:send(get(giulia_owner), Msg, [noconnect]) end,
 
 %% Module names from the user: existing atoms only, loaded modules only, and
@@ -813,6 +813,7 @@ Parent = self(),
 Ready = make_ref(),
 Pid = erlang:spawn(fun() ->
     put(giulia_session, Id),
+    put(giulia_owner, Owner),
     erlang:monitor_node(CNode, true),
     Checked = [CheckModule(N) || N <- ModuleNames],
     Traced = [{M, MFAs} || {ok, M, MFAs} <- Checked],
