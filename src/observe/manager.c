@@ -515,6 +515,12 @@ static void reconnect_tick(struct obs_manager *m, struct session *s, int64_t now
 			reconnect_gap(m, s);
 			return;
 		}
+		if (rc == GI_ENONODE) {
+			/* epmd answered and the node is not registered: it is gone,
+			 * not out of reach, and its session process with it */
+			session_end(m, s, "interrupted", "node went down");
+			return;
+		}
 		if (rc == GI_ENOTFOUND) {
 			session_end(m, s, "interrupted",
 			            "connection lost for longer than the lease: the node's session "
