@@ -995,6 +995,29 @@ static bool orphan_adopt(struct api_monitor *m, json_t *orphan, struct obs_sessi
 	return adopt;
 }
 
+/* `overhead`: absent or null (the default), a fraction (0 counts every
+ * call, else up to OBS_OVERHEAD_MAX) or a percentage text such as "5%". */
+static int overhead_parse(json_t *v, double *out)
+{
+	*out = OBS_OVERHEAD_DEFAULT;
+	if (!v || json_is_null(v))
+		return 0;
+	double x = -1;
+	if (json_is_number(v)) {
+		x = json_number_value(v);
+	} else if (json_is_string(v)) {
+		char *end = NULL;
+		const char *text = json_string_value(v);
+		double pct = strtod(text, &end);
+		if (end && end != text && strcmp(end, "%") == 0)
+			x = pct / 100.0;
+	}
+	if (!(x >= 0 && x <= OBS_OVERHEAD_MAX))
+		return -1;
+	*out = x;
+	return 0;
+}
+
 static json_t *route_observe_start(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_monitor *m = ctx;
@@ -1034,6 +1057,24 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	if (json_is_true(call_time) && !mods) {
 		return api_error(status, 400, "call_time needs trace_modules");
 	}
+	double overhead = 0, pause_above = 0;
+	json_t *pause = json_object_get(req->body, "pause_above");
+	if (overhead_parse(json_object_get(req->body, "overhead"), &overhead) != 0) {
+		gi_free(mods);
+		return api_error(
+		    status, 400,
+		    "overhead must be a fraction 0-%.1f or a percentage such as \"5%%\"",
+		    OBS_OVERHEAD_MAX);
+	}
+	if (pause && !json_is_null(pause)) {
+		pause_above = json_number_value(pause);
+		if (!json_is_number(pause) || !(pause_above > 0 && pause_above <= 1)) {
+			gi_free(mods);
+			return api_error(status, 400,
+			                 "pause_above must be a scheduler utilisation in (0, 1]; 1 "
+			                 "never pauses");
+		}
+	}
 	if (!m->manager) {
 		gi_free(mods);
 		return observer_missing(status);
@@ -1051,6 +1092,8 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	cfg.project = project;
 	cfg.call_time = json_is_true(call_time);
 	cfg.lease_ms = (int)lease;
+	cfg.overhead = overhead;
+	cfg.pause_above = pause_above >= 1 ? 2.0 : pause_above;
 	char *session_id = NULL;
 	json_t *orphan = session_running(m, node, NULL) ? NULL : orphan_take(m, node);
 	bool adopted = orphan && orphan_adopt(m, orphan, &cfg);
@@ -1088,6 +1131,8 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		                 "node", node, "interval_ms", (json_int_t)interval, "trace_modules",
 		                 json_object_get(req->body, "trace_modules"), "project", project,
 		                 "call_time", cfg.call_time);
+		json_object_set_new(resp, "overhead",
+		                    overhead > 0 && mods ? json_real(overhead) : json_null());
 		/* the lease in force: at least two intervals */
 		json_object_set_new(resp, "lease_ms",
 		                    json_integer(lease > 2 * interval ? lease : 2 * interval));

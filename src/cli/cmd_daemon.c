@@ -369,7 +369,8 @@ const struct cli_command cli_daemon_commands[] = {
 static const char OBSERVE_USAGE[] =
     "usage: giulia-observe start NODE [COOKIE] [INTERVAL_MS] [Mod1,Mod2]\n"
     "                            [--cookie C] [--interval MS] [--trace Mod1,Mod2]\n"
-    "                            [--project PATH] [--call-time] [--lease MS] [--json]\n"
+    "                            [--project PATH] [--call-time] [--lease MS]\n"
+    "                            [--overhead PCT] [--json]\n"
     "       giulia-observe stop NODE [--json]\n"
     "       giulia-observe status [--json]\n"
     "environment: GIULIA_MONITOR_URL (default " MONITOR_URL_DEFAULT "), GIULIA_TOKEN\n";
@@ -377,7 +378,7 @@ static const char OBSERVE_USAGE[] =
 struct observe_opts {
 	const char *positional[8];
 	int npos;
-	const char *cookie, *interval, *trace, *project, *lease;
+	const char *cookie, *interval, *trace, *project, *lease, *overhead;
 	bool json;
 	bool call_time;
 };
@@ -401,6 +402,8 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 			o->project = v;
 		else if (opt_value(argc, argv, &i, "--lease", &v))
 			o->lease = v;
+		else if (opt_value(argc, argv, &i, "--overhead", &v))
+			o->overhead = v;
 		else if (argv[i][0] == '-' && argv[i][1] == '-') {
 			fprintf(stderr, "giulia-observe: unknown option '%s'\n%s", argv[i],
 			        OBSERVE_USAGE);
@@ -530,6 +533,14 @@ static int observe_start(struct observe_opts *o)
 			return CLI_EXIT_USAGE;
 		}
 		json_object_set_new(body, "lease_ms", json_integer(ms));
+	}
+	if (o->overhead) {
+		/* "5%" or "5": a percentage; the monitor checks the range */
+		size_t n = strlen(o->overhead);
+		char pct[32];
+		snprintf(pct, sizeof(pct), "%s%s", o->overhead,
+		         n > 0 && o->overhead[n - 1] == '%' ? "" : "%");
+		json_object_set_new(body, "overhead", json_string(pct));
 	}
 	if (o->call_time) {
 		if (!trace || !trace[0]) {

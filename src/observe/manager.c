@@ -78,6 +78,7 @@ struct session {
 	char *project;
 	bool call_time;
 	int lease_ms;
+	double overhead, pause_above;
 	char *cookie; /* NULL: the defaults; wiped when freed (reconnects need it) */
 	struct obs_manager *manager;
 	/* manager thread only (after start) */
@@ -217,6 +218,8 @@ static void session_end(struct obs_manager *m, struct session *s, const char *st
 	json_object_set_new(fin, "call_time", json_boolean(s->call_time));
 	json_object_set_new(fin, "project", s->project ? json_string(s->project) : json_null());
 	json_object_set_new(fin, "lease_ms", json_integer(s->lease_ms));
+	json_object_set_new(fin, "overhead",
+	                    s->overhead > 0 ? json_real(s->overhead) : json_null());
 	pthread_mutex_lock(&m->lock);
 	json_object_set_new(fin, "reconnects",
 	                    s->reconnects ? json_deep_copy(s->reconnects) : json_array());
@@ -319,6 +322,8 @@ static struct obs_probe_config probe_config(const struct session *s)
 	    .budget_ms = obs_budget(s),
 	    .modules = (const char *const *)s->modules,
 	    .call_time = s->call_time,
+	    .overhead = s->overhead,
+	    .pause_above = s->pause_above,
 	};
 	if (cfg.lease_ms < 2 * OBS_INTERVAL_MIN_MS)
 		cfg.lease_ms = 2 * OBS_INTERVAL_MIN_MS;
@@ -779,6 +784,8 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 	if (s->lease_ms < 2 * s->interval_ms)
 		s->lease_ms = 2 * s->interval_ms;
 	s->cookie = cfg->cookie ? gi_strdup(cfg->cookie) : NULL;
+	s->overhead = cfg->overhead > 0 && cfg->overhead <= OBS_OVERHEAD_MAX ? cfg->overhead : 0;
+	s->pause_above = cfg->pause_above > 0 ? cfg->pause_above : OBS_PAUSE_ABOVE_DEFAULT;
 	s->manager = m;
 	s->state = SESSION_STARTING;
 	gi_strlcpy(s->status, "running", sizeof(s->status));
@@ -864,6 +871,8 @@ json_t *obs_manager_status(struct obs_manager *m)
 		json_object_set_new(o, "trace_modules", trace_modules_json(s));
 		json_object_set_new(o, "call_time", json_boolean(s->call_time));
 		json_object_set_new(o, "lease_ms", json_integer(s->lease_ms));
+		json_object_set_new(o, "overhead",
+		                    s->overhead > 0 ? json_real(s->overhead) : json_null());
 		json_object_set_new(o, "reconnects", json_integer(s->reconnect_count));
 		json_object_set_new(o, "connected",
 		                    json_boolean(s->state == SESSION_RUNNING && !s->disconnected));

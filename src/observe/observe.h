@@ -51,6 +51,16 @@
 #define OBS_LEASE_DEFAULT_MS 10000
 #define OBS_LEASE_MAX_MS     600000
 
+/* The overhead budget (docs/OBSERVE.md "Overhead budget"): with a budget
+ * the call_count patterns are on for a fraction of each 100 ms cycle, the
+ * fraction adapted to the measured cost, and counts become estimates with
+ * an interval. 0 counts every call (the default: short sessions keep their
+ * rare functions). Counting pauses while scheduler utilisation is above
+ * pause_above (default OBS_PAUSE_ABOVE_DEFAULT; >= 1 never). */
+#define OBS_OVERHEAD_DEFAULT    0.0
+#define OBS_OVERHEAD_MAX        0.5
+#define OBS_PAUSE_ABOVE_DEFAULT 0.95
+
 struct obs_target {
 	const char *node;   /* name@host */
 	const char *cookie; /* NULL: GIULIA_COOKIE, else ~/.erlang.cookie */
@@ -98,7 +108,9 @@ struct obs_session_config {
 	const char *session_id;
 	long first_seq;
 	int64_t started_ms;
-	int lease_ms; /* 0: OBS_LEASE_DEFAULT_MS; raised to 2 intervals, capped at the max */
+	int lease_ms;       /* 0: OBS_LEASE_DEFAULT_MS; raised to 2 intervals, capped at the max */
+	double overhead;    /* 0: count every call; else the budget, (0, OBS_OVERHEAD_MAX] */
+	double pause_above; /* 0: OBS_PAUSE_ABOVE_DEFAULT; >= 1: never pause */
 };
 
 /* Called on the manager's thread: with each snapshot (borrowed), and once at
