@@ -156,8 +156,9 @@ int main(int argc, char **argv)
 		json_object_foreach(calls_total, key, v)
 		{
 			fprintf(out, "%s %.1f\n", key,
-			        calls_window_ms > 0 ? json_number_value(v) * 1000.0 / calls_window_ms
-			                            : 0);
+			        calls_window_ms > 0
+			            ? json_number_value(v) * 1000.0 / calls_window_ms
+			            : 0);
 		}
 		fprintf(out, "#duty %.4f\n", duty_n ? duty_total / (double)duty_n : 1.0);
 		fclose(out);

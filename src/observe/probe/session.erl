@@ -4,7 +4,7 @@
 %% this text once per connection, the target parses it (erl_scan, erl_parse)
 %% and evaluates it with `Args` bound to a map:
 %%   owner      the C node's pid (replies go there)
-%%   cnode      the C node's node name (monitored: nodedown ends the session)
+%%   cnode      the C node's node name (monitored: nodedown detaches the session until the lease runs out)
 %%   id         the session id (binary), kept in the process dictionary
 %%   lease_ms   the session exits when no request came for that long; it
 %%              rides out a lost connection for that long too (see attach)
@@ -306,13 +306,21 @@ DutyAdd = fun(S, M, Ns, T) ->
     OnAt = maps:get(M, maps:get(d_onset, S)),
     S#{d_acc => Acc#{M => {OnUs + max(0, T - OnAt), Cycles + 1, Sums2}}}
 end,
+%% Setting and pausing patterns waits for every scheduler to pass a safe
+%% point, which on a loaded node takes a while, and the module counts
+%% meanwhile: the time on is taken after the pause has taken effect, and the
+%% next cycle starts no earlier than each module's time on / its fraction,
+%% so that a slow barrier lengthens the cycle instead of raising the duty.
 DutyOff = fun(S, M) ->
     S1 = DutyMark(S),
-    T = NowUs(),
     Ns = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
+    T = NowUs(),
     catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]),
     S2 = DutyAdd(S1, M, Ns, T),
-    S2#{d_onset => maps:remove(M, maps:get(d_onset, S2))}
+    OnAt = maps:get(M, maps:get(d_onset, S2)),
+    F = max(DutyMin, maps:get(M, maps:get(d_fracs, S2))),
+    Until = max(maps:get(d_next_c0, S2), OnAt + round((T - OnAt) / F)),
+    S2#{d_onset => maps:remove(M, maps:get(d_onset, S2)), d_next_c0 => Until}
 end,
 DutyCycle = fun(S) ->
     S1 = DutyMark(S),
@@ -324,7 +332,7 @@ DutyCycle = fun(S) ->
     Pending = lists:keysort(1, [{T1 + round(maps:get(M, Fracs) * DutyCycleMs * 1000), M}
                                 || M <- OnMods]),
     S1#{d_onset => maps:merge(maps:get(d_onset, S1), maps:from_list([{M, T1} || M <- OnMods])),
-        d_pending => Pending, d_c0 => T1}
+        d_pending => Pending, d_c0 => T1, d_next_c0 => T1 + DutyCycleMs * 1000}
 end,
 DutyStep = fun DutyStep(S) ->
     case maps:get(d_on, S, false) of
@@ -334,7 +342,8 @@ DutyStep = fun DutyStep(S) ->
             case maps:get(d_pending, S) of
                 [{At, M} | Rest] when At =< T -> DutyStep(DutyOff(S#{d_pending => Rest}, M));
                 _ ->
-                    case T >= maps:get(d_c0, S) + DutyCycleMs * 1000 of
+                    case T >= maps:get(d_next_c0, S) andalso
+                         map_size(maps:get(d_onset, S)) =:= 0 of
                         true -> DutyCycle(S);
                         false -> S
                     end
@@ -346,7 +355,7 @@ DutyNext = fun(S) ->
     case maps:get(d_on, S, false) of
         false -> infinity;
         true ->
-            C = maps:get(d_c0, S) + DutyCycleMs * 1000,
+            C = maps:get(d_next_c0, S),
             Due = case maps:get(d_pending, S) of
                       [{At, _} | _] -> min(At, C);
                       [] -> C
@@ -375,7 +384,8 @@ DutyInit = fun(S, Traced) ->
                         d_cost => 1.0, d_onset => maps:from_list([{M, T} || M <- Mods]),
                         d_pending => lists:keysort(1, [{T + round(F0 * DutyCycleMs * 1000), M}
                                                        || M <- Mods]),
-                        d_c0 => T, d_mark => {0, 0}})
+                        d_c0 => T, d_next_c0 => T + DutyCycleMs * 1000,
+                        d_mark => {0, 0}})
     end
 end,
 %% The snapshot's duty figures, and the fractions for the next interval.
