@@ -323,6 +323,7 @@ static struct obs_probe_config probe_config(const struct session *s)
 	    .modules = (const char *const *)s->modules,
 	    .call_time = s->call_time,
 	    .overhead = s->overhead,
+	    .interval_ms = s->interval_ms,
 	    .pause_above = s->pause_above,
 	};
 	if (cfg.lease_ms < 2 * OBS_INTERVAL_MIN_MS)

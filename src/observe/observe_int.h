@@ -104,6 +104,7 @@ struct obs_probe_config {
 	bool call_time;             /* also time per function (docs/OBSERVE.md) */
 	int flag_cap;               /* processes flagged for call_time; 0: default */
 	double overhead;            /* budget (0-1) for duty-cycled counting; 0: count fully */
+	int interval_ms;            /* the snapshot interval (bounds a duty cycle); 0: 1000 */
 	double pause_above;         /* utilisation that pauses counting; 0: never */
 	int sample_period_ms;       /* 0: no sampler */
 	int sample_processes;

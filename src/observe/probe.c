@@ -50,7 +50,7 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	size_t nmods = 0;
 	for (const char *const *m = cfg->modules; m && *m && nmods < OBS_MAX_MODULES; m++)
 		nmods++;
-	ei_x_encode_map_header(&term, 18);
+	ei_x_encode_map_header(&term, 19);
 	ei_x_encode_atom(&term, "owner");
 	ei_x_encode_pid(&term, ei_self(&c->ec));
 	ei_x_encode_atom(&term, "cnode");
@@ -90,6 +90,8 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	ei_x_encode_long(&term, cfg->flag_cap > 0 ? cfg->flag_cap : OBS_FLAG_CAP);
 	ei_x_encode_atom(&term, "overhead");
 	ei_x_encode_double(&term, cfg->overhead > 0 && cfg->overhead < 1 ? cfg->overhead : 0.0);
+	ei_x_encode_atom(&term, "interval_ms");
+	ei_x_encode_long(&term, cfg->interval_ms > 0 ? cfg->interval_ms : 1000);
 	ei_x_encode_atom(&term, "pause_above");
 	ei_x_encode_double(&term, cfg->pause_above > 0 ? cfg->pause_above : 0.0);
 	dist_eval_args_encode(out, probe_session, probe_session_len, &term);

@@ -265,6 +265,10 @@ PauseAbove = case maps:get(pause_above, Args, 0) of
                  _ -> 2.0
              end,
 DutyMin = 0.01,
+%% A cycle never outlasts the snapshot interval: every window must count for
+%% its estimate to stand (on a node whose pattern barriers are slow the
+%% budget then gives way, and the snapshot's duty and barrier_us show it).
+DutyWindowUs = 1000 * max(DutyCycleMs, maps:get(interval_ms, Args, 1000)),
 DutyMax = 0.9,
 NowUs = fun() -> erlang:monotonic_time(microsecond) end,
 Online0 = erlang:system_info(schedulers_online),
@@ -313,26 +317,33 @@ end,
 %% so that a slow barrier lengthens the cycle instead of raising the duty.
 DutyOff = fun(S, M) ->
     S1 = DutyMark(S),
+    TP = NowUs(),
     Ns = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
     T = NowUs(),
     catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]),
     S2 = DutyAdd(S1, M, Ns, T),
     OnAt = maps:get(M, maps:get(d_onset, S2)),
     F = max(DutyMin, maps:get(M, maps:get(d_fracs, S2))),
-    Until = max(maps:get(d_next_c0, S2), OnAt + round((T - OnAt) / F)),
-    S2#{d_onset => maps:remove(M, maps:get(d_onset, S2)), d_next_c0 => Until}
+    Until = min(maps:get(d_c0, S2) + DutyWindowUs,
+                max(maps:get(d_next_c0, S2), OnAt + round((T - OnAt) / F))),
+    {BN, BUs} = maps:get(d_barrier, S2),
+    S2#{d_onset => maps:remove(M, maps:get(d_onset, S2)), d_next_c0 => Until,
+        d_barrier => {BN + 1, BUs + (T - TP)}}
 end,
 DutyCycle = fun(S) ->
     S1 = DutyMark(S),
     Fracs = maps:get(d_fracs, S),
     OnMods = [M || {M, F} <- maps:to_list(Fracs), F > 0,
                    not maps:is_key(M, maps:get(d_onset, S))],
+    TS = NowUs(),
     [erlang:trace_pattern({M, '_', '_'}, true, [call_count]) || M <- OnMods],
     T1 = NowUs(),
+    {BN, BUs} = maps:get(d_barrier, S1),
     Pending = lists:keysort(1, [{T1 + round(maps:get(M, Fracs) * DutyCycleMs * 1000), M}
                                 || M <- OnMods]),
     S1#{d_onset => maps:merge(maps:get(d_onset, S1), maps:from_list([{M, T1} || M <- OnMods])),
-        d_pending => Pending, d_c0 => T1, d_next_c0 => T1 + DutyCycleMs * 1000}
+        d_pending => Pending, d_c0 => T1, d_next_c0 => T1 + DutyCycleMs * 1000,
+        d_barrier => case OnMods of [] -> {BN, BUs}; _ -> {BN + 1, BUs + (T1 - TS)} end}
 end,
 DutyStep = fun DutyStep(S) ->
     case maps:get(d_on, S, false) of
@@ -368,6 +379,7 @@ DutyZero = fun(S) ->
     {Reds, _} = erlang:statistics(reductions),
     T = NowUs(),
     S#{d_acc => Acc, d_seg => #{full => {0, 0}, off => {0, 0}}, d_mark => {Reds, Busy()},
+       d_barrier => {0, 0},
        d_onset => maps:map(fun(_, _) -> T end, maps:get(d_onset, S))}
 end,
 DutyInit = fun(S, Traced) ->
@@ -434,6 +446,10 @@ DutySnapshot = fun(S, Util) ->
                 cost_measured => Measured, paused => Paused,
                 pause_above => if PauseAbove > 1 -> null; true -> PauseAbove end,
                 utilisation => Util,
+                barrier_us => case maps:get(d_barrier, S1) of
+                                  {0, _} -> null;
+                                  {BN, BUs} -> BUs div BN
+                              end,
                 modules => [#{module => M, on_us => OnUs, cycles => Cyc,
                               fraction => maps:get(M, Fracs),
                               next_fraction => maps:get(M, NewFracs)}
