@@ -272,7 +272,7 @@ DutyWindowUs = 1000 * max(DutyCycleMs, maps:get(interval_ms, Args, 1000)),
 DutyMax = 0.9,
 NowUs = fun() -> erlang:monotonic_time(microsecond) end,
 Online0 = erlang:system_info(schedulers_online),
-Busy = fun() ->
+SchedBusy = fun() ->
     case erlang:statistics(scheduler_wall_time) of
         undefined -> 0;
         L -> lists:sum([A || {I, A, _} <- L, I =< Online0])
@@ -282,7 +282,7 @@ end,
 %% or `off` (none on); partial segments are not used for the cost.
 DutyMark = fun(S) ->
     {Reds, _} = erlang:statistics(reductions),
-    B = Busy(),
+    B = SchedBusy(),
     {R0, B0} = maps:get(d_mark, S),
     On = map_size(maps:get(d_onset, S)),
     Counted = length([F || F <- maps:values(maps:get(d_fracs, S)), F > 0]),
@@ -378,7 +378,7 @@ DutyZero = fun(S) ->
     Acc = maps:map(fun(_M, MFAs) -> {0, 0, [{0, 0} || _ <- MFAs]} end, maps:get(d_mfas, S)),
     {Reds, _} = erlang:statistics(reductions),
     T = NowUs(),
-    S#{d_acc => Acc, d_seg => #{full => {0, 0}, off => {0, 0}}, d_mark => {Reds, Busy()},
+    S#{d_acc => Acc, d_seg => #{full => {0, 0}, off => {0, 0}}, d_mark => {Reds, SchedBusy()},
        d_barrier => {0, 0},
        d_onset => maps:map(fun(_, _) -> T end, maps:get(d_onset, S))}
 end,
