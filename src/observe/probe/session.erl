@@ -998,14 +998,22 @@ Loop = fun Loop(S) ->
     T0 = Now(),
     Wait = max(0, lists:min([maps:get(lease_until, S), maps:get(s_next, S, infinity),
                              DutyNext(S)]) - T0),
+    %% Duty cycling waits at high priority, so that a pattern goes off on
+    %% time on a busy node (a late off is counting past the budget); every
+    %% request is served at normal priority (a sample's scan must not take
+    %% CPU from the application).
+    DutyPrio = maps:get(d_on, S, false),
+    DutyPrio andalso process_flag(priority, high),
     receive
         {giulia, Ref, sample} ->
+            DutyPrio andalso process_flag(priority, normal),
             {Reply, S2} = try CtWrap(Sample(S), S)
                           catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, S}
                           end,
             Send({giulia, Ref, Reply}),
             Loop(S2#{lease_until => Now() + LeaseMs});
         {giulia, Ref, baseline} ->
+            DutyPrio andalso process_flag(priority, normal),
             S2 = Baseline(S),
             Send({giulia, Ref, ok}),
             Loop(S2#{lease_until => Now() + LeaseMs});
@@ -1016,6 +1024,7 @@ Loop = fun Loop(S) ->
             %% A new connection of the observer takes the session over: replies
             %% go there, its node is monitored, and the interval restarts (the
             %% time detached is a gap, not a long interval).
+            DutyPrio andalso process_flag(priority, normal),
             put(giulia_owner, NewOwner),
             NewNode = node(NewOwner),
             erlang:monitor_node(NewNode, true),
