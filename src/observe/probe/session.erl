@@ -321,7 +321,8 @@ DutyOff = fun(S, M) ->
     Ns = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
     T = NowUs(),
     catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]),
-    S2 = DutyAdd(S1, M, Ns, T),
+    %% the pattern stopped counting somewhere inside the pause: its middle
+    S2 = DutyAdd(S1, M, Ns, (TP + T) div 2),
     OnAt = maps:get(M, maps:get(d_onset, S2)),
     F = max(DutyMin, maps:get(M, maps:get(d_fracs, S2))),
     Until = min(maps:get(d_c0, S2) + DutyWindowUs,
@@ -338,10 +339,12 @@ DutyCycle = fun(S) ->
     TS = NowUs(),
     [erlang:trace_pattern({M, '_', '_'}, true, [call_count]) || M <- OnMods],
     T1 = NowUs(),
+    %% and started counting somewhere inside the set: its middle
+    TOn = (TS + T1) div 2,
     {BN, BUs} = maps:get(d_barrier, S1),
     Pending = lists:keysort(1, [{T1 + round(maps:get(M, Fracs) * DutyCycleMs * 1000), M}
                                 || M <- OnMods]),
-    S1#{d_onset => maps:merge(maps:get(d_onset, S1), maps:from_list([{M, T1} || M <- OnMods])),
+    S1#{d_onset => maps:merge(maps:get(d_onset, S1), maps:from_list([{M, TOn} || M <- OnMods])),
         d_pending => Pending, d_c0 => T1, d_next_c0 => T1 + DutyCycleMs * 1000,
         d_barrier => case OnMods of [] -> {BN, BUs}; _ -> {BN + 1, BUs + (T1 - TS)} end}
 end,
