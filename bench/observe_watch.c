@@ -8,6 +8,11 @@
  * OBSERVE_WATCH_CALL_TIME=1 in the environment adds call_time to the traced
  * modules (bench/bench_calltime.sh).
  * GIULIA_SAMPLE_PERIOD_MS sets the sampler's period (-1 turns it off).
+ * OBSERVE_WATCH_OVERHEAD=0.05 sets an overhead budget (duty-cycled counting;
+ * the utilisation ceiling off, as a CPU-bound bench target is always above
+ * it), and OBSERVE_WATCH_CALLS=FILE writes, per traced function, its calls
+ * per second (estimated under a budget) over the snapshots after the first
+ * two (bench/bench_budget.sh).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +28,10 @@
 
 static long snapshots;
 static double sample_ms_total;
+/* per function over the snapshots after the first two: calls and window */
+static json_t *calls_total;
+static double calls_window_ms, duty_total;
+static long duty_n;
 
 static void on_snapshot(void *ctx, const char *id, json_t *snap)
 {
@@ -30,6 +39,28 @@ static void on_snapshot(void *ctx, const char *id, json_t *snap)
 	(void)id;
 	__atomic_add_fetch(&snapshots, 1, __ATOMIC_RELAXED);
 	sample_ms_total += json_number_value(json_object_get(snap, "sample_ms"));
+	json_t *trace = json_object_get(snap, "trace");
+	if (!calls_total || snapshots <= 2 || !trace)
+		return;
+	calls_window_ms += json_number_value(json_object_get(trace, "window_ms"));
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(trace, "calls"), i, c)
+	{
+		char key[512];
+		snprintf(key, sizeof(key), "%s.%s/%lld",
+		         json_string_value(json_object_get(c, "module")),
+		         json_string_value(json_object_get(c, "function")),
+		         (long long)json_integer_value(json_object_get(c, "arity")));
+		double n = json_number_value(json_object_get(calls_total, key));
+		json_object_set_new(calls_total, key,
+		                    json_real(n + json_number_value(json_object_get(c, "count"))));
+	}
+	json_array_foreach(json_object_get(json_object_get(trace, "duty"), "modules"), i, c)
+	{
+		duty_total += json_number_value(json_object_get(c, "duty"));
+		duty_n++;
+	}
 }
 
 static long rss_peak_kb(void)
@@ -69,6 +100,11 @@ int main(int argc, char **argv)
 	}
 	const char *ct_env = getenv("OBSERVE_WATCH_CALL_TIME");
 	bool call_time = ct_env && strcmp(ct_env, "1") == 0;
+	const char *overhead_env = getenv("OBSERVE_WATCH_OVERHEAD");
+	double overhead = overhead_env ? strtod(overhead_env, NULL) : 0;
+	const char *calls_path = getenv("OBSERVE_WATCH_CALLS");
+	if (calls_path)
+		calls_total = json_object();
 	struct obs_callbacks cb = {on_snapshot, NULL, NULL};
 	struct obs_manager *m = NULL;
 	if (obs_manager_new(&cb, &m) != 0)
@@ -80,7 +116,9 @@ int main(int argc, char **argv)
 		                                 .interval_ms = (int)interval,
 		                                 .top_n = 10,
 		                                 .trace_modules = mods[0] ? mods : NULL,
-		                                 .call_time = call_time};
+		                                 .call_time = call_time,
+		                                 .overhead = overhead,
+		                                 .pause_above = 1.0};
 		/* GIULIA_SAMPLE_PERIOD_MS: the sampler's period (-1: off; unset: default). */
 		const char *period = getenv("GIULIA_SAMPLE_PERIOD_MS");
 		int64_t pv = 0;
@@ -111,5 +149,20 @@ int main(int argc, char **argv)
 	    n ? sample_ms_total / (double)n : 0.0);
 	fflush(stdout);
 	obs_manager_free(m);
+	FILE *out = calls_path ? fopen(calls_path, "w") : NULL;
+	if (out) {
+		const char *key;
+		json_t *v;
+		json_object_foreach(calls_total, key, v)
+		{
+			fprintf(out, "%s %.1f\n", key,
+			        calls_window_ms > 0
+			            ? json_number_value(v) * 1000.0 / calls_window_ms
+			            : 0);
+		}
+		fprintf(out, "#duty %.4f\n", duty_n ? duty_total / (double)duty_n : 1.0);
+		fclose(out);
+	}
+	json_decref(calls_total);
 	return 0;
 }

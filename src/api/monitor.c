@@ -1022,6 +1022,29 @@ static bool orphan_adopt(struct api_monitor *m, json_t *orphan, struct obs_sessi
 	return adopt;
 }
 
+/* `overhead`: absent or null (the default), a fraction (0 counts every
+ * call, else up to OBS_OVERHEAD_MAX) or a percentage text such as "5%". */
+static int overhead_parse(json_t *v, double *out)
+{
+	*out = OBS_OVERHEAD_DEFAULT;
+	if (!v || json_is_null(v))
+		return 0;
+	double x = -1;
+	if (json_is_number(v)) {
+		x = json_number_value(v);
+	} else if (json_is_string(v)) {
+		char *end = NULL;
+		const char *text = json_string_value(v);
+		double pct = strtod(text, &end);
+		if (end && end != text && strcmp(end, "%") == 0)
+			x = pct / 100.0;
+	}
+	if (!(x >= 0 && x <= OBS_OVERHEAD_MAX))
+		return -1;
+	*out = x;
+	return 0;
+}
+
 static json_t *route_observe_start(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_monitor *m = ctx;
@@ -1030,6 +1053,7 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	long long interval = OBS_INTERVAL_DEFAULT_MS, top = OBS_TOP_DEFAULT;
 	long long sample_period = OBS_SAMPLE_PERIOD_DEFAULT_MS,
 	          sample_processes = OBS_SAMPLE_PROCESSES_DEFAULT;
+	long long lease = OBS_LEASE_DEFAULT_MS;
 	if (api_body_string(req, "node", true, &node, &err, status) ||
 	    api_body_string(req, "cookie", false, &cookie, &err, status) ||
 	    api_body_string(req, "project", false, &project, &err, status) ||
@@ -1039,7 +1063,8 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	    api_body_int(req, "sample_period_ms", false, 0, OBS_SAMPLE_PERIOD_MAX_MS,
 	                 &sample_period, &err, status) ||
 	    api_body_int(req, "sample_processes", false, 1, OBS_SAMPLE_PROCESSES_MAX,
-	                 &sample_processes, &err, status))
+	                 &sample_processes, &err, status) ||
+	    api_body_int(req, "lease_ms", false, 1000, OBS_LEASE_MAX_MS, &lease, &err, status))
 		return err;
 	if (sample_period > 0 && sample_period < OBS_SAMPLE_PERIOD_MIN_MS)
 		return api_error(status, 400, "sample_period_ms must be 0 (no sampler) or %d-%d",
@@ -1059,6 +1084,24 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	if (json_is_true(call_time) && !mods) {
 		return api_error(status, 400, "call_time needs trace_modules");
 	}
+	double overhead = 0, pause_above = 0;
+	json_t *pause = json_object_get(req->body, "pause_above");
+	if (overhead_parse(json_object_get(req->body, "overhead"), &overhead) != 0) {
+		gi_free(mods);
+		return api_error(
+		    status, 400,
+		    "overhead must be a fraction 0-%.1f or a percentage such as \"5%%\"",
+		    OBS_OVERHEAD_MAX);
+	}
+	if (pause && !json_is_null(pause)) {
+		pause_above = json_number_value(pause);
+		if (!json_is_number(pause) || !(pause_above > 0 && pause_above <= 1)) {
+			gi_free(mods);
+			return api_error(status, 400,
+			                 "pause_above must be a scheduler utilisation in (0, 1]; 1 "
+			                 "never pauses");
+		}
+	}
 	if (!m->manager) {
 		gi_free(mods);
 		return observer_missing(status);
@@ -1075,6 +1118,9 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	cfg.trace_modules = mods;
 	cfg.project = project;
 	cfg.call_time = json_is_true(call_time);
+	cfg.lease_ms = (int)lease;
+	cfg.overhead = overhead;
+	cfg.pause_above = pause_above >= 1 ? 2.0 : pause_above;
 	char *session_id = NULL;
 	json_t *orphan = session_running(m, node, NULL) ? NULL : orphan_take(m, node);
 	bool adopted = orphan && orphan_adopt(m, orphan, &cfg);
@@ -1112,6 +1158,11 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		                 "node", node, "interval_ms", (json_int_t)interval, "trace_modules",
 		                 json_object_get(req->body, "trace_modules"), "project", project,
 		                 "call_time", cfg.call_time);
+		json_object_set_new(resp, "overhead",
+		                    overhead > 0 && mods ? json_real(overhead) : json_null());
+		/* the lease in force: at least two intervals */
+		json_object_set_new(resp, "lease_ms",
+		                    json_integer(lease > 2 * interval ? lease : 2 * interval));
 		if (adopted)
 			json_object_set_new(resp, "adopted",
 			                    json_pack("{s:s, s:I}", "session_id", session_id,

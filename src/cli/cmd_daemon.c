@@ -31,6 +31,7 @@
 #include "cli/cli.h"
 #include "fuse/fuse.h"
 #include "store/obs_store.h"
+#include "observe/observe.h"
 
 #define MONITOR_URL_DEFAULT "http://127.0.0.1:4001"
 
@@ -504,7 +505,8 @@ const struct cli_command cli_daemon_commands[] = {
 struct observe_opts {
 	const char *positional[8];
 	int npos;
-	const char *cookie, *cookie_file, *interval, *trace, *project, *cluster_max;
+	const char *cookie, *cookie_file, *interval, *trace, *project, *cluster_max, *lease,
+	    *overhead;
 	bool json;
 	bool call_time;
 	bool cluster; /* start: NODE and the members of its cluster */
@@ -543,6 +545,10 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 			o->trace = v;
 		else if (opt_value(argc, argv, &i, "--project", &v))
 			o->project = v;
+		else if (opt_value(argc, argv, &i, "--lease", &v))
+			o->lease = v;
+		else if (opt_value(argc, argv, &i, "--overhead", &v))
+			o->overhead = v;
 		else if (opt_value(argc, argv, &i, "--monitor", &v))
 			cli_monitor_url_set(v);
 		else if (opt_value(argc, argv, &i, "--worker", &v))
@@ -798,6 +804,24 @@ static int observe_start(struct observe_opts *o)
 	}
 	if (trace && trace[0])
 		json_object_set_new(body, "trace_modules", split_modules(trace));
+	if (o->lease) {
+		int64_t ms;
+		if (gi_parse_int64(o->lease, 1000, OBS_LEASE_MAX_MS, &ms) != 0) {
+			fprintf(stderr, "giulia-observe: --lease must be 1000-%d milliseconds\n",
+			        OBS_LEASE_MAX_MS);
+			json_decref(body);
+			return CLI_EXIT_USAGE;
+		}
+		json_object_set_new(body, "lease_ms", json_integer(ms));
+	}
+	if (o->overhead) {
+		/* "5%" or "5": a percentage; the monitor checks the range */
+		size_t n = strlen(o->overhead);
+		char pct[32];
+		snprintf(pct, sizeof(pct), "%s%s", o->overhead,
+		         n > 0 && o->overhead[n - 1] == '%' ? "" : "%");
+		json_object_set_new(body, "overhead", json_string(pct));
+	}
 	if (o->call_time) {
 		if (!trace || !trace[0]) {
 			fprintf(stderr, "giulia-observe: --call-time needs modules to trace "
@@ -1068,6 +1092,14 @@ static const struct cli_option observe_start_options[] = {
      "the worker asked, after the first snapshot, whether every traced "
      "module could be traced (a loud warning names those that could not)",
      "$GIULIA_WORKER_URL, else http://127.0.0.1:4000"},
+    {"--lease MS",
+     "how long the node keeps the session (state and patterns) through a lost connection "
+     "before cleaning up by itself (1000-600000, at least two intervals)",
+     "10000"},
+    {"--overhead PCT",
+     "bound the cost of call counting by duty-cycling the patterns; counts become "
+     "estimates with a 95% interval (experimental: docs/OBSERVE.md)",
+     "every call counted"},
     {"--cluster", "also observe every visible member of NODE's cluster (its nodes())", NULL},
     {"--cluster-max N", "at most N members with --cluster (1..1000)", "32"},
     {NULL, NULL, NULL},
@@ -1093,7 +1125,7 @@ const struct cli_command cli_observe_program_commands[] = {
     {"start",
      "NODE [COOKIE] [INTERVAL_MS] [MOD,MOD] [--interval MS] [--trace MOD,MOD] "
      "[--cookie C | --cookie-file FILE] [--call-time] [--project PATH] [--monitor URL] "
-     "[--worker URL] [--cluster [--cluster-max N]] [--json]",
+     "[--worker URL] [--lease MS] [--overhead PCT] [--cluster [--cluster-max N]] [--json]",
      "start observing a live node", run_observe_start, &observe_start_help},
     {"stop", "NODE [--monitor URL] [--json]", "stop an observation and print its profile",
      run_observe_stop, &observe_stop_help},

@@ -183,6 +183,10 @@ struct ctx {
 		double flagged_sum, flagged_max, refused_max, trace_messages;
 		bool suspended, isolated;
 	} ct;
+	struct budget_stat {
+		long windows, paused, duty_n; /* snapshots under an overhead budget */
+		double overhead, cost, duty_sum, measured, estimated;
+	} budget;
 	struct fuse_executing *executing;
 	bool source_graph; /* the graph holds the project's source (not only object code) */
 };
@@ -447,11 +451,36 @@ static void take_call_time(struct ctx *c, const struct obs_view_call_time *ct)
 		c->ct.isolated = true;
 }
 
+/* The overhead budget's facts of one snapshot (docs/SNAPSHOT.md trace.duty). */
+static void take_budget(struct ctx *c, const struct obs_view *v)
+{
+	const struct obs_view_duty *d = &v->duty;
+	if (!d->present)
+		return;
+	c->budget.windows++;
+	if (d->paused)
+		c->budget.paused++;
+	if (isfinite(d->overhead))
+		c->budget.overhead = d->overhead;
+	if (isfinite(d->cost))
+		c->budget.cost = d->cost;
+	if (isfinite(d->duty_mean)) {
+		c->budget.duty_sum += d->duty_mean;
+		c->budget.duty_n++;
+	}
+	for (size_t i = 0; i < v->ncalls; i++)
+		if (isfinite(v->calls[i].measured) && isfinite(v->calls[i].count)) {
+			c->budget.measured += v->calls[i].measured;
+			c->budget.estimated += v->calls[i].count;
+		}
+}
+
 static void take_trace(struct ctx *c, const struct obs_view *v, long seq)
 {
 	if (!v->has_trace)
 		return;
 	take_call_time(c, &v->call_time);
+	take_budget(c, v);
 	double window_ms = v->trace_window_ms;
 	for (size_t i = 0; i < v->ntrace_modules && i < FUSE_MAX_LIST; i++)
 		mark_traced_window(c, v->trace_modules[i], seq, window_ms);
@@ -1598,6 +1627,27 @@ static json_t *build_call_time(struct ctx *c)
 	return o;
 }
 
+/* The overhead budget over the session, or null without one: the trace
+ * counts are then estimates (docs/OBSERVE.md "Overhead budget"). */
+static json_t *build_budget(struct ctx *c)
+{
+	if (c->budget.windows == 0)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "overhead", fuse_json_num(c->budget.overhead));
+	json_object_set_new(o, "windows", json_integer(c->budget.windows));
+	json_object_set_new(o, "duty_mean",
+	                    c->budget.duty_n
+	                        ? fuse_json_num(c->budget.duty_sum / (double)c->budget.duty_n)
+	                        : json_null());
+	json_object_set_new(o, "cost", fuse_json_num(c->budget.cost));
+	json_object_set_new(o, "paused_windows", json_integer(c->budget.paused));
+	json_object_set_new(o, "calls_measured", fuse_json_num(c->budget.measured));
+	json_object_set_new(o, "calls_estimated", fuse_json_num(c->budget.estimated));
+	json_object_set_new(o, "counts", json_string("estimated"));
+	return o;
+}
+
 /* Operations of each traced module, from its functions' calls: each name
  * counts once, with the arity that has the most calls (default-argument
  * wrappers call the full arity, so adding every arity would count one
@@ -2055,6 +2105,7 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	json_object_set_new(p, "workload", build_workload(c, hotspots));
 	json_object_set_new(p, "pipeline_overhead", build_pipeline(c));
 	json_object_set_new(p, "call_time", build_call_time(c));
+	json_object_set_new(p, "trace_budget", build_budget(c));
 	json_object_set_new(p, "processes", build_processes(c));
 	json_t *g = json_object();
 	json_object_set_new(g, "attached", json_boolean(graph != NULL));

@@ -21,8 +21,17 @@
  * target's session process ending on its own (lease expired while the node
  * was frozen, say) sends the session to RESTART, which starts a new one on
  * the same connection with an asynchronous rpc. Stop: a last sample, then
- * `stop` (the target cleans up), then on_end. A lost connection ends the
- * session as interrupted, keeping its history.
+ * `stop` (the target cleans up), then on_end.
+ *
+ * A lost connection sends the session to RECONNECT: a short-lived thread of
+ * the session's own connects again (so that the manager's thread never
+ * blocks on a connect) and hands the target's session process, which kept
+ * its state and patterns, over to the new connection ({attach, Self});
+ * attempts back off from 100 ms to 2 s and stop when the lease has run out
+ * (counted from the last reply: the target's lease started no earlier).
+ * The time without connection is recorded as a gap (`reconnects` in the
+ * finalize), never filled in. A session whose lease ran out ends as
+ * interrupted, keeping its history; the target cleaned up by itself.
  */
 #include "observe/observe.h"
 
@@ -42,6 +51,9 @@
 #include "observe/observe_int.h"
 
 #define MANAGER_MAX_SESSIONS 1024
+#define RECONNECT_FIRST_MS   100
+#define RECONNECT_MAX_MS     2000
+#define RECONNECTS_KEPT      256 /* gaps recorded per session; more are counted */
 
 enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_ENDED };
 
@@ -51,6 +63,7 @@ enum session_phase {
 	PHASE_WAIT_RESTART,
 	PHASE_WAIT_FINAL,
 	PHASE_WAIT_STOP,
+	PHASE_RECONNECT, /* no connection: attempts with backoff within the lease */
 };
 
 struct session {
@@ -64,6 +77,10 @@ struct session {
 	char **modules;                         /* NULL-terminated */
 	char *project;
 	bool call_time;
+	int lease_ms;
+	double overhead, pause_above;
+	char *cookie; /* NULL: the defaults; wiped when freed (reconnects need it) */
+	struct obs_manager *manager;
 	/* manager thread only (after start) */
 	struct dist_conn *conn;
 	struct obs_probe probe;
@@ -73,6 +90,20 @@ struct session {
 	int64_t next_due;
 	int64_t sample_due_us, sample_sent_us; /* of the sample in flight (metrics) */
 	bool need_restart;
+	int64_t last_reply_ms;  /* mono: the target's lease was renewed no earlier */
+	int64_t last_snap_wall; /* wall time of the last snapshot (a gap starts there) */
+	int64_t lost_wall_ms;   /* when the connection was lost */
+	int64_t next_attempt;   /* mono */
+	int backoff_ms, attempts;
+	pthread_t reconnect_thread;
+	bool reconnect_attach; /* the thread attaches (false: a restart is due anyway) */
+	/* under lock: the reconnect thread's hand-over */
+	bool reconnect_running, reconnect_done;
+	int reconnect_rc;
+	struct dist_conn *reconnect_conn;
+	json_t *reconnects; /* [{after_seq, before_seq, from_ms, to_ms, missing, attempts}] */
+	long reconnect_count;
+	bool disconnected;
 	/* under lock */
 	enum session_state state;
 	bool stop_requested;
@@ -171,6 +202,11 @@ static void session_free(struct session *s)
 	gi_free(s->modules);
 	gi_free(s->node);
 	gi_free(s->project);
+	if (s->cookie) {
+		explicit_bzero(s->cookie, strlen(s->cookie));
+		gi_free(s->cookie);
+	}
+	json_decref(s->reconnects);
 	gi_free(s);
 }
 
@@ -214,6 +250,13 @@ static void session_end(struct obs_manager *m, struct session *s, const char *st
 	json_object_set_new(fin, "trace_modules", trace_modules_json(s));
 	json_object_set_new(fin, "call_time", json_boolean(s->call_time));
 	json_object_set_new(fin, "project", s->project ? json_string(s->project) : json_null());
+	json_object_set_new(fin, "lease_ms", json_integer(s->lease_ms));
+	json_object_set_new(fin, "overhead",
+	                    s->overhead > 0 ? json_real(s->overhead) : json_null());
+	pthread_mutex_lock(&m->lock);
+	json_object_set_new(fin, "reconnects",
+	                    s->reconnects ? json_deep_copy(s->reconnects) : json_array());
+	pthread_mutex_unlock(&m->lock);
 	if (m->cb.on_end)
 		m->cb.on_end(m->cb.ctx, s->id, fin);
 	json_decref(fin);
@@ -281,6 +324,7 @@ static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_b
 		metrics_record(m, s, gi_clock_mono_us());
 	s->sample_sent_us = 0; /* a last sample at stop is not on the schedule */
 	pthread_mutex_unlock(&m->lock);
+	s->last_snap_wall = gi_clock_wall_ms();
 	if (m->cb.on_snapshot)
 		m->cb.on_snapshot(m->cb.ctx, s->id, snap);
 	json_decref(snap);
@@ -317,11 +361,14 @@ static struct obs_probe_config probe_config(const struct session *s)
 {
 	struct obs_probe_config cfg = {
 	    .session_id = s->id,
-	    .lease_ms = 2 * s->interval_ms,
+	    .lease_ms = s->lease_ms,
 	    .top_n = s->top_n,
 	    .budget_ms = obs_budget(s),
 	    .modules = (const char *const *)s->modules,
 	    .call_time = s->call_time,
+	    .overhead = s->overhead,
+	    .interval_ms = s->interval_ms,
+	    .pause_above = s->pause_above,
 	};
 	if (cfg.lease_ms < 2 * OBS_INTERVAL_MIN_MS)
 		cfg.lease_ms = 2 * OBS_INTERVAL_MIN_MS;
@@ -361,6 +408,8 @@ static int session_read(struct obs_manager *m, struct session *s)
 	long ref = 0;
 	int index = 0;
 	int kind = obs_probe_classify(&x, &ref, &index);
+	if (kind == 1)
+		s->last_reply_ms = gi_clock_mono_ms();
 	if (kind == 1 && ref == s->pending_ref && s->phase != PHASE_IDLE &&
 	    s->phase != PHASE_WAIT_RESTART) {
 		enum session_phase was = s->phase;
@@ -407,12 +456,169 @@ out:
 	return rc;
 }
 
+/* The connection of a running session is gone: reconnect within the lease,
+ * unless the session is ending or the lease has run out already. */
+static void session_lost(struct obs_manager *m, struct session *s)
+{
+	int64_t now = gi_clock_mono_ms();
+	pthread_mutex_lock(&m->lock);
+	bool ending = s->stop_requested || s->interrupt_requested;
+	pthread_mutex_unlock(&m->lock);
+	if (ending || s->phase == PHASE_WAIT_STOP || s->phase == PHASE_WAIT_FINAL ||
+	    now >= s->last_reply_ms + s->lease_ms) {
+		session_end(m, s, "interrupted", "node went down");
+		return;
+	}
+	dist_close(s->conn);
+	s->conn = NULL;
+	s->phase = PHASE_RECONNECT;
+	s->lost_wall_ms = gi_clock_wall_ms();
+	s->backoff_ms = RECONNECT_FIRST_MS;
+	s->attempts = 0;
+	s->next_attempt = now + RECONNECT_FIRST_MS;
+	pthread_mutex_lock(&m->lock);
+	s->disconnected = true;
+	snprintf(s->last_error, sizeof(s->last_error),
+	         "connection lost; reconnecting within the lease (%lld ms left)",
+	         (long long)(s->last_reply_ms + s->lease_ms - now));
+	pthread_mutex_unlock(&m->lock);
+	gi_log_warn("observe", "session %s on %s: connection lost; reconnecting within %d ms",
+	            s->id, s->node, s->lease_ms);
+}
+
+/* The reconnect thread: connects, hands the target's session process over
+ * to the new connection, and leaves the result for the manager's thread. */
+static void *reconnect_main(void *arg)
+{
+	struct session *s = arg;
+	int64_t left = s->last_reply_ms + s->lease_ms - gi_clock_mono_ms();
+	int timeout = s->timeout_ms;
+	if (left < timeout)
+		timeout = left < 100 ? 100 : (int)left;
+	struct dist_options o = {s->node, s->cookie, timeout};
+	struct dist_conn *c = NULL;
+	int rc = dist_connect(&o, &c);
+	if (rc == 0 && s->reconnect_attach)
+		rc = obs_probe_attach(c, &s->probe, gi_clock_mono_ms() + timeout);
+	if (rc) {
+		dist_close(c);
+		c = NULL;
+	}
+	pthread_mutex_lock(&s->manager->lock);
+	s->reconnect_conn = c;
+	s->reconnect_rc = rc;
+	s->reconnect_done = true;
+	pthread_mutex_unlock(&s->manager->lock);
+	manager_wake(s->manager);
+	return NULL;
+}
+
+/* Records the time without connection as a gap: the snapshots it would
+ * have had are not taken, and the next one measures from the resume on. */
+static void reconnect_gap(struct obs_manager *m, struct session *s)
+{
+	int64_t to = gi_clock_wall_ms();
+	int64_t from = s->last_snap_wall > 0 ? s->last_snap_wall : s->lost_wall_ms;
+	long long missing = (to - from + s->interval_ms / 2) / s->interval_ms;
+	pthread_mutex_lock(&m->lock);
+	s->reconnect_count++;
+	if (!s->reconnects)
+		s->reconnects = json_array();
+	if (json_array_size(s->reconnects) < RECONNECTS_KEPT)
+		json_array_append_new(s->reconnects,
+		                      json_pack("{s:I, s:I, s:I, s:I, s:I, s:i}", "after_seq",
+		                                (json_int_t)(s->seq - 1), "before_seq",
+		                                (json_int_t)s->seq, "from_ms", (json_int_t)from,
+		                                "to_ms", (json_int_t)to, "missing",
+		                                (json_int_t)missing, "attempts", s->attempts));
+	s->last_error[0] = '\0';
+	s->disconnected = false;
+	pthread_mutex_unlock(&m->lock);
+	gi_log_info("observe",
+	            "session %s on %s: reconnected after %lld ms (%d attempts); %lld snapshots "
+	            "missing",
+	            s->id, s->node, (long long)(to - s->lost_wall_ms), s->attempts, missing);
+}
+
+/* One step of a session without connection: collects a finished attempt,
+ * ends the session when it must, or starts the next attempt when due. */
+static void reconnect_tick(struct obs_manager *m, struct session *s, int64_t now, bool ending)
+{
+	pthread_mutex_lock(&m->lock);
+	bool running = s->reconnect_running, done = s->reconnect_done;
+	struct dist_conn *c = s->reconnect_conn;
+	int rc = s->reconnect_rc;
+	if (done) {
+		s->reconnect_running = s->reconnect_done = false;
+		s->reconnect_conn = NULL;
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (running && !done)
+		return;
+	if (done) {
+		pthread_join(s->reconnect_thread, NULL);
+		if (rc == 0) {
+			s->conn = c;
+			s->phase = PHASE_IDLE;
+			s->last_reply_ms = now;
+			s->next_due = now + s->interval_ms;
+			reconnect_gap(m, s);
+			return;
+		}
+		if (rc == GI_ENONODE) {
+			/* epmd answered and the node is not registered: it is gone,
+			 * not out of reach, and its session process with it */
+			session_end(m, s, "interrupted", "node went down");
+			return;
+		}
+		if (rc == GI_ENOTFOUND) {
+			session_end(m, s, "interrupted",
+			            "connection lost for longer than the lease: the node's session "
+			            "process ended and cleaned up");
+			return;
+		}
+		set_error(m, s, "reconnect", rc);
+		s->backoff_ms =
+		    s->backoff_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : s->backoff_ms * 2;
+		s->next_attempt = now + s->backoff_ms;
+	}
+	if (ending) {
+		session_end(m, s, "interrupted",
+		            "connection lost; the node's session process cleans up when its lease "
+		            "expires");
+		return;
+	}
+	if (now >= s->last_reply_ms + s->lease_ms) {
+		session_end(m, s, "interrupted",
+		            "connection lost for longer than the lease: the node's session process "
+		            "cleans up by itself");
+		return;
+	}
+	if (now < s->next_attempt)
+		return;
+	s->attempts++;
+	s->reconnect_attach = !s->need_restart;
+	pthread_mutex_lock(&m->lock);
+	s->reconnect_running = true;
+	pthread_mutex_unlock(&m->lock);
+	if (pthread_create(&s->reconnect_thread, NULL, reconnect_main, s) != 0) {
+		pthread_mutex_lock(&m->lock);
+		s->reconnect_running = false;
+		pthread_mutex_unlock(&m->lock);
+		s->next_attempt = now + s->backoff_ms;
+	}
+}
+
 /* Timers of one session: deadlines, due samples, stop requests. */
 static void session_tick(struct obs_manager *m, struct session *s, int64_t now)
 {
 	pthread_mutex_lock(&m->lock);
 	bool stop = s->stop_requested, interrupt = s->interrupt_requested;
 	pthread_mutex_unlock(&m->lock);
+	if (s->phase == PHASE_RECONNECT) {
+		reconnect_tick(m, s, now, stop || interrupt);
+		return;
+	}
 	if (s->phase != PHASE_IDLE && now >= s->pending_deadline) {
 		enum session_phase was = s->phase;
 		s->phase = PHASE_IDLE;
@@ -452,11 +658,13 @@ static void session_tick(struct obs_manager *m, struct session *s, int64_t now)
 		                     : send_request(s, "sample", PHASE_WAIT_SAMPLE);
 	}
 	if (rc != 0)
-		session_end(m, s, "interrupted", "node went down");
+		session_lost(m, s);
 }
 
 static int64_t session_wake_at(const struct session *s)
 {
+	if (s->phase == PHASE_RECONNECT)
+		return s->next_attempt;
 	if (s->phase != PHASE_IDLE)
 		return s->pending_deadline;
 	return s->next_due;
@@ -490,11 +698,13 @@ static void *manager_main(void *arg)
 		fds[k++] = (struct pollfd){m->wake[0], POLLIN, 0};
 		for (size_t i = 0; i < n; i++) {
 			struct session *s = active[i];
-			if (!s->conn)
+			if (!s->conn && s->phase != PHASE_RECONNECT)
 				continue;
 			int64_t at = session_wake_at(s);
 			if (at < wake_at)
 				wake_at = at;
+			if (!s->conn)
+				continue;
 			fds[k++] = (struct pollfd){s->conn->fd, POLLIN, 0};
 		}
 		int wait = (int)(wake_at - gi_clock_mono_ms());
@@ -516,7 +726,7 @@ static void *manager_main(void *arg)
 			if (!rev)
 				continue;
 			if (session_read(m, s) != 0)
-				session_end(m, s, "interrupted", "node went down");
+				session_lost(m, s);
 		}
 	}
 	return NULL;
@@ -619,6 +829,15 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 		s->modules[i] = gi_strdup(cfg->trace_modules[i]);
 	s->project = cfg->project ? gi_strdup(cfg->project) : NULL;
 	s->call_time = cfg->call_time && nmods > 0;
+	s->lease_ms = cfg->lease_ms > 0 ? cfg->lease_ms : OBS_LEASE_DEFAULT_MS;
+	if (s->lease_ms > OBS_LEASE_MAX_MS)
+		s->lease_ms = OBS_LEASE_MAX_MS;
+	if (s->lease_ms < 2 * s->interval_ms)
+		s->lease_ms = 2 * s->interval_ms;
+	s->cookie = cfg->cookie ? gi_strdup(cfg->cookie) : NULL;
+	s->overhead = cfg->overhead > 0 && cfg->overhead <= OBS_OVERHEAD_MAX ? cfg->overhead : 0;
+	s->pause_above = cfg->pause_above > 0 ? cfg->pause_above : OBS_PAUSE_ABOVE_DEFAULT;
+	s->manager = m;
 	s->state = SESSION_STARTING;
 	gi_strlcpy(s->status, "running", sizeof(s->status));
 
@@ -656,6 +875,7 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 	}
 	s->started_ms = cfg->started_ms > 0 ? cfg->started_ms : gi_clock_wall_ms();
 	s->next_due = gi_clock_mono_ms() + s->interval_ms;
+	s->last_reply_ms = gi_clock_mono_ms();
 	s->state = SESSION_RUNNING;
 	*session_id_out = gi_strdup(s->id);
 	pthread_mutex_unlock(&m->lock);
@@ -701,6 +921,12 @@ json_t *obs_manager_status(struct obs_manager *m)
 		json_object_set_new(o, "snapshots", json_integer(s->seq));
 		json_object_set_new(o, "trace_modules", trace_modules_json(s));
 		json_object_set_new(o, "call_time", json_boolean(s->call_time));
+		json_object_set_new(o, "lease_ms", json_integer(s->lease_ms));
+		json_object_set_new(o, "overhead",
+		                    s->overhead > 0 ? json_real(s->overhead) : json_null());
+		json_object_set_new(o, "reconnects", json_integer(s->reconnect_count));
+		json_object_set_new(o, "connected",
+		                    json_boolean(s->state == SESSION_RUNNING && !s->disconnected));
 		const char *state = s->state == SESSION_STARTING  ? "starting"
 		                    : s->state == SESSION_RUNNING ? "running"
 		                                                  : s->status;

@@ -44,6 +44,23 @@
 	8 /* frames per stack (the target's backtrace_depth caps it too) \
 	   */
 
+/* The lease (docs/OBSERVE.md "Sessions that survive a lost connection"):
+ * the target's session process keeps its state and patterns for this long
+ * without a request (a lost connection, a frozen observer) and then cleans
+ * up by itself; the manager reconnects within it. At least two intervals. */
+#define OBS_LEASE_DEFAULT_MS 10000
+#define OBS_LEASE_MAX_MS     600000
+
+/* The overhead budget (docs/OBSERVE.md "Overhead budget"): with a budget
+ * the call_count patterns are on for a fraction of each 100 ms cycle, the
+ * fraction adapted to the measured cost, and counts become estimates with
+ * an interval. 0 counts every call (the default: short sessions keep their
+ * rare functions). Counting pauses while scheduler utilisation is above
+ * pause_above (default OBS_PAUSE_ABOVE_DEFAULT; >= 1 never). */
+#define OBS_OVERHEAD_DEFAULT    0.0
+#define OBS_OVERHEAD_MAX        0.5
+#define OBS_PAUSE_ABOVE_DEFAULT 0.95
+
 struct obs_target {
 	const char *node;   /* name@host */
 	const char *cookie; /* NULL: GIULIA_COOKIE, else ~/.erlang.cookie */
@@ -99,6 +116,9 @@ struct obs_session_config {
 	const char *session_id;
 	long first_seq;
 	int64_t started_ms;
+	int lease_ms;       /* 0: OBS_LEASE_DEFAULT_MS; raised to 2 intervals, capped at the max */
+	double overhead;    /* 0: count every call; else the budget, (0, OBS_OVERHEAD_MAX] */
+	double pause_above; /* 0: OBS_PAUSE_ABOVE_DEFAULT; >= 1: never pause */
 };
 
 /* Called on the manager's thread: with each snapshot (borrowed), and once at
@@ -127,10 +147,10 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
  * until on_end has been called. GI_ENOTFOUND when there is none. */
 int obs_session_stop(struct obs_manager *m, const char *node);
 /* [{session_id, node, interval_ms, started_ms, stopped_ms, snapshots,
- *   trace_modules, call_time, state, reason, timeouts, failures, last_snapshot_ms,
- *   last_error}]; timeouts counts the timeouts in a row, failures all samples that
- *   timed out or failed, last_snapshot_ms (wall clock, null before the first) when the
- *   latest snapshot was taken; state is starting,
+ *   trace_modules, call_time, lease_ms, reconnects, connected, state, reason,
+ *   timeouts, failures, last_snapshot_ms, last_error}]; timeouts counts the timeouts in
+ *   a row, failures all samples that timed out or failed, last_snapshot_ms (wall clock,
+ *   null before the first) when the latest snapshot was taken; state is starting,
  * running, complete or interrupted. The caller decrefs. */
 json_t *obs_manager_status(struct obs_manager *m);
 /* The last `limit` (<= 0: all kept, at most 60) snapshots of a node's session,

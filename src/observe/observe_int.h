@@ -6,6 +6,7 @@
  *
  * Protocol with the session process (src/observe/probe/session.erl):
  *   C node -> session: {giulia, Ref, Request}   Request: sample | baseline | ping | stop
+ *                                               | {attach, NewOwnerPid}
  *   session -> C node: {giulia, Ref, Reply}
  *   session -> C node: {giulia, 'end', Reason}  the session ended on its own
  * Ref is an integer chosen by the C node; replies with an unexpected Ref are
@@ -102,6 +103,9 @@ struct obs_probe_config {
 	const char *const *modules; /* display names, NULL-terminated, or NULL */
 	bool call_time;             /* also time per function (docs/OBSERVE.md) */
 	int flag_cap;               /* processes flagged for call_time; 0: default */
+	double overhead;            /* budget (0-1) for duty-cycled counting; 0: count fully */
+	int interval_ms;            /* the snapshot interval (bounds a duty cycle); 0: 1000 */
+	double pause_above;         /* utilisation that pauses counting; 0: never */
 	int sample_period_ms;       /* 0: no sampler */
 	int sample_processes;
 	int sample_stacks;
@@ -127,6 +131,11 @@ int obs_probe_classify(const ei_x_buff *x, long *ref_out, int *index);
 /* Sends `request` and waits for its reply (synchronous); *index at Reply. */
 int obs_probe_call(struct dist_conn *c, struct obs_probe *p, const char *request,
                    int64_t deadline_ms, ei_x_buff *reply, int *index);
+/* Hands the session process `p` over to connection `c` (a new connection
+ * after the old one was lost): checks that it is alive, then sends
+ * {attach, Self} and waits for `attached`. GI_ENOTFOUND when the process is
+ * gone (its lease expired), else the connection errors. */
+int obs_probe_attach(struct dist_conn *c, struct obs_probe *p, int64_t deadline_ms);
 /* Releases what `p` holds (not the target process). */
 void obs_probe_destroy(struct obs_probe *p);
 

@@ -50,7 +50,7 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	size_t nmods = 0;
 	for (const char *const *m = cfg->modules; m && *m && nmods < OBS_MAX_MODULES; m++)
 		nmods++;
-	ei_x_encode_map_header(&term, 16);
+	ei_x_encode_map_header(&term, 19);
 	ei_x_encode_atom(&term, "owner");
 	ei_x_encode_pid(&term, ei_self(&c->ec));
 	ei_x_encode_atom(&term, "cnode");
@@ -88,6 +88,12 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	ei_x_encode_atom(&term, cfg->call_time ? "true" : "false");
 	ei_x_encode_atom(&term, "flag_cap");
 	ei_x_encode_long(&term, cfg->flag_cap > 0 ? cfg->flag_cap : OBS_FLAG_CAP);
+	ei_x_encode_atom(&term, "overhead");
+	ei_x_encode_double(&term, cfg->overhead > 0 && cfg->overhead < 1 ? cfg->overhead : 0.0);
+	ei_x_encode_atom(&term, "interval_ms");
+	ei_x_encode_long(&term, cfg->interval_ms > 0 ? cfg->interval_ms : 1000);
+	ei_x_encode_atom(&term, "pause_above");
+	ei_x_encode_double(&term, cfg->pause_above > 0 ? cfg->pause_above : 0.0);
 	dist_eval_args_encode(out, probe_session, probe_session_len, &term);
 	ei_x_free(&term);
 }
@@ -228,6 +234,55 @@ int obs_probe_call(struct dist_conn *c, struct obs_probe *p, const char *request
 		if (kind == 2)
 			return GI_ENODEDOWN; /* the session process ended on its own */
 	}
+}
+
+int obs_probe_attach(struct dist_conn *c, struct obs_probe *p, int64_t deadline_ms)
+{
+	/* Asked first through rex, which always answers: a session process
+	 * that is gone (its lease expired, the node restarted) is a clear
+	 * answer, not a silence until the deadline. */
+	ei_x_buff args, reply;
+	ei_x_new(&args);
+	ei_x_encode_list_header(&args, 1);
+	ei_x_encode_pid(&args, &p->pid);
+	ei_x_encode_empty_list(&args);
+	ei_x_new(&reply);
+	int index = 0;
+	int rc = dist_rpc(c, "erlang", "is_process_alive", &args, deadline_ms, &reply, &index);
+	char atom[MAXATOMLEN_UTF8] = "";
+	if (rc == 0 && (ei_decode_atom(reply.buff, &index, atom) < 0 || strcmp(atom, "true") != 0))
+		rc = GI_ENOTFOUND;
+	else if (rc == GI_EBADRPC)
+		rc = GI_ENOTFOUND; /* a pid of an earlier incarnation of the node */
+	ei_x_free(&args);
+	if (rc)
+		goto out;
+	long ref = p->next_ref++;
+	ei_x_buff x;
+	ei_x_new_with_version(&x);
+	ei_x_encode_tuple_header(&x, 3);
+	ei_x_encode_atom(&x, "giulia");
+	ei_x_encode_long(&x, ref);
+	ei_x_encode_tuple_header(&x, 2);
+	ei_x_encode_atom(&x, "attach");
+	ei_x_encode_pid(&x, ei_self(&c->ec));
+	rc = dist_send(c, &p->pid, &x, deadline_ms);
+	ei_x_free(&x);
+	erlang_msg msg;
+	while (rc == 0) {
+		rc = dist_receive(c, &msg, &reply, deadline_ms);
+		long got = 0;
+		if (rc == 0) {
+			int kind = obs_probe_classify(&reply, &got, &index);
+			if (kind == 1 && got == ref)
+				break;
+			if (kind == 2)
+				rc = GI_ENOTFOUND; /* it ended just now */
+		}
+	}
+out:
+	ei_x_free(&reply);
+	return rc;
 }
 
 void obs_probe_destroy(struct obs_probe *p)

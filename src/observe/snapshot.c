@@ -4,6 +4,7 @@
  * sequence, wall-clock time) around the measured sections, module atoms to
  * display names, {M, F, A} tuples to "Mod.fun/arity" text.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -192,6 +193,77 @@ static void call_time_merge(json_t *trace, json_t *ct)
 	json_object_set_new(trace, "call_time", out);
 }
 
+void obs_estimate_calls(double sum, double sumsq, long cycles, double duty,
+                        struct obs_estimate *out)
+{
+	out->estimate = out->low = out->high = sum;
+	if (!(duty > 0) || cycles <= 0 || !(sum >= 0))
+		return;
+	if (duty > 1)
+		duty = 1;
+	double k = (double)cycles;
+	double mean = sum / k;
+	double var = cycles > 1 ? (sumsq - sum * sum / k) / (k - 1) : mean;
+	if (!(var >= mean))
+		var = mean; /* a count varies at least as a Poisson count does */
+	double half = 1.96 * sqrt(k * var * (1 - duty)) / duty;
+	out->estimate = sum / duty;
+	out->low = out->estimate - half > sum ? out->estimate - half : sum;
+	out->high = out->estimate + half;
+	if (sum == 0 && duty < 1)
+		out->high = 3.0 * (1 - duty) / duty; /* none seen: the rule of three */
+}
+
+/* The duty figures per module, by display name: {module: {on_us, cycles,
+ * duty}} for the calls' estimates, and the section as the snapshot shows it. */
+static json_t *duty_section(json_t *duty, json_t *window_ms, json_t **by_module)
+{
+	json_t *out = json_deep_copy(duty);
+	json_t *mods = json_array();
+	*by_module = json_object();
+	double window_us = json_number_value(window_ms) * 1000.0;
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(duty, "modules"), i, v)
+	{
+		json_t *m = json_deep_copy(v);
+		json_t *name = module_display(json_object_get(v, "module"));
+		json_object_set_new(m, "module", name);
+		double on = json_number_value(json_object_get(v, "on_us"));
+		double d = window_us > 0 ? on / window_us : 0;
+		json_object_set_new(m, "duty", json_real(d > 1 ? 1 : d));
+		if (json_is_string(name))
+			json_object_set(*by_module, json_string_value(name), m);
+		json_array_append_new(mods, m);
+	}
+	json_object_set_new(out, "modules", mods);
+	return out;
+}
+
+/* One calls entry of a duty-cycled window: [M, F, A, Sum, SumSq, Cycles]. */
+static json_t *duty_call(json_t *v, json_t *by_module)
+{
+	json_t *c = json_object();
+	json_t *mod = module_display(json_array_get(v, 0));
+	json_object_set_new(c, "module", mod);
+	json_t *f = json_array_get(v, 1);
+	json_object_set_new(c, "function", json_is_string(f) ? json_incref(f) : json_null());
+	json_object_set_new(c, "arity", number_or_null(json_array_get(v, 2)));
+	double sum = json_number_value(json_array_get(v, 3));
+	json_t *m = json_is_string(mod) ? json_object_get(by_module, json_string_value(mod)) : NULL;
+	double duty = json_number_value(json_object_get(m, "duty"));
+	struct obs_estimate e;
+	obs_estimate_calls(sum, json_number_value(json_array_get(v, 4)),
+	                   (long)json_integer_value(json_array_get(v, 5)), duty, &e);
+	json_object_set_new(c, "count", json_integer((json_int_t)llround(e.estimate)));
+	json_object_set_new(c, "measured", json_integer((json_int_t)sum));
+	json_object_set_new(c, "estimated", json_true());
+	json_object_set_new(c, "duty", json_real(duty));
+	json_object_set_new(c, "low", json_integer((json_int_t)floor(e.low)));
+	json_object_set_new(c, "high", json_integer((json_int_t)ceil(e.high)));
+	return c;
+}
+
 static json_t *trace_section(json_t *trace)
 {
 	json_t *out = json_object();
@@ -205,8 +277,17 @@ static json_t *trace_section(json_t *trace)
 	json_object_set_new(out, "modules", mods);
 	json_object_set_new(out, "window_ms", number_or_null(json_object_get(trace, "window_ms")));
 	json_t *calls = json_array();
+	json_t *duty = json_object_get(trace, "duty"), *by_module = NULL;
+	if (json_is_object(duty))
+		json_object_set_new(
+		    out, "duty",
+		    duty_section(duty, json_object_get(trace, "window_ms"), &by_module));
 	json_array_foreach(json_object_get(trace, "calls"), i, v)
 	{
+		if (json_is_array(v) && json_array_size(v) == 6 && by_module) {
+			json_array_append_new(calls, duty_call(v, by_module));
+			continue;
+		}
 		if (!json_is_array(v) || json_array_size(v) != 4)
 			continue;
 		json_t *c = json_object();
@@ -219,6 +300,7 @@ static json_t *trace_section(json_t *trace)
 		json_array_append_new(calls, c);
 	}
 	json_object_set_new(out, "calls", calls);
+	json_decref(by_module);
 	return out;
 }
 

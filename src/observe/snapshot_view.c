@@ -129,6 +129,26 @@ static void trace(struct obs_view *v, const json_t *t)
 		x->count = num(c, "count");
 		x->time_calls = num(c, "time_calls");
 		x->time_us = num(c, "time_us");
+		x->measured = num(c, "measured");
+	}
+	const json_t *duty = json_object_get(t, "duty");
+	if (json_is_object(duty)) {
+		v->duty.present = true;
+		v->duty.overhead = num(duty, "overhead");
+		v->duty.cost = num(duty, "cost");
+		v->duty.paused = json_is_true(json_object_get(duty, "paused"));
+		double sum = 0;
+		size_t nmods = 0, i;
+		const json_t *m;
+		json_array_foreach(json_object_get(duty, "modules"), i, m)
+		{
+			double d = num(m, "duty");
+			if (isfinite(d) && d >= 0 && d <= 1) {
+				sum += d;
+				nmods++;
+			}
+		}
+		v->duty.duty_mean = nmods ? sum / (double)n : NAN;
 	}
 	const json_t *ct = json_object_get(t, "call_time");
 	if (json_is_object(ct)) {

@@ -55,6 +55,16 @@ struct obs_view_call {
 	const char *module, *function;
 	double arity, count;
 	double time_calls, time_us; /* call_time only (NAN without it) */
+	double measured;            /* under an overhead budget: calls counted (else NAN) */
+};
+
+/* trace.duty: the overhead budget's duty cycling over the window (present
+ * only under a budget; docs/OBSERVE.md "Overhead budget"). */
+struct obs_view_duty {
+	bool present;
+	double overhead, cost; /* NAN when absent */
+	double duty_mean;      /* mean of the modules' duty; NAN without modules */
+	bool paused;
 };
 
 /* trace.call_time: what the session's call_time flagging did over the window
@@ -131,6 +141,7 @@ struct obs_view {
 	struct obs_view_call *calls;
 	size_t ncalls;
 	struct obs_view_call_time call_time;
+	struct obs_view_duty duty;
 	const char **errors;
 	size_t nerrors;
 	struct obs_view_executing executing;

@@ -476,6 +476,47 @@ static long long profile_store(const struct profile_env *env, struct observed *s
 	return profile_id;
 }
 
+/* Merges the monitor's record of lost connections (`reconnects` of the
+ * finalize: [{after_seq, before_seq, from_ms, to_ms, missing}]) into `gaps`
+ * (sorted by after_seq): a gap the store found after the same snapshot gets
+ * the cause "reconnect"; one too short for the store to see (under two
+ * intervals) is added. Returns the snapshots missing that were added. */
+static long long reconnect_gaps(json_t *gaps, json_t *reconnects)
+{
+	long long added = 0;
+	size_t i;
+	json_t *r;
+	json_array_foreach(reconnects, i, r)
+	{
+		json_int_t after = json_integer_value(json_object_get(r, "after_seq"));
+		json_int_t lost = json_integer_value(json_object_get(r, "missing"));
+		size_t at = 0, j;
+		json_t *g, *same = NULL;
+		json_array_foreach(gaps, j, g)
+		{
+			json_int_t ga = json_integer_value(json_object_get(g, "after_seq"));
+			if (ga == after)
+				same = g;
+			if (ga <= after)
+				at = j + 1;
+		}
+		if (same) {
+			json_object_set_new(same, "cause", json_string("reconnect"));
+		} else if (lost > 0) {
+			json_t *add = json_pack(
+			    "{s:I, s:O, s:O, s:O, s:I, s:s}", "after_seq", after, "before_seq",
+			    json_object_get(r, "before_seq"), "from_ms",
+			    json_object_get(r, "from_ms"), "to_ms", json_object_get(r, "to_ms"),
+			    "missing", lost, "cause", "reconnect");
+			if (add) {
+				json_array_insert_new(gaps, at, add);
+				added += lost;
+			}
+		}
+	}
+	return added;
+}
+
 /* Adds to `fin` (the finalize copy) the gaps in what arrived: sequence
  * holes, pauses and losses after the last snapshot (docs/API.md "What is
  * kept, marked and refused"). Without them (a store error) the profile is
@@ -495,6 +536,7 @@ static void finalize_gaps(struct obs_store *st, json_t *fin)
 	                   json_is_integer(next) ? json_integer_value(next) : 0, &gaps,
 	                   &missing) != 0)
 		return;
+	missing += reconnect_gaps(gaps, json_object_get(fin, "reconnects"));
 	json_object_set_new(fin, "gaps", gaps);
 	json_object_set_new(fin, "snapshots_missing", json_integer(missing));
 }

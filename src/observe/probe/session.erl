@@ -4,9 +4,10 @@
 %% this text once per connection, the target parses it (erl_scan, erl_parse)
 %% and evaluates it with `Args` bound to a map:
 %%   owner      the C node's pid (replies go there)
-%%   cnode      the C node's node name (monitored: nodedown ends the session)
+%%   cnode      the C node's node name (monitored: nodedown detaches the session until the lease runs out)
 %%   id         the session id (binary), kept in the process dictionary
-%%   lease_ms   the session exits when no request came for that long
+%%   lease_ms   the session exits when no request came for that long; it
+%%              rides out a lost connection for that long too (see attach)
 %%   top_n      entries per top list
 %%   scan_cap   at most this many processes are scanned per sample
 %%   chunk      processes handled per step (the deadline is checked between steps)
@@ -26,8 +27,12 @@
 %% - it holds the scheduler_wall_time flag (reference-counted per process by
 %%   the runtime, so it drops when the process exits, however it exits) and
 %%   the call_count trace patterns it set, on modules that had none before;
-%% - on `stop`, nodedown of the C node or an expired lease it removes its trace
-%%   patterns, turns the flag off (restoring the previous state) and exits;
+%% - on `stop` or an expired lease it removes its trace patterns, turns the
+%%   flag off (restoring the previous state) and exits; nodedown of the C node
+%%   only detaches it: it keeps its state and patterns until the lease
+%%   expires, and a new connection of the observer takes it over with
+%%   {attach, NewOwner} (the counters and the baseline restart then, so that
+%%   nothing measured while detached is passed off as one interval);
 %% - a guardian process removes the trace patterns if the session process is
 %%   killed (exit(Pid, kill) gives no chance to clean up);
 %% - user-given module names are converted with binary_to_existing_atom only:
@@ -51,7 +56,9 @@ ChunkSize = maps:get(chunk, Args),
 BudgetMs = maps:get(budget_ms, Args),
 ModuleNames = maps:get(modules, Args),
 Now = fun() -> erlang:monotonic_time(millisecond) end,
-Send = fun(Msg) -> erlang:send(Owner, Msg, [noconnect]) end,
+%% The owner changes when a new connection attaches: the session process
+%% keeps it in its dictionary (put there first thing).
+Send = fun(Msg) -> erlang:send(get(giulia_owner), Msg, [noconnect]) end,
 
 %% Module names from the user: existing atoms only, loaded modules only, and
 %% no call_count pattern already set by someone else.
@@ -231,6 +238,226 @@ ReadCalls = fun(Traced) ->
         [{Mo, F, A, C} || {{Mo, F, A}, {call_count, C}} <- lists:zip(MFAs, Counts),
                           is_integer(C), C > 0]
     end || {M, MFAs} <- Traced])
+end,
+
+%% ---- Overhead budget: duty-cycled call counting ----
+%% With `overhead` (a fraction of the node's work, e.g. 0.05) the call_count
+%% patterns are on for a fraction of every cycle (DutyCycleMs) and removed
+%% for the rest, so that a call costs nothing while they are off. Per cycle
+%% and function the session keeps the count's sum and sum of squares (the C
+%% node turns them into an estimate with its interval), per module the time
+%% on (microseconds) and the cycles. The fraction is adapted at every
+%% snapshot from the measured cost: the node's reductions per scheduler-busy
+%% time while every traced module is on against while none is (the same
+%% interval), smoothed; each module gets an equal part of the budget, so
+%% that a module taking most of the calls gets a smaller fraction. The
+%% fraction stays within [DutyMin, DutyMax]: an off phase is always left to
+%% measure against. Above PauseAbove scheduler utilisation over an interval
+%% counting pauses entirely for the next one (the snapshot says so).
+Overhead = case maps:get(overhead, Args, 0) of
+               OverheadArg when is_number(OverheadArg), OverheadArg > 0, OverheadArg < 1 ->
+                   OverheadArg;
+               _ -> 0
+           end,
+DutyCycleMs = max(20, min(1000, maps:get(duty_cycle_ms, Args, 100))),
+PauseAbove = case maps:get(pause_above, Args, 0) of
+                 PauseArg when is_number(PauseArg), PauseArg > 0 -> PauseArg;
+                 _ -> 2.0
+             end,
+DutyMin = 0.01,
+%% A cycle never outlasts the snapshot interval: every window must count for
+%% its estimate to stand (on a node whose pattern barriers are slow the
+%% budget then gives way, and the snapshot's duty and barrier_us show it).
+DutyWindowUs = 1000 * max(DutyCycleMs, maps:get(interval_ms, Args, 1000)),
+DutyMax = 0.9,
+NowUs = fun() -> erlang:monotonic_time(microsecond) end,
+Online0 = erlang:system_info(schedulers_online),
+SchedBusy = fun() ->
+    case erlang:statistics(scheduler_wall_time) of
+        undefined -> 0;
+        L -> lists:sum([A || {I, A, _} <- L, I =< Online0])
+    end
+end,
+%% The segment since the last mark goes to `full` (every counted module on)
+%% or `off` (none on); partial segments are not used for the cost.
+DutyMark = fun(S) ->
+    {Reds, _} = erlang:statistics(reductions),
+    B = SchedBusy(),
+    {R0, B0} = maps:get(d_mark, S),
+    On = map_size(maps:get(d_onset, S)),
+    Counted = length([F || F <- maps:values(maps:get(d_fracs, S)), F > 0]),
+    Class = if On =:= 0 -> off;
+               On =:= Counted -> full;
+               true -> partial
+            end,
+    Seg = maps:get(d_seg, S),
+    Seg2 = case maps:find(Class, Seg) of
+               {ok, {AR, AB}} -> Seg#{Class => {AR + Reds - R0, AB + B - B0}};
+               error -> Seg
+           end,
+    S#{d_mark => {Reds, B}, d_seg => Seg2}
+end,
+DutyRead = fun(M, MFAs) ->
+    erlang:trace_pattern({M, '_', '_'}, pause, [call_count]),
+    Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
+                           lists:duplicate(length(MFAs), call_count)),
+    [case C of {call_count, N} when is_integer(N) -> N; _ -> 0 end || C <- Counts]
+end,
+DutyAdd = fun(S, M, Ns, T) ->
+    Acc = maps:get(d_acc, S),
+    {OnUs, Cycles, Sums} = maps:get(M, Acc),
+    Sums2 = lists:zipwith(fun(N, {Su, Sq}) -> {Su + N, Sq + N * N} end, Ns, Sums),
+    OnAt = maps:get(M, maps:get(d_onset, S)),
+    S#{d_acc => Acc#{M => {OnUs + max(0, T - OnAt), Cycles + 1, Sums2}}}
+end,
+%% Setting and pausing patterns waits for every scheduler to pass a safe
+%% point, which on a loaded node takes a while, and the module counts
+%% meanwhile: the time on is taken after the pause has taken effect, and the
+%% next cycle starts no earlier than each module's time on / its fraction,
+%% so that a slow barrier lengthens the cycle instead of raising the duty.
+DutyOff = fun(S, M) ->
+    S1 = DutyMark(S),
+    TP = NowUs(),
+    Ns = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
+    T = NowUs(),
+    catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]),
+    %% the pattern stopped counting somewhere inside the pause: its middle
+    S2 = DutyAdd(S1, M, Ns, (TP + T) div 2),
+    OnAt = maps:get(M, maps:get(d_onset, S2)),
+    F = max(DutyMin, maps:get(M, maps:get(d_fracs, S2))),
+    Until = min(maps:get(d_c0, S2) + DutyWindowUs,
+                max(maps:get(d_next_c0, S2), OnAt + round((T - OnAt) / F))),
+    {BN, BUs} = maps:get(d_barrier, S2),
+    S2#{d_onset => maps:remove(M, maps:get(d_onset, S2)), d_next_c0 => Until,
+        d_barrier => {BN + 1, BUs + (T - TP)}}
+end,
+DutyCycle = fun(S) ->
+    S1 = DutyMark(S),
+    Fracs = maps:get(d_fracs, S),
+    OnMods = [M || {M, F} <- maps:to_list(Fracs), F > 0,
+                   not maps:is_key(M, maps:get(d_onset, S))],
+    TS = NowUs(),
+    [erlang:trace_pattern({M, '_', '_'}, true, [call_count]) || M <- OnMods],
+    T1 = NowUs(),
+    %% and started counting somewhere inside the set: its middle
+    TOn = (TS + T1) div 2,
+    {BN, BUs} = maps:get(d_barrier, S1),
+    Pending = lists:keysort(1, [{T1 + round(maps:get(M, Fracs) * DutyCycleMs * 1000), M}
+                                || M <- OnMods]),
+    S1#{d_onset => maps:merge(maps:get(d_onset, S1), maps:from_list([{M, TOn} || M <- OnMods])),
+        d_pending => Pending, d_c0 => T1, d_next_c0 => T1 + DutyCycleMs * 1000,
+        d_barrier => case OnMods of [] -> {BN, BUs}; _ -> {BN + 1, BUs + (T1 - TS)} end}
+end,
+DutyStep = fun DutyStep(S) ->
+    case maps:get(d_on, S, false) of
+        false -> S;
+        true ->
+            T = NowUs(),
+            case maps:get(d_pending, S) of
+                [{At, M} | Rest] when At =< T -> DutyStep(DutyOff(S#{d_pending => Rest}, M));
+                _ ->
+                    case T >= maps:get(d_next_c0, S) andalso
+                         map_size(maps:get(d_onset, S)) =:= 0 of
+                        true -> DutyCycle(S);
+                        false -> S
+                    end
+            end
+    end
+end,
+%% The next duty event, in monotonic milliseconds, or infinity.
+DutyNext = fun(S) ->
+    case maps:get(d_on, S, false) of
+        false -> infinity;
+        true ->
+            C = maps:get(d_next_c0, S),
+            Due = case maps:get(d_pending, S) of
+                      [{At, _} | _] -> min(At, C);
+                      [] -> C
+                  end,
+            erlang:convert_time_unit(Due, microsecond, millisecond) + 1
+    end
+end,
+DutyZero = fun(S) ->
+    Acc = maps:map(fun(_M, MFAs) -> {0, 0, [{0, 0} || _ <- MFAs]} end, maps:get(d_mfas, S)),
+    {Reds, _} = erlang:statistics(reductions),
+    T = NowUs(),
+    S#{d_acc => Acc, d_seg => #{full => {0, 0}, off => {0, 0}}, d_mark => {Reds, SchedBusy()},
+       d_barrier => {0, 0},
+       d_onset => maps:map(fun(_, _) -> T end, maps:get(d_onset, S))}
+end,
+DutyInit = fun(S, Traced) ->
+    case Overhead > 0 andalso Traced =/= [] of
+        false -> S#{d_on => false};
+        true ->
+            Mods = [M || {M, _} <- Traced],
+            F0 = max(DutyMin, min(DutyMax, Overhead / length(Mods))),
+            T = NowUs(),
+            %% every module was set on at the start: the first step reads
+            %% nothing yet and starts a cycle
+            DutyZero(S#{d_on => true, d_mfas => maps:from_list(Traced),
+                        d_fracs => maps:from_list([{M, F0} || M <- Mods]),
+                        d_cost => 1.0, d_onset => maps:from_list([{M, T} || M <- Mods]),
+                        d_pending => lists:keysort(1, [{T + round(F0 * DutyCycleMs * 1000), M}
+                                                       || M <- Mods]),
+                        d_c0 => T, d_next_c0 => T + DutyCycleMs * 1000,
+                        d_mark => {0, 0}})
+    end
+end,
+%% The snapshot's duty figures, and the fractions for the next interval.
+DutyFrac = fun(_Share, _NHot, Cost) when Cost =< 0 -> DutyMax;
+              (Share, NHot, Cost) when Share > 0 ->
+                  max(DutyMin, min(DutyMax, Overhead / (NHot * Cost * Share)));
+              (_, _, _) -> DutyMax
+           end,
+DutySnapshot = fun(S, Util) ->
+    T = NowUs(),
+    S0 = DutyMark(S),
+    %% modules on now: their counts so far, and they go on counting
+    S1 = lists:foldl(fun(M, SA) ->
+                         Ns = DutyRead(M, maps:get(M, maps:get(d_mfas, SA))),
+                         erlang:trace_pattern({M, '_', '_'}, restart, [call_count]),
+                         SB = DutyAdd(SA, M, Ns, T),
+                         SB#{d_onset => (maps:get(d_onset, SB))#{M => NowUs()}}
+                     end, S0, maps:keys(maps:get(d_onset, S0))),
+    Acc = maps:get(d_acc, S1),
+    Mfas = maps:get(d_mfas, S1),
+    Fracs = maps:get(d_fracs, S1),
+    Calls = lists:append([[{Mo, F, A, Su, Sq, Cyc}
+                           || {{Mo, F, A}, {Su, Sq}} <- lists:zip(maps:get(M, Mfas), Sums), Su > 0]
+                          || {M, {_, Cyc, Sums}} <- maps:to_list(Acc)]),
+    #{full := {RF, BF}, off := {RO, BO}} = maps:get(d_seg, S1),
+    Measured = if BF > 0, BO > 0, RO > 0, RF > 0 ->
+                      max(0.0, min(1.0, 1 - (RF / BF) / (RO / BO)));
+                  true -> null
+               end,
+    Cost = case Measured of
+               null -> maps:get(d_cost, S1);
+               _ -> 0.5 * maps:get(d_cost, S1) + 0.5 * Measured
+           end,
+    Paused = is_number(Util) andalso Util > PauseAbove,
+    Rates = [{M, lists:sum([Su || {Su, _} <- Sums]) / max(1, OnUs)}
+             || {M, {OnUs, _, Sums}} <- maps:to_list(Acc)],
+    Total = lists:sum([R || {_, R} <- Rates]),
+    NHot = max(1, length([R || {_, R} <- Rates, R > 0])),
+    NewFracs = maps:from_list(
+                 [{M, case Paused of
+                          true -> 0;
+                          false when Total > 0 -> DutyFrac(R / Total, NHot, Cost);
+                          false -> maps:get(M, Fracs)
+                      end} || {M, R} <- Rates]),
+    Section = #{overhead => Overhead, cycle_ms => DutyCycleMs, cost => Cost,
+                cost_measured => Measured, paused => Paused,
+                pause_above => if PauseAbove > 1 -> null; true -> PauseAbove end,
+                utilisation => Util,
+                barrier_us => case maps:get(d_barrier, S1) of
+                                  {0, _} -> null;
+                                  {BN, BUs} -> BUs div BN
+                              end,
+                modules => [#{module => M, on_us => OnUs, cycles => Cyc,
+                              fraction => maps:get(M, Fracs),
+                              next_fraction => maps:get(M, NewFracs)}
+                            || {M, {OnUs, Cyc, _}} <- maps:to_list(Acc)]},
+    {Calls, Section, DutyZero(S1#{d_cost => Cost, d_fracs => NewFracs})}
 end,
 
 %% ---- Sampler: where the busiest processes execute, between snapshots ----
@@ -480,21 +707,33 @@ Sample = fun(S) ->
                   false -> []
               end,
     Traced = maps:get(traced, S),
-    Trace = case Traced of
-                [] -> #{};
-                _ -> #{trace => #{modules => [M || {M, _} <- Traced],
-                                  window_ms => Window,
-                                  calls => ReadCalls(Traced)}}
+    UtilisationNow = case {maps:get(swt, OldTotals), maps:get(swt, T)} of
+                         {Old, New} when is_list(Old), is_list(New) -> Utilisation(Old, New, Online);
+                         _ -> #{total => null, per_scheduler => []}
+                     end,
+    {Trace, S4} = case {Traced, maps:get(d_on, S3, false)} of
+                {[], _} -> {#{}, S3};
+                {_, false} -> {#{trace => #{modules => [M || {M, _} <- Traced],
+                                            window_ms => Window,
+                                            calls => ReadCalls(Traced)}}, S3};
+                {_, true} ->
+                    {DCalls, DSection, SD} = DutySnapshot(S3, maps:get(total, UtilisationNow)),
+                    {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
+                                  calls => DCalls, duty => DSection}}, SD}
             end,
+    PauseNote = case Trace of
+                    #{trace := #{duty := #{paused := true, utilisation := PU}}} ->
+                        [iolist_to_binary(io_lib:format(
+                             "call counting paused: scheduler utilisation ~.3f over the "
+                             "ceiling ~.3f; it resumes when the node is below it",
+                             [float(PU), float(PauseAbove)]))];
+                    _ -> []
+                end,
     Reply = maps:merge(maps:merge(Trace, Executing), #{
         window_ms => Window,
         otp_release => list_to_binary(erlang:system_info(otp_release)),
         schedulers_online => Online,
-        scheduler_utilisation =>
-            case {maps:get(swt, OldTotals), maps:get(swt, T)} of
-                {Old, New} when is_list(Old), is_list(New) -> Utilisation(Old, New, Online);
-                _ -> #{total => null, per_scheduler => []}
-            end,
+        scheduler_utilisation => UtilisationNow,
         run_queue => #{total => erlang:statistics(total_run_queue_lengths),
                        per_scheduler => erlang:statistics(run_queue_lengths)},
         processes => #{count => Count, limit => erlang:system_info(process_limit),
@@ -516,8 +755,8 @@ Sample = fun(S) ->
                            message_queue => Details(Positive(Qs))},
         sample_us => erlang:monotonic_time(microsecond) - StartUs,
         scanned_pids => NPids,
-        errors => Errors0}),
-    {Reply, S3#{prev => NewPrev, totals => T}}
+        errors => Errors0 ++ PauseNote}),
+    {Reply, S4#{prev => NewPrev, totals => T}}
 end,
 
 %% Baseline: previous reductions of every process and the node totals.
@@ -746,6 +985,24 @@ CtStray = fun(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_
             (_Msg, S) -> S
          end,
 
+%% A new baseline after a detached while: counters read and thrown away,
+%% node totals and per-process reductions taken anew.
+Rebase = fun(S) ->
+    case maps:get(d_on, S, false) of
+        true -> [catch erlang:trace_pattern({M, '_', '_'}, restart, [call_count])
+                 || M <- maps:keys(maps:get(d_onset, S))];
+        false -> catch ReadCalls(maps:get(traced, S))
+    end,
+    case maps:get(call_time, S, undefined) of
+        undefined -> ok;
+        Ct -> catch CtRead(Ct)
+    end,
+    Baseline(case maps:get(d_on, S, false) of
+                 true -> DutyZero(S);
+                 false -> S
+             end)
+end,
+
 Cleanup = fun(S) ->
     CtStop(maps:get(call_time, S, undefined)),
     ClearPatterns([M || {M, _} <- maps:get(traced, S)]),
@@ -762,29 +1019,49 @@ end,
 
 Loop = fun Loop(S) ->
     T0 = Now(),
-    Wait = case maps:get(s_next, S, infinity) of
-               infinity -> max(0, maps:get(lease_until, S) - T0);
-               Next -> max(0, min(maps:get(lease_until, S), Next) - T0)
-           end,
+    Wait = max(0, lists:min([maps:get(lease_until, S), maps:get(s_next, S, infinity),
+                             DutyNext(S)]) - T0),
+    %% Duty cycling waits at high priority, so that a pattern goes off on
+    %% time on a busy node (a late off is counting past the budget); every
+    %% request is served at normal priority (a sample's scan must not take
+    %% CPU from the application).
+    DutyPrio = maps:get(d_on, S, false),
+    DutyPrio andalso process_flag(priority, high),
     receive
         {giulia, Ref, sample} ->
+            DutyPrio andalso process_flag(priority, normal),
             {Reply, S2} = try CtWrap(Sample(S), S)
                           catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, S}
                           end,
             Send({giulia, Ref, Reply}),
             Loop(S2#{lease_until => Now() + LeaseMs});
         {giulia, Ref, baseline} ->
+            DutyPrio andalso process_flag(priority, normal),
             S2 = Baseline(S),
             Send({giulia, Ref, ok}),
             Loop(S2#{lease_until => Now() + LeaseMs});
         {giulia, Ref, ping} ->
             Send({giulia, Ref, pong}),
             Loop(S#{lease_until => Now() + LeaseMs});
+        {giulia, Ref, {attach, NewOwner}} when is_pid(NewOwner) ->
+            %% A new connection of the observer takes the session over: replies
+            %% go there, its node is monitored, and the interval restarts (the
+            %% time detached is a gap, not a long interval).
+            DutyPrio andalso process_flag(priority, normal),
+            put(giulia_owner, NewOwner),
+            NewNode = node(NewOwner),
+            erlang:monitor_node(NewNode, true),
+            S2 = Rebase(S),
+            Send({giulia, Ref, attached}),
+            Loop(S2#{cnode => NewNode, detached => false, lease_until => Now() + LeaseMs});
         {giulia, Ref, stop} ->
             Cleanup(S),
             Send({giulia, Ref, stopped});
-        {nodedown, CNode} ->
-            Cleanup(S);
+        {nodedown, Down} ->
+            case maps:get(cnode, S) of
+                Down -> Loop(S#{detached => true});
+                _ -> Loop(S)
+            end;
         Other ->
             Loop(CtStray(Other, S))
     after Wait ->
@@ -793,7 +1070,7 @@ Loop = fun Loop(S) ->
                 Cleanup(S),
                 Send({giulia, 'end', lease_expired});
             false ->
-                Loop(SampleStep(S))
+                Loop(DutyStep(SampleStep(S)))
         end
     end
 end,
@@ -802,6 +1079,7 @@ Parent = self(),
 Ready = make_ref(),
 Pid = erlang:spawn(fun() ->
     put(giulia_session, Id),
+    put(giulia_owner, Owner),
     erlang:monitor_node(CNode, true),
     Checked = [CheckModule(N) || N <- ModuleNames],
     Traced = [{M, MFAs} || {ok, M, MFAs} <- Checked],
@@ -838,8 +1116,9 @@ Pid = erlang:spawn(fun() ->
          end,
     erlang:system_flag(scheduler_wall_time, true),
     SwtSet = true,
-    S0 = Baseline(#{traced => Traced, swt_set => SwtSet, guardian => Guardian,
-                    call_time => Ct, s_origins => #{}}),
+    S0 = DutyInit(Baseline(#{traced => Traced, swt_set => SwtSet, guardian => Guardian,
+                             call_time => Ct, s_origins => #{}, cnode => CNode,
+                             detached => false}), Traced),
     Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
                        trace_errors => TraceErrors,
                        traced => [M || {M, _} <- Traced]}},

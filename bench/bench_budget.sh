@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# The overhead budget: what duty-cycled call counting costs the target and
+# how close its estimates come to full counts (BENCHMARKS.md "Overhead
+# budget").
+#
+#   bench/bench_budget.sh [cpu] [demo]    (default: both)
+#
+# cpu   the worst case: 2 processes calling the tiny functions of two traced
+#       modules in a loop (bench/observe_bench_a/b).
+# demo  examples/nexus under a fixed wrk load (scripts/nexus.sh load, 16
+#       connections), tracing Nexus.Repo and Nexus.Registry.TableRegistry.
+# Each with: no observer, observation without tracing, full call_count, and
+# budgets of 2%, 5% and 10%; alternated, $rounds rounds of $seconds s each.
+# needs: wrk erlang-base scripts/nexus.sh
+#
+# Work is the target's work per CPU second (loop iterations or requests
+# divided by the CPU time of the target's OS process), which the
+# neighbours' load cannot blur, as a ratio to the run without observer of
+# the same round. Estimate error: per function above 100 calls/s, its calls
+# per unit of work (estimated calls per second / work per second) against
+# the same under full counting, averaged over the rounds. The utilisation
+# ceiling is off in these runs (a CPU-bound target is always above it).
+set -eu
+cd "$(dirname "$0")/.."
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(cpu demo)
+work=$(mktemp -d /tmp/giulia-bench-budget.XXXXXX)
+pids=()
+nexus_started=""
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  if [ -n "$nexus_started" ]; then
+    NEXUS_NODE=$nexus_node NEXUS_PORT=$nexus_port NEXUS_RUN_DIR="$work/nexus-run" \
+      scripts/nexus.sh stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+seconds=${BENCH_SECONDS:-8}
+rounds=${BENCH_ROUNDS:-2}
+settle=4 # the observer's first windows: patterns set, the fraction adapting
+modes="none observe full b2 b5 b10"
+pkg_libs=$(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib)
+cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen -o "$work/observe_watch" \
+  bench/observe_watch.c build/release/libgiulia.a /usr/lib/libei.a $pkg_libs -lpthread -lm
+erlc -o "$work" bench/observe_bench.erl bench/observe_bench_a.erl bench/observe_bench_b.erl
+erl_call_bin=$(ls -d /usr/lib/erlang/lib/erl_interface-*/bin/erl_call | tail -n 1)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+echo "machine: $(nproc) cores, OTP $(erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().'),"\
+     "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# watcher MODE COOKIE MODS NODE OUT: starts an observer in the background
+# and echoes its pid; MODE none starts nothing.
+watcher() {
+  local mode=$1 cookie=$2 mods=$3 node=$4 out=$5 overhead=0
+  case $mode in
+    none) return 0 ;;
+    observe) mods=- ;;
+    b2) overhead=0.02 ;;
+    b5) overhead=0.05 ;;
+    b10) overhead=0.10 ;;
+  esac
+  OBSERVE_WATCH_OVERHEAD=$overhead OBSERVE_WATCH_CALLS=$out GIULIA_LOG=error \
+    "$work/observe_watch" "$cookie" 1000 $((seconds + settle + 2)) "$mods" "$node" \
+    >>"$work/watch.out" 2>&1 &
+  echo $!
+}
+sessions() {
+  echo 'length([P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)],
+    lists:keymember(giulia_session, 1, D)]).' | "$erl_call_bin" -name "$1" -c "$2" -e | tr -dc '0-9'
+}
+settled() { # NODE COOKIE WANT
+  for _ in $(seq 1 150); do [ "$(sessions "$1" "$2")" = "$3" ] && return 0; sleep 0.2; done
+  echo "bench_budget: $1 did not settle at $3 sessions" >&2; return 1
+}
+
+# report UNIT: reads "mode round work ticks" on stdin and the calls files
+# $work/calls.MODE.ROUND ("fn calls_per_s" lines, "#duty D").
+report() {
+  local unit=$1
+  awk -v unit="$unit" -v dir="$work" -v seconds="$seconds" '
+    { w[$1] += $3; t[$1] += $4; n[$1]++; wr[$1 "," $2] = $3 / seconds; rounds[$2] = 1 }
+    END {
+      base = w["none"] / t["none"]
+      split("none observe full b2 b5 b10", order, " ")
+      split("no observer|observe, no trace|full call_count|budget 2%|budget 5%|budget 10%", label, "|")
+      printf "%-20s %12s %12s %9s %7s %16s %16s\n", "run", unit "/run", unit "/tick", "vs none", "duty", "max est. error", "mean est. error"
+      for (i = 1; i <= 6; i++) {
+        k = order[i]; per = w[k] / t[k]; duty = "-"; maxe = "-"; meane = "-"
+        if (k ~ /^b/) {
+          me = 0; se = 0; ne = 0; dsum = 0; dn = 0
+          for (r in rounds) {
+            # full counts of the same round: calls per unit of work
+            delete full
+            f = dir "/calls.full." r
+            while ((getline line < f) > 0) { split(line, a, " "); if (a[1] !~ /^#/) full[a[1]] = a[2] }
+            close(f)
+            f = dir "/calls." k "." r
+            while ((getline line < f) > 0) {
+              split(line, a, " ")
+              if (a[1] == "#duty") { dsum += a[2]; dn++; continue }
+              if (!(a[1] in full) || full[a[1]] < 100) continue
+              e = (a[2] / wr[k "," r]) / (full[a[1]] / wr["full," r]) - 1
+              if (e < 0) e = -e
+              if (e > me) me = e
+              se += e; ne++
+            }
+            close(f)
+          }
+          if (dn) duty = sprintf("%.3f", dsum / dn)
+          if (ne) { maxe = sprintf("%.1f%%", 100 * me); meane = sprintf("%.1f%%", 100 * se / ne) }
+        }
+        printf "%-20s %12.0f %12.2f %8.1f%% %7s %16s %16s\n", label[i], w[k] / n[k], per,
+               100.0 * (per - base) / base, duty, maxe, meane
+      }
+    }'
+}
+
+run_target() { # NAME COOKIE MODS TARGET_PID WORKFN
+  local node=$1 cookie=$2 mods=$3 tpid=$4 workfn=$5 results=()
+  for round in $(seq 1 "$rounds"); do
+    for mode in $modes; do
+      settled "$node" "$cookie" 0
+      w=$(watcher "$mode" "$cookie" "$mods" "$node" "$work/calls.$mode.$round")
+      [ -n "$w" ] && { pids+=("$w"); sleep "$settle"; settled "$node" "$cookie" 1; }
+      t0=$(ticks "$tpid")
+      done_work=$($workfn)
+      t1=$(ticks "$tpid")
+      [ -n "$w" ] && wait "$w" 2>/dev/null || true
+      results+=("$mode $round $done_work $((t1 - t0))")
+    done
+  done
+  printf "%s\n" "${results[@]}" | report "$6"
+  echo "(runs, mode round work cpu-ticks: $(printf "%s; " "${results[@]}"))"
+}
+
+if [[ " ${parts[*]} " == *" cpu "* ]]; then
+  echo
+  echo "## cpu: 2 processes calling tiny functions of 2 traced modules (${seconds} s per run, $rounds rounds)"
+  cookie=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  name="budget_cpu_$$@127.0.0.1"
+  erl -noshell -noinput -name "$name" -setcookie "$cookie" -pa "$work" \
+    +sbwt none +sbwtdcpu none +sbwtdio none >/dev/null 2>&1 &
+  lpid=$!
+  pids+=("$lpid")
+  call() { echo "$1" | "$erl_call_bin" -name "$name" -c "$cookie" -e; }
+  for _ in $(seq 1 100); do call "ok." >/dev/null 2>&1 && break; sleep 0.2; done
+  call "observe_bench:load_start(2)." >/dev/null
+  cpu_work() {
+    local c0 c1
+    c0=$(call "observe_bench:load_count()." | tr -dc '0-9'); sleep "$seconds"
+    c1=$(call "observe_bench:load_count()." | tr -dc '0-9'); echo $((c1 - c0))
+  }
+  run_target "$name" "$cookie" observe_bench_a,observe_bench_b "$lpid" cpu_work iterations
+fi
+
+if [[ " ${parts[*]} " == *" demo "* ]]; then
+  echo
+  echo "## demo: examples/nexus under wrk (16 connections, ${seconds} s per run, $rounds rounds)"
+  nexus_node="budget_bench_$$@127.0.0.1"
+  nexus_port=$(free_port)
+  export NEXUS_NODE=$nexus_node NEXUS_PORT=$nexus_port NEXUS_RUN_DIR="$work/nexus-run"
+  scripts/nexus.sh build >/dev/null
+  ERL_AFLAGS="+sbwt none +sbwtdcpu none +sbwtdio none" scripts/nexus.sh start 2>/dev/null
+  nexus_started=1
+  npid=$(cat "$work/nexus-run/nexus.pid")
+  ncookie=$(cat "$work/nexus-run/cookie")
+  scripts/nexus.sh load 3 16 >/dev/null 2>&1 || true # warm-up
+  demo_work() { scripts/nexus.sh load "$seconds" 16 2>&1 | awk '/requests in/ {print $1}'; }
+  run_target "$nexus_node" "$ncookie" Nexus.Repo,Nexus.Registry.TableRegistry "$npid" demo_work requests
+  scripts/nexus.sh stop >/dev/null 2>&1 || true
+  nexus_started=""
+fi
+echo
+echo "observers:"
+sed 's/^/  /' "$work/watch.out" | grep -v ' info ' || true

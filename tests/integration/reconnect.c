@@ -1,0 +1,300 @@
+/*
+ * Integration tests of sessions that survive a lost connection, on real
+ * nodes: a userspace proxy (tests/support/dist_proxy.h) between the observer
+ * and the node's distribution port is cut and restored. A cut shorter than
+ * the lease: the session reconnects, its target-side process kept its
+ * patterns, the snapshots go on, the time without connection is exactly one
+ * gap (in the finalize and in the profile built by the daemons), and after
+ * the final stop nothing of ours is left. A cut longer than the lease: the
+ * session ends interrupted and the node is clean (no session process, no
+ * trace pattern, no trace flag). Waits poll with generous deadlines; no
+ * assertion is on time.
+ * needs: erlang-base elixir
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_util.h"
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "dist_proxy.h"
+#include "harness.h"
+#include "json_util.h"
+#include "node_watch.h"
+#include "observe/observe.h"
+#include "support.h"
+
+#define WAIT_MS 60000
+
+static const char *NODE_EVAL = "defmodule Work do\n"
+                               "  def tick(n), do: n + 1\n"
+                               "  def loop(n), do: (Process.sleep(1); loop(tick(n)))\n"
+                               "end\n"
+                               "spawn(fn -> Process.register(self(), :worker); Work.loop(0) end)\n";
+
+/* {our processes, call_count patterns on Work, processes with trace flags,
+ * scheduler_wall_time} */
+static const char *RESIDUE_EXPR =
+    TS_OURS_EXPR "M = 'Elixir.Work', "
+                 "Pats = [X || {F, A} <- M:module_info(functions), "
+                 "{_, X} <- [erlang:trace_info({M, F, A}, call_count)], X =/= false], "
+                 "Flags = [P || P <- processes(), {flags, Fl} <- [erlang:trace_info(P, flags)], "
+                 "Fl =/= []], "
+                 "{length(Ours), length(Pats), length(Flags), "
+                 "erlang:statistics(scheduler_wall_time)}.";
+
+/* {our processes (session and guardian), Work still counted} */
+static const char *KEPT_EXPR = TS_OURS_EXPR
+    "M = 'Elixir.Work', "
+    "{length(Ours), erlang:trace_info({M, tick, 1}, call_count) =/= {call_count, false}}.";
+
+static void node_start(struct ts_beam *n)
+{
+	ts_beam_start(n, TS_BEAM_ELIXIR_LONG, NODE_EVAL, NULL);
+	ts_beam_wait_answer(n, "is_pid(whereis(worker)).", "true", WAIT_MS,
+	                    "never ran its start code");
+}
+
+static void wait_clean(const struct ts_beam *n)
+{
+	ts_beam_wait_answer(n, RESIDUE_EXPR, "{0, 0, 0, undefined}", WAIT_MS,
+	                    "still has our state (processes, patterns, flags, swt)");
+}
+
+struct events {
+	pthread_mutex_t lock;
+	int snapshots;
+	json_t *finalize;
+};
+
+static void on_snapshot(void *ctx, const char *id, json_t *snap)
+{
+	struct events *e = ctx;
+	(void)id;
+	(void)snap;
+	pthread_mutex_lock(&e->lock);
+	e->snapshots++;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void on_end(void *ctx, const char *id, json_t *fin)
+{
+	struct events *e = ctx;
+	(void)id;
+	pthread_mutex_lock(&e->lock);
+	json_decref(e->finalize);
+	e->finalize = json_deep_copy(fin);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static int snapshots_of(struct events *e)
+{
+	pthread_mutex_lock(&e->lock);
+	int n = e->snapshots;
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+static void wait_snapshots(struct events *e, int n)
+{
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	while (snapshots_of(e) < n) {
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "only %d snapshots", snapshots_of(e));
+		gi_clock_sleep_ms(50);
+	}
+}
+
+/* The value of `field` in the manager's status of its only session. */
+static json_t *status_field(struct obs_manager *m, const char *field)
+{
+	json_t *st = obs_manager_status(m);
+	json_t *v = json_deep_copy(json_object_get(json_array_get(st, 0), field));
+	json_decref(st);
+	return v;
+}
+
+static void wait_connected(struct obs_manager *m, bool want)
+{
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		json_t *v = status_field(m, "connected");
+		bool is = json_is_true(v);
+		json_decref(v);
+		if (is == want)
+			return;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "never %s",
+		              want ? "reconnected" : "saw the connection lost");
+		gi_clock_sleep_ms(50);
+	}
+}
+
+static struct obs_session_config session_config(const struct ts_beam *n, const char **mods,
+                                                int lease_ms)
+{
+	struct obs_session_config cfg = {.node = n->name,
+	                                 .cookie = n->cookie,
+	                                 .interval_ms = 300,
+	                                 .top_n = 5,
+	                                 .trace_modules = mods,
+	                                 .lease_ms = lease_ms};
+	return cfg;
+}
+
+static void reconnect_within_the_lease_resumes_with_one_gap(void)
+{
+	struct ts_beam n;
+	node_start(&n);
+	ts_proxy_start(&n);
+	struct events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct obs_callbacks cb = {on_snapshot, on_end, &e};
+	struct obs_manager *m = NULL;
+	TH_ASSERT_OK(obs_manager_new(&cb, &m));
+	const char *mods[] = {"Work", NULL};
+	struct obs_session_config cfg = session_config(&n, mods, 20000);
+	char *id = NULL;
+	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	wait_snapshots(&e, 3);
+	int accepted = ts_proxy_accepted();
+	ts_proxy_cut();
+	wait_connected(m, false);
+	int before = snapshots_of(&e);
+	gi_clock_sleep_ms(1500);                    /* several intervals without connection */
+	TH_ASSERT_INT_EQ(snapshots_of(&e), before); /* nothing fabricated meanwhile */
+	ts_proxy_restore();
+	wait_connected(m, true);
+	TH_ASSERT(ts_proxy_accepted() > accepted);
+	/* the target kept its session process (and guardian) and patterns */
+	ts_beam_wait_answer(&n, KEPT_EXPR, "{2, true}", WAIT_MS,
+	                    "lost its session, guardian or patterns across the cut");
+	wait_snapshots(&e, before + 3);
+	json_t *rc = status_field(m, "reconnects");
+	TH_ASSERT_INT_EQ(json_integer_value(rc), 1);
+	json_decref(rc);
+	TH_ASSERT_OK(obs_session_stop(m, n.name));
+	pthread_mutex_lock(&e.lock);
+	json_t *fin = json_incref(e.finalize);
+	pthread_mutex_unlock(&e.lock);
+	TH_ASSERT(fin != NULL);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(fin, "status")), "complete");
+	json_t *gaps = json_object_get(fin, "reconnects");
+	TH_ASSERT_INT_EQ(json_array_size(gaps), 1);
+	json_t *g = json_array_get(gaps, 0);
+	TH_ASSERT(json_integer_value(json_object_get(g, "missing")) >= 1);
+	TH_ASSERT(json_integer_value(json_object_get(g, "to_ms")) >
+	          json_integer_value(json_object_get(g, "from_ms")));
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(g, "before_seq")),
+	                 json_integer_value(json_object_get(g, "after_seq")) + 1);
+	json_decref(fin);
+	wait_clean(&n);
+	obs_manager_free(m);
+	gi_free(id);
+	json_decref(e.finalize);
+}
+
+static void cut_longer_than_the_lease_ends_clean(void)
+{
+	struct ts_beam n;
+	node_start(&n);
+	ts_proxy_start(&n);
+	struct events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct obs_callbacks cb = {on_snapshot, on_end, &e};
+	struct obs_manager *m = NULL;
+	TH_ASSERT_OK(obs_manager_new(&cb, &m));
+	const char *mods[] = {"Work", NULL};
+	struct obs_session_config cfg = session_config(&n, mods, 1500);
+	char *id = NULL;
+	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	wait_snapshots(&e, 2);
+	ts_proxy_cut();
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		pthread_mutex_lock(&e.lock);
+		bool ended = e.finalize != NULL;
+		pthread_mutex_unlock(&e.lock);
+		if (ended)
+			break;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "the session never ended");
+		gi_clock_sleep_ms(50);
+	}
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(e.finalize, "status")), "interrupted");
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(e.finalize, "reason")), "lease");
+	ts_proxy_restore();
+	wait_clean(&n);
+	obs_manager_free(m);
+	gi_free(id);
+	json_decref(e.finalize);
+}
+
+/* Through the daemons: the profile shows the cut as one gap, cause
+ * reconnect, on the session and on the series' time axis; lease_ms is
+ * validated and echoed. */
+static void reconnect_gap_in_the_profile(void)
+{
+	struct ts_beam n;
+	node_start(&n);
+	ts_proxy_start(&n); /* before the daemons: they inherit ERL_EPMD_PORT */
+	struct td_daemon w, m;
+	memset(&w, 0, sizeof(w));
+	memset(&m, 0, sizeof(m));
+	td_worker(&w, NULL);
+	snprintf(m.data, sizeof(m.data), "%s/monitor", th_tmpdir());
+	const char *extra[] = {"--worker", w.url, NULL};
+	td_start(&m, "monitor", extra);
+	char body[1024];
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"lease_ms\":5}", n.name);
+	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start", body, 400);
+	snprintf(body, sizeof(body),
+	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":300,"
+	         "\"trace_modules\":[\"Work\"],\"lease_ms\":20000}",
+	         n.name, n.cookie);
+	json_t *r = NULL;
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/start", body, &r), 200);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "lease_ms")), 20000);
+	json_decref(r);
+	gi_clock_sleep_ms(1500);
+	ts_proxy_cut();
+	gi_clock_sleep_ms(2000);
+	ts_proxy_restore();
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		TH_ASSERT_INT_EQ(td_get(&m, "/api/monitor/observe/status", &r), 200);
+		char *text = json_dumps(r, JSON_COMPACT);
+		bool back =
+		    text && strstr(text, "\"reconnects\":1") && strstr(text, "\"connected\":true");
+		free(text);
+		json_decref(r);
+		if (back)
+			break;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "the monitor never reconnected");
+		gi_clock_sleep_ms(100);
+	}
+	gi_clock_sleep_ms(1500);
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"wait_ms\":60000}", n.name);
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/stop", body, &r), 200);
+	json_t *session = json_object_get(json_object_get(r, "profile"), "session");
+	json_t *gaps = json_object_get(session, "gaps");
+	char *text = json_dumps(gaps, JSON_COMPACT);
+	TH_ASSERT_MSG(json_array_size(gaps) == 1, "gaps: %s", text);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(gaps, 0), "cause")),
+	                 "reconnect");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(session, "status")), "complete");
+	json_t *series_gaps =
+	    json_object_get(json_object_get(json_object_get(r, "profile"), "series"), "gaps");
+	TH_ASSERT_INT_EQ(json_array_size(series_gaps), 1);
+	free(text);
+	json_decref(r);
+	wait_clean(&n);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(reconnect_within_the_lease_resumes_with_one_gap),
+	    TH_TEST(cut_longer_than_the_lease_ends_clean),
+	    TH_TEST(reconnect_gap_in_the_profile),
+	    TH_END,
+	};
+	return th_main(argc, argv, "integration_reconnect", tests);
+}

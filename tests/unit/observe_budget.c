@@ -1,0 +1,132 @@
+/*
+ * Unit tests of the overhead budget's estimator (observe/snapshot.h): the
+ * estimate of a duty-cycled count, its interval, its limits; a simulated
+ * duty-cycled count of a known workload lands within its interval; and the
+ * snapshot builder turns a duty-cycled trace section into estimates.
+ * needs:
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "observe/snapshot.h"
+
+static void estimate_scales_by_the_duty(void)
+{
+	struct obs_estimate e;
+	/* 50 cycles of 100 calls each while on, on 5% of the window */
+	obs_estimate_calls(5000, 50 * 100.0 * 100.0, 50, 0.05, &e);
+	TH_ASSERT_DBL_NEAR(e.estimate, 100000, 1e-6);
+	TH_ASSERT(e.low < e.estimate && e.high > e.estimate);
+	TH_ASSERT(e.low >= 5000);
+	/* a constant count varies only as a Poisson count: a few percent here */
+	TH_ASSERT(e.high - e.estimate < 0.05 * e.estimate);
+}
+
+static void full_duty_is_exact(void)
+{
+	struct obs_estimate e;
+	obs_estimate_calls(1234, 1234.0 * 1234.0, 1, 1.0, &e);
+	TH_ASSERT_DBL_NEAR(e.estimate, 1234, 1e-9);
+	TH_ASSERT_DBL_NEAR(e.low, 1234, 1e-9);
+	TH_ASSERT_DBL_NEAR(e.high, 1234, 1e-9);
+}
+
+static void nothing_measured_is_the_sum(void)
+{
+	struct obs_estimate e;
+	obs_estimate_calls(7, 49, 0, 0.5, &e);
+	TH_ASSERT_DBL_NEAR(e.estimate, 7, 1e-9);
+	obs_estimate_calls(7, 49, 3, 0, &e);
+	TH_ASSERT_DBL_NEAR(e.high, 7, 1e-9);
+	obs_estimate_calls(0, 0, 10, 0.1, &e);
+	TH_ASSERT_DBL_NEAR(e.estimate, 0, 1e-9);
+	TH_ASSERT(e.high > 0); /* zero seen in 10% of the time: not proof of zero */
+}
+
+static void bursty_counts_widen_the_interval(void)
+{
+	struct obs_estimate steady, bursty;
+	/* the same total over 20 cycles: all equal, or all in two cycles */
+	obs_estimate_calls(2000, 20 * 100.0 * 100.0, 20, 0.1, &steady);
+	obs_estimate_calls(2000, 2 * 1000.0 * 1000.0, 20, 0.1, &bursty);
+	TH_ASSERT_DBL_NEAR(steady.estimate, bursty.estimate, 1e-9);
+	TH_ASSERT(bursty.high - bursty.low > 3 * (steady.high - steady.low));
+}
+
+/* A deterministic workload whose call rate wanders (a slow sine plus
+ * noise), counted in on-phases of `duty` of each cycle: the true total
+ * falls inside the interval for most seeds, as a 95% interval should. */
+static void simulated_duty_cycling_covers_the_truth(void)
+{
+	int covered = 0, runs = 200;
+	unsigned seed = 12345;
+	for (int r = 0; r < runs; r++) {
+		const int cycles = 50, slots = 100; /* 1 ms slots in a 100 ms cycle */
+		const double duty = 0.05;
+		double truth = 0, sum = 0, sumsq = 0;
+		for (int c = 0; c < cycles; c++) {
+			double on = 0;
+			for (int t = 0; t < slots; t++) {
+				seed = seed * 1103515245u + 12345u;
+				double noise = (double)((seed >> 16) % 1000) / 1000.0;
+				double calls =
+				    floor(50 + 30 * sin((c * slots + t) / 700.0 + r) + 40 * noise);
+				truth += calls;
+				if (t < (int)(duty * slots))
+					on += calls;
+			}
+			sum += on;
+			sumsq += on * on;
+		}
+		struct obs_estimate e;
+		obs_estimate_calls(sum, sumsq, cycles, duty, &e);
+		if (truth >= e.low && truth <= e.high)
+			covered++;
+		TH_ASSERT_MSG(fabs(e.estimate - truth) < 0.1 * truth, "run %d: %.0f vs %.0f", r,
+		              e.estimate, truth);
+	}
+	TH_ASSERT_MSG(covered >= runs * 85 / 100, "covered %d of %d", covered, runs);
+}
+
+static void snapshot_turns_duty_counts_into_estimates(void)
+{
+	const char *reply_text =
+	    "{\"window_ms\":1000,\"trace\":{\"modules\":[\"Elixir.Hot\"],\"window_ms\":1000,"
+	    "\"calls\":[[\"Elixir.Hot\",\"f\",1,500,25000,10]],"
+	    "\"duty\":{\"overhead\":0.05,\"cycle_ms\":100,\"cost\":0.5,\"paused\":false,"
+	    "\"modules\":[{\"module\":\"Elixir.Hot\",\"on_us\":100000,\"cycles\":10,"
+	    "\"fraction\":0.1,\"next_fraction\":0.1}]}},\"errors\":[]}";
+	json_t *reply = json_loads(reply_text, 0, NULL);
+	TH_ASSERT(reply != NULL);
+	json_t *snap = obs_snapshot_build(reply, "n@h", "abc", 0, 1000, NULL);
+	TH_ASSERT(snap != NULL);
+	json_t *trace = json_object_get(snap, "trace");
+	json_t *c = json_array_get(json_object_get(trace, "calls"), 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(c, "module")), "Hot");
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c, "measured")), 500);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c, "count")), 5000);
+	TH_ASSERT(json_is_true(json_object_get(c, "estimated")));
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(c, "duty")), 0.1, 1e-9);
+	TH_ASSERT(json_integer_value(json_object_get(c, "low")) <= 5000);
+	TH_ASSERT(json_integer_value(json_object_get(c, "high")) >= 5000);
+	json_t *m = json_array_get(json_object_get(json_object_get(trace, "duty"), "modules"), 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(m, "module")), "Hot");
+	json_decref(snap);
+	json_decref(reply);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(estimate_scales_by_the_duty),
+	    TH_TEST(full_duty_is_exact),
+	    TH_TEST(nothing_measured_is_the_sum),
+	    TH_TEST(bursty_counts_widen_the_interval),
+	    TH_TEST(simulated_duty_cycling_covers_the_truth),
+	    TH_TEST(snapshot_turns_duty_counts_into_estimates),
+	    TH_END,
+	};
+	return th_main(argc, argv, "unit_observe_budget", tests);
+}
