@@ -322,8 +322,10 @@ static void put_recs(struct gi_buf *out, const char *title, json_t *list)
 	gi_buf_printf(out, "\n%s (%zu)\n", title, json_array_size(list));
 	for (size_t i = 0; i < json_array_size(list); i++) {
 		json_t *r = json_array_get(list, i);
-		const char *finding = fuse_str(r, "finding");
-		gi_buf_printf(out, "  - %s: %.88s\n", fuse_str(r, "id") ? fuse_str(r, "id") : "?",
+		const char *finding = fuse_str(r, "finding"), *id = fuse_str(r, "id");
+		/* One line of at most 80 columns: the finding is cut to what is left. */
+		int room = 80 - 6 - (int)strlen(id ? id : "?");
+		gi_buf_printf(out, "  - %s: %.*s\n", id ? id : "?", room > 20 ? room : 20,
 		              finding ? finding : "");
 	}
 }

@@ -164,15 +164,19 @@ static void put_health(struct gi_buf *out, json_t *recs, json_t *m)
 		if (sev && strcmp(sev, "low") != 0)
 			return;
 	}
-	char util[32], mem[32];
+	char util[32], mem[32], reds[GI_FMT_NUM_MAX], procs[GI_FMT_NUM_MAX];
 	fuse_fmt_pct(fuse_num_path(m, "scheduler_utilisation.avg"), util, sizeof(util));
 	fuse_fmt_bytes(fuse_num_path(m, "memory_bytes.avg"), mem, sizeof(mem));
-	gi_buf_printf(out,
-	              "  healthy: no warning. Baseline: utilisation %s, run queue %.2f, %.0f "
-	              "reductions/s, %.0f processes, memory %s\n",
-	              util, fuse_num_path(m, "run_queue.avg"),
-	              fuse_num_path(m, "reductions_per_second.avg"),
-	              fuse_num_path(m, "process_count.avg"), mem);
+	gi_fmt_rate(fuse_num_path(m, "reductions_per_second.avg"), reds, sizeof(reds));
+	gi_fmt_count(fuse_num_path(m, "process_count.avg"), procs, sizeof(procs));
+	struct gi_buf line;
+	gi_buf_init(&line, 512);
+	gi_buf_printf(&line,
+	              "healthy: no warning. Baseline: utilisation %s, run queue %.2f, reductions "
+	              "%s, %s processes, memory %s",
+	              util, fuse_num_path(m, "run_queue.avg"), reds, procs, mem);
+	put_wrapped(out, 2, gi_buf_str(&line));
+	gi_buf_destroy(&line);
 }
 
 /* Every error and note of the profile (what the observer could not do),

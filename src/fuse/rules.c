@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/fmt.h"
 #include "base/vec.h"
 #include "base/error.h"
 #include "fuse/fuse.h"
@@ -270,21 +271,22 @@ static void rule_logger(struct rules *r)
 		snprintf(site_text + len, sizeof(site_text) - len, "%s%s", len ? ", " : "", fn);
 	}
 	json_object_set_new(ev, "call_sites", sites);
-	char finding[512], pct[32], waitp[32], otherp[32];
+	char finding[512], pct[32], waitp[32], otherp[32], rate_text[GI_FMT_NUM_MAX];
 	fuse_fmt_pct(share, pct, sizeof(pct));
+	gi_fmt_count(rate, rate_text, sizeof(rate_text));
 	if (isfinite(wait_share)) {
 		fuse_fmt_pct(wait_share, waitp, sizeof(waitp));
 		fuse_fmt_pct(isfinite(other_share) ? other_share : 0, otherp, sizeof(otherp));
 		snprintf(finding, sizeof(finding),
 		         "Logger processes take %s of all reductions (rank %.0f among processes, "
-		         "%.0f reductions/s); callers blocked in log calls %s of the sampled time "
+		         "%s reductions/s); callers blocked in log calls %s of the sampled time "
 		         "(in other calls %s)",
-		         pct, best_rank, rate, waitp, otherp);
+		         pct, best_rank, rate_text, waitp, otherp);
 	} else {
 		snprintf(finding, sizeof(finding),
 		         "Logger processes take %s of all reductions (rank %.0f among processes, "
-		         "%.0f reductions/s)",
-		         pct, best_rank, rate);
+		         "%s reductions/s)",
+		         pct, best_rank, rate_text);
 	}
 	/* What each remedy changes, from the measured parts of the cost. */
 	char advice[1800], async_part[600];
@@ -353,14 +355,18 @@ static void rule_cache(struct rules *r)
 		ev_num(ev, "read_write_ratio", writes > 0 ? ratio : NAN);
 		ev_num(ev, "operations_per_second", cps);
 		ev_num(ev, "reads_per_window", fuse_num(w, "reads_per_window"));
-		char finding[512], rt[32];
+		char finding[512], rt[32], rd[GI_FMT_NUM_MAX], wr[GI_FMT_NUM_MAX],
+		    ops[GI_FMT_NUM_MAX];
+		gi_fmt_count(reads, rd, sizeof(rd));
+		gi_fmt_count(writes, wr, sizeof(wr));
+		gi_fmt_count(cps, ops, sizeof(ops));
 		if (writes > 0)
 			snprintf(rt, sizeof(rt), "%.0f:1", ratio);
 		else
 			snprintf(rt, sizeof(rt), "no writes");
 		snprintf(finding, sizeof(finding),
-		         "%s is read-mostly (%.0f reads, %.0f writes, %s) at %.0f operations/s",
-		         mod, reads, writes, rt, cps);
+		         "%s is read-mostly (%s reads, %s writes, %s) at %s operations/s", mod, rd,
+		         wr, rt, ops);
 		double pri = 45 + 10 * log10(fmax(cps, 1)) + (writes == 0 ? 5 : 0);
 		emit(r, 3, "read-through-cache", pri, mod, finding, ev,
 		     "Put a read-through cache in front of it: serve reads from ETS "
@@ -564,11 +570,11 @@ static void rule_hub(struct rules *r)
 		ev_num(ev, "cyclomatic", cc);
 		ev_num(ev, "cognitive", cog);
 		ev_num(ev, "callers", (double)json_array_size(json_object_get(f, "callers")));
-		char finding[640];
-		snprintf(
-		    finding, sizeof(finding),
-		    "%s is called %.0f times/s and is complex (cyclomatic %.0f, cognitive %.0f)",
-		    mfa ? mfa : "?", cps, isfinite(cc) ? cc : 0, isfinite(cog) ? cog : 0);
+		char finding[640], times[GI_FMT_NUM_MAX];
+		gi_fmt_count(cps, times, sizeof(times));
+		snprintf(finding, sizeof(finding),
+		         "%s is called %s times/s and is complex (cyclomatic %.0f, cognitive %.0f)",
+		         mfa ? mfa : "?", times, isfinite(cc) ? cc : 0, isfinite(cog) ? cog : 0);
 		emit(r, 5, "hot-hub", 40 + 8 * log10(fmax(cps, 1)), mfa, finding, ev,
 		     "Simplify this function before tuning elsewhere: split its clauses, move rare "
 		     "branches out of the hot path, and precompute what does not change per call.");
@@ -741,12 +747,13 @@ static void rule_idle(struct rules *r)
 	ev_num(ev, "busiest_module_operations_per_second", calls_per_s);
 	json_object_set_new(ev, "database_module",
 	                    db_module ? json_string(db_module) : json_null());
-	char finding[512], pct[32];
+	char finding[512], pct[32], ops[GI_FMT_NUM_MAX];
 	fuse_fmt_pct(util, pct, sizeof(pct));
+	gi_fmt_count(calls_per_s, ops, sizeof(ops));
 	snprintf(finding, sizeof(finding),
 	         "The BEAM is mostly idle (utilisation %s, run queue %.2f) while a traced module "
-	         "serves %.0f operations/s: time goes elsewhere",
-	         pct, rq, calls_per_s);
+	         "serves %s operations/s: time goes elsewhere",
+	         pct, rq, ops);
 	/* Database steps only where the profile saw a database. */
 	if (db_module)
 		emit(r, 8, "beam-not-bottleneck", 35, NULL, finding, ev,
