@@ -61,6 +61,7 @@ erlang-p1-pgsql         test,demo,bench     :pgsql, Nexus's PostgreSQL repo (com
 curl                    test,demo,bench     scripts/nexus.sh health checks, the demo's and benches' requests
 wrk                     test,demo,bench     HTTP load on the demo target and the daemons
 jq                      test,demo           the demo's replay summary (SCENARIO=all) and its e2e test
+zsh                     test                the zsh completion, parsed and loaded by zsh in the CLI help tests
 chromium                test,bench          renders the HTML report headless; the dashboard's browser tests and bench
 prometheus              test,bench          promtool check metrics and a real Prometheus scraping /metrics
 python3                 bench               bench_api.sh's free ports and snapshot bodies

@@ -4,8 +4,9 @@
  * with a description, options with defaults, exit codes and an example, in
  * 80 columns; --version everywhere; the nearest command on a typo;
  * docs/CLI.md's command reference is exactly the help; the man page and the
- * bash completion are generated from it; `make install` into a DESTDIR.
- * needs:
+ * bash and zsh completions are generated from it (bash run for real, zsh
+ * parsed and loaded by zsh itself); `make install` into a DESTDIR.
+ * needs: zsh
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,7 +266,29 @@ static void bash_completion_from_help(void)
 	text = RUN(&st, NULL, "giulia", "help", "--completion", "zsh");
 	TH_ASSERT_INT_EQ(st, 0);
 	TH_ASSERT(strncmp(text, "#compdef giulia giulia-observe\n", 31) == 0);
+	/* zsh itself: the script parses, and compinit, finding it on $fpath,
+	 * binds it to both programs (as an installed site-functions file). */
+	TH_NEED(th_have_program("zsh"), "zsh", "no zsh to check the zsh completion with");
+	char zdir[2048];
+	snprintf(zdir, sizeof(zdir), "%s/zsh", th_tmpdir());
+	TH_ASSERT_OK(gi_fs_mkdir_p(zdir));
+	snprintf(script, sizeof(script), "%s/_giulia", zdir);
+	TH_ASSERT_OK(gi_fs_write_file(script, text, strlen(text)));
 	free(text);
+	const char *parse[] = {"zsh", "-n", script, NULL};
+	char *err = NULL;
+	TH_ASSERT_MSG(ts_run(parse, NULL, 30000, NULL, &err) == 0, "zsh -n: %s", err ? err : "");
+	free(err);
+	char prog[8192];
+	snprintf(prog, sizeof(prog),
+	         "fpath=('%s' $fpath); autoload -Uz compinit && compinit -u -D && "
+	         "print -r -- \"$_comps[giulia] $_comps[giulia-observe]\"",
+	         zdir);
+	const char *load[] = {"zsh", "-f", "-c", prog, NULL};
+	char *out = NULL;
+	TH_ASSERT_INT_EQ(ts_run(load, NULL, 30000, &out, NULL), 0);
+	TH_ASSERT_STR_EQ(out, "_giulia _giulia\n");
+	free(out);
 }
 
 static bool is_file(const char *dir, const char *rel)
