@@ -188,7 +188,7 @@ observed_run() {
   step "giulia-observe stop $NEXUS_NODE: the fused profile"
   "$observe" stop "$NEXUS_NODE" | tee "$run/profile-$1.txt"
   observing=0
-  profile_id=$(sed -n 's/^profile id: //p' "$run/profile-$1.txt" | tail -n 1)
+  profile_id=$(sed -n 's/^profile id: \([0-9][0-9]*\).*/\1/p' "$run/profile-$1.txt" | tail -n 1)
   [ -n "$profile_id" ] || profile_id=latest
   echo "$profile_id" >"$run/profile-$1.id"
   "$giulia" profile "$profile_id" --format json >"$run/profile-$1.json"
