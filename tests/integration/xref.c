@@ -37,7 +37,7 @@ static void sh(const char *cmd, char **out)
 /* "source -> sink (label)" lines of Mix's plain tree into `set`. */
 static void mix_edges(const char *text, struct gi_map *set)
 {
-	char source[1024] = "", line[2048];
+	char source[1024] = "", line[2200];
 	const char *p = text;
 	while (*p) {
 		const char *nl = strchr(p, '\n');
