@@ -154,8 +154,11 @@ static json_t *script(struct obs_store *st)
 	TH_ASSERT_OK(obs_store_observations_list(st, 10, &v));
 	json_object_set_new(out, "observations", sorted(v));
 
-	TH_ASSERT_OK(obs_store_project_put(st, "/p/a", json_pack("{s:i}", "modules", 3)));
-	TH_ASSERT_OK(obs_store_project_put(st, "/p/a", json_pack("{s:i}", "modules", 4)));
+	json_t *m3 = json_pack("{s:i}", "modules", 3), *m4 = json_pack("{s:i}", "modules", 4);
+	TH_ASSERT_OK(obs_store_project_put(st, "/p/a", m3)); /* borrowed */
+	TH_ASSERT_OK(obs_store_project_put(st, "/p/a", m4));
+	json_decref(m3);
+	json_decref(m4);
 	TH_ASSERT_OK(obs_store_project_put(st, "/p/b", NULL));
 	TH_ASSERT_OK(obs_store_projects_list(st, &v));
 	json_object_set_new(out, "projects", v);
