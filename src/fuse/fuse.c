@@ -1015,8 +1015,8 @@ static json_t *build_series(struct ctx *c)
 }
 
 /* The session's gaps on the time axis of the series (seconds from the first
- * snapshot, as t_s): [{from_s, to_s, missing}]; to_s is null for a gap at
- * the end. */
+ * snapshot, as t_s): [{from_s, to_s, missing, cause}]; to_s is null for a
+ * gap at the end; cause is the session gap's ("time", "reconnect", ...). */
 static json_t *series_gaps(const struct ctx *c, json_t *fin)
 {
 	json_t *out = json_array(), *g;
@@ -1027,11 +1027,12 @@ static json_t *series_gaps(const struct ctx *c, json_t *fin)
 		json_array_append_new(
 		    out,
 		    json_pack(
-		        "{s:o, s:o, s:O?}", "from_s",
+		        "{s:o, s:o, s:O?, s:O?}", "from_s",
 		        fuse_json_num(isfinite(c->first_ts) ? (from - c->first_ts) / 1000.0 : NAN),
 		        "to_s",
 		        fuse_json_num(isfinite(c->first_ts) ? (to - c->first_ts) / 1000.0 : NAN),
-		        "missing", json_object_get(g, "missing")));
+		        "missing", json_object_get(g, "missing"), "cause",
+		        json_object_get(g, "cause")));
 	}
 	return out;
 }

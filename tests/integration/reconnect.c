@@ -230,6 +230,19 @@ static void cut_longer_than_the_lease_ends_clean(void)
 /* Through the daemons: the profile shows the cut as one gap, cause
  * reconnect, on the session and on the series' time axis; lease_ms is
  * validated and echoed. */
+/* The gaps of `gaps` (an array, borrowed) whose cause is `cause`. */
+static size_t gaps_of_cause(json_t *gaps, const char *cause)
+{
+	size_t n = 0, i;
+	json_t *g;
+	json_array_foreach(gaps, i, g)
+	{
+		const char *c = json_string_value(json_object_get(g, "cause"));
+		n += c && strcmp(c, cause) == 0;
+	}
+	return n;
+}
+
 static void reconnect_gap_in_the_profile(void)
 {
 	struct ts_beam n;
@@ -276,13 +289,15 @@ static void reconnect_gap_in_the_profile(void)
 	json_t *session = json_object_get(json_object_get(r, "profile"), "session");
 	json_t *gaps = json_object_get(session, "gaps");
 	char *text = json_dumps(gaps, JSON_COMPACT);
-	TH_ASSERT_MSG(json_array_size(gaps) == 1, "gaps: %s", text);
-	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(gaps, 0), "cause")),
-	                 "reconnect");
+	/* Exactly one gap of the cut; a loaded machine may add gaps of cause
+	 * "time" (a snapshot later than its interval), which are not the
+	 * subject here. */
+	TH_ASSERT_MSG(gaps_of_cause(gaps, "reconnect") == 1, "gaps: %s", text);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(session, "status")), "complete");
 	json_t *series_gaps =
 	    json_object_get(json_object_get(json_object_get(r, "profile"), "series"), "gaps");
-	TH_ASSERT_INT_EQ(json_array_size(series_gaps), 1);
+	TH_ASSERT_INT_EQ(json_array_size(series_gaps), json_array_size(gaps));
+	TH_ASSERT_INT_EQ(gaps_of_cause(series_gaps, "reconnect"), 1);
 	free(text);
 	json_decref(r);
 	wait_clean(&n);
