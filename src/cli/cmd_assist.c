@@ -1008,8 +1008,7 @@ static const struct cli_help plan_help = {
     "violations (computed layers, and the boundaries file), the hubs and red zones it touches, "
     "and its combined blast radius. Exit status 3 when the plan breaks a rule.",
     plan_options, cli_static_options, 0,
-    "giulia plan validate plan.json\necho '{\"add_dependencies\":[{\"from\":\"Shop.Repo\","
-    "\"to\":\"ShopWeb.Router\"}]}' | giulia plan validate -"};
+    "giulia plan validate plan.json\ngiulia plan validate - --json < plan.json"};
 
 static const struct cli_option check_options[] = {
     {"--boundaries FILE", "the boundaries file (docs/ASSIST.md)",
