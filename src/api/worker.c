@@ -1487,9 +1487,7 @@ static int worker_mcp_query(void *ctx, const char *project, const char *name,
 		json_decref(profile);
 		kg_release(w, &conn);
 	}
-	if (rc == GI_EINVAL && kg_query_error_message())
-		snprintf(err, err_size, "%s", kg_query_error_message());
-	else if (rc)
+	if (rc)
 		mcp_query_error(rc, name, p, db_path, err, err_size);
 	gi_free(db_path);
 	return rc;
