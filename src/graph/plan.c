@@ -841,7 +841,9 @@ static json_t *pg_path(const struct plan_graph *pg, int from, int to, int *seen_
 	return rev;
 }
 
-static void plan_cycles(const struct plan_graph *pg, struct violations *v)
+/* Reports each new edge that closes a cycle; closes[k] is set for the
+ * k-th new edge that does. */
+static void plan_cycles(const struct plan_graph *pg, struct violations *v, bool *closes)
 {
 	const struct kg_graph *g = pg->g;
 	int *seen = gi_malloc(sizeof(int) * (pg->n + 1)),
@@ -861,6 +863,7 @@ static void plan_cycles(const struct plan_graph *pg, struct violations *v)
 		if (!path)
 			continue;
 		json_array_insert_new(path, 0, json_string(pg_name(pg, from)));
+		closes[i / 2] = true;
 		char msg[1400];
 		snprintf(msg, sizeof(msg),
 		         "the new dependency %s -> %s closes a cycle of %zu modules",
@@ -878,12 +881,12 @@ static void plan_cycles(const struct plan_graph *pg, struct violations *v)
 
 /* A new dependency of a lower computed layer on a higher one (the graph's
  * topology: layer 0 depends on no project module). */
-static void plan_layer_order(const struct plan_graph *pg, struct violations *v)
+static void plan_layer_order(const struct plan_graph *pg, struct violations *v, const bool *closes)
 {
 	const struct kg_graph *g = pg->g;
 	for (size_t i = 0; i + 1 < pg->fresh.len; i += 2) {
 		int from = GI_VEC_AT(&pg->fresh, int, i), to = GI_VEC_AT(&pg->fresh, int, i + 1);
-		if ((size_t)from >= pg->ngraph || (size_t)to >= pg->ngraph)
+		if ((size_t)from >= pg->ngraph || (size_t)to >= pg->ngraph || closes[i / 2])
 			continue;
 		const struct kg_module *a = kg_module_at(g, from), *b = kg_module_at(g, to);
 		if (!kg_module_is_core(b) || a->layer >= b->layer ||
@@ -975,8 +978,10 @@ int kg_plan_validate(const struct kg_graph *g, const json_t *plan, const struct 
 		return rc;
 	}
 	struct violations v = {json_array(), 0, 0, 0};
-	plan_cycles(&pg, &v);
-	plan_layer_order(&pg, &v);
+	bool *closes = gi_calloc(pg.fresh.len / 2 + 1, sizeof(bool));
+	plan_cycles(&pg, &v, closes);
+	plan_layer_order(&pg, &v, closes);
+	gi_free(closes);
 	if (b)
 		for (size_t i = 0; i + 1 < pg.fresh.len; i += 2) {
 			int from = GI_VEC_AT(&pg.fresh, int, i),

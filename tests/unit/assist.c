@@ -268,6 +268,8 @@ static void plan_validate_finds_cycles_and_layers(void)
 	json_t *v0 = json_array_get(json_object_get(r, "violations"), 0);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(v0, "rule")), "cycle");
 	TH_ASSERT(has(json_object_get(v0, "path"), NULL, "Ledger.Books"));
+	/* the cycle is the error; the same edge is not also a layer warning */
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "warnings")), 0);
 	TH_ASSERT(has(json_object_get(r, "hubs_touched"), NULL, "Ledger.Entry"));
 	TH_ASSERT(json_integer_value(path(r, "blast_radius", "count")) > 0);
 	json_decref(r);
@@ -286,6 +288,18 @@ static void plan_validate_finds_cycles_and_layers(void)
 	        NULL);
 	TH_ASSERT(json_is_true(json_object_get(r, "ok")));
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r, "verdict")), "ok");
+	json_decref(r);
+
+	/* upwards in the computed layers, no cycle: a warning, still ok */
+	r = run(db, "plan_validate", NULL,
+	        "{\"plan\":{\"add_dependencies\":[{\"from\":\"Ledger.Audit\",\"to\":"
+	        "\"Ledger.Store\"}]},\"boundaries\":{\"forbid_cycles\":true}}",
+	        NULL);
+	TH_ASSERT(json_is_true(json_object_get(r, "ok")));
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r, "verdict")), "warnings");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(
+	                     json_array_get(json_object_get(r, "violations"), 0), "rule")),
+	                 "layer_order");
 	json_decref(r);
 
 	/* a move: its callers now depend on the destination */
