@@ -48,6 +48,11 @@ json_t *kg_live_weight(const struct kg_graph *g, int module, int function, const
 int kg_impact_check(const struct kg_graph *g, struct st_db *st, int module, int function,
                     const json_t *args, json_t *out);
 
+/* impact_check of `name/arity`, a @callback of behaviour module `module`
+ * with no function of that name: the implementations that must follow. */
+int kg_impact_check_callback(const struct kg_graph *g, int module, const char *name, int arity,
+                             const json_t *args, json_t *out);
+
 /* A parsed boundaries file (kg_boundaries_parse); free with
  * kg_boundaries_free. */
 struct kg_boundaries;

@@ -548,3 +548,56 @@ int kg_impact_check(const struct kg_graph *g, struct st_db *st, int module, int 
 	json_object_set_new(out, "verdict", json_string(verdict));
 	return 0;
 }
+
+int kg_impact_check_callback(const struct kg_graph *g, int module, const char *name, int arity,
+                             const json_t *args, json_t *out)
+{
+	enum action a;
+	const char *new_name = NULL;
+	int new_arity = -1;
+	int rc = action_parse(args, false, &a, &new_name, &new_arity);
+	if (rc)
+		return rc;
+	const struct kg_module *m = kg_module_at(g, module);
+	char na[KG_NAME_MAX + 16];
+	snprintf(na, sizeof(na), "%s/%d", name, arity);
+	json_object_set_new(out, "action", json_string(action_name(a)));
+	json_object_set_new(out, "module", json_string(m->name));
+	json_object_set_new(out, "function", json_string(na));
+	json_object_set_new(out, "callback", json_true());
+	json_t *impls = json_array(), *notes = json_array();
+	int missing = 0;
+	for (size_t i = 0; i < g->modules.len; i++) {
+		const struct kg_module *x = kg_module_at(g, (int)i);
+		bool adopts = false;
+		for (size_t k = 0; !adopts && k < x->out.len; k++) {
+			const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&x->out, int, k));
+			adopts = e->to == module && (e->kinds & (1u << FACTS_REF_BEHAVIOUR));
+		}
+		if (!adopts)
+			continue;
+		int xf = kg_graph_function_find(g, (int)i, name, arity);
+		if (xf >= 0 && kg_function_at(g, xf)->defined) {
+			json_array_append_new(impls, fn_ref(g, xf));
+		} else {
+			missing++;
+			json_array_append_new(impls,
+			                      json_pack("{s:s, s:s?, s:b}", "module", x->name,
+			                                "file", x->file, "missing", 1));
+		}
+	}
+	json_object_set_new(out, "implementations", impls);
+	json_object_set_new(out, "summary",
+	                    json_pack("{s:i, s:i}", "implementations",
+	                              (int)json_array_size(impls) - missing, "missing", missing));
+	note(notes,
+	     "%s is a @callback of %s: each implementation must change with it, and the modules "
+	     "that call it through the behaviour (a module held in a variable) are not visible",
+	     na, m->name);
+	if (missing)
+		note(notes, "%d module(s) adopting %s do not define %s", missing, m->name, na);
+	json_object_set_new(out, "notes", notes);
+	json_object_set_new(out, "verdict",
+	                    json_string(json_array_size(impls) ? "breaking" : "local"));
+	return 0;
+}

@@ -1398,6 +1398,19 @@ static int q_impact_check(struct kg_db *db, const struct kg_graph *g,
 	int rc = module_lookup(g, p, &m);
 	if (!rc && p->function)
 		rc = function_lookup(g, m, p->function, &fi);
+	if (rc == GI_ENOTFOUND && p->function && kg_module_is_core(kg_module_at(g, m))) {
+		/* a @callback of a behaviour defined here, with no function of its own */
+		const struct kg_module *km = kg_module_at(g, m);
+		for (size_t i = 0; i < km->callbacks.len; i++)
+			if (strcmp(GI_VEC_AT(&km->callbacks, const char *, i), p->function) == 0) {
+				const char *slash = strrchr(p->function, '/');
+				char name[256];
+				snprintf(name, sizeof(name), "%.*s", (int)(slash - p->function),
+				         p->function);
+				return kg_impact_check_callback(
+				    g, m, name, (int)strtol(slash + 1, NULL, 10), p->args, out);
+			}
+	}
 	if (!rc && !kg_module_is_core(kg_module_at(g, m)))
 		rc = GI_ENOTFOUND;
 	if (rc == GI_EINVAL && (!p || !p->module))

@@ -172,6 +172,14 @@ static void impact_check_lists_every_site(void)
 	TH_ASSERT(!has(json_object_get(r, "implementations"), "module", "Ledger.Books"));
 	json_decref(r);
 
+	/* a @callback with no function: its implementations, and only those */
+	r = run(db, "impact_check", "Ledger.Backend.fetch/1", "{\"action\":\"remove\"}", NULL);
+	TH_ASSERT(json_is_true(json_object_get(r, "callback")));
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r, "implementations")), 2);
+	TH_ASSERT(has(json_object_get(r, "implementations"), "module", "Ledger.MemoryStore"));
+	TH_ASSERT(!has(json_object_get(r, "implementations"), "module", "Ledger.Books"));
+	json_decref(r);
+
 	/* bad arguments say what is wrong */
 	int rc = 0;
 	TH_ASSERT(run(db, "impact_check", "Ledger.Report", "{\"action\":\"arity\",\"new_arity\":1}",
