@@ -5,7 +5,9 @@
  * GenServer, a behaviour with two implementations, a protocol and its
  * impl, an Ecto-style schema, a defdelegate, captures, a literal MFA and
  * apply, a two-module cycle and a web layer that reaches past its API.
- * Expectations are worked out by reading the fixture, with what must NOT
+ * And tests/fixtures/projects/kvs: Erlang-style module names in one file,
+ * :gen_server by atom, an MFA through spawn/3.
+ * Expectations are worked out by reading the fixtures, with what must NOT
  * be said beside what must; hostile plans and boundaries get clear errors.
  * needs:
  */
@@ -18,11 +20,11 @@
 #include "graph/query.h"
 #include "harness.h"
 
-static struct kg_db *ledger_db(void)
+static struct kg_db *fixture_db(const char *name)
 {
 	char root[4096], db_path[4096];
-	snprintf(root, sizeof(root), "%s/tests/fixtures/projects/ledger", th_srcdir());
-	snprintf(db_path, sizeof(db_path), "%s/ledger.db", th_tmpdir());
+	snprintf(root, sizeof(root), "%s/tests/fixtures/projects/%s", th_srcdir(), name);
+	snprintf(db_path, sizeof(db_path), "%s/%s.db", th_tmpdir(), name);
 	json_t *summary = NULL;
 	struct kg_index_options opt = {0};
 	opt.jobs = 1;
@@ -31,6 +33,11 @@ static struct kg_db *ledger_db(void)
 	struct kg_db *db = NULL;
 	TH_ASSERT_OK(kg_db_open(db_path, false, &db));
 	return db;
+}
+
+static struct kg_db *ledger_db(void)
+{
+	return fixture_db("ledger");
 }
 
 static json_t *run(struct kg_db *db, const char *name, const char *module, const char *args,
@@ -413,6 +420,57 @@ static void live_weight_from_a_profile(void)
 	kg_db_close(db);
 }
 
+/* Erlang-style modules, all in one file, an OTP behaviour named as an atom,
+ * an MFA through spawn/3: the same queries, nothing tuned to the ledger. */
+static void erlang_style_names_and_one_file(void)
+{
+	struct kg_db *db = fixture_db("kvs");
+	json_t *r = run(db, "briefing", NULL, NULL, NULL);
+	json_t *otp = path(r, "conventions", "otp_processes");
+	TH_ASSERT_INT_EQ(json_array_size(otp), 1);
+	TH_ASSERT(has(otp, "module", ":kvs_server"));
+	TH_ASSERT_INT_EQ(json_array_size(path(r, "conventions", "ecto_schemas")), 0);
+	TH_ASSERT_INT_EQ(json_integer_value(path(r, "cycles", "count")), 0);
+	json_decref(r);
+
+	r = run(db, "impact_check", ":kvs_table.new/0", "{\"action\":\"remove\"}", NULL);
+	TH_ASSERT_INT_EQ(json_integer_value(path(r, "summary", "sites")), 2);
+	TH_ASSERT_INT_EQ(
+	    json_integer_value(json_object_get(path(r, "summary", "calls_by_kind"), "mfa")), 1);
+	json_decref(r);
+	/* same name, other module: :ets.new is not :kvs_table.new */
+	r = run(db, "impact_check", ":kvs_table.get/2",
+	        "{\"action\":\"rename\",\"new_name\":"
+	        "\"new\"}",
+	        NULL);
+	TH_ASSERT_INT_EQ(json_integer_value(path(r, "summary", "sites")), 2);
+	TH_ASSERT(json_is_null(json_object_get(r, "clash"))); /* new/0 is another arity */
+	json_decref(r);
+
+	r = run(db, "check", NULL,
+	        "{\"boundaries\":{\"layers\":[{\"name\":\"api\",\"modules\":[\":kvs_api\"],"
+	        "\"may_depend_on\":[\"server\"]},{\"name\":\"server\",\"modules\":["
+	        "\":kvs_server\"],\"may_depend_on\":[\"table\"]},{\"name\":\"table\","
+	        "\"modules\":[\":kvs_t*\"]}]}}",
+	        NULL);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "violation_count")), 1);
+	json_t *v = json_array_get(json_object_get(r, "violations"), 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(v, "from")), ":kvs_api");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(v, "to")), ":kvs_table");
+	TH_ASSERT_INT_EQ(json_integer_value(path(v, "evidence", "line")), 16);
+	json_decref(r);
+
+	r = run(db, "plan_validate", NULL,
+	        "{\"plan\":{\"add_dependencies\":[{\"from\":\":kvs_table\",\"to\":"
+	        "\":kvs_api\"}]}}",
+	        NULL);
+	v = json_array_get(json_object_get(r, "violations"), 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(v, "rule")), "cycle");
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(v, "path")), 3);
+	json_decref(r);
+	kg_db_close(db);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -421,6 +479,7 @@ int main(int argc, char **argv)
 	    TH_TEST(check_reports_boundary_violations),
 	    TH_TEST(plan_validate_finds_cycles_and_layers),
 	    TH_TEST(live_weight_from_a_profile),
+	    TH_TEST(erlang_style_names_and_one_file),
 	    TH_END,
 	};
 	return th_main(argc, argv, "unit_assist", tests);
