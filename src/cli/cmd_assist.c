@@ -546,14 +546,23 @@ static json_t *json_file_read(const char *cmd, const char *path)
 	return doc;
 }
 
-/* Parses the options every assist command shares; `extra` handles the
- * command's own (returns 1 when it took the option and its value `taken`
- * more arguments, 0 when it does not know it, or an exit code + 100).
+/* Parses the options of an assist command: --json, --project, --db, and
+ * those of `own` (" --data --depth --top " or a part) that it takes;
+ * `extra` handles the command's own others (returns how many arguments it
+ * took, 0 when it does not know the option, or an exit code + 100).
  * 0, -1 for --help, or an exit code. */
 typedef int (*assist_option_fn)(struct assist_opts *o, const char *a, const char *next, int *taken);
 
+static bool option_in(const char *own, const char *a)
+{
+	char key[32];
+	int n = snprintf(key, sizeof(key), " %s ", a);
+	return n > 0 && (size_t)n < sizeof(key) && strstr(own, key) != NULL;
+}
+
 static int assist_opts_parse(const char *cmd, const char *usage, int argc, char **argv, int first,
-                             struct assist_opts *o, assist_option_fn extra, int positionals)
+                             struct assist_opts *o, const char *own, assist_option_fn extra,
+                             int positionals)
 {
 	int seen = 0;
 	for (int i = first; i < argc; i++) {
@@ -565,7 +574,7 @@ static int assist_opts_parse(const char *cmd, const char *usage, int argc, char 
 		} else if (strcmp(a, "--json") == 0) {
 			o->json = true;
 		} else if (strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0 ||
-		           strcmp(a, "--data") == 0) {
+		           (strcmp(a, "--data") == 0 && option_in(own, a))) {
 			if (!next) {
 				fprintf(stderr, "giulia %s: a value must follow %s\n", cmd, a);
 				return CLI_EXIT_USAGE;
@@ -577,7 +586,8 @@ static int assist_opts_parse(const char *cmd, const char *usage, int argc, char 
 			else
 				o->data = next;
 			i++;
-		} else if (strcmp(a, "--depth") == 0 || strcmp(a, "--top") == 0) {
+		} else if ((strcmp(a, "--depth") == 0 || strcmp(a, "--top") == 0) &&
+		           option_in(own, a)) {
 			int64_t v;
 			if (!next || gi_parse_int64(next, 1, 1000, &v)) {
 				fprintf(stderr, "giulia %s: %s needs a number from 1 to 1000\n",
@@ -712,7 +722,8 @@ static void print_briefing(json_t *r)
 static int cmd_briefing(int argc, char **argv)
 {
 	struct assist_opts o = {0};
-	int rc = assist_opts_parse("briefing", briefing_usage, argc, argv, 1, &o, NULL, 0);
+	int rc = assist_opts_parse("briefing", briefing_usage, argc, argv, 1, &o, " --data --top ",
+	                           NULL, 0);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	json_t *r = NULL;
@@ -779,6 +790,15 @@ static void print_impact(json_t *r)
 		       json_string_value(json_object_get(v, "target")),
 		       json_string_value(json_object_get(v, "caller")));
 	}
+	json_array_foreach(json_object_get(r, "imported_calls"), i, v)
+	{
+		const char *file = json_string_value(json_object_get(v, "file"));
+		printf("  %s:%lld: imported call (%s.%s/%lld)\n", file ? file : "-",
+		       json_integer_value(json_object_get(v, "line")),
+		       json_string_value(json_object_get(v, "module")),
+		       json_string_value(json_object_get(v, "name")),
+		       json_integer_value(json_object_get(v, "arity")));
+	}
 	json_array_foreach(json_object_get(r, "implementations"), i, v)
 	{
 		const char *file = json_string_value(json_object_get(v, "file"));
@@ -803,7 +823,7 @@ static int cmd_impact_check(int argc, char **argv)
 	struct assist_opts o = {0};
 	o.args = json_object();
 	json_t *r = NULL;
-	int rc = assist_opts_parse("impact-check", impact_check_usage, argc, argv, 1, &o,
+	int rc = assist_opts_parse("impact-check", impact_check_usage, argc, argv, 1, &o, "",
 	                           impact_option, 1);
 	if (rc) {
 		rc = rc < 0 ? CLI_EXIT_OK : rc;
@@ -898,8 +918,8 @@ static int plan_or_check(const char *cmd, const char *usage, int argc, char **ar
 	o.args = json_object();
 	boundaries_path = NULL;
 	json_t *r = NULL;
-	int rc =
-	    assist_opts_parse(cmd, usage, argc, argv, first, &o, boundaries_option, plan ? 1 : 0);
+	int rc = assist_opts_parse(cmd, usage, argc, argv, first, &o, plan ? " --depth " : "",
+	                           boundaries_option, plan ? 1 : 0);
 	if (rc) {
 		rc = rc < 0 ? CLI_EXIT_OK : rc;
 		goto done;
