@@ -125,12 +125,35 @@ static void cli_and_rest_agree_and_check_exits_for_ci(void)
 	TH_ASSERT_INT_EQ(c.status, 2);
 	TH_ASSERT(strstr(c.err, "is not JSON") != NULL);
 	ts_giulia_result_free(&c);
+	/* an enormous plan is refused before it is parsed */
+	f = fopen(plan_file, "w");
+	TH_ASSERT(f != NULL);
+	fputs("{\"modify_modules\": [", f);
+	for (int k = 0; k < 500000; k++)
+		fputs("\"Ledger\",", f);
+	fputs("\"Ledger\"]}", f);
+	fclose(f);
+	c = GIULIA("plan", "validate", plan_file, "--project", dir);
+	TH_ASSERT_INT_EQ(c.status, 2);
+	TH_ASSERT(strstr(c.err, "larger than 4 MiB") != NULL);
+	ts_giulia_result_free(&c);
 	snprintf(body, sizeof(body), "{\"path\":\"%s\",\"plan\":{\"modify_modules\":[\"Nope\"]}}",
 	         dir);
 	TH_ASSERT_INT_EQ(td_post(&w, "/api/plan/validate", body, &rest), 400);
 	TH_ASSERT(strstr(json_string_value(json_object_get(rest, "error")), "unknown module") !=
 	          NULL);
 	json_decref(rest);
+	/* a broken boundaries file in the project: said where and why */
+	char bfile[4200];
+	snprintf(bfile, sizeof(bfile), "%s/.giulia-boundaries.json", dir);
+	f = fopen(bfile, "w");
+	TH_ASSERT(f != NULL);
+	fputs("{\"layers\": [{\"name\": \"web\",", f);
+	fclose(f);
+	c = GIULIA("check", "--project", dir);
+	TH_ASSERT_INT_EQ(c.status, 2);
+	TH_ASSERT(strstr(c.err, ".giulia-boundaries.json: not JSON") != NULL);
+	ts_giulia_result_free(&c);
 }
 
 /* Pushes the busy series for project `dir`; returns the profile id. */
