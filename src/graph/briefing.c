@@ -12,6 +12,7 @@
  * :gen_event, Supervisor, :supervisor, Agent, Task), an Ecto schema one
  * that uses Ecto.Schema. One pass over the modules and their edges.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,11 +308,10 @@ int kg_briefing(const struct kg_graph *g, const json_t *profile, int top, json_t
 		if (m->change_risk <= 0)
 			break;
 		json_array_append_new(
-		    risky,
-		    json_pack("{s:s, s:f, s:f, s:s, s:b, s:s?}", "module", m->name, "change_risk",
-		              (double)(long long)(m->change_risk * 100) / 100, "heat",
-		              (double)(long long)(m->heat * 100) / 100, "zone",
-		              kg_heat_zone(m->heat), "has_tests", m->has_tests, "file", m->file));
+		    risky, json_pack("{s:s, s:f, s:f, s:s, s:b, s:s?}", "module", m->name,
+		                     "change_risk", round(m->change_risk * 100) / 100, "heat",
+		                     round(m->heat * 100) / 100, "zone", kg_heat_zone(m->heat),
+		                     "has_tests", m->has_tests, "file", m->file));
 	}
 	json_object_set_new(out, "riskiest", risky);
 	json_object_set_new(out, "conventions", conventions_json(g, core, n));

@@ -16,6 +16,7 @@
  * every name checked; the parsers never trust the input's shape.
  */
 #include <fnmatch.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -666,9 +667,8 @@ static void touch(struct touched *t, const struct kg_graph *g, int m, const char
 	json_array_append_new(
 	    t->list, json_pack("{s:s, s:s, s:b, s:s, s:f, s:f, s:i}", "module", km->name, "why",
 	                       why, "hub", km->hub, "zone", kg_heat_zone(km->heat), "heat",
-	                       (double)(long long)(km->heat * 100) / 100, "change_risk",
-	                       (double)(long long)(km->change_risk * 100) / 100, "in_degree",
-	                       km->in_degree));
+	                       round(km->heat * 100) / 100, "change_risk",
+	                       round(km->change_risk * 100) / 100, "in_degree", km->in_degree));
 }
 
 static int plan_build(const json_t *plan, struct plan_graph *pg, struct touched *t, json_t *clashes)
