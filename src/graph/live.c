@@ -121,13 +121,21 @@ json_t *kg_live_weight(const struct kg_graph *g, int module, int function, const
 	json_object_set_new(o, "hot", json_boolean(is_hot));
 	char note[400];
 	int n = 0;
+	const char *basis = json_string_value(json_object_get(body, "hot_modules_basis"));
+	bool sampled = !basis || strcmp(basis, "ownership") != 0;
 	if (is_hot)
-		n = snprintf(note, sizeof(note), "%.1f%% of the node's reductions",
-		             100.0 * json_number_value(json_object_get(hot, "reductions_share")));
-	else
+		n = snprintf(note, sizeof(note), "%.1f%% of the node's reductions%s",
+		             100.0 * json_number_value(json_object_get(hot, "reductions_share")),
+		             sampled ? "" : " (by the processes it owns)");
+	else if (sampled)
 		n = snprintf(note, sizeof(note),
 		             "not among the profile's hot %s (under %.1f%% of reductions)",
 		             f ? "functions" : "modules", 100.0 * HOT_FLOOR);
+	else
+		n = snprintf(
+		    note, sizeof(note),
+		    "no share of reductions: the session took no executing samples, and no "
+		    "process it owns was among the busiest");
 	if (n > 0 && (size_t)n < sizeof(note)) {
 		if (json_is_number(rate))
 			snprintf(note + n, sizeof(note) - (size_t)n, "; %.0f calls/s traced",
