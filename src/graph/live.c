@@ -132,10 +132,9 @@ json_t *kg_live_weight(const struct kg_graph *g, int module, int function, const
 		             "not among the profile's hot %s (under %.1f%% of reductions)",
 		             f ? "functions" : "modules", 100.0 * HOT_FLOOR);
 	else
-		n = snprintf(
-		    note, sizeof(note),
-		    "no share of reductions: the session took no executing samples, and no "
-		    "process it owns was among the busiest");
+		n = snprintf(note, sizeof(note),
+		             "no share of reductions: the session took no executing samples%s",
+		             f ? "" : ", and no process it owns was among the busiest");
 	if (n > 0 && (size_t)n < sizeof(note)) {
 		if (json_is_number(rate))
 			snprintf(note + n, sizeof(note) - (size_t)n, "; %.0f calls/s traced",
