@@ -48,6 +48,7 @@
 #include "graph/query.h"
 #include "mcp/mcp.h"
 #include "profile/finalize.h"
+#include "profile/latest.h"
 #include "source/facts.h"
 #include "store/obs_store.h"
 
@@ -479,6 +480,123 @@ static json_t *route_query(void *ctx, const struct api_request *req, int *status
 		return api_error(status, 400, "%s: invalid or missing parameters", name);
 	if (rc)
 		return api_error_code(status, rc, name);
+	return out;
+}
+
+/* ---- assist: preflight, briefing, impact_check, plan_validate, check ---------- */
+
+/* The latest stored profile of the project `db` indexes, or NULL (the
+ * queries say "no profile"); a store error is logged, not fatal. */
+static json_t *assist_profile(struct api_worker *w, struct kg_db *db)
+{
+	char *root = NULL;
+	json_t *profile = NULL;
+	struct obs_store *st;
+	if (kg_db_root(db, &root) == 0 && store_acquire(w, &st) == 0) {
+		int rc = profile_latest_for_project(st, root, &profile);
+		store_release(w, st);
+		if (rc)
+			gi_log_warn("worker", "no live weight: reading profiles: %s",
+			            gi_strerror(rc));
+	}
+	gi_free(root);
+	return profile;
+}
+
+static bool assist_wants_profile(const char *name)
+{
+	return strcmp(name, "preflight") == 0 || strcmp(name, "briefing") == 0;
+}
+
+/* Runs assist query `name` on the project's index: the profile attached
+ * for preflight and briefing, GI_EINVAL's message as a 400. */
+static json_t *assist_run(struct api_worker *w, const char *db_path, const char *name,
+                          struct kg_query_params *p, int *status)
+{
+	struct kg_pooled conn = {0};
+	json_t *out = NULL, *profile = NULL, *err = NULL;
+	int rc = kg_acquire(w, db_path, &conn);
+	if (rc == 0) {
+		if (assist_wants_profile(name))
+			profile = assist_profile(w, conn.db);
+		p->profile = profile;
+		rc = kg_query(conn.db, name, p, &out);
+		if (rc == GI_EINVAL)
+			err = api_error(status, 400, "%s: %s", name,
+			                kg_query_error_message() ? kg_query_error_message()
+			                                         : "invalid or missing parameters");
+		kg_release(w, &conn);
+	}
+	json_decref(profile);
+	if (err)
+		return err;
+	if (rc == GI_ENOTFOUND)
+		return api_error(status, 404, "%s: not found (module %.256s)", name,
+		                 p->module ? p->module : "-");
+	if (rc)
+		return api_error_code(status, rc, name);
+	return out;
+}
+
+/* GET /api/knowledge/{preflight,briefing,impact_check}: module, function,
+ * depth, top, and impact_check's action, new_name, new_arity. */
+static json_t *route_assist(void *ctx, const struct api_request *req, int *status)
+{
+	static const char *const names[] = {"action", "new_name", "new_arity", NULL};
+	struct api_worker *w = ctx;
+	json_t *err = NULL;
+	char name[32];
+	snprintf(name, sizeof(name), "%s", last_segment(req->path));
+	bool invalid = false;
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.module = api_request_query(req, "module", &invalid);
+	p.function = api_request_query(req, "function", &invalid);
+	json_t *args = json_object();
+	for (int i = 0; names[i]; i++) {
+		const char *v = api_request_query(req, names[i], &invalid);
+		if (v)
+			json_object_set_new(args, names[i], json_string(v));
+	}
+	p.args = args;
+	char *db_path = NULL;
+	if (invalid)
+		err = api_error(status, 400, "a query parameter is too long or not valid UTF-8");
+	if (!err && !query_int(req, "depth", 1000, &p.depth, &err, status) &&
+	    !query_int(req, "top", 100000, &p.top, &err, status))
+		project_db_for_request(w, req, &db_path, &err, status);
+	json_t *out = err ? err : assist_run(w, db_path, name, &p, status);
+	gi_free(db_path);
+	json_decref(args);
+	return out;
+}
+
+/* POST /api/plan/validate {path?, plan, boundaries?, depth?} and POST
+ * /api/check {path?, boundaries?}: the body's documents as the query's
+ * arguments (docs/ASSIST.md). */
+static json_t *route_assist_post(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	bool plan = strstr(req->path, "/plan/") != NULL;
+	json_t *err = NULL;
+	if (!json_is_object(req->body))
+		return api_error(status, 400, "the body must be a JSON object");
+	const json_t *path = json_object_get(req->body, "path");
+	if (path && !json_is_string(path))
+		return api_error(status, 400, "field \"path\" must be a string");
+	const json_t *depth = json_object_get(req->body, "depth");
+	if (depth && (!json_is_integer(depth) || json_integer_value(depth) < 1 ||
+	              json_integer_value(depth) > 1000))
+		return api_error(status, 400, "field \"depth\" must be an integer from 1 to 1000");
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.args = req->body;
+	p.depth = depth ? (int)json_integer_value(depth) : 0;
+	char *db_path = NULL;
+	if (project_db_for_path(w, json_string_value(path), &db_path, &err, status))
+		return err;
+	json_t *out = assist_run(w, db_path, plan ? "plan_validate" : "check", &p, status);
+	gi_free(db_path);
 	return out;
 }
 
@@ -1362,7 +1480,11 @@ static int worker_mcp_query(void *ctx, const char *project, const char *name,
 	struct kg_pooled conn = {0};
 	rc = kg_acquire(w, db_path, &conn);
 	if (rc == 0) {
-		rc = kg_query(conn.db, name, p, out);
+		struct kg_query_params with = *p;
+		json_t *profile = assist_wants_profile(name) ? assist_profile(w, conn.db) : NULL;
+		with.profile = profile;
+		rc = kg_query(conn.db, name, &with, out);
+		json_decref(profile);
 		kg_release(w, &conn);
 	}
 	if (rc)
@@ -1459,7 +1581,11 @@ static const struct api_route worker_routes[] = {
     Q("/api/knowledge/api_surface"),
     Q("/api/knowledge/function_details"),
     Q("/api/knowledge/hubs"),
-    Q("/api/knowledge/preflight"),
+    {"GET", "/api/knowledge/preflight", route_assist, false},
+    {"GET", "/api/knowledge/briefing", route_assist, false},
+    {"GET", "/api/knowledge/impact_check", route_assist, false},
+    {"POST", "/api/plan/validate", route_assist_post, true},
+    {"POST", "/api/check", route_assist_post, true},
     {"GET", "/api/search/text", route_search, false},
     {"GET", "/api/search/code", route_search, false},
     {"GET", "/api/projects", route_projects, false},

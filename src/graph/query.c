@@ -19,10 +19,12 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/fs.h"
 #include "base/str.h"
 #include "graph/graph.h"
 #include "graph/xref.h"
 #include "graph/search.h"
+#include "graph/assist.h"
 #include "store/store.h"
 
 #define DEFAULT_DEPTH 2
@@ -1368,7 +1370,162 @@ static int q_preflight(struct kg_db *db, const struct kg_graph *g, const struct 
 		rc = GI_ENOTFOUND;
 	if (rc)
 		return rc;
-	return kg_preflight(g, m, fi, p->depth > 0 ? depth_of(p) : 3, out);
+	rc = kg_preflight(g, m, fi, p->depth > 0 ? depth_of(p) : 3, out);
+	if (!rc)
+		json_object_set_new(out, "live", kg_live_weight(g, m, fi, p->profile));
+	return rc;
+}
+
+/* ---- assist: briefing, impact_check, plan_validate, check (assist.h) --------- */
+
+int kg_db_root(struct kg_db *db, char **out)
+{
+	*out = NULL;
+	return st_meta_get(db->store, "root", out);
+}
+
+static int q_briefing(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                      json_t *out)
+{
+	(void)db;
+	return kg_briefing(g, p ? p->profile : NULL, top_of(p, 5), out);
+}
+
+static int q_impact_check(struct kg_db *db, const struct kg_graph *g,
+                          const struct kg_query_params *p, json_t *out)
+{
+	int m, fi = -1;
+	int rc = module_lookup(g, p, &m);
+	if (!rc && p->function)
+		rc = function_lookup(g, m, p->function, &fi);
+	if (rc == GI_ENOTFOUND && p->function && kg_module_is_core(kg_module_at(g, m))) {
+		/* a @callback of a behaviour defined here, with no function of its own */
+		const struct kg_module *km = kg_module_at(g, m);
+		for (size_t i = 0; i < km->callbacks.len; i++)
+			if (strcmp(GI_VEC_AT(&km->callbacks, const char *, i), p->function) == 0) {
+				const char *slash = strrchr(p->function, '/');
+				char name[256];
+				snprintf(name, sizeof(name), "%.*s", (int)(slash - p->function),
+				         p->function);
+				return kg_impact_check_callback(
+				    g, m, name, (int)strtol(slash + 1, NULL, 10), p->args, out);
+			}
+	}
+	if (!rc && !kg_module_is_core(kg_module_at(g, m)))
+		rc = GI_ENOTFOUND;
+	if (rc == GI_EINVAL && (!p || !p->module))
+		kg_query_fail("impact_check needs a module or MOD.fun/arity");
+	if (rc)
+		return rc;
+	return kg_impact_check(g, db->store, m, fi, p->args, out);
+}
+
+/* A JSON document argument: an object, or its text (MCP string
+ * arguments), at most KG_PLAN_TEXT_MAX bytes; *owned set when parsed. */
+static int doc_arg(const json_t *args, const char *key, json_t **out, bool *owned)
+{
+	const json_t *v = json_object_get(args, key);
+	*out = (json_t *)v;
+	*owned = false;
+	if (!json_is_string(v))
+		return 0;
+	if (json_string_length(v) > KG_PLAN_TEXT_MAX) {
+		kg_query_fail("%s: more than %u bytes", key, KG_PLAN_TEXT_MAX);
+		return GI_EINVAL;
+	}
+	json_error_t e;
+	*out = json_loadb(json_string_value(v), json_string_length(v), JSON_REJECT_DUPLICATES, &e);
+	if (!*out) {
+		kg_query_fail("%s: not JSON: %s at line %d, column %d", key, e.text, e.line,
+		              e.column);
+		return GI_EINVAL;
+	}
+	*owned = true;
+	return 0;
+}
+
+/* The boundaries of args.boundaries, else ROOT/.giulia-boundaries.json
+ * (`required`: its absence is an error). *out NULL when none. */
+static int boundaries_get(struct kg_db *db, const struct kg_query_params *p, bool required,
+                          struct kg_boundaries **out)
+{
+	*out = NULL;
+	json_t *doc = NULL;
+	bool owned = false;
+	int rc = doc_arg(p ? p->args : NULL, "boundaries", &doc, &owned);
+	if (rc)
+		return rc;
+	if (!doc) {
+		char *root = NULL, *text = NULL;
+		size_t len = 0;
+		struct gi_buf path;
+		gi_buf_init(&path, 0);
+		rc = kg_db_root(db, &root);
+		if (!rc)
+			gi_buf_printf(&path, "%s/%s", root, KG_BOUNDARY_FILE);
+		if (!rc)
+			rc = gi_fs_read_file(path.data, KG_PLAN_TEXT_MAX, &text, &len);
+		if (rc == GI_ENOENT && !required)
+			rc = 0;
+		else if (rc == GI_ENOENT)
+			kg_query_fail("no boundaries: write %s (docs/ASSIST.md) or pass one",
+			              path.data);
+		else if (rc == GI_ETOOBIG)
+			kg_query_fail("%s: more than %u bytes", path.data, KG_PLAN_TEXT_MAX);
+		if (text) {
+			json_error_t e;
+			doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &e);
+			owned = true;
+			if (!doc)
+				kg_query_fail("%s: not JSON: %s at line %d, column %d", path.data,
+				              e.text, e.line, e.column);
+		}
+		bool bad_json = text && !doc;
+		gi_free(text);
+		gi_free(root);
+		gi_buf_destroy(&path);
+		if (rc == GI_ENOENT || rc == GI_ETOOBIG || bad_json)
+			return GI_EINVAL;
+		if (rc)
+			return rc;
+	}
+	if (doc)
+		rc = kg_boundaries_parse(doc, out);
+	if (owned)
+		json_decref(doc);
+	return rc;
+}
+
+static int q_check(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                   json_t *out)
+{
+	struct kg_boundaries *b = NULL;
+	int rc = boundaries_get(db, p, true, &b);
+	if (!rc)
+		rc = kg_check(g, b, out);
+	kg_boundaries_free(b);
+	return rc;
+}
+
+static int q_plan_validate(struct kg_db *db, const struct kg_graph *g,
+                           const struct kg_query_params *p, json_t *out)
+{
+	json_t *plan = NULL;
+	bool owned = false;
+	int rc = doc_arg(p ? p->args : NULL, "plan", &plan, &owned);
+	if (!rc && !plan) {
+		kg_query_fail("plan_validate needs a plan (docs/ASSIST.md, \"Plan format\")");
+		rc = GI_EINVAL;
+	}
+	struct kg_boundaries *b = NULL;
+	if (!rc)
+		rc = boundaries_get(db, p, false, &b);
+	if (!rc)
+		rc = kg_plan_validate(g, plan, b, p->depth > 0 ? depth_of(p) : 3, out);
+	kg_boundaries_free(b);
+	if (owned)
+		json_decref(plan);
+	return rc;
 }
 
 static const struct {
@@ -1403,6 +1560,10 @@ static const struct {
     {"search_text", q_search_text},
     {"search_code", q_search_code},
     {"preflight", q_preflight},
+    {"briefing", q_briefing},
+    {"impact_check", q_impact_check},
+    {"plan_validate", q_plan_validate},
+    {"check", q_check},
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)

@@ -62,6 +62,11 @@ struct kg_query_params {
 	 * (search_text, search_code: docs/SEARCH.md), a JSON object, borrowed;
 	 * values may be JSON numbers and booleans or their string forms. */
 	const json_t *args;
+	/* The latest stored profile of the project, as obs_store_profile_get
+	 * gives it ({id, node, created_ms, profile}; borrowed), or NULL: the
+	 * live weight of preflight and the findings of briefing
+	 * (docs/ASSIST.md). */
+	const json_t *profile;
 };
 
 /* Runs the query `name` and returns its JSON (caller decrefs). Names:
@@ -69,6 +74,7 @@ struct kg_query_params {
  *   dependents dependencies centrality impact cycles god_modules fan_in_out
  *   coupling dead_code heatmap change_risk path topology unprotected_hubs
  *   api_surface function_details hubs xref search_text search_code preflight
+ *   briefing impact_check plan_validate check (docs/ASSIST.md)
  * Unknown name: GI_EINVAL (kg_query_error_message() says more when a
  * query refuses its arguments). Unknown module or function: GI_ENOTFOUND.
  * A `module` of the form "Mod.fun/arity" with no `function` names that
@@ -91,6 +97,10 @@ int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p
  * a user ("the regular expression does not compile: ..."), or NULL when it
  * gave no reason. Valid until the next kg_query on the thread. */
 const char *kg_query_error_message(void);
+
+/* The project root the database indexes (canonical path; caller frees with
+ * gi_free): what stored profiles name as their project. */
+int kg_db_root(struct kg_db *db, char **out);
 
 /* Modules (display form) of the database that are defined in the project. */
 int kg_project_modules(struct kg_db *db, json_t **out_array);

@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "base/str.h"
 #include "graph/query.h"
+#include "profile/latest.h"
 #include "mcp/mcp_int.h"
 
 #ifndef GIULIA_VERSION
@@ -334,7 +335,19 @@ int mcp_static_query(struct mcp_server *s, const char *project, const char *name
 	pthread_mutex_lock(&s->db_lock);
 	int rc = index_open(s, project ? project : s->project, err, n);
 	if (rc == 0) {
-		rc = kg_query(s->db, name, p, out);
+		/* preflight and briefing: the latest profile in the default data
+		 * directory's store, as the CLI reads it (docs/ASSIST.md) */
+		struct kg_query_params with = *p;
+		json_t *profile = NULL;
+		char *root = NULL;
+		if ((strcmp(name, "preflight") == 0 || strcmp(name, "briefing") == 0) &&
+		    kg_db_root(s->db, &root) == 0 &&
+		    profile_latest_in_data_dir(NULL, root, &profile) != 0)
+			profile = NULL;
+		gi_free(root);
+		with.profile = profile;
+		rc = kg_query(s->db, name, &with, out);
+		json_decref(profile);
 		if (rc)
 			mcp_query_error(rc, name, p, s->db_path, err, n);
 	}

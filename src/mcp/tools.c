@@ -370,6 +370,84 @@ static int run_search(struct mcp_server *s, const struct mcp_tool *t, json_t *ar
 	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
 }
 
+/* ---- assist tools: briefing, impact_check, plan_validate, check ------------- */
+
+static const char *const actions_impact[] = {"rename", "remove", "arity", NULL};
+static const struct mcp_param params_briefing[] = {P_TOP, P_PROJECT, P_END};
+static const struct mcp_param params_impact_check[] = {
+    P_MODULE_REQ("to rename or remove (or whose function to change)"),
+    {"function", MCP_PARAM_STRING, false, 0, 0, NULL,
+     "A function of the module as `name/arity`: the change is to that function."},
+    {"action", MCP_PARAM_STRING, true, 0, 0, actions_impact,
+     "`rename` (with new_name), `remove`, or `arity` (a function, with new_arity)."},
+    {"new_name", MCP_PARAM_STRING, false, 0, 0, NULL, "The new name of a rename."},
+    {"new_arity", MCP_PARAM_INTEGER, false, 0, 255, NULL, "The new arity of an arity change."},
+    P_PROJECT,
+    P_END};
+#define P_BOUNDARIES                                                                          \
+	{                                                                                     \
+		"boundaries", MCP_PARAM_STRING, false, 0, 0, NULL,                            \
+		    "A boundaries document as JSON text (docs/ASSIST.md: layers with module " \
+		    "patterns and may_depend_on, forbidden rules, forbid_cycles). Default: "  \
+		    "the project's .giulia-boundaries.json."                                  \
+	}
+static const struct mcp_param params_plan_validate[] = {
+    {"plan", MCP_PARAM_STRING, true, 0, 0, NULL,
+     "The change plan as JSON text (docs/ASSIST.md): {\"add_modules\": [{\"name\", "
+     "\"depends_on\": [..]}], \"modify_modules\": [..], \"add_dependencies\": [{\"from\", "
+     "\"to\"}], \"move_functions\": [{\"function\": \"Mod.fun/arity\", \"to\"}]}."},
+    P_BOUNDARIES,
+    P_DEPTH,
+    P_PROJECT,
+    P_END};
+static const struct mcp_param params_check[] = {P_BOUNDARIES, P_PROJECT, P_END};
+
+/* The assist queries with the tool's arguments as the query's named
+ * arguments: here, through the worker's pooled indexes, or over HTTP. */
+static int run_assist(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                      char *err, size_t n)
+{
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.module = arg_str(args, "module");
+	p.function = arg_str(args, "function");
+	p.depth = (int)arg_int(args, "depth", 0);
+	p.top = (int)arg_int(args, "top", 0);
+	p.args = args;
+	const char *project = arg_str(args, "project");
+	if (s->static_in_process)
+		return mcp_static_query(s, project, t->target, &p, result, err, n);
+	if (s->query)
+		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
+	if (strcmp(t->target, "plan_validate") == 0 || strcmp(t->target, "check") == 0) {
+		json_t *body = json_deep_copy(args);
+		if (project)
+			json_object_set_new(body, "path", json_string(project));
+		json_object_del(body, "project");
+		int rc = mcp_daemon_call(s, false, "POST",
+		                         t->target[0] == 'p' ? "/api/plan/validate" : "/api/check",
+		                         NULL, body, TIMEOUT_READ_MS, result, err, n);
+		json_decref(body);
+		return rc;
+	}
+	char top[32] = "", arity[32] = "";
+	if (p.top)
+		snprintf(top, sizeof(top), "%d", p.top);
+	if (json_is_integer(json_object_get(args, "new_arity")))
+		snprintf(arity, sizeof(arity), "%lld", arg_int(args, "new_arity", 0));
+	const char *q[] = {"path",      project,
+	                   "module",    p.module,
+	                   "function",  p.function,
+	                   "top",       p.top ? top : NULL,
+	                   "action",    arg_str(args, "action"),
+	                   "new_name",  arg_str(args, "new_name"),
+	                   "new_arity", arity[0] ? arity : NULL,
+	                   NULL};
+	char path[64];
+	snprintf(path, sizeof(path), "/api/knowledge/%s", t->target);
+	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
+}
+
 static int run_scan(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
                     char *err, size_t n)
 {
@@ -838,6 +916,39 @@ const struct mcp_tool mcp_tool_table[] = {
            "default 3), the test modules that reach it, heat/zone/change risk, and the risk "
            "factors (hub, red zone, cycle, untested, complexity, no callers) with their "
            "numbers."),
+    {"knowledge_briefing", "Project briefing",
+     "Call first on entering a project: its size, layers, hubs, cycles, riskiest modules, the "
+     "conventions in use (behaviours, protocols, OTP processes, Ecto schemas, structs) and, "
+     "when the node was observed, the latest profile's top findings and hot modules.",
+     params_briefing,
+     "size:object layers:object hubs:array cycles:object riskiest:array "
+     "conventions:object profile:object",
+     run_assist, "briefing", false, false, false},
+    {"knowledge_impact_check", "Impact of a rename or removal",
+     "Before renaming, removing or changing the arity of a function or module: every call site "
+     "to update with file and line (calls, captures, literal MFAs and applies, aliases, "
+     "imports), the @spec, the behaviour callback or protocol it implements or defines and the "
+     "implementations that must follow, defdelegates pointing at it, and name clashes "
+     "(verdict local, breaking or clash).",
+     params_impact_check,
+     "action:string module:string sites:array summary:object "
+     "verdict:string notes:array",
+     run_assist, "impact_check", false, false, false},
+    {"knowledge_plan_validate", "Validate a change plan",
+     "Checks a change plan (modules to add or modify, dependencies to introduce, functions to "
+     "move) before it is carried out: the dependency cycles it would close, layer violations "
+     "(computed layers and the boundaries file), the hubs and red zones it touches, and its "
+     "combined blast radius with the test modules to run.",
+     params_plan_validate,
+     "ok:boolean verdict:string violations:array touched:array "
+     "blast_radius:object",
+     run_assist, "plan_validate", false, false, false},
+    {"knowledge_check", "Check the boundaries",
+     "Checks the project's current dependencies against its boundaries file (layers and what "
+     "each may depend on, forbidden dependencies, optionally no cycles): each violation with "
+     "the file and line that makes it. ok is false when there is one.",
+     params_check, "ok:boolean violation_count:integer violations:array", run_assist, "check",
+     false, false, false},
     {"search_text", "Search the source text",
      "grep over the project's indexed files: a literal or a regular expression, with case, "
      "file and module filters and context lines; each hit names its file, line, column, module "

@@ -823,3 +823,79 @@ int st_calls_each(struct st_db *db, st_call_fn fn, void *ctx)
 	return rows_each(db, "SELECT function_id, kind, module, function, arity, count FROM calls",
 	                 call_row, &e);
 }
+
+/* ---- sites (pre-change impact, graph/impact_check.c) ------------------- */
+
+struct site_ctx {
+	st_site_fn fn;
+	void *ctx;
+	bool call;
+};
+
+static int site_row(sqlite3_stmt *st, void *ctx)
+{
+	const struct site_ctx *s = ctx;
+	struct st_site_row r = {
+	    .file = col_text(st, 0),
+	    .caller_module = col_text(st, 1),
+	    .caller_function = s->call ? col_text(st, 2) : NULL,
+	    .caller_arity = s->call ? sqlite3_column_int(st, 3) : -1,
+	    .kind = sqlite3_column_int(st, 4),
+	    .module = col_text(st, 5),
+	    .function = s->call ? col_text(st, 6) : NULL,
+	    .arity = s->call ? sqlite3_column_int(st, 7) : -1,
+	    .count = sqlite3_column_int(st, 8),
+	    .line = (uint32_t)sqlite3_column_int64(st, 9),
+	};
+	if (!r.file || !r.caller_module)
+		return 0;
+	return s->fn(s->ctx, &r);
+}
+
+static int sites_each(struct st_db *db, const char *sql, const char *key, struct site_ctx *s)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(rc);
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	int stop = 0;
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		stop = site_row(st, s);
+	sqlite3_finalize(st);
+	if (stop)
+		return stop;
+	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+int st_call_sites_each(struct st_db *db, const char *function, st_site_fn fn, void *ctx)
+{
+	struct site_ctx s = {fn, ctx, true};
+	return sites_each(db,
+	                  "SELECT f.path, m.name, fn.name, fn.arity, c.kind, c.module, c.function, "
+	                  "c.arity, c.count, c.line FROM calls c JOIN functions fn ON fn.id = "
+	                  "c.function_id JOIN modules m ON m.id = fn.module_id JOIN files f ON "
+	                  "f.id = c.file_id WHERE c.function = ?1 ORDER BY f.path, c.line",
+	                  function, &s);
+}
+
+int st_module_call_sites_each(struct st_db *db, const char *module, st_site_fn fn, void *ctx)
+{
+	struct site_ctx s = {fn, ctx, true};
+	return sites_each(db,
+	                  "SELECT f.path, m.name, fn.name, fn.arity, c.kind, c.module, c.function, "
+	                  "c.arity, c.count, c.line FROM calls c JOIN functions fn ON fn.id = "
+	                  "c.function_id JOIN modules m ON m.id = fn.module_id JOIN files f ON "
+	                  "f.id = c.file_id WHERE c.module = ?1 ORDER BY f.path, c.line",
+	                  module, &s);
+}
+
+int st_ref_sites_each(struct st_db *db, const char *target, st_site_fn fn, void *ctx)
+{
+	struct site_ctx s = {fn, ctx, false};
+	return sites_each(db,
+	                  "SELECT f.path, m.name, NULL, NULL, r.kind, r.target, NULL, NULL, "
+	                  "r.count, r.line FROM refs r JOIN modules m ON m.id = r.module_id JOIN "
+	                  "files f ON f.id = r.file_id WHERE r.target = ?1 ORDER BY f.path, r.line",
+	                  target, &s);
+}

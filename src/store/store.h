@@ -142,6 +142,33 @@ typedef int (*st_call_fn)(void *ctx, const struct st_call_row *row);
 /* Every call. */
 int st_calls_each(struct st_db *db, st_call_fn fn, void *ctx);
 
+/* One place that names a function or a module (graph/impact_check.c): the
+ * file (relative to the root) and line where the calling function of
+ * caller_module (caller_function/caller_arity; NULL/-1 for a module-level
+ * reference) first makes it, `count` times in all there. For a call: kind
+ * is an enum facts_call_kind, module/function/arity the target as written
+ * (module NULL: the enclosing module); for a reference: kind is an enum
+ * facts_ref_kind and module the target. Strings borrowed for the call. */
+struct st_site_row {
+	const char *file, *caller_module, *caller_function;
+	int caller_arity;
+	int kind;
+	const char *module, *function;
+	int arity, count;
+	uint32_t line;
+};
+typedef int (*st_site_fn)(void *ctx, const struct st_site_row *row);
+/* Every stored call of a function named `function` (any module, any
+ * arity), by file and line. A non-zero return of fn stops the walk. */
+int st_call_sites_each(struct st_db *db, const char *function, st_site_fn fn, void *ctx);
+/* Every stored call written with module `module` (Mod.f, &Mod.f/n, {Mod,
+ * :f, args}, apply(Mod, ...); not local or imported calls), by file and
+ * line. */
+int st_module_call_sites_each(struct st_db *db, const char *module, st_site_fn fn, void *ctx);
+/* Every module-level reference (alias, import, use, struct, behaviour, ...)
+ * to module `target` (display form), by file and line. */
+int st_ref_sites_each(struct st_db *db, const char *target, st_site_fn fn, void *ctx);
+
 /* A number that changes whenever another connection commits (PRAGMA data_version). */
 int st_data_version(struct st_db *db, int64_t *out);
 

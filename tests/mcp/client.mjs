@@ -12,7 +12,7 @@
 //         bench    `calls` calls of `tool`, prints latency percentiles
 // Prints "ok NAME" per check and "FAIL NAME: why" on the first failure
 // (exit status 1).
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { isDeepStrictEqual } from "node:util";
 import path from "node:path";
 
@@ -138,6 +138,31 @@ async function modeStatic() {
       fail(tool, "text content is not the same JSON");
     covered.add(tool);
   }
+  // The assist tools against their commands (`giulia check` and `plan
+  // validate` exit 3 on violations: their JSON is compared all the same).
+  const fname = `${someFunction.module}.${someFunction.name}`;
+  const assistCalls = [
+    ["knowledge_briefing", ["briefing", "--top", "3"], { top: 3 }],
+    ["knowledge_impact_check", ["impact-check", fname, "--remove"],
+     { module: someFunction.module, function: someFunction.name, action: "remove" }],
+    ["knowledge_plan_validate", ["plan", "validate", "-"],
+     { plan: JSON.stringify({ modify_modules: [mods[0]] }) }, JSON.stringify({ modify_modules: [mods[0]] })],
+    ["knowledge_check", ["check", "--boundaries", "-"],
+     { boundaries: JSON.stringify({ forbid_cycles: true }) }, JSON.stringify({ forbid_cycles: true })],
+  ];
+  for (const [tool, argv, args, input] of assistCalls) {
+    const r = await client.callTool({ name: tool, arguments: args });
+    if (r.isError) fail(tool, `isError: ${r.content?.[0]?.text}`);
+    const run = spawnSync(cfg.giulia, [...argv, "--project", cfg.project, "--json"],
+      { encoding: "utf8", input: input ?? "" });
+    const want = JSON.parse(run.stdout);
+    if (!isDeepStrictEqual(r.structuredContent, want))
+      fail(tool, `differs from giulia ${argv.join(" ")} --json:\n${JSON.stringify(r.structuredContent)}\n${JSON.stringify(want)}`);
+    covered.add(tool);
+  }
+  const badPlan = await client.callTool({ name: "knowledge_plan_validate", arguments: { plan: "{" } });
+  check("a malformed plan is isError", badPlan.isError && /not JSON/.test(badPlan.content[0].text),
+        JSON.stringify(badPlan.content));
   const staticTools = tools.filter((t) => /^(index|knowledge)_/.test(t.name) &&
     !["index_scan", "index_projects"].includes(t.name)).map((t) => t.name);
   for (const t of staticTools) if (!covered.has(t)) fail("coverage", `${t} not compared`);
