@@ -22,6 +22,7 @@
 #include "base/str.h"
 #include "graph/graph.h"
 #include "graph/xref.h"
+#include "graph/review.h"
 #include "graph/search.h"
 #include "store/store.h"
 
@@ -1371,6 +1372,19 @@ static int q_preflight(struct kg_db *db, const struct kg_graph *g, const struct 
 	return kg_preflight(g, m, fi, p->depth > 0 ? depth_of(p) : 3, out);
 }
 
+/* ---- review (graph/review.c) ---------------------------------------------- */
+
+static int q_review(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                    json_t *out)
+{
+	char *root = NULL;
+	int rc = st_meta_get(db->store, "root", &root);
+	if (!rc)
+		rc = kg_review_query(g, root, p, out);
+	gi_free(root);
+	return rc;
+}
+
 static const struct {
 	const char *name;
 	query_fn fn;
@@ -1403,6 +1417,7 @@ static const struct {
     {"search_text", q_search_text},
     {"search_code", q_search_code},
     {"preflight", q_preflight},
+    {"review", q_review},
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)
