@@ -97,8 +97,9 @@ static int review_opts_parse(int argc, char **argv, struct review_opts *o)
 }
 
 /* The profile to weigh the change with, into args.profile, or the reason
- * there is none into args.profile_note. Never fails the review. */
-static void review_profile(const struct review_opts *o, const char *root, json_t *args)
+ * there is none into args.profile_note (the query leaves out a profile of
+ * another project). Never fails the review. */
+static void review_profile(const struct review_opts *o, json_t *args)
 {
 	if (o->no_profile) {
 		json_object_set_new(args, "profile_note", json_string("--no-profile"));
@@ -155,15 +156,6 @@ static void review_profile(const struct review_opts *o, const char *root, json_t
 			json_decref(profile);
 			profile = NULL;
 		}
-	}
-	json_t *inner = json_object_get(profile, "profile");
-	json_t *body = json_is_object(inner) ? inner : profile;
-	const char *project =
-	    json_string_value(json_object_get(json_object_get(body, "session"), "project"));
-	if (body && project && root && strcmp(project, root) != 0) {
-		snprintf(note, sizeof(note), "the profile is of another project (%.400s)", project);
-		json_decref(profile);
-		profile = NULL;
 	}
 	if (profile)
 		json_object_set_new(args, "profile", profile);
@@ -305,7 +297,7 @@ static int cmd_review(int argc, char **argv)
 	json_object_set_new(args, "base", json_string(o.base));
 	if (o.threshold)
 		json_object_set_new(args, "threshold", json_string(o.threshold));
-	review_profile(&o, root, args);
+	review_profile(&o, args);
 	struct kg_query_params p = {0};
 	p.depth = o.depth;
 	p.args = args;
@@ -355,7 +347,7 @@ static const struct cli_help review_help = {
     "ranked by a risk score; the removed modules still referenced; and the tests to run "
     "(docs/REVIEW.md). Exit 0: nothing scores at or above the threshold; 1: something does, "
     "or a removed module is still referenced; 2: the review could not be made.",
-    review_options, cli_static_options, CLI_EXITS_DAEMON,
+    review_options, cli_static_options, 0,
     "giulia review --base main\ngiulia review --base HEAD~1 --threshold 40 --json"};
 
 const struct cli_command cli_review_commands[] = {

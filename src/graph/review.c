@@ -1030,6 +1030,13 @@ int kg_review_query(const struct kg_graph *g, const char *root, const struct kg_
 		kg_query_fail("the index records no project root to run git in");
 		return GI_EINVAL;
 	}
+	/* A profile of another project weighs nothing here. */
+	const char *of =
+	    json_string_value(json_object_get(json_object_get(opt.profile, "session"), "project"));
+	if (opt.profile && of && strcmp(of, root) != 0) {
+		opt.profile = NULL;
+		opt.profile_note = "the latest profile is of another project";
+	}
 	char *text = NULL, *error = NULL;
 	size_t len = 0;
 	int rc = kg_review_git_diff(root, base, KG_REVIEW_GIT_MS, &text, &len, &error);
