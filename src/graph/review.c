@@ -112,42 +112,10 @@ static int git_read(int out_fd, int err_fd, int64_t deadline, struct gi_buf *out
 	return 0;
 }
 
-int kg_review_git_diff(const char *root, const char *base, int timeout_ms, char **text, size_t *len,
-                       char **error)
+/* Runs git with `argv` (fixed, NULL-terminated) under the deadline; its
+ * stdout into *text and *len (capped) and the start of its stderr into *error. */
+static int git_run(char *const *argv, int timeout_ms, char **text, size_t *len, char **error)
 {
-	*text = NULL;
-	*len = 0;
-	if (error)
-		*error = NULL;
-	if (!kg_review_rev_valid(base) || !root)
-		return GI_EINVAL;
-	/* Fixed argv: the only values from outside are root (a directory, after
-	 * -C) and base (checked above, after --end-of-options). */
-	char *argv[] = {"git",
-	                "-C",
-	                (char *)root,
-	                "--no-pager",
-	                "-c",
-	                "core.fsmonitor=false",
-	                "-c",
-	                "core.quotePath=true",
-	                "-c",
-	                "diff.noprefix=false",
-	                "-c",
-	                "diff.mnemonicPrefix=false",
-	                "diff",
-	                "--no-ext-diff",
-	                "--no-textconv",
-	                "--no-color",
-	                "--unified=0",
-	                "--find-renames",
-	                "--relative",
-	                "--src-prefix=a/",
-	                "--dst-prefix=b/",
-	                "--end-of-options",
-	                (char *)base,
-	                "--",
-	                NULL};
 	int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
 	if (pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC)) {
 		if (out_pipe[0] >= 0) {
@@ -200,6 +168,70 @@ int kg_review_git_diff(const char *root, const char *base, int timeout_ms, char 
 	gi_buf_destroy(&out);
 	gi_buf_destroy(&err);
 	return rc;
+}
+
+int kg_review_git_diff(const char *root, const char *base, int timeout_ms, char **text, size_t *len,
+                       char **error)
+{
+	*text = NULL;
+	*len = 0;
+	if (error)
+		*error = NULL;
+	if (!kg_review_rev_valid(base) || !root)
+		return GI_EINVAL;
+	/* Outside a work tree `git diff` falls back to comparing two paths
+	 * (--no-index): ask first, so that the revision is only ever one. */
+	char *check[] = {"git", "-C", (char *)root, "rev-parse", "--is-inside-work-tree", NULL};
+	int64_t start = gi_clock_mono_ms();
+	int rc = git_run(check, timeout_ms, text, len, error);
+	bool inside = rc == 0 && *text && strncmp(*text, "true", 4) == 0;
+	gi_free(*text);
+	*text = NULL;
+	*len = 0;
+	if (rc == 0 && !inside) {
+		if (error) {
+			gi_free(*error);
+			*error = gi_strdup("not inside a git work tree");
+		}
+		rc = GI_EIO;
+	}
+	if (rc)
+		return rc;
+	if (error) {
+		gi_free(*error);
+		*error = NULL;
+	}
+	int left = timeout_ms - (int)(gi_clock_mono_ms() - start);
+	if (left <= 0)
+		return GI_ETIMEOUT;
+	/* Fixed argv: the only values from outside are root (a directory, after
+	 * -C) and base (checked above, after --end-of-options). */
+	char *argv[] = {"git",
+	                "-C",
+	                (char *)root,
+	                "--no-pager",
+	                "-c",
+	                "core.fsmonitor=false",
+	                "-c",
+	                "core.quotePath=true",
+	                "-c",
+	                "diff.noprefix=false",
+	                "-c",
+	                "diff.mnemonicPrefix=false",
+	                "diff",
+	                "--no-ext-diff",
+	                "--no-textconv",
+	                "--no-color",
+	                "--unified=0",
+	                "--find-renames",
+	                "--relative",
+	                "--src-prefix=a/",
+	                "--dst-prefix=b/",
+	                "--end-of-options",
+	                (char *)base,
+	                "--",
+	                NULL};
+	return git_run(argv, left, text, len, error);
 }
 
 /* ---- the diff parser ------------------------------------------------------ */
