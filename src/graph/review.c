@@ -901,6 +901,10 @@ static int by_score(const void *a, const void *b)
 	double sy = json_real_value(json_object_get(y, "score"));
 	if (sx != sy)
 		return sx < sy ? 1 : -1;
+	json_int_t rx = json_integer_value(json_object_get(x, "reach"));
+	json_int_t ry = json_integer_value(json_object_get(y, "reach"));
+	if (rx != ry)
+		return rx < ry ? 1 : -1;
 	int c = strcmp(json_string_value(json_object_get(x, "module")),
 	               json_string_value(json_object_get(y, "module")));
 	if (c)
