@@ -148,9 +148,12 @@ static int git_run(char *const *argv, int timeout_ms, char **text, size_t *len, 
 		if (rc)
 			kill(pid, SIGKILL);
 		int status = 0;
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		pid_t got;
+		while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 			;
-		if (!rc && WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		if (got < 0 && !rc)
+			rc = GI_EIO; /* no status to trust (SIGCHLD ignored by the host) */
+		else if (!rc && WIFEXITED(status) && WEXITSTATUS(status) == 127)
 			rc = GI_ENOENT;
 		else if (!rc && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
 			rc = GI_EIO;

@@ -380,8 +380,9 @@ static int run_search(struct mcp_server *s, const struct mcp_tool *t, json_t *ar
 	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
 }
 
-/* review_change: kg_query("review") here, or GET /api/review (which adds
- * the worker's latest profile for the live weight). */
+/* review_change: kg_query("review") in-process for the stdio server, else
+ * GET /api/review (which adds the worker's latest profile for the live
+ * weight). */
 static int run_review(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
                       char *err, size_t n)
 {
@@ -392,8 +393,7 @@ static int run_review(struct mcp_server *s, const struct mcp_tool *t, json_t *ar
 	const char *project = arg_str(args, "project");
 	if (s->static_in_process)
 		return mcp_static_query(s, project, t->target, &p, result, err, n);
-	if (s->query)
-		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
+	/* Through the route even inside the worker: it adds the stored profile. */
 	char threshold[32], depth[32];
 	snprintf(threshold, sizeof(threshold), "%lld", arg_int(args, "threshold", 60));
 	snprintf(depth, sizeof(depth), "%lld", arg_int(args, "depth", 3));

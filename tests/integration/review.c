@@ -144,7 +144,7 @@ static json_t *file_entry(json_t *review, const char *path)
 static void review_reports_what_the_change_puts_at_risk(void)
 {
 	const char *dir = project_ready();
-	char path[4200];
+	char path[2048];
 	/* hub, leaf, test only, rename, delete, non-Elixir */
 	write_file(dir, "lib/app/repo.ex",
 	           "defmodule App.Repo do\n  @moduledoc \"Storage.\"\n\n  def get(key) do\n"
