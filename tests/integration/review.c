@@ -10,7 +10,8 @@
  * what must not (the test module, the renamed module, a comment-only edit,
  * the README as code), the exit codes against the threshold, the live
  * weight from a profile file (and none from another project's profile),
- * clear errors for bad revisions, and GET /api/review giving the CLI's
+ * clear errors for bad revisions, the MCP tool review_change over stdio,
+ * and GET /api/review giving the CLI's
  * answer.
  * needs: git
  */
@@ -328,6 +329,27 @@ static void review_refuses_bad_revisions_clearly(void)
 	TH_ASSERT_INT_EQ(r.status, 2);
 	TH_ASSERT_STR_CONTAINS(r.err, "missing --base");
 	ts_giulia_result_free(&r);
+	/* The MCP tool over stdio: an answer, and a refused revision as a tool
+	 * error, not a protocol error. */
+	char bin[4096], input[8192];
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	snprintf(input, sizeof(input),
+	         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+	         "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{"
+	         "\"name\":\"t\",\"version\":\"1\"}}}\n"
+	         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+	         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+	         "\"name\":\"review_change\",\"arguments\":{\"base\":\"HEAD\"}}}\n"
+	         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+	         "\"name\":\"review_change\",\"arguments\":{\"base\":\"-x\"}}}\n");
+	const char *mcp[] = {bin, "mcp", "--project", dir, NULL};
+	char *out = NULL;
+	TH_ASSERT_INT_EQ(ts_run(mcp, input, RUN_TIMEOUT_MS, &out, NULL), 0);
+	TH_ASSERT_STR_CONTAINS(out, "\"id\":2,\"result\"");
+	TH_ASSERT_STR_CONTAINS(out, "\\\"verdict\\\":\\\"ok\\\"");
+	TH_ASSERT_STR_CONTAINS(out, "base must be a revision");
+	TH_ASSERT_STR_CONTAINS(out, "\"isError\":true");
+	free(out);
 	/* Not a git repository. */
 	char git_dir[4200], moved[4200];
 	snprintf(git_dir, sizeof(git_dir), "%s/.git", dir);
