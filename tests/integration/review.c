@@ -11,8 +11,7 @@
  * the README as code), the exit codes against the threshold, the live
  * weight from a profile file (and none from another project's profile),
  * clear errors for bad revisions, the MCP tool review_change over stdio,
- * and GET /api/review giving the CLI's
- * answer.
+ * and GET /api/review giving the CLI's answer.
  * needs: git
  */
 #include <jansson.h>
