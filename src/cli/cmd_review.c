@@ -167,7 +167,7 @@ static void print_review(json_t *r)
 {
 	json_t *files = json_object_get(r, "files"), *risk = json_object_get(r, "at_risk");
 	printf("review against %s: %zu files changed, %zu functions and modules changed; %s "
-	       "(%lld at or above %.0f)\n",
+	       "(%lld at or above %.0f, or removed and still used)\n",
 	       json_string_value(json_object_get(r, "base")), json_array_size(files),
 	       json_array_size(risk), json_string_value(json_object_get(r, "verdict")),
 	       json_integer_value(json_object_get(r, "risky")),
@@ -213,6 +213,19 @@ static void print_review(json_t *r)
 		size_t k;
 		json_t *m;
 		json_array_foreach(refs, k, m)
+		{
+			printf("%s %s", k ? "," : "", json_string_value(m));
+		}
+		printf("\n");
+	}
+	json_array_foreach(json_object_get(r, "removed_functions"), i, v)
+	{
+		printf("\nremoved: %s.%s, still called by",
+		       json_string_value(json_object_get(v, "module")),
+		       json_string_value(json_object_get(v, "function")));
+		size_t k;
+		json_t *m;
+		json_array_foreach(json_object_get(v, "still_called_by"), k, m)
 		{
 			printf("%s %s", k ? "," : "", json_string_value(m));
 		}

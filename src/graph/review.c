@@ -319,9 +319,10 @@ static void diff_file_begin(struct diff_parser *dp)
 		dp->truncated = true;
 		return;
 	}
-	dp->file = json_pack("{s:n, s:n, s:s, s:b, s:i, s:i, s:[], s:[], s:[]}", "old_path",
-	                     "new_path", "status", "modified", "binary", 0, "added", 0, "removed",
-	                     0, "hunks", "removed_modules", "added_modules");
+	dp->file = json_pack("{s:n, s:n, s:s, s:b, s:i, s:i, s:[], s:[], s:[], s:[], s:[]}",
+	                     "old_path", "new_path", "status", "modified", "binary", 0, "added", 0,
+	                     "removed", 0, "hunks", "removed_modules", "added_modules",
+	                     "removed_functions", "added_functions");
 	dp->hunks = json_object_get(dp->file, "hunks");
 	json_array_append_new(dp->files, dp->file);
 }
@@ -387,6 +388,42 @@ static bool line_defmodule(const char *s, size_t n, char *name, size_t size)
 	return true;
 }
 
+/* The function name after `def`, `defp`, `defmacro` or `defmacrop` on a
+ * changed line, into `name`. */
+static bool line_def(const char *s, size_t n, char *name, size_t size)
+{
+	static const char *const keywords[] = {"defmacrop", "defmacro", "defp", "def", NULL};
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	size_t k;
+	for (k = 0; keywords[k]; k++) {
+		size_t kl = strlen(keywords[k]);
+		if (n - i > kl && memcmp(s + i, keywords[k], kl) == 0 &&
+		    (s[i + kl] == ' ' || s[i + kl] == '\t')) {
+			i += kl;
+			break;
+		}
+	}
+	if (!keywords[k])
+		return false;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	size_t start = i;
+	if (i >= n || !((s[i] >= 'a' && s[i] <= 'z') || s[i] == '_'))
+		return false;
+	while (i < n && (s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
+	                 (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9')))
+		i++;
+	if (i < n && (s[i] == '?' || s[i] == '!'))
+		i++;
+	if (i - start >= size)
+		return false;
+	memcpy(name, s + start, i - start);
+	name[i - start] = '\0';
+	return true;
+}
+
 static void diff_changed_line(struct diff_parser *dp, char side, const char *s, size_t n)
 {
 	const char *key = side == '+' ? "added" : "removed";
@@ -398,6 +435,10 @@ static void diff_changed_line(struct diff_parser *dp, char side, const char *s, 
 	json_t *defs = json_object_get(dp->file, side == '+' ? "added_modules" : "removed_modules");
 	if (line_defmodule(s, n, name, sizeof(name)) && json_array_size(defs) < KG_DIFF_DEFS_MAX)
 		json_array_append_new(defs, json_string(name));
+	json_t *fns =
+	    json_object_get(dp->file, side == '+' ? "added_functions" : "removed_functions");
+	if (line_def(s, n, name, sizeof(name)) && json_array_size(fns) < KG_DIFF_DEFS_MAX)
+		json_array_append_new(fns, json_string(name));
 }
 
 /* Closes the hunk being read: records whether all its lines were comments. */
@@ -542,7 +583,7 @@ struct review {
 	const struct kg_review_options *opt;
 	struct gi_vec items; /* struct review_item */
 	struct gi_map seen;  /* "m:f" -> item index + 1 */
-	json_t *files_out, *unmapped, *tests_changed, *removed, *items_out;
+	json_t *files_out, *unmapped, *tests_changed, *removed, *removed_fns, *items_out;
 	struct gi_map tests; /* test module name -> json object (borrowed from tests_out) */
 	json_t *tests_out;
 	bool truncated;
@@ -584,7 +625,7 @@ static bool ranges_meet(long a0, long a1, long b0, long b1)
 /* Maps one hunk's new-side lines [first, last] onto the modules of the
  * file: the functions they meet, else the innermost module around them. */
 static void hunk_map(struct review *rv, const int *mods, size_t nmods, long first, long last,
-                     bool pure_add, bool comment_only)
+                     bool pure_add, bool pure_delete, bool comment_only)
 {
 	const struct kg_graph *g = rv->g;
 	int inner = -1;
@@ -602,6 +643,11 @@ static void hunk_map(struct review *rv, const int *mods, size_t nmods, long firs
 			if (!f->defined || f->generated_by || f->line_start == 0 ||
 			    !ranges_meet(first, last, f->line_start, f->line_end))
 				continue;
+			/* Lines deleted between new lines `first` and `last` are
+			 * inside a function only when both neighbours are. */
+			if (pure_delete &&
+			    !(f->line_start <= (uint32_t)first && f->line_end >= (uint32_t)last))
+				continue;
 			any_fn = true;
 			if (comment_only)
 				continue;
@@ -616,6 +662,65 @@ static void hunk_map(struct review *rv, const int *mods, size_t nmods, long firs
 	 * the module as a whole; comments and blank lines change nothing. */
 	if (!any_fn && !comment_only && inner >= 0)
 		item_touch(rv, inner, -1, first, last, false);
+}
+
+static bool names_hold(const json_t *names, const char *name)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(names, i, v)
+	{
+		if (strcmp(json_string_value(v), name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Functions whose `def` the diff removes (and does not add back) that the
+ * file's modules no longer define but project code still calls: the graph
+ * keeps each as an undefined function of the module, with its callers. */
+static void removed_functions(struct review *rv, const json_t *file, const int *mods, size_t nmods)
+{
+	const json_t *removed = json_object_get(file, "removed_functions");
+	const json_t *added = json_object_get(file, "added_functions");
+	if (!json_array_size(removed))
+		return;
+	/* Undefined functions are not in their module's list: one pass over
+	 * the graph's functions, made only for files that remove a `def`. */
+	for (size_t i = 0; i < rv->g->functions.len; i++) {
+		const struct kg_function *f = kg_function_at(rv->g, (int)i);
+		bool ours = false;
+		for (size_t k = 0; k < nmods; k++)
+			ours |= f->module == mods[k];
+		if (!ours || f->defined || !f->callers.len || !names_hold(removed, f->name) ||
+		    names_hold(added, f->name))
+			continue;
+		const struct kg_module *m = kg_module_at(rv->g, f->module);
+		{
+			if (json_array_size(rv->removed_fns) >= KG_REVIEW_ITEMS) {
+				rv->truncated = true;
+				return;
+			}
+			json_t *by = json_array();
+			for (size_t c = 0; c < f->callers.len && json_array_size(by) < 50; c++) {
+				const struct kg_function *from = kg_function_at(
+				    rv->g,
+				    kg_call_at(rv->g, GI_VEC_AT(&f->callers, int, c))->from_fn);
+				char who[700];
+				snprintf(who, sizeof(who), "%s.%s/%d",
+				         kg_module_at(rv->g, from->module)->name, from->name,
+				         from->arity);
+				if (!names_hold(by, who))
+					json_array_append_new(by, json_string(who));
+			}
+			char name[320];
+			snprintf(name, sizeof(name), "%s/%d", f->name, f->arity);
+			json_array_append_new(rv->removed_fns,
+			                      json_pack("{s:s, s:s, s:s?, s:o}", "module", m->name,
+			                                "function", name, "file", m->file,
+			                                "still_called_by", by));
+		}
+	}
 }
 
 static void review_file(struct review *rv, const json_t *file, const struct gi_map *by_file)
@@ -683,6 +788,7 @@ static void review_file(struct review *rv, const json_t *file, const struct gi_m
 		json_object_set_new(fo, "test", json_true());
 		return;
 	}
+	removed_functions(rv, file, mods + 1, nmods);
 	json_array_foreach(hunks, i, v)
 	{
 		long ns = (long)json_integer_value(json_object_get(v, "new_start"));
@@ -692,7 +798,7 @@ static void review_file(struct review *rv, const json_t *file, const struct gi_m
 		long first = nc > 0 ? ns : ns, last = nc > 0 ? ns + nc - 1 : ns + 1;
 		if (first < 1)
 			first = 1;
-		hunk_map(rv, mods + 1, nmods, first, last, oc == 0,
+		hunk_map(rv, mods + 1, nmods, first, last, oc == 0, nc == 0,
 		         json_is_true(json_object_get(v, "comment_only")));
 	}
 }
@@ -947,6 +1053,7 @@ int kg_review(const struct kg_graph *g, const json_t *files, const struct kg_rev
 	rv.unmapped = json_array();
 	rv.tests_changed = json_array();
 	rv.removed = json_array();
+	rv.removed_fns = json_array();
 	rv.tests_out = json_array();
 	struct gi_map by_file;
 	modules_by_file(g, &by_file);
@@ -985,6 +1092,7 @@ int kg_review(const struct kg_graph *g, const json_t *files, const struct kg_rev
 		if (json_array_size(json_object_get(v, "still_referenced_by")) > 0)
 			risky++;
 	}
+	risky += json_array_size(rv.removed_fns);
 	/* The changed test modules are tests to run too. */
 	json_array_foreach(rv.tests_changed, i, v)
 	{
@@ -1002,6 +1110,7 @@ int kg_review(const struct kg_graph *g, const json_t *files, const struct kg_rev
 	json_object_set_new(out, "files", rv.files_out);
 	json_object_set_new(out, "at_risk", at_risk);
 	json_object_set_new(out, "removed_modules", rv.removed);
+	json_object_set_new(out, "removed_functions", rv.removed_fns);
 	json_object_set_new(out, "tests_changed", rv.tests_changed);
 	json_object_set_new(out, "tests_to_run", rv.tests_out);
 	json_object_set_new(out, "unindexed_files", rv.unmapped);

@@ -50,7 +50,9 @@ int kg_review_git_diff(const char *root, const char *base, int timeout_ms, char 
  * for /dev/null), status ("modified" | "added" | "deleted" | "renamed" |
  * "copied"), binary, added, removed (line counts), hunks [{old_start,
  * old_count, new_start, new_count, comment_only}], removed_modules,
- * added_modules (names after `defmodule` on removed and added lines)}.
+ * added_modules (names after `defmodule` on removed and added lines),
+ * removed_functions, added_functions (names after def, defp, defmacro,
+ * defmacrop)}.
  * Never fails on content: lines it does not know are skipped; beyond the
  * caps files and hunks are dropped and "truncated" set on the last file.
  * Returns 0. */

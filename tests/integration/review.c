@@ -9,7 +9,8 @@
  * the deleted module still referenced; the test among the tests to run) and
  * what must not (the test module, the renamed module, a comment-only edit,
  * the README as code), the exit codes against the threshold, the live
- * weight from a profile file (and none from another project's profile),
+ * weight from a profile file (and none from another project's profile), a
+ * removed function still called,
  * clear errors for bad revisions, the MCP tool review_change over stdio,
  * and GET /api/review giving the CLI's answer.
  * needs: git
@@ -84,8 +85,10 @@ static const char *project_ready(void)
 	}
 	write_file(dir, "lib/app/leaf.ex", "defmodule App.Leaf do\n  def helper, do: :ok\nend\n");
 	write_file(dir, "lib/app/old.ex", "defmodule App.Old do\n  def legacy, do: :old\nend\n");
-	write_file(dir, "lib/app/caller.ex",
-	           "defmodule App.Caller do\n  def run, do: App.Old.legacy()\nend\n");
+	write_file(
+	    dir, "lib/app/caller.ex",
+	    "defmodule App.Caller do\n  def run, do: {App.Old.legacy(), App.Repo.put(1, 2)}\n"
+	    "end\n");
 	write_file(dir, "test/repo_test.exs",
 	           "defmodule App.RepoTest do\n  use ExUnit.Case\n  test \"get\" do\n"
 	           "    assert App.Repo.get(1) == {:ok, 1}\n  end\nend\n");
@@ -309,6 +312,26 @@ static void review_exit_codes_follow_the_threshold(void)
 	TH_ASSERT_STR_CONTAINS(
 	    json_string_value(json_object_get(json_object_get(r.json, "profile"), "note")),
 	    "another project");
+	ts_giulia_result_free(&r);
+
+	/* A function removed while App.Caller still calls it: risky whatever
+	 * the threshold; the lines deleted between two functions change the
+	 * module, not its neighbour get/1. */
+	GIT(dir, "commit", "-qam", "none");
+	write_file(
+	    dir, "lib/app/repo.ex",
+	    "defmodule App.Repo do\n  @moduledoc \"Storage.\"\n\n  def get(key) do\n"
+	    "    # look the key up\n    case key do\n      nil -> :none\n      k -> {:ok, k}\n"
+	    "    end\n  end\nend\n");
+	r = GIULIA("review", "--base", "HEAD", "--project", dir, "--no-profile", "--threshold",
+	           "100", "--json");
+	TH_ASSERT_INT_EQ(r.status, 1);
+	json_t *gone = json_array_get(json_object_get(r.json, "removed_functions"), 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(gone, "module")), "App.Repo");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(gone, "function")), "put/2");
+	TH_ASSERT(strings_hold(json_object_get(gone, "still_called_by"), "App.Caller.run/0"));
+	TH_ASSERT(risk_entry(r.json, "App.Repo", NULL) != NULL);
+	TH_ASSERT(risk_entry(r.json, "App.Repo", "get/1") == NULL);
 	ts_giulia_result_free(&r);
 }
 

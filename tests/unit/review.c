@@ -3,8 +3,8 @@
  * (src/graph/review.c): git's unified diff with zero context read into
  * files and hunks; a removed line that looks like a header ("--- a/x") is
  * content because the hunk's counts say so; C-quoted paths; renames,
- * deletions, binary files; comment-only hunks; defmodule names on removed
- * and added lines; hostile input (counts that lie, garbage, a path over
+ * deletions, binary files; comment-only hunks; defmodule and def names on
+ * removed and added lines; hostile input (counts that lie, garbage, a path over
  * the cap, hunk headers with too many digits); and the revisions refused
  * before git sees them.
  * needs:
@@ -99,6 +99,27 @@ static void diff_files_and_hunks(void)
 	TH_ASSERT_STR_EQ(
 	    json_string_value(json_array_get(json_object_get(odd, "added_modules"), 0)), "New.One");
 	TH_ASSERT(json_is_true(json_object_get(json_array_get(files, 4), "binary")));
+	json_decref(files);
+
+	/* Function definitions on removed and added lines, by name. */
+	files = parse("diff --git a/lib/b.ex b/lib/b.ex\n"
+	              "--- a/lib/b.ex\n"
+	              "+++ b/lib/b.ex\n"
+	              "@@ -4,3 +4,2 @@\n"
+	              "-  def put(key, value), do: {key, value}\n"
+	              "-  defp valid?(x), do: x\n"
+	              "-  defmacro  dsl!(block) do\n"
+	              "+  defp valid?(x), do: !!x\n"
+	              "+  default(1)\n");
+	json_t *b = json_array_get(files, 0);
+	json_t *removed = json_object_get(b, "removed_functions");
+	TH_ASSERT_INT_EQ((long long)json_array_size(removed), 3);
+	TH_ASSERT_STR_EQ(json_string_value(json_array_get(removed, 0)), "put");
+	TH_ASSERT_STR_EQ(json_string_value(json_array_get(removed, 1)), "valid?");
+	TH_ASSERT_STR_EQ(json_string_value(json_array_get(removed, 2)), "dsl!");
+	json_t *added = json_object_get(b, "added_functions");
+	TH_ASSERT_INT_EQ((long long)json_array_size(added), 1);
+	TH_ASSERT_STR_EQ(json_string_value(json_array_get(added, 0)), "valid?");
 	json_decref(files);
 }
 
