@@ -5,7 +5,7 @@
  * worker for the live weight (or reads --profile FILE), and runs the query
  * "review", so that `--json` prints what GET /api/review and the MCP tool
  * review_change return. Exit codes for CI: 0 nothing at or above the
- * threshold, 1 something is (or a removed module is still referenced),
+ * threshold, 1 something is (or a removed module or function is still used),
  * 2 the review could not be made (usage, no index, git failed).
  */
 #include <stdio.h>
@@ -357,9 +357,9 @@ static const struct cli_help review_help = {
     "What a change puts at risk: the functions and modules that `git diff REV` touches "
     "(mapped by the index's line ranges), each with its reach (the modules that call it), "
     "the tests that reach it, its complexity and, from the latest profile, its live weight, "
-    "ranked by a risk score; the removed modules still referenced; and the tests to run "
+    "ranked by a risk score; the removed modules and functions still used; and the tests to run "
     "(docs/REVIEW.md). Exit 0: nothing scores at or above the threshold; 1: something does, "
-    "or a removed module is still referenced; 2: the review could not be made.",
+    "or a removed module or function is still used; 2: the review could not be made.",
     review_options, cli_static_options, 0,
     "giulia review --base main\ngiulia review --base HEAD~1 --threshold 40 --json"};
 
