@@ -69,7 +69,7 @@ clang                   fuzz                libFuzzer
 libclang-rt-14-dev      fuzz                libFuzzer's runtime and the fuzz targets' sanitizers
 clang-format            lint                formatting
 cppcheck                lint                static analysis
-git                     lint                the list of files to lint
+git                     test,lint           the list of files to lint; the repositories of the review tests
 
 libpq-dev               build               libpq: the PostgreSQL backend of the observation store
 postgresql              test,bench          initdb, pg_ctl: the PostgreSQL suites' and bench's own server

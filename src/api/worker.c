@@ -652,6 +652,71 @@ static json_t *route_search(void *ctx, const struct api_request *req, int *statu
 	return out;
 }
 
+/* GET /api/review?base=REV[&threshold=N][&depth=N][&path=P]: kg_query
+ * ("review") on the project's index as it is (POST /api/index/scan brings
+ * it up to date), weighed with the latest stored profile when it is of
+ * this project (docs/REVIEW.md). */
+static json_t *route_review(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	json_t *err = NULL, *args = json_object();
+	bool invalid = false;
+	const char *base = api_request_query(req, "base", &invalid);
+	const char *threshold = api_request_query(req, "threshold", &invalid);
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	if (invalid) {
+		json_decref(args);
+		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");
+	}
+	if (query_int(req, "depth", 100, &p.depth, &err, status)) {
+		json_decref(args);
+		return err;
+	}
+	if (base)
+		json_object_set_new(args, "base", json_string(base));
+	if (threshold)
+		json_object_set_new(args, "threshold", json_string(threshold));
+	json_t *profile = NULL;
+	struct obs_store *st;
+	int rc = store_acquire(w, &st);
+	if (rc == 0) {
+		rc = obs_store_profile_get(st, 0, &profile);
+		store_release(w, st);
+	}
+	if (profile)
+		json_object_set_new(args, "profile", profile);
+	else
+		json_object_set_new(args, "profile_note",
+		                    json_string(rc == GI_ENOTFOUND
+		                                    ? "no profile stored yet"
+		                                    : "the profiles could not be read"));
+	p.args = args;
+	char *db_path;
+	if (project_db_for_request(w, req, &db_path, &err, status)) {
+		json_decref(args);
+		return err;
+	}
+	struct kg_pooled conn = {0};
+	json_t *out = NULL;
+	rc = kg_acquire(w, db_path, &conn);
+	if (rc == 0) {
+		rc = kg_query(conn.db, "review", &p, &out);
+		if (rc == GI_EINVAL || rc == GI_EIO)
+			err = api_error(status, rc == GI_EINVAL ? 400 : 422, "review: %s",
+			                kg_query_error_message() ? kg_query_error_message()
+			                                         : "invalid or missing parameters");
+		kg_release(w, &conn);
+	}
+	gi_free(db_path);
+	json_decref(args);
+	if (err)
+		return err;
+	if (rc)
+		return api_error_code(status, rc, "review");
+	return out;
+}
+
 static json_t *route_projects(void *ctx, const struct api_request *req, int *status)
 {
 	(void)req;
@@ -1588,6 +1653,7 @@ static const struct api_route worker_routes[] = {
     {"POST", "/api/check", route_assist_post, true},
     {"GET", "/api/search/text", route_search, false},
     {"GET", "/api/search/code", route_search, false},
+    {"GET", "/api/review", route_review, false},
     {"GET", "/api/projects", route_projects, false},
     {"POST", "/api/runtime/ingest", route_ingest_counted, true},
     {"POST", "/api/runtime/ingest/finalize", route_finalize_counted, true},

@@ -25,6 +25,7 @@ const struct cli_command *const cli_tables[] = {
     cli_profile_commands,
     cli_mcp_commands,
     cli_assist_commands,
+    cli_review_commands, /* cmd_review.c */
     NULL,
 };
 

@@ -23,6 +23,7 @@
 #include "base/str.h"
 #include "graph/graph.h"
 #include "graph/xref.h"
+#include "graph/review.h"
 #include "graph/search.h"
 #include "graph/assist.h"
 #include "store/store.h"
@@ -1528,6 +1529,19 @@ static int q_plan_validate(struct kg_db *db, const struct kg_graph *g,
 	return rc;
 }
 
+/* ---- review (graph/review.c) ---------------------------------------------- */
+
+static int q_review(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                    json_t *out)
+{
+	char *root = NULL;
+	int rc = st_meta_get(db->store, "root", &root);
+	if (!rc)
+		rc = kg_review_query(g, root, p, out);
+	gi_free(root);
+	return rc;
+}
+
 static const struct {
 	const char *name;
 	query_fn fn;
@@ -1564,6 +1578,7 @@ static const struct {
     {"impact_check", q_impact_check},
     {"plan_validate", q_plan_validate},
     {"check", q_check},
+    {"review", q_review},
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)

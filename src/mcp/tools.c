@@ -217,6 +217,16 @@ static const struct mcp_param params_search_code[] = {
     P_PROJECT,
     P_END};
 
+static const struct mcp_param params_review[] = {
+    {"base", MCP_PARAM_STRING, true, 0, 0, NULL,
+     "The git revision the working tree is compared with (`main`, `HEAD~1`, a commit)."},
+    {"threshold", MCP_PARAM_INTEGER, false, 0, 100, NULL,
+     "Risk score (0-100) from which a changed function counts as risky (default 60)."},
+    {"depth", MCP_PARAM_INTEGER, false, 1, 100, NULL,
+     "Steps of callers and dependents followed (default 3)."},
+    P_PROJECT,
+    P_END};
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static const char *arg_str(json_t *args, const char *name)
@@ -446,6 +456,29 @@ static int run_assist(struct mcp_server *s, const struct mcp_tool *t, json_t *ar
 	char path[64];
 	snprintf(path, sizeof(path), "/api/knowledge/%s", t->target);
 	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
+}
+
+/* review_change: kg_query("review") in-process for the stdio server, else
+ * GET /api/review (which adds the worker's latest profile for the live
+ * weight). */
+static int run_review(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                      char *err, size_t n)
+{
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.depth = (int)arg_int(args, "depth", 0);
+	p.args = args;
+	const char *project = arg_str(args, "project");
+	if (s->static_in_process)
+		return mcp_static_query(s, project, t->target, &p, result, err, n);
+	/* Through the route even inside the worker: it adds the stored profile. */
+	char threshold[32], depth[32];
+	snprintf(threshold, sizeof(threshold), "%lld", arg_int(args, "threshold", 60));
+	snprintf(depth, sizeof(depth), "%lld", arg_int(args, "depth", 3));
+	const char *q[] = {"path",  project, "base", arg_str(args, "base"), "threshold", threshold,
+	                   "depth", depth,   NULL};
+	return mcp_daemon_call(s, false, "GET", "/api/review", q, NULL, TIMEOUT_READ_MS, result,
+	                       err, n);
 }
 
 static int run_scan(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
@@ -962,6 +995,14 @@ const struct mcp_tool mcp_tool_table[] = {
      "something is done when you know what, not what it is called (`parse a date`).",
      params_search_code, "total:integer count:integer results:array", run_search, "search_code",
      false, false, false},
+    {"review_change", "Review a change",
+     "What the working tree's change against a git revision puts at risk: the changed "
+     "functions and modules (git diff mapped onto the index's line ranges), each with its "
+     "reach, the tests that reach it, complexity and live weight from the latest profile, "
+     "ranked by a risk score; removed modules still referenced; the tests to run "
+     "(docs/REVIEW.md). Call after editing, before committing.",
+     params_review, "verdict:string at_risk:array tests_to_run:array", run_review, "review", false,
+     false, false},
     {"index_projects", "Indexed projects", "The projects the worker has indexed, newest first.",
      params_none, "projects:array", run_worker_get, "/api/projects", false, false, false},
     {"runtime_observations", "Observations",
