@@ -84,6 +84,13 @@ enum facts_call_kind {
 	 * __using__'s (the `use MyAppWeb, :controller` pattern). */
 	FACTS_CALL_USE,
 	FACTS_CALL_INJECT_MACRO, /* function/arity: a public defmacro or defguard in the quote */
+	/* A call the compiler writes to an Erlang module for code that does
+	 * not name it (docs/EXTRACTION.md, "Compiler rewrites"): `a + b` is
+	 * :erlang.+/2, `Map.keys(m)` :maps.keys/1, a `for` Enum.reduce/3 and
+	 * :lists.reverse/1, `x in xs` Enum.member?/2.
+	 * Stored, but never an edge of the graph: queries on the project do
+	 * not see them; the comparison with the object code counts them. */
+	FACTS_CALL_COMPILER,
 };
 
 /* The name of the function that holds a module body's calls (code outside
