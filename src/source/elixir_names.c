@@ -294,6 +294,9 @@ static const char *const gen_server_functions[] = {
 };
 static const char *const child_spec_only[] = {"child_spec/1", NULL};
 static const char *const application_functions[] = {"stop/1", NULL};
+/* __ex_unit__/0 (its @before_compile: the test module's description) and
+ * __ex_unit__/2 (ExUnit.Callbacks: setup and setup_all, made even with none) */
+static const char *const ex_unit_case_functions[] = {"__ex_unit__/0", "__ex_unit__/2", NULL};
 
 struct use_entry {
 	const char *module;
@@ -301,7 +304,8 @@ struct use_entry {
 };
 
 /* What `use M` injects, as Elixir 1.14 compiles it (checked against
- * Module.__info__(:functions) of modules that only `use` these). */
+ * Module.__info__(:functions) of modules that only `use` these). Registry
+ * has no __using__: it is started as a child, not `use`d. */
 static const struct use_entry use_generated[] = {
     {"GenServer", gen_server_functions},
     {"Supervisor", child_spec_only},
@@ -309,6 +313,7 @@ static const struct use_entry use_generated[] = {
     {"Task", child_spec_only},
     {"DynamicSupervisor", child_spec_only},
     {"Application", application_functions},
+    {"ExUnit.Case", ex_unit_case_functions},
 };
 
 const char *const *ex_use_generated(const char *module)
