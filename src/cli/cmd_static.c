@@ -695,6 +695,14 @@ static void print_dead_code(json_t *r)
 	printf("%lld functions: %lld unreferenced, %lld test-only, %lld callbacks\n",
 	       jint(r, "count"), jint(by, "unreferenced"), jint(by, "test_only"),
 	       jint(by, "callback"));
+	json_array_foreach(json_object_get(r, "incomplete_modules"), i, f)
+	{
+		char where[1024];
+		file_line(where, sizeof(where), jstr(f, "file"), jint(f, "line"));
+		printf("%s: functions of unknown names (%s, %s): its dead code may be "
+		       "incomplete; index its _build to know them\n",
+		       jstr(f, "module"), jstr(f, "generated_by"), where);
+	}
 }
 
 /* The kinds of the edge from `from` to `to` ("alias,call"), from the

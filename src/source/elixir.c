@@ -2392,6 +2392,33 @@ static bool for_literal(struct ex_ctx *c, const struct ex_call *call, const stru
 NOINLINE static void compiler_for(struct ex_ctx *c, const struct ex_call *call,
                                   const struct ex_args *a, unsigned depth);
 
+/* A module-body `for` that for_literal could not expand: when its body
+ * defines public functions with unquoted names (`def unquote(name)(...)`),
+ * their names are unknown here; the module gets FACTS_UNKNOWN_NAMES. */
+static void for_unknown_names(struct ex_ctx *c, const struct ex_call *call, const struct ex_args *a,
+                              unsigned depth)
+{
+	TSNode body = call->do_block;
+	if (ts_node_is_null(body))
+		body = keyword_value(c, a->last, depth, "do");
+	size_t len;
+	const char *t = text_of(c, body, &len);
+	static const char *const defs[] = {"def unquote(", "defmacro unquote(",
+	                                   "defdelegate unquote(", "defguard unquote("};
+	bool found = false;
+	for (size_t i = 0; !found && i < sizeof(defs) / sizeof(defs[0]); i++)
+		found = len && memmem(t, len, defs[i], strlen(defs[i])) != NULL;
+	if (!found)
+		return;
+	size_t glen;
+	const char *g = text_of(c, a->first[0], &glen);
+	const char *by = gi_arena_printf(&c->f->arena, "for %.*s%s", (int)(glen > 60 ? 60 : glen),
+	                                 g, glen > 60 ? "..." : "");
+	char key[64];
+	snprintf(key, sizeof(key), "%s/0", FACTS_UNKNOWN_NAMES);
+	generated_add_kind(c, key, by, line_of(call->node), FACTS_DEF, false);
+}
+
 /* A cond's do-block, as nested_walk would, each clause's condition walked
  * as a test (c->test). */
 static void cond_walk(struct ex_ctx *c, TSNode block, unsigned depth)
@@ -2431,6 +2458,8 @@ NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, un
 	if (w == EX_W_FOR && c->mod && c->function < 0 && !c->in_quote && a.count > 0 &&
 	    for_literal(c, call, &a, depth))
 		return;
+	if (w == EX_W_FOR && c->mod && c->function < 0 && !c->in_quote && a.count > 0)
+		for_unknown_names(c, call, &a, depth);
 	if (w == EX_W_FOR)
 		compiler_for(c, call, &a, depth);
 	struct ex_metrics *m = c->metrics;

@@ -98,6 +98,13 @@ enum facts_call_kind {
  * values, @before_compile). Not an Elixir identifier, so it never clashes. */
 #define FACTS_MODULE_BODY "(module body)"
 
+/* The name of the function that stands, in a module, for the functions a
+ * module-body comprehension over a computed enumerable defines (`for {c, i}
+ * <- Enum.with_index(colors) do def unquote(c)() ...`): the reader cannot
+ * name them. Private, generated (generated_by "for GENERATOR"), arity 0;
+ * dead code says such a module's functions are not all known. */
+#define FACTS_UNKNOWN_NAMES "(generated: unknown names)"
+
 struct facts_ref {
 	enum facts_ref_kind kind;
 	const char *target; /* module, display form */

@@ -143,6 +143,22 @@ static void build_fusion_check(const struct ts_giulia_result *r, const char *dir
 	TH_ASSERT_INT_EQ(f.status, 0);
 	TH_ASSERT(ts_json_find(json_object_get(f.json, "functions"), "name", "france") == NULL);
 	ts_giulia_result_free(&f);
+	/* source alone: Shop.Codes's list of functions is not complete, and
+	 * dead code says so; fused, it is */
+	f = ts_giulia_run((const char *const[]){"dead-code", "--db", db, "--json", NULL},
+	                  RUN_TIMEOUT_MS);
+	TH_ASSERT_INT_EQ(f.status, 0);
+	json_t *inc =
+	    ts_json_find(json_object_get(f.json, "incomplete_modules"), "module", "Shop.Codes");
+	TH_ASSERT_MSG(inc, "Shop.Codes not incomplete: %s", f.out ? f.out : "");
+	TH_ASSERT(strstr(json_string_value(json_object_get(inc, "generated_by")), "Enum.zip"));
+	ts_giulia_result_free(&f);
+	f = ts_giulia_run((const char *const[]){"dead-code", "--project", dir, "--json", NULL},
+	                  RUN_TIMEOUT_MS);
+	TH_ASSERT_INT_EQ(f.status, 0);
+	TH_ASSERT(ts_json_find(json_object_get(f.json, "incomplete_modules"), "module",
+	                       "Shop.Codes") == NULL);
+	ts_giulia_result_free(&f);
 }
 
 static void labels_match_mix_xref(void)
