@@ -1060,6 +1060,27 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 			struct facts_call *call = gi_vec_get(&fn->calls, j);
 			bool local = call->kind == FACTS_CALL_LOCAL ||
 			             (call->kind == FACTS_CALL_CAPTURE && call->module == st->name);
+			if (call->kind == FACTS_CALL_LOCAL && j + 1 < fn->calls.len &&
+			    GI_VEC_AT(&fn->calls, struct facts_call, j + 1).kind ==
+			        FACTS_CALL_COMPILER) {
+				/* max(a, b) of a module that defines max/2 (and so
+				 * excludes Kernel's) calls it, not :erlang.max/2:
+				 * drop the rewrite recorded right after it */
+				snprintf(key, sizeof(key), "%s/%d", call->function, call->arity);
+				const struct ex_inline *e =
+				    ex_inline_lookup("Kernel", call->function, call->arity);
+				const struct facts_call *next = gi_vec_get(&fn->calls, j + 1);
+				if (e && gi_map_get(&st->functions, key) &&
+				    strcmp(next->module, e->erl_module) == 0 &&
+				    strcmp(next->function, e->erl_name) == 0) {
+					if (out != j)
+						GI_VEC_AT(&fn->calls, struct facts_call, out) =
+						    *call;
+					out++;
+					j++;
+					continue;
+				}
+			}
 			if (local) {
 				snprintf(key, sizeof(key), "%s/%d", call->function, call->arity);
 				if (!gi_map_get(&st->functions, key) &&
