@@ -94,6 +94,8 @@ enum node_kind {
 	N_OPERATOR_IDENTIFIER,
 	N_INTERPOLATION,
 	N_STRING,
+	N_CHARLIST,
+	N_SIGIL,
 	N_ACCESS,
 	N_ERROR,
 };
@@ -150,17 +152,20 @@ static const struct name_kind named_kinds[] = {
     {"operator_identifier", N_OPERATOR_IDENTIFIER},
     {"interpolation", N_INTERPOLATION},
     {"string", N_STRING},
+    {"charlist", N_CHARLIST},
+    {"sigil", N_SIGIL},
     {"access_call", N_ACCESS},
 };
 
 static const struct name_kind operator_kinds[] = {
-    {"|>", OP_PIPE},     {"when", OP_WHEN},  {"\\\\", OP_DEFAULT},  {"and", OP_AND},
-    {"or", OP_OR},       {"&&", OP_ANDAND},  {"||", OP_OROR},       {"&", OP_CAPTURE},
-    {"@", OP_ATTRIBUTE}, {"/", OP_SLASH},    {"::", OP_TYPE},       {"+", OP_INLINE},
-    {"-", OP_INLINE},    {"*", OP_INLINE},   {"==", OP_INLINE},     {"!=", OP_INLINE},
-    {"===", OP_INLINE},  {"!==", OP_INLINE}, {"<", OP_INLINE},      {">", OP_INLINE},
-    {"<=", OP_INLINE},   {">=", OP_INLINE},  {"++", OP_INLINE},     {"--", OP_INLINE},
-    {"not", OP_INLINE},  {"in", OP_IN},      {"not in", OP_NOT_IN}, {"<-", OP_GENERATOR},
+    {"|>", OP_PIPE},      {"when", OP_WHEN},  {"\\\\", OP_DEFAULT}, {"and", OP_AND},
+    {"or", OP_OR},        {"&&", OP_ANDAND},  {"||", OP_OROR},      {"&", OP_CAPTURE},
+    {"@", OP_ATTRIBUTE},  {"/", OP_SLASH},    {"::", OP_TYPE},      {"+", OP_INLINE},
+    {"-", OP_INLINE},     {"*", OP_INLINE},   {"==", OP_INLINE},    {"!=", OP_INLINE},
+    {"===", OP_INLINE},   {"!==", OP_INLINE}, {"<", OP_INLINE},     {">", OP_INLINE},
+    {"<=", OP_INLINE},    {">=", OP_INLINE},  {"++", OP_INLINE},    {"--", OP_INLINE},
+    {"not", OP_INLINE},   {"=~", OP_INLINE},  {"in", OP_IN},        {"not in", OP_NOT_IN},
+    {"<-", OP_GENERATOR},
 };
 
 struct symbol_tables {
@@ -738,6 +743,18 @@ static void compiler_rewrite(struct ex_ctx *c, const char *module, const char *f
 		compiler_call(c, e->erl_module, e->erl_name, e->erl_arity, line);
 }
 
+/* Kernel's macros that expand to a call of a protocol (Elixir 1.14):
+ * to_string(x) is String.Chars.to_string/1, to_charlist(x)
+ * List.Chars.to_charlist/1. */
+static const char *kernel_expansion(const char *name, size_t len, int arity)
+{
+	if (arity == 1 && len == 9 && memcmp(name, "to_string", 9) == 0)
+		return "String.Chars";
+	if (arity == 1 && len == 11 && memcmp(name, "to_charlist", 11) == 0)
+		return "List.Chars";
+	return NULL;
+}
+
 /* The module that an `import ..., only:` in scope gives name/arity from, or NULL. */
 static const char *import_lookup(const struct ex_ctx *c, const char *name, size_t len, int arity)
 {
@@ -1061,8 +1078,10 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 			bool local = call->kind == FACTS_CALL_LOCAL ||
 			             (call->kind == FACTS_CALL_CAPTURE && call->module == st->name);
 			if (call->kind == FACTS_CALL_LOCAL && j + 1 < fn->calls.len &&
-			    GI_VEC_AT(&fn->calls, struct facts_call, j + 1).kind ==
-			        FACTS_CALL_COMPILER) {
+			    (GI_VEC_AT(&fn->calls, struct facts_call, j + 1).kind ==
+			         FACTS_CALL_COMPILER ||
+			     GI_VEC_AT(&fn->calls, struct facts_call, j + 1).kind ==
+			         FACTS_CALL_REMOTE)) {
 				/* max(a, b) of a module that defines max/2 (and so
 				 * excludes Kernel's) calls it, not :erlang.max/2:
 				 * drop the rewrite recorded right after it */
@@ -1070,9 +1089,15 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 				const struct ex_inline *e =
 				    ex_inline_lookup("Kernel", call->function, call->arity);
 				const struct facts_call *next = gi_vec_get(&fn->calls, j + 1);
-				if (e && gi_map_get(&st->functions, key) &&
-				    strcmp(next->module, e->erl_module) == 0 &&
-				    strcmp(next->function, e->erl_name) == 0) {
+				const char *proto = kernel_expansion(
+				    call->function, strlen(call->function), call->arity);
+				bool expansion =
+				    next->kind == FACTS_CALL_COMPILER
+				        ? e && strcmp(next->module, e->erl_module) == 0 &&
+				              strcmp(next->function, e->erl_name) == 0
+				        : proto && strcmp(next->module, proto) == 0 &&
+				              strcmp(next->function, call->function) == 0;
+				if (expansion && gi_map_get(&st->functions, key)) {
 					if (out != j)
 						GI_VEC_AT(&fn->calls, struct facts_call, out) =
 						    *call;
@@ -2614,6 +2639,15 @@ NOINLINE static void compiler_operator(struct ex_ctx *c, TSNode n, enum op_kind 
 	if (!c->mod || c->in_quote || c->in_guard)
 		return;
 	uint32_t line = line_of(n);
+	size_t oplen = 0;
+	const char *optext =
+	    op == OP_INLINE ? text_of(c, ts_node_child_by_field_id(n, tables.f_operator), &oplen)
+	                    : "";
+	if (arity == 2 && oplen == 2 && memcmp(optext, "=~", 2) == 0) {
+		/* a function of Kernel, not inlined: a call even as a condition */
+		remote_call(c, "Kernel", "=~", 2, line);
+		return;
+	}
 	bool test = !ts_node_is_null(c->test) && ts_node_eq(c->test, n);
 	if (test && op != OP_IN && op != OP_NOT_IN)
 		return; /* a comparison or `not` as a condition: a test */
@@ -2637,11 +2671,10 @@ NOINLINE static void compiler_operator(struct ex_ctx *c, TSNode n, enum op_kind 
 	}
 	if (arity == 1 && plain_literal(c, right))
 		return;
+
 	if (arity == 2 && (float_literal(c, right) || float_literal(c, field(n, tables.f_left))))
 		return; /* arithmetic on a float literal: float instructions */
-	size_t len;
-	const char *t = text_of(c, ts_node_child_by_field_id(n, tables.f_operator), &len);
-	compiler_rewrite(c, "Kernel", t, len, arity, line);
+	compiler_rewrite(c, "Kernel", optext, oplen, arity, line);
 }
 
 /* False when `n` is an expression of a block that another expression
@@ -2934,10 +2967,16 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	if (local) {
 		local_call(c, call.target, arity);
 		{
-			/* elem(t, 0) is :erlang.element/2 (Kernel's inlined functions) */
+			/* elem(t, 0) is :erlang.element/2 (Kernel's inlined functions),
+			 * to_string(x) String.Chars.to_string/1 (Kernel's macros) */
 			size_t len;
 			const char *t = text_of(c, call.target, &len);
 			compiler_rewrite(c, "Kernel", t, len, arity, line_of(n));
+			const char *proto = kernel_expansion(t, len, arity);
+			if (proto && c->mod && !c->in_quote)
+				remote_call(c, proto,
+				            arity == 1 && len == 9 ? "to_string" : "to_charlist", 1,
+				            line_of(n));
 		}
 		template_expand(c, &call, depth);
 		if (!pipe && (arity == 1 || arity == 2) && text_is(c, call.target, "raise"))
@@ -3013,6 +3052,63 @@ static void walk_string(struct ex_ctx *c, TSNode n, unsigned depth)
 	walk_children(c, n, depth);
 	for (uint32_t i = 0; i < interpolations; i++)
 		remote_call(c, "String.Chars", "to_string", 1, line);
+}
+
+/* A charlist or a sigil (docs/EXTRACTION.md, "Compiler rewrites"): its
+ * interpolations are code, each String.Chars.to_string/1 as in a string;
+ * a charlist with interpolations is then List.to_charlist/1. `~x"..."` is
+ * a call of sigil_x/2 (Kernel's are macros, dropped with Kernel's names;
+ * a project's own sigils resolve like other local calls), and Kernel's
+ * sigils with interpolations call what they expand to: ~c List.to_charlist/1,
+ * ~r Regex.compile!/2, ~w (no modifier) String.split/1. */
+NOINLINE static void walk_quoted(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	uint32_t interpolations = 0, line = line_of(n);
+	const char *name = NULL;
+	size_t name_len = 0;
+	bool modifiers = false;
+	uint32_t k = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		const char *t = ts_node_type(ch);
+		if (kind_of(ch) == N_INTERPOLATION)
+			interpolations++;
+		else if (strcmp(t, "sigil_name") == 0)
+			name = text_of(c, ch, &name_len);
+		else if (strcmp(t, "sigil_modifiers") == 0)
+			modifiers = ts_node_end_byte(ch) > ts_node_start_byte(ch);
+	}
+	walk_children(c, n, depth);
+	if (!c->mod || c->in_quote)
+		return;
+	for (uint32_t i = 0; i < interpolations; i++)
+		remote_call(c, "String.Chars", "to_string", 1, line);
+	if (kind_of(n) == N_CHARLIST) {
+		if (interpolations)
+			compiler_call(c, "List", "to_charlist", 1, line);
+		return;
+	}
+	if (!name || name_len == 0 || name_len >= EX_MAX_NAME - 8)
+		return;
+	char fun[EX_MAX_NAME];
+	snprintf(fun, sizeof(fun), "sigil_%.*s", (int)name_len, name);
+	const char *imported = import_lookup(c, fun, strlen(fun), 2);
+	if (imported) {
+		ref_add(c, FACTS_REF_CALL, imported, line);
+		call_add(c, FACTS_CALL_REMOTE, imported, gi_arena_strdup(&c->f->arena, fun), 2,
+		         line);
+	} else {
+		call_add(c, FACTS_CALL_LOCAL, c->mod->name, gi_arena_strdup(&c->f->arena, fun), 2,
+		         line);
+	}
+	if (!interpolations || name_len != 1 || modifiers)
+		return;
+	if (name[0] == 'c')
+		compiler_call(c, "List", "to_charlist", 1, line);
+	else if (name[0] == 'r')
+		compiler_call(c, "Regex", "compile!", 2, line);
+	else if (name[0] == 'w')
+		compiler_call(c, "String", "split", 1, line);
 }
 
 static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
@@ -3097,6 +3193,10 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		return;
 	case N_STRING:
 		walk_string(c, n, depth);
+		return;
+	case N_CHARLIST:
+	case N_SIGIL:
+		walk_quoted(c, n, depth);
 		return;
 	case N_COMMENT:
 	case N_QUOTED_CONTENT:
