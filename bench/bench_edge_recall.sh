@@ -7,16 +7,15 @@
 #   bench/bench_edge_recall.sh [SOURCE_ROOT]
 #
 # SOURCE_ROOT (or $GIULIA_ELIXIR_SRC) holds lib/APP/lib of the Elixir version
-# that `elixir --version` reports (Debian ships the .beam files only), e.g.
-#   git -C elixir archive v1.14.0 lib | tar -x -C /tmp/ex114
-# Without it the benchmark says so and stops.
-# needs: elixir
+# that `elixir --version` reports; by default build/elixir-src, Debian's
+# source package of that version, which scripts/deps.sh bench fetches.
+# needs: elixir src:elixir-lang
 set -eu
 cd "$(dirname "$0")/.."
-root=${1:-${GIULIA_ELIXIR_SRC:-}}
-if [ -z "$root" ] || [ ! -d "$root/lib" ]; then
-  echo "edge recall: no Elixir source (set GIULIA_ELIXIR_SRC or pass SOURCE_ROOT); skipped"
-  exit 0
+root=${1:-${GIULIA_ELIXIR_SRC:-build/elixir-src}}
+if [ ! -f "$root/lib/elixir/lib/kernel.ex" ]; then
+  echo "edge recall: no Elixir source at $root (scripts/deps.sh bench fetches it)" >&2
+  exit 1
 fi
 make -s -j2 build/release/libgiulia.a >/dev/null
 mkdir -p build/bench

@@ -34,7 +34,8 @@ static bool call_is_remote(const struct facts_call *c, const char *self)
 	if (!c->module || strcmp(c->module, self) == 0)
 		return false;
 	return c->kind == FACTS_CALL_REMOTE || c->kind == FACTS_CALL_CAPTURE ||
-	       c->kind == FACTS_CALL_MFA || c->kind == FACTS_CALL_APPLY;
+	       c->kind == FACTS_CALL_MFA || c->kind == FACTS_CALL_APPLY ||
+	       c->kind == FACTS_CALL_COMPILER;
 }
 
 static void facts_edges(const struct facts_file *f, struct edges *e)

@@ -31,7 +31,8 @@
 # `make lint` runs it for every goal.
 #
 # Idempotent: a second run with everything present makes no network call.
-# Every dependency comes from Debian's packages, except the Elixir grammar,
+# Every dependency comes from Debian's packages (one, Elixir's own source,
+# from Debian's source archive: the SOURCES table), except the Elixir grammar,
 # which comes from the npm registry at a pinned version and integrity hash and
 # is unpacked under build/ (never committed), and the tests' npm clients (the
 # MCP SDK, puppeteer-core), pinned by lock files and installed under build/.
@@ -73,6 +74,16 @@ git                     test,lint           the list of files to lint; the repos
 
 libpq-dev               build               libpq: the PostgreSQL backend of the observation store
 postgresql              test,bench          initdb, pg_ctl: the PostgreSQL suites' and bench's own server
+xz-utils                test,bench          unpacks the pinned Debian source below
+"
+
+# Pinned sources from Debian's archive (not installed packages: fetched from
+# the pool of the machine's apt mirror, size and sha256 checked before
+# unpacking, unpacked under build/, never committed). A `needs:` line names
+# one as src:NAME.
+# name              goals       file in pool/main/<d>/<name>/   bytes    sha256                                                            under build/   what for
+SOURCES="
+src:elixir-lang     test,bench  elixir-lang_1.14.0.dfsg.orig.tar.xz 1527924 3dfa724f36b90d1bc41b9626a8ea0c293255c3a21a4d608c576ce39e2a23e5c9 elixir-src     Elixir 1.14.0's own source (the installed compiler's version): the stdlib comparison against the compiled exports, the edge-recall bench
 "
 GOALS="build test demo bench lint fuzz"
 
@@ -107,6 +118,14 @@ table_packages() {
   table_rows | awk -v g="$1" '{ n = split($2, gs, ","); for (i = 1; i <= n; i++) if (gs[i] == g) print $1 }'
 }
 
+# The pinned sources' rows: "name goals file bytes sha256 dir".
+source_rows() { printf '%s\n' "$SOURCES" | awk 'NF >= 6 { print $1, $2, $3, $4, $5, $6 }'; }
+
+# The pinned sources a goal fetches.
+goal_sources() {
+  source_rows | awk -v g="$1" '{ n = split($2, gs, ","); for (i = 1; i <= n; i++) if (gs[i] == g) print $1 }'
+}
+
 # The packages a goal installs: its own, plus build's for the goals that build.
 goal_packages() {
   case "$1" in
@@ -137,8 +156,8 @@ needs_of() {
 # Checks one goal's declarations; prints one line per problem, fails on any.
 check_goal() {
   local goal=$1 problems=0 have file word
-  have=" $(goal_packages "$goal" | tr '\n' ' ') "
-  local all=" $(table_rows | awk '{ print $1 }' | tr '\n' ' ') "
+  have=" $(goal_packages "$goal" | tr '\n' ' ') $(goal_sources "$goal" | tr '\n' ' ') "
+  local all=" $(table_rows | awk '{ print $1 }' | tr '\n' ' ') $(source_rows | awk '{ print $1 }' | tr '\n' ' ') "
   # shellcheck disable=SC2046
   for file in $(cd "$here" && eval "ls -d $(goal_files "$goal")" 2>/dev/null); do
     local seen=" " words cur declared=" "
@@ -167,7 +186,7 @@ check_goal() {
             [ "$cur" = "$file" ] || via=" (through $cur)"
             declared="$declared$word "
             if [[ "$all" != *" $word "* ]]; then
-              echo "deps.sh: $file needs $word$via, a package the table of scripts/deps.sh does not know: add it there with its goals"
+              echo "deps.sh: $file needs $word$via, a package the table of scripts/deps.sh does not know (nor its SOURCES): add it there with its goals"
               problems=$((problems + 1))
             elif [[ "$have" != *" $word "* ]]; then
               echo "deps.sh: $file needs $word$via, which goal '$goal' does not install: add '$goal' to $word's goals in scripts/deps.sh"
@@ -247,6 +266,9 @@ cmd_install() {
     done
   fi
   install_grammar
+  for g in "${@:-build}"; do goal_sources "$g"; done | awk '!seen[$0]++' | while read -r src; do
+    install_source "$src"
+  done
   case " $* " in *" test "*) install_mcp_client ;; esac
   case " $* " in *" test "* | *" bench "*) install_browser_client ;; esac
 }
@@ -267,6 +289,43 @@ install_grammar() {
   mkdir -p "$GRAMMAR_DIR"
   tar -xzf "$tgz" -C "$GRAMMAR_DIR" --strip-components=1 package/src package/queries package/LICENSE package/package.json
   touch "$GRAMMAR_DIR/.ok-$GRAMMAR_VERSION"
+}
+
+# The Debian archive's base URL: the first of the machine's apt sources
+# that is the main archive (not -security), else deb.debian.org.
+debian_mirror() {
+  local uri
+  uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }'
+    grep -hE '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+      awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; break } }')
+  uri=$(printf '%s\n' "$uri" | grep -E '^https?://' | grep -v -- '-security' | head -n 1 || true)
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+
+# One pinned source of the SOURCES table, fetched, checked, unpacked once
+# into build/<dir> (its top directory stripped).
+install_source() {
+  local name=$1 row file bytes sum dir pkg url got
+  row=$(source_rows | awk -v n="$name" '$1 == n') || true
+  [ -n "$row" ] || die "no pinned source $name in the SOURCES table"
+  read -r _ _ file bytes sum dir <<<"$row"
+  dir="$here/build/$dir"
+  [ ! -f "$dir/.ok-$file" ] || return 0
+  pkg=${name#src:}
+  local t
+  t=$(mktemp -d)
+  # shellcheck disable=SC2064
+  trap "rm -rf '$t'" RETURN
+  url="$(debian_mirror)/pool/main/${pkg:0:1}/$pkg/$file"
+  curl -sSfL --retry 2 -o "$t/$file" "$url" || die "could not fetch $file ($name) from $url"
+  got=$(stat -c %s "$t/$file")
+  [ "$got" = "$bytes" ] || die "$file ($name, from $url): $got bytes, the pin says $bytes; not unpacked"
+  got=$(sha256sum "$t/$file" | awk '{ print $1 }')
+  [ "$got" = "$sum" ] || die "$file ($name, from $url): sha256 $got, the pin says $sum; not unpacked"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  tar -xJf "$t/$file" -C "$dir" --strip-components=1 || die "could not unpack $file ($name) into $dir"
+  touch "$dir/.ok-$file"
 }
 
 # The official MCP SDK (client side) for the MCP tests: pinned by

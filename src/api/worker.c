@@ -396,7 +396,7 @@ static json_t *route_scan(void *ctx, const struct api_request *req, int *status)
 		gi_free(canon);
 		return e;
 	}
-	struct kg_index_options opt = {force && json_is_true(force), NULL, 0};
+	struct kg_index_options opt = {force && json_is_true(force), NULL, 0, false};
 	json_t *summary = NULL;
 	int rc = kg_index_project(canon, NULL, &opt, &summary);
 	kg_pool_invalidate(w);

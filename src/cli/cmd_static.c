@@ -27,7 +27,7 @@
 struct static_opts {
 	const char *project;
 	const char *db;
-	bool json, force, external, direct, help, no_tests;
+	bool json, force, external, direct, help, no_tests, no_build;
 	const char *label; /* xref --label */
 	int depth, top, jobs;
 	const char *args[3];
@@ -75,6 +75,8 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 			o->json = true;
 		} else if (strcmp(a, "--force") == 0) {
 			o->force = true;
+		} else if (strcmp(a, "--no-build") == 0) {
+			o->no_build = true;
 		} else if (strcmp(a, "--external") == 0) {
 			o->external = true;
 		} else if (strcmp(a, "--direct") == 0) {
@@ -180,9 +182,9 @@ static void json_print(json_t *v)
 
 /* ---- giulia index -------------------------------------------------------- */
 
-static const char index_usage[] =
-    "[PATH] [--beam DIR...] [--node NODE --apps APP,... [--cookie C]] [--db FILE] [--json] "
-    "[--force] [--jobs N]";
+static const char index_usage[] = "[PATH] [--beam DIR... | --no-build] [--node NODE --apps APP,... "
+                                  "[--cookie C]] [--db FILE] [--json] "
+                                  "[--force] [--jobs N]";
 
 /* `giulia index --node`: caches the applications' object code under
  * ROOT/.giulia/beam/NODE and adds that directory to o->beam. Returns 0 or an
@@ -254,8 +256,10 @@ static int cmd_index(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
-	struct kg_index_options opt = {
-	    .force = o.force, .beam_dirs = o.nbeam ? o.beam : NULL, .jobs = o.jobs};
+	struct kg_index_options opt = {.force = o.force,
+	                               .beam_dirs = o.nbeam ? o.beam : NULL,
+	                               .jobs = o.jobs,
+	                               .no_build = o.no_build};
 	json_t *summary = NULL;
 	rc = kg_index_project(root, db, &opt, &summary);
 	if (rc) {
@@ -691,6 +695,14 @@ static void print_dead_code(json_t *r)
 	printf("%lld functions: %lld unreferenced, %lld test-only, %lld callbacks\n",
 	       jint(r, "count"), jint(by, "unreferenced"), jint(by, "test_only"),
 	       jint(by, "callback"));
+	json_array_foreach(json_object_get(r, "incomplete_modules"), i, f)
+	{
+		char where[1024];
+		file_line(where, sizeof(where), jstr(f, "file"), jint(f, "line"));
+		printf("%s: functions of unknown names (%s, %s): its dead code may be "
+		       "incomplete; index its _build to know them\n",
+		       jstr(f, "module"), jstr(f, "generated_by"), where);
+	}
 }
 
 /* The kinds of the edge from `from` to `to` ("alias,call"), from the
@@ -1013,6 +1025,10 @@ static const struct cli_option index_options[] = {
     {"--cookie C", "the cookie of --node", "$GIULIA_COOKIE, else ~/.erlang.cookie"},
     {"--db FILE", "the index database", "$GIULIA_DB, else PATH/.giulia/index.db"},
     {"--force", "parse every file again, changed or not", NULL},
+    {"--no-build",
+     "do not read the object code of the project's own applications under "
+     "PATH/_build (read when --beam is not given)",
+     NULL},
     {"--jobs N", "parser threads", "the number of cores"},
     {"--json", "print the summary as JSON", NULL},
     OPT_END,
@@ -1043,8 +1059,11 @@ static const struct cli_option query_options[] = {
 static const struct cli_help index_help = {
     "Indexes every .ex and .exs file under PATH (default: the nearest directory upwards "
     "holding .giulia/ or mix.exs, else the current one) into PATH/.giulia/index.db. The "
-    "run is incremental: unchanged files are not parsed again. --beam adds compiled "
-    "modules (.beam), --node pulls them from a live node first.",
+    "run is incremental: unchanged files are not parsed again. When PATH/_build holds "
+    "the compiled code of the project's own applications (the apps its mix.exs files "
+    "name), it fills in what source cannot show (generated functions, rewritten calls, "
+    "origin beam); --beam names other compiled modules (.beam) instead, --node pulls "
+    "them from a live node first.",
     index_options, NULL, CLI_EXITS_NODE,
     "giulia index ~/src/shop\ngiulia index . --beam _build/dev/lib/shop/ebin "
     "_build/dev/lib/plug/ebin"};

@@ -343,6 +343,8 @@ void kg_graph_call_fill(struct kg_graph *g, int fn, enum facts_call_kind kind, c
 void kg_graph_call_add(struct kg_graph *g, int fn, enum facts_call_kind kind, const char *module,
                        const char *function, int arity, int count)
 {
+	if (kind == FACTS_CALL_COMPILER)
+		return; /* never an edge (facts.h) */
 	struct raw_call c = {fn,    kind, graph_strdup(g, module), graph_strdup(g, function), arity,
 	                     count, false};
 	gi_vec_push(&g->raw_calls, &c);

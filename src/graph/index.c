@@ -19,10 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
@@ -204,6 +206,120 @@ static int beam_jobs_add(struct index_run *run, const char *const *dirs)
 	}
 	beam_entries_free(&entries);
 	return 0;
+}
+
+/* ---- the project's own object code under _build --------------------------- */
+
+#define BUILD_APPS_MAX 64
+
+/* Adds to `apps` (arena-free copies, at most BUILD_APPS_MAX) the application
+ * that the mix.exs at `path` names (`app: :name` in its project/0). */
+static void build_app_read(const char *path, char **apps, int *count)
+{
+	char *text = NULL;
+	size_t len = 0;
+	if (*count >= BUILD_APPS_MAX || gi_fs_read_file(path, 1 << 20, &text, &len) != 0)
+		return;
+	for (const char *p = strstr(text, "app:"); p; p = strstr(p + 4, "app:")) {
+		if (p > text && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z')))
+			continue; /* another key ending in app: (e.g. `umbrella_app:`) */
+		const char *q = p + 4;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q != ':')
+			continue;
+		const char *name = ++q;
+		while ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_')
+			q++;
+		if (q > name && q - name < 256) {
+			apps[(*count)++] = gi_strndup(name, (size_t)(q - name));
+			break;
+		}
+	}
+	gi_free(text);
+}
+
+struct build_scan {
+	const char *root;
+	char **apps;
+	int napps;
+};
+
+static int build_umbrella_visit(const char *path, void *ctx)
+{
+	struct build_scan *b = ctx;
+	const char *rel = path + strlen(b->root);
+	/* apps/NAME/mix.exs only */
+	if (gi_str_ends_with(path, "/mix.exs") && strncmp(rel, "/apps/", 6) == 0 &&
+	    strchr(rel + 6, '/') == strrchr(rel, '/'))
+		build_app_read(path, b->apps, &b->napps);
+	return 0;
+}
+
+/* The ebin directories of the project's own applications (named by its
+ * mix.exs, and apps/ESC/mix.exs in an umbrella) under ROOT/_build/ENV/lib:
+ * for each, the most recently built of the environments. Dependencies
+ * (the other applications there) are left out: they are not the project.
+ * Returns a NULL-terminated list (caller frees with build_dirs_free), or
+ * NULL when there is none. */
+static char **index_build_dirs(const char *root)
+{
+	char *apps[BUILD_APPS_MAX];
+	struct build_scan b = {root, apps, 0};
+	struct gi_buf path;
+	gi_buf_init(&path, 0);
+	gi_buf_printf(&path, "%s/mix.exs", root);
+	build_app_read(gi_buf_str(&path), apps, &b.napps);
+	gi_buf_reset(&path);
+	gi_buf_printf(&path, "%s/apps", root);
+	struct stat sb;
+	if (stat(gi_buf_str(&path), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		static const char *const skip[] = {"deps", "_build", "node_modules", ".git",
+		                                   "lib",  "test",   "priv",         NULL};
+		gi_fs_walk(gi_buf_str(&path), skip, build_umbrella_visit, &b);
+	}
+	char **dirs = NULL;
+	int ndirs = 0;
+	gi_buf_reset(&path);
+	gi_buf_printf(&path, "%s/_build", root);
+	DIR *d = b.napps ? opendir(gi_buf_str(&path)) : NULL;
+	char *best[BUILD_APPS_MAX] = {0};
+	int64_t best_mtime[BUILD_APPS_MAX] = {0};
+	for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+		if (e->d_name[0] == '.')
+			continue;
+		for (int i = 0; i < b.napps; i++) {
+			gi_buf_reset(&path);
+			gi_buf_printf(&path, "%s/_build/%s/lib/%s/ebin", root, e->d_name, apps[i]);
+			if (stat(gi_buf_str(&path), &sb) != 0 || !S_ISDIR(sb.st_mode))
+				continue;
+			int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+			if (!best[i] || mt > best_mtime[i]) {
+				gi_free(best[i]);
+				best[i] = gi_strdup(gi_buf_str(&path));
+				best_mtime[i] = mt;
+			}
+		}
+	}
+	if (d)
+		closedir(d);
+	for (int i = 0; i < b.napps; i++) {
+		if (best[i]) {
+			dirs = gi_realloc(dirs, sizeof(char *) * (size_t)(ndirs + 2));
+			dirs[ndirs++] = best[i];
+			dirs[ndirs] = NULL;
+		}
+		gi_free(apps[i]);
+	}
+	gi_buf_destroy(&path);
+	return dirs;
+}
+
+static void build_dirs_free(char **dirs)
+{
+	for (size_t i = 0; dirs && dirs[i]; i++)
+		gi_free(dirs[i]);
+	gi_free(dirs);
 }
 
 static struct facts_file *facts_skipped(const char *relpath, const char *reason)
@@ -421,6 +537,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	pthread_mutex_init(&run.lock, NULL);
 	pthread_cond_init(&run.changed, NULL);
 	int parsed = 0, removed = 0, touched = 0;
+	char **build_dirs = NULL;
+	const char *const *beam_dirs = NULL;
 	int rc = gi_fs_realdir(root, &real);
 	if (rc)
 		goto done;
@@ -450,8 +568,14 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	run.test_paths = test_paths_load(real);
 	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
 	kg_ignore_destroy(&run.ignore);
-	if (!rc && opt && opt->beam_dirs && opt->beam_dirs[0])
-		rc = beam_jobs_add(&run, opt->beam_dirs);
+	if (opt && opt->beam_dirs && opt->beam_dirs[0])
+		beam_dirs = (const char *const *)opt->beam_dirs;
+	if (!beam_dirs && !(opt && opt->no_build)) {
+		build_dirs = index_build_dirs(real);
+		beam_dirs = (const char *const *)build_dirs;
+	}
+	if (!rc && beam_dirs)
+		rc = beam_jobs_add(&run, beam_dirs);
 	if (rc)
 		goto done;
 	if (run.jobs.len > 0 || unseen_count(&known) > 0 || root_changed(db, real)) {
@@ -489,6 +613,11 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	json_object_set_new(summary, "unchanged",
 	                    json_integer((json_int_t)(run.total_files - run.jobs.len) + touched));
 	json_object_set_new(summary, "removed", json_integer(removed));
+	json_t *dirs = json_array();
+	for (size_t i = 0; beam_dirs && beam_dirs[i]; i++)
+		json_array_append_new(dirs, json_string(beam_dirs[i]));
+	json_object_set_new(summary, "beam_dirs", dirs);
+	json_object_set_new(summary, "beam_from_build", json_boolean(build_dirs != NULL));
 	json_object_set_new(summary, "elapsed_ms",
 	                    json_real((double)(gi_clock_mono_us() - t0) / 1000.0));
 	*summary_out = summary;
@@ -500,6 +629,7 @@ done:
 		facts_file_free(j->facts);
 	}
 	gi_vec_destroy(&run.jobs);
+	build_dirs_free(build_dirs);
 	test_paths_free(run.test_paths);
 	gi_free(run.done);
 	pthread_mutex_destroy(&run.lock);

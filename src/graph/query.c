@@ -1069,6 +1069,43 @@ static int q_topology(struct kg_db *db, const struct kg_graph *g, const struct k
 	return rc;
 }
 
+/* True when project module `m` has functions whose names the reader could
+ * not know (FACTS_UNKNOWN_NAMES) and no object code filled them in. */
+static bool module_incomplete(const struct kg_graph *g, int m, const struct kg_function **which)
+{
+	const struct kg_module *mod = kg_module_at(g, m);
+	const struct kg_function *unknown = NULL;
+	for (size_t i = 0; i < mod->functions.len; i++) {
+		const struct kg_function *f = kg_function_at(g, GI_VEC_AT(&mod->functions, int, i));
+		if (f->generated_by && strcmp(f->generated_by, "object code") == 0)
+			return false;
+		if (f->defined && strcmp(f->name, FACTS_UNKNOWN_NAMES) == 0)
+			unknown = f;
+	}
+	if (which)
+		*which = unknown;
+	return unknown != NULL;
+}
+
+/* The modules whose list of functions is not complete (module_incomplete):
+ * [{module, file, line, generated_by}]. */
+static json_t *incomplete_modules_json(const struct kg_graph *g)
+{
+	json_t *a = json_array();
+	for (size_t m = 0; m < g->modules.len; m++) {
+		const struct kg_function *f = NULL;
+		if (!kg_module_at(g, (int)m)->project || !module_incomplete(g, (int)m, &f))
+			continue;
+		json_t *o = json_object();
+		set_str(o, "module", kg_module_at(g, (int)m)->name);
+		set_str(o, "file", kg_module_at(g, (int)m)->file);
+		set_int(o, "line", f->line_start);
+		set_str(o, "generated_by", f->generated_by);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
                        json_t *out)
 {
@@ -1096,6 +1133,8 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
 		set_int(o, "line", f->line_start);
 		set_str(o, "file", kg_module_at(g, f->module)->file);
 		set_str(o, "reason", kg_dead_reason_name(r));
+		if (module_incomplete(g, f->module, NULL))
+			set_bool(o, "module_incomplete", true); /* unknown functions may call it */
 		json_array_append_new(a, o);
 	}
 	json_t *by = json_object();
@@ -1111,6 +1150,7 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
 	set_bool(out, "direct_only", direct_only(p));
 	json_object_set_new(out, "reached_by_dispatch", by_kind);
 	json_object_set_new(out, "dispatch_referenced", dispatched);
+	json_object_set_new(out, "incomplete_modules", incomplete_modules_json(g));
 	return 0;
 }
 

@@ -23,6 +23,9 @@ struct kg_index_options {
 	const char **
 	    beam_dirs; /* NULL-terminated list of ebin/lib dirs to read object code from, or NULL */
 	int jobs;      /* parser threads; 0: number of cores */
+	/* Without beam_dirs, the object code of the project's own applications
+	 * under ROOT/_build is read (index_build_dirs); true leaves it out. */
+	bool no_build;
 };
 
 /* Indexes the project at `root` (absolute or relative; canonicalised) into the
@@ -33,7 +36,9 @@ struct kg_index_options {
  * plus root, db, parsed, unchanged, removed. Skips deps/, _build/,
  * node_modules/, .git/, .giulia/ and what ROOT/.gitignore ignores. Modules
  * from `beam_dirs` (object code) join the same graph; where a module has both
- * source and object code, source wins. Safe to call while other threads or
+ * source and object code, source wins. Without `beam_dirs`, the ebin
+ * directories of the project's own applications under ROOT/_build are used
+ * (unless `no_build`), listed in the summary's beam_dirs. Safe to call while other threads or
  * processes query the same database. */
 int kg_index_project(const char *root, const char *db_path, const struct kg_index_options *opt,
                      json_t **summary_out);

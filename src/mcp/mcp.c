@@ -305,7 +305,7 @@ static int index_open(struct mcp_server *s, const char *project, char *err, size
 	s->db_path = NULL;
 	if (access(path, F_OK) != 0) {
 		gi_log_info("mcp", "%s has no index yet: indexing it", real);
-		struct kg_index_options opt = {false, NULL, 0};
+		struct kg_index_options opt = {false, NULL, 0, false};
 		json_t *summary = NULL;
 		rc = kg_index_project(real, NULL, &opt, &summary);
 		json_decref(summary);

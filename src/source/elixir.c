@@ -50,6 +50,7 @@
 #include "base/alloc.h"
 #include "base/error.h"
 #include "base/map.h"
+#include "base/str.h"
 #include "source/elixir_int.h"
 
 const TSLanguage *tree_sitter_elixir(void);
@@ -93,6 +94,8 @@ enum node_kind {
 	N_OPERATOR_IDENTIFIER,
 	N_INTERPOLATION,
 	N_STRING,
+	N_CHARLIST,
+	N_SIGIL,
 	N_ACCESS,
 	N_ERROR,
 };
@@ -110,6 +113,10 @@ enum op_kind {
 	OP_ATTRIBUTE,
 	OP_SLASH,
 	OP_TYPE,
+	OP_INLINE, /* an operator the compiler makes a call to :erlang (compiler_op) */
+	OP_IN,
+	OP_NOT_IN,
+	OP_GENERATOR, /* <- */
 };
 
 struct name_kind {
@@ -145,13 +152,20 @@ static const struct name_kind named_kinds[] = {
     {"operator_identifier", N_OPERATOR_IDENTIFIER},
     {"interpolation", N_INTERPOLATION},
     {"string", N_STRING},
+    {"charlist", N_CHARLIST},
+    {"sigil", N_SIGIL},
     {"access_call", N_ACCESS},
 };
 
 static const struct name_kind operator_kinds[] = {
-    {"|>", OP_PIPE},     {"when", OP_WHEN}, {"\\\\", OP_DEFAULT}, {"and", OP_AND},
-    {"or", OP_OR},       {"&&", OP_ANDAND}, {"||", OP_OROR},      {"&", OP_CAPTURE},
-    {"@", OP_ATTRIBUTE}, {"/", OP_SLASH},   {"::", OP_TYPE},
+    {"|>", OP_PIPE},      {"when", OP_WHEN},  {"\\\\", OP_DEFAULT}, {"and", OP_AND},
+    {"or", OP_OR},        {"&&", OP_ANDAND},  {"||", OP_OROR},      {"&", OP_CAPTURE},
+    {"@", OP_ATTRIBUTE},  {"/", OP_SLASH},    {"::", OP_TYPE},      {"+", OP_INLINE},
+    {"-", OP_INLINE},     {"*", OP_INLINE},   {"==", OP_INLINE},    {"!=", OP_INLINE},
+    {"===", OP_INLINE},   {"!==", OP_INLINE}, {"<", OP_INLINE},     {">", OP_INLINE},
+    {"<=", OP_INLINE},    {">=", OP_INLINE},  {"++", OP_INLINE},    {"--", OP_INLINE},
+    {"not", OP_INLINE},   {"=~", OP_INLINE},  {"in", OP_IN},        {"not in", OP_NOT_IN},
+    {"<-", OP_GENERATOR},
 };
 
 struct symbol_tables {
@@ -305,6 +319,11 @@ struct ex_ctx {
 	long function;               /* index in the module's functions, -1 outside */
 	struct ex_metrics *metrics;  /* current clause, NULL outside */
 	bool in_quote;
+	bool in_guard; /* walking a clause's guard (no compiler_call there) */
+	/* The condition being walked of an if, unless, cond clause or for
+	 * filter: a comparison there is a test in the object code, not a call
+	 * (through and/or/&&/||/not), so compiler_operator skips it. */
+	TSNode test;
 	bool too_deep;
 	const char *describe; /* ExUnit `describe` name around the current tests */
 	/* Inside a module-level `for var <- [:a, :b]`: the variable, its values
@@ -694,6 +713,48 @@ static void remote_call(struct ex_ctx *c, const char *module, const char *functi
 	call_add(c, FACTS_CALL_REMOTE, module, function, arity, line);
 }
 
+/* ---- calls the compiler writes (docs/EXTRACTION.md, "Compiler rewrites") */
+
+/* Records a call the compiler writes (kind compiler: never an edge of the
+ * graph): to an Erlang module for Kernel's inlined functions and
+ * operators, to Enum and Collectable for `for` and `in`. Not in quotes (code of the macro's
+ * callers) nor in guards (where the compiler emits tests, not calls). */
+static void compiler_call(struct ex_ctx *c, const char *module, const char *function, int arity,
+                          uint32_t line)
+{
+	if (!c->mod || c->in_quote || c->in_guard)
+		return;
+	call_add(c, FACTS_CALL_COMPILER, module, function, arity, line);
+}
+
+/* module.function/arity as written (module "Kernel" for operators and
+ * Kernel's imported functions): the Erlang call the compiler makes of it,
+ * if it rewrites it (elixir_rewrite.erl's table, ex_inline_lookup). */
+static void compiler_rewrite(struct ex_ctx *c, const char *module, const char *function, size_t len,
+                             int arity, uint32_t line)
+{
+	char name[16];
+	if (len >= sizeof(name) || c->in_quote || c->in_guard)
+		return;
+	memcpy(name, function, len);
+	name[len] = '\0';
+	const struct ex_inline *e = ex_inline_lookup(module, name, arity);
+	if (e)
+		compiler_call(c, e->erl_module, e->erl_name, e->erl_arity, line);
+}
+
+/* Kernel's macros that expand to a call of a protocol (Elixir 1.14):
+ * to_string(x) is String.Chars.to_string/1, to_charlist(x)
+ * List.Chars.to_charlist/1. */
+static const char *kernel_expansion(const char *name, size_t len, int arity)
+{
+	if (arity == 1 && len == 9 && memcmp(name, "to_string", 9) == 0)
+		return "String.Chars";
+	if (arity == 1 && len == 11 && memcmp(name, "to_charlist", 11) == 0)
+		return "List.Chars";
+	return NULL;
+}
+
 /* The module that an `import ..., only:` in scope gives name/arity from, or NULL. */
 static const char *import_lookup(const struct ex_ctx *c, const char *name, size_t len, int arity)
 {
@@ -1016,6 +1077,35 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 			struct facts_call *call = gi_vec_get(&fn->calls, j);
 			bool local = call->kind == FACTS_CALL_LOCAL ||
 			             (call->kind == FACTS_CALL_CAPTURE && call->module == st->name);
+			if (call->kind == FACTS_CALL_LOCAL && j + 1 < fn->calls.len &&
+			    (GI_VEC_AT(&fn->calls, struct facts_call, j + 1).kind ==
+			         FACTS_CALL_COMPILER ||
+			     GI_VEC_AT(&fn->calls, struct facts_call, j + 1).kind ==
+			         FACTS_CALL_REMOTE)) {
+				/* max(a, b) of a module that defines max/2 (and so
+				 * excludes Kernel's) calls it, not :erlang.max/2:
+				 * drop the rewrite recorded right after it */
+				snprintf(key, sizeof(key), "%s/%d", call->function, call->arity);
+				const struct ex_inline *e =
+				    ex_inline_lookup("Kernel", call->function, call->arity);
+				const struct facts_call *next = gi_vec_get(&fn->calls, j + 1);
+				const char *proto = kernel_expansion(
+				    call->function, strlen(call->function), call->arity);
+				bool expansion =
+				    next->kind == FACTS_CALL_COMPILER
+				        ? e && strcmp(next->module, e->erl_module) == 0 &&
+				              strcmp(next->function, e->erl_name) == 0
+				        : proto && strcmp(next->module, proto) == 0 &&
+				              strcmp(next->function, call->function) == 0;
+				if (expansion && gi_map_get(&st->functions, key)) {
+					if (out != j)
+						GI_VEC_AT(&fn->calls, struct facts_call, out) =
+						    *call;
+					out++;
+					j++;
+					continue;
+				}
+			}
 			if (local) {
 				snprintf(key, sizeof(key), "%s/%d", call->function, call->arity);
 				if (!gi_map_get(&st->functions, key) &&
@@ -1787,8 +1877,12 @@ static void clause_walk(struct ex_ctx *c, long fi, const struct ex_head *h, TSNo
 		walk(c, h->left, depth, 0);
 	if (!ts_node_is_null(h->right))
 		walk(c, h->right, depth, 0);
-	if (!ts_node_is_null(h->guard))
+	if (!ts_node_is_null(h->guard)) {
+		bool saved_guard = c->in_guard;
+		c->in_guard = true;
 		walk(c, h->guard, depth, 0);
+		c->in_guard = saved_guard;
+	}
 	if (!ts_node_is_null(body)) {
 		if (body_is_block)
 			walk_children(c, body, depth);
@@ -2126,7 +2220,12 @@ static void do_def_one(struct ex_ctx *c, const struct ex_call *call, unsigned de
 	const struct ex_macro_clause *saved_macro = c->macro;
 	if (w == EX_W_DEFMACRO || w == EX_W_DEFMACROP)
 		c->macro = &mc;
+	/* A defguard's body is a guard: expanded into its callers' guards, where
+	 * the compiler emits tests, not calls. */
+	bool saved_guard = c->in_guard;
+	c->in_guard = c->in_guard || w == EX_W_DEFGUARD || w == EX_W_DEFGUARDP;
 	clause_walk(c, fi, &h, body, body_is_block, has_body, depth);
+	c->in_guard = saved_guard;
 	c->macro = saved_macro;
 }
 
@@ -2336,6 +2435,67 @@ static bool for_literal(struct ex_ctx *c, const struct ex_call *call, const stru
 	return true;
 }
 
+NOINLINE static void compiler_for(struct ex_ctx *c, const struct ex_call *call,
+                                  const struct ex_args *a, unsigned depth);
+
+/* A module-body `for` that for_literal could not expand: when its body
+ * defines public functions with unquoted names (`def unquote(name)(...)`),
+ * their names are unknown here; the module gets FACTS_UNKNOWN_NAMES. */
+static void for_unknown_names(struct ex_ctx *c, const struct ex_call *call, const struct ex_args *a,
+                              unsigned depth)
+{
+	TSNode body = call->do_block;
+	if (ts_node_is_null(body))
+		body = keyword_value(c, a->last, depth, "do");
+	size_t len;
+	const char *t = text_of(c, body, &len);
+	static const char *const defs[] = {"def unquote(", "defmacro unquote(",
+	                                   "defdelegate unquote(", "defguard unquote("};
+	bool found = false;
+	for (size_t i = 0; !found && i < sizeof(defs) / sizeof(defs[0]); i++)
+		found = len && memmem(t, len, defs[i], strlen(defs[i])) != NULL;
+	if (!found)
+		return;
+	size_t glen;
+	const char *g = text_of(c, a->first[0], &glen);
+	const char *by = gi_arena_printf(&c->f->arena, "for %.*s%s", (int)(glen > 60 ? 60 : glen),
+	                                 g, glen > 60 ? "..." : "");
+	char key[64];
+	snprintf(key, sizeof(key), "%s/0", FACTS_UNKNOWN_NAMES);
+	generated_add_kind(c, key, by, line_of(call->node), FACTS_DEF, false);
+}
+
+/* A cond's do-block, as nested_walk would, each clause's condition walked
+ * as a test (c->test). */
+static void cond_walk(struct ex_ctx *c, TSNode block, unsigned depth)
+{
+	size_t saved = c->aliases.len;
+	if (c->metrics) {
+		c->metrics->nesting++;
+		c->metrics->depth++;
+	}
+	uint32_t k = ts_node_named_child_count(block);
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode stab = ts_node_named_child(block, i);
+		if (kind_of(stab) != N_STAB) {
+			walk(c, stab, depth, 0);
+			continue;
+		}
+		TSNode left = field(stab, tables.f_left), right = field(stab, tables.f_right);
+		TSNode saved_test = c->test;
+		if (!ts_node_is_null(left) && ts_node_named_child_count(left) == 1)
+			c->test = ts_node_named_child(left, 0);
+		walk(c, left, depth, 0);
+		c->test = saved_test;
+		walk(c, right, depth, 0);
+	}
+	if (c->metrics) {
+		c->metrics->nesting--;
+		c->metrics->depth--;
+	}
+	c->aliases.len = saved;
+}
+
 NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
                                 enum ex_word w)
 {
@@ -2344,6 +2504,10 @@ NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, un
 	if (w == EX_W_FOR && c->mod && c->function < 0 && !c->in_quote && a.count > 0 &&
 	    for_literal(c, call, &a, depth))
 		return;
+	if (w == EX_W_FOR && c->mod && c->function < 0 && !c->in_quote && a.count > 0)
+		for_unknown_names(c, call, &a, depth);
+	if (w == EX_W_FOR)
+		compiler_for(c, call, &a, depth);
 	struct ex_metrics *m = c->metrics;
 	if (m) {
 		int clauses = 0;
@@ -2381,7 +2545,14 @@ NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, un
 			if (!ts_node_is_named(k))
 				continue;
 			if (kind_of(k) != N_KEYWORDS) {
+				bool test = w == EX_W_IF || w == EX_W_UNLESS ||
+				            (w == EX_W_FOR &&
+				             !(kind_of(k) == N_BINARY && op_of(k) == OP_GENERATOR));
+				TSNode saved_test = c->test;
+				if (test)
+					c->test = k;
 				walk(c, k, depth + 1, 0);
+				c->test = saved_test;
 				continue;
 			}
 			uint32_t np = ts_node_named_child_count(k);
@@ -2397,7 +2568,9 @@ NOINLINE static void do_control(struct ex_ctx *c, const struct ex_call *call, un
 			}
 		}
 	}
-	if (!ts_node_is_null(call->do_block))
+	if (w == EX_W_COND && !ts_node_is_null(call->do_block))
+		cond_walk(c, call->do_block, depth);
+	else if (!ts_node_is_null(call->do_block))
 		nested_walk(c, call->do_block, depth, true);
 }
 
@@ -2430,6 +2603,138 @@ NOINLINE static void do_capture(struct ex_ctx *c, TSNode n, unsigned depth)
 	walk(c, operand, depth, 0);
 }
 
+/* True when `n` is a literal the compiler folds: a number, an atom, a
+ * string without interpolation, a boolean or nil. */
+static bool plain_literal(struct ex_ctx *c, TSNode n)
+{
+	enum node_kind k = kind_of(n);
+	if (k == N_INTEGER || k == N_ATOM || k == N_BOOLEAN)
+		return true;
+	size_t len;
+	const char *t = text_of(c, n, &len);
+	if (k == N_STRING)
+		return !ts_node_named_child_count(n) ||
+		       kind_of(ts_node_named_child(n, 0)) == N_QUOTED_CONTENT;
+	return len > 0 && ((t[0] >= '0' && t[0] <= '9') || (len == 3 && memcmp(t, "nil", 3) == 0));
+}
+
+/* True when `n` is a float literal (1.5, 0.8). */
+static bool float_literal(struct ex_ctx *c, TSNode n)
+{
+	if (ts_node_is_null(n) || strcmp(ts_node_type(n), "float") != 0)
+		return false;
+	(void)c;
+	return true;
+}
+
+/* The calls the compiler makes of operator node `n` (`arity` 1 or 2,
+ * `right` its right operand or the unary operand): the inlined ones to
+ * :erlang (`a + b` is :erlang.+/2; `-1`, a literal, is folded), `x in
+ * list` (Kernel.in/2 in a function body: comparisons for a short literal
+ * list, :lists.member/2 for another list, comparisons for a range,
+ * Enum.member?/2 otherwise; tests only in a guard). */
+NOINLINE static void compiler_operator(struct ex_ctx *c, TSNode n, enum op_kind op, TSNode right,
+                                       int arity)
+{
+	if (!c->mod || c->in_quote || c->in_guard)
+		return;
+	uint32_t line = line_of(n);
+	size_t oplen = 0;
+	const char *optext =
+	    op == OP_INLINE ? text_of(c, ts_node_child_by_field_id(n, tables.f_operator), &oplen)
+	                    : "";
+	if (arity == 2 && oplen == 2 && memcmp(optext, "=~", 2) == 0) {
+		/* a function of Kernel, not inlined: a call even as a condition */
+		remote_call(c, "Kernel", "=~", 2, line);
+		return;
+	}
+	bool test = !ts_node_is_null(c->test) && ts_node_eq(c->test, n);
+	if (test && op != OP_IN && op != OP_NOT_IN)
+		return; /* a comparison or `not` as a condition: a test */
+	if (op == OP_IN || op == OP_NOT_IN) {
+		enum node_kind k = kind_of(right);
+		if (k == N_LIST) {
+			uint32_t count = ts_node_named_child_count(right);
+			bool small = count <= 32;
+			for (uint32_t i = 0; small && i < count; i++)
+				small = plain_literal(c, ts_node_named_child(right, i));
+			compiler_call(c, ":erlang", "=:=", 2, line);
+			if (!small)
+				compiler_call(c, ":lists", "member", 2, line);
+		} else if (k == N_BINARY || (k == N_UNARY && op_of(right) == OP_ATTRIBUTE)) {
+			/* a range (comparisons) or an attribute's literal list */
+			compiler_call(c, ":erlang", "=<", 2, line);
+		} else {
+			compiler_call(c, "Enum", "member?", 2, line);
+		}
+		return;
+	}
+	if (arity == 1 && plain_literal(c, right))
+		return;
+
+	if (arity == 2 && (float_literal(c, right) || float_literal(c, field(n, tables.f_left))))
+		return; /* arithmetic on a float literal: float instructions */
+	compiler_rewrite(c, "Kernel", optext, oplen, arity, line);
+}
+
+/* False when `n` is an expression of a block that another expression
+ * follows (its value is dropped), true otherwise. */
+static bool result_used(TSNode n)
+{
+	TSNode parent = ts_node_parent(n);
+	const char *pt = ts_node_is_null(parent) ? "" : ts_node_type(parent);
+	if (strcmp(pt, "do_block") != 0 && strcmp(pt, "body") != 0 && strcmp(pt, "block") != 0)
+		return true;
+	for (TSNode s = ts_node_next_named_sibling(n); !ts_node_is_null(s);
+	     s = ts_node_next_named_sibling(s)) {
+		const char *t = ts_node_type(s);
+		if (strcmp(t, "comment") != 0 && !gi_str_ends_with(t, "_block"))
+			return false;
+	}
+	return true;
+}
+
+/* The calls the compiler writes for a `for` in a function (elixir_erl_for):
+ * with a list generator (`x <- xs`; bitstring generators alone make an
+ * Erlang comprehension) Enum.reduce/3, and the result's :lists.reverse/1
+ * (`into: []` or none), :maps.from_list/1 (`into: %{}`),
+ * :erlang.list_to_bitstring/1 (`into: ""`) or Collectable.into/1 (any
+ * other `into:`); `reduce:` is Enum.reduce/3 alone. */
+NOINLINE static void compiler_for(struct ex_ctx *c, const struct ex_call *call,
+                                  const struct ex_args *a, unsigned depth)
+{
+	if (!c->mod || c->in_quote || ts_node_is_null(call->args))
+		return;
+	bool enumerable = false;
+	uint32_t k = ts_node_named_child_count(call->args);
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode g = ts_node_named_child(call->args, i);
+		if (kind_of(g) == N_BINARY && op_of(g) == OP_GENERATOR)
+			enumerable = true;
+	}
+	TSNode uniq = keyword_value(c, a->last, depth, "uniq");
+	if (!enumerable && ts_node_is_null(uniq))
+		return;
+	uint32_t line = line_of(call->node);
+	compiler_call(c, "Enum", "reduce", 3, line);
+	if (!ts_node_is_null(keyword_value(c, a->last, depth, "reduce")))
+		return;
+	TSNode into = keyword_value(c, a->last, depth, "into");
+	enum node_kind ik = kind_of(into);
+	if (ts_node_is_null(into) && !result_used(call->node))
+		return; /* a `for` for its effects only: the reduce alone */
+	if (ts_node_is_null(into) || (ik == N_LIST && ts_node_named_child_count(into) == 0)) {
+		compiler_call(c, ":lists", "reverse", 1, line);
+	} else if (ik == N_MAP && ts_node_named_child_count(into) == 0) {
+		compiler_call(c, ":lists", "reverse", 1, line);
+		compiler_call(c, ":maps", "from_list", 1, line);
+	} else if (ik == N_STRING && ts_node_named_child_count(into) == 0) {
+		compiler_call(c, ":erlang", "list_to_bitstring", 1, line);
+	} else {
+		compiler_call(c, "Collectable", "into", 1, line);
+	}
+}
+
 static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	enum op_kind op = op_of(n);
@@ -2450,7 +2755,33 @@ static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
 			c->metrics->cyclomatic++;
 			c->metrics->cognitive++;
 		}
+		if (!ts_node_is_null(c->test) && ts_node_eq(c->test, n)) {
+			/* both sides of a condition's and/or are tests too */
+			TSNode saved = c->test;
+			c->test = left;
+			walk(c, left, depth, 0);
+			c->test = right;
+			walk(c, right, depth, 0);
+			c->test = saved;
+			return;
+		}
 		break;
+	case OP_WHEN: {
+		/* a case/fn/receive clause's guard */
+		walk(c, left, depth, 0);
+		bool saved = c->in_guard;
+		c->in_guard = true;
+		walk(c, right, depth, 0);
+		c->in_guard = saved;
+		return;
+	}
+	case OP_INLINE:
+	case OP_IN:
+	case OP_NOT_IN:
+		walk(c, left, depth, 0);
+		walk(c, right, depth, 0);
+		compiler_operator(c, n, op, right, 2);
+		return;
 	default:
 		break;
 	}
@@ -2635,6 +2966,18 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	int arity = (int)nargs + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
 	if (local) {
 		local_call(c, call.target, arity);
+		{
+			/* elem(t, 0) is :erlang.element/2 (Kernel's inlined functions),
+			 * to_string(x) String.Chars.to_string/1 (Kernel's macros) */
+			size_t len;
+			const char *t = text_of(c, call.target, &len);
+			compiler_rewrite(c, "Kernel", t, len, arity, line_of(n));
+			const char *proto = kernel_expansion(t, len, arity);
+			if (proto && c->mod && !c->in_quote)
+				remote_call(c, proto,
+				            arity == 1 && len == 9 ? "to_string" : "to_charlist", 1,
+				            line_of(n));
+		}
 		template_expand(c, &call, depth);
 		if (!pipe && (arity == 1 || arity == 2) && text_is(c, call.target, "raise"))
 			raise_call(c, &call, depth);
@@ -2655,6 +2998,7 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		}
 	} else if (mod && fun) {
 		remote_call(c, mod, fun, arity, line_of(n));
+		compiler_rewrite(c, mod, fun, strlen(fun), arity, line_of(n));
 		if (strcmp(mod, "Record") == 0)
 			record_generate(c, &call, fun, depth);
 		if (!pipe && arity >= 3 && arity <= 5)
@@ -2710,6 +3054,63 @@ static void walk_string(struct ex_ctx *c, TSNode n, unsigned depth)
 		remote_call(c, "String.Chars", "to_string", 1, line);
 }
 
+/* A charlist or a sigil (docs/EXTRACTION.md, "Compiler rewrites"): its
+ * interpolations are code, each String.Chars.to_string/1 as in a string;
+ * a charlist with interpolations is then List.to_charlist/1. `~x"..."` is
+ * a call of sigil_x/2 (Kernel's are macros, dropped with Kernel's names;
+ * a project's own sigils resolve like other local calls), and Kernel's
+ * sigils with interpolations call what they expand to: ~c List.to_charlist/1,
+ * ~r Regex.compile!/2, ~w (no modifier) String.split/1. */
+NOINLINE static void walk_quoted(struct ex_ctx *c, TSNode n, unsigned depth)
+{
+	uint32_t interpolations = 0, line = line_of(n);
+	const char *name = NULL;
+	size_t name_len = 0;
+	bool modifiers = false;
+	uint32_t k = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		const char *t = ts_node_type(ch);
+		if (kind_of(ch) == N_INTERPOLATION)
+			interpolations++;
+		else if (strcmp(t, "sigil_name") == 0)
+			name = text_of(c, ch, &name_len);
+		else if (strcmp(t, "sigil_modifiers") == 0)
+			modifiers = ts_node_end_byte(ch) > ts_node_start_byte(ch);
+	}
+	walk_children(c, n, depth);
+	if (!c->mod || c->in_quote)
+		return;
+	for (uint32_t i = 0; i < interpolations; i++)
+		remote_call(c, "String.Chars", "to_string", 1, line);
+	if (kind_of(n) == N_CHARLIST) {
+		if (interpolations)
+			compiler_call(c, "List", "to_charlist", 1, line);
+		return;
+	}
+	if (!name || name_len == 0 || name_len >= EX_MAX_NAME - 8)
+		return;
+	char fun[EX_MAX_NAME];
+	snprintf(fun, sizeof(fun), "sigil_%.*s", (int)name_len, name);
+	const char *imported = import_lookup(c, fun, strlen(fun), 2);
+	if (imported) {
+		ref_add(c, FACTS_REF_CALL, imported, line);
+		call_add(c, FACTS_CALL_REMOTE, imported, gi_arena_strdup(&c->f->arena, fun), 2,
+		         line);
+	} else {
+		call_add(c, FACTS_CALL_LOCAL, c->mod->name, gi_arena_strdup(&c->f->arena, fun), 2,
+		         line);
+	}
+	if (!interpolations || name_len != 1 || modifiers)
+		return;
+	if (name[0] == 'c')
+		compiler_call(c, "List", "to_charlist", 1, line);
+	else if (name[0] == 'r')
+		compiler_call(c, "Regex", "compile!", 2, line);
+	else if (name[0] == 'w')
+		compiler_call(c, "String", "split", 1, line);
+}
+
 static void walk_fn(struct ex_ctx *c, TSNode n, unsigned depth)
 {
 	int saved = 0;
@@ -2759,6 +3160,16 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		case OP_ATTRIBUTE:
 			do_attribute(c, n, depth);
 			return;
+		case OP_INLINE: {
+			TSNode operand = operand_of(c, n, depth), saved = c->test;
+			bool test = !ts_node_is_null(c->test) && ts_node_eq(c->test, n);
+			if (test)
+				c->test = operand; /* `not` of a condition: a test too */
+			walk_children(c, n, depth);
+			c->test = saved;
+			compiler_operator(c, n, OP_INLINE, operand, 1);
+			return;
+		}
 		default:
 			walk_children(c, n, depth);
 			return;
@@ -2782,6 +3193,10 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		return;
 	case N_STRING:
 		walk_string(c, n, depth);
+		return;
+	case N_CHARLIST:
+	case N_SIGIL:
+		walk_quoted(c, n, depth);
 		return;
 	case N_COMMENT:
 	case N_QUOTED_CONTENT:

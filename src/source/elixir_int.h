@@ -53,6 +53,17 @@ bool ex_is_kernel_name(const char *name);
  * inlined Erlang built-in. Thread-safe. */
 bool ex_is_kernel_function(const char *name, int arity);
 
+/* A call the compiler rewrites into a call of an Erlang module. */
+struct ex_inline {
+	const char *module, *name; /* the Elixir call: "Kernel", "elem" */
+	int arity;
+	const char *erl_module, *erl_name; /* what the object code calls: ":erlang", "element" */
+	int erl_arity;
+};
+/* The rewrite of module.name/arity (module in display form, "Kernel" for
+ * operators and imported functions), or NULL when the compiler keeps it. */
+const struct ex_inline *ex_inline_lookup(const char *module, const char *name, int arity);
+
 /* Functions that take a module, a function name and an argument list as
  * consecutive arguments (spawn(M, :f, args), :timer.apply_after(t, M, :f,
  * args), apply(M, :f, args)...): when `module`.`name`/`arity` is one

@@ -84,12 +84,26 @@ enum facts_call_kind {
 	 * __using__'s (the `use MyAppWeb, :controller` pattern). */
 	FACTS_CALL_USE,
 	FACTS_CALL_INJECT_MACRO, /* function/arity: a public defmacro or defguard in the quote */
+	/* A call the compiler writes to an Erlang module for code that does
+	 * not name it (docs/EXTRACTION.md, "Compiler rewrites"): `a + b` is
+	 * :erlang.+/2, `Map.keys(m)` :maps.keys/1, a `for` Enum.reduce/3 and
+	 * :lists.reverse/1, `x in xs` Enum.member?/2.
+	 * Stored, but never an edge of the graph: queries on the project do
+	 * not see them; the comparison with the object code counts them. */
+	FACTS_CALL_COMPILER,
 };
 
 /* The name of the function that holds a module body's calls (code outside
  * any function, run when the module is compiled: DSL macro calls, attribute
  * values, @before_compile). Not an Elixir identifier, so it never clashes. */
 #define FACTS_MODULE_BODY "(module body)"
+
+/* The name of the function that stands, in a module, for the functions a
+ * module-body comprehension over a computed enumerable defines (`for {c, i}
+ * <- Enum.with_index(colors) do def unquote(c)() ...`): the reader cannot
+ * name them. Private, generated (generated_by "for GENERATOR"), arity 0;
+ * dead code says such a module's functions are not all known. */
+#define FACTS_UNKNOWN_NAMES "(generated: unknown names)"
 
 struct facts_ref {
 	enum facts_ref_kind kind;

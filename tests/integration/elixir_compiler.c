@@ -1,6 +1,7 @@
 /*
  * Property check of the Elixir reader against the Elixir compiler: the
- * fixture project tests/fixtures/elixir/shop/lib is compiled with `elixirc`
+ * fixture project tests/fixtures/elixir/shop/lib and the compiler
+ * rewrites of tests/fixtures/compiler are compiled with `elixirc`
  * into the test's directory, and for every module the public functions and
  * macros the reader found (name/arity) must be exactly what
  * `Module.__info__(:functions)` and `Module.__info__(:macros)` report, apart
@@ -18,11 +19,16 @@
  * compiler keeps in the debug info, for at least 99% of them either way
  * (the rest are artefacts of Macro.to_string; `x[k]` is Access.get/2 on
  * both sides).
- * needs: elixir
+ * The third check compares Elixir's own standard library source, at the
+ * installed compiler's version (Debian's source package, fetched and
+ * checked by scripts/deps.sh into build/elixir-src), with what that
+ * compiler exported.
+ * needs: elixir src:elixir-lang
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -33,6 +39,7 @@
 #include "graph/graph.h"
 #include "harness.h"
 #include "source/elixir.h"
+#include "source/elixir_int.h"
 #include "source/facts.h"
 #include "support.h"
 
@@ -98,6 +105,188 @@ static void reader_facts(const struct sources *s, struct gi_map *set, struct gi_
 	}
 }
 
+/* "M.f/a -> T.g/b" for each call of kind `kind` (or every remote,
+ * capture and compiler call when kind < 0) of the functions in `f`. */
+static void function_calls(const struct facts_file *f, int kind, struct gi_map *set)
+{
+	char line[2048];
+	for (size_t m = 0; m < f->modules.len; m++) {
+		const struct facts_module *mod = gi_vec_get(&f->modules, m);
+		for (size_t k = 0; k < mod->functions.len; k++) {
+			const struct facts_function *fn = gi_vec_get(&mod->functions, k);
+			for (size_t j = 0; j < fn->calls.len; j++) {
+				const struct facts_call *c = gi_vec_get(&fn->calls, j);
+				bool any = c->kind == FACTS_CALL_REMOTE ||
+				           c->kind == FACTS_CALL_CAPTURE ||
+				           c->kind == FACTS_CALL_COMPILER;
+				if (kind >= 0 ? (int)c->kind != kind : !any)
+					continue;
+				if (kind == FACTS_CALL_REMOTE &&
+				    (fn->kind != FACTS_DEF && fn->kind != FACTS_DEFP))
+					continue; /* the literal subset: calls in function bodies */
+				if (!c->module || strcmp(c->module, mod->name) == 0)
+					continue;
+				snprintf(line, sizeof(line), "%s.%s/%d -> %s.%s/%d", mod->name,
+				         fn->name, fn->arity, c->module, c->function, c->arity);
+				gi_map_put(set, line, (void *)1);
+			}
+		}
+	}
+}
+
+/* What the compiler made, function by function: "M.f/a -> T.g/b" for
+ * each remote call and BIF call of the object code in BEAM_DIR
+ * (beam_disasm), the code of a lambda or comprehension counted for the
+ * function it is written in. */
+static const char *const object_calls_script =
+    "dir = System.get_env(\"BEAM_DIR\")\n"
+    "for path <- Path.wildcard(Path.join(dir, \"*.beam\")) do\n"
+    "  {:beam_file, mod, _, _, _, code} = :beam_disasm.file(String.to_charlist(path))\n"
+    "  for {:function, name, arity, _, body} <- code do\n"
+    "    parent =\n"
+    "      case Regex.run(~r/^-(?:inlined-)?(.+?)\\/(\\d+)-/, Atom.to_string(name)) do\n"
+    "        [_, n, a] -> \"#{n}/#{a}\"\n"
+    "        nil -> \"#{name}/#{arity}\"\n"
+    "      end\n"
+    "    for ins <- body, is_tuple(ins) do\n"
+    "      targets =\n"
+    "        case ins do\n"
+    "          {:bif, f, _, args, _} -> [{:erlang, f, length(args)}]\n"
+    "          {:gc_bif, f, _, _, args, _} -> [{:erlang, f, length(args)}]\n"
+    "          _ -> for {:extfunc, m, f, a} <- Tuple.to_list(ins), do: {m, f, a}\n"
+    "        end\n"
+    "      for {m, f, a} <- targets,\n"
+    "          do: IO.puts(\"#{inspect(mod)}.#{parent} -> #{inspect(m)}.#{f}/#{a}\")\n"
+    "    end\n"
+    "  end\n"
+    "end\n";
+
+/* The calls of kind compiler that the reader records for the fixture's
+ * functions, each in the same function of the object code the compiler
+ * made (BEAM_DIR, object_calls_script): the reader says what the compiler
+ * writes, not a guess. And every remote call written in a function body is
+ * in the object code too (recall 1.0 on the literal calls). */
+/* True when call line "M.f/a -> T.g/b" calls a macro: T.g/b is in
+ * `macros` ("T g/b" lines, from Module.__info__(:macros) of the target). */
+static bool to_macro(const char *line, const struct gi_map *macros)
+{
+	const char *to = strstr(line, " -> ") + 4, *slash = strrchr(to, '/');
+	const char *dot = slash;
+	while (dot > to && *dot != '.')
+		dot--;
+	char key[1024];
+	snprintf(key, sizeof(key), "%.*s %.*s", (int)(dot - to), to, (int)strlen(dot + 1), dot + 1);
+	return gi_map_get(macros, key) != NULL;
+}
+
+/* "T g/b" for each macro of the modules named in $TARGETS (spaces). */
+static const char *const macros_script = "for t <- String.split(System.get_env(\"TARGETS\")),\n"
+                                         "    mod = Module.concat([t]), Code.ensure_loaded?(mod),\n"
+                                         "    function_exported?(mod, :__info__, 1),\n"
+                                         "    {f, a} <- mod.__info__(:macros),\n"
+                                         "    do: IO.puts(\"#{t} #{f}/#{a}\")\n";
+
+/* True when the call line "M.f/a -> T.g/b" is one the compiler rewrites
+ * (ex_inline_lookup) and `made` has its rewrite: Map.keys/1 is
+ * :maps.keys/1 in the object code. */
+static bool rewritten(const char *line, const struct gi_map *made)
+{
+	const char *arrow = strstr(line, " -> "), *to = arrow + 4, *slash = strrchr(to, '/');
+	const char *dot = slash;
+	while (dot > to && *dot != '.')
+		dot--;
+	char mod[512], fun[256];
+	snprintf(mod, sizeof(mod), "%.*s", (int)(dot - to), to);
+	snprintf(fun, sizeof(fun), "%.*s", (int)(slash - dot - 1), dot + 1);
+	const struct ex_inline *e = ex_inline_lookup(mod, fun, (int)strtol(slash + 1, NULL, 10));
+	if (!e)
+		return false;
+	char key[2048];
+	snprintf(key, sizeof(key), "%.*s -> %s.%s/%d", (int)(arrow - line), line, e->erl_module,
+	         e->erl_name, e->erl_arity);
+	return gi_map_get(made, key) != NULL;
+}
+
+static void calls_are_in_the_object_code(const struct sources *s, const char *ebin,
+                                         struct gi_buf *report)
+{
+	struct gi_map said, written, made;
+	gi_map_init(&said);
+	gi_map_init(&written);
+	gi_map_init(&made);
+	for (int i = 0; i < s->count; i++) {
+		char *text = NULL;
+		size_t len = 0;
+		struct facts_file *f = NULL;
+		TH_ASSERT_OK(gi_fs_read_file(s->paths[i], EX_MAX_FILE_SIZE, &text, &len));
+		TH_ASSERT_OK(ex_parse(s->paths[i], text, len, &f));
+		function_calls(f, FACTS_CALL_COMPILER, &said);
+		function_calls(f, FACTS_CALL_REMOTE, &written);
+		facts_file_free(f);
+		gi_free(text);
+	}
+	const char *eargv[] = {"elixir", "-e", object_calls_script, NULL};
+	char *out = NULL, *se = NULL;
+	int rc = ts_run(eargv, NULL, 120000, &out, &se);
+	TH_ASSERT_MSG(rc == 0 && out, "elixir failed (%d): %s", rc, se ? se : "");
+	free(se);
+	char *save = NULL;
+	for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		gi_map_put(&made, line, (void *)1);
+	TH_ASSERT_INT_GE(said.len, 10);
+	TH_ASSERT_INT_GE(written.len, 10);
+	/* The macros among the targets of the written calls: a macro call is
+	 * expanded, not a call (the literal subset is calls of functions). */
+	struct gi_buf targets;
+	gi_buf_init(&targets, 0);
+	struct gi_map seen, macros;
+	gi_map_init(&seen);
+	gi_map_init(&macros);
+	for (size_t i = 0; i < written.cap; i++) {
+		const char *k = written.slots[i].key;
+		if (!k)
+			continue;
+		const char *to = strstr(k, " -> ") + 4, *dot = strrchr(to, '/');
+		while (dot > to && *dot != '.')
+			dot--;
+		char mod[512];
+		snprintf(mod, sizeof(mod), "%.*s", (int)(dot - to), to);
+		if (mod[0] != ':' && !gi_map_get(&seen, mod)) {
+			gi_map_put(&seen, mod, (void *)1);
+			gi_buf_printf(&targets, "%s ", mod);
+		}
+	}
+	setenv("TARGETS", gi_buf_str(&targets), 1);
+	const char *margv[] = {"elixir", "-pa", ebin, "-e", macros_script, NULL};
+	char *mout = NULL;
+	se = NULL;
+	rc = ts_run(margv, NULL, 120000, &mout, &se);
+	TH_ASSERT_MSG(rc == 0 && mout, "elixir failed (%d): %s", rc, se ? se : "");
+	free(se);
+	save = NULL;
+	for (char *line = strtok_r(mout, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		gi_map_put(&macros, line, (void *)1);
+	free(mout);
+	gi_buf_destroy(&targets);
+	gi_map_destroy(&seen);
+	for (size_t i = 0; i < said.cap; i++)
+		if (said.slots[i].key && !gi_map_get(&made, said.slots[i].key))
+			gi_buf_printf(report,
+			              "reader says the compiler writes, object code has not: %s\n",
+			              said.slots[i].key);
+	for (size_t i = 0; i < written.cap; i++)
+		if (written.slots[i].key && !gi_map_get(&made, written.slots[i].key) &&
+		    !to_macro(written.slots[i].key, &macros) &&
+		    !rewritten(written.slots[i].key, &made))
+			gi_buf_printf(report, "written in the source, object code has not: %s\n",
+			              written.slots[i].key);
+	gi_map_destroy(&macros);
+	gi_map_destroy(&said);
+	gi_map_destroy(&written);
+	gi_map_destroy(&made);
+	free(out);
+}
+
 static bool generated(const char *line)
 {
 	static const char *const names[] = {
@@ -121,6 +310,8 @@ static void public_functions_match_the_compiler(void)
 	struct sources s = {paths, 0, MAX_FILES};
 	TH_ASSERT_OK(gi_fs_walk(lib, NULL, collect, &s));
 	TH_ASSERT_INT_GE(s.count, 10);
+	snprintf(lib, sizeof(lib), "%s/tests/fixtures/compiler", th_srcdir());
+	TH_ASSERT_OK(gi_fs_walk(lib, NULL, collect, &s));
 
 	const char *argv[MAX_FILES + 8];
 	int n = 0;
@@ -173,6 +364,7 @@ static void public_functions_match_the_compiler(void)
 			gi_buf_printf(&report, "reader found, compiler has not: %s\n",
 			              found.slots[i].key);
 	TH_ASSERT_INT_GE(lines, 60);
+	calls_are_in_the_object_code(&s, out, &report);
 	TH_ASSERT_MSG(report.len == 0, "reader and compiler disagree:\n%s", gi_buf_str(&report));
 
 	gi_buf_destroy(&report);
@@ -259,6 +451,7 @@ static int corpus_file(const char *path, void *ctx)
 				for (size_t j = 0; j < fn->calls.len; j++) {
 					struct facts_call *c = gi_vec_get(&fn->calls, j);
 					if (c->kind == FACTS_CALL_LOCAL ||
+					    c->kind == FACTS_CALL_COMPILER ||
 					    (c->kind == FACTS_CALL_CAPTURE &&
 					     c->module == mod->name))
 						continue;
@@ -382,15 +575,19 @@ static const char *const stdlib_apps[] = {"eex", "elixir", "ex_unit", "iex", "lo
  * the installed compiler, against what that compiler exported: every
  * public function and macro, generated ones included, precision >= 0.995
  * and recall >= 0.99 over the modules both know (a module only one side
- * has counts all its functions as missed or extra). The source is not part
- * of Debian's package: GIULIA_ELIXIR_SRC names a checkout of the tag
- * matching `elixir --version` (lib/APP/lib under it). */
+ * has counts all its functions as missed or extra). The source is Debian's
+ * source package of the installed version, unpacked by scripts/deps.sh
+ * into build/elixir-src; GIULIA_ELIXIR_SRC names another tree (lib/APP/lib
+ * under it). */
 static void stdlib_source_matches_exports(void)
 {
+	char dflt[2048], probe[4096];
+	snprintf(dflt, sizeof(dflt), "%s/build/elixir-src", th_srcdir());
 	const char *root = getenv("GIULIA_ELIXIR_SRC");
 	if (!root || !*root)
-		th_skip("no Elixir source on this machine: set GIULIA_ELIXIR_SRC to a checkout "
-		        "of the installed version (git archive v1.14.0 lib)");
+		root = dflt;
+	snprintf(probe, sizeof(probe), "%s/lib/elixir/lib/kernel.ex", root);
+	TH_NEED(access(probe, R_OK) == 0, "src:elixir-lang", "no Elixir source at %s", root);
 	struct gi_map found, compiled;
 	gi_map_init(&found);
 	gi_map_init(&compiled);

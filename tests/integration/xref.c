@@ -10,7 +10,8 @@
  * attributes evaluated at compile time; @behaviour; structs in patterns and
  * expressions; import with only:; an alias alone (no dependency); a protocol
  * and its implementation; MFA
- * tuples, modules as values, captures, defdelegate.
+ * tuples, modules as values, captures, defdelegate. The same compiled
+ * project checks that `giulia index` fuses the object code of _build.
  * needs: elixir
  */
 #include <jansson.h>
@@ -20,6 +21,7 @@
 
 #include "base/map.h"
 #include "giulia_cli.h"
+#include "json_util.h"
 #include "harness.h"
 #include "support.h"
 
@@ -92,6 +94,73 @@ static void report_missing(const struct gi_map *a, const struct gi_map *b, const
 	}
 }
 
+/* The index of a compiled project, without --beam: the object code of the
+ * project's own application under _build fills in what source cannot
+ * know (docs/EXTRACTION.md, "Source + object code"): the functions a
+ * comprehension over a computed list makes (Shop.Codes), and the calls the
+ * compiler rewrites (Map.keys/1 is :maps.keys/1), each marked as from the
+ * object code; `--no-build` leaves them out. */
+static void build_fusion_check(const struct ts_giulia_result *r, const char *dir)
+{
+	TH_ASSERT(r->json != NULL);
+	TH_ASSERT(json_is_true(json_object_get(r->json, "beam_from_build")));
+	json_t *dirs = json_object_get(r->json, "beam_dirs");
+	TH_ASSERT_INT_EQ((long long)json_array_size(dirs), 1);
+	const char *ebin = json_string_value(json_array_get(dirs, 0));
+	TH_ASSERT_MSG(ebin && strstr(ebin, "/_build/dev/lib/xref_shop/ebin"), "beam_dirs: %s",
+	              ebin ? ebin : "(none)");
+	struct ts_giulia_result f = ts_giulia_run(
+	    (const char *const[]){"functions", "Shop.Codes", "--project", dir, "--json", NULL},
+	    RUN_TIMEOUT_MS);
+	TH_ASSERT_INT_EQ(f.status, 0);
+	json_t *france = ts_json_find(json_object_get(f.json, "functions"), "name", "france");
+	TH_ASSERT_MSG(france, "Shop.Codes.france/0 is not filled in: %s", f.out ? f.out : "");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(france, "generated_by")), "object code");
+	ts_giulia_result_free(&f);
+	f = ts_giulia_run((const char *const[]){"query", "function_details", "Shop.Codes.all/0",
+	                                        "--project", dir, NULL},
+	                  RUN_TIMEOUT_MS);
+	TH_ASSERT_INT_EQ(f.status, 0);
+	json_t *maps = ts_json_find(json_object_get(f.json, "callees"), "module", ":maps");
+	TH_ASSERT_MSG(maps, "no call to :maps from Shop.Codes.all/0: %s", f.out ? f.out : "");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(maps, "origin")), "beam");
+	TH_ASSERT(ts_json_find(json_object_get(f.json, "callees"), "module", "Map") != NULL);
+	ts_giulia_result_free(&f);
+
+	/* --no-build: source alone, in a database of its own */
+	char db[4096];
+	snprintf(db, sizeof(db), "%s/source-only.db", th_tmpdir());
+	f = ts_giulia_run(
+	    (const char *const[]){"index", dir, "--no-build", "--db", db, "--json", NULL},
+	    RUN_TIMEOUT_MS);
+	TH_ASSERT_INT_EQ(f.status, 0);
+	TH_ASSERT(json_is_false(json_object_get(f.json, "beam_from_build")));
+	TH_ASSERT_INT_EQ((long long)json_array_size(json_object_get(f.json, "beam_dirs")), 0);
+	ts_giulia_result_free(&f);
+	f = ts_giulia_run(
+	    (const char *const[]){"functions", "Shop.Codes", "--db", db, "--json", NULL},
+	    RUN_TIMEOUT_MS);
+	TH_ASSERT_INT_EQ(f.status, 0);
+	TH_ASSERT(ts_json_find(json_object_get(f.json, "functions"), "name", "france") == NULL);
+	ts_giulia_result_free(&f);
+	/* source alone: Shop.Codes's list of functions is not complete, and
+	 * dead code says so; fused, it is */
+	f = ts_giulia_run((const char *const[]){"dead-code", "--db", db, "--json", NULL},
+	                  RUN_TIMEOUT_MS);
+	TH_ASSERT_INT_EQ(f.status, 0);
+	json_t *inc =
+	    ts_json_find(json_object_get(f.json, "incomplete_modules"), "module", "Shop.Codes");
+	TH_ASSERT_MSG(inc, "Shop.Codes not incomplete: %s", f.out ? f.out : "");
+	TH_ASSERT(strstr(json_string_value(json_object_get(inc, "generated_by")), "Enum.zip"));
+	ts_giulia_result_free(&f);
+	f = ts_giulia_run((const char *const[]){"dead-code", "--project", dir, "--json", NULL},
+	                  RUN_TIMEOUT_MS);
+	TH_ASSERT_INT_EQ(f.status, 0);
+	TH_ASSERT(ts_json_find(json_object_get(f.json, "incomplete_modules"), "module",
+	                       "Shop.Codes") == NULL);
+	ts_giulia_result_free(&f);
+}
+
 static void labels_match_mix_xref(void)
 {
 	char dir[4096], cmd[12000];
@@ -106,6 +175,7 @@ static void labels_match_mix_xref(void)
 	struct ts_giulia_result r =
 	    ts_giulia_run((const char *const[]){"index", dir, "--json", NULL}, RUN_TIMEOUT_MS);
 	TH_ASSERT_INT_EQ(r.status, 0);
+	build_fusion_check(&r, dir);
 	ts_giulia_result_free(&r);
 
 	static const char *const labels[] = {"compile", "export", "runtime", "compile-connected",
