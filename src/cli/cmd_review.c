@@ -298,7 +298,7 @@ static int cmd_review(int argc, char **argv)
 	root = index_root(db);
 	if (root && !o.no_index) {
 		json_t *summary = NULL;
-		struct kg_index_options iopt = {false, NULL, 0};
+		struct kg_index_options iopt = {.force = false};
 		rc = kg_index_project(root, db_path, &iopt, &summary);
 		json_decref(summary);
 		if (rc)
