@@ -227,49 +227,71 @@ Utilisation = fun(Old, New, Online) ->
     #{total => Total, per_scheduler => Per}
 end,
 
-%% Call counts per function of the traced modules since the last read; the
-%% counters are paused while read, then reset.
-ReadCalls = fun(Traced) ->
-    lists:append([begin
-        erlang:trace_pattern({M, '_', '_'}, pause, [call_count]),
+%% Call counts per function of the traced modules since the last read: a
+%% plain read of the counters against the previous one, which leaves them
+%% running (pause and restart would each wait for every scheduler, tens of
+%% milliseconds on a loaded node, and calls made meanwhile would be lost).
+ReadCalls = fun(S) ->
+    Prev = maps:get(c_prev, S, #{}),
+    Read = lists:append([begin
         Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
                                lists:duplicate(length(MFAs), call_count)),
-        erlang:trace_pattern({M, '_', '_'}, restart, [call_count]),
-        [{Mo, F, A, C} || {{Mo, F, A}, {call_count, C}} <- lists:zip(MFAs, Counts),
-                          is_integer(C), C > 0]
-    end || {M, MFAs} <- Traced])
+        [{MFA, C} || {MFA, {call_count, C}} <- lists:zip(MFAs, Counts), is_integer(C)]
+    end || {_M, MFAs} <- maps:get(traced, S)]),
+    Calls = [{Mo, F, A, D} || {{Mo, F, A} = MFA, C} <- Read,
+                              D <- [C - maps:get(MFA, Prev, 0)], D > 0],
+    {Calls, S#{c_prev => maps:from_list(Read)}}
 end,
 
 %% ---- Overhead budget: duty-cycled call counting ----
 %% With `overhead` (a fraction of the node's work, e.g. 0.05) the call_count
-%% patterns are on for a fraction of every cycle (DutyCycleMs) and removed
-%% for the rest, so that a call costs nothing while they are off. Per cycle
-%% and function the session keeps the count's sum and sum of squares (the C
-%% node turns them into an estimate with its interval), per module the time
-%% on (microseconds) and the cycles. The fraction is adapted at every
-%% snapshot from the measured cost: the node's reductions per scheduler-busy
-%% time while every traced module is on against while none is (the same
-%% interval), smoothed; each module gets an equal part of the budget, so
-%% that a module taking most of the calls gets a smaller fraction. The
-%% fraction stays within [DutyMin, DutyMax]: an off phase is always left to
-%% measure against. Above PauseAbove scheduler utilisation over an interval
-%% counting pauses entirely for the next one (the snapshot says so).
+%% patterns are set for part of every cycle and removed for the rest, so that
+%% a call costs nothing while they are off. Measured on OTP 25 (BENCHMARKS.md
+%% "Overhead budget"), three facts shape the design:
+%% - setting and clearing a pattern waits for every scheduler to pass a safe
+%%   point (milliseconds, tens of them on a loaded machine), and the module
+%%   counts during part of that wait: the barriers cost as much as the time
+%%   on, and where in them counting starts is unknown. So the counted
+%%   interval is bounded by two plain reads of the counters (no pause, which
+%%   is a barrier too): one after the set has returned, one before the clear;
+%%   and the whole span from the set's start to the clear's end is the
+%%   module's exposure, which is what the budget pays for.
+%% - a counted call is slower (on tiny functions 25 times): the calls seen
+%%   per second while on are not the calls per second while off. The
+%%   reductions a call path takes are the same traced or not, so the
+%%   estimate scales by work, not time: calls counted / the node's
+%%   reductions in the counted intervals × the node's reductions in the
+%%   window (the session's own reductions left out of both).
+%% - barriers are long, so cycles are long: the cycle is chosen so that the
+%%   barriers take at most half of each module's exposure, between the
+%%   configured cycle and the snapshot interval.
+%% Per cycle and function the session keeps the count's sum and sum of
+%% squares (the C node turns them into an estimate with its interval), per
+%% module the time counted, the reductions counted, the exposure and the
+%% cycles. The fractions are adapted at every snapshot from the measured
+%% cost: the node's reductions per scheduler-busy time while every traced
+%% module counts against while none is set (the same interval), smoothed;
+%% each module gets an equal part of the budget, so that a module taking
+%% most of the calls gets a smaller fraction. Above PauseAbove scheduler
+%% utilisation over an interval counting pauses entirely for the next one
+%% (the snapshot says so).
 Overhead = case maps:get(overhead, Args, 0) of
                OverheadArg when is_number(OverheadArg), OverheadArg > 0, OverheadArg < 1 ->
                    OverheadArg;
                _ -> 0
            end,
-DutyCycleMs = max(20, min(1000, maps:get(duty_cycle_ms, Args, 100))),
 PauseAbove = case maps:get(pause_above, Args, 0) of
                  PauseArg when is_number(PauseArg), PauseArg > 0 -> PauseArg;
                  _ -> 2.0
              end,
-DutyMin = 0.01,
 %% A cycle never outlasts the snapshot interval: every window must count for
-%% its estimate to stand (on a node whose pattern barriers are slow the
-%% budget then gives way, and the snapshot's duty and barrier_us show it).
-DutyWindowUs = 1000 * max(DutyCycleMs, maps:get(interval_ms, Args, 1000)),
+%% its estimate to stand (where the barriers alone exceed the budget at that
+%% cycle, the budget gives way, and the snapshot's exposure and barrier_us
+%% show it).
+DutyWindowUs = 1000 * max(20, maps:get(interval_ms, Args, 1000)),
+DutyCycleMinUs = 1000 * max(20, min(DutyWindowUs div 1000, maps:get(duty_cycle_ms, Args, 100))),
 DutyMax = 0.9,
+DutyMinOnUs = 1000,
 NowUs = fun() -> erlang:monotonic_time(microsecond) end,
 Online0 = erlang:system_info(schedulers_online),
 SchedBusy = fun() ->
@@ -278,18 +300,21 @@ SchedBusy = fun() ->
         L -> lists:sum([A || {I, A, _} <- L, I =< Online0])
     end
 end,
-%% The segment since the last mark goes to `full` (every counted module on)
-%% or `off` (none on); partial segments are not used for the cost.
-DutyMark = fun(S) ->
-    {Reds, _} = erlang:statistics(reductions),
+%% The node's reductions, exactly (the running processes' too: a counted
+%% interval is shorter than a time slice of a loaded node), without the
+%% session process's own (erl_eval steps are reductions too).
+WorkReds = fun() ->
+    {R, _} = erlang:statistics(exact_reductions),
+    {reductions, Own} = erlang:process_info(self(), reductions),
+    R - Own
+end,
+%% The segment since the last mark goes to `full` (every counted module
+%% counting), `off` (none set) or nowhere (`partial`: some set, or a barrier
+%% inside it); only full and off segments measure the cost.
+DutyMarkAs = fun(S, Class) ->
+    Reds = WorkReds(),
     B = SchedBusy(),
     {R0, B0} = maps:get(d_mark, S),
-    On = map_size(maps:get(d_onset, S)),
-    Counted = length([F || F <- maps:values(maps:get(d_fracs, S)), F > 0]),
-    Class = if On =:= 0 -> off;
-               On =:= Counted -> full;
-               true -> partial
-            end,
     Seg = maps:get(d_seg, S),
     Seg2 = case maps:find(Class, Seg) of
                {ok, {AR, AB}} -> Seg#{Class => {AR + Reds - R0, AB + B - B0}};
@@ -297,56 +322,94 @@ DutyMark = fun(S) ->
            end,
     S#{d_mark => {Reds, B}, d_seg => Seg2}
 end,
+DutyMark = fun(S) ->
+    On = map_size(maps:get(d_onset, S)),
+    Counted = length([F || F <- maps:values(maps:get(d_fracs, S)), F > 0]),
+    DutyMarkAs(S, if On =:= 0 -> off;
+                     On =:= Counted -> full;
+                     true -> partial
+                  end)
+end,
+%% The counters as they are (a plain read, no barrier).
 DutyRead = fun(M, MFAs) ->
-    erlang:trace_pattern({M, '_', '_'}, pause, [call_count]),
     Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
                            lists:duplicate(length(MFAs), call_count)),
     [case C of {call_count, N} when is_integer(N) -> N; _ -> 0 end || C <- Counts]
 end,
-DutyAdd = fun(S, M, Ns, T) ->
+%% The start of a counted interval of M: {Time, Reductions, Counts, ExposedSince}.
+DutyOpen = fun(M, S, Since) ->
+    Counts = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
+    {NowUs(), WorkReds(), Counts, Since}
+end,
+%% The end of M's counted interval, added to the window's sums (the
+%% exposure is added apart: it ends when the clear has).
+DutyClose = fun(S, M) ->
+    {TA, RA, CA, Since} = maps:get(M, maps:get(d_onset, S)),
+    CB = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
+    RB = WorkReds(),
+    TB = NowUs(),
+    Ns = lists:zipwith(fun(B, A) -> max(0, B - A) end, CB, CA),
     Acc = maps:get(d_acc, S),
-    {OnUs, Cycles, Sums} = maps:get(M, Acc),
+    {OnUs, OnReds, ExpUs, Cycles, Sums} = maps:get(M, Acc),
     Sums2 = lists:zipwith(fun(N, {Su, Sq}) -> {Su + N, Sq + N * N} end, Ns, Sums),
-    OnAt = maps:get(M, maps:get(d_onset, S)),
-    S#{d_acc => Acc#{M => {OnUs + max(0, T - OnAt), Cycles + 1, Sums2}}}
+    S#{d_acc => Acc#{M => {OnUs + max(0, TB - TA), OnReds + max(0, RB - RA), ExpUs,
+                            Cycles + 1, Sums2}},
+       d_onset => (maps:get(d_onset, S))#{M => {TB, RB, CB, Since}}}
 end,
-%% Setting and pausing patterns waits for every scheduler to pass a safe
-%% point, which on a loaded node takes a while, and the module counts
-%% meanwhile: the time on is taken after the pause has taken effect, and the
-%% next cycle starts no earlier than each module's time on / its fraction,
-%% so that a slow barrier lengthens the cycle instead of raising the duty.
+DutyExpose = fun(S, M, Us) ->
+    Acc = maps:get(d_acc, S),
+    {OnUs, OnReds, ExpUs, Cycles, Sums} = maps:get(M, Acc),
+    S#{d_acc => Acc#{M => {OnUs, OnReds, ExpUs + max(0, Us), Cycles, Sums}}}
+end,
+%% A module's barriers per cycle (its set and its clear), smoothed.
+DutyBarrier = fun(S, M, Us) ->
+    {BN, BUs} = maps:get(d_barrier, S),
+    Old = maps:get(M, maps:get(d_bar, S), Us),
+    S#{d_barrier => {BN + 1, BUs + Us},
+       d_bar => (maps:get(d_bar, S))#{M => round(0.5 * Old + 0.5 * Us)}}
+end,
+%% M's time: read, then clear (the counters go with the pattern), and push
+%% the next cycle back when this exposure ran past what the cycle allows (a
+%% slow barrier, a late timer), so that the exposure keeps to its fraction.
 DutyOff = fun(S, M) ->
-    S1 = DutyMark(S),
-    TP = NowUs(),
-    Ns = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
-    T = NowUs(),
+    S1 = DutyClose(DutyMark(S), M),
+    {_, _, _, Since} = maps:get(M, maps:get(d_onset, S1)),
+    T0 = NowUs(),
     catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]),
-    %% the pattern stopped counting somewhere inside the pause: its middle
-    S2 = DutyAdd(S1, M, Ns, (TP + T) div 2),
-    OnAt = maps:get(M, maps:get(d_onset, S2)),
-    F = max(DutyMin, maps:get(M, maps:get(d_fracs, S2))),
-    Until = min(maps:get(d_c0, S2) + DutyWindowUs,
-                max(maps:get(d_next_c0, S2), OnAt + round((T - OnAt) / F))),
-    {BN, BUs} = maps:get(d_barrier, S2),
-    S2#{d_onset => maps:remove(M, maps:get(d_onset, S2)), d_next_c0 => Until,
-        d_barrier => {BN + 1, BUs + (T - TP)}}
+    T1 = NowUs(),
+    S2 = DutyBarrier(DutyExpose(S1, M, T1 - Since), M,
+                     (T1 - T0) + maps:get(M, maps:get(d_setus, S1), 0)),
+    Cycle = maps:get(d_cycle_us, S2),
+    Allowed = maps:get(M, maps:get(d_fracs, S2)) * Cycle + maps:get(M, maps:get(d_bar, S2), 0),
+    Exposed = T1 - Since,
+    Next = case Allowed > 0 andalso Exposed > Allowed of
+               true -> min(maps:get(d_c0, S2) + DutyWindowUs,
+                           max(maps:get(d_next_c0, S2), Since + round(Cycle * Exposed / Allowed)));
+               false -> maps:get(d_next_c0, S2)
+           end,
+    DutyMarkAs(S2#{d_onset => maps:remove(M, maps:get(d_onset, S2)), d_next_c0 => Next}, partial)
 end,
+%% A cycle: every module with a fraction is set, and its counted interval
+%% opens when its set has returned; it closes after its fraction of the cycle.
 DutyCycle = fun(S) ->
     S1 = DutyMark(S),
-    Fracs = maps:get(d_fracs, S),
+    Fracs = maps:get(d_fracs, S1),
     OnMods = [M || {M, F} <- maps:to_list(Fracs), F > 0,
-                   not maps:is_key(M, maps:get(d_onset, S))],
-    TS = NowUs(),
-    [erlang:trace_pattern({M, '_', '_'}, true, [call_count]) || M <- OnMods],
-    T1 = NowUs(),
-    %% and started counting somewhere inside the set: its middle
-    TOn = (TS + T1) div 2,
-    {BN, BUs} = maps:get(d_barrier, S1),
-    Pending = lists:keysort(1, [{T1 + round(maps:get(M, Fracs) * DutyCycleMs * 1000), M}
+                   not maps:is_key(M, maps:get(d_onset, S1))],
+    C0 = NowUs(),
+    Cycle = maps:get(d_cycle_us, S1),
+    S2 = lists:foldl(fun(M, SA) ->
+                         TS = NowUs(),
+                         erlang:trace_pattern({M, '_', '_'}, true, [call_count]),
+                         Open = DutyOpen(M, SA, TS),
+                         SA#{d_onset => (maps:get(d_onset, SA))#{M => Open},
+                             d_setus => (maps:get(d_setus, SA))#{M => element(1, Open) - TS}}
+                     end, S1, OnMods),
+    Pending = lists:keysort(1, [{element(1, maps:get(M, maps:get(d_onset, S2)))
+                                 + max(DutyMinOnUs, round(maps:get(M, Fracs) * Cycle)), M}
                                 || M <- OnMods]),
-    S1#{d_onset => maps:merge(maps:get(d_onset, S1), maps:from_list([{M, TOn} || M <- OnMods])),
-        d_pending => Pending, d_c0 => T1, d_next_c0 => T1 + DutyCycleMs * 1000,
-        d_barrier => case OnMods of [] -> {BN, BUs}; _ -> {BN + 1, BUs + (T1 - TS)} end}
+    S3 = case OnMods of [] -> S2; _ -> DutyMarkAs(S2, partial) end,
+    S3#{d_pending => Pending, d_c0 => C0, d_next_c0 => C0 + Cycle}
 end,
 DutyStep = fun DutyStep(S) ->
     case maps:get(d_on, S, false) of
@@ -377,54 +440,59 @@ DutyNext = fun(S) ->
             erlang:convert_time_unit(Due, microsecond, millisecond) + 1
     end
 end,
+%% A new window: sums to zero, and the modules counting now open a new
+%% counted interval (what they counted before is not this window's).
 DutyZero = fun(S) ->
-    Acc = maps:map(fun(_M, MFAs) -> {0, 0, [{0, 0} || _ <- MFAs]} end, maps:get(d_mfas, S)),
-    {Reds, _} = erlang:statistics(reductions),
+    Acc = maps:map(fun(_M, MFAs) -> {0, 0, 0, 0, [{0, 0} || _ <- MFAs]} end, maps:get(d_mfas, S)),
     T = NowUs(),
-    S#{d_acc => Acc, d_seg => #{full => {0, 0}, off => {0, 0}}, d_mark => {Reds, SchedBusy()},
-       d_barrier => {0, 0},
-       d_onset => maps:map(fun(_, _) -> T end, maps:get(d_onset, S))}
+    Onset = maps:map(fun(M, _) -> DutyOpen(M, S, T) end, maps:get(d_onset, S)),
+    S#{d_acc => Acc, d_seg => #{full => {0, 0}, off => {0, 0}}, d_mark => {WorkReds(), SchedBusy()},
+       d_barrier => {0, 0}, d_onset => Onset, d_win0 => WorkReds()}
 end,
 DutyInit = fun(S, Traced) ->
     case Overhead > 0 andalso Traced =/= [] of
         false -> S#{d_on => false};
         true ->
             Mods = [M || {M, _} <- Traced],
-            F0 = max(DutyMin, min(DutyMax, Overhead / length(Mods))),
+            F0 = max(0.0, min(DutyMax, Overhead / length(Mods))),
+            %% every module was set on at the start: it counts from now
+            %% for its fraction of a first cycle as short as allowed
+            S1 = DutyZero(S#{d_on => true, d_mfas => maps:from_list(Traced),
+                             d_fracs => maps:from_list([{M, F0} || M <- Mods]),
+                             d_cost => 1.0, d_onset => maps:from_list([{M, x} || M <- Mods]),
+                             d_setus => #{}, d_bar => #{}, d_cycle_us => DutyCycleMinUs,
+                             d_mark => {0, 0}}),
             T = NowUs(),
-            %% every module was set on at the start: the first step reads
-            %% nothing yet and starts a cycle
-            DutyZero(S#{d_on => true, d_mfas => maps:from_list(Traced),
-                        d_fracs => maps:from_list([{M, F0} || M <- Mods]),
-                        d_cost => 1.0, d_onset => maps:from_list([{M, T} || M <- Mods]),
-                        d_pending => lists:keysort(1, [{T + round(F0 * DutyCycleMs * 1000), M}
-                                                       || M <- Mods]),
-                        d_c0 => T, d_next_c0 => T + DutyCycleMs * 1000,
-                        d_mark => {0, 0}})
+            S1#{d_pending => lists:keysort(1, [{T + max(DutyMinOnUs, round(F0 * DutyCycleMinUs)), M}
+                                               || M <- Mods]),
+                d_c0 => T, d_next_c0 => T + DutyCycleMinUs}
     end
 end,
-%% The snapshot's duty figures, and the fractions for the next interval.
-DutyFrac = fun(_Share, _NHot, Cost) when Cost =< 0 -> DutyMax;
-              (Share, NHot, Cost) when Share > 0 ->
-                  max(DutyMin, min(DutyMax, Overhead / (NHot * Cost * Share)));
-              (_, _, _) -> DutyMax
-           end,
+%% The snapshot's duty figures, and the fractions and the cycle for the next
+%% interval. A module's target exposure is its part of the budget over its
+%% part of the cost (Cost × Share: Share its calls per reduction among the
+%% modules'); the cycle is long enough for its barriers to take at most half
+%% of that; what is left of the exposure is counted.
 DutySnapshot = fun(S, Util) ->
-    T = NowUs(),
     S0 = DutyMark(S),
-    %% modules on now: their counts so far, and they go on counting
+    %% modules counting now: their counts so far, and they go on counting
+    %% (their exposure so far is this window's)
+    T = NowUs(),
     S1 = lists:foldl(fun(M, SA) ->
-                         Ns = DutyRead(M, maps:get(M, maps:get(d_mfas, SA))),
-                         erlang:trace_pattern({M, '_', '_'}, restart, [call_count]),
-                         SB = DutyAdd(SA, M, Ns, T),
-                         SB#{d_onset => (maps:get(d_onset, SB))#{M => NowUs()}}
+                         {_, _, _, Since} = maps:get(M, maps:get(d_onset, SA)),
+                         SB = DutyExpose(DutyClose(SA, M), M, T - Since),
+                         {TB, RB, CB, _} = maps:get(M, maps:get(d_onset, SB)),
+                         SB#{d_onset => (maps:get(d_onset, SB))#{M => {TB, RB, CB, T}}}
                      end, S0, maps:keys(maps:get(d_onset, S0))),
+    WindowReds = max(0, WorkReds() - maps:get(d_win0, S1)),
     Acc = maps:get(d_acc, S1),
     Mfas = maps:get(d_mfas, S1),
     Fracs = maps:get(d_fracs, S1),
+    Bars = maps:get(d_bar, S1),
+    Cycle = maps:get(d_cycle_us, S1),
     Calls = lists:append([[{Mo, F, A, Su, Sq, Cyc}
                            || {{Mo, F, A}, {Su, Sq}} <- lists:zip(maps:get(M, Mfas), Sums), Su > 0]
-                          || {M, {_, Cyc, Sums}} <- maps:to_list(Acc)]),
+                          || {M, {_, _, _, Cyc, Sums}} <- maps:to_list(Acc)]),
     #{full := {RF, BF}, off := {RO, BO}} = maps:get(d_seg, S1),
     Measured = if BF > 0, BO > 0, RO > 0, RF > 0 ->
                       max(0.0, min(1.0, 1 - (RF / BF) / (RO / BO)));
@@ -435,29 +503,38 @@ DutySnapshot = fun(S, Util) ->
                _ -> 0.5 * maps:get(d_cost, S1) + 0.5 * Measured
            end,
     Paused = is_number(Util) andalso Util > PauseAbove,
-    Rates = [{M, lists:sum([Su || {Su, _} <- Sums]) / max(1, OnUs)}
-             || {M, {OnUs, _, Sums}} <- maps:to_list(Acc)],
+    Rates = [{M, lists:sum([Su || {Su, _} <- Sums]) / max(1, OnReds)}
+             || {M, {_, OnReds, _, _, Sums}} <- maps:to_list(Acc)],
     Total = lists:sum([R || {_, R} <- Rates]),
     NHot = max(1, length([R || {_, R} <- Rates, R > 0])),
+    Exposure = maps:from_list(
+                 [{M, if Cost =< 0 -> DutyMax;
+                         Total > 0, R > 0 -> min(DutyMax, Overhead / (NHot * Cost * (R / Total)));
+                         true -> min(DutyMax, Overhead / (NHot * Cost))
+                      end} || {M, R} <- Rates]),
+    NextCycle = max(DutyCycleMinUs,
+                    min(DutyWindowUs,
+                        lists:max([0 | [round(2 * maps:get(M, Bars, 0) / X)
+                                        || {M, X} <- maps:to_list(Exposure), X > 0]]))),
     NewFracs = maps:from_list(
                  [{M, case Paused of
                           true -> 0;
-                          false when Total > 0 -> DutyFrac(R / Total, NHot, Cost);
-                          false -> maps:get(M, Fracs)
-                      end} || {M, R} <- Rates]),
-    Section = #{overhead => Overhead, cycle_ms => DutyCycleMs, cost => Cost,
-                cost_measured => Measured, paused => Paused,
+                          false -> max(DutyMinOnUs / NextCycle, X - maps:get(M, Bars, 0) / NextCycle)
+                      end} || {M, X} <- maps:to_list(Exposure)]),
+    Section = #{overhead => Overhead, cycle_ms => Cycle / 1000, next_cycle_ms => NextCycle / 1000,
+                cost => Cost, cost_measured => Measured, paused => Paused,
                 pause_above => if PauseAbove > 1 -> null; true -> PauseAbove end,
-                utilisation => Util,
+                utilisation => Util, reds => WindowReds,
                 barrier_us => case maps:get(d_barrier, S1) of
                                   {0, _} -> null;
                                   {BN, BUs} -> BUs div BN
                               end,
-                modules => [#{module => M, on_us => OnUs, cycles => Cyc,
-                              fraction => maps:get(M, Fracs),
-                              next_fraction => maps:get(M, NewFracs)}
-                            || {M, {OnUs, Cyc, _}} <- maps:to_list(Acc)]},
-    {Calls, Section, DutyZero(S1#{d_cost => Cost, d_fracs => NewFracs})}
+                modules => [#{module => M, on_us => OnUs, on_reds => OnReds, exposed_us => ExpUs,
+                              cycles => Cyc, fraction => maps:get(M, Fracs),
+                              next_fraction => maps:get(M, NewFracs),
+                              barrier_us => maps:get(M, Bars, null)}
+                            || {M, {OnUs, OnReds, ExpUs, Cyc, _}} <- maps:to_list(Acc)]},
+    {Calls, Section, DutyZero(S1#{d_cost => Cost, d_fracs => NewFracs, d_cycle_us => NextCycle})}
 end,
 
 %% ---- Sampler: where the busiest processes execute, between snapshots ----
@@ -713,9 +790,10 @@ Sample = fun(S) ->
                      end,
     {Trace, S4} = case {Traced, maps:get(d_on, S3, false)} of
                 {[], _} -> {#{}, S3};
-                {_, false} -> {#{trace => #{modules => [M || {M, _} <- Traced],
-                                            window_ms => Window,
-                                            calls => ReadCalls(Traced)}}, S3};
+                {_, false} ->
+                    {FCalls, SF} = ReadCalls(S3),
+                    {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
+                                  calls => FCalls}}, SF};
                 {_, true} ->
                     {DCalls, DSection, SD} = DutySnapshot(S3, maps:get(total, UtilisationNow)),
                     {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
@@ -988,18 +1066,13 @@ CtStray = fun(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_
 %% A new baseline after a detached while: counters read and thrown away,
 %% node totals and per-process reductions taken anew.
 Rebase = fun(S) ->
-    case maps:get(d_on, S, false) of
-        true -> [catch erlang:trace_pattern({M, '_', '_'}, restart, [call_count])
-                 || M <- maps:keys(maps:get(d_onset, S))];
-        false -> catch ReadCalls(maps:get(traced, S))
-    end,
     case maps:get(call_time, S, undefined) of
         undefined -> ok;
         Ct -> catch CtRead(Ct)
     end,
     Baseline(case maps:get(d_on, S, false) of
                  true -> DutyZero(S);
-                 false -> S
+                 false -> element(2, ReadCalls(S))
              end)
 end,
 
@@ -1116,7 +1189,7 @@ Pid = erlang:spawn(fun() ->
          end,
     erlang:system_flag(scheduler_wall_time, true),
     SwtSet = true,
-    S0 = DutyInit(Baseline(#{traced => Traced, swt_set => SwtSet, guardian => Guardian,
+    S0 = DutyInit(Baseline(#{traced => Traced, c_prev => #{}, swt_set => SwtSet, guardian => Guardian,
                              call_time => Ct, s_origins => #{}, cnode => CNode,
                              detached => false}), Traced),
     Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
