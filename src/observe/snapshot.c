@@ -5,6 +5,7 @@
  * display names, {M, F, A} tuples to "Mod.fun/arity" text.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -269,7 +270,12 @@ static json_t *duty_call(json_t *v, json_t *by_module)
 	obs_estimate_calls(sum, json_number_value(json_array_get(v, 4)),
 	                   (long)json_integer_value(json_array_get(v, 5)), duty, &e);
 	json_object_set_new(c, "count", json_integer((json_int_t)llround(e.estimate)));
-	json_object_set_new(c, "measured", json_integer((json_int_t)sum));
+	/* a window the module did not count in carries its last counted calls
+	 * per reduction: nothing was measured in it */
+	bool carried = json_is_true(json_object_get(m, "carried"));
+	json_object_set_new(c, "measured", json_integer(carried ? 0 : (json_int_t)sum));
+	if (carried)
+		json_object_set_new(c, "carried", json_true());
 	json_object_set_new(c, "estimated", json_true());
 	json_object_set_new(c, "duty", json_real(duty));
 	json_object_set_new(c, "low", json_integer((json_int_t)floor(e.low)));
@@ -314,6 +320,14 @@ static json_t *trace_section(json_t *trace)
 	}
 	json_object_set_new(out, "calls", calls);
 	json_decref(by_module);
+	/* what other tools held on the node when tracing started (shared) */
+	json_t *foreign = json_array();
+	json_array_foreach(json_object_get(trace, "foreign"), i, v)
+	{
+		if (json_is_string(v))
+			json_array_append(foreign, v);
+	}
+	json_object_set_new(out, "foreign", foreign);
 	return out;
 }
 

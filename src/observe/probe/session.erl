@@ -61,10 +61,52 @@ Now = fun() -> erlang:monotonic_time(millisecond) end,
 Send = fun(Msg) -> erlang:send(get(giulia_owner), Msg, [noconnect]) end,
 
 %% Module names from the user: existing atoms only, loaded modules only, and
-%% no call_count pattern already set by someone else.
+%% no call_count pattern already set by someone else (clearing ours at the
+%% end would clear theirs: the module is refused, and the error says so).
+%% Other tools' patterns on the same functions (dbg's or recon_trace's call
+%% trace, meta trace, call_time) are shared: call_count is a breakpoint of
+%% its own kind, set and cleared without touching theirs (checked on OTP 25
+%% with dbg:tpl, and dbg:ctp leaves ours), and the start reply and every
+%% snapshot say what was there.
 FunctionsOf = fun(M) ->
     [{M, F, A} || {F, A} <- M:module_info(functions)]
 end,
+%% What others hold on a module's functions: [{Kind, Functions, Holder}].
+ForeignOn = fun(MFAs) ->
+    Alls = lists:zipwith(fun erlang:trace_info/2, MFAs, lists:duplicate(length(MFAs), all)),
+    Kinds = lists:append([[{K, Who} || {K, V} <- L,
+                                       Who <- [case {K, V} of
+                                                   {traced, global} -> global;
+                                                   {traced, local} -> local;
+                                                   {meta, P} when P =/= false -> P;
+                                                   {call_count, N} when N =/= false -> set;
+                                                   {call_time, T} when T =/= false -> set;
+                                                   _ -> none
+                                               end], Who =/= none]
+                          || {all, L} <- Alls, is_list(L)]),
+    [{K, N, W} || {{K, W}, N} <- maps:to_list(
+                      lists:foldl(fun(E, Acc) -> maps:update_with(E, fun(X) -> X + 1 end, 1, Acc) end,
+                                  #{}, Kinds))]
+end,
+%% A tracer (pid, port or tracer module) as an operator can find it.
+Holder = fun(P) when is_pid(P) ->
+                case erlang:process_info(P, [registered_name, current_function]) of
+                    [{registered_name, Name}, _] when is_atom(Name) ->
+                        io_lib:format("~p (~s)", [P, Name]);
+                    [_, {current_function, {Mo, F, A}}] ->
+                        io_lib:format("~p (in ~s:~s/~b)", [P, Mo, F, A]);
+                    _ -> io_lib:format("~p", [P])
+                end;
+            (P) when is_port(P) -> io_lib:format("port ~p", [P]);
+            ({Mo, _}) when is_atom(Mo) -> io_lib:format("tracer module ~s", [Mo]);
+            (Other) -> io_lib:format("~p", [Other])
+         end,
+KindText = fun(traced, local) -> "call trace patterns (local)";
+              (traced, global) -> "call trace patterns (global)";
+              (meta, P) -> ["meta trace patterns for ", Holder(P)];
+              (call_count, _) -> "call_count patterns";
+              (call_time, _) -> "call_time patterns"
+           end,
 CheckModule = fun({Name, Candidates}) ->
     Existing = lists:append([try [erlang:binary_to_existing_atom(C, utf8)]
                              catch error:badarg -> [] end || C <- Candidates]),
@@ -72,14 +114,56 @@ CheckModule = fun({Name, Candidates}) ->
         [] -> {error, <<"module ", Name/binary, " is not loaded">>};
         [M | _] ->
             MFAs = FunctionsOf(M),
-            Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
-                                   lists:duplicate(length(MFAs), call_count)),
-            case lists:usort(Counts) -- [{call_count, false}] of
-                [] -> {ok, M, MFAs};
-                _ -> {error, <<"module ", Name/binary,
-                               " already has call-count tracing set by another tool">>}
+            Foreign = ForeignOn(MFAs),
+            Notes = [iolist_to_binary(io_lib:format(
+                         "~s: ~s set by another tool on ~b of ~b functions; shared (left as they are)",
+                         [Name, KindText(K, W), N, length(MFAs)]))
+                     || {K, N, W} <- lists:sort(Foreign), K =/= call_count],
+            case [N || {call_count, N, _} <- Foreign] of
+                [] -> {ok, M, MFAs, Notes};
+                [N | _] -> {error, iolist_to_binary(io_lib:format(
+                                "module ~s already has call_count patterns set by another tool "
+                                "(on ~b of ~b functions): not traced, as clearing ours would "
+                                "clear them", [Name, N, length(MFAs)]))}
             end
     end
+end,
+%% Process tracers already in place (dbg:p, recon_trace, an APM agent): who
+%% traces how many processes (at most ScanCap looked at), new processes, the
+%% seq_trace system tracer, a system monitor or profiler. Giulia shares with
+%% all of them: it sets no process flag on a process another tracer holds
+%% (call_time refuses such processes) and never changes theirs.
+ForeignTracers = fun() ->
+    Pids = lists:sublist(erlang:processes(), ScanCap),
+    Tracers = lists:zipwith(fun erlang:trace_info/2, Pids, lists:duplicate(length(Pids), tracer)),
+    Me = self(),
+    ByTracer = lists:foldl(fun({tracer, TP}, Acc) when TP =/= [], TP =/= Me ->
+                                   maps:update_with(TP, fun(X) -> X + 1 end, 1, Acc);
+                              (_, Acc) -> Acc
+                           end, #{}, Tracers),
+    Procs = [iolist_to_binary(io_lib:format(
+                 "processes: ~b traced by ~s (another tool's process trace flags); shared",
+                 [NP, Holder(TP)])) || {TP, NP} <- lists:sort(maps:to_list(ByTracer))],
+    New = case catch erlang:trace_info(new, tracer) of
+              {tracer, NT} when NT =/= [] ->
+                  [iolist_to_binary(["processes: new processes are traced by ", Holder(NT)])];
+              _ -> []
+          end,
+    Seq = case catch seq_trace:get_system_tracer() of
+              ST when is_pid(ST); is_port(ST); is_tuple(ST) ->
+                  [iolist_to_binary(["seq_trace: the system tracer is ", Holder(ST)])];
+              _ -> []
+          end,
+    Mon = case catch erlang:system_monitor() of
+              {MT, _} when is_pid(MT) -> [iolist_to_binary(["system_monitor: held by ", Holder(MT)])];
+              _ -> []
+          end,
+    Prof = case catch erlang:system_profile() of
+               {PT, _} when is_pid(PT); is_port(PT) ->
+                   [iolist_to_binary(["system_profile: held by ", Holder(PT)])];
+               _ -> []
+           end,
+    Procs ++ New ++ Seq ++ Mon ++ Prof
 end,
 ClearPatterns = fun(Mods) ->
     [catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]) || M <- Mods],
@@ -284,12 +368,14 @@ PauseAbove = case maps:get(pause_above, Args, 0) of
                  PauseArg when is_number(PauseArg), PauseArg > 0 -> PauseArg;
                  _ -> 2.0
              end,
-%% A cycle never outlasts the snapshot interval: every window must count for
-%% its estimate to stand (where the barriers alone exceed the budget at that
-%% cycle, the budget gives way, and the snapshot's exposure and barrier_us
-%% show it).
+%% A cycle is at least duty_cycle_ms (at most the snapshot interval) and at
+%% most 60 s or 30 intervals: where the barriers are long (a loaded machine:
+%% hundreds of milliseconds) a cycle spans several windows, and a window in
+%% which a module did not count carries its last counted calls per
+%% reduction over (the snapshot marks it `carried`).
 DutyWindowUs = 1000 * max(20, maps:get(interval_ms, Args, 1000)),
-DutyCycleMinUs = 1000 * max(20, min(DutyWindowUs div 1000, maps:get(duty_cycle_ms, Args, 100))),
+DutyCycleMinUs = 1000 * max(20, min(DutyWindowUs div 1000, maps:get(duty_cycle_ms, Args, 1000))),
+DutyCycleMaxUs = max(DutyWindowUs, min(60000000, 30 * DutyWindowUs)),
 DutyMax = 0.9,
 DutyMinOnUs = 1000,
 NowUs = fun() -> erlang:monotonic_time(microsecond) end,
@@ -383,7 +469,7 @@ DutyOff = fun(S, M) ->
     Allowed = maps:get(M, maps:get(d_fracs, S2)) * Cycle + maps:get(M, maps:get(d_bar, S2), 0),
     Exposed = T1 - Since,
     Next = case Allowed > 0 andalso Exposed > Allowed of
-               true -> min(maps:get(d_c0, S2) + DutyWindowUs,
+               true -> min(maps:get(d_c0, S2) + DutyCycleMaxUs,
                            max(maps:get(d_next_c0, S2), Since + round(Cycle * Exposed / Allowed)));
                false -> maps:get(d_next_c0, S2)
            end,
@@ -398,13 +484,16 @@ DutyCycle = fun(S) ->
                    not maps:is_key(M, maps:get(d_onset, S1))],
     C0 = NowUs(),
     Cycle = maps:get(d_cycle_us, S1),
+    %% all set first, then all opened: a module's counted interval does not
+    %% wait through the other modules' barriers
+    SetUs = lists:foldl(fun(M, Acc) ->
+                            TS = NowUs(),
+                            erlang:trace_pattern({M, '_', '_'}, true, [call_count]),
+                            Acc#{M => NowUs() - TS}
+                        end, #{}, OnMods),
     S2 = lists:foldl(fun(M, SA) ->
-                         TS = NowUs(),
-                         erlang:trace_pattern({M, '_', '_'}, true, [call_count]),
-                         Open = DutyOpen(M, SA, TS),
-                         SA#{d_onset => (maps:get(d_onset, SA))#{M => Open},
-                             d_setus => (maps:get(d_setus, SA))#{M => element(1, Open) - TS}}
-                     end, S1, OnMods),
+                         SA#{d_onset => (maps:get(d_onset, SA))#{M => DutyOpen(M, SA, C0)}}
+                     end, S1#{d_setus => maps:merge(maps:get(d_setus, S1), SetUs)}, OnMods),
     Pending = lists:keysort(1, [{element(1, maps:get(M, maps:get(d_onset, S2)))
                                  + max(DutyMinOnUs, round(maps:get(M, Fracs) * Cycle)), M}
                                 || M <- OnMods]),
@@ -485,7 +574,18 @@ DutySnapshot = fun(S, Util) ->
                          SB#{d_onset => (maps:get(d_onset, SB))#{M => {TB, RB, CB, T}}}
                      end, S0, maps:keys(maps:get(d_onset, S0))),
     WindowReds = max(0, WorkReds() - maps:get(d_win0, S1)),
-    Acc = maps:get(d_acc, S1),
+    %% a module that did not count in this window (its cycle is longer)
+    %% carries its last counted calls and reductions over; one that counted
+    %% is remembered for the windows to come
+    Acc0 = maps:get(d_acc, S1),
+    Last = maps:merge(maps:get(d_last, S1, #{}),
+                      maps:filter(fun(_, {_, OnR, _, Cy, _}) -> Cy > 0 andalso OnR > 0 end, Acc0)),
+    Carried = [M || {M, {_, _, _, 0, _}} <- maps:to_list(Acc0), maps:is_key(M, Last),
+                    not maps:is_key(M, maps:get(d_onset, S1))],
+    Acc = maps:merge(Acc0, maps:from_list([{M, begin
+                                                   {_, OnR, _, Cy, Su} = maps:get(M, Last),
+                                                   {0, OnR, element(3, maps:get(M, Acc0)), Cy, Su}
+                                               end} || M <- Carried])),
     Mfas = maps:get(d_mfas, S1),
     Fracs = maps:get(d_fracs, S1),
     Bars = maps:get(d_bar, S1),
@@ -512,14 +612,17 @@ DutySnapshot = fun(S, Util) ->
                          Total > 0, R > 0 -> min(DutyMax, Overhead / (NHot * Cost * (R / Total)));
                          true -> min(DutyMax, Overhead / (NHot * Cost))
                       end} || {M, R} <- Rates]),
+    %% every module is set before any counts, and each waits through the
+    %% others' barriers: a module's exposure holds all of them
+    BarAll = lists:sum(maps:values(Bars)),
     NextCycle = max(DutyCycleMinUs,
-                    min(DutyWindowUs,
-                        lists:max([0 | [round(2 * maps:get(M, Bars, 0) / X)
-                                        || {M, X} <- maps:to_list(Exposure), X > 0]]))),
+                    min(DutyCycleMaxUs,
+                        lists:max([0 | [round(2 * BarAll / X)
+                                        || {_, X} <- maps:to_list(Exposure), X > 0]]))),
     NewFracs = maps:from_list(
                  [{M, case Paused of
                           true -> 0;
-                          false -> max(DutyMinOnUs / NextCycle, X - maps:get(M, Bars, 0) / NextCycle)
+                          false -> max(DutyMinOnUs / NextCycle, X - BarAll / NextCycle)
                       end} || {M, X} <- maps:to_list(Exposure)]),
     Section = #{overhead => Overhead, cycle_ms => Cycle / 1000, next_cycle_ms => NextCycle / 1000,
                 cost => Cost, cost_measured => Measured, paused => Paused,
@@ -530,11 +633,13 @@ DutySnapshot = fun(S, Util) ->
                                   {BN, BUs} -> BUs div BN
                               end,
                 modules => [#{module => M, on_us => OnUs, on_reds => OnReds, exposed_us => ExpUs,
-                              cycles => Cyc, fraction => maps:get(M, Fracs),
+                              cycles => Cyc, carried => lists:member(M, Carried),
+                              fraction => maps:get(M, Fracs),
                               next_fraction => maps:get(M, NewFracs),
                               barrier_us => maps:get(M, Bars, null)}
                             || {M, {OnUs, OnReds, ExpUs, Cyc, _}} <- maps:to_list(Acc)]},
-    {Calls, Section, DutyZero(S1#{d_cost => Cost, d_fracs => NewFracs, d_cycle_us => NextCycle})}
+    {Calls, Section, DutyZero(S1#{d_cost => Cost, d_fracs => NewFracs, d_cycle_us => NextCycle,
+                                  d_last => Last})}
 end,
 
 %% ---- Sampler: where the busiest processes execute, between snapshots ----
@@ -793,11 +898,12 @@ Sample = fun(S) ->
                 {_, false} ->
                     {FCalls, SF} = ReadCalls(S3),
                     {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
-                                  calls => FCalls}}, SF};
+                                  calls => FCalls, foreign => maps:get(foreign, S3)}}, SF};
                 {_, true} ->
                     {DCalls, DSection, SD} = DutySnapshot(S3, maps:get(total, UtilisationNow)),
                     {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
-                                  calls => DCalls, duty => DSection}}, SD}
+                                  calls => DCalls, duty => DSection,
+                                  foreign => maps:get(foreign, S3)}}, SD}
             end,
     PauseNote = case Trace of
                     #{trace := #{duty := #{paused := true, utilisation := PU}}} ->
@@ -1155,8 +1261,13 @@ Pid = erlang:spawn(fun() ->
     put(giulia_owner, Owner),
     erlang:monitor_node(CNode, true),
     Checked = [CheckModule(N) || N <- ModuleNames],
-    Traced = [{M, MFAs} || {ok, M, MFAs} <- Checked],
+    Traced = [{M, MFAs} || {ok, M, MFAs, _} <- Checked],
     TraceErrors = [E || {error, E} <- Checked],
+    %% what other tools hold, looked at before anything of ours is set
+    Foreign = case ModuleNames of
+                  [] -> [];
+                  _ -> lists:append([Ns || {ok, _, _, Ns} <- Checked]) ++ ForeignTracers()
+              end,
     Guardian = case Traced of
         [] -> undefined;
         _ ->
@@ -1189,11 +1300,11 @@ Pid = erlang:spawn(fun() ->
          end,
     erlang:system_flag(scheduler_wall_time, true),
     SwtSet = true,
-    S0 = DutyInit(Baseline(#{traced => Traced, c_prev => #{}, swt_set => SwtSet, guardian => Guardian,
+    S0 = DutyInit(Baseline(#{traced => Traced, c_prev => #{}, foreign => Foreign, swt_set => SwtSet, guardian => Guardian,
                              call_time => Ct, s_origins => #{}, cnode => CNode,
                              detached => false}), Traced),
     Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
-                       trace_errors => TraceErrors,
+                       trace_errors => TraceErrors, foreign => Foreign,
                        traced => [M || {M, _} <- Traced]}},
     Loop(S0#{lease_until => Now() + LeaseMs})
 end),
