@@ -1665,9 +1665,8 @@ static json_t *build_budget(struct ctx *c)
 	json_object_set_new(o, "cost", fuse_json_num(c->budget.cost));
 	/* what it cost the node: the share of the time the patterns were set
 	 * (barriers included) times the cost of a counted call path */
-	double exposure = c->budget.exposure_n
-	                      ? c->budget.exposure_sum / (double)c->budget.exposure_n
-	                      : NAN;
+	double exposure =
+	    c->budget.exposure_n ? c->budget.exposure_sum / (double)c->budget.exposure_n : NAN;
 	json_object_set_new(o, "exposure_mean", fuse_json_num(exposure));
 	json_object_set_new(o, "node_cost", fuse_json_num(exposure * c->budget.cost));
 	json_object_set_new(o, "traced_ms", fuse_json_num(c->budget.traced_ms));
@@ -1685,9 +1684,10 @@ static json_t *build_tracing(struct ctx *c)
 	json_t *o = json_object();
 	json_object_set_new(o, "windows", json_integer(c->trace_windows));
 	json_object_set_new(o, "traced_ms", fuse_json_num(c->trace_ms));
-	json_object_set_new(o, "mode", json_string(c->trace_windows == 0    ? "none"
-	                                           : c->budget.windows > 0 ? "budget"
-	                                                                   : "full"));
+	json_object_set_new(o, "mode",
+	                    json_string(c->trace_windows == 0   ? "none"
+	                                : c->budget.windows > 0 ? "budget"
+	                                                        : "full"));
 	json_object_set_new(o, "foreign", json_incref(c->foreign));
 	return o;
 }
