@@ -166,7 +166,7 @@ if [[ " ${parts[*]} " == *" cpu "* ]]; then
   }
   # the calls per loop iteration, known from the code (bench/observe_bench*.erl)
   run_target "$name" "$cookie" observe_bench_a,observe_bench_b "$lpid" cpu_work iterations \
-    "observe_bench_a.work/1=201,observe_bench_b.step/1=200,observe_bench_b.square/1=200"
+    ":observe_bench_a.work/1=201,:observe_bench_b.step/1=200,:observe_bench_b.square/1=200"
 fi
 
 if [[ " ${parts[*]} " == *" demo "* ]]; then
