@@ -60,6 +60,43 @@ Now = fun() -> erlang:monotonic_time(millisecond) end,
 %% keeps it in its dictionary (put there first thing).
 Send = fun(Msg) -> erlang:send(get(giulia_owner), Msg, [noconnect]) end,
 
+%% On OTP 27+ the call_count patterns live in a trace session of our own
+%% (trace:session_create/3), so that they never meet another tool's: chosen
+%% when the release is 27 or later and the function exists (the `trace`
+%% module is OTP's own, loaded from its kernel if it is not yet); `legacy`
+%% otherwise (OTP 25 here: this path is untested on this machine). The
+%% session process keeps the choice in its dictionary (giulia_cc); the
+%% guardian gets it at its start.
+CcSession = fun() ->
+    Release = try list_to_integer(erlang:system_info(otp_release)) catch _:_ -> 0 end,
+    case Release >= 27 andalso code:ensure_loaded(trace) =:= {module, trace} andalso
+         erlang:function_exported(trace, session_create, 3) of
+        true -> try trace:session_create(giulia_count, self(), []) catch _:_ -> legacy end;
+        false -> legacy
+    end
+end,
+Cc = fun() -> case get(giulia_cc) of undefined -> legacy; TS -> TS end end,
+CcPattern = fun(M, How) ->
+    case Cc() of
+        legacy -> erlang:trace_pattern({M, '_', '_'}, How, [call_count]);
+        TS -> trace:function(TS, {M, '_', '_'}, How, [call_count])
+    end
+end,
+%% call_count of every function in MFAs, as trace_info answers it
+CcInfo = fun(MFAs) ->
+    N = length(MFAs),
+    case Cc() of
+        legacy -> lists:zipwith(fun erlang:trace_info/2, MFAs, lists:duplicate(N, call_count));
+        TS -> lists:zipwith3(fun trace:info/3, lists:duplicate(N, TS), MFAs,
+                             lists:duplicate(N, call_count))
+    end
+end,
+ClearPatterns = fun(legacy, Mods) ->
+                       [catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]) || M <- Mods],
+                       ok;
+                   (TS, _Mods) -> catch trace:session_destroy(TS), ok
+                end,
+
 %% Module names from the user: existing atoms only, loaded modules only, and
 %% no call_count pattern already set by someone else (clearing ours at the
 %% end would clear theirs: the module is refused, and the error says so).
@@ -118,8 +155,8 @@ CheckModule = fun({Name, Candidates}) ->
             Notes = [iolist_to_binary(io_lib:format(
                          "~s: ~s set by another tool on ~b of ~b functions; shared (left as they are)",
                          [Name, KindText(K, W), N, length(MFAs)]))
-                     || {K, N, W} <- lists:sort(Foreign), K =/= call_count],
-            case [N || {call_count, N, _} <- Foreign] of
+                     || {K, N, W} <- lists:sort(Foreign), K =/= call_count orelse Cc() =/= legacy],
+            case [N || {call_count, N, _} <- Foreign, Cc() =:= legacy] of
                 [] -> {ok, M, MFAs, Notes};
                 [N | _] -> {error, iolist_to_binary(io_lib:format(
                                 "module ~s already has call_count patterns set by another tool "
@@ -164,10 +201,6 @@ ForeignTracers = fun() ->
                _ -> []
            end,
     Procs ++ New ++ Seq ++ Mon ++ Prof
-end,
-ClearPatterns = fun(Mods) ->
-    [catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]) || M <- Mods],
-    ok
 end,
 
 %% Sorting helpers: lists of {Value, Pid}, largest first, at most TopN.
@@ -318,8 +351,7 @@ end,
 ReadCalls = fun(S) ->
     Prev = maps:get(c_prev, S, #{}),
     Read = lists:append([begin
-        Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
-                               lists:duplicate(length(MFAs), call_count)),
+        Counts = CcInfo(MFAs),
         [{MFA, C} || {MFA, {call_count, C}} <- lists:zip(MFAs, Counts), is_integer(C)]
     end || {_M, MFAs} <- maps:get(traced, S)]),
     Calls = [{Mo, F, A, D} || {{Mo, F, A} = MFA, C} <- Read,
@@ -418,8 +450,7 @@ DutyMark = fun(S) ->
 end,
 %% The counters as they are (a plain read, no barrier).
 DutyRead = fun(M, MFAs) ->
-    Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
-                           lists:duplicate(length(MFAs), call_count)),
+    Counts = CcInfo(MFAs),
     [case C of {call_count, N} when is_integer(N) -> N; _ -> 0 end || C <- Counts]
 end,
 %% The start of a counted interval of M: {Time, Reductions, Counts, ExposedSince}.
@@ -461,7 +492,7 @@ DutyOff = fun(S, M) ->
     S1 = DutyClose(DutyMark(S), M),
     {_, _, _, Since} = maps:get(M, maps:get(d_onset, S1)),
     T0 = NowUs(),
-    catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]),
+    catch CcPattern(M, false),
     T1 = NowUs(),
     S2 = DutyBarrier(DutyExpose(S1, M, T1 - Since), M,
                      (T1 - T0) + maps:get(M, maps:get(d_setus, S1), 0)),
@@ -488,7 +519,7 @@ DutyCycle = fun(S) ->
     %% wait through the other modules' barriers
     SetUs = lists:foldl(fun(M, Acc) ->
                             TS = NowUs(),
-                            erlang:trace_pattern({M, '_', '_'}, true, [call_count]),
+                            CcPattern(M, true),
                             Acc#{M => NowUs() - TS}
                         end, #{}, OnMods),
     S2 = lists:foldl(fun(M, SA) ->
@@ -514,6 +545,16 @@ DutyStep = fun DutyStep(S) ->
                         false -> S
                     end
             end
+    end
+end,
+%% Before a sample: every module counting now goes off. The scan runs at
+%% normal priority and takes long on a loaded node (seconds were measured
+%% here); a pattern left on through it would count far past its fraction.
+DutyQuiet = fun(S) ->
+    case maps:get(d_on, S, false) of
+        false -> S;
+        true -> lists:foldl(fun(M, SA) -> DutyOff(SA, M) end, S#{d_pending => []},
+                            maps:keys(maps:get(d_onset, S)))
     end
 end,
 %% The next duty event, in monotonic milliseconds, or infinity.
@@ -1184,7 +1225,7 @@ end,
 
 Cleanup = fun(S) ->
     CtStop(maps:get(call_time, S, undefined)),
-    ClearPatterns([M || {M, _} <- maps:get(traced, S)]),
+    ClearPatterns(Cc(), [M || {M, _} <- maps:get(traced, S)]),
     case maps:get(swt_set, S) of
         true -> catch erlang:system_flag(scheduler_wall_time, false);
         false -> ok
@@ -1208,9 +1249,10 @@ Loop = fun Loop(S) ->
     DutyPrio andalso process_flag(priority, high),
     receive
         {giulia, Ref, sample} ->
+            SQ = DutyQuiet(S),
             DutyPrio andalso process_flag(priority, normal),
-            {Reply, S2} = try CtWrap(Sample(S), S)
-                          catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, S}
+            {Reply, S2} = try CtWrap(Sample(SQ), SQ)
+                          catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, SQ}
                           end,
             Send({giulia, Ref, Reply}),
             Loop(S2#{lease_until => Now() + LeaseMs});
@@ -1260,6 +1302,8 @@ Pid = erlang:spawn(fun() ->
     put(giulia_session, Id),
     put(giulia_owner, Owner),
     erlang:monitor_node(CNode, true),
+    CcTS = case ModuleNames of [] -> legacy; _ -> CcSession() end,
+    put(giulia_cc, CcTS),
     Checked = [CheckModule(N) || N <- ModuleNames],
     Traced = [{M, MFAs} || {ok, M, MFAs, _} <- Checked],
     TraceErrors = [E || {error, E} <- Checked],
@@ -1281,7 +1325,7 @@ Pid = erlang:spawn(fun() ->
                         {giulia_guardian, call_time, TS, CtMods} -> Guard({TS, CtMods});
                         {giulia_guardian, done} -> ok;
                         {'DOWN', MRef, process, _, _} ->
-                            ClearPatterns(Mods),
+                            ClearPatterns(CcTS, Mods),
                             %% the runtime has dropped the `call` flags of the
                             %% processes the dead session traced; the patterns stay
                             case CtSet of
@@ -1293,7 +1337,7 @@ Pid = erlang:spawn(fun() ->
                 Guard(none)
             end)
     end,
-    [erlang:trace_pattern({M, '_', '_'}, true, [call_count]) || {M, _} <- Traced],
+    [CcPattern(M, true) || {M, _} <- Traced],
     Ct = case CallTime andalso Traced =/= [] of
              true -> CtStart(Traced, Guardian);
              false -> undefined
@@ -1305,6 +1349,7 @@ Pid = erlang:spawn(fun() ->
                              detached => false}), Traced),
     Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
                        trace_errors => TraceErrors, foreign => Foreign,
+                       isolation => case CcTS of legacy -> global; _ -> trace_session end,
                        traced => [M || {M, _} <- Traced]}},
     Loop(S0#{lease_until => Now() + LeaseMs})
 end),
