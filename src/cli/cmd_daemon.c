@@ -679,6 +679,14 @@ static void start_check_traced(const char *session, long long interval_ms)
 					    "be in the profile\n",
 					    msg);
 			}
+			/* other tools' tracing found on the node, shared */
+			json_array_foreach(
+			    json_object_get(json_object_get(snap, "trace"), "foreign"), i, e)
+			{
+				if (json_is_string(e))
+					fprintf(stderr, "giulia-observe start: note: %s\n",
+					        json_string_value(e));
+			}
 			json_decref(obs);
 			return;
 		}

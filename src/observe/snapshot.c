@@ -328,6 +328,10 @@ static json_t *trace_section(json_t *trace)
 			json_array_append(foreign, v);
 	}
 	json_object_set_new(out, "foreign", foreign);
+	/* where our call_count patterns live: the global session, or a trace
+	 * session of our own (OTP 27+) */
+	json_t *iso = json_object_get(trace, "isolation");
+	json_object_set_new(out, "isolation", json_is_string(iso) ? json_incref(iso) : json_null());
 	return out;
 }
 

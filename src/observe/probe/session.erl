@@ -939,12 +939,14 @@ Sample = fun(S) ->
                 {_, false} ->
                     {FCalls, SF} = ReadCalls(S3),
                     {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
-                                  calls => FCalls, foreign => maps:get(foreign, S3)}}, SF};
+                                  calls => FCalls, foreign => maps:get(foreign, S3),
+                                  isolation => maps:get(isolation, S3)}}, SF};
                 {_, true} ->
                     {DCalls, DSection, SD} = DutySnapshot(S3, maps:get(total, UtilisationNow)),
                     {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
                                   calls => DCalls, duty => DSection,
-                                  foreign => maps:get(foreign, S3)}}, SD}
+                                  foreign => maps:get(foreign, S3),
+                                  isolation => maps:get(isolation, S3)}}, SD}
             end,
     PauseNote = case Trace of
                     #{trace := #{duty := #{paused := true, utilisation := PU}}} ->
@@ -1344,12 +1346,14 @@ Pid = erlang:spawn(fun() ->
          end,
     erlang:system_flag(scheduler_wall_time, true),
     SwtSet = true,
-    S0 = DutyInit(Baseline(#{traced => Traced, c_prev => #{}, foreign => Foreign, swt_set => SwtSet, guardian => Guardian,
+    Isolation = case CcTS of legacy -> global; _ -> trace_session end,
+    S0 = DutyInit(Baseline(#{traced => Traced, c_prev => #{}, foreign => Foreign,
+                             isolation => Isolation, swt_set => SwtSet, guardian => Guardian,
                              call_time => Ct, s_origins => #{}, cnode => CNode,
                              detached => false}), Traced),
     Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
                        trace_errors => TraceErrors, foreign => Foreign,
-                       isolation => case CcTS of legacy -> global; _ -> trace_session end,
+                       isolation => Isolation,
                        traced => [M || {M, _} <- Traced]}},
     Loop(S0#{lease_until => Now() + LeaseMs})
 end),
