@@ -76,21 +76,26 @@ settled() { # NODE COOKIE WANT
   echo "bench_budget: $1 did not settle at $3 sessions" >&2; return 1
 }
 
-# report UNIT: reads "mode round work ticks" on stdin and the calls files
-# $work/calls.MODE.ROUND ("fn calls_per_s" lines, "#duty D").
+# report UNIT [KNOWN]: reads "mode round work ticks" on stdin and the calls
+# files $work/calls.MODE.ROUND ("fn calls_per_s" lines, "#duty D"). KNOWN
+# ("fn=calls per unit of work,...") is the truth the workload itself
+# counts: the estimates (and the full counts) are compared with it; without
+# it, with the full counts of the same round.
 report() {
-  local unit=$1
-  awk -v unit="$unit" -v dir="$work" -v seconds="$seconds" '
+  local unit=$1 known=${2:-}
+  awk -v unit="$unit" -v dir="$work" -v seconds="$seconds" -v known="$known" '
     { w[$1] += $3; t[$1] += $4; n[$1]++; wr[$1 "," $2] = $3 / seconds; rounds[$2] = 1 }
     END {
+      nk = split(known, kv, ",")
+      for (i = 1; i <= nk; i++) { split(kv[i], p, "="); truth[p[1]] = p[2] }
       base = w["none"] / t["none"]
       split("none observe full b2 b5 b10", order, " ")
       split("no observer|observe, no trace|full call_count|budget 2%|budget 5%|budget 10%", label, "|")
-      printf "%-20s %12s %12s %9s %7s %16s %16s\n", "run", unit "/run", unit "/tick", "vs none", "duty", "max est. error", "mean est. error"
+      printf "%-20s %12s %12s %9s %13s %16s %16s\n", "run", unit "/run", unit "/tick", "vs none", "duty/exposed", "max est. error", "mean est. error"
       for (i = 1; i <= 6; i++) {
         k = order[i]; per = w[k] / t[k]; duty = "-"; maxe = "-"; meane = "-"
-        if (k ~ /^b/) {
-          me = 0; se = 0; ne = 0; dsum = 0; dn = 0
+        if (k ~ /^b/ || (k == "full" && nk)) {
+          me = 0; se = 0; ne = 0; dsum = 0; dn = 0; xsum = 0
           for (r in rounds) {
             # full counts of the same round: calls per unit of work
             delete full
@@ -101,18 +106,24 @@ report() {
             while ((getline line < f) > 0) {
               split(line, a, " ")
               if (a[1] == "#duty") { dsum += a[2]; dn++; continue }
-              if (!(a[1] in full) || full[a[1]] < 100) continue
-              e = (a[2] / wr[k "," r]) / (full[a[1]] / wr["full," r]) - 1
+              if (a[1] == "#exposure") { xsum += a[2]; continue }
+              if (nk) {
+                if (!(a[1] in truth) || truth[a[1]] * wr[k "," r] < 100) continue
+                e = (a[2] / wr[k "," r]) / truth[a[1]] - 1
+              } else {
+                if (!(a[1] in full) || full[a[1]] < 100) continue
+                e = (a[2] / wr[k "," r]) / (full[a[1]] / wr["full," r]) - 1
+              }
               if (e < 0) e = -e
               if (e > me) me = e
               se += e; ne++
             }
             close(f)
           }
-          if (dn) duty = sprintf("%.3f", dsum / dn)
+          if (dn && k != "full") duty = sprintf("%.3f/%.3f", dsum / dn, xsum / dn)
           if (ne) { maxe = sprintf("%.1f%%", 100 * me); meane = sprintf("%.1f%%", 100 * se / ne) }
         }
-        printf "%-20s %12.0f %12.2f %8.1f%% %7s %16s %16s\n", label[i], w[k] / n[k], per,
+        printf "%-20s %12.0f %12.2f %8.1f%% %13s %16s %16s\n", label[i], w[k] / n[k], per,
                100.0 * (per - base) / base, duty, maxe, meane
       }
     }'
@@ -132,7 +143,7 @@ run_target() { # NAME COOKIE MODS TARGET_PID WORKFN
       results+=("$mode $round $done_work $((t1 - t0))")
     done
   done
-  printf "%s\n" "${results[@]}" | report "$6"
+  printf "%s\n" "${results[@]}" | report "$6" "${7:-}"
   echo "(runs, mode round work cpu-ticks: $(printf "%s; " "${results[@]}"))"
 }
 
@@ -153,7 +164,9 @@ if [[ " ${parts[*]} " == *" cpu "* ]]; then
     c0=$(call "observe_bench:load_count()." | tr -dc '0-9'); sleep "$seconds"
     c1=$(call "observe_bench:load_count()." | tr -dc '0-9'); echo $((c1 - c0))
   }
-  run_target "$name" "$cookie" observe_bench_a,observe_bench_b "$lpid" cpu_work iterations
+  # the calls per loop iteration, known from the code (bench/observe_bench*.erl)
+  run_target "$name" "$cookie" observe_bench_a,observe_bench_b "$lpid" cpu_work iterations \
+    ":observe_bench_a.work/1=201,:observe_bench_b.step/1=200,:observe_bench_b.square/1=200"
 fi
 
 if [[ " ${parts[*]} " == *" demo "* ]]; then

@@ -30,7 +30,7 @@ static long snapshots;
 static double sample_ms_total;
 /* per function over the snapshots after the first two: calls and window */
 static json_t *calls_total;
-static double calls_window_ms, duty_total;
+static double calls_window_ms, duty_total, exposure_total;
 static long duty_n;
 
 static void on_snapshot(void *ctx, const char *id, json_t *snap)
@@ -59,6 +59,7 @@ static void on_snapshot(void *ctx, const char *id, json_t *snap)
 	json_array_foreach(json_object_get(json_object_get(trace, "duty"), "modules"), i, c)
 	{
 		duty_total += json_number_value(json_object_get(c, "duty"));
+		exposure_total += json_number_value(json_object_get(c, "exposure"));
 		duty_n++;
 	}
 }
@@ -161,6 +162,7 @@ int main(int argc, char **argv)
 			            : 0);
 		}
 		fprintf(out, "#duty %.4f\n", duty_n ? duty_total / (double)duty_n : 1.0);
+		fprintf(out, "#exposure %.4f\n", duty_n ? exposure_total / (double)duty_n : 1.0);
 		fclose(out);
 	}
 	json_decref(calls_total);

@@ -57,6 +57,7 @@ npm                     build               fetches the pinned tree-sitter-elixi
 erlang-tools            test                xref, the object-code oracle's call graph
 erlang-inets            test,demo,bench     httpd, Nexus's HTTP server
 erlang-mnesia           test                Mnesia, the fleet target's store
+erlang-runtime-tools    test                dbg: another tool's tracing in the etiquette tests
 erlang-p1-sqlite3       test,demo,bench     :sqlite3, the store of Nexus and of the catalog target
 erlang-p1-pgsql         test,demo,bench     :pgsql, Nexus's PostgreSQL repo (compiled with --warnings-as-errors)
 curl                    test,demo,bench     scripts/nexus.sh health checks, the demo's and benches' requests

@@ -679,6 +679,14 @@ static void start_check_traced(const char *session, long long interval_ms)
 					    "be in the profile\n",
 					    msg);
 			}
+			/* other tools' tracing found on the node, shared */
+			json_array_foreach(
+			    json_object_get(json_object_get(snap, "trace"), "foreign"), i, e)
+			{
+				if (json_is_string(e))
+					fprintf(stderr, "giulia-observe start: note: %s\n",
+					        json_string_value(e));
+			}
 			json_decref(obs);
 			return;
 		}
@@ -1098,7 +1106,8 @@ static const struct cli_option observe_start_options[] = {
      "10000"},
     {"--overhead PCT",
      "bound the cost of call counting by duty-cycling the patterns; counts become "
-     "estimates with a 95% interval (experimental: docs/OBSERVE.md)",
+     "estimates with a 95% interval; 5% is the recommended production setting, 0 "
+     "counts every call (docs/OBSERVE.md)",
      "every call counted"},
     {"--cluster", "also observe every visible member of NODE's cluster (its nodes())", NULL},
     {"--cluster-max N", "at most N members with --cluster (1..1000)", "32"},

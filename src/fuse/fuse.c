@@ -184,9 +184,14 @@ struct ctx {
 		bool suspended, isolated;
 	} ct;
 	struct budget_stat {
-		long windows, paused, duty_n; /* snapshots under an overhead budget */
-		double overhead, cost, duty_sum, measured, estimated;
+		long windows, paused, duty_n, exposure_n; /* snapshots under an overhead budget */
+		double overhead, cost, duty_sum, exposure_sum, measured, estimated, traced_ms;
 	} budget;
+	/* tracing over the session: windows with a trace section, their time,
+	 * and what other tools held (unique notes, shared) */
+	long trace_windows;
+	double trace_ms;
+	json_t *foreign;
 	struct fuse_executing *executing;
 	bool source_graph; /* the graph holds the project's source (not only object code) */
 };
@@ -468,6 +473,12 @@ static void take_budget(struct ctx *c, const struct obs_view *v)
 		c->budget.duty_sum += d->duty_mean;
 		c->budget.duty_n++;
 	}
+	if (isfinite(d->exposure_mean)) {
+		c->budget.exposure_sum += d->exposure_mean;
+		c->budget.exposure_n++;
+	}
+	if (isfinite(v->trace_window_ms) && v->trace_window_ms > 0)
+		c->budget.traced_ms += v->trace_window_ms;
 	for (size_t i = 0; i < v->ncalls; i++)
 		if (isfinite(v->calls[i].measured) && isfinite(v->calls[i].count)) {
 			c->budget.measured += v->calls[i].measured;
@@ -482,6 +493,17 @@ static void take_trace(struct ctx *c, const struct obs_view *v, long seq)
 	take_call_time(c, &v->call_time);
 	take_budget(c, v);
 	double window_ms = v->trace_window_ms;
+	c->trace_windows++;
+	if (isfinite(window_ms) && window_ms > 0)
+		c->trace_ms += window_ms;
+	for (size_t i = 0; i < v->ntrace_foreign && json_array_size(c->foreign) < 20; i++) {
+		bool dup = false;
+		for (size_t k = 0; k < json_array_size(c->foreign) && !dup; k++)
+			dup = strcmp(json_string_value(json_array_get(c->foreign, k)),
+			             v->trace_foreign[i]) == 0;
+		if (!dup)
+			json_array_append_new(c->foreign, json_string(v->trace_foreign[i]));
+	}
 	for (size_t i = 0; i < v->ntrace_modules && i < FUSE_MAX_LIST; i++)
 		mark_traced_window(c, v->trace_modules[i], seq, window_ms);
 	for (size_t i = 0; i < v->ncalls && i < FUSE_MAX_FUNCTIONS; i++) {
@@ -1642,10 +1664,32 @@ static json_t *build_budget(struct ctx *c)
 	                        ? fuse_json_num(c->budget.duty_sum / (double)c->budget.duty_n)
 	                        : json_null());
 	json_object_set_new(o, "cost", fuse_json_num(c->budget.cost));
+	/* what it cost the node: the share of the time the patterns were set
+	 * (barriers included) times the cost of a counted call path */
+	double exposure =
+	    c->budget.exposure_n ? c->budget.exposure_sum / (double)c->budget.exposure_n : NAN;
+	json_object_set_new(o, "exposure_mean", fuse_json_num(exposure));
+	json_object_set_new(o, "node_cost", fuse_json_num(exposure * c->budget.cost));
+	json_object_set_new(o, "traced_ms", fuse_json_num(c->budget.traced_ms));
 	json_object_set_new(o, "paused_windows", json_integer(c->budget.paused));
 	json_object_set_new(o, "calls_measured", fuse_json_num(c->budget.measured));
 	json_object_set_new(o, "calls_estimated", fuse_json_num(c->budget.estimated));
 	json_object_set_new(o, "counts", json_string("estimated"));
+	return o;
+}
+
+/* Call counting over the session: how long, whether under a budget, and
+ * what other tools held on the node (shared). */
+static json_t *build_tracing(struct ctx *c)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "windows", json_integer(c->trace_windows));
+	json_object_set_new(o, "traced_ms", fuse_json_num(c->trace_ms));
+	json_object_set_new(o, "mode",
+	                    json_string(c->trace_windows == 0   ? "none"
+	                                : c->budget.windows > 0 ? "budget"
+	                                                        : "full"));
+	json_object_set_new(o, "foreign", json_incref(c->foreign));
 	return o;
 }
 
@@ -1987,6 +2031,7 @@ static void ctx_destroy(struct ctx *c)
 	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
 		gi_vec_destroy(&ms[i]->values);
 	json_decref(c->errors);
+	json_decref(c->foreign);
 	fuse_executing_free(c->executing);
 	gi_arena_destroy(&c->arena);
 }
@@ -2010,6 +2055,7 @@ int fuse_builder_new(const struct fuse_config *cfg, long snapshot_count, struct 
 		fuse_thresholds_default(&c->thr);
 	c->first_ts = c->last_ts = NAN;
 	c->errors = json_array();
+	c->foreign = json_array();
 	c->executing = fuse_executing_new();
 	gi_map_init(&c->mods);
 	gi_map_init(&c->procs);
@@ -2107,6 +2153,7 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	json_object_set_new(p, "pipeline_overhead", build_pipeline(c));
 	json_object_set_new(p, "call_time", build_call_time(c));
 	json_object_set_new(p, "trace_budget", build_budget(c));
+	json_object_set_new(p, "tracing", build_tracing(c));
 	json_object_set_new(p, "processes", build_processes(c));
 	json_t *g = json_object();
 	json_object_set_new(g, "attached", json_boolean(graph != NULL));

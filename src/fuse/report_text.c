@@ -645,6 +645,56 @@ static void put_waits(struct gi_buf *out, json_t *b)
 	}
 }
 
+/* What call counting did to the node: how long it ran, under which budget,
+ * the share of the time counted and set, the cost, and what other tools
+ * held (shared). Nothing without tracing. */
+static void put_tracing(struct gi_buf *out, json_t *tracing, json_t *budget)
+{
+	const char *mode = fuse_str(tracing, "mode");
+	if (!mode || strcmp(mode, "none") == 0)
+		return;
+	struct gi_buf line;
+	gi_buf_init(&line, 4096);
+	double ms = fuse_num(tracing, "traced_ms");
+	gi_buf_printf(&line, "call counting: %.0f windows, %.1f s", fuse_num(tracing, "windows"),
+	              isfinite(ms) ? ms / 1000.0 : 0);
+	if (strcmp(mode, "budget") == 0 && json_is_object(budget)) {
+		char ov[32], duty[32], exp[32], cost[32], node[32];
+		fuse_fmt_pct(fuse_num(budget, "overhead"), ov, sizeof(ov));
+		fuse_fmt_pct(fuse_num(budget, "duty_mean"), duty, sizeof(duty));
+		fuse_fmt_pct(fuse_num(budget, "exposure_mean"), exp, sizeof(exp));
+		fuse_fmt_pct(fuse_num(budget, "cost"), cost, sizeof(cost));
+		fuse_fmt_pct(fuse_num(budget, "node_cost"), node, sizeof(node));
+		gi_buf_printf(
+		    &line,
+		    ", under a %s budget: counted for %s of the time, with the patterns set "
+		    "for %s (barriers included); a counted call path cost %s of its work, "
+		    "so about %s of the node's work went to counting; counts are "
+		    "estimates",
+		    ov, duty, exp, cost, node);
+		double paused = fuse_num(budget, "paused_windows");
+		if (isfinite(paused) && paused > 0)
+			gi_buf_printf(&line, "; paused in %.0f windows (utilisation ceiling)",
+			              paused);
+	} else {
+		gi_buf_puts(&line, ", every call counted (no budget: the cost was not measured; "
+		                   "see --overhead)");
+	}
+	put_wrapped(out, 2, gi_buf_str(&line));
+	gi_buf_destroy(&line);
+	json_t *foreign = json_object_get(tracing, "foreign");
+	for (size_t i = 0; i < json_array_size(foreign); i++) {
+		const char *f = json_string_value(json_array_get(foreign, i));
+		if (!f)
+			continue;
+		struct gi_buf l;
+		gi_buf_init(&l, 1024);
+		gi_buf_printf(&l, "another tool: %s", f);
+		put_wrapped(out, 2, gi_buf_str(&l));
+		gi_buf_destroy(&l);
+	}
+}
+
 int fuse_report_text(json_t *profile, struct gi_buf *dst)
 {
 	if (!json_is_object(profile) || !dst)
@@ -654,6 +704,8 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	struct gi_buf local, *out = &local;
 	gi_buf_init(&local, 0);
 	put_session(out, json_object_get(profile, "session"));
+	put_tracing(out, json_object_get(profile, "tracing"),
+	            json_object_get(profile, "trace_budget"));
 	put_errors(out, json_object_get(profile, "errors"));
 	put_recommendations(out, json_object_get(profile, "recommendations"),
 	                    json_object_get(profile, "metrics"));

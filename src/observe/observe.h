@@ -52,10 +52,12 @@
 #define OBS_LEASE_MAX_MS     600000
 
 /* The overhead budget (docs/OBSERVE.md "Overhead budget"): with a budget
- * the call_count patterns are on for a fraction of each 100 ms cycle, the
- * fraction adapted to the measured cost, and counts become estimates with
- * an interval. 0 counts every call (the default: short sessions keep their
- * rare functions). Counting pauses while scheduler utilisation is above
+ * the call_count patterns are set for a part of each cycle (one interval,
+ * longer where the pattern barriers are slow), the part adapted to the
+ * measured cost, and counts become estimates scaled by the work counted,
+ * with an interval. 0 counts every call (the default: exact counts, which
+ * short sessions and rare functions need; 5% is the recommended production
+ * setting). Counting pauses while scheduler utilisation is above
  * pause_above (default OBS_PAUSE_ABOVE_DEFAULT; >= 1 never). */
 #define OBS_OVERHEAD_DEFAULT    0.0
 #define OBS_OVERHEAD_MAX        0.5

@@ -5,6 +5,7 @@
  * display names, {M, F, A} tuples to "Mod.fun/arity" text.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -222,6 +223,7 @@ static json_t *duty_section(json_t *duty, json_t *window_ms, json_t **by_module)
 	json_t *mods = json_array();
 	*by_module = json_object();
 	double window_us = json_number_value(window_ms) * 1000.0;
+	double reds = json_number_value(json_object_get(duty, "reds"));
 	size_t i;
 	json_t *v;
 	json_array_foreach(json_object_get(duty, "modules"), i, v)
@@ -232,6 +234,18 @@ static json_t *duty_section(json_t *duty, json_t *window_ms, json_t **by_module)
 		double on = json_number_value(json_object_get(v, "on_us"));
 		double d = window_us > 0 ? on / window_us : 0;
 		json_object_set_new(m, "duty", json_real(d > 1 ? 1 : d));
+		/* what the estimate scales by: the share of the node's work (its
+		 * reductions) done while the module counted; a counted call is
+		 * slower, so the share of the time overstates it */
+		double on_reds = json_number_value(json_object_get(v, "on_reds"));
+		double s = reds > 0 && on_reds > 0 ? on_reds / reds : d;
+		json_object_set_new(m, "sampled", json_real(s > 1 ? 1 : s));
+		/* what it cost: the time the pattern was set, barriers included */
+		json_t *exp_us = json_object_get(v, "exposed_us");
+		if (json_is_number(exp_us)) {
+			double x = window_us > 0 ? json_number_value(exp_us) / window_us : 0;
+			json_object_set_new(m, "exposure", json_real(x > 1 ? 1 : x));
+		}
 		if (json_is_string(name))
 			json_object_set(*by_module, json_string_value(name), m);
 		json_array_append_new(mods, m);
@@ -251,12 +265,17 @@ static json_t *duty_call(json_t *v, json_t *by_module)
 	json_object_set_new(c, "arity", number_or_null(json_array_get(v, 2)));
 	double sum = json_number_value(json_array_get(v, 3));
 	json_t *m = json_is_string(mod) ? json_object_get(by_module, json_string_value(mod)) : NULL;
-	double duty = json_number_value(json_object_get(m, "duty"));
+	double duty = json_number_value(json_object_get(m, "sampled"));
 	struct obs_estimate e;
 	obs_estimate_calls(sum, json_number_value(json_array_get(v, 4)),
 	                   (long)json_integer_value(json_array_get(v, 5)), duty, &e);
 	json_object_set_new(c, "count", json_integer((json_int_t)llround(e.estimate)));
-	json_object_set_new(c, "measured", json_integer((json_int_t)sum));
+	/* a window the module did not count in carries its last counted calls
+	 * per reduction: nothing was measured in it */
+	bool carried = json_is_true(json_object_get(m, "carried"));
+	json_object_set_new(c, "measured", json_integer(carried ? 0 : (json_int_t)sum));
+	if (carried)
+		json_object_set_new(c, "carried", json_true());
 	json_object_set_new(c, "estimated", json_true());
 	json_object_set_new(c, "duty", json_real(duty));
 	json_object_set_new(c, "low", json_integer((json_int_t)floor(e.low)));
@@ -301,6 +320,18 @@ static json_t *trace_section(json_t *trace)
 	}
 	json_object_set_new(out, "calls", calls);
 	json_decref(by_module);
+	/* what other tools held on the node when tracing started (shared) */
+	json_t *foreign = json_array();
+	json_array_foreach(json_object_get(trace, "foreign"), i, v)
+	{
+		if (json_is_string(v))
+			json_array_append(foreign, v);
+	}
+	json_object_set_new(out, "foreign", foreign);
+	/* where our call_count patterns live: the global session, or a trace
+	 * session of our own (OTP 27+) */
+	json_t *iso = json_object_get(trace, "isolation");
+	json_object_set_new(out, "isolation", json_is_string(iso) ? json_incref(iso) : json_null());
 	return out;
 }
 

@@ -115,6 +115,7 @@ static void trace(struct obs_view *v, const json_t *t)
 	v->has_trace = true;
 	v->trace_window_ms = num(t, "window_ms");
 	v->trace_modules = strings(v, arr(t, "modules"), OBS_VIEW_MAX_MODULES, &v->ntrace_modules);
+	v->trace_foreign = strings(v, arr(t, "foreign"), OBS_VIEW_MAX_ERRORS, &v->ntrace_foreign);
 	const json_t *calls = arr(t, "calls");
 	size_t n = capped(v, calls, OBS_VIEW_MAX_CALLS);
 	v->calls = n ? gi_calloc(n, sizeof(*v->calls)) : NULL;
@@ -137,8 +138,8 @@ static void trace(struct obs_view *v, const json_t *t)
 		v->duty.overhead = num(duty, "overhead");
 		v->duty.cost = num(duty, "cost");
 		v->duty.paused = json_is_true(json_object_get(duty, "paused"));
-		double sum = 0;
-		size_t nmods = 0, i;
+		double sum = 0, xsum = 0;
+		size_t nmods = 0, nx = 0, i;
 		const json_t *m;
 		json_array_foreach(json_object_get(duty, "modules"), i, m)
 		{
@@ -147,8 +148,14 @@ static void trace(struct obs_view *v, const json_t *t)
 				sum += d;
 				nmods++;
 			}
+			double x = num(m, "exposure");
+			if (isfinite(x) && x >= 0 && x <= 1) {
+				xsum += x;
+				nx++;
+			}
 		}
-		v->duty.duty_mean = nmods ? sum / (double)n : NAN;
+		v->duty.duty_mean = nmods ? sum / (double)nmods : NAN;
+		v->duty.exposure_mean = nx ? xsum / (double)nx : NAN;
 	}
 	const json_t *ct = json_object_get(t, "call_time");
 	if (json_is_object(ct)) {
@@ -357,6 +364,7 @@ void obs_view_destroy(struct obs_view *v)
 	gi_free(v->top_memory.items);
 	gi_free(v->top_message_queue.items);
 	gi_free(v->trace_modules);
+	gi_free(v->trace_foreign);
 	gi_free(v->calls);
 	gi_free(v->errors);
 	gi_free(v->executing.stacks);

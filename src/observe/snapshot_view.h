@@ -64,6 +64,7 @@ struct obs_view_duty {
 	bool present;
 	double overhead, cost; /* NAN when absent */
 	double duty_mean;      /* mean of the modules' duty; NAN without modules */
+	double exposure_mean;  /* mean of the modules' exposure; NAN when absent */
 	bool paused;
 };
 
@@ -142,6 +143,8 @@ struct obs_view {
 	size_t ncalls;
 	struct obs_view_call_time call_time;
 	struct obs_view_duty duty;
+	const char **trace_foreign; /* trace.foreign: other tools' tracing, shared */
+	size_t ntrace_foreign;
 	const char **errors;
 	size_t nerrors;
 	struct obs_view_executing executing;

@@ -2,13 +2,17 @@
  * Unit tests of the overhead budget's estimator (observe/snapshot.h): the
  * estimate of a duty-cycled count, its interval, its limits; a simulated
  * duty-cycled count of a known workload lands within its interval; and the
- * snapshot builder turns a duty-cycled trace section into estimates.
+ * snapshot builder turns a duty-cycled trace section into estimates, scaled
+ * by the work counted; the profile says how long, at what duty and exposure
+ * and what it cost, and what other tools held.
  * needs:
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/buf.h"
+#include "fuse/fuse.h"
 #include "harness.h"
 #include "observe/snapshot.h"
 
@@ -117,6 +121,78 @@ static void snapshot_turns_duty_counts_into_estimates(void)
 	json_decref(reply);
 }
 
+/* A counted call is slower than an uncounted one: the estimate scales by
+ * the share of the node's work (reductions) done while counting, not by the
+ * share of the time; a window that did not count carries the last counted
+ * figures over and says it measured nothing. */
+static void estimate_scales_by_work_and_carries(void)
+{
+	const char *reply_text =
+	    "{\"window_ms\":1000,\"trace\":{\"modules\":[\"Elixir.Hot\",\"Elixir.Cold\"],"
+	    "\"window_ms\":1000,\"foreign\":[\"Hot: call trace patterns (local) set by another "
+	    "tool on 2 of 4 functions; shared (left as they are)\"],"
+	    "\"calls\":[[\"Elixir.Hot\",\"f\",1,400,16000,10],[\"Elixir.Cold\",\"g\",0,30,90,10]],"
+	    "\"duty\":{\"overhead\":0.05,\"cycle_ms\":1000,\"cost\":0.9,\"paused\":false,"
+	    "\"reds\":1000000,\"modules\":["
+	    "{\"module\":\"Elixir.Hot\",\"on_us\":100000,\"on_reds\":20000,"
+	    "\"exposed_us\":150000,\"cycles\":10,\"carried\":false},"
+	    "{\"module\":\"Elixir.Cold\",\"on_us\":0,\"on_reds\":100000,"
+	    "\"exposed_us\":0,\"cycles\":10,\"carried\":true}]}},\"errors\":[]}";
+	json_t *reply = json_loads(reply_text, 0, NULL);
+	TH_ASSERT(reply != NULL);
+	json_t *snap = obs_snapshot_build(reply, "n@h", "abc", 0, 1000, NULL);
+	TH_ASSERT(snap != NULL);
+	json_t *trace = json_object_get(snap, "trace");
+	json_t *hot = json_array_get(json_object_get(trace, "calls"), 0);
+	/* 10% of the time but 2% of the work: 400 / 0.02 */
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(hot, "count")), 20000);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(hot, "measured")), 400);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hot, "duty")), 0.02, 1e-9);
+	json_t *cold = json_array_get(json_object_get(trace, "calls"), 1);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(cold, "count")), 300);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(cold, "measured")), 0);
+	TH_ASSERT(json_is_true(json_object_get(cold, "carried")));
+	json_t *mods = json_object_get(json_object_get(trace, "duty"), "modules");
+	json_t *hm = json_array_get(mods, 0);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hm, "duty")), 0.1, 1e-9);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hm, "sampled")), 0.02, 1e-9);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hm, "exposure")), 0.15, 1e-9);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(trace, "foreign")), 1);
+
+	/* the profile: how long, at what duty and exposure, what it cost, and
+	 * what another tool held */
+	json_t *snaps = json_array();
+	for (int i = 0; i < 3; i++) {
+		json_t *s = json_deep_copy(snap);
+		json_object_set_new(s, "seq", json_integer(i));
+		json_object_set_new(s, "timestamp_ms", json_integer(1764496229000LL + i * 1000));
+		json_array_append_new(snaps, s);
+	}
+	json_t *p = NULL;
+	TH_ASSERT_OK(fuse_profile_build(NULL, snaps, NULL, NULL, &p));
+	json_t *tracing = json_object_get(p, "tracing");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(tracing, "mode")), "budget");
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(tracing, "windows")), 3);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(tracing, "traced_ms")), 3000, 1e-9);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(tracing, "foreign")), 1);
+	json_t *b = json_object_get(p, "trace_budget");
+	/* exposure: the mean of Hot's 0.15 and Cold's 0 */
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "exposure_mean")), 0.075, 1e-9);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "node_cost")), 0.0675, 1e-9);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "duty_mean")), 0.05, 1e-9);
+	struct gi_buf text;
+	gi_buf_init(&text, 0);
+	TH_ASSERT_OK(fuse_report_text(p, &text));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text),
+	                       "call counting: 3 windows, 3.0 s, under a 5.0% budget");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "another tool: Hot: call trace patterns");
+	gi_buf_destroy(&text);
+	json_decref(p);
+	json_decref(snaps);
+	json_decref(snap);
+	json_decref(reply);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -126,6 +202,7 @@ int main(int argc, char **argv)
 	    TH_TEST(bursty_counts_widen_the_interval),
 	    TH_TEST(simulated_duty_cycling_covers_the_truth),
 	    TH_TEST(snapshot_turns_duty_counts_into_estimates),
+	    TH_TEST(estimate_scales_by_work_and_carries),
 	    TH_END,
 	};
 	return th_main(argc, argv, "unit_observe_budget", tests);

@@ -60,11 +60,90 @@ Now = fun() -> erlang:monotonic_time(millisecond) end,
 %% keeps it in its dictionary (put there first thing).
 Send = fun(Msg) -> erlang:send(get(giulia_owner), Msg, [noconnect]) end,
 
+%% On OTP 27+ the call_count patterns live in a trace session of our own
+%% (trace:session_create/3), so that they never meet another tool's: chosen
+%% when the release is 27 or later and the function exists (the `trace`
+%% module is OTP's own, loaded from its kernel if it is not yet); `legacy`
+%% otherwise (OTP 25 here: this path is untested on this machine). The
+%% session process keeps the choice in its dictionary (giulia_cc); the
+%% guardian gets it at its start.
+CcSession = fun() ->
+    Release = try list_to_integer(erlang:system_info(otp_release)) catch _:_ -> 0 end,
+    case Release >= 27 andalso code:ensure_loaded(trace) =:= {module, trace} andalso
+         erlang:function_exported(trace, session_create, 3) of
+        true -> try trace:session_create(giulia_count, self(), []) catch _:_ -> legacy end;
+        false -> legacy
+    end
+end,
+Cc = fun() -> case get(giulia_cc) of undefined -> legacy; TS -> TS end end,
+CcPattern = fun(M, How) ->
+    case Cc() of
+        legacy -> erlang:trace_pattern({M, '_', '_'}, How, [call_count]);
+        TS -> trace:function(TS, {M, '_', '_'}, How, [call_count])
+    end
+end,
+%% call_count of every function in MFAs, as trace_info answers it
+CcInfo = fun(MFAs) ->
+    N = length(MFAs),
+    case Cc() of
+        legacy -> lists:zipwith(fun erlang:trace_info/2, MFAs, lists:duplicate(N, call_count));
+        TS -> lists:zipwith3(fun trace:info/3, lists:duplicate(N, TS), MFAs,
+                             lists:duplicate(N, call_count))
+    end
+end,
+ClearPatterns = fun(legacy, Mods) ->
+                       [catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]) || M <- Mods],
+                       ok;
+                   (TS, _Mods) -> catch trace:session_destroy(TS), ok
+                end,
+
 %% Module names from the user: existing atoms only, loaded modules only, and
-%% no call_count pattern already set by someone else.
+%% no call_count pattern already set by someone else (clearing ours at the
+%% end would clear theirs: the module is refused, and the error says so).
+%% Other tools' patterns on the same functions (dbg's or recon_trace's call
+%% trace, meta trace, call_time) are shared: call_count is a breakpoint of
+%% its own kind, set and cleared without touching theirs (checked on OTP 25
+%% with dbg:tpl, and dbg:ctp leaves ours), and the start reply and every
+%% snapshot say what was there.
 FunctionsOf = fun(M) ->
     [{M, F, A} || {F, A} <- M:module_info(functions)]
 end,
+%% What others hold on a module's functions: [{Kind, Functions, Holder}].
+ForeignOn = fun(MFAs) ->
+    Alls = lists:zipwith(fun erlang:trace_info/2, MFAs, lists:duplicate(length(MFAs), all)),
+    Kinds = lists:append([[{K, Who} || {K, V} <- L,
+                                       Who <- [case {K, V} of
+                                                   {traced, global} -> global;
+                                                   {traced, local} -> local;
+                                                   {meta, P} when P =/= false -> P;
+                                                   {call_count, N} when N =/= false -> set;
+                                                   {call_time, T} when T =/= false -> set;
+                                                   _ -> none
+                                               end], Who =/= none]
+                          || {all, L} <- Alls, is_list(L)]),
+    [{K, N, W} || {{K, W}, N} <- maps:to_list(
+                      lists:foldl(fun(E, Acc) -> maps:update_with(E, fun(X) -> X + 1 end, 1, Acc) end,
+                                  #{}, Kinds))]
+end,
+%% A tracer (pid, port or tracer module) as an operator can find it.
+Holder = fun(P) when is_pid(P) ->
+                case erlang:process_info(P, [registered_name, current_function]) of
+                    [{registered_name, Name}, _] when is_atom(Name) ->
+                        io_lib:format("~p (~s)", [P, Name]);
+                    [_, {current_function, {Mo, F, A}}] ->
+                        io_lib:format("~p (in ~s:~s/~b)", [P, Mo, F, A]);
+                    _ -> io_lib:format("~p", [P])
+                end;
+            (P) when is_port(P) -> io_lib:format("port ~p", [P]);
+            ({Mo, _}) when is_atom(Mo) -> io_lib:format("tracer module ~s", [Mo]);
+            (Other) -> io_lib:format("~p", [Other])
+         end,
+KindText = fun(traced, local) -> "call trace patterns (local)";
+              (traced, global) -> "call trace patterns (global)";
+              (meta, P) -> ["meta trace patterns for ", Holder(P)];
+              (call_count, _) -> "call_count patterns";
+              (call_time, _) -> "call_time patterns"
+           end,
 CheckModule = fun({Name, Candidates}) ->
     Existing = lists:append([try [erlang:binary_to_existing_atom(C, utf8)]
                              catch error:badarg -> [] end || C <- Candidates]),
@@ -72,18 +151,56 @@ CheckModule = fun({Name, Candidates}) ->
         [] -> {error, <<"module ", Name/binary, " is not loaded">>};
         [M | _] ->
             MFAs = FunctionsOf(M),
-            Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
-                                   lists:duplicate(length(MFAs), call_count)),
-            case lists:usort(Counts) -- [{call_count, false}] of
-                [] -> {ok, M, MFAs};
-                _ -> {error, <<"module ", Name/binary,
-                               " already has call-count tracing set by another tool">>}
+            Foreign = ForeignOn(MFAs),
+            Notes = [iolist_to_binary(io_lib:format(
+                         "~s: ~s set by another tool on ~b of ~b functions; shared (left as they are)",
+                         [Name, KindText(K, W), N, length(MFAs)]))
+                     || {K, N, W} <- lists:sort(Foreign), K =/= call_count orelse Cc() =/= legacy],
+            case [N || {call_count, N, _} <- Foreign, Cc() =:= legacy] of
+                [] -> {ok, M, MFAs, Notes};
+                [N | _] -> {error, iolist_to_binary(io_lib:format(
+                                "module ~s already has call_count patterns set by another tool "
+                                "(on ~b of ~b functions): not traced, as clearing ours would "
+                                "clear them", [Name, N, length(MFAs)]))}
             end
     end
 end,
-ClearPatterns = fun(Mods) ->
-    [catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]) || M <- Mods],
-    ok
+%% Process tracers already in place (dbg:p, recon_trace, an APM agent): who
+%% traces how many processes (at most ScanCap looked at), new processes, the
+%% seq_trace system tracer, a system monitor or profiler. Giulia shares with
+%% all of them: it sets no process flag on a process another tracer holds
+%% (call_time refuses such processes) and never changes theirs.
+ForeignTracers = fun() ->
+    Pids = lists:sublist(erlang:processes(), ScanCap),
+    Tracers = lists:zipwith(fun erlang:trace_info/2, Pids, lists:duplicate(length(Pids), tracer)),
+    Me = self(),
+    ByTracer = lists:foldl(fun({tracer, TP}, Acc) when TP =/= [], TP =/= Me ->
+                                   maps:update_with(TP, fun(X) -> X + 1 end, 1, Acc);
+                              (_, Acc) -> Acc
+                           end, #{}, Tracers),
+    Procs = [iolist_to_binary(io_lib:format(
+                 "processes: ~b traced by ~s (another tool's process trace flags); shared",
+                 [NP, Holder(TP)])) || {TP, NP} <- lists:sort(maps:to_list(ByTracer))],
+    New = case catch erlang:trace_info(new, tracer) of
+              {tracer, NT} when NT =/= [] ->
+                  [iolist_to_binary(["processes: new processes are traced by ", Holder(NT)])];
+              _ -> []
+          end,
+    Seq = case catch seq_trace:get_system_tracer() of
+              ST when is_pid(ST); is_port(ST); is_tuple(ST) ->
+                  [iolist_to_binary(["seq_trace: the system tracer is ", Holder(ST)])];
+              _ -> []
+          end,
+    Mon = case catch erlang:system_monitor() of
+              {MT, _} when is_pid(MT) -> [iolist_to_binary(["system_monitor: held by ", Holder(MT)])];
+              _ -> []
+          end,
+    Prof = case catch erlang:system_profile() of
+               {PT, _} when is_pid(PT); is_port(PT) ->
+                   [iolist_to_binary(["system_profile: held by ", Holder(PT)])];
+               _ -> []
+           end,
+    Procs ++ New ++ Seq ++ Mon ++ Prof
 end,
 
 %% Sorting helpers: lists of {Value, Pid}, largest first, at most TopN.
@@ -227,49 +344,72 @@ Utilisation = fun(Old, New, Online) ->
     #{total => Total, per_scheduler => Per}
 end,
 
-%% Call counts per function of the traced modules since the last read; the
-%% counters are paused while read, then reset.
-ReadCalls = fun(Traced) ->
-    lists:append([begin
-        erlang:trace_pattern({M, '_', '_'}, pause, [call_count]),
-        Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
-                               lists:duplicate(length(MFAs), call_count)),
-        erlang:trace_pattern({M, '_', '_'}, restart, [call_count]),
-        [{Mo, F, A, C} || {{Mo, F, A}, {call_count, C}} <- lists:zip(MFAs, Counts),
-                          is_integer(C), C > 0]
-    end || {M, MFAs} <- Traced])
+%% Call counts per function of the traced modules since the last read: a
+%% plain read of the counters against the previous one, which leaves them
+%% running (pause and restart would each wait for every scheduler, tens of
+%% milliseconds on a loaded node, and calls made meanwhile would be lost).
+ReadCalls = fun(S) ->
+    Prev = maps:get(c_prev, S, #{}),
+    Read = lists:append([begin
+        Counts = CcInfo(MFAs),
+        [{MFA, C} || {MFA, {call_count, C}} <- lists:zip(MFAs, Counts), is_integer(C)]
+    end || {_M, MFAs} <- maps:get(traced, S)]),
+    Calls = [{Mo, F, A, D} || {{Mo, F, A} = MFA, C} <- Read,
+                              D <- [C - maps:get(MFA, Prev, 0)], D > 0],
+    {Calls, S#{c_prev => maps:from_list(Read)}}
 end,
 
 %% ---- Overhead budget: duty-cycled call counting ----
 %% With `overhead` (a fraction of the node's work, e.g. 0.05) the call_count
-%% patterns are on for a fraction of every cycle (DutyCycleMs) and removed
-%% for the rest, so that a call costs nothing while they are off. Per cycle
-%% and function the session keeps the count's sum and sum of squares (the C
-%% node turns them into an estimate with its interval), per module the time
-%% on (microseconds) and the cycles. The fraction is adapted at every
-%% snapshot from the measured cost: the node's reductions per scheduler-busy
-%% time while every traced module is on against while none is (the same
-%% interval), smoothed; each module gets an equal part of the budget, so
-%% that a module taking most of the calls gets a smaller fraction. The
-%% fraction stays within [DutyMin, DutyMax]: an off phase is always left to
-%% measure against. Above PauseAbove scheduler utilisation over an interval
-%% counting pauses entirely for the next one (the snapshot says so).
+%% patterns are set for part of every cycle and removed for the rest, so that
+%% a call costs nothing while they are off. Measured on OTP 25 (BENCHMARKS.md
+%% "Overhead budget"), three facts shape the design:
+%% - setting and clearing a pattern waits for every scheduler to pass a safe
+%%   point (milliseconds, tens of them on a loaded machine), and the module
+%%   counts during part of that wait: the barriers cost as much as the time
+%%   on, and where in them counting starts is unknown. So the counted
+%%   interval is bounded by two plain reads of the counters (no pause, which
+%%   is a barrier too): one after the set has returned, one before the clear;
+%%   and the whole span from the set's start to the clear's end is the
+%%   module's exposure, which is what the budget pays for.
+%% - a counted call is slower (on tiny functions 25 times): the calls seen
+%%   per second while on are not the calls per second while off. The
+%%   reductions a call path takes are the same traced or not, so the
+%%   estimate scales by work, not time: calls counted / the node's
+%%   reductions in the counted intervals × the node's reductions in the
+%%   window (the session's own reductions left out of both).
+%% - barriers are long, so cycles are long: the cycle is chosen so that the
+%%   barriers take at most half of each module's exposure, between the
+%%   configured cycle and the snapshot interval.
+%% Per cycle and function the session keeps the count's sum and sum of
+%% squares (the C node turns them into an estimate with its interval), per
+%% module the time counted, the reductions counted, the exposure and the
+%% cycles. The fractions are adapted at every snapshot from the measured
+%% cost: the node's reductions per scheduler-busy time while every traced
+%% module counts against while none is set (the same interval), smoothed;
+%% each module gets an equal part of the budget, so that a module taking
+%% most of the calls gets a smaller fraction. Above PauseAbove scheduler
+%% utilisation over an interval counting pauses entirely for the next one
+%% (the snapshot says so).
 Overhead = case maps:get(overhead, Args, 0) of
                OverheadArg when is_number(OverheadArg), OverheadArg > 0, OverheadArg < 1 ->
                    OverheadArg;
                _ -> 0
            end,
-DutyCycleMs = max(20, min(1000, maps:get(duty_cycle_ms, Args, 100))),
 PauseAbove = case maps:get(pause_above, Args, 0) of
                  PauseArg when is_number(PauseArg), PauseArg > 0 -> PauseArg;
                  _ -> 2.0
              end,
-DutyMin = 0.01,
-%% A cycle never outlasts the snapshot interval: every window must count for
-%% its estimate to stand (on a node whose pattern barriers are slow the
-%% budget then gives way, and the snapshot's duty and barrier_us show it).
-DutyWindowUs = 1000 * max(DutyCycleMs, maps:get(interval_ms, Args, 1000)),
+%% A cycle is at least duty_cycle_ms (at most the snapshot interval) and at
+%% most 60 s or 30 intervals: where the barriers are long (a loaded machine:
+%% hundreds of milliseconds) a cycle spans several windows, and a window in
+%% which a module did not count carries its last counted calls per
+%% reduction over (the snapshot marks it `carried`).
+DutyWindowUs = 1000 * max(20, maps:get(interval_ms, Args, 1000)),
+DutyCycleMinUs = 1000 * max(20, min(DutyWindowUs div 1000, maps:get(duty_cycle_ms, Args, 1000))),
+DutyCycleMaxUs = max(DutyWindowUs, min(60000000, 30 * DutyWindowUs)),
 DutyMax = 0.9,
+DutyMinOnUs = 1000,
 NowUs = fun() -> erlang:monotonic_time(microsecond) end,
 Online0 = erlang:system_info(schedulers_online),
 SchedBusy = fun() ->
@@ -278,18 +418,21 @@ SchedBusy = fun() ->
         L -> lists:sum([A || {I, A, _} <- L, I =< Online0])
     end
 end,
-%% The segment since the last mark goes to `full` (every counted module on)
-%% or `off` (none on); partial segments are not used for the cost.
-DutyMark = fun(S) ->
-    {Reds, _} = erlang:statistics(reductions),
+%% The node's reductions, exactly (the running processes' too: a counted
+%% interval is shorter than a time slice of a loaded node), without the
+%% session process's own (erl_eval steps are reductions too).
+WorkReds = fun() ->
+    {R, _} = erlang:statistics(exact_reductions),
+    {reductions, Own} = erlang:process_info(self(), reductions),
+    R - Own
+end,
+%% The segment since the last mark goes to `full` (every counted module
+%% counting), `off` (none set) or nowhere (`partial`: some set, or a barrier
+%% inside it); only full and off segments measure the cost.
+DutyMarkAs = fun(S, Class) ->
+    Reds = WorkReds(),
     B = SchedBusy(),
     {R0, B0} = maps:get(d_mark, S),
-    On = map_size(maps:get(d_onset, S)),
-    Counted = length([F || F <- maps:values(maps:get(d_fracs, S)), F > 0]),
-    Class = if On =:= 0 -> off;
-               On =:= Counted -> full;
-               true -> partial
-            end,
     Seg = maps:get(d_seg, S),
     Seg2 = case maps:find(Class, Seg) of
                {ok, {AR, AB}} -> Seg#{Class => {AR + Reds - R0, AB + B - B0}};
@@ -297,56 +440,96 @@ DutyMark = fun(S) ->
            end,
     S#{d_mark => {Reds, B}, d_seg => Seg2}
 end,
+DutyMark = fun(S) ->
+    On = map_size(maps:get(d_onset, S)),
+    Counted = length([F || F <- maps:values(maps:get(d_fracs, S)), F > 0]),
+    DutyMarkAs(S, if On =:= 0 -> off;
+                     On =:= Counted -> full;
+                     true -> partial
+                  end)
+end,
+%% The counters as they are (a plain read, no barrier).
 DutyRead = fun(M, MFAs) ->
-    erlang:trace_pattern({M, '_', '_'}, pause, [call_count]),
-    Counts = lists:zipwith(fun erlang:trace_info/2, MFAs,
-                           lists:duplicate(length(MFAs), call_count)),
+    Counts = CcInfo(MFAs),
     [case C of {call_count, N} when is_integer(N) -> N; _ -> 0 end || C <- Counts]
 end,
-DutyAdd = fun(S, M, Ns, T) ->
+%% The start of a counted interval of M: {Time, Reductions, Counts, ExposedSince}.
+DutyOpen = fun(M, S, Since) ->
+    Counts = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
+    {NowUs(), WorkReds(), Counts, Since}
+end,
+%% The end of M's counted interval, added to the window's sums (the
+%% exposure is added apart: it ends when the clear has).
+DutyClose = fun(S, M) ->
+    {TA, RA, CA, Since} = maps:get(M, maps:get(d_onset, S)),
+    CB = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
+    RB = WorkReds(),
+    TB = NowUs(),
+    Ns = lists:zipwith(fun(B, A) -> max(0, B - A) end, CB, CA),
     Acc = maps:get(d_acc, S),
-    {OnUs, Cycles, Sums} = maps:get(M, Acc),
+    {OnUs, OnReds, ExpUs, Cycles, Sums} = maps:get(M, Acc),
     Sums2 = lists:zipwith(fun(N, {Su, Sq}) -> {Su + N, Sq + N * N} end, Ns, Sums),
-    OnAt = maps:get(M, maps:get(d_onset, S)),
-    S#{d_acc => Acc#{M => {OnUs + max(0, T - OnAt), Cycles + 1, Sums2}}}
+    S#{d_acc => Acc#{M => {OnUs + max(0, TB - TA), OnReds + max(0, RB - RA), ExpUs,
+                            Cycles + 1, Sums2}},
+       d_onset => (maps:get(d_onset, S))#{M => {TB, RB, CB, Since}}}
 end,
-%% Setting and pausing patterns waits for every scheduler to pass a safe
-%% point, which on a loaded node takes a while, and the module counts
-%% meanwhile: the time on is taken after the pause has taken effect, and the
-%% next cycle starts no earlier than each module's time on / its fraction,
-%% so that a slow barrier lengthens the cycle instead of raising the duty.
+DutyExpose = fun(S, M, Us) ->
+    Acc = maps:get(d_acc, S),
+    {OnUs, OnReds, ExpUs, Cycles, Sums} = maps:get(M, Acc),
+    S#{d_acc => Acc#{M => {OnUs, OnReds, ExpUs + max(0, Us), Cycles, Sums}}}
+end,
+%% A module's barriers per cycle (its set and its clear), smoothed.
+DutyBarrier = fun(S, M, Us) ->
+    {BN, BUs} = maps:get(d_barrier, S),
+    Old = maps:get(M, maps:get(d_bar, S), Us),
+    S#{d_barrier => {BN + 1, BUs + Us},
+       d_bar => (maps:get(d_bar, S))#{M => round(0.5 * Old + 0.5 * Us)}}
+end,
+%% M's time: read, then clear (the counters go with the pattern), and push
+%% the next cycle back when this exposure ran past what the cycle allows (a
+%% slow barrier, a late timer), so that the exposure keeps to its fraction.
 DutyOff = fun(S, M) ->
-    S1 = DutyMark(S),
-    TP = NowUs(),
-    Ns = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
-    T = NowUs(),
-    catch erlang:trace_pattern({M, '_', '_'}, false, [call_count]),
-    %% the pattern stopped counting somewhere inside the pause: its middle
-    S2 = DutyAdd(S1, M, Ns, (TP + T) div 2),
-    OnAt = maps:get(M, maps:get(d_onset, S2)),
-    F = max(DutyMin, maps:get(M, maps:get(d_fracs, S2))),
-    Until = min(maps:get(d_c0, S2) + DutyWindowUs,
-                max(maps:get(d_next_c0, S2), OnAt + round((T - OnAt) / F))),
-    {BN, BUs} = maps:get(d_barrier, S2),
-    S2#{d_onset => maps:remove(M, maps:get(d_onset, S2)), d_next_c0 => Until,
-        d_barrier => {BN + 1, BUs + (T - TP)}}
+    S1 = DutyClose(DutyMark(S), M),
+    {_, _, _, Since} = maps:get(M, maps:get(d_onset, S1)),
+    T0 = NowUs(),
+    catch CcPattern(M, false),
+    T1 = NowUs(),
+    S2 = DutyBarrier(DutyExpose(S1, M, T1 - Since), M,
+                     (T1 - T0) + maps:get(M, maps:get(d_setus, S1), 0)),
+    Cycle = maps:get(d_cycle_us, S2),
+    Allowed = maps:get(M, maps:get(d_fracs, S2)) * Cycle + maps:get(M, maps:get(d_bar, S2), 0),
+    Exposed = T1 - Since,
+    Next = case Allowed > 0 andalso Exposed > Allowed of
+               true -> min(maps:get(d_c0, S2) + DutyCycleMaxUs,
+                           max(maps:get(d_next_c0, S2), Since + round(Cycle * Exposed / Allowed)));
+               false -> maps:get(d_next_c0, S2)
+           end,
+    DutyMarkAs(S2#{d_onset => maps:remove(M, maps:get(d_onset, S2)), d_next_c0 => Next}, partial)
 end,
+%% A cycle: every module with a fraction is set, and its counted interval
+%% opens when its set has returned; it closes after its fraction of the cycle.
 DutyCycle = fun(S) ->
     S1 = DutyMark(S),
-    Fracs = maps:get(d_fracs, S),
+    Fracs = maps:get(d_fracs, S1),
     OnMods = [M || {M, F} <- maps:to_list(Fracs), F > 0,
-                   not maps:is_key(M, maps:get(d_onset, S))],
-    TS = NowUs(),
-    [erlang:trace_pattern({M, '_', '_'}, true, [call_count]) || M <- OnMods],
-    T1 = NowUs(),
-    %% and started counting somewhere inside the set: its middle
-    TOn = (TS + T1) div 2,
-    {BN, BUs} = maps:get(d_barrier, S1),
-    Pending = lists:keysort(1, [{T1 + round(maps:get(M, Fracs) * DutyCycleMs * 1000), M}
+                   not maps:is_key(M, maps:get(d_onset, S1))],
+    C0 = NowUs(),
+    Cycle = maps:get(d_cycle_us, S1),
+    %% all set first, then all opened: a module's counted interval does not
+    %% wait through the other modules' barriers
+    SetUs = lists:foldl(fun(M, Acc) ->
+                            TS = NowUs(),
+                            CcPattern(M, true),
+                            Acc#{M => NowUs() - TS}
+                        end, #{}, OnMods),
+    S2 = lists:foldl(fun(M, SA) ->
+                         SA#{d_onset => (maps:get(d_onset, SA))#{M => DutyOpen(M, SA, C0)}}
+                     end, S1#{d_setus => maps:merge(maps:get(d_setus, S1), SetUs)}, OnMods),
+    Pending = lists:keysort(1, [{element(1, maps:get(M, maps:get(d_onset, S2)))
+                                 + max(DutyMinOnUs, round(maps:get(M, Fracs) * Cycle)), M}
                                 || M <- OnMods]),
-    S1#{d_onset => maps:merge(maps:get(d_onset, S1), maps:from_list([{M, TOn} || M <- OnMods])),
-        d_pending => Pending, d_c0 => T1, d_next_c0 => T1 + DutyCycleMs * 1000,
-        d_barrier => case OnMods of [] -> {BN, BUs}; _ -> {BN + 1, BUs + (T1 - TS)} end}
+    S3 = case OnMods of [] -> S2; _ -> DutyMarkAs(S2, partial) end,
+    S3#{d_pending => Pending, d_c0 => C0, d_next_c0 => C0 + Cycle}
 end,
 DutyStep = fun DutyStep(S) ->
     case maps:get(d_on, S, false) of
@@ -364,6 +547,16 @@ DutyStep = fun DutyStep(S) ->
             end
     end
 end,
+%% Before a sample: every module counting now goes off. The scan runs at
+%% normal priority and takes long on a loaded node (seconds were measured
+%% here); a pattern left on through it would count far past its fraction.
+DutyQuiet = fun(S) ->
+    case maps:get(d_on, S, false) of
+        false -> S;
+        true -> lists:foldl(fun(M, SA) -> DutyOff(SA, M) end, S#{d_pending => []},
+                            maps:keys(maps:get(d_onset, S)))
+    end
+end,
 %% The next duty event, in monotonic milliseconds, or infinity.
 DutyNext = fun(S) ->
     case maps:get(d_on, S, false) of
@@ -377,54 +570,70 @@ DutyNext = fun(S) ->
             erlang:convert_time_unit(Due, microsecond, millisecond) + 1
     end
 end,
+%% A new window: sums to zero, and the modules counting now open a new
+%% counted interval (what they counted before is not this window's).
 DutyZero = fun(S) ->
-    Acc = maps:map(fun(_M, MFAs) -> {0, 0, [{0, 0} || _ <- MFAs]} end, maps:get(d_mfas, S)),
-    {Reds, _} = erlang:statistics(reductions),
+    Acc = maps:map(fun(_M, MFAs) -> {0, 0, 0, 0, [{0, 0} || _ <- MFAs]} end, maps:get(d_mfas, S)),
     T = NowUs(),
-    S#{d_acc => Acc, d_seg => #{full => {0, 0}, off => {0, 0}}, d_mark => {Reds, SchedBusy()},
-       d_barrier => {0, 0},
-       d_onset => maps:map(fun(_, _) -> T end, maps:get(d_onset, S))}
+    Onset = maps:map(fun(M, _) -> DutyOpen(M, S, T) end, maps:get(d_onset, S)),
+    S#{d_acc => Acc, d_seg => #{full => {0, 0}, off => {0, 0}}, d_mark => {WorkReds(), SchedBusy()},
+       d_barrier => {0, 0}, d_onset => Onset, d_win0 => WorkReds()}
 end,
 DutyInit = fun(S, Traced) ->
     case Overhead > 0 andalso Traced =/= [] of
         false -> S#{d_on => false};
         true ->
             Mods = [M || {M, _} <- Traced],
-            F0 = max(DutyMin, min(DutyMax, Overhead / length(Mods))),
+            F0 = max(0.0, min(DutyMax, Overhead / length(Mods))),
+            %% every module was set on at the start: it counts from now
+            %% for its fraction of a first cycle as short as allowed
+            S1 = DutyZero(S#{d_on => true, d_mfas => maps:from_list(Traced),
+                             d_fracs => maps:from_list([{M, F0} || M <- Mods]),
+                             d_cost => 1.0, d_onset => maps:from_list([{M, x} || M <- Mods]),
+                             d_setus => #{}, d_bar => #{}, d_cycle_us => DutyCycleMinUs,
+                             d_mark => {0, 0}}),
             T = NowUs(),
-            %% every module was set on at the start: the first step reads
-            %% nothing yet and starts a cycle
-            DutyZero(S#{d_on => true, d_mfas => maps:from_list(Traced),
-                        d_fracs => maps:from_list([{M, F0} || M <- Mods]),
-                        d_cost => 1.0, d_onset => maps:from_list([{M, T} || M <- Mods]),
-                        d_pending => lists:keysort(1, [{T + round(F0 * DutyCycleMs * 1000), M}
-                                                       || M <- Mods]),
-                        d_c0 => T, d_next_c0 => T + DutyCycleMs * 1000,
-                        d_mark => {0, 0}})
+            S1#{d_pending => lists:keysort(1, [{T + max(DutyMinOnUs, round(F0 * DutyCycleMinUs)), M}
+                                               || M <- Mods]),
+                d_c0 => T, d_next_c0 => T + DutyCycleMinUs}
     end
 end,
-%% The snapshot's duty figures, and the fractions for the next interval.
-DutyFrac = fun(_Share, _NHot, Cost) when Cost =< 0 -> DutyMax;
-              (Share, NHot, Cost) when Share > 0 ->
-                  max(DutyMin, min(DutyMax, Overhead / (NHot * Cost * Share)));
-              (_, _, _) -> DutyMax
-           end,
+%% The snapshot's duty figures, and the fractions and the cycle for the next
+%% interval. A module's target exposure is its part of the budget over its
+%% part of the cost (Cost × Share: Share its calls per reduction among the
+%% modules'); the cycle is long enough for its barriers to take at most half
+%% of that; what is left of the exposure is counted.
 DutySnapshot = fun(S, Util) ->
-    T = NowUs(),
     S0 = DutyMark(S),
-    %% modules on now: their counts so far, and they go on counting
+    %% modules counting now: their counts so far, and they go on counting
+    %% (their exposure so far is this window's)
+    T = NowUs(),
     S1 = lists:foldl(fun(M, SA) ->
-                         Ns = DutyRead(M, maps:get(M, maps:get(d_mfas, SA))),
-                         erlang:trace_pattern({M, '_', '_'}, restart, [call_count]),
-                         SB = DutyAdd(SA, M, Ns, T),
-                         SB#{d_onset => (maps:get(d_onset, SB))#{M => NowUs()}}
+                         {_, _, _, Since} = maps:get(M, maps:get(d_onset, SA)),
+                         SB = DutyExpose(DutyClose(SA, M), M, T - Since),
+                         {TB, RB, CB, _} = maps:get(M, maps:get(d_onset, SB)),
+                         SB#{d_onset => (maps:get(d_onset, SB))#{M => {TB, RB, CB, T}}}
                      end, S0, maps:keys(maps:get(d_onset, S0))),
-    Acc = maps:get(d_acc, S1),
+    WindowReds = max(0, WorkReds() - maps:get(d_win0, S1)),
+    %% a module that did not count in this window (its cycle is longer)
+    %% carries its last counted calls and reductions over; one that counted
+    %% is remembered for the windows to come
+    Acc0 = maps:get(d_acc, S1),
+    Last = maps:merge(maps:get(d_last, S1, #{}),
+                      maps:filter(fun(_, {_, OnR, _, Cy, _}) -> Cy > 0 andalso OnR > 0 end, Acc0)),
+    Carried = [M || {M, {_, _, _, 0, _}} <- maps:to_list(Acc0), maps:is_key(M, Last),
+                    not maps:is_key(M, maps:get(d_onset, S1))],
+    Acc = maps:merge(Acc0, maps:from_list([{M, begin
+                                                   {_, OnR, _, Cy, Su} = maps:get(M, Last),
+                                                   {0, OnR, element(3, maps:get(M, Acc0)), Cy, Su}
+                                               end} || M <- Carried])),
     Mfas = maps:get(d_mfas, S1),
     Fracs = maps:get(d_fracs, S1),
+    Bars = maps:get(d_bar, S1),
+    Cycle = maps:get(d_cycle_us, S1),
     Calls = lists:append([[{Mo, F, A, Su, Sq, Cyc}
                            || {{Mo, F, A}, {Su, Sq}} <- lists:zip(maps:get(M, Mfas), Sums), Su > 0]
-                          || {M, {_, Cyc, Sums}} <- maps:to_list(Acc)]),
+                          || {M, {_, _, _, Cyc, Sums}} <- maps:to_list(Acc)]),
     #{full := {RF, BF}, off := {RO, BO}} = maps:get(d_seg, S1),
     Measured = if BF > 0, BO > 0, RO > 0, RF > 0 ->
                       max(0.0, min(1.0, 1 - (RF / BF) / (RO / BO)));
@@ -435,29 +644,43 @@ DutySnapshot = fun(S, Util) ->
                _ -> 0.5 * maps:get(d_cost, S1) + 0.5 * Measured
            end,
     Paused = is_number(Util) andalso Util > PauseAbove,
-    Rates = [{M, lists:sum([Su || {Su, _} <- Sums]) / max(1, OnUs)}
-             || {M, {OnUs, _, Sums}} <- maps:to_list(Acc)],
+    Rates = [{M, lists:sum([Su || {Su, _} <- Sums]) / max(1, OnReds)}
+             || {M, {_, OnReds, _, _, Sums}} <- maps:to_list(Acc)],
     Total = lists:sum([R || {_, R} <- Rates]),
     NHot = max(1, length([R || {_, R} <- Rates, R > 0])),
+    Exposure = maps:from_list(
+                 [{M, if Cost =< 0 -> DutyMax;
+                         Total > 0, R > 0 -> min(DutyMax, Overhead / (NHot * Cost * (R / Total)));
+                         true -> min(DutyMax, Overhead / (NHot * Cost))
+                      end} || {M, R} <- Rates]),
+    %% every module is set before any counts, and each waits through the
+    %% others' barriers: a module's exposure holds all of them
+    BarAll = lists:sum(maps:values(Bars)),
+    NextCycle = max(DutyCycleMinUs,
+                    min(DutyCycleMaxUs,
+                        lists:max([0 | [round(2 * BarAll / X)
+                                        || {_, X} <- maps:to_list(Exposure), X > 0]]))),
     NewFracs = maps:from_list(
                  [{M, case Paused of
                           true -> 0;
-                          false when Total > 0 -> DutyFrac(R / Total, NHot, Cost);
-                          false -> maps:get(M, Fracs)
-                      end} || {M, R} <- Rates]),
-    Section = #{overhead => Overhead, cycle_ms => DutyCycleMs, cost => Cost,
-                cost_measured => Measured, paused => Paused,
+                          false -> max(DutyMinOnUs / NextCycle, X - BarAll / NextCycle)
+                      end} || {M, X} <- maps:to_list(Exposure)]),
+    Section = #{overhead => Overhead, cycle_ms => Cycle / 1000, next_cycle_ms => NextCycle / 1000,
+                cost => Cost, cost_measured => Measured, paused => Paused,
                 pause_above => if PauseAbove > 1 -> null; true -> PauseAbove end,
-                utilisation => Util,
+                utilisation => Util, reds => WindowReds,
                 barrier_us => case maps:get(d_barrier, S1) of
                                   {0, _} -> null;
                                   {BN, BUs} -> BUs div BN
                               end,
-                modules => [#{module => M, on_us => OnUs, cycles => Cyc,
+                modules => [#{module => M, on_us => OnUs, on_reds => OnReds, exposed_us => ExpUs,
+                              cycles => Cyc, carried => lists:member(M, Carried),
                               fraction => maps:get(M, Fracs),
-                              next_fraction => maps:get(M, NewFracs)}
-                            || {M, {OnUs, Cyc, _}} <- maps:to_list(Acc)]},
-    {Calls, Section, DutyZero(S1#{d_cost => Cost, d_fracs => NewFracs})}
+                              next_fraction => maps:get(M, NewFracs),
+                              barrier_us => maps:get(M, Bars, null)}
+                            || {M, {OnUs, OnReds, ExpUs, Cyc, _}} <- maps:to_list(Acc)]},
+    {Calls, Section, DutyZero(S1#{d_cost => Cost, d_fracs => NewFracs, d_cycle_us => NextCycle,
+                                  d_last => Last})}
 end,
 
 %% ---- Sampler: where the busiest processes execute, between snapshots ----
@@ -713,13 +936,17 @@ Sample = fun(S) ->
                      end,
     {Trace, S4} = case {Traced, maps:get(d_on, S3, false)} of
                 {[], _} -> {#{}, S3};
-                {_, false} -> {#{trace => #{modules => [M || {M, _} <- Traced],
-                                            window_ms => Window,
-                                            calls => ReadCalls(Traced)}}, S3};
+                {_, false} ->
+                    {FCalls, SF} = ReadCalls(S3),
+                    {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
+                                  calls => FCalls, foreign => maps:get(foreign, S3),
+                                  isolation => maps:get(isolation, S3)}}, SF};
                 {_, true} ->
                     {DCalls, DSection, SD} = DutySnapshot(S3, maps:get(total, UtilisationNow)),
                     {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
-                                  calls => DCalls, duty => DSection}}, SD}
+                                  calls => DCalls, duty => DSection,
+                                  foreign => maps:get(foreign, S3),
+                                  isolation => maps:get(isolation, S3)}}, SD}
             end,
     PauseNote = case Trace of
                     #{trace := #{duty := #{paused := true, utilisation := PU}}} ->
@@ -988,24 +1215,19 @@ CtStray = fun(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_
 %% A new baseline after a detached while: counters read and thrown away,
 %% node totals and per-process reductions taken anew.
 Rebase = fun(S) ->
-    case maps:get(d_on, S, false) of
-        true -> [catch erlang:trace_pattern({M, '_', '_'}, restart, [call_count])
-                 || M <- maps:keys(maps:get(d_onset, S))];
-        false -> catch ReadCalls(maps:get(traced, S))
-    end,
     case maps:get(call_time, S, undefined) of
         undefined -> ok;
         Ct -> catch CtRead(Ct)
     end,
     Baseline(case maps:get(d_on, S, false) of
                  true -> DutyZero(S);
-                 false -> S
+                 false -> element(2, ReadCalls(S))
              end)
 end,
 
 Cleanup = fun(S) ->
     CtStop(maps:get(call_time, S, undefined)),
-    ClearPatterns([M || {M, _} <- maps:get(traced, S)]),
+    ClearPatterns(Cc(), [M || {M, _} <- maps:get(traced, S)]),
     case maps:get(swt_set, S) of
         true -> catch erlang:system_flag(scheduler_wall_time, false);
         false -> ok
@@ -1029,9 +1251,10 @@ Loop = fun Loop(S) ->
     DutyPrio andalso process_flag(priority, high),
     receive
         {giulia, Ref, sample} ->
+            SQ = DutyQuiet(S),
             DutyPrio andalso process_flag(priority, normal),
-            {Reply, S2} = try CtWrap(Sample(S), S)
-                          catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, S}
+            {Reply, S2} = try CtWrap(Sample(SQ), SQ)
+                          catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, SQ}
                           end,
             Send({giulia, Ref, Reply}),
             Loop(S2#{lease_until => Now() + LeaseMs});
@@ -1081,9 +1304,16 @@ Pid = erlang:spawn(fun() ->
     put(giulia_session, Id),
     put(giulia_owner, Owner),
     erlang:monitor_node(CNode, true),
+    CcTS = case ModuleNames of [] -> legacy; _ -> CcSession() end,
+    put(giulia_cc, CcTS),
     Checked = [CheckModule(N) || N <- ModuleNames],
-    Traced = [{M, MFAs} || {ok, M, MFAs} <- Checked],
+    Traced = [{M, MFAs} || {ok, M, MFAs, _} <- Checked],
     TraceErrors = [E || {error, E} <- Checked],
+    %% what other tools hold, looked at before anything of ours is set
+    Foreign = case ModuleNames of
+                  [] -> [];
+                  _ -> lists:append([Ns || {ok, _, _, Ns} <- Checked]) ++ ForeignTracers()
+              end,
     Guardian = case Traced of
         [] -> undefined;
         _ ->
@@ -1097,7 +1327,7 @@ Pid = erlang:spawn(fun() ->
                         {giulia_guardian, call_time, TS, CtMods} -> Guard({TS, CtMods});
                         {giulia_guardian, done} -> ok;
                         {'DOWN', MRef, process, _, _} ->
-                            ClearPatterns(Mods),
+                            ClearPatterns(CcTS, Mods),
                             %% the runtime has dropped the `call` flags of the
                             %% processes the dead session traced; the patterns stay
                             case CtSet of
@@ -1109,18 +1339,21 @@ Pid = erlang:spawn(fun() ->
                 Guard(none)
             end)
     end,
-    [erlang:trace_pattern({M, '_', '_'}, true, [call_count]) || {M, _} <- Traced],
+    [CcPattern(M, true) || {M, _} <- Traced],
     Ct = case CallTime andalso Traced =/= [] of
              true -> CtStart(Traced, Guardian);
              false -> undefined
          end,
     erlang:system_flag(scheduler_wall_time, true),
     SwtSet = true,
-    S0 = DutyInit(Baseline(#{traced => Traced, swt_set => SwtSet, guardian => Guardian,
+    Isolation = case CcTS of legacy -> global; _ -> trace_session end,
+    S0 = DutyInit(Baseline(#{traced => Traced, c_prev => #{}, foreign => Foreign,
+                             isolation => Isolation, swt_set => SwtSet, guardian => Guardian,
                              call_time => Ct, s_origins => #{}, cnode => CNode,
                              detached => false}), Traced),
     Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
-                       trace_errors => TraceErrors,
+                       trace_errors => TraceErrors, foreign => Foreign,
+                       isolation => Isolation,
                        traced => [M || {M, _} <- Traced]}},
     Loop(S0#{lease_until => Now() + LeaseMs})
 end),
