@@ -475,8 +475,11 @@ static void session_survives_freeze(void)
 	struct obs_callbacks cb = {on_snapshot, on_end, &e};
 	struct obs_manager *m = NULL;
 	TH_ASSERT_OK(obs_manager_new(&cb, &m));
+	/* The per-call deadline also bounds the session's start (which loads the
+	 * probe): 3 s leaves a loaded machine room for it, and still shows a
+	 * frozen node as a timeout within seconds. */
 	struct obs_session_config cfg = {
-	    .node = n.name, .cookie = n.cookie, .interval_ms = 250, .timeout_ms = 1000};
+	    .node = n.name, .cookie = n.cookie, .interval_ms = 250, .timeout_ms = 3000};
 	char *id = NULL;
 	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
 	wait_snapshots(&e, 2);
