@@ -19,13 +19,8 @@
 const char cli_version[] = GIULIA_VERSION;
 
 const struct cli_command *const cli_tables[] = {
-    cli_static_commands,
-    cli_observe_commands,
-    cli_daemon_commands,
-    cli_profile_commands,
-    cli_mcp_commands,
-    cli_assist_commands,
-    NULL,
+    cli_static_commands, cli_observe_commands, cli_daemon_commands,    cli_profile_commands,
+    cli_mcp_commands,    cli_assist_commands,  cli_contracts_commands, NULL,
 };
 
 const struct cli_option cli_node_options[] = {

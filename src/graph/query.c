@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "base/str.h"
 #include "graph/graph.h"
+#include "graph/contracts.h"
 #include "graph/xref.h"
 #include "graph/search.h"
 #include "store/store.h"
@@ -1371,6 +1372,31 @@ static int q_preflight(struct kg_db *db, const struct kg_graph *g, const struct 
 	return kg_preflight(g, m, fi, p->depth > 0 ? depth_of(p) : 3, out);
 }
 
+/* The contract, convention, struct and clone checks (graph/contracts.c). */
+static int q_contracts(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                       json_t *out)
+{
+	return kg_contracts(db->store, g, p, out);
+}
+
+static int q_conventions(struct kg_db *db, const struct kg_graph *g,
+                         const struct kg_query_params *p, json_t *out)
+{
+	return kg_conventions(db->store, g, p, out);
+}
+
+static int q_structs(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                     json_t *out)
+{
+	return kg_structs(db->store, g, p, out);
+}
+
+static int q_duplicates(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                        json_t *out)
+{
+	return kg_duplicates(db->store, g, p, out);
+}
+
 static const struct {
 	const char *name;
 	query_fn fn;
@@ -1403,6 +1429,10 @@ static const struct {
     {"search_text", q_search_text},
     {"search_code", q_search_code},
     {"preflight", q_preflight},
+    {"contracts", q_contracts},
+    {"conventions", q_conventions},
+    {"structs", q_structs},
+    {"duplicates", q_duplicates},
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)

@@ -69,6 +69,7 @@ struct kg_query_params {
  *   dependents dependencies centrality impact cycles god_modules fan_in_out
  *   coupling dead_code heatmap change_risk path topology unprotected_hubs
  *   api_surface function_details hubs xref search_text search_code preflight
+ *   contracts conventions structs duplicates (graph/contracts.h, docs/CHECKS.md)
  * Unknown name: GI_EINVAL (kg_query_error_message() says more when a
  * query refuses its arguments). Unknown module or function: GI_ENOTFOUND.
  * A `module` of the form "Mod.fun/arity" with no `function` names that

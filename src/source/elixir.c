@@ -48,6 +48,7 @@
 #include <tree_sitter/api.h>
 
 #include "base/alloc.h"
+#include "base/hash.h"
 #include "base/error.h"
 #include "base/map.h"
 #include "source/elixir_int.h"
@@ -110,6 +111,9 @@ enum op_kind {
 	OP_ATTRIBUTE,
 	OP_SLASH,
 	OP_TYPE,
+	OP_MATCH, /* = */
+	OP_ARROW, /* <- */
+	OP_BAR,   /* | */
 };
 
 struct name_kind {
@@ -151,7 +155,8 @@ static const struct name_kind named_kinds[] = {
 static const struct name_kind operator_kinds[] = {
     {"|>", OP_PIPE},     {"when", OP_WHEN}, {"\\\\", OP_DEFAULT}, {"and", OP_AND},
     {"or", OP_OR},       {"&&", OP_ANDAND}, {"||", OP_OROR},      {"&", OP_CAPTURE},
-    {"@", OP_ATTRIBUTE}, {"/", OP_SLASH},   {"::", OP_TYPE},
+    {"@", OP_ATTRIBUTE}, {"/", OP_SLASH},   {"::", OP_TYPE},      {"=", OP_MATCH},
+    {"<-", OP_ARROW},    {"|", OP_BAR},
 };
 
 struct symbol_tables {
@@ -233,6 +238,7 @@ struct ex_alias {
 struct ex_spec {
 	const char *name;
 	int arity;
+	uint32_t line;
 };
 
 /* A macro of this file whose quote defines a function named by one of its
@@ -294,6 +300,7 @@ struct ex_module_state {
 	int atom_list_count;
 	bool is_protocol;
 	bool pending_doc, pending_doc_false, pending_impl;
+	const char *pending_impl_value; /* "true" or the module of the pending @impl */
 };
 
 struct ex_ctx {
@@ -305,6 +312,7 @@ struct ex_ctx {
 	long function;               /* index in the module's functions, -1 outside */
 	struct ex_metrics *metrics;  /* current clause, NULL outside */
 	bool in_quote;
+	bool in_pattern; /* walking a pattern: a head's arguments, `p = x`, `p <- x`, `p ->` */
 	bool too_deep;
 	const char *describe; /* ExUnit `describe` name around the current tests */
 	/* Inside a module-level `for var <- [:a, :b]`: the variable, its values
@@ -781,6 +789,12 @@ static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned 
 		return false;
 	ref_add(c, apply ? FACTS_REF_APPLY : FACTS_REF_MFA, mod, line);
 	call_add(c, apply ? FACTS_CALL_APPLY : FACTS_CALL_MFA, mod, fun, literal_arity(a), line);
+	if (apply && c->mod && !c->in_quote) {
+		struct facts_function *fn = cur_function(c);
+		facts_site_add(
+		    cur_module(c), FACTS_SITE_APPLY, fn ? fn->name : NULL, fn ? fn->arity : 0, line,
+		    gi_arena_printf(&c->f->arena, "%s.%s/%d", mod, fun, literal_arity(a)));
+	}
 	return true;
 }
 
@@ -1006,6 +1020,8 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 		if (idx)
 			GI_VEC_AT(&m->functions, struct facts_function, (size_t)idx - 1).has_spec =
 			    true;
+		else
+			facts_site_add(m, FACTS_SITE_ORPHAN_SPEC, s->name, s->arity, s->line, NULL);
 	}
 	for (size_t i = 0; i < m->functions.len; i++) {
 		struct facts_function *fn = gi_vec_get(&m->functions, i);
@@ -1448,6 +1464,212 @@ NOINLINE static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, 
 	walk(c, list, depth, 0);
 }
 
+/* ---- sites: facts for the contract and clone checks (docs/CHECKS.md) ---- */
+
+/* Deepest level of a clause body that body_hash descends to. */
+#define EX_HASH_MAX_DEPTH 256
+
+/* The value of `@impl V`: "true", or the module V names. */
+static const char *impl_value(struct ex_ctx *c, TSNode v, unsigned depth)
+{
+	if (ts_node_is_null(v) || kind_of(v) == N_BOOLEAN)
+		return "true";
+	const char *m = literal_module(c, v, depth, true);
+	return m ? m : "true";
+}
+
+/* One `name: arity` or `{:name, arity}` of @optional_callbacks. */
+static void optional_callback_add(struct ex_ctx *c, TSNode key, TSNode value, uint32_t line)
+{
+	size_t len;
+	const char *t = text_of(c, key, &len);
+	int arity = small_int(c, value);
+	if (kind_of(key) == N_ATOM && len > 1 && t[0] == ':') {
+		t++;
+		len--;
+	} else {
+		while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == ':' || t[len - 1] == '\n'))
+			len--;
+	}
+	if (arity < 0 || len == 0 || len >= EX_MAX_NAME)
+		return;
+	facts_site_add(cur_module(c), FACTS_SITE_OPTIONAL_CALLBACK,
+	               gi_arena_strndup(&c->f->arena, t, len), arity, line, NULL);
+}
+
+/* `@optional_callbacks foo: 1, bar: 2` or `@optional_callbacks [foo: 1]`. */
+static void optional_callbacks_read(struct ex_ctx *c, TSNode v, uint32_t line)
+{
+	TSNode keywords = v;
+	if (kind_of(v) == N_LIST) {
+		uint32_t n = ts_node_named_child_count(v);
+		for (uint32_t i = 0; i < n; i++) {
+			TSNode k = ts_node_named_child(v, i);
+			if (kind_of(k) == N_TUPLE && ts_node_named_child_count(k) == 2)
+				optional_callback_add(c, ts_node_named_child(k, 0),
+				                      ts_node_named_child(k, 1), line);
+			else if (kind_of(k) == N_KEYWORDS)
+				keywords = k;
+		}
+	}
+	if (kind_of(keywords) != N_KEYWORDS)
+		return;
+	uint32_t np = ts_node_named_child_count(keywords);
+	for (uint32_t j = 0; j < np; j++) {
+		TSNode pair = ts_node_named_child(keywords, j);
+		if (kind_of(pair) == N_PAIR)
+			optional_callback_add(c, field(pair, tables.f_key),
+			                      field(pair, tables.f_value), line);
+	}
+}
+
+/* Adds a site in the current module, charged to the current function. */
+static void site_here(struct ex_ctx *c, enum facts_site_kind kind, uint32_t line,
+                      const char *detail)
+{
+	if (!c->mod || c->in_quote)
+		return;
+	struct facts_function *fn = cur_function(c);
+	facts_site_add(cur_module(c), kind, fn ? fn->name : NULL, fn ? fn->arity : 0, line, detail);
+}
+
+/* `%S{...}` naming module `mod`: built, updated (`%S{s | ...}`) or matched. */
+static void struct_site(struct ex_ctx *c, TSNode map, const char *mod)
+{
+	enum facts_site_kind kind =
+	    c->in_pattern ? FACTS_SITE_STRUCT_MATCH : FACTS_SITE_STRUCT_BUILD;
+	TSNode content = ts_node_named_child(map, 1);
+	if (!c->in_pattern && !ts_node_is_null(content)) {
+		TSNode first = ts_node_named_child(content, 0);
+		if (kind_of(first) == N_BINARY && op_of(first) == OP_BAR)
+			kind = FACTS_SITE_STRUCT_UPDATE;
+	}
+	site_here(c, kind, line_of(map), mod);
+}
+
+/* True when `n` is a literal a conversion to an atom cannot grow the atom
+ * table with beyond what the source shows: a string or charlist without
+ * interpolation, or an atom. */
+static bool literal_text(struct ex_ctx *c, TSNode n)
+{
+	enum node_kind k = kind_of(n);
+	if (k == N_ATOM)
+		return true;
+	if (k != N_STRING && strcmp(ts_node_type(n), "charlist") != 0)
+		return false;
+	(void)c;
+	uint32_t count = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < count; i++)
+		if (kind_of(ts_node_named_child(n, i)) == N_INTERPOLATION)
+			return false;
+	return true;
+}
+
+/* String.to_atom/1, List.to_atom/1, :erlang.binary_to_atom/1,2 and
+ * :erlang.list_to_atom/1 on an argument that is not a literal (or piped). */
+static void to_atom_check(struct ex_ctx *c, const struct ex_call *call, const char *mod,
+                          const char *fun, int arity, int pipe, unsigned depth)
+{
+	bool is = ((strcmp(mod, "String") == 0 || strcmp(mod, "List") == 0) &&
+	           strcmp(fun, "to_atom") == 0 && arity == 1) ||
+	          (strcmp(mod, ":erlang") == 0 &&
+	           ((strcmp(fun, "binary_to_atom") == 0 && (arity == 1 || arity == 2)) ||
+	            (strcmp(fun, "list_to_atom") == 0 && arity == 1)));
+	if (!is)
+		return;
+	if (!pipe) {
+		struct ex_args a;
+		args_read(c, call->args, depth, &a);
+		if (a.count > 0 && literal_text(c, a.first[0]))
+			return;
+	}
+	site_here(c, FACTS_SITE_TO_ATOM, line_of(call->node),
+	          gi_arena_printf(&c->f->arena, "%s.%s/%d", mod, fun, arity));
+}
+
+/* `struct(S, fields)` / `struct!(S, fields)` with a literal S builds S. */
+static void struct_call_check(struct ex_ctx *c, const struct ex_call *call, int arity, int pipe,
+                              unsigned depth)
+{
+	if (pipe || (arity != 1 && arity != 2) ||
+	    !(text_is(c, call->target, "struct") || text_is(c, call->target, "struct!")))
+		return;
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	const char *mod = a.count > 0 ? literal_module(c, a.first[0], depth, false) : NULL;
+	if (mod)
+		site_here(c, FACTS_SITE_STRUCT_BUILD, line_of(call->node), mod);
+}
+
+static uint64_t mix64(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0x100000001b3ULL;
+}
+
+/* Hashes the clause body `body` into a BODY site of the current function:
+ * `hash` over node types and every leaf's text (a type-1 clone has the same),
+ * `hash2` with the text of variables and literals left out but called names,
+ * module names and operators kept (type-2); `size` counts named nodes. */
+static void body_hash(struct ex_ctx *c, TSNode body, uint32_t line)
+{
+	if (ts_node_is_null(body) || !c->mod || c->in_quote || c->function < 0)
+		return;
+	uint64_t h1 = GI_HASH_SEED, h2 = GI_HASH_SEED;
+	uint32_t size = 0;
+	enum node_kind parents[EX_HASH_MAX_DEPTH + 1];
+	unsigned level = 0;
+	parents[0] = kind_of(body);
+	TSTreeCursor cur = ts_tree_cursor_new(body);
+	bool more = ts_tree_cursor_goto_first_child(&cur);
+	if (more)
+		level = 1;
+	while (more) {
+		TSNode n = ts_tree_cursor_current_node(&cur);
+		enum node_kind k = kind_of(n);
+		bool descend = false;
+		if (k != N_COMMENT) {
+			TSSymbol sym = ts_node_symbol(n);
+			h1 = mix64(h1, sym);
+			h2 = mix64(h2, sym);
+			if (ts_node_is_named(n))
+				size++;
+			if (ts_node_child_count(n) == 0) {
+				size_t len;
+				const char *t = text_of(c, n, &len);
+				uint64_t th = gi_hash64(t, len, GI_HASH_SEED);
+				h1 = mix64(h1, th);
+				TSFieldId fid = ts_tree_cursor_current_field_id(&cur);
+				enum node_kind parent = parents[level - 1];
+				bool name = k == N_ALIAS || k == N_OPERATOR_IDENTIFIER ||
+				            (k == N_IDENTIFIER &&
+				             ((parent == N_CALL && fid == tables.f_target) ||
+				              (parent == N_DOT && fid == tables.f_right)));
+				if (name || !ts_node_is_named(n))
+					h2 = mix64(h2, th);
+			} else if (level < EX_HASH_MAX_DEPTH) {
+				descend = true;
+			}
+		}
+		if (descend && ts_tree_cursor_goto_first_child(&cur)) {
+			parents[level++] = k;
+			continue;
+		}
+		while (!(more = ts_tree_cursor_goto_next_sibling(&cur))) {
+			if (level <= 1 || !ts_tree_cursor_goto_parent(&cur))
+				break;
+			level--;
+		}
+	}
+	ts_tree_cursor_delete(&cur);
+	struct facts_function *fn = cur_function(c);
+	struct facts_site *site =
+	    facts_site_add(cur_module(c), FACTS_SITE_BODY, fn->name, fn->arity, line, NULL);
+	site->hash = h1;
+	site->hash2 = h2;
+	site->size = size;
+}
+
 /* ---- attributes -------------------------------------------------------- */
 
 /* Name and arity of a @spec/@callback head: `name(args) :: t when ...`. */
@@ -1552,9 +1774,10 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 		m->moduledoc_false = is_false;
 	} else if (text_is(c, call.target, "impl")) {
 		st->pending_impl = !is_false;
+		st->pending_impl_value = is_false ? NULL : impl_value(c, v, depth);
 	} else if (text_is(c, call.target, "spec")) {
 		if (a.count > 0 && spec_head(c, v, depth, &name, &arity)) {
-			struct ex_spec s = {name, arity};
+			struct ex_spec s = {name, arity, line_of(n)};
 			gi_vec_push(&st->specs, &s);
 		}
 	} else if (text_is(c, call.target, "callback") ||
@@ -1570,8 +1793,11 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 		derive_read(c, v, depth, line_of(n));
 		walk_children(c, call.args, depth);
 	} else if (text_is(c, call.target, "type") || text_is(c, call.target, "typep") ||
-	           text_is(c, call.target, "opaque") ||
-	           text_is(c, call.target, "optional_callbacks")) {
+	           text_is(c, call.target, "opaque")) {
+		/* Types are not code. */
+	} else if (text_is(c, call.target, "optional_callbacks")) {
+		if (a.count > 0)
+			optional_callbacks_read(c, v, line_of(n));
 		/* Types are not code. */
 	} else {
 		if (a.count == 1 && kind_of(v) == N_LIST && st->atom_list_count < 16) {
@@ -1779,14 +2005,19 @@ static void clause_walk(struct ex_ctx *c, long fi, const struct ex_head *h, TSNo
 	long saved_function = c->function;
 	struct ex_metrics *saved_metrics = c->metrics;
 	size_t saved_aliases = c->aliases.len;
+	bool saved_pattern = c->in_pattern;
 	c->function = fi;
 	c->metrics = &metrics;
+	c->in_pattern = true;
 	if (!ts_node_is_null(h->args))
 		walk_children(c, h->args, depth);
 	if (!ts_node_is_null(h->left))
 		walk(c, h->left, depth, 0);
 	if (!ts_node_is_null(h->right))
 		walk(c, h->right, depth, 0);
+	c->in_pattern = saved_pattern;
+	if (has_body)
+		body_hash(c, body, line_of(ts_node_is_null(h->args) ? body : h->args));
 	if (!ts_node_is_null(h->guard))
 		walk(c, h->guard, depth, 0);
 	if (!ts_node_is_null(body)) {
@@ -1853,9 +2084,13 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 		fn->has_doc = true;
 		fn->doc_false = c->mod->pending_doc_false;
 	}
-	if (c->mod->pending_impl)
+	if (c->mod->pending_impl) {
 		fn->has_impl = true;
+		facts_site_add(cur_module(c), FACTS_SITE_IMPL, fn->name, fn->arity, start,
+		               c->mod->pending_impl_value ? c->mod->pending_impl_value : "true");
+	}
 	c->mod->pending_doc = c->mod->pending_doc_false = c->mod->pending_impl = false;
+	c->mod->pending_impl_value = NULL;
 	if (!ts_node_is_null(h->guard) && w != EX_W_DEFGUARD && w != EX_W_DEFGUARDP)
 		fn->has_guard = true;
 	if (has_body) {
@@ -2442,6 +2677,15 @@ static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
 		else
 			walk(c, right, depth, 1);
 		return;
+	case OP_MATCH:
+	case OP_ARROW: {
+		bool saved = c->in_pattern;
+		c->in_pattern = true;
+		walk(c, left, depth, 0);
+		c->in_pattern = saved;
+		walk(c, right, depth, 0);
+		return;
+	}
 	case OP_AND:
 	case OP_OR:
 	case OP_ANDAND:
@@ -2635,6 +2879,7 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	int arity = (int)nargs + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
 	if (local) {
 		local_call(c, call.target, arity);
+		struct_call_check(c, &call, arity, pipe, depth);
 		template_expand(c, &call, depth);
 		if (!pipe && (arity == 1 || arity == 2) && text_is(c, call.target, "raise"))
 			raise_call(c, &call, depth);
@@ -2655,6 +2900,7 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		}
 	} else if (mod && fun) {
 		remote_call(c, mod, fun, arity, line_of(n));
+		to_atom_check(c, &call, mod, fun, arity, pipe, depth);
 		if (strcmp(mod, "Record") == 0)
 			record_generate(c, &call, fun, depth);
 		if (!pipe && arity >= 3 && arity <= 5)
@@ -2681,9 +2927,10 @@ static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
 	}
 	TSNode name = ts_node_named_child(s, 0);
 	const char *mod = module_of(c, name, depth);
-	if (mod)
+	if (mod) {
 		ref_add(c, FACTS_REF_STRUCT, mod, line_of(map));
-	else
+		struct_site(c, map, mod);
+	} else
 		walk(c, s, depth, 0); /* %module{}: the name is code */
 	/* The fields, not the struct's name (a struct reference, not a value). */
 	uint32_t k = ts_node_named_child_count(map);
@@ -2769,6 +3016,15 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	case N_FN:
 		walk_fn(c, n, depth);
 		return;
+	case N_STAB: {
+		/* `pattern -> body` (cond's conditions are walked as patterns too) */
+		bool saved = c->in_pattern;
+		c->in_pattern = true;
+		walk(c, field(n, tables.f_left), depth, 0);
+		c->in_pattern = saved;
+		walk(c, field(n, tables.f_right), depth, 0);
+		return;
+	}
 	case N_ERROR:
 		walk_error(c, n, depth);
 		return;

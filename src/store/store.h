@@ -23,7 +23,7 @@
 #include "base/map.h"
 #include "source/facts.h"
 
-#define ST_SCHEMA_VERSION 2
+#define ST_SCHEMA_VERSION 3
 
 struct st_db;
 
@@ -141,6 +141,21 @@ struct st_call_row {
 typedef int (*st_call_fn)(void *ctx, const struct st_call_row *row);
 /* Every call. */
 int st_calls_each(struct st_db *db, st_call_fn fn, void *ctx);
+
+struct st_site_row {
+	int64_t module_id; /* st_module_row.id */
+	int kind;          /* enum facts_site_kind as stored: check the range before use */
+	const char *name;  /* NULL when the site has no function */
+	int arity;
+	uint32_t line;
+	const char *detail; /* NULL when absent */
+	uint64_t hash, hash2;
+	uint32_t size;
+};
+typedef int (*st_site_fn)(void *ctx, const struct st_site_row *row);
+/* Every site (facts.h, struct facts_site) whose kind is in the bitmask
+ * `kinds` (1u << enum facts_site_kind), by module id, then line. */
+int st_sites_each(struct st_db *db, unsigned kinds, st_site_fn fn, void *ctx);
 
 /* A number that changes whenever another connection commits (PRAGMA data_version). */
 int st_data_version(struct st_db *db, int64_t *out);
