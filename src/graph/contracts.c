@@ -893,6 +893,16 @@ static int by_hash(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
+static int by_place(const void *a, const void *b)
+{
+	const struct ct_site *x = *(const struct ct_site *const *)a,
+	                     *y = *(const struct ct_site *const *)b;
+	int c = strcmp(x->module_name, y->module_name);
+	if (c)
+		return c;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
 struct ct_group {
 	int type;
 	uint32_t size;
@@ -977,6 +987,10 @@ int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_qu
 		i = j;
 	}
 	gi_vec_sort(&groups, group_order);
+	for (size_t k = 0; k < groups.len; k++) {
+		const struct ct_group *gr = gi_vec_get(&groups, k);
+		qsort(sorted + gr->first, gr->count, sizeof(*sorted), by_place);
+	}
 	json_t *arr = json_array();
 	size_t total = 0;
 	for (size_t k = 0; k < groups.len; k++) {

@@ -1615,8 +1615,13 @@ static void body_hash(struct ex_ctx *c, TSNode body, uint32_t line)
 {
 	if (ts_node_is_null(body) || !c->mod || c->in_quote || c->function < 0)
 		return;
-	uint64_t h1 = GI_HASH_SEED, h2 = GI_HASH_SEED;
-	uint32_t size = 0;
+	uint64_t h1 = mix64(GI_HASH_SEED, ts_node_symbol(body)), h2 = h1;
+	uint32_t size = ts_node_is_named(body) ? 1 : 0;
+	if (ts_node_child_count(body) == 0) {
+		size_t len;
+		const char *t = text_of(c, body, &len);
+		h1 = mix64(h1, gi_hash64(t, len, GI_HASH_SEED));
+	}
 	enum node_kind parents[EX_HASH_MAX_DEPTH + 1];
 	unsigned level = 0;
 	parents[0] = kind_of(body);
