@@ -166,7 +166,7 @@ static int site_row(void *ctx, const struct st_site_row *r)
 
 /* Reads the sites of the kinds in `kinds` (bits 1u << enum facts_site_kind). */
 static int sites_load(struct st_db *db, const struct kg_graph *g, unsigned kinds,
-                      struct ct_sites *s)
+                      uint32_t min_body_size, struct ct_sites *s)
 {
 	gi_arena_init(&s->arena);
 	gi_vec_init(&s->sites, sizeof(struct ct_site));
@@ -177,7 +177,7 @@ static int sites_load(struct st_db *db, const struct kg_graph *g, unsigned kinds
 		return rc;
 	rc = st_modules_each(db, module_id_row, s);
 	if (!rc)
-		rc = st_sites_each(db, kinds, site_row, s);
+		rc = st_sites_each(db, kinds, min_body_size, site_row, s);
 	st_read_end(db);
 	return rc;
 }
@@ -317,6 +317,7 @@ struct ct_behaviour {
 
 struct ct_behaviours {
 	struct gi_map by_name; /* name -> struct ct_behaviour * */
+	struct gi_map known; /* name -> (void *)1 readable, (void *)2 not: module_known's answers */
 	struct gi_arena arena;
 	const struct kg_graph *g;
 	const struct ct_sites *sites; /* OPTIONAL_CALLBACK sites of the project */
@@ -435,9 +436,14 @@ static bool module_known(struct ct_behaviours *bs, const char *name)
 	struct ct_behaviour *b = behaviour_get(bs, name);
 	if (b->resolved)
 		return true;
-	char *path = behaviour_beam_find(name);
-	gi_free(path);
-	return path != NULL;
+	uintptr_t k = (uintptr_t)gi_map_get(&bs->known, name);
+	if (!k) {
+		char *path = behaviour_beam_find(name);
+		k = path ? 1 : 2;
+		gi_free(path);
+		gi_map_put(&bs->known, name, (void *)k);
+	}
+	return k == 1;
 }
 
 static void behaviours_destroy(struct ct_behaviours *bs)
@@ -451,6 +457,7 @@ static void behaviours_destroy(struct ct_behaviours *bs)
 		}
 	}
 	gi_map_destroy(&bs->by_name);
+	gi_map_destroy(&bs->known);
 	gi_arena_destroy(&bs->arena);
 }
 
@@ -596,9 +603,13 @@ int kg_contracts(struct st_db *db, const struct kg_graph *g, const struct kg_que
 	rc = sites_load(db, g,
 	                (1u << FACTS_SITE_IMPL) | (1u << FACTS_SITE_ORPHAN_SPEC) |
 	                    (1u << FACTS_SITE_OPTIONAL_CALLBACK),
-	                &sites);
+	                0, &sites);
 	struct ct_behaviours bs = {.g = g, .sites = &sites};
 	gi_map_init(&bs.by_name);
+	gi_map_init(&bs.known);
+	/* what each module declares, read once: index + 1 in `declared` */
+	struct ct_declared *declared = gi_calloc(g->modules.len + 1, sizeof(*declared));
+	bool *declared_done = gi_calloc(g->modules.len + 1, sizeof(bool));
 	gi_arena_init(&bs.arena);
 	json_t *unresolved = json_array();
 	for (size_t m = 0; !rc && m < g->modules.len; m++) {
@@ -607,6 +618,8 @@ int kg_contracts(struct st_db *db, const struct kg_graph *g, const struct kg_que
 			continue;
 		struct ct_declared d;
 		declared_read(&bs, (int)m, &d);
+		declared[m] = d;
+		declared_done[m] = true;
 		if (d.unresolved)
 			json_array_append_new(unresolved,
 			                      json_pack("{s:s, s:s}", "module", km->name,
@@ -624,10 +637,12 @@ int kg_contracts(struct st_db *db, const struct kg_graph *g, const struct kg_que
 			continue;
 		const struct kg_module *km = kg_module_at(g, s->module);
 		if (s->kind == FACTS_SITE_IMPL) {
-			struct ct_declared d;
-			declared_read(&bs, s->module, &d);
-			if (!d.uncertain)
-				impl_checks(&f, &bs, s, &d);
+			if (!declared_done[s->module]) {
+				declared_read(&bs, s->module, &declared[s->module]);
+				declared_done[s->module] = true;
+			}
+			if (!declared[s->module].uncertain)
+				impl_checks(&f, &bs, s, &declared[s->module]);
 		} else if (s->kind == FACTS_SITE_ORPHAN_SPEC) {
 			int fi = kg_graph_function_find(g, s->module, s->name, s->arity);
 			if (fi >= 0 && kg_function_at(g, fi)->defined)
@@ -647,6 +662,8 @@ int kg_contracts(struct st_db *db, const struct kg_graph *g, const struct kg_que
 		gi_vec_destroy(&f.list);
 		json_decref(unresolved);
 	}
+	gi_free(declared);
+	gi_free(declared_done);
 	behaviours_destroy(&bs);
 	sites_destroy(&sites);
 	return rc;
@@ -721,7 +738,7 @@ int kg_conventions(struct st_db *db, const struct kg_graph *g, const struct kg_q
 		return rc;
 	}
 	struct ct_sites sites;
-	rc = sites_load(db, g, (1u << FACTS_SITE_APPLY) | (1u << FACTS_SITE_TO_ATOM), &sites);
+	rc = sites_load(db, g, (1u << FACTS_SITE_APPLY) | (1u << FACTS_SITE_TO_ATOM), 0, &sites);
 	struct gi_arena names;
 	gi_arena_init(&names);
 	for (size_t m = 0; !rc && m < g->modules.len; m++) {
@@ -825,7 +842,7 @@ int kg_structs(struct st_db *db, const struct kg_graph *g, const struct kg_query
 	int rc = sites_load(db, g,
 	                    (1u << FACTS_SITE_STRUCT_BUILD) | (1u << FACTS_SITE_STRUCT_UPDATE) |
 	                        (1u << FACTS_SITE_STRUCT_MATCH),
-	                    &sites);
+	                    0, &sites);
 	json_t *by_name = json_object();
 	for (size_t m = 0; !rc && m < g->modules.len; m++) {
 		const struct kg_module *km = kg_module_at(g, (int)m);
@@ -944,7 +961,7 @@ int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_qu
 		return rc;
 	const char *only = p ? p->module : NULL;
 	struct ct_sites sites;
-	rc = sites_load(db, g, 1u << FACTS_SITE_BODY, &sites);
+	rc = sites_load(db, g, 1u << FACTS_SITE_BODY, (uint32_t)min_size, &sites);
 	if (rc) {
 		sites_destroy(&sites);
 		return rc;

@@ -1468,6 +1468,9 @@ NOINLINE static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, 
 
 /* Deepest level of a clause body that body_hash descends to. */
 #define EX_HASH_MAX_DEPTH 256
+/* Smallest clause body (named nodes) kept for the clone check: below it a
+ * repeated body (`do: {:ok, x}`) is idiom, not duplication. */
+#define EX_HASH_MIN_SIZE 8
 
 /* The value of `@impl V`: "true", or the module V names. */
 static const char *impl_value(struct ex_ctx *c, TSNode v, unsigned depth)
@@ -1607,13 +1610,28 @@ static uint64_t mix64(uint64_t h, uint64_t v)
 	return h * 0x100000001b3ULL;
 }
 
+/* True when a leaf of kind `k`, child number `index` of a node of kind
+ * `parent`, names something a type-2 clone keeps: a module alias, an
+ * operator, a called function (a call's first child, its target) or a field
+ * after `.` (a dot's third child, after the left side and the dot). */
+static bool leaf_is_name(enum node_kind k, enum node_kind parent, unsigned index)
+{
+	if (k == N_ALIAS || k == N_OPERATOR_IDENTIFIER)
+		return true;
+	return k == N_IDENTIFIER &&
+	       ((parent == N_CALL && index == 0) || (parent == N_DOT && index == 2));
+}
+
 /* Hashes the clause body `body` into a BODY site of the current function:
  * `hash` over node types and every leaf's text (a type-1 clone has the same),
  * `hash2` with the text of variables and literals left out but called names,
- * module names and operators kept (type-2); `size` counts named nodes. */
+ * module names and operators kept (type-2); `size` counts named nodes. One
+ * cursor walk; comments are left out (they count as children for `index`,
+ * which only matters for calls and dots, whose first children are never
+ * comments). */
 static void body_hash(struct ex_ctx *c, TSNode body, uint32_t line)
 {
-	if (ts_node_is_null(body) || !c->mod || c->in_quote || c->function < 0)
+	if (ts_node_is_null(body) || !c->mod || c->in_quote || c->function < 0 || c->unquote_name)
 		return;
 	uint64_t h1 = mix64(GI_HASH_SEED, ts_node_symbol(body)), h2 = h1;
 	uint32_t size = ts_node_is_named(body) ? 1 : 0;
@@ -1623,50 +1641,50 @@ static void body_hash(struct ex_ctx *c, TSNode body, uint32_t line)
 		h1 = mix64(h1, gi_hash64(t, len, GI_HASH_SEED));
 	}
 	enum node_kind parents[EX_HASH_MAX_DEPTH + 1];
+	unsigned index[EX_HASH_MAX_DEPTH + 1];
 	unsigned level = 0;
 	parents[0] = kind_of(body);
 	TSTreeCursor cur = ts_tree_cursor_new(body);
 	bool more = ts_tree_cursor_goto_first_child(&cur);
-	if (more)
+	if (more) {
 		level = 1;
+		index[1] = 0;
+	}
 	while (more) {
 		TSNode n = ts_tree_cursor_current_node(&cur);
 		enum node_kind k = kind_of(n);
-		bool descend = false;
 		if (k != N_COMMENT) {
 			TSSymbol sym = ts_node_symbol(n);
 			h1 = mix64(h1, sym);
 			h2 = mix64(h2, sym);
-			if (ts_node_is_named(n))
-				size++;
-			if (ts_node_child_count(n) == 0) {
+			bool named = ts_node_is_named(n);
+			size += named;
+			if (level < EX_HASH_MAX_DEPTH && ts_tree_cursor_goto_first_child(&cur)) {
+				parents[level++] = k;
+				index[level] = 0;
+				continue;
+			}
+			/* a leaf: an anonymous one (operator, keyword, punctuation) is
+			 * told apart by its symbol already */
+			if (named && ts_node_child_count(n) == 0) {
 				size_t len;
 				const char *t = text_of(c, n, &len);
 				uint64_t th = gi_hash64(t, len, GI_HASH_SEED);
 				h1 = mix64(h1, th);
-				TSFieldId fid = ts_tree_cursor_current_field_id(&cur);
-				enum node_kind parent = parents[level - 1];
-				bool name = k == N_ALIAS || k == N_OPERATOR_IDENTIFIER ||
-				            (k == N_IDENTIFIER &&
-				             ((parent == N_CALL && fid == tables.f_target) ||
-				              (parent == N_DOT && fid == tables.f_right)));
-				if (name || !ts_node_is_named(n))
+				if (leaf_is_name(k, parents[level - 1], index[level]))
 					h2 = mix64(h2, th);
-			} else if (level < EX_HASH_MAX_DEPTH) {
-				descend = true;
 			}
-		}
-		if (descend && ts_tree_cursor_goto_first_child(&cur)) {
-			parents[level++] = k;
-			continue;
 		}
 		while (!(more = ts_tree_cursor_goto_next_sibling(&cur))) {
 			if (level <= 1 || !ts_tree_cursor_goto_parent(&cur))
 				break;
 			level--;
 		}
+		index[level]++;
 	}
 	ts_tree_cursor_delete(&cur);
+	if (size < EX_HASH_MIN_SIZE)
+		return;
 	struct facts_function *fn = cur_function(c);
 	struct facts_site *site =
 	    facts_site_add(cur_module(c), FACTS_SITE_BODY, fn->name, fn->arity, line, NULL);

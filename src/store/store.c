@@ -877,7 +877,8 @@ static int site_row(sqlite3_stmt *st, void *ctx)
 	return e->fn.site(e->ctx, &r);
 }
 
-int st_sites_each(struct st_db *db, unsigned kinds, st_site_fn fn, void *ctx)
+int st_sites_each(struct st_db *db, unsigned kinds, uint32_t min_body_size, st_site_fn fn,
+                  void *ctx)
 {
 	struct gi_buf sql;
 	gi_buf_init(&sql, 0);
@@ -886,7 +887,8 @@ int st_sites_each(struct st_db *db, unsigned kinds, st_site_fn fn, void *ctx)
 	for (int k = 0; k < FACTS_SITE_KIND_COUNT; k++)
 		if (kinds & (1u << k))
 			gi_buf_printf(&sql, ",%d", k);
-	gi_buf_puts(&sql, ") ORDER BY module_id, line, rowid");
+	gi_buf_printf(&sql, ") AND (kind != %d OR size >= %u) ORDER BY module_id, line, rowid",
+	              (int)FACTS_SITE_BODY, min_body_size);
 	struct each_ctx e = {.fn.site = fn, .ctx = ctx};
 	int rc = rows_each(db, sql.data, site_row, &e);
 	gi_buf_destroy(&sql);

@@ -154,8 +154,10 @@ struct st_site_row {
 };
 typedef int (*st_site_fn)(void *ctx, const struct st_site_row *row);
 /* Every site (facts.h, struct facts_site) whose kind is in the bitmask
- * `kinds` (1u << enum facts_site_kind), by module id, then line. */
-int st_sites_each(struct st_db *db, unsigned kinds, st_site_fn fn, void *ctx);
+ * `kinds` (1u << enum facts_site_kind), body sites only when their size is
+ * at least `min_body_size`, by module id, then line. */
+int st_sites_each(struct st_db *db, unsigned kinds, uint32_t min_body_size, st_site_fn fn,
+                  void *ctx);
 
 /* A number that changes whenever another connection commits (PRAGMA data_version). */
 int st_data_version(struct st_db *db, int64_t *out);
