@@ -1658,15 +1658,17 @@ static void body_hash(struct ex_ctx *c, TSNode body, uint32_t line)
 			h1 = mix64(h1, sym);
 			h2 = mix64(h2, sym);
 			bool named = ts_node_is_named(n);
+			bool leaf = ts_node_child_count(n) == 0;
 			size += named;
-			if (level < EX_HASH_MAX_DEPTH && ts_tree_cursor_goto_first_child(&cur)) {
+			if (!leaf && level < EX_HASH_MAX_DEPTH &&
+			    ts_tree_cursor_goto_first_child(&cur)) {
 				parents[level++] = k;
 				index[level] = 0;
 				continue;
 			}
 			/* a leaf: an anonymous one (operator, keyword, punctuation) is
 			 * told apart by its symbol already */
-			if (named && ts_node_child_count(n) == 0) {
+			if (named && leaf) {
 				size_t len;
 				const char *t = text_of(c, n, &len);
 				uint64_t th = gi_hash64(t, len, GI_HASH_SEED);
