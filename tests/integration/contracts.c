@@ -304,7 +304,7 @@ static void rest_and_mcp_give_the_cli_json(void)
 	struct td_daemon w = {0};
 	snprintf(w.data, sizeof(w.data), "%s/worker", th_tmpdir());
 	td_start(&w, "worker", NULL);
-	char body[4200], path[4400];
+	char body[4200], path[2048];
 	snprintf(body, sizeof(body), "{\"path\":\"%s\"}", dir);
 	TH_ASSERT_INT_EQ(td_post(&w, "/api/index/scan", body, NULL), 200);
 	static const char *const names[] = {"contracts", "conventions", "structs", "duplicates"};
