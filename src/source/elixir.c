@@ -2711,6 +2711,15 @@ static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
 		walk(c, right, depth, 0);
 		return;
 	}
+	case OP_DEFAULT: {
+		/* `arg \\ default` in a head: the default is a value, not a pattern */
+		walk(c, left, depth, 0);
+		bool saved = c->in_pattern;
+		c->in_pattern = false;
+		walk(c, right, depth, 0);
+		c->in_pattern = saved;
+		return;
+	}
 	case OP_AND:
 	case OP_OR:
 	case OP_ANDAND:

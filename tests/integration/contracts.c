@@ -191,9 +191,10 @@ static void struct_lifecycle(void)
 	json_t *order = json_array_get(list, 0), *unused = json_array_get(list, 1);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(order, "struct")), "Contracts.Order");
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(order, "fields")), 3);
-	TH_ASSERT_INT_EQ(json_array_size(json_object_get(order, "built")), 2);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(order, "built")), 3);
 	TH_ASSERT(has_site(order, "built", "new/1", 6));
 	TH_ASSERT(has_site(order, "built", "from/1", 9));
+	TH_ASSERT(has_site(order, "built", "blank/1", 23)); /* a default argument */
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(order, "updated")), 1);
 	TH_ASSERT(has_site(order, "updated", "pay/1", 12));
 	/* the head's %Order{} = order and the case clause, not the update */
@@ -208,7 +209,7 @@ static void struct_lifecycle(void)
 	c = GIULIA("structs", "Contracts.Order", "--project", dir);
 	TH_ASSERT_INT_EQ(c.status, 0);
 	TH_ASSERT(
-	    strstr(c.out, "%Contracts.Order{}  lib/order.ex  built 2, updated 1, matched 2") !=
+	    strstr(c.out, "%Contracts.Order{}  lib/order.ex  built 3, updated 1, matched 2") !=
 	    NULL);
 	TH_ASSERT(strstr(c.out, "Contracts.Unused") == NULL);
 	ts_giulia_result_free(&c);
