@@ -1590,6 +1590,18 @@ static void to_atom_check(struct ex_ctx *c, const struct ex_call *call, const ch
 	          gi_arena_printf(&c->f->arena, "%s.%s/%d", mod, fun, arity));
 }
 
+/* `:"name_#{x}"`: an atom made from a value at run time, like
+ * String.to_atom/1 (a site of the same kind). */
+static void quoted_atom_check(struct ex_ctx *c, TSNode n)
+{
+	uint32_t count = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < count; i++)
+		if (kind_of(ts_node_named_child(n, i)) == N_INTERPOLATION) {
+			site_here(c, FACTS_SITE_TO_ATOM, line_of(n), ":\"...#{}\"");
+			return;
+		}
+}
+
 /* `struct(S, fields)` / `struct!(S, fields)` with a literal S builds S. */
 static void struct_call_check(struct ex_ctx *c, const struct ex_call *call, int arity, int pipe,
                               unsigned depth)
@@ -3072,6 +3084,10 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		return;
 	case N_STRING:
 		walk_string(c, n, depth);
+		return;
+	case N_QUOTED_ATOM:
+		quoted_atom_check(c, n);
+		walk_children(c, n, depth);
 		return;
 	case N_COMMENT:
 	case N_QUOTED_CONTENT:
