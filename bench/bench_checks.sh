@@ -16,7 +16,7 @@
 #
 #   bench/bench_checks.sh
 #   BASE_GIULIA=/tmp/old/bin/giulia BENCH_DIR=/tmp/x bench/bench_checks.sh
-# needs: elixir
+# needs: elixir jq
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${BENCH_ROUNDS:-3}
@@ -60,7 +60,7 @@ fi
 rm -f "$db" "$db-wal" "$db-shm"
 "$giulia" index "$proj" --db "$db" >/dev/null
 db_kb=$(du -k "$db" | cut -f1)
-echo "index database $db_kb KB; sites: $(sqlite3 "$db" 'SELECT group_concat(kind || ":" || n, " ") FROM (SELECT kind, count(*) AS n FROM sites GROUP BY kind)')"
+echo "index database $db_kb KB"
 
 for q in contracts conventions; do
   echo "$q: $("$giulia" "$q" --db "$db" --json | jq -c '{total, counts}')"

@@ -40,8 +40,8 @@ static void report(const char *name, const char *suffix, int64_t *us, size_t n)
 }
 
 /* Runs `name` `iter` times (module `i % n` of `mods` when `per_module`). */
-static int run(struct kg_db *db, const char *name, const char *label, json_t *mods,
-               bool per_module, int64_t iter)
+static int run(struct kg_db *db, const char *name, const char *label, json_t *mods, bool per_module,
+               int64_t iter)
 {
 	int64_t *wall = gi_calloc((size_t)iter, sizeof(int64_t));
 	int64_t *cpu = gi_calloc((size_t)iter, sizeof(int64_t));
