@@ -36,8 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(fd);
 	struct kg_db *db = NULL;
 	if (kg_db_open(path, false, &db) == 0) {
-		static const char *const names[] = {"summary", "cycles",   "dead_code", "topology",
-		                                    "heatmap", "coupling", NULL};
+		static const char *const names[] = {
+		    "summary",   "cycles",  "dead_code",  "topology",    "heatmap", "coupling",
+		    "contracts", "structs", "duplicates", "conventions", NULL};
 		for (const char *const *n = names; *n; n++) {
 			json_t *r = NULL;
 			if (kg_query(db, *n, NULL, &r) == 0)

@@ -717,6 +717,59 @@ static json_t *route_review(void *ctx, const struct api_request *req, int *statu
 	return out;
 }
 
+/* GET /api/checks/contracts, conventions, structs, duplicates
+ * (docs/CHECKS.md): kg_query of the last segment's name with the query
+ * string's parameters as its named arguments (strings, checked by the query). */
+static json_t *route_checks(void *ctx, const struct api_request *req, int *status)
+{
+	static const char *const names[] = {"check",    "limit", "max_nesting", "max_complexity",
+	                                    "min_size", "tests", NULL};
+	struct api_worker *w = ctx;
+	json_t *err = NULL;
+	char name[32];
+	snprintf(name, sizeof(name), "%s", last_segment(req->path));
+	bool invalid = false;
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.module = api_request_query(req, "module", &invalid);
+	const char *external = api_request_query(req, "include_external", &invalid);
+	p.include_external = external && strcmp(external, "true") == 0;
+	json_t *args = json_object();
+	for (int i = 0; names[i]; i++) {
+		const char *v = api_request_query(req, names[i], &invalid);
+		if (v)
+			json_object_set_new(args, names[i], json_string(v));
+	}
+	if (invalid) {
+		json_decref(args);
+		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");
+	}
+	p.args = args;
+	char *db_path;
+	if (project_db_for_request(w, req, &db_path, &err, status)) {
+		json_decref(args);
+		return err;
+	}
+	struct kg_pooled conn = {0};
+	json_t *out = NULL;
+	int rc = kg_acquire(w, db_path, &conn);
+	if (rc == 0) {
+		rc = kg_query(conn.db, name, &p, &out);
+		if (rc == GI_EINVAL)
+			err = api_error(status, 400, "%s: %s", name,
+			                kg_query_error_message() ? kg_query_error_message()
+			                                         : "invalid or missing parameters");
+		kg_release(w, &conn);
+	}
+	gi_free(db_path);
+	json_decref(args);
+	if (err)
+		return err;
+	if (rc)
+		return api_error_code(status, rc, name);
+	return out;
+}
+
 static json_t *route_projects(void *ctx, const struct api_request *req, int *status)
 {
 	(void)req;
@@ -1654,6 +1707,10 @@ static const struct api_route worker_routes[] = {
     {"GET", "/api/search/text", route_search, false},
     {"GET", "/api/search/code", route_search, false},
     {"GET", "/api/review", route_review, false},
+    {"GET", "/api/checks/contracts", route_checks, false},
+    {"GET", "/api/checks/conventions", route_checks, false},
+    {"GET", "/api/checks/structs", route_checks, false},
+    {"GET", "/api/checks/duplicates", route_checks, false},
     {"GET", "/api/projects", route_projects, false},
     {"POST", "/api/runtime/ingest", route_ingest_counted, true},
     {"POST", "/api/runtime/ingest/finalize", route_finalize_counted, true},

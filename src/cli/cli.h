@@ -79,6 +79,7 @@ extern const struct cli_command cli_profile_commands[];
 extern const struct cli_command cli_mcp_commands[];
 extern const struct cli_command cli_assist_commands[];
 extern const struct cli_command cli_review_commands[];
+extern const struct cli_command cli_contracts_commands[];
 /* The subcommands of `giulia-observe` (start, stop, status). */
 extern const struct cli_command cli_observe_program_commands[];
 

@@ -25,7 +25,8 @@ const struct cli_command *const cli_tables[] = {
     cli_profile_commands,
     cli_mcp_commands,
     cli_assist_commands,
-    cli_review_commands, /* cmd_review.c */
+    cli_review_commands,    /* cmd_review.c */
+    cli_contracts_commands, /* cmd_contracts.c */
     NULL,
 };
 

@@ -22,6 +22,7 @@
 #include "base/fs.h"
 #include "base/str.h"
 #include "graph/graph.h"
+#include "graph/contracts.h"
 #include "graph/xref.h"
 #include "graph/review.h"
 #include "graph/search.h"
@@ -1582,6 +1583,31 @@ static int q_review(struct kg_db *db, const struct kg_graph *g, const struct kg_
 	return rc;
 }
 
+/* The contract, convention, struct and clone checks (graph/contracts.c). */
+static int q_contracts(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                       json_t *out)
+{
+	return kg_contracts(db->store, g, p, out);
+}
+
+static int q_conventions(struct kg_db *db, const struct kg_graph *g,
+                         const struct kg_query_params *p, json_t *out)
+{
+	return kg_conventions(db->store, g, p, out);
+}
+
+static int q_structs(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                     json_t *out)
+{
+	return kg_structs(db->store, g, p, out);
+}
+
+static int q_duplicates(struct kg_db *db, const struct kg_graph *g, const struct kg_query_params *p,
+                        json_t *out)
+{
+	return kg_duplicates(db->store, g, p, out);
+}
+
 static const struct {
 	const char *name;
 	query_fn fn;
@@ -1619,6 +1645,10 @@ static const struct {
     {"plan_validate", q_plan_validate},
     {"check", q_check},
     {"review", q_review},
+    {"contracts", q_contracts},
+    {"conventions", q_conventions},
+    {"structs", q_structs},
+    {"duplicates", q_duplicates},
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)

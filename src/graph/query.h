@@ -80,6 +80,7 @@ struct kg_query_params {
  *   coupling dead_code heatmap change_risk path topology unprotected_hubs
  *   api_surface function_details hubs xref search_text search_code preflight
  *   briefing impact_check plan_validate check (docs/ASSIST.md)
+ *   contracts conventions structs duplicates (graph/contracts.h, docs/CHECKS.md)
  * Unknown name: GI_EINVAL (kg_query_error_message() says more when a
  * query refuses its arguments). Unknown module or function: GI_ENOTFOUND.
  * A `module` of the form "Mod.fun/arity" with no `function` names that

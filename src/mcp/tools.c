@@ -227,6 +227,44 @@ static const struct mcp_param params_review[] = {
     P_PROJECT,
     P_END};
 
+/* The contract and clone checks (docs/CHECKS.md). */
+static const struct mcp_param params_contracts[] = {
+    P_MODULE_OPT(" and the modules nested in it"),
+    {"check", MCP_PARAM_STRING, false, 0, 0, NULL,
+     "Only the findings of this check id (docs/CHECKS.md), e.g. `missing_callback`."},
+    P_LIMIT(100000, "findings (default 1000; the counts cover all)"),
+    P_PROJECT,
+    P_END};
+
+static const struct mcp_param params_conventions[] = {
+    P_MODULE_OPT(" and the modules nested in it"),
+    {"check", MCP_PARAM_STRING, false, 0, 0, NULL,
+     "Only the findings of this check id (docs/CHECKS.md), e.g. `atom_from_input`."},
+    {"max_nesting", MCP_PARAM_INTEGER, false, 0, 1000, NULL,
+     "deep_nesting reports functions nesting control structures deeper than this (default 4)."},
+    {"max_complexity", MCP_PARAM_INTEGER, false, 0, 100000, NULL,
+     "high_complexity reports cyclomatic complexity above this (default 9)."},
+    {"tests", MCP_PARAM_BOOLEAN, false, 0, 0, NULL, "Check test modules too (default false)."},
+    P_LIMIT(100000, "findings (default 1000; the counts cover all)"),
+    P_PROJECT,
+    P_END};
+
+static const struct mcp_param params_structs[] = {
+    {"module", MCP_PARAM_STRING, false, 0, 0, NULL,
+     "Only this struct (`MyApp.Order`); omit for every struct of the project."},
+    P_EXTERNAL,
+    P_PROJECT,
+    P_END};
+
+static const struct mcp_param params_duplicates[] = {
+    {"min_size", MCP_PARAM_INTEGER, false, 1, 1000000, NULL,
+     "Smallest clause body compared, in syntax nodes (default 25)."},
+    P_MODULE_OPT(": only groups with a copy in it or a module nested in it"),
+    {"tests", MCP_PARAM_BOOLEAN, false, 0, 0, NULL, "Compare test modules too (default false)."},
+    P_LIMIT(100000, "groups (default 100)"),
+    P_PROJECT,
+    P_END};
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static const char *arg_str(json_t *args, const char *name)
@@ -481,6 +519,51 @@ static int run_review(struct mcp_server *s, const struct mcp_tool *t, json_t *ar
 	                       err, n);
 }
 
+/* The checks: kg_query(t->target) with the tool's arguments as its named
+ * arguments, in this process or through GET /api/checks/NAME. */
+static int run_check(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                     char *err, size_t n)
+{
+	static const char *const names[] = {"check",    "limit", "max_nesting", "max_complexity",
+	                                    "min_size", "tests", NULL};
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.module = arg_str(args, "module");
+	p.include_external = arg_bool(args, "include_external");
+	p.args = args;
+	const char *project = arg_str(args, "project");
+	if (s->static_in_process)
+		return mcp_static_query(s, project, t->target, &p, result, err, n);
+	if (s->query)
+		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
+	const char *q[2 * 16 + 1] = {"path",
+	                             project,
+	                             "module",
+	                             p.module,
+	                             "include_external",
+	                             p.include_external ? "true" : NULL};
+	char values[8][32];
+	int k = 6, nv = 0;
+	for (int i = 0; names[i]; i++) {
+		json_t *v = json_object_get(args, names[i]);
+		const char *text = json_string_value(v);
+		if (json_is_integer(v) || json_is_boolean(v)) {
+			if (json_is_integer(v))
+				snprintf(values[nv], sizeof(values[0]), "%lld",
+				         (long long)json_integer_value(v));
+			else
+				snprintf(values[nv], sizeof(values[0]), "%s",
+				         json_is_true(v) ? "true" : "false");
+			text = values[nv++];
+		}
+		q[k++] = names[i];
+		q[k++] = text;
+	}
+	q[k] = NULL;
+	char path[64];
+	snprintf(path, sizeof(path), "/api/checks/%s", t->target);
+	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
+}
 static int run_scan(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
                     char *err, size_t n)
 {
@@ -1003,6 +1086,29 @@ const struct mcp_tool mcp_tool_table[] = {
      "(docs/REVIEW.md). Call after editing, before committing.",
      params_review, "verdict:string at_risk:array tests_to_run:array", run_review, "review", false,
      false, false},
+    {"knowledge_contracts", "Behaviour and spec contracts",
+     "Modules missing a required callback of a behaviour they declare (from the project or "
+     "installed OTP/Elixir object code), @impl on a function that is no callback, @impl "
+     "without a behaviour, and @specs without a function; each finding with check id, "
+     "severity, file and line (docs/CHECKS.md).",
+     params_contracts, "total:integer counts:object findings:array", run_check, "contracts", false,
+     false, false},
+    {"knowledge_conventions", "Convention checks",
+     "Missing @moduledoc, public functions without @doc in documented modules, apply/3 with "
+     "literals, String.to_atom on non-literals (atom table exhaustion), deep nesting and "
+     "high complexity (thresholds overridable); each finding with check id, severity, file "
+     "and line.",
+     params_conventions, "total:integer counts:object findings:array", run_check, "conventions",
+     false, false, false},
+    {"knowledge_structs", "Struct lifecycle",
+     "For each struct: where it is built (%S{}, struct/2), updated (%S{s | ...}) and matched "
+     "in patterns, with module, function, file and line. Use before changing a struct's "
+     "fields.",
+     params_structs, "total:integer structs:array", run_check, "structs", false, false, false},
+    {"knowledge_duplicates", "Duplicate code",
+     "Structural clones of function clause bodies, type-1 (identical) and type-2 (identical "
+     "once variables and literals are abstracted), grouped and ranked by size times copies.",
+     params_duplicates, "total:integer groups:array", run_check, "duplicates", false, false, false},
     {"index_projects", "Indexed projects", "The projects the worker has indexed, newest first.",
      params_none, "projects:array", run_worker_get, "/api/projects", false, false, false},
     {"runtime_observations", "Observations",

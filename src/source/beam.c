@@ -835,16 +835,21 @@ static void name_arity_list(struct beam_ctx *c, const uint8_t *term, size_t len)
 		c->finds.len = before;
 }
 
-/* The callbacks a behaviour declares, from the literals behaviour_info/1 returns. */
+/* The callbacks a behaviour declares, from the literals behaviour_info/1 returns.
+ * behaviour_info(callbacks) lists them all and behaviour_info(optional_callbacks)
+ * the optional ones: a callback found in two of the literal lists is optional
+ * (a FACTS_SITE_OPTIONAL_CALLBACK site). */
 static void callbacks_collect(struct beam_ctx *c, const struct raw_func *f)
 {
-	struct gi_map seen;
+	struct gi_map seen; /* "name/arity" -> lists it is in (as a pointer-sized count) */
 	gi_map_init(&seen);
 	for (size_t k = 0; k < f->call_count; k++) {
 		const struct raw_call *rc = gi_vec_get(&c->calls, f->first_call + k);
 		if (rc->kind != RAW_LITERAL)
 			continue;
 		const struct lit_range *lr = &c->lits[rc->index];
+		struct gi_map in_list;
+		gi_map_init(&in_list);
 		for (uint32_t i = 0; i < lr->count; i++) {
 			const struct lit_find *lf = gi_vec_get(&c->finds, lr->first + i);
 			if (++c->emitted > BEAM_MAX_CALLS) {
@@ -860,11 +865,19 @@ static void callbacks_collect(struct beam_ctx *c, const struct raw_func *f)
 				arity--;
 			}
 			char *cb = gi_arena_printf(&c->facts->arena, "%s/%d", name, arity);
-			if (gi_map_get(&seen, cb))
+			if (gi_map_get(&in_list, cb))
 				continue;
-			gi_map_put(&seen, cb, (void *)1);
-			gi_vec_push(&c->module->callbacks, &(const char *){cb});
+			gi_map_put(&in_list, cb, (void *)1);
+			uintptr_t lists = (uintptr_t)gi_map_get(&seen, cb);
+			gi_map_put(&seen, cb, (void *)(lists + 1));
+			if (lists == 0)
+				gi_vec_push(&c->module->callbacks, &(const char *){cb});
+			else if (lists == 1)
+				facts_site_add(c->module, FACTS_SITE_OPTIONAL_CALLBACK,
+				               gi_arena_strdup(&c->facts->arena, name), arity, 0,
+				               NULL);
 		}
+		gi_map_destroy(&in_list);
 	}
 	gi_map_destroy(&seen);
 }

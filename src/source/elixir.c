@@ -48,6 +48,7 @@
 #include <tree_sitter/api.h>
 
 #include "base/alloc.h"
+#include "base/hash.h"
 #include "base/error.h"
 #include "base/map.h"
 #include "base/str.h"
@@ -117,6 +118,8 @@ enum op_kind {
 	OP_IN,
 	OP_NOT_IN,
 	OP_GENERATOR, /* <- */
+	OP_MATCH,     /* = */
+	OP_BAR,       /* | */
 };
 
 struct name_kind {
@@ -165,7 +168,7 @@ static const struct name_kind operator_kinds[] = {
     {"===", OP_INLINE},   {"!==", OP_INLINE}, {"<", OP_INLINE},     {">", OP_INLINE},
     {"<=", OP_INLINE},    {">=", OP_INLINE},  {"++", OP_INLINE},    {"--", OP_INLINE},
     {"not", OP_INLINE},   {"=~", OP_INLINE},  {"in", OP_IN},        {"not in", OP_NOT_IN},
-    {"<-", OP_GENERATOR},
+    {"<-", OP_GENERATOR}, {"=", OP_MATCH},    {"|", OP_BAR},
 };
 
 struct symbol_tables {
@@ -247,6 +250,7 @@ struct ex_alias {
 struct ex_spec {
 	const char *name;
 	int arity;
+	uint32_t line;
 };
 
 /* A macro of this file whose quote defines a function named by one of its
@@ -308,6 +312,7 @@ struct ex_module_state {
 	int atom_list_count;
 	bool is_protocol;
 	bool pending_doc, pending_doc_false, pending_impl;
+	const char *pending_impl_value; /* "true" or the module of the pending @impl */
 };
 
 struct ex_ctx {
@@ -324,6 +329,7 @@ struct ex_ctx {
 	 * filter: a comparison there is a test in the object code, not a call
 	 * (through and/or/&&/||/not), so compiler_operator skips it. */
 	TSNode test;
+	bool in_pattern; /* walking a pattern: a head's arguments, `p = x`, `p <- x`, `p ->` */
 	bool too_deep;
 	const char *describe; /* ExUnit `describe` name around the current tests */
 	/* Inside a module-level `for var <- [:a, :b]`: the variable, its values
@@ -842,6 +848,12 @@ static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned 
 		return false;
 	ref_add(c, apply ? FACTS_REF_APPLY : FACTS_REF_MFA, mod, line);
 	call_add(c, apply ? FACTS_CALL_APPLY : FACTS_CALL_MFA, mod, fun, literal_arity(a), line);
+	if (apply && c->mod && !c->in_quote) {
+		struct facts_function *fn = cur_function(c);
+		facts_site_add(
+		    cur_module(c), FACTS_SITE_APPLY, fn ? fn->name : NULL, fn ? fn->arity : 0, line,
+		    gi_arena_printf(&c->f->arena, "%s.%s/%d", mod, fun, literal_arity(a)));
+	}
 	return true;
 }
 
@@ -1067,6 +1079,8 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 		if (idx)
 			GI_VEC_AT(&m->functions, struct facts_function, (size_t)idx - 1).has_spec =
 			    true;
+		else
+			facts_site_add(m, FACTS_SITE_ORPHAN_SPEC, s->name, s->arity, s->line, NULL);
 	}
 	for (size_t i = 0; i < m->functions.len; i++) {
 		struct facts_function *fn = gi_vec_get(&m->functions, i);
@@ -1538,6 +1552,249 @@ NOINLINE static void do_defstruct(struct ex_ctx *c, const struct ex_call *call, 
 	walk(c, list, depth, 0);
 }
 
+/* ---- sites: facts for the contract and clone checks (docs/CHECKS.md) ---- */
+
+/* Deepest level of a clause body that body_hash descends to. */
+#define EX_HASH_MAX_DEPTH 256
+/* Smallest clause body (named nodes) kept for the clone check: below it a
+ * repeated body (`do: {:ok, x}`) is idiom, not duplication. */
+#define EX_HASH_MIN_SIZE 8
+
+/* The value of `@impl V`: "true", or the module V names. */
+static const char *impl_value(struct ex_ctx *c, TSNode v, unsigned depth)
+{
+	if (ts_node_is_null(v) || kind_of(v) == N_BOOLEAN)
+		return "true";
+	const char *m = literal_module(c, v, depth, true);
+	return m ? m : "true";
+}
+
+/* One `name: arity` or `{:name, arity}` of @optional_callbacks. */
+static void optional_callback_add(struct ex_ctx *c, TSNode key, TSNode value, uint32_t line)
+{
+	size_t len;
+	const char *t = text_of(c, key, &len);
+	int arity = small_int(c, value);
+	if (kind_of(key) == N_ATOM && len > 1 && t[0] == ':') {
+		t++;
+		len--;
+	} else {
+		while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == ':' || t[len - 1] == '\n'))
+			len--;
+	}
+	if (arity < 0 || len == 0 || len >= EX_MAX_NAME)
+		return;
+	facts_site_add(cur_module(c), FACTS_SITE_OPTIONAL_CALLBACK,
+	               gi_arena_strndup(&c->f->arena, t, len), arity, line, NULL);
+}
+
+/* `@optional_callbacks foo: 1, bar: 2` or `@optional_callbacks [foo: 1]`. */
+static void optional_callbacks_read(struct ex_ctx *c, TSNode v, uint32_t line)
+{
+	TSNode keywords = v;
+	if (kind_of(v) == N_LIST) {
+		uint32_t n = ts_node_named_child_count(v);
+		for (uint32_t i = 0; i < n; i++) {
+			TSNode k = ts_node_named_child(v, i);
+			if (kind_of(k) == N_TUPLE && ts_node_named_child_count(k) == 2)
+				optional_callback_add(c, ts_node_named_child(k, 0),
+				                      ts_node_named_child(k, 1), line);
+			else if (kind_of(k) == N_KEYWORDS)
+				keywords = k;
+		}
+	}
+	if (kind_of(keywords) != N_KEYWORDS)
+		return;
+	uint32_t np = ts_node_named_child_count(keywords);
+	for (uint32_t j = 0; j < np; j++) {
+		TSNode pair = ts_node_named_child(keywords, j);
+		if (kind_of(pair) == N_PAIR)
+			optional_callback_add(c, field(pair, tables.f_key),
+			                      field(pair, tables.f_value), line);
+	}
+}
+
+/* Adds a site in the current module, charged to the current function. */
+static void site_here(struct ex_ctx *c, enum facts_site_kind kind, uint32_t line,
+                      const char *detail)
+{
+	if (!c->mod || c->in_quote)
+		return;
+	struct facts_function *fn = cur_function(c);
+	facts_site_add(cur_module(c), kind, fn ? fn->name : NULL, fn ? fn->arity : 0, line, detail);
+}
+
+/* `%S{...}` naming module `mod`: built, updated (`%S{s | ...}`) or matched. */
+static void struct_site(struct ex_ctx *c, TSNode map, const char *mod)
+{
+	enum facts_site_kind kind =
+	    c->in_pattern ? FACTS_SITE_STRUCT_MATCH : FACTS_SITE_STRUCT_BUILD;
+	TSNode content = ts_node_named_child(map, 1);
+	if (!c->in_pattern && !ts_node_is_null(content)) {
+		TSNode first = ts_node_named_child(content, 0);
+		if (kind_of(first) == N_BINARY && op_of(first) == OP_BAR)
+			kind = FACTS_SITE_STRUCT_UPDATE;
+	}
+	site_here(c, kind, line_of(map), mod);
+}
+
+/* True when `n` is a literal a conversion to an atom cannot grow the atom
+ * table with beyond what the source shows: a string or charlist without
+ * interpolation, or an atom. */
+static bool literal_text(struct ex_ctx *c, TSNode n)
+{
+	enum node_kind k = kind_of(n);
+	if (k == N_ATOM)
+		return true;
+	if (k != N_STRING && strcmp(ts_node_type(n), "charlist") != 0)
+		return false;
+	(void)c;
+	uint32_t count = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < count; i++)
+		if (kind_of(ts_node_named_child(n, i)) == N_INTERPOLATION)
+			return false;
+	return true;
+}
+
+/* String.to_atom/1, List.to_atom/1, :erlang.binary_to_atom/1,2 and
+ * :erlang.list_to_atom/1 on an argument that is not a literal (or piped). */
+static void to_atom_check(struct ex_ctx *c, const struct ex_call *call, const char *mod,
+                          const char *fun, int arity, int pipe, unsigned depth)
+{
+	bool is = ((strcmp(mod, "String") == 0 || strcmp(mod, "List") == 0) &&
+	           strcmp(fun, "to_atom") == 0 && arity == 1) ||
+	          (strcmp(mod, ":erlang") == 0 &&
+	           ((strcmp(fun, "binary_to_atom") == 0 && (arity == 1 || arity == 2)) ||
+	            (strcmp(fun, "list_to_atom") == 0 && arity == 1)));
+	if (!is)
+		return;
+	if (!pipe) {
+		struct ex_args a;
+		args_read(c, call->args, depth, &a);
+		if (a.count > 0 && literal_text(c, a.first[0]))
+			return;
+	}
+	site_here(c, FACTS_SITE_TO_ATOM, line_of(call->node),
+	          gi_arena_printf(&c->f->arena, "%s.%s/%d", mod, fun, arity));
+}
+
+/* `:"name_#{x}"`: an atom made from a value at run time, like
+ * String.to_atom/1 (a site of the same kind). */
+static void quoted_atom_check(struct ex_ctx *c, TSNode n)
+{
+	uint32_t count = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < count; i++)
+		if (kind_of(ts_node_named_child(n, i)) == N_INTERPOLATION) {
+			site_here(c, FACTS_SITE_TO_ATOM, line_of(n), ":\"...#{}\"");
+			return;
+		}
+}
+
+/* `struct(S, fields)` / `struct!(S, fields)` with a literal S builds S. */
+static void struct_call_check(struct ex_ctx *c, const struct ex_call *call, int arity, int pipe,
+                              unsigned depth)
+{
+	if (pipe || (arity != 1 && arity != 2) ||
+	    !(text_is(c, call->target, "struct") || text_is(c, call->target, "struct!")))
+		return;
+	struct ex_args a;
+	args_read(c, call->args, depth, &a);
+	const char *mod = a.count > 0 ? literal_module(c, a.first[0], depth, false) : NULL;
+	if (mod)
+		site_here(c, FACTS_SITE_STRUCT_BUILD, line_of(call->node), mod);
+}
+
+static uint64_t mix64(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0x100000001b3ULL;
+}
+
+/* True when a leaf of kind `k`, child number `index` of a node of kind
+ * `parent`, names something a type-2 clone keeps: a module alias, an
+ * operator, a called function (a call's first child, its target) or a field
+ * after `.` (a dot's third child, after the left side and the dot). */
+static bool leaf_is_name(enum node_kind k, enum node_kind parent, unsigned index)
+{
+	if (k == N_ALIAS || k == N_OPERATOR_IDENTIFIER)
+		return true;
+	return k == N_IDENTIFIER &&
+	       ((parent == N_CALL && index == 0) || (parent == N_DOT && index == 2));
+}
+
+/* Hashes the clause body `body` into a BODY site of the current function:
+ * `hash` over node types and every leaf's text (a type-1 clone has the same),
+ * `hash2` with the text of variables and literals left out but called names,
+ * module names and operators kept (type-2); `size` counts named nodes. One
+ * cursor walk; comments are left out (they count as children for `index`,
+ * which only matters for calls and dots, whose first children are never
+ * comments). */
+static void body_hash(struct ex_ctx *c, TSNode body, uint32_t line)
+{
+	if (ts_node_is_null(body) || !c->mod || c->in_quote || c->function < 0 || c->unquote_name)
+		return;
+	uint64_t h1 = mix64(GI_HASH_SEED, ts_node_symbol(body)), h2 = h1;
+	uint32_t size = ts_node_is_named(body) ? 1 : 0;
+	if (ts_node_child_count(body) == 0) {
+		size_t len;
+		const char *t = text_of(c, body, &len);
+		h1 = mix64(h1, gi_hash64(t, len, GI_HASH_SEED));
+	}
+	enum node_kind parents[EX_HASH_MAX_DEPTH + 1];
+	unsigned index[EX_HASH_MAX_DEPTH + 1];
+	unsigned level = 0;
+	parents[0] = kind_of(body);
+	TSTreeCursor cur = ts_tree_cursor_new(body);
+	bool more = ts_tree_cursor_goto_first_child(&cur);
+	if (more) {
+		level = 1;
+		index[1] = 0;
+	}
+	while (more) {
+		TSNode n = ts_tree_cursor_current_node(&cur);
+		enum node_kind k = kind_of(n);
+		if (k != N_COMMENT) {
+			TSSymbol sym = ts_node_symbol(n);
+			h1 = mix64(h1, sym);
+			h2 = mix64(h2, sym);
+			bool named = ts_node_is_named(n);
+			bool leaf = ts_node_child_count(n) == 0;
+			size += named;
+			if (!leaf && level < EX_HASH_MAX_DEPTH &&
+			    ts_tree_cursor_goto_first_child(&cur)) {
+				parents[level++] = k;
+				index[level] = 0;
+				continue;
+			}
+			/* a leaf: an anonymous one (operator, keyword, punctuation) is
+			 * told apart by its symbol already */
+			if (named && leaf) {
+				size_t len;
+				const char *t = text_of(c, n, &len);
+				uint64_t th = gi_hash64(t, len, GI_HASH_SEED);
+				h1 = mix64(h1, th);
+				if (leaf_is_name(k, parents[level - 1], index[level]))
+					h2 = mix64(h2, th);
+			}
+		}
+		while (!(more = ts_tree_cursor_goto_next_sibling(&cur))) {
+			if (level <= 1 || !ts_tree_cursor_goto_parent(&cur))
+				break;
+			level--;
+		}
+		index[level]++;
+	}
+	ts_tree_cursor_delete(&cur);
+	if (size < EX_HASH_MIN_SIZE)
+		return;
+	struct facts_function *fn = cur_function(c);
+	struct facts_site *site =
+	    facts_site_add(cur_module(c), FACTS_SITE_BODY, fn->name, fn->arity, line, NULL);
+	site->hash = h1;
+	site->hash2 = h2;
+	site->size = size;
+}
+
 /* ---- attributes -------------------------------------------------------- */
 
 /* Name and arity of a @spec/@callback head: `name(args) :: t when ...`. */
@@ -1642,9 +1899,10 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 		m->moduledoc_false = is_false;
 	} else if (text_is(c, call.target, "impl")) {
 		st->pending_impl = !is_false;
+		st->pending_impl_value = is_false ? NULL : impl_value(c, v, depth);
 	} else if (text_is(c, call.target, "spec")) {
 		if (a.count > 0 && spec_head(c, v, depth, &name, &arity)) {
-			struct ex_spec s = {name, arity};
+			struct ex_spec s = {name, arity, line_of(n)};
 			gi_vec_push(&st->specs, &s);
 		}
 	} else if (text_is(c, call.target, "callback") ||
@@ -1660,8 +1918,11 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 		derive_read(c, v, depth, line_of(n));
 		walk_children(c, call.args, depth);
 	} else if (text_is(c, call.target, "type") || text_is(c, call.target, "typep") ||
-	           text_is(c, call.target, "opaque") ||
-	           text_is(c, call.target, "optional_callbacks")) {
+	           text_is(c, call.target, "opaque")) {
+		/* Types are not code. */
+	} else if (text_is(c, call.target, "optional_callbacks")) {
+		if (a.count > 0)
+			optional_callbacks_read(c, v, line_of(n));
 		/* Types are not code. */
 	} else {
 		if (a.count == 1 && kind_of(v) == N_LIST && st->atom_list_count < 16) {
@@ -1869,14 +2130,19 @@ static void clause_walk(struct ex_ctx *c, long fi, const struct ex_head *h, TSNo
 	long saved_function = c->function;
 	struct ex_metrics *saved_metrics = c->metrics;
 	size_t saved_aliases = c->aliases.len;
+	bool saved_pattern = c->in_pattern;
 	c->function = fi;
 	c->metrics = &metrics;
+	c->in_pattern = true;
 	if (!ts_node_is_null(h->args))
 		walk_children(c, h->args, depth);
 	if (!ts_node_is_null(h->left))
 		walk(c, h->left, depth, 0);
 	if (!ts_node_is_null(h->right))
 		walk(c, h->right, depth, 0);
+	c->in_pattern = saved_pattern;
+	if (has_body)
+		body_hash(c, body, line_of(ts_node_is_null(h->args) ? body : h->args));
 	if (!ts_node_is_null(h->guard)) {
 		bool saved_guard = c->in_guard;
 		c->in_guard = true;
@@ -1947,9 +2213,13 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 		fn->has_doc = true;
 		fn->doc_false = c->mod->pending_doc_false;
 	}
-	if (c->mod->pending_impl)
+	if (c->mod->pending_impl) {
 		fn->has_impl = true;
+		facts_site_add(cur_module(c), FACTS_SITE_IMPL, fn->name, fn->arity, start,
+		               c->mod->pending_impl_value ? c->mod->pending_impl_value : "true");
+	}
 	c->mod->pending_doc = c->mod->pending_doc_false = c->mod->pending_impl = false;
+	c->mod->pending_impl_value = NULL;
 	if (!ts_node_is_null(h->guard) && w != EX_W_DEFGUARD && w != EX_W_DEFGUARDP)
 		fn->has_guard = true;
 	if (has_body) {
@@ -2747,6 +3017,24 @@ static void walk_binary(struct ex_ctx *c, TSNode n, unsigned depth)
 		else
 			walk(c, right, depth, 1);
 		return;
+	case OP_MATCH:
+	case OP_GENERATOR: {
+		bool saved = c->in_pattern;
+		c->in_pattern = true;
+		walk(c, left, depth, 0);
+		c->in_pattern = saved;
+		walk(c, right, depth, 0);
+		return;
+	}
+	case OP_DEFAULT: {
+		/* `arg \\ default` in a head: the default is a value, not a pattern */
+		walk(c, left, depth, 0);
+		bool saved = c->in_pattern;
+		c->in_pattern = false;
+		walk(c, right, depth, 0);
+		c->in_pattern = saved;
+		return;
+	}
 	case OP_AND:
 	case OP_OR:
 	case OP_ANDAND:
@@ -2978,6 +3266,7 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 				            arity == 1 && len == 9 ? "to_string" : "to_charlist", 1,
 				            line_of(n));
 		}
+		struct_call_check(c, &call, arity, pipe, depth);
 		template_expand(c, &call, depth);
 		if (!pipe && (arity == 1 || arity == 2) && text_is(c, call.target, "raise"))
 			raise_call(c, &call, depth);
@@ -2999,6 +3288,7 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	} else if (mod && fun) {
 		remote_call(c, mod, fun, arity, line_of(n));
 		compiler_rewrite(c, mod, fun, strlen(fun), arity, line_of(n));
+		to_atom_check(c, &call, mod, fun, arity, pipe, depth);
 		if (strcmp(mod, "Record") == 0)
 			record_generate(c, &call, fun, depth);
 		if (!pipe && arity >= 3 && arity <= 5)
@@ -3025,9 +3315,10 @@ static void walk_struct_ref(struct ex_ctx *c, TSNode map, unsigned depth)
 	}
 	TSNode name = ts_node_named_child(s, 0);
 	const char *mod = module_of(c, name, depth);
-	if (mod)
+	if (mod) {
 		ref_add(c, FACTS_REF_STRUCT, mod, line_of(map));
-	else
+		struct_site(c, map, mod);
+	} else
 		walk(c, s, depth, 0); /* %module{}: the name is code */
 	/* The fields, not the struct's name (a struct reference, not a value). */
 	uint32_t k = ts_node_named_child_count(map);
@@ -3180,6 +3471,15 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	case N_FN:
 		walk_fn(c, n, depth);
 		return;
+	case N_STAB: {
+		/* `pattern -> body` (cond's conditions are walked as patterns too) */
+		bool saved = c->in_pattern;
+		c->in_pattern = true;
+		walk(c, field(n, tables.f_left), depth, 0);
+		c->in_pattern = saved;
+		walk(c, field(n, tables.f_right), depth, 0);
+		return;
+	}
 	case N_ERROR:
 		walk_error(c, n, depth);
 		return;
@@ -3197,6 +3497,10 @@ static void walk(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	case N_CHARLIST:
 	case N_SIGIL:
 		walk_quoted(c, n, depth);
+		return;
+	case N_QUOTED_ATOM:
+		quoted_atom_check(c, n);
+		walk_children(c, n, depth);
 		return;
 	case N_COMMENT:
 	case N_QUOTED_CONTENT:

@@ -35,6 +35,7 @@ void facts_file_free(struct facts_file *f)
 		gi_vec_destroy(&m->refs);
 		gi_vec_destroy(&m->struct_fields);
 		gi_vec_destroy(&m->callbacks);
+		gi_vec_destroy(&m->sites);
 	}
 	gi_vec_destroy(&f->modules);
 	gi_vec_destroy(&f->errors);
@@ -51,6 +52,7 @@ struct facts_module *facts_module_add(struct facts_file *f, const char *name)
 	gi_vec_init(&m->refs, sizeof(struct facts_ref));
 	gi_vec_init(&m->struct_fields, sizeof(const char *));
 	gi_vec_init(&m->callbacks, sizeof(const char *));
+	gi_vec_init(&m->sites, sizeof(struct facts_site));
 	return m;
 }
 
@@ -90,6 +92,18 @@ void facts_error_add(struct facts_file *f, uint32_t line, const char *message)
 	struct facts_error *e = gi_vec_push_zero(&f->errors);
 	e->line = line;
 	e->message = gi_arena_strdup(&f->arena, message);
+}
+
+struct facts_site *facts_site_add(struct facts_module *m, enum facts_site_kind kind,
+                                  const char *name, int arity, uint32_t line, const char *detail)
+{
+	struct facts_site *s = gi_vec_push_zero(&m->sites);
+	s->kind = kind;
+	s->name = name;
+	s->arity = arity;
+	s->line = line;
+	s->detail = detail;
+	return s;
 }
 
 static const char *const ref_kind_names[FACTS_REF_KIND_COUNT] = {
@@ -132,4 +146,13 @@ const char *facts_call_kind_name(enum facts_call_kind kind)
 	                                    "mfa",        "apply", "impl",         "inject",
 	                                    "inject_def", "use",   "inject_macro", "compiler"};
 	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
+const char *facts_site_kind_name(enum facts_site_kind kind)
+{
+	static const char *const names[FACTS_SITE_KIND_COUNT] = {
+	    "orphan_spec",  "impl",          "optional_callback",
+	    "struct_build", "struct_update", "struct_match",
+	    "to_atom",      "apply",         "body"};
+	return (unsigned)kind < FACTS_SITE_KIND_COUNT ? names[kind] : "unknown";
 }

@@ -142,6 +142,33 @@ struct facts_function {
 	const char *generated_by;
 };
 
+/* Facts for the contract, convention and clone checks (graph/contracts.c,
+ * docs/CHECKS.md): things with a place in the source that the graph itself
+ * does not need. */
+enum facts_site_kind {
+	FACTS_SITE_ORPHAN_SPEC = 0,   /* @spec name/arity with no function of that name/arity */
+	FACTS_SITE_IMPL,              /* @impl before name/arity; detail "true" or the module */
+	FACTS_SITE_OPTIONAL_CALLBACK, /* name/arity listed in @optional_callbacks */
+	FACTS_SITE_STRUCT_BUILD,      /* %S{...} or struct(S, ...); detail: S */
+	FACTS_SITE_STRUCT_UPDATE,     /* %S{s | ...}; detail: S */
+	FACTS_SITE_STRUCT_MATCH,      /* %S{...} in a pattern; detail: S */
+	FACTS_SITE_TO_ATOM, /* String.to_atom & co. on a non-literal; detail: "Mod.fun/arity" */
+	FACTS_SITE_APPLY,   /* apply(M, :f, args) with literal M and f; detail: "M.f" */
+	FACTS_SITE_BODY,    /* a clause body: hash (exact), hash2 (variables and literals
+	                       abstracted), size (named nodes) */
+	FACTS_SITE_KIND_COUNT
+};
+
+struct facts_site {
+	enum facts_site_kind kind;
+	const char *name; /* the function it is in or about; NULL for none */
+	int arity;
+	uint32_t line;
+	const char *detail; /* NULL when the kind has none */
+	uint64_t hash, hash2;
+	uint32_t size;
+};
+
 struct facts_module {
 	const char *name; /* display form */
 	enum facts_module_kind kind;
@@ -156,6 +183,7 @@ struct facts_module {
 	struct gi_vec struct_fields; /* const char * (defstruct field names) */
 	struct gi_vec callbacks;     /* const char * ("name/arity" of @callback / @macrocallback) */
 	bool has_struct;
+	struct gi_vec sites; /* struct facts_site */
 };
 
 struct facts_error {
@@ -191,6 +219,10 @@ void facts_ref_add(struct facts_file *f, struct facts_module *m, enum facts_ref_
 void facts_call_add(struct facts_file *f, struct facts_function *fn, enum facts_call_kind kind,
                     const char *module, const char *function, int arity, uint32_t line);
 void facts_error_add(struct facts_file *f, uint32_t line, const char *message);
+/* Adds a site to `m` (strings borrowed: arena or static) and returns it for
+ * the hash fields. */
+struct facts_site *facts_site_add(struct facts_module *m, enum facts_site_kind kind,
+                                  const char *name, int arity, uint32_t line, const char *detail);
 
 /* Static names for enums (stable: stored in the database and shown in JSON). */
 const char *facts_ref_kind_name(enum facts_ref_kind kind);
@@ -198,5 +230,6 @@ int facts_ref_kind_parse(const char *name, enum facts_ref_kind *out);
 const char *facts_function_kind_name(enum facts_function_kind kind);
 const char *facts_module_kind_name(enum facts_module_kind kind);
 const char *facts_call_kind_name(enum facts_call_kind kind);
+const char *facts_site_kind_name(enum facts_site_kind kind);
 
 #endif

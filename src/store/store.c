@@ -37,6 +37,8 @@ enum {
 	Q_REF_INSERT,
 	Q_CALL_INSERT,
 	Q_FILE_TOUCH,
+	Q_DEL_SITES,
+	Q_SITE_INSERT,
 	Q_COUNT_
 };
 
@@ -66,6 +68,9 @@ static const char *const statements[Q_COUNT_] = {
     [Q_CALL_INSERT] = "INSERT INTO calls(file_id, function_id, kind, module, function, arity, "
                       "count, line) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
     [Q_FILE_TOUCH] = "UPDATE files SET mtime_ns = ?2 WHERE id = ?1",
+    [Q_DEL_SITES] = "DELETE FROM sites WHERE file_id = ?1",
+    [Q_SITE_INSERT] = "INSERT INTO sites(file_id, module_id, kind, name, arity, line, detail, "
+                      "hash, hash2, size) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
 };
 
 static const char schema_sql[] =
@@ -89,6 +94,11 @@ static const char schema_sql[] =
     "NULL, target TEXT NOT NULL, count INTEGER NOT NULL, line INTEGER);"
     "CREATE TABLE calls(file_id INTEGER NOT NULL, function_id INTEGER NOT NULL, kind INTEGER NOT "
     "NULL, module TEXT, function TEXT, arity INTEGER, count INTEGER NOT NULL, line INTEGER);"
+    "CREATE TABLE sites(file_id INTEGER NOT NULL, module_id INTEGER NOT NULL, kind INTEGER NOT "
+    "NULL, name TEXT, arity INTEGER, line INTEGER, detail TEXT, hash INTEGER, hash2 INTEGER, "
+    "size INTEGER);"
+    "CREATE INDEX sites_file ON sites(file_id);"
+    "CREATE INDEX sites_kind ON sites(kind);"
     "CREATE INDEX modules_file ON modules(file_id);"
     "CREATE INDEX modules_name ON modules(name);"
     "CREATE INDEX functions_file ON functions(file_id);"
@@ -99,7 +109,7 @@ static const char schema_sql[] =
 static const char drop_sql[] = "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files;"
                                "DROP TABLE IF EXISTS parse_errors; DROP TABLE IF EXISTS modules;"
                                "DROP TABLE IF EXISTS functions; DROP TABLE IF EXISTS refs;"
-                               "DROP TABLE IF EXISTS calls;";
+                               "DROP TABLE IF EXISTS calls; DROP TABLE IF EXISTS sites;";
 
 struct st_db {
 	sqlite3 *sql;
@@ -309,7 +319,7 @@ int st_files_load(struct st_db *db, struct gi_map *out)
 
 int st_file_delete(struct st_db *db, int64_t id)
 {
-	static const int order[] = {Q_DEL_CALLS,   Q_DEL_REFS,   Q_DEL_FUNCTIONS,
+	static const int order[] = {Q_DEL_SITES,   Q_DEL_CALLS,  Q_DEL_REFS, Q_DEL_FUNCTIONS,
 	                            Q_DEL_MODULES, Q_DEL_ERRORS, Q_DEL_FILE};
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		sqlite3_bind_int64(db->stmt[order[i]], 1, id);
@@ -470,6 +480,29 @@ static int function_write(struct st_db *db, int64_t file_id, int64_t module_id,
 	return calls_write(db, file_id, sqlite3_last_insert_rowid(db->sql), m, fn, targets);
 }
 
+/* The module's sites (facts.h, struct facts_site), one row each. */
+static int sites_write(struct st_db *db, int64_t file_id, int64_t module_id,
+                       const struct facts_module *m)
+{
+	sqlite3_stmt *st = db->stmt[Q_SITE_INSERT];
+	int rc = 0;
+	for (size_t i = 0; i < m->sites.len && !rc; i++) {
+		const struct facts_site *s = gi_vec_get(&m->sites, i);
+		sqlite3_bind_int64(st, 1, file_id);
+		sqlite3_bind_int64(st, 2, module_id);
+		sqlite3_bind_int(st, 3, (int)s->kind);
+		bind_text(st, 4, s->name);
+		sqlite3_bind_int(st, 5, s->arity);
+		sqlite3_bind_int64(st, 6, s->line);
+		bind_text(st, 7, s->detail);
+		sqlite3_bind_int64(st, 8, (int64_t)s->hash);
+		sqlite3_bind_int64(st, 9, (int64_t)s->hash2);
+		sqlite3_bind_int64(st, 10, s->size);
+		rc = step_done(db, st);
+	}
+	return rc;
+}
+
 static int module_write(struct st_db *db, int64_t file_id, const struct facts_module *m,
                         int64_t *edges)
 {
@@ -498,6 +531,8 @@ static int module_write(struct st_db *db, int64_t file_id, const struct facts_mo
 	gi_map_init(&targets);
 	if (!rc)
 		rc = refs_write(db, file_id, module_id, m, &targets);
+	if (!rc)
+		rc = sites_write(db, file_id, module_id, m);
 	for (size_t i = 0; i < m->functions.len && !rc; i++)
 		rc = function_write(db, file_id, module_id, m, gi_vec_get(&m->functions, i),
 		                    &targets);
@@ -687,6 +722,7 @@ struct each_ctx {
 		st_function_fn function;
 		st_ref_fn ref;
 		st_call_fn call;
+		st_fact_site_fn site;
 	} fn;
 	void *ctx;
 };
@@ -899,4 +935,41 @@ int st_ref_sites_each(struct st_db *db, const char *target, st_site_fn fn, void 
 	                  "r.count, r.line FROM refs r JOIN modules m ON m.id = r.module_id JOIN "
 	                  "files f ON f.id = r.file_id WHERE r.target = ?1 ORDER BY f.path, r.line",
 	                  target, &s);
+}
+
+/* ---- sites (contract checks, graph/contracts.c) ---------------------- */
+
+static int fact_site_row(sqlite3_stmt *st, void *ctx)
+{
+	const struct each_ctx *e = ctx;
+	struct st_fact_site_row r = {
+	    .module_id = sqlite3_column_int64(st, 0),
+	    .kind = sqlite3_column_int(st, 1),
+	    .name = col_text(st, 2),
+	    .arity = sqlite3_column_int(st, 3),
+	    .line = (uint32_t)sqlite3_column_int64(st, 4),
+	    .detail = col_text(st, 5),
+	    .hash = (uint64_t)sqlite3_column_int64(st, 6),
+	    .hash2 = (uint64_t)sqlite3_column_int64(st, 7),
+	    .size = (uint32_t)sqlite3_column_int64(st, 8),
+	};
+	return e->fn.site(e->ctx, &r);
+}
+
+int st_sites_each(struct st_db *db, unsigned kinds, uint32_t min_body_size, st_fact_site_fn fn,
+                  void *ctx)
+{
+	struct gi_buf sql;
+	gi_buf_init(&sql, 0);
+	gi_buf_puts(&sql, "SELECT module_id, kind, name, arity, line, detail, hash, hash2, size "
+	                  "FROM sites WHERE kind IN (-1");
+	for (int k = 0; k < FACTS_SITE_KIND_COUNT; k++)
+		if (kinds & (1u << k))
+			gi_buf_printf(&sql, ",%d", k);
+	gi_buf_printf(&sql, ") AND (kind != %d OR size >= %u) ORDER BY module_id, line, rowid",
+	              (int)FACTS_SITE_BODY, min_body_size);
+	struct each_ctx e = {.fn.site = fn, .ctx = ctx};
+	int rc = rows_each(db, sql.data, fact_site_row, &e);
+	gi_buf_destroy(&sql);
+	return rc;
 }

@@ -23,7 +23,7 @@
 #include "base/map.h"
 #include "source/facts.h"
 
-#define ST_SCHEMA_VERSION 2
+#define ST_SCHEMA_VERSION 3
 
 struct st_db;
 
@@ -168,6 +168,23 @@ int st_module_call_sites_each(struct st_db *db, const char *module, st_site_fn f
 /* Every module-level reference (alias, import, use, struct, behaviour, ...)
  * to module `target` (display form), by file and line. */
 int st_ref_sites_each(struct st_db *db, const char *target, st_site_fn fn, void *ctx);
+/* A stored site of the contract checks (facts.h, struct facts_site). */
+struct st_fact_site_row {
+	int64_t module_id; /* st_module_row.id */
+	int kind;          /* enum facts_site_kind as stored: check the range before use */
+	const char *name;  /* NULL when the site has no function */
+	int arity;
+	uint32_t line;
+	const char *detail; /* NULL when absent */
+	uint64_t hash, hash2;
+	uint32_t size;
+};
+typedef int (*st_fact_site_fn)(void *ctx, const struct st_fact_site_row *row);
+/* Every site (facts.h, struct facts_site) whose kind is in the bitmask
+ * `kinds` (1u << enum facts_site_kind), body sites only when their size is
+ * at least `min_body_size`, by module id, then line. */
+int st_sites_each(struct st_db *db, unsigned kinds, uint32_t min_body_size, st_fact_site_fn fn,
+                  void *ctx);
 
 /* A number that changes whenever another connection commits (PRAGMA data_version). */
 int st_data_version(struct st_db *db, int64_t *out);

@@ -99,6 +99,11 @@ function staticCalls(modules, someFunction) {
      { module: someFunction.module, function: someFunction.name }],
     ["knowledge_preflight", "preflight", { module: a }],
     ["knowledge_preflight", "preflight", { module: someFunction.module, function: someFunction.name }],
+    ["knowledge_contracts", "contracts", {}],
+    ["knowledge_conventions", "conventions", {}],
+    ["knowledge_structs", "structs", {}],
+    ["knowledge_structs", "structs", { include_external: true }],
+    ["knowledge_duplicates", "duplicates", {}],
   ];
 }
 

@@ -1,0 +1,403 @@
+/*
+ * Integration tests of the checks (docs/CHECKS.md) through the real binary:
+ * `giulia contracts|conventions|structs|duplicates --json` on a copy of the
+ * contracts fixture (tests/fixtures/projects/contracts), whose expectations
+ * are written here by hand, what must be reported and what must not; the
+ * same JSON from GET /api/checks/NAME of a real worker and from the MCP
+ * tools over stdio; a behaviour from the project's own object code (an
+ * Erlang module compiled with erlc, indexed with --beam).
+ * needs: elixir erlang-base
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api_util.h"
+#include "giulia_cli.h"
+#include "harness.h"
+#include "support.h"
+
+#define RUN_TIMEOUT_MS 120000
+
+#define GIULIA(...) ts_giulia_run((const char *const[]){__VA_ARGS__, NULL}, RUN_TIMEOUT_MS)
+
+/* Copies the contracts fixture into the test directory and indexes it. */
+static const char *fixture_ready(void)
+{
+	static char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/contracts", th_tmpdir());
+	char src[4096];
+	snprintf(src, sizeof(src), "%s/tests/fixtures/projects/contracts", th_srcdir());
+	const char *cp[] = {"cp", "-r", src, dir, NULL};
+	TH_ASSERT_INT_EQ(ts_run(cp, NULL, 30000, NULL, NULL), 0);
+	struct ts_giulia_result r = GIULIA("index", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	return dir;
+}
+
+/* The finding of `check` in `module` about `what` (its function, else its
+ * detail), or NULL. */
+static json_t *finding(json_t *r, const char *check, const char *module, const char *what)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(r, "findings"), i, f)
+	{
+		const char *fn = json_string_value(json_object_get(f, "function"));
+		const char *detail = json_string_value(json_object_get(f, "detail"));
+		if (strcmp(json_string_value(json_object_get(f, "check")), check) == 0 &&
+		    strcmp(json_string_value(json_object_get(f, "module")), module) == 0 &&
+		    (!what || (fn && strcmp(fn, what) == 0) ||
+		     (detail && strcmp(detail, what) == 0)))
+			return f;
+	}
+	return NULL;
+}
+
+/* The findings of any check about module `module`. */
+static size_t findings_of(json_t *r, const char *module)
+{
+	size_t i, n = 0;
+	json_t *f;
+	json_array_foreach(json_object_get(r, "findings"), i, f)
+	{
+		n += strcmp(json_string_value(json_object_get(f, "module")), module) == 0;
+	}
+	return n;
+}
+
+static void behaviours_impl_and_specs(void)
+{
+	const char *dir = fixture_ready();
+	struct ts_giulia_result c = GIULIA("contracts", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	TH_ASSERT(c.json != NULL);
+	json_t *r = c.json;
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "total")), 5);
+	/* a project behaviour: the required put/2 is missing, the optional stats/0 is not */
+	json_t *f = finding(r, "missing_callback", "Contracts.Broken", "put/2");
+	TH_ASSERT(f != NULL);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(f, "severity")), "warning");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(f, "file")), "lib/broken.ex");
+	TH_ASSERT(finding(r, "missing_callback", "Contracts.Broken", "stats/0") == NULL);
+	TH_ASSERT(finding(r, "impl_not_callback", "Contracts.Broken", "helper/0") != NULL);
+	TH_ASSERT(finding(r, "impl_not_callback", "Contracts.Broken", "get/1") == NULL);
+	f = finding(r, "orphan_spec", "Contracts.Broken", "gone/1");
+	TH_ASSERT(f != NULL);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(f, "line")), 11);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(f, "severity")), "error");
+	TH_ASSERT(finding(r, "orphan_spec", "Contracts.Broken", "other/1") == NULL);
+	/* OTP's object code: gen_server's init/1 is required, handle_info/2 optional */
+	TH_ASSERT(finding(r, "missing_callback", "Contracts.Plain", "init/1") != NULL);
+	TH_ASSERT(finding(r, "missing_callback", "Contracts.Plain", "handle_info/2") == NULL);
+	TH_ASSERT_INT_EQ(findings_of(r, "Contracts.Plain"), 1);
+	/* Elixir's: use GenServer defines the defaults, so nothing is missing */
+	TH_ASSERT_INT_EQ(findings_of(r, "Contracts.Server"), 0);
+	TH_ASSERT_INT_EQ(findings_of(r, "Contracts.Memory"), 0);
+	TH_ASSERT(finding(r, "impl_without_behaviour", "Contracts.Loose", "run/0") != NULL);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(r, "unresolved_behaviours")), 0);
+	ts_giulia_result_free(&c);
+
+	/* filters, and the text form */
+	c = GIULIA("contracts", "--project", dir, "--check", "orphan_spec", "--json");
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c.json, "total")), 1);
+	ts_giulia_result_free(&c);
+	c = GIULIA("contracts", "--project", dir, "--module", "Contracts.Plain");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	TH_ASSERT(strstr(c.out, "lib/server.ex:10: warning missing_callback: Contracts.Plain "
+	                        "declares @behaviour :gen_server but does not define its "
+	                        "callback init/1") != NULL);
+	TH_ASSERT(strstr(c.out, "1 finding, 1 warning") != NULL);
+	ts_giulia_result_free(&c);
+}
+
+static void conventions_with_thresholds(void)
+{
+	const char *dir = fixture_ready();
+	struct ts_giulia_result c = GIULIA("conventions", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	json_t *r = c.json;
+	TH_ASSERT(finding(r, "missing_moduledoc", "Contracts.Undocumented", NULL) != NULL);
+	TH_ASSERT(finding(r, "missing_moduledoc", "Contracts.Hidden", NULL) == NULL);
+	TH_ASSERT(finding(r, "missing_moduledoc", "Contracts.MixProject", NULL) == NULL);
+	TH_ASSERT(finding(r, "missing_moduledoc", "Contracts.StoreTest", NULL) == NULL);
+	/* @doc only matters in documented modules; @doc false and @impl count as a choice */
+	TH_ASSERT(finding(r, "missing_doc", "Contracts.Style", "undocumented/0") != NULL);
+	TH_ASSERT(finding(r, "missing_doc", "Contracts.Broken", "other/1") != NULL);
+	TH_ASSERT(finding(r, "missing_doc", "Contracts.Undocumented", "public/0") == NULL);
+	TH_ASSERT(finding(r, "missing_doc", "Contracts.Style", "hidden/0") == NULL);
+	TH_ASSERT(finding(r, "missing_doc", "Contracts.Broken", "helper/0") == NULL);
+	TH_ASSERT(finding(r, "missing_doc", "Contracts.Style", "private_helper/0") == NULL);
+	/* apply with literals only */
+	json_t *f = finding(r, "apply_literal", "Contracts.Style", "dispatch/2");
+	TH_ASSERT(f != NULL);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(f, "detail")), "Contracts.Memory.get/1");
+	TH_ASSERT_INT_EQ(
+	    json_integer_value(json_object_get(json_object_get(r, "counts"), "apply_literal")), 1);
+	/* String.to_atom(input), input |> String.to_atom(), :erlang.binary_to_atom(input, _),
+	 * :"key_#{input}"; not String.to_atom("fixed"), String.to_existing_atom, :"plain" */
+	TH_ASSERT_INT_EQ(
+	    json_integer_value(json_object_get(json_object_get(r, "counts"), "atom_from_input")),
+	    4);
+	TH_ASSERT(finding(r, "atom_from_input", "Contracts.Style", ":\"...#{}\"") != NULL);
+	TH_ASSERT(finding(r, "atom_from_input", "Contracts.Style", ":erlang.binary_to_atom/2") !=
+	          NULL);
+	f = finding(r, "deep_nesting", "Contracts.Style", "nested/1");
+	TH_ASSERT(f != NULL);
+	TH_ASSERT(finding(r, "high_complexity", "Contracts.Style", "branchy/1") != NULL);
+	TH_ASSERT(finding(r, "high_complexity", "Contracts.Style", "nested/1") == NULL);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "total")), 10);
+	ts_giulia_result_free(&c);
+
+	c = GIULIA("conventions", "--project", dir, "--max-nesting", "5", "--max-complexity", "11",
+	           "--json");
+	TH_ASSERT(finding(c.json, "deep_nesting", "Contracts.Style", "nested/1") == NULL);
+	TH_ASSERT(finding(c.json, "high_complexity", "Contracts.Style", "branchy/1") == NULL);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(json_object_get(c.json, "thresholds"),
+	                                                    "max_complexity")),
+	                 11);
+	ts_giulia_result_free(&c);
+	c = GIULIA("conventions", "--project", dir, "--max-complexity", "10", "--json");
+	TH_ASSERT(finding(c.json, "high_complexity", "Contracts.Style", "branchy/1") != NULL);
+	ts_giulia_result_free(&c);
+	c = GIULIA("conventions", "--project", dir, "--max-nesting", "x");
+	TH_ASSERT_INT_EQ(c.status, 2);
+	ts_giulia_result_free(&c);
+}
+
+/* The site of `list` ("built", ...) of `s` at `line` in `function`. */
+static bool has_site(json_t *s, const char *list, const char *function, long long line)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(s, list), i, v)
+	{
+		if (json_integer_value(json_object_get(v, "line")) == line &&
+		    strcmp(json_string_value(json_object_get(v, "function")), function) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void struct_lifecycle(void)
+{
+	const char *dir = fixture_ready();
+	struct ts_giulia_result c = GIULIA("structs", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	json_t *list = json_object_get(c.json, "structs");
+	TH_ASSERT_INT_EQ(json_array_size(list), 2);
+	json_t *order = json_array_get(list, 0), *unused = json_array_get(list, 1);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(order, "struct")), "Contracts.Order");
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(order, "fields")), 3);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(order, "built")), 3);
+	TH_ASSERT(has_site(order, "built", "new/1", 6));
+	TH_ASSERT(has_site(order, "built", "from/1", 9));
+	TH_ASSERT(has_site(order, "built", "blank/1", 23)); /* a default argument */
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(order, "updated")), 1);
+	TH_ASSERT(has_site(order, "updated", "pay/1", 12));
+	/* the head's %Order{} = order and the case clause, not the update */
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(order, "matched")), 2);
+	TH_ASSERT(has_site(order, "matched", "pay/1", 12));
+	TH_ASSERT(has_site(order, "matched", "paid?/1", 17));
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(unused, "struct")), "Contracts.Unused");
+	TH_ASSERT_INT_EQ(
+	    json_integer_value(json_object_get(json_object_get(unused, "counts"), "built")), 0);
+	ts_giulia_result_free(&c);
+
+	c = GIULIA("structs", "Contracts.Order", "--project", dir);
+	TH_ASSERT_INT_EQ(c.status, 0);
+	TH_ASSERT(
+	    strstr(c.out, "%Contracts.Order{}  lib/order.ex  built 3, updated 1, matched 2") !=
+	    NULL);
+	TH_ASSERT(strstr(c.out, "Contracts.Unused") == NULL);
+	ts_giulia_result_free(&c);
+	c = GIULIA("structs", "No.Such", "--project", dir);
+	TH_ASSERT_INT_EQ(c.status, 1);
+	TH_ASSERT(strstr(c.err, "no struct No.Such") != NULL);
+	ts_giulia_result_free(&c);
+}
+
+/* The group of `type` whose members are exactly functions `a` and `b` of
+ * Contracts.Clones.A and .B, or NULL. */
+static json_t *clone_group(json_t *r, int type, const char *fn)
+{
+	size_t i;
+	json_t *g;
+	json_array_foreach(json_object_get(r, "groups"), i, g)
+	{
+		json_t *m = json_object_get(g, "members");
+		if (json_integer_value(json_object_get(g, "type")) != type ||
+		    json_array_size(m) != 2)
+			continue;
+		json_t *a = json_array_get(m, 0), *b = json_array_get(m, 1);
+		if (strcmp(json_string_value(json_object_get(a, "module")), "Contracts.Clones.A") ==
+		        0 &&
+		    strcmp(json_string_value(json_object_get(b, "module")), "Contracts.Clones.B") ==
+		        0 &&
+		    strcmp(json_string_value(json_object_get(a, "function")), fn) == 0 &&
+		    strcmp(json_string_value(json_object_get(b, "function")), fn) == 0)
+			return g;
+	}
+	return NULL;
+}
+
+static void duplicates_type1_type2_and_negatives(void)
+{
+	const char *dir = fixture_ready();
+	struct ts_giulia_result c = GIULIA("duplicates", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c.json, "total")), 2);
+	TH_ASSERT(clone_group(c.json, 1, "total/1") != NULL);
+	TH_ASSERT(clone_group(c.json, 2, "weight/1") != NULL);
+	/* a comment and other layout keep a type-1 clone type-1 */
+	TH_ASSERT(clone_group(c.json, 2, "total/1") == NULL);
+	ts_giulia_result_free(&c);
+
+	/* small/1's bodies have the same shape but are below the minimum size;
+	 * other/1's differ in a called function and an operator: never clones */
+	c = GIULIA("duplicates", "--project", dir, "--min-size", "1", "--json");
+	TH_ASSERT(clone_group(c.json, 2, "small/1") != NULL);
+	TH_ASSERT(clone_group(c.json, 1, "other/1") == NULL);
+	TH_ASSERT(clone_group(c.json, 2, "other/1") == NULL);
+	ts_giulia_result_free(&c);
+	c = GIULIA("duplicates", "--project", dir);
+	TH_ASSERT(strstr(c.out, "type-1 clone, ") != NULL);
+	TH_ASSERT(strstr(c.out, "2 clone groups") != NULL);
+	ts_giulia_result_free(&c);
+}
+
+/* A tools/call of `tool` over `giulia mcp` on stdio: its structured result. */
+static json_t *mcp_tool(const char *dir, const char *tool, const char *arguments)
+{
+	char input[4096];
+	snprintf(input, sizeof(input),
+	         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+	         "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":"
+	         "\"t\",\"version\":\"1\"}}}\n"
+	         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+	         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+	         "\"%s\",\"arguments\":%s}}\n",
+	         tool, arguments);
+	char bin[4096];
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	const char *argv[] = {bin, "mcp", "--project", dir, "--worker", "http://127.0.0.1:1", NULL};
+	char *out = NULL;
+	TH_ASSERT_INT_EQ(ts_run(argv, input, 60000, &out, NULL), 0);
+	const char *line = out ? strstr(out, "\"id\":2") : NULL;
+	TH_ASSERT_MSG(line != NULL, "no answer to the tool call: %s", out ? out : "");
+	while (line > out && line[-1] != '\n')
+		line--;
+	json_t *reply = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
+	free(out);
+	TH_ASSERT(reply != NULL);
+	json_t *r =
+	    json_incref(json_object_get(json_object_get(reply, "result"), "structuredContent"));
+	json_decref(reply);
+	TH_ASSERT(r != NULL);
+	return r;
+}
+
+static void rest_and_mcp_give_the_cli_json(void)
+{
+	const char *dir = fixture_ready();
+	struct td_daemon w = {0};
+	snprintf(w.data, sizeof(w.data), "%s/worker", th_tmpdir());
+	td_start(&w, "worker", NULL);
+	char body[4200], path[2048];
+	snprintf(body, sizeof(body), "{\"path\":\"%s\"}", dir);
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/index/scan", body, NULL), 200);
+	static const char *const names[] = {"contracts", "conventions", "structs", "duplicates"};
+	for (int i = 0; i < 4; i++) {
+		struct ts_giulia_result c = GIULIA(names[i], "--project", dir, "--json");
+		TH_ASSERT_INT_EQ(c.status, 0);
+		json_t *rest = NULL;
+		snprintf(path, sizeof(path), "/api/checks/%s?path=%s", names[i], dir);
+		TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 200);
+		TH_ASSERT_MSG(json_equal(rest, c.json), "REST and CLI differ for %s", names[i]);
+		json_decref(rest);
+		ts_giulia_result_free(&c);
+	}
+	struct ts_giulia_result c =
+	    GIULIA("conventions", "--project", dir, "--max-nesting", "5", "--json");
+	json_t *rest = NULL;
+	snprintf(path, sizeof(path), "/api/checks/conventions?max_nesting=5&path=%s", dir);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 200);
+	TH_ASSERT(json_equal(rest, c.json));
+	json_decref(rest);
+	json_t *m = mcp_tool(dir, "knowledge_conventions", "{\"max_nesting\":5}");
+	TH_ASSERT_MSG(json_equal(m, c.json), "MCP and CLI differ for conventions");
+	json_decref(m);
+	ts_giulia_result_free(&c);
+	c = GIULIA("duplicates", "--project", dir, "--json");
+	m = mcp_tool(dir, "knowledge_duplicates", "{}");
+	TH_ASSERT_MSG(json_equal(m, c.json), "MCP and CLI differ for duplicates");
+	json_decref(m);
+	ts_giulia_result_free(&c);
+
+	/* a bad argument is a 400 that says which */
+	snprintf(path, sizeof(path), "/api/checks/conventions?max_nesting=deep&path=%s", dir);
+	json_t *err = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, path, &err), 400);
+	TH_ASSERT(strstr(json_string_value(json_object_get(err, "error")), "max_nesting") != NULL);
+	json_decref(err);
+	snprintf(path, sizeof(path), "/api/checks/duplicates?min_size=0&path=%s", dir);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &err), 400);
+	json_decref(err);
+	td_stop(&w);
+}
+
+/* An Erlang behaviour of the project known only from its object code: its
+ * required callbacks from behaviour_info(callbacks), its optional ones from
+ * behaviour_info(optional_callbacks). */
+static void behaviour_from_project_object_code(void)
+{
+	TH_NEED(access("/usr/bin/erlc", X_OK) == 0, "erlang-base", "erlc");
+	char dir[4096], ebin[4200], erl[4200];
+	snprintf(dir, sizeof(dir), "%s/proj", th_tmpdir());
+	snprintf(ebin, sizeof(ebin), "%s/ebin", th_tmpdir());
+	snprintf(erl, sizeof(erl), "%s/sink.erl", th_tmpdir());
+	const char *mk[] = {"mkdir", "-p", dir, ebin, NULL};
+	TH_ASSERT_INT_EQ(ts_run(mk, NULL, 10000, NULL, NULL), 0);
+	FILE *f = fopen(erl, "w");
+	TH_ASSERT(f != NULL);
+	fputs("-module(sink).\n-callback write(term()) -> ok.\n-callback flush() -> ok.\n"
+	      "-callback close() -> ok.\n-optional_callbacks([close/0]).\n",
+	      f);
+	fclose(f);
+	char lib[4200];
+	snprintf(lib, sizeof(lib), "%s/lib.ex", dir);
+	f = fopen(lib, "w");
+	TH_ASSERT(f != NULL);
+	fputs("defmodule Writer do\n  @moduledoc false\n  @behaviour :sink\n  @impl true\n"
+	      "  def write(_), do: :ok\n  @impl :sink\n  def close, do: :ok\nend\n",
+	      f);
+	fclose(f);
+	const char *erlc[] = {"erlc", "-o", ebin, erl, NULL};
+	TH_ASSERT_INT_EQ(ts_run(erlc, NULL, 60000, NULL, NULL), 0);
+	struct ts_giulia_result c = GIULIA("index", dir, "--beam", ebin);
+	TH_ASSERT_INT_EQ(c.status, 0);
+	ts_giulia_result_free(&c);
+	c = GIULIA("contracts", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	TH_ASSERT(finding(c.json, "missing_callback", "Writer", "flush/0") != NULL);
+	TH_ASSERT(finding(c.json, "impl_not_callback", "Writer", NULL) == NULL);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c.json, "total")), 1);
+	ts_giulia_result_free(&c);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct th_test tests[] = {
+	    TH_TEST(behaviours_impl_and_specs),
+	    TH_TEST(conventions_with_thresholds),
+	    TH_TEST(struct_lifecycle),
+	    TH_TEST(duplicates_type1_type2_and_negatives),
+	    TH_TEST(rest_and_mcp_give_the_cli_json),
+	    TH_TEST(behaviour_from_project_object_code),
+	    TH_END,
+	};
+	return th_main(argc, argv, "integration_contracts", tests);
+}
