@@ -81,12 +81,11 @@ static json_t *alerts_new(struct api_live *live, const char *node, json_t *alert
 	return fresh;
 }
 
-void api_live_snapshot(struct api_live *live, json_t *snap, json_t *points)
+void api_live_snapshot(struct api_live *live, json_t *snap, json_t *alerts)
 {
 	const char *node = json_string_value(json_object_get(snap, "node"));
 	if (!live || !node)
 		return;
-	json_t *alerts = api_stats_alerts(snap, points);
 	json_t *event = json_pack("{s:O, s:O, s:o}", "snapshot", snap, "alerts", alerts,
 	                          "hot_modules", api_stats_hot_modules(snap));
 	api_sse_publish(live->hub, node, "snapshot", event);
@@ -103,7 +102,6 @@ void api_live_snapshot(struct api_live *live, json_t *snap, json_t *points)
 		json_decref(e);
 	}
 	json_decref(fresh);
-	json_decref(alerts);
 }
 
 void api_live_end(struct api_live *live, const char *session_id, json_t *finalize)
