@@ -7,6 +7,7 @@
  * needs: erlang-base postgresql
  */
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include "api_util.h"
@@ -292,6 +293,31 @@ static void interrupt_touches_only_the_owners_observations(void)
 	owners_on(a, b, "sqlite");
 	obs_store_close(a);
 	obs_store_close(b);
+	/* A worker.db of version 2 (before owners) is migrated, its rows kept. */
+	char file[600];
+	snprintf(file, sizeof(file), "%s/worker.db", dir);
+	sqlite3 *db = NULL;
+	TH_ASSERT_INT_EQ(sqlite3_open(file, &db), SQLITE_OK);
+	TH_ASSERT_INT_EQ(sqlite3_exec(db,
+	                              "ALTER TABLE observations DROP COLUMN owner;"
+	                              " PRAGMA user_version = 2;"
+	                              " UPDATE observations SET status = 'running'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(db);
+	TH_ASSERT_OK(obs_store_open_location(dir, NULL, &a));
+	obs_store_owner_set(a, "host-a/1/0001");
+	int n = -1;
+	TH_ASSERT_OK(obs_store_interrupt_running(a, "worker shut down", &n));
+	TH_ASSERT_INT_EQ(n, 3); /* no owner after the migration: anyone's to close */
+	obs_store_close(a);
+	TH_ASSERT_INT_EQ(sqlite3_open(file, &db), SQLITE_OK);
+	sqlite3_stmt *q = NULL;
+	TH_ASSERT_INT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
+	TH_ASSERT_INT_EQ(sqlite3_step(q), SQLITE_ROW);
+	TH_ASSERT_INT_EQ(sqlite3_column_int(q, 0), OBS_STORE_SCHEMA_VERSION);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
 }
 
 /* ---- migrations ---- */
