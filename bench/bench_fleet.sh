@@ -20,7 +20,8 @@
 #
 # GIULIA=path runs another build of the binary (a copy of the one before a
 # change, say); PERF=prefix records the monitor with `perf record -g` over
-# each window into prefix-N.data (perf report --no-children -i ...).
+# each window into prefix-N.data (perf report --no-children -i ...), with
+# DWARF call graphs (the build keeps no frame pointers).
 # needs: erlang-base curl python3
 set -eu
 cd "$(dirname "$0")/.."
@@ -85,12 +86,14 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
      "OTP $(erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().')"
 echo
 echo "## one monitor, N nodes at 1 s (30 s window after 10 s warm-up)"
-printf "%-6s %9s %7s %9s %8s %8s %11s %11s %11s %11s %13s %9s  %s\n" nodes cpu_%core rss_MB \
-  snapshots expected failures late_50/99 dispatch_50/99 process_50/99 rpc_50/99 scrape_ms scrape_KB \
-  "load (1 min, least-most in the window)"
+printf "%-6s %9s %8s %7s %9s %8s %8s %11s %11s %11s %11s %13s %9s  %s\n" nodes cpu_%core \
+  cpu_ms/sn rss_MB snapshots expected failures late_50/99 dispatch_50/99 process_50/99 rpc_50/99 \
+  scrape_ms scrape_KB "load (1 min, least-most in the window)"
 echo "(ms; late: from the tick a snapshot was due to its completion = dispatch (tick to request"
 echo " sent: the monitor) + rpc (request to reply: the node) + process (reply to completion: the"
-echo " monitor); scrape_ms: median/worst of 20 curl scrapes)"
+echo " monitor); cpu_ms/sn: the monitor's CPU time per snapshot taken, which a loaded machine"
+echo " blurs less than cpu_%core (x nodes / 10 = cpu_%core of a fleet that gets all its snapshots);"
+echo " scrape_ms: median/worst of 20 curl scrapes)"
 for n in "${counts[@]}"; do
   # Grow the fleet: start the nodes in batches of 10, then observe each.
   while [ "$started" -lt "$n" ]; do
@@ -106,7 +109,8 @@ for n in "${counts[@]}"; do
   peak=0
   perf_pid=
   if [ -n "$perf_prefix" ]; then
-    perf record -g -q -p "$mpid" -o "$perf_prefix-$n.data" >/dev/null 2>&1 &
+    perf record -F 499 --call-graph dwarf,16384 -q -p "$mpid" -o "$perf_prefix-$n.data" \
+      >/dev/null 2>&1 &
     perf_pid=$!
   fi
   loads=()
@@ -174,8 +178,9 @@ def quantile(buckets, q):
 def pair(fam):
     h = histogram(fam)
     return "%5.0f/%-5.0f" % (quantile(h, 0.5) * 1000, quantile(h, 0.99) * 1000)
-print("%-6s %9.1f %7.1f %9d %8d %8d %11s %11s %11s %11s %6.1f/%-6.1f %9.1f  %s" % (
-    n, cpu, int(peak) / 1024.0, snaps, int(n) * 30, fails,
+cpu_ms = (float(c1) - float(c0)) / float(hz) * 1000
+print("%-6s %9.1f %8.2f %7.1f %9d %8d %8d %11s %11s %11s %11s %6.1f/%-6.1f %9.1f  %s" % (
+    n, cpu, cpu_ms / snaps if snaps else float('nan'), int(peak) / 1024.0, snaps, int(n) * 30, fails,
     pair('giulia_monitor_snapshot_lateness_seconds'),
     pair('giulia_monitor_sample_dispatch_delay_seconds'),
     pair('giulia_monitor_snapshot_processing_seconds'),
@@ -190,5 +195,6 @@ cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen $(pkg-config --cfla
   -o "$work/metrics_render" bench/metrics_render.c build/release/libgiulia.a build/grammar/*.o \
   /usr/lib/libei.a $pkg_libs -lpthread -lm
 echo
-echo "## /metrics render CPU time per scrape (busy fixture snapshots, full 720-point histories)"
+echo "## /metrics render CPU time per scrape (busy fixture snapshots, full 720-point histories;"
+echo "## alerts_us/snapshot: their evaluation, once per snapshot)"
 "$work/metrics_render" tests/fixtures/snapshots/busy/snapshots.json "${counts[@]}"
