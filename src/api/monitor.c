@@ -375,9 +375,16 @@ static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
 	(void)session_id;
 	struct api_monitor *m = ctx;
 	json_t *alerts = history_add(m, snapshot);
-	api_pusher_push(m->pusher, API_PUSH_INGEST, snapshot);
+	/* Serialised once for the worker's queue and the dashboards' feed. */
+	char *text = json_dumps(snapshot, JSON_COMPACT);
+	if (!text) {
+		json_decref(alerts);
+		return;
+	}
+	api_pusher_push_text(m->pusher, API_PUSH_INGEST, text, strlen(text));
 	if (alerts)
-		api_live_snapshot(m->live, snapshot, alerts); /* the dashboards' feed */
+		api_live_snapshot_text(m->live, snapshot, text, alerts);
+	free(text); /* jansson's allocator */
 	json_decref(alerts);
 }
 

@@ -119,11 +119,20 @@ static bool kind_valid(const char *kind)
 
 uint64_t api_sse_publish(struct api_sse_hub *hub, const char *node, const char *event, json_t *data)
 {
-	if (!hub || !node || !api_node_name_valid(node) || !kind_valid(event))
-		return 0;
 	/* JSON_COMPACT output has no newline, so one data: line holds it. */
 	char *json = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
 	if (!json)
+		return 0;
+	uint64_t id = api_sse_publish_text(hub, node, event, json);
+	free(json); /* jansson's allocator */
+	return id;
+}
+
+uint64_t api_sse_publish_text(struct api_sse_hub *hub, const char *node, const char *event,
+                              const char *json)
+{
+	if (!hub || !node || !json || !api_node_name_valid(node) || !kind_valid(event) ||
+	    strpbrk(json, "\r\n"))
 		return 0;
 	uint64_t id = 0;
 	pthread_mutex_lock(&hub->lock);
@@ -162,7 +171,6 @@ uint64_t api_sse_publish(struct api_sse_hub *hub, const char *node, const char *
 		pthread_cond_broadcast(&hub->changed);
 	}
 	pthread_mutex_unlock(&hub->lock);
-	free(json); /* jansson's allocator */
 	return id;
 }
 

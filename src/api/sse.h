@@ -57,6 +57,10 @@ void api_sse_hub_free(struct api_sse_hub *hub);
  * is closed or full of nodes. */
 uint64_t api_sse_publish(struct api_sse_hub *hub, const char *node, const char *event,
                          json_t *data);
+/* The same with `data` already serialised: one line of JSON (compact: no
+ * CR or LF in it), borrowed. */
+uint64_t api_sse_publish_text(struct api_sse_hub *hub, const char *node, const char *event,
+                              const char *json);
 
 /* Opens a stream of `node` into *resp (status 200, text/event-stream, the
  * read/done/stream members); `last_event_id` NULL or "" for a new client,
