@@ -17,11 +17,18 @@
 # (bench/metrics_render.c). The load average is printed with each row:
 # the machine is shared, and the numbers move with it.
 # Everything started here is stopped on exit. Needs `make` first.
+#
+# GIULIA=path runs another build of the binary (a copy of the one before a
+# change, say); PERF=prefix records the monitor with `perf record -g` over
+# each window into prefix-N.data (perf report --no-children -i ...), with
+# DWARF call graphs (the build keeps no frame pointers).
 # needs: erlang-base curl python3
 set -eu
 cd "$(dirname "$0")/.."
 root=$(pwd)
 counts=("$@")
+giulia=${GIULIA:-$root/bin/giulia}
+perf_prefix=${PERF:-}
 [ ${#counts[@]} -eq 0 ] && counts=(10 50 100)
 work=$(mktemp -d /tmp/giulia-bench-fleet.XXXXXX)
 pids=()
@@ -38,9 +45,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wport=$(free_port)
 mport=$(free_port)
 murl="http://127.0.0.1:$mport"
-"$root/bin/giulia" worker --listen "127.0.0.1:$wport" --data "$work/worker" >"$work/worker.log" 2>&1 &
+"$giulia" worker --listen "127.0.0.1:$wport" --data "$work/worker" >"$work/worker.log" 2>&1 &
 pids+=($!)
-"$root/bin/giulia" monitor --listen "127.0.0.1:$mport" --worker "http://127.0.0.1:$wport" \
+"$giulia" monitor --listen "127.0.0.1:$mport" --worker "http://127.0.0.1:$wport" \
   --data "$work/monitor" >"$work/monitor.log" 2>&1 &
 mpid=$!
 pids+=($mpid)
@@ -57,7 +64,8 @@ scrape() { curl -sf "$murl/metrics"; }
 started=0
 start_node() { # index
   erl -noshell -noinput -name "$prefix-$1@127.0.0.1" -setcookie "$cookie" \
-    +S 1:1 +SDcpu 1:1 +SDio 1 +A 1 +sbwt none +sbwtdcpu none +sbwtdio none -hidden \
+    +S 1:1 +SDcpu 1:1 +SDio 1 +A 0 +P 1024 +Q 1024 +sbwt none +sbwtdcpu none +sbwtdio none \
+    -hidden \
     >/dev/null 2>&1 &
   pids+=($!)
 }
@@ -78,9 +86,14 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
      "OTP $(erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().')"
 echo
 echo "## one monitor, N nodes at 1 s (30 s window after 10 s warm-up)"
-printf "%-6s %9s %7s %9s %8s %8s %9s %9s %9s %9s %13s %9s  %s\n" nodes cpu_%core rss_MB \
-  snapshots expected failures late_p50 late_p99 rpc_p50 rpc_p99 scrape_ms scrape_KB "load (1 min)"
-echo "(lateness and rpc in ms; scrape_ms: median/worst of 20 curl scrapes)"
+printf "%-6s %9s %8s %7s %9s %8s %8s %11s %11s %11s %11s %13s %9s  %s\n" nodes cpu_%core \
+  cpu_ms/sn rss_MB snapshots expected failures late_50/99 dispatch_50/99 process_50/99 rpc_50/99 \
+  scrape_ms scrape_KB "load (1 min, least-most in the window)"
+echo "(ms; late: from the tick a snapshot was due to its completion = dispatch (tick to request"
+echo " sent: the monitor) + rpc (request to reply: the node) + process (reply to completion: the"
+echo " monitor); cpu_ms/sn: the monitor's CPU time per snapshot taken, which a loaded machine"
+echo " blurs less than cpu_%core (x nodes / 10 = cpu_%core of a fleet that gets all its snapshots);"
+echo " scrape_ms: median/worst of 20 curl scrapes)"
 for n in "${counts[@]}"; do
   # Grow the fleet: start the nodes in batches of 10, then observe each.
   while [ "$started" -lt "$n" ]; do
@@ -94,11 +107,23 @@ for n in "${counts[@]}"; do
   c0=$(cpu_ticks "$mpid")
   t0=$(date +%s.%N)
   peak=0
+  perf_pid=
+  if [ -n "$perf_prefix" ]; then
+    perf record -F 499 --call-graph dwarf,16384 -q -p "$mpid" -o "$perf_prefix-$n.data" \
+      >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
+  loads=()
   for _ in $(seq 1 30); do
     sleep 1
     r=$(rss_kb "$mpid")
     [ "$r" -gt "$peak" ] && peak=$r
+    loads+=("$(cut -d' ' -f1 /proc/loadavg)")
   done
+  if [ -n "$perf_pid" ]; then
+    kill -INT "$perf_pid"
+    wait "$perf_pid" || true
+  fi
   c1=$(cpu_ticks "$mpid")
   t1=$(date +%s.%N)
   after=$(scrape)
@@ -107,7 +132,7 @@ for n in "${counts[@]}"; do
     times+=("$(curl -sf -o "$work/scrape.txt" -w '%{time_total}' "$murl/metrics")")
   done
   bytes=$(wc -c <"$work/scrape.txt")
-  load=$(cut -d' ' -f1 /proc/loadavg)
+  load=$(printf '%s\n' "${loads[@]}" | sort -n | sed -n '1p;$p' | paste -sd-)
   printf '%s\n' "$before" >"$work/before.txt"
   printf '%s\n' "$after" >"$work/after.txt"
   python3 - "$work/before.txt" "$work/after.txt" "$n" "$c0" "$c1" "$t0" "$t1" "$hz" "$peak" \
@@ -150,11 +175,16 @@ def quantile(buckets, q):
             return lo + (le - lo) * (rank - prev) / max(count - prev, 1e-9)
         lo, prev = le, count
     return lo
-late = histogram('giulia_monitor_snapshot_lateness_seconds')
-rpc = histogram('giulia_monitor_sample_rpc_duration_seconds')
-print("%-6s %9.1f %7.1f %9d %8d %8d %9.1f %9.1f %9.1f %9.1f %6.1f/%-6.1f %9.1f  %s" % (
-    n, cpu, int(peak) / 1024.0, snaps, int(n) * 30, fails, quantile(late, 0.5) * 1000,
-    quantile(late, 0.99) * 1000, quantile(rpc, 0.5) * 1000, quantile(rpc, 0.99) * 1000,
+def pair(fam):
+    h = histogram(fam)
+    return "%5.0f/%-5.0f" % (quantile(h, 0.5) * 1000, quantile(h, 0.99) * 1000)
+cpu_ms = (float(c1) - float(c0)) / float(hz) * 1000
+print("%-6s %9.1f %8.2f %7.1f %9d %8d %8d %11s %11s %11s %11s %6.1f/%-6.1f %9.1f  %s" % (
+    n, cpu, cpu_ms / snaps if snaps else float('nan'), int(peak) / 1024.0, snaps, int(n) * 30, fails,
+    pair('giulia_monitor_snapshot_lateness_seconds'),
+    pair('giulia_monitor_sample_dispatch_delay_seconds'),
+    pair('giulia_monitor_snapshot_processing_seconds'),
+    pair('giulia_monitor_sample_rpc_duration_seconds'),
     times[len(times) // 2], times[-1], int(size) / 1024.0, load))
 EOF
 done
@@ -165,5 +195,6 @@ cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen $(pkg-config --cfla
   -o "$work/metrics_render" bench/metrics_render.c build/release/libgiulia.a build/grammar/*.o \
   /usr/lib/libei.a $pkg_libs -lpthread -lm
 echo
-echo "## /metrics render CPU time per scrape (busy fixture snapshots, full 720-point histories)"
+echo "## /metrics render CPU time per scrape (busy fixture snapshots, full 720-point histories;"
+echo "## alerts_us/snapshot: their evaluation, once per snapshot)"
 "$work/metrics_render" tests/fixtures/snapshots/busy/snapshots.json "${counts[@]}"

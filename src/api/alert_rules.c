@@ -457,13 +457,13 @@ static void eval_level(const struct rule *r, const struct obs_view *v, json_t *s
 	alert_add(alerts, r, critical ? "critical" : "warning", value, critical ? crit : warn, msg);
 }
 
-static void eval_trend(const struct rule *r, json_t *points, json_t *alerts)
+static void eval_trend(const struct rule *r, const struct api_history *h, json_t *alerts)
 {
-	if (!points || json_array_size(points) < (size_t)r->min_points)
+	if (!h || h->len < (size_t)r->min_points)
 		return;
-	json_t *t = api_stats_metric_trend(points, r->metric);
-	double change = api_stats_num(t, "change_pct", NULL), last = api_stats_num(t, "last", NULL);
-	json_decref(t);
+	struct api_trend t;
+	api_history_metric_trend(h, 0, api_stats_metric_index(r->metric), &t);
+	double change = t.change_pct, last = t.last;
 	if (isnan(change) || (!isnan(r->min_last) && (isnan(last) || last < r->min_last)))
 		return;
 	/* Growth: strictly above the threshold (a flat series never fires a 0 rule). */
@@ -477,7 +477,8 @@ static void eval_trend(const struct rule *r, json_t *points, json_t *alerts)
 	alert_add(alerts, r, critical ? "critical" : "warning", change, threshold, msg);
 }
 
-json_t *api_alert_rules_eval(const struct api_alert_rules *r, json_t *snap, json_t *points)
+json_t *api_alert_rules_eval_history(const struct api_alert_rules *r, json_t *snap,
+                                     const struct api_history *h)
 {
 	json_t *alerts = json_array();
 	struct obs_view v;
@@ -486,9 +487,20 @@ json_t *api_alert_rules_eval(const struct api_alert_rules *r, json_t *snap, json
 		if (r->rules[i].kind == RULE_LEVEL && have)
 			eval_level(&r->rules[i], &v, snap, alerts);
 		else if (r->rules[i].kind == RULE_TREND)
-			eval_trend(&r->rules[i], points, alerts);
+			eval_trend(&r->rules[i], h, alerts);
 	}
 	if (snap)
 		obs_view_destroy(&v);
+	return alerts;
+}
+
+json_t *api_alert_rules_eval(const struct api_alert_rules *r, json_t *snap, json_t *points)
+{
+	if (!points)
+		return api_alert_rules_eval_history(r, snap, NULL);
+	struct api_history h;
+	api_history_from_json(points, &h);
+	json_t *alerts = api_alert_rules_eval_history(r, snap, &h);
+	api_history_destroy(&h);
 	return alerts;
 }

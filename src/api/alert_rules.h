@@ -32,6 +32,7 @@
 #define API_ALERT_SUMMARY_MAX    200
 
 struct api_alert_rules;
+struct api_history;
 
 /* The built-in rules (docs/ALERTS.md); static, never freed. */
 const struct api_alert_rules *api_alert_rules_builtin(void);
@@ -55,5 +56,8 @@ const char *api_alert_rules_name(const struct api_alert_rules *r, size_t i);
  * borrowed: [{rule, severity, metric, value, threshold, message}], in the
  * rules' order (caller decrefs). */
 json_t *api_alert_rules_eval(const struct api_alert_rules *r, json_t *snap, json_t *points);
+/* The same over a compact history (runtime_stats.h; borrowed, may be NULL). */
+json_t *api_alert_rules_eval_history(const struct api_alert_rules *r, json_t *snap,
+                                     const struct api_history *h);
 
 #endif

@@ -16,6 +16,7 @@
 #include "api/runtime_stats.h"
 #include "api/sse.h"
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/error.h"
 
 struct api_live {
@@ -81,16 +82,41 @@ static json_t *alerts_new(struct api_live *live, const char *node, json_t *alert
 	return fresh;
 }
 
-void api_live_snapshot(struct api_live *live, json_t *snap, json_t *points)
+void api_live_snapshot(struct api_live *live, json_t *snap, json_t *alerts)
+{
+	char *text = json_dumps(snap, JSON_COMPACT);
+	if (text)
+		api_live_snapshot_text(live, snap, text, alerts);
+	free(text); /* jansson's allocator */
+}
+
+void api_live_snapshot_text(struct api_live *live, json_t *snap, const char *snap_text,
+                            json_t *alerts)
 {
 	const char *node = json_string_value(json_object_get(snap, "node"));
 	if (!live || !node)
 		return;
-	json_t *alerts = api_stats_alerts(snap, points);
-	json_t *event = json_pack("{s:O, s:O, s:o}", "snapshot", snap, "alerts", alerts,
-	                          "hot_modules", api_stats_hot_modules(snap));
-	api_sse_publish(live->hub, node, "snapshot", event);
-	json_decref(event);
+	/* {"snapshot": TEXT, "alerts": [...], "hot_modules": [...]}, the snapshot
+	 * spliced in as serialised for the worker's queue. */
+	json_t *hot = api_stats_hot_modules(snap);
+	char *alerts_text = json_dumps(alerts, JSON_COMPACT | JSON_ENCODE_ANY);
+	char *hot_text = json_dumps(hot, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(hot);
+	if (alerts_text && hot_text) {
+		struct gi_buf b;
+		gi_buf_init(&b, 0);
+		gi_buf_puts(&b, "{\"snapshot\":");
+		gi_buf_puts(&b, snap_text);
+		gi_buf_puts(&b, ",\"alerts\":");
+		gi_buf_puts(&b, alerts_text);
+		gi_buf_puts(&b, ",\"hot_modules\":");
+		gi_buf_puts(&b, hot_text);
+		gi_buf_puts(&b, "}");
+		api_sse_publish_text(live->hub, node, "snapshot", gi_buf_str(&b));
+		gi_buf_destroy(&b);
+	}
+	free(alerts_text); /* jansson's allocator */
+	free(hot_text);
 	json_t *fresh = alerts_new(live, node, alerts);
 	size_t i;
 	json_t *a;
@@ -103,7 +129,6 @@ void api_live_snapshot(struct api_live *live, json_t *snap, json_t *points)
 		json_decref(e);
 	}
 	json_decref(fresh);
-	json_decref(alerts);
 }
 
 void api_live_end(struct api_live *live, const char *session_id, json_t *finalize)

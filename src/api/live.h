@@ -31,9 +31,14 @@ void api_live_close(struct api_live *live);
 /* Frees; every stream must be released first (the server stopped). NULL does nothing. */
 void api_live_free(struct api_live *live);
 
-/* Publishes snapshot `snap` with the node's history `points` (both borrowed;
- * points may be NULL), and any alert that starts firing. */
-void api_live_snapshot(struct api_live *live, json_t *snap, json_t *points);
+/* Publishes snapshot `snap` with its `alerts` (both borrowed: the alerts
+ * the monitor's rules give on the snapshot and the node's history), and
+ * each alert that starts firing. */
+void api_live_snapshot(struct api_live *live, json_t *snap, json_t *alerts);
+/* The same with the snapshot's compact serialisation `snap_text` (borrowed),
+ * which the event embeds as it is rather than serialising `snap` again. */
+void api_live_snapshot_text(struct api_live *live, json_t *snap, const char *snap_text,
+                            json_t *alerts);
 /* Publishes the end of an observation (`finalize` borrowed). */
 void api_live_end(struct api_live *live, const char *session_id, json_t *finalize);
 

@@ -21,10 +21,13 @@
 #include "api/monitor.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "net/client.h"
@@ -66,11 +69,12 @@
 
 struct node_state {
 	char *cookie; /* from /api/runtime/connect, or NULL */
-	json_t *last; /* latest snapshot of an observation, or NULL */
-	json_t *points;
-	bool observing;       /* an observation started here is running */
-	char *session_cookie; /* its cookie (NULL: the default), while it runs */
-	json_t *observed;     /* module (display form) -> true, at most OBSERVED_MAX */
+	json_t *last; /* latest snapshot of an observation, or NULL (shared, never changed) */
+	struct api_history history; /* compact points; the ring is allocated at the first */
+	json_t *alerts;             /* of `last` and `history` by the monitor's rules, or NULL */
+	bool observing;             /* an observation started here is running */
+	char *session_cookie;       /* its cookie (NULL: the default), while it runs */
+	json_t *observed;           /* module (display form) -> true, at most OBSERVED_MAX */
 	/* The running observation's durable state (session_state_write), or NULL. */
 	json_t *state;
 	bool user_stop; /* the end under way was asked for by observe/stop */
@@ -113,7 +117,6 @@ static struct node_state *node_get(struct api_monitor *m, const char *node, bool
 	struct node_state *ns = gi_map_get(&m->nodes, node);
 	if (!ns && create) {
 		ns = gi_calloc(1, sizeof(*ns));
-		ns->points = json_array();
 		gi_map_put(&m->nodes, node, ns);
 	}
 	return ns;
@@ -132,7 +135,8 @@ static void node_free(struct node_state *ns)
 		gi_free(ns->session_cookie);
 	}
 	json_decref(ns->last);
-	json_decref(ns->points);
+	api_history_destroy(&ns->history);
+	json_decref(ns->alerts);
 	json_decref(ns->observed);
 	json_decref(ns->state);
 	json_decref(ns->ended);
@@ -144,6 +148,44 @@ static void node_free(struct node_state *ns)
 static void session_state_path(const struct api_monitor *m, const char *sid, char *out, size_t size)
 {
 	snprintf(out, size, "%s/%s.json", m->sessions_dir, sid);
+}
+
+/* Rewrites the existing state file `path` in place with `text`, padded with
+ * spaces (JSON ignores them) to the file's length so that nothing of a
+ * longer previous text remains; GI_ENOTFOUND when there is no file yet (the
+ * caller then creates it atomically). Why in place: the state changes with
+ * every snapshot (next_seq), and a new file plus a rename per snapshot cost
+ * a third of the monitor's CPU at 30 nodes (ext4's inode allocation, perf
+ * in BENCHMARKS.md "Fleet"). One pwrite of a few hundred bytes into the
+ * page cache is not split by a process being killed; a machine crash may
+ * tear it, as it could lose a renamed file that was never fsync'ed. */
+static int state_overwrite(const char *path, const char *text, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? GI_ENOTFOUND : GI_EIO;
+	struct stat st;
+	int rc = fstat(fd, &st) == 0 && st.st_size >= 0 && st.st_size <= 65536 ? 0 : GI_EIO;
+	size_t size = rc == 0 && (size_t)st.st_size > len ? (size_t)st.st_size : len;
+	char *buf = rc == 0 ? gi_malloc(size) : NULL;
+	if (buf) {
+		memcpy(buf, text, len);
+		memset(buf + len, ' ', size - len);
+		size_t done = 0;
+		while (rc == 0 && done < size) {
+			ssize_t n = pwrite(fd, buf + done, size - done, (off_t)done);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				rc = GI_EIO;
+			else
+				done += (size_t)n;
+		}
+	}
+	gi_free(buf);
+	if (close(fd) != 0 && rc == 0)
+		rc = GI_EIO;
+	return rc;
 }
 
 /* Writes the state (borrowed) of a running observation: {session_id, node,
@@ -158,7 +200,8 @@ static void session_state_write(struct api_monitor *m, json_t *state)
 	char path[4096];
 	session_state_path(m, sid, path, sizeof(path));
 	char *text = json_dumps(state, JSON_COMPACT);
-	if (text && gi_fs_write_file(path, text, strlen(text)) != 0)
+	if (text && state_overwrite(path, text, strlen(text)) != 0 &&
+	    gi_fs_write_file(path, text, strlen(text)) != 0)
 		gi_log_warn("monitor", "cannot record the state of observation %s in %s", sid,
 		            path);
 	free(text);
@@ -288,22 +331,28 @@ static void observed_collect(struct node_state *ns, json_t *snap)
 	obs_view_destroy(&v);
 }
 
-/* Records a snapshot in the node's history (takes no ownership). */
-static void history_add(struct api_monitor *m, json_t *snap)
+/* Records a snapshot in the node's history and evaluates the alert rules on
+ * it; returns the alerts (a new reference, NULL without a node). The
+ * snapshot is kept by reference: nothing changes it once it is delivered. */
+static json_t *history_add(struct api_monitor *m, json_t *snap)
 {
 	const char *node = json_string_value(json_object_get(snap, "node"));
 	if (!node)
-		return;
-	json_t *point = api_stats_point(snap);
+		return NULL;
+	struct api_point point;
+	api_stats_point_read(snap, &point);
 	pthread_mutex_lock(&m->lock);
 	struct node_state *ns = node_get(m, node, true);
 	json_decref(ns->last);
-	ns->last = json_deep_copy(snap);
-	json_array_append_new(ns->points, point);
+	ns->last = json_incref(snap);
+	if (!ns->history.ring)
+		api_history_init(&ns->history, HISTORY_MAX);
+	api_history_add(&ns->history, &point);
 	api_node_totals_add(&ns->totals, snap);
 	observed_collect(ns, snap);
-	while (json_array_size(ns->points) > HISTORY_MAX)
-		json_array_remove(ns->points, 0);
+	json_decref(ns->alerts);
+	ns->alerts = api_alert_rules_eval_history(monitor_rules(m), snap, &ns->history);
+	json_t *alerts = json_incref(ns->alerts);
 	json_t *state = NULL;
 	json_t *seq = json_object_get(snap, "seq");
 	if (ns->state && json_is_integer(seq)) {
@@ -318,26 +367,25 @@ static void history_add(struct api_monitor *m, json_t *snap)
 	if (state)
 		session_state_write(m, state);
 	json_decref(state);
-}
-
-static json_t *history_copy(struct api_monitor *m, const char *node, int limit);
-
-/* The dashboards' feed: the snapshot with the node's history (for alerts). */
-static void live_publish(struct api_monitor *m, json_t *snapshot)
-{
-	const char *node = json_string_value(json_object_get(snapshot, "node"));
-	json_t *points = node ? history_copy(m, node, 0) : NULL;
-	api_live_snapshot(m->live, snapshot, points);
-	json_decref(points);
+	return alerts;
 }
 
 static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
 {
 	(void)session_id;
 	struct api_monitor *m = ctx;
-	history_add(m, snapshot);
-	api_pusher_push(m->pusher, API_PUSH_INGEST, snapshot);
-	live_publish(m, snapshot);
+	json_t *alerts = history_add(m, snapshot);
+	/* Serialised once for the worker's queue and the dashboards' feed. */
+	char *text = json_dumps(snapshot, JSON_COMPACT);
+	if (!text) {
+		json_decref(alerts);
+		return;
+	}
+	api_pusher_push_text(m->pusher, API_PUSH_INGEST, text, strlen(text));
+	if (alerts)
+		api_live_snapshot_text(m->live, snapshot, text, alerts);
+	free(text); /* jansson's allocator */
+	json_decref(alerts);
 }
 
 static void cookie_wipe_free(char *c);
@@ -782,19 +830,13 @@ static json_t *route_hot_spots(void *ctx, const struct api_request *req, int *st
 	return resp;
 }
 
-/* A copy of the node's history points (newest last), or NULL when none. */
+/* The node's newest `limit` (0: all) history points as JSON (newest last),
+ * or NULL when none. */
 static json_t *history_copy(struct api_monitor *m, const char *node, int limit)
 {
 	pthread_mutex_lock(&m->lock);
 	struct node_state *ns = node_get(m, node, false);
-	json_t *out = NULL;
-	if (ns && json_array_size(ns->points) > 0) {
-		size_t n = json_array_size(ns->points);
-		size_t from = limit > 0 && (size_t)limit < n ? n - (size_t)limit : 0;
-		out = json_array();
-		for (size_t i = from; i < n; i++)
-			json_array_append_new(out, json_deep_copy(json_array_get(ns->points, i)));
-	}
+	json_t *out = ns ? api_history_json(&ns->history, (size_t)limit) : NULL;
 	pthread_mutex_unlock(&m->lock);
 	return out;
 }
@@ -860,18 +902,23 @@ static json_t *route_alerts(void *ctx, const struct api_request *req, int *statu
 	const char *node = query_node(req, &err, status);
 	if (!node)
 		return err;
+	json_t *alerts = NULL;
 	pthread_mutex_lock(&m->lock);
 	struct node_state *ns = node_get(m, node, false);
-	if (ns && ns->last)
+	if (ns && ns->last) {
 		snap = json_incref(ns->last);
+		alerts = json_incref(ns->alerts); /* evaluated when the snapshot came */
+	}
 	pthread_mutex_unlock(&m->lock);
 	if (!snap && current_snapshot(m, req, node, &snap, &err, status))
 		return err;
-	json_t *points = history_copy(m, node, 0);
+	if (!alerts) {
+		json_t *points = history_copy(m, node, 0);
+		alerts = api_alert_rules_eval(monitor_rules(m), snap, points);
+		json_decref(points);
+	}
 	json_t *resp = json_pack("{s:s, s:O?, s:o}", "node", node, "timestamp_ms",
-	                         json_object_get(snap, "timestamp_ms"), "alerts",
-	                         api_alert_rules_eval(monitor_rules(m), snap, points));
-	json_decref(points);
+	                         json_object_get(snap, "timestamp_ms"), "alerts", alerts);
 	json_decref(snap);
 	return resp;
 }
@@ -1399,11 +1446,9 @@ static void route_metrics(void *ctx, const struct api_request *req, const char *
 		struct node_state *ns = node ? node_get(m, node, false) : NULL;
 		nodes[i].session = s;
 		if (ns && ns->last && state && strcmp(state, "running") == 0) {
-			/* The history changes under the lock: evaluated here rather
-			 * than copied (a copy of 720 points per node costs more). */
+			/* The alerts of the latest snapshot, evaluated when it came. */
 			nodes[i].last = json_incref(ns->last);
-			nodes[i].alerts =
-			    api_alert_rules_eval(monitor_rules(m), ns->last, ns->points);
+			nodes[i].alerts = json_incref(ns->alerts);
 			nodes[i].totals = ns->totals;
 		}
 	}

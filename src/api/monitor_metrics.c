@@ -369,9 +369,22 @@ static void own_families(struct api_metrics *mx, const struct api_monitor_metric
 		                      OBS_METRICS_BUCKETS, mm->rpc_sum_s);
 		api_metrics_family(mx, "giulia_monitor_snapshot_lateness_seconds",
 		                   API_METRICS_HISTOGRAM,
-		                   "From the time a snapshot was due to the time it was taken.");
+		                   "From the tick a snapshot was due to its completion: dispatch "
+		                   "delay, rpc and processing.");
 		api_metrics_histogram(mx, NULL, obs_metrics_bucket_bounds, mm->lateness_counts,
 		                      OBS_METRICS_BUCKETS, mm->lateness_sum_s);
+		api_metrics_family(mx, "giulia_monitor_sample_dispatch_delay_seconds",
+		                   API_METRICS_HISTOGRAM,
+		                   "From the tick a sample was due to its request sent (the "
+		                   "monitor's scheduling).");
+		api_metrics_histogram(mx, NULL, obs_metrics_bucket_bounds, mm->dispatch_counts,
+		                      OBS_METRICS_BUCKETS, mm->dispatch_sum_s);
+		api_metrics_family(mx, "giulia_monitor_snapshot_processing_seconds",
+		                   API_METRICS_HISTOGRAM,
+		                   "From a sample's reply to the snapshot's completion (the "
+		                   "monitor's decoding and delivery).");
+		api_metrics_histogram(mx, NULL, obs_metrics_bucket_bounds, mm->processing_counts,
+		                      OBS_METRICS_BUCKETS, mm->processing_sum_s);
 	}
 	json_t *d = in->delivery;
 	api_metrics_family(mx, "giulia_monitor_push_queue_items", API_METRICS_GAUGE,

@@ -364,7 +364,14 @@ int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body)
 	char *text = json_dumps(body, JSON_COMPACT);
 	if (!text)
 		return GI_EINVAL;
-	size_t len = strlen(text);
+	int rc = api_pusher_push_text(p, kind, text, strlen(text));
+	free(text); /* jansson's allocator */
+	return rc;
+}
+
+int api_pusher_push_text(struct api_pusher *p, enum api_push_kind kind, const char *text,
+                         size_t len)
+{
 	int rc = 0;
 	pthread_mutex_lock(&p->lock);
 	uint64_t seq = p->next_seq++;
@@ -384,9 +391,11 @@ int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body)
 		p->mem_bytes += len;
 	} else if ((p->disk_bytes + len > p->disk_bytes_limit && kind != API_PUSH_FINALIZE) ||
 	           spool_write(p, seq, kind, text, len) != 0) {
+		json_t *body = json_loadb(text, len, 0, NULL); /* rare: for the counts */
 		p->dropped++;
 		dropped_count(p, body);
 		lost_count(p, kind, json_string_value(json_object_get(body, "session_id")));
+		json_decref(body);
 		rc = GI_ETOOBIG;
 		snprintf(p->last_error, sizeof(p->last_error),
 		         "queue and spool full: %s item dropped", kind_name(kind));
@@ -400,7 +409,6 @@ int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body)
 	if (rc)
 		gi_log_error("monitor", "delivery queue and spool full: %s item dropped",
 		             kind_name(kind));
-	free(text);
 	return rc;
 }
 

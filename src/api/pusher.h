@@ -51,6 +51,11 @@ int api_pusher_new(const struct api_pusher_config *cfg, struct api_pusher **out)
 /* Queues `body` (borrowed; serialised at once) for delivery. Returns 0, or
  * GI_ETOOBIG when the queue and the spool are both full (the item is dropped). */
 int api_pusher_push(struct api_pusher *p, enum api_push_kind kind, json_t *body);
+/* The same for a body already serialised (compact JSON, `len` bytes,
+ * borrowed and copied): a caller that needs the text for something else
+ * too serialises once. */
+int api_pusher_push_text(struct api_pusher *p, enum api_push_kind kind, const char *text,
+                         size_t len);
 
 /* How many items of `session_id` were dropped (queue and spool full) since
  * the last call for it; forgets the count. */

@@ -61,31 +61,119 @@ static const char *const METRICS[] = {
     "max_message_queue",     "atoms",         "ets_tables", NULL,
 };
 
+const char *api_stats_metric_name(size_t i)
+{
+	return i < API_POINT_METRICS ? METRICS[i] : NULL;
+}
+
+int api_stats_metric_index(const char *metric)
+{
+	for (int i = 0; metric && METRICS[i]; i++)
+		if (strcmp(METRICS[i], metric) == 0)
+			return i;
+	return -1;
+}
+
+void api_stats_point_read(json_t *snap, struct api_point *out)
+{
+	out->timestamp_ms = out->seq = NAN;
+	for (size_t i = 0; i < API_POINT_METRICS; i++)
+		out->metrics[i] = NAN;
+	struct obs_view v;
+	if (obs_view_parse(snap, &v) == 0) {
+		double values[API_POINT_METRICS] = {
+		    v.utilisation_total,   v.run_queue_total,
+		    v.processes_count,     v.memory.total,
+		    v.memory.processes,    v.memory.binary,
+		    v.memory.ets,          v.reductions_per_second,
+		    max_message_queue(&v), v.atoms_count,
+		    v.ets_count,
+		};
+		out->timestamp_ms = v.timestamp_ms;
+		out->seq = v.seq;
+		memcpy(out->metrics, values, sizeof(values));
+	}
+	obs_view_destroy(&v);
+}
+
+json_t *api_stats_point_json(const struct api_point *p)
+{
+	json_t *o = json_object();
+	if (isnan(p->timestamp_ms) && isnan(p->seq))
+		return o; /* a snapshot that could not be read: as api_stats_point did */
+	json_object_set_new(o, "timestamp_ms", api_stats_count_json(p->timestamp_ms));
+	json_object_set_new(o, "seq", api_stats_count_json(p->seq));
+	for (size_t i = 0; i < API_POINT_METRICS; i++)
+		json_object_set_new(o, METRICS[i], api_stats_num_json(p->metrics[i]));
+	return o;
+}
+
 /* The compact history point of a snapshot. */
 json_t *api_stats_point(json_t *snap)
 {
-	struct obs_view v;
-	json_t *p = json_object();
-	if (obs_view_parse(snap, &v) != 0) {
-		obs_view_destroy(&v);
-		return p;
+	struct api_point p;
+	api_stats_point_read(snap, &p);
+	return api_stats_point_json(&p);
+}
+
+void api_history_init(struct api_history *h, size_t cap)
+{
+	h->cap = cap ? cap : 1;
+	h->ring = gi_calloc(h->cap, sizeof(*h->ring));
+	h->start = h->len = 0;
+}
+
+void api_history_destroy(struct api_history *h)
+{
+	gi_free(h->ring);
+	memset(h, 0, sizeof(*h));
+}
+
+void api_history_add(struct api_history *h, const struct api_point *p)
+{
+	if (h->len < h->cap) {
+		h->ring[(h->start + h->len) % h->cap] = *p;
+		h->len++;
+		return;
 	}
-	json_object_set_new(p, "timestamp_ms", api_stats_count_json(v.timestamp_ms));
-	json_object_set_new(p, "seq", api_stats_count_json(v.seq));
-	json_object_set_new(p, "scheduler_utilisation", api_stats_num_json(v.utilisation_total));
-	json_object_set_new(p, "run_queue", api_stats_num_json(v.run_queue_total));
-	json_object_set_new(p, "processes", api_stats_num_json(v.processes_count));
-	json_object_set_new(p, "memory_total", api_stats_num_json(v.memory.total));
-	json_object_set_new(p, "memory_processes", api_stats_num_json(v.memory.processes));
-	json_object_set_new(p, "memory_binary", api_stats_num_json(v.memory.binary));
-	json_object_set_new(p, "memory_ets", api_stats_num_json(v.memory.ets));
-	json_object_set_new(p, "reductions_per_second",
-	                    api_stats_num_json(v.reductions_per_second));
-	json_object_set_new(p, "max_message_queue", api_stats_num_json(max_message_queue(&v)));
-	json_object_set_new(p, "atoms", api_stats_num_json(v.atoms_count));
-	json_object_set_new(p, "ets_tables", api_stats_num_json(v.ets_count));
-	obs_view_destroy(&v);
-	return p;
+	h->ring[h->start] = *p;
+	h->start = (h->start + 1) % h->cap;
+}
+
+const struct api_point *api_history_at(const struct api_history *h, size_t i)
+{
+	return &h->ring[(h->start + i) % h->cap];
+}
+
+void api_history_from_json(json_t *points, struct api_history *out)
+{
+	size_t n = json_array_size(points), i;
+	json_t *p;
+	api_history_init(out, n);
+	json_array_foreach(points, i, p)
+	{
+		struct api_point pt;
+		pt.timestamp_ms = api_stats_num(p, "timestamp_ms", NULL);
+		pt.seq = api_stats_num(p, "seq", NULL);
+		for (size_t k = 0; k < API_POINT_METRICS; k++)
+			pt.metrics[k] = api_stats_num(p, METRICS[k], NULL);
+		api_history_add(out, &pt);
+	}
+}
+
+static size_t history_from(const struct api_history *h, size_t limit)
+{
+	return limit > 0 && limit < h->len ? h->len - limit : 0;
+}
+
+json_t *api_history_json(const struct api_history *h, size_t limit)
+{
+	if (h->len == 0)
+		return NULL;
+	json_t *out = json_array();
+	for (size_t i = history_from(h, limit); i < h->len; i++)
+		json_array_append_new(out, api_stats_point_json(api_history_at(h, i)));
+	return out;
 }
 
 static int cmp_reductions_desc(const void *a, const void *b)
@@ -159,17 +247,19 @@ json_t *api_stats_hot_modules(json_t *snap)
 	return arr;
 }
 
-/* The trend of one metric over `points` (see the file comment). */
-json_t *api_stats_metric_trend(json_t *points, const char *metric)
+/* The trend of one metric over the newest `limit` points (see the file
+ * comment); NAN for what is not known. */
+void api_history_metric_trend(const struct api_history *h, size_t limit, int metric,
+                              struct api_trend *out)
 {
 	double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, mn = INFINITY, mx = -INFINITY;
 	double first = NAN, last = NAN, t0 = NAN, t1 = NAN;
-	size_t i;
-	json_t *p;
-	json_array_foreach(points, i, p)
-	{
-		double y = api_stats_num(p, metric, NULL);
-		double t = api_stats_num(p, "timestamp_ms", NULL);
+	memset(out, 0, sizeof(*out));
+	for (size_t i = history_from(h, limit);
+	     metric >= 0 && metric < API_POINT_METRICS && i < h->len; i++) {
+		const struct api_point *p = api_history_at(h, i);
+		double y = p->metrics[metric];
+		double t = p->timestamp_ms;
 		if (isnan(y) || isnan(t))
 			continue;
 		if (isnan(t0))
@@ -187,12 +277,13 @@ json_t *api_stats_metric_trend(json_t *points, const char *metric)
 		mn = y < mn ? y : mn;
 		mx = y > mx ? y : mx;
 	}
-	json_t *o = json_object();
-	json_object_set_new(o, "points", json_integer((json_int_t)n));
+	out->points = (size_t)n;
+	out->last = last;
+	out->first = out->min = out->max = out->mean = NAN;
+	out->slope_per_minute = out->change_pct = NAN;
 	if (n < 2 || t1 <= t0) {
-		json_object_set_new(o, "direction", json_string("insufficient_data"));
-		json_object_set_new(o, "last", api_stats_num_json(last));
-		return o;
+		out->direction = "insufficient_data";
+		return;
 	}
 	double mean = sy / n;
 	double denom = n * sxx - sx * sx;
@@ -202,26 +293,65 @@ json_t *api_stats_metric_trend(json_t *points, const char *metric)
 	double change_pct = slope * span_min / base * 100.0;
 	if (fabs(mean) <= 1e-9 && fabs(slope) <= 1e-12)
 		change_pct = 0;
-	const char *dir = change_pct > API_TREND_THRESHOLD_PCT    ? "rising"
-	                  : change_pct < -API_TREND_THRESHOLD_PCT ? "falling"
-	                                                          : "stable";
-	json_object_set_new(o, "first", json_real(first));
-	json_object_set_new(o, "last", json_real(last));
-	json_object_set_new(o, "min", json_real(mn));
-	json_object_set_new(o, "max", json_real(mx));
-	json_object_set_new(o, "mean", json_real(mean));
-	json_object_set_new(o, "slope_per_minute", json_real(slope));
-	json_object_set_new(o, "change_pct", json_real(change_pct));
-	json_object_set_new(o, "direction", json_string(dir));
+	out->direction = change_pct > API_TREND_THRESHOLD_PCT    ? "rising"
+	                 : change_pct < -API_TREND_THRESHOLD_PCT ? "falling"
+	                                                         : "stable";
+	out->first = first;
+	out->min = mn;
+	out->max = mx;
+	out->mean = mean;
+	out->slope_per_minute = slope;
+	out->change_pct = change_pct;
+}
+
+static json_t *trend_json(const struct api_trend *t)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "points", json_integer((json_int_t)t->points));
+	if (strcmp(t->direction, "insufficient_data") == 0) {
+		json_object_set_new(o, "direction", json_string(t->direction));
+		json_object_set_new(o, "last", api_stats_num_json(t->last));
+		return o;
+	}
+	json_object_set_new(o, "first", json_real(t->first));
+	json_object_set_new(o, "last", json_real(t->last));
+	json_object_set_new(o, "min", json_real(t->min));
+	json_object_set_new(o, "max", json_real(t->max));
+	json_object_set_new(o, "mean", json_real(t->mean));
+	json_object_set_new(o, "slope_per_minute", json_real(t->slope_per_minute));
+	json_object_set_new(o, "change_pct", json_real(t->change_pct));
+	json_object_set_new(o, "direction", json_string(t->direction));
 	return o;
+}
+
+json_t *api_history_trend(const struct api_history *h, size_t limit)
+{
+	json_t *metrics = json_object();
+	for (int i = 0; METRICS[i]; i++) {
+		struct api_trend t;
+		api_history_metric_trend(h, limit, i, &t);
+		json_object_set_new(metrics, METRICS[i], trend_json(&t));
+	}
+	return metrics;
+}
+
+/* The trend of one metric over `points` (see the file comment). */
+json_t *api_stats_metric_trend(json_t *points, const char *metric)
+{
+	struct api_history h;
+	struct api_trend t;
+	api_history_from_json(points, &h);
+	api_history_metric_trend(&h, 0, api_stats_metric_index(metric), &t);
+	api_history_destroy(&h);
+	return trend_json(&t);
 }
 
 json_t *api_stats_trend(json_t *points)
 {
-	json_t *metrics = json_object();
-	for (size_t i = 0; METRICS[i]; i++)
-		json_object_set_new(metrics, METRICS[i],
-		                    api_stats_metric_trend(points, METRICS[i]));
+	struct api_history h;
+	api_history_from_json(points, &h);
+	json_t *metrics = api_history_trend(&h, 0);
+	api_history_destroy(&h);
 	return metrics;
 }
 

@@ -37,6 +37,54 @@ json_t *api_stats_point(json_t *snap);
 json_t *api_stats_metric_trend(json_t *points, const char *metric);
 /* {metric: trend} for every metric of a point. */
 json_t *api_stats_trend(json_t *points);
+
+/* ---- compact history: the same points as numbers, in a ring ----
+ *
+ * A point is 13 doubles (NAN: unknown) instead of a JSON object of 13
+ * members: the monitor keeps 720 of them per node, and JSON is built only
+ * when a route asks (api_history_json). Not thread-safe: the owner locks. */
+#define API_POINT_METRICS 11
+struct api_point {
+	double timestamp_ms, seq;
+	double metrics[API_POINT_METRICS]; /* in api_stats_metric_name order */
+};
+/* The name of metric i (< API_POINT_METRICS), and the index of a name or -1. */
+const char *api_stats_metric_name(size_t i);
+int api_stats_metric_index(const char *metric);
+/* Fills *out from a snapshot (borrowed); every member NAN when it has none. */
+void api_stats_point_read(json_t *snap, struct api_point *out);
+/* The JSON form of a point (api_stats_point's), a new reference. */
+json_t *api_stats_point_json(const struct api_point *p);
+
+struct api_history {
+	struct api_point *ring; /* `cap` slots, the oldest at `start` */
+	size_t cap, start, len;
+};
+/* An empty history of at most `cap` (> 0) points; api_history_destroy frees. */
+void api_history_init(struct api_history *h, size_t cap);
+void api_history_destroy(struct api_history *h);
+/* Appends a copy of *p, dropping the oldest point when full. */
+void api_history_add(struct api_history *h, const struct api_point *p);
+/* The i-th point, 0 the oldest (i < len). */
+const struct api_point *api_history_at(const struct api_history *h, size_t i);
+/* A history holding the JSON points' values (an array of api_stats_point
+ * objects, borrowed), for callers that have JSON; destroy it after. */
+void api_history_from_json(json_t *points, struct api_history *out);
+/* The newest `limit` points (0: all) as a JSON array, or NULL when empty. */
+json_t *api_history_json(const struct api_history *h, size_t limit);
+
+/* The trend of one metric (see the file comment) as numbers. */
+struct api_trend {
+	size_t points;
+	double first, last, min, max, mean, slope_per_minute, change_pct;
+	const char *direction; /* rising, falling, stable, insufficient_data */
+};
+/* The trend of metric `metric` (an index) over the newest `limit` points
+ * (0: all). */
+void api_history_metric_trend(const struct api_history *h, size_t limit, int metric,
+                              struct api_trend *out);
+/* {metric: trend} over the newest `limit` points (api_stats_trend's form). */
+json_t *api_history_trend(const struct api_history *h, size_t limit);
 /* [{rule, severity, metric, value, threshold, message}] of the built-in
  * rules (api/alert_rules.h) for the latest snapshot and the points (may be
  * NULL). */

@@ -36,6 +36,7 @@ struct sse_event {
 struct sse_ring {
 	struct sse_event *events; /* `cap` slots, oldest at `head` */
 	int head, count, cap;
+	size_t bytes; /* of the events' texts, at most API_SSE_RING_BYTES past the newest */
 };
 
 struct api_sse_hub {
@@ -118,11 +119,20 @@ static bool kind_valid(const char *kind)
 
 uint64_t api_sse_publish(struct api_sse_hub *hub, const char *node, const char *event, json_t *data)
 {
-	if (!hub || !node || !api_node_name_valid(node) || !kind_valid(event))
-		return 0;
 	/* JSON_COMPACT output has no newline, so one data: line holds it. */
 	char *json = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
 	if (!json)
+		return 0;
+	uint64_t id = api_sse_publish_text(hub, node, event, json);
+	free(json); /* jansson's allocator */
+	return id;
+}
+
+uint64_t api_sse_publish_text(struct api_sse_hub *hub, const char *node, const char *event,
+                              const char *json)
+{
+	if (!hub || !node || !json || !api_node_name_valid(node) || !kind_valid(event) ||
+	    strpbrk(json, "\r\n"))
 		return 0;
 	uint64_t id = 0;
 	pthread_mutex_lock(&hub->lock);
@@ -140,23 +150,27 @@ uint64_t api_sse_publish(struct api_sse_hub *hub, const char *node, const char *
 		gi_buf_init(&b, 0);
 		gi_buf_printf(&b, "id: %llu\nevent: %s\ndata: %s\n\n", (unsigned long long)id,
 		              event, json);
-		struct sse_event *slot;
-		if (r->count == r->cap) {
-			slot = &r->events[r->head];
-			gi_free(slot->text);
+		/* Room: a slot, and the byte budget (the oldest go first, the
+		 * newest always stays whatever its size). */
+		while (r->count > 0 &&
+		       (r->count == r->cap || r->bytes + b.len > API_SSE_RING_BYTES)) {
+			struct sse_event *old = &r->events[r->head];
+			r->bytes -= old->len;
+			gi_free(old->text);
+			old->text = NULL;
 			r->head = (r->head + 1) % r->cap;
-		} else {
-			slot = &r->events[(r->head + r->count) % r->cap];
-			r->count++;
+			r->count--;
 		}
+		struct sse_event *slot = &r->events[(r->head + r->count) % r->cap];
+		r->count++;
 		slot->id = id;
 		gi_strlcpy(slot->kind, event, sizeof(slot->kind));
 		slot->len = b.len;
+		r->bytes += b.len;
 		slot->text = gi_buf_take(&b);
 		pthread_cond_broadcast(&hub->changed);
 	}
 	pthread_mutex_unlock(&hub->lock);
-	free(json); /* jansson's allocator */
 	return id;
 }
 

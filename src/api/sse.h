@@ -6,7 +6,10 @@
  * Invariants:
  *  - event ids are one increasing counter for the whole hub (1, 2, ...), so
  *    that a client's `Last-Event-ID` names a point in every node's stream;
- *  - each node keeps its last `ring` events: a client resuming with
+ *  - each node keeps its last `ring` events, and no more than
+ *    API_SSE_RING_BYTES of them (snapshots of a busy node are tens of
+ *    kilobytes; a monitor of a hundred nodes must not keep hundreds of each,
+ *    docs/API.md), the newest always: a client resuming with
  *    Last-Event-ID N gets every one of them with an id above N, in order;
  *    when some were pushed out of the ring meanwhile, it first gets one
  *    `gap` event ({"from": N+1, "to": first-1}) instead of a silent hole;
@@ -35,7 +38,8 @@
 #define API_SSE_CLIENT_CAP_DEFAULT   256
 #define API_SSE_RING_DEFAULT         512
 #define API_SSE_HEARTBEAT_MS_DEFAULT 15000
-#define API_SSE_NODES_MAX            1024 /* nodes with a ring; more are not published */
+#define API_SSE_NODES_MAX            1024         /* nodes with a ring; more are not published */
+#define API_SSE_RING_BYTES           (128 * 1024) /* per node */
 
 struct api_sse_hub;
 
@@ -53,6 +57,10 @@ void api_sse_hub_free(struct api_sse_hub *hub);
  * is closed or full of nodes. */
 uint64_t api_sse_publish(struct api_sse_hub *hub, const char *node, const char *event,
                          json_t *data);
+/* The same with `data` already serialised: one line of JSON (compact: no
+ * CR or LF in it), borrowed. */
+uint64_t api_sse_publish_text(struct api_sse_hub *hub, const char *node, const char *event,
+                              const char *json);
 
 /* Opens a stream of `node` into *resp (status 200, text/event-stream, the
  * read/done/stream members); `last_event_id` NULL or "" for a new client,

@@ -74,6 +74,9 @@ struct kg_pooled {
 struct api_worker {
 	char *data_dir;
 	char *store_location; /* NULL: SQLite under data_dir; else a postgres:// URI */
+	/* This run's name in a shared store (HOST/PID/RANDOM): the owner of the
+	 * observations it ingests, the only ones its shutdown interrupts. */
+	char instance[OBS_STORE_OWNER_MAX + 1];
 	struct api_server *server;
 	int64_t started_ms;
 	pthread_mutex_t lock; /* guards the pools and `scanning` */
@@ -138,7 +141,30 @@ static int store_acquire(struct api_worker *w, struct obs_store **out)
 		*out = st;
 		return 0;
 	}
-	return obs_store_open_location(w->data_dir, w->store_location, out);
+	int rc = obs_store_open_location(w->data_dir, w->store_location, out);
+	if (rc == 0)
+		obs_store_owner_set(*out, w->instance);
+	return rc;
+}
+
+/* HOST/PID/RANDOM: unique among the workers sharing a store, also across
+ * restarts (a PID is reused) and containers (every host name the same). */
+static void instance_name(char *out, size_t n)
+{
+	char host[64] = "host";
+	unsigned char r[4] = {0};
+	if (gethostname(host, sizeof(host)) != 0)
+		gi_strlcpy(host, "host", sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, r, sizeof(r)) != (ssize_t)sizeof(r)) {
+		int64_t t = gi_clock_mono_us();
+		memcpy(r, &t, sizeof(r));
+	}
+	if (fd >= 0)
+		close(fd);
+	snprintf(out, n, "%.64s/%ld/%02x%02x%02x%02x", host, (long)getpid(), r[0], r[1], r[2],
+	         r[3]);
 }
 
 static void store_release(struct api_worker *w, struct obs_store *st)
@@ -368,8 +394,8 @@ static json_t *route_health(void *ctx, const struct api_request *req, int *statu
 	(void)req;
 	(void)status;
 	struct api_worker *w = ctx;
-	return json_pack("{s:s, s:s, s:I}", "status", "ok", "role", "worker", "uptime_ms",
-	                 (json_int_t)(gi_clock_mono_ms() - w->started_ms));
+	return json_pack("{s:s, s:s, s:I, s:s}", "status", "ok", "role", "worker", "uptime_ms",
+	                 (json_int_t)(gi_clock_mono_ms() - w->started_ms), "instance", w->instance);
 }
 
 static json_t *route_scan(void *ctx, const struct api_request *req, int *status)
@@ -1804,6 +1830,7 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	w->data_dir = cfg->data_dir ? gi_strdup(cfg->data_dir) : gi_fs_data_dir(NULL);
 	w->started_ms = gi_clock_mono_ms();
 	w->started_wall_ms = gi_clock_wall_ms();
+	instance_name(w->instance, sizeof(w->instance));
 	w->liveness_intervals =
 	    cfg->liveness_intervals > 0 ? cfg->liveness_intervals : LIVENESS_INTERVALS_DEFAULT;
 	w->ebin_cache_bytes =
@@ -1820,6 +1847,8 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	int rc = w->data_dir
 	             ? store_open_at_start(w->data_dir, w->store_location, cfg->new_store, &st)
 	             : GI_EINVAL;
+	if (rc == 0)
+		obs_store_owner_set(st, w->instance);
 	if (rc) {
 		char shown[512];
 		obs_store_location_redact(w->store_location, shown, sizeof(shown));

@@ -89,6 +89,7 @@ struct session {
 	int64_t pending_deadline;
 	int64_t next_due;
 	int64_t sample_due_us, sample_sent_us; /* of the sample in flight (metrics) */
+	int64_t readable_us; /* when poll last found the connection readable (metrics) */
 	bool need_restart;
 	int64_t last_reply_ms;  /* mono: the target's lease was renewed no earlier */
 	int64_t last_snap_wall; /* wall time of the last snapshot (a gap starts there) */
@@ -134,6 +135,10 @@ struct obs_manager {
 	double rpc_sum_s;
 	unsigned long long lateness_counts[OBS_METRICS_BUCKETS + 1];
 	double lateness_sum_s;
+	unsigned long long dispatch_counts[OBS_METRICS_BUCKETS + 1];
+	double dispatch_sum_s;
+	unsigned long long processing_counts[OBS_METRICS_BUCKETS + 1];
+	double processing_sum_s;
 };
 
 const double obs_metrics_bucket_bounds[OBS_METRICS_BUCKETS] = {
@@ -147,17 +152,25 @@ static size_t bucket_of(double seconds)
 	return b;
 }
 
-/* Records one snapshot's rpc latency and lateness. Locked. */
-static void metrics_record(struct obs_manager *m, const struct session *s, int64_t now_us)
+static void histogram_add(unsigned long long *counts, double *sum, int64_t from_us, int64_t to_us)
 {
-	double rpc = (double)(now_us - s->sample_sent_us) / 1e6;
-	double late = (double)(now_us - s->sample_due_us) / 1e6;
-	if (late < 0)
-		late = 0;
-	m->rpc_counts[bucket_of(rpc)]++;
-	m->rpc_sum_s += rpc;
-	m->lateness_counts[bucket_of(late)]++;
-	m->lateness_sum_s += late;
+	double seconds = to_us > from_us ? (double)(to_us - from_us) / 1e6 : 0;
+	counts[bucket_of(seconds)]++;
+	*sum += seconds;
+}
+
+/* Records the times of one snapshot completed at `done_us` (its callback
+ * returned): the tick it was due, the request sent, the reply readable.
+ * Locked. */
+static void metrics_record(struct obs_manager *m, const struct session *s, int64_t done_us)
+{
+	int64_t due = s->sample_due_us, sent = s->sample_sent_us;
+	int64_t replied =
+	    s->readable_us >= sent && s->readable_us <= done_us ? s->readable_us : done_us;
+	histogram_add(m->dispatch_counts, &m->dispatch_sum_s, due, sent);
+	histogram_add(m->rpc_counts, &m->rpc_sum_s, sent, replied);
+	histogram_add(m->processing_counts, &m->processing_sum_s, replied, done_us);
+	histogram_add(m->lateness_counts, &m->lateness_sum_s, due, done_us);
 }
 
 /* How long the target may scan processes per sample: within the timeout. */
@@ -320,14 +333,19 @@ static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_b
 	s->seq++;
 	s->last_snapshot_ms = gi_clock_wall_ms();
 	m->snapshots++;
-	if (s->sample_sent_us > 0)
-		metrics_record(m, s, gi_clock_mono_us());
-	s->sample_sent_us = 0; /* a last sample at stop is not on the schedule */
 	pthread_mutex_unlock(&m->lock);
 	s->last_snap_wall = gi_clock_wall_ms();
 	if (m->cb.on_snapshot)
 		m->cb.on_snapshot(m->cb.ctx, s->id, snap);
 	json_decref(snap);
+	/* Complete once the daemon has it: the callback's work is the
+	 * monitor's, and it delays every session behind this one. */
+	if (s->sample_sent_us > 0) {
+		pthread_mutex_lock(&m->lock);
+		metrics_record(m, s, gi_clock_mono_us());
+		pthread_mutex_unlock(&m->lock);
+	}
+	s->sample_sent_us = 0; /* a last sample at stop is not on the schedule */
 }
 
 /* True when a small message can be sent without waiting: a node frozen for
@@ -712,6 +730,7 @@ static void *manager_main(void *arg)
 			wait = 0;
 		if (poll(fds, k, wait) < 0)
 			continue;
+		int64_t polled_us = gi_clock_mono_us();
 		if (fds[0].revents) {
 			char buf[64];
 			while (read(m->wake[0], buf, sizeof(buf)) > 0) {
@@ -725,6 +744,7 @@ static void *manager_main(void *arg)
 			short rev = fds[fi++].revents;
 			if (!rev)
 				continue;
+			s->readable_us = polled_us;
 			if (session_read(m, s) != 0)
 				session_lost(m, s);
 		}
@@ -980,6 +1000,10 @@ void obs_manager_metrics(struct obs_manager *m, struct obs_manager_metrics *out)
 	out->rpc_sum_s = m->rpc_sum_s;
 	memcpy(out->lateness_counts, m->lateness_counts, sizeof(out->lateness_counts));
 	out->lateness_sum_s = m->lateness_sum_s;
+	memcpy(out->dispatch_counts, m->dispatch_counts, sizeof(out->dispatch_counts));
+	out->dispatch_sum_s = m->dispatch_sum_s;
+	memcpy(out->processing_counts, m->processing_counts, sizeof(out->processing_counts));
+	out->processing_sum_s = m->processing_sum_s;
 	for (struct session *s = m->sessions; s; s = s->next)
 		out->sessions_running += s->state == SESSION_RUNNING;
 	pthread_mutex_unlock(&m->lock);

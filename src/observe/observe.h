@@ -163,9 +163,14 @@ json_t *obs_manager_history(struct obs_manager *m, const char *node, int limit);
 /* The manager's own measurements, for /metrics (docs/API.md), as
  * histograms over the OBS_METRICS_BUCKETS upper bounds (seconds) of
  * obs_metrics_bucket_bounds; the last count is for values above them all.
- * Sample rpc latency: from sending a sample request to its reply. Lateness:
- * from the time a snapshot was due to the time it was taken (its reply
- * arrived). Counters run from the manager's start. */
+ * A snapshot's lateness, from the tick it was due to its completion (the
+ * on_snapshot callback returned), is the sum of three parts: the dispatch
+ * delay (tick to request sent: the manager's scheduling), the rpc (request
+ * sent to the reply readable: the node and the wire) and the processing
+ * (reply readable to completion: decoding, the callback, and the other
+ * sessions' replies handled before it in the same poll round). The first
+ * and the last are the observer's own. Counters run from the manager's
+ * start. */
 #define OBS_METRICS_BUCKETS 13
 extern const double obs_metrics_bucket_bounds[OBS_METRICS_BUCKETS];
 struct obs_manager_metrics {
@@ -175,6 +180,10 @@ struct obs_manager_metrics {
 	double rpc_sum_s;
 	unsigned long long lateness_counts[OBS_METRICS_BUCKETS + 1];
 	double lateness_sum_s;
+	unsigned long long dispatch_counts[OBS_METRICS_BUCKETS + 1];
+	double dispatch_sum_s;
+	unsigned long long processing_counts[OBS_METRICS_BUCKETS + 1];
+	double processing_sum_s;
 	size_t sessions_running;
 };
 /* Fills *out (a consistent copy, taken under the manager's lock). */

@@ -38,7 +38,7 @@
 #include "base/error.h"
 #include "base/log.h"
 
-#define PG_SCHEMA_VERSION   1
+#define PG_SCHEMA_VERSION   2
 #define PG_PARAMS_MAX       12
 #define PG_FETCH_ROWS       "256"
 #define PG_CONNECT_TIMEOUT  "10"
@@ -75,6 +75,9 @@ static const char *const MIGRATIONS[PG_SCHEMA_VERSION] = {
     "  id bigserial PRIMARY KEY, session_id text, node text, project text,"
     "  created_ms bigint NOT NULL, body text NOT NULL);"
     "CREATE INDEX profiles_session ON profiles(session_id);",
+    /* 2: the worker instance that stored the latest snapshot (SQLite v3),
+     * so that a worker shutting down interrupts only its own observations. */
+    "ALTER TABLE observations ADD COLUMN owner text;",
 };
 
 /* ---- parameters ---- */
@@ -399,13 +402,15 @@ static int snapshot_add_once(struct obs_pg *st, const char *session_id, const ch
 	param_int_or_null(&up, obs_json_int_or(snapshot, "window_ms", -1));
 	param_int(&up, seq);
 	param_int(&up, now);
+	param_text(&up, st->base.owner[0] ? st->base.owner : NULL);
 	rc = pg_run(
 	    st, "upsert observation",
 	    "INSERT INTO observations(session_id, node, status, started_ms, interval_ms,"
-	    " snapshots, last_seq, updated_ms) VALUES($1, $2, 'running', $3, $4, 1, $5, $6) "
+	    " snapshots, last_seq, updated_ms, owner)"
+	    " VALUES($1, $2, 'running', $3, $4, 1, $5, $6, $7) "
 	    "ON CONFLICT(session_id) DO UPDATE SET snapshots = observations.snapshots + 1,"
 	    " last_seq = greatest(coalesce(observations.last_seq, -1), $5::bigint),"
-	    " updated_ms = $6,"
+	    " updated_ms = $6, owner = coalesce($7, observations.owner),"
 	    " started_ms = least(coalesce(observations.started_ms, $3::bigint), $3::bigint),"
 	    " status = CASE WHEN observations.status = 'interrupted' AND"
 	    "   observations.reason = 'worker shut down' THEN 'running'"
@@ -567,10 +572,12 @@ static int interrupt_once(struct obs_pg *st, const char *reason, int *count)
 	struct pg_params p = {0};
 	param_text(&p, reason);
 	param_int(&p, gi_clock_wall_ms());
+	param_text(&p, st->base.owner[0] ? st->base.owner : NULL);
 	int rc = pg_run(st, "interrupt running observations",
 	                "UPDATE observations SET status = 'interrupted', reason = $1,"
 	                " stopped_ms = coalesce(stopped_ms, $2), updated_ms = $2"
-	                " WHERE status = 'running'",
+	                " WHERE status = 'running' AND"
+	                " ($3::text IS NULL OR owner IS NULL OR owner = $3::text)",
 	                &p, &res);
 	if (count)
 		*count = rc ? 0 : (int)strtol(PQcmdTuples(res), NULL, 10);

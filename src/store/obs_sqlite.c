@@ -115,6 +115,14 @@ static int migrate(struct obs_sqlite *st)
 		if (rc)
 			goto fail;
 	}
+	if (version < 3) {
+		/* v3: the worker instance that stored the latest snapshot, so that
+		 * a worker shutting down interrupts only its own observations. */
+		rc = exec(st, "ALTER TABLE observations ADD COLUMN owner TEXT;"
+		              " PRAGMA user_version = 3");
+		if (rc)
+			goto fail;
+	}
 	return exec(st, "COMMIT");
 fail:
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -260,18 +268,19 @@ static int sqlite_snapshot_add(struct obs_store *base, const char *session_id, c
 		*duplicate = true;
 		return exec(st, "COMMIT");
 	}
-	rc = prepare(
-	    st,
-	    "INSERT INTO observations(session_id, node, status, started_ms, interval_ms,"
-	    " snapshots, last_seq, updated_ms) VALUES(?1, ?2, 'running', ?3, ?4, 1, ?5, ?6) "
-	    "ON CONFLICT(session_id) DO UPDATE SET snapshots = snapshots + 1,"
-	    " last_seq = max(coalesce(last_seq, -1), ?5), updated_ms = ?6,"
-	    " started_ms = min(coalesce(started_ms, ?3), ?3),"
-	    " status = CASE WHEN status = 'interrupted' AND reason = 'worker shut down'"
-	    "   THEN 'running' ELSE status END,"
-	    " reason = CASE WHEN status = 'interrupted' AND reason = 'worker shut down'"
-	    "   THEN NULL ELSE reason END",
-	    &s);
+	rc = prepare(st,
+	             "INSERT INTO observations(session_id, node, status, started_ms, interval_ms,"
+	             " snapshots, last_seq, updated_ms, owner)"
+	             " VALUES(?1, ?2, 'running', ?3, ?4, 1, ?5, ?6, ?7) "
+	             "ON CONFLICT(session_id) DO UPDATE SET snapshots = snapshots + 1,"
+	             " last_seq = max(coalesce(last_seq, -1), ?5), updated_ms = ?6,"
+	             " owner = coalesce(?7, owner),"
+	             " started_ms = min(coalesce(started_ms, ?3), ?3),"
+	             " status = CASE WHEN status = 'interrupted' AND reason = 'worker shut down'"
+	             "   THEN 'running' ELSE status END,"
+	             " reason = CASE WHEN status = 'interrupted' AND reason = 'worker shut down'"
+	             "   THEN NULL ELSE reason END",
+	             &s);
 	if (rc)
 		goto fail;
 	json_t *window = json_object_get(snapshot, "window_ms");
@@ -284,6 +293,7 @@ static int sqlite_snapshot_add(struct obs_store *base, const char *session_id, c
 		sqlite3_bind_null(s, 4);
 	sqlite3_bind_int64(s, 5, seq);
 	sqlite3_bind_int64(s, 6, now);
+	bind_text_or_null(s, 7, st->base.owner[0] ? st->base.owner : NULL);
 	rc = step_done(st, s, "upsert observation");
 	if (rc)
 		goto fail;
@@ -523,15 +533,17 @@ static int sqlite_interrupt_running(struct obs_store *base, const char *reason, 
 {
 	struct obs_sqlite *st = (struct obs_sqlite *)base;
 	sqlite3_stmt *s;
-	int rc = prepare(st,
-	                 "UPDATE observations SET status = 'interrupted', reason = ?1,"
-	                 " stopped_ms = coalesce(stopped_ms, ?2), updated_ms = ?2"
-	                 " WHERE status = 'running'",
-	                 &s);
+	int rc =
+	    prepare(st,
+	            "UPDATE observations SET status = 'interrupted', reason = ?1,"
+	            " stopped_ms = coalesce(stopped_ms, ?2), updated_ms = ?2"
+	            " WHERE status = 'running' AND (?3 IS NULL OR owner IS NULL OR owner = ?3)",
+	            &s);
 	if (rc)
 		return rc;
 	sqlite3_bind_text(s, 1, reason, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 2, gi_clock_wall_ms());
+	bind_text_or_null(s, 3, st->base.owner[0] ? st->base.owner : NULL);
 	rc = step_done(st, s, "interrupt running observations");
 	if (count)
 		*count = rc ? 0 : sqlite3_changes(st->db);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/str.h"
 
 bool obs_store_location_is_postgres(const char *location)
 {
@@ -131,6 +132,12 @@ int obs_store_observation_get(struct obs_store *st, const char *session_id, json
 int obs_store_observations_list(struct obs_store *st, int limit, json_t **out)
 {
 	return st->ops->observations_list(st, limit, out);
+}
+
+void obs_store_owner_set(struct obs_store *st, const char *owner)
+{
+	if (st)
+		gi_strlcpy(st->owner, owner ? owner : "", sizeof(st->owner));
 }
 
 int obs_store_interrupt_running(struct obs_store *st, const char *reason, int *count)

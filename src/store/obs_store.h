@@ -33,6 +33,16 @@
  * a profile keeps it and *id_out receives that profile's id.
  * interrupt_running is idempotent.
  *
+ * Owners: several workers may share one database (PostgreSQL). Each
+ * connection may name the worker instance it writes for
+ * (obs_store_owner_set); snapshot_add records it as the observation's
+ * owner, so an observation belongs to the worker that stored its latest
+ * snapshot (a monitor that fails over to another worker moves it), and
+ * interrupt_running marks only the observations of its connection's owner,
+ * plus those that have none (stored before schema v3 / PostgreSQL v2).
+ * Without an owner a connection leaves the owner as it is and interrupts
+ * every running observation, as a store used by one worker alone.
+ *
  * Errors: GI_EDB (a statement failed), GI_EDBVERSION (a schema newer than
  * this build, or a database that is not ours), GI_ECORRUPT (SQLite: not a
  * database), GI_EBUSY (SQLite: locked past the busy timeout), GI_ECONNECT
@@ -51,8 +61,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define OBS_STORE_SCHEMA_VERSION 2
+#define OBS_STORE_SCHEMA_VERSION 3
 #define OBS_STORE_FILE           "worker.db"
+#define OBS_STORE_OWNER_MAX      127
 
 struct obs_store;
 
@@ -77,6 +88,9 @@ const char *obs_store_backend(const struct obs_store *st);
 int obs_store_open(const char *data_dir, struct obs_store **out);
 /* Closes the connection; NULL does nothing. */
 void obs_store_close(struct obs_store *st);
+/* Names the worker instance this connection writes for (copied, cut at
+ * OBS_STORE_OWNER_MAX bytes; NULL or "" for none): see "Owners" above. */
+void obs_store_owner_set(struct obs_store *st, const char *owner);
 
 /* Stores one snapshot (docs/SNAPSHOT.md; borrowed) of session `session_id`,
  * node `node`, number `seq`, creating the observation on its first snapshot
@@ -127,8 +141,9 @@ int obs_store_gaps(struct obs_store *st, const char *session_id, long long inter
 int obs_store_observation_get(struct obs_store *st, const char *session_id, json_t **out);
 /* The newest `limit` observations, newest first (caller decrefs). */
 int obs_store_observations_list(struct obs_store *st, int limit, json_t **out);
-/* Marks every running observation interrupted with `reason`; *count (may be
- * NULL) receives how many. */
+/* Marks the running observations of the connection's owner (every one
+ * without an owner; see "Owners" above) interrupted with `reason`; *count
+ * (may be NULL) receives how many. */
 int obs_store_interrupt_running(struct obs_store *st, const char *reason, int *count);
 
 /* The running observations (and those a worker shutdown interrupted, which

@@ -39,6 +39,7 @@ struct obs_store_ops {
 /* The first member of every backend's connection. */
 struct obs_store {
 	const struct obs_store_ops *ops;
+	char owner[OBS_STORE_OWNER_MAX + 1]; /* obs_store_owner_set; "" for none */
 };
 
 /* The backends' constructors (contract of obs_store_open_location). */

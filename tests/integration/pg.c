@@ -7,10 +7,13 @@
  * needs: erlang-base postgresql
  */
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include "api_util.h"
+#include "base/alloc.h"
 #include "base/error.h"
+#include "base/fs.h"
 #include "pg.h"
 #include "store/obs_store.h"
 
@@ -229,6 +232,94 @@ static void backends_answer_the_same(void)
 	obs_store_close(post);
 }
 
+/* ---- owners: a worker shutting down interrupts only its own ---- */
+
+static const char *status_of(struct obs_store *st, const char *sid)
+{
+	static char out[4][32];
+	static int next;
+	json_t *o = NULL;
+	char *buf = out[next++ % 4];
+	snprintf(buf, 32, "%s",
+	         obs_store_observation_get(st, sid, &o) == 0
+	             ? json_string_value(json_object_get(o, "status"))
+	             : "unknown");
+	json_decref(o);
+	return buf;
+}
+
+/* Two connections for two worker instances on one store: each interrupt
+ * touches its owner's observations (and those without an owner, from
+ * before the migration), and a snapshot through the other worker (a
+ * monitor that failed over) resumes the observation and moves it. */
+static void owners_on(struct obs_store *a, struct obs_store *b, const char *what)
+{
+	obs_store_owner_set(a, "host-a/1/0001");
+	obs_store_owner_set(b, "host-b/2/0002");
+	add(a, "own-a", 0, 1764496229000LL, 0, false);
+	add(b, "own-b", 0, 1764496229000LL, 0, false);
+	int n = -1;
+	TH_ASSERT_OK(obs_store_interrupt_running(a, "worker shut down", &n));
+	TH_ASSERT_MSG(n == 1, "%s: the interrupt of a marked %d observations", what, n);
+	TH_ASSERT_STR_EQ(status_of(b, "own-a"), "interrupted");
+	TH_ASSERT_STR_EQ(status_of(a, "own-b"), "running");
+	add(b, "own-a", 1, 1764496230000LL, 0, false); /* the monitor now feeds b */
+	TH_ASSERT_STR_EQ(status_of(a, "own-a"), "running");
+	TH_ASSERT_OK(obs_store_interrupt_running(a, "worker shut down", &n));
+	TH_ASSERT_INT_EQ(n, 0);
+	TH_ASSERT_OK(obs_store_interrupt_running(b, "worker shut down", &n));
+	TH_ASSERT_INT_EQ(n, 2);
+	/* A connection without an owner (one worker alone) interrupts them all. */
+	add(a, "own-c", 0, 1764496229000LL, 0, false);
+	obs_store_owner_set(b, NULL);
+	TH_ASSERT_OK(obs_store_interrupt_running(b, "worker shut down", &n));
+	TH_ASSERT_INT_EQ(n, 1);
+}
+
+static void interrupt_touches_only_the_owners_observations(void)
+{
+	struct ts_pg *pg = ts_pg_start();
+	char uri[256], dir[512];
+	ts_pg_database(pg, "owners", uri, sizeof(uri));
+	snprintf(dir, sizeof(dir), "%s/sqlite", th_tmpdir());
+	struct obs_store *a = NULL, *b = NULL;
+	TH_ASSERT_OK(obs_store_open_location(dir, uri, &a));
+	TH_ASSERT_OK(obs_store_open_location(dir, uri, &b));
+	owners_on(a, b, "postgres");
+	obs_store_close(a);
+	obs_store_close(b);
+	TH_ASSERT_OK(obs_store_open_location(dir, NULL, &a));
+	TH_ASSERT_OK(obs_store_open_location(dir, NULL, &b));
+	owners_on(a, b, "sqlite");
+	obs_store_close(a);
+	obs_store_close(b);
+	/* A worker.db of version 2 (before owners) is migrated, its rows kept. */
+	char file[600];
+	snprintf(file, sizeof(file), "%s/worker.db", dir);
+	sqlite3 *db = NULL;
+	TH_ASSERT_INT_EQ(sqlite3_open(file, &db), SQLITE_OK);
+	TH_ASSERT_INT_EQ(sqlite3_exec(db,
+	                              "ALTER TABLE observations DROP COLUMN owner;"
+	                              " PRAGMA user_version = 2;"
+	                              " UPDATE observations SET status = 'running'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(db);
+	TH_ASSERT_OK(obs_store_open_location(dir, NULL, &a));
+	obs_store_owner_set(a, "host-a/1/0001");
+	int n = -1;
+	TH_ASSERT_OK(obs_store_interrupt_running(a, "worker shut down", &n));
+	TH_ASSERT_INT_EQ(n, 3); /* no owner after the migration: anyone's to close */
+	obs_store_close(a);
+	TH_ASSERT_INT_EQ(sqlite3_open(file, &db), SQLITE_OK);
+	sqlite3_stmt *q = NULL;
+	TH_ASSERT_INT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
+	TH_ASSERT_INT_EQ(sqlite3_step(q), SQLITE_ROW);
+	TH_ASSERT_INT_EQ(sqlite3_column_int(q, 0), OBS_STORE_SCHEMA_VERSION);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+}
+
 /* ---- migrations ---- */
 
 struct opener {
@@ -262,18 +353,30 @@ static void migrations_are_versioned_and_serialised(void)
 		pthread_join(t[i], NULL);
 		TH_ASSERT_INT_EQ(o[i].rc, 0);
 	}
-	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT count(*) FROM schema_version"), 1);
-	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT max(version) FROM schema_version"), 1);
+	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT count(*) FROM schema_version"), 2);
+	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT max(version) FROM schema_version"), 2);
 	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT count(*) FROM pg_constraint WHERE conname = "
 	                                "'snapshots_once' AND contype = 'p'"),
 	                 1);
 
-	/* A schema from a newer build is refused, and left alone. */
-	ts_pg_exec(uri, "INSERT INTO schema_version VALUES (2, 0)");
+	/* A database of version 1 (before owners) is migrated, its rows kept. */
 	struct obs_store *st = NULL;
+	ts_pg_exec(uri, "ALTER TABLE observations DROP COLUMN owner;"
+	                " DELETE FROM schema_version WHERE version = 2;"
+	                " INSERT INTO observations(session_id, node, status, updated_ms)"
+	                " VALUES('old', 'demo@127.0.0.1', 'running', 0)");
+	TH_ASSERT_OK(obs_store_open_location("/nonexistent", uri, &st));
+	obs_store_close(st);
+	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT max(version) FROM schema_version"), 2);
+	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT count(*) FROM observations WHERE"
+	                                " session_id = 'old' AND owner IS NULL"),
+	                 1);
+
+	/* A schema from a newer build is refused, and left alone. */
+	ts_pg_exec(uri, "INSERT INTO schema_version VALUES (3, 0)");
 	TH_ASSERT_INT_EQ(obs_store_open_location("/nonexistent", uri, &st), GI_EDBVERSION);
 	TH_ASSERT(st == NULL);
-	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT max(version) FROM schema_version"), 2);
+	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT max(version) FROM schema_version"), 3);
 
 	/* A database with someone else's schema_version is not taken over. */
 	char other[256];
@@ -552,6 +655,59 @@ static void two_monitors_two_workers_one_database(void)
 	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT count(*) FROM observations"), 2);
 }
 
+/* Two workers on one database, a monitor feeding each: the one that shuts
+ * down marks its own observation interrupted, and the other's keeps
+ * running and completes with its profile. */
+static void worker_shutdown_leaves_the_other_workers_sessions(void)
+{
+	struct ts_pg *pg = ts_pg_start();
+	char uri[256], sid1[64], sid2[64];
+	ts_pg_database(pg, "shutdown", uri, sizeof(uri));
+	static struct ts_beam n1, n2; /* static: deferred stops */
+	ts_beam_start(&n1, TS_BEAM_ERL_LONG, NULL, NULL);
+	ts_beam_start(&n2, TS_BEAM_ERL_LONG, NULL, NULL);
+	static struct td_daemon w1, w2, m1, m2; /* static: see above */
+	start_worker(&w1, "w1", uri);
+	start_worker(&w2, "w2", uri);
+	start_monitor(&m1, "m1", &w1);
+	start_monitor(&m2, "m2", &w2);
+	observe_start(&m1, &n1, sid1, sizeof(sid1));
+	observe_start(&m2, &n2, sid2, sizeof(sid2));
+	wait_snapshots(&w1, sid1, 3);
+	wait_snapshots(&w2, sid2, 3);
+	TH_ASSERT_INT_EQ(td_stop(&w1), 0);
+	/* Its own, and only that one (the other worker's liveness deadline
+	 * would end it too, but 30 intervals later). */
+	char *log = NULL;
+	size_t len = 0;
+	TH_ASSERT_OK(gi_fs_read_file(w1.log, 1 << 20, &log, &len));
+	TH_ASSERT_STR_CONTAINS(log, "1 running observation(s) marked interrupted");
+	gi_free(log);
+	char sql[256];
+	snprintf(sql, sizeof(sql),
+	         "SELECT count(*) FROM observations WHERE session_id = '%s' AND"
+	         " status = 'interrupted'",
+	         sid1);
+	TH_ASSERT_INT_EQ(ts_pg_int(uri, sql), 1);
+	snprintf(sql, sizeof(sql),
+	         "SELECT count(*) FROM observations WHERE session_id = '%s' AND"
+	         " status = 'running'",
+	         sid2);
+	TH_ASSERT_INT_EQ(ts_pg_int(uri, sql), 1);
+	long long before = observation_int(&w2, sid2, "snapshots");
+	wait_snapshots(&w2, sid2, before + 2); /* still ingesting */
+	long long id = observe_stop(&m2, &n2);
+	session_consistent(uri, &w2, sid2, id);
+	/* m1's worker is gone: a stop would spend its flush time (10 s) trying
+	 * to deliver there. Nothing of it is checked any more. */
+	kill(m1.pid, SIGKILL);
+	waitpid(m1.pid, NULL, 0);
+	for (int i = 0; i < TD_MAX_DAEMONS; i++)
+		if (td_started[i] == m1.pid)
+			td_started[i] = 0;
+	m1.pid = 0;
+}
+
 /* ---- a worker killed in the middle of ingests ---- */
 
 #define KILL_SNAPSHOTS 240
@@ -671,6 +827,8 @@ int main(int argc, char **argv)
 	    TH_TEST(dropped_connection_is_reestablished),
 	    TH_TEST(observe_finalize_profile_on_postgres),
 	    TH_TEST(two_monitors_two_workers_one_database),
+	    TH_TEST(interrupt_touches_only_the_owners_observations),
+	    TH_TEST(worker_shutdown_leaves_the_other_workers_sessions),
 	    TH_TEST(killed_worker_loses_and_duplicates_nothing),
 	    TH_END,
 	};

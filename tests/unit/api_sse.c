@@ -2,10 +2,9 @@
  * Unit tests of the Server-Sent Events hub behind GET /api/monitor/stream
  * (src/api/sse.c): a client that reconnects with Last-Event-ID gets every
  * event it missed, in order, and only those; a ring that overflowed says so
- * with a gap event; a new client starts from the latest picture; heartbeats
- * when idle; the client cap; close ends every stream; data stays on one
- * line whatever the strings hold. The stream's read callback is called the
- * way the HTTP server calls it.
+ * with a gap event, and so does one bounded by its bytes; a new client starts from the latest
+ * picture; heartbeats when idle; the client cap; close ends every stream; data stays on one line
+ * whatever the strings hold. The stream's read callback is called the way the HTTP server calls it.
  * needs:
  */
 #include <stdio.h>
@@ -138,6 +137,51 @@ static void overflowed_ring_sends_a_gap(void)
 	api_sse_hub_free(hub);
 }
 
+/* Large events (a busy node's snapshots) are kept by bytes, not only by
+ * count: a hundred nodes must not hold 512 snapshots each. The newest is
+ * always kept, whatever its size. */
+static void the_ring_is_bounded_in_bytes(void)
+{
+	struct api_sse_hub *hub = api_sse_hub_new(0, 0, HEARTBEAT_MS);
+	enum { EVENT_BYTES = 20000, EVENTS = 20 };
+	char *pad = malloc(EVENT_BYTES + 1);
+	memset(pad, 'x', EVENT_BYTES);
+	pad[EVENT_BYTES] = '\0';
+	for (int i = 0; i < EVENTS; i++) { /* ids 1..20 */
+		json_t *d = json_pack("{s:i, s:s}", "seq", i, "pad", pad);
+		TH_ASSERT(api_sse_publish(hub, "a@h", "snapshot", d) > 0);
+		json_decref(d);
+	}
+	struct api_raw_response r;
+	open_stream(hub, "a@h", "1", &r);
+	struct gi_buf got;
+	gi_buf_init(&got, 0);
+	drain(&r, &got);
+	char ids[256];
+	ids_of(gi_buf_str(&got), ids, sizeof(ids));
+	/* 128 KiB hold 6 of them: 15..20, and a gap says what went before. */
+	TH_ASSERT_STR_EQ(ids, "15,16,17,18,19,20");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&got), "event: gap\ndata: {\"from\":2,\"to\":14}\n\n");
+	r.done(r.stream);
+	/* One event over the budget on its own is still the node's latest. */
+	char *big = malloc(API_SSE_RING_BYTES + 2);
+	memset(big, 'y', API_SSE_RING_BYTES + 1);
+	big[API_SSE_RING_BYTES + 1] = '\0';
+	json_t *d = json_pack("{s:s}", "pad", big);
+	TH_ASSERT_INT_EQ(api_sse_publish(hub, "a@h", "snapshot", d), 21);
+	json_decref(d);
+	open_stream(hub, "a@h", NULL, &r);
+	gi_buf_reset(&got);
+	drain(&r, &got);
+	ids_of(gi_buf_str(&got), ids, sizeof(ids));
+	TH_ASSERT_STR_EQ(ids, "21");
+	r.done(r.stream);
+	gi_buf_destroy(&got);
+	free(big);
+	free(pad);
+	api_sse_hub_free(hub);
+}
+
 static void idle_stream_sends_heartbeats_and_close_ends_it(void)
 {
 	struct api_sse_hub *hub = api_sse_hub_new(0, 0, HEARTBEAT_MS);
@@ -210,6 +254,7 @@ int main(int argc, char **argv)
 	static const struct th_test tests[] = {
 	    TH_TEST(reconnect_with_last_event_id_loses_nothing),
 	    TH_TEST(overflowed_ring_sends_a_gap),
+	    TH_TEST(the_ring_is_bounded_in_bytes),
 	    TH_TEST(idle_stream_sends_heartbeats_and_close_ends_it),
 	    TH_TEST(client_cap_refuses_then_frees_a_slot),
 	    TH_TEST(hostile_data_stays_on_one_line),

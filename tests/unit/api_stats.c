@@ -1,12 +1,14 @@
 /*
  * Unit tests of the monitor's snapshot computations (src/api/runtime_stats.c):
- * history points, trends, alerts and hot modules on hand-made snapshots.
+ * history points (JSON and the compact ring), trends, alerts and hot
+ * modules on hand-made snapshots.
  * needs:
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "api/alert_rules.h"
 #include "api/runtime_stats.h"
 #include "harness.h"
 
@@ -168,6 +170,54 @@ static void hot_modules_are_aggregated_and_ranked(void)
 	json_decref(empty);
 }
 
+/* The monitor's compact ring gives what the JSON points gave: the same
+ * points (newest `limit`, after wrapping round) and the same trends. */
+static void compact_history_matches_the_json_points(void)
+{
+	enum { CAP = 50, TOTAL = 75 };
+	struct api_history h;
+	api_history_init(&h, CAP);
+	TH_ASSERT(api_history_json(&h, 0) == NULL);
+	json_t *all = json_array();
+	for (int i = 0; i < TOTAL; i++) {
+		json_t *snap = snap_at(i, 4e7 + 1e5 * i, 0.1 + 0.001 * i, i % 7);
+		struct api_point p;
+		api_stats_point_read(snap, &p);
+		api_history_add(&h, &p);
+		json_array_append_new(all, api_stats_point(snap));
+		json_decref(snap);
+	}
+	TH_ASSERT_INT_EQ(h.len, CAP);
+	json_t *kept = json_array(), *last10 = json_array();
+	for (int i = TOTAL - CAP; i < TOTAL; i++)
+		json_array_append(kept, json_array_get(all, (size_t)i));
+	for (int i = TOTAL - 10; i < TOTAL; i++)
+		json_array_append(last10, json_array_get(all, (size_t)i));
+	json_t *got = api_history_json(&h, 0), *got10 = api_history_json(&h, 10);
+	TH_ASSERT(json_equal(got, kept));
+	TH_ASSERT(json_equal(got10, last10));
+	json_t *t1 = api_history_trend(&h, 0), *t2 = api_stats_trend(kept);
+	TH_ASSERT(json_equal(t1, t2));
+	TH_ASSERT_STR_EQ(direction(json_object_get(t1, "memory_total")), "rising");
+	/* Alerts on the ring and on its JSON agree too. */
+	json_t *snap = snap_at(TOTAL, 4e7 + 1e5 * TOTAL, 0.99, 5000);
+	json_t *a1 = api_alert_rules_eval_history(api_alert_rules_builtin(), snap, &h);
+	json_t *a2 = api_alert_rules_eval(api_alert_rules_builtin(), snap, kept);
+	TH_ASSERT(json_array_size(a1) > 0);
+	TH_ASSERT(json_equal(a1, a2));
+	json_decref(a1);
+	json_decref(a2);
+	json_decref(snap);
+	json_decref(t1);
+	json_decref(t2);
+	json_decref(got);
+	json_decref(got10);
+	json_decref(kept);
+	json_decref(last10);
+	json_decref(all);
+	api_history_destroy(&h);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -175,6 +225,7 @@ int main(int argc, char **argv)
 	    TH_TEST(trend_directions),
 	    TH_TEST(alerts_fire_on_thresholds),
 	    TH_TEST(hot_modules_are_aggregated_and_ranked),
+	    TH_TEST(compact_history_matches_the_json_points),
 	    TH_END,
 	};
 	return th_main(argc, argv, "unit_api_stats", tests);
