@@ -141,8 +141,11 @@ static void budget_duty_cycles_and_estimates(void)
 	TH_ASSERT_MSG(hot && cool, "no duty per module: %s", text);
 	double hot_duty = json_number_value(json_object_get(hot, "duty"));
 	TH_ASSERT_MSG(hot_duty > 0 && hot_duty < 1, "Hot duty %.3f: %s", hot_duty, text);
-	/* the module taking almost every call gets the smaller fraction */
-	TH_ASSERT_MSG(json_number_value(json_object_get(hot, "next_fraction")) <
+	/* The module taking almost every call gets the smaller fraction, or the
+	 * same one when the rare module made no call in its counted span (a
+	 * few ms when the pattern barriers are slow, on a loaded machine): with
+	 * no rate of its own it gets a hot module's share, 0.05 / cost. */
+	TH_ASSERT_MSG(json_number_value(json_object_get(hot, "next_fraction")) <=
 	                  json_number_value(json_object_get(cool, "next_fraction")),
 	              "fractions: %s", text);
 	json_t *f = call_named(last, "Hot", "f");
