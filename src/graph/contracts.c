@@ -28,6 +28,7 @@
 #include "base/alloc.h"
 #include "base/arena.h"
 #include "base/error.h"
+#include "graph/args.h"
 #include "base/map.h"
 #include "base/modname.h"
 #include "base/str.h"
@@ -41,66 +42,6 @@
 #define BEAM_DIRS_MAX 16
 
 /* ---- arguments ----------------------------------------------------------- */
-
-static const json_t *arg(const struct kg_query_params *p, const char *name)
-{
-	return p && p->args ? json_object_get(p->args, name) : NULL;
-}
-
-/* An integer argument in [min, max]: a JSON integer or its decimal string. */
-static int arg_int(const struct kg_query_params *p, const char *name, int dflt, int min, int max,
-                   int *out)
-{
-	const json_t *v = arg(p, name);
-	*out = dflt;
-	if (!v || json_is_null(v))
-		return 0;
-	int64_t n = 0;
-	if (json_is_integer(v))
-		n = json_integer_value(v);
-	else if (!json_string_value(v) ||
-	         gi_parse_int64(json_string_value(v), INT64_MIN, INT64_MAX, &n)) {
-		kg_query_fail("%s must be an integer", name);
-		return GI_EINVAL;
-	}
-	if (n < min || n > max) {
-		kg_query_fail("%s must be between %d and %d", name, min, max);
-		return GI_EINVAL;
-	}
-	*out = (int)n;
-	return 0;
-}
-
-/* A boolean argument: JSON true/false or "true"/"false"/"1"/"0". */
-static int arg_bool(const struct kg_query_params *p, const char *name, bool *out)
-{
-	const json_t *v = arg(p, name);
-	*out = false;
-	if (!v || json_is_null(v))
-		return 0;
-	if (json_is_boolean(v)) {
-		*out = json_is_true(v);
-		return 0;
-	}
-	const char *s = json_string_value(v);
-	if (s && (strcmp(s, "true") == 0 || strcmp(s, "1") == 0)) {
-		*out = true;
-		return 0;
-	}
-	if (s && (strcmp(s, "false") == 0 || strcmp(s, "0") == 0 || !*s))
-		return 0;
-	kg_query_fail("%s must be true or false", name);
-	return GI_EINVAL;
-}
-
-/* True when module name `name` is `prefix` or nested in it. */
-static bool module_within(const char *name, const char *prefix)
-{
-	if (!prefix || !*prefix)
-		return true;
-	size_t n = strlen(prefix);
-	return strncmp(name, prefix, n) == 0 && (name[n] == '\0' || name[n] == '.');
-}
 
 /* ---- sites ----------------------------------------------------------------- */
 
@@ -229,7 +170,7 @@ static void finding_add(struct ct_findings *f, const char *check, enum ct_severi
                         const char *module, const char *file, const char *function, uint32_t line,
                         const char *detail, const char *fmt, ...)
 {
-	if (!module_within(module, f->module) || (f->check && strcmp(f->check, check) != 0))
+	if (!kg_module_within(module, f->module) || (f->check && strcmp(f->check, check) != 0))
 		return;
 	struct ct_finding *x = gi_vec_push_zero(&f->list);
 	x->check = check;
@@ -302,8 +243,8 @@ static int findings_init(struct ct_findings *f, const struct kg_query_params *p,
 {
 	gi_vec_init(&f->list, sizeof(struct ct_finding));
 	f->module = p ? p->module : NULL;
-	f->check = json_string_value(arg(p, "check"));
-	return arg_int(p, "limit", p && p->top ? p->top : LIMIT_DEFAULT, 1, LIMIT_MAX, limit);
+	f->check = json_string_value(kg_arg(p, "check"));
+	return kg_arg_int(p, "limit", p && p->top ? p->top : LIMIT_DEFAULT, 1, LIMIT_MAX, limit);
 }
 
 /* ---- behaviours ---------------------------------------------------------- */
@@ -614,7 +555,7 @@ int kg_contracts(struct st_db *db, const struct kg_graph *g, const struct kg_que
 	json_t *unresolved = json_array();
 	for (size_t m = 0; !rc && m < g->modules.len; m++) {
 		const struct kg_module *km = kg_module_at(g, (int)m);
-		if (!km->project || !module_within(km->name, f.module))
+		if (!km->project || !kg_module_within(km->name, f.module))
 			continue;
 		struct ct_declared d;
 		declared_read(&bs, (int)m, &d);
@@ -727,12 +668,13 @@ int kg_conventions(struct st_db *db, const struct kg_graph *g, const struct kg_q
 	bool tests;
 	int rc = findings_init(&f, p, &limit);
 	if (!rc)
-		rc = arg_int(p, "max_nesting", KG_CHECK_MAX_NESTING_DEFAULT, 0, 1000, &max_nesting);
+		rc = kg_arg_int(p, "max_nesting", KG_CHECK_MAX_NESTING_DEFAULT, 0, 1000,
+		                &max_nesting);
 	if (!rc)
-		rc = arg_int(p, "max_complexity", KG_CHECK_MAX_COMPLEXITY_DEFAULT, 0, 100000,
-		             &max_complexity);
+		rc = kg_arg_int(p, "max_complexity", KG_CHECK_MAX_COMPLEXITY_DEFAULT, 0, 100000,
+		                &max_complexity);
 	if (!rc)
-		rc = arg_bool(p, "tests", &tests);
+		rc = kg_arg_bool(p, "tests", &tests);
 	if (rc) {
 		gi_vec_destroy(&f.list);
 		return rc;
@@ -952,11 +894,11 @@ int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_qu
 {
 	int min_size, limit;
 	bool tests;
-	int rc = arg_int(p, "min_size", KG_DUP_MIN_SIZE_DEFAULT, 1, 1000000, &min_size);
+	int rc = kg_arg_int(p, "min_size", KG_DUP_MIN_SIZE_DEFAULT, 1, 1000000, &min_size);
 	if (!rc)
-		rc = arg_int(p, "limit", p && p->top ? p->top : 100, 1, LIMIT_MAX, &limit);
+		rc = kg_arg_int(p, "limit", p && p->top ? p->top : 100, 1, LIMIT_MAX, &limit);
 	if (!rc)
-		rc = arg_bool(p, "tests", &tests);
+		rc = kg_arg_bool(p, "tests", &tests);
 	if (rc)
 		return rc;
 	const char *only = p ? p->module : NULL;
@@ -1014,7 +956,7 @@ int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_qu
 		const struct ct_group *gr = gi_vec_get(&groups, k);
 		bool wanted = !only;
 		for (size_t i = 0; i < gr->count && !wanted; i++)
-			wanted = module_within(sorted[gr->first + i]->module_name, only);
+			wanted = kg_module_within(sorted[gr->first + i]->module_name, only);
 		if (!wanted)
 			continue;
 		total++;

@@ -30,6 +30,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "graph/args.h"
 #include "base/fs.h"
 #include "base/str.h"
 #include "source/beam.h"
@@ -42,73 +43,6 @@
 #define BM25_B          0.75
 
 /* ---- arguments ----------------------------------------------------------- */
-
-static const json_t *arg(const struct kg_query_params *p, const char *name)
-{
-	return p && p->args ? json_object_get(p->args, name) : NULL;
-}
-
-static const char *arg_string(const struct kg_query_params *p, const char *name)
-{
-	return json_string_value(arg(p, name));
-}
-
-/* A boolean argument: JSON true/false or "true"/"false"/"1"/"0". */
-static int arg_bool(const struct kg_query_params *p, const char *name, bool *out)
-{
-	const json_t *v = arg(p, name);
-	*out = false;
-	if (!v || json_is_null(v))
-		return 0;
-	if (json_is_boolean(v)) {
-		*out = json_is_true(v);
-		return 0;
-	}
-	const char *s = json_string_value(v);
-	if (s && (strcmp(s, "true") == 0 || strcmp(s, "1") == 0)) {
-		*out = true;
-		return 0;
-	}
-	if (s && (strcmp(s, "false") == 0 || strcmp(s, "0") == 0 || !*s))
-		return 0;
-	kg_query_fail("%s must be true or false", name);
-	return GI_EINVAL;
-}
-
-/* An integer argument in [min, max]: a JSON integer or its decimal string. */
-static int arg_int(const struct kg_query_params *p, const char *name, int dflt, int min, int max,
-                   int *out)
-{
-	const json_t *v = arg(p, name);
-	*out = dflt;
-	if (!v || json_is_null(v))
-		return 0;
-	int64_t n = 0;
-	if (json_is_integer(v))
-		n = json_integer_value(v);
-	else if (!json_string_value(v) ||
-	         gi_parse_int64(json_string_value(v), INT64_MIN, INT64_MAX, &n)) {
-		kg_query_fail("%s must be an integer", name);
-		return GI_EINVAL;
-	}
-	if (n < min || n > max) {
-		kg_query_fail("%s must be between %d and %d", name, min, max);
-		return GI_EINVAL;
-	}
-	*out = (int)n;
-	return 0;
-}
-
-/* True when module name `name` is `prefix` or nested in it. */
-static bool module_within(const char *name, const char *prefix)
-{
-	if (!prefix || !*prefix)
-		return true;
-	if (gi_str_starts_with(prefix, "Elixir.") && prefix[7])
-		prefix += 7;
-	size_t n = strlen(prefix);
-	return strncmp(name, prefix, n) == 0 && (name[n] == '\0' || name[n] == '.');
-}
 
 /* ---- terms --------------------------------------------------------------- */
 
@@ -811,7 +745,7 @@ static void query_expand(struct query_terms *q, const struct kg_word_vectors *ve
 
 int kg_search_code_mode(const struct kg_query_params *p)
 {
-	const char *mode = arg_string(p, "mode");
+	const char *mode = kg_arg_string(p, "mode");
 	if (!mode || strcmp(mode, "ranked") == 0)
 		return 0;
 	if (strcmp(mode, "hybrid") == 0)
@@ -898,16 +832,16 @@ static bool doc_selected(const struct kg_search_index *ix, uint32_t d, const cha
 		return false;
 	if (kind && strcmp(kind, doc->function < 0 ? "module" : "function") != 0)
 		return false;
-	return module_within(m->name, module);
+	return kg_module_within(m->name, module);
 }
 
 int kg_search_code(const struct kg_graph *g, const struct kg_search_index *ix,
                    const struct kg_word_vectors *vec, const struct kg_query_params *p, json_t *out)
 {
 	(void)g;
-	const char *text = arg_string(p, "query");
+	const char *text = kg_arg_string(p, "query");
 	if (!text)
-		text = arg_string(p, "q");
+		text = kg_arg_string(p, "q");
 	if (!text || !*text) {
 		kg_query_fail("search_code needs a query (the words to look for)");
 		return GI_EINVAL;
@@ -918,19 +852,19 @@ int kg_search_code(const struct kg_graph *g, const struct kg_search_index *ix,
 		              KG_SEARCH_PATTERN_MAX);
 		return GI_EINVAL;
 	}
-	const char *kind = arg_string(p, "kind");
+	const char *kind = kg_arg_string(p, "kind");
 	if (kind && strcmp(kind, "module") != 0 && strcmp(kind, "function") != 0) {
 		kg_query_fail("kind must be `module` or `function`");
 		return GI_EINVAL;
 	}
 	int limit, offset;
 	bool tests;
-	int rc = arg_int(p, "limit", p && p->top ? p->top : LIMIT_DEFAULT, 1, KG_SEARCH_LIMIT_MAX,
-	                 &limit);
+	int rc = kg_arg_int(p, "limit", p && p->top ? p->top : LIMIT_DEFAULT, 1,
+	                    KG_SEARCH_LIMIT_MAX, &limit);
 	if (!rc)
-		rc = arg_int(p, "offset", 0, 0, 1000000, &offset);
+		rc = kg_arg_int(p, "offset", 0, 0, 1000000, &offset);
 	if (!rc)
-		rc = arg_bool(p, "tests", &tests);
+		rc = kg_arg_bool(p, "tests", &tests);
 	if (rc)
 		return rc;
 
@@ -1122,7 +1056,8 @@ static void file_search(struct text_search *t, const struct kg_graph *g,
 			continue;
 		int mi, fi;
 		line_label(g, mods, nmods, (uint32_t)i, &mi, &fi);
-		if (t->module && (mi < 0 || !module_within(kg_module_at(g, mi)->name, t->module)))
+		if (t->module &&
+		    (mi < 0 || !kg_module_within(kg_module_at(g, mi)->name, t->module)))
 			continue;
 		size_t k = t->total++;
 		if (t->total >= KG_SEARCH_COUNT_MAX) {
@@ -1180,7 +1115,7 @@ static bool has_backreference(const char *re)
 static int text_search_init(struct text_search *t, const struct kg_query_params *p)
 {
 	memset(t, 0, sizeof(*t));
-	t->pattern = arg_string(p, "pattern");
+	t->pattern = kg_arg_string(p, "pattern");
 	if (!t->pattern || !*t->pattern) {
 		kg_query_fail("search_text needs a pattern");
 		return GI_EINVAL;
@@ -1191,19 +1126,19 @@ static int text_search_init(struct text_search *t, const struct kg_query_params 
 		              KG_SEARCH_PATTERN_MAX);
 		return GI_EINVAL;
 	}
-	int rc = arg_bool(p, "regex", &t->regex);
+	int rc = kg_arg_bool(p, "regex", &t->regex);
 	if (!rc)
-		rc = arg_bool(p, "ignore_case", &t->ignore_case);
+		rc = kg_arg_bool(p, "ignore_case", &t->ignore_case);
 	if (!rc)
-		rc = arg_int(p, "context", 0, 0, KG_SEARCH_CONTEXT_MAX, &t->context);
+		rc = kg_arg_int(p, "context", 0, 0, KG_SEARCH_CONTEXT_MAX, &t->context);
 	if (!rc)
-		rc = arg_int(p, "limit", p && p->top ? p->top : TEXT_LIMIT_DEF, 1,
-		             KG_SEARCH_LIMIT_MAX, &t->limit);
+		rc = kg_arg_int(p, "limit", p && p->top ? p->top : TEXT_LIMIT_DEF, 1,
+		                KG_SEARCH_LIMIT_MAX, &t->limit);
 	if (!rc)
-		rc = arg_int(p, "offset", 0, 0, KG_SEARCH_COUNT_MAX, &t->offset);
+		rc = kg_arg_int(p, "offset", 0, 0, KG_SEARCH_COUNT_MAX, &t->offset);
 	if (rc)
 		return rc;
-	t->file_filter = arg_string(p, "file");
+	t->file_filter = kg_arg_string(p, "file");
 	if (t->file_filter && !*t->file_filter)
 		t->file_filter = NULL;
 	t->file_glob = t->file_filter && strpbrk(t->file_filter, "*?[") != NULL;
