@@ -626,45 +626,40 @@ static json_t *route_assist_post(void *ctx, const struct api_request *req, int *
 	return out;
 }
 
-/* GET /api/search/text and /api/search/code: kg_query("search_NAME") with
- * the query string's parameters as the query's named arguments (strings;
- * the query parses and checks them, docs/SEARCH.md). */
-static json_t *route_search(void *ctx, const struct api_request *req, int *status)
+/* The query string's parameters named in `names` (NULL-terminated) into
+ * `args` as strings (the query parses and checks them); *invalid set when
+ * one is too long or not UTF-8. */
+static void query_named_args(const struct api_request *req, const char *const *names, json_t *args,
+                             bool *invalid)
 {
-	static const char *const names[] = {"pattern", "regex", "ignore_case", "file",
-	                                    "context", "limit", "offset",      "query",
-	                                    "q",       "kind",  "tests",       NULL};
-	struct api_worker *w = ctx;
-	json_t *err = NULL;
-	char name[32];
-	snprintf(name, sizeof(name), "search_%s", last_segment(req->path));
-	bool invalid = false;
-	struct kg_query_params p;
-	memset(&p, 0, sizeof(p));
-	p.module = api_request_query(req, "module", &invalid);
-	json_t *args = json_object();
 	for (int i = 0; names[i]; i++) {
-		const char *v = api_request_query(req, names[i], &invalid);
+		const char *v = api_request_query(req, names[i], invalid);
 		if (v)
 			json_object_set_new(args, names[i], json_string(v));
 	}
-	if (invalid) {
-		json_decref(args);
-		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");
-	}
-	p.args = args;
+}
+
+/* kg_query `name` with `p` on the index of the request's project, its named
+ * arguments `args` (owned: released here). A bad argument is a 400 with the
+ * query's reason; with `tool_errors`, GI_EIO (a program the query runs
+ * failed, as review's git) is a 422 with it. */
+static json_t *named_query_run(struct api_worker *w, const struct api_request *req,
+                               const char *name, struct kg_query_params *p, json_t *args,
+                               bool tool_errors, int *status)
+{
+	json_t *err = NULL, *out = NULL;
+	p->args = args;
 	char *db_path;
 	if (project_db_for_request(w, req, &db_path, &err, status)) {
 		json_decref(args);
 		return err;
 	}
 	struct kg_pooled conn = {0};
-	json_t *out = NULL;
 	int rc = kg_acquire(w, db_path, &conn);
 	if (rc == 0) {
-		rc = kg_query(conn.db, name, &p, &out);
-		if (rc == GI_EINVAL)
-			err = api_error(status, 400, "%s: %s", name,
+		rc = kg_query(conn.db, name, p, &out);
+		if (rc == GI_EINVAL || (tool_errors && rc == GI_EIO))
+			err = api_error(status, rc == GI_EINVAL ? 400 : 422, "%s: %s", name,
 			                kg_query_error_message() ? kg_query_error_message()
 			                                         : "invalid or missing parameters");
 		kg_release(w, &conn);
@@ -676,6 +671,30 @@ static json_t *route_search(void *ctx, const struct api_request *req, int *statu
 	if (rc)
 		return api_error_code(status, rc, name);
 	return out;
+}
+
+/* GET /api/search/text and /api/search/code: kg_query("search_NAME") with
+ * the query string's parameters as the query's named arguments (strings;
+ * the query parses and checks them, docs/SEARCH.md). */
+static json_t *route_search(void *ctx, const struct api_request *req, int *status)
+{
+	static const char *const names[] = {"pattern", "regex", "ignore_case", "file",
+	                                    "context", "limit", "offset",      "query",
+	                                    "q",       "kind",  "tests",       NULL};
+	struct api_worker *w = ctx;
+	char name[32];
+	snprintf(name, sizeof(name), "search_%s", last_segment(req->path));
+	bool invalid = false;
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.module = api_request_query(req, "module", &invalid);
+	json_t *args = json_object();
+	query_named_args(req, names, args, &invalid);
+	if (invalid) {
+		json_decref(args);
+		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");
+	}
+	return named_query_run(w, req, name, &p, args, false, status);
 }
 
 /* GET /api/review?base=REV[&threshold=N][&depth=N][&path=P]: kg_query
@@ -717,30 +736,7 @@ static json_t *route_review(void *ctx, const struct api_request *req, int *statu
 		                    json_string(rc == GI_ENOTFOUND
 		                                    ? "no profile stored yet"
 		                                    : "the profiles could not be read"));
-	p.args = args;
-	char *db_path;
-	if (project_db_for_request(w, req, &db_path, &err, status)) {
-		json_decref(args);
-		return err;
-	}
-	struct kg_pooled conn = {0};
-	json_t *out = NULL;
-	rc = kg_acquire(w, db_path, &conn);
-	if (rc == 0) {
-		rc = kg_query(conn.db, "review", &p, &out);
-		if (rc == GI_EINVAL || rc == GI_EIO)
-			err = api_error(status, rc == GI_EINVAL ? 400 : 422, "review: %s",
-			                kg_query_error_message() ? kg_query_error_message()
-			                                         : "invalid or missing parameters");
-		kg_release(w, &conn);
-	}
-	gi_free(db_path);
-	json_decref(args);
-	if (err)
-		return err;
-	if (rc)
-		return api_error_code(status, rc, "review");
-	return out;
+	return named_query_run(w, req, "review", &p, args, true, status);
 }
 
 /* GET /api/checks/contracts, conventions, structs, duplicates
@@ -751,7 +747,6 @@ static json_t *route_checks(void *ctx, const struct api_request *req, int *statu
 	static const char *const names[] = {"check",    "limit", "max_nesting", "max_complexity",
 	                                    "min_size", "tests", NULL};
 	struct api_worker *w = ctx;
-	json_t *err = NULL;
 	char name[32];
 	snprintf(name, sizeof(name), "%s", last_segment(req->path));
 	bool invalid = false;
@@ -761,39 +756,12 @@ static json_t *route_checks(void *ctx, const struct api_request *req, int *statu
 	const char *external = api_request_query(req, "include_external", &invalid);
 	p.include_external = external && strcmp(external, "true") == 0;
 	json_t *args = json_object();
-	for (int i = 0; names[i]; i++) {
-		const char *v = api_request_query(req, names[i], &invalid);
-		if (v)
-			json_object_set_new(args, names[i], json_string(v));
-	}
+	query_named_args(req, names, args, &invalid);
 	if (invalid) {
 		json_decref(args);
 		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");
 	}
-	p.args = args;
-	char *db_path;
-	if (project_db_for_request(w, req, &db_path, &err, status)) {
-		json_decref(args);
-		return err;
-	}
-	struct kg_pooled conn = {0};
-	json_t *out = NULL;
-	int rc = kg_acquire(w, db_path, &conn);
-	if (rc == 0) {
-		rc = kg_query(conn.db, name, &p, &out);
-		if (rc == GI_EINVAL)
-			err = api_error(status, 400, "%s: %s", name,
-			                kg_query_error_message() ? kg_query_error_message()
-			                                         : "invalid or missing parameters");
-		kg_release(w, &conn);
-	}
-	gi_free(db_path);
-	json_decref(args);
-	if (err)
-		return err;
-	if (rc)
-		return api_error_code(status, rc, name);
-	return out;
+	return named_query_run(w, req, name, &p, args, false, status);
 }
 
 static json_t *route_projects(void *ctx, const struct api_request *req, int *status)
