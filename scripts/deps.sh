@@ -258,9 +258,12 @@ cmd_install() {
     local sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq || die "apt-get update failed; cannot install:$missing"
+    # Another apt (unattended upgrades, a second make in another checkout)
+    # may hold dpkg's lock: wait for it up to 10 minutes rather than fail.
+    local lock=(-o DPkg::Lock::Timeout=600)
+    $sudo apt-get "${lock[@]}" update -qq || die "apt-get update failed; cannot install:$missing"
     # shellcheck disable=SC2086
-    $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+    $sudo apt-get "${lock[@]}" install -y -qq --no-install-recommends $missing >/dev/null ||
       die "apt-get install failed for:$missing"
     for p in $missing; do
       installed "$p" || die "$p is still not installed after apt-get install"
