@@ -14,6 +14,9 @@
 # unit) so that the pool drains evenly; each suite's output is printed whole
 # when it ends, with its duration, so concurrent suites never interleave.
 # TEST_JOBS=1 runs them one after another, in the order unit, integration, e2e.
+# A suite whose source's header comment has an ` * alone: REASON` line (one
+# that must load the machine itself, e.g. to saturate a node) runs after the
+# others have ended, with nothing beside it.
 set -u
 variant=${1:?usage: tests/run.sh BUILD_DIR [SUITE...]}
 shift
@@ -39,6 +42,15 @@ else
     done
   done
 fi
+# Suites that must run alone go last, one at a time.
+together=() alone=()
+for s in "${suites[@]}"; do
+  name=$(basename "$s")
+  src="$GIULIA_SRC/tests/${name%%_*}/${name#*_}.c"
+  if [ -f "$src" ] && grep -q '^ \* alone:' "$src"; then alone+=("$s"); else together+=("$s"); fi
+done
+suites=("${together[@]}" "${alone[@]}")
+n_together=${#together[@]}
 logs=$(mktemp -d)
 declare -A pids=()
 cleanup() {
@@ -88,7 +100,9 @@ n=${#suites[@]}
 next=0
 done_count=0
 while [ "$done_count" -lt "$n" ]; do
-  while [ "$next" -lt "$n" ] && [ "${#pids[@]}" -lt "$jobs" ]; do
+  # an alone suite starts only once nothing else runs, and nothing beside it
+  while [ "$next" -lt "$n" ] && [ "${#pids[@]}" -lt "$jobs" ] &&
+    { [ "$next" -lt "$n_together" ] || [ "${#pids[@]}" -eq 0 ]; }; do
     start "$next"
     next=$((next + 1))
   done

@@ -18,6 +18,8 @@
  * work, one registry lookup or more per request, the pipeline ratio judged
  * within its band, and no platform module ever a recommendation's subject.
  * needs: wrk jq curl scripts/demo.sh scripts/nexus.sh examples/nexus/mix.exs
+ * alone: the saturate session must saturate the target's schedulers with wrk,
+ * which suites running beside it on a 2-core machine can prevent
  */
 #include <jansson.h>
 #include <math.h>
