@@ -376,6 +376,36 @@ static int run_static(struct mcp_server *s, const struct mcp_tool *t, json_t *ar
 	return rc;
 }
 
+/* At most this many named arguments go into a tool's query string. */
+#define QUERY_ARGS_MAX 12
+
+/* Appends to the query-string pairs `q`, from index `k`, each argument of
+ * `args` named in `names` (NULL-terminated, at most QUERY_ARGS_MAX):
+ * strings as they are, integers and booleans as text kept in `values`; then
+ * the NULL that ends the pairs. An absent argument is a NULL value, which
+ * the URL builder leaves out. */
+static void query_pairs(json_t *args, const char *const *names, const char **q, int k,
+                        char (*values)[32])
+{
+	int nv = 0;
+	for (int i = 0; i < QUERY_ARGS_MAX && names[i]; i++) {
+		json_t *v = json_object_get(args, names[i]);
+		const char *text = json_string_value(v);
+		if (json_is_integer(v) || json_is_boolean(v)) {
+			if (json_is_integer(v))
+				snprintf(values[nv], sizeof(values[0]), "%lld",
+				         (long long)json_integer_value(v));
+			else
+				snprintf(values[nv], sizeof(values[0]), "%s",
+				         json_is_true(v) ? "true" : "false");
+			text = values[nv++];
+		}
+		q[k++] = names[i];
+		q[k++] = text;
+	}
+	q[k] = NULL;
+}
+
 /* search_text / search_code: kg_query with the tool's arguments as the
  * query's named arguments, here or through GET /api/search/NAME. */
 static int run_search(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
@@ -394,25 +424,9 @@ static int run_search(struct mcp_server *s, const struct mcp_tool *t, json_t *ar
 	if (s->query)
 		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
 	/* key/value pairs of the query string: project, module, then each argument */
-	const char *q[2 * 16 + 1] = {"path", project, "module", p.module};
-	char values[12][32];
-	int k = 4, nv = 0;
-	for (int i = 0; names[i]; i++) {
-		json_t *v = json_object_get(args, names[i]);
-		const char *text = json_string_value(v);
-		if (json_is_integer(v) || json_is_boolean(v)) {
-			if (json_is_integer(v))
-				snprintf(values[nv], sizeof(values[0]), "%lld",
-				         (long long)json_integer_value(v));
-			else
-				snprintf(values[nv], sizeof(values[0]), "%s",
-				         json_is_true(v) ? "true" : "false");
-			text = values[nv++];
-		}
-		q[k++] = names[i];
-		q[k++] = text;
-	}
-	q[k] = NULL;
+	const char *q[2 * (QUERY_ARGS_MAX + 2) + 1] = {"path", project, "module", p.module};
+	char values[QUERY_ARGS_MAX][32];
+	query_pairs(args, names, q, 4, values);
 	char path[64];
 	snprintf(path, sizeof(path), "/api/search/%s", t->target + strlen("search_"));
 	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
@@ -536,30 +550,14 @@ static int run_check(struct mcp_server *s, const struct mcp_tool *t, json_t *arg
 		return mcp_static_query(s, project, t->target, &p, result, err, n);
 	if (s->query)
 		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
-	const char *q[2 * 16 + 1] = {"path",
-	                             project,
-	                             "module",
-	                             p.module,
-	                             "include_external",
-	                             p.include_external ? "true" : NULL};
-	char values[8][32];
-	int k = 6, nv = 0;
-	for (int i = 0; names[i]; i++) {
-		json_t *v = json_object_get(args, names[i]);
-		const char *text = json_string_value(v);
-		if (json_is_integer(v) || json_is_boolean(v)) {
-			if (json_is_integer(v))
-				snprintf(values[nv], sizeof(values[0]), "%lld",
-				         (long long)json_integer_value(v));
-			else
-				snprintf(values[nv], sizeof(values[0]), "%s",
-				         json_is_true(v) ? "true" : "false");
-			text = values[nv++];
-		}
-		q[k++] = names[i];
-		q[k++] = text;
-	}
-	q[k] = NULL;
+	const char *q[2 * (QUERY_ARGS_MAX + 3) + 1] = {"path",
+	                                               project,
+	                                               "module",
+	                                               p.module,
+	                                               "include_external",
+	                                               p.include_external ? "true" : NULL};
+	char values[QUERY_ARGS_MAX][32];
+	query_pairs(args, names, q, 6, values);
 	char path[64];
 	snprintf(path, sizeof(path), "/api/checks/%s", t->target);
 	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
