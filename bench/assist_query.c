@@ -21,6 +21,7 @@
 #include "base/runtime.h"
 #include "base/str.h"
 #include "graph/query.h"
+#include "graph_open.h"
 
 enum { Q_BRIEFING, Q_PREFLIGHT, Q_RENAME, Q_REMOVE, Q_PLAN, Q_CHECK, Q_COUNT };
 static const char *const names[Q_COUNT] = {"briefing",      "preflight",     "impact_rename",
@@ -111,18 +112,10 @@ int main(int argc, char **argv)
 	if (argc > 2 && gi_parse_int64(argv[2], 1, 1000000, &iter) != 0)
 		return 2;
 	struct kg_db *db = NULL;
-	if (kg_db_open(argv[1], false, &db) != 0) {
-		fprintf(stderr, "assist_query: cannot open %s\n", argv[1]);
-		return 1;
-	}
-	int64_t t0 = gi_clock_mono_us();
 	json_t *mods = NULL;
-	if (kg_project_modules(db, &mods) != 0 || json_array_size(mods) < 2) {
-		fprintf(stderr, "assist_query: too few modules in %s\n", argv[1]);
+	if (bench_graph_open("assist_query", argv[1], 2, &db, &mods))
 		return 1;
-	}
 	size_t nmods = json_array_size(mods);
-	printf("load_ms %.1f\nmodules %zu\n", (gi_clock_mono_us() - t0) / 1000.0, nmods);
 	size_t rounds = (size_t)iter < nmods ? (size_t)iter : nmods;
 	struct samples s[Q_COUNT];
 	for (int q = 0; q < Q_COUNT; q++) {

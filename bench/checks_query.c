@@ -17,6 +17,7 @@
 #include "base/runtime.h"
 #include "base/str.h"
 #include "graph/query.h"
+#include "graph_open.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -81,18 +82,9 @@ int main(int argc, char **argv)
 	if (argc > 2 && gi_parse_int64(argv[2], 1, 10000000, &iter) != 0)
 		return 2;
 	struct kg_db *db = NULL;
-	if (kg_db_open(argv[1], false, &db) != 0) {
-		fprintf(stderr, "checks_query: cannot open %s\n", argv[1]);
-		return 1;
-	}
-	int64_t t0 = gi_clock_mono_us();
 	json_t *mods = NULL;
-	if (kg_project_modules(db, &mods) != 0 || json_array_size(mods) == 0) {
-		fprintf(stderr, "checks_query: no modules in %s\n", argv[1]);
+	if (bench_graph_open("checks_query", argv[1], 1, &db, &mods))
 		return 1;
-	}
-	printf("load_ms %.1f\nmodules %zu\n", (gi_clock_mono_us() - t0) / 1000.0,
-	       json_array_size(mods));
 	int rc = run(db, "contracts", "contracts", mods, false, iter);
 	if (!rc)
 		rc = run(db, "conventions", "conventions", mods, false, iter);
