@@ -462,62 +462,20 @@ static void print_depth_list(json_t *list, bool functions)
 	json_t *m;
 	json_array_foreach(list, i, m)
 	{
+		const char *via = json_string_value(json_object_get(m, "via"));
 		if (functions)
-			printf("  [%lld] %s.%s/%lld\n", jint(m, "depth"), jstr(m, "module"),
+			printf("  [%lld] %s.%s/%lld", jint(m, "depth"), jstr(m, "module"),
 			       jstr(m, "name"), jint(m, "arity"));
 		else
-			printf("  [%lld] %s\n", jint(m, "depth"), jstr(m, "module"));
+			printf("  [%lld] %s", jint(m, "depth"), jstr(m, "module"));
+		printf(via ? " (via %s)\n" : "\n", via);
 	}
-}
-
-/* Whether module `name` is test code, from the project's module list. */
-static bool module_is_test(json_t *modules, const char *name)
-{
-	size_t i;
-	json_t *m;
-	json_array_foreach(json_object_get(modules, "modules"), i, m)
-	{
-		if (strcmp(jstr(m, "name"), name) == 0)
-			return json_is_true(json_object_get(m, "test"));
-	}
-	return false;
-}
-
-/* The dependent at depth `depth - 1` through which `name` reaches the
- * module (one of them): a module `name` depends on. NULL when none. */
-static const char *impact_via(struct kg_db *db, const struct kg_query_params *base,
-                              json_t *dependents, const char *name, long long depth,
-                              json_t **deps_out)
-{
-	struct kg_query_params q = *base;
-	q.module = name;
-	q.function = NULL;
-	q.include_external = false;
-	*deps_out = NULL;
-	if (kg_query(db, "dependencies", &q, deps_out) != 0)
-		return NULL;
-	size_t i, j;
-	json_t *d, *m;
-	json_array_foreach(json_object_get(*deps_out, "dependencies"), i, d)
-	{
-		json_array_foreach(dependents, j, m)
-		{
-			if (jint(m, "depth") == depth - 1 &&
-			    strcmp(jstr(m, "module"), jstr(d, "module")) == 0)
-				return jstr(d, "module");
-		}
-	}
-	return NULL;
 }
 
 /* Dependents, library code first and tests apart (left out with
  * --no-tests), each beyond depth 1 with the module it comes through. */
-static void print_dependents_split(struct kg_db *db, const struct kg_query_params *p, json_t *r,
-                                   bool no_tests)
+static void print_dependents_split(json_t *r, bool no_tests)
 {
-	json_t *modules = NULL;
-	struct kg_query_params all = {0};
-	kg_query(db, "modules", &all, &modules);
 	json_t *list = json_object_get(r, "dependents");
 	for (int tests = 0; tests < 2; tests++) {
 		if (tests && no_tests)
@@ -526,31 +484,24 @@ static void print_dependents_split(struct kg_db *db, const struct kg_query_param
 		json_t *m;
 		json_array_foreach(list, i, m)
 		{
-			if (module_is_test(modules, jstr(m, "module")) == (tests == 1))
+			if (json_is_true(json_object_get(m, "test")) == (tests == 1))
 				n++;
 		}
 		printf("%s (%zu):\n", tests ? "test dependents" : "dependents", n);
 		json_array_foreach(list, i, m)
 		{
-			const char *name = jstr(m, "module");
-			if (module_is_test(modules, name) != (tests == 1))
+			if (json_is_true(json_object_get(m, "test")) != (tests == 1))
 				continue;
-			long long depth = jint(m, "depth");
-			json_t *deps = NULL;
-			const char *via =
-			    depth > 1 ? impact_via(db, p, list, name, depth, &deps) : NULL;
+			const char *via = json_string_value(json_object_get(m, "via"));
 			if (via)
-				printf("  [%lld] %s (via %s)\n", depth, name, via);
+				printf("  [%lld] %s (via %s)\n", jint(m, "depth"), jstr(m, "module"), via);
 			else
-				printf("  [%lld] %s\n", depth, name);
-			json_decref(deps);
+				printf("  [%lld] %s\n", jint(m, "depth"), jstr(m, "module"));
 		}
 	}
-	json_decref(modules);
 }
 
-static void print_impact(json_t *r, struct kg_db *db, const struct kg_query_params *p,
-                         bool no_tests)
+static void print_impact(json_t *r, bool no_tests)
 {
 	if (json_object_get(r, "function")) {
 		printf("impact of %s.%s (depth %lld)\n", jstr(r, "module"), jstr(r, "function"),
@@ -568,7 +519,7 @@ static void print_impact(json_t *r, struct kg_db *db, const struct kg_query_para
 	printf(
 	    "risk %s: %lld module%s depend%s on it directly%s (medium for a hub, high from 10)\n",
 	    risk, in, in == 1 ? "" : "s", in == 1 ? "s" : "", hub ? ", a hub" : ", not a hub");
-	print_dependents_split(db, p, r, no_tests);
+	print_dependents_split(r, no_tests);
 	printf("dependencies (%lld):\n", jint(r, "dependency_count"));
 	print_depth_list(json_object_get(r, "dependencies"), false);
 }
@@ -959,7 +910,7 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 	else if (strcmp(query, "path") == 0)
 		print_path(r, db, &p);
 	else if (strcmp(query, "impact") == 0)
-		print_impact(r, db, &p, o.no_tests);
+		print_impact(r, o.no_tests);
 	else
 		qc->print(r);
 	json_decref(r);

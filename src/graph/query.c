@@ -1158,7 +1158,9 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
 /* Breadth-first walk from `start` up to `depth`, over module edges when
  * `functions` is false and over calls when it is true; `reverse` walks
  * towards dependents (callers) instead of dependencies (callees). Appends a
- * row with the reached module or function and its depth to `rows`. */
+ * row with the reached module or function and its depth to `rows`; beyond
+ * depth 1 the row names the one it was first reached through ("via"), and a
+ * module row says whether the module is test code. */
 static void impact_bfs(const struct kg_graph *g, bool functions, int start, bool reverse, int depth,
                        bool external, bool direct, json_t *rows)
 {
@@ -1205,9 +1207,19 @@ static void impact_bfs(const struct kg_graph *g, bool functions, int start, bool
 			json_t *o;
 			if (functions) {
 				o = function_ref_json(g, w);
+				if (dist[w] > 1) {
+					const struct kg_function *f = kg_function_at(g, v);
+					char via[512];
+					snprintf(via, sizeof via, "%s.%s/%d",
+					         kg_module_at(g, f->module)->name, f->name, f->arity);
+					set_str(o, "via", via);
+				}
 			} else {
 				o = json_object();
 				set_str(o, "module", kg_module_at(g, w)->name);
+				set_bool(o, "test", kg_module_at(g, w)->test);
+				if (dist[w] > 1)
+					set_str(o, "via", kg_module_at(g, v)->name);
 			}
 			set_int(o, "depth", dist[w]);
 			json_array_append_new(rows, o);

@@ -135,6 +135,12 @@ static void impact_says_why_through_what_and_apart_from_tests(void)
 	TH_ASSERT_INT_EQ(IN(root, &out, NULL, "impact", "Nexus.Repo", "--no-tests"), 0);
 	TH_ASSERT(strstr(out, "NexusTest") == NULL);
 	free(out);
+	/* the JSON (what the REST route and the MCP tool answer) carries both */
+	TH_ASSERT_INT_EQ(IN(root, &out, NULL, "impact", "Nexus.Repo", "--json"), 0);
+	TH_ASSERT_STR_CONTAINS(out, "\"module\": \"NexusTest\"");
+	TH_ASSERT_STR_CONTAINS(out, "\"via\": \"Nexus.A\"");
+	TH_ASSERT_STR_CONTAINS(out, "\"test\": true");
+	free(out);
 }
 
 int main(int argc, char **argv)
