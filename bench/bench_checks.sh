@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks benchmark (not a test; docs/CHECKS.md): on Elixir's standard library
-# rebuilt as source with its contracts (bench/make_contracts_corpus.sh),
+# rebuilt as source with its contracts (bench/make_corpus.sh --contracts),
 # reports in one run:
 #   - the full index (2 parser threads, sites included) against the bare
 #     tree-sitter parse of the same files on 2 threads (bench/ts_parse.c), as
@@ -33,7 +33,7 @@ for tool in ts_parse checks_query; do
 done
 
 proj="$work/stdlib"
-[ -d "$proj/lib" ] || bench/make_contracts_corpus.sh "$proj/lib" >/dev/null
+[ -d "$proj/lib" ] || bench/make_corpus.sh --contracts "$proj/lib" >/dev/null
 files=$(find "$proj/lib" -name '*.ex' | wc -l)
 bytes=$(cat "$proj"/lib/*.ex | wc -c)
 echo "corpus: $files files, $bytes bytes ($proj)"

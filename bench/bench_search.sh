@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Search benchmark (not a test): quality and latency of `search text`,
 # `search code` (ranked) and `search code --mode hybrid` on Elixir's
-# standard library as documented source (bench/make_doc_corpus.sh: the
+# standard library as documented source (bench/make_corpus.sh --docs: the
 # Debian package ships no .ex files, so its definitions and Docs chunks are
 # written back as source) and on the fixture tests/fixtures/projects/notes,
 # with the queries of bench/search_eval.tsv (bench/search_eval.c). Reports,
@@ -28,7 +28,7 @@ mkdir -p build/bench
 cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -o build/bench/search_eval bench/search_eval.c "$lib" \
   $(pkg-config --libs tree-sitter sqlite3 jansson zlib) -lpthread -lm
 
-[ -d "$work/stdlib/lib" ] || bench/make_doc_corpus.sh "$work/stdlib/lib" >/dev/null
+[ -d "$work/stdlib/lib" ] || bench/make_corpus.sh --docs "$work/stdlib/lib" >/dev/null
 rm -rf "$work/stdlib/.giulia" "$work/notes"
 cp -r tests/fixtures/projects/notes "$work/notes"
 start=$(date +%s%N)
