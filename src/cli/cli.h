@@ -23,6 +23,9 @@ enum cli_exit {
 	CLI_EXIT_OK = 0,
 	CLI_EXIT_FAILURE = 1, /* the command ran and failed */
 	CLI_EXIT_USAGE = 2,   /* wrong arguments */
+	/* the command ran and found what it gates on, for CI: a rule broken
+	 * (check, plan validate), a risky change (review) */
+	CLI_EXIT_FINDINGS = 3,
 	CLI_EXIT_EPMD = 10,
 	CLI_EXIT_NONODE = 11,
 	CLI_EXIT_COOKIE = 12,
@@ -46,8 +49,9 @@ struct cli_option {
 
 /* Which exit codes besides 0/1/2 a command can return (bits). */
 enum cli_exits {
-	CLI_EXITS_NODE = 1,   /* talks to a live node: 10-16, 18-20 */
-	CLI_EXITS_DAEMON = 2, /* talks to a daemon: 17 */
+	CLI_EXITS_NODE = 1,     /* talks to a live node: 10-16, 18-20 */
+	CLI_EXITS_DAEMON = 2,   /* talks to a daemon: 17 */
+	CLI_EXITS_FINDINGS = 4, /* gates CI: 3 */
 };
 
 /* The help of one command: the one source of `giulia help CMD`, `CMD

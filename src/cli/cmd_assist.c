@@ -438,11 +438,6 @@ static int cmd_preflight(int argc, char **argv)
 
 /* ---- giulia briefing, impact-check, plan validate, check ------------------ */
 
-/* Exit code of `giulia check` and `giulia plan validate` when the graph or
- * the plan breaks a rule: distinct from a failure to run (1) and from bad
- * arguments (2), for CI. */
-#define ASSIST_EXIT_VIOLATIONS 3
-
 struct assist_opts {
 	const char *project, *db, *data;
 	bool json;
@@ -955,7 +950,7 @@ static int plan_or_check(const char *cmd, const char *usage, int argc, char **ar
 		       json_integer_value(json_object_get(r, "violation_count")) == 1 ? "" : "s",
 		       json_integer_value(json_object_get(r, "edges_checked")));
 	}
-	rc = json_is_true(json_object_get(r, "ok")) ? CLI_EXIT_OK : ASSIST_EXIT_VIOLATIONS;
+	rc = json_is_true(json_object_get(r, "ok")) ? CLI_EXIT_OK : CLI_EXIT_FINDINGS;
 done:
 	json_decref(r);
 	json_decref(o.args);
@@ -1027,7 +1022,7 @@ static const struct cli_help plan_help = {
     "introduce, functions to move) against the graph: the cycles it would close, layer "
     "violations (computed layers, and the boundaries file), the hubs and red zones it touches, "
     "and its combined blast radius. Exit status 3 when the plan breaks a rule.",
-    plan_options, cli_static_options, 0,
+    plan_options, cli_static_options, CLI_EXITS_FINDINGS,
     "giulia plan validate plan.json\ngiulia plan validate - --json < plan.json"};
 
 static const struct cli_option check_options[] = {
@@ -1040,7 +1035,7 @@ static const struct cli_help check_help = {
     "Checks the current graph against the boundaries file (layers and the layers each may "
     "depend on, forbidden dependencies, optionally no cycles), for CI: each violation with the "
     "file and line that makes it; exit status 3 when there is one.",
-    check_options, cli_static_options, 0,
+    check_options, cli_static_options, CLI_EXITS_FINDINGS,
     "giulia check\ngiulia check --boundaries ci/boundaries.json --json"};
 
 static const struct cli_option search_options[] = {

@@ -24,9 +24,7 @@ static const char review_usage[] =
     "--base REV [--threshold N] [--depth N] [--profile latest|ID|FILE] [--no-profile] "
     "[--no-index] [--worker URL] [--project PATH] [--db FILE] [--json]";
 
-#define REVIEW_EXIT_RISKY 1
-#define REVIEW_EXIT_ERROR 2
-#define PROFILE_FILE_MAX  (64u << 20) /* bytes of a --profile FILE */
+#define PROFILE_FILE_MAX (64u << 20) /* bytes of a --profile FILE */
 
 struct review_opts {
 	const char *base, *project, *db, *profile;
@@ -39,7 +37,7 @@ static int review_usage_fail(const char *what, const char *arg)
 {
 	fprintf(stderr, "giulia review: %s%s\nusage: giulia review %s\n", what, arg ? arg : "",
 	        review_usage);
-	return REVIEW_EXIT_ERROR;
+	return CLI_EXIT_USAGE;
 }
 
 /* 0, -1 after --help, or an exit code. */
@@ -281,8 +279,8 @@ static int cmd_review(int argc, char **argv)
 		return prc < 0 ? CLI_EXIT_OK : prc;
 	char *db_path = NULL;
 	if (cli_db_path_resolve("review", o.db, o.project, &db_path))
-		return REVIEW_EXIT_ERROR;
-	int exit_code = REVIEW_EXIT_ERROR;
+		return CLI_EXIT_FAILURE;
+	int exit_code = CLI_EXIT_FAILURE;
 	struct kg_db *db = NULL;
 	json_t *r = NULL, *args = json_object();
 	char *root = NULL;
@@ -318,6 +316,10 @@ static int cmd_review(int argc, char **argv)
 	if (rc) {
 		const char *why = kg_query_error_message();
 		fprintf(stderr, "giulia review: %s\n", why ? why : gi_strerror(rc));
+		/* a refused argument (no base, a base that is no revision) is a
+		 * usage error; git failing on it is the review failing */
+		if (rc == GI_EINVAL)
+			exit_code = CLI_EXIT_USAGE;
 		goto done;
 	}
 	if (o.json) {
@@ -330,7 +332,7 @@ static int cmd_review(int argc, char **argv)
 		print_review(r);
 	}
 	exit_code =
-	    json_integer_value(json_object_get(r, "risky")) > 0 ? REVIEW_EXIT_RISKY : CLI_EXIT_OK;
+	    json_integer_value(json_object_get(r, "risky")) > 0 ? CLI_EXIT_FINDINGS : CLI_EXIT_OK;
 done:
 	json_decref(r);
 	json_decref(args);
@@ -358,9 +360,9 @@ static const struct cli_help review_help = {
     "(mapped by the index's line ranges), each with its reach (the modules that call it), "
     "the tests that reach it, its complexity and, from the latest profile, its live weight, "
     "ranked by a risk score; the removed modules and functions still used; and the tests to run "
-    "(docs/REVIEW.md). Exit 0: nothing scores at or above the threshold; 1: something does, "
-    "or a removed module or function is still used; 2: the review could not be made.",
-    review_options, cli_static_options, 0,
+    "(docs/REVIEW.md). Exit 0: nothing scores at or above the threshold; 3: something does, "
+    "or a removed module or function is still used; 1: the review could not be made.",
+    review_options, cli_static_options, CLI_EXITS_FINDINGS,
     "giulia review --base main\ngiulia review --base HEAD~1 --threshold 40 --json"};
 
 const struct cli_command cli_review_commands[] = {

@@ -115,14 +115,17 @@ static const char *const exit_lines_node[] = {
     "20", "the node refused our name",
     NULL};
 static const char *const exit_lines_daemon[] = {"17", "the daemon is not reachable", NULL};
+static const char *const exit_lines_findings[] = {
+    "3", "the command ran and found what it gates on (see above)", NULL};
 
 static void exits_print(FILE *out, int exits)
 {
 	fprintf(out, "\nexit codes:\n");
 	const char *const *sets[] = {exit_lines_base,
+	                             exits & CLI_EXITS_FINDINGS ? exit_lines_findings : NULL,
 	                             exits & CLI_EXITS_NODE ? exit_lines_node : NULL,
 	                             exits & CLI_EXITS_DAEMON ? exit_lines_daemon : NULL};
-	for (size_t s = 0; s < 3; s++)
+	for (size_t s = 0; s < 4; s++)
 		for (const char *const *l = sets[s]; l && *l; l += 2)
 			fprintf(out, "  %-3s %s\n", l[0], l[1]);
 }
@@ -412,7 +415,8 @@ static void md_command(FILE *out, const char *prog, const struct cli_command *c)
 		fputc('\n', out);
 	}
 	int exits = c->help ? c->help->exits : 0;
-	fprintf(out, "Exit codes: 0, 1, 2%s%s.\n\n",
+	fprintf(out, "Exit codes: 0, 1, 2%s%s%s.\n\n",
+	        exits & CLI_EXITS_FINDINGS ? ", 3 (findings)" : "",
 	        exits & CLI_EXITS_NODE ? ", 10-16, 18-20 (node)" : "",
 	        exits & CLI_EXITS_DAEMON ? ", 17 (daemon not reachable)" : "");
 	if (c->help && c->help->example) {

@@ -166,7 +166,7 @@ static void review_reports_what_the_change_puts_at_risk(void)
 	    GIULIA("review", "--base", "HEAD", "--project", dir, "--no-profile", "--json");
 	TH_ASSERT_MSG(r.json != NULL, "no JSON: %s %s", r.out ? r.out : "", r.err ? r.err : "");
 	/* The deleted module is still called by App.Caller: risky. */
-	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_INT_EQ(r.status, 3);
 	json_t *j = r.json;
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(j, "verdict")), "risky");
 	json_t *first = json_array_get(json_object_get(j, "at_risk"), 0);
@@ -212,7 +212,7 @@ static void review_reports_what_the_change_puts_at_risk(void)
 
 	/* The readable form says the same. */
 	r = GIULIA("review", "--base", "HEAD", "--project", dir, "--no-profile");
-	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_INT_EQ(r.status, 3);
 	TH_ASSERT_STR_CONTAINS(r.out, "App.Repo.get/1");
 	TH_ASSERT_STR_CONTAINS(r.out, "removed: App.Old, still referenced by App.Caller");
 	TH_ASSERT_STR_CONTAINS(r.out, "Tests to run (1)");
@@ -275,10 +275,10 @@ static void review_exit_codes_follow_the_threshold(void)
 	ts_giulia_result_free(&r);
 	r = GIULIA("review", "--base", "HEAD", "--project", dir, "--no-profile", "--threshold",
 	           "20");
-	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_INT_EQ(r.status, 3);
 	ts_giulia_result_free(&r);
 
-	/* The hub weighed with a profile where it is hot: high, exit 1. */
+	/* The hub weighed with a profile where it is hot: high, exit 3. */
 	write_file(
 	    dir, "lib/app/repo.ex",
 	    "defmodule App.Repo do\n  @moduledoc \"Storage.\"\n\n  def get(key) do\n"
@@ -293,7 +293,7 @@ static void review_exit_codes_follow_the_threshold(void)
 	         dir);
 	write_file(th_tmpdir(), "profile.json", text);
 	r = GIULIA("review", "--base", "HEAD", "--project", dir, "--profile", profile, "--json");
-	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_INT_EQ(r.status, 3);
 	json_t *hub = risk_entry(r.json, "App.Repo", "get/1");
 	TH_ASSERT(hub != NULL);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(hub, "risk")), "high");
@@ -325,7 +325,7 @@ static void review_exit_codes_follow_the_threshold(void)
 	    "    end\n  end\nend\n");
 	r = GIULIA("review", "--base", "HEAD", "--project", dir, "--no-profile", "--threshold",
 	           "100", "--json");
-	TH_ASSERT_INT_EQ(r.status, 1);
+	TH_ASSERT_INT_EQ(r.status, 3);
 	json_t *gone = json_array_get(json_object_get(r.json, "removed_functions"), 0);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(gone, "module")), "App.Repo");
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(gone, "function")), "put/2");
@@ -344,7 +344,7 @@ static void review_refuses_bad_revisions_clearly(void)
 	TH_ASSERT_STR_CONTAINS(r.err, "base must be a revision");
 	ts_giulia_result_free(&r);
 	r = GIULIA("review", "--base", "no-such-rev", "--project", dir, "--no-profile");
-	TH_ASSERT_INT_EQ(r.status, 2);
+	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "git diff no-such-rev failed");
 	ts_giulia_result_free(&r);
 	r = GIULIA("review", "--project", dir);
@@ -378,7 +378,7 @@ static void review_refuses_bad_revisions_clearly(void)
 	snprintf(moved, sizeof(moved), "%s/dot-git", th_tmpdir());
 	TH_ASSERT_INT_EQ(rename(git_dir, moved), 0);
 	r = GIULIA("review", "--base", "HEAD", "--project", dir, "--no-profile");
-	TH_ASSERT_INT_EQ(r.status, 2);
+	TH_ASSERT_INT_EQ(r.status, 1);
 	TH_ASSERT_STR_CONTAINS(r.err, "git diff HEAD failed");
 	ts_giulia_result_free(&r);
 	r = GIULIA("review", "--help");
