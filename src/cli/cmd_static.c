@@ -494,7 +494,8 @@ static void print_dependents_split(json_t *r, bool no_tests)
 				continue;
 			const char *via = json_string_value(json_object_get(m, "via"));
 			if (via)
-				printf("  [%lld] %s (via %s)\n", jint(m, "depth"), jstr(m, "module"), via);
+				printf("  [%lld] %s (via %s)\n", jint(m, "depth"),
+				       jstr(m, "module"), via);
 			else
 				printf("  [%lld] %s\n", jint(m, "depth"), jstr(m, "module"));
 		}

@@ -1211,7 +1211,8 @@ static void impact_bfs(const struct kg_graph *g, bool functions, int start, bool
 					const struct kg_function *f = kg_function_at(g, v);
 					char via[512];
 					snprintf(via, sizeof via, "%s.%s/%d",
-					         kg_module_at(g, f->module)->name, f->name, f->arity);
+					         kg_module_at(g, f->module)->name, f->name,
+					         f->arity);
 					set_str(o, "via", via);
 				}
 			} else {
