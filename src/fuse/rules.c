@@ -403,6 +403,31 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 	return false;
 }
 
+/* The signature of a lookup in front of the database (rule 4): a module
+ * that is not itself a data layer (it issues no driver calls, does not use
+ * Ecto.Repo, runs no pipeline callbacks, is not shaped like a Repo) and
+ * whose operations cause operations of a data layer below it, most of its
+ * work going there. The data layer itself is never a lookup: it answers
+ * every caller's queries, so its read share is the mix of all the data the
+ * application reads and writes, which says nothing about how often any one
+ * kind of data changes; the table belongs in the caller that asks for one
+ * kind of data again and again. */
+static bool lookup_signature(struct rules *r, json_t *w, char *via, size_t via_size)
+{
+	json_t *db = json_object_get(w, "database");
+	double helpers = fuse_num(db, "pipeline_helper_calls");
+	double share = fuse_num(db, "repo_call_share");
+	const char *repo = fuse_str(db, "repo"), *mod = fuse_str(w, "module");
+	if ((isfinite(helpers) && helpers > 0) || fuse_bool(db, "uses_ecto_repo") ||
+	    fuse_bool(db, "data_layer"))
+		return false;
+	if (!repo || (mod && strcmp(repo, mod) == 0) || !isfinite(share) ||
+	    share < r->t->lookup_repo_share)
+		return false;
+	snprintf(via, via_size, "%.0f%% of its calls go to %s", share * 100, repo);
+	return true;
+}
+
 /* The workload entry of `module`, or NULL. */
 static json_t *workload_of(json_t *wl, const char *module)
 {
@@ -460,7 +485,7 @@ static void rule_lookup(struct rules *r)
 		double share = fuse_num(w, "read_share"),
 		       cps = fuse_num(w, "operations_per_second");
 		if (!isfinite(share) || share < r->t->lookup_read_share || !isfinite(cps) ||
-		    cps < r->t->lookup_calls_per_s || !db_signature(r, w, via, sizeof(via)))
+		    cps < r->t->lookup_calls_per_s || !lookup_signature(r, w, via, sizeof(via)))
 			continue;
 		json_array_append(cands, w);
 	}
@@ -468,7 +493,7 @@ static void rule_lookup(struct rules *r)
 		json_t *w = json_array_get(cands, i);
 		const char *mod = fuse_str(w, "module");
 		char via[256];
-		if (!mod || !db_signature(r, w, via, sizeof(via)))
+		if (!mod || !lookup_signature(r, w, via, sizeof(via)))
 			continue;
 		if (has_caller_candidate(r, cands, mod))
 			continue;
@@ -476,16 +501,12 @@ static void rule_lookup(struct rules *r)
 		double reads_w = fuse_num(w, "reads_per_window");
 		double writes_w = fuse_num(w, "writes_per_window");
 		double rshare = fuse_num(db, "repo_call_share");
-		double trips = reads_w;
-		if (fuse_str(db, "repo") && !fuse_bool(db, "data_layer") && isfinite(rshare) &&
-		    fuse_num(db, "pipeline_helper_calls") <= 0) {
-			/* A caller: its reads that reach the database, and never more
-			 * than the data layer's own reads when that is traced. */
-			trips = reads_w * fmin(rshare, 1.0);
-			double repo_reads = fuse_num(db, "repo_reads_per_window");
-			if (isfinite(repo_reads) && repo_reads < trips)
-				trips = repo_reads;
-		}
+		/* Its reads that reach the database, and never more than the data
+		 * layer's own reads when that is traced. */
+		double trips = reads_w * fmin(rshare, 1.0);
+		double repo_reads = fuse_num(db, "repo_reads_per_window");
+		if (isfinite(repo_reads) && repo_reads < trips)
+			trips = repo_reads;
 		double saved = trips - (isfinite(writes_w) ? writes_w : 0);
 		if (!isfinite(saved) || saved < 0)
 			saved = 0;
