@@ -54,6 +54,9 @@ void fuse_thresholds_default(struct fuse_thresholds *t)
 	t->idle_utilisation = 0.30;
 	t->idle_run_queue = 0.5;
 	t->idle_reductions_per_scheduler = 5e6;
+	t->headroom_utilisation = 0.75;
+	t->headroom_blocked_share = 0.3;
+	t->headroom_database_share = 0.5;
 }
 
 static const char *severity_of(double priority)
@@ -728,6 +731,61 @@ static void rule_memory(struct rules *r)
 	     "tell a leak from a warm-up.");
 }
 
+/* 8, second form: the BEAM has headroom while its processes wait on the
+ * database. Returns whether it emitted. */
+static bool rule_waiting(struct rules *r, double util, double rq, const char *db_module)
+{
+	const json_t *b = fuse_get_path(r->profile, "executing.blocked");
+	double blocked = fuse_num(b, "share_of_samples");
+	double db_share = fuse_num(b, "database_share_of_blocked");
+	double sched = r->schedulers > 0 ? r->schedulers : 1;
+	if (!isfinite(blocked) || !isfinite(db_share) || util >= r->t->headroom_utilisation ||
+	    rq >= r->t->cpu_run_queue_per_scheduler * sched ||
+	    blocked < r->t->headroom_blocked_share || db_share < r->t->headroom_database_share)
+		return false;
+	json_t *sites = json_array();
+	char names[512] = "";
+	size_t used = 0;
+	json_t *all = json_object_get(b, "call_sites");
+	for (size_t i = 0; i < json_array_size(all) && json_array_size(sites) < 3; i++) {
+		json_t *site = json_array_get(all, i);
+		const char *fn = fuse_str(site, "function");
+		if (!fn || !fuse_bool(site, "database"))
+			continue;
+		json_array_append_new(sites, json_string(fn));
+		int n = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", fn);
+		if (n > 0 && (size_t)n < sizeof(names) - used)
+			used += (size_t)n;
+	}
+	json_t *ev = json_object();
+	json_object_set_new(ev, "basis", json_string("waiting"));
+	ev_num(ev, "scheduler_utilisation_avg", util);
+	ev_num(ev, "run_queue_avg", rq);
+	ev_num(ev, "schedulers", sched);
+	ev_num(ev, "blocked_share", blocked);
+	ev_num(ev, "database_share_of_blocked", db_share);
+	json_object_set_new(ev, "call_sites", sites);
+	json_object_set_new(ev, "database_module",
+	                    db_module ? json_string(db_module) : json_null());
+	char finding[1024], pct[32];
+	fuse_fmt_pct(util, pct, sizeof(pct));
+	snprintf(finding, sizeof(finding),
+	         "The BEAM has headroom (utilisation %s, run queue %.2f for %.0f schedulers) while "
+	         "the sampled processes spend %.0f%% of their time waiting for replies, %.0f%% of "
+	         "it in calls that lead to the database (%s): the database path, not the VM, is "
+	         "the likely bottleneck",
+	         pct, rq, sched, blocked * 100, db_share * 100, names[0] ? names : "-");
+	emit(r, 8, "beam-not-bottleneck", 35, NULL, finding, ev,
+	     "Look at the database path, not at CPU: the processes every call waits on in line "
+	     "(a single connection, or a server in front of it such as a registry: the call "
+	     "sites above say which calls wait), the queries' own time (the database's "
+	     "statistics, e.g. PostgreSQL pg_stat_statements; the pool's queue time), and take "
+	     "work off it (keep rarely changing lookups in ETS, batch, more connections where "
+	     "the database allows). More schedulers or faster code on the BEAM would not help "
+	     "while the calls wait.");
+	return true;
+}
+
 /* 8. The BEAM is not the bottleneck. */
 static void rule_idle(struct rules *r)
 {
@@ -739,11 +797,8 @@ static void rule_idle(struct rules *r)
 	if (r->snapshots < r->t->min_snapshots || !isfinite(util) || !isfinite(rq) ||
 	    !isfinite(rps))
 		return;
-	if (util >= r->t->idle_utilisation || rq >= r->t->idle_run_queue ||
-	    rps >= r->t->idle_reductions_per_scheduler * sched)
-		return;
-	/* Only when the node is serving something: traced operations are
-	 * flowing (the busiest module's rate: layers would count twice). */
+	/* Traced operations flowing (the busiest module's rate: layers would
+	 * count twice), and the data layer when one is seen. */
 	double calls_per_s = 0;
 	json_t *wl = json_object_get(r->profile, "workload");
 	const char *db_module = NULL;
@@ -759,6 +814,14 @@ static void rule_idle(struct rules *r)
 			db_module = repo ? repo : fuse_str(w, "module");
 		}
 	}
+	if (util >= r->t->idle_utilisation || rq >= r->t->idle_run_queue ||
+	    rps >= r->t->idle_reductions_per_scheduler * sched) {
+		/* Busier than idle: headroom is still there when the processes
+		 * wait on the database rather than for a CPU. */
+		rule_waiting(r, util, rq, db_module);
+		return;
+	}
+	/* Only when the node is serving something. */
 	if (calls_per_s < 1)
 		return;
 	json_t *ev = json_object();
