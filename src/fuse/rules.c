@@ -371,11 +371,21 @@ static void rule_cache(struct rules *r)
 		         "%s is read-mostly (%s reads, %s writes, %s) at %s operations/s", mod, rd,
 		         wr, rt, ops);
 		double pri = 45 + 10 * log10(fmax(cps, 1)) + (writes == 0 ? 5 : 0);
+		/* A data layer's reads are every caller's, of many keys: the ratio
+		 * bounds the misses that writes cause, not the cold ones. */
+		bool layer = fuse_bool(json_object_get(w, "database"), "data_layer");
+		json_object_set_new(ev, "data_layer", json_boolean(layer));
 		emit(r, 3, "read-through-cache", pri, mod, finding, ev,
-		     "Put a read-through cache in front of it: serve reads from ETS "
-		     "(read_concurrency: true) filled on miss, and invalidate or refresh the entry "
-		     "on each write; with this read/write ratio nearly every call becomes a local "
-		     "lookup.");
+		     layer ? "It is the data layer, so its reads are every caller's: a cache "
+		             "belongs in front of the queries that repeat (the same key asked "
+		             "again and again), in ETS (read_concurrency: true), filled on miss "
+		             "and invalidated on each write to that data. The ratio bounds the "
+		             "misses writes cause; how often keys repeat, which call counts "
+		             "cannot show, decides the rest: trace the callers to find them."
+		           : "Put a read-through cache in front of it: serve reads from ETS "
+		             "(read_concurrency: true) filled on miss, and invalidate or refresh "
+		             "the entry on each write; with this read/write ratio nearly every "
+		             "call becomes a local lookup.");
 	}
 	json_decref(cands);
 }

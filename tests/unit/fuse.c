@@ -436,7 +436,10 @@ static void the_data_layer_is_not_a_lookup(void)
 	    "data_layer")));
 	TH_ASSERT_MSG(ts_rec_find(p, 4, NULL) == NULL, "rule 4 on the data layer: %s",
 	              dump(json_object_get(p, "recommendations")));
-	TH_ASSERT(ts_rec_find(p, 3, "Shop.Catalog") != NULL);
+	json_t *r3 = ts_rec_find(p, 3, "Shop.Catalog");
+	TH_ASSERT(r3 != NULL);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r3, "advice")),
+	                       "It is the data layer");
 	/* Pipeline overhead: 2 helpers per operation. */
 	TH_ASSERT_DBL_NEAR(num(p, "pipeline_overhead.ratio"), 10000.0 / 5010, 1e-3);
 	/* It uses Ecto.Repo: the same. */
