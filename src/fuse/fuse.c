@@ -1432,16 +1432,11 @@ static void runtime_split(struct ctx *c, struct func_stat *f, json_t *d)
 	f->basis = "runtime";
 }
 
-/* A gen_server's client function (depot_of/1 calling gen_server:call) in
- * a traced module whose handle_call/3 is traced: the call and the clause
- * that serves it are one operation, counted once, at handle_call, where
- * its effect is known. */
-static bool is_server_proxy(struct ctx *c, const struct func_stat *f, json_t *d)
+/* Whether `d` (a function's graph node) calls a generic server's call. */
+static bool calls_server(json_t *d)
 {
 	static const char *const servers[] = {":gen_server", "GenServer", ":gen_statem", ":gen",
 	                                      NULL};
-	if (!func_find(c, f->module, "handle_call", 3))
-		return false;
 	json_t *ce = json_object_get(d, "callees");
 	for (size_t k = 0; k < json_array_size(ce) && k < 50; k++) {
 		const char *cm = fuse_str(json_array_get(ce, k), "module");
@@ -1450,6 +1445,30 @@ static bool is_server_proxy(struct ctx *c, const struct func_stat *f, json_t *d)
 			if (strcmp(cm, servers[i]) == 0 && strcmp(cn, "call") == 0)
 				return true;
 	}
+	return false;
+}
+
+/* A gen_server's client function (depot_of/1 calling gen_server:call) in
+ * a traced module whose handle_call/3 is traced: the call and the clause
+ * that serves it are one operation, counted once, at handle_call, where
+ * its effect is known. */
+static bool is_server_proxy(struct ctx *c, const struct func_stat *f, json_t *d)
+{
+	return func_find(c, f->module, "handle_call", 3) && calls_server(d);
+}
+
+/* OTP behaviour callbacks that dispatch on the message they get (gen_server,
+ * gen_event, gen_statem): each call runs one of many clauses. */
+static bool is_message_dispatcher(const char *fn, long arity)
+{
+	static const struct {
+		const char *name;
+		long arity;
+	} callbacks[] = {{"handle_call", 3},  {"handle_cast", 2},  {"handle_info", 2},
+	                 {"handle_event", 2}, {"handle_event", 3}, {"handle_event", 4}};
+	for (size_t i = 0; i < sizeof(callbacks) / sizeof(callbacks[0]); i++)
+		if (strcmp(fn, callbacks[i].name) == 0 && arity == callbacks[i].arity)
+			return true;
 	return false;
 }
 
@@ -1481,8 +1500,80 @@ static void classify_traced(struct ctx *c, struct func_stat *f, json_t *d, const
 		f->cls = "proxy";
 		return;
 	}
-	if ((r->effects & REACH_READ) && (r->effects & REACH_WRITE))
+	if ((r->effects & REACH_READ) && (r->effects & REACH_WRITE)) {
 		runtime_split(c, f, d);
+		/* A callback that serves many messages, one clause each (the graph
+		 * folds the clauses into one function), is not a read-then-write:
+		 * without the counts to split it, what its calls did is unknown. */
+		if (!f->split && is_message_dispatcher(fn, arity))
+			f->cls = "unknown";
+	}
+}
+
+/* Whether a call made at module.fn/arity leads to the database: its call
+ * paths reach a database call, or it (or a project function it calls,
+ * `depth` edges deep) is a client of a server of its module whose
+ * handle_call/3 reaches one (the graph does not follow a message, so the
+ * client is joined with the callback that serves it). */
+static bool leads_to_database(struct ctx *c, const char *module, const char *fn, long arity,
+                              int depth)
+{
+	if (reach_function(c, module, fn, arity, REACH_DEPTH)->effects & REACH_DB)
+		return true;
+	if (c->graph_queries >= REACH_QUERIES)
+		return false;
+	c->graph_queries++;
+	json_t *d = graph_function(c, module, fn, arity);
+	bool found = d && calls_server(d) &&
+	             (reach_function(c, module, "handle_call", 3, REACH_DEPTH)->effects & REACH_DB);
+	json_t *ce = json_object_get(d, "callees");
+	for (size_t k = 0; !found && depth > 0 && k < json_array_size(ce) && k < 20; k++) {
+		json_t *e = json_array_get(ce, k);
+		const char *cm = fuse_str(e, "module"), *cn = fuse_str(e, "name");
+		double ca = fuse_num(e, "arity");
+		json_t *cd = cm ? graph_module(c, cm) : NULL;
+		if (!cm || !cn || !isfinite(ca) || !cd || fuse_bool(cd, "external") ||
+		    fuse_module_is_platform(cm))
+			continue;
+		found = leads_to_database(c, cm, cn, (long)ca, depth - 1);
+	}
+	json_decref(d);
+	return found;
+}
+
+/* Marks each blocked call site of the executing summary `x` with whether
+ * its call leads to the database, and sums those samples: the waiting that
+ * goes to the database (rule 8's headroom finding). */
+static void blocked_on_database(struct ctx *c, json_t *x)
+{
+	json_t *blocked = json_object_get(x, "blocked");
+	json_t *sites = json_object_get(blocked, "call_sites");
+	if (!json_is_object(blocked) || !c->graph)
+		return;
+	double samples = 0;
+	for (size_t i = 0; i < json_array_size(sites); i++) {
+		json_t *site = json_array_get(sites, i);
+		char module[FUSE_MAX_NAME], function[FUSE_MAX_NAME];
+		long arity;
+		const char *mfa = fuse_str(site, "function");
+		bool db = mfa &&
+		          fuse_frame_split(mfa, module, sizeof(module), function, sizeof(function),
+		                           &arity) == 0 &&
+		          leads_to_database(c, module, function, arity, 2);
+		json_object_set_new(site, "database", json_boolean(db));
+		/* Its samples waiting in log calls waited for the logger. */
+		double n = fuse_num(site, "samples"), in_log = fuse_num(site, "logger_samples");
+		if (db && isfinite(n))
+			samples += n - (isfinite(in_log) ? fmin(in_log, n) : 0);
+	}
+	double all = fuse_num(blocked, "samples");
+	double share = fuse_num(blocked, "share_of_samples");
+	json_object_set_new(blocked, "database_samples", fuse_json_num(samples));
+	json_object_set_new(blocked, "database_share_of_blocked",
+	                    fuse_json_num(all > 0 ? samples / all : NAN));
+	json_object_set_new(
+	    blocked, "database_share_of_samples",
+	    fuse_json_num(all > 0 && isfinite(share) ? share * samples / all : NAN));
 }
 
 /* Records in f's module which other traced modules its function calls. */
@@ -2145,9 +2236,10 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	                              : build_ownership_modules(c, top, true));
 	json_object_set_new(p, "hot_functions", build_hot_functions(c, 20));
 	json_object_set_new(p, "ownership_modules", build_ownership_modules(c, top, false));
-	json_object_set_new(p, "executing",
-	                    fuse_executing_summary(c->executing, c->total_reductions,
-	                                           c->source_graph ? "graph" : "target"));
+	json_t *xs = fuse_executing_summary(c->executing, c->total_reductions,
+	                                    c->source_graph ? "graph" : "target");
+	blocked_on_database(c, xs);
+	json_object_set_new(p, "executing", xs);
 	json_object_set_new(p, "trace_hotspots", hotspots);
 	json_object_set_new(p, "workload", build_workload(c, hotspots));
 	json_object_set_new(p, "pipeline_overhead", build_pipeline(c));

@@ -44,6 +44,9 @@ struct fuse_thresholds {
 	double idle_utilisation;            /* rule 8: utilisation below (0.30) */
 	double idle_run_queue;              /* rule 8: average run queue below (0.5) */
 	double idle_reductions_per_scheduler; /* rule 8: reductions/s per scheduler below (5e6) */
+	double headroom_utilisation;          /* rule 8, waiting: utilisation below (0.75) */
+	double headroom_blocked_share;  /* rule 8, waiting: sampled time blocked at least (0.3) */
+	double headroom_database_share; /* rule 8, waiting: of it leading to the database (0.5) */
 };
 
 struct fuse_config {

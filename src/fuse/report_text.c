@@ -634,14 +634,22 @@ static void put_waits(struct gi_buf *out, json_t *b)
 	fuse_fmt_pct(fuse_num(b, "logger_share_of_samples"), log, sizeof(log));
 	gi_buf_printf(out,
 	              "\nBlocked callers (sampled processes waiting for a call's reply): %s of "
-	              "the sampled time, in log calls %s\n",
+	              "the sampled time, in log calls %s",
 	              all, log);
+	double db = fuse_num(b, "database_share_of_samples");
+	if (isfinite(db)) {
+		char dbs[32];
+		fuse_fmt_pct(db, dbs, sizeof(dbs));
+		gi_buf_printf(out, ", in calls that lead to the database %s", dbs);
+	}
+	gi_buf_printf(out, "\n");
 	json_t *sites = json_object_get(b, "call_sites");
 	for (size_t i = 0; i < json_array_size(sites) && i < 5; i++) {
 		json_t *e = json_array_get(sites, i);
-		gi_buf_printf(out, "  %-50.50s %7.0f samples (%.0f in log calls)\n",
+		gi_buf_printf(out, "  %-50.50s %7.0f samples (%.0f in log calls)%s\n",
 		              fuse_str(e, "function") ? fuse_str(e, "function") : "?",
-		              fuse_num(e, "samples"), fuse_num(e, "logger_samples"));
+		              fuse_num(e, "samples"), fuse_num(e, "logger_samples"),
+		              fuse_bool(e, "database") ? ", to the database" : "");
 	}
 }
 

@@ -54,6 +54,9 @@ void fuse_thresholds_default(struct fuse_thresholds *t)
 	t->idle_utilisation = 0.30;
 	t->idle_run_queue = 0.5;
 	t->idle_reductions_per_scheduler = 5e6;
+	t->headroom_utilisation = 0.75;
+	t->headroom_blocked_share = 0.3;
+	t->headroom_database_share = 0.5;
 }
 
 static const char *severity_of(double priority)
@@ -368,11 +371,21 @@ static void rule_cache(struct rules *r)
 		         "%s is read-mostly (%s reads, %s writes, %s) at %s operations/s", mod, rd,
 		         wr, rt, ops);
 		double pri = 45 + 10 * log10(fmax(cps, 1)) + (writes == 0 ? 5 : 0);
+		/* A data layer's reads are every caller's, of many keys: the ratio
+		 * bounds the misses that writes cause, not the cold ones. */
+		bool layer = fuse_bool(json_object_get(w, "database"), "data_layer");
+		json_object_set_new(ev, "data_layer", json_boolean(layer));
 		emit(r, 3, "read-through-cache", pri, mod, finding, ev,
-		     "Put a read-through cache in front of it: serve reads from ETS "
-		     "(read_concurrency: true) filled on miss, and invalidate or refresh the entry "
-		     "on each write; with this read/write ratio nearly every call becomes a local "
-		     "lookup.");
+		     layer ? "It is the data layer, so its reads are every caller's: a cache "
+		             "belongs in front of the queries that repeat (the same key asked "
+		             "again and again), in ETS (read_concurrency: true), filled on miss "
+		             "and invalidated on each write to that data. The ratio bounds the "
+		             "misses writes cause; how often keys repeat, which call counts "
+		             "cannot show, decides the rest: trace the callers to find them."
+		           : "Put a read-through cache in front of it: serve reads from ETS "
+		             "(read_concurrency: true) filled on miss, and invalidate or refresh "
+		             "the entry on each write; with this read/write ratio nearly every "
+		             "call becomes a local lookup.");
 	}
 	json_decref(cands);
 }
@@ -401,6 +414,31 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 		return true;
 	}
 	return false;
+}
+
+/* The signature of a lookup in front of the database (rule 4): a module
+ * that is not itself a data layer (it issues no driver calls, does not use
+ * Ecto.Repo, runs no pipeline callbacks, is not shaped like a Repo) and
+ * whose operations cause operations of a data layer below it, most of its
+ * work going there. The data layer itself is never a lookup: it answers
+ * every caller's queries, so its read share is the mix of all the data the
+ * application reads and writes, which says nothing about how often any one
+ * kind of data changes; the table belongs in the caller that asks for one
+ * kind of data again and again. */
+static bool lookup_signature(struct rules *r, json_t *w, char *via, size_t via_size)
+{
+	json_t *db = json_object_get(w, "database");
+	double helpers = fuse_num(db, "pipeline_helper_calls");
+	double share = fuse_num(db, "repo_call_share");
+	const char *repo = fuse_str(db, "repo"), *mod = fuse_str(w, "module");
+	if ((isfinite(helpers) && helpers > 0) || fuse_bool(db, "uses_ecto_repo") ||
+	    fuse_bool(db, "data_layer"))
+		return false;
+	if (!repo || (mod && strcmp(repo, mod) == 0) || !isfinite(share) ||
+	    share < r->t->lookup_repo_share)
+		return false;
+	snprintf(via, via_size, "%.0f%% of its calls go to %s", share * 100, repo);
+	return true;
 }
 
 /* The workload entry of `module`, or NULL. */
@@ -460,7 +498,7 @@ static void rule_lookup(struct rules *r)
 		double share = fuse_num(w, "read_share"),
 		       cps = fuse_num(w, "operations_per_second");
 		if (!isfinite(share) || share < r->t->lookup_read_share || !isfinite(cps) ||
-		    cps < r->t->lookup_calls_per_s || !db_signature(r, w, via, sizeof(via)))
+		    cps < r->t->lookup_calls_per_s || !lookup_signature(r, w, via, sizeof(via)))
 			continue;
 		json_array_append(cands, w);
 	}
@@ -468,7 +506,7 @@ static void rule_lookup(struct rules *r)
 		json_t *w = json_array_get(cands, i);
 		const char *mod = fuse_str(w, "module");
 		char via[256];
-		if (!mod || !db_signature(r, w, via, sizeof(via)))
+		if (!mod || !lookup_signature(r, w, via, sizeof(via)))
 			continue;
 		if (has_caller_candidate(r, cands, mod))
 			continue;
@@ -476,16 +514,12 @@ static void rule_lookup(struct rules *r)
 		double reads_w = fuse_num(w, "reads_per_window");
 		double writes_w = fuse_num(w, "writes_per_window");
 		double rshare = fuse_num(db, "repo_call_share");
-		double trips = reads_w;
-		if (fuse_str(db, "repo") && !fuse_bool(db, "data_layer") && isfinite(rshare) &&
-		    fuse_num(db, "pipeline_helper_calls") <= 0) {
-			/* A caller: its reads that reach the database, and never more
-			 * than the data layer's own reads when that is traced. */
-			trips = reads_w * fmin(rshare, 1.0);
-			double repo_reads = fuse_num(db, "repo_reads_per_window");
-			if (isfinite(repo_reads) && repo_reads < trips)
-				trips = repo_reads;
-		}
+		/* Its reads that reach the database, and never more than the data
+		 * layer's own reads when that is traced. */
+		double trips = reads_w * fmin(rshare, 1.0);
+		double repo_reads = fuse_num(db, "repo_reads_per_window");
+		if (isfinite(repo_reads) && repo_reads < trips)
+			trips = repo_reads;
 		double saved = trips - (isfinite(writes_w) ? writes_w : 0);
 		if (!isfinite(saved) || saved < 0)
 			saved = 0;
@@ -707,6 +741,61 @@ static void rule_memory(struct rules *r)
 	     "tell a leak from a warm-up.");
 }
 
+/* 8, second form: the BEAM has headroom while its processes wait on the
+ * database. Returns whether it emitted. */
+static bool rule_waiting(struct rules *r, double util, double rq, const char *db_module)
+{
+	const json_t *b = fuse_get_path(r->profile, "executing.blocked");
+	double blocked = fuse_num(b, "share_of_samples");
+	double db_share = fuse_num(b, "database_share_of_blocked");
+	double sched = r->schedulers > 0 ? r->schedulers : 1;
+	if (!isfinite(blocked) || !isfinite(db_share) || util >= r->t->headroom_utilisation ||
+	    rq >= r->t->cpu_run_queue_per_scheduler * sched ||
+	    blocked < r->t->headroom_blocked_share || db_share < r->t->headroom_database_share)
+		return false;
+	json_t *sites = json_array();
+	char names[512] = "";
+	size_t used = 0;
+	json_t *all = json_object_get(b, "call_sites");
+	for (size_t i = 0; i < json_array_size(all) && json_array_size(sites) < 3; i++) {
+		json_t *site = json_array_get(all, i);
+		const char *fn = fuse_str(site, "function");
+		if (!fn || !fuse_bool(site, "database"))
+			continue;
+		json_array_append_new(sites, json_string(fn));
+		int n = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", fn);
+		if (n > 0 && (size_t)n < sizeof(names) - used)
+			used += (size_t)n;
+	}
+	json_t *ev = json_object();
+	json_object_set_new(ev, "basis", json_string("waiting"));
+	ev_num(ev, "scheduler_utilisation_avg", util);
+	ev_num(ev, "run_queue_avg", rq);
+	ev_num(ev, "schedulers", sched);
+	ev_num(ev, "blocked_share", blocked);
+	ev_num(ev, "database_share_of_blocked", db_share);
+	json_object_set_new(ev, "call_sites", sites);
+	json_object_set_new(ev, "database_module",
+	                    db_module ? json_string(db_module) : json_null());
+	char finding[1024], pct[32];
+	fuse_fmt_pct(util, pct, sizeof(pct));
+	snprintf(finding, sizeof(finding),
+	         "The BEAM has headroom (utilisation %s, run queue %.2f for %.0f schedulers) while "
+	         "the sampled processes spend %.0f%% of their time waiting for replies, %.0f%% of "
+	         "it in calls that lead to the database (%s): the database path, not the VM, is "
+	         "the likely bottleneck",
+	         pct, rq, sched, blocked * 100, db_share * 100, names[0] ? names : "-");
+	emit(r, 8, "beam-not-bottleneck", 35, NULL, finding, ev,
+	     "Look at the database path, not at CPU: the processes every call waits on in line "
+	     "(a single connection, or a server in front of it such as a registry: the call "
+	     "sites above say which calls wait), the queries' own time (the database's "
+	     "statistics, e.g. PostgreSQL pg_stat_statements; the pool's queue time), and take "
+	     "work off it (keep rarely changing lookups in ETS, batch, more connections where "
+	     "the database allows). More schedulers or faster code on the BEAM would not help "
+	     "while the calls wait.");
+	return true;
+}
+
 /* 8. The BEAM is not the bottleneck. */
 static void rule_idle(struct rules *r)
 {
@@ -718,11 +807,8 @@ static void rule_idle(struct rules *r)
 	if (r->snapshots < r->t->min_snapshots || !isfinite(util) || !isfinite(rq) ||
 	    !isfinite(rps))
 		return;
-	if (util >= r->t->idle_utilisation || rq >= r->t->idle_run_queue ||
-	    rps >= r->t->idle_reductions_per_scheduler * sched)
-		return;
-	/* Only when the node is serving something: traced operations are
-	 * flowing (the busiest module's rate: layers would count twice). */
+	/* Traced operations flowing (the busiest module's rate: layers would
+	 * count twice), and the data layer when one is seen. */
 	double calls_per_s = 0;
 	json_t *wl = json_object_get(r->profile, "workload");
 	const char *db_module = NULL;
@@ -738,6 +824,14 @@ static void rule_idle(struct rules *r)
 			db_module = repo ? repo : fuse_str(w, "module");
 		}
 	}
+	if (util >= r->t->idle_utilisation || rq >= r->t->idle_run_queue ||
+	    rps >= r->t->idle_reductions_per_scheduler * sched) {
+		/* Busier than idle: headroom is still there when the processes
+		 * wait on the database rather than for a CPU. */
+		rule_waiting(r, util, rq, db_module);
+		return;
+	}
+	/* Only when the node is serving something. */
 	if (calls_per_s < 1)
 		return;
 	json_t *ev = json_object();

@@ -6,7 +6,8 @@
 //   {"puppeteer": DIR, "chromium": PATH, "base": "http://127.0.0.1:PORT",
 //    "artefacts": DIR, "node": NAME, "cookie": C, "trace": "M1,M2", "project": P,
 //    "graph": {"path": P, "module": M, "depth": 1, "nodes": N, "edges": E, "click": M2},
-//    "hostile": {"path": P, "module": M}}      (optional)
+//    "hostile": {"path": P, "module": M,       (optional: a crafted project's module,
+//                "function": F, "process": R, "alert": A}}  and names on the node)
 //
 // Prints one line per check ("ok NAME" or "FAIL NAME: why") and a last line
 // "RESULT {json}"; exits 1 when a check failed. Screenshots go to artefacts/.
@@ -42,6 +43,24 @@ try {
   });
   page.on('console', m => { if (m.type() === 'error') consoleErrors.push(m.text()); });
   page.on('pageerror', e => consoleErrors.push(String(e)));
+  let dialogs = 0;
+  page.on('dialog', d => { dialogs++; d.dismiss().catch(() => {}); });
+  // Markup from a name that became markup: elements that run or load
+  // something, any on* attribute (the page sets none: its handlers are
+  // listeners), alert() calls and dialogs.
+  const injected = async () => dialogs + await page.evaluate(() => window.__xss +
+    document.querySelectorAll('main img, main script, main iframe, main object, main embed').length +
+    [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => /^on/i.test(a.name))).length);
+  // Waits until every [selector, text] pair holds (the element's text
+  // contains the text), up to `ms`; answers which did not.
+  const textsShown = async (pairs, ms) => {
+    await page.waitForFunction(ps => ps.every(([sel, t]) =>
+      [...document.querySelectorAll(sel)].some(e => e.textContent.includes(t))),
+    { timeout: ms, polling: 500 }, pairs).catch(() => {});
+    return page.evaluate(ps => ps.filter(([sel, t]) =>
+      ![...document.querySelectorAll(sel)].some(e => e.textContent.includes(t))).map(([sel]) => sel), pairs);
+  };
+  const hostileModuleText = cfg.hostile && cfg.hostile.module.replace(/^:/, '');
   await page.evaluateOnNewDocument(() => {
     window.__xss = 0;
     window.alert = () => { window.__xss++; };
@@ -96,6 +115,19 @@ try {
   check('live-tiles', tiles >= 7, `${tiles} metric tiles`);
   const procRows = await page.$$eval('table[aria-label="top processes by reductions"] tbody tr', r => r.length).catch(() => 0);
   check('live-top-processes', procRows >= 1, 'no row in the top processes by CPU share');
+  // Hostile names from the node stay text on the live page: the registered
+  // process in the top processes, its module among the hot modules, its
+  // function among the traced ones, the rule file's summary in the alerts.
+  if (cfg.hostile && cfg.hostile.process) {
+    const missing = await textsShown([
+      ['table[aria-label^="top processes by"]', cfg.hostile.process],
+      ['table[aria-label="hot modules"]', hostileModuleText],
+      ['table[aria-label="traced functions"]', '.' + cfg.hostile.function + '/1'],
+      ['ul.alerts', cfg.hostile.alert]], 30000);
+    const bad = await injected();
+    check('hostile-live', missing.length === 0 && bad === 0,
+      `not shown as text in ${JSON.stringify(missing)}; ${bad} injected element(s) or dialog(s)`);
+  }
   await shot('live');
 
   // Graph explorer: the neighbourhood's counts, then a click opens details.
@@ -161,9 +193,9 @@ try {
     await page.waitForFunction(m => { const t = document.getElementById('details-title'); return t && t.textContent === m; },
       { timeout: 15000 }, cfg.hostile.module).catch(() => {});
     const shown = await page.$eval('#details-title', t => t.textContent).catch(() => null);
-    const injected = await page.evaluate(() => window.__xss + document.querySelectorAll('main img, main script, main iframe').length);
-    check('hostile-escaped', names.includes(cfg.hostile.module) && shown === cfg.hostile.module && injected === 0,
-      `nodes ${JSON.stringify(names)}, details ${JSON.stringify(shown)}, injected ${injected}`);
+    const bad = await injected();
+    check('hostile-escaped', names.includes(cfg.hostile.module) && shown === cfg.hostile.module && bad === 0,
+      `nodes ${JSON.stringify(names)}, details ${JSON.stringify(shown)}, injected ${bad}`);
   }
 
   // Stop the observation from the page: it lands on the profile, which shows
@@ -193,6 +225,12 @@ try {
       `page shows ${JSON.stringify(got)}, the profile has ${JSON.stringify(want)}`);
     const charts = await page.$$eval('svg.chart path.series', p => p.length);
     check('profile-charts', charts >= 4, `${charts} series drawn`);
+    if (cfg.hostile && cfg.hostile.function) {
+      const missing = await textsShown([['main', hostileModuleText], ['main', '.' + cfg.hostile.function + '/1']], 15000);
+      const bad = await injected();
+      check('hostile-profile', missing.length === 0 && bad === 0,
+        `names not shown as text (${missing.length} missing); ${bad} injected element(s) or dialog(s)`);
+    }
     await shot('profile');
     await page.goto(cfg.base + '/#/profiles', { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('table[aria-label="profiles"]', { timeout: 15000 }).catch(() => {});
@@ -201,6 +239,12 @@ try {
     await page.waitForSelector('table[aria-label="metrics"]', { timeout: 15000 }).catch(() => {});
     const mrows = await page.$$eval('table[aria-label="metrics"] tbody tr', r => r.length).catch(() => 0);
     check('compare', mrows > 0, 'no metric row on the compare page');
+    if (cfg.hostile && cfg.hostile.function) {
+      const missing = await textsShown([['main', hostileModuleText]], 15000);
+      const bad = await injected();
+      check('hostile-compare', missing.length === 0 && bad === 0,
+        `the module not shown as text (${missing.length} missing); ${bad} injected element(s) or dialog(s)`);
+    }
   }
   // The other theme renders too (the page starts in the system's).
   const before = await page.evaluate(() => document.documentElement.getAttribute('data-theme'));

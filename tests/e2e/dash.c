@@ -9,7 +9,11 @@
  * the page's form starts the observation (the monitor's route, through the
  * worker); the live page draws at least three SSE updates; the graph explorer draws
  * Catalog.Registry's neighbourhood with the counts the fixture has (below)
- * and a click opens a module's details; hostile names stay text; the stop
+ * and a click opens a module's details; hostile names stay text (a crafted
+ * project's modules on the graph and in details; on the node, a module, a
+ * function and a registered process named with markup, and an alert whose
+ * summary is markup, on the live page, the profile and the compare page:
+ * shown as text, no element injected, no dialog, no console error); the stop
  * button on the live page ends the observation and opens its profile, which
  * shows every recommendation the stored profile has; no console error; no
  * request leaves the origin. Screenshots at 1400 and 390 px go to
@@ -47,6 +51,29 @@ static const char HOSTILE_SOURCE[] =
     "  def page, do: :\"'><svg onload=alert(2)>\".boom()\n"
     "end\n";
 
+/* The same kind of names on the observed node, for the live page, the
+ * profile and the compare page: a module (loaded from source compiled on
+ * the node, never from a file of the project), one of its functions, and a
+ * process registered under a name with a closing script tag and quotes,
+ * busy enough (a few thousand reductions every millisecond) to be among the
+ * top processes, the hot modules and, traced, the traced functions. */
+#define HOSTILE_FUNCTION "\"><svg onload=alert(2)>"
+#define HOSTILE_PROCESS  "Evil</script><script>alert(3)</script>'\""
+static const char HOSTILE_NODE_SOURCE[] =
+    "-module('Evil<img src=x onerror=alert(1)>').\n"
+    "-export([start/0, spin/0, '\"><svg onload=alert(2)>'/1]).\n"
+    "start() ->\n"
+    "    P = spawn(?MODULE, spin, []),\n"
+    "    true = register('Evil</script><script>alert(3)</script>\\'\"', P),\n"
+    "    ok.\n"
+    "spin() ->\n"
+    "    receive stop -> ok after 1 -> _ = '\"><svg onload=alert(2)>'(2000), spin() end.\n"
+    "'\"><svg onload=alert(2)>'(0) -> 0;\n"
+    "'\"><svg onload=alert(2)>'(N) -> erlang:phash2(N) + '\"><svg onload=alert(2)>'(N - 1).\n";
+/* An alert rule of the monitor's rule file whose summary is markup, firing
+ * on every snapshot (fewer than a billion processes). */
+#define HOSTILE_ALERT "<img src=x onerror=alert(4)></script>\"'"
+
 static const char *browser_client(void)
 {
 	static char dir[4096];
@@ -79,13 +106,48 @@ static const char *hostile_project(const char *worker_url)
 	return dir;
 }
 
+/* Compiles HOSTILE_NODE_SOURCE on `node` and starts its process. */
+static void hostile_on_node(const struct ts_beam *node)
+{
+	char path[4200], expr[4600];
+	snprintf(path, sizeof(path), "%s/evil_node.erl", th_tmpdir());
+	FILE *f = fopen(path, "w");
+	TH_ASSERT(f != NULL);
+	fputs(HOSTILE_NODE_SOURCE, f);
+	fclose(f);
+	snprintf(expr, sizeof(expr),
+	         "{ok, M, B} = compile:file(\"%s\", [binary, return_errors]), "
+	         "{module, M} = code:load_binary(M, \"evil_node.erl\", B), M:start().",
+	         path);
+	char *out = ts_beam_eval(node, expr);
+	TH_ASSERT_MSG(out && strstr(out, "ok"), "loading the hostile module: %s",
+	              out ? out : "(no answer)");
+	free(out);
+}
+
+/* A rule file for the monitor with HOSTILE_ALERT as a summary. */
+static const char *hostile_alert_rules(void)
+{
+	static char path[4200];
+	snprintf(path, sizeof(path), "%s/alerts.json", th_tmpdir());
+	json_t *rules =
+	    json_pack("{s:i, s:[{s:s, s:s, s:s, s:f, s:f, s:s}]}", "version", 1, "rules", "name",
+	              "hostile_summary", "metric", "process_count", "direction", "below", "warning",
+	              2e9, "critical", 1e9, "summary", HOSTILE_ALERT);
+	TH_ASSERT(rules != NULL);
+	TH_ASSERT(json_dump_file(rules, path, JSON_COMPACT) == 0);
+	json_decref(rules);
+	return path;
+}
+
 static void dashboard_in_a_real_browser(void)
 {
 	TH_NEED(access("/usr/bin/chromium", X_OK) == 0, "chromium", "no /usr/bin/chromium");
 	TH_NEED(th_have_otp_app("p1_sqlite3"), "erlang-p1-sqlite3", "no :sqlite3 for catalog");
 	const char *client = browser_client();
 	char wurl[256];
-	ts_serve_start(wurl, sizeof(wurl));
+	const char *serve_args[] = {"--alert-rules", hostile_alert_rules(), NULL};
+	ts_serve_start_with(wurl, sizeof(wurl), serve_args);
 	const char *ebin = ts_target_build("catalog");
 	char project[4096];
 	snprintf(project, sizeof(project), "%s", ts_target_index(wurl, "catalog"));
@@ -93,18 +155,20 @@ static void dashboard_in_a_real_browser(void)
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, "Catalog.start()", extra);
+	hostile_on_node(&node);
 	char artefacts[4200];
 	snprintf(artefacts, sizeof(artefacts), "%s/build/artefacts/dash", th_srcdir());
 	TH_ASSERT_OK(gi_fs_mkdir_p(artefacts));
 	/* The page starts the observation (its form) and stops it (its button). */
 	json_t *cfg = json_pack(
 	    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:i, s:i, s:i, s:s}, "
-	    "s:{s:s, s:s}}",
+	    "s:{s:s, s:s, s:s, s:s, s:s}}",
 	    "puppeteer", client, "chromium", "/usr/bin/chromium", "base", wurl, "artefacts",
 	    artefacts, "node", node.name, "cookie", node.cookie, "trace",
-	    "Catalog.Registry,Catalog.Store", "project", project, "graph", "path", project,
-	    "module", CENTRE, "depth", 1, "nodes", DEPTH1_NODES, "edges", DEPTH1_EDGES, "click",
-	    "Catalog.Store", "hostile", "path", evil, "module", HOSTILE_MODULE);
+	    "Catalog.Registry,Catalog.Store," HOSTILE_MODULE, "project", project, "graph", "path",
+	    project, "module", CENTRE, "depth", 1, "nodes", DEPTH1_NODES, "edges", DEPTH1_EDGES,
+	    "click", "Catalog.Store", "hostile", "path", evil, "module", HOSTILE_MODULE, "function",
+	    HOSTILE_FUNCTION, "process", HOSTILE_PROCESS, "alert", HOSTILE_ALERT);
 	char *text = json_dumps(cfg, JSON_COMPACT);
 	json_decref(cfg);
 	char script[4200];

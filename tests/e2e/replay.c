@@ -263,6 +263,21 @@ static void check_trace_registry(const struct replay *r)
 	              "trace-registry: %.0f registry lookups for %.0f requests", ops, requests);
 	/* Each lookup is one operation, not its three traced steps. */
 	TH_ASSERT_MSG(num_path(w, "calls") > ops, "trace-registry: steps counted as operations");
+	/* With the repo untraced nothing bounds the server's writes: its
+	 * handle_call/3 is not guessed a write (unknown, or read when it
+	 * reaches only reads). */
+	json_t *hs = json_object_get(p, "trace_hotspots");
+	for (size_t i = 0; i < json_array_size(hs); i++) {
+		json_t *h = json_array_get(hs, i);
+		const char *fn = json_string_value(json_object_get(h, "function"));
+		const char *cls = json_string_value(json_object_get(h, "class"));
+		if (fn && strcmp(fn, "handle_call") == 0)
+			TH_ASSERT_MSG(cls && strcmp(cls, "write") != 0,
+			              "trace-registry: handle_call/3 guessed a %s",
+			              cls ? cls : "-");
+	}
+	TH_ASSERT_MSG(num_path(w, "writes") == 0, "trace-registry: %.0f writes guessed",
+	              num_path(w, "writes"));
 	no_platform_subject(p, "trace-registry");
 	json_decref(p);
 }
@@ -303,6 +318,25 @@ static void check_trace_both(const struct replay *r)
 		TH_ASSERT_MSG(!s || strcmp(s, "Nexus.Repo") != 0,
 		              "trace-both: advice to cache the repo");
 	}
+	/* Headroom with the database waited on is said exactly when its
+	 * evidence holds (docs/RULES.md rule 8, second form; default
+	 * thresholds): never staged, never missed. */
+	double util = num_path(p, "metrics.scheduler_utilisation.avg");
+	double rq = num_path(p, "metrics.run_queue.avg");
+	double sched = num_path(p, "session.schedulers_online");
+	double blocked = num_path(p, "executing.blocked.share_of_samples");
+	double db = num_path(p, "executing.blocked.database_share_of_blocked");
+	bool holds =
+	    util < 0.75 && rq < (isfinite(sched) ? sched : 2) && blocked >= 0.3 && db >= 0.5;
+	json_t *waiting = rec_with(p, "beam-not-bottleneck");
+	TH_ASSERT_MSG(!holds || waiting,
+	              "trace-both: headroom (utilisation %.2f, run queue %.2f) with %.2f blocked, "
+	              "%.2f of it on the database, but no beam-not-bottleneck",
+	              util, rq, blocked, db);
+	TH_ASSERT_MSG(!waiting || holds || util < 0.3,
+	              "trace-both: beam-not-bottleneck without its evidence (utilisation %.2f, run "
+	              "queue %.2f, blocked %.2f, database %.2f)",
+	              util, rq, blocked, db);
 	no_platform_subject(p, "trace-both");
 	json_decref(p);
 }

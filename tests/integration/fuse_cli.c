@@ -72,7 +72,7 @@ static void profile_and_compare_through_the_worker(void)
 	TH_ASSERT_INT_EQ(giulia(text, &out, &err), 0);
 	TH_ASSERT_STR_CONTAINS(out, "Giulia profile fixture-busy");
 	TH_ASSERT_STR_CONTAINS(out, "logger-bottleneck");
-	TH_ASSERT_STR_CONTAINS(out, "db-backed-lookup");
+	TH_ASSERT_STR_CONTAINS(out, "read-through-cache");
 	TH_ASSERT_STR_CONTAINS(out, "Catalog.Registry");
 	free(out);
 	free(err);

@@ -32,7 +32,7 @@ static json_t *fixture_profile(const char *series)
 	return p;
 }
 
-static void busy_fixture_fires_rules_2_3_4(void)
+static void busy_fixture_fires_rules_2_3(void)
 {
 	json_t *p = fixture_profile("busy");
 	json_t *hm = json_object_get(p, "hot_modules");
@@ -47,9 +47,10 @@ static void busy_fixture_fires_rules_2_3_4(void)
 	json_t *r3 = ts_rec_find(p, 3, "Catalog.Registry");
 	TH_ASSERT(r3 != NULL);
 	TH_ASSERT_DBL_NEAR(ts_rec_ev(r3, "read_write_ratio"), 19.4, 0.1);
-	json_t *r4 = ts_rec_find(p, 4, "Catalog.Store");
-	TH_ASSERT(r4 != NULL);
-	TH_ASSERT_DBL_NEAR(ts_rec_ev(r4, "round_trips_saved_per_window"), 1840, 1);
+	/* Without the graph nothing says the registry goes to the database, and
+	 * the data layer (Ecto-style callbacks inside) is no lookup of rarely
+	 * changing data: its reads are every caller's (issue 20). */
+	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
 	TH_ASSERT(ts_rec_find(p, 1, NULL) == NULL);
 	TH_ASSERT(ts_rec_find(p, 7, NULL) == NULL);
 	/* Three helper calls per database operation. */
@@ -286,7 +287,7 @@ static void html_report_renders_in_chromium(void)
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
-	    TH_TEST(busy_fixture_fires_rules_2_3_4),
+	    TH_TEST(busy_fixture_fires_rules_2_3),
 	    TH_TEST(busy_fixture_joined_with_catalog_graph),
 	    TH_TEST(lambda_calls_join_their_function),
 	    TH_TEST(quiet_fixture_has_no_false_alarms),

@@ -67,6 +67,11 @@ static void stop_daemon(void *arg)
 
 void ts_serve_start(char *worker_url, size_t size)
 {
+	ts_serve_start_with(worker_url, size, NULL);
+}
+
+void ts_serve_start_with(char *worker_url, size_t size, const char *const *extra)
+{
 	static pid_t pid;
 	char data[4096], wlisten[64], mlisten[64], murl[64], bin[4096], log[4096], health[128];
 	int wport = ts_free_port(), mport = ts_free_port();
@@ -77,9 +82,12 @@ void ts_serve_start(char *worker_url, size_t size)
 	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d", mport);
 	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
 	snprintf(log, sizeof(log), "%s/serve.log", th_tmpdir());
-	const char *serve[] = {
+	const char *serve[24] = {
 	    bin,  "serve", "--worker-listen", wlisten, "--monitor-listen", mlisten, "--data",
 	    data, NULL};
+	for (size_t i = 0, n = 8; extra && extra[i] && n + 1 < sizeof(serve) / sizeof(serve[0]);
+	     i++)
+		serve[n++] = extra[i];
 	pid = ts_spawn(serve, log);
 	TH_ASSERT(pid > 0);
 	th_defer(stop_daemon, &pid);

@@ -33,6 +33,9 @@ int ts_product_run(bool observe, const char *const *args, char **out);
  * answer /health, sets GIULIA_WORKER_URL and GIULIA_MONITOR_URL, and writes
  * the worker's URL to `worker_url` (`size` bytes). One per test. */
 void ts_serve_start(char *worker_url, size_t size);
+/* The same with more arguments for `giulia serve` (`extra`, NULL-ended,
+ * borrowed; at most 15), such as "--alert-rules" FILE. */
+void ts_serve_start_with(char *worker_url, size_t size, const char *const *extra);
 
 /* `giulia-observe` with the NULL-terminated `start` arguments (asserted
  * exit 0), then polls `status --json` until the first observation has
