@@ -27,7 +27,10 @@
 
 #include "base/alloc.h"
 #include "base/arena.h"
+#include "base/buf.h"
 #include "base/error.h"
+#include "base/fs.h"
+#include "base/hash.h"
 #include "graph/args.h"
 #include "base/map.h"
 #include "base/modname.h"
@@ -35,6 +38,7 @@
 #include "base/vec.h"
 #include "graph/search.h"
 #include "source/beam.h"
+#include "source/elixir.h"
 #include "store/store.h"
 
 #define LIMIT_DEFAULT 1000
@@ -889,6 +893,100 @@ static bool one_function(const struct ct_site *const *s, size_t n)
 	return true;
 }
 
+/* ---- clause-body hashes, made when first needed --------------------- */
+
+/* Files parsed before their body sites are written in one transaction: the
+ * write lock is held for the writes only, never for the parsing. */
+#define BODIES_BATCH 32
+
+struct unhashed {
+	int64_t id;
+	char *path;
+	uint64_t hash;
+};
+
+static int unhashed_row(void *ctx, const struct st_unhashed_file *r)
+{
+	struct unhashed u = {r->id, gi_strdup(r->path), r->hash};
+	gi_vec_push(ctx, &u);
+	return 0;
+}
+
+/* Writes the parsed batch (facts freed) in one transaction. */
+static int bodies_flush(struct st_db *db, const struct unhashed *files, struct facts_file **facts,
+                        size_t n)
+{
+	int rc = n ? st_begin(db) : 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		bool written;
+		rc = st_file_bodies_write(db, files[i].id, facts[i], &written);
+	}
+	if (n && !rc)
+		rc = st_commit(db);
+	else if (n)
+		st_rollback(db);
+	for (size_t i = 0; i < n; i++)
+		facts_file_free(facts[i]);
+	return rc;
+}
+
+/* The index leaves the clause-body hashes out (they cost a second walk of
+ * every clause, EX_PARSE_NO_BODY_HASHES): this reads again each indexed
+ * source file that has none stored, parses it with them and stores them,
+ * so that only the first `duplicates` after an index pays, and only for
+ * the files indexed since. A file whose content is no longer what was
+ * indexed (edited since, or gone) is left out and counted in *stale: its
+ * bodies come with the next index and the next `duplicates`. */
+static int bodies_ensure(struct st_db *db, int *stale)
+{
+	*stale = 0;
+	struct gi_vec files;
+	gi_vec_init(&files, sizeof(struct unhashed));
+	char *root = NULL;
+	int rc = st_files_unhashed_each(db, unhashed_row, &files);
+	if (!rc && files.len)
+		rc = st_meta_get(db, "root", &root);
+	struct unhashed batch[BODIES_BATCH];
+	struct facts_file *facts[BODIES_BATCH];
+	size_t n = 0;
+	struct gi_buf path;
+	gi_buf_init(&path, 0);
+	for (size_t i = 0; i < files.len && root && !rc; i++) {
+		const struct unhashed *u = gi_vec_get(&files, i);
+		char *text = NULL;
+		size_t len = 0;
+		struct facts_file *f = NULL;
+		gi_buf_reset(&path);
+		gi_buf_printf(&path, "%s/%s", root, u->path);
+		if (gi_fs_read_file(gi_buf_str(&path), EX_MAX_FILE_SIZE, &text, &len) != 0 ||
+		    gi_hash64(text, len, GI_HASH_SEED) != u->hash ||
+		    ex_parse_with(u->path, text, len, 0, &f) != 0) {
+			(*stale)++;
+			gi_free(text);
+			continue;
+		}
+		gi_free(text);
+		f->content_hash = u->hash;
+		batch[n] = *u;
+		facts[n++] = f;
+		if (n == BODIES_BATCH) {
+			rc = bodies_flush(db, batch, facts, n);
+			n = 0;
+		}
+	}
+	if (!rc)
+		rc = bodies_flush(db, batch, facts, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			facts_file_free(facts[i]);
+	gi_buf_destroy(&path);
+	for (size_t i = 0; i < files.len; i++)
+		gi_free(((struct unhashed *)gi_vec_get(&files, i))->path);
+	gi_vec_destroy(&files);
+	gi_free(root);
+	return rc;
+}
+
 int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_query_params *p,
                   json_t *out)
 {
@@ -902,6 +1000,10 @@ int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_qu
 	if (rc)
 		return rc;
 	const char *only = p ? p->module : NULL;
+	int stale = 0;
+	rc = bodies_ensure(db, &stale);
+	if (rc)
+		return rc;
 	struct ct_sites sites;
 	rc = sites_load(db, g, 1u << FACTS_SITE_BODY, (uint32_t)min_size, &sites);
 	if (rc) {
@@ -976,6 +1078,10 @@ int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_qu
 	json_object_set_new(out, "min_size", json_integer(min_size));
 	json_object_set_new(out, "bodies", json_integer((json_int_t)n));
 	json_object_set_new(out, "total", json_integer((json_int_t)total));
+	/* files edited (or removed) since the index: their bodies are not in
+	 * the answer until the next index */
+	if (stale)
+		json_object_set_new(out, "stale_files", json_integer(stale));
 	json_object_set_new(out, "groups", arr);
 	gi_vec_destroy(&groups);
 	gi_free(sorted);

@@ -324,7 +324,8 @@ struct ex_ctx {
 	long function;               /* index in the module's functions, -1 outside */
 	struct ex_metrics *metrics;  /* current clause, NULL outside */
 	bool in_quote;
-	bool in_guard; /* walking a clause's guard (no compiler_call there) */
+	bool hash_bodies; /* make the BODY sites (ex_parse_with flags) */
+	bool in_guard;    /* walking a clause's guard (no compiler_call there) */
 	/* The condition being walked of an if, unless, cond clause or for
 	 * filter: a comparison there is a test in the object code, not a call
 	 * (through and/or/&&/||/not), so compiler_operator skips it. */
@@ -1731,7 +1732,8 @@ static bool leaf_is_name(enum node_kind k, enum node_kind parent, unsigned index
  * comments). */
 static void body_hash(struct ex_ctx *c, TSNode body, uint32_t line)
 {
-	if (ts_node_is_null(body) || !c->mod || c->in_quote || c->function < 0 || c->unquote_name)
+	if (!c->hash_bodies || ts_node_is_null(body) || !c->mod || c->in_quote || c->function < 0 ||
+	    c->unquote_name)
 		return;
 	uint64_t h1 = mix64(GI_HASH_SEED, ts_node_symbol(body)), h2 = h1;
 	uint32_t size = ts_node_is_named(body) ? 1 : 0;
@@ -3641,6 +3643,12 @@ done:
 
 int ex_parse(const char *path, const char *source, size_t len, struct facts_file **out)
 {
+	return ex_parse_with(path, source, len, 0, out);
+}
+
+int ex_parse_with(const char *path, const char *source, size_t len, unsigned flags,
+                  struct facts_file **out)
+{
 	*out = NULL;
 	if (len > EX_MAX_FILE_SIZE)
 		return GI_ETOOBIG;
@@ -3666,6 +3674,8 @@ int ex_parse(const char *path, const char *source, size_t len, struct facts_file
 	c->src = len ? source : "";
 	c->len = len;
 	c->function = -1;
+	c->hash_bodies = !(flags & EX_PARSE_NO_BODY_HASHES);
+	f->bodies_hashed = c->hash_bodies;
 	gi_vec_init(&c->aliases, sizeof(struct ex_alias));
 	gi_vec_init(&c->templates, sizeof(struct ex_template));
 	if (kind_of(root) == N_ERROR)
