@@ -19,7 +19,9 @@
 #include "graph/contracts.h"
 
 #include <glob.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +29,6 @@
 
 #include "base/alloc.h"
 #include "base/arena.h"
-#include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/hash.h"
@@ -895,38 +896,78 @@ static bool one_function(const struct ct_site *const *s, size_t n)
 
 /* ---- clause-body hashes, made when first needed --------------------- */
 
-/* Files parsed before their body sites are written in one transaction: the
- * write lock is held for the writes only, never for the parsing. */
-#define BODIES_BATCH 32
+/* Files parsed (on BODIES_THREADS threads, like the index) before their
+ * body sites are written in one transaction: the write lock is held for the
+ * writes only, never for the parsing. */
+#define BODIES_BATCH   64
+#define BODIES_THREADS 2
 
 struct unhashed {
 	int64_t id;
 	char *path;
 	uint64_t hash;
+	struct facts_file *facts; /* NULL: stale (changed, gone, unreadable) */
 };
 
 static int unhashed_row(void *ctx, const struct st_unhashed_file *r)
 {
-	struct unhashed u = {r->id, gi_strdup(r->path), r->hash};
+	struct unhashed u = {r->id, gi_strdup(r->path), r->hash, NULL};
 	gi_vec_push(ctx, &u);
 	return 0;
 }
 
-/* Writes the parsed batch (facts freed) in one transaction. */
-static int bodies_flush(struct st_db *db, const struct unhashed *files, struct facts_file **facts,
-                        size_t n)
+/* One batch of files to parse: [next, end) of `files`, shared by the
+ * threads through `next`. */
+struct bodies_batch {
+	const char *root;
+	struct unhashed *files;
+	atomic_size_t next;
+	size_t end;
+};
+
+/* Reads and parses, with the hashes, the file `u` if its content is still
+ * the one indexed; leaves u->facts NULL otherwise. */
+static void bodies_parse(const char *root, struct unhashed *u)
 {
-	int rc = n ? st_begin(db) : 0;
-	for (size_t i = 0; i < n && !rc; i++) {
+	char path[4096];
+	int n = snprintf(path, sizeof(path), "%s/%s", root, u->path);
+	char *text = NULL;
+	size_t len = 0;
+	if (n > 0 && (size_t)n < sizeof(path) &&
+	    gi_fs_read_file(path, EX_MAX_FILE_SIZE, &text, &len) == 0 &&
+	    gi_hash64(text, len, GI_HASH_SEED) == u->hash &&
+	    ex_parse_with(u->path, text, len, 0, &u->facts) == 0)
+		u->facts->content_hash = u->hash;
+	gi_free(text);
+}
+
+static void *bodies_thread(void *arg)
+{
+	struct bodies_batch *b = arg;
+	for (size_t i; (i = atomic_fetch_add(&b->next, 1)) < b->end;)
+		bodies_parse(b->root, &b->files[i]);
+	return NULL;
+}
+
+/* Writes the parsed files of [first, end) in one transaction and frees
+ * their facts; counts the stale ones. */
+static int bodies_flush(struct st_db *db, struct unhashed *files, size_t first, size_t end,
+                        int *stale)
+{
+	int rc = st_begin(db);
+	for (size_t i = first; i < end; i++) {
 		bool written;
-		rc = st_file_bodies_write(db, files[i].id, facts[i], &written);
+		if (!files[i].facts)
+			(*stale)++;
+		else if (!rc)
+			rc = st_file_bodies_write(db, files[i].id, files[i].facts, &written);
+		facts_file_free(files[i].facts);
+		files[i].facts = NULL;
 	}
-	if (n && !rc)
+	if (!rc)
 		rc = st_commit(db);
-	else if (n)
+	else
 		st_rollback(db);
-	for (size_t i = 0; i < n; i++)
-		facts_file_free(facts[i]);
 	return rc;
 }
 
@@ -946,42 +987,24 @@ static int bodies_ensure(struct st_db *db, int *stale)
 	int rc = st_files_unhashed_each(db, unhashed_row, &files);
 	if (!rc && files.len)
 		rc = st_meta_get(db, "root", &root);
-	struct unhashed batch[BODIES_BATCH];
-	struct facts_file *facts[BODIES_BATCH];
-	size_t n = 0;
-	struct gi_buf path;
-	gi_buf_init(&path, 0);
-	for (size_t i = 0; i < files.len && root && !rc; i++) {
-		const struct unhashed *u = gi_vec_get(&files, i);
-		char *text = NULL;
-		size_t len = 0;
-		struct facts_file *f = NULL;
-		gi_buf_reset(&path);
-		gi_buf_printf(&path, "%s/%s", root, u->path);
-		if (gi_fs_read_file(gi_buf_str(&path), EX_MAX_FILE_SIZE, &text, &len) != 0 ||
-		    gi_hash64(text, len, GI_HASH_SEED) != u->hash ||
-		    ex_parse_with(u->path, text, len, 0, &f) != 0) {
-			(*stale)++;
-			gi_free(text);
-			continue;
-		}
-		gi_free(text);
-		f->content_hash = u->hash;
-		batch[n] = *u;
-		facts[n++] = f;
-		if (n == BODIES_BATCH) {
-			rc = bodies_flush(db, batch, facts, n);
-			n = 0;
-		}
+	struct unhashed *all = files.len ? gi_vec_get(&files, 0) : NULL;
+	for (size_t first = 0; first < files.len && root && !rc; first += BODIES_BATCH) {
+		struct bodies_batch b = {.root = root, .files = all, .end = first + BODIES_BATCH};
+		atomic_init(&b.next, first);
+		if (b.end > files.len)
+			b.end = files.len;
+		pthread_t threads[BODIES_THREADS - 1];
+		int started = 0;
+		for (; started < BODIES_THREADS - 1; started++)
+			if (pthread_create(&threads[started], NULL, bodies_thread, &b) != 0)
+				break;
+		bodies_thread(&b);
+		for (int t = 0; t < started; t++)
+			pthread_join(threads[t], NULL);
+		rc = bodies_flush(db, all, first, b.end, stale);
 	}
-	if (!rc)
-		rc = bodies_flush(db, batch, facts, n);
-	else
-		for (size_t i = 0; i < n; i++)
-			facts_file_free(facts[i]);
-	gi_buf_destroy(&path);
 	for (size_t i = 0; i < files.len; i++)
-		gi_free(((struct unhashed *)gi_vec_get(&files, i))->path);
+		gi_free(all[i].path);
 	gi_vec_destroy(&files);
 	gi_free(root);
 	return rc;
