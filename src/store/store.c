@@ -487,26 +487,31 @@ static int function_write(struct st_db *db, int64_t file_id, int64_t module_id,
 	return calls_write(db, file_id, sqlite3_last_insert_rowid(db->sql), m, fn, targets);
 }
 
+/* One site row. */
+static int site_insert(struct st_db *db, int64_t file_id, int64_t module_id,
+                       const struct facts_site *s)
+{
+	sqlite3_stmt *st = db->stmt[Q_SITE_INSERT];
+	sqlite3_bind_int64(st, 1, file_id);
+	sqlite3_bind_int64(st, 2, module_id);
+	sqlite3_bind_int(st, 3, (int)s->kind);
+	bind_text(st, 4, s->name);
+	sqlite3_bind_int(st, 5, s->arity);
+	sqlite3_bind_int64(st, 6, s->line);
+	bind_text(st, 7, s->detail);
+	sqlite3_bind_int64(st, 8, (int64_t)s->hash);
+	sqlite3_bind_int64(st, 9, (int64_t)s->hash2);
+	sqlite3_bind_int64(st, 10, s->size);
+	return step_done(db, st);
+}
+
 /* The module's sites (facts.h, struct facts_site), one row each. */
 static int sites_write(struct st_db *db, int64_t file_id, int64_t module_id,
                        const struct facts_module *m)
 {
-	sqlite3_stmt *st = db->stmt[Q_SITE_INSERT];
 	int rc = 0;
-	for (size_t i = 0; i < m->sites.len && !rc; i++) {
-		const struct facts_site *s = gi_vec_get(&m->sites, i);
-		sqlite3_bind_int64(st, 1, file_id);
-		sqlite3_bind_int64(st, 2, module_id);
-		sqlite3_bind_int(st, 3, (int)s->kind);
-		bind_text(st, 4, s->name);
-		sqlite3_bind_int(st, 5, s->arity);
-		sqlite3_bind_int64(st, 6, s->line);
-		bind_text(st, 7, s->detail);
-		sqlite3_bind_int64(st, 8, (int64_t)s->hash);
-		sqlite3_bind_int64(st, 9, (int64_t)s->hash2);
-		sqlite3_bind_int64(st, 10, s->size);
-		rc = step_done(db, st);
-	}
+	for (size_t i = 0; i < m->sites.len && !rc; i++)
+		rc = site_insert(db, file_id, module_id, gi_vec_get(&m->sites, i));
 	return rc;
 }
 
@@ -731,6 +736,7 @@ struct each_ctx {
 		st_ref_fn ref;
 		st_call_fn call;
 		st_fact_site_fn site;
+		st_unhashed_fn unhashed;
 	} fn;
 	void *ctx;
 };
@@ -984,31 +990,26 @@ int st_sites_each(struct st_db *db, unsigned kinds, uint32_t min_body_size, st_f
 
 /* ---- clause-body hashes, made on demand -------------------------------- */
 
-struct unhashed_ctx {
-	st_unhashed_fn fn;
-	void *ctx;
-};
-
 static int unhashed_row(sqlite3_stmt *st, void *ctx)
 {
-	const struct unhashed_ctx *u = ctx;
+	const struct each_ctx *e = ctx;
 	struct st_unhashed_file r = {
 	    .id = sqlite3_column_int64(st, 0),
 	    .path = col_text(st, 1),
 	    .hash = (uint64_t)sqlite3_column_int64(st, 2),
 	};
-	return r.path ? u->fn(u->ctx, &r) : 0;
+	return r.path ? e->fn.unhashed(e->ctx, &r) : 0;
 }
 
 int st_files_unhashed_each(struct st_db *db, st_unhashed_fn fn, void *ctx)
 {
-	struct unhashed_ctx u = {fn, ctx};
+	struct each_ctx e = {.fn.unhashed = fn, .ctx = ctx};
 	char sql[160];
 	snprintf(sql, sizeof(sql),
 	         "SELECT id, path, hash FROM files WHERE NOT bodies_hashed AND NOT skipped AND "
 	         "origin = %d ORDER BY path",
 	         (int)FACTS_FROM_SOURCE);
-	return rows_each(db, sql, unhashed_row, &u);
+	return rows_each(db, sql, unhashed_row, &e);
 }
 
 /* The ids of file `id`'s modules in the order they were written (the order
@@ -1049,24 +1050,12 @@ int st_file_bodies_write(struct st_db *db, int64_t id, const struct facts_file *
 	int rc = bodies_module_ids(db, id, ids, count, &n);
 	if (!rc && n != count)
 		goto done; /* not what this reader made of it: leave it */
-	st = db->stmt[Q_SITE_INSERT];
 	for (size_t i = 0; i < count && !rc; i++) {
 		const struct facts_module *m = gi_vec_get(&f->modules, i);
 		for (size_t k = 0; k < m->sites.len && !rc; k++) {
 			const struct facts_site *s = gi_vec_get(&m->sites, k);
-			if (s->kind != FACTS_SITE_BODY)
-				continue;
-			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int64(st, 2, ids[i]);
-			sqlite3_bind_int(st, 3, (int)s->kind);
-			bind_text(st, 4, s->name);
-			sqlite3_bind_int(st, 5, s->arity);
-			sqlite3_bind_int64(st, 6, s->line);
-			sqlite3_bind_null(st, 7);
-			sqlite3_bind_int64(st, 8, (int64_t)s->hash);
-			sqlite3_bind_int64(st, 9, (int64_t)s->hash2);
-			sqlite3_bind_int64(st, 10, s->size);
-			rc = step_done(db, st);
+			if (s->kind == FACTS_SITE_BODY)
+				rc = site_insert(db, id, ids[i], s);
 		}
 	}
 	if (!rc) {
