@@ -955,6 +955,7 @@ static int bodies_flush(struct st_db *db, struct unhashed *files, size_t first, 
                         int *stale)
 {
 	int rc = st_begin(db);
+	bool begun = rc == 0;
 	for (size_t i = first; i < end; i++) {
 		bool written;
 		if (!files[i].facts)
@@ -966,7 +967,7 @@ static int bodies_flush(struct st_db *db, struct unhashed *files, size_t first, 
 	}
 	if (!rc)
 		rc = st_commit(db);
-	else
+	else if (begun)
 		st_rollback(db);
 	return rc;
 }
@@ -977,10 +978,14 @@ static int bodies_flush(struct st_db *db, struct unhashed *files, size_t first, 
  * so that only the first `duplicates` after an index pays, and only for
  * the files indexed since. A file whose content is no longer what was
  * indexed (edited since, or gone) is left out and counted in *stale: its
- * bodies come with the next index and the next `duplicates`. */
-static int bodies_ensure(struct st_db *db, int *stale)
+ * bodies come with the next index and the next `duplicates`. When the
+ * hashes cannot be stored (an index run holds the write lock past the busy
+ * timeout, or the database is read-only), the files not stored yet are
+ * counted in *unstored and the answer goes on with what is stored. */
+static int bodies_ensure(struct st_db *db, int *stale, int *unstored)
 {
 	*stale = 0;
+	*unstored = 0;
 	struct gi_vec files;
 	gi_vec_init(&files, sizeof(struct unhashed));
 	char *root = NULL;
@@ -988,7 +993,8 @@ static int bodies_ensure(struct st_db *db, int *stale)
 	if (!rc && files.len)
 		rc = st_meta_get(db, "root", &root);
 	struct unhashed *all = files.len ? gi_vec_get(&files, 0) : NULL;
-	for (size_t first = 0; first < files.len && root && !rc; first += BODIES_BATCH) {
+	size_t first = 0;
+	for (; first < files.len && root && !rc; first += BODIES_BATCH) {
 		struct bodies_batch b = {.root = root, .files = all, .end = first + BODIES_BATCH};
 		atomic_init(&b.next, first);
 		if (b.end > files.len)
@@ -1002,6 +1008,11 @@ static int bodies_ensure(struct st_db *db, int *stale)
 		for (int t = 0; t < started; t++)
 			pthread_join(threads[t], NULL);
 		rc = bodies_flush(db, all, first, b.end, stale);
+		if (rc == GI_EBUSY || rc == GI_EDENIED) {
+			*unstored = (int)(files.len - first);
+			rc = 0;
+			break;
+		}
 	}
 	for (size_t i = 0; i < files.len; i++)
 		gi_free(all[i].path);
@@ -1023,8 +1034,8 @@ int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_qu
 	if (rc)
 		return rc;
 	const char *only = p ? p->module : NULL;
-	int stale = 0;
-	rc = bodies_ensure(db, &stale);
+	int stale = 0, unstored = 0;
+	rc = bodies_ensure(db, &stale, &unstored);
 	if (rc)
 		return rc;
 	struct ct_sites sites;
@@ -1105,6 +1116,10 @@ int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_qu
 	 * the answer until the next index */
 	if (stale)
 		json_object_set_new(out, "stale_files", json_integer(stale));
+	/* files whose hashes could not be stored (the index busy past the
+	 * timeout, a read-only database): left out of this answer */
+	if (unstored)
+		json_object_set_new(out, "unhashed_files", json_integer(unstored));
 	json_object_set_new(out, "groups", arr);
 	gi_vec_destroy(&groups);
 	gi_free(sorted);
