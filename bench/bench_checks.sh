@@ -66,6 +66,9 @@ for q in contracts conventions; do
   echo "$q: $("$giulia" "$q" --db "$db" --json | jq -c '{total, counts}')"
 done
 echo "structs (with external): $("$giulia" structs --external --db "$db" --json | jq -c '{total, sites: ([.structs[].counts | .built + .updated + .matched] | add)}')"
+# The first duplicates after an index hashes the clause bodies (docs/CHECKS.md).
+/usr/bin/time -f '%e %U %S' -o "$work/dup_time.txt" "$giulia" duplicates --db "$db" --json >/dev/null
+echo "first duplicates after the index (hashes the bodies): $(awk '{printf "wall %.0f ms, cpu %.0f ms", $1 * 1000, ($2 + $3) * 1000}' "$work/dup_time.txt")"
 echo "duplicates: $("$giulia" duplicates --db "$db" --json | jq -c '{total, bodies, type1: ([.groups[] | select(.type == 1)] | length), type2: ([.groups[] | select(.type == 2)] | length)}')"
 
 build/bench/checks_query "$db" 50

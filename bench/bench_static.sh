@@ -11,13 +11,17 @@
 #   - in-process query latency (p50/p99) of dependents and impact (bench/static_query.c).
 # Each timing is the best of BENCH_ROUNDS runs (default 3), as wall time and
 # as CPU time (user + system, all threads): on a shared machine the CPU ratios
-# are the stable ones, wall times move with the other load. The corpus is the
+# are the stable ones, wall times move with the other load. With
+# BENCH_INSTRUCTIONS=1 it also counts the instructions of the full index and
+# of the bare parse (valgrind's callgrind, 1 thread each, several minutes),
+# the measure that does not move with the load. The corpus is the
 # package's standard library copied BENCH_COPIES times (default 3, ~11 MB) under
 # renamed modules, to reach the ~9 MB the goals are stated for.
 #
 #   bench/bench_static.sh            (make bench runs it with the others)
 #   BENCH_DIR=/tmp/x BENCH_COPIES=1 BENCH_ROUNDS=1 bench/bench_static.sh
-# needs: elixir
+#   BENCH_INSTRUCTIONS=1 bench/bench_static.sh
+# needs: elixir valgrind
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${BENCH_ROUNDS:-3}
@@ -127,3 +131,17 @@ for k in dependents impact; do
     "$(printf '%s\n' "$q" | num ${k}_cpu_p50_us)" "$(printf '%s\n' "$q" | num ${k}_cpu_p99_us)"
 done
 echo "(ratio: full index time / that measure's time; < 1 means the index is faster)"
+
+# Instruction counts: the same files, the same runtime, one thread each.
+if [ "${BENCH_INSTRUCTIONS:-0}" = 1 ]; then
+  command -v valgrind >/dev/null || { echo "bench_static: BENCH_INSTRUCTIONS=1 needs valgrind" >&2; exit 1; }
+  instructions() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+      sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+  }
+  ts_ir=$(instructions build/bench/ts_parse "$proj" 1)
+  rm -f "$db" "$db-wal" "$db-shm"
+  idx_ir=$(instructions "$giulia" index "$proj" --db "$db" --jobs 1)
+  printf '%-42s %8.3f G\n' "instructions, full index (1 thread)" "$(awk "BEGIN{print $idx_ir / 1e9}")"
+  printf '%-42s %8.3f G %7s\n' "instructions, bare parse (1 thread)" "$(awk "BEGIN{print $ts_ir / 1e9}")" "$(ratio "$idx_ir" "$ts_ir")"
+fi

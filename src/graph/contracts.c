@@ -19,7 +19,9 @@
 #include "graph/contracts.h"
 
 #include <glob.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,8 @@
 #include "base/alloc.h"
 #include "base/arena.h"
 #include "base/error.h"
+#include "base/fs.h"
+#include "base/hash.h"
 #include "graph/args.h"
 #include "base/map.h"
 #include "base/modname.h"
@@ -35,6 +39,7 @@
 #include "base/vec.h"
 #include "graph/search.h"
 #include "source/beam.h"
+#include "source/elixir.h"
 #include "store/store.h"
 
 #define LIMIT_DEFAULT 1000
@@ -889,6 +894,133 @@ static bool one_function(const struct ct_site *const *s, size_t n)
 	return true;
 }
 
+/* ---- clause-body hashes, made when first needed --------------------- */
+
+/* Files parsed (on BODIES_THREADS threads, like the index) before their
+ * body sites are written in one transaction: the write lock is held for the
+ * writes only, never for the parsing. */
+#define BODIES_BATCH   64
+#define BODIES_THREADS 2
+
+struct unhashed {
+	int64_t id;
+	char *path;
+	uint64_t hash;
+	struct facts_file *facts; /* NULL: stale (changed, gone, unreadable) */
+};
+
+static int unhashed_row(void *ctx, const struct st_unhashed_file *r)
+{
+	struct unhashed u = {r->id, gi_strdup(r->path), r->hash, NULL};
+	gi_vec_push(ctx, &u);
+	return 0;
+}
+
+/* One batch of files to parse: [next, end) of `files`, shared by the
+ * threads through `next`. */
+struct bodies_batch {
+	const char *root;
+	struct unhashed *files;
+	atomic_size_t next;
+	size_t end;
+};
+
+/* Reads and parses, with the hashes, the file `u` if its content is still
+ * the one indexed; leaves u->facts NULL otherwise. */
+static void bodies_parse(const char *root, struct unhashed *u)
+{
+	char path[4096];
+	int n = snprintf(path, sizeof(path), "%s/%s", root, u->path);
+	char *text = NULL;
+	size_t len = 0;
+	if (n > 0 && (size_t)n < sizeof(path) &&
+	    gi_fs_read_file(path, EX_MAX_FILE_SIZE, &text, &len) == 0 &&
+	    gi_hash64(text, len, GI_HASH_SEED) == u->hash &&
+	    ex_parse_with(u->path, text, len, 0, &u->facts) == 0)
+		u->facts->content_hash = u->hash;
+	gi_free(text);
+}
+
+static void *bodies_thread(void *arg)
+{
+	struct bodies_batch *b = arg;
+	for (size_t i; (i = atomic_fetch_add(&b->next, 1)) < b->end;)
+		bodies_parse(b->root, &b->files[i]);
+	return NULL;
+}
+
+/* Writes the parsed files of [first, end) in one transaction and frees
+ * their facts; counts the stale ones. */
+static int bodies_flush(struct st_db *db, struct unhashed *files, size_t first, size_t end,
+                        int *stale)
+{
+	int rc = st_begin(db);
+	bool begun = rc == 0;
+	for (size_t i = first; i < end; i++) {
+		bool written;
+		if (!files[i].facts)
+			(*stale)++;
+		else if (!rc)
+			rc = st_file_bodies_write(db, files[i].id, files[i].facts, &written);
+		facts_file_free(files[i].facts);
+		files[i].facts = NULL;
+	}
+	if (!rc)
+		rc = st_commit(db);
+	else if (begun)
+		st_rollback(db);
+	return rc;
+}
+
+/* The index leaves the clause-body hashes out (they cost a second walk of
+ * every clause, EX_PARSE_NO_BODY_HASHES): this reads again each indexed
+ * source file that has none stored, parses it with them and stores them,
+ * so that only the first `duplicates` after an index pays, and only for
+ * the files indexed since. A file whose content is no longer what was
+ * indexed (edited since, or gone) is left out and counted in *stale: its
+ * bodies come with the next index and the next `duplicates`. When the
+ * hashes cannot be stored (an index run holds the write lock past the busy
+ * timeout, or the database is read-only), the files not stored yet are
+ * counted in *unstored and the answer goes on with what is stored. */
+static int bodies_ensure(struct st_db *db, int *stale, int *unstored)
+{
+	*stale = 0;
+	*unstored = 0;
+	struct gi_vec files;
+	gi_vec_init(&files, sizeof(struct unhashed));
+	char *root = NULL;
+	int rc = st_files_unhashed_each(db, unhashed_row, &files);
+	if (!rc && files.len)
+		rc = st_meta_get(db, "root", &root);
+	struct unhashed *all = files.len ? gi_vec_get(&files, 0) : NULL;
+	size_t first = 0;
+	for (; first < files.len && root && !rc; first += BODIES_BATCH) {
+		struct bodies_batch b = {.root = root, .files = all, .end = first + BODIES_BATCH};
+		atomic_init(&b.next, first);
+		if (b.end > files.len)
+			b.end = files.len;
+		pthread_t threads[BODIES_THREADS - 1];
+		int started = 0;
+		for (; started < BODIES_THREADS - 1; started++)
+			if (pthread_create(&threads[started], NULL, bodies_thread, &b) != 0)
+				break;
+		bodies_thread(&b);
+		for (int t = 0; t < started; t++)
+			pthread_join(threads[t], NULL);
+		rc = bodies_flush(db, all, first, b.end, stale);
+		if (rc == GI_EBUSY || rc == GI_EDENIED) {
+			*unstored = (int)(files.len - first);
+			rc = 0;
+			break;
+		}
+	}
+	for (size_t i = 0; i < files.len; i++)
+		gi_free(all[i].path);
+	gi_vec_destroy(&files);
+	gi_free(root);
+	return rc;
+}
+
 int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_query_params *p,
                   json_t *out)
 {
@@ -902,6 +1034,10 @@ int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_qu
 	if (rc)
 		return rc;
 	const char *only = p ? p->module : NULL;
+	int stale = 0, unstored = 0;
+	rc = bodies_ensure(db, &stale, &unstored);
+	if (rc)
+		return rc;
 	struct ct_sites sites;
 	rc = sites_load(db, g, 1u << FACTS_SITE_BODY, (uint32_t)min_size, &sites);
 	if (rc) {
@@ -976,6 +1112,14 @@ int kg_duplicates(struct st_db *db, const struct kg_graph *g, const struct kg_qu
 	json_object_set_new(out, "min_size", json_integer(min_size));
 	json_object_set_new(out, "bodies", json_integer((json_int_t)n));
 	json_object_set_new(out, "total", json_integer((json_int_t)total));
+	/* files edited (or removed) since the index: their bodies are not in
+	 * the answer until the next index */
+	if (stale)
+		json_object_set_new(out, "stale_files", json_integer(stale));
+	/* files whose hashes could not be stored (the index busy past the
+	 * timeout, a read-only database): left out of this answer */
+	if (unstored)
+		json_object_set_new(out, "unhashed_files", json_integer(unstored));
 	json_object_set_new(out, "groups", arr);
 	gi_vec_destroy(&groups);
 	gi_free(sorted);

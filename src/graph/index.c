@@ -384,7 +384,9 @@ static void job_parse(struct index_job *j, bool force)
 		return;
 	}
 	j->size = len;
-	rc = ex_parse(j->relpath, text, len, &j->facts);
+	/* The clause-body hashes wait for the first `duplicates`
+	 * (kg_duplicates asks for them per file). */
+	rc = ex_parse_with(j->relpath, text, len, EX_PARSE_NO_BODY_HASHES, &j->facts);
 	gi_free(text);
 	if (rc || !j->facts) {
 		facts_file_free(j->facts);

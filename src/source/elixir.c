@@ -324,7 +324,8 @@ struct ex_ctx {
 	long function;               /* index in the module's functions, -1 outside */
 	struct ex_metrics *metrics;  /* current clause, NULL outside */
 	bool in_quote;
-	bool in_guard; /* walking a clause's guard (no compiler_call there) */
+	bool hash_bodies; /* make the BODY sites (ex_parse_with flags) */
+	bool in_guard;    /* walking a clause's guard (no compiler_call there) */
 	/* The condition being walked of an if, unless, cond clause or for
 	 * filter: a comparison there is a test in the object code, not a call
 	 * (through and/or/&&/||/not), so compiler_operator skips it. */
@@ -462,11 +463,17 @@ static void call_read(struct ex_ctx *c, TSNode n, unsigned depth, struct ex_call
 {
 	memset(call, 0, sizeof(*call));
 	call->node = n;
-	call->target = field(n, tables.f_target);
 	TSTreeCursor *cur = cursor_at(c, depth, n);
 	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
 	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
 		TSNode k = ts_tree_cursor_current_node(cur);
+		/* the target read here: ts_node_child_by_field_id would walk
+		 * the children once more */
+		if (ts_node_is_null(call->target) &&
+		    ts_tree_cursor_current_field_id(cur) == tables.f_target) {
+			call->target = k;
+			continue;
+		}
 		enum node_kind kk = kind_of(k);
 		if (kk == N_ARGUMENTS && ts_node_is_null(call->args))
 			call->args = k;
@@ -648,6 +655,43 @@ static int small_int(const struct ex_ctx *c, TSNode n)
 
 /* ---- recording -------------------------------------------------------- */
 
+/* Writes the decimal text of `v` at `out` (at least 12 bytes); returns its
+ * length. */
+static size_t int_text(char *out, int v)
+{
+	char digits[12];
+	size_t n = 0, k = 0;
+	unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+	do {
+		digits[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		out[k++] = '-';
+	while (n)
+		out[k++] = digits[--n];
+	return k;
+}
+
+/* Makes the map key `prefix` `name` (`len` bytes) `sep` `number` in `key`
+ * (`size` bytes), as snprintf("%s%.*s%c%d") would, truncated like it when
+ * too long; returns the length snprintf would. The walk makes one for every
+ * reference, call and definition: formatting them was 1% of the index. */
+static int key_make(char *key, size_t size, const char *prefix, const char *name, size_t len,
+                    char sep, int number)
+{
+	size_t p = strlen(prefix);
+	if (p + len + 14 > size)
+		return snprintf(key, size, "%s%.*s%c%d", prefix, (int)len, name, sep, number);
+	memcpy(key, prefix, p);
+	memcpy(key + p, name, len);
+	p += len;
+	key[p++] = sep;
+	p += int_text(key + p, number);
+	key[p] = '\0';
+	return (int)p;
+}
+
 static void ref_add(struct ex_ctx *c, enum facts_ref_kind kind, const char *target, uint32_t line)
 {
 	if (!c->mod || !target)
@@ -658,9 +702,11 @@ static void ref_add(struct ex_ctx *c, enum facts_ref_kind kind, const char *targ
 			return;
 	}
 	char key[EX_MAX_NAME + 8];
-	int n = snprintf(key, sizeof(key), "%d:%s", (int)kind, target);
-	if (n < 0 || (size_t)n >= sizeof(key))
+	size_t target_len = strlen(target), n = int_text(key, (int)kind);
+	if (n + 1 + target_len >= sizeof(key))
 		return;
+	key[n++] = ':';
+	memcpy(key + n, target, target_len + 1);
 	if (gi_map_get(&c->mod->refs, key))
 		return;
 	gi_map_put(&c->mod->refs, key, (void *)1);
@@ -765,7 +811,7 @@ static const char *kernel_expansion(const char *name, size_t len, int arity)
 static const char *import_lookup(const struct ex_ctx *c, const char *name, size_t len, int arity)
 {
 	char key[EX_MAX_NAME + 16];
-	int n = snprintf(key, sizeof(key), "&%.*s/%d", (int)len, name, arity);
+	int n = key_make(key, sizeof(key), "&", name, len, '/', arity);
 	if (n < 0 || (size_t)n >= sizeof(key))
 		return NULL;
 	return alias_lookup(c, key, (size_t)n);
@@ -1074,7 +1120,7 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 	m = gi_vec_get(&c->f->modules, st->index);
 	for (size_t i = 0; i < st->specs.len; i++) {
 		struct ex_spec *s = gi_vec_get(&st->specs, i);
-		snprintf(key, sizeof(key), "%s/%d", s->name, s->arity);
+		key_make(key, sizeof(key), "", s->name, strlen(s->name), '/', s->arity);
 		void *idx = gi_map_get(&st->functions, key);
 		if (idx)
 			GI_VEC_AT(&m->functions, struct facts_function, (size_t)idx - 1).has_spec =
@@ -1099,7 +1145,8 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 				/* max(a, b) of a module that defines max/2 (and so
 				 * excludes Kernel's) calls it, not :erlang.max/2:
 				 * drop the rewrite recorded right after it */
-				snprintf(key, sizeof(key), "%s/%d", call->function, call->arity);
+				key_make(key, sizeof(key), "", call->function,
+				         strlen(call->function), '/', call->arity);
 				const struct ex_inline *e =
 				    ex_inline_lookup("Kernel", call->function, call->arity);
 				const struct facts_call *next = gi_vec_get(&fn->calls, j + 1);
@@ -1121,7 +1168,8 @@ static void module_finish(struct ex_ctx *c, struct ex_module_state *st)
 				}
 			}
 			if (local) {
-				snprintf(key, sizeof(key), "%s/%d", call->function, call->arity);
+				key_make(key, sizeof(key), "", call->function,
+				         strlen(call->function), '/', call->arity);
 				if (!gi_map_get(&st->functions, key) &&
 				    ex_is_kernel_function(call->function, call->arity)) {
 					/* inspect(x) is Kernel.inspect/1 in the object code */
@@ -1731,7 +1779,8 @@ static bool leaf_is_name(enum node_kind k, enum node_kind parent, unsigned index
  * comments). */
 static void body_hash(struct ex_ctx *c, TSNode body, uint32_t line)
 {
-	if (ts_node_is_null(body) || !c->mod || c->in_quote || c->function < 0 || c->unquote_name)
+	if (!c->hash_bodies || ts_node_is_null(body) || !c->mod || c->in_quote || c->function < 0 ||
+	    c->unquote_name)
 		return;
 	uint64_t h1 = mix64(GI_HASH_SEED, ts_node_symbol(body)), h2 = h1;
 	uint32_t size = ts_node_is_named(body) ? 1 : 0;
@@ -1942,7 +1991,7 @@ static long function_find_or_add(struct ex_ctx *c, const char *name, size_t name
                                  bool *created)
 {
 	char key[EX_MAX_NAME + 16];
-	snprintf(key, sizeof(key), "%.*s/%d", (int)name_len, name, arity);
+	key_make(key, sizeof(key), "", name, name_len, '/', arity);
 	void *idx = gi_map_get(&c->mod->functions, key);
 	*created = idx == NULL;
 	if (idx)
@@ -3641,6 +3690,12 @@ done:
 
 int ex_parse(const char *path, const char *source, size_t len, struct facts_file **out)
 {
+	return ex_parse_with(path, source, len, 0, out);
+}
+
+int ex_parse_with(const char *path, const char *source, size_t len, unsigned flags,
+                  struct facts_file **out)
+{
 	*out = NULL;
 	if (len > EX_MAX_FILE_SIZE)
 		return GI_ETOOBIG;
@@ -3666,6 +3721,8 @@ int ex_parse(const char *path, const char *source, size_t len, struct facts_file
 	c->src = len ? source : "";
 	c->len = len;
 	c->function = -1;
+	c->hash_bodies = !(flags & EX_PARSE_NO_BODY_HASHES);
+	f->bodies_hashed = c->hash_bodies;
 	gi_vec_init(&c->aliases, sizeof(struct ex_alias));
 	gi_vec_init(&c->templates, sizeof(struct ex_template));
 	if (kind_of(root) == N_ERROR)

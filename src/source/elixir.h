@@ -20,4 +20,18 @@
  * EX_MAX_FILE_SIZE and GI_EINVAL for binary content (NUL bytes). */
 int ex_parse(const char *path, const char *source, size_t len, struct facts_file **out);
 
+/* What ex_parse_with can leave out when the caller does not need it. */
+enum ex_parse_flags {
+	/* No FACTS_SITE_BODY sites: hashing the clause bodies is a second walk
+	 * of every clause, a sixth of the extraction, and only `duplicates`
+	 * reads them (it asks for them per file when it first runs, see
+	 * graph/contracts.c). (*out)->bodies_hashed tells which was done. */
+	EX_PARSE_NO_BODY_HASHES = 1u << 0,
+};
+
+/* ex_parse with `flags` (enum ex_parse_flags, or-ed); ex_parse is flags 0.
+ * Same contract. */
+int ex_parse_with(const char *path, const char *source, size_t len, unsigned flags,
+                  struct facts_file **out);
+
 #endif

@@ -16,6 +16,7 @@ struct facts_file *facts_file_new(const char *path, enum facts_origin origin)
 	gi_arena_init(&f->arena);
 	f->path = gi_arena_strdup(&f->arena, path);
 	f->origin = origin;
+	f->bodies_hashed = true;
 	gi_vec_init(&f->modules, sizeof(struct facts_module));
 	gi_vec_init(&f->errors, sizeof(struct facts_error));
 	return f;

@@ -201,6 +201,11 @@ struct facts_file {
 	struct gi_vec modules; /* struct facts_module */
 	struct gi_vec errors;  /* struct facts_error; parse errors, file still indexed */
 	bool skipped;          /* binary/unreadable/too big: nothing extracted */
+	/* The clause bodies' FACTS_SITE_BODY sites are in `modules`: false only
+	 * when the Elixir reader was told to leave them out
+	 * (EX_PARSE_NO_BODY_HASHES); facts_file_new sets it (readers that make
+	 * none, the BEAM one, have nothing left to hash). */
+	bool bodies_hashed;
 	const char *skip_reason;
 };
 

@@ -39,13 +39,17 @@ enum {
 	Q_FILE_TOUCH,
 	Q_DEL_SITES,
 	Q_SITE_INSERT,
+	Q_BODIES_FILE,
+	Q_BODIES_MODULES,
+	Q_BODIES_DONE,
 	Q_COUNT_
 };
 
 static const char *const statements[Q_COUNT_] = {
     [Q_FILE_FIND] = "SELECT id FROM files WHERE path = ?1",
     [Q_FILE_INSERT] = "INSERT INTO files(path, size, mtime_ns, hash, origin, is_test, skipped, "
-                      "skip_reason, error_count, edge_count) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,0)",
+                      "skip_reason, error_count, edge_count, bodies_hashed) VALUES "
+                      "(?1,?2,?3,?4,?5,?6,?7,?8,?9,0,?10)",
     [Q_FILE_EDGES] = "UPDATE files SET edge_count = ?2 WHERE id = ?1",
     [Q_DEL_FILE] = "DELETE FROM files WHERE id = ?1",
     [Q_DEL_MODULES] = "DELETE FROM modules WHERE file_id = ?1",
@@ -71,6 +75,9 @@ static const char *const statements[Q_COUNT_] = {
     [Q_DEL_SITES] = "DELETE FROM sites WHERE file_id = ?1",
     [Q_SITE_INSERT] = "INSERT INTO sites(file_id, module_id, kind, name, arity, line, detail, "
                       "hash, hash2, size) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+    [Q_BODIES_FILE] = "SELECT hash FROM files WHERE id = ?1 AND NOT bodies_hashed",
+    [Q_BODIES_MODULES] = "SELECT id FROM modules WHERE file_id = ?1 ORDER BY id",
+    [Q_BODIES_DONE] = "UPDATE files SET bodies_hashed = 1 WHERE id = ?1",
 };
 
 static const char schema_sql[] =
@@ -78,7 +85,7 @@ static const char schema_sql[] =
     "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT "
     "NULL, mtime_ns INTEGER NOT NULL, hash INTEGER NOT NULL, origin INTEGER NOT NULL, is_test "
     "INTEGER NOT NULL, skipped INTEGER NOT NULL, skip_reason TEXT, error_count INTEGER NOT NULL, "
-    "edge_count INTEGER NOT NULL);"
+    "edge_count INTEGER NOT NULL, bodies_hashed INTEGER NOT NULL);"
     "CREATE TABLE parse_errors(file_id INTEGER NOT NULL, line INTEGER NOT NULL, message TEXT);"
     "CREATE TABLE modules(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, name TEXT NOT NULL, "
     "kind INTEGER NOT NULL, impl_for TEXT, protocol TEXT, line_start INTEGER, line_end INTEGER, "
@@ -480,26 +487,31 @@ static int function_write(struct st_db *db, int64_t file_id, int64_t module_id,
 	return calls_write(db, file_id, sqlite3_last_insert_rowid(db->sql), m, fn, targets);
 }
 
+/* One site row. */
+static int site_insert(struct st_db *db, int64_t file_id, int64_t module_id,
+                       const struct facts_site *s)
+{
+	sqlite3_stmt *st = db->stmt[Q_SITE_INSERT];
+	sqlite3_bind_int64(st, 1, file_id);
+	sqlite3_bind_int64(st, 2, module_id);
+	sqlite3_bind_int(st, 3, (int)s->kind);
+	bind_text(st, 4, s->name);
+	sqlite3_bind_int(st, 5, s->arity);
+	sqlite3_bind_int64(st, 6, s->line);
+	bind_text(st, 7, s->detail);
+	sqlite3_bind_int64(st, 8, (int64_t)s->hash);
+	sqlite3_bind_int64(st, 9, (int64_t)s->hash2);
+	sqlite3_bind_int64(st, 10, s->size);
+	return step_done(db, st);
+}
+
 /* The module's sites (facts.h, struct facts_site), one row each. */
 static int sites_write(struct st_db *db, int64_t file_id, int64_t module_id,
                        const struct facts_module *m)
 {
-	sqlite3_stmt *st = db->stmt[Q_SITE_INSERT];
 	int rc = 0;
-	for (size_t i = 0; i < m->sites.len && !rc; i++) {
-		const struct facts_site *s = gi_vec_get(&m->sites, i);
-		sqlite3_bind_int64(st, 1, file_id);
-		sqlite3_bind_int64(st, 2, module_id);
-		sqlite3_bind_int(st, 3, (int)s->kind);
-		bind_text(st, 4, s->name);
-		sqlite3_bind_int(st, 5, s->arity);
-		sqlite3_bind_int64(st, 6, s->line);
-		bind_text(st, 7, s->detail);
-		sqlite3_bind_int64(st, 8, (int64_t)s->hash);
-		sqlite3_bind_int64(st, 9, (int64_t)s->hash2);
-		sqlite3_bind_int64(st, 10, s->size);
-		rc = step_done(db, st);
-	}
+	for (size_t i = 0; i < m->sites.len && !rc; i++)
+		rc = site_insert(db, file_id, module_id, gi_vec_get(&m->sites, i));
 	return rc;
 }
 
@@ -563,6 +575,7 @@ int st_file_write(struct st_db *db, const char *relpath, const struct facts_file
 	sqlite3_bind_int(st, 7, f->skipped);
 	bind_text(st, 8, f->skip_reason);
 	sqlite3_bind_int64(st, 9, (int64_t)f->errors.len);
+	sqlite3_bind_int(st, 10, f->bodies_hashed || f->skipped || f->origin != FACTS_FROM_SOURCE);
 	rc = step_done(db, st);
 	if (rc)
 		return rc;
@@ -723,6 +736,7 @@ struct each_ctx {
 		st_ref_fn ref;
 		st_call_fn call;
 		st_fact_site_fn site;
+		st_unhashed_fn unhashed;
 	} fn;
 	void *ctx;
 };
@@ -971,5 +985,85 @@ int st_sites_each(struct st_db *db, unsigned kinds, uint32_t min_body_size, st_f
 	struct each_ctx e = {.fn.site = fn, .ctx = ctx};
 	int rc = rows_each(db, sql.data, fact_site_row, &e);
 	gi_buf_destroy(&sql);
+	return rc;
+}
+
+/* ---- clause-body hashes, made on demand -------------------------------- */
+
+static int unhashed_row(sqlite3_stmt *st, void *ctx)
+{
+	const struct each_ctx *e = ctx;
+	struct st_unhashed_file r = {
+	    .id = sqlite3_column_int64(st, 0),
+	    .path = col_text(st, 1),
+	    .hash = (uint64_t)sqlite3_column_int64(st, 2),
+	};
+	return r.path ? e->fn.unhashed(e->ctx, &r) : 0;
+}
+
+int st_files_unhashed_each(struct st_db *db, st_unhashed_fn fn, void *ctx)
+{
+	struct each_ctx e = {.fn.unhashed = fn, .ctx = ctx};
+	char sql[160];
+	snprintf(sql, sizeof(sql),
+	         "SELECT id, path, hash FROM files WHERE NOT bodies_hashed AND NOT skipped AND "
+	         "origin = %d ORDER BY path",
+	         (int)FACTS_FROM_SOURCE);
+	return rows_each(db, sql, unhashed_row, &e);
+}
+
+/* The ids of file `id`'s modules in the order they were written (the order
+ * of facts_file.modules); at most `max`; the count in *n. */
+static int bodies_module_ids(struct st_db *db, int64_t id, int64_t *ids, size_t max, size_t *n)
+{
+	sqlite3_stmt *st = db->stmt[Q_BODIES_MODULES];
+	sqlite3_bind_int64(st, 1, id);
+	int rc;
+	*n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n < max)
+			ids[*n] = sqlite3_column_int64(st, 0);
+		(*n)++;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+int st_file_bodies_write(struct st_db *db, int64_t id, const struct facts_file *f, bool *written)
+{
+	*written = false;
+	sqlite3_stmt *st = db->stmt[Q_BODIES_FILE];
+	sqlite3_bind_int64(st, 1, id);
+	int step = sqlite3_step(st);
+	uint64_t stored = step == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return sql_error(step);
+	/* gone, hashed by another connection meanwhile, or re-indexed from
+	 * other content: nothing to add */
+	if (step != SQLITE_ROW || stored != f->content_hash || !f->bodies_hashed)
+		return 0;
+	size_t n = 0, count = f->modules.len;
+	int64_t *ids = gi_malloc(sizeof(*ids) * (count + 1));
+	int rc = bodies_module_ids(db, id, ids, count, &n);
+	if (!rc && n != count)
+		goto done; /* not what this reader made of it: leave it */
+	for (size_t i = 0; i < count && !rc; i++) {
+		const struct facts_module *m = gi_vec_get(&f->modules, i);
+		for (size_t k = 0; k < m->sites.len && !rc; k++) {
+			const struct facts_site *s = gi_vec_get(&m->sites, k);
+			if (s->kind == FACTS_SITE_BODY)
+				rc = site_insert(db, id, ids[i], s);
+		}
+	}
+	if (!rc) {
+		sqlite3_bind_int64(db->stmt[Q_BODIES_DONE], 1, id);
+		rc = step_done(db, db->stmt[Q_BODIES_DONE]);
+	}
+	*written = rc == 0;
+done:
+	gi_free(ids);
 	return rc;
 }

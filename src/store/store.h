@@ -23,7 +23,7 @@
 #include "base/map.h"
 #include "source/facts.h"
 
-#define ST_SCHEMA_VERSION 3
+#define ST_SCHEMA_VERSION 4
 
 struct st_db;
 
@@ -185,6 +185,26 @@ typedef int (*st_fact_site_fn)(void *ctx, const struct st_fact_site_row *row);
  * at least `min_body_size`, by module id, then line. */
 int st_sites_each(struct st_db *db, unsigned kinds, uint32_t min_body_size, st_fact_site_fn fn,
                   void *ctx);
+
+/* ---- clause-body hashes, made on demand ----
+ * The index leaves out the FACTS_SITE_BODY sites (EX_PARSE_NO_BODY_HASHES);
+ * `duplicates` adds them per file the first time it needs them. A file
+ * re-indexed later has none again until then. */
+struct st_unhashed_file {
+	int64_t id;
+	const char *path; /* relative to the project root */
+	uint64_t hash;    /* of the content indexed (files.hash) */
+};
+typedef int (*st_unhashed_fn)(void *ctx, const struct st_unhashed_file *row);
+/* Every indexed source file (not skipped) whose body sites are not stored,
+ * by path. */
+int st_files_unhashed_each(struct st_db *db, st_unhashed_fn fn, void *ctx);
+/* Stores the FACTS_SITE_BODY sites of `f` (borrowed; read from the file
+ * again, with its content_hash set) for file `id` and marks the file hashed;
+ * call it inside a write transaction (st_begin). Writes nothing, *written
+ * false, when the file is gone, already hashed, was indexed from another
+ * content than f->content_hash, or its stored modules are not f's. */
+int st_file_bodies_write(struct st_db *db, int64_t id, const struct facts_file *f, bool *written);
 
 /* A number that changes whenever another connection commits (PRAGMA data_version). */
 int st_data_version(struct st_db *db, int64_t *out);

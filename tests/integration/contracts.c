@@ -5,10 +5,13 @@
  * are written here by hand, what must be reported and what must not; the
  * same JSON from GET /api/checks/NAME of a real worker and from the MCP
  * tools over stdio; a behaviour from the project's own object code (an
- * Erlang module compiled with erlc, indexed with --beam).
+ * Erlang module compiled with erlc, indexed with --beam); the clause-body
+ * hashes that `index` leaves out and the first `duplicates` stores, per
+ * file, again after a file is re-indexed, never from a file edited since.
  * needs: elixir erlang-base
  */
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +272,88 @@ static void duplicates_type1_type2_and_negatives(void)
 	ts_giulia_result_free(&c);
 }
 
+/* The integer the query `sql` answers on the fixture's index database. */
+static long long db_count(const char *dir, const char *sql)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/.giulia/index.db", dir);
+	sqlite3 *db = NULL;
+	TH_ASSERT_INT_EQ(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_stmt *st = NULL;
+	TH_ASSERT_INT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	TH_ASSERT_INT_EQ(sqlite3_step(st), SQLITE_ROW);
+	long long n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/* Appends `text` to the fixture file `rel`. */
+static void fixture_append(const char *dir, const char *rel, const char *text)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	FILE *f = fopen(path, "a");
+	TH_ASSERT(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+#define BODY_SITES "SELECT count(*) FROM sites WHERE kind = 8"
+#define UNHASHED   "SELECT count(*) FROM files WHERE NOT bodies_hashed"
+
+static void duplicates_hash_bodies_when_first_asked(void)
+{
+	const char *dir = fixture_ready();
+	TH_ASSERT_INT_EQ(db_count(dir, BODY_SITES), 0);
+	long long files = db_count(dir, "SELECT count(*) FROM files");
+	TH_ASSERT_INT_EQ(db_count(dir, UNHASHED), files);
+
+	struct ts_giulia_result first = GIULIA("duplicates", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(first.status, 0);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(first.json, "total")), 2);
+	TH_ASSERT(json_object_get(first.json, "stale_files") == NULL);
+	long long bodies = db_count(dir, BODY_SITES);
+	TH_ASSERT(bodies > 0);
+	TH_ASSERT_INT_EQ(db_count(dir, UNHASHED), 0);
+	/* stored once: the second run reads them and answers the same */
+	struct ts_giulia_result c = GIULIA("duplicates", "--project", dir, "--json");
+	TH_ASSERT_MSG(json_equal(first.json, c.json), "second duplicates differs: %s", c.out);
+	TH_ASSERT_INT_EQ(db_count(dir, BODY_SITES), bodies);
+	ts_giulia_result_free(&c);
+
+	/* a re-indexed file loses its hashes until the next duplicates */
+	fixture_append(dir, "lib/clones.ex", "\n# edited\n");
+	c = GIULIA("index", dir);
+	TH_ASSERT_INT_EQ(c.status, 0);
+	ts_giulia_result_free(&c);
+	TH_ASSERT_INT_EQ(db_count(dir, UNHASHED), 1);
+	TH_ASSERT(db_count(dir, BODY_SITES) < bodies);
+	c = GIULIA("duplicates", "--project", dir, "--json");
+	TH_ASSERT_MSG(json_equal(first.json, c.json), "after a re-index: %s", c.out);
+	TH_ASSERT_INT_EQ(db_count(dir, BODY_SITES), bodies);
+	ts_giulia_result_free(&c);
+
+	/* re-indexed, then edited again: what is on disk is not what was
+	 * indexed, so its bodies stay out and the answer says so */
+	fixture_append(dir, "lib/clones.ex", "\n# edited again\n");
+	c = GIULIA("index", dir);
+	ts_giulia_result_free(&c);
+	fixture_append(dir, "lib/clones.ex", "\n# and once more\n");
+	c = GIULIA("duplicates", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c.json, "stale_files")), 1);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c.json, "total")), 0);
+	TH_ASSERT_INT_EQ(db_count(dir, UNHASHED), 1);
+	ts_giulia_result_free(&c);
+	c = GIULIA("index", dir);
+	ts_giulia_result_free(&c);
+	c = GIULIA("duplicates", "--project", dir, "--json");
+	TH_ASSERT_MSG(json_equal(first.json, c.json), "after the stale file is indexed: %s", c.out);
+	ts_giulia_result_free(&c);
+	ts_giulia_result_free(&first);
+}
+
 /* A tools/call of `tool` over `giulia mcp` on stdio: its structured result. */
 static json_t *mcp_tool(const char *dir, const char *tool, const char *arguments)
 {
@@ -395,6 +480,7 @@ int main(int argc, char **argv)
 	    TH_TEST(conventions_with_thresholds),
 	    TH_TEST(struct_lifecycle),
 	    TH_TEST(duplicates_type1_type2_and_negatives),
+	    TH_TEST(duplicates_hash_bodies_when_first_asked),
 	    TH_TEST(rest_and_mcp_give_the_cli_json),
 	    TH_TEST(behaviour_from_project_object_code),
 	    TH_END,
