@@ -1106,9 +1106,9 @@ static const struct cli_option observe_start_options[] = {
      "10000"},
     {"--overhead PCT",
      "bound the cost of call counting by duty-cycling the patterns; counts become "
-     "estimates with a 95% interval; 5% is the recommended production setting, 0 "
-     "counts every call (docs/OBSERVE.md)",
-     "every call counted"},
+     "estimates with a 95% interval (docs/OBSERVE.md); 0 counts every call (exact counts "
+     "for rare functions or a short investigation)",
+     "5%"},
     {"--cluster", "also observe every visible member of NODE's cluster (its nodes())", NULL},
     {"--cluster-max N", "at most N members with --cluster (1..1000)", "32"},
     {NULL, NULL, NULL},
