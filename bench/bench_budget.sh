@@ -12,7 +12,8 @@
 # Each with: no observer, observation without tracing, full call_count, and
 # budgets of 2%, 5% and 10%; interleaved, $rounds rounds (BENCH_ROUNDS,
 # default 6) of $seconds s (BENCH_SECONDS, default 8), the order rotating
-# from round to round.
+# from round to round. BENCH_MODES picks modes (also observe_nosampler:
+# observation with the sampler off).
 # needs: wrk erlang-base python3 scripts/nexus.sh
 #
 # Work is the target's work per CPU second (loop iterations or requests
@@ -62,16 +63,17 @@ echo "machine: $(nproc) cores, OTP $(erl -noshell -eval 'io:format("~s",[erlang:
 # watcher MODE COOKIE MODS NODE OUT WINDOWS: starts an observer in the background
 # and echoes its pid; MODE none starts nothing.
 watcher() {
-  local mode=$1 cookie=$2 mods=$3 node=$4 out=$5 windows=$6 overhead=0
+  local mode=$1 cookie=$2 mods=$3 node=$4 out=$5 windows=$6 overhead=0 period=
   case $mode in
     none) return 0 ;;
     observe) mods=- ;;
+    observe_nosampler) mods=- period=-1 ;;
     b2) overhead=0.02 ;;
     b5) overhead=0.05 ;;
     b10) overhead=0.10 ;;
   esac
-  OBSERVE_WATCH_OVERHEAD=$overhead OBSERVE_WATCH_CALLS=$out OBSERVE_WATCH_WINDOWS=$windows \
-    GIULIA_LOG=error \
+  GIULIA_SAMPLE_PERIOD_MS=$period OBSERVE_WATCH_OVERHEAD=$overhead OBSERVE_WATCH_CALLS=$out \
+    OBSERVE_WATCH_WINDOWS=$windows GIULIA_LOG=error \
     "$work/observe_watch" "$cookie" 1000 $((seconds + settle + 3)) "$mods" "$node" \
     >>"$work/watch.out" 2>&1 &
   echo $!

@@ -28,8 +28,9 @@ import os
 import statistics
 import sys
 
-MODES = ["none", "observe", "full", "b2", "b5", "b10"]
-LABEL = {"none": "no observer", "observe": "observe, no trace", "full": "full call_count",
+MODES = ["none", "observe", "observe_nosampler", "full", "b2", "b5", "b10"]
+LABEL = {"none": "no observer", "observe": "observe, no trace",
+         "observe_nosampler": "observe, no sampler", "full": "full call_count",
          "b2": "budget 2%", "b5": "budget 5%", "b10": "budget 10%"}
 
 
@@ -107,10 +108,12 @@ def main():
     runs = read_runs(d)
     rounds = sorted({r for (_, r) in runs})
     print(f"{'run':<20} {unit + '/tick':>14} {'vs none: median':>16} {'range':>17} "
+          f"{'vs observe':>11} "
           f"{'duty/exposed':>13} {'est. error: mean':>17} {'max':>7} {'pooled mean':>12} "
           f"{'pooled max':>11} {'in 95% interval':>16}")
     for mode in MODES:
         ratios, per_tick, errs, pooled, cover = [], [], [], {}, [0, 0]
+        vs_observe = []
         duties, exposures = [], []
         for r in rounds:
             if (mode, r) not in runs or ("none", r) not in runs:
@@ -119,7 +122,10 @@ def main():
             base = runs[("none", r)][2] / max(1, runs[("none", r)][3])
             per_tick.append(work / max(1, ticks))
             ratios.append(work / max(1, ticks) / base - 1)
-            if mode in ("none", "observe"):
+            if ("observe", r) in runs:
+                ow, ot = runs[("observe", r)][2:4]
+                vs_observe.append(work / max(1, ticks) / (ow / max(1, ot)) - 1)
+            if mode in ("none", "observe", "observe_nosampler"):
                 continue
             du, ex = duty_of(os.path.join(d, f"calls.{mode}.{r}"))
             if mode != "full" and du is not None:
@@ -169,14 +175,17 @@ def main():
         dx = (f"{statistics.mean(duties):.3f}/{statistics.mean(exposures):.3f}"
               if duties else "-")
         print(f"{LABEL[mode]:<20} {statistics.median(per_tick):>14.2f} {100 * med:>+15.1f}% "
-              f"{rng:>17} {dx:>13} "
+              f"{rng:>17} "
+              f"{(f'{100 * statistics.median(vs_observe):+.1f}%' if vs_observe else '-'):>11} "
+              f"{dx:>13} "
               f"{(f'{100 * statistics.mean(errs):.1f}%' if errs else '-'):>17} "
               f"{(f'{100 * max(errs):.1f}%' if errs else '-'):>7} "
               f"{(f'{100 * statistics.mean(pe):.1f}%' if pe else '-'):>12} "
               f"{(f'{100 * max(pe):.1f}%' if pe else '-'):>11} "
               f"{(f'{100 * cover[0] / cover[1]:.0f}% of {cover[1]}' if cover[1] else '-'):>16}")
-    print(f"({len(rounds)} rounds; estimate error per function above 100 calls/s; pooled: "
-          "every round's windows of the mode summed)")
+    print(f"({len(rounds)} rounds; vs none / vs observe: the median over rounds of the "
+          "ratio to that run of the same round; estimate error per function above 100 "
+          "calls/s; pooled: every round's windows of the mode summed)")
 
 
 main()
