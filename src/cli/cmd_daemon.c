@@ -862,12 +862,20 @@ static int observe_start(struct observe_opts *o)
 	if (rc == 0) {
 		if (o->json)
 			print_json(resp);
-		else
-			printf("observing %s every %lld ms (session %s)\n"
-			       "run your workload, then: giulia-observe stop %s\n",
-			       node,
+		else {
+			printf("observing %s every %lld ms (session %s)\n", node,
 			       (long long)json_integer_value(json_object_get(resp, "interval_ms")),
-			       json_string_value(json_object_get(resp, "session_id")), node);
+			       json_string_value(json_object_get(resp, "session_id")));
+			/* which counts the profile will hold: estimates or exact */
+			json_t *ov = json_object_get(resp, "overhead");
+			if (trace && trace[0] && json_is_number(ov))
+				printf("counting calls under a %.1f%% overhead budget: counts are "
+				       "estimates (--overhead 0 counts every call)\n",
+				       100.0 * json_number_value(ov));
+			else if (trace && trace[0])
+				printf("counting every call (no overhead budget)\n");
+			printf("run your workload, then: giulia-observe stop %s\n", node);
+		}
 		fflush(stdout);
 		const char *sid = json_string_value(json_object_get(resp, "session_id"));
 		if (trace && trace[0] && sid)
