@@ -50,7 +50,9 @@ def read_windows(path):
     for line in open(path):
         p = line.split()
         if p[0] == "W":
-            out.append((int(p[1]), float(p[2]), float(p[3]), {}))
+            # the node's reductions without the session's own where known
+            reds = float(p[4]) if len(p) > 4 and float(p[4]) >= 0 else float(p[3])
+            out.append((int(p[1]), float(p[2]), reds, {}))
         elif p[0] == "C" and out:
             out[-1][3][p[1]] = tuple(float(x) for x in p[2:7])
     return out

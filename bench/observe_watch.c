@@ -13,7 +13,9 @@
  * it), and OBSERVE_WATCH_CALLS=FILE writes, per traced function, its calls
  * per second (estimated under a budget) over the snapshots after the first
  * two. OBSERVE_WATCH_WINDOWS=FILE writes every snapshot's window:
- * "W timestamp_ms window_ms node_reductions", then per traced function
+ * "W timestamp_ms window_ms node_reductions work_reductions" (the last
+ * without the session's own, snapshot reductions.observer; -1 when
+ * absent), then per traced function
  * "C module.function/arity count measured low high" (full counts: measured,
  * low and high are the count), so that a bench can compare estimates with
  * a reference over the very same windows (bench/bench_budget.sh).
@@ -41,10 +43,16 @@ static FILE *windows_out; /* OBSERVE_WATCH_WINDOWS, written on the manager's thr
 static void window_write(json_t *snap, json_t *trace)
 {
 	json_t *reds = json_object_get(json_object_get(snap, "reductions"), "delta");
-	fprintf(windows_out, "W %lld %.0f %.0f\n",
+	json_t *own = json_object_get(json_object_get(snap, "reductions"), "observer");
+	json_t *work = json_is_number(reds) && json_is_number(own)
+	                   ? json_real(json_number_value(reds) - json_number_value(own))
+	                   : json_null();
+	fprintf(windows_out, "W %lld %.0f %.0f %.0f\n",
 	        (long long)json_integer_value(json_object_get(snap, "timestamp_ms")),
 	        json_number_value(json_object_get(trace, "window_ms")),
-	        json_is_number(reds) ? json_number_value(reds) : -1.0);
+	        json_is_number(reds) ? json_number_value(reds) : -1.0,
+	        json_is_number(work) ? json_number_value(work) : -1.0);
+	json_decref(work);
 	size_t i;
 	json_t *c;
 	json_array_foreach(json_object_get(trace, "calls"), i, c)
