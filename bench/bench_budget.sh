@@ -10,16 +10,25 @@
 # demo  examples/nexus under a fixed wrk load (scripts/nexus.sh load, 16
 #       connections), tracing Nexus.Repo and Nexus.Registry.TableRegistry.
 # Each with: no observer, observation without tracing, full call_count, and
-# budgets of 2%, 5% and 10%; alternated, $rounds rounds of $seconds s each.
-# needs: wrk erlang-base scripts/nexus.sh
+# budgets of 2%, 5% and 10%; interleaved, $rounds rounds (BENCH_ROUNDS,
+# default 6) of $seconds s (BENCH_SECONDS, default 8), the order rotating
+# from round to round. BENCH_MODES picks modes (also observe_nosampler:
+# observation with the sampler off).
+# needs: wrk erlang-base python3 scripts/nexus.sh
 #
 # Work is the target's work per CPU second (loop iterations or requests
 # divided by the CPU time of the target's OS process), which the
 # neighbours' load cannot blur, as a ratio to the run without observer of
-# the same round. Estimate error: per function above 100 calls/s, its calls
-# per unit of work (estimated calls per second / work per second) against
-# the same under full counting, averaged over the rounds. The utilisation
-# ceiling is off in these runs (a CPU-bound target is always above it).
+# the same round: the median over rounds and its range. Estimates are
+# compared over the very windows the observer reported (its per-window
+# records, bench/observe_watch.c): on cpu against the true calls (the
+# workload's calls per iteration x the iterations a recorder on the target
+# saw in those windows), on the demo as calls per node reduction against
+# the same under full counting in the same round (a call path takes the
+# same reductions counted or not). Per run and pooled over the rounds, and
+# how often the stated 95% interval holds the reference
+# (bench/budget_report.py). The utilisation ceiling is off in these runs (a
+# CPU-bound target is always above it).
 set -eu
 cd "$(dirname "$0")/.."
 parts=("$@")
@@ -33,13 +42,13 @@ cleanup() {
     NEXUS_NODE=$nexus_node NEXUS_PORT=$nexus_port NEXUS_RUN_DIR="$work/nexus-run" \
       scripts/nexus.sh stop >/dev/null 2>&1 || true
   fi
-  rm -rf "$work"
+  [ -n "${BENCH_KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
 }
 trap cleanup EXIT
 seconds=${BENCH_SECONDS:-8}
-rounds=${BENCH_ROUNDS:-2}
+rounds=${BENCH_ROUNDS:-6}
 settle=4 # the observer's first windows: patterns set, the fraction adapting
-modes="none observe full b2 b5 b10"
+modes=${BENCH_MODES:-"none observe full b2 b5 b10"}
 pkg_libs=$(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib)
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen -o "$work/observe_watch" \
   bench/observe_watch.c build/release/libgiulia.a /usr/lib/libei.a $pkg_libs -lpthread -lm
@@ -51,19 +60,21 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 echo "machine: $(nproc) cores, OTP $(erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().'),"\
      "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# watcher MODE COOKIE MODS NODE OUT: starts an observer in the background
+# watcher MODE COOKIE MODS NODE OUT WINDOWS: starts an observer in the background
 # and echoes its pid; MODE none starts nothing.
 watcher() {
-  local mode=$1 cookie=$2 mods=$3 node=$4 out=$5 overhead=0
+  local mode=$1 cookie=$2 mods=$3 node=$4 out=$5 windows=$6 overhead=0 period=
   case $mode in
     none) return 0 ;;
     observe) mods=- ;;
+    observe_nosampler) mods=- period=-1 ;;
     b2) overhead=0.02 ;;
     b5) overhead=0.05 ;;
     b10) overhead=0.10 ;;
   esac
-  OBSERVE_WATCH_OVERHEAD=$overhead OBSERVE_WATCH_CALLS=$out GIULIA_LOG=error \
-    "$work/observe_watch" "$cookie" 1000 $((seconds + settle + 2)) "$mods" "$node" \
+  GIULIA_SAMPLE_PERIOD_MS=$period OBSERVE_WATCH_OVERHEAD=$overhead OBSERVE_WATCH_CALLS=$out \
+    OBSERVE_WATCH_WINDOWS=$windows GIULIA_LOG=error \
+    "$work/observe_watch" "$cookie" 1000 $((seconds + settle + 3)) "$mods" "$node" \
     >>"$work/watch.out" 2>&1 &
   echo $!
 }
@@ -76,75 +87,34 @@ settled() { # NODE COOKIE WANT
   echo "bench_budget: $1 did not settle at $3 sessions" >&2; return 1
 }
 
-# report UNIT [KNOWN]: reads "mode round work ticks" on stdin and the calls
-# files $work/calls.MODE.ROUND ("fn calls_per_s" lines, "#duty D"). KNOWN
-# ("fn=calls per unit of work,...") is the truth the workload itself
-# counts: the estimates (and the full counts) are compared with it; without
-# it, with the full counts of the same round.
-report() {
-  local unit=$1 known=${2:-}
-  awk -v unit="$unit" -v dir="$work" -v seconds="$seconds" -v known="$known" '
-    { w[$1] += $3; t[$1] += $4; n[$1]++; wr[$1 "," $2] = $3 / seconds; rounds[$2] = 1 }
-    END {
-      nk = split(known, kv, ",")
-      for (i = 1; i <= nk; i++) { split(kv[i], p, "="); truth[p[1]] = p[2] }
-      base = w["none"] / t["none"]
-      split("none observe full b2 b5 b10", order, " ")
-      split("no observer|observe, no trace|full call_count|budget 2%|budget 5%|budget 10%", label, "|")
-      printf "%-20s %12s %12s %9s %13s %16s %16s\n", "run", unit "/run", unit "/tick", "vs none", "duty/exposed", "max est. error", "mean est. error"
-      for (i = 1; i <= 6; i++) {
-        k = order[i]; per = w[k] / t[k]; duty = "-"; maxe = "-"; meane = "-"
-        if (k ~ /^b/ || (k == "full" && nk)) {
-          me = 0; se = 0; ne = 0; dsum = 0; dn = 0; xsum = 0
-          for (r in rounds) {
-            # full counts of the same round: calls per unit of work
-            delete full
-            f = dir "/calls.full." r
-            while ((getline line < f) > 0) { split(line, a, " "); if (a[1] !~ /^#/) full[a[1]] = a[2] }
-            close(f)
-            f = dir "/calls." k "." r
-            while ((getline line < f) > 0) {
-              split(line, a, " ")
-              if (a[1] == "#duty") { dsum += a[2]; dn++; continue }
-              if (a[1] == "#exposure") { xsum += a[2]; continue }
-              if (nk) {
-                if (!(a[1] in truth) || truth[a[1]] * wr[k "," r] < 100) continue
-                e = (a[2] / wr[k "," r]) / truth[a[1]] - 1
-              } else {
-                if (!(a[1] in full) || full[a[1]] < 100) continue
-                e = (a[2] / wr[k "," r]) / (full[a[1]] / wr["full," r]) - 1
-              }
-              if (e < 0) e = -e
-              if (e > me) me = e
-              se += e; ne++
-            }
-            close(f)
-          }
-          if (dn && k != "full") duty = sprintf("%.3f/%.3f", dsum / dn, xsum / dn)
-          if (ne) { maxe = sprintf("%.1f%%", 100 * me); meane = sprintf("%.1f%%", 100 * se / ne) }
-        }
-        printf "%-20s %12.0f %12.2f %8.1f%% %13s %16s %16s\n", label[i], w[k] / n[k], per,
-               100.0 * (per - base) / base, duty, maxe, meane
-      }
-    }'
-}
-
-run_target() { # NAME COOKIE MODS TARGET_PID WORKFN
-  local node=$1 cookie=$2 mods=$3 tpid=$4 workfn=$5 results=()
+run_target() { # NAME COOKIE MODS TARGET_PID WORKFN UNIT [TRUTH]
+  local node=$1 cookie=$2 mods=$3 tpid=$4 workfn=$5 order
+  : >"$work/runs"
   for round in $(seq 1 "$rounds"); do
-    for mode in $modes; do
+    # the order rotates from round to round, so that no mode always
+    # follows the same one (a slow barrier's or a warm cache's after-effects)
+    read -ra order <<<"$modes"
+    local shift=$(((round - 1) % ${#order[@]}))
+    order=("${order[@]:$shift}" "${order[@]:0:$shift}")
+    for mode in "${order[@]}"; do
       settled "$node" "$cookie" 0
-      w=$(watcher "$mode" "$cookie" "$mods" "$node" "$work/calls.$mode.$round")
+      w=$(watcher "$mode" "$cookie" "$mods" "$node" "$work/calls.$mode.$round" \
+        "$work/win.$mode.$round")
       [ -n "$w" ] && { pids+=("$w"); sleep "$settle"; settled "$node" "$cookie" 1; }
-      t0=$(ticks "$tpid")
+      [ -n "${recorder:-}" ] && $recorder "$work/rec.discard"
+      t0=$(date +%s%3N)
+      k0=$(ticks "$tpid")
       done_work=$($workfn)
-      t1=$(ticks "$tpid")
-      [ -n "$w" ] && wait "$w" 2>/dev/null || true
-      results+=("$mode $round $done_work $((t1 - t0))")
+      k1=$(ticks "$tpid")
+      t1=$(date +%s%3N)
+      [ -n "${recorder:-}" ] && $recorder "$work/rec.$mode.$round"
+      # the observer is not this shell's child (started in $(...)): poll
+      if [ -n "$w" ]; then while kill -0 "$w" 2>/dev/null; do sleep 0.2; done; fi
+      echo "$mode $round $t0 $t1 $done_work $((k1 - k0))" >>"$work/runs"
     done
   done
-  printf "%s\n" "${results[@]}" | report "$6" "${7:-}"
-  echo "(runs, mode round work cpu-ticks: $(printf "%s; " "${results[@]}"))"
+  python3 bench/budget_report.py "$work" "$6" "${7:-}"
+  echo "(runs, mode round t0 t1 work cpu-ticks: $(tr '\n' ';' <"$work/runs"))"
 }
 
 if [[ " ${parts[*]} " == *" cpu "* ]]; then
@@ -159,6 +129,9 @@ if [[ " ${parts[*]} " == *" cpu "* ]]; then
   call() { echo "$1" | "$erl_call_bin" -name "$name" -c "$cookie" -e; }
   for _ in $(seq 1 100); do call "ok." >/dev/null 2>&1 && break; sleep 0.2; done
   call "observe_bench:load_start(2)." >/dev/null
+  call "observe_bench:recorder_start()." >/dev/null
+  cpu_recorder() { call "observe_bench:recorder_dump(\"$1\")." >/dev/null; }
+  recorder=cpu_recorder
   cpu_work() {
     local c0 c1
     c0=$(call "observe_bench:load_count()." | tr -dc '0-9'); sleep "$seconds"
@@ -182,6 +155,7 @@ if [[ " ${parts[*]} " == *" demo "* ]]; then
   ncookie=$(cat "$work/nexus-run/cookie")
   scripts/nexus.sh load 3 16 >/dev/null 2>&1 || true # warm-up
   demo_work() { scripts/nexus.sh load "$seconds" 16 2>&1 | awk '/requests in/ {print $1}'; }
+  recorder=""
   run_target "$nexus_node" "$ncookie" Nexus.Repo,Nexus.Registry.TableRegistry "$npid" demo_work requests
   scripts/nexus.sh stop >/dev/null 2>&1 || true
   nexus_started=""

@@ -12,7 +12,13 @@
  * the utilisation ceiling off, as a CPU-bound bench target is always above
  * it), and OBSERVE_WATCH_CALLS=FILE writes, per traced function, its calls
  * per second (estimated under a budget) over the snapshots after the first
- * two (bench/bench_budget.sh).
+ * two. OBSERVE_WATCH_WINDOWS=FILE writes every snapshot's window:
+ * "W timestamp_ms window_ms node_reductions work_reductions" (the last
+ * without the session's own, snapshot reductions.observer; -1 when
+ * absent), then per traced function
+ * "C module.function/arity count measured low high" (full counts: measured,
+ * low and high are the count), so that a bench can compare estimates with
+ * a reference over the very same windows (bench/bench_budget.sh).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,6 +38,38 @@ static double sample_ms_total;
 static json_t *calls_total;
 static double calls_window_ms, duty_total, exposure_total;
 static long duty_n;
+static FILE *windows_out; /* OBSERVE_WATCH_WINDOWS, written on the manager's thread */
+
+static void window_write(json_t *snap, json_t *trace)
+{
+	json_t *reds = json_object_get(json_object_get(snap, "reductions"), "delta");
+	json_t *own = json_object_get(json_object_get(snap, "reductions"), "observer");
+	json_t *work = json_is_number(reds) && json_is_number(own)
+	                   ? json_real(json_number_value(reds) - json_number_value(own))
+	                   : json_null();
+	fprintf(windows_out, "W %lld %.0f %.0f %.0f\n",
+	        (long long)json_integer_value(json_object_get(snap, "timestamp_ms")),
+	        json_number_value(json_object_get(trace, "window_ms")),
+	        json_is_number(reds) ? json_number_value(reds) : -1.0,
+	        json_is_number(work) ? json_number_value(work) : -1.0);
+	json_decref(work);
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(trace, "calls"), i, c)
+	{
+		double count = json_number_value(json_object_get(c, "count"));
+		json_t *measured = json_object_get(c, "measured");
+		bool estimated = json_is_true(json_object_get(c, "estimated"));
+		fprintf(windows_out, "C %s.%s/%lld %.0f %.0f %.0f %.0f %d\n",
+		        json_string_value(json_object_get(c, "module")),
+		        json_string_value(json_object_get(c, "function")),
+		        (long long)json_integer_value(json_object_get(c, "arity")), count,
+		        estimated ? json_number_value(measured) : count,
+		        estimated ? json_number_value(json_object_get(c, "low")) : count,
+		        estimated ? json_number_value(json_object_get(c, "high")) : count,
+		        json_is_true(json_object_get(c, "carried")) ? 1 : 0);
+	}
+}
 
 static void on_snapshot(void *ctx, const char *id, json_t *snap)
 {
@@ -40,6 +78,8 @@ static void on_snapshot(void *ctx, const char *id, json_t *snap)
 	__atomic_add_fetch(&snapshots, 1, __ATOMIC_RELAXED);
 	sample_ms_total += json_number_value(json_object_get(snap, "sample_ms"));
 	json_t *trace = json_object_get(snap, "trace");
+	if (windows_out && trace)
+		window_write(snap, trace);
 	if (!calls_total || snapshots <= 2 || !trace)
 		return;
 	calls_window_ms += json_number_value(json_object_get(trace, "window_ms"));
@@ -106,6 +146,11 @@ int main(int argc, char **argv)
 	const char *calls_path = getenv("OBSERVE_WATCH_CALLS");
 	if (calls_path)
 		calls_total = json_object();
+	const char *windows_path = getenv("OBSERVE_WATCH_WINDOWS");
+	if (windows_path && !(windows_out = fopen(windows_path, "w"))) {
+		perror(windows_path);
+		return 1;
+	}
 	struct obs_callbacks cb = {on_snapshot, NULL, NULL};
 	struct obs_manager *m = NULL;
 	if (obs_manager_new(&cb, &m) != 0)
@@ -150,6 +195,8 @@ int main(int argc, char **argv)
 	    n ? sample_ms_total / (double)n : 0.0);
 	fflush(stdout);
 	obs_manager_free(m);
+	if (windows_out)
+		fclose(windows_out);
 	FILE *out = calls_path ? fopen(calls_path, "w") : NULL;
 	if (out) {
 		const char *key;

@@ -176,11 +176,13 @@ index_project() {
 
 # One observed run; $1: label, $2: traced modules (default $traced; "-":
 # none), $3: connections (run_load). Sets profile_id; the profile's JSON is
-# in $run/profile-$1.json.
+# in $run/profile-$1.json. $overhead, when set, is passed as --overhead
+# (unset: the default budget, 5%, whose counts are estimates).
 observed_run() {
   local mods=${2:-$traced}
   local args=("$NEXUS_NODE" "$cookie" 1000)
   [ "$mods" = - ] || args+=("$mods")
+  [ -z "${overhead:-}" ] || args+=(--overhead "$overhead")
   step "giulia-observe start $NEXUS_NODE <cookie> 1000 ${mods/#-/(no traced modules)}"
   "$observe" start "${args[@]}" --project "$project"
   observing=1
@@ -236,13 +238,16 @@ session_log_async() {
   step "giulia compare (synchronous -> asynchronous logging, level info, the same load)"
   "$giulia" compare "$(cat "$run/profile-log-info.id")" "$profile_id" | tee "$run/compare-async.txt"
 }
+# The two trace sessions count every call (--overhead 0): their findings
+# are exact ratios set beside the article's (lookups per request, the read
+# share, helper calls per operation), which a budget's estimates would blur.
 session_trace_registry() {
   set_logging info default debug
-  observed_run trace-registry Nexus.Registry.TableRegistry
+  overhead=0 observed_run trace-registry Nexus.Registry.TableRegistry
 }
 session_trace_both() {
   set_logging info default debug
-  observed_run trace-both "$traced"
+  overhead=0 observed_run trace-both "$traced"
 }
 
 # What Giulia found in session $1 (from its profile's JSON), one line.

@@ -319,6 +319,8 @@ async function pageLive(main, node) {
     h('label', {}, 'cookie (optional)', h('input', { name: 'cookie', type: 'password', autocomplete: 'off', size: 12 })),
     h('label', {}, 'interval ms', h('input', { name: 'interval_ms', type: 'number', min: 250, value: 1000, size: 6 })),
     h('label', {}, 'modules to trace', h('input', { name: 'trace_modules', placeholder: 'App.Repo,App.Cache', size: 24 })),
+    h('label', { title: 'the share of the node\'s work call counting may take; 0 counts every call' }, 'overhead %',
+      h('input', { name: 'overhead', type: 'number', min: 0, max: 50, step: 'any', value: 5, size: 4 })),
     h('label', {}, 'project (optional)', h('input', { name: 'project', placeholder: '/abs/path', size: 18 })),
     h('label', { class: 'check' }, h('input', { name: 'call_time', type: 'checkbox' }), 'time per function'),
     h('button', { type: 'submit' }, 'Start observing'));
@@ -329,6 +331,7 @@ async function pageLive(main, node) {
     if (f.get('cookie')) body.cookie = f.get('cookie');
     const mods = String(f.get('trace_modules') || '').split(',').map(x => x.trim()).filter(Boolean);
     if (mods.length) body.trace_modules = mods;
+    if (mods.length && String(f.get('overhead') || '').trim() !== '') body.overhead = `${Number(f.get('overhead'))}%`;
     if (f.get('project')) body.project = f.get('project');
     if (f.get('call_time')) body.call_time = true;
     try {

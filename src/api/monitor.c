@@ -1069,7 +1069,7 @@ static bool orphan_adopt(struct api_monitor *m, json_t *orphan, struct obs_sessi
 	return adopt;
 }
 
-/* `overhead`: absent or null (the default), a fraction (0 counts every
+/* `overhead`: absent or null (OBS_OVERHEAD_DEFAULT, 5%), a fraction (0 counts every
  * call, else up to OBS_OVERHEAD_MAX) or a percentage text such as "5%". */
 static int overhead_parse(json_t *v, double *out)
 {

@@ -862,12 +862,20 @@ static int observe_start(struct observe_opts *o)
 	if (rc == 0) {
 		if (o->json)
 			print_json(resp);
-		else
-			printf("observing %s every %lld ms (session %s)\n"
-			       "run your workload, then: giulia-observe stop %s\n",
-			       node,
+		else {
+			printf("observing %s every %lld ms (session %s)\n", node,
 			       (long long)json_integer_value(json_object_get(resp, "interval_ms")),
-			       json_string_value(json_object_get(resp, "session_id")), node);
+			       json_string_value(json_object_get(resp, "session_id")));
+			/* which counts the profile will hold: estimates or exact */
+			json_t *ov = json_object_get(resp, "overhead");
+			if (trace && trace[0] && json_is_number(ov))
+				printf("counting calls under a %.1f%% overhead budget: counts are "
+				       "estimates (--overhead 0 counts every call)\n",
+				       100.0 * json_number_value(ov));
+			else if (trace && trace[0])
+				printf("counting every call (no overhead budget)\n");
+			printf("run your workload, then: giulia-observe stop %s\n", node);
+		}
 		fflush(stdout);
 		const char *sid = json_string_value(json_object_get(resp, "session_id"));
 		if (trace && trace[0] && sid)
@@ -1106,9 +1114,9 @@ static const struct cli_option observe_start_options[] = {
      "10000"},
     {"--overhead PCT",
      "bound the cost of call counting by duty-cycling the patterns; counts become "
-     "estimates with a 95% interval; 5% is the recommended production setting, 0 "
-     "counts every call (docs/OBSERVE.md)",
-     "every call counted"},
+     "estimates with a 95% interval (docs/OBSERVE.md); 0 counts every call (exact counts "
+     "for rare functions or a short investigation)",
+     "5%"},
     {"--cluster", "also observe every visible member of NODE's cluster (its nodes())", NULL},
     {"--cluster-max N", "at most N members with --cluster (1..1000)", "32"},
     {NULL, NULL, NULL},

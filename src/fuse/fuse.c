@@ -125,6 +125,12 @@ struct func_stat {
 	double total, min_present, max;
 	long present;
 	double time_us, time_calls; /* call_time: own time and calls in flagged processes */
+	/* Under an overhead budget: the calls counted, and the variance of the
+	 * total from the windows' intervals (independent windows add their
+	 * variances; a carried window repeats an earlier one's figures, so its
+	 * error adds in full: carried_sd). */
+	bool estimated;
+	double measured, variance, carried_sd;
 	/* The workload model (docs/RULES.md): what the function does to the
 	 * data, on which evidence, and through which data layer. */
 	const char *cls;   /* read, write, mixed, unknown, compute, pipeline */
@@ -534,6 +540,15 @@ static void take_trace(struct ctx *c, const struct obs_view *v, long seq)
 		if (isfinite(time_us) && time_us >= 0 && isfinite(time_calls) && time_calls >= 0) {
 			f->time_us += time_us;
 			f->time_calls += time_calls;
+		}
+		if (isfinite(e->measured) && isfinite(e->high) && e->high >= count) {
+			f->estimated = true;
+			f->measured += e->measured;
+			double sd = (e->high - count) / 1.96; /* the upper side: never clipped */
+			if (e->carried)
+				f->carried_sd += sd;
+			else
+				f->variance += sd * sd;
 		}
 		f->total += count;
 		f->present++;
@@ -1595,6 +1610,24 @@ static void note_traced_callees(struct ctx *c, struct func_stat *f, json_t *d)
 	}
 }
 
+/* Under an overhead budget, a hotspot's calls are an estimate: the calls
+ * counted (`measured`) and the 95% interval of the session's total (`low`,
+ * `high`; docs/PROFILE.md); null when every call was counted. */
+static void hotspot_estimate(json_t *o, const struct func_stat *f)
+{
+	if (!f->estimated) {
+		json_object_set_new(o, "measured", json_null());
+		json_object_set_new(o, "low", json_null());
+		json_object_set_new(o, "high", json_null());
+		return;
+	}
+	double half = 1.96 * (sqrt(f->variance) + f->carried_sd);
+	double low = f->total - half;
+	json_object_set_new(o, "measured", fuse_json_num(f->measured));
+	json_object_set_new(o, "low", fuse_json_num(floor(low > f->measured ? low : f->measured)));
+	json_object_set_new(o, "high", fuse_json_num(ceil(f->total + half)));
+}
+
 /* Every traced function, by calls, joined with function_details. Also sets
  * "calls_repo" (the Repo-like module it calls, or null) for the database
  * signature of rule 4. */
@@ -1623,6 +1656,7 @@ static json_t *build_hotspots(struct ctx *c)
 		json_object_set_new(o, "calls_share",
 		                    fuse_json_num(all_calls > 0 ? f->total / all_calls : NAN));
 		json_object_set_new(o, "calls_per_second", fuse_json_num(func_calls_per_s(c, f)));
+		hotspot_estimate(o, f);
 		json_t *w = json_object();
 		json_object_set_new(w, "windows", json_integer(windows));
 		json_object_set_new(w, "min",

@@ -490,6 +490,19 @@ static void put_hot_functions(struct gi_buf *out, json_t *hf, json_t *summary)
 	table_put(out, t);
 }
 
+/* A hotspot's calls; an estimate (under a budget) with the half-width of
+ * its 95% interval, "29.7k +/-3%". */
+static void hotspot_calls(json_t *f, char *buf, size_t size)
+{
+	char n[16];
+	double calls = fuse_num(f, "calls"), high = fuse_num(f, "high");
+	fmt_num(calls, n, sizeof(n));
+	if (isfinite(high) && calls > 0 && high > calls)
+		snprintf(buf, size, "%s +/-%.0f%%", n, 100.0 * (high - calls) / calls);
+	else
+		snprintf(buf, size, "%s", n);
+}
+
 static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 {
 	size_t n = json_array_size(hs);
@@ -513,10 +526,10 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 	for (size_t i = 0; i < n && i < 20; i++) {
 		json_t *f = json_array_get(hs, i);
 		json_t *w = json_object_get(f, "per_window");
-		char nb[2 * FUSE_MAX_NAME + 16], calls[16], cps[16], mn[16], av[16], mx[16], mm[48],
+		char nb[2 * FUSE_MAX_NAME + 16], calls[40], cps[16], mn[16], av[16], mx[16], mm[48],
 		    cc[16], cog[16];
 		gi_fmt_mfa(fuse_str(f, "mfa") ? fuse_str(f, "mfa") : "-", nb, sizeof(nb));
-		fmt_num(fuse_num(f, "calls"), calls, sizeof(calls));
+		hotspot_calls(f, calls, sizeof(calls));
 		fmt_num(fuse_num(f, "calls_per_second"), cps, sizeof(cps));
 		fmt_num(fuse_num(w, "min"), mn, sizeof(mn));
 		fmt_num(round(fuse_num(w, "avg")), av, sizeof(av));
@@ -537,8 +550,9 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 	}
 	table_put(out, t);
 	put_wrapped(out, 2,
-	            "(min/avg/max: calls per snapshot interval; cc, cog: cyclomatic and "
-	            "cognitive complexity; in, out: callers and callees in the graph)");
+	            "(min/avg/max: calls per snapshot interval; +/-: the 95% interval of an "
+	            "estimated count; cc, cog: cyclomatic and cognitive complexity; in, out: "
+	            "callers and callees in the graph)");
 }
 
 /* One wrapped line under a workload row: each operation's class and the
@@ -685,8 +699,8 @@ static void put_tracing(struct gi_buf *out, json_t *tracing, json_t *budget)
 			gi_buf_printf(&line, "; paused in %.0f windows (utilisation ceiling)",
 			              paused);
 	} else {
-		gi_buf_puts(&line, ", every call counted (no budget: the cost was not measured; "
-		                   "see --overhead)");
+		gi_buf_puts(&line, ", every call counted (--overhead 0: exact counts; the cost was "
+		                   "not measured)");
 	}
 	put_wrapped(out, 2, gi_buf_str(&line));
 	gi_buf_destroy(&line);

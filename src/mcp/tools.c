@@ -1179,7 +1179,8 @@ const struct mcp_tool mcp_tool_table[] = {
      params_trace, "node:string calls:array", run_trace, NULL, true, false, true},
     {"runtime_observe_start", "Start an observation",
      "Starts observing an allowed node through the monitor: a snapshot every interval_ms, "
-     "optional call counts of trace_modules. This server stops it after duration_ms (at most "
+     "optional call counts of trace_modules (estimates under the monitor's default 5% "
+     "overhead budget, with their interval). This server stops it after duration_ms (at most "
      "600000 ms) or when it exits; runtime_observe_stop ends it earlier and builds the "
      "profile.",
      params_observe_start, "session_id:string node:string", run_observe_start,

@@ -55,11 +55,13 @@
  * the call_count patterns are set for a part of each cycle (one interval,
  * longer where the pattern barriers are slow), the part adapted to the
  * measured cost, and counts become estimates scaled by the work counted,
- * with an interval. 0 counts every call (the default: exact counts, which
- * short sessions and rare functions need; 5% is the recommended production
- * setting). Counting pauses while scheduler utilisation is above
+ * with an interval. The monitor's API applies OBS_OVERHEAD_DEFAULT (5%) when
+ * a start names no budget; 0 counts every call (exact counts, which short
+ * investigations and rare functions need). In struct obs_session_config,
+ * 0 means every call counted: the default is the API's choice, not the
+ * manager's. Counting pauses while scheduler utilisation is above
  * pause_above (default OBS_PAUSE_ABOVE_DEFAULT; >= 1 never). */
-#define OBS_OVERHEAD_DEFAULT    0.0
+#define OBS_OVERHEAD_DEFAULT    0.05
 #define OBS_OVERHEAD_MAX        0.5
 #define OBS_PAUSE_ABOVE_DEFAULT 0.95
 

@@ -131,6 +131,9 @@ static void trace(struct obs_view *v, const json_t *t)
 		x->time_calls = num(c, "time_calls");
 		x->time_us = num(c, "time_us");
 		x->measured = num(c, "measured");
+		x->low = num(c, "low");
+		x->high = num(c, "high");
+		x->carried = json_is_true(json_object_get(c, "carried"));
 	}
 	const json_t *duty = json_object_get(t, "duty");
 	if (json_is_object(duty)) {

@@ -56,6 +56,8 @@ struct obs_view_call {
 	double arity, count;
 	double time_calls, time_us; /* call_time only (NAN without it) */
 	double measured;            /* under an overhead budget: calls counted (else NAN) */
+	double low, high;           /* under an overhead budget: the 95% interval (else NAN) */
+	bool carried;               /* under a budget: the module's last counted figures */
 };
 
 /* trace.duty: the overhead budget's duty cycling over the window (present

@@ -64,10 +64,21 @@ static void wait_until(const struct ts_beam *node, const char *expr, const char 
 static json_t *observe_n(const struct ts_beam *node, const char *trace, const char *project,
                          int snapshots, char **text)
 {
-	const char *start[] = {"start",      node->name,   "--cookie",
-	                       node->cookie, "--interval", "1000",
-	                       "--trace",    trace,        project ? "--project" : NULL,
-	                       project,      NULL};
+	/* every call counted: the workloads' reads and writes are asserted
+	 * exactly, and their writes are rare */
+	const char *start[] = {"start",
+	                       node->name,
+	                       "--cookie",
+	                       node->cookie,
+	                       "--interval",
+	                       "1000",
+	                       "--overhead",
+	                       "0",
+	                       "--trace",
+	                       trace,
+	                       project ? "--project" : NULL,
+	                       project,
+	                       NULL};
 	*text = ts_observe_until(start, node->name, snapshots);
 	json_t *p = ts_profile_latest();
 	char *e = json_dumps(json_object_get(p, "errors"), 0);

@@ -265,9 +265,9 @@ static void observe_stop_prints_the_fused_profile(void)
 	wait_busy(&node, 500);
 
 	const char *start[] = {
-	    "start",      node.name, "--cookie", node.cookie,
-	    "--interval", "1000",    "--trace",  "Catalog.Registry,Catalog.Store",
-	    "--project",  copy,      NULL};
+	    "start",     node.name,    "--cookie", node.cookie, "--interval",
+	    "1000",      "--overhead", "0",        "--trace",   "Catalog.Registry,Catalog.Store",
+	    "--project", copy,         NULL};
 	/* Let it observe: poll the monitor until 8 snapshots were taken. */
 	char *out = ts_observe_until(start, node.name, SNAPSHOTS_WANTED);
 	TH_ASSERT_STR_CONTAINS(out, "Giulia profile");

@@ -4,7 +4,9 @@
  * reported as estimates with their measured count, duty and interval, a
  * module far hotter than another gets the smaller fraction, counting pauses
  * above the utilisation ceiling and says so, and no pattern is left after
- * stop. Waits poll with generous deadlines; no assertion is on time.
+ * stop; through the monitor's API a start that names no budget gets the
+ * default, 5%, and `overhead` 0 counts every call. Waits poll with
+ * generous deadlines; no assertion is on time.
  * needs: erlang-base elixir
  */
 #include <pthread.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_util.h"
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "harness.h"
@@ -191,11 +194,100 @@ static void budget_pauses_above_the_ceiling(void)
 	json_decref(e.snaps);
 }
 
+/* Polls the monitor's status until the observation of `node` has `n`
+ * snapshots. */
+static void wait_api_snapshots(const struct td_daemon *m, const char *node, long long n)
+{
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		json_t *r = NULL;
+		TH_ASSERT_INT_EQ(td_get(m, "/api/monitor/observe/status", &r), 200);
+		json_t *o = ts_json_find(json_object_get(r, "observations"), "node", node);
+		long long have = json_integer_value(json_object_get(o, "snapshots"));
+		json_decref(r);
+		if (have >= n)
+			return;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "only %lld snapshots", have);
+		gi_clock_sleep_ms(100);
+	}
+}
+
+/* One observation through the API with `overhead` ("" for none in the
+ * body): the start's echo of the budget, then the stored profile (caller
+ * decrefs). */
+static json_t *api_observe(const struct td_daemon *m, const struct ts_beam *n, const char *overhead,
+                           json_t **echo)
+{
+	char body[1024];
+	snprintf(body, sizeof(body),
+	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":500%s%s,"
+	         "\"trace_modules\":[\"Hot\",\"Cool\"]}",
+	         n->name, n->cookie, overhead[0] ? ",\"overhead\":" : "", overhead);
+	json_t *r = NULL;
+	TH_ASSERT_INT_EQ(td_post(m, "/api/monitor/observe/start", body, &r), 200);
+	*echo = json_incref(json_object_get(r, "overhead"));
+	json_decref(r);
+	wait_api_snapshots(m, n->name, 4);
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"wait_ms\":60000}", n->name);
+	TH_ASSERT_INT_EQ(td_post(m, "/api/monitor/observe/stop", body, &r), 200);
+	json_t *profile = json_incref(json_object_get(r, "profile"));
+	json_decref(r);
+	TH_ASSERT_MSG(json_is_object(profile), "no profile at stop");
+	return profile;
+}
+
+/* The default of a start that names no budget is 5% (docs/OBSERVE.md "The
+ * default"), and `overhead` 0 counts every call: the echo, the profile's
+ * trace_budget and its tracing mode say which. */
+static void budget_is_the_default_and_zero_counts_every_call(void)
+{
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ELIXIR_LONG, NODE_EVAL, NULL);
+	ts_beam_wait_answer(&n, "is_pid(whereis(cool)).", "true", WAIT_MS,
+	                    "never ran its start code");
+	struct td_daemon w, m;
+	memset(&w, 0, sizeof(w));
+	memset(&m, 0, sizeof(m));
+	td_worker(&w, NULL);
+	snprintf(m.data, sizeof(m.data), "%s/monitor", th_tmpdir());
+	const char *extra[] = {"--worker", w.url, NULL};
+	td_start(&m, "monitor", extra);
+
+	json_t *echo = NULL;
+	json_t *p = api_observe(&m, &n, "", &echo);
+	TH_ASSERT_MSG(json_is_number(echo), "no budget echoed by a start without one");
+	TH_ASSERT_DBL_NEAR(json_number_value(echo), OBS_OVERHEAD_DEFAULT, 1e-9);
+	TH_ASSERT_DBL_NEAR(OBS_OVERHEAD_DEFAULT, 0.05, 1e-9);
+	json_t *budget = json_object_get(p, "trace_budget");
+	char *text = json_dumps(budget, JSON_COMPACT);
+	TH_ASSERT_MSG(json_is_object(budget), "no trace_budget: %s", text ? text : "null");
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(budget, "overhead")), 0.05, 1e-9);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(budget, "counts")), "estimated");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(p, "tracing"), "mode")),
+	                 "budget");
+	free(text);
+	json_decref(echo);
+	json_decref(p);
+	ts_beam_wait_answer(&n, RESIDUE_EXPR, "{0, 0}", WAIT_MS, "still has our patterns");
+
+	p = api_observe(&m, &n, "0", &echo);
+	TH_ASSERT_MSG(json_is_null(echo), "overhead 0 echoed a budget");
+	TH_ASSERT(json_is_null(json_object_get(p, "trace_budget")));
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(p, "tracing"), "mode")),
+	                 "full");
+	json_decref(echo);
+	json_decref(p);
+	ts_beam_wait_answer(&n, RESIDUE_EXPR, "{0, 0}", WAIT_MS, "still has our patterns");
+	TH_ASSERT_INT_EQ(td_stop(&m), 0);
+	TH_ASSERT_INT_EQ(td_stop(&w), 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(budget_duty_cycles_and_estimates),
 	    TH_TEST(budget_pauses_above_the_ceiling),
+	    TH_TEST(budget_is_the_default_and_zero_counts_every_call),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_budget", tests);

@@ -385,7 +385,7 @@ static void call_time_through_the_daemons(void)
 	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"call_time\":true}", n.name);
 	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start", body, 400);
 	snprintf(body, sizeof(body),
-	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":300,"
+	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":300,\"overhead\":0,"
 	         "\"trace_modules\":[\"Work\"],\"call_time\":true}",
 	         n.name, n.cookie);
 	json_t *r = NULL;

@@ -26,6 +26,8 @@ static void unloaded_module_is_named_at_start(void)
 	char *out = NULL, *err = NULL;
 	TH_ASSERT_MSG(ts_run(start, NULL, 120000, &out, &err) == 0, "start: %s", err ? err : "");
 	TH_ASSERT_STR_CONTAINS(out, "observing ");
+	/* no --overhead: the default budget, said at the start */
+	TH_ASSERT_STR_CONTAINS(out, "counting calls under a 5.0% overhead budget");
 	TH_ASSERT_STR_CONTAINS(err, "WARNING: module Demo.Nope is not loaded");
 	TH_ASSERT(strstr(err, "module lists") == NULL);
 	free(out);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "fuse/fuse.h"
@@ -180,12 +181,39 @@ static void estimate_scales_by_work_and_carries(void)
 	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "exposure_mean")), 0.075, 1e-9);
 	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "node_cost")), 0.0675, 1e-9);
 	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "duty_mean")), 0.05, 1e-9);
+	/* the hotspots' totals carry the calls counted and an interval: three
+	 * independent windows add their variances (the half-width grows as
+	 * the square root: sqrt(3) x one window's); Cold's carried windows
+	 * repeat one measurement, so theirs add in full (3 x) */
+	double hot_half = json_number_value(json_object_get(hot, "high")) - 20000.0;
+	double cold_half = json_number_value(json_object_get(cold, "high")) - 300.0;
+	json_t *hs = json_object_get(p, "trace_hotspots");
+	json_t *hh = NULL, *ch = NULL;
+	for (size_t i = 0; i < json_array_size(hs); i++) {
+		const char *fn =
+		    json_string_value(json_object_get(json_array_get(hs, i), "function"));
+		if (fn && strcmp(fn, "f") == 0)
+			hh = json_array_get(hs, i);
+		if (fn && strcmp(fn, "g") == 0)
+			ch = json_array_get(hs, i);
+	}
+	TH_ASSERT(hh != NULL && ch != NULL);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hh, "calls")), 60000, 1e-9);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hh, "measured")), 1200, 1e-9);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hh, "high")) - 60000,
+	                   sqrt(3.0) * hot_half, 2.0);
+	TH_ASSERT_DBL_NEAR(60000 - json_number_value(json_object_get(hh, "low")),
+	                   sqrt(3.0) * hot_half, 2.0);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(ch, "high")) - 900, 3 * cold_half,
+	                   2.0);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(ch, "measured")), 0, 1e-9);
 	struct gi_buf text;
 	gi_buf_init(&text, 0);
 	TH_ASSERT_OK(fuse_report_text(p, &text));
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text),
 	                       "call counting: 3 windows, 3.0 s, under a 5.0% budget");
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "another tool: Hot: call trace patterns");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "60.0k +/-");
 	gi_buf_destroy(&text);
 	json_decref(p);
 	json_decref(snaps);

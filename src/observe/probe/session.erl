@@ -323,16 +323,19 @@ EtsTop = fun() ->
                   end || {Words, T} <- Biggest])
 end,
 
-%% Totals of the whole node, kept to compute deltas over the interval.
+%% Totals of the whole node, kept to compute deltas over the interval; `own`
+%% is the session process's own reductions (part of `reds`), so that the
+%% snapshot can say how much of the node's work was the observer's.
 Totals = fun() ->
     {Reds, _} = erlang:statistics(reductions),
+    {reductions, OwnReds} = erlang:process_info(self(), reductions),
     {GcCount, GcWords, _} = erlang:statistics(garbage_collection),
     {{input, In}, {output, Out}} = erlang:statistics(io),
     Swt = case erlang:statistics(scheduler_wall_time) of
               undefined -> undefined;
               L -> lists:sort(L)
           end,
-    #{t => Now(), reds => Reds, gc_count => GcCount, gc_words => GcWords,
+    #{t => Now(), reds => Reds, own => OwnReds, gc_count => GcCount, gc_words => GcWords,
       io_in => In, io_out => Out, swt => Swt}
 end,
 Utilisation = fun(Old, New, Online) ->
@@ -972,7 +975,8 @@ Sample = fun(S) ->
         ets => #{count => erlang:system_info(ets_count), top => EtsTop()},
         memory => maps:from_list([{K, proplists:get_value(K, Mem, null)} || K <- MemKeys]),
         reductions => #{delta => RedDelta,
-                        per_second => if Window > 0 -> RedDelta * 1000 / Window; true -> null end},
+                        per_second => if Window > 0 -> RedDelta * 1000 / Window; true -> null end,
+                        observer => maps:get(own, T) - maps:get(own, OldTotals, maps:get(own, T))},
         gc => #{count => maps:get(gc_count, T) - maps:get(gc_count, OldTotals),
                 words_reclaimed => maps:get(gc_words, T) - maps:get(gc_words, OldTotals)},
         io => #{input_bytes => maps:get(io_in, T) - maps:get(io_in, OldTotals),
