@@ -41,6 +41,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/map.h"
 #include "base/modname.h"
@@ -370,22 +371,27 @@ static json_t *history_add(struct api_monitor *m, json_t *snap)
 	return alerts;
 }
 
-static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
+/* The snapshot with its text, serialised once by the observer for its own
+ * history: the worker's queue and the dashboards' feed take that text. */
+static void on_snapshot_text(void *ctx, const char *session_id, json_t *snapshot, const char *text,
+                             size_t len)
 {
 	(void)session_id;
 	struct api_monitor *m = ctx;
 	json_t *alerts = history_add(m, snapshot);
-	/* Serialised once for the worker's queue and the dashboards' feed. */
-	char *text = json_dumps(snapshot, JSON_COMPACT);
-	if (!text) {
-		json_decref(alerts);
-		return;
-	}
-	api_pusher_push_text(m->pusher, API_PUSH_INGEST, text, strlen(text));
+	api_pusher_push_text(m->pusher, API_PUSH_INGEST, text, len);
 	if (alerts)
 		api_live_snapshot_text(m->live, snapshot, text, alerts);
-	free(text); /* jansson's allocator */
 	json_decref(alerts);
+}
+
+static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
+{
+	size_t len = 0;
+	char *text = gi_json_text(snapshot, &len);
+	if (text)
+		on_snapshot_text(ctx, session_id, snapshot, text, len);
+	gi_free(text);
 }
 
 static void cookie_wipe_free(char *c);
@@ -1554,7 +1560,7 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 		            "a crash",
 		            m->sessions_dir);
 	orphans_load(m);
-	struct obs_callbacks cb = {on_snapshot, on_end, m};
+	struct obs_callbacks cb = {on_snapshot, on_end, m, on_snapshot_text};
 	m->manager_rc = obs_manager_new(&cb, &m->manager);
 	if (m->manager_rc) {
 		m->manager = NULL;

@@ -46,6 +46,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/str.h"
 #include "observe/observe_int.h"
@@ -281,23 +282,26 @@ static void session_end(struct obs_manager *m, struct session *s, const char *st
 	            reason ? ", " : "", reason ? reason : "");
 }
 
-static void history_push(struct obs_manager *m, struct session *s, json_t *snap)
+/* Keeps the snapshot's text in the session's history; returns it (borrowed:
+ * only this thread frees it, at a later push or when the session is freed),
+ * NULL when it could not be written. */
+static const char *history_push(struct obs_manager *m, struct session *s, json_t *snap,
+                                size_t *len_out)
 {
-	char *text = json_dumps(snap, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *text = gi_json_text(snap, len_out);
 	if (!text)
-		return;
-	char *copy = gi_strdup(text);
-	free(text);
+		return NULL;
 	pthread_mutex_lock(&m->lock);
 	if (s->history_len == OBS_HISTORY_KEEP) {
 		gi_free(s->history[s->history_start]);
-		s->history[s->history_start] = copy;
+		s->history[s->history_start] = text;
 		s->history_start = (s->history_start + 1) % OBS_HISTORY_KEEP;
 	} else {
-		s->history[(s->history_start + s->history_len) % OBS_HISTORY_KEEP] = copy;
+		s->history[(s->history_start + s->history_len) % OBS_HISTORY_KEEP] = text;
 		s->history_len++;
 	}
 	pthread_mutex_unlock(&m->lock);
+	return text;
 }
 
 static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_buff *x, int index)
@@ -328,14 +332,17 @@ static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_b
 		return;
 	}
 	json_decref(reply);
-	history_push(m, s, snap);
+	size_t text_len = 0;
+	const char *text = history_push(m, s, snap, &text_len);
 	pthread_mutex_lock(&m->lock);
 	s->seq++;
 	s->last_snapshot_ms = gi_clock_wall_ms();
 	m->snapshots++;
 	pthread_mutex_unlock(&m->lock);
 	s->last_snap_wall = gi_clock_wall_ms();
-	if (m->cb.on_snapshot)
+	if (m->cb.on_snapshot_text && text)
+		m->cb.on_snapshot_text(m->cb.ctx, s->id, snap, text, text_len);
+	else if (m->cb.on_snapshot)
 		m->cb.on_snapshot(m->cb.ctx, s->id, snap);
 	json_decref(snap);
 	/* Complete once the daemon has it: the callback's work is the

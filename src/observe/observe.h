@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define OBS_INTERVAL_DEFAULT_MS 5000
@@ -125,11 +126,17 @@ struct obs_session_config {
 
 /* Called on the manager's thread: with each snapshot (borrowed), and once at
  * the end with the finalize object of docs/SNAPSHOT.md (borrowed). Must not
- * block for long. */
+ * block for long. When on_snapshot_text is set it is called instead of
+ * on_snapshot, with the snapshot's compact JSON text too (`len` bytes,
+ * NUL-terminated, borrowed for the call): the manager serialises each
+ * snapshot once for its own history, and a caller that needs the text
+ * (to deliver it, to publish it) takes that rather than serialising again. */
 struct obs_callbacks {
 	void (*on_snapshot)(void *ctx, const char *session_id, json_t *snapshot);
 	void (*on_end)(void *ctx, const char *session_id, json_t *finalize);
 	void *ctx;
+	void (*on_snapshot_text)(void *ctx, const char *session_id, json_t *snapshot,
+	                         const char *text, size_t len);
 };
 
 /* Starts the manager's thread; *out is the caller's (obs_manager_free). `cb`
