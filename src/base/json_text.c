@@ -41,28 +41,32 @@ static void put(struct gi_buf *b, const char *s, size_t n)
 	b->len += n;
 }
 
-/* Decimal digits of `v` at the end of `out` (24 bytes); returns the start. */
-static char *int_digits(long long v, char *out)
+/* The decimal text of `v` into `out` (at least 21 bytes, no NUL); returns
+ * its length. */
+static size_t int_text(long long v, char *out)
 {
-	char *p = out + 24;
+	char digits[24];
+	size_t n = 0;
 	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
 	do {
-		*--p = (char)('0' + u % 10);
+		digits[n++] = (char)('0' + u % 10);
 		u /= 10;
 	} while (u);
+	size_t k = 0;
 	if (v < 0)
-		*--p = '-';
-	return p;
+		out[k++] = '-';
+	while (n > 0)
+		out[k++] = digits[--n];
+	return k;
 }
 
 static int append_integer(struct gi_buf *b, long long v)
 {
-	char digits[24];
-	char *p = int_digits(v, digits);
-	size_t n = (size_t)(digits + 24 - p);
+	char text[24];
+	size_t n = int_text(v, text);
 	int rc = room(b, n);
 	if (rc == 0)
-		put(b, p, n);
+		put(b, text, n);
 	return rc;
 }
 
@@ -76,9 +80,7 @@ static int append_real(struct gi_buf *b, double d)
 	if (d == trunc(d) && fabs(d) < 9007199254740992.0 && !(d == 0 && signbit(d))) {
 		/* An integer-valued real below 2^53 has at most 16 digits, which
 		 * "%.17g" writes in full, without exponent: the digits then ".0". */
-		char *p = int_digits((long long)d, text);
-		n = (size_t)(text + 24 - p);
-		memmove(text, p, n);
+		n = int_text((long long)d, text);
 		memcpy(text + n, ".0", 2);
 		n += 2;
 	} else {
