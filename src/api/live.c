@@ -87,19 +87,19 @@ void api_live_snapshot(struct api_live *live, json_t *snap, json_t *alerts)
 {
 	char *text = json_dumps(snap, JSON_COMPACT);
 	if (text)
-		api_live_snapshot_text(live, snap, text, alerts);
+		api_live_snapshot_text(live, snap, text, alerts, NULL);
 	free(text); /* jansson's allocator */
 }
 
 void api_live_snapshot_text(struct api_live *live, json_t *snap, const char *snap_text,
-                            json_t *alerts)
+                            json_t *alerts, json_t *hot_modules)
 {
 	const char *node = json_string_value(json_object_get(snap, "node"));
 	if (!live || !node)
 		return;
 	/* {"snapshot": TEXT, "alerts": [...], "hot_modules": [...]}, the snapshot
 	 * spliced in as serialised for the worker's queue. */
-	json_t *hot = api_stats_hot_modules(snap);
+	json_t *hot = hot_modules ? json_incref(hot_modules) : api_stats_hot_modules(snap);
 	size_t snap_len = strlen(snap_text);
 	struct gi_buf b;
 	gi_buf_init(&b, 0);
