@@ -1563,12 +1563,14 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 		            "a crash",
 		            m->sessions_dir);
 	orphans_load(m);
-	struct obs_callbacks cb = {on_snapshot, on_end, m, on_snapshot_text};
+	struct obs_callbacks cb = {on_snapshot, on_end, m};
 	m->manager_rc = obs_manager_new(&cb, &m->manager);
 	if (m->manager_rc) {
 		m->manager = NULL;
 		gi_log_warn("monitor", "runtime observer unavailable: %s",
 		            gi_strerror(m->manager_rc));
+	} else {
+		obs_manager_on_snapshot_text(m->manager, on_snapshot_text);
 	}
 	struct api_server_config sc = {
 	    .listen = cfg->listen ? cfg->listen : API_MONITOR_LISTEN_DEFAULT,

@@ -129,6 +129,7 @@ struct obs_manager {
 	int wake[2];
 	bool quit;
 	struct obs_callbacks cb;
+	obs_snapshot_text_fn on_snapshot_text; /* under lock; NULL: cb.on_snapshot */
 	struct session *sessions;
 	/* Measurements (under lock), see obs_manager_metrics. */
 	unsigned long long snapshots, failures;
@@ -338,10 +339,11 @@ static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_b
 	s->seq++;
 	s->last_snapshot_ms = gi_clock_wall_ms();
 	m->snapshots++;
+	obs_snapshot_text_fn with_text = m->on_snapshot_text;
 	pthread_mutex_unlock(&m->lock);
 	s->last_snap_wall = gi_clock_wall_ms();
-	if (m->cb.on_snapshot_text && text)
-		m->cb.on_snapshot_text(m->cb.ctx, s->id, snap, text, text_len);
+	if (with_text && text)
+		with_text(m->cb.ctx, s->id, snap, text, text_len);
 	else if (m->cb.on_snapshot)
 		m->cb.on_snapshot(m->cb.ctx, s->id, snap);
 	json_decref(snap);
@@ -781,6 +783,13 @@ fail:
 	pthread_cond_destroy(&m->ended);
 	gi_free(m);
 	return GI_EIO;
+}
+
+void obs_manager_on_snapshot_text(struct obs_manager *m, obs_snapshot_text_fn fn)
+{
+	pthread_mutex_lock(&m->lock);
+	m->on_snapshot_text = fn;
+	pthread_mutex_unlock(&m->lock);
 }
 
 void obs_manager_free(struct obs_manager *m)

@@ -210,7 +210,8 @@ static void json_text_matches_jansson(void)
 		json_array_append_new(a, json_integer(ints[i]));
 	json_array_append_new(a, json_string("plain"));
 	json_array_append_new(a, json_string("quote \" back \\ slash / tab \t nl \n cr \r"));
-	json_array_append_new(a, json_stringn("\x01\x1f\b\f nul \0 end", 17));
+	static const char controls[] = "\x01\x1f\b\f nul \0 end";
+	json_array_append_new(a, json_stringn(controls, sizeof(controls) - 1));
 	json_array_append_new(a, json_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \x7f"));
 	json_array_append_new(a, json_string(""));
 	json_array_append_new(a, json_true());
