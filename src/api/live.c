@@ -103,6 +103,7 @@ void api_live_snapshot_text(struct api_live *live, json_t *snap, const char *sna
 	size_t snap_len = strlen(snap_text);
 	struct gi_buf b;
 	gi_buf_init(&b, 0);
+	gi_buf_reserve(&b, snap_len + 2048);
 	gi_buf_append(&b, "{\"snapshot\":", 12);
 	gi_buf_append(&b, snap_text, snap_len);
 	gi_buf_append(&b, ",\"alerts\":", 10);

@@ -149,6 +149,7 @@ uint64_t api_sse_publish_text(struct api_sse_hub *hub, const char *node, const c
 		id = hub->next_id++;
 		struct gi_buf b;
 		gi_buf_init(&b, 0);
+		gi_buf_reserve(&b, json_len + 64);
 		/* appended rather than printed: a snapshot's data is kilobytes */
 		gi_buf_printf(&b, "id: %llu\nevent: %s\ndata: ", (unsigned long long)id, event);
 		gi_buf_append(&b, json, json_len);

@@ -48,6 +48,14 @@ static int reserve(struct gi_buf *b, size_t extra)
 	return 0;
 }
 
+int gi_buf_reserve(struct gi_buf *b, size_t extra)
+{
+	int rc = reserve(b, extra);
+	if (rc == 0 && b->len == 0)
+		b->data[0] = '\0';
+	return rc;
+}
+
 int gi_buf_append(struct gi_buf *b, const void *data, size_t len)
 {
 	int rc = reserve(b, len);

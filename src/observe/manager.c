@@ -120,6 +120,7 @@ struct session {
 	char reason[128];
 	char *history[OBS_HISTORY_KEEP];
 	size_t history_start, history_len;
+	size_t text_hint; /* manager thread: room for the next snapshot's text */
 };
 
 struct obs_manager {
@@ -289,9 +290,19 @@ static void session_end(struct obs_manager *m, struct session *s, const char *st
 static const char *history_push(struct obs_manager *m, struct session *s, json_t *snap,
                                 size_t *len_out)
 {
-	char *text = gi_json_text(snap, len_out);
-	if (!text)
+	/* sized after the previous one: one allocation rather than a dozen
+	 * reallocations, each of which makes glibc consolidate its free lists */
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	gi_buf_reserve(&b, s->text_hint ? s->text_hint : 4096);
+	if (gi_json_append(&b, snap) != 0) {
+		gi_buf_destroy(&b);
 		return NULL;
+	}
+	*len_out = b.len;
+	s->text_hint = b.len + b.len / 8;
+	/* kept for OBS_HISTORY_KEEP snapshots: no slack (shrinking is in place) */
+	char *text = gi_realloc(gi_buf_take(&b), *len_out + 1);
 	pthread_mutex_lock(&m->lock);
 	if (s->history_len == OBS_HISTORY_KEEP) {
 		gi_free(s->history[s->history_start]);
