@@ -67,7 +67,7 @@ zsh                     test                the zsh completion, parsed and loade
 chromium                test,bench          renders the HTML report headless; the dashboard's browser tests and bench
 prometheus              test,bench          promtool check metrics and a real Prometheus scraping /metrics
 python3                 bench               bench_api.sh's free ports and snapshot bodies
-valgrind                bench               callgrind: bench_static.sh's instruction counts (BENCH_INSTRUCTIONS=1)
+valgrind                bench               callgrind: instruction counts of bench_static.sh (BENCH_INSTRUCTIONS=1) and bench_fleet_cpu.sh (CALLGRIND=1)
 clang                   fuzz                libFuzzer
 libclang-rt-14-dev      fuzz                libFuzzer's runtime and the fuzz targets' sanitizers
 clang-format            lint                formatting

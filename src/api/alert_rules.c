@@ -480,17 +480,24 @@ static void eval_trend(const struct rule *r, const struct api_history *h, json_t
 json_t *api_alert_rules_eval_history(const struct api_alert_rules *r, json_t *snap,
                                      const struct api_history *h)
 {
-	json_t *alerts = json_array();
 	struct obs_view v;
 	bool have = snap && obs_view_parse(snap, &v) == 0;
+	json_t *alerts = api_alert_rules_eval_view(r, have ? &v : NULL, snap, h);
+	if (snap)
+		obs_view_destroy(&v);
+	return alerts;
+}
+
+json_t *api_alert_rules_eval_view(const struct api_alert_rules *r, const struct obs_view *v,
+                                  json_t *snap, const struct api_history *h)
+{
+	json_t *alerts = json_array();
 	for (size_t i = 0; r && i < r->n; i++) {
-		if (r->rules[i].kind == RULE_LEVEL && have)
-			eval_level(&r->rules[i], &v, snap, alerts);
+		if (r->rules[i].kind == RULE_LEVEL && v)
+			eval_level(&r->rules[i], v, snap, alerts);
 		else if (r->rules[i].kind == RULE_TREND)
 			eval_trend(&r->rules[i], h, alerts);
 	}
-	if (snap)
-		obs_view_destroy(&v);
 	return alerts;
 }
 

@@ -59,5 +59,10 @@ json_t *api_alert_rules_eval(const struct api_alert_rules *r, json_t *snap, json
 /* The same over a compact history (runtime_stats.h; borrowed, may be NULL). */
 json_t *api_alert_rules_eval_history(const struct api_alert_rules *r, json_t *snap,
                                      const struct api_history *h);
+/* The same with `snap` already parsed into `v` (borrowed; NULL: it could
+ * not be, or there is no snapshot). */
+struct obs_view;
+json_t *api_alert_rules_eval_view(const struct api_alert_rules *r, const struct obs_view *v,
+                                  json_t *snap, const struct api_history *h);
 
 #endif

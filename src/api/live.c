@@ -18,6 +18,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/json_text.h"
 
 struct api_live {
 	struct api_sse_hub *hub;
@@ -86,37 +87,35 @@ void api_live_snapshot(struct api_live *live, json_t *snap, json_t *alerts)
 {
 	char *text = json_dumps(snap, JSON_COMPACT);
 	if (text)
-		api_live_snapshot_text(live, snap, text, alerts);
+		api_live_snapshot_text(live, snap, text, alerts, NULL);
 	free(text); /* jansson's allocator */
 }
 
 void api_live_snapshot_text(struct api_live *live, json_t *snap, const char *snap_text,
-                            json_t *alerts)
+                            json_t *alerts, json_t *hot_modules)
 {
 	const char *node = json_string_value(json_object_get(snap, "node"));
 	if (!live || !node)
 		return;
 	/* {"snapshot": TEXT, "alerts": [...], "hot_modules": [...]}, the snapshot
 	 * spliced in as serialised for the worker's queue. */
-	json_t *hot = api_stats_hot_modules(snap);
-	char *alerts_text = json_dumps(alerts, JSON_COMPACT | JSON_ENCODE_ANY);
-	char *hot_text = json_dumps(hot, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_t *hot = hot_modules ? json_incref(hot_modules) : api_stats_hot_modules(snap);
+	size_t snap_len = strlen(snap_text);
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	gi_buf_reserve(&b, snap_len + 2048);
+	gi_buf_append(&b, "{\"snapshot\":", 12);
+	gi_buf_append(&b, snap_text, snap_len);
+	gi_buf_append(&b, ",\"alerts\":", 10);
+	int rc = gi_json_append(&b, alerts);
+	gi_buf_append(&b, ",\"hot_modules\":", 15);
+	if (rc == 0)
+		rc = gi_json_append(&b, hot);
+	gi_buf_append(&b, "}", 1);
 	json_decref(hot);
-	if (alerts_text && hot_text) {
-		struct gi_buf b;
-		gi_buf_init(&b, 0);
-		gi_buf_puts(&b, "{\"snapshot\":");
-		gi_buf_puts(&b, snap_text);
-		gi_buf_puts(&b, ",\"alerts\":");
-		gi_buf_puts(&b, alerts_text);
-		gi_buf_puts(&b, ",\"hot_modules\":");
-		gi_buf_puts(&b, hot_text);
-		gi_buf_puts(&b, "}");
+	if (rc == 0)
 		api_sse_publish_text(live->hub, node, "snapshot", gi_buf_str(&b));
-		gi_buf_destroy(&b);
-	}
-	free(alerts_text); /* jansson's allocator */
-	free(hot_text);
+	gi_buf_destroy(&b);
 	json_t *fresh = alerts_new(live, node, alerts);
 	size_t i;
 	json_t *a;

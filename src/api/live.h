@@ -36,9 +36,10 @@ void api_live_free(struct api_live *live);
  * each alert that starts firing. */
 void api_live_snapshot(struct api_live *live, json_t *snap, json_t *alerts);
 /* The same with the snapshot's compact serialisation `snap_text` (borrowed),
- * which the event embeds as it is rather than serialising `snap` again. */
+ * which the event embeds as it is rather than serialising `snap` again, and
+ * its hot modules (api_stats_hot_modules; borrowed; NULL: computed here). */
 void api_live_snapshot_text(struct api_live *live, json_t *snap, const char *snap_text,
-                            json_t *alerts);
+                            json_t *alerts, json_t *hot_modules);
 /* Publishes the end of an observation (`finalize` borrowed). */
 void api_live_end(struct api_live *live, const char *session_id, json_t *finalize);
 

@@ -41,6 +41,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/map.h"
 #include "base/modname.h"
@@ -322,25 +323,22 @@ static void observed_add_each(void *ctx, const char *name)
 	observed_add(ctx, name);
 }
 
-/* The modules a snapshot shows working (obs_view_modules_each). */
-static void observed_collect(struct node_state *ns, json_t *snap)
-{
-	struct obs_view v;
-	if (obs_view_parse(snap, &v) == 0)
-		obs_view_modules_each(&v, observed_add_each, ns);
-	obs_view_destroy(&v);
-}
-
 /* Records a snapshot in the node's history and evaluates the alert rules on
- * it; returns the alerts (a new reference, NULL without a node). The
- * snapshot is kept by reference: nothing changes it once it is delivered. */
-static json_t *history_add(struct api_monitor *m, json_t *snap)
+ * it; returns the alerts (a new reference, NULL without a node) and, in
+ * *hot_out, its hot modules for the live feed (caller decrefs). The
+ * snapshot is parsed once for all of it (obs_view_parse was five times a
+ * snapshot's cost here before, BENCHMARKS.md "Fleet"). The snapshot is kept
+ * by reference: nothing changes it once it is delivered. */
+static json_t *history_add(struct api_monitor *m, json_t *snap, json_t **hot_out)
 {
+	*hot_out = NULL;
 	const char *node = json_string_value(json_object_get(snap, "node"));
 	if (!node)
 		return NULL;
+	struct obs_view v;
+	const struct obs_view *view = obs_view_parse(snap, &v) == 0 ? &v : NULL;
 	struct api_point point;
-	api_stats_point_read(snap, &point);
+	api_stats_point_of_view(view, &point);
 	pthread_mutex_lock(&m->lock);
 	struct node_state *ns = node_get(m, node, true);
 	json_decref(ns->last);
@@ -348,10 +346,12 @@ static json_t *history_add(struct api_monitor *m, json_t *snap)
 	if (!ns->history.ring)
 		api_history_init(&ns->history, HISTORY_MAX);
 	api_history_add(&ns->history, &point);
-	api_node_totals_add(&ns->totals, snap);
-	observed_collect(ns, snap);
+	api_node_totals_add_view(&ns->totals, view);
+	/* the modules it shows working, for the object code at the end */
+	if (view && ns->observing && json_object_size(ns->observed) < OBSERVED_MAX)
+		obs_view_modules_each(view, observed_add_each, ns);
 	json_decref(ns->alerts);
-	ns->alerts = api_alert_rules_eval_history(monitor_rules(m), snap, &ns->history);
+	ns->alerts = api_alert_rules_eval_view(monitor_rules(m), view, snap, &ns->history);
 	json_t *alerts = json_incref(ns->alerts);
 	json_t *state = NULL;
 	json_t *seq = json_object_get(snap, "seq");
@@ -364,28 +364,37 @@ static json_t *history_add(struct api_monitor *m, json_t *snap)
 		state = json_deep_copy(ns->state);
 	}
 	pthread_mutex_unlock(&m->lock);
+	*hot_out = api_stats_hot_modules_of_view(view);
+	obs_view_destroy(&v);
 	if (state)
 		session_state_write(m, state);
 	json_decref(state);
 	return alerts;
 }
 
-static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
+/* The snapshot with its text, serialised once by the observer for its own
+ * history: the worker's queue and the dashboards' feed take that text. */
+static void on_snapshot_text(void *ctx, const char *session_id, json_t *snapshot, const char *text,
+                             size_t len)
 {
 	(void)session_id;
 	struct api_monitor *m = ctx;
-	json_t *alerts = history_add(m, snapshot);
-	/* Serialised once for the worker's queue and the dashboards' feed. */
-	char *text = json_dumps(snapshot, JSON_COMPACT);
-	if (!text) {
-		json_decref(alerts);
-		return;
-	}
-	api_pusher_push_text(m->pusher, API_PUSH_INGEST, text, strlen(text));
+	json_t *hot = NULL;
+	json_t *alerts = history_add(m, snapshot, &hot);
+	api_pusher_push_text(m->pusher, API_PUSH_INGEST, text, len);
 	if (alerts)
-		api_live_snapshot_text(m->live, snapshot, text, alerts);
-	free(text); /* jansson's allocator */
+		api_live_snapshot_text(m->live, snapshot, text, alerts, hot);
 	json_decref(alerts);
+	json_decref(hot);
+}
+
+static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
+{
+	size_t len = 0;
+	char *text = gi_json_text(snapshot, &len);
+	if (text)
+		on_snapshot_text(ctx, session_id, snapshot, text, len);
+	gi_free(text);
 }
 
 static void cookie_wipe_free(char *c);
@@ -1560,6 +1569,8 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 		m->manager = NULL;
 		gi_log_warn("monitor", "runtime observer unavailable: %s",
 		            gi_strerror(m->manager_rc));
+	} else {
+		obs_manager_on_snapshot_text(m->manager, on_snapshot_text);
 	}
 	struct api_server_config sc = {
 	    .listen = cfg->listen ? cfg->listen : API_MONITOR_LISTEN_DEFAULT,

@@ -23,18 +23,24 @@ struct node_view {
 	struct obs_view view;
 };
 
+void api_node_totals_add_view(struct api_node_totals *t, const struct obs_view *v)
+{
+	if (!v)
+		return;
+	const double add[] = {v->reductions_delta, v->gc_count, v->gc_words_reclaimed,
+	                      v->io_input_bytes, v->io_output_bytes};
+	double *to[] = {&t->reductions, &t->gc_runs, &t->gc_words_reclaimed, &t->io_input_bytes,
+	                &t->io_output_bytes};
+	for (size_t i = 0; i < sizeof(add) / sizeof(add[0]); i++)
+		if (isfinite(add[i]) && add[i] >= 0)
+			*to[i] += add[i];
+}
+
 void api_node_totals_add(struct api_node_totals *t, json_t *snapshot)
 {
 	struct obs_view v;
-	if (obs_view_parse(snapshot, &v) == 0) {
-		const double add[] = {v.reductions_delta, v.gc_count, v.gc_words_reclaimed,
-		                      v.io_input_bytes, v.io_output_bytes};
-		double *to[] = {&t->reductions, &t->gc_runs, &t->gc_words_reclaimed,
-		                &t->io_input_bytes, &t->io_output_bytes};
-		for (size_t i = 0; i < sizeof(add) / sizeof(add[0]); i++)
-			if (isfinite(add[i]) && add[i] >= 0)
-				*to[i] += add[i];
-	}
+	bool have = obs_view_parse(snapshot, &v) == 0;
+	api_node_totals_add_view(t, have ? &v : NULL);
 	obs_view_destroy(&v);
 }
 

@@ -57,5 +57,8 @@ char *api_monitor_metrics_render(const struct api_monitor_metrics_input *in,
 
 /* Adds a snapshot's interval counts (borrowed) to `t`. */
 void api_node_totals_add(struct api_node_totals *t, json_t *snapshot);
+/* The same from a parsed snapshot (NULL: nothing to add). */
+struct obs_view;
+void api_node_totals_add_view(struct api_node_totals *t, const struct obs_view *v);
 
 #endif

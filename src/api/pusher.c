@@ -82,6 +82,12 @@ struct api_pusher {
 	size_t result_next;
 
 	uint64_t delivered, retries, rejected, dropped;
+	/* The delivery thread's own client: one kept-alive connection to the
+	 * worker rather than a new one per item (a fifth of the monitor's CPU
+	 * at 100 nodes went to connecting and closing, BENCHMARKS.md "Fleet").
+	 * `connections` is its count, copied under the lock for stats. */
+	struct net_client *client;
+	uint64_t connections;
 	json_t *dropped_by_session; /* session_id -> count, at most DROPPED_SESSIONS_MAX */
 	bool reserve_held;          /* RESERVE_FILE is in place */
 	/* What this run could not deliver (kind -> count, "sessions": sid ->
@@ -503,8 +509,9 @@ static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
 	struct net_call call = {"POST", url, it->body, p->token, p->timeout_ms};
 	int status = 0;
 	json_t *resp = NULL;
-	int rc = net_client_call(&call, &status, &resp);
+	int rc = net_client_perform(p->client, &call, &status, &resp);
 	pthread_mutex_lock(&p->lock);
+	p->connections = net_client_connections(p->client);
 	p->reachable = rc == 0;
 	if (rc)
 		snprintf(p->last_error, sizeof(p->last_error), "worker %s: %s", p->worker_url,
@@ -624,6 +631,7 @@ int api_pusher_new(const struct api_pusher_config *cfg, struct api_pusher **out)
 	pthread_cond_init(&p->changed, NULL);
 	gi_vec_init(&p->disk, sizeof(struct disk_item));
 	gi_map_init(&p->results);
+	p->client = net_client_new();
 	p->dropped_by_session = json_object();
 	p->lost = json_object();
 	spool_load(p);
@@ -635,6 +643,7 @@ int api_pusher_new(const struct api_pusher_config *cfg, struct api_pusher **out)
 		            "disk may lose the end of an observation",
 		            RESERVE_BYTES / 1024, p->spool_dir);
 	if (pthread_create(&p->thread, NULL, pusher_thread, p) != 0) {
+		net_client_free(p->client);
 		gi_vec_destroy(&p->disk);
 		gi_map_destroy(&p->results);
 		json_decref(p->dropped_by_session);
@@ -689,6 +698,7 @@ json_t *api_pusher_stats(struct api_pusher *p)
 	json_object_set_new(s, "reserve_held", json_boolean(p->reserve_held));
 	json_object_set_new(s, "queued_memory_bytes", json_integer((json_int_t)p->mem_bytes));
 	json_object_set_new(s, "spool_bytes", json_integer((json_int_t)p->disk_bytes));
+	json_object_set_new(s, "connections", json_integer((json_int_t)p->connections));
 	json_object_set_new(s, "previous_run",
 	                    p->previous_run ? json_deep_copy(p->previous_run) : json_null());
 	pthread_mutex_unlock(&p->lock);
@@ -740,6 +750,7 @@ void api_pusher_free(struct api_pusher *p, int flush_ms)
 	json_decref(p->lost);
 	json_decref(p->previous_run);
 	gi_vec_destroy(&p->disk);
+	net_client_free(p->client);
 	pthread_cond_destroy(&p->changed);
 	pthread_mutex_destroy(&p->lock);
 	gi_free(p->worker_url);

@@ -2,7 +2,9 @@
  * pusher.h - the monitor's ordered, durable delivery of snapshots and
  * finalize objects to the worker.
  *
- * Items are sent one at a time in the order they were pushed, each retried
+ * Items are sent one at a time in the order they were pushed, over one
+ * kept-alive connection to the worker (a new one after the worker closed
+ * it: a restart, its idle timeout), each retried
  * (with back-off) until the worker acknowledges it, so that a worker restart
  * during an observation loses nothing. The queue lives in memory up to a
  * bound, then spills to files under the spool directory; every item in
@@ -71,7 +73,10 @@ int api_pusher_wait_finalize(struct api_pusher *p, const char *session_id, int t
 int api_pusher_drain(struct api_pusher *p, int timeout_ms);
 
 /* {worker_url, queued_memory, queued_disk, delivered, retries, rejected,
- *  dropped, worker_reachable, last_error, reserve_held, previous_run}
+ *  dropped, worker_reachable, last_error, reserve_held, connections,
+ *  previous_run}; connections: how many connections to the worker were
+ *  opened (kept alive between items: one more per worker restart or idle
+ *  close)
  * (caller decrefs). previous_run: what the run before this one on the same
  * spool could not deliver ({ingest, finalize, objectcode: counts,
  * sessions: {id: count}, stopped_ms}), or null. */

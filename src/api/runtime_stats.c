@@ -74,25 +74,31 @@ int api_stats_metric_index(const char *metric)
 	return -1;
 }
 
-void api_stats_point_read(json_t *snap, struct api_point *out)
+void api_stats_point_of_view(const struct obs_view *v, struct api_point *out)
 {
 	out->timestamp_ms = out->seq = NAN;
 	for (size_t i = 0; i < API_POINT_METRICS; i++)
 		out->metrics[i] = NAN;
-	struct obs_view v;
-	if (obs_view_parse(snap, &v) == 0) {
+	if (v) {
 		double values[API_POINT_METRICS] = {
-		    v.utilisation_total,   v.run_queue_total,
-		    v.processes_count,     v.memory.total,
-		    v.memory.processes,    v.memory.binary,
-		    v.memory.ets,          v.reductions_per_second,
-		    max_message_queue(&v), v.atoms_count,
-		    v.ets_count,
+		    v->utilisation_total, v->run_queue_total,
+		    v->processes_count,   v->memory.total,
+		    v->memory.processes,  v->memory.binary,
+		    v->memory.ets,        v->reductions_per_second,
+		    max_message_queue(v), v->atoms_count,
+		    v->ets_count,
 		};
-		out->timestamp_ms = v.timestamp_ms;
-		out->seq = v.seq;
+		out->timestamp_ms = v->timestamp_ms;
+		out->seq = v->seq;
 		memcpy(out->metrics, values, sizeof(values));
 	}
+}
+
+void api_stats_point_read(json_t *snap, struct api_point *out)
+{
+	struct obs_view v;
+	bool have = obs_view_parse(snap, &v) == 0;
+	api_stats_point_of_view(have ? &v : NULL, out);
 	obs_view_destroy(&v);
 }
 
@@ -207,12 +213,19 @@ void api_stats_sort(json_t *arr, int (*cmp)(const void *, const void *))
 /* Modules ranked by the reductions of the processes attributed to them. */
 json_t *api_stats_hot_modules(json_t *snap)
 {
-	json_t *by_module = json_object();
 	struct obs_view v;
-	if (obs_view_parse(snap, &v) != 0)
-		v.top_reductions.len = 0;
-	for (size_t i = 0; i < v.top_reductions.len; i++) {
-		const struct obs_view_process *p = &v.top_reductions.items[i];
+	bool have = obs_view_parse(snap, &v) == 0;
+	json_t *arr = api_stats_hot_modules_of_view(have ? &v : NULL);
+	obs_view_destroy(&v);
+	return arr;
+}
+
+json_t *api_stats_hot_modules_of_view(const struct obs_view *v)
+{
+	json_t *by_module = json_object();
+	size_t n = v ? v->top_reductions.len : 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct obs_view_process *p = &v->top_reductions.items[i];
 		const char *mod = p->module;
 		if (!mod)
 			mod = "(unknown)";
@@ -235,7 +248,6 @@ json_t *api_stats_hot_modules(json_t *snap)
 		    json_integer(json_integer_value(json_object_get(e, "processes")) + 1));
 	}
 	json_t *arr = json_array();
-	obs_view_destroy(&v);
 	const char *k;
 	json_t *e;
 	json_object_foreach(by_module, k, e)

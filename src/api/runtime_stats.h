@@ -53,6 +53,10 @@ const char *api_stats_metric_name(size_t i);
 int api_stats_metric_index(const char *metric);
 /* Fills *out from a snapshot (borrowed); every member NAN when it has none. */
 void api_stats_point_read(json_t *snap, struct api_point *out);
+/* The same from a snapshot already parsed (NULL: one that could not be):
+ * a caller that reads several things of one snapshot parses it once. */
+struct obs_view;
+void api_stats_point_of_view(const struct obs_view *v, struct api_point *out);
 /* The JSON form of a point (api_stats_point's), a new reference. */
 json_t *api_stats_point_json(const struct api_point *p);
 
@@ -92,6 +96,8 @@ json_t *api_stats_alerts(json_t *snap, json_t *points);
 /* Modules ranked by the reductions of the top processes attributed to them:
  * [{module, reductions, cpu_share, memory_bytes, processes}]. */
 json_t *api_stats_hot_modules(json_t *snap);
+/* The same from a parsed snapshot (NULL: none, an empty array). */
+json_t *api_stats_hot_modules_of_view(const struct obs_view *v);
 
 /* Sorts a JSON array in place with a qsort comparison over (json_t *const *). */
 void api_stats_sort(json_t *arr, int (*cmp)(const void *, const void *));

@@ -131,8 +131,9 @@ uint64_t api_sse_publish(struct api_sse_hub *hub, const char *node, const char *
 uint64_t api_sse_publish_text(struct api_sse_hub *hub, const char *node, const char *event,
                               const char *json)
 {
+	size_t json_len = json ? strlen(json) : 0;
 	if (!hub || !node || !json || !api_node_name_valid(node) || !kind_valid(event) ||
-	    strpbrk(json, "\r\n"))
+	    memchr(json, '\n', json_len) || memchr(json, '\r', json_len))
 		return 0;
 	uint64_t id = 0;
 	pthread_mutex_lock(&hub->lock);
@@ -148,8 +149,11 @@ uint64_t api_sse_publish_text(struct api_sse_hub *hub, const char *node, const c
 		id = hub->next_id++;
 		struct gi_buf b;
 		gi_buf_init(&b, 0);
-		gi_buf_printf(&b, "id: %llu\nevent: %s\ndata: %s\n\n", (unsigned long long)id,
-		              event, json);
+		gi_buf_reserve(&b, json_len + 64);
+		/* appended rather than printed: a snapshot's data is kilobytes */
+		gi_buf_printf(&b, "id: %llu\nevent: %s\ndata: ", (unsigned long long)id, event);
+		gi_buf_append(&b, json, json_len);
+		gi_buf_append(&b, "\n\n", 2);
 		/* Room: a slot, and the byte budget (the oldest go first, the
 		 * newest always stays whatever its size). */
 		while (r->count > 0 &&

@@ -48,6 +48,14 @@ static int reserve(struct gi_buf *b, size_t extra)
 	return 0;
 }
 
+int gi_buf_reserve(struct gi_buf *b, size_t extra)
+{
+	int rc = reserve(b, extra);
+	if (rc == 0 && b->len == 0)
+		b->data[0] = '\0';
+	return rc;
+}
+
 int gi_buf_append(struct gi_buf *b, const void *data, size_t len)
 {
 	int rc = reserve(b, len);
@@ -67,10 +75,30 @@ int gi_buf_puts(struct gi_buf *b, const char *s)
 
 int gi_buf_vprintf(struct gi_buf *b, const char *fmt, va_list ap)
 {
+	/* Formatted straight into the room there is, once, when it fits (a
+	 * second pass only when the buffer must grow). */
+	size_t room = b->cap > b->len ? b->cap - b->len : 0;
 	va_list copy;
 	va_copy(copy, ap);
-	int n = vsnprintf(NULL, 0, fmt, copy);
+	if (room == 0) {
+		/* an empty buffer: through a small one on the stack */
+		char local[256];
+		int k = vsnprintf(local, sizeof(local), fmt, copy);
+		va_end(copy);
+		if (k < 0)
+			return GI_EINVAL;
+		if ((size_t)k < sizeof(local))
+			return gi_buf_append(b, local, (size_t)k);
+		va_copy(copy, ap);
+	}
+	int n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, copy);
 	va_end(copy);
+	if (n >= 0 && (size_t)n < room && (!b->limit || b->len + (size_t)n <= b->limit)) {
+		b->len += (size_t)n;
+		return 0;
+	}
+	if (room)
+		b->data[b->len] = '\0'; /* what did not fit, or a failure, leaves nothing */
 	if (n < 0)
 		return GI_EINVAL;
 	int rc = reserve(b, (size_t)n);

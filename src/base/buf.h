@@ -25,6 +25,9 @@ void gi_buf_init(struct gi_buf *b, size_t limit);
 void gi_buf_destroy(struct gi_buf *b);
 /* Empties the buffer, keeping its memory. */
 void gi_buf_reset(struct gi_buf *b);
+/* Makes room for `extra` more bytes at once (one allocation where appends
+ * would grow it step by step); returns 0 or GI_ETOOBIG. */
+int gi_buf_reserve(struct gi_buf *b, size_t extra);
 /* Appends `len` bytes; returns 0 or GI_ETOOBIG. */
 int gi_buf_append(struct gi_buf *b, const void *data, size_t len);
 /* Appends a NUL-terminated string; returns 0 or GI_ETOOBIG. */

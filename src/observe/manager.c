@@ -46,6 +46,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/str.h"
 #include "observe/observe_int.h"
@@ -119,6 +120,7 @@ struct session {
 	char reason[128];
 	char *history[OBS_HISTORY_KEEP];
 	size_t history_start, history_len;
+	size_t text_hint; /* manager thread: room for the next snapshot's text */
 };
 
 struct obs_manager {
@@ -128,6 +130,7 @@ struct obs_manager {
 	int wake[2];
 	bool quit;
 	struct obs_callbacks cb;
+	obs_snapshot_text_fn on_snapshot_text; /* under lock; NULL: cb.on_snapshot */
 	struct session *sessions;
 	/* Measurements (under lock), see obs_manager_metrics. */
 	unsigned long long snapshots, failures;
@@ -281,23 +284,36 @@ static void session_end(struct obs_manager *m, struct session *s, const char *st
 	            reason ? ", " : "", reason ? reason : "");
 }
 
-static void history_push(struct obs_manager *m, struct session *s, json_t *snap)
+/* Keeps the snapshot's text in the session's history; returns it (borrowed:
+ * only this thread frees it, at a later push or when the session is freed),
+ * NULL when it could not be written. */
+static const char *history_push(struct obs_manager *m, struct session *s, json_t *snap,
+                                size_t *len_out)
 {
-	char *text = json_dumps(snap, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (!text)
-		return;
-	char *copy = gi_strdup(text);
-	free(text);
+	/* sized after the previous one: one allocation rather than a dozen
+	 * reallocations, each of which makes glibc consolidate its free lists */
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	gi_buf_reserve(&b, s->text_hint ? s->text_hint : 4096);
+	if (gi_json_append(&b, snap) != 0) {
+		gi_buf_destroy(&b);
+		return NULL;
+	}
+	*len_out = b.len;
+	s->text_hint = b.len + b.len / 8;
+	/* kept for OBS_HISTORY_KEEP snapshots: no slack (shrinking is in place) */
+	char *text = gi_realloc(gi_buf_take(&b), *len_out + 1);
 	pthread_mutex_lock(&m->lock);
 	if (s->history_len == OBS_HISTORY_KEEP) {
 		gi_free(s->history[s->history_start]);
-		s->history[s->history_start] = copy;
+		s->history[s->history_start] = text;
 		s->history_start = (s->history_start + 1) % OBS_HISTORY_KEEP;
 	} else {
-		s->history[(s->history_start + s->history_len) % OBS_HISTORY_KEEP] = copy;
+		s->history[(s->history_start + s->history_len) % OBS_HISTORY_KEEP] = text;
 		s->history_len++;
 	}
 	pthread_mutex_unlock(&m->lock);
+	return text;
 }
 
 static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_buff *x, int index)
@@ -328,14 +344,18 @@ static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_b
 		return;
 	}
 	json_decref(reply);
-	history_push(m, s, snap);
+	size_t text_len = 0;
+	const char *text = history_push(m, s, snap, &text_len);
 	pthread_mutex_lock(&m->lock);
 	s->seq++;
 	s->last_snapshot_ms = gi_clock_wall_ms();
 	m->snapshots++;
+	obs_snapshot_text_fn with_text = m->on_snapshot_text;
 	pthread_mutex_unlock(&m->lock);
 	s->last_snap_wall = gi_clock_wall_ms();
-	if (m->cb.on_snapshot)
+	if (with_text && text)
+		with_text(m->cb.ctx, s->id, snap, text, text_len);
+	else if (m->cb.on_snapshot)
 		m->cb.on_snapshot(m->cb.ctx, s->id, snap);
 	json_decref(snap);
 	/* Complete once the daemon has it: the callback's work is the
@@ -774,6 +794,13 @@ fail:
 	pthread_cond_destroy(&m->ended);
 	gi_free(m);
 	return GI_EIO;
+}
+
+void obs_manager_on_snapshot_text(struct obs_manager *m, obs_snapshot_text_fn fn)
+{
+	pthread_mutex_lock(&m->lock);
+	m->on_snapshot_text = fn;
+	pthread_mutex_unlock(&m->lock);
 }
 
 void obs_manager_free(struct obs_manager *m)

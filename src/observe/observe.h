@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define OBS_INTERVAL_DEFAULT_MS 5000
@@ -137,6 +138,15 @@ struct obs_callbacks {
 /* Starts the manager's thread; *out is the caller's (obs_manager_free). `cb`
  * is copied. */
 int obs_manager_new(const struct obs_callbacks *cb, struct obs_manager **out);
+/* Makes the manager call `fn` instead of on_snapshot, with the snapshot's
+ * compact JSON text too (`len` bytes, NUL-terminated, borrowed for the
+ * call; `ctx` is the callbacks' ctx): the manager serialises each snapshot
+ * once for its own history, and a caller that needs the text (to deliver
+ * it, to publish it) takes that rather than serialising again. Call it
+ * before starting sessions. */
+typedef void (*obs_snapshot_text_fn)(void *ctx, const char *session_id, json_t *snapshot,
+                                     const char *text, size_t len);
+void obs_manager_on_snapshot_text(struct obs_manager *m, obs_snapshot_text_fn fn);
 /* Stops every session (as interrupted, cleaning up on the targets) and frees. */
 void obs_manager_free(struct obs_manager *m);
 /* Connects (in the calling thread, bounded by the timeout) and starts a

@@ -28,18 +28,24 @@ char *obs_mfa_display(json_t *mfa)
 	if (!json_is_array(mfa) || json_array_size(mfa) != 3)
 		return NULL;
 	const char *m = json_string_value(json_array_get(mfa, 0));
-	const char *f = json_string_value(json_array_get(mfa, 1));
+	json_t *fv = json_array_get(mfa, 1);
+	const char *f = json_string_value(fv);
 	json_t *a = json_array_get(mfa, 2);
 	char name[512];
 	if (!m || !f || !json_is_integer(a) || gi_module_display_name(m, name, sizeof(name)) != 0)
 		return NULL;
-	struct gi_buf b;
-	gi_buf_init(&b, 2048);
-	if (gi_buf_printf(&b, "%s.%s/%lld", name, f, (long long)json_integer_value(a)) != 0) {
-		gi_buf_destroy(&b);
+	/* "name.f/arity" put together by hand: a snapshot has dozens of them */
+	char arity[32];
+	int alen = snprintf(arity, sizeof(arity), "/%lld", (long long)json_integer_value(a));
+	size_t nlen = strlen(name), flen = json_string_length(fv);
+	if (alen < 0 || nlen + 1 + flen + (size_t)alen >= 2048)
 		return NULL;
-	}
-	return gi_buf_take(&b);
+	char *out = gi_malloc(nlen + 1 + flen + (size_t)alen + 1);
+	memcpy(out, name, nlen);
+	out[nlen] = '.';
+	memcpy(out + nlen + 1, f, flen);
+	memcpy(out + nlen + 1 + flen, arity, (size_t)alen + 1);
+	return out;
 }
 
 static json_t *mfa_value(json_t *mfa)

@@ -13,6 +13,7 @@
  * buffer before anything is allocated, and nesting is limited to
  * TERM_MAX_DEPTH.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -127,39 +128,69 @@ static int check_room(int len, int index, long need)
 	return need >= 0 && (long)index + need <= (long)len ? 0 : GI_EPARSE;
 }
 
+/* The bytes of the UTF-8 atom at buf[*index] (header_fits checked it is
+ * whole), moving past it; false for a Latin-1 atom (ei converts those). */
+static bool atom_utf8_bytes(const char *buf, int *index, const char **text, size_t *len)
+{
+	const unsigned char *b = (const unsigned char *)buf + *index;
+	if (b[0] == ERL_SMALL_ATOM_UTF8_EXT) {
+		*len = b[1];
+		*text = buf + *index + 2;
+	} else if (b[0] == ERL_ATOM_UTF8_EXT) {
+		*len = be16(b + 1);
+		*text = buf + *index + 3;
+	} else {
+		return false;
+	}
+	*index += (int)(*text - (buf + *index)) + (int)*len;
+	return true;
+}
+
+static bool text_is(const char *text, size_t len, const char *word)
+{
+	return strlen(word) == len && memcmp(text, word, len) == 0;
+}
+
+/* An atom's JSON: true, false, null (null, undefined), else a string, or
+ * null when it is not valid UTF-8. */
+static json_t *atom_json(const char *text, size_t len)
+{
+	if (text_is(text, len, "true"))
+		return json_true();
+	if (text_is(text, len, "false"))
+		return json_false();
+	if (text_is(text, len, "null") || text_is(text, len, "undefined"))
+		return json_null();
+	json_t *v = gi_utf8_valid(text, len) ? json_stringn_nocheck(text, len) : NULL;
+	return v ? v : json_null();
+}
+
 static int decode_atom(const char *buf, int *index, json_t **out)
 {
+	const char *text;
+	size_t len;
+	if (atom_utf8_bytes(buf, index, &text, &len)) {
+		*out = atom_json(text, len);
+		return 0;
+	}
 	char atom[MAXATOMLEN_UTF8];
 	erlang_char_encoding enc;
 	if (ei_decode_atom_as(buf, index, atom, sizeof(atom), ERLANG_UTF8, &enc, NULL) < 0)
 		return GI_EPARSE;
-	if (strcmp(atom, "true") == 0)
-		*out = json_true();
-	else if (strcmp(atom, "false") == 0)
-		*out = json_false();
-	else if (strcmp(atom, "null") == 0 || strcmp(atom, "undefined") == 0)
-		*out = json_null();
-	else
-		*out = json_string(atom);
-	if (!*out)
-		*out = json_null();
+	*out = atom_json(atom, strlen(atom));
 	return 0;
 }
 
 static int decode_binary(const char *buf, int len, int *index, int size, json_t **out)
 {
-	if (check_room(len, *index, size) != 0)
+	/* header_fits checked that the 5-byte header and the bytes are inside */
+	if (size < 0 || check_room(len, *index, 5L + size) != 0)
 		return GI_EPARSE;
-	char *data = gi_malloc((size_t)size + 1);
-	long got = 0;
-	if (ei_decode_binary(buf, index, data, &got) < 0) {
-		gi_free(data);
-		return GI_EPARSE;
-	}
-	*out = gi_utf8_valid(data, (size_t)got) ? json_stringn(data, (size_t)got) : json_null();
+	const char *data = buf + *index + 5;
+	*index += 5 + size;
+	*out = gi_utf8_valid(data, (size_t)size) ? json_stringn_nocheck(data, (size_t)size) : NULL;
 	if (!*out)
 		*out = json_null();
-	gi_free(data);
 	return 0;
 }
 
@@ -208,7 +239,26 @@ static int decode_map(const char *buf, int len, int *index, int depth, json_t **
 	json_t *obj = json_object();
 	for (int i = 0; i < arity; i++) {
 		json_t *key = NULL, *value = NULL;
-		int rc = decode(buf, len, index, depth + 1, &key);
+		const char *key_text = NULL;
+		size_t key_len = 0;
+		int rc = header_fits(buf, *index, len);
+		/* UTF-8 atom keys (all of ours) straight from the buffer; true,
+		 * false, null and undefined are not strings: dropped, as any
+		 * key that does not decode to one */
+		if (rc == 0 && atom_utf8_bytes(buf, index, &key_text, &key_len)) {
+			if (text_is(key_text, key_len, "true") ||
+			    text_is(key_text, key_len, "false") ||
+			    text_is(key_text, key_len, "null") ||
+			    text_is(key_text, key_len, "undefined") ||
+			    !gi_utf8_valid(key_text, key_len))
+				key_text = NULL;
+		} else if (rc == 0) {
+			rc = decode(buf, len, index, depth + 1, &key);
+			if (rc == 0 && json_is_string(key)) {
+				key_text = json_string_value(key);
+				key_len = json_string_length(key);
+			}
+		}
 		if (rc == 0)
 			rc = decode(buf, len, index, depth + 1, &value);
 		if (rc != 0) {
@@ -216,8 +266,9 @@ static int decode_map(const char *buf, int len, int *index, int depth, json_t **
 			json_decref(obj);
 			return rc;
 		}
-		if (json_is_string(key))
-			json_object_set_new(obj, json_string_value(key), value);
+		if (key_text) /* a C string's key, as json_object_set_new took it */
+			json_object_setn_new_nocheck(obj, key_text, strnlen(key_text, key_len),
+			                             value);
 		else
 			json_decref(value);
 		json_decref(key);

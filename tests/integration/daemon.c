@@ -5,8 +5,10 @@
  * real worker, and real BEAM nodes.
  * needs: erlang-base
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "net/client.h"
 #include "api/pusher.h"
@@ -71,6 +73,61 @@ static void pusher_survives_worker_restart(void)
 	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/restart1", &o), 200);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), 20);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "last_seq")), 19);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "status")), "complete");
+	json_decref(o);
+}
+
+/* The delivery keeps one connection to the worker for every item; the
+ * worker killed (its connection dies with it, unannounced) and started again
+ * costs one new connection, and no snapshot is lost or stored twice. */
+static void pusher_connection_survives_a_worker_kill(void)
+{
+	net_client_global_init();
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
+	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
+	struct api_pusher *p = ts_pusher_new_deferred(&pc);
+	for (int i = 0; i < 10; i++)
+		push_snapshot(p, "keep1", i);
+	TH_ASSERT_OK(api_pusher_drain(p, 60000));
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 10);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "connections"), 1);
+
+	kill(w.pid, SIGKILL);
+	waitpid(w.pid, NULL, 0);
+	for (int i = 0; i < TD_MAX_DAEMONS; i++)
+		if (td_started[i] == w.pid)
+			td_started[i] = 0;
+	w.pid = 0;
+	for (int i = 10; i < 20; i++)
+		push_snapshot(p, "keep1", i);
+	int64_t deadline = gi_clock_mono_ms() + 30000;
+	while (ts_pusher_stat(p, "retries") < 1 && gi_clock_mono_ms() < deadline)
+		gi_clock_sleep_ms(20);
+	TH_ASSERT_INT_GE(ts_pusher_stat(p, "retries"), 1);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 10);
+
+	td_start(&w, "worker", NULL); /* the same port and data */
+	for (int i = 20; i < 30; i++)
+		push_snapshot(p, "keep1", i);
+	push_finalize(p, "keep1");
+	json_t *fin = NULL;
+	TH_ASSERT_OK(api_pusher_wait_finalize(p, "keep1", 120000, &fin));
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(fin, "snapshots")), 30);
+	json_decref(fin);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 31);
+	/* one connection per life of the worker (a third if the new worker
+	 * closed an idle one on a slow machine), not one per item */
+	long long connections = ts_pusher_stat(p, "connections");
+	TH_ASSERT_INT_GE(connections, 2);
+	TH_ASSERT_MSG(connections <= 3, "%lld connections for 31 items", connections);
+	json_t *o = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/keep1", &o), 200);
+	/* seq 0..29, each stored once */
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), 30);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "last_seq")), 29);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "status")), "complete");
 	json_decref(o);
 }
@@ -531,6 +588,7 @@ int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(pusher_survives_worker_restart),
+	    TH_TEST(pusher_connection_survives_a_worker_kill),
 	    TH_TEST(pusher_spools_and_resends_after_restart),
 	    TH_TEST(pusher_drops_what_the_worker_refuses),
 	    TH_TEST(pusher_authenticates_and_waits_out_a_wrong_token),

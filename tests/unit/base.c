@@ -1,7 +1,9 @@
 /*
- * Unit tests for src/base: buffers, arrays, maps, arenas, strings, files.
+ * Unit tests for src/base: buffers, arrays, maps, arenas, strings, files,
+ * JSON text.
  * needs:
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/json_text.h"
 #include "base/map.h"
 #include "base/runtime.h"
 #include "base/str.h"
@@ -147,18 +150,114 @@ static void jansson_allocates_through_gi_malloc(void)
 	json_decref(o);
 }
 
+/* gi_json_text writes what json_dumps(JSON_COMPACT) writes, byte for byte. */
+static void json_text_same_as_jansson_of(json_t *v)
+{
+	char *ours = gi_json_text(v, NULL);
+	char *theirs = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	TH_ASSERT(ours != NULL && theirs != NULL);
+	TH_ASSERT_STR_EQ(ours, theirs);
+	gi_free(ours);
+	free(theirs); /* jansson's allocator */
+}
+
+static void json_text_matches_jansson(void)
+{
+	static const double reals[] = {0.0,
+	                               -0.0,
+	                               1.0,
+	                               -1.0,
+	                               0.5,
+	                               0.1,
+	                               1.0 / 3,
+	                               1e-7,
+	                               1e-300,
+	                               1e300,
+	                               123.25,
+	                               1e15,
+	                               1e16,
+	                               1e17,
+	                               9007199254740991.0,
+	                               9007199254740993.0,
+	                               -2.5e-5,
+	                               4.9e-324,
+	                               1.7976931348623157e308,
+	                               12345678.0};
+	json_t *a = json_array();
+	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+		json_t *r = json_real(reals[i]);
+		json_text_same_as_jansson_of(r);
+		/* and it reads back as the same double */
+		char *text = gi_json_text(r, NULL);
+		json_t *back = json_loads(text, JSON_DECODE_ANY, NULL);
+		TH_ASSERT(json_is_real(back));
+		TH_ASSERT(json_real_value(back) == reals[i]);
+		TH_ASSERT(signbit(json_real_value(back)) == signbit(reals[i]));
+		json_decref(back);
+		gi_free(text);
+		json_array_append_new(a, r);
+	}
+	static const long long ints[] = {0,
+	                                 1,
+	                                 -1,
+	                                 9,
+	                                 10,
+	                                 -10,
+	                                 1234567890123LL,
+	                                 9223372036854775807LL,
+	                                 -9223372036854775807LL - 1};
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+		json_array_append_new(a, json_integer(ints[i]));
+	json_array_append_new(a, json_string("plain"));
+	json_array_append_new(a, json_string("quote \" back \\ slash / tab \t nl \n cr \r"));
+	static const char controls[] = "\x01\x1f\b\f nul \0 end";
+	json_array_append_new(a, json_stringn(controls, sizeof(controls) - 1));
+	json_array_append_new(a, json_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \x7f"));
+	json_array_append_new(a, json_string(""));
+	json_array_append_new(a, json_true());
+	json_array_append_new(a, json_false());
+	json_array_append_new(a, json_null());
+	json_array_append_new(a, json_object());
+	json_array_append_new(a, json_array());
+	json_t *o =
+	    json_pack("{s:i, s:[i, {s:s}], s:n, s:{}}", "z", 1, "a\"key\n", 2, "x", "y", "m", "e");
+	json_array_append_new(a, o);
+	json_text_same_as_jansson_of(a);
+	json_decref(a);
+
+	/* real snapshots (every section the observer writes) */
+	static const char *const files[] = {"busy/snapshots.json", "quiet/snapshots.json",
+	                                    "observer/session.json", "busy/finalize.json"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[1024];
+		snprintf(path, sizeof(path), "%s/tests/fixtures/snapshots/%s", th_srcdir(),
+		         files[i]);
+		json_error_t err;
+		json_t *doc = json_load_file(path, 0, &err);
+		TH_ASSERT_MSG(doc != NULL, "%s: %s", path, err.text);
+		json_text_same_as_jansson_of(doc);
+		json_decref(doc);
+	}
+
+	/* a bounded buffer: past the limit nothing is left half written */
+	struct gi_buf b;
+	gi_buf_init(&b, 16);
+	TH_ASSERT_OK(gi_buf_puts(&b, "ab"));
+	json_t *big = json_pack("{s:s}", "key", "a value longer than the limit");
+	TH_ASSERT_INT_EQ(gi_json_append(&b, big), GI_ETOOBIG);
+	TH_ASSERT_STR_EQ(gi_buf_str(&b), "ab");
+	json_decref(big);
+	gi_buf_destroy(&b);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
-	    TH_TEST(buf_appends_and_caps),
-	    TH_TEST(vec_grows),
-	    TH_TEST(map_puts_and_gets),
-	    TH_TEST(arena_allocates),
-	    TH_TEST(strings_are_checked),
-	    TH_TEST(files_round_trip),
-	    TH_TEST(module_names_convert),
-	    TH_TEST(jansson_allocates_through_gi_malloc),
-	    TH_END,
+	    TH_TEST(buf_appends_and_caps),      TH_TEST(vec_grows),
+	    TH_TEST(map_puts_and_gets),         TH_TEST(arena_allocates),
+	    TH_TEST(strings_are_checked),       TH_TEST(files_round_trip),
+	    TH_TEST(module_names_convert),      TH_TEST(jansson_allocates_through_gi_malloc),
+	    TH_TEST(json_text_matches_jansson), TH_END,
 	};
 	return th_main(argc, argv, "unit_base", tests);
 }
