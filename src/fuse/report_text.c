@@ -20,12 +20,13 @@
 
 #define WIDTH 80
 
-/* Appends `text` wrapped at WIDTH with `indent` spaces on every line. */
-static int put_wrapped(struct gi_buf *out, int indent, const char *text)
+/* Appends `text` wrapped at WIDTH, the first line indented by `first`
+ * spaces and the others by `rest`. */
+static int put_hanging(struct gi_buf *out, int first, int rest, const char *text)
 {
 	int rc = 0;
 	const char *p = text ? text : "";
-	while (*p && rc == 0) {
+	for (int indent = first; *p && rc == 0; indent = rest) {
 		while (*p == ' ')
 			p++;
 		size_t room = (size_t)(WIDTH - indent);
@@ -42,6 +43,20 @@ static int put_wrapped(struct gi_buf *out, int indent, const char *text)
 		p += take;
 	}
 	return rc;
+}
+
+/* Appends `text` wrapped at WIDTH with `indent` spaces on every line. */
+static int put_wrapped(struct gi_buf *out, int indent, const char *text)
+{
+	return put_hanging(out, indent, indent, text);
+}
+
+/* A section heading after a blank line, wrapped at WIDTH (its explanation
+ * in parentheses continues indented by 2). */
+static void put_heading(struct gi_buf *out, const char *text)
+{
+	gi_buf_puts(out, "\n");
+	put_hanging(out, 0, 2, text);
 }
 
 static void fmt_time(double ms, char *out, size_t size)
@@ -291,7 +306,7 @@ static void put_metrics(struct gi_buf *out, json_t *m)
 
 static void put_hot_modules(struct gi_buf *out, json_t *hm, const char *title)
 {
-	gi_buf_printf(out, "\n%s\n", title);
+	put_heading(out, title);
 	if (json_array_size(hm) == 0) {
 		gi_buf_puts(out, "  none above 0.5% of reductions\n");
 		return;
@@ -399,11 +414,12 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 	for (size_t i = 0; i < n; i++)
 		rows[i] = json_array_get(hs, i);
 	qsort(rows, n, sizeof(*rows), cmp_time_desc);
-	gi_buf_printf(out, "\nTrace hotspots by time (%zu traced functions", n);
-	if (n > 20)
-		gi_buf_puts(out, ", top 20 shown; the JSON has all");
-	gi_buf_printf(out, "; own time in up to %.0f flagged processes)\n",
-	              fuse_num(ct, "flagged_max"));
+	char head[256];
+	snprintf(head, sizeof(head),
+	         "Trace hotspots by time (%zu traced functions%s; own time in up to %.0f flagged "
+	         "processes)",
+	         n, n > 20 ? ", top 20 shown; the JSON has all" : "", fuse_num(ct, "flagged_max"));
+	put_heading(out, head);
 	static const struct gi_table_column cols[] = {
 	    {"function", GI_COL_ELIDE, 0, 24},
 	    {"calls", GI_COL_RIGHT, 0, 0},
@@ -463,10 +479,12 @@ static void put_hot_functions(struct gi_buf *out, json_t *hf, json_t *summary)
 		return;
 	char cov[16];
 	fuse_fmt_pct(fuse_num(summary, "coverage"), cov, sizeof(cov));
-	gi_buf_printf(out,
-	              "\nHot functions (executing in: sampled every %.0f ms, %.0f ticks; the "
-	              "sampled processes did %s of the reductions)\n",
-	              fuse_num(summary, "period_ms"), fuse_num(summary, "ticks"), cov);
+	char head[256];
+	snprintf(head, sizeof(head),
+	         "Hot functions (executing in: sampled every %.0f ms, %.0f ticks; the sampled "
+	         "processes did %s of the reductions)",
+	         fuse_num(summary, "period_ms"), fuse_num(summary, "ticks"), cov);
+	put_heading(out, head);
 	static const struct gi_table_column cols[] = {
 	    {"function", GI_COL_ELIDE, 0, 24}, {"share", GI_COL_RIGHT, 0, 0},
 	    {"samples", GI_COL_RIGHT, 1, 0},   {"calls", GI_COL_RIGHT, 2, 0},
@@ -512,10 +530,10 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 		put_hotspots_timed(out, hs, ct);
 		return;
 	}
-	gi_buf_printf(out, "\nTrace hotspots (%zu traced functions", n);
-	if (n > 20)
-		gi_buf_puts(out, ", top 20 shown; the JSON has all");
-	gi_buf_puts(out, ")\n");
+	char head[128];
+	snprintf(head, sizeof(head), "Trace hotspots (%zu traced functions%s)", n,
+	         n > 20 ? ", top 20 shown; the JSON has all" : "");
+	put_heading(out, head);
 	static const struct gi_table_column cols[] = {
 	    {"function", GI_COL_ELIDE, 0, 24}, {"calls", GI_COL_RIGHT, 0, 0},
 	    {"/s", GI_COL_RIGHT, 0, 0},        {"min/avg/max", GI_COL_RIGHT, 1, 0},
@@ -646,25 +664,38 @@ static void put_waits(struct gi_buf *out, json_t *b)
 	char all[32], log[32];
 	fuse_fmt_pct(fuse_num(b, "share_of_samples"), all, sizeof(all));
 	fuse_fmt_pct(fuse_num(b, "logger_share_of_samples"), log, sizeof(log));
-	gi_buf_printf(out,
-	              "\nBlocked callers (sampled processes waiting for a call's reply): %s of "
-	              "the sampled time, in log calls %s",
+	struct gi_buf head;
+	gi_buf_init(&head, 256);
+	gi_buf_printf(&head,
+	              "Blocked callers (sampled processes waiting for a call's reply): %s of the "
+	              "sampled time, in log calls %s",
 	              all, log);
 	double db = fuse_num(b, "database_share_of_samples");
 	if (isfinite(db)) {
 		char dbs[32];
 		fuse_fmt_pct(db, dbs, sizeof(dbs));
-		gi_buf_printf(out, ", in calls that lead to the database %s", dbs);
+		gi_buf_printf(&head, ", in calls that lead to the database %s", dbs);
 	}
-	gi_buf_printf(out, "\n");
+	put_heading(out, gi_buf_str(&head));
+	gi_buf_destroy(&head);
+	static const struct gi_table_column cols[] = {
+	    {"call site", GI_COL_ELIDE, 0, 24},
+	    {"samples", GI_COL_RIGHT, 0, 0},
+	    {"in log calls", GI_COL_RIGHT, 1, 0},
+	    {"leads to", 0, 2, 0},
+	};
+	struct gi_table *t = gi_table_new(cols, 4, 2);
 	json_t *sites = json_object_get(b, "call_sites");
 	for (size_t i = 0; i < json_array_size(sites) && i < 5; i++) {
 		json_t *e = json_array_get(sites, i);
-		gi_buf_printf(out, "  %-50.50s %7.0f samples (%.0f in log calls)%s\n",
-		              fuse_str(e, "function") ? fuse_str(e, "function") : "?",
-		              fuse_num(e, "samples"), fuse_num(e, "logger_samples"),
-		              fuse_bool(e, "database") ? ", to the database" : "");
+		char smp[16], lg[16];
+		fmt_num(fuse_num(e, "samples"), smp, sizeof(smp));
+		fmt_num(fuse_num(e, "logger_samples"), lg, sizeof(lg));
+		const char *row[] = {fuse_str(e, "function") ? fuse_str(e, "function") : "?", smp,
+		                     lg, fuse_bool(e, "database") ? "the database" : "-"};
+		gi_table_add(t, row);
 	}
+	table_put(out, t);
 }
 
 /* What call counting did to the node: how long it ran, under which budget,

@@ -74,16 +74,9 @@ static const char *long_names_project(void)
 
 static void assert_fits(const char *text, int width, const char *what)
 {
-	for (const char *p = text; *p;) {
-		size_t n = strcspn(p, "\n");
-		char line[4096];
-		snprintf(line, sizeof(line), "%.*s", (int)n, p);
-		TH_ASSERT_MSG((int)gi_fmt_width(line) <= width, "%s: a line of %zu columns: %s",
-		              what, gi_fmt_width(line), line);
-		p += n;
-		if (*p)
-			p++;
-	}
+	char line[4096];
+	size_t w = ts_text_overflow(text, (size_t)width, line, sizeof(line));
+	TH_ASSERT_MSG(w == 0, "%s: a line of %zu columns: %s", what, w, line);
 }
 
 /* Runs `giulia ARGS` in an 80x24 terminal; returns its text (caller frees). */

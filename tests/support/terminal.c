@@ -3,6 +3,8 @@
  */
 #include "terminal.h"
 
+#include "base/fmt.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <pty.h>
@@ -151,4 +153,21 @@ char *ts_pty_text(const struct ts_pty *p)
 	}
 	t[n] = '\0';
 	return t;
+}
+
+size_t ts_text_overflow(const char *text, size_t width, char *line, size_t size)
+{
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		snprintf(line, size, "%.*s", (int)n, p);
+		size_t w = gi_fmt_width(line);
+		if (w > width)
+			return w;
+		p += n;
+		if (*p)
+			p++;
+	}
+	if (size)
+		line[0] = '\0';
+	return 0;
 }

@@ -36,5 +36,9 @@ void ts_pty_destroy(struct ts_pty *p);
  * carriage return alone starts its line again, as a terminal overwrites it
  * (caller frees). */
 char *ts_pty_text(const struct ts_pty *p);
+/* The first line of `text` wider than `width` terminal columns (counted as
+ * base/fmt counts them: UTF-8 characters), copied into `line` of `size`
+ * bytes; returns its width, or 0 when every line fits. */
+size_t ts_text_overflow(const char *text, size_t width, char *line, size_t size);
 
 #endif

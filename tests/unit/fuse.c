@@ -17,6 +17,7 @@
 #include "fuse/fuse_int.h"
 #include "fuse_series.h"
 #include "harness.h"
+#include "terminal.h"
 #include "json_util.h"
 
 static json_t *build(json_t *fin, json_t *snaps)
@@ -846,13 +847,10 @@ static void text_report_reads_well(void)
 	TH_ASSERT_STR_CONTAINS(t, "logger-bottleneck");
 	TH_ASSERT_STR_CONTAINS(t, "Hot modules");
 	TH_ASSERT_STR_CONTAINS(t, "App.Web");
-	/* Every line fits in 100 columns. */
-	for (const char *line = t; *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		TH_ASSERT_MSG(len <= 100, "line too long (%zu): %.*s", len, (int)len, line);
-		line += len + (nl ? 1 : 0);
-	}
+	/* Every line fits in 80 columns, as every text output. */
+	char line[4096];
+	size_t w = ts_text_overflow(t, 80, line, sizeof(line));
+	TH_ASSERT_MSG(w == 0, "a line of %zu columns: %s", w, line);
 	gi_buf_destroy(&out);
 	json_decref(p);
 }
@@ -1018,6 +1016,9 @@ static void executing_view_sees_through_wrappers(void)
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "Hot functions (executing in");
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "App.Calc.crunch/2");
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "Process ownership");
+	char line[4096];
+	size_t w = ts_text_overflow(gi_buf_str(&out), 80, line, sizeof(line));
+	TH_ASSERT_MSG(w == 0, "a line of %zu columns: %s", w, line);
 	gi_buf_destroy(&out);
 	gi_buf_init(&out, 0);
 	TH_ASSERT_OK(fuse_report_html(p, &out));

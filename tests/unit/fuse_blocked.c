@@ -17,6 +17,7 @@
 #include "fuse/fuse_int.h"
 #include "fuse_series.h"
 #include "harness.h"
+#include "terminal.h"
 #include "json_util.h"
 
 struct blocked_arg {
@@ -140,6 +141,16 @@ static void blocked_callers_are_measured_by_call_site(void)
 	        json_array_get(json_object_get(logging, "call_sites"), 0), "function")),
 	    "App.Shop.checkout/2");
 	TH_ASSERT(site(json_object_get(logging, "call_sites"), "App.Calc.run/1") == NULL);
+	/* The text report lists the call sites as a table within 80 columns. */
+	struct gi_buf out;
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_report_text(p, &out));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "  App.Cart.add/2 ");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "in log calls");
+	char line[4096];
+	size_t w = ts_text_overflow(gi_buf_str(&out), 80, line, sizeof(line));
+	TH_ASSERT_MSG(w == 0, "a line of %zu columns: %s", w, line);
+	gi_buf_destroy(&out);
 	json_decref(p);
 }
 
