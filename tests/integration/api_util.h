@@ -124,6 +124,18 @@ static inline void td_worker(struct td_daemon *d, const char *data)
 	td_start(d, "worker", NULL);
 }
 
+/* A worker (data in TMP/worker) and a monitor (TMP/monitor) that delivers
+ * to it, both started; `w` and `m` are zeroed first. */
+static inline void td_worker_and_monitor(struct td_daemon *w, struct td_daemon *m)
+{
+	memset(w, 0, sizeof(*w));
+	memset(m, 0, sizeof(*m));
+	td_worker(w, NULL);
+	snprintf(m->data, sizeof(m->data), "%s/monitor", th_tmpdir());
+	const char *extra[] = {"--worker", w->url, NULL};
+	td_start(m, "monitor", extra);
+}
+
 /* Stops a daemon with SIGTERM and returns its exit status. */
 static inline int td_stop(struct td_daemon *d)
 {

@@ -246,12 +246,7 @@ static void budget_is_the_default_and_zero_counts_every_call(void)
 	ts_beam_wait_answer(&n, "is_pid(whereis(cool)).", "true", WAIT_MS,
 	                    "never ran its start code");
 	struct td_daemon w, m;
-	memset(&w, 0, sizeof(w));
-	memset(&m, 0, sizeof(m));
-	td_worker(&w, NULL);
-	snprintf(m.data, sizeof(m.data), "%s/monitor", th_tmpdir());
-	const char *extra[] = {"--worker", w.url, NULL};
-	td_start(&m, "monitor", extra);
+	td_worker_and_monitor(&w, &m);
 
 	json_t *echo = NULL;
 	json_t *p = api_observe(&m, &n, "", &echo);

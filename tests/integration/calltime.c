@@ -373,12 +373,7 @@ static void call_time_through_the_daemons(void)
 	struct ts_beam n;
 	node_start(&n);
 	struct td_daemon w, m;
-	memset(&w, 0, sizeof(w));
-	memset(&m, 0, sizeof(m));
-	td_worker(&w, NULL);
-	snprintf(m.data, sizeof(m.data), "%s/monitor", th_tmpdir());
-	const char *extra[] = {"--worker", w.url, NULL};
-	td_start(&m, "monitor", extra);
+	td_worker_and_monitor(&w, &m);
 	char body[1024];
 	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"call_time\":\"yes\"}", n.name);
 	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start", body, 400);

@@ -214,11 +214,8 @@ static void monitor_answers_carry_the_true_cause(void)
 	struct ts_beam n;
 	ts_beam_start(&n, TS_BEAM_ERL_LONG, NULL, NULL);
 	no_cookie_anywhere(); /* inherited by the monitor */
-	struct td_daemon w = {0}, m = {0};
-	td_worker(&w, NULL);
-	snprintf(m.data, sizeof(m.data), "%s/monitor", th_tmpdir());
-	const char *extra[] = {"--worker", w.url, NULL};
-	td_start(&m, "monitor", extra);
+	struct td_daemon w, m;
+	td_worker_and_monitor(&w, &m);
 
 	struct {
 		const char *body_node, *cookie;

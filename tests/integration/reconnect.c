@@ -249,12 +249,7 @@ static void reconnect_gap_in_the_profile(void)
 	node_start(&n);
 	ts_proxy_start(&n); /* before the daemons: they inherit ERL_EPMD_PORT */
 	struct td_daemon w, m;
-	memset(&w, 0, sizeof(w));
-	memset(&m, 0, sizeof(m));
-	td_worker(&w, NULL);
-	snprintf(m.data, sizeof(m.data), "%s/monitor", th_tmpdir());
-	const char *extra[] = {"--worker", w.url, NULL};
-	td_start(&m, "monitor", extra);
+	td_worker_and_monitor(&w, &m);
 	char body[1024];
 	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"lease_ms\":5}", n.name);
 	TD_EXPECT_ERROR(&m, "POST", "/api/monitor/observe/start", body, 400);
