@@ -118,6 +118,8 @@ static void pusher_connection_survives_a_worker_kill(void)
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(fin, "snapshots")), 30);
 	json_decref(fin);
 	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 31);
+	/* What queued up while the worker was away went in batches. */
+	TH_ASSERT_INT_GE(ts_pusher_stat(p, "batches"), 1);
 	/* one connection per life of the worker (a third if the new worker
 	 * closed an idle one on a slow machine), not one per item */
 	long long connections = ts_pusher_stat(p, "connections");
@@ -159,6 +161,9 @@ static void pusher_spools_and_resends_after_restart(void)
 	json_decref(fin);
 	TH_ASSERT_OK(api_pusher_drain(p, 30000));
 	TH_ASSERT_INT_EQ(ts_count_files(spool), 0);
+	/* The spooled snapshots went together, the finalize after them alone. */
+	TH_ASSERT_INT_GE(ts_pusher_stat(p, "batches"), 1);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 13);
 }
 
 static void pusher_drops_what_the_worker_refuses(void)
