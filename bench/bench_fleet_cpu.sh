@@ -90,6 +90,13 @@ sleep "$window"
 c1=$(ticks "$mpid")
 s1=$(counter "$murl" giulia_monitor_snapshots_total)
 l1=$(cut -d' ' -f1 /proc/loadavg)
+# How the delivery went (batches: since the monitor started; absent from
+# builds before batching).
+curl -sf -m 60 "$murl/api/monitor/observe/status" | python3 -c '
+import json, sys
+d = json.load(sys.stdin).get("delivery", {})
+print("delivery: %s delivered, %s in %s batches, %s connections" % (d.get("delivered"),
+      d.get("batched", "-"), d.get("batches", "-"), d.get("connections")))' || true
 instr=
 if [ "${CALLGRIND:-}" = 1 ]; then
   callgrind_control -d "$mpid" >/dev/null

@@ -42,6 +42,12 @@
 #define RESERVE_BYTES (64 * 1024)
 #define RESERVE_FILE  ".reserve"
 #define LOSS_FILE     ".undelivered.json"
+/* A batch (POST /api/runtime/ingest/batch): at most this many snapshots and
+ * bytes, well inside the worker's default body limit (1 MiB) and its
+ * 256-item bound. Only what is already queued when the thread wakes is
+ * taken: no lingering, so delivery is never later than before. */
+#define BATCH_ITEMS 64
+#define BATCH_BYTES (512 * 1024)
 
 struct item {
 	uint64_t seq;
@@ -82,6 +88,9 @@ struct api_pusher {
 	size_t result_next;
 
 	uint64_t delivered, retries, rejected, dropped;
+	uint64_t batches, batched; /* batch requests acknowledged, items in them */
+	bool batch_off;            /* the worker has no batch route (404/405) */
+	bool batch_skip;           /* the worker refused the last batch whole: send singly once */
 	/* The delivery thread's own client: one kept-alive connection to the
 	 * worker rather than a new one per item (a fifth of the monitor's CPU
 	 * at 100 nodes went to connecting and closing, BENCHMARKS.md "Fleet").
@@ -542,6 +551,124 @@ static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
 	return 0;
 }
 
+/* Copies up to BATCH_ITEMS consecutive snapshots from the head (memory,
+ * then spool) totalling at most BATCH_BYTES; their count (called with the
+ * lock held). Spooled ones have no body yet. */
+static size_t batch_gather(struct api_pusher *p, struct item *out)
+{
+	size_t n = 0, bytes = 0;
+	for (struct item *it = p->head; it && n < BATCH_ITEMS; it = it->next) {
+		if (it->kind != API_PUSH_INGEST || (n > 0 && bytes + it->len > BATCH_BYTES))
+			return n;
+		out[n] =
+		    (struct item){it->seq, it->kind, gi_strndup(it->body, it->len), it->len, NULL};
+		bytes += it->len;
+		n++;
+	}
+	for (size_t i = p->disk_head; i < p->disk.len && n < BATCH_ITEMS; i++) {
+		const struct disk_item *d = gi_vec_get(&p->disk, i);
+		if (d->kind != API_PUSH_INGEST || (n > 0 && bytes + d->len > BATCH_BYTES))
+			break;
+		out[n] = (struct item){d->seq, d->kind, NULL, d->len, NULL};
+		bytes += d->len;
+		n++;
+	}
+	return n;
+}
+
+/* Sends items[0..*count) as one batch (*count is cut at a spooled item
+ * that cannot be read, which then goes singly). Returns how many of them, from the first,
+ * are settled (stored, duplicate or refused for good: `*rejected` of them
+ * refused), the rest to be retried; or -1 when the worker cannot take
+ * batches (404/405, an older worker) or refused this one whole (400/413),
+ * and the items go singly. Nothing the worker did not answer "stored" or
+ * "duplicate" or "refused" for is settled. */
+static long send_batch(struct api_pusher *p, struct item *items, size_t *count, size_t *rejected)
+{
+	size_t n = *count;
+	*rejected = 0;
+	struct gi_buf body;
+	gi_buf_init(&body, 0);
+	gi_buf_append(&body, "{\"items\":[", 10);
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].body) {
+			char path[4096];
+			spool_path(p, items[i].seq, items[i].kind, path, sizeof(path));
+			size_t len;
+			if (gi_fs_read_file(path, SPOOL_ITEM_LIMIT, &items[i].body, &len) != 0) {
+				n = *count =
+				    i; /* sent singly later, which drops it if unreadable */
+				break;
+			}
+			items[i].len = len;
+		}
+		if (i > 0)
+			gi_buf_append(&body, ",", 1);
+		gi_buf_append(&body, items[i].body, items[i].len);
+	}
+	gi_buf_append(&body, "]}", 2);
+	if (n < 2) {
+		gi_buf_destroy(&body);
+		return -1;
+	}
+	char url[1024];
+	snprintf(url, sizeof(url), "%s/api/runtime/ingest/batch", p->worker_url);
+	struct net_call call = {"POST", url, gi_buf_str(&body), p->token, p->timeout_ms};
+	int status = 0;
+	json_t *resp = NULL;
+	int rc = net_client_perform(p->client, &call, &status, &resp);
+	gi_buf_destroy(&body);
+	long settled = 0;
+	pthread_mutex_lock(&p->lock);
+	p->connections = net_client_connections(p->client);
+	p->reachable = rc == 0;
+	if (rc == 0 && (status == 404 || status == 405)) {
+		p->batch_off = true;
+		gi_log_info("monitor", "the worker has no batch ingest (%d): snapshots go singly",
+		            status);
+		settled = -1;
+	} else if (rc == 0 && (status == 400 || status == 413)) {
+		const char *msg = json_string_value(json_object_get(resp, "error"));
+		gi_log_warn("monitor", "the worker refused a batch of %zu (%d: %s): sent singly", n,
+		            status, msg ? msg : "?");
+		p->batch_skip = true;
+		settled = -1;
+	} else if (rc)
+		snprintf(p->last_error, sizeof(p->last_error), "worker %s: %s", p->worker_url,
+		         gi_strerror(rc));
+	else if (status < 200 || status >= 300)
+		snprintf(p->last_error, sizeof(p->last_error), "worker answered %d to a batch",
+		         status);
+	else {
+		p->last_error[0] = '\0';
+		json_t *results = json_object_get(resp, "results");
+		for (size_t i = 0; i < n && i < json_array_size(results); i++) {
+			json_t *r = json_array_get(results, i);
+			const char *what = json_string_value(json_object_get(r, "result"));
+			json_t *index = json_object_get(r, "index");
+			if (!what || !json_is_integer(index) ||
+			    json_integer_value(index) != (json_int_t)i)
+				break;
+			if (strcmp(what, "refused") == 0) {
+				const char *msg = json_string_value(json_object_get(r, "error"));
+				gi_log_error("monitor",
+				             "worker refused the ingest item (%d: %s): dropped",
+				             (int)json_integer_value(json_object_get(r, "status")),
+				             msg ? msg : "?");
+				(*rejected)++;
+			} else if (strcmp(what, "stored") != 0 && strcmp(what, "duplicate") != 0) {
+				break;
+			}
+			settled++;
+		}
+		p->batches++;
+		p->batched += (uint64_t)settled;
+	}
+	pthread_mutex_unlock(&p->lock);
+	json_decref(resp);
+	return settled;
+}
+
 static void wait_ms(struct api_pusher *p, int ms)
 {
 	struct timespec ts;
@@ -561,16 +688,49 @@ static void *pusher_thread(void *arg)
 	int backoff = BACKOFF_MIN_MS;
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		struct item it;
-		bool have = head_peek(p, &it);
-		if (p->stopping && (!have || gi_clock_mono_ms() >= p->flush_deadline)) {
-			gi_free(it.body);
+		size_t queued = p->mem_len + (p->disk.len - p->disk_head);
+		if (p->stopping && (queued == 0 || gi_clock_mono_ms() >= p->flush_deadline))
 			break;
-		}
-		if (!have) {
+		if (queued == 0) {
 			wait_ms(p, 1000);
 			continue;
 		}
+		enum api_push_kind head_kind =
+		    p->head ? p->head->kind
+		            : ((const struct disk_item *)gi_vec_get(&p->disk, p->disk_head))->kind;
+		if (head_kind == API_PUSH_INGEST && queued > 1 && !p->batch_off && !p->batch_skip) {
+			p->sending = true;
+			struct item *batch = gi_calloc(BATCH_ITEMS, sizeof(*batch));
+			size_t n = batch_gather(p, batch), sent = n, rejected = 0;
+			pthread_mutex_unlock(&p->lock);
+			long settled = send_batch(p, batch, &sent, &rejected);
+			pthread_mutex_lock(&p->lock);
+			p->sending = false;
+			for (size_t i = 0; i < n; i++)
+				gi_free(batch[i].body);
+			gi_free(batch);
+			if (settled >= 0) {
+				for (long i = 0; i < settled; i++)
+					head_remove(p);
+				p->rejected += rejected;
+				p->delivered += (uint64_t)settled - rejected;
+				if (settled > 0)
+					pthread_cond_broadcast(&p->changed);
+				if ((size_t)settled == sent) {
+					backoff = BACKOFF_MIN_MS;
+				} else {
+					p->retries++;
+					wait_ms(p, backoff);
+					backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
+					                                       : backoff * 2;
+				}
+				continue;
+			}
+			/* The worker takes no batch (or not this one): the head goes singly. */
+		}
+		p->batch_skip = false;
+		struct item it;
+		head_peek(p, &it);
 		p->sending = true;
 		pthread_mutex_unlock(&p->lock);
 		json_t *resp = NULL;
@@ -699,6 +859,8 @@ json_t *api_pusher_stats(struct api_pusher *p)
 	json_object_set_new(s, "queued_memory_bytes", json_integer((json_int_t)p->mem_bytes));
 	json_object_set_new(s, "spool_bytes", json_integer((json_int_t)p->disk_bytes));
 	json_object_set_new(s, "connections", json_integer((json_int_t)p->connections));
+	json_object_set_new(s, "batches", json_integer((json_int_t)p->batches));
+	json_object_set_new(s, "batched", json_integer((json_int_t)p->batched));
 	json_object_set_new(s, "previous_run",
 	                    p->previous_run ? json_deep_copy(p->previous_run) : json_null());
 	pthread_mutex_unlock(&p->lock);

@@ -74,9 +74,11 @@ int api_pusher_drain(struct api_pusher *p, int timeout_ms);
 
 /* {worker_url, queued_memory, queued_disk, delivered, retries, rejected,
  *  dropped, worker_reachable, last_error, reserve_held, connections,
- *  previous_run}; connections: how many connections to the worker were
- *  opened (kept alive between items: one more per worker restart or idle
- *  close)
+ *  batches, batched, previous_run}; connections: how many connections to
+ *  the worker were opened (kept alive between items: one more per worker
+ *  restart or idle close); batches: batch requests answered (what was
+ *  queued together, POST /api/runtime/ingest/batch), batched: the items
+ *  they settled
  * (caller decrefs). previous_run: what the run before this one on the same
  * spool could not deliver ({ingest, finalize, objectcode: counts,
  * sessions: {id: count}, stopped_ms}), or null. */

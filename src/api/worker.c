@@ -52,14 +52,15 @@
 #include "source/facts.h"
 #include "store/obs_store.h"
 
-#define POOL_IDLE_MAX         32
-#define LIST_LIMIT_MAX        1000
-#define SESSION_ID_MAX        128
-#define NODE_NAME_MAX         256
-#define SHUTDOWN_GRACE_MS     15000
-#define OBJECT_CODE_BATCH     4096
-#define OBJECT_CODE_MAX       (16 * 1024 * 1024)
-#define WORKER_INGEST_BUCKETS 10
+#define POOL_IDLE_MAX           32
+#define LIST_LIMIT_MAX          1000
+#define SESSION_ID_MAX          128
+#define NODE_NAME_MAX           256
+#define SHUTDOWN_GRACE_MS       15000
+#define OBJECT_CODE_BATCH       4096
+#define OBJECT_CODE_MAX         (16 * 1024 * 1024)
+#define WORKER_INGEST_BUCKETS   10
+#define WORKER_INGEST_BATCH_MAX 256 /* snapshots in one POST /api/runtime/ingest/batch */
 /* The longest module name whose cache file and its temporary
  * (NAME.beam.tmp.PID, PID up to 7 digits) fit the 255-byte file name limit. */
 #define OBJECT_MODULE_NAME_MAX 238 /* 255 - strlen(".beam") - strlen(".tmp.") - 7 */
@@ -1532,6 +1533,66 @@ static json_t *route_object_code_counted(void *ctx, const struct api_request *re
 	return counted(COUNT_OBJECT_CODE, route_object_code, ctx, req, status);
 }
 
+/* POST /api/runtime/ingest/batch {"items": [snapshot, ...]}: each item is
+ * stored exactly as POST /api/runtime/ingest would store it (the same
+ * checks, the same idempotence per (session_id, seq), its own transaction)
+ * and answered in order with its own outcome, so that the monitor
+ * acknowledges only what was stored. One request per batch instead of one
+ * per snapshot: the monitor's wake-ups, sends and receives (BENCHMARKS.md
+ * "Fleet"). Each item counts in /metrics as one ingest. */
+static json_t *route_ingest_batch(void *ctx, const struct api_request *req, int *status)
+{
+	json_t *items = json_object_get(req->body, "items");
+	if (!json_is_array(items))
+		return api_error(status, 400, "field \"items\" must be an array of snapshots");
+	size_t n = json_array_size(items);
+	if (n == 0)
+		return api_error(status, 400, "field \"items\" is empty");
+	if (n > WORKER_INGEST_BATCH_MAX)
+		return api_error(status, 413, "a batch holds at most %d snapshots, not %zu",
+		                 WORKER_INGEST_BATCH_MAX, n);
+	json_t *results = json_array();
+	size_t counts[4] = {0}; /* stored, duplicate, refused, failed */
+	static const char *const OUTCOMES[] = {"stored", "duplicate", "refused", "failed"};
+	for (size_t i = 0; i < n; i++) {
+		json_t *item = json_array_get(items, i);
+		json_t *seq = json_object_get(item, "seq");
+		json_t *r;
+		int st = 200, outcome;
+		if (!json_is_object(item)) {
+			st = 400;
+			r = json_pack("{s:s}", "error", "the item must be a JSON object");
+		} else {
+			struct api_request one = *req;
+			one.body = item;
+			int64_t t0 = gi_clock_mono_us();
+			r = route_ingest(ctx, &one, &st);
+			if (!r) {
+				st = 500;
+				r = json_pack("{s:s}", "error", "internal error");
+			}
+			worker_count(ctx, COUNT_INGEST, st, gi_clock_mono_us() - t0);
+		}
+		if (st >= 200 && st < 300)
+			outcome = json_is_true(json_object_get(r, "duplicate")) ? 1 : 0;
+		else
+			outcome = st >= 500 ? 3 : 2;
+		counts[outcome]++;
+		json_t *res = json_pack("{s:I, s:s, s:i}", "index", (json_int_t)i, "result",
+		                        OUTCOMES[outcome], "status", st);
+		if (json_is_integer(seq))
+			json_object_set(res, "seq", seq);
+		json_t *msg = json_object_get(r, "error");
+		if (msg)
+			json_object_set(res, "error", msg);
+		json_array_append_new(results, res);
+		json_decref(r);
+	}
+	return json_pack("{s:b, s:I, s:I, s:I, s:I, s:o}", "ok", 1, "stored", (json_int_t)counts[0],
+	                 "duplicate", (json_int_t)counts[1], "refused", (json_int_t)counts[2],
+	                 "failed", (json_int_t)counts[3], "results", results);
+}
+
 #define Q(path)                                 \
 	{                                       \
 		"GET", path, route_query, false \
@@ -1707,6 +1768,7 @@ static const struct api_route worker_routes[] = {
     {"GET", "/api/checks/duplicates", route_checks, false},
     {"GET", "/api/projects", route_projects, false},
     {"POST", "/api/runtime/ingest", route_ingest_counted, true},
+    {"POST", "/api/runtime/ingest/batch", route_ingest_batch, true},
     {"POST", "/api/runtime/ingest/finalize", route_finalize_counted, true},
     {"POST", "/api/runtime/ingest/object_code", route_object_code_counted, true},
     {"GET", "/api/runtime/observations", route_observations, false},

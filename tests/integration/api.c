@@ -657,11 +657,84 @@ static void hostile_requests(void)
 	json_decref(list);
 }
 
+/* POST /api/runtime/ingest/batch: each item stored as a single ingest would
+ * be, answered in order; a bad item is refused alone; the same batch sent
+ * again stores nothing twice. */
+static void ingest_batch_is_per_item_and_idempotent(void)
+{
+	struct td_daemon w = {0};
+	td_worker(&w, NULL);
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	gi_buf_puts(&b, "{\"items\":[");
+	for (int i = 0; i < 3; i++) {
+		char *snap = td_snapshot("sessB", "demo@127.0.0.1", i);
+		gi_buf_printf(&b, "%s,", snap);
+		free(snap);
+	}
+	/* A bad node name (400) and another node for the same session (409). */
+	gi_buf_puts(&b, "{\"session_id\":\"sessB\",\"node\":\"bad\",\"seq\":3},");
+	char *other = td_snapshot("sessB", "other@127.0.0.1", 4);
+	gi_buf_printf(&b, "%s]}", other);
+	free(other);
+	static const char *const first[] = {"stored", "stored", "stored", "refused", "refused"};
+	static const char *const again[] = {"duplicate", "duplicate", "duplicate", "refused",
+	                                    "refused"};
+	for (int round = 0; round < 2; round++) {
+		json_t *r = NULL;
+		TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest/batch", gi_buf_str(&b), &r), 200);
+		json_t *results = json_object_get(r, "results");
+		TH_ASSERT_INT_EQ(json_array_size(results), 5);
+		for (size_t i = 0; i < 5; i++) {
+			json_t *one = json_array_get(results, i);
+			TH_ASSERT_INT_EQ(json_integer_value(json_object_get(one, "index")),
+			                 (long long)i);
+			TH_ASSERT_STR_EQ(json_string_value(json_object_get(one, "result")),
+			                 round == 0 ? first[i] : again[i]);
+		}
+		json_t *bad = json_array_get(results, 3), *foreign = json_array_get(results, 4);
+		TH_ASSERT_INT_EQ(json_integer_value(json_object_get(bad, "status")), 400);
+		TH_ASSERT(json_string_value(json_object_get(bad, "error")) != NULL);
+		TH_ASSERT_INT_EQ(json_integer_value(json_object_get(foreign, "status")), 409);
+		TH_ASSERT_INT_EQ(json_integer_value(json_object_get(foreign, "seq")), 4);
+		TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "stored")),
+		                 round == 0 ? 3 : 0);
+		TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "duplicate")),
+		                 round == 0 ? 0 : 3);
+		TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r, "refused")), 2);
+		json_decref(r);
+	}
+	gi_buf_destroy(&b);
+	json_t *o = NULL;
+	TH_ASSERT_INT_EQ(observation_snapshots(&w, "sessB", NULL, &o), 3);
+	json_decref(o);
+
+	/* The envelope is checked, and bounded. */
+	TD_EXPECT_ERROR(&w, "POST", "/api/runtime/ingest/batch", "{}", 400);
+	TD_EXPECT_ERROR(&w, "POST", "/api/runtime/ingest/batch", "{\"items\":[]}", 400);
+	TD_EXPECT_ERROR(&w, "POST", "/api/runtime/ingest/batch", "{\"items\":{}}", 400);
+	gi_buf_init(&b, 0);
+	gi_buf_puts(&b, "{\"items\":[{}");
+	for (int i = 0; i < 256; i++)
+		gi_buf_puts(&b, ",{}");
+	gi_buf_puts(&b, "]}");
+	TD_EXPECT_ERROR(&w, "POST", "/api/runtime/ingest/batch", gi_buf_str(&b), 413);
+	gi_buf_destroy(&b);
+	/* A non-object item is refused alone. */
+	json_t *r = NULL;
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/runtime/ingest/batch", "{\"items\":[7]}", &r), 200);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(
+	                     json_array_get(json_object_get(r, "results"), 0), "result")),
+	                 "refused");
+	json_decref(r);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(health_and_routing_errors),
 	    TH_TEST(ingest_finalize_and_read_back),
+	    TH_TEST(ingest_batch_is_per_item_and_idempotent),
 	    TH_TEST(profile_built_stored_and_served),
 	    TH_TEST(finalize_profile_is_the_one_shot_profile),
 	    TH_TEST(index_and_knowledge_routes),

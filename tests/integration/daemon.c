@@ -118,6 +118,8 @@ static void pusher_connection_survives_a_worker_kill(void)
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(fin, "snapshots")), 30);
 	json_decref(fin);
 	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 31);
+	/* What queued up while the worker was away went in batches. */
+	TH_ASSERT_INT_GE(ts_pusher_stat(p, "batches"), 1);
 	/* one connection per life of the worker (a third if the new worker
 	 * closed an idle one on a slow machine), not one per item */
 	long long connections = ts_pusher_stat(p, "connections");
@@ -159,6 +161,9 @@ static void pusher_spools_and_resends_after_restart(void)
 	json_decref(fin);
 	TH_ASSERT_OK(api_pusher_drain(p, 30000));
 	TH_ASSERT_INT_EQ(ts_count_files(spool), 0);
+	/* The spooled snapshots went together, the finalize after them alone. */
+	TH_ASSERT_INT_GE(ts_pusher_stat(p, "batches"), 1);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 13);
 }
 
 static void pusher_drops_what_the_worker_refuses(void)
@@ -584,6 +589,29 @@ static void monitor_sigterm_interrupts_observations(void)
 	json_decref(list);
 }
 
+/* A server without the batch route (here the monitor, which has no ingest
+ * routes at all, as an older worker has no batch route): the delivery goes
+ * singly, the refused batch settles nothing, and every item gets its own
+ * answer (404 here, so each is dropped as refused, none is counted twice). */
+static void pusher_goes_singly_where_batches_are_not_served(void)
+{
+	net_client_global_init();
+	struct td_daemon w = {0}, m = {0};
+	td_worker(&w, NULL);
+	td_monitor(&m, &w);
+	char spool[600];
+	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
+	struct api_pusher_config pc = {m.url, NULL, spool, 0, 0, 0, 5000};
+	struct api_pusher *p = ts_pusher_new_deferred(&pc);
+	for (int i = 0; i < 20; i++)
+		push_snapshot(p, "nobatch", i);
+	TH_ASSERT_OK(api_pusher_drain(p, 60000));
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "rejected"), 20);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 0);
+	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "batches"), 0);
+	TH_ASSERT_INT_EQ(ts_count_files(spool), 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -591,6 +619,7 @@ int main(int argc, char **argv)
 	    TH_TEST(pusher_connection_survives_a_worker_kill),
 	    TH_TEST(pusher_spools_and_resends_after_restart),
 	    TH_TEST(pusher_drops_what_the_worker_refuses),
+	    TH_TEST(pusher_goes_singly_where_batches_are_not_served),
 	    TH_TEST(pusher_authenticates_and_waits_out_a_wrong_token),
 	    TH_TEST(body_limit_option),
 	    TH_TEST(monitor_routes_validate_input),
