@@ -44,10 +44,18 @@
 #define LOSS_FILE     ".undelivered.json"
 /* A batch (POST /api/runtime/ingest/batch): at most this many snapshots and
  * bytes, well inside the worker's default body limit (1 MiB) and its
- * 256-item bound. Only what is already queued when the thread wakes is
- * taken: no lingering, so delivery is never later than before. */
+ * 256-item bound: what is queued when the thread takes the head, after the
+ * linger below when snapshots come fast. */
 #define BATCH_ITEMS 64
 #define BATCH_BYTES (512 * 1024)
+/* When snapshots arrive at LINGER_MIN_RATE a second or more (a monitor of
+ * 20+ nodes at 1 s), the thread holds the first queued one up to LINGER_MS
+ * so that the next ones join its batch: at 100 nodes a request and a
+ * wake-up per ten snapshots instead of per snapshot. The live feed and the
+ * alerts come from the monitor itself, so only the worker's copy is later;
+ * a lone session (below the rate) is delivered at once, as before. */
+#define LINGER_MS       100
+#define LINGER_MIN_RATE 20
 
 struct item {
 	uint64_t seq;
@@ -91,6 +99,12 @@ struct api_pusher {
 	uint64_t batches, batched; /* batch requests acknowledged, items in them */
 	bool batch_off;            /* the worker has no batch route (404/405) */
 	bool batch_skip;           /* the worker refused the last batch whole: send singly once */
+	/* Items pushed in the last whole second (the arrival rate the linger
+	 * looks at), counted from rate_start_ms; `lingering` while the thread
+	 * holds a batch open, when a push wakes it only to fill the batch. */
+	int64_t rate_start_ms;
+	unsigned rate_count, rate_last;
+	bool lingering;
 	/* The delivery thread's own client: one kept-alive connection to the
 	 * worker rather than a new one per item (a fifth of the monitor's CPU
 	 * at 100 nodes went to connecting and closing, BENCHMARKS.md "Fleet").
@@ -389,6 +403,13 @@ int api_pusher_push_text(struct api_pusher *p, enum api_push_kind kind, const ch
 {
 	int rc = 0;
 	pthread_mutex_lock(&p->lock);
+	int64_t now = gi_clock_mono_ms();
+	if (now - p->rate_start_ms >= 1000) {
+		p->rate_last = now - p->rate_start_ms < 2000 ? p->rate_count : 0;
+		p->rate_start_ms = now;
+		p->rate_count = 0;
+	}
+	p->rate_count++;
 	uint64_t seq = p->next_seq++;
 	bool disk_empty = p->disk_head >= p->disk.len;
 	if (disk_empty && p->mem_len < p->memory_items && p->mem_bytes + len <= p->memory_bytes) {
@@ -419,7 +440,11 @@ int api_pusher_push_text(struct api_pusher *p, enum api_push_kind kind, const ch
 		gi_vec_push(&p->disk, &d);
 		p->disk_bytes += len;
 	}
-	pthread_cond_broadcast(&p->changed);
+	/* A lingering thread wakes for a full batch or another kind of item
+	 * only: not once per snapshot. */
+	if (!p->lingering || kind != API_PUSH_INGEST ||
+	    p->mem_len + (p->disk.len - p->disk_head) >= BATCH_ITEMS)
+		pthread_cond_broadcast(&p->changed);
 	pthread_mutex_unlock(&p->lock);
 	if (rc)
 		gi_log_error("monitor", "delivery queue and spool full: %s item dropped",
@@ -686,6 +711,7 @@ static void *pusher_thread(void *arg)
 {
 	struct api_pusher *p = arg;
 	int backoff = BACKOFF_MIN_MS;
+	int64_t linger_until = 0;
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		size_t queued = p->mem_len + (p->disk.len - p->disk_head);
@@ -698,7 +724,21 @@ static void *pusher_thread(void *arg)
 		enum api_push_kind head_kind =
 		    p->head ? p->head->kind
 		            : ((const struct disk_item *)gi_vec_get(&p->disk, p->disk_head))->kind;
-		if (head_kind == API_PUSH_INGEST && queued > 1 && !p->batch_off && !p->batch_skip) {
+		bool batching = head_kind == API_PUSH_INGEST && !p->batch_off && !p->batch_skip;
+		if (batching && !p->stopping && queued < BATCH_ITEMS &&
+		    p->rate_last >= LINGER_MIN_RATE) {
+			int64_t now = gi_clock_mono_ms();
+			if (linger_until == 0)
+				linger_until = now + LINGER_MS;
+			if (now < linger_until) {
+				p->lingering = true;
+				wait_ms(p, (int)(linger_until - now));
+				p->lingering = false;
+				continue;
+			}
+		}
+		linger_until = 0;
+		if (batching && queued > 1) {
 			p->sending = true;
 			struct item *batch = gi_calloc(BATCH_ITEMS, sizeof(*batch));
 			size_t n = batch_gather(p, batch), sent = n, rejected = 0;
