@@ -19,22 +19,6 @@
 
 #define DEPTH_MAX 2048 /* jansson's JSON_PARSER_MAX_DEPTH, for symmetry */
 
-/* Room for `extra` more bytes (and the NUL), within the buffer's limit. */
-static int room(struct gi_buf *b, size_t extra)
-{
-	size_t need = b->len + extra + 1;
-	if (b->limit && need - 1 > b->limit)
-		return GI_ETOOBIG;
-	if (need <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap *= 2;
-	b->data = gi_realloc(b->data, cap);
-	b->cap = cap;
-	return 0;
-}
-
 static void put(struct gi_buf *b, const char *s, size_t n)
 {
 	memcpy(b->data + b->len, s, n);
@@ -64,7 +48,7 @@ static int append_integer(struct gi_buf *b, long long v)
 {
 	char text[24];
 	size_t n = int_text(v, text);
-	int rc = room(b, n);
+	int rc = gi_buf_reserve(b, n);
 	if (rc == 0)
 		put(b, text, n);
 	return rc;
@@ -111,7 +95,7 @@ static int append_real(struct gi_buf *b, double d)
 			}
 		}
 	}
-	int rc = room(b, n);
+	int rc = gi_buf_reserve(b, n);
 	if (rc == 0)
 		put(b, text, n);
 	return rc;
@@ -128,7 +112,7 @@ static int append_string(struct gi_buf *b, const char *s, size_t len)
 			extra +=
 			    c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t' ? 1 : 5;
 	}
-	int rc = room(b, len + extra + 2);
+	int rc = gi_buf_reserve(b, len + extra + 2);
 	if (rc)
 		return rc;
 	char *out = b->data + b->len;
@@ -180,7 +164,7 @@ static int append_string(struct gi_buf *b, const char *s, size_t len)
 
 static int append_char(struct gi_buf *b, char c)
 {
-	int rc = room(b, 1);
+	int rc = gi_buf_reserve(b, 1);
 	if (rc == 0)
 		b->data[b->len++] = c;
 	return rc;
@@ -229,18 +213,18 @@ static int append_value(struct gi_buf *b, const json_t *v, int depth)
 	case JSON_REAL:
 		return append_real(b, json_real_value(v));
 	case JSON_TRUE:
-		rc = room(b, 4);
+		rc = gi_buf_reserve(b, 4);
 		if (rc == 0)
 			put(b, "true", 4);
 		return rc;
 	case JSON_FALSE:
-		rc = room(b, 5);
+		rc = gi_buf_reserve(b, 5);
 		if (rc == 0)
 			put(b, "false", 5);
 		return rc;
 	case JSON_NULL:
 	default:
-		rc = room(b, 4);
+		rc = gi_buf_reserve(b, 4);
 		if (rc == 0)
 			put(b, "null", 4);
 		return rc;
