@@ -478,9 +478,7 @@ static void restart_keeps_acknowledged_and_interrupts_running(void)
 	/* A kill -9 loses nothing acknowledged either. */
 	for (int i = 11; i < 20; i++)
 		ingest(&w, "sessR", i);
-	kill(w.pid, SIGKILL);
-	waitpid(w.pid, NULL, 0);
-	w.pid = 0;
+	td_kill(&w);
 	td_start(&w, "worker", NULL);
 	TH_ASSERT_INT_EQ(observation_snapshots(&w, "sessR", &state, &o), 20);
 	json_decref(o);

@@ -124,6 +124,16 @@ static inline void td_worker(struct td_daemon *d, const char *data)
 	td_start(d, "worker", NULL);
 }
 
+/* Starts a monitor that delivers to worker `w` (data in m->data, else
+ * TMP/monitor). */
+static inline void td_monitor_for(struct td_daemon *m, const struct td_daemon *w)
+{
+	if (!m->data[0])
+		snprintf(m->data, sizeof(m->data), "%s/monitor", th_tmpdir());
+	const char *extra[] = {"--worker", w->url, NULL};
+	td_start(m, "monitor", extra);
+}
+
 /* A worker (data in TMP/worker) and a monitor (TMP/monitor) that delivers
  * to it, both started; `w` and `m` are zeroed first. */
 static inline void td_worker_and_monitor(struct td_daemon *w, struct td_daemon *m)
@@ -131,20 +141,32 @@ static inline void td_worker_and_monitor(struct td_daemon *w, struct td_daemon *
 	memset(w, 0, sizeof(*w));
 	memset(m, 0, sizeof(*m));
 	td_worker(w, NULL);
-	snprintf(m->data, sizeof(m->data), "%s/monitor", th_tmpdir());
-	const char *extra[] = {"--worker", w->url, NULL};
-	td_start(m, "monitor", extra);
+	td_monitor_for(m, w);
+}
+
+/* The daemon is gone: the cleanup hooks no longer stop it. */
+static inline void td_forget(struct td_daemon *d)
+{
+	for (int i = 0; i < TD_MAX_DAEMONS; i++)
+		if (td_started[i] == d->pid)
+			td_started[i] = 0;
+	d->pid = 0;
 }
 
 /* Stops a daemon with SIGTERM and returns its exit status. */
 static inline int td_stop(struct td_daemon *d)
 {
 	int st = ts_stop(d->pid, 30000);
-	for (int i = 0; i < TD_MAX_DAEMONS; i++)
-		if (td_started[i] == d->pid)
-			td_started[i] = 0;
-	d->pid = 0;
+	td_forget(d);
 	return st;
+}
+
+/* Kills a daemon with SIGKILL (no shutdown of its own) and reaps it. */
+static inline void td_kill(struct td_daemon *d)
+{
+	kill(d->pid, SIGKILL);
+	waitpid(d->pid, NULL, 0);
+	td_forget(d);
 }
 
 /* METHOD PATH with an optional body; *out (may be NULL) gets parsed JSON. */

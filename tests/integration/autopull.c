@@ -57,14 +57,6 @@ static void write_text(const char *path, const char *text)
 	TH_ASSERT_OK(gi_fs_write_file(path, text, strlen(text)));
 }
 
-static void td_monitor(struct td_daemon *m, const struct td_daemon *w)
-{
-	if (!m->data[0])
-		snprintf(m->data, sizeof(m->data), "%s/monitor", th_tmpdir());
-	const char *extra[] = {"--worker", w->url, NULL};
-	td_start(m, "monitor", extra);
-}
-
 static long long monitor_snapshots(const struct td_daemon *m)
 {
 	json_t *s = NULL;
@@ -193,7 +185,7 @@ static void hot_modules_without_source_get_topology(void)
 
 	struct td_daemon w = {0}, m = {0};
 	td_worker(&w, NULL);
-	td_monitor(&m, &w);
+	td_monitor_for(&m, &w);
 	setenv("GIULIA_MONITOR_URL", m.url, 1);
 	char bin[1024];
 	snprintf(bin, sizeof(bin), "%s/giulia-observe", th_bindir());
@@ -260,7 +252,7 @@ static void missing_object_code_is_noted(void)
 	free(r);
 	struct td_daemon w = {0}, m = {0};
 	td_worker(&w, NULL);
-	td_monitor(&m, &w);
+	td_monitor_for(&m, &w);
 	char body[1024];
 	snprintf(body, sizeof(body),
 	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":300,"
@@ -300,7 +292,7 @@ static void unreachable_node_is_noted(void)
 	free(r);
 	struct td_daemon w = {0}, m = {0};
 	td_worker(&w, NULL);
-	td_monitor(&m, &w);
+	td_monitor_for(&m, &w);
 	char body[1024];
 	snprintf(body, sizeof(body),
 	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":300,"

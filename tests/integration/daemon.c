@@ -95,12 +95,7 @@ static void pusher_connection_survives_a_worker_kill(void)
 	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 10);
 	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "connections"), 1);
 
-	kill(w.pid, SIGKILL);
-	waitpid(w.pid, NULL, 0);
-	for (int i = 0; i < TD_MAX_DAEMONS; i++)
-		if (td_started[i] == w.pid)
-			td_started[i] = 0;
-	w.pid = 0;
+	td_kill(&w);
 	for (int i = 10; i < 20; i++)
 		push_snapshot(p, "keep1", i);
 	int64_t deadline = gi_clock_mono_ms() + 30000;
@@ -233,19 +228,11 @@ static void body_limit_option(void)
 	free(snap);
 }
 
-static void td_monitor(struct td_daemon *m, const struct td_daemon *w)
-{
-	if (!m->data[0])
-		snprintf(m->data, sizeof(m->data), "%s/monitor", th_tmpdir());
-	const char *extra[] = {"--worker", w->url, NULL};
-	td_start(m, "monitor", extra);
-}
-
 static void monitor_routes_validate_input(void)
 {
 	struct td_daemon w = {0}, m = {0};
 	td_worker(&w, NULL);
-	td_monitor(&m, &w);
+	td_monitor_for(&m, &w);
 	json_t *h = NULL;
 	TH_ASSERT_INT_EQ(td_get(&m, "/health", &h), 200);
 	TH_ASSERT_STR_EQ(json_string_value(json_object_get(h, "role")), "monitor");
@@ -316,7 +303,7 @@ static void observe_cli_usage_and_unreachable_monitor(void)
 
 	struct td_daemon w = {0}, m = {0};
 	td_worker(&w, NULL);
-	td_monitor(&m, &w);
+	td_monitor_for(&m, &w);
 	setenv("GIULIA_MONITOR_URL", m.url, 1);
 	char *out = NULL;
 	TH_ASSERT_INT_EQ(ts_run(status, NULL, 30000, &out, NULL), 0);
@@ -392,7 +379,7 @@ static void observed_setup(struct observed *o)
 	char *r = ts_beam_eval(&o->node, WORKLOAD);
 	free(r);
 	td_worker(&o->w, NULL);
-	td_monitor(&o->m, &o->w);
+	td_monitor_for(&o->m, &o->w);
 }
 
 static void observation_start(struct observed *o, int interval_ms)
@@ -598,7 +585,7 @@ static void pusher_goes_singly_where_batches_are_not_served(void)
 	net_client_global_init();
 	struct td_daemon w = {0}, m = {0};
 	td_worker(&w, NULL);
-	td_monitor(&m, &w);
+	td_monitor_for(&m, &w);
 	char spool[600];
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
 	struct api_pusher_config pc = {m.url, NULL, spool, 0, 0, 0, 5000};

@@ -488,21 +488,6 @@ static const char WORKLOAD[] =
     "spawn(fun() -> L = fun Loop(N) -> _ = lists:seq(1, 2000), timer:sleep(5), Loop(N + 1) end,"
     " L(0) end).";
 
-static void start_monitor(struct td_daemon *m, const struct td_daemon *w)
-{
-	if (!m->data[0])
-		snprintf(m->data, sizeof(m->data), "%s/monitor", th_tmpdir());
-	const char *extra[] = {"--worker", w->url, NULL};
-	td_start(m, "monitor", extra);
-}
-
-static void kill_daemon(struct td_daemon *d)
-{
-	kill(d->pid, SIGKILL);
-	waitpid(d->pid, NULL, 0);
-	d->pid = 0;
-}
-
 /* POST observe/start; returns the response (caller decrefs). */
 static json_t *observe_start(const struct td_daemon *m, const struct ts_beam *n, int interval_ms)
 {
@@ -545,13 +530,13 @@ static void dead_monitor_observation_is_ended_and_reported(void)
 	snprintf(w.data, sizeof(w.data), "%s/worker", th_tmpdir());
 	const char *wextra[] = {"--liveness", "4", NULL};
 	td_start(&w, "worker", wextra);
-	start_monitor(&m, &w);
+	td_monitor_for(&m, &w);
 	json_t *r = observe_start(&m, &node, 250);
 	char sid[64];
 	snprintf(sid, sizeof(sid), "%s", json_string_value(json_object_get(r, "session_id")));
 	json_decref(r);
 	wait_worker_snapshots(&w, sid, 3);
-	kill_daemon(&m);
+	td_kill(&m);
 
 	/* 4 intervals of 250 ms without a snapshot: interrupted, with a profile. */
 	char path[256];
@@ -583,7 +568,7 @@ static void dead_monitor_observation_is_ended_and_reported(void)
 
 	/* A new monitor on the same data directory knows the orphan; stop tells
 	 * the truth: ended early, why, and the profile. */
-	start_monitor(&m, &w);
+	td_monitor_for(&m, &w);
 	setenv("GIULIA_MONITOR_URL", m.url, 1);
 	char bin[1024], want[64];
 	snprintf(bin, sizeof(bin), "%s/giulia-observe", th_bindir());
@@ -610,18 +595,18 @@ static void new_monitor_adopts_the_orphan(void)
 	free(ts_beam_eval(&node, WORKLOAD));
 	struct td_daemon w = {0}, m = {0};
 	td_worker(&w, NULL);
-	start_monitor(&m, &w);
+	td_monitor_for(&m, &w);
 	json_t *r = observe_start(&m, &node, 250);
 	char sid[64];
 	snprintf(sid, sizeof(sid), "%s", json_string_value(json_object_get(r, "session_id")));
 	json_decref(r);
 	wait_worker_snapshots(&w, sid, 4);
-	kill_daemon(&m);
+	td_kill(&m);
 	json_t *o = observation(&w, sid);
 	long long before = int_of(o, "last_seq");
 	json_decref(o);
 
-	start_monitor(&m, &w);
+	td_monitor_for(&m, &w);
 	json_t *st = NULL;
 	TH_ASSERT_INT_EQ(td_get(&m, "/api/monitor/observe/status", &st), 200);
 	TH_ASSERT_INT_EQ(json_array_size(json_object_get(st, "orphans")), 1);

@@ -524,8 +524,7 @@ static void start_serve(struct td_daemon *d, const char *uri)
 static void start_monitor(struct td_daemon *m, const char *name, const struct td_daemon *w)
 {
 	snprintf(m->data, sizeof(m->data), "%s/%s", th_tmpdir(), name);
-	const char *extra[] = {"--worker", w->url, NULL};
-	td_start(m, "monitor", extra);
+	td_monitor_for(m, w);
 }
 
 static void observe_start(const struct td_daemon *m, const struct ts_beam *n, char *sid,
@@ -700,12 +699,7 @@ static void worker_shutdown_leaves_the_other_workers_sessions(void)
 	session_consistent(uri, &w2, sid2, id);
 	/* m1's worker is gone: a stop would spend its flush time (10 s) trying
 	 * to deliver there. Nothing of it is checked any more. */
-	kill(m1.pid, SIGKILL);
-	waitpid(m1.pid, NULL, 0);
-	for (int i = 0; i < TD_MAX_DAEMONS; i++)
-		if (td_started[i] == m1.pid)
-			td_started[i] = 0;
-	m1.pid = 0;
+	td_kill(&m1);
 }
 
 /* ---- a worker killed in the middle of ingests ---- */
@@ -775,9 +769,7 @@ static void killed_worker_loses_and_duplicates_nothing(void)
 			TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "ingests stalled");
 			gi_clock_sleep_ms(5);
 		}
-		kill(w.pid, SIGKILL);
-		waitpid(w.pid, NULL, 0);
-		w.pid = 0;
+		td_kill(&w);
 		td_start(&w, "worker", (const char *const[]){"--store", uri, NULL});
 	}
 	for (int i = 0; i < KILL_PUSHERS; i++)
