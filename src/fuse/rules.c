@@ -390,12 +390,12 @@ static void rule_cache(struct rules *r)
 	json_decref(cands);
 }
 
-static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
+/* Whether the workload entry's database facts make its module a data layer
+ * (pipeline helpers inside it, `use Ecto.Repo`, driver calls or a
+ * Repo-shaped module), with why in `via`. */
+static bool data_layer_signature(json_t *db, char *via, size_t via_size)
 {
-	json_t *db = json_object_get(w, "database");
 	double helpers = fuse_num(db, "pipeline_helper_calls");
-	double share = fuse_num(db, "repo_call_share");
-	const char *repo = fuse_str(db, "repo");
 	if (isfinite(helpers) && helpers > 0) {
 		snprintf(via, via_size, "calls to pipeline helpers inside the module");
 		return true;
@@ -409,6 +409,18 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 		snprintf(via, via_size, "a data layer: %s", why ? why : "it talks to a database");
 		return true;
 	}
+	return false;
+}
+
+/* The signature of a module that goes to the database: a data layer, or
+ * one most of whose calls go to one. */
+static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
+{
+	json_t *db = json_object_get(w, "database");
+	if (data_layer_signature(db, via, via_size))
+		return true;
+	double share = fuse_num(db, "repo_call_share");
+	const char *repo = fuse_str(db, "repo");
 	if (repo && isfinite(share) && share >= r->t->lookup_repo_share) {
 		snprintf(via, via_size, "%.0f%% of its calls go to %s", share * 100, repo);
 		return true;
@@ -428,12 +440,10 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 static bool lookup_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 {
 	json_t *db = json_object_get(w, "database");
-	double helpers = fuse_num(db, "pipeline_helper_calls");
+	if (data_layer_signature(db, via, via_size))
+		return false;
 	double share = fuse_num(db, "repo_call_share");
 	const char *repo = fuse_str(db, "repo"), *mod = fuse_str(w, "module");
-	if ((isfinite(helpers) && helpers > 0) || fuse_bool(db, "uses_ecto_repo") ||
-	    fuse_bool(db, "data_layer"))
-		return false;
 	if (!repo || (mod && strcmp(repo, mod) == 0) || !isfinite(share) ||
 	    share < r->t->lookup_repo_share)
 		return false;
