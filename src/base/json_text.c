@@ -16,6 +16,7 @@
 
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/str.h"
 
 #define DEPTH_MAX 2048 /* jansson's JSON_PARSER_MAX_DEPTH, for symmetry */
 
@@ -25,29 +26,10 @@ static void put(struct gi_buf *b, const char *s, size_t n)
 	b->len += n;
 }
 
-/* The decimal text of `v` into `out` (at least 21 bytes, no NUL); returns
- * its length. */
-static size_t int_text(long long v, char *out)
-{
-	char digits[24];
-	size_t n = 0;
-	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-	do {
-		digits[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	size_t k = 0;
-	if (v < 0)
-		out[k++] = '-';
-	while (n > 0)
-		out[k++] = digits[--n];
-	return k;
-}
-
 static int append_integer(struct gi_buf *b, long long v)
 {
 	char text[24];
-	size_t n = int_text(v, text);
+	size_t n = gi_int_text(v, text);
 	int rc = gi_buf_reserve(b, n);
 	if (rc == 0)
 		put(b, text, n);
@@ -64,7 +46,7 @@ static int append_real(struct gi_buf *b, double d)
 	if (d == trunc(d) && fabs(d) < 9007199254740992.0 && !(d == 0 && signbit(d))) {
 		/* An integer-valued real below 2^53 has at most 16 digits, which
 		 * "%.17g" writes in full, without exponent: the digits then ".0". */
-		n = int_text((long long)d, text);
+		n = gi_int_text((long long)d, text);
 		memcpy(text + n, ".0", 2);
 		n += 2;
 	} else {

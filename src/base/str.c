@@ -95,3 +95,22 @@ bool gi_str_secure_equal(const char *a, const char *b)
 		diff |= (unsigned char)(a[i] ^ b[i < m ? i : 0]);
 	return diff == 0 && n == m;
 }
+
+/* The decimal text of `v` into `out` (at least 21 bytes, no NUL); returns
+ * its length. */
+size_t gi_int_text(long long v, char *out)
+{
+	char digits[24];
+	size_t n = 0;
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	do {
+		digits[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	size_t k = 0;
+	if (v < 0)
+		out[k++] = '-';
+	while (n > 0)
+		out[k++] = digits[--n];
+	return k;
+}

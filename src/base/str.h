@@ -21,6 +21,9 @@ bool gi_str_starts_with(const char *s, const char *prefix);
 bool gi_str_ends_with(const char *s, const char *suffix);
 /* True when the `len` bytes at `s` are valid UTF-8. */
 bool gi_utf8_valid(const char *s, size_t len);
+/* The decimal text of `v` into `out` (at least 21 bytes, no NUL); returns
+ * its length. Without snprintf: for the texts made per snapshot. */
+size_t gi_int_text(long long v, char *out);
 /* Constant-time comparison of two byte strings (lengths are not secret). */
 bool gi_str_secure_equal(const char *a, const char *b);
 
