@@ -132,6 +132,7 @@ struct obs_manager {
 	struct obs_callbacks cb;
 	obs_snapshot_text_fn on_snapshot_text; /* under lock; NULL: cb.on_snapshot */
 	struct session *sessions;
+	struct obs_term_doc reply; /* the manager thread's: each sample reply, checked */
 	/* Measurements (under lock), see obs_manager_metrics. */
 	unsigned long long snapshots, failures;
 	unsigned long long rpc_counts[OBS_METRICS_BUCKETS + 1];
@@ -318,8 +319,8 @@ static const char *history_push(struct obs_manager *m, struct session *s, json_t
 
 static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_buff *x, int index)
 {
-	json_t *reply = NULL;
-	if (obs_term_to_json(x->buff, x->index, &index, &reply) != 0) {
+	struct obs_term reply;
+	if (obs_term_doc_parse(&m->reply, x->buff, x->index, &index, &reply) != 0) {
 		set_error(m, s, "sample", GI_EBADRPC);
 		pthread_mutex_lock(&m->lock);
 		s->failures++;
@@ -333,17 +334,22 @@ static void handle_sample(struct obs_manager *m, struct session *s, const ei_x_b
 	json_t *snap = obs_snapshot_build(reply, s->node, s->id, seq, gi_clock_wall_ms(),
 	                                  s->probe.trace_errors);
 	if (!snap) {
-		const char *text = json_string_value(json_array_get(reply, 1));
+		char scratch[OBS_TERM_SCRATCH];
+		size_t len = 0;
+		const char *text = obs_term_text(obs_term_item(reply, 1), scratch, &len);
+		len = text ? strnlen(text, len) : 0;
+		if (!text) {
+			text = "unexpected reply";
+			len = strlen(text);
+		}
 		pthread_mutex_lock(&m->lock);
-		snprintf(s->last_error, sizeof(s->last_error), "sample failed on the node: %.200s",
-		         text ? text : "unexpected reply");
+		snprintf(s->last_error, sizeof(s->last_error), "sample failed on the node: %.*s",
+		         (int)(len < 200 ? len : 200), text);
 		s->failures++;
 		m->failures++;
 		pthread_mutex_unlock(&m->lock);
-		json_decref(reply);
 		return;
 	}
-	json_decref(reply);
 	size_t text_len = 0;
 	const char *text = history_push(m, s, snap, &text_len);
 	pthread_mutex_lock(&m->lock);
@@ -820,6 +826,7 @@ void obs_manager_free(struct obs_manager *m)
 	}
 	close(m->wake[0]);
 	close(m->wake[1]);
+	obs_term_doc_destroy(&m->reply);
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->ended);
 	gi_free(m);

@@ -43,13 +43,15 @@ static int wait_until(struct dist_conn *c, int64_t until_ms)
 	return rc == GI_ETIMEOUT ? 0 : rc;
 }
 
-/* Connects, starts a session process and samples after `window_ms`; *reply
- * is the decoded sample and *probe the session (stopped here). */
+/* Connects, starts a session process and samples after `window_ms`; *snap
+ * is the snapshot of the sample (GI_EBADRPC when the reply is not one) and
+ * *probe the session (stopped here). A trace's snapshot carries the
+ * probe's trace errors. */
 static int one_shot(const struct obs_target *t, int window_ms, int top_n,
-                    const char *const *modules, bool call_time, json_t **reply_out,
+                    const char *const *modules, bool call_time, json_t **snap_out,
                     struct obs_probe *probe, char *node_out, size_t node_size)
 {
-	*reply_out = NULL;
+	*snap_out = NULL;
 	memset(probe, 0, sizeof(*probe));
 	if (window_ms <= 0)
 		window_ms = OBS_WINDOW_DEFAULT_MS;
@@ -100,8 +102,16 @@ static int one_shot(const struct obs_target *t, int window_ms, int top_n,
 	if (rc == 0)
 		rc = obs_probe_call(c, probe, "sample",
 		                    gi_clock_mono_ms() + timeout + cfg.budget_ms, &reply, &index);
-	if (rc == 0 && obs_term_to_json(reply.buff, reply.index, &index, reply_out) != 0)
-		rc = GI_EBADRPC;
+	if (rc == 0) {
+		struct obs_term_doc doc = {0};
+		struct obs_term root;
+		if (obs_term_doc_parse(&doc, reply.buff, reply.index, &index, &root) == 0)
+			*snap_out = obs_snapshot_build(root, node_out, NULL, 0, gi_clock_wall_ms(),
+			                               modules ? probe->trace_errors : NULL);
+		obs_term_doc_destroy(&doc);
+		if (!*snap_out)
+			rc = GI_EBADRPC;
+	}
 	if (started && rc != GI_ENODEDOWN) {
 		ei_x_buff stop;
 		ei_x_new(&stop);
@@ -113,25 +123,18 @@ static int one_shot(const struct obs_target *t, int window_ms, int top_n,
 out:
 	dist_close(c);
 	if (rc != 0) {
-		json_decref(*reply_out);
-		*reply_out = NULL;
+		json_decref(*snap_out);
+		*snap_out = NULL;
 	}
 	return rc;
 }
 
 int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **snapshot_out)
 {
-	*snapshot_out = NULL;
-	json_t *reply = NULL;
 	struct obs_probe probe;
 	char node[DIST_NAME_MAX];
-	int rc = one_shot(t, window_ms, top_n, NULL, false, &reply, &probe, node, sizeof(node));
-	if (rc == 0) {
-		*snapshot_out = obs_snapshot_build(reply, node, NULL, 0, gi_clock_wall_ms(), NULL);
-		if (!*snapshot_out)
-			rc = GI_EBADRPC;
-	}
-	json_decref(reply);
+	int rc =
+	    one_shot(t, window_ms, top_n, NULL, false, snapshot_out, &probe, node, sizeof(node));
 	obs_probe_destroy(&probe);
 	return rc;
 }
@@ -147,34 +150,25 @@ int obs_trace_timed(const struct obs_target *t, const char *const *modules, int 
 	*out = NULL;
 	if (!modules || !modules[0])
 		return GI_EINVAL;
-	json_t *reply = NULL;
+	json_t *snap = NULL;
 	struct obs_probe probe;
 	char node[DIST_NAME_MAX];
-	int rc = one_shot(t, window_ms, 1, modules, call_time, &reply, &probe, node, sizeof(node));
+	int rc = one_shot(t, window_ms, 1, modules, call_time, &snap, &probe, node, sizeof(node));
 	if (rc == 0) {
-		json_t *snap = obs_snapshot_build(reply, node, NULL, 0, gi_clock_wall_ms(),
-		                                  probe.trace_errors);
-		if (!snap) {
-			rc = GI_EBADRPC;
-		} else {
-			json_t *trace = json_object_get(snap, "trace");
-			json_t *result = json_object();
-			json_object_set_new(result, "node", json_string(node));
-			json_object_set(result, "window_ms", json_object_get(snap, "window_ms"));
-			json_object_set_new(result, "modules", json_incref(probe.traced));
-			json_t *calls = json_object_get(trace, "calls");
-			json_object_set_new(result, "calls",
-			                    calls ? json_incref(calls) : json_array());
-			json_t *ct = json_object_get(trace, "call_time");
-			if (ct)
-				json_object_set(result, "call_time", ct);
-			json_object_set_new(result, "errors",
-			                    json_incref(json_object_get(snap, "errors")));
-			json_decref(snap);
-			*out = result;
-		}
+		json_t *trace = json_object_get(snap, "trace");
+		json_t *result = json_object();
+		json_object_set_new(result, "node", json_string(node));
+		json_object_set(result, "window_ms", json_object_get(snap, "window_ms"));
+		json_object_set_new(result, "modules", json_incref(probe.traced));
+		json_t *calls = json_object_get(trace, "calls");
+		json_object_set_new(result, "calls", calls ? json_incref(calls) : json_array());
+		json_t *ct = json_object_get(trace, "call_time");
+		if (ct)
+			json_object_set(result, "call_time", ct);
+		json_object_set_new(result, "errors", json_incref(json_object_get(snap, "errors")));
+		json_decref(snap);
+		*out = result;
 	}
-	json_decref(reply);
 	obs_probe_destroy(&probe);
 	return rc;
 }

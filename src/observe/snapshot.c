@@ -1,8 +1,12 @@
 /*
- * snapshot.c - a session process's sample reply (decoded to JSON by term.c)
- * to the snapshot of docs/SNAPSHOT.md: the envelope (version, session, node,
- * sequence, wall-clock time) around the measured sections, module atoms to
- * display names, {M, F, A} tuples to "Mod.fun/arity" text.
+ * snapshot.c - a session process's sample reply (a checked term, read in
+ * place: term.h) to the snapshot of docs/SNAPSHOT.md: the envelope (version,
+ * session, node, sequence, wall-clock time) around the measured sections,
+ * module atoms to display names, {M, F, A} tuples to "Mod.fun/arity" text.
+ * The reply is never decoded whole: the sections copied as they are become
+ * JSON once, the rest is read where it lies (the top processes and the
+ * sampler's stacks are most of a reply), and only the small trace sections
+ * are decoded to JSON and rewritten.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -12,9 +16,28 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/modname.h"
+#include "base/str.h"
 #include "observe/snapshot.h"
 
-static json_t *module_display(json_t *atom)
+static json_t *module_display(struct obs_term atom)
+{
+	/* a display name is never more than a few bytes shorter than the
+	 * atom: one that does not fit here would not fit `name` either */
+	char text[1024], name[512];
+	if (!obs_term_cstr(atom, text, sizeof(text)) ||
+	    gi_module_display_name(text, name, sizeof(name)) != 0)
+		return json_null();
+	return json_string(name);
+}
+
+static json_t *number_or_null_json(json_t *v)
+{
+	return json_is_number(v) ? json_incref(v) : json_null();
+}
+
+/* The same for the sections decoded to JSON whole (trace, duty, call_time:
+ * small, and rewritten in place). */
+static json_t *module_display_json(json_t *atom)
 {
 	char name[512];
 	const char *s = json_string_value(atom);
@@ -23,97 +46,126 @@ static json_t *module_display(json_t *atom)
 	return json_string(name);
 }
 
-char *obs_mfa_display(json_t *mfa)
+/* "name.f/arity" of an {M, F, A} into `out` (MFA_TEXT bytes), its length
+ * in *len; false when `mfa` is not one. Put together by hand: a snapshot
+ * has dozens of them. */
+#define MFA_TEXT 2048
+static bool mfa_text(struct obs_term mfa, char *out, size_t *len)
 {
-	if (!json_is_array(mfa) || json_array_size(mfa) != 3)
-		return NULL;
-	const char *m = json_string_value(json_array_get(mfa, 0));
-	json_t *fv = json_array_get(mfa, 1);
-	const char *f = json_string_value(fv);
-	json_t *a = json_array_get(mfa, 2);
-	char name[512];
-	if (!m || !f || !json_is_integer(a) || gi_module_display_name(m, name, sizeof(name)) != 0)
-		return NULL;
-	/* "name.f/arity" put together by hand: a snapshot has dozens of them */
+	if (obs_term_type(mfa) != JSON_ARRAY || obs_term_size(mfa) != 3)
+		return false;
+	struct obs_term_iter it = obs_term_items(mfa);
+	struct obs_term mt, ft, at;
+	obs_term_next(&it, &mt);
+	obs_term_next(&it, &ft);
+	obs_term_next(&it, &at);
+	char m[1024], scratch[OBS_TERM_SCRATCH], name[512];
+	size_t flen = 0;
+	const char *f = obs_term_text(ft, scratch, &flen);
+	if (!obs_term_cstr(mt, m, sizeof(m)) || !f || obs_term_type(at) != JSON_INTEGER ||
+	    gi_module_display_name(m, name, sizeof(name)) != 0)
+		return false;
 	char arity[32];
-	int alen = snprintf(arity, sizeof(arity), "/%lld", (long long)json_integer_value(a));
-	size_t nlen = strlen(name), flen = json_string_length(fv);
-	if (alen < 0 || nlen + 1 + flen + (size_t)alen >= 2048)
-		return NULL;
-	char *out = gi_malloc(nlen + 1 + flen + (size_t)alen + 1);
+	arity[0] = '/';
+	size_t alen = 1 + gi_int_text(obs_term_integer(at), arity + 1);
+	size_t nlen = strlen(name);
+	if (nlen + 1 + flen + alen >= MFA_TEXT)
+		return false;
 	memcpy(out, name, nlen);
 	out[nlen] = '.';
 	memcpy(out + nlen + 1, f, flen);
-	memcpy(out + nlen + 1 + flen, arity, (size_t)alen + 1);
+	memcpy(out + nlen + 1 + flen, arity, alen);
+	*len = nlen + 1 + flen + alen;
+	out[*len] = '\0';
+	return true;
+}
+
+char *obs_mfa_display(struct obs_term mfa)
+{
+	char text[MFA_TEXT];
+	size_t len = 0;
+	if (!mfa_text(mfa, text, &len))
+		return NULL;
+	char *out = gi_malloc(len + 1);
+	memcpy(out, text, len + 1);
 	return out;
 }
 
-static json_t *mfa_value(json_t *mfa)
+/* The text as a JSON string (as json_string reads it: up to a NUL), or
+ * null when it is none. */
+static json_t *mfa_value(struct obs_term mfa)
 {
-	char *text = obs_mfa_display(mfa);
-	json_t *v = text ? json_string(text) : json_null();
-	gi_free(text);
+	char text[MFA_TEXT];
+	size_t len = 0;
+	json_t *v = mfa_text(mfa, text, &len) ? json_string(text) : NULL;
 	return v ? v : json_null();
 }
 
-static json_t *number_or_null(json_t *v)
+/* The value's JSON when it is of type `a` or `b`, else null. */
+static json_t *json_if(struct obs_term v, json_type a, json_type b)
 {
-	return json_is_number(v) ? json_incref(v) : json_null();
+	json_type t = obs_term_type(v);
+	json_t *j = t == a || t == b ? obs_term_json(v) : NULL;
+	return j ? j : json_null();
 }
 
-static json_t *process_entry(json_t *p)
+static json_t *number_or_null(struct obs_term v)
 {
+	return json_if(v, JSON_INTEGER, JSON_REAL);
+}
+
+static json_t *string_or_null(struct obs_term v)
+{
+	return json_if(v, JSON_STRING, JSON_STRING);
+}
+
+static json_t *process_entry(struct obs_term p)
+{
+	static const char *const keys[] = {
+	    "pid",        "registered_name", "initial_call", "current_function",  "module",
+	    "reductions", "cpu_share",       "memory_bytes", "message_queue_len", NULL};
+	struct obs_term f[9];
+	obs_term_fields(p, keys, f);
 	json_t *out = json_object();
-	json_t *pid = json_object_get(p, "pid");
-	json_object_set_new(out, "pid", json_is_string(pid) ? json_incref(pid) : json_null());
-	json_t *reg = json_object_get(p, "registered_name");
-	json_object_set_new(out, "registered_name",
-	                    json_is_string(reg) ? json_incref(reg) : json_null());
-	json_object_set_new(out, "initial_call", mfa_value(json_object_get(p, "initial_call")));
-	json_object_set_new(out, "current_function",
-	                    mfa_value(json_object_get(p, "current_function")));
-	json_object_set_new(out, "module", module_display(json_object_get(p, "module")));
-	json_object_set_new(out, "reductions", number_or_null(json_object_get(p, "reductions")));
-	json_object_set_new(out, "cpu_share", number_or_null(json_object_get(p, "cpu_share")));
-	json_object_set_new(out, "memory_bytes",
-	                    number_or_null(json_object_get(p, "memory_bytes")));
-	json_object_set_new(out, "message_queue_len",
-	                    number_or_null(json_object_get(p, "message_queue_len")));
+	json_object_set_new(out, keys[0], string_or_null(f[0]));
+	json_object_set_new(out, keys[1], string_or_null(f[1]));
+	json_object_set_new(out, keys[2], mfa_value(f[2]));
+	json_object_set_new(out, keys[3], mfa_value(f[3]));
+	json_object_set_new(out, keys[4], module_display(f[4]));
+	for (size_t k = 5; k < 9; k++)
+		json_object_set_new(out, keys[k], number_or_null(f[k]));
 	return out;
 }
 
-static json_t *process_list(json_t *list)
+static json_t *process_list(struct obs_term list)
 {
 	json_t *out = json_array();
-	size_t i;
-	json_t *p;
-	json_array_foreach(list, i, p)
-	{
-		if (json_is_object(p))
+	struct obs_term_iter it = obs_term_items(list);
+	struct obs_term p;
+	while (obs_term_next(&it, &p))
+		if (obs_term_type(p) == JSON_OBJECT)
 			json_array_append_new(out, process_entry(p));
-	}
 	return out;
 }
 
-static json_t *ets_section(json_t *ets)
+static json_t *ets_section(struct obs_term ets)
 {
 	json_t *out = json_object();
-	json_object_set_new(out, "count", number_or_null(json_object_get(ets, "count")));
+	json_object_set_new(out, "count", number_or_null(obs_term_get(ets, "count")));
 	json_t *top = json_array();
-	size_t i;
-	json_t *t;
-	json_array_foreach(json_object_get(ets, "top"), i, t)
-	{
+	struct obs_term_iter it = obs_term_items(obs_term_get(ets, "top"));
+	struct obs_term t;
+	static const char *const keys[] = {"name", "id",           "owner_module",
+	                                   "size", "memory_bytes", NULL};
+	while (obs_term_next(&it, &t)) {
+		struct obs_term f[5];
+		obs_term_fields(t, keys, f);
 		json_t *e = json_object();
-		json_t *name = json_object_get(t, "name"), *id = json_object_get(t, "id");
-		json_object_set_new(e, "name",
-		                    json_is_string(name) ? json_incref(name) : json_null());
-		json_object_set_new(e, "id", json_is_string(id) ? json_incref(id) : json_null());
-		json_object_set_new(e, "owner_module",
-		                    module_display(json_object_get(t, "owner_module")));
-		json_object_set_new(e, "size", number_or_null(json_object_get(t, "size")));
-		json_object_set_new(e, "memory_bytes",
-		                    number_or_null(json_object_get(t, "memory_bytes")));
+		json_object_set_new(e, keys[0], string_or_null(f[0]));
+		json_object_set_new(e, keys[1], string_or_null(f[1]));
+		json_object_set_new(e, keys[2], module_display(f[2]));
+		json_object_set_new(e, keys[3], number_or_null(f[3]));
+		json_object_set_new(e, keys[4], number_or_null(f[4]));
 		json_array_append_new(top, e);
 	}
 	json_object_set_new(out, "top", top);
@@ -138,7 +190,7 @@ static void call_time_merge(json_t *trace, json_t *ct)
 	{
 		if (!json_is_array(v) || json_array_size(v) != 5)
 			continue;
-		json_t *mod = module_display(json_array_get(v, 0));
+		json_t *mod = module_display_json(json_array_get(v, 0));
 		json_t *f = json_array_get(v, 1), *a = json_array_get(v, 2);
 		json_t *n = json_array_get(v, 3), *us = json_array_get(v, 4);
 		if (!json_is_string(mod) || !json_is_string(f) || !json_is_integer(a) ||
@@ -193,8 +245,8 @@ static void call_time_merge(json_t *trace, json_t *ct)
 			continue;
 		json_array_append_new(
 		    procs, json_pack("{s:O, s:o, s:o}", "pid", pid, "calls",
-		                     number_or_null(json_object_get(v, "calls")), "time_us",
-		                     number_or_null(json_object_get(v, "time_us"))));
+		                     number_or_null_json(json_object_get(v, "calls")), "time_us",
+		                     number_or_null_json(json_object_get(v, "time_us"))));
 	}
 	json_object_set_new(out, "processes", procs);
 	json_object_set_new(trace, "call_time", out);
@@ -235,7 +287,7 @@ static json_t *duty_section(json_t *duty, json_t *window_ms, json_t **by_module)
 	json_array_foreach(json_object_get(duty, "modules"), i, v)
 	{
 		json_t *m = json_deep_copy(v);
-		json_t *name = module_display(json_object_get(v, "module"));
+		json_t *name = module_display_json(json_object_get(v, "module"));
 		json_object_set_new(m, "module", name);
 		double on = json_number_value(json_object_get(v, "on_us"));
 		double d = window_us > 0 ? on / window_us : 0;
@@ -264,11 +316,11 @@ static json_t *duty_section(json_t *duty, json_t *window_ms, json_t **by_module)
 static json_t *duty_call(json_t *v, json_t *by_module)
 {
 	json_t *c = json_object();
-	json_t *mod = module_display(json_array_get(v, 0));
+	json_t *mod = module_display_json(json_array_get(v, 0));
 	json_object_set_new(c, "module", mod);
 	json_t *f = json_array_get(v, 1);
 	json_object_set_new(c, "function", json_is_string(f) ? json_incref(f) : json_null());
-	json_object_set_new(c, "arity", number_or_null(json_array_get(v, 2)));
+	json_object_set_new(c, "arity", number_or_null_json(json_array_get(v, 2)));
 	double sum = json_number_value(json_array_get(v, 3));
 	json_t *m = json_is_string(mod) ? json_object_get(by_module, json_string_value(mod)) : NULL;
 	double duty = json_number_value(json_object_get(m, "sampled"));
@@ -297,10 +349,11 @@ static json_t *trace_section(json_t *trace)
 	json_t *v;
 	json_array_foreach(json_object_get(trace, "modules"), i, v)
 	{
-		json_array_append_new(mods, module_display(v));
+		json_array_append_new(mods, module_display_json(v));
 	}
 	json_object_set_new(out, "modules", mods);
-	json_object_set_new(out, "window_ms", number_or_null(json_object_get(trace, "window_ms")));
+	json_object_set_new(out, "window_ms",
+	                    number_or_null_json(json_object_get(trace, "window_ms")));
 	json_t *calls = json_array();
 	json_t *duty = json_object_get(trace, "duty"), *by_module = NULL;
 	if (json_is_object(duty))
@@ -316,12 +369,12 @@ static json_t *trace_section(json_t *trace)
 		if (!json_is_array(v) || json_array_size(v) != 4)
 			continue;
 		json_t *c = json_object();
-		json_object_set_new(c, "module", module_display(json_array_get(v, 0)));
+		json_object_set_new(c, "module", module_display_json(json_array_get(v, 0)));
 		json_t *f = json_array_get(v, 1);
 		json_object_set_new(c, "function",
 		                    json_is_string(f) ? json_incref(f) : json_null());
-		json_object_set_new(c, "arity", number_or_null(json_array_get(v, 2)));
-		json_object_set_new(c, "count", number_or_null(json_array_get(v, 3)));
+		json_object_set_new(c, "arity", number_or_null_json(json_array_get(v, 2)));
+		json_object_set_new(c, "count", number_or_null_json(json_array_get(v, 3)));
 		json_array_append_new(calls, c);
 	}
 	json_object_set_new(out, "calls", calls);
@@ -342,23 +395,23 @@ static json_t *trace_section(json_t *trace)
 }
 
 /* A list of the sampler's stacks with "Mod.fun/arity" frames; `keys` are
- * the numbers each entry carries besides its frames. Malformed entries are
- * left out. */
-static json_t *stack_list(json_t *list, const char *const *keys)
+ * the numbers each entry carries besides its frames (keys[0] is "frames").
+ * Malformed entries are left out. */
+static json_t *stack_list(struct obs_term list, const char *const *keys)
 {
 	json_t *stacks = json_array();
-	size_t i, k;
-	json_t *st, *f;
-	json_array_foreach(list, i, st)
-	{
+	struct obs_term_iter it = obs_term_items(list);
+	struct obs_term st, f, member[4];
+	while (obs_term_next(&it, &st)) {
+		obs_term_fields(st, keys, member);
 		json_t *frames = json_array();
-		json_array_foreach(json_object_get(st, "frames"), k, f)
-		{
-			char *text = obs_mfa_display(f);
-			if (!text)
+		struct obs_term_iter fit = obs_term_items(member[0]);
+		while (obs_term_next(&fit, &f)) {
+			char text[MFA_TEXT];
+			size_t len = 0;
+			if (!mfa_text(f, text, &len))
 				break;
 			json_array_append_new(frames, json_string(text));
-			gi_free(text);
 		}
 		if (json_array_size(frames) == 0) {
 			json_decref(frames);
@@ -366,8 +419,8 @@ static json_t *stack_list(json_t *list, const char *const *keys)
 		}
 		json_t *o = json_object();
 		json_object_set_new(o, "frames", frames);
-		for (const char *const *key = keys; *key; key++)
-			json_object_set_new(o, *key, number_or_null(json_object_get(st, *key)));
+		for (size_t k = 1; keys[k]; k++)
+			json_object_set_new(o, keys[k], number_or_null(member[k]));
 		json_array_append_new(stacks, o);
 	}
 	return stacks;
@@ -375,55 +428,117 @@ static json_t *stack_list(json_t *list, const char *const *keys)
 
 /* The sampler's section: frames become "Mod.fun/arity" text, module atoms
  * display names; anything malformed is left out. */
-static json_t *executing_section(json_t *e)
+static json_t *executing_section(struct obs_term e)
 {
+	enum { PLAIN = 9 };
+	static const char *const keys[] = {"period_ms",  "ticks",
+	                                   "candidates", "stack_candidates",
+	                                   "depth",      "reductions_sampled",
+	                                   "dropped",    "failed_ticks",
+	                                   "tick_us",    "samples",
+	                                   "stacks",     "blocked",
+	                                   "origins",    NULL};
+	struct obs_term f[13];
+	obs_term_fields(e, keys, f);
 	json_t *out = json_object();
-	static const char *const plain[] = {
-	    "period_ms",          "ticks",   "candidates",   "stack_candidates", "depth",
-	    "reductions_sampled", "dropped", "failed_ticks", "tick_us",          NULL};
-	for (const char *const *k = plain; *k; k++)
-		json_object_set_new(out, *k, number_or_null(json_object_get(e, *k)));
-	json_t *samples = json_object_get(e, "samples");
-	json_object_set_new(
-	    out, "samples",
-	    json_pack("{s:o, s:o}", "running", number_or_null(json_object_get(samples, "running")),
-	              "waiting", number_or_null(json_object_get(samples, "waiting"))));
-	static const char *const executing_keys[] = {"samples", "reductions", NULL};
-	static const char *const blocked_keys[] = {"samples", NULL};
-	json_t *stacks = stack_list(json_object_get(e, "stacks"), executing_keys);
-	json_object_set_new(out, "blocked",
-	                    stack_list(json_object_get(e, "blocked"), blocked_keys));
+	for (size_t k = 0; k < PLAIN; k++)
+		json_object_set_new(out, keys[k], number_or_null(f[k]));
+	json_t *counts = json_object();
+	json_object_set_new(counts, "running", number_or_null(obs_term_get(f[9], "running")));
+	json_object_set_new(counts, "waiting", number_or_null(obs_term_get(f[9], "waiting")));
+	json_object_set_new(out, "samples", counts);
+	static const char *const executing_keys[] = {"frames", "samples", "reductions", NULL};
+	static const char *const blocked_keys[] = {"frames", "samples", NULL};
+	json_t *stacks = stack_list(f[10], executing_keys);
+	json_object_set_new(out, "blocked", stack_list(f[11], blocked_keys));
 	json_object_set_new(out, "stacks", stacks);
 	json_t *origins = json_array();
-	size_t i;
-	json_t *st;
-	json_array_foreach(json_object_get(e, "origins"), i, st)
-	{
-		json_t *m = module_display(json_object_get(st, "module"));
-		json_t *o = json_object_get(st, "origin");
-		if (json_is_string(m) && json_is_string(o))
-			json_array_append_new(origins,
-			                      json_pack("{s:o, s:O}", "module", m, "origin", o));
-		else
+	struct obs_term_iter it = obs_term_items(f[12]);
+	struct obs_term st, mo[2];
+	static const char *const origin_keys[] = {"module", "origin", NULL};
+	while (obs_term_next(&it, &st)) {
+		obs_term_fields(st, origin_keys, mo);
+		json_t *m = module_display(mo[0]);
+		if (json_is_string(m) && obs_term_type(mo[1]) == JSON_STRING) {
+			json_t *o = json_object();
+			json_object_set_new(o, "module", m);
+			json_object_set_new(o, "origin", obs_term_json(mo[1]));
+			json_array_append_new(origins, o);
+		} else {
 			json_decref(m);
+		}
 	}
 	json_object_set_new(out, "origins", origins);
 	return out;
 }
 
-/* Copies the named sections that need no conversion. */
-static void copy_plain(json_t *out, json_t *reply, const char *const *keys)
+/* The JSON of a member copied as it is, or null when it is absent. */
+static json_t *plain(struct obs_term v)
 {
-	for (const char *const *k = keys; *k; k++) {
-		json_t *v = json_object_get(reply, *k);
-		json_object_set_new(out, *k, v ? json_incref(v) : json_null());
-	}
+	json_t *j = obs_term_json(v);
+	return j ? j : json_null();
 }
 
-json_t *obs_snapshot_build(json_t *reply, const char *node, const char *session_id, long seq,
-                           int64_t timestamp_ms, json_t *extra_errors)
+/* The strings of a list, as JSON, appended to `out`. */
+static void strings_append(json_t *out, struct obs_term list)
 {
-	if (!json_is_object(reply) || !json_object_get(reply, "window_ms"))
+	struct obs_term_iter it = obs_term_items(list);
+	struct obs_term v;
+	while (obs_term_next(&it, &v))
+		if (obs_term_type(v) == JSON_STRING)
+			json_array_append_new(out, obs_term_json(v));
+}
+
+/* The members of a reply, in the order of a snapshot's sections. */
+enum reply_member {
+	R_WINDOW_MS, /* the head, copied as it is */
+	R_OTP_RELEASE,
+	R_SCHEDULERS_ONLINE,
+	R_SCHEDULER_UTILISATION,
+	R_RUN_QUEUE,
+	R_PROCESSES,
+	R_PORTS,
+	R_ATOMS,
+	R_ETS,
+	R_MEMORY, /* the middle, copied as it is */
+	R_REDUCTIONS,
+	R_GC,
+	R_IO,
+	R_TOP_PROCESSES,
+	R_TRACE,
+	R_CALL_TIME,
+	R_EXECUTING,
+	R_ERRORS,
+	R_SAMPLE_US,
+	R_MEMBERS
+};
+
+json_t *obs_snapshot_build(struct obs_term reply, const char *node, const char *session_id,
+                           long seq, int64_t timestamp_ms, json_t *extra_errors)
+{
+	static const char *const keys[R_MEMBERS + 1] = {"window_ms",
+	                                                "otp_release",
+	                                                "schedulers_online",
+	                                                "scheduler_utilisation",
+	                                                "run_queue",
+	                                                "processes",
+	                                                "ports",
+	                                                "atoms",
+	                                                "ets",
+	                                                "memory",
+	                                                "reductions",
+	                                                "gc",
+	                                                "io",
+	                                                "top_processes",
+	                                                "trace",
+	                                                "call_time",
+	                                                "executing",
+	                                                "errors",
+	                                                "sample_us",
+	                                                NULL};
+	struct obs_term r[R_MEMBERS];
+	obs_term_fields(reply, keys, r);
+	if (obs_term_type(reply) != JSON_OBJECT || !obs_term_present(r[R_WINDOW_MS]))
 		return NULL;
 	json_t *s = json_object();
 	json_object_set_new(s, "version", json_integer(1));
@@ -431,55 +546,44 @@ json_t *obs_snapshot_build(json_t *reply, const char *node, const char *session_
 	json_object_set_new(s, "node", json_string(node));
 	json_object_set_new(s, "seq", json_integer(seq));
 	json_object_set_new(s, "timestamp_ms", json_integer(timestamp_ms));
-	static const char *const head[] = {"window_ms",
-	                                   "otp_release",
-	                                   "schedulers_online",
-	                                   "scheduler_utilisation",
-	                                   "run_queue",
-	                                   "processes",
-	                                   "ports",
-	                                   "atoms",
-	                                   NULL};
-	copy_plain(s, reply, head);
-	json_object_set_new(s, "ets", ets_section(json_object_get(reply, "ets")));
-	static const char *const middle[] = {"memory", "reductions", "gc", "io", NULL};
-	copy_plain(s, reply, middle);
-	json_t *top = json_object_get(reply, "top_processes");
+	for (int k = R_WINDOW_MS; k < R_ETS; k++)
+		json_object_set_new(s, keys[k], plain(r[k]));
+	json_object_set_new(s, "ets", ets_section(r[R_ETS]));
+	for (int k = R_MEMORY; k < R_TOP_PROCESSES; k++)
+		json_object_set_new(s, keys[k], plain(r[k]));
+	static const char *const lists[] = {"reductions", "memory", "message_queue", NULL};
+	struct obs_term top[3];
+	obs_term_fields(r[R_TOP_PROCESSES], lists, top);
 	json_t *tp = json_object();
-	json_object_set_new(tp, "reductions", process_list(json_object_get(top, "reductions")));
-	json_object_set_new(tp, "memory", process_list(json_object_get(top, "memory")));
-	json_object_set_new(tp, "message_queue",
-	                    process_list(json_object_get(top, "message_queue")));
+	for (int k = 0; k < 3; k++)
+		json_object_set_new(tp, lists[k], process_list(top[k]));
 	json_object_set_new(s, "top_processes", tp);
-	json_t *trace = json_object_get(reply, "trace");
-	if (json_is_object(trace)) {
-		json_t *ts = trace_section(trace);
-		json_t *ct = json_object_get(reply, "call_time");
-		if (json_is_object(ct))
-			call_time_merge(ts, ct);
+	if (obs_term_type(r[R_TRACE]) == JSON_OBJECT) {
+		json_t *tj = obs_term_json(r[R_TRACE]);
+		json_t *ts = trace_section(tj);
+		json_decref(tj);
+		if (obs_term_type(r[R_CALL_TIME]) == JSON_OBJECT) {
+			json_t *cj = obs_term_json(r[R_CALL_TIME]);
+			call_time_merge(ts, cj);
+			json_decref(cj);
+		}
 		json_object_set_new(s, "trace", ts);
 	}
-	json_t *exec = json_object_get(reply, "executing");
-	if (json_is_object(exec))
-		json_object_set_new(s, "executing", executing_section(exec));
+	if (obs_term_type(r[R_EXECUTING]) == JSON_OBJECT)
+		json_object_set_new(s, "executing", executing_section(r[R_EXECUTING]));
 	json_t *errors = json_array();
-	json_t *re = json_object_get(reply, "errors");
+	strings_append(errors, r[R_ERRORS]);
 	size_t i;
 	json_t *v;
-	json_array_foreach(re, i, v)
-	{
-		if (json_is_string(v))
-			json_array_append(errors, v);
-	}
 	json_array_foreach(extra_errors, i, v)
 	{
 		if (json_is_string(v))
 			json_array_append(errors, v);
 	}
 	json_object_set_new(s, "errors", errors);
-	json_t *us = json_object_get(reply, "sample_us");
 	json_object_set_new(s, "sample_ms",
-	                    json_is_integer(us) ? json_real((double)json_integer_value(us) / 1000.0)
-	                                        : json_null());
+	                    obs_term_type(r[R_SAMPLE_US]) == JSON_INTEGER
+	                        ? json_real((double)obs_term_integer(r[R_SAMPLE_US]) / 1000.0)
+	                        : json_null());
 	return s;
 }

@@ -8,12 +8,14 @@
 #include <jansson.h>
 #include <stdint.h>
 
-/* Turns a sample reply (decoded to JSON by obs_term_to_json, borrowed) into a
- * snapshot; returns a new object (caller decrefs) or NULL when the reply is
- * not a sample. `session_id` may be NULL; `extra_errors` (borrowed, may be
- * NULL) are appended to the snapshot's errors. */
-json_t *obs_snapshot_build(json_t *reply, const char *node, const char *session_id, long seq,
-                           int64_t timestamp_ms, json_t *extra_errors);
+#include "observe/term.h"
+
+/* Turns a sample reply (checked by obs_term_doc_parse) into a snapshot;
+ * returns a new object (caller decrefs) or NULL when the reply is not a
+ * sample. `session_id` may be NULL; `extra_errors` (borrowed, may be NULL)
+ * are appended to the snapshot's errors. */
+json_t *obs_snapshot_build(struct obs_term reply, const char *node, const char *session_id,
+                           long seq, int64_t timestamp_ms, json_t *extra_errors);
 /* An estimated call count from duty-cycled counting (docs/OBSERVE.md
  * "Overhead budget"): `sum` and `sumsq` of the counts of `cycles` on-phases
  * that covered the fraction `duty` (0-1] of the window. The estimate is
@@ -28,8 +30,8 @@ struct obs_estimate {
 };
 void obs_estimate_calls(double sum, double sumsq, long cycles, double duty,
                         struct obs_estimate *out);
-/* "Foo.Bar.baz/2" or ":lists.map/2" from ["Elixir.Foo.Bar","baz",2]; NULL when
- * `mfa` is not such an array. Caller frees with gi_free. */
-char *obs_mfa_display(json_t *mfa);
+/* "Foo.Bar.baz/2" or ":lists.map/2" from {'Elixir.Foo.Bar', baz, 2}; NULL
+ * when `mfa` is not such a tuple (or list). Caller frees with gi_free. */
+char *obs_mfa_display(struct obs_term mfa);
 
 #endif

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ei.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -16,6 +17,7 @@
 #include "observe/snapshot.h"
 #include "observe/snapshot_view.h"
 #include "observe/term.h"
+#include "term_util.h"
 
 static json_t *decode(const unsigned char *bytes, size_t len)
 {
@@ -78,6 +80,79 @@ static void term_pid_and_improper_list(void)
 	json_decref(v);
 }
 
+/* The reader in place gives what the JSON decoding gives, value by value,
+ * on the edges of the mapping: equal keys (the last wins), keys that are
+ * not strings (dropped), Latin-1 atoms, a string list's bytes, a bignum and
+ * invalid UTF-8 (null), a pid (text), and absent members. */
+static void term_read_in_place_agrees_with_json(void)
+{
+	ei_x_buff x;
+	ei_x_new(&x);
+	ei_x_encode_map_header(&x, 8);
+	ei_x_encode_atom(&x, "k");
+	ei_x_encode_long(&x, 1);
+	ei_x_encode_binary(&x, "k", 1); /* the same key as a binary: last wins */
+	ei_x_encode_long(&x, 2);
+	ei_x_encode_atom(&x, "true"); /* not a string: dropped */
+	ei_x_encode_long(&x, 3);
+	ei_x_encode_atom_len_as(&x, "caf\xe9", 4, ERLANG_LATIN1, ERLANG_LATIN1);
+	ei_x_encode_atom_len_as(&x, "\xe9t\xe9", 3, ERLANG_LATIN1, ERLANG_LATIN1);
+	ei_x_encode_atom(&x, "bytes");
+	ei_x_encode_string(&x, "AB");
+	ei_x_encode_atom(&x, "nested");
+	ei_x_encode_list_header(&x, 2);
+	ei_x_encode_map_header(&x, 1);
+	ei_x_encode_atom(&x, "deep");
+	ei_x_encode_tuple_header(&x, 2);
+	ei_x_encode_binary(&x, "\xff", 1); /* invalid UTF-8: null */
+	ei_x_encode_atom(&x, "undefined");
+	ei_x_encode_double(&x, 2.5);
+	ei_x_encode_empty_list(&x);
+	ei_x_encode_atom(&x, "big");
+	static const unsigned char big[] = {ERL_SMALL_BIG_EXT, 9, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1};
+	ei_x_append_buf(&x, (const char *)big, sizeof(big));
+	ei_x_encode_atom(&x, "pid");
+	erlang_pid pid = {{0}, 42, 7, 0};
+	snprintf(pid.node, sizeof(pid.node), "a@b");
+	ei_x_encode_pid(&x, &pid);
+	int i1 = 0, i2 = 0;
+	json_t *j = NULL;
+	TH_ASSERT_OK(obs_term_to_json(x.buff, x.index, &i1, &j));
+	struct obs_term_doc doc = {0};
+	struct obs_term root;
+	TH_ASSERT_OK(obs_term_doc_parse(&doc, x.buff, x.index, &i2, &root));
+	TH_ASSERT_INT_EQ(i1, i2);
+	json_t *again = obs_term_json(root);
+	TH_ASSERT(json_equal(j, again));
+	TH_ASSERT_INT_EQ(obs_term_integer(obs_term_get(root, "k")), 2);
+	TH_ASSERT(!obs_term_present(obs_term_get(root, "true")));
+	char text[64];
+	TH_ASSERT(obs_term_cstr(obs_term_get(root, "caf\xc3\xa9"), text, sizeof(text)));
+	TH_ASSERT_STR_EQ(text, "\xc3\xa9t\xc3\xa9");
+	struct obs_term bytes = obs_term_get(root, "bytes");
+	TH_ASSERT_INT_EQ(obs_term_type(bytes), JSON_ARRAY);
+	TH_ASSERT_INT_EQ(obs_term_size(bytes), 2);
+	TH_ASSERT_INT_EQ(obs_term_integer(obs_term_item(bytes, 1)), 'B');
+	struct obs_term nested = obs_term_get(root, "nested");
+	struct obs_term deep = obs_term_get(obs_term_item(nested, 0), "deep");
+	TH_ASSERT_INT_EQ(obs_term_type(obs_term_item(deep, 0)), JSON_NULL);
+	TH_ASSERT(obs_term_present(obs_term_item(deep, 0)));
+	TH_ASSERT_DBL_NEAR(obs_term_number(obs_term_item(nested, 1)), 2.5, 0);
+	TH_ASSERT(!obs_term_present(obs_term_item(nested, 2)));
+	TH_ASSERT_INT_EQ(obs_term_type(obs_term_get(root, "big")), JSON_NULL);
+	TH_ASSERT_DBL_NEAR(obs_term_number(obs_term_get(root, "big")), 0, 0);
+	TH_ASSERT(obs_term_cstr(obs_term_get(root, "pid"), text, sizeof(text)));
+	TH_ASSERT_STR_EQ(text, "<0.42.7>");
+	struct obs_term absent = obs_term_get(root, "nothing");
+	TH_ASSERT(!obs_term_present(absent));
+	TH_ASSERT_INT_EQ(obs_term_size(absent), 0);
+	TH_ASSERT(obs_term_json(absent) == NULL);
+	json_decref(again);
+	json_decref(j);
+	obs_term_doc_destroy(&doc);
+	ei_x_free(&x);
+}
+
 static void term_rejects_malformed(void)
 {
 	/* a binary claiming 1000 bytes in a 10-byte buffer */
@@ -128,17 +203,17 @@ static void epmd_reply_parsing(void)
 static void mfa_display_names(void)
 {
 	json_t *mfa = json_pack("[ssi]", "Elixir.Nexus.Repo", "get", 2);
-	char *s = obs_mfa_display(mfa);
+	char *s = ts_mfa_display(mfa);
 	TH_ASSERT_STR_EQ(s, "Nexus.Repo.get/2");
 	gi_free(s);
 	json_decref(mfa);
 	mfa = json_pack("[ssi]", "gen_server", "loop", 7);
-	s = obs_mfa_display(mfa);
+	s = ts_mfa_display(mfa);
 	TH_ASSERT_STR_EQ(s, ":gen_server.loop/7");
 	gi_free(s);
 	json_decref(mfa);
 	mfa = json_pack("[ss]", "a", "b");
-	TH_ASSERT(obs_mfa_display(mfa) == NULL);
+	TH_ASSERT(ts_mfa_display(mfa) == NULL);
 	json_decref(mfa);
 }
 
@@ -169,7 +244,7 @@ static void snapshot_from_reply(void)
 	    0, &err);
 	TH_ASSERT_MSG(reply != NULL, "fixture: %s", err.text);
 	json_t *extra = json_pack("[s]", "trace: module Foo is not loaded");
-	json_t *s = obs_snapshot_build(reply, "n@h", "abc", 3, 1234, extra);
+	json_t *s = ts_snapshot_build(reply, "n@h", "abc", 3, 1234, extra);
 	TH_ASSERT(s != NULL);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(s, "version")), 1);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(s, "seq")), 3);
@@ -189,7 +264,7 @@ static void snapshot_from_reply(void)
 	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(s, "sample_ms")), 1.5, 1e-9);
 	json_decref(s);
 	json_t *not_sample = json_pack("[ss]", "error", "boom");
-	TH_ASSERT(obs_snapshot_build(not_sample, "n@h", NULL, 0, 0, NULL) == NULL);
+	TH_ASSERT(ts_snapshot_build(not_sample, "n@h", NULL, 0, 0, NULL) == NULL);
 	json_decref(not_sample);
 	json_decref(extra);
 	json_decref(reply);
@@ -237,7 +312,7 @@ static void view_reads_every_field_of_a_built_snapshot(void)
 	    " \"errors\": [\"processes: scanned 1 of 2\"], \"sample_us\": 1500}",
 	    0, &err);
 	TH_ASSERT_MSG(reply != NULL, "fixture: %s", err.text);
-	json_t *s = obs_snapshot_build(reply, "n@h", "abc", 3, 1234, NULL);
+	json_t *s = ts_snapshot_build(reply, "n@h", "abc", 3, 1234, NULL);
 	TH_ASSERT(s != NULL);
 	struct obs_view v;
 	TH_ASSERT_OK(obs_view_parse(s, &v));
@@ -442,6 +517,7 @@ int main(int argc, char **argv)
 	    TH_TEST(term_list_binary_ints),
 	    TH_TEST(term_pid_and_improper_list),
 	    TH_TEST(term_rejects_malformed),
+	    TH_TEST(term_read_in_place_agrees_with_json),
 	    TH_TEST(epmd_reply_parsing),
 	    TH_TEST(mfa_display_names),
 	    TH_TEST(snapshot_from_reply),

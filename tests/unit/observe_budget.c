@@ -15,6 +15,7 @@
 #include "base/buf.h"
 #include "fuse/fuse.h"
 #include "harness.h"
+#include "term_util.h"
 #include "observe/snapshot.h"
 
 static void estimate_scales_by_the_duty(void)
@@ -105,7 +106,7 @@ static void snapshot_turns_duty_counts_into_estimates(void)
 	    "\"fraction\":0.1,\"next_fraction\":0.1}]}},\"errors\":[]}";
 	json_t *reply = json_loads(reply_text, 0, NULL);
 	TH_ASSERT(reply != NULL);
-	json_t *snap = obs_snapshot_build(reply, "n@h", "abc", 0, 1000, NULL);
+	json_t *snap = ts_snapshot_build(reply, "n@h", "abc", 0, 1000, NULL);
 	TH_ASSERT(snap != NULL);
 	json_t *trace = json_object_get(snap, "trace");
 	json_t *c = json_array_get(json_object_get(trace, "calls"), 0);
@@ -141,7 +142,7 @@ static void estimate_scales_by_work_and_carries(void)
 	    "\"exposed_us\":0,\"cycles\":10,\"carried\":true}]}},\"errors\":[]}";
 	json_t *reply = json_loads(reply_text, 0, NULL);
 	TH_ASSERT(reply != NULL);
-	json_t *snap = obs_snapshot_build(reply, "n@h", "abc", 0, 1000, NULL);
+	json_t *snap = ts_snapshot_build(reply, "n@h", "abc", 0, 1000, NULL);
 	TH_ASSERT(snap != NULL);
 	json_t *trace = json_object_get(snap, "trace");
 	json_t *hot = json_array_get(json_object_get(trace, "calls"), 0);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "term_util.h"
 #include "json_util.h"
 #include "observe/snapshot.h"
 
@@ -28,7 +29,7 @@ static void call_time_merges_into_calls(void)
 	    "   \"suspended\": false, \"isolation\": \"global\"}}",
 	    0, &err);
 	TH_ASSERT_MSG(reply != NULL, "fixture: %s", err.text);
-	json_t *s = obs_snapshot_build(reply, "n@h", "abc", 0, 1234, NULL);
+	json_t *s = ts_snapshot_build(reply, "n@h", "abc", 0, 1234, NULL);
 	TH_ASSERT(s != NULL);
 	json_t *trace = json_object_get(s, "trace");
 	json_t *calls = json_object_get(trace, "calls");
@@ -55,7 +56,7 @@ static void call_time_merges_into_calls(void)
 	json_decref(s);
 	/* without a call_time section nothing changes */
 	json_object_del(reply, "call_time");
-	s = obs_snapshot_build(reply, "n@h", "abc", 0, 1234, NULL);
+	s = ts_snapshot_build(reply, "n@h", "abc", 0, 1234, NULL);
 	trace = json_object_get(s, "trace");
 	TH_ASSERT(json_object_get(trace, "call_time") == NULL);
 	slow = ts_json_find(json_object_get(trace, "calls"), "function", "slow");
