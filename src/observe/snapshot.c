@@ -27,7 +27,8 @@ static json_t *module_display(struct obs_term atom)
 	if (!obs_term_cstr(atom, text, sizeof(text)) ||
 	    gi_module_display_name(text, name, sizeof(name)) != 0)
 		return json_null();
-	return json_string(name);
+	/* valid UTF-8: the atom's text was checked */
+	return json_stringn_nocheck(name, strlen(name));
 }
 
 static json_t *number_or_null_json(json_t *v)
@@ -97,7 +98,9 @@ static json_t *mfa_value(struct obs_term mfa)
 {
 	char text[MFA_TEXT];
 	size_t len = 0;
-	json_t *v = mfa_text(mfa, text, &len) ? json_string(text) : NULL;
+	/* valid UTF-8 (each part was checked), read up to a NUL as json_string
+	 * reads it */
+	json_t *v = mfa_text(mfa, text, &len) ? json_stringn_nocheck(text, strlen(text)) : NULL;
 	return v ? v : json_null();
 }
 
@@ -127,13 +130,13 @@ static json_t *process_entry(struct obs_term p)
 	struct obs_term f[9];
 	obs_term_fields(p, keys, f);
 	json_t *out = json_object();
-	json_object_set_new(out, keys[0], string_or_null(f[0]));
-	json_object_set_new(out, keys[1], string_or_null(f[1]));
-	json_object_set_new(out, keys[2], mfa_value(f[2]));
-	json_object_set_new(out, keys[3], mfa_value(f[3]));
-	json_object_set_new(out, keys[4], module_display(f[4]));
+	json_object_set_new_nocheck(out, keys[0], string_or_null(f[0]));
+	json_object_set_new_nocheck(out, keys[1], string_or_null(f[1]));
+	json_object_set_new_nocheck(out, keys[2], mfa_value(f[2]));
+	json_object_set_new_nocheck(out, keys[3], mfa_value(f[3]));
+	json_object_set_new_nocheck(out, keys[4], module_display(f[4]));
 	for (size_t k = 5; k < 9; k++)
-		json_object_set_new(out, keys[k], number_or_null(f[k]));
+		json_object_set_new_nocheck(out, keys[k], number_or_null(f[k]));
 	return out;
 }
 
@@ -151,7 +154,7 @@ static json_t *process_list(struct obs_term list)
 static json_t *ets_section(struct obs_term ets)
 {
 	json_t *out = json_object();
-	json_object_set_new(out, "count", number_or_null(obs_term_get(ets, "count")));
+	json_object_set_new_nocheck(out, "count", number_or_null(obs_term_get(ets, "count")));
 	json_t *top = json_array();
 	struct obs_term_iter it = obs_term_items(obs_term_get(ets, "top"));
 	struct obs_term t;
@@ -161,14 +164,14 @@ static json_t *ets_section(struct obs_term ets)
 		struct obs_term f[5];
 		obs_term_fields(t, keys, f);
 		json_t *e = json_object();
-		json_object_set_new(e, keys[0], string_or_null(f[0]));
-		json_object_set_new(e, keys[1], string_or_null(f[1]));
-		json_object_set_new(e, keys[2], module_display(f[2]));
-		json_object_set_new(e, keys[3], number_or_null(f[3]));
-		json_object_set_new(e, keys[4], number_or_null(f[4]));
+		json_object_set_new_nocheck(e, keys[0], string_or_null(f[0]));
+		json_object_set_new_nocheck(e, keys[1], string_or_null(f[1]));
+		json_object_set_new_nocheck(e, keys[2], module_display(f[2]));
+		json_object_set_new_nocheck(e, keys[3], number_or_null(f[3]));
+		json_object_set_new_nocheck(e, keys[4], number_or_null(f[4]));
 		json_array_append_new(top, e);
 	}
-	json_object_set_new(out, "top", top);
+	json_object_set_new_nocheck(out, "top", top);
 	return out;
 }
 
@@ -182,8 +185,8 @@ static void call_time_merge(json_t *trace, json_t *ct)
 	json_t *c;
 	json_array_foreach(calls, i, c)
 	{
-		json_object_set_new(c, "time_calls", json_integer(0));
-		json_object_set_new(c, "time_us", json_integer(0));
+		json_object_set_new_nocheck(c, "time_calls", json_integer(0));
+		json_object_set_new_nocheck(c, "time_us", json_integer(0));
 	}
 	json_t *v;
 	json_array_foreach(json_object_get(ct, "calls"), i, v)
@@ -231,12 +234,13 @@ static void call_time_merge(json_t *trace, json_t *ct)
 	                                   "trace_messages", "suspended", NULL};
 	for (const char *const *k = keys; *k; k++) {
 		json_t *x = json_object_get(ct, *k);
-		json_object_set_new(out, *k,
-		                    json_is_number(x) || json_is_boolean(x) ? json_incref(x)
-		                                                            : json_null());
+		json_object_set_new_nocheck(out, *k,
+		                            json_is_number(x) || json_is_boolean(x) ? json_incref(x)
+		                                                                    : json_null());
 	}
 	json_t *iso = json_object_get(ct, "isolation");
-	json_object_set_new(out, "isolation", json_is_string(iso) ? json_incref(iso) : json_null());
+	json_object_set_new_nocheck(out, "isolation",
+	                            json_is_string(iso) ? json_incref(iso) : json_null());
 	json_t *procs = json_array();
 	json_array_foreach(json_object_get(ct, "processes"), i, v)
 	{
@@ -248,8 +252,8 @@ static void call_time_merge(json_t *trace, json_t *ct)
 		                     number_or_null_json(json_object_get(v, "calls")), "time_us",
 		                     number_or_null_json(json_object_get(v, "time_us"))));
 	}
-	json_object_set_new(out, "processes", procs);
-	json_object_set_new(trace, "call_time", out);
+	json_object_set_new_nocheck(out, "processes", procs);
+	json_object_set_new_nocheck(trace, "call_time", out);
 }
 
 void obs_estimate_calls(double sum, double sumsq, long cycles, double duty,
@@ -288,27 +292,27 @@ static json_t *duty_section(json_t *duty, json_t *window_ms, json_t **by_module)
 	{
 		json_t *m = json_deep_copy(v);
 		json_t *name = module_display_json(json_object_get(v, "module"));
-		json_object_set_new(m, "module", name);
+		json_object_set_new_nocheck(m, "module", name);
 		double on = json_number_value(json_object_get(v, "on_us"));
 		double d = window_us > 0 ? on / window_us : 0;
-		json_object_set_new(m, "duty", json_real(d > 1 ? 1 : d));
+		json_object_set_new_nocheck(m, "duty", json_real(d > 1 ? 1 : d));
 		/* what the estimate scales by: the share of the node's work (its
 		 * reductions) done while the module counted; a counted call is
 		 * slower, so the share of the time overstates it */
 		double on_reds = json_number_value(json_object_get(v, "on_reds"));
 		double s = reds > 0 && on_reds > 0 ? on_reds / reds : d;
-		json_object_set_new(m, "sampled", json_real(s > 1 ? 1 : s));
+		json_object_set_new_nocheck(m, "sampled", json_real(s > 1 ? 1 : s));
 		/* what it cost: the time the pattern was set, barriers included */
 		json_t *exp_us = json_object_get(v, "exposed_us");
 		if (json_is_number(exp_us)) {
 			double x = window_us > 0 ? json_number_value(exp_us) / window_us : 0;
-			json_object_set_new(m, "exposure", json_real(x > 1 ? 1 : x));
+			json_object_set_new_nocheck(m, "exposure", json_real(x > 1 ? 1 : x));
 		}
 		if (json_is_string(name))
 			json_object_set(*by_module, json_string_value(name), m);
 		json_array_append_new(mods, m);
 	}
-	json_object_set_new(out, "modules", mods);
+	json_object_set_new_nocheck(out, "modules", mods);
 	return out;
 }
 
@@ -317,27 +321,28 @@ static json_t *duty_call(json_t *v, json_t *by_module)
 {
 	json_t *c = json_object();
 	json_t *mod = module_display_json(json_array_get(v, 0));
-	json_object_set_new(c, "module", mod);
+	json_object_set_new_nocheck(c, "module", mod);
 	json_t *f = json_array_get(v, 1);
-	json_object_set_new(c, "function", json_is_string(f) ? json_incref(f) : json_null());
-	json_object_set_new(c, "arity", number_or_null_json(json_array_get(v, 2)));
+	json_object_set_new_nocheck(c, "function",
+	                            json_is_string(f) ? json_incref(f) : json_null());
+	json_object_set_new_nocheck(c, "arity", number_or_null_json(json_array_get(v, 2)));
 	double sum = json_number_value(json_array_get(v, 3));
 	json_t *m = json_is_string(mod) ? json_object_get(by_module, json_string_value(mod)) : NULL;
 	double duty = json_number_value(json_object_get(m, "sampled"));
 	struct obs_estimate e;
 	obs_estimate_calls(sum, json_number_value(json_array_get(v, 4)),
 	                   (long)json_integer_value(json_array_get(v, 5)), duty, &e);
-	json_object_set_new(c, "count", json_integer((json_int_t)llround(e.estimate)));
+	json_object_set_new_nocheck(c, "count", json_integer((json_int_t)llround(e.estimate)));
 	/* a window the module did not count in carries its last counted calls
 	 * per reduction: nothing was measured in it */
 	bool carried = json_is_true(json_object_get(m, "carried"));
-	json_object_set_new(c, "measured", json_integer(carried ? 0 : (json_int_t)sum));
+	json_object_set_new_nocheck(c, "measured", json_integer(carried ? 0 : (json_int_t)sum));
 	if (carried)
-		json_object_set_new(c, "carried", json_true());
-	json_object_set_new(c, "estimated", json_true());
-	json_object_set_new(c, "duty", json_real(duty));
-	json_object_set_new(c, "low", json_integer((json_int_t)floor(e.low)));
-	json_object_set_new(c, "high", json_integer((json_int_t)ceil(e.high)));
+		json_object_set_new_nocheck(c, "carried", json_true());
+	json_object_set_new_nocheck(c, "estimated", json_true());
+	json_object_set_new_nocheck(c, "duty", json_real(duty));
+	json_object_set_new_nocheck(c, "low", json_integer((json_int_t)floor(e.low)));
+	json_object_set_new_nocheck(c, "high", json_integer((json_int_t)ceil(e.high)));
 	return c;
 }
 
@@ -351,13 +356,13 @@ static json_t *trace_section(json_t *trace)
 	{
 		json_array_append_new(mods, module_display_json(v));
 	}
-	json_object_set_new(out, "modules", mods);
-	json_object_set_new(out, "window_ms",
-	                    number_or_null_json(json_object_get(trace, "window_ms")));
+	json_object_set_new_nocheck(out, "modules", mods);
+	json_object_set_new_nocheck(out, "window_ms",
+	                            number_or_null_json(json_object_get(trace, "window_ms")));
 	json_t *calls = json_array();
 	json_t *duty = json_object_get(trace, "duty"), *by_module = NULL;
 	if (json_is_object(duty))
-		json_object_set_new(
+		json_object_set_new_nocheck(
 		    out, "duty",
 		    duty_section(duty, json_object_get(trace, "window_ms"), &by_module));
 	json_array_foreach(json_object_get(trace, "calls"), i, v)
@@ -369,15 +374,15 @@ static json_t *trace_section(json_t *trace)
 		if (!json_is_array(v) || json_array_size(v) != 4)
 			continue;
 		json_t *c = json_object();
-		json_object_set_new(c, "module", module_display_json(json_array_get(v, 0)));
+		json_object_set_new_nocheck(c, "module", module_display_json(json_array_get(v, 0)));
 		json_t *f = json_array_get(v, 1);
-		json_object_set_new(c, "function",
-		                    json_is_string(f) ? json_incref(f) : json_null());
-		json_object_set_new(c, "arity", number_or_null_json(json_array_get(v, 2)));
-		json_object_set_new(c, "count", number_or_null_json(json_array_get(v, 3)));
+		json_object_set_new_nocheck(c, "function",
+		                            json_is_string(f) ? json_incref(f) : json_null());
+		json_object_set_new_nocheck(c, "arity", number_or_null_json(json_array_get(v, 2)));
+		json_object_set_new_nocheck(c, "count", number_or_null_json(json_array_get(v, 3)));
 		json_array_append_new(calls, c);
 	}
-	json_object_set_new(out, "calls", calls);
+	json_object_set_new_nocheck(out, "calls", calls);
 	json_decref(by_module);
 	/* what other tools held on the node when tracing started (shared) */
 	json_t *foreign = json_array();
@@ -386,11 +391,12 @@ static json_t *trace_section(json_t *trace)
 		if (json_is_string(v))
 			json_array_append(foreign, v);
 	}
-	json_object_set_new(out, "foreign", foreign);
+	json_object_set_new_nocheck(out, "foreign", foreign);
 	/* where our call_count patterns live: the global session, or a trace
 	 * session of our own (OTP 27+) */
 	json_t *iso = json_object_get(trace, "isolation");
-	json_object_set_new(out, "isolation", json_is_string(iso) ? json_incref(iso) : json_null());
+	json_object_set_new_nocheck(out, "isolation",
+	                            json_is_string(iso) ? json_incref(iso) : json_null());
 	return out;
 }
 
@@ -411,16 +417,16 @@ static json_t *stack_list(struct obs_term list, const char *const *keys)
 			size_t len = 0;
 			if (!mfa_text(f, text, &len))
 				break;
-			json_array_append_new(frames, json_string(text));
+			json_array_append_new(frames, json_stringn_nocheck(text, strlen(text)));
 		}
 		if (json_array_size(frames) == 0) {
 			json_decref(frames);
 			continue;
 		}
 		json_t *o = json_object();
-		json_object_set_new(o, "frames", frames);
+		json_object_set_new_nocheck(o, "frames", frames);
 		for (size_t k = 1; keys[k]; k++)
-			json_object_set_new(o, keys[k], number_or_null(member[k]));
+			json_object_set_new_nocheck(o, keys[k], number_or_null(member[k]));
 		json_array_append_new(stacks, o);
 	}
 	return stacks;
@@ -442,16 +448,18 @@ static json_t *executing_section(struct obs_term e)
 	obs_term_fields(e, keys, f);
 	json_t *out = json_object();
 	for (size_t k = 0; k < PLAIN; k++)
-		json_object_set_new(out, keys[k], number_or_null(f[k]));
+		json_object_set_new_nocheck(out, keys[k], number_or_null(f[k]));
 	json_t *counts = json_object();
-	json_object_set_new(counts, "running", number_or_null(obs_term_get(f[9], "running")));
-	json_object_set_new(counts, "waiting", number_or_null(obs_term_get(f[9], "waiting")));
-	json_object_set_new(out, "samples", counts);
+	json_object_set_new_nocheck(counts, "running",
+	                            number_or_null(obs_term_get(f[9], "running")));
+	json_object_set_new_nocheck(counts, "waiting",
+	                            number_or_null(obs_term_get(f[9], "waiting")));
+	json_object_set_new_nocheck(out, "samples", counts);
 	static const char *const executing_keys[] = {"frames", "samples", "reductions", NULL};
 	static const char *const blocked_keys[] = {"frames", "samples", NULL};
 	json_t *stacks = stack_list(f[10], executing_keys);
-	json_object_set_new(out, "blocked", stack_list(f[11], blocked_keys));
-	json_object_set_new(out, "stacks", stacks);
+	json_object_set_new_nocheck(out, "blocked", stack_list(f[11], blocked_keys));
+	json_object_set_new_nocheck(out, "stacks", stacks);
 	json_t *origins = json_array();
 	struct obs_term_iter it = obs_term_items(f[12]);
 	struct obs_term st, mo[2];
@@ -461,14 +469,14 @@ static json_t *executing_section(struct obs_term e)
 		json_t *m = module_display(mo[0]);
 		if (json_is_string(m) && obs_term_type(mo[1]) == JSON_STRING) {
 			json_t *o = json_object();
-			json_object_set_new(o, "module", m);
-			json_object_set_new(o, "origin", obs_term_json(mo[1]));
+			json_object_set_new_nocheck(o, "module", m);
+			json_object_set_new_nocheck(o, "origin", obs_term_json(mo[1]));
 			json_array_append_new(origins, o);
 		} else {
 			json_decref(m);
 		}
 	}
-	json_object_set_new(out, "origins", origins);
+	json_object_set_new_nocheck(out, "origins", origins);
 	return out;
 }
 
@@ -541,23 +549,24 @@ json_t *obs_snapshot_build(struct obs_term reply, const char *node, const char *
 	if (obs_term_type(reply) != JSON_OBJECT || !obs_term_present(r[R_WINDOW_MS]))
 		return NULL;
 	json_t *s = json_object();
-	json_object_set_new(s, "version", json_integer(1));
-	json_object_set_new(s, "session_id", session_id ? json_string(session_id) : json_null());
-	json_object_set_new(s, "node", json_string(node));
-	json_object_set_new(s, "seq", json_integer(seq));
-	json_object_set_new(s, "timestamp_ms", json_integer(timestamp_ms));
+	json_object_set_new_nocheck(s, "version", json_integer(1));
+	json_object_set_new_nocheck(s, "session_id",
+	                            session_id ? json_string(session_id) : json_null());
+	json_object_set_new_nocheck(s, "node", json_string(node));
+	json_object_set_new_nocheck(s, "seq", json_integer(seq));
+	json_object_set_new_nocheck(s, "timestamp_ms", json_integer(timestamp_ms));
 	for (int k = R_WINDOW_MS; k < R_ETS; k++)
-		json_object_set_new(s, keys[k], plain(r[k]));
-	json_object_set_new(s, "ets", ets_section(r[R_ETS]));
+		json_object_set_new_nocheck(s, keys[k], plain(r[k]));
+	json_object_set_new_nocheck(s, "ets", ets_section(r[R_ETS]));
 	for (int k = R_MEMORY; k < R_TOP_PROCESSES; k++)
-		json_object_set_new(s, keys[k], plain(r[k]));
+		json_object_set_new_nocheck(s, keys[k], plain(r[k]));
 	static const char *const lists[] = {"reductions", "memory", "message_queue", NULL};
 	struct obs_term top[3];
 	obs_term_fields(r[R_TOP_PROCESSES], lists, top);
 	json_t *tp = json_object();
 	for (int k = 0; k < 3; k++)
-		json_object_set_new(tp, lists[k], process_list(top[k]));
-	json_object_set_new(s, "top_processes", tp);
+		json_object_set_new_nocheck(tp, lists[k], process_list(top[k]));
+	json_object_set_new_nocheck(s, "top_processes", tp);
 	if (obs_term_type(r[R_TRACE]) == JSON_OBJECT) {
 		json_t *tj = obs_term_json(r[R_TRACE]);
 		json_t *ts = trace_section(tj);
@@ -567,10 +576,10 @@ json_t *obs_snapshot_build(struct obs_term reply, const char *node, const char *
 			call_time_merge(ts, cj);
 			json_decref(cj);
 		}
-		json_object_set_new(s, "trace", ts);
+		json_object_set_new_nocheck(s, "trace", ts);
 	}
 	if (obs_term_type(r[R_EXECUTING]) == JSON_OBJECT)
-		json_object_set_new(s, "executing", executing_section(r[R_EXECUTING]));
+		json_object_set_new_nocheck(s, "executing", executing_section(r[R_EXECUTING]));
 	json_t *errors = json_array();
 	strings_append(errors, r[R_ERRORS]);
 	size_t i;
@@ -580,10 +589,11 @@ json_t *obs_snapshot_build(struct obs_term reply, const char *node, const char *
 		if (json_is_string(v))
 			json_array_append(errors, v);
 	}
-	json_object_set_new(s, "errors", errors);
-	json_object_set_new(s, "sample_ms",
-	                    obs_term_type(r[R_SAMPLE_US]) == JSON_INTEGER
-	                        ? json_real((double)obs_term_integer(r[R_SAMPLE_US]) / 1000.0)
-	                        : json_null());
+	json_object_set_new_nocheck(s, "errors", errors);
+	json_object_set_new_nocheck(
+	    s, "sample_ms",
+	    obs_term_type(r[R_SAMPLE_US]) == JSON_INTEGER
+	        ? json_real((double)obs_term_integer(r[R_SAMPLE_US]) / 1000.0)
+	        : json_null());
 	return s;
 }
