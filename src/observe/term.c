@@ -302,7 +302,12 @@ static int decode_map(const struct dctx *c, int *index, int depth, json_t **out)
 		json_t *key = NULL, *value = NULL;
 		const char *key_text = NULL;
 		size_t key_len = 0;
-		int rc = map_key(c, index, depth, &key, &key_text, &key_len);
+		int rc;
+		if (!obj && header_fits(c->buf, *index, c->len) == 0 &&
+		    atom_utf8_bytes(c->buf, index, &key_text, &key_len))
+			rc = 0; /* checking only: a UTF-8 atom key needs no reading */
+		else
+			rc = map_key(c, index, depth, &key, &key_text, &key_len);
 		if (rc == 0)
 			rc = decode(c, index, depth + 1, obj ? &value : NULL);
 		if (rc != 0) {
@@ -386,6 +391,12 @@ static int decode(const struct dctx *c, int *index, int depth, json_t **out)
 	switch (type) {
 	case ERL_SMALL_INTEGER_EXT:
 	case ERL_INTEGER_EXT:
+		if (!out) { /* checking only: header_fits checked it whole */
+			*index =
+			    start + ((unsigned char)c->buf[start] == ERL_SMALL_INTEGER_EXT ? 2 : 5);
+			return 0;
+		}
+		return decode_integer(c, index, out);
 	case ERL_SMALL_BIG_EXT:
 	case ERL_LARGE_BIG_EXT:
 		return decode_integer(c, index, out);
