@@ -351,7 +351,7 @@ static json_t *history_add(struct api_monitor *m, json_t *snap, json_t **hot_out
 	if (view && ns->observing && json_object_size(ns->observed) < OBSERVED_MAX)
 		obs_view_modules_each(view, observed_add_each, ns);
 	json_decref(ns->alerts);
-	ns->alerts = api_alert_rules_eval_view(monitor_rules(m), view, snap, &ns->history);
+	ns->alerts = api_alert_rules_eval_view(monitor_rules(m), view, &ns->history);
 	json_t *alerts = json_incref(ns->alerts);
 	json_t *state = NULL;
 	json_t *seq = json_object_get(snap, "seq");

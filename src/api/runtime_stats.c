@@ -36,7 +36,7 @@ json_t *api_stats_count_json(double x)
 	return api_stats_num_json(x);
 }
 
-static double max_message_queue(const struct obs_view *v)
+double api_stats_max_message_queue_of_view(const struct obs_view *v)
 {
 	double best = NAN;
 	for (size_t i = 0; i < v->top_message_queue.len; i++) {
@@ -50,7 +50,7 @@ static double max_message_queue(const struct obs_view *v)
 double api_stats_max_message_queue(json_t *snap)
 {
 	struct obs_view v;
-	double best = obs_view_parse(snap, &v) == 0 ? max_message_queue(&v) : NAN;
+	double best = obs_view_parse(snap, &v) == 0 ? api_stats_max_message_queue_of_view(&v) : NAN;
 	obs_view_destroy(&v);
 	return best;
 }
@@ -81,11 +81,16 @@ void api_stats_point_of_view(const struct obs_view *v, struct api_point *out)
 		out->metrics[i] = NAN;
 	if (v) {
 		double values[API_POINT_METRICS] = {
-		    v->utilisation_total, v->run_queue_total,
-		    v->processes_count,   v->memory.total,
-		    v->memory.processes,  v->memory.binary,
-		    v->memory.ets,        v->reductions_per_second,
-		    max_message_queue(v), v->atoms_count,
+		    v->utilisation_total,
+		    v->run_queue_total,
+		    v->processes_count,
+		    v->memory.total,
+		    v->memory.processes,
+		    v->memory.binary,
+		    v->memory.ets,
+		    v->reductions_per_second,
+		    api_stats_max_message_queue_of_view(v),
+		    v->atoms_count,
 		    v->ets_count,
 		};
 		out->timestamp_ms = v->timestamp_ms;

@@ -27,6 +27,9 @@ json_t *api_stats_num_json(double x);
 json_t *api_stats_count_json(double x);
 /* The longest message queue among the snapshot's top processes, or NAN. */
 double api_stats_max_message_queue(json_t *snap);
+/* The same from a snapshot already parsed (never NULL). */
+struct obs_view;
+double api_stats_max_message_queue_of_view(const struct obs_view *v);
 
 /* The compact history point of a snapshot: timestamp_ms, seq and the metrics
  * scheduler_utilisation, run_queue, processes, memory_total,
@@ -55,7 +58,6 @@ int api_stats_metric_index(const char *metric);
 void api_stats_point_read(json_t *snap, struct api_point *out);
 /* The same from a snapshot already parsed (NULL: one that could not be):
  * a caller that reads several things of one snapshot parses it once. */
-struct obs_view;
 void api_stats_point_of_view(const struct obs_view *v, struct api_point *out);
 /* The JSON form of a point (api_stats_point's), a new reference. */
 json_t *api_stats_point_json(const struct api_point *p);
