@@ -324,19 +324,16 @@ static void observed_add_each(void *ctx, const char *name)
 }
 
 /* Records a snapshot in the node's history and evaluates the alert rules on
- * it; returns the alerts (a new reference, NULL without a node) and, in
- * *hot_out, its hot modules for the live feed (caller decrefs). The
- * snapshot is parsed once for all of it (obs_view_parse was five times a
- * snapshot's cost here before, BENCHMARKS.md "Fleet"). The snapshot is kept
- * by reference: nothing changes it once it is delivered. */
-static json_t *history_add(struct api_monitor *m, json_t *snap, json_t **hot_out)
+ * it; returns the alerts (a new reference, NULL without a node). `view` is
+ * the snapshot parsed once by the caller for everything done with it here
+ * and in the live feed (NULL: it could not be; obs_view_parse was five
+ * times a snapshot's cost here before, BENCHMARKS.md "Fleet"). The
+ * snapshot is kept by reference: nothing changes it once it is delivered. */
+static json_t *history_add(struct api_monitor *m, json_t *snap, const struct obs_view *view)
 {
-	*hot_out = NULL;
 	const char *node = json_string_value(json_object_get(snap, "node"));
 	if (!node)
 		return NULL;
-	struct obs_view v;
-	const struct obs_view *view = obs_view_parse(snap, &v) == 0 ? &v : NULL;
 	struct api_point point;
 	api_stats_point_of_view(view, &point);
 	pthread_mutex_lock(&m->lock);
@@ -364,8 +361,6 @@ static json_t *history_add(struct api_monitor *m, json_t *snap, json_t **hot_out
 		state = json_deep_copy(ns->state);
 	}
 	pthread_mutex_unlock(&m->lock);
-	*hot_out = api_stats_hot_modules_of_view(view);
-	obs_view_destroy(&v);
 	if (state)
 		session_state_write(m, state);
 	json_decref(state);
@@ -379,13 +374,14 @@ static void on_snapshot_text(void *ctx, const char *session_id, json_t *snapshot
 {
 	(void)session_id;
 	struct api_monitor *m = ctx;
-	json_t *hot = NULL;
-	json_t *alerts = history_add(m, snapshot, &hot);
+	struct obs_view v;
+	const struct obs_view *view = obs_view_parse(snapshot, &v) == 0 ? &v : NULL;
+	json_t *alerts = history_add(m, snapshot, view);
 	api_pusher_push_text(m->pusher, API_PUSH_INGEST, text, len);
 	if (alerts)
-		api_live_snapshot_text(m->live, snapshot, text, alerts, hot);
+		api_live_snapshot_view(m->live, snapshot, view, text, len, alerts);
 	json_decref(alerts);
-	json_decref(hot);
+	obs_view_destroy(&v);
 }
 
 static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)

@@ -100,6 +100,24 @@ json_t *api_stats_alerts(json_t *snap, json_t *points);
 json_t *api_stats_hot_modules(json_t *snap);
 /* The same from a parsed snapshot (NULL: none, an empty array). */
 json_t *api_stats_hot_modules_of_view(const struct obs_view *v);
+/* One entry of that list; `module` is borrowed from the view ("(unknown)"
+ * for processes without one), `first` is where the module first appears in
+ * the top list (the tie-break: equal reductions keep that order). */
+struct api_hot_module {
+	const char *module;
+	double reductions, cpu_share, memory_bytes; /* sums; unknown values add nothing */
+	size_t processes;
+	size_t first;
+};
+/* The list of api_stats_hot_modules_of_view as structures, ranked, into
+ * `out` (room for v->top_reductions.len entries); returns how many. */
+size_t api_stats_hot_modules_rank(const struct obs_view *v, struct api_hot_module *out);
+/* Appends the JSON text of api_stats_hot_modules_of_view(v) to `b`, the
+ * same bytes gi_json_append writes of it, without building it (the live
+ * feed's per-snapshot path). 0, or GI_ETOOBIG (GI_EINVAL for a sum that
+ * is not finite, as gi_json_append) with `b` as it was. */
+struct gi_buf;
+int api_stats_hot_modules_append(struct gi_buf *b, const struct obs_view *v);
 
 /* Sorts a JSON array in place with a qsort comparison over (json_t *const *). */
 void api_stats_sort(json_t *arr, int (*cmp)(const void *, const void *));

@@ -242,6 +242,29 @@ int gi_json_append(struct gi_buf *b, const json_t *v)
 	return rc;
 }
 
+/* The buffer's NUL after a piece (reserve always leaves room for it). */
+static int terminated(struct gi_buf *b, int rc)
+{
+	if (b->data)
+		b->data[b->len] = '\0';
+	return rc;
+}
+
+int gi_json_append_string(struct gi_buf *b, const char *s, size_t len)
+{
+	return terminated(b, append_string(b, s, len));
+}
+
+int gi_json_append_integer(struct gi_buf *b, long long v)
+{
+	return terminated(b, append_integer(b, v));
+}
+
+int gi_json_append_real(struct gi_buf *b, double d)
+{
+	return terminated(b, append_real(b, d));
+}
+
 char *gi_json_text(const json_t *v, size_t *len_out)
 {
 	struct gi_buf b;

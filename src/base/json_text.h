@@ -26,6 +26,14 @@
  * or a real that is not finite (jansson refuses both). */
 int gi_json_append(struct gi_buf *b, const json_t *v);
 
+/* The pieces of gi_json_append, for writers of JSON text without a tree
+ * (the same bytes as the value's text): a string of `len` bytes at `s`,
+ * an integer, a real (GI_EINVAL when it is not finite). 0 or GI_ETOOBIG;
+ * nothing is written on failure. */
+int gi_json_append_string(struct gi_buf *b, const char *s, size_t len);
+int gi_json_append_integer(struct gi_buf *b, long long v);
+int gi_json_append_real(struct gi_buf *b, double d);
+
 /* The text of `v` as a new string (gi_free), its length in *len_out (may
  * be NULL); NULL when gi_json_append fails. */
 char *gi_json_text(const json_t *v, size_t *len_out);
