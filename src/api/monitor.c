@@ -308,14 +308,18 @@ static void state_file_put(struct api_monitor *m, struct node_state *ns, const c
                            const char *text, size_t len)
 {
 	char path[4096];
-	session_state_path(m, sid, path, sizeof(path));
+	path[0] = '\0'; /* made when needed: not for an in-place write */
 	pthread_mutex_lock(&m->state_lock);
 	if (ns->file.fd >= 0 && strcmp(ns->file.sid, sid) != 0)
 		state_file_close(ns); /* the node's previous observation */
+	if (ns->file.fd < 0)
+		session_state_path(m, sid, path, sizeof(path));
 	int rc = ns->file.fd >= 0 ? 0 : state_file_open(ns, sid, path);
 	if (rc == 0)
 		rc = state_file_overwrite(ns, text, len);
 	if (rc != 0) {
+		if (!path[0])
+			session_state_path(m, sid, path, sizeof(path));
 		state_file_close(ns);
 		rc = gi_fs_write_file(path, text, len);
 		if (rc == 0)
