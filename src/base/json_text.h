@@ -10,8 +10,9 @@
  * integers in decimal, reals as "%.17g" with jansson's touches (".0" added
  * when the text has neither '.' nor 'e', the exponent without '+' or
  * leading zeros), so that every real reads back as the same double; a
- * real that holds an integer below 2^53 is written without snprintf, to
- * the same text. Thread-safe (no shared state).
+ * real that holds an integer below 2^53, and any other of magnitude 1e-30
+ * or more, is written without snprintf (its 17 digits computed exactly, as
+ * printf rounds them), to the same text. Thread-safe (no shared state).
  */
 #ifndef GIULIA_BASE_JSON_TEXT_H
 #define GIULIA_BASE_JSON_TEXT_H
