@@ -79,14 +79,14 @@ static double ratio(double count, double limit)
 	return isnan(count) || isnan(limit) || limit <= 0 ? NAN : count / limit;
 }
 
-static double level_value(const char *metric, const struct obs_view *v, json_t *snap)
+static double level_value(const char *metric, const struct obs_view *v)
 {
 	if (strcmp(metric, "scheduler_utilisation") == 0)
 		return v->utilisation_total;
 	if (strcmp(metric, "run_queue") == 0)
 		return v->run_queue_total;
 	if (strcmp(metric, "max_message_queue") == 0)
-		return api_stats_max_message_queue(snap);
+		return api_stats_max_message_queue_of_view(v);
 	if (strcmp(metric, "processes") == 0)
 		return ratio(v->processes_count, v->processes_limit);
 	if (strcmp(metric, "atoms") == 0)
@@ -436,9 +436,9 @@ static bool passes(const struct rule *r, double value, double threshold)
 	return r->below ? value <= threshold : value >= threshold;
 }
 
-static void eval_level(const struct rule *r, const struct obs_view *v, json_t *snap, json_t *alerts)
+static void eval_level(const struct rule *r, const struct obs_view *v, json_t *alerts)
 {
-	double value = level_value(r->metric, v, snap);
+	double value = level_value(r->metric, v);
 	if (isnan(value))
 		return;
 	double scale = 1;
@@ -482,19 +482,19 @@ json_t *api_alert_rules_eval_history(const struct api_alert_rules *r, json_t *sn
 {
 	struct obs_view v;
 	bool have = snap && obs_view_parse(snap, &v) == 0;
-	json_t *alerts = api_alert_rules_eval_view(r, have ? &v : NULL, snap, h);
+	json_t *alerts = api_alert_rules_eval_view(r, have ? &v : NULL, h);
 	if (snap)
 		obs_view_destroy(&v);
 	return alerts;
 }
 
 json_t *api_alert_rules_eval_view(const struct api_alert_rules *r, const struct obs_view *v,
-                                  json_t *snap, const struct api_history *h)
+                                  const struct api_history *h)
 {
 	json_t *alerts = json_array();
 	for (size_t i = 0; r && i < r->n; i++) {
 		if (r->rules[i].kind == RULE_LEVEL && v)
-			eval_level(&r->rules[i], v, snap, alerts);
+			eval_level(&r->rules[i], v, alerts);
 		else if (r->rules[i].kind == RULE_TREND)
 			eval_trend(&r->rules[i], h, alerts);
 	}

@@ -59,10 +59,10 @@ json_t *api_alert_rules_eval(const struct api_alert_rules *r, json_t *snap, json
 /* The same over a compact history (runtime_stats.h; borrowed, may be NULL). */
 json_t *api_alert_rules_eval_history(const struct api_alert_rules *r, json_t *snap,
                                      const struct api_history *h);
-/* The same with `snap` already parsed into `v` (borrowed; NULL: it could
- * not be, or there is no snapshot). */
+/* The same with the snapshot already parsed into `v` (borrowed; NULL: it
+ * could not be, or there is no snapshot): nothing of it is parsed again. */
 struct obs_view;
 json_t *api_alert_rules_eval_view(const struct api_alert_rules *r, const struct obs_view *v,
-                                  json_t *snap, const struct api_history *h);
+                                  const struct api_history *h);
 
 #endif

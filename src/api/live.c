@@ -9,6 +9,7 @@
 #include "api/live.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/json_text.h"
+#include "observe/snapshot_view.h"
 
 struct api_live {
 	struct api_sse_hub *hub;
@@ -83,24 +85,37 @@ static json_t *alerts_new(struct api_live *live, const char *node, json_t *alert
 	return fresh;
 }
 
-void api_live_snapshot(struct api_live *live, json_t *snap, json_t *alerts)
+/* True when the node has a set of firing alerts and it is empty. */
+static bool nothing_firing(struct api_live *live, const char *node)
 {
-	char *text = json_dumps(snap, JSON_COMPACT);
-	if (text)
-		api_live_snapshot_text(live, snap, text, alerts, NULL);
-	free(text); /* jansson's allocator */
+	pthread_mutex_lock(&live->lock);
+	json_t *before = json_object_get(live->firing, node);
+	bool empty = before && json_object_size(before) == 0;
+	pthread_mutex_unlock(&live->lock);
+	return empty;
 }
 
-void api_live_snapshot_text(struct api_live *live, json_t *snap, const char *snap_text,
-                            json_t *alerts, json_t *hot_modules)
+void api_live_snapshot(struct api_live *live, json_t *snap, json_t *alerts)
+{
+	size_t len = 0;
+	char *text = gi_json_text(snap, &len);
+	struct obs_view v;
+	bool have = obs_view_parse(snap, &v) == 0;
+	if (text)
+		api_live_snapshot_view(live, snap, have ? &v : NULL, text, len, alerts);
+	obs_view_destroy(&v);
+	gi_free(text);
+}
+
+void api_live_snapshot_view(struct api_live *live, json_t *snap, const struct obs_view *view,
+                            const char *snap_text, size_t snap_len, json_t *alerts)
 {
 	const char *node = json_string_value(json_object_get(snap, "node"));
 	if (!live || !node)
 		return;
 	/* {"snapshot": TEXT, "alerts": [...], "hot_modules": [...]}, the snapshot
-	 * spliced in as serialised for the worker's queue. */
-	json_t *hot = hot_modules ? json_incref(hot_modules) : api_stats_hot_modules(snap);
-	size_t snap_len = strlen(snap_text);
+	 * spliced in as serialised for the worker's queue, the hot modules
+	 * written from the view without a JSON tree. */
 	struct gi_buf b;
 	gi_buf_init(&b, 0);
 	gi_buf_reserve(&b, snap_len + 2048);
@@ -110,12 +125,13 @@ void api_live_snapshot_text(struct api_live *live, json_t *snap, const char *sna
 	int rc = gi_json_append(&b, alerts);
 	gi_buf_append(&b, ",\"hot_modules\":", 15);
 	if (rc == 0)
-		rc = gi_json_append(&b, hot);
+		rc = api_stats_hot_modules_append(&b, view);
 	gi_buf_append(&b, "}", 1);
-	json_decref(hot);
 	if (rc == 0)
 		api_sse_publish_text(live->hub, node, "snapshot", gi_buf_str(&b));
 	gi_buf_destroy(&b);
+	if (json_array_size(alerts) == 0 && nothing_firing(live, node))
+		return; /* nothing fires and nothing did: the node's set stays empty */
 	json_t *fresh = alerts_new(live, node, alerts);
 	size_t i;
 	json_t *a;

@@ -35,11 +35,14 @@ void api_live_free(struct api_live *live);
  * the monitor's rules give on the snapshot and the node's history), and
  * each alert that starts firing. */
 void api_live_snapshot(struct api_live *live, json_t *snap, json_t *alerts);
-/* The same with the snapshot's compact serialisation `snap_text` (borrowed),
- * which the event embeds as it is rather than serialising `snap` again, and
- * its hot modules (api_stats_hot_modules; borrowed; NULL: computed here). */
-void api_live_snapshot_text(struct api_live *live, json_t *snap, const char *snap_text,
-                            json_t *alerts, json_t *hot_modules);
+/* The same with the snapshot's compact serialisation `snap_text` of
+ * `snap_len` bytes (borrowed), which the event embeds as it is rather than
+ * serialising `snap` again, and the snapshot already parsed into `view`
+ * (borrowed; NULL: it could not be), from which the hot modules are
+ * written. */
+struct obs_view;
+void api_live_snapshot_view(struct api_live *live, json_t *snap, const struct obs_view *view,
+                            const char *snap_text, size_t snap_len, json_t *alerts);
 /* Publishes the end of an observation (`finalize` borrowed). */
 void api_live_end(struct api_live *live, const char *session_id, json_t *finalize);
 

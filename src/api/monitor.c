@@ -78,6 +78,17 @@ struct node_state {
 	json_t *observed;           /* module (display form) -> true, at most OBSERVED_MAX */
 	/* The running observation's durable state (session_state_write), or NULL. */
 	json_t *state;
+	/* Its text up to next_seq's value, when next_seq is its last member
+	 * (state_text), or NULL: built once, not serialised per snapshot. */
+	char *state_prefix;
+	size_t state_prefix_len;
+	/* The state file open for in-place writes (under the monitor's
+	 * state_lock, not its lock: written outside it). */
+	struct {
+		char sid[24]; /* the observation whose file `fd` is */
+		int fd;       /* -1: none open */
+		size_t len;   /* the file's length */
+	} file;
 	bool user_stop; /* the end under way was asked for by observe/stop */
 	/* The last observation of the node that ended on its own (node down,
 	 * ...), until observe/stop reports it: {session_id, status, reason}. */
@@ -94,9 +105,10 @@ struct api_monitor {
 	char *worker_token;
 	int64_t started_ms;
 	pthread_mutex_t lock;
-	struct gi_map nodes; /* node name -> struct node_state* */
-	bool shutting_down;  /* set before the manager is freed (which joins its thread) */
-	int pulls;           /* object-code pull threads running (under lock) */
+	pthread_mutex_t state_lock; /* the nodes' state files (node_state.file); after `lock` */
+	struct gi_map nodes;        /* node name -> struct node_state* */
+	bool shutting_down;         /* set before the manager is freed (which joins its thread) */
+	int pulls;                  /* object-code pull threads running (under lock) */
 	pthread_cond_t pulls_done;
 	/* DATA/monitor-sessions: one SESSION.json per running observation, so
 	 * that a monitor started after this one died can adopt or close it. */
@@ -118,6 +130,7 @@ static struct node_state *node_get(struct api_monitor *m, const char *node, bool
 	struct node_state *ns = gi_map_get(&m->nodes, node);
 	if (!ns && create) {
 		ns = gi_calloc(1, sizeof(*ns));
+		ns->file.fd = -1;
 		gi_map_put(&m->nodes, node, ns);
 	}
 	return ns;
@@ -140,8 +153,79 @@ static void node_free(struct node_state *ns)
 	json_decref(ns->alerts);
 	json_decref(ns->observed);
 	json_decref(ns->state);
+	gi_free(ns->state_prefix);
+	if (ns->file.fd >= 0)
+		close(ns->file.fd);
 	json_decref(ns->ended);
 	gi_free(ns);
+}
+
+/* Forgets the cached text of the node's state (it changed). */
+static void state_prefix_drop(struct node_state *ns)
+{
+	gi_free(ns->state_prefix);
+	ns->state_prefix = NULL;
+	ns->state_prefix_len = 0;
+}
+
+/* Replaces the node's durable state (taking the reference; NULL: none). */
+static void node_state_set(struct node_state *ns, json_t *state)
+{
+	json_decref(ns->state);
+	ns->state = state;
+	state_prefix_drop(ns);
+}
+
+/* The text of the node's state with next_seq `next` (its value there
+ * already), as json_dumps would write it: its cached prefix and the number
+ * when next_seq is the last member (always, as observe/start builds it),
+ * else serialised whole. Into `local` when it fits, else a new string
+ * (gi_free); NULL when it cannot be written. Under the monitor's lock. */
+static char *state_text(struct node_state *ns, long long next, char *local, size_t size,
+                        size_t *len)
+{
+	if (!ns->state_prefix) {
+		const char *last = NULL;
+		for (void *it = json_object_iter(ns->state); it;
+		     it = json_object_iter_next(ns->state, it))
+			last = json_object_iter_key(it);
+		size_t n = 0;
+		char *text =
+		    last && strcmp(last, "next_seq") == 0 ? gi_json_text(ns->state, &n) : NULL;
+		/* cut `"next_seq":DIGITS}` back to `"next_seq":` */
+		size_t cut = n > 0 ? n - 1 : 0;
+		while (cut > 0 &&
+		       ((text[cut - 1] >= '0' && text[cut - 1] <= '9') || text[cut - 1] == '-'))
+			cut--;
+		if (text && text[n - 1] == '}' && cut >= 11 &&
+		    memcmp(text + cut - 11, "\"next_seq\":", 11) == 0) {
+			ns->state_prefix = text;
+			ns->state_prefix_len = cut;
+		} else {
+			gi_free(text);
+		}
+	}
+	if (!ns->state_prefix)
+		return gi_json_text(ns->state, len);
+	/* the number as jansson writes an integer, then the object's end */
+	char digits[24];
+	size_t k = sizeof(digits);
+	unsigned long long u =
+	    next < 0 ? 0ULL - (unsigned long long)next : (unsigned long long)next;
+	digits[--k] = '}';
+	do {
+		digits[--k] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (next < 0)
+		digits[--k] = '-';
+	size_t tail = sizeof(digits) - k;
+	*len = ns->state_prefix_len + tail;
+	char *out = *len < size ? local : gi_malloc(*len + 1);
+	memcpy(out, ns->state_prefix, ns->state_prefix_len);
+	memcpy(out + ns->state_prefix_len, digits + k, tail);
+	out[*len] = '\0';
+	return out;
 }
 
 /* ---- durable session state (adoption of orphans) ---- */
@@ -151,42 +235,112 @@ static void session_state_path(const struct api_monitor *m, const char *sid, cha
 	snprintf(out, size, "%s/%s.json", m->sessions_dir, sid);
 }
 
-/* Rewrites the existing state file `path` in place with `text`, padded with
- * spaces (JSON ignores them) to the file's length so that nothing of a
- * longer previous text remains; GI_ENOTFOUND when there is no file yet (the
- * caller then creates it atomically). Why in place: the state changes with
- * every snapshot (next_seq), and a new file plus a rename per snapshot cost
- * a third of the monitor's CPU at 30 nodes (ext4's inode allocation, perf
- * in BENCHMARKS.md "Fleet"). One pwrite of a few hundred bytes into the
- * page cache is not split by a process being killed; a machine crash may
- * tear it, as it could lose a renamed file that was never fsync'ed. */
-static int state_overwrite(const char *path, const char *text, size_t len)
+/* The descriptor of the node's state file, opened at its first write and
+ * kept until the observation's state is removed: a snapshot then costs one
+ * pwrite, not an open, fstat, pwrite and close (BENCHMARKS.md "Fleet"). */
+static void state_file_close(struct node_state *ns)
+{
+	if (ns->file.fd >= 0)
+		close(ns->file.fd);
+	ns->file.fd = -1;
+	ns->file.sid[0] = '\0';
+	ns->file.len = 0;
+}
+
+/* Rewrites the open state file in place with `text`, padded with spaces
+ * (JSON ignores them) to the file's length so that nothing of a longer
+ * previous text remains. Why in place: the state changes with every
+ * snapshot (next_seq), and a new file plus a rename per snapshot cost a
+ * third of the monitor's CPU at 30 nodes (ext4's inode allocation, perf in
+ * BENCHMARKS.md "Fleet"). One pwrite of a few hundred bytes into the page
+ * cache is not split by a process being killed; a machine crash may tear
+ * it, as it could lose a renamed file that was never fsync'ed. */
+static int state_file_overwrite(struct node_state *ns, const char *text, size_t len)
+{
+	size_t size = ns->file.len > len ? ns->file.len : len;
+	char *padded = NULL;
+	if (size > len) { /* rare: a shorter text than the file's */
+		padded = gi_malloc(size);
+		memcpy(padded, text, len);
+		memset(padded + len, ' ', size - len);
+		text = padded;
+	}
+	int rc = 0;
+	size_t done = 0;
+	while (rc == 0 && done < size) {
+		ssize_t n = pwrite(ns->file.fd, text + done, size - done, (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			rc = GI_EIO;
+		else
+			done += (size_t)n;
+	}
+	gi_free(padded);
+	if (rc == 0)
+		ns->file.len = size;
+	return rc;
+}
+
+/* Opens the existing state file of `sid` for the node (GI_ENOTFOUND when
+ * there is none yet: the caller then creates it atomically). */
+static int state_file_open(struct node_state *ns, const char *sid, const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? GI_ENOTFOUND : GI_EIO;
 	struct stat st;
-	int rc = fstat(fd, &st) == 0 && st.st_size >= 0 && st.st_size <= 65536 ? 0 : GI_EIO;
-	size_t size = rc == 0 && (size_t)st.st_size > len ? (size_t)st.st_size : len;
-	char *buf = rc == 0 ? gi_malloc(size) : NULL;
-	if (buf) {
-		memcpy(buf, text, len);
-		memset(buf + len, ' ', size - len);
-		size_t done = 0;
-		while (rc == 0 && done < size) {
-			ssize_t n = pwrite(fd, buf + done, size - done, (off_t)done);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				rc = GI_EIO;
-			else
-				done += (size_t)n;
-		}
+	if (fstat(fd, &st) != 0 || st.st_size < 0 || st.st_size > 65536) {
+		close(fd);
+		return GI_EIO;
 	}
-	gi_free(buf);
-	if (close(fd) != 0 && rc == 0)
-		rc = GI_EIO;
-	return rc;
+	ns->file.fd = fd;
+	ns->file.len = (size_t)st.st_size;
+	gi_strlcpy(ns->file.sid, sid, sizeof(ns->file.sid));
+	return 0;
+}
+
+/* Writes `text` as the state file of observation `sid` (plain: checked by
+ * the callers' session ids) of the node: in place through the kept
+ * descriptor, or, for a new file or after an error, created atomically
+ * (temporary file and rename) and then opened for the next writes. */
+static void state_file_put(struct api_monitor *m, struct node_state *ns, const char *sid,
+                           const char *text, size_t len)
+{
+	char path[4096];
+	path[0] = '\0'; /* made when needed: not for an in-place write */
+	pthread_mutex_lock(&m->state_lock);
+	if (ns->file.fd >= 0 && strcmp(ns->file.sid, sid) != 0)
+		state_file_close(ns); /* the node's previous observation */
+	if (ns->file.fd < 0)
+		session_state_path(m, sid, path, sizeof(path));
+	int rc = ns->file.fd >= 0 ? 0 : state_file_open(ns, sid, path);
+	if (rc == 0)
+		rc = state_file_overwrite(ns, text, len);
+	if (rc != 0) {
+		if (!path[0])
+			session_state_path(m, sid, path, sizeof(path));
+		state_file_close(ns);
+		rc = gi_fs_write_file(path, text, len);
+		if (rc == 0)
+			state_file_open(ns, sid, path);
+	}
+	pthread_mutex_unlock(&m->state_lock);
+	if (rc != 0)
+		gi_log_warn("monitor", "cannot record the state of observation %s in %s", sid,
+		            path);
+}
+
+/* The node's state, or NULL for a node name it does not hold. */
+static struct node_state *state_node(struct api_monitor *m, json_t *state)
+{
+	const char *node = json_string_value(json_object_get(state, "node"));
+	if (!node)
+		return NULL;
+	pthread_mutex_lock(&m->lock);
+	struct node_state *ns = node_get(m, node, true); /* never freed before the monitor */
+	pthread_mutex_unlock(&m->lock);
+	return ns;
 }
 
 /* Writes the state (borrowed) of a running observation: {session_id, node,
@@ -196,25 +350,35 @@ static int state_overwrite(const char *path, const char *text, size_t len)
 static void session_state_write(struct api_monitor *m, json_t *state)
 {
 	const char *sid = json_string_value(json_object_get(state, "session_id"));
-	if (!sid)
+	struct node_state *ns = state_node(m, state);
+	if (!sid || !ns)
 		return;
-	char path[4096];
-	session_state_path(m, sid, path, sizeof(path));
-	char *text = json_dumps(state, JSON_COMPACT);
-	if (text && state_overwrite(path, text, strlen(text)) != 0 &&
-	    gi_fs_write_file(path, text, strlen(text)) != 0)
-		gi_log_warn("monitor", "cannot record the state of observation %s in %s", sid,
-		            path);
-	free(text);
+	size_t len = 0;
+	char *text = gi_json_text(state, &len);
+	if (text)
+		state_file_put(m, ns, sid, text, len);
+	gi_free(text);
 }
 
-static void session_state_remove(struct api_monitor *m, const char *sid)
+/* Removes the state file of observation `sid` and closes its descriptor
+ * when `node` (may be NULL: an orphan's, never opened here) holds it. */
+static void session_state_remove(struct api_monitor *m, const char *node, const char *sid)
 {
 	char path[4096];
 	if (!sid)
 		return;
 	session_state_path(m, sid, path, sizeof(path));
+	struct node_state *ns = NULL;
+	if (node) {
+		pthread_mutex_lock(&m->lock);
+		ns = node_get(m, node, false);
+		pthread_mutex_unlock(&m->lock);
+	}
+	pthread_mutex_lock(&m->state_lock);
+	if (ns && ns->file.fd >= 0 && strcmp(ns->file.sid, sid) == 0)
+		state_file_close(ns);
 	unlink(path);
+	pthread_mutex_unlock(&m->state_lock);
 }
 
 static bool session_id_plain(const char *s)
@@ -297,7 +461,7 @@ static void orphans_load(struct api_monitor *m)
 			json_t *old = json_object_get(m->orphans, node);
 			if (old) /* two for one node: the older is closed */
 				session_state_remove(
-				    m, json_string_value(json_object_get(old, "session_id")));
+				    m, NULL, json_string_value(json_object_get(old, "session_id")));
 			json_object_set(m->orphans, node, st);
 			gi_log_warn("monitor",
 			            "observation %s of %s was running when the previous monitor "
@@ -324,19 +488,16 @@ static void observed_add_each(void *ctx, const char *name)
 }
 
 /* Records a snapshot in the node's history and evaluates the alert rules on
- * it; returns the alerts (a new reference, NULL without a node) and, in
- * *hot_out, its hot modules for the live feed (caller decrefs). The
- * snapshot is parsed once for all of it (obs_view_parse was five times a
- * snapshot's cost here before, BENCHMARKS.md "Fleet"). The snapshot is kept
- * by reference: nothing changes it once it is delivered. */
-static json_t *history_add(struct api_monitor *m, json_t *snap, json_t **hot_out)
+ * it; returns the alerts (a new reference, NULL without a node). `view` is
+ * the snapshot parsed once by the caller for everything done with it here
+ * and in the live feed (NULL: it could not be; obs_view_parse was five
+ * times a snapshot's cost here before, BENCHMARKS.md "Fleet"). The
+ * snapshot is kept by reference: nothing changes it once it is delivered. */
+static json_t *history_add(struct api_monitor *m, json_t *snap, const struct obs_view *view)
 {
-	*hot_out = NULL;
 	const char *node = json_string_value(json_object_get(snap, "node"));
 	if (!node)
 		return NULL;
-	struct obs_view v;
-	const struct obs_view *view = obs_view_parse(snap, &v) == 0 ? &v : NULL;
 	struct api_point point;
 	api_stats_point_of_view(view, &point);
 	pthread_mutex_lock(&m->lock);
@@ -351,24 +512,34 @@ static json_t *history_add(struct api_monitor *m, json_t *snap, json_t **hot_out
 	if (view && ns->observing && json_object_size(ns->observed) < OBSERVED_MAX)
 		obs_view_modules_each(view, observed_add_each, ns);
 	json_decref(ns->alerts);
-	ns->alerts = api_alert_rules_eval_view(monitor_rules(m), view, snap, &ns->history);
+	ns->alerts = api_alert_rules_eval_view(monitor_rules(m), view, &ns->history);
 	json_t *alerts = json_incref(ns->alerts);
-	json_t *state = NULL;
+	/* The state with the next seq, written before the snapshot is queued. */
+	char local[2048], sid[24];
+	char *text = NULL;
+	size_t len = 0;
 	json_t *seq = json_object_get(snap, "seq");
 	if (ns->state && json_is_integer(seq)) {
-		if (!json_object_get(ns->state, "session_id"))
+		if (!json_object_get(ns->state, "session_id")) {
 			json_object_set(ns->state, "session_id",
 			                json_object_get(snap, "session_id"));
-		json_object_set_new(ns->state, "next_seq",
-		                    json_integer(json_integer_value(seq) + 1));
-		state = json_deep_copy(ns->state);
+			state_prefix_drop(ns);
+		}
+		json_int_t next = json_integer_value(seq) + 1;
+		json_t *was = json_object_get(ns->state, "next_seq");
+		if (json_is_integer(was))
+			json_integer_set(was, next); /* its own: observe/start packed it */
+		else
+			json_object_set_new(ns->state, "next_seq", json_integer(next));
+		const char *id = json_string_value(json_object_get(ns->state, "session_id"));
+		gi_strlcpy(sid, id ? id : "", sizeof(sid));
+		text = sid[0] ? state_text(ns, (long long)next, local, sizeof(local), &len) : NULL;
 	}
 	pthread_mutex_unlock(&m->lock);
-	*hot_out = api_stats_hot_modules_of_view(view);
-	obs_view_destroy(&v);
-	if (state)
-		session_state_write(m, state);
-	json_decref(state);
+	if (text)
+		state_file_put(m, ns, sid, text, len);
+	if (text != local)
+		gi_free(text);
 	return alerts;
 }
 
@@ -379,13 +550,14 @@ static void on_snapshot_text(void *ctx, const char *session_id, json_t *snapshot
 {
 	(void)session_id;
 	struct api_monitor *m = ctx;
-	json_t *hot = NULL;
-	json_t *alerts = history_add(m, snapshot, &hot);
+	struct obs_view v;
+	const struct obs_view *view = obs_view_parse(snapshot, &v) == 0 ? &v : NULL;
+	json_t *alerts = history_add(m, snapshot, view);
 	api_pusher_push_text(m->pusher, API_PUSH_INGEST, text, len);
 	if (alerts)
-		api_live_snapshot_text(m->live, snapshot, text, alerts, hot);
+		api_live_snapshot_view(m->live, snapshot, view, text, len, alerts);
 	json_decref(alerts);
-	json_decref(hot);
+	obs_view_destroy(&v);
 }
 
 static void on_snapshot(void *ctx, const char *session_id, json_t *snapshot)
@@ -474,7 +646,7 @@ static void *pull_run(void *arg)
 	if (rc)
 		gi_log_warn("monitor", "object code of %s not pulled: %s", node, err);
 	api_pusher_push(j->m->pusher, API_PUSH_FINALIZE, j->fin);
-	session_state_remove(j->m, json_string_value(json_object_get(j->fin, "session_id")));
+	session_state_remove(j->m, node, json_string_value(json_object_get(j->fin, "session_id")));
 	for (size_t i = 0; i < k; i++)
 		gi_free(atoms[i]);
 	gi_free(atoms);
@@ -507,8 +679,7 @@ static bool pull_take(struct api_monitor *m, const char *node, char **cookie_out
 		ns->session_cookie = NULL;
 		ns->observed = NULL;
 		ns->observing = false;
-		json_decref(ns->state);
-		ns->state = NULL;
+		node_state_set(ns, NULL);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return any;
@@ -605,7 +776,7 @@ static void on_end(void *ctx, const char *session_id, json_t *finalize)
 	cookie_wipe_free(cookie);
 	json_decref(observed);
 	api_pusher_push(m->pusher, API_PUSH_FINALIZE, fin);
-	session_state_remove(m, session_id);
+	session_state_remove(m, json_string_value(json_object_get(fin, "node")), session_id);
 	json_decref(fin);
 }
 
@@ -1048,7 +1219,8 @@ static void orphan_close(struct api_monitor *m, json_t *orphan, const char *reas
 	json_t *fin = orphan_finalize(orphan, reason);
 	api_pusher_push(m->pusher, API_PUSH_FINALIZE, fin);
 	json_decref(fin);
-	session_state_remove(m, json_string_value(json_object_get(orphan, "session_id")));
+	session_state_remove(m, json_string_value(json_object_get(orphan, "node")),
+	                     json_string_value(json_object_get(orphan, "session_id")));
 }
 
 /* Decides what observe/start does with the orphan of its node: continue it
@@ -1070,7 +1242,8 @@ static bool orphan_adopt(struct api_monitor *m, json_t *orphan, struct obs_sessi
 		cfg->first_seq = (long)next;
 		cfg->started_ms = json_integer_value(json_object_get(orphan, "started_ms"));
 	} else if (st == 200) {
-		session_state_remove(m, sid); /* the worker ended it already */
+		/* the worker ended it already */
+		session_state_remove(m, json_string_value(json_object_get(orphan, "node")), sid);
 	} else {
 		orphan_close(m, orphan, "the monitor observing it died");
 	}
@@ -1198,8 +1371,7 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		session_state_write(m, state);
 		pthread_mutex_lock(&m->lock);
 		struct node_state *ns = node_get(m, node, true);
-		json_decref(ns->state);
-		ns->state = state;
+		node_state_set(ns, state);
 		json_decref(ns->ended);
 		ns->ended = NULL;
 		pthread_mutex_unlock(&m->lock);
@@ -1276,7 +1448,7 @@ static json_t *stop_ended(struct api_monitor *m, const char *node, int wait, int
 		if (queued_here)
 			orphan_close(m, orphan, "the monitor observing it died");
 		else
-			session_state_remove(m, sid);
+			session_state_remove(m, node, sid);
 		json_decref(obs);
 		obs = NULL;
 	}
@@ -1522,6 +1694,7 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	m->started_ms = gi_clock_mono_ms();
 	m->live = api_live_new();
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->state_lock, NULL);
 	pthread_cond_init(&m->pulls_done, NULL);
 	gi_map_init(&m->nodes);
 	m->worker_url = gi_strdup(cfg->worker_url ? cfg->worker_url : API_MONITOR_WORKER_DEFAULT);
@@ -1619,6 +1792,7 @@ void api_monitor_stop(struct api_monitor *m)
 			node_free(m->nodes.slots[i].value);
 	gi_map_destroy(&m->nodes);
 	pthread_mutex_destroy(&m->lock);
+	pthread_mutex_destroy(&m->state_lock);
 	pthread_cond_destroy(&m->pulls_done);
 	gi_free(m->worker_url);
 	gi_free(m->worker_token);

@@ -63,6 +63,7 @@ struct item {
 	char *body; /* NULL for items on disk */
 	size_t len;
 	struct item *next;
+	bool borrowed; /* in flight: `body` is the queued item's, not a copy */
 };
 
 struct disk_item {
@@ -452,15 +453,18 @@ int api_pusher_push_text(struct api_pusher *p, enum api_push_kind kind, const ch
 	return rc;
 }
 
-/* Takes a copy of the head item (memory or disk) to send; false when empty. */
+/* The head item (memory or disk) to send; false when empty. A memory
+ * item's body is borrowed, not copied: only this thread removes queued
+ * items (head_remove, after the send), and a queued body never changes. */
 static bool head_peek(struct api_pusher *p, struct item *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (p->head) {
 		out->seq = p->head->seq;
 		out->kind = p->head->kind;
-		out->body = gi_strndup(p->head->body, p->head->len);
+		out->body = p->head->body;
 		out->len = p->head->len;
+		out->borrowed = true;
 		return true;
 	}
 	if (p->disk_head < p->disk.len) {
@@ -576,17 +580,17 @@ static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
 	return 0;
 }
 
-/* Copies up to BATCH_ITEMS consecutive snapshots from the head (memory,
+/* Takes up to BATCH_ITEMS consecutive snapshots from the head (memory,
  * then spool) totalling at most BATCH_BYTES; their count (called with the
- * lock held). Spooled ones have no body yet. */
+ * lock held). Memory ones borrow their bodies (as head_peek); spooled ones
+ * have none yet. */
 static size_t batch_gather(struct api_pusher *p, struct item *out)
 {
 	size_t n = 0, bytes = 0;
 	for (struct item *it = p->head; it && n < BATCH_ITEMS; it = it->next) {
 		if (it->kind != API_PUSH_INGEST || (n > 0 && bytes + it->len > BATCH_BYTES))
 			return n;
-		out[n] =
-		    (struct item){it->seq, it->kind, gi_strndup(it->body, it->len), it->len, NULL};
+		out[n] = (struct item){it->seq, it->kind, it->body, it->len, NULL, true};
 		bytes += it->len;
 		n++;
 	}
@@ -594,7 +598,7 @@ static size_t batch_gather(struct api_pusher *p, struct item *out)
 		const struct disk_item *d = gi_vec_get(&p->disk, i);
 		if (d->kind != API_PUSH_INGEST || (n > 0 && bytes + d->len > BATCH_BYTES))
 			break;
-		out[n] = (struct item){d->seq, d->kind, NULL, d->len, NULL};
+		out[n] = (struct item){d->seq, d->kind, NULL, d->len, NULL, false};
 		bytes += d->len;
 		n++;
 	}
@@ -747,7 +751,8 @@ static void *pusher_thread(void *arg)
 			pthread_mutex_lock(&p->lock);
 			p->sending = false;
 			for (size_t i = 0; i < n; i++)
-				gi_free(batch[i].body);
+				if (!batch[i].borrowed)
+					gi_free(batch[i].body);
 			gi_free(batch);
 			if (settled >= 0) {
 				for (long i = 0; i < settled; i++)
@@ -800,7 +805,8 @@ static void *pusher_thread(void *arg)
 			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
 		}
 		json_decref(resp);
-		gi_free(it.body);
+		if (!it.borrowed)
+			gi_free(it.body);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;

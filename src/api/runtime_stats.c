@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/json_text.h"
 #include "observe/snapshot_view.h"
 
 double api_stats_num(json_t *o, const char *a, const char *b)
@@ -36,7 +37,7 @@ json_t *api_stats_count_json(double x)
 	return api_stats_num_json(x);
 }
 
-static double max_message_queue(const struct obs_view *v)
+double api_stats_max_message_queue_of_view(const struct obs_view *v)
 {
 	double best = NAN;
 	for (size_t i = 0; i < v->top_message_queue.len; i++) {
@@ -50,7 +51,7 @@ static double max_message_queue(const struct obs_view *v)
 double api_stats_max_message_queue(json_t *snap)
 {
 	struct obs_view v;
-	double best = obs_view_parse(snap, &v) == 0 ? max_message_queue(&v) : NAN;
+	double best = obs_view_parse(snap, &v) == 0 ? api_stats_max_message_queue_of_view(&v) : NAN;
 	obs_view_destroy(&v);
 	return best;
 }
@@ -81,11 +82,16 @@ void api_stats_point_of_view(const struct obs_view *v, struct api_point *out)
 		out->metrics[i] = NAN;
 	if (v) {
 		double values[API_POINT_METRICS] = {
-		    v->utilisation_total, v->run_queue_total,
-		    v->processes_count,   v->memory.total,
-		    v->memory.processes,  v->memory.binary,
-		    v->memory.ets,        v->reductions_per_second,
-		    max_message_queue(v), v->atoms_count,
+		    v->utilisation_total,
+		    v->run_queue_total,
+		    v->processes_count,
+		    v->memory.total,
+		    v->memory.processes,
+		    v->memory.binary,
+		    v->memory.ets,
+		    v->reductions_per_second,
+		    api_stats_max_message_queue_of_view(v),
+		    v->atoms_count,
 		    v->ets_count,
 		};
 		out->timestamp_ms = v->timestamp_ms;
@@ -182,13 +188,6 @@ json_t *api_history_json(const struct api_history *h, size_t limit)
 	return out;
 }
 
-static int cmp_reductions_desc(const void *a, const void *b)
-{
-	double x = api_stats_num(*(json_t *const *)a, "reductions", NULL);
-	double y = api_stats_num(*(json_t *const *)b, "reductions", NULL);
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
 int api_stats_cmp_count_desc(const void *a, const void *b)
 {
 	double x = api_stats_num(*(json_t *const *)a, "count", NULL);
@@ -220,43 +219,129 @@ json_t *api_stats_hot_modules(json_t *snap)
 	return arr;
 }
 
+/* A process of the top list by reductions with its module's display name,
+ * for grouping them by module in one sort. */
+struct hot_entry {
+	const char *module;
+	size_t index; /* in the top list */
+};
+
+static int cmp_entry_module(const void *a, const void *b)
+{
+	const struct hot_entry *x = a, *y = b;
+	int c = strcmp(x->module, y->module);
+	return c ? c : x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Descending by reductions; ties in the order the modules first appear
+ * (what the JSON object's insertion order gave before). */
+static int cmp_hot_desc(const void *a, const void *b)
+{
+	const struct api_hot_module *x = a, *y = b;
+	if (x->reductions != y->reductions)
+		return x->reductions < y->reductions ? 1 : -1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+size_t api_stats_hot_modules_rank(const struct obs_view *v, struct api_hot_module *out)
+{
+	size_t n = v ? v->top_reductions.len : 0, count = 0;
+	if (n == 0)
+		return 0;
+	struct hot_entry local[64];
+	struct hot_entry *e = n <= 64 ? local : gi_malloc(n * sizeof(*e));
+	for (size_t i = 0; i < n; i++) {
+		const char *mod = v->top_reductions.items[i].module;
+		e[i].module = mod ? mod : "(unknown)";
+		e[i].index = i;
+	}
+	/* by module, each module's processes in list order: sums add up in the
+	 * order they always did */
+	qsort(e, n, sizeof(*e), cmp_entry_module);
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || strcmp(e[i].module, e[i - 1].module) != 0)
+			out[count++] = (struct api_hot_module){e[i].module, 0, 0, 0, 0, e[i].index};
+		struct api_hot_module *h = &out[count - 1];
+		const struct obs_view_process *p = &v->top_reductions.items[e[i].index];
+		if (!isnan(p->reductions))
+			h->reductions += p->reductions;
+		if (!isnan(p->cpu_share))
+			h->cpu_share += p->cpu_share;
+		if (!isnan(p->memory_bytes))
+			h->memory_bytes += p->memory_bytes;
+		h->processes++;
+	}
+	if (e != local)
+		gi_free(e);
+	qsort(out, count, sizeof(*out), cmp_hot_desc);
+	return count;
+}
+
+/* The ranked modules of `v` into a gi_malloc'd array (or `local` when they
+ * fit its `cap`); returns how many. */
+static size_t hot_ranked(const struct obs_view *v, struct api_hot_module *local, size_t cap,
+                         struct api_hot_module **out)
+{
+	size_t n = v ? v->top_reductions.len : 0;
+	*out = n <= cap ? local : gi_malloc(n * sizeof(**out));
+	return api_stats_hot_modules_rank(v, *out);
+}
+
 json_t *api_stats_hot_modules_of_view(const struct obs_view *v)
 {
-	json_t *by_module = json_object();
-	size_t n = v ? v->top_reductions.len : 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct obs_view_process *p = &v->top_reductions.items[i];
-		const char *mod = p->module;
-		if (!mod)
-			mod = "(unknown)";
-		json_t *e = json_object_get(by_module, mod);
-		if (!e) {
-			e = json_pack("{s:s, s:f, s:f, s:f, s:i}", "module", mod, "reductions", 0.0,
-			              "cpu_share", 0.0, "memory_bytes", 0.0, "processes", 0);
-			json_object_set_new(by_module, mod, e);
-		}
-		const char *keys[] = {"reductions", "cpu_share", "memory_bytes"};
-		const double values[] = {p->reductions, p->cpu_share, p->memory_bytes};
-		for (int k = 0; k < 3; k++) {
-			double add = values[k];
-			if (!isnan(add))
-				json_object_set_new(
-				    e, keys[k], json_real(api_stats_num(e, keys[k], NULL) + add));
-		}
-		json_object_set_new(
-		    e, "processes",
-		    json_integer(json_integer_value(json_object_get(e, "processes")) + 1));
-	}
+	struct api_hot_module local[32], *mods;
+	size_t n = hot_ranked(v, local, 32, &mods);
 	json_t *arr = json_array();
-	const char *k;
-	json_t *e;
-	json_object_foreach(by_module, k, e)
-	{
-		json_array_append(arr, e);
-	}
-	json_decref(by_module);
-	api_stats_sort(arr, cmp_reductions_desc);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(
+		    arr,
+		    json_pack("{s:s, s:f, s:f, s:f, s:I}", "module", mods[i].module, "reductions",
+		              mods[i].reductions, "cpu_share", mods[i].cpu_share, "memory_bytes",
+		              mods[i].memory_bytes, "processes", (json_int_t)mods[i].processes));
+	if (mods != local)
+		gi_free(mods);
 	return arr;
+}
+
+int api_stats_hot_modules_append(struct gi_buf *b, const struct obs_view *v)
+{
+	struct api_hot_module local[32], *mods;
+	size_t n = hot_ranked(v, local, 32, &mods);
+	size_t was = b->len;
+	int rc = gi_buf_append(b, "[", 1);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct api_hot_module *h = &mods[i];
+		rc = gi_buf_append(b, i ? ",{\"module\":" : "{\"module\":", i ? 11 : 10);
+		if (rc == 0)
+			rc = gi_json_append_string(b, h->module, strlen(h->module));
+		if (rc == 0)
+			rc = gi_buf_append(b, ",\"reductions\":", 14);
+		if (rc == 0)
+			rc = gi_json_append_real(b, h->reductions);
+		if (rc == 0)
+			rc = gi_buf_append(b, ",\"cpu_share\":", 13);
+		if (rc == 0)
+			rc = gi_json_append_real(b, h->cpu_share);
+		if (rc == 0)
+			rc = gi_buf_append(b, ",\"memory_bytes\":", 16);
+		if (rc == 0)
+			rc = gi_json_append_real(b, h->memory_bytes);
+		if (rc == 0)
+			rc = gi_buf_append(b, ",\"processes\":", 13);
+		if (rc == 0)
+			rc = gi_json_append_integer(b, (long long)h->processes);
+		if (rc == 0)
+			rc = gi_buf_append(b, "}", 1);
+	}
+	if (rc == 0)
+		rc = gi_buf_append(b, "]", 1);
+	if (mods != local)
+		gi_free(mods);
+	if (rc != 0 && b->data) {
+		b->len = was; /* nothing half written */
+		b->data[was] = '\0';
+	}
+	return rc;
 }
 
 /* The trend of one metric over the newest `limit` points (see the file

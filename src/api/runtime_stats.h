@@ -27,6 +27,9 @@ json_t *api_stats_num_json(double x);
 json_t *api_stats_count_json(double x);
 /* The longest message queue among the snapshot's top processes, or NAN. */
 double api_stats_max_message_queue(json_t *snap);
+/* The same from a snapshot already parsed (never NULL). */
+struct obs_view;
+double api_stats_max_message_queue_of_view(const struct obs_view *v);
 
 /* The compact history point of a snapshot: timestamp_ms, seq and the metrics
  * scheduler_utilisation, run_queue, processes, memory_total,
@@ -55,7 +58,6 @@ int api_stats_metric_index(const char *metric);
 void api_stats_point_read(json_t *snap, struct api_point *out);
 /* The same from a snapshot already parsed (NULL: one that could not be):
  * a caller that reads several things of one snapshot parses it once. */
-struct obs_view;
 void api_stats_point_of_view(const struct obs_view *v, struct api_point *out);
 /* The JSON form of a point (api_stats_point's), a new reference. */
 json_t *api_stats_point_json(const struct api_point *p);
@@ -98,6 +100,24 @@ json_t *api_stats_alerts(json_t *snap, json_t *points);
 json_t *api_stats_hot_modules(json_t *snap);
 /* The same from a parsed snapshot (NULL: none, an empty array). */
 json_t *api_stats_hot_modules_of_view(const struct obs_view *v);
+/* One entry of that list; `module` is borrowed from the view ("(unknown)"
+ * for processes without one), `first` is where the module first appears in
+ * the top list (the tie-break: equal reductions keep that order). */
+struct api_hot_module {
+	const char *module;
+	double reductions, cpu_share, memory_bytes; /* sums; unknown values add nothing */
+	size_t processes;
+	size_t first;
+};
+/* The list of api_stats_hot_modules_of_view as structures, ranked, into
+ * `out` (room for v->top_reductions.len entries); returns how many. */
+size_t api_stats_hot_modules_rank(const struct obs_view *v, struct api_hot_module *out);
+/* Appends the JSON text of api_stats_hot_modules_of_view(v) to `b`, the
+ * same bytes gi_json_append writes of it, without building it (the live
+ * feed's per-snapshot path). 0, or GI_ETOOBIG (GI_EINVAL for a sum that
+ * is not finite, as gi_json_append) with `b` as it was. */
+struct gi_buf;
+int api_stats_hot_modules_append(struct gi_buf *b, const struct obs_view *v);
 
 /* Sorts a JSON array in place with a qsort comparison over (json_t *const *). */
 void api_stats_sort(json_t *arr, int (*cmp)(const void *, const void *));

@@ -4,7 +4,6 @@
 #include "base/modname.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "base/error.h"
 #include "base/str.h"
@@ -13,13 +12,16 @@ int gi_module_display_name(const char *atom, char *out, size_t size)
 {
 	if (gi_str_starts_with(atom, "Elixir.") && atom[7] != '\0')
 		return gi_strlcpy(out, atom + 7, size);
-	/* by hand: a snapshot names dozens of Erlang modules */
-	size_t n = strlen(atom);
-	if (n + 2 > size)
+	/* ":" then the atom, as snprintf would write it (truncated to fit),
+	 * without its formatting: every process of every snapshot comes here */
+	if (size == 0)
 		return GI_ETOOBIG;
 	out[0] = ':';
-	memcpy(out + 1, atom, n + 1);
-	return 0;
+	if (size == 1) {
+		out[0] = '\0';
+		return GI_ETOOBIG;
+	}
+	return gi_strlcpy(out + 1, atom, size - 1);
 }
 
 int gi_module_atom_name(const char *display, char *out, size_t size)

@@ -6,6 +6,8 @@
 #include "observe/snapshot_view.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -55,6 +57,86 @@ static void numbers(struct obs_view *v, const json_t *a, double *out, size_t *le
 	}
 }
 
+/* How an entry's members are read: one pass over the object's members
+ * matched against a table in the order the snapshot builder writes them,
+ * rather than a hash lookup per field (entries of top lists and trace
+ * calls are the bulk of a snapshot; the monitor reads each one as it
+ * arrives). What a lookup would find, the pass finds: keys are unique. */
+enum member_type { MEMBER_STRING, MEMBER_NUMBER, MEMBER_TRUE };
+
+struct member {
+	const char *key;
+	enum member_type type;
+	size_t offset;
+};
+
+static void members_read(const json_t *o, const struct member *table, size_t n, void *out)
+{
+	char *base = out;
+	for (size_t i = 0; i < n; i++) {
+		char *field = base + table[i].offset;
+		if (table[i].type == MEMBER_STRING)
+			*(const char **)(void *)field = NULL;
+		else if (table[i].type == MEMBER_NUMBER)
+			*(double *)(void *)field = NAN;
+		else
+			*(bool *)(void *)field = false;
+	}
+	json_t *obj = (json_t *)o; /* jansson's iterators take no const */
+	size_t next = 0;           /* where the previous match was: the usual order */
+	for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
+		const char *key = json_object_iter_key(it);
+		for (size_t k = 0; k < n; k++) {
+			size_t j = (next + k) % n;
+			if (key[0] != table[j].key[0] || strcmp(key, table[j].key) != 0)
+				continue;
+			const json_t *val = json_object_iter_value(it);
+			char *field = base + table[j].offset;
+			if (table[j].type == MEMBER_STRING)
+				*(const char **)(void *)field = json_string_value(val);
+			else if (table[j].type == MEMBER_NUMBER)
+				*(double *)(void *)field =
+				    json_is_number(val) ? json_number_value(val) : NAN;
+			else
+				*(bool *)(void *)field = json_is_true(val);
+			next = j + 1;
+			break;
+		}
+	}
+}
+
+#define MEMBER(type, field, kind)                   \
+	{                                           \
+#field, kind, offsetof(type, field) \
+	}
+
+static const struct member PROCESS_MEMBERS[] = {
+    MEMBER(struct obs_view_process, pid, MEMBER_STRING),
+    MEMBER(struct obs_view_process, registered_name, MEMBER_STRING),
+    MEMBER(struct obs_view_process, initial_call, MEMBER_STRING),
+    MEMBER(struct obs_view_process, current_function, MEMBER_STRING),
+    MEMBER(struct obs_view_process, module, MEMBER_STRING),
+    MEMBER(struct obs_view_process, reductions, MEMBER_NUMBER),
+    MEMBER(struct obs_view_process, cpu_share, MEMBER_NUMBER),
+    MEMBER(struct obs_view_process, memory_bytes, MEMBER_NUMBER),
+    MEMBER(struct obs_view_process, message_queue_len, MEMBER_NUMBER),
+};
+
+static const struct member CALL_MEMBERS[] = {
+    MEMBER(struct obs_view_call, module, MEMBER_STRING),
+    MEMBER(struct obs_view_call, function, MEMBER_STRING),
+    MEMBER(struct obs_view_call, arity, MEMBER_NUMBER),
+    MEMBER(struct obs_view_call, count, MEMBER_NUMBER),
+    MEMBER(struct obs_view_call, time_calls, MEMBER_NUMBER),
+    MEMBER(struct obs_view_call, time_us, MEMBER_NUMBER),
+    MEMBER(struct obs_view_call, measured, MEMBER_NUMBER),
+    MEMBER(struct obs_view_call, low, MEMBER_NUMBER),
+    MEMBER(struct obs_view_call, high, MEMBER_NUMBER),
+    MEMBER(struct obs_view_call, carried, MEMBER_TRUE),
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
 static void processes(struct obs_view *v, const json_t *a, struct obs_view_processes *out)
 {
 	size_t n = capped(v, a, OBS_VIEW_MAX_PROCESSES);
@@ -62,18 +144,9 @@ static void processes(struct obs_view *v, const json_t *a, struct obs_view_proce
 	out->len = 0;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *p = json_array_get(a, i);
-		if (!json_is_object(p))
-			continue;
-		struct obs_view_process *e = &out->items[out->len++];
-		e->pid = str(p, "pid");
-		e->registered_name = str(p, "registered_name");
-		e->initial_call = str(p, "initial_call");
-		e->current_function = str(p, "current_function");
-		e->module = str(p, "module");
-		e->reductions = num(p, "reductions");
-		e->cpu_share = num(p, "cpu_share");
-		e->memory_bytes = num(p, "memory_bytes");
-		e->message_queue_len = num(p, "message_queue_len");
+		if (json_is_object(p))
+			members_read(p, PROCESS_MEMBERS, COUNT(PROCESS_MEMBERS),
+			             &out->items[out->len++]);
 	}
 }
 
@@ -123,17 +196,7 @@ static void trace(struct obs_view *v, const json_t *t)
 		const json_t *c = json_array_get(calls, i);
 		if (!json_is_object(c))
 			continue;
-		struct obs_view_call *x = &v->calls[v->ncalls++];
-		x->module = str(c, "module");
-		x->function = str(c, "function");
-		x->arity = num(c, "arity");
-		x->count = num(c, "count");
-		x->time_calls = num(c, "time_calls");
-		x->time_us = num(c, "time_us");
-		x->measured = num(c, "measured");
-		x->low = num(c, "low");
-		x->high = num(c, "high");
-		x->carried = json_is_true(json_object_get(c, "carried"));
+		members_read(c, CALL_MEMBERS, COUNT(CALL_MEMBERS), &v->calls[v->ncalls++]);
 	}
 	const json_t *duty = json_object_get(t, "duty");
 	if (json_is_object(duty)) {
@@ -295,9 +358,15 @@ static void numbers_init(struct obs_view *v)
 		*all[i] = NAN;
 }
 
+/* Clears everything of the view but its fixed arrays (see the header). */
+static void view_clear(struct obs_view *v)
+{
+	memset(v, 0, offsetof(struct obs_view, utilisation_per));
+}
+
 int obs_view_parse(json_t *snapshot, struct obs_view *out)
 {
-	memset(out, 0, sizeof(*out));
+	view_clear(out);
 	out->version = -1;
 	numbers_init(out);
 	if (!json_is_object(snapshot))
@@ -374,7 +443,7 @@ void obs_view_destroy(struct obs_view *v)
 	gi_free(v->executing.blocked);
 	gi_free(v->executing.origins);
 	json_decref(v->json);
-	memset(v, 0, sizeof(*v));
+	view_clear(v);
 }
 
 void obs_view_modules_each(const struct obs_view *v, void (*fn)(void *ctx, const char *module),

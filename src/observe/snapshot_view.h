@@ -120,16 +120,13 @@ struct obs_view {
 	const char *session_id, *node, *otp_release;
 	double seq, timestamp_ms, window_ms, schedulers_online, sample_ms;
 	double utilisation_total;
-	double utilisation_per[OBS_VIEW_MAX_SCHEDULERS];
-	size_t nutilisation;
+	size_t nutilisation; /* of utilisation_per */
 	double run_queue_total;
-	double run_queue_per[OBS_VIEW_MAX_SCHEDULERS];
-	size_t nrun_queue;
+	size_t nrun_queue; /* of run_queue_per */
 	double processes_count, processes_limit, processes_scanned;
 	double ports_count, ports_limit, atoms_count, atoms_limit;
 	double ets_count;
-	struct obs_view_ets ets_top[OBS_VIEW_MAX_ETS];
-	size_t nets_top;
+	size_t nets_top; /* of ets_top */
 	struct {
 		double total, processes, processes_used, system, atom, binary, code, ets;
 	} memory;
@@ -151,6 +148,12 @@ struct obs_view {
 	size_t nerrors;
 	struct obs_view_executing executing;
 	size_t truncated; /* list entries dropped by the caps */
+	/* The fixed arrays last, and only their first n* entries are set: a
+	 * parse clears the view up to here, not their 22 KB (a view is parsed
+	 * per snapshot and per node at each /metrics scrape). */
+	double utilisation_per[OBS_VIEW_MAX_SCHEDULERS];
+	double run_queue_per[OBS_VIEW_MAX_SCHEDULERS];
+	struct obs_view_ets ets_top[OBS_VIEW_MAX_ETS];
 };
 
 /* Fills `out` from `snapshot` (borrowed; the view takes its own reference,

@@ -600,11 +600,28 @@ static void new_monitor_adopts_the_orphan(void)
 	char sid[64];
 	snprintf(sid, sizeof(sid), "%s", json_string_value(json_object_get(r, "session_id")));
 	json_decref(r);
+	/* The state file is written in place: the same file (inode) from its
+	 * first snapshot on, whole JSON whenever the monitor dies. */
+	char state_path[1024];
+	snprintf(state_path, sizeof(state_path), "%s/monitor-sessions/%s.json", m.data, sid);
+	wait_worker_snapshots(&w, sid, 1);
+	struct stat first;
+	TH_ASSERT_INT_EQ(stat(state_path, &first), 0);
 	wait_worker_snapshots(&w, sid, 4);
 	td_kill(&m);
 	json_t *o = observation(&w, sid);
 	long long before = int_of(o, "last_seq");
 	json_decref(o);
+	struct stat now;
+	TH_ASSERT_INT_EQ(stat(state_path, &now), 0);
+	TH_ASSERT(now.st_ino == first.st_ino);
+	json_error_t je;
+	json_t *state = json_load_file(state_path, JSON_REJECT_DUPLICATES, &je);
+	TH_ASSERT_MSG(state != NULL, "the state file is not JSON: %s", je.text);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(state, "session_id")), sid);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(state, "node")), node.name);
+	TH_ASSERT_INT_GE(int_of(state, "next_seq"), before + 1);
+	json_decref(state);
 
 	td_monitor_for(&m, &w);
 	json_t *st = NULL;

@@ -10,7 +10,11 @@
 
 #include "api/alert_rules.h"
 #include "api/runtime_stats.h"
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/json_text.h"
 #include "harness.h"
+#include "observe/snapshot_view.h"
 
 /* A snapshot at t seconds with the given total memory, scheduler use and
  * longest message queue. */
@@ -170,6 +174,69 @@ static void hot_modules_are_aggregated_and_ranked(void)
 	json_decref(empty);
 }
 
+/* The live feed writes the hot modules as text straight from the view: the
+ * same bytes as the JSON list serialised, on a list with ties (kept in the
+ * order modules first appear), processes without a module or with unknown
+ * figures, names that need escaping, and more processes and modules than
+ * the fast paths hold on the stack. */
+static void hot_modules_text_is_the_json_list(void)
+{
+	json_t *procs = json_array();
+	static const char *const names[] = {"B.Tie",      "A.Tie",   NULL,
+	                                    "Quote\"d\\", "Ctl\x01", "(unknown)"};
+	for (int i = 0; i < 6; i++) {
+		json_t *p = json_pack("{s:i, s:f, s:i}", "reductions", 100, "cpu_share", 0.125,
+		                      "memory_bytes", 1000 + i);
+		if (names[i])
+			json_object_set_new(p, "module", json_string(names[i]));
+		json_array_append_new(procs, p);
+	}
+	/* no cpu_share and no memory: they add nothing, the process still counts */
+	json_array_append_new(procs, json_pack("{s:s, s:f}", "module", "A.Tie", "reductions", 0.5));
+	for (int i = 0; i < 90; i++) { /* past the 64 entries and 32 modules kept on the stack */
+		char name[32];
+		snprintf(name, sizeof(name), "Many.M%d", i % 40);
+		json_array_append_new(procs, json_pack("{s:s, s:f, s:f, s:i}", "module", name,
+		                                       "reductions", 1.0 / (i + 3), "cpu_share",
+		                                       1e-7 * i, "memory_bytes", i));
+	}
+	json_t *snap = json_pack("{s:{s:o}}", "top_processes", "reductions", procs);
+	struct obs_view v;
+	TH_ASSERT_OK(obs_view_parse(snap, &v));
+	json_t *list = api_stats_hot_modules_of_view(&v);
+	char *want = gi_json_text(list, NULL);
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	gi_buf_append(&b, "x", 1);
+	TH_ASSERT_OK(api_stats_hot_modules_append(&b, &v));
+	TH_ASSERT_STR_EQ(gi_buf_str(&b) + 1, want);
+	/* Ties in first-appearance order; the empty module and "(unknown)" are one. */
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(list, 0), "module")),
+	                 "(unknown)");
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(json_array_get(list, 0), "processes")),
+	                 2);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(list, 1), "module")),
+	                 "A.Tie");
+	TH_ASSERT_DBL_NEAR(json_real_value(json_object_get(json_array_get(list, 1), "reductions")),
+	                   100.5, 1e-12);
+	TH_ASSERT_DBL_NEAR(json_real_value(json_object_get(json_array_get(list, 1), "cpu_share")),
+	                   0.125, 1e-12);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(list, 2), "module")),
+	                 "B.Tie");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(list, 3), "module")),
+	                 "Quote\"d\\");
+	TH_ASSERT_INT_EQ(json_array_size(list), 5 + 40);
+	/* No view: an empty list, as the JSON form gives. */
+	gi_buf_reset(&b);
+	TH_ASSERT_OK(api_stats_hot_modules_append(&b, NULL));
+	TH_ASSERT_STR_EQ(gi_buf_str(&b), "[]");
+	gi_buf_destroy(&b);
+	gi_free(want);
+	json_decref(list);
+	obs_view_destroy(&v);
+	json_decref(snap);
+}
+
 /* The monitor's compact ring gives what the JSON points gave: the same
  * points (newest `limit`, after wrapping round) and the same trends. */
 static void compact_history_matches_the_json_points(void)
@@ -225,6 +292,7 @@ int main(int argc, char **argv)
 	    TH_TEST(trend_directions),
 	    TH_TEST(alerts_fire_on_thresholds),
 	    TH_TEST(hot_modules_are_aggregated_and_ranked),
+	    TH_TEST(hot_modules_text_is_the_json_list),
 	    TH_TEST(compact_history_matches_the_json_points),
 	    TH_END,
 	};

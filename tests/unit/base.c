@@ -4,6 +4,7 @@
  * needs:
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,10 @@ static void module_names_convert(void)
 	TH_ASSERT_OK(gi_module_display_name("Elixir.Nexus.Repo", out, sizeof(out)));
 	TH_ASSERT_STR_EQ(out, "Nexus.Repo");
 	TH_ASSERT_OK(gi_module_display_name("ets", out, sizeof(out)));
+	TH_ASSERT_STR_EQ(out, ":ets");
+	TH_ASSERT_INT_EQ(gi_module_display_name("ets", out, 4), GI_ETOOBIG); /* as snprintf cuts */
+	TH_ASSERT_STR_EQ(out, ":et");
+	TH_ASSERT_OK(gi_module_display_name("ets", out, 5));
 	TH_ASSERT_STR_EQ(out, ":ets");
 	TH_ASSERT_OK(gi_module_atom_name(":gen_server", out, sizeof(out)));
 	TH_ASSERT_STR_EQ(out, "gen_server");
@@ -250,14 +255,84 @@ static void json_text_matches_jansson(void)
 	gi_buf_destroy(&b);
 }
 
+/* The same text as jansson's "%.17g" for every kind of real the exact path
+ * takes (1e-30 <= |d|, not an integer) and those at its edges, which
+ * snprintf writes: random bit patterns over the exponents around the
+ * range, short decimals (shares, rates), exact ties at the 18th digit
+ * (rounded half to even), values next to powers of ten (where the digit
+ * count, the rounding carry and %g's choice of notation change). */
+static bool real_text_same(double d)
+{
+	json_t *r = json_real(d);
+	char *ours = gi_json_text(r, NULL);
+	char *theirs = json_dumps(r, JSON_COMPACT | JSON_ENCODE_ANY);
+	bool same = ours && theirs && strcmp(ours, theirs) == 0;
+	if (!same)
+		fprintf(stderr, "real %a: ours %s, jansson %s\n", d, ours ? ours : "(none)",
+		        theirs ? theirs : "(none)");
+	gi_free(ours);
+	free(theirs); /* jansson's allocator */
+	json_decref(r);
+	return same;
+}
+
+static void json_text_reals_match_jansson(void)
+{
+	unsigned long long state = 0x9E3779B97F4A7C15ULL;
+	size_t bad = 0;
+	for (int i = 0; i < 40000; i++) {
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		unsigned long long bits = state >> 12; /* 52 bits of mantissa */
+		unsigned long long biased = 1023 - 110 + (state >> 56) % 165; /* 2^-110 .. 2^54 */
+		bits |= biased << 52;
+		if (i & 1)
+			bits |= 1ULL << 63;
+		double d;
+		memcpy(&d, &bits, sizeof(d));
+		bad += !real_text_same(d);
+		/* short decimals: k / 10^j */
+		double dec = (double)(state % 100000000) / pow(10, (double)((state >> 40) % 40));
+		bad += !real_text_same(dec);
+	}
+	/* ties at the 18th significant digit: an integer part and a dyadic
+	 * fraction, 18 digits in all, exact in a double */
+	static const double ties[] = {123456789012345.125, 123456789012345.375, 123456789012345.625,
+	                              123456789012345.875, 12345678901234.5625, 1234567890123.03125,
+	                              0.001953125,         0.0009765625,        2.98023223876953125,
+	                              9.5367431640625};
+	for (size_t i = 0; i < sizeof(ties) / sizeof(ties[0]); i++)
+		bad += !real_text_same(ties[i]) + !real_text_same(-ties[i]);
+	for (int e = -32; e <= 17; e++) {
+		double p = pow(10, e);
+		double x = p;
+		for (int k = 0; k < 40; k++) {
+			bad += !real_text_same(x) + !real_text_same(-x);
+			x = nextafter(x, 0);
+		}
+		x = p;
+		for (int k = 0; k < 40; k++) {
+			bad += !real_text_same(x);
+			x = nextafter(x, INFINITY);
+		}
+		bad += !real_text_same(p * 0.99999999999999999) + !real_text_same(p - p / 3e17);
+	}
+	TH_ASSERT_INT_EQ(bad, 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
-	    TH_TEST(buf_appends_and_caps),      TH_TEST(vec_grows),
-	    TH_TEST(map_puts_and_gets),         TH_TEST(arena_allocates),
-	    TH_TEST(strings_are_checked),       TH_TEST(files_round_trip),
-	    TH_TEST(module_names_convert),      TH_TEST(jansson_allocates_through_gi_malloc),
-	    TH_TEST(json_text_matches_jansson), TH_END,
+	    TH_TEST(buf_appends_and_caps),
+	    TH_TEST(vec_grows),
+	    TH_TEST(map_puts_and_gets),
+	    TH_TEST(arena_allocates),
+	    TH_TEST(strings_are_checked),
+	    TH_TEST(files_round_trip),
+	    TH_TEST(module_names_convert),
+	    TH_TEST(jansson_allocates_through_gi_malloc),
+	    TH_TEST(json_text_matches_jansson),
+	    TH_TEST(json_text_reals_match_jansson),
+	    TH_END,
 	};
 	return th_main(argc, argv, "unit_base", tests);
 }
