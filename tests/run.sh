@@ -62,12 +62,24 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Under the sanitizers every process a suite starts (the suite itself, the
+# daemons, the CLI runs) writes its reports to $logs/i.san/ rather than to a
+# log nobody reads: a daemon's leak at shutdown or its UBSan finding fails
+# the suite (report), not only a crash the test happens to notice.
+sanitized=false
+case "$variant:$GIULIA_BIN" in *asan:* | *:*/asan/*) sanitized=true ;; esac
+
 # Starts suite i in the background, in a process group of its own, its output
 # in $logs/i.log; $logs/i.rc appears when it has ended.
 start() {
   local i=$1
   set -m
   (
+    if $sanitized; then
+      mkdir -p "$logs/$i.san"
+      export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$logs/$i.san/asan"
+      export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$logs/$i.san/ubsan:print_stacktrace=1"
+    fi
     t0=$(date +%s%N)
     "${suites[$i]}" >"$logs/$i.log" 2>&1
     rc=$?
@@ -78,13 +90,20 @@ start() {
   set +m
 }
 
-# Prints suite i's output and adds its totals.
+# Prints suite i's output and adds its totals; each sanitizer report of a
+# process it started is a failure of its own.
 report() {
-  local i=$1 name out ms
+  local i=$1 name out ms f
   name=$(basename "${suites[$i]}")
   ms=$(cat "$logs/$i.ms" 2>/dev/null || echo "?")
   echo "== $name ($((ms / 1000)) s)"
   cat "$logs/$i.log"
+  for f in "$logs/$i.san"/*; do
+    [ -f "$f" ] || continue
+    echo "FAIL $name: a process it started reported to the sanitizers ($(basename "$f")):"
+    head -n 80 "$f"
+    failed=$((failed + 1))
+  done
   out=$(grep '^#TOTALS' "$logs/$i.log" | tail -n 1)
   if [ -z "$out" ]; then
     echo "FAIL $name: the suite ended without its totals (crashed? exit status $(cat "$logs/$i.rc"))"
