@@ -269,24 +269,26 @@ static int decode_sequence(const struct dctx *c, int *index, int depth, int arit
  * ours) straight from the buffer, else the key decoded (a string, or the
  * key is dropped: *text NULL); true, false, null and undefined are not
  * strings. *key holds what *text points into (caller decrefs). Moves past
- * the key. */
+ * the key. With `key` NULL the key is only checked, as decode checks with
+ * `out` NULL: *text is then not to be read. */
 static int map_key(const struct dctx *c, int *index, int depth, json_t **key, const char **text,
                    size_t *len)
 {
-	*key = NULL;
+	if (key)
+		*key = NULL;
 	*text = NULL;
 	int rc = header_fits(c->buf, *index, c->len);
 	if (rc == 0 && atom_utf8_bytes(c->buf, index, text, len)) {
-		if (atom_type(*text, *len) != JSON_STRING)
+		if (key && atom_type(*text, *len) != JSON_STRING)
 			*text = NULL;
 	} else if (rc == 0) {
 		rc = decode(c, index, depth + 1, key);
-		if (rc == 0 && json_is_string(*key)) {
+		if (rc == 0 && key && json_is_string(*key)) {
 			*text = json_string_value(*key);
 			*len = json_string_length(*key);
 		}
 	}
-	if (*text) /* a C string's key, as json_object_set_new took it */
+	if (key && *text) /* a C string's key, as json_object_set_new took it */
 		*len = strnlen(*text, *len);
 	return rc;
 }
@@ -302,12 +304,7 @@ static int decode_map(const struct dctx *c, int *index, int depth, json_t **out)
 		json_t *key = NULL, *value = NULL;
 		const char *key_text = NULL;
 		size_t key_len = 0;
-		int rc;
-		if (!obj && header_fits(c->buf, *index, c->len) == 0 &&
-		    atom_utf8_bytes(c->buf, index, &key_text, &key_len))
-			rc = 0; /* checking only: a UTF-8 atom key needs no reading */
-		else
-			rc = map_key(c, index, depth, &key, &key_text, &key_len);
+		int rc = map_key(c, index, depth, obj ? &key : NULL, &key_text, &key_len);
 		if (rc == 0)
 			rc = decode(c, index, depth + 1, obj ? &value : NULL);
 		if (rc != 0) {
@@ -326,24 +323,39 @@ static int decode_map(const struct dctx *c, int *index, int depth, json_t **out)
 	return 0;
 }
 
+/* An integer's JSON type and value (*v when it fits 64 bits signed, *d in
+ * any case): an integer, a real when only unsigned 64 bits hold it, else
+ * null (a bignum; *index is then left where it was). */
+static json_type integer_value(const char *buf, int *index, long long *v, double *d)
+{
+	int save = *index;
+	unsigned long long u = 0;
+	*v = 0;
+	*d = 0;
+	if (ei_decode_longlong(buf, index, v) == 0) {
+		*d = (double)*v;
+		return JSON_INTEGER;
+	}
+	*index = save;
+	if (ei_decode_ulonglong(buf, index, &u) == 0) {
+		*d = (double)u;
+		return JSON_REAL;
+	}
+	*index = save;
+	return JSON_NULL;
+}
+
 static int decode_integer(const struct dctx *c, int *index, json_t **out)
 {
-	long long v = 0;
-	unsigned long long u = 0;
-	int save = *index;
-	if (ei_decode_longlong(c->buf, index, &v) == 0) {
-		if (out)
-			*out = json_integer(v);
-	} else if ((*index = save, ei_decode_ulonglong(c->buf, index, &u) == 0)) {
-		if (out)
-			*out = json_real((double)u);
-	} else {
-		*index = save;
-		if (ei_skip_term(c->buf, index) < 0 || *index > c->len)
-			return GI_EPARSE;
-		if (out)
-			*out = json_null();
-	}
+	long long v;
+	double d;
+	json_type type = integer_value(c->buf, index, &v, &d);
+	if (type == JSON_NULL && (ei_skip_term(c->buf, index) < 0 || *index > c->len))
+		return GI_EPARSE;
+	if (out)
+		*out = type == JSON_INTEGER ? json_integer(v)
+		       : type == JSON_REAL  ? json_real(d)
+		                            : json_null();
 	return 0;
 }
 
@@ -563,11 +575,8 @@ json_type obs_term_type(struct obs_term t)
 	case ERL_SMALL_BIG_EXT:
 	case ERL_LARGE_BIG_EXT: {
 		long long v;
-		unsigned long long u;
-		if (ei_decode_longlong(buf, &i, &v) == 0)
-			return JSON_INTEGER;
-		i = t.at;
-		return ei_decode_ulonglong(buf, &i, &u) == 0 ? JSON_REAL : JSON_NULL;
+		double d;
+		return integer_value(buf, &i, &v, &d);
 	}
 	case ERL_FLOAT_EXT:
 	case NEW_FLOAT_EXT: {
@@ -623,17 +632,14 @@ double obs_term_number(struct obs_term t)
 	const char *buf = t.at >= 0 ? t.doc->buf : NULL;
 	int i = t.at;
 	long long v;
-	unsigned long long u;
 	double d;
 	switch (term_tag(t)) {
 	case ERL_SMALL_INTEGER_EXT:
 	case ERL_INTEGER_EXT:
 	case ERL_SMALL_BIG_EXT:
 	case ERL_LARGE_BIG_EXT:
-		if (ei_decode_longlong(buf, &i, &v) == 0)
-			return (double)v;
-		i = t.at;
-		return ei_decode_ulonglong(buf, &i, &u) == 0 ? (double)u : 0;
+		integer_value(buf, &i, &v, &d);
+		return d;
 	case ERL_FLOAT_EXT:
 	case NEW_FLOAT_EXT:
 		return ei_decode_double(buf, &i, &d) == 0 && isfinite(d) ? d : 0;
@@ -647,11 +653,17 @@ long long obs_term_integer(struct obs_term t)
 	if (t.byte >= 0)
 		return t.byte;
 	long long v = 0;
+	double d;
 	int i = t.at;
-	if (t.at < 0 || obs_term_type(t) != JSON_INTEGER ||
-	    ei_decode_longlong(t.doc->buf, &i, &v) < 0)
+	switch (term_tag(t)) {
+	case ERL_SMALL_INTEGER_EXT:
+	case ERL_INTEGER_EXT:
+	case ERL_SMALL_BIG_EXT:
+	case ERL_LARGE_BIG_EXT:
+		return integer_value(t.doc->buf, &i, &v, &d) == JSON_INTEGER ? v : 0;
+	default:
 		return 0;
-	return v;
+	}
 }
 
 const char *obs_term_text(struct obs_term t, char *scratch, size_t *len)
