@@ -10,41 +10,41 @@
  */
 #include <math.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
-#include "base/buf.h"
 #include "base/modname.h"
 #include "base/str.h"
 #include "observe/snapshot.h"
 
-static json_t *module_display(struct obs_term atom)
+/* The display name of a module atom's text as JSON, null when it has none
+ * (the text is valid UTF-8: checked where it was read). */
+static json_t *display_json(const char *atom)
 {
-	/* a display name is never more than a few bytes shorter than the
-	 * atom: one that does not fit here would not fit `name` either */
-	char text[1024], name[512];
-	if (!obs_term_cstr(atom, text, sizeof(text)) ||
-	    gi_module_display_name(text, name, sizeof(name)) != 0)
+	char name[512];
+	if (!atom || gi_module_display_name(atom, name, sizeof(name)) != 0)
 		return json_null();
-	/* valid UTF-8: the atom's text was checked */
 	return json_stringn_nocheck(name, strlen(name));
 }
 
-static json_t *number_or_null_json(json_t *v)
+static json_t *module_display(struct obs_term atom)
 {
-	return json_is_number(v) ? json_incref(v) : json_null();
+	/* a display name is never more than a few bytes shorter than the
+	 * atom: one that does not fit here would not fit display_json's */
+	char text[1024];
+	return display_json(obs_term_cstr(atom, text, sizeof(text)) ? text : NULL);
 }
 
 /* The same for the sections decoded to JSON whole (trace, duty, call_time:
  * small, and rewritten in place). */
 static json_t *module_display_json(json_t *atom)
 {
-	char name[512];
-	const char *s = json_string_value(atom);
-	if (!s || gi_module_display_name(s, name, sizeof(name)) != 0)
-		return json_null();
-	return json_string(name);
+	return display_json(json_string_value(atom));
+}
+
+static json_t *number_or_null_json(json_t *v)
+{
+	return json_is_number(v) ? json_incref(v) : json_null();
 }
 
 /* "name.f/arity" of an {M, F, A} into `out` (MFA_TEXT bytes), its length
@@ -92,14 +92,12 @@ char *obs_mfa_display(struct obs_term mfa)
 	return out;
 }
 
-/* The text as a JSON string (as json_string reads it: up to a NUL), or
- * null when it is none. */
+/* The text as a JSON string (valid UTF-8: each part was checked; read up
+ * to a NUL, as json_string reads it), or null when it is none. */
 static json_t *mfa_value(struct obs_term mfa)
 {
 	char text[MFA_TEXT];
 	size_t len = 0;
-	/* valid UTF-8 (each part was checked), read up to a NUL as json_string
-	 * reads it */
 	json_t *v = mfa_text(mfa, text, &len) ? json_stringn_nocheck(text, strlen(text)) : NULL;
 	return v ? v : json_null();
 }
@@ -153,10 +151,13 @@ static json_t *process_list(struct obs_term list)
 
 static json_t *ets_section(struct obs_term ets)
 {
+	static const char *const section[] = {"count", "top", NULL};
+	struct obs_term m[2];
+	obs_term_fields(ets, section, m);
 	json_t *out = json_object();
-	json_object_set_new_nocheck(out, "count", number_or_null(obs_term_get(ets, "count")));
+	json_object_set_new_nocheck(out, "count", number_or_null(m[0]));
 	json_t *top = json_array();
-	struct obs_term_iter it = obs_term_items(obs_term_get(ets, "top"));
+	struct obs_term_iter it = obs_term_items(m[1]);
 	struct obs_term t;
 	static const char *const keys[] = {"name", "id",           "owner_module",
 	                                   "size", "memory_bytes", NULL};
@@ -449,11 +450,12 @@ static json_t *executing_section(struct obs_term e)
 	json_t *out = json_object();
 	for (size_t k = 0; k < PLAIN; k++)
 		json_object_set_new_nocheck(out, keys[k], number_or_null(f[k]));
+	static const char *const sample_keys[] = {"running", "waiting", NULL};
+	struct obs_term sampled[2];
+	obs_term_fields(f[9], sample_keys, sampled);
 	json_t *counts = json_object();
-	json_object_set_new_nocheck(counts, "running",
-	                            number_or_null(obs_term_get(f[9], "running")));
-	json_object_set_new_nocheck(counts, "waiting",
-	                            number_or_null(obs_term_get(f[9], "waiting")));
+	for (size_t k = 0; k < 2; k++)
+		json_object_set_new_nocheck(counts, sample_keys[k], number_or_null(sampled[k]));
 	json_object_set_new_nocheck(out, "samples", counts);
 	static const char *const executing_keys[] = {"frames", "samples", "reductions", NULL};
 	static const char *const blocked_keys[] = {"frames", "samples", NULL};
