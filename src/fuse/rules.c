@@ -412,20 +412,28 @@ static bool data_layer_signature(json_t *db, char *via, size_t via_size)
 	return false;
 }
 
+/* True when at least the lookup share of the calls of the workload entry
+ * whose database facts are `db` go to a data layer other than `self` (may
+ * be NULL), said in `via`. */
+static bool mostly_to_data_layer(struct rules *r, json_t *db, const char *self, char *via,
+                                 size_t via_size)
+{
+	double share = fuse_num(db, "repo_call_share");
+	const char *repo = fuse_str(db, "repo");
+	if (!repo || (self && strcmp(repo, self) == 0) || !isfinite(share) ||
+	    share < r->t->lookup_repo_share)
+		return false;
+	snprintf(via, via_size, "%.0f%% of its calls go to %s", share * 100, repo);
+	return true;
+}
+
 /* The signature of a module that goes to the database: a data layer, or
  * one most of whose calls go to one. */
 static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 {
 	json_t *db = json_object_get(w, "database");
-	if (data_layer_signature(db, via, via_size))
-		return true;
-	double share = fuse_num(db, "repo_call_share");
-	const char *repo = fuse_str(db, "repo");
-	if (repo && isfinite(share) && share >= r->t->lookup_repo_share) {
-		snprintf(via, via_size, "%.0f%% of its calls go to %s", share * 100, repo);
-		return true;
-	}
-	return false;
+	return data_layer_signature(db, via, via_size) ||
+	       mostly_to_data_layer(r, db, NULL, via, via_size);
 }
 
 /* The signature of a lookup in front of the database (rule 4): a module
@@ -440,15 +448,8 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 static bool lookup_signature(struct rules *r, json_t *w, char *via, size_t via_size)
 {
 	json_t *db = json_object_get(w, "database");
-	if (data_layer_signature(db, via, via_size))
-		return false;
-	double share = fuse_num(db, "repo_call_share");
-	const char *repo = fuse_str(db, "repo"), *mod = fuse_str(w, "module");
-	if (!repo || (mod && strcmp(repo, mod) == 0) || !isfinite(share) ||
-	    share < r->t->lookup_repo_share)
-		return false;
-	snprintf(via, via_size, "%.0f%% of its calls go to %s", share * 100, repo);
-	return true;
+	return !data_layer_signature(db, via, via_size) &&
+	       mostly_to_data_layer(r, db, fuse_str(w, "module"), via, via_size);
 }
 
 /* The workload entry of `module`, or NULL. */
