@@ -208,22 +208,13 @@ static char *state_text(struct node_state *ns, long long next, char *local, size
 	if (!ns->state_prefix)
 		return gi_json_text(ns->state, len);
 	/* the number as jansson writes an integer, then the object's end */
-	char digits[24];
-	size_t k = sizeof(digits);
-	unsigned long long u =
-	    next < 0 ? 0ULL - (unsigned long long)next : (unsigned long long)next;
-	digits[--k] = '}';
-	do {
-		digits[--k] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (next < 0)
-		digits[--k] = '-';
-	size_t tail = sizeof(digits) - k;
-	*len = ns->state_prefix_len + tail;
+	char tail[24];
+	size_t n = gi_int_text(next, tail);
+	tail[n++] = '}';
+	*len = ns->state_prefix_len + n;
 	char *out = *len < size ? local : gi_malloc(*len + 1);
 	memcpy(out, ns->state_prefix, ns->state_prefix_len);
-	memcpy(out + ns->state_prefix_len, digits + k, tail);
+	memcpy(out + ns->state_prefix_len, tail, n);
 	out[*len] = '\0';
 	return out;
 }

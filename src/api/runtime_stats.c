@@ -48,14 +48,6 @@ double api_stats_max_message_queue_of_view(const struct obs_view *v)
 	return best;
 }
 
-double api_stats_max_message_queue(json_t *snap)
-{
-	struct obs_view v;
-	double best = obs_view_parse(snap, &v) == 0 ? api_stats_max_message_queue_of_view(&v) : NAN;
-	obs_view_destroy(&v);
-	return best;
-}
-
 static const char *const METRICS[] = {
     "scheduler_utilisation", "run_queue",     "processes",  "memory_total",
     "memory_processes",      "memory_binary", "memory_ets", "reductions_per_second",
@@ -233,17 +225,30 @@ static int cmp_entry_module(const void *a, const void *b)
 	return c ? c : x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* One entry of the hot modules list; `module` is borrowed from the view
+ * ("(unknown)" for processes without one), `first` is where the module
+ * first appears in the top list (the tie-break: equal reductions keep that
+ * order). */
+struct hot_module {
+	const char *module;
+	double reductions, cpu_share, memory_bytes; /* sums; unknown values add nothing */
+	size_t processes;
+	size_t first;
+};
+
 /* Descending by reductions; ties in the order the modules first appear
  * (what the JSON object's insertion order gave before). */
 static int cmp_hot_desc(const void *a, const void *b)
 {
-	const struct api_hot_module *x = a, *y = b;
+	const struct hot_module *x = a, *y = b;
 	if (x->reductions != y->reductions)
 		return x->reductions < y->reductions ? 1 : -1;
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
-size_t api_stats_hot_modules_rank(const struct obs_view *v, struct api_hot_module *out)
+/* The hot modules of `v`, ranked, into `out` (room for
+ * v->top_reductions.len entries); returns how many. */
+static size_t hot_modules_rank(const struct obs_view *v, struct hot_module *out)
 {
 	size_t n = v ? v->top_reductions.len : 0, count = 0;
 	if (n == 0)
@@ -260,8 +265,8 @@ size_t api_stats_hot_modules_rank(const struct obs_view *v, struct api_hot_modul
 	qsort(e, n, sizeof(*e), cmp_entry_module);
 	for (size_t i = 0; i < n; i++) {
 		if (i == 0 || strcmp(e[i].module, e[i - 1].module) != 0)
-			out[count++] = (struct api_hot_module){e[i].module, 0, 0, 0, 0, e[i].index};
-		struct api_hot_module *h = &out[count - 1];
+			out[count++] = (struct hot_module){e[i].module, 0, 0, 0, 0, e[i].index};
+		struct hot_module *h = &out[count - 1];
 		const struct obs_view_process *p = &v->top_reductions.items[e[i].index];
 		if (!isnan(p->reductions))
 			h->reductions += p->reductions;
@@ -279,17 +284,17 @@ size_t api_stats_hot_modules_rank(const struct obs_view *v, struct api_hot_modul
 
 /* The ranked modules of `v` into a gi_malloc'd array (or `local` when they
  * fit its `cap`); returns how many. */
-static size_t hot_ranked(const struct obs_view *v, struct api_hot_module *local, size_t cap,
-                         struct api_hot_module **out)
+static size_t hot_ranked(const struct obs_view *v, struct hot_module *local, size_t cap,
+                         struct hot_module **out)
 {
 	size_t n = v ? v->top_reductions.len : 0;
 	*out = n <= cap ? local : gi_malloc(n * sizeof(**out));
-	return api_stats_hot_modules_rank(v, *out);
+	return hot_modules_rank(v, *out);
 }
 
 json_t *api_stats_hot_modules_of_view(const struct obs_view *v)
 {
-	struct api_hot_module local[32], *mods;
+	struct hot_module local[32], *mods;
 	size_t n = hot_ranked(v, local, 32, &mods);
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++)
@@ -305,12 +310,12 @@ json_t *api_stats_hot_modules_of_view(const struct obs_view *v)
 
 int api_stats_hot_modules_append(struct gi_buf *b, const struct obs_view *v)
 {
-	struct api_hot_module local[32], *mods;
+	struct hot_module local[32], *mods;
 	size_t n = hot_ranked(v, local, 32, &mods);
 	size_t was = b->len;
 	int rc = gi_buf_append(b, "[", 1);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		const struct api_hot_module *h = &mods[i];
+		const struct hot_module *h = &mods[i];
 		rc = gi_buf_append(b, i ? ",{\"module\":" : "{\"module\":", i ? 11 : 10);
 		if (rc == 0)
 			rc = gi_json_append_string(b, h->module, strlen(h->module));

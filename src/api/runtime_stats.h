@@ -25,9 +25,8 @@ json_t *api_stats_num_json(double x);
 /* Like api_stats_num_json, but an integral value becomes a JSON integer
  * (timestamps, sequence numbers, counts). */
 json_t *api_stats_count_json(double x);
-/* The longest message queue among the snapshot's top processes, or NAN. */
-double api_stats_max_message_queue(json_t *snap);
-/* The same from a snapshot already parsed (never NULL). */
+/* The longest message queue among a parsed snapshot's top processes (the
+ * view is never NULL), or NAN. */
 struct obs_view;
 double api_stats_max_message_queue_of_view(const struct obs_view *v);
 
@@ -100,18 +99,6 @@ json_t *api_stats_alerts(json_t *snap, json_t *points);
 json_t *api_stats_hot_modules(json_t *snap);
 /* The same from a parsed snapshot (NULL: none, an empty array). */
 json_t *api_stats_hot_modules_of_view(const struct obs_view *v);
-/* One entry of that list; `module` is borrowed from the view ("(unknown)"
- * for processes without one), `first` is where the module first appears in
- * the top list (the tie-break: equal reductions keep that order). */
-struct api_hot_module {
-	const char *module;
-	double reductions, cpu_share, memory_bytes; /* sums; unknown values add nothing */
-	size_t processes;
-	size_t first;
-};
-/* The list of api_stats_hot_modules_of_view as structures, ranked, into
- * `out` (room for v->top_reductions.len entries); returns how many. */
-size_t api_stats_hot_modules_rank(const struct obs_view *v, struct api_hot_module *out);
 /* Appends the JSON text of api_stats_hot_modules_of_view(v) to `b`, the
  * same bytes gi_json_append writes of it, without building it (the live
  * feed's per-snapshot path). 0, or GI_ETOOBIG (GI_EINVAL for a sum that
