@@ -18,6 +18,18 @@
 #include "fuse/fuse.h"
 #include "observe/observe.h"
 
+#define SPOOL_PATH 600
+
+/* A pusher to `url` spooling in the test's directory (its path into
+ * `spool`), with the default queue and a 5 s request timeout, freed when
+ * the test ends. */
+static struct api_pusher *test_pusher(const char *url, char spool[static SPOOL_PATH])
+{
+	snprintf(spool, SPOOL_PATH, "%s/spool", th_tmpdir());
+	struct api_pusher_config pc = {url, NULL, spool, 0, 0, 0, 5000};
+	return ts_pusher_new_deferred(&pc);
+}
+
 static void push_snapshot(struct api_pusher *p, const char *sid, int seq)
 {
 	char *text = td_snapshot(sid, "demo@127.0.0.1", seq);
@@ -43,10 +55,8 @@ static void pusher_survives_worker_restart(void)
 	net_client_global_init();
 	struct td_daemon w = {0};
 	td_worker(&w, NULL);
-	char spool[600];
-	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
-	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
-	struct api_pusher *p = ts_pusher_new_deferred(&pc);
+	char spool[SPOOL_PATH];
+	struct api_pusher *p = test_pusher(w.url, spool);
 	for (int i = 0; i < 10; i++)
 		push_snapshot(p, "restart1", i);
 	TH_ASSERT_OK(api_pusher_drain(p, 60000));
@@ -85,10 +95,8 @@ static void pusher_connection_survives_a_worker_kill(void)
 	net_client_global_init();
 	struct td_daemon w = {0};
 	td_worker(&w, NULL);
-	char spool[600];
-	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
-	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
-	struct api_pusher *p = ts_pusher_new_deferred(&pc);
+	char spool[SPOOL_PATH];
+	struct api_pusher *p = test_pusher(w.url, spool);
 	for (int i = 0; i < 10; i++)
 		push_snapshot(p, "keep1", i);
 	TH_ASSERT_OK(api_pusher_drain(p, 60000));
@@ -139,10 +147,8 @@ static void pusher_lingers_so_a_steady_stream_goes_in_batches(void)
 	net_client_global_init();
 	struct td_daemon w = {0};
 	td_worker(&w, NULL);
-	char spool[600];
-	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
-	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
-	struct api_pusher *p = ts_pusher_new_deferred(&pc);
+	char spool[SPOOL_PATH];
+	struct api_pusher *p = test_pusher(w.url, spool);
 	enum { N = 200 };
 	for (int i = 0; i < N; i++) {
 		push_snapshot(p, "steady1", i);
@@ -167,7 +173,7 @@ static void pusher_spools_and_resends_after_restart(void)
 	net_client_global_init();
 	struct td_daemon w = {0};
 	td_reserve(&w);
-	char spool[600];
+	char spool[SPOOL_PATH];
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
 	/* A tiny memory queue, so that most items go to the spool at once. */
 	struct api_pusher_config pc = {w.url, NULL, spool, 4, 0, 0, 2000};
@@ -199,10 +205,8 @@ static void pusher_drops_what_the_worker_refuses(void)
 	net_client_global_init();
 	struct td_daemon w = {0};
 	td_worker(&w, NULL);
-	char spool[600];
-	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
-	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
-	struct api_pusher *p = ts_pusher_new_deferred(&pc);
+	char spool[SPOOL_PATH];
+	struct api_pusher *p = test_pusher(w.url, spool);
 	json_t *bad = json_pack("{s:s}", "node", "no-session@x");
 	TH_ASSERT_OK(api_pusher_push(p, API_PUSH_INGEST, bad));
 	json_decref(bad);
@@ -218,7 +222,7 @@ static void pusher_authenticates_and_waits_out_a_wrong_token(void)
 	struct td_daemon w = {0};
 	snprintf(w.token, sizeof(w.token), "worker-token");
 	td_worker(&w, NULL);
-	char spool[600];
+	char spool[SPOOL_PATH];
 	snprintf(spool, sizeof(spool), "%s/spool-bad", th_tmpdir());
 	/* A wrong token is a configuration error: keep the items, keep trying. */
 	struct api_pusher_config bad = {w.url, "wrong", spool, 0, 0, 0, 5000};
@@ -619,10 +623,8 @@ static void pusher_goes_singly_where_batches_are_not_served(void)
 	struct td_daemon w = {0}, m = {0};
 	td_worker(&w, NULL);
 	td_monitor_for(&m, &w);
-	char spool[600];
-	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
-	struct api_pusher_config pc = {m.url, NULL, spool, 0, 0, 0, 5000};
-	struct api_pusher *p = ts_pusher_new_deferred(&pc);
+	char spool[SPOOL_PATH];
+	struct api_pusher *p = test_pusher(m.url, spool);
 	for (int i = 0; i < 20; i++)
 		push_snapshot(p, "nobatch", i);
 	TH_ASSERT_OK(api_pusher_drain(p, 60000));
