@@ -30,31 +30,10 @@ counts=("$@")
 giulia=${GIULIA:-$root/bin/giulia}
 perf_prefix=${PERF:-}
 [ ${#counts[@]} -eq 0 ] && counts=(10 50 100)
-work=$(mktemp -d /tmp/giulia-bench-fleet.XXXXXX)
-pids=()
-cleanup() {
-  exec 2>/dev/null # not the shell's notes on the jobs it kills
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cookie=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-prefix="f$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wport=$(free_port)
-mport=$(free_port)
-murl="http://127.0.0.1:$mport"
-"$giulia" worker --listen "127.0.0.1:$wport" --data "$work/worker" >"$work/worker.log" 2>&1 &
-pids+=($!)
-"$giulia" monitor --listen "127.0.0.1:$mport" --worker "http://127.0.0.1:$wport" \
-  --data "$work/monitor" >"$work/monitor.log" 2>&1 &
-mpid=$!
-pids+=($mpid)
-for _ in $(seq 1 300); do
-  curl -sf "$murl/health" >/dev/null 2>&1 && curl -sf "http://127.0.0.1:$wport/health" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+# shellcheck source=bench/fleet_daemons.sh
+. bench/fleet_daemons.sh
+fleet_init f
+fleet_daemons
 
 hz=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

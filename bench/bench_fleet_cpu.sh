@@ -27,36 +27,14 @@ root=$(pwd)
 nodes=${1:-20}
 window=${2:-40}
 giulia=${GIULIA:-$root/bin/giulia}
-work=$(mktemp -d /tmp/giulia-bench-fleet-cpu.XXXXXX)
-pids=()
-cleanup() {
-  exec 2>/dev/null
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cookie=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-prefix="c$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wport=$(free_port)
-mport=$(free_port)
-murl="http://127.0.0.1:$mport"
-wurl="http://127.0.0.1:$wport"
-"$giulia" worker --listen "127.0.0.1:$wport" --data "$work/worker" >"$work/worker.log" 2>&1 &
-pids+=($!)
+# shellcheck source=bench/fleet_daemons.sh
+. bench/fleet_daemons.sh
+fleet_init c
 wrap=()
 if [ "${CALLGRIND:-}" = 1 ]; then
   wrap=(valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" --dump-instr=no)
 fi
-"${wrap[@]}" "$giulia" monitor --listen "127.0.0.1:$mport" --worker "$wurl" \
-  --data "$work/monitor" >"$work/monitor.log" 2>&1 &
-mpid=$!
-pids+=($mpid)
-for _ in $(seq 1 600); do
-  curl -sf "$murl/health" >/dev/null 2>&1 && curl -sf "$wurl/health" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+fleet_daemons "${wrap[@]}"
 for i in $(seq 0 $((nodes - 1))); do
   erl -noshell -noinput -name "$prefix-$i@127.0.0.1" -setcookie "$cookie" \
     +S 1:1 +SDcpu 1:1 +SDio 1 +A 0 +P 1024 +Q 1024 +sbwt none +sbwtdcpu none +sbwtdio none \
