@@ -30,6 +30,22 @@ static struct api_pusher *test_pusher(const char *url, char spool[static SPOOL_P
 	return ts_pusher_new_deferred(&pc);
 }
 
+/* The worker stored observation `sid` as snapshots 0 .. n-1, each once,
+ * and (unless `status` is NULL) says it is in that state. */
+static void expect_stored(const struct td_daemon *w, const char *sid, long long n,
+                          const char *status)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s", sid);
+	json_t *o = NULL;
+	TH_ASSERT_INT_EQ(td_get(w, path, &o), 200);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), n);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "last_seq")), n - 1);
+	if (status)
+		TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "status")), status);
+	json_decref(o);
+}
+
 static void push_snapshot(struct api_pusher *p, const char *sid, int seq)
 {
 	char *text = td_snapshot(sid, "demo@127.0.0.1", seq);
@@ -79,12 +95,7 @@ static void pusher_survives_worker_restart(void)
 	/* The finalize went last, so the worker had all 20 snapshots by then. */
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(fin, "snapshots")), 20);
 	json_decref(fin);
-	json_t *o = NULL;
-	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/restart1", &o), 200);
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), 20);
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "last_seq")), 19);
-	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "status")), "complete");
-	json_decref(o);
+	expect_stored(&w, "restart1", 20, "complete");
 }
 
 /* The delivery keeps one connection to the worker for every item; the
@@ -128,13 +139,7 @@ static void pusher_connection_survives_a_worker_kill(void)
 	long long connections = ts_pusher_stat(p, "connections");
 	TH_ASSERT_INT_GE(connections, 2);
 	TH_ASSERT_MSG(connections <= 3, "%lld connections for 31 items", connections);
-	json_t *o = NULL;
-	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/keep1", &o), 200);
-	/* seq 0..29, each stored once */
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), 30);
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "last_seq")), 29);
-	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "status")), "complete");
-	json_decref(o);
+	expect_stored(&w, "keep1", 30, "complete");
 }
 
 /* Snapshots spread over time (a fleet's sessions each on its own tick) at
@@ -161,11 +166,7 @@ static void pusher_lingers_so_a_steady_stream_goes_in_batches(void)
 	long long batched = ts_pusher_stat(p, "batched");
 	TH_ASSERT_MSG(batched >= N / 2, "%lld of %d items went in batches", batched, N);
 	TH_ASSERT_INT_GE(ts_pusher_stat(p, "batches"), 2);
-	json_t *o = NULL;
-	TH_ASSERT_INT_EQ(td_get(&w, "/api/runtime/observation/steady1", &o), 200);
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), N);
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "last_seq")), N - 1);
-	json_decref(o);
+	expect_stored(&w, "steady1", N, NULL);
 }
 
 static void pusher_spools_and_resends_after_restart(void)
