@@ -272,7 +272,10 @@ static void quiet_node_reads_as_quiet(void)
 	json_t *ours = json_array();
 	size_t i;
 	json_t *s;
-	json_array_foreach(g.snaps, i, s) observer_pids_add(ours, s);
+	json_array_foreach(g.snaps, i, s)
+	{
+		observer_pids_add(ours, s);
+	}
 	FILE *f = fopen(topout, "r");
 	char line[1 << 16];
 	size_t top_snaps = 0;
