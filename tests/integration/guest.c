@@ -97,8 +97,9 @@ static pid_t giulia_fork_to(const char *const *args, const char *out)
 	pid_t pid = fork();
 	TH_ASSERT(pid >= 0);
 	if (pid == 0) {
-		freopen(out ? out : "/dev/null", "w", stdout);
-		freopen("/dev/null", "w", stderr);
+		if (!freopen(out ? out : "/dev/null", "w", stdout) ||
+		    !freopen("/dev/null", "w", stderr))
+			_exit(126);
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
