@@ -1116,38 +1116,58 @@ Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
     {Section, S2#{s_period => NewPeriod, s_tick_us => 0, o_duty_us => 0, o_other_us => 0}}
 end,
 
+%% The utilisation with the observer's own share of the schedulers left out
+%% of the total and said apart.
+ObserverUtil = fun(UtilRaw, Observer, Online) ->
+    ObsUtil = maps:get(share, Observer) / max(1, Online),
+    case UtilRaw of
+        #{total := UT} when is_number(UT) ->
+            UtilRaw#{total => max(0.0, UT - ObsUtil), observer => min(UT, ObsUtil)};
+        _ -> UtilRaw#{observer => null}
+    end
+end,
+ScanNote = fun(#{partial := true, pids := Pids, all := All}) ->
+                  [iolist_to_binary(io_lib:format(
+                       "processes: scanned ~b of ~b (scan cap or time budget reached)",
+                       [length(Pids), All]))];
+              (_) -> []
+           end,
 %% A full sample: node totals and top lists over the interval since State.
-Sample = fun(S) ->
-    Start = Now(),
-    StartUs = erlang:monotonic_time(microsecond),
+%% Written as stages with few variables each: erl_eval merges the whole
+%% environment after every argument it evaluates, so a step costs in
+%% proportion to the variables in scope (one function of a hundred made
+%% every step of a sample ten times dearer).
+%%
+%% The scan: {Pids, Reductions} of every process, and what ran.
+SampleScan = fun(S, Start) ->
     Mine = maps:get(mine, S),
-    OldTotals = maps:get(totals, S),
     All = erlang:processes(),
     Count = erlang:system_info(process_count),
     Capped = case Count > ScanCap of true -> lists:sublist(All, ScanCap); false -> All end,
     {Pids, Reds, Partial} = ScanLoop(Capped, Capped, length(Capped), Start + BudgetMs, 0, []),
-    Scanned = length(Pids),
     RanAll = WithoutMine(Ran(Pids, Reds, maps:get(prev, S)), Mine),
     RanPids = MsRun(RanAll, MsCandidate),
     Scans = maps:get(scans, S, 0),
-    Hot = lists:sublist(lists:reverse(lists:sort(RanAll)), TopRN + maps:get(ct_keep, S, 0)),
+    Full = Scans rem HeapFullEvery =:= 0 orelse 4 * length(RanPids) > length(Pids),
     Heaps = WithoutMine(HeapScan(Pids, RanPids, maps:get(heaps, S, []), Scans), Mine),
-    Queues = WithoutMine(QueueScan(Pids, RanPids, maps:get(queues, S, []),
-                                   Scans rem HeapFullEvery =:= 0 orelse
-                                   4 * length(RanPids) > length(Pids)), Mine),
-    QueueTop = lists:sublist(lists:reverse(lists:sort(Queues)), TopN + 8),
+    Queues = WithoutMine(QueueScan(Pids, RanPids, maps:get(queues, S, []), Full), Mine),
+    #{pids => Pids, reds => Reds, partial => Partial orelse length(All) > ScanCap,
+      count => Count, all => length(All), ran => RanAll, heaps => Heaps, queues => Queues,
+      hot => lists:sublist(lists:reverse(lists:sort(RanAll)), TopRN + maps:get(ct_keep, S, 0))}
+end,
+%% The node's totals over the window and the three top lists (observers'
+%% processes left out, their reductions out of the node's).
+SampleLists = fun(S, #{ran := RanAll, hot := Hot, heaps := Heaps, queues := Queues}) ->
+    OldTotals = maps:get(totals, S),
     T = Totals(),
-    Window = maps:get(t, T) - maps:get(t, OldTotals),
-    WindowUs = max(1, maps:get(tu, T) - maps:get(tu, OldTotals)),
-    RedDelta = maps:get(reds, T) - maps:get(reds, OldTotals),
     Own = maps:get(own, T) - maps:get(own, OldTotals, maps:get(own, T)),
-    Online = erlang:system_info(schedulers_online),
     DeltaMap = maps:from_list(MsRun(RanAll, MsSwap)),
-    Work0 = max(0, RedDelta - Own),
+    Work0 = max(0, maps:get(reds, T) - maps:get(reds, OldTotals) - Own),
     DMs = DetailMs(Work0),
     {TopReds, Os1, SL1} = Listed(Hot, DeltaMap, DMs, S),
     {TopMem, Os2, SL2} = Listed(ByMemory(Heaps), DeltaMap, DMs, SL1),
-    {TopQueue, Os3, SL3} = Listed(QueueTop, DeltaMap, DMs, SL2),
+    {TopQueue, Os3, SL3} = Listed(lists:sublist(lists:reverse(lists:sort(Queues)), TopN + 8),
+                                  DeltaMap, DMs, SL2),
     Others = [{K, P, maps:get(P, DeltaMap, 0)} || {K, P} <- lists:usort(Os1 ++ Os2 ++ Os3)],
     OthersReds = lists:sum([D || {_, _, D} <- Others]),
     Work = max(0, Work0 - OthersReds),
@@ -1155,8 +1175,17 @@ Sample = fun(S) ->
     Reshare = fun(L) when OthersReds =:= 0 -> L;
                  (L) -> [M#{cpu_share => if Work > 0 -> min(1.0, R / Work); true -> 0.0 end}
                          || #{reductions := R} = M <- L] end,
+    #{totals => T, old => OldTotals, own => Own, delta_map => DeltaMap, others => Others,
+      others_reds => OthersReds, work => Work, state => SL3,
+      lists => #{reductions => Reshare(TopReds), memory => Reshare(TopMem),
+                 message_queue => Reshare(TopQueue)}}
+end,
+%% The sampler's section and its next candidates: processes that did real
+%% work (at least 1% of the node's and 2,000 reductions a second); an idle
+%% node has none, and the sampler then does not wake up at all.
+SampleNext = fun(#{hot := Hot}, #{state := SL, delta_map := DeltaMap, others := Others,
+                                  work := Work}, Window) ->
     OthersSet = [P || {_, P, _} <- Others],
-    Live = [{D, P} || {D, P} <- Hot, not lists:member(P, OthersSet)],
     LiveDelta = fun(P) -> case maps:find(P, DeltaMap) of
                               {ok, D} -> D;
                               error -> case erlang:is_process_alive(P) of
@@ -1164,88 +1193,95 @@ Sample = fun(S) ->
                                            false -> dead
                                        end
                           end end,
-    %% the sampler's next candidates: processes that did real work (at
-    %% least 1% of the node's and 2,000 reductions a second); an idle node
-    %% has none, and the sampler then does not wake up at all
     MinCand = max(2 * Window, Work div 100),
-    {Executing, S3} = SampleSnapshot(SL3, LiveDelta,
-                                     [P || {D, P} <- lists:sublist(Live, SampleK), D >= MinCand]),
+    SampleSnapshot(SL, LiveDelta, [P || {D, P} <- lists:sublist(Hot, SampleK + length(Others)),
+                                        D >= MinCand, not lists:member(P, OthersSet)])
+end,
+%% The call counting section.
+SampleTrace = fun(S3, Window, UtilRaw) ->
+    Traced = maps:get(traced, S3),
+    Base = fun(Calls) -> #{modules => [M || {M, _} <- Traced], window_ms => Window,
+                           calls => Calls, foreign => maps:get(foreign, S3),
+                           isolation => maps:get(isolation, S3)} end,
+    case {Traced, maps:get(d_on, S3, false)} of
+        {[], _} -> {#{}, [], S3};
+        {_, false} ->
+            {FCalls, SF} = ReadCalls(S3),
+            {#{trace => Base(FCalls)}, [], SF};
+        {_, true} ->
+            {DCalls, DSection, SD} = DutySnapshot(S3, maps:get(total, UtilRaw)),
+            Note = case DSection of
+                       #{paused := true, utilisation := PU} ->
+                           [iolist_to_binary(io_lib:format(
+                                "call counting paused: scheduler utilisation ~.3f over the "
+                                "ceiling ~.3f; it resumes when the node is below it",
+                                [float(PU), float(PauseAbove)]))];
+                       _ -> []
+                   end,
+            {#{trace => (Base(DCalls))#{duty => DSection}}, Note, SD}
+    end
+end,
+%% What the node is, now: counts against limits, memory, queues, ETS.
+MemKeys = [total, processes, processes_used, system, atom, binary, code, ets],
+NodeFacts = fun(Count, Scanned) ->
     Mem = erlang:memory(),
-    MemKeys = [total, processes, processes_used, system, atom, binary, code, ets],
-    Errors0 = case Partial orelse length(All) > ScanCap of
-                  true -> [iolist_to_binary(io_lib:format(
-                              "processes: scanned ~b of ~b (scan cap or time budget reached)",
-                              [Scanned, length(All)]))];
-                  false -> []
-              end,
-    Traced = maps:get(traced, S),
-    UtilRaw = case {maps:get(swt, OldTotals), maps:get(swt, T)} of
-                  {Old, New} when is_list(Old), is_list(New) -> Utilisation(Old, New, Online);
+    #{otp_release => list_to_binary(erlang:system_info(otp_release)),
+      run_queue => #{total => erlang:statistics(total_run_queue_lengths),
+                     per_scheduler => erlang:statistics(run_queue_lengths)},
+      processes => #{count => Count, limit => erlang:system_info(process_limit),
+                     scanned => Scanned},
+      ports => #{count => erlang:system_info(port_count),
+                 limit => erlang:system_info(port_limit)},
+      atoms => #{count => erlang:system_info(atom_count),
+                 limit => erlang:system_info(atom_limit)},
+      ets => #{count => erlang:system_info(ets_count), top => EtsTop()},
+      memory => maps:from_list([{K, proplists:get_value(K, Mem, null)} || K <- MemKeys]),
+      scanned_pids => min(Count, Scanned)}
+end,
+%% The window's deltas of the node's counters.
+Deltas = fun(T, Old) ->
+    #{gc => #{count => maps:get(gc_count, T) - maps:get(gc_count, Old),
+              words_reclaimed => maps:get(gc_words, T) - maps:get(gc_words, Old)},
+      io => #{input_bytes => maps:get(io_in, T) - maps:get(io_in, Old),
+              output_bytes => maps:get(io_out, T) - maps:get(io_out, Old)}}
+end,
+Sample = fun(S) ->
+    StartUs = erlang:monotonic_time(microsecond),
+    Sc = SampleScan(S, Now()),
+    #{totals := T, old := Old, own := Own, work := Work, others := Others} = Ls =
+        SampleLists(S, Sc),
+    Window = maps:get(t, T) - maps:get(t, Old),
+    Online = erlang:system_info(schedulers_online),
+    UtilRaw = case {maps:get(swt, Old), maps:get(swt, T)} of
+                  {OldSwt, NewSwt} when is_list(OldSwt), is_list(NewSwt) ->
+                      Utilisation(OldSwt, NewSwt, Online);
                   _ -> #{total => null, per_scheduler => []}
               end,
-    {Trace, S4} = case {Traced, maps:get(d_on, S3, false)} of
-                {[], _} -> {#{}, S3};
-                {_, false} ->
-                    {FCalls, SF} = ReadCalls(S3),
-                    {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
-                                  calls => FCalls, foreign => maps:get(foreign, S3),
-                                  isolation => maps:get(isolation, S3)}}, SF};
-                {_, true} ->
-                    {DCalls, DSection, SD} = DutySnapshot(S3, maps:get(total, UtilRaw)),
-                    {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
-                                  calls => DCalls, duty => DSection,
-                                  foreign => maps:get(foreign, S3),
-                                  isolation => maps:get(isolation, S3)}}, SD}
-            end,
-    PauseNote = case Trace of
-                    #{trace := #{duty := #{paused := true, utilisation := PU}}} ->
-                        [iolist_to_binary(io_lib:format(
-                             "call counting paused: scheduler utilisation ~.3f over the "
-                             "ceiling ~.3f; it resumes when the node is below it",
-                             [float(PU), float(PauseAbove)]))];
-                    _ -> []
-                end,
+    {Executing, S3} = SampleNext(Sc, Ls, Window),
+    {Trace, PauseNote, S4} = SampleTrace(S3, Window, UtilRaw),
     ScanUs = erlang:monotonic_time(microsecond) - StartUs,
     BusyUs = ScanUs + maps:get(s_tick_us, S) + maps:get(o_duty_us, S, 0) +
-             maps:get(o_other_us, S, 0) + maps:get(o_tail_us, S, 0),
+             maps:get(o_other_us, S, 0),
     {Observer, S5} = Guest(Trace, S4#{scan_us => ScanUs, s_tick_us => maps:get(s_tick_us, S)},
-                           Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work),
-    ObsUtil = maps:get(share, Observer) / max(1, Online),
-    Util = case UtilRaw of
-               #{total := UT} when is_number(UT) ->
-                   UtilRaw#{total => max(0.0, UT - ObsUtil), observer => min(UT, ObsUtil)};
-               _ -> UtilRaw#{observer => null}
-           end,
-    Reply = maps:merge(maps:merge(Trace, Executing), #{
+                           Own, Others, max(1, maps:get(tu, T) - maps:get(tu, Old)), BusyUs,
+                           UtilRaw, Online, Work),
+    Facts = NodeFacts(maps:get(count, Sc), length(maps:get(pids, Sc))),
+    Reply = maps:merge(maps:merge(maps:merge(Trace, Executing), maps:merge(Facts, Deltas(T, Old))), #{
         window_ms => Window,
-        otp_release => list_to_binary(erlang:system_info(otp_release)),
         schedulers_online => Online,
-        scheduler_utilisation => Util,
-        run_queue => #{total => erlang:statistics(total_run_queue_lengths),
-                       per_scheduler => erlang:statistics(run_queue_lengths)},
-        processes => #{count => Count, limit => erlang:system_info(process_limit),
-                       scanned => Scanned, observer => length(Mine) + length(Others)},
-        ports => #{count => erlang:system_info(port_count),
-                   limit => erlang:system_info(port_limit)},
-        atoms => #{count => erlang:system_info(atom_count),
-                   limit => erlang:system_info(atom_limit)},
-        ets => #{count => erlang:system_info(ets_count), top => EtsTop()},
-        memory => maps:from_list([{K, proplists:get_value(K, Mem, null)} || K <- MemKeys]),
+        scheduler_utilisation => ObserverUtil(UtilRaw, Observer, Online),
+        processes => (maps:get(processes, Facts))#{observer => length(maps:get(mine, S)) +
+                                                               length(Others)},
         reductions => #{delta => Work,
                         per_second => if Window > 0 -> Work * 1000 / Window; true -> null end,
-                        observer => Own, other_observers => OthersReds, total => RedDelta},
-        gc => #{count => maps:get(gc_count, T) - maps:get(gc_count, OldTotals),
-                words_reclaimed => maps:get(gc_words, T) - maps:get(gc_words, OldTotals)},
-        io => #{input_bytes => maps:get(io_in, T) - maps:get(io_in, OldTotals),
-                output_bytes => maps:get(io_out, T) - maps:get(io_out, OldTotals)},
+                        observer => Own, other_observers => maps:get(others_reds, Ls),
+                        total => maps:get(reds, T) - maps:get(reds, Old)},
         observer => Observer,
-        top_processes => #{reductions => Reshare(TopReds),
-                           memory => Reshare(TopMem),
-                           message_queue => Reshare(TopQueue)},
+        top_processes => maps:get(lists, Ls),
         sample_us => ScanUs,
-        scanned_pids => min(Count, Scanned),
-        errors => Errors0 ++ PauseNote}),
-    {Reply, S5#{prev => {Pids, Reds}, heaps => Heaps, queues => Queues, hot => Hot, totals => T,
+        errors => ScanNote(Sc) ++ PauseNote}),
+    {Reply, S5#{prev => {maps:get(pids, Sc), maps:get(reds, Sc)}, heaps => maps:get(heaps, Sc),
+                queues => maps:get(queues, Sc), hot => maps:get(hot, Sc), totals => T,
                 scans => maps:get(scans, S, 0) + 1}}
 end,
 
