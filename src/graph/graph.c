@@ -535,7 +535,7 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
 {
 	if (rc->kind == FACTS_CALL_DYNAMIC || rc->kind == FACTS_CALL_INJECT ||
 	    rc->kind == FACTS_CALL_INJECT_DEF || rc->kind == FACTS_CALL_INJECT_MACRO ||
-	    !rc->function)
+	    rc->kind == FACTS_CALL_INJECT_QUOTE || !rc->function)
 		return;
 	int from_module = kg_function_at(g, rc->fn)->module;
 	if (rc->kind == FACTS_CALL_USE) {
@@ -582,9 +582,50 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
 /* The injections recorded on each function (FACTS_CALL_INJECT and
  * FACTS_CALL_INJECT_DEF raw calls), as linked lists over raw_calls. */
 struct injections {
-	int *first; /* by function index: first raw call, or -1 */
-	int *next;  /* by raw call index */
+	int *first;   /* by function index: first raw call, or -1 */
+	int *next;    /* by raw call index */
+	size_t count; /* functions covered by `first` */
 };
+
+/* The function `name`/`arity` of module `module` that an `unquote(name(...))`
+ * splices in (any arity of that name when the exact one is not defined:
+ * default arguments), or -1. */
+static int splice_find(const struct kg_graph *g, int module, const char *name, int arity)
+{
+	int fi = kg_graph_function_find(g, module, name, arity);
+	if (fi >= 0 && kg_function_at(g, fi)->defined)
+		return fi;
+	const struct kg_module *m = kg_module_at(g, module);
+	for (size_t i = 0; i < m->functions.len; i++) {
+		int k = GI_VEC_AT(&m->functions, int, i);
+		const struct kg_function *f = kg_function_at(g, k);
+		if (f->defined && strcmp(f->name, name) == 0)
+			return k;
+	}
+	return -1;
+}
+
+static void inject_apply(struct kg_graph *g, const struct injections *inj, int user, int fn,
+                         int depth);
+
+/* `@before_compile M` reaching module `user`: what the quotes of a project
+ * M's `__before_compile__/1` inject is applied to `user` as a `use`'s is;
+ * a project M without a readable `__before_compile__/1` makes `user`
+ * opaque (it may define anything). */
+static void before_compile_apply(struct kg_graph *g, const struct injections *inj, int user,
+                                 const char *module, int depth)
+{
+	int m = kg_graph_module_find(g, module);
+	if (m < 0 || !kg_module_at(g, m)->project)
+		return;
+	int fn = kg_graph_function_find(g, m, "__before_compile__", 1);
+	if (fn < 0 || (size_t)fn >= inj->count || inj->first[fn] < 0) {
+		kg_module_at(g, user)->inject_opaque = true;
+		return;
+	}
+	if (m != user)
+		inject_apply(g, inj, user, fn, depth);
+}
 
 /* The FACTS_MODULE_BODY function of module `module`, made when the module
  * has none yet (its body made no call the reader saw). */
@@ -636,6 +677,16 @@ static void inject_apply(struct kg_graph *g, const struct injections *inj, int u
 			kg_graph_function_add(g, user, &f);
 			continue;
 		}
+		if (rc.kind == FACTS_CALL_INJECT_QUOTE) {
+			int spliced = rc.function && depth < KG_INJECT_MAX_DEPTH
+			                  ? splice_find(g, giver_fn->module, rc.function, rc.arity)
+			                  : -1;
+			if (spliced < 0 || (size_t)spliced >= inj->count)
+				kg_module_at(g, user)->inject_opaque = true;
+			else if (spliced != fn && inj->first[spliced] >= 0)
+				inject_apply(g, inj, user, spliced, depth + 1);
+			continue;
+		}
 		if (!rc.module)
 			continue;
 		if (strcmp(rc.function, "before_compile") == 0 ||
@@ -644,6 +695,13 @@ static void inject_apply(struct kg_graph *g, const struct injections *inj, int u
 			kg_graph_call_add(
 			    g, body_function_get(g, user), FACTS_CALL_REMOTE, rc.module,
 			    before ? "__before_compile__" : "__after_compile__", before ? 1 : 2, 1);
+			if (before && depth < KG_INJECT_MAX_DEPTH)
+				before_compile_apply(g, inj, user, rc.module, depth + 1);
+			continue;
+		}
+		if (strcmp(rc.function, "behaviour") == 0) {
+			if (strcmp(rc.module, kg_module_at(g, user)->name) != 0)
+				kg_graph_ref_add(g, user, rc.module, 1u << FACTS_REF_BEHAVIOUR, 1);
 			continue;
 		}
 		enum facts_ref_kind kind = rc.function[0] == 'i'   ? FACTS_REF_IMPORT
@@ -669,21 +727,18 @@ static void injections_resolve(struct kg_graph *g)
 	struct injections inj;
 	inj.first = gi_malloc(sizeof(int) * (fns + 1));
 	inj.next = gi_malloc(sizeof(int) * (calls + 1));
+	inj.count = fns;
 	for (size_t i = 0; i < fns; i++)
 		inj.first[i] = -1;
-	bool any = false;
 	for (size_t i = calls; i-- > 0;) {
 		const struct raw_call *rc = gi_vec_get(&g->raw_calls, i);
 		inj.next[i] = -1;
 		if (rc->kind != FACTS_CALL_INJECT && rc->kind != FACTS_CALL_INJECT_DEF &&
-		    rc->kind != FACTS_CALL_INJECT_MACRO)
+		    rc->kind != FACTS_CALL_INJECT_MACRO && rc->kind != FACTS_CALL_INJECT_QUOTE)
 			continue;
 		inj.next[i] = inj.first[rc->fn];
 		inj.first[rc->fn] = (int)i;
-		any = true;
 	}
-	if (!any)
-		goto done;
 	/* Functions added while applying (generated defs, body functions)
 	 * have no injections: `first` covers the functions that existed. */
 	size_t refs = g->raw_refs.len;
@@ -693,10 +748,24 @@ static void injections_resolve(struct kg_graph *g)
 			continue;
 		int giver = kg_graph_module_find(g, r.target);
 		int fn = giver >= 0 ? kg_graph_function_find(g, giver, "__using__", 1) : -1;
-		if (fn < 0 || (size_t)fn >= fns || inj.first[fn] < 0 || giver == r.module)
+		if (fn < 0 || (size_t)fn >= fns || giver == r.module)
 			continue;
+		if (inj.first[fn] < 0) {
+			/* a __using__ whose code the reader could not follow */
+			kg_module_at(g, r.module)->inject_opaque = true;
+			continue;
+		}
 		kg_module_at(g, giver)->using_read = true;
 		inject_apply(g, &inj, r.module, fn, 0);
+	}
+	/* `@before_compile M` written in a module body */
+	for (size_t i = 0; i < calls; i++) {
+		struct raw_call rc = GI_VEC_AT(&g->raw_calls, struct raw_call, i);
+		if (rc.kind != FACTS_CALL_REMOTE || !rc.module || !rc.function || rc.arity != 1 ||
+		    strcmp(rc.function, "__before_compile__") != 0 ||
+		    strcmp(kg_function_at(g, rc.fn)->name, FACTS_MODULE_BODY) != 0)
+			continue;
+		before_compile_apply(g, &inj, kg_function_at(g, rc.fn)->module, rc.module, 0);
 	}
 	for (size_t i = 0; i < calls; i++) {
 		struct raw_call rc = GI_VEC_AT(&g->raw_calls, struct raw_call, i);
@@ -708,7 +777,6 @@ static void injections_resolve(struct kg_graph *g)
 		if (fn >= 0 && (size_t)fn < fns && inj.first[fn] >= 0 && giver != user)
 			inject_apply(g, &inj, user, fn, 0);
 	}
-done:
 	gi_free(inj.first);
 	gi_free(inj.next);
 }

@@ -48,6 +48,11 @@ struct kg_module {
 	/* Its `__using__/1` quotes were read and applied to the modules that
 	 * use it (kg_graph_finish), so calls are not resolved into it blindly. */
 	bool using_read;
+	/* A `use` (or @before_compile) splices into it code that the reader
+	 * could not read (an unquoted variable or remote call, a `__using__`
+	 * with no quote it could follow): it may define functions, callbacks
+	 * and a @behaviour that the graph does not show. */
+	bool inject_opaque;
 	enum facts_origin origin;
 	struct gi_vec functions;     /* int: function indexes */
 	struct gi_vec out, in;       /* int: edge indexes */

@@ -324,6 +324,7 @@ struct ex_ctx {
 	long function;               /* index in the module's functions, -1 outside */
 	struct ex_metrics *metrics;  /* current clause, NULL outside */
 	bool in_quote;
+	int quote_def;    /* inside a quote: definitions (def ... do) being walked */
 	bool hash_bodies; /* make the BODY sites (ex_parse_with flags) */
 	bool in_guard;    /* walking a clause's guard (no compiler_call there) */
 	/* The condition being walked of an if, unless, cond clause or for
@@ -1455,7 +1456,7 @@ static const char *quoted_module(struct ex_ctx *c, TSNode n, unsigned depth)
 
 /* Inside a quote in a function: what the quote injects into the module that
  * `use`s it (FACTS_CALL_INJECT, `what` = "import", "require", "use",
- * "before_compile", "after_compile"), recorded on the function for the
+ * "before_compile", "after_compile", "behaviour"), recorded on the function for the
  * graph to apply. */
 static void inject_add(struct ex_ctx *c, const char *what, TSNode target, unsigned depth,
                        uint32_t line)
@@ -1928,6 +1929,15 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 		}
 		return;
 	}
+	if (c->mod && c->in_quote && kind_of(call.target) == N_IDENTIFIER &&
+	    text_is(c, call.target, "behaviour")) {
+		/* @behaviour M in a quote: declared by the module that uses it */
+		struct ex_args a;
+		args_read(c, call.args, depth, &a);
+		if (a.count > 0)
+			inject_add(c, "behaviour", a.first[0], depth, line_of(n));
+		return;
+	}
 	if (kind_of(call.target) != N_IDENTIFIER || !c->mod || c->function >= 0 || c->in_quote) {
 		walk_children(c, call.args, depth);
 		return;
@@ -2264,8 +2274,12 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 	}
 	if (c->mod->pending_impl) {
 		fn->has_impl = true;
-		facts_site_add(cur_module(c), FACTS_SITE_IMPL, fn->name, fn->arity, start,
-		               c->mod->pending_impl_value ? c->mod->pending_impl_value : "true");
+		/* size: how many default arguments the head has; the compiler
+		 * accepts @impl when any arity they generate is a callback. */
+		struct facts_site *s = facts_site_add(
+		    cur_module(c), FACTS_SITE_IMPL, fn->name, fn->arity, start,
+		    c->mod->pending_impl_value ? c->mod->pending_impl_value : "true");
+		s->size = (uint32_t)h->defaults;
 	}
 	c->mod->pending_doc = c->mod->pending_doc_false = c->mod->pending_impl = false;
 	c->mod->pending_impl_value = NULL;
@@ -2496,10 +2510,12 @@ static void do_def_one(struct ex_ctx *c, const struct ex_call *call, unsigned de
 			int arity = (int)a.count + (ts_node_is_null(call->do_block) ? 0 : 1);
 			local_call(c, call->target, arity);
 		}
+		c->quote_def += c->in_quote;
 		if (!ts_node_is_null(call->args))
 			walk_children(c, call->args, depth);
 		if (!ts_node_is_null(call->do_block))
 			walk_children(c, call->do_block, depth);
+		c->quote_def -= c->in_quote;
 		return;
 	}
 	TSNode body = call->do_block;
@@ -3199,6 +3215,66 @@ static void record_generate(struct ex_ctx *c, const struct ex_call *call, const 
 		                   !private);
 }
 
+/* True when `n` stands as a statement: in a do block, a block, or as the
+ * `do:` value of a keyword list. */
+static bool is_statement(const struct ex_ctx *c, TSNode n)
+{
+	TSNode p = ts_node_parent(n);
+	if (ts_node_is_null(p))
+		return false;
+	const char *t = ts_node_type(p);
+	if (strcmp(t, "do_block") == 0 || strcmp(t, "block") == 0 || strcmp(t, "else_block") == 0)
+		return true;
+	if (strcmp(t, "pair") != 0)
+		return false;
+	TSNode key = field(p, tables.f_key);
+	size_t len;
+	const char *k = text_of(c, key, &len);
+	return len >= 3 && memcmp(k, "do:", 3) == 0;
+}
+
+/* `unquote(x)` or `unquote_splicing(x)` inside a quote of a function:
+ * standing as a statement outside any definition of the quote, it splices
+ * in code (definitions, attributes) that the quote does not show: a local
+ * function's own quotes (FACTS_CALL_INJECT_QUOTE to it, applied by the
+ * graph), or something unreadable (FACTS_CALL_INJECT_QUOTE with arity -1).
+ * Its argument is then walked as the ordinary code it is (it runs in the
+ * macro). */
+static void walk_unquote(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+{
+	if (c->function >= 0 && c->quote_def == 0 && c->mod && is_statement(c, call->node)) {
+		struct ex_args a;
+		args_read(c, call->args, depth, &a);
+		TSNode arg = a.count == 1 ? a.first[0] : (TSNode){0};
+		struct ex_call inner;
+		const char *name = NULL;
+		int arity = -1;
+		if (!ts_node_is_null(arg) && kind_of(arg) == N_CALL) {
+			call_read(c, arg, depth, &inner);
+			if (kind_of(inner.target) == N_IDENTIFIER &&
+			    ts_node_is_null(inner.do_block)) {
+				size_t len;
+				const char *t = text_of(c, inner.target, &len);
+				if (len > 0 && len < EX_MAX_NAME) {
+					name = gi_arena_strndup(&c->f->arena, t, len);
+					arity = ts_node_is_null(inner.args)
+					            ? 0
+					            : (int)ts_node_named_child_count(inner.args);
+				}
+			}
+		}
+		call_add(c, FACTS_CALL_INJECT_QUOTE, name ? c->mod->name : NULL, name, arity,
+		         line_of(call->node));
+	}
+	bool saved = c->in_quote;
+	int saved_def = c->quote_def;
+	c->in_quote = false;
+	c->quote_def = 0;
+	walk_children(c, call->args, depth);
+	c->in_quote = saved;
+	c->quote_def = saved_def;
+}
+
 static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 {
 	struct ex_call call;
@@ -3247,9 +3323,12 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 			return;
 		case EX_W_QUOTE: {
 			bool saved = c->in_quote;
+			int saved_def = c->quote_def;
 			c->in_quote = true;
+			c->quote_def = 0;
 			walk_children(c, n, depth);
 			c->in_quote = saved;
+			c->quote_def = saved_def;
 			return;
 		}
 		case EX_W_IF:
@@ -3263,6 +3342,12 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 			do_control(c, &call, depth, w);
 			return;
 		default:
+			if (c->in_quote && !ts_node_is_null(call.args) &&
+			    (text_is(c, call.target, "unquote") ||
+			     text_is(c, call.target, "unquote_splicing"))) {
+				walk_unquote(c, &call, depth);
+				return;
+			}
 			if (c->mod && c->function < 0 && !c->in_quote &&
 			    !ts_node_is_null(call.do_block) &&
 			    (text_is(c, call.target, "test") ||

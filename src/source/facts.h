@@ -78,7 +78,7 @@ enum facts_call_kind {
 	 * applies) injects into the module that `use`s it (docs/EXTRACTION.md,
 	 * "use injection"): never a call, applied by the graph. */
 	FACTS_CALL_INJECT,     /* module: the target; function: "import", "require", "use",
-	                          "before_compile" */
+	                          "before_compile", "after_compile", "behaviour" */
 	FACTS_CALL_INJECT_DEF, /* function/arity: a public def (or defdelegate) in the quote */
 	/* `use M, :which` in a module body: M.which/0, whose quote injects like
 	 * __using__'s (the `use MyAppWeb, :controller` pattern). */
@@ -91,6 +91,12 @@ enum facts_call_kind {
 	 * Stored, but never an edge of the graph: queries on the project do
 	 * not see them; the comparison with the object code counts them. */
 	FACTS_CALL_COMPILER,
+	/* In a quote of a function, an `unquote(...)` standing as a statement
+	 * (where definitions go): function/arity the local function of the same
+	 * module (module) whose quotes it splices in, applied like the quote's
+	 * own; function NULL and arity -1 when it is anything else (a variable,
+	 * a remote call): what it injects cannot be read. */
+	FACTS_CALL_INJECT_QUOTE,
 };
 
 /* The name of the function that holds a module body's calls (code outside
@@ -146,8 +152,9 @@ struct facts_function {
  * docs/CHECKS.md): things with a place in the source that the graph itself
  * does not need. */
 enum facts_site_kind {
-	FACTS_SITE_ORPHAN_SPEC = 0,   /* @spec name/arity with no function of that name/arity */
-	FACTS_SITE_IMPL,              /* @impl before name/arity; detail "true" or the module */
+	FACTS_SITE_ORPHAN_SPEC = 0, /* @spec name/arity with no function of that name/arity */
+	FACTS_SITE_IMPL, /* @impl before name/arity; detail "true", "false" or the module; size: the
+	                    head's default arguments */
 	FACTS_SITE_OPTIONAL_CALLBACK, /* name/arity listed in @optional_callbacks */
 	FACTS_SITE_STRUCT_BUILD,      /* %S{...} or struct(S, ...); detail: S */
 	FACTS_SITE_STRUCT_UPDATE,     /* %S{s | ...}; detail: S */

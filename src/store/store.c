@@ -418,7 +418,8 @@ static int calls_write(struct st_db *db, int64_t file_id, int64_t function_id,
 	gi_vec_init(&agg, sizeof(struct agg_call));
 	for (size_t i = 0; i < fn->calls.len; i++) {
 		const struct facts_call *c = gi_vec_get(&fn->calls, i);
-		if (c->kind != FACTS_CALL_DYNAMIC && c->kind != FACTS_CALL_COMPILER && c->module &&
+		if (c->kind != FACTS_CALL_DYNAMIC && c->kind != FACTS_CALL_COMPILER &&
+		    c->kind != FACTS_CALL_INJECT_QUOTE && c->module &&
 		    strcmp(c->module, m->name) != 0)
 			gi_map_put(targets, c->module, (void *)1);
 		size_t k = 0;

@@ -23,7 +23,7 @@
 #include "base/map.h"
 #include "source/facts.h"
 
-#define ST_SCHEMA_VERSION 4
+#define ST_SCHEMA_VERSION 5
 
 struct st_db;
 

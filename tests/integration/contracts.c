@@ -8,7 +8,7 @@
  * Erlang module compiled with erlc, indexed with --beam); the clause-body
  * hashes that `index` leaves out and the first `duplicates` stores, per
  * file, again after a file is re-indexed, never from a file edited since.
- * needs: elixir erlang-base
+ * needs: elixir erlang-base src:elixir-lang
  */
 #include <jansson.h>
 #include <sqlite3.h>
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "api_util.h"
+#include "base/map.h"
 #include "giulia_cli.h"
 #include "harness.h"
 #include "support.h"
@@ -473,6 +474,141 @@ static void behaviour_from_project_object_code(void)
 	ts_giulia_result_free(&c);
 }
 
+/* The compiler's behaviour and @impl warnings in `text` (elixirc's stderr)
+ * as "check module function" lines in `set`. */
+static void compiler_findings(char *text, struct gi_map *set)
+{
+	char kind[32] = "", fn[256] = "";
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *w = strstr(line, "warning: ");
+		if (w) {
+			const char *f = strstr(w, "function ");
+			kind[0] = fn[0] = '\0';
+			if (!f)
+				continue;
+			sscanf(f + 9, "%255s", fn);
+			if (strstr(w, "required by behaviour"))
+				snprintf(kind, sizeof(kind), "missing_callback");
+			else if (strstr(w, "no behaviour was declared"))
+				snprintf(kind, sizeof(kind), "impl_without_behaviour");
+			else if (strstr(w, "@impl"))
+				snprintf(kind, sizeof(kind), "impl_not_callback");
+			continue;
+		}
+		char *end = strstr(line, " (module)");
+		if (!end || !kind[0])
+			continue;
+		*end = '\0';
+		const char *m = strrchr(line, ' ');
+		char key[600];
+		snprintf(key, sizeof(key), "%s %s %s", kind, m ? m + 1 : line, fn);
+		gi_map_put(set, key, (void *)1);
+		kind[0] = '\0';
+	}
+}
+
+/* Giulia's contract findings (orphan specs aside) as "check module
+ * function" lines in `set`, their count returned. */
+static size_t giulia_findings(json_t *r, struct gi_map *set)
+{
+	size_t i, n = 0;
+	json_t *f;
+	json_array_foreach(json_object_get(r, "findings"), i, f)
+	{
+		const char *check = json_string_value(json_object_get(f, "check"));
+		if (strcmp(check, "orphan_spec") == 0)
+			continue;
+		const char *fn = strcmp(check, "missing_callback") == 0
+		                     ? json_string_value(json_object_get(f, "detail"))
+		                     : json_string_value(json_object_get(f, "function"));
+		char key[600];
+		snprintf(key, sizeof(key), "%s %s %s", check,
+		         json_string_value(json_object_get(f, "module")), fn ? fn : "?");
+		gi_map_put(set, key, (void *)1);
+		n++;
+	}
+	return n;
+}
+
+/* The contracts_truth fixture (callbacks spliced in by __using__'s helpers,
+ * overridable defaults, a behaviour whose __using__ does not declare it,
+ * defexception's implicit @behaviour Exception, default-argument arities,
+ * and three true findings) compiled by elixirc: Giulia's findings are
+ * exactly the compiler's warnings. */
+static void contracts_agree_with_the_compiler(void)
+{
+	char src[4096], dir[4096], out[4200];
+	snprintf(src, sizeof(src), "%s/tests/fixtures/projects/contracts_truth", th_srcdir());
+	snprintf(dir, sizeof(dir), "%s/truth", th_tmpdir());
+	snprintf(out, sizeof(out), "%s/ebin", th_tmpdir());
+	const char *cp[] = {"cp", "-r", src, dir, NULL};
+	TH_ASSERT_INT_EQ(ts_run(cp, NULL, 30000, NULL, NULL), 0);
+	const char *mk[] = {"mkdir", "-p", out, NULL};
+	TH_ASSERT_INT_EQ(ts_run(mk, NULL, 10000, NULL, NULL), 0);
+	char kv[4200], errors[4200];
+	snprintf(kv, sizeof(kv), "%s/lib/kv.ex", dir);
+	snprintf(errors, sizeof(errors), "%s/lib/errors.ex", dir);
+	const char *elixirc[] = {"elixirc", "-o", out, kv, errors, NULL};
+	char *se = NULL;
+	TH_ASSERT_INT_EQ(ts_run(elixirc, NULL, 120000, NULL, &se), 0);
+	TH_ASSERT(se != NULL);
+	struct gi_map compiler, giulia;
+	gi_map_init(&compiler);
+	gi_map_init(&giulia);
+	compiler_findings(se, &compiler);
+	free(se);
+	struct ts_giulia_result r = GIULIA("index", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	r = GIULIA("contracts", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	size_t n = giulia_findings(r.json, &giulia);
+	TH_ASSERT_INT_EQ(n, 3);
+	TH_ASSERT_INT_EQ(compiler.len, 3);
+	for (size_t i = 0; i < compiler.cap; i++)
+		if (compiler.slots[i].key)
+			TH_ASSERT_MSG(gi_map_get(&giulia, compiler.slots[i].key),
+			              "the compiler warns, Giulia does not: %s",
+			              compiler.slots[i].key);
+	for (size_t i = 0; i < giulia.cap; i++)
+		if (giulia.slots[i].key)
+			TH_ASSERT_MSG(gi_map_get(&compiler, giulia.slots[i].key),
+			              "Giulia reports, the compiler does not: %s",
+			              giulia.slots[i].key);
+	ts_giulia_result_free(&r);
+	gi_map_destroy(&compiler);
+	gi_map_destroy(&giulia);
+}
+
+/* Elixir 1.14's own standard library (Debian's source package, unpacked by
+ * scripts/deps.sh into build/elixir-src), which that compiler builds
+ * without a single behaviour or @impl warning: no contract finding either
+ * (defexception's @behaviour Exception, @impl on default-argument heads,
+ * callbacks that `use` brings). */
+static void stdlib_contracts_agree_with_the_compiler(void)
+{
+	char lib[4096], probe[4200], db[4096];
+	snprintf(lib, sizeof(lib), "%s/build/elixir-src/lib", th_srcdir());
+	snprintf(probe, sizeof(probe), "%s/elixir/lib/kernel.ex", lib);
+	TH_NEED(access(probe, R_OK) == 0, "src:elixir-lang", "no Elixir source at %s", lib);
+	snprintf(db, sizeof(db), "%s/stdlib.db", th_tmpdir());
+	struct ts_giulia_result r = GIULIA("index", lib, "--db", db, "--jobs", "2");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	r = GIULIA("contracts", "--project", lib, "--db", db, "--check", "missing_callback",
+	           "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r.json, "total")), 0);
+	ts_giulia_result_free(&r);
+	r = GIULIA("contracts", "--project", lib, "--db", db, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	json_t *counts = json_object_get(r.json, "counts");
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(counts, "impl_not_callback")), 0);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(counts, "impl_without_behaviour")), 0);
+	ts_giulia_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -483,6 +619,8 @@ int main(int argc, char **argv)
 	    TH_TEST(duplicates_hash_bodies_when_first_asked),
 	    TH_TEST(rest_and_mcp_give_the_cli_json),
 	    TH_TEST(behaviour_from_project_object_code),
+	    TH_TEST(contracts_agree_with_the_compiler),
+	    TH_TEST(stdlib_contracts_agree_with_the_compiler),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_contracts", tests);
