@@ -644,9 +644,14 @@ static void print_dead_code(json_t *r)
 	}
 	table_flush(t);
 	json_t *by = json_object_get(r, "by_reason");
-	printf("%lld functions: %lld unreferenced, %lld test-only, %lld callbacks\n",
+	printf("%lld functions: %lld unreferenced, %lld test-only, %lld callbacks, %lld dynamic\n",
 	       jint(r, "count"), jint(by, "unreferenced"), jint(by, "test_only"),
-	       jint(by, "callback"));
+	       jint(by, "callback"), jint(by, "dynamic"));
+	if (jint(by, "dynamic") > 0)
+		printf("dynamic: a call on a module in a variable has its name and arity\n");
+	if (jint(r, "public_api_count") > 0)
+		printf("not dead: %lld public API functions nobody here calls (--json: public_api)\n",
+		       jint(r, "public_api_count"));
 	json_array_foreach(json_object_get(r, "incomplete_modules"), i, f)
 	{
 		char where[1024];

@@ -139,6 +139,7 @@ struct kg_graph *kg_graph_new(void)
 	gi_vec_init(&g->raw_calls, sizeof(struct raw_call));
 	gi_map_init(&g->module_index);
 	gi_map_init(&g->function_index);
+	gi_map_init(&g->dynamic_names);
 	return g;
 }
 
@@ -169,6 +170,7 @@ void kg_graph_free(struct kg_graph *g)
 	gi_vec_destroy(&g->raw_refs);
 	gi_vec_destroy(&g->raw_calls);
 	gi_map_destroy(&g->module_index);
+	gi_map_destroy(&g->dynamic_names);
 	gi_map_destroy(&g->function_index);
 	gi_arena_destroy(&g->arena);
 	gi_free(g);
@@ -394,6 +396,8 @@ void kg_graph_add_facts(struct kg_graph *g, const struct facts_file *f, bool tes
 			    .has_impl = ff->has_impl,
 			    .has_guard = ff->has_guard,
 			    .doc_false = ff->doc_false,
+			    .deprecated = ff->deprecated,
+			    .from_defaults = ff->from_defaults,
 			    .cyclomatic = ff->cyclomatic,
 			    .cognitive = ff->cognitive,
 			    .max_nesting = ff->max_nesting,
@@ -654,8 +658,9 @@ static int body_function_get(struct kg_graph *g, int module)
 static void inject_apply(struct kg_graph *g, const struct injections *inj, int user, int fn,
                          int depth)
 {
-	const struct kg_function *giver_fn = kg_function_at(g, fn);
-	const char *giver = kg_module_at(g, giver_fn->module)->name;
+	/* indexes only: adding functions below moves the vectors */
+	int giver_module = kg_function_at(g, fn)->module;
+	const char *giver = kg_module_at(g, giver_module)->name;
 	for (int i = inj->first[fn]; i >= 0; i = inj->next[i]) {
 		struct raw_call rc = GI_VEC_AT(&g->raw_calls, struct raw_call, (size_t)i);
 		if (rc.kind == FACTS_CALL_INJECT_DEF || rc.kind == FACTS_CALL_INJECT_MACRO) {
@@ -679,7 +684,7 @@ static void inject_apply(struct kg_graph *g, const struct injections *inj, int u
 		}
 		if (rc.kind == FACTS_CALL_INJECT_QUOTE) {
 			int spliced = rc.function && depth < KG_INJECT_MAX_DEPTH
-			                  ? splice_find(g, giver_fn->module, rc.function, rc.arity)
+			                  ? splice_find(g, giver_module, rc.function, rc.arity)
 			                  : -1;
 			if (spliced < 0 || (size_t)spliced >= inj->count)
 				kg_module_at(g, user)->inject_opaque = true;
@@ -941,11 +946,23 @@ bool kg_path_is_test_in(const char *path, const char *const *test_paths)
 	for (size_t i = 0; dirs[i]; i++)
 		if (path_under(path, dirs[i]))
 			return true;
-	/* An umbrella app: apps/NAME/test/... */
-	if (gi_str_starts_with(path, "apps/")) {
-		const char *slash = strchr(path + 5, '/');
-		if (slash && slash > path + 5 && gi_str_starts_with(slash + 1, "test/"))
+	/* A nested Mix project (an umbrella app apps/NAME/test/, a
+	 * repository's installer/test/ or integration_test/test/): a `test`
+	 * directory with no `lib` directory above it. A script (.exs) under
+	 * any `test` directory is test code too (Elixir's own
+	 * lib/APP/test/...: Mix never compiles scripts into the library). */
+	bool lib_above = false;
+	for (const char *seg = path; *seg;) {
+		const char *slash = strchr(seg, '/');
+		if (!slash)
+			break;
+		size_t n = (size_t)(slash - seg);
+		if (n == 4 && strncmp(seg, "test", 4) == 0 &&
+		    (!lib_above || gi_str_ends_with(path, ".exs")))
 			return true;
+		if (n == 3 && strncmp(seg, "lib", 3) == 0)
+			lib_above = true;
+		seg = slash + 1;
 	}
 	return false;
 }
@@ -1210,6 +1227,24 @@ static void layers_compute(struct kg_graph *g)
 	}
 }
 
+/* See kg_graph.library. */
+static bool library_is(const struct kg_graph *g)
+{
+	bool root_mix = false;
+	for (size_t i = 0; i < g->modules.len; i++) {
+		const struct kg_module *m = kg_module_at(g, (int)i);
+		if (!m->project || !m->file ||
+		    (strcmp(m->file, "mix.exs") != 0 && !gi_str_ends_with(m->file, "/mix.exs")))
+			continue;
+		root_mix |= strcmp(m->file, "mix.exs") == 0;
+		for (size_t k = 0; k < m->functions.len; k++)
+			if (strcmp(kg_function_at(g, GI_VEC_AT(&m->functions, int, k))->name,
+			           "package") == 0)
+				return true;
+	}
+	return !root_mix;
+}
+
 void kg_graph_finish(struct kg_graph *g)
 {
 	if (g->finished)
@@ -1236,6 +1271,16 @@ void kg_graph_finish(struct kg_graph *g)
 			if (rc->fill == (fill == 1))
 				call_resolve(g, &edge_index, &call_index, rc);
 		}
+	g->library = library_is(g);
+	for (size_t i = 0; i < g->raw_calls.len; i++) {
+		const struct raw_call *rc = gi_vec_get(&g->raw_calls, i);
+		if (rc->kind != FACTS_CALL_DYNAMIC || rc->module || !rc->function ||
+		    !kg_module_is_core(kg_module_at(g, kg_function_at(g, rc->fn)->module)))
+			continue;
+		char key[600];
+		snprintf(key, sizeof(key), "%s/%d", rc->function, rc->arity);
+		gi_map_put(&g->dynamic_names, key, (void *)1);
+	}
 	dispatch_impls(g, &edge_index, &call_index);
 	dispatch_callbacks_and_values(g, &edge_index);
 	pair_map_destroy(&edge_index);
@@ -1319,6 +1364,129 @@ enum kg_dead_reason kg_function_dead_reason(const struct kg_graph *g, int fn)
 	return kg_function_dead_reason_opts(g, fn, false);
 }
 
+/* Hooks the compiler calls on a module that names it in an attribute
+ * (@before_compile, @after_compile, @on_definition, @after_verify) or that
+ * `@derive`s a protocol (__deriving__/3). */
+static const char *const compiler_hooks[] = {
+    "__before_compile__/1", "__after_compile__/2", "__on_definition__/6",
+    "__after_verify__/1",   "__deriving__/3",      NULL,
+};
+
+const char *kg_function_api_reason(const struct kg_graph *g, int fn)
+{
+	const struct kg_function *f = kg_function_at(g, fn);
+	const struct kg_module *m = kg_module_at(g, f->module);
+	if (!f->is_public || !f->defined)
+		return NULL;
+	if (strcmp(f->name, "__using__") == 0)
+		return "using";
+	for (size_t i = 0; compiler_hooks[i]; i++)
+		if (name_arity_is(f, compiler_hooks[i]))
+			return "compiler_hook";
+	size_t n = strlen(f->name);
+	if (n > 4 && strncmp(f->name, "__", 2) == 0 && strcmp(f->name + n - 2, "__") == 0)
+		return "macro_support"; /* __name__: called by code macros emit */
+	if (f->deprecated)
+		return "deprecated"; /* kept for the library's users */
+	if (f->doc_false || !g->library)
+		return NULL;
+	if (f->has_doc || (m->has_moduledoc && !m->moduledoc_false))
+		return "documented";
+	return NULL;
+}
+
+bool kg_function_reached_from_tests(const struct kg_graph *g, int fn)
+{
+	const struct kg_function *f = kg_function_at(g, fn);
+	for (size_t i = 0; i < f->callers.len; i++) {
+		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(&f->callers, int, i));
+		if (c->from_fn != fn && kg_module_at(g, kg_function_at(g, c->from_fn)->module)->test)
+			return true;
+	}
+	return false;
+}
+
+/* True for the modules every module imports without saying so. */
+static bool module_imported_implicitly(const struct kg_module *m)
+{
+	return strcmp(m->name, "Kernel") == 0 || strcmp(m->name, "Kernel.SpecialForms") == 0;
+}
+
+/* Whether core code reaches `fn` (a call of any kind but its own
+ * recursion, or its `reached` bits; dispatch left out when `direct_only`);
+ * sets *from_test when a test module calls it. */
+static bool core_reaches(const struct kg_graph *g, int fn, bool direct_only, bool *from_test)
+{
+	const struct kg_function *f = kg_function_at(g, fn);
+	if (f->reached & (direct_only ? ~FACTS_REF_DISPATCH_MASK : ~0u))
+		return true;
+	for (size_t i = 0; i < f->callers.len; i++) {
+		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(&f->callers, int, i));
+		if (c->from_fn == fn || (direct_only && kg_call_kind_is_dispatch(c->kind)))
+			continue;
+		const struct kg_module *cm = kg_module_at(g, kg_function_at(g, c->from_fn)->module);
+		if (kg_module_is_core(cm))
+			return true;
+		if (cm->test)
+			*from_test = true;
+	}
+	return false;
+}
+
+/* Whether core code reaches another arity of the same definition as `fn`
+ * (default arguments: `def f(a, b \\ 1)` is f/1 and f/2, one function
+ * to its author). */
+static bool sibling_arity_reached(const struct kg_graph *g, int fn, bool direct_only,
+                                  bool *from_test)
+{
+	const struct kg_function *f = kg_function_at(g, fn);
+	const struct kg_module *m = kg_module_at(g, f->module);
+	for (size_t i = 0; i < m->functions.len; i++) {
+		int k = GI_VEC_AT(&m->functions, int, i);
+		const struct kg_function *s = kg_function_at(g, k);
+		if (k == fn || !s->defined || s->line_start != f->line_start ||
+		    strcmp(s->name, f->name) != 0)
+			continue;
+		if (!f->from_defaults && !s->from_defaults)
+			continue;
+		if (core_reaches(g, k, direct_only, from_test))
+			return true;
+	}
+	return false;
+}
+
+/* Elixir's and OTP's modules whose `use` brings callbacks the graph knows
+ * (known_callbacks): a `use` of them says nothing more. */
+static const char *const known_users[] = {
+    "GenServer",   "Supervisor", "Agent",         "Task",         "Application",
+    "DynamicSupervisor", "ExUnit.Case", "ExUnit.CaseTemplate", "Mix.Task", "Mix.Project",
+    "GenEvent",    NULL,
+};
+
+/* True when module `m` declares (@behaviour) a behaviour outside the
+ * project, or `use`s a module outside the project that is not one of
+ * Elixir's known ones (`use Phoenix.Tracker` from a project that does not
+ * hold it): its callbacks are unknown, so any public function may be one. */
+static bool declares_external_behaviour(const struct kg_graph *g, const struct kg_module *m)
+{
+	for (size_t i = 0; i < m->out.len; i++) {
+		const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->out, int, i));
+		const struct kg_module *to = kg_module_at(g, e->to);
+		if (to->project)
+			continue;
+		if (e->kinds & (1u << FACTS_REF_BEHAVIOUR))
+			return true;
+		if (!(e->kinds & (1u << FACTS_REF_USE)))
+			continue;
+		bool known = false;
+		for (size_t k = 0; known_users[k] && !known; k++)
+			known = strcmp(known_users[k], to->name) == 0;
+		if (!known)
+			return true;
+	}
+	return false;
+}
+
 enum kg_dead_reason kg_function_dead_reason_opts(const struct kg_graph *g, int fn, bool direct_only)
 {
 	const struct kg_function *f = kg_function_at(g, fn);
@@ -1326,21 +1494,25 @@ enum kg_dead_reason kg_function_dead_reason_opts(const struct kg_graph *g, int f
 	/* Generated functions are not the author's to delete. */
 	if (!kg_module_is_core(m) || !f->defined || !f->is_public || f->generated_by)
 		return KG_ALIVE;
-	if (f->reached & (direct_only ? ~FACTS_REF_DISPATCH_MASK : ~0u))
+	/* Kernel's local calls are dropped by the reader (docs/EXTRACTION.md):
+	 * every module imports it, so its functions are reached. Mix calls
+	 * the functions of a project's mix.exs (project/0, cli/0, ...). */
+	if (module_imported_implicitly(m) || (m->file && gi_str_ends_with(m->file, "mix.exs")))
 		return KG_ALIVE;
 	bool from_test = false;
-	for (size_t i = 0; i < f->callers.len; i++) {
-		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(&f->callers, int, i));
-		if (c->from_fn == fn || (direct_only && kg_call_kind_is_dispatch(c->kind)))
-			continue;
-		const struct kg_module *cm = kg_module_at(g, kg_function_at(g, c->from_fn)->module);
-		if (kg_module_is_core(cm))
-			return KG_ALIVE;
-		if (cm->test)
-			from_test = true;
-	}
-	if (function_is_callback(g, f))
+	if (core_reaches(g, fn, direct_only, &from_test) ||
+	    sibling_arity_reached(g, fn, direct_only, &from_test))
+		return KG_ALIVE;
+	if (function_is_callback(g, f) || declares_external_behaviour(g, m))
 		return KG_DEAD_CALLBACK;
+	if (kg_function_api_reason(g, fn))
+		return KG_PUBLIC_API;
+	if (!direct_only && g->dynamic_names.len > 0) {
+		char key[600];
+		snprintf(key, sizeof(key), "%s/%d", f->name, f->arity);
+		if (gi_map_get(&g->dynamic_names, key))
+			return KG_DEAD_DYNAMIC;
+	}
 	return from_test ? KG_DEAD_TEST_ONLY : KG_DEAD_UNREFERENCED;
 }
 
@@ -1353,6 +1525,10 @@ const char *kg_dead_reason_name(enum kg_dead_reason r)
 		return "test_only";
 	case KG_DEAD_UNREFERENCED:
 		return "unreferenced";
+	case KG_PUBLIC_API:
+		return "public_api";
+	case KG_DEAD_DYNAMIC:
+		return "dynamic";
 	default:
 		return "alive";
 	}

@@ -1111,8 +1111,8 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
                        json_t *out)
 {
 	(void)db;
-	json_t *a = json_array(), *dispatched = json_array();
-	long long counts[4] = {0}, by_dispatch[FACTS_REF_KIND_COUNT] = {0};
+	json_t *a = json_array(), *dispatched = json_array(), *api = json_array();
+	long long counts[KG_DEAD_DYNAMIC + 1] = {0}, by_dispatch[FACTS_REF_KIND_COUNT] = {0};
 	for (size_t i = 0; i < g->functions.len; i++) {
 		enum kg_dead_reason r = kg_function_dead_reason_opts(g, (int)i, direct_only(p));
 		if (r == KG_ALIVE && !direct_only(p) &&
@@ -1129,6 +1129,19 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
 			continue;
 		counts[r]++;
 		const struct kg_function *f = kg_function_at(g, (int)i);
+		if (r == KG_PUBLIC_API) {
+			/* not dead: the library's API, listed apart */
+			json_t *o = function_ref_json(g, (int)i);
+			set_str(o, "kind", facts_function_kind_name(f->kind));
+			set_int(o, "line", f->line_start);
+			set_str(o, "file", kg_module_at(g, f->module)->file);
+			set_str(o, "why", kg_function_api_reason(g, (int)i));
+			set_str(o, "reached", kg_function_reached_from_tests(g, (int)i)
+			                          ? "test_only"
+			                          : "unreferenced");
+			json_array_append_new(api, o);
+			continue;
+		}
 		json_t *o = function_ref_json(g, (int)i);
 		set_str(o, "kind", facts_function_kind_name(f->kind));
 		set_int(o, "line", f->line_start);
@@ -1142,9 +1155,12 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
 	set_int(by, "callback", counts[KG_DEAD_CALLBACK]);
 	set_int(by, "test_only", counts[KG_DEAD_TEST_ONLY]);
 	set_int(by, "unreferenced", counts[KG_DEAD_UNREFERENCED]);
+	set_int(by, "dynamic", counts[KG_DEAD_DYNAMIC]);
 	set_int(out, "count", (long long)json_array_size(a));
 	json_object_set_new(out, "by_reason", by);
 	json_object_set_new(out, "functions", a);
+	set_int(out, "public_api_count", counts[KG_PUBLIC_API]);
+	json_object_set_new(out, "public_api", api);
 	json_t *by_kind = json_object();
 	for (int k = FACTS_REF_IMPL; k < FACTS_REF_KIND_COUNT; k++)
 		set_int(by_kind, facts_ref_kind_name((enum facts_ref_kind)k), by_dispatch[k]);

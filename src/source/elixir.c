@@ -311,7 +311,7 @@ struct ex_module_state {
 	} atom_lists[16];
 	int atom_list_count;
 	bool is_protocol;
-	bool pending_doc, pending_doc_false, pending_impl;
+	bool pending_doc, pending_doc_false, pending_impl, pending_deprecated;
 	const char *pending_impl_value; /* "true" or the module of the pending @impl */
 };
 
@@ -572,6 +572,21 @@ static const char *module_of(struct ex_ctx *c, TSNode n, unsigned depth)
 		return len ? alias_expand(c, buf, len) : NULL;
 	case N_IDENTIFIER:
 		return text_is(c, n, "__MODULE__") && c->mod ? c->mod->name : NULL;
+	case N_CALL: {
+		/* in a quote, `unquote(__MODULE__)` and `unquote(Alias)` are
+		 * evaluated in the macro's module */
+		if (!c->in_quote)
+			return NULL;
+		TSNode target = field(n, tables.f_target);
+		TSNode args = ts_node_named_child(n, 1);
+		if (kind_of(target) != N_IDENTIFIER || !text_is(c, target, "unquote") ||
+		    ts_node_is_null(args) || ts_node_named_child_count(args) != 1)
+			return NULL;
+		TSNode arg = ts_node_named_child(args, 0);
+		if (kind_of(arg) != N_ALIAS && kind_of(arg) != N_IDENTIFIER)
+			return NULL;
+		return module_of(c, arg, depth + 1);
+	}
 	case N_ATOM:
 		t = text_of(c, n, &len);
 		if (len < 2 || len >= EX_MAX_NAME || t[0] != ':')
@@ -893,8 +908,19 @@ static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned 
 	const char *fun = mod ? literal_function(c, f) : NULL;
 	if (!fun)
 		return false;
+	/* An MFA given as an option value (`error_handler: {M, :f, []}`) is
+	 * called with arguments of the caller's before its own: any arity;
+	 * a child spec's `start: {M, :f, args}` is applied as written. */
+	TSNode parent = ts_node_parent(ts_node_parent(m));
+	bool option = !apply && !ts_node_is_null(parent) && strcmp(ts_node_type(parent), "pair") == 0;
+	if (option) {
+		size_t klen;
+		const char *k = text_of(c, field(parent, tables.f_key), &klen);
+		option = !(klen >= 6 && memcmp(k, "start:", 6) == 0);
+	}
 	ref_add(c, apply ? FACTS_REF_APPLY : FACTS_REF_MFA, mod, line);
-	call_add(c, apply ? FACTS_CALL_APPLY : FACTS_CALL_MFA, mod, fun, literal_arity(a), line);
+	call_add(c, apply ? FACTS_CALL_APPLY : FACTS_CALL_MFA, mod, fun,
+	         option ? -1 : literal_arity(a), line);
 	if (apply && c->mod && !c->in_quote) {
 		struct facts_function *fn = cur_function(c);
 		facts_site_add(
@@ -1498,6 +1524,31 @@ static void import_only(struct ex_ctx *c, TSNode list, unsigned depth, const cha
 	}
 }
 
+/* `import Base.{A, B.C}` / `require Base.{A, B}`: one reference of `kind`
+ * to each module named (what the compiler imports or requires). Returns
+ * false when `target` is not that form. */
+static bool directive_multi(struct ex_ctx *c, TSNode target, unsigned depth,
+                            enum facts_ref_kind kind, uint32_t line)
+{
+	if (kind_of(target) != N_DOT || kind_of(field(target, tables.f_right)) != N_TUPLE)
+		return false;
+	const char *base = module_of(c, field(target, tables.f_left), depth);
+	TSNode tuple = field(target, tables.f_right);
+	if (!base)
+		return true;
+	TSTreeCursor *cur = cursor_at(c, depth, tuple);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode k = ts_tree_cursor_current_node(cur);
+		char buf[EX_MAX_NAME];
+		size_t len;
+		if (kind_of(k) != N_ALIAS || !(len = alias_text(c, k, buf, sizeof(buf))))
+			continue;
+		ref_add(c, kind, gi_arena_printf(&c->f->arena, "%s.%s", base, buf), line);
+	}
+	return true;
+}
+
 NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
                                   enum facts_ref_kind kind)
 {
@@ -1513,6 +1564,8 @@ NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, 
 		           a.first[0], depth, line_of(call->node));
 		return;
 	}
+	if (kind != FACTS_REF_USE && directive_multi(c, a.first[0], depth, kind, line_of(call->node)))
+		return;
 	const char *full = module_of(c, a.first[0], depth);
 	if (!full)
 		return;
@@ -1952,10 +2005,16 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 	if (text_is(c, call.target, "doc")) {
 		st->pending_doc = true;
 		st->pending_doc_false = is_false;
+		if (kind_of(v) == N_STRING)
+			walk(c, v, depth, 0); /* interpolations run at compile time */
+	} else if (text_is(c, call.target, "deprecated")) {
+		st->pending_deprecated = true;
 	} else if (text_is(c, call.target, "moduledoc")) {
 		struct facts_module *m = cur_module(c);
 		m->has_moduledoc = true;
 		m->moduledoc_false = is_false;
+		if (kind_of(v) == N_STRING)
+			walk(c, v, depth, 0); /* interpolations run at compile time */
 	} else if (text_is(c, call.target, "impl")) {
 		st->pending_impl = !is_false;
 		st->pending_impl_value = is_false ? NULL : impl_value(c, v, depth);
@@ -2281,7 +2340,10 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 		    c->mod->pending_impl_value ? c->mod->pending_impl_value : "true");
 		s->size = (uint32_t)h->defaults;
 	}
+	if (c->mod->pending_deprecated)
+		fn->deprecated = true;
 	c->mod->pending_doc = c->mod->pending_doc_false = c->mod->pending_impl = false;
+	c->mod->pending_deprecated = false;
 	c->mod->pending_impl_value = NULL;
 	if (!ts_node_is_null(h->guard) && w != EX_W_DEFGUARD && w != EX_W_DEFGUARDP)
 		fn->has_guard = true;
@@ -3178,6 +3240,26 @@ NOINLINE static bool do_exunit(struct ex_ctx *c, const struct ex_call *call, uns
 	return true;
 }
 
+/* ExUnit.CaseTemplate: `using do ... end` (or `using opts do`) in a module
+ * body defines the module's `__using__/1` macro, whose body is the block:
+ * its quotes inject into the test modules that `use` the template, as a
+ * written `defmacro __using__` would (docs/EXTRACTION.md, "use
+ * injection"). */
+NOINLINE static void do_case_template_using(struct ex_ctx *c, const struct ex_call *call,
+                                            unsigned depth)
+{
+	uint32_t start = line_of(call->node), end = end_line_of(call->node);
+	bool created;
+	long fi = function_find_or_add(c, "__using__", 9, 1, &created);
+	struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
+	function_touch(fn, FACTS_DEFMACRO, true, start, end);
+	fn->clauses++;
+	fn->lines += end - start + 1;
+	struct ex_head h;
+	memset(&h, 0, sizeof(h));
+	clause_walk(c, fi, &h, call->do_block, true, true, depth);
+}
+
 /* `raise M` / `raise M, opts` calls M.exception/1, `raise "text"`
  * RuntimeError.exception/1, as the compiler expands them. */
 static void raise_call(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
@@ -3281,7 +3363,7 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	call_read(c, n, depth, &call);
 	enum node_kind tk = kind_of(call.target);
 	bool local = false;
-	const char *mod = NULL, *fun = NULL;
+	const char *mod = NULL, *fun = NULL, *dynamic = NULL;
 	if (tk == N_IDENTIFIER) {
 		size_t len;
 		const char *t = text_of(c, call.target, &len);
@@ -3354,6 +3436,11 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 			     text_is(c, call.target, "describe")) &&
 			    do_exunit(c, &call, depth, text_is(c, call.target, "describe")))
 				return;
+			if (c->mod && c->function < 0 && !c->in_quote &&
+			    !ts_node_is_null(call.do_block) && text_is(c, call.target, "using")) {
+				do_case_template_using(c, &call, depth);
+				return;
+			}
 			local = true;
 			break;
 		}
@@ -3379,6 +3466,11 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		}
 		if (!mod || !fun)
 			walk(c, left, depth, 0);
+		/* `adapter.child_specs(m, c)`: a call on a module held in a
+		 * variable (with parentheses: `v.f` alone may be a field) */
+		if (!mod && kind_of(left) == N_IDENTIFIER && kind_of(right) == N_IDENTIFIER &&
+		    (!ts_node_is_null(call.args) || pipe) && !c->in_quote)
+			dynamic = dot_function(c, right);
 	} else if (!ts_node_is_null(call.target)) {
 		walk(c, call.target, depth, 0);
 	}
@@ -3386,6 +3478,8 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	 * that calls in arguments come first. */
 	uint32_t nargs = walk_children(c, call.args, depth);
 	int arity = (int)nargs + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
+	if (dynamic && c->mod)
+		call_add(c, FACTS_CALL_DYNAMIC, NULL, dynamic, arity, line_of(n));
 	if (local) {
 		local_call(c, call.target, arity);
 		{
