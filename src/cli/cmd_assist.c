@@ -208,6 +208,8 @@ static int cmd_search(int argc, char **argv)
 	p.args = o.args;
 	int rc = kg_db_open(db_path, false, &db);
 	if (!rc)
+		kg_db_refresh_on_query(db, true);
+	if (!rc)
 		rc = kg_query(db, text ? "search_text" : "search_code", &p, &r);
 	if (rc == GI_EINVAL) {
 		const char *why = kg_query_error_message();
@@ -401,6 +403,8 @@ static int cmd_preflight(int argc, char **argv)
 	json_t *profile = NULL;
 	int rc = kg_db_open(db_path, false, &db);
 	if (!rc)
+		kg_db_refresh_on_query(db, true);
+	if (!rc)
 		profile = cli_profile_for(db, data_dir);
 	p.profile = profile;
 	if (!rc)
@@ -472,6 +476,8 @@ static int assist_query(const char *cmd, const struct assist_opts *o, const char
 	struct kg_db *db = NULL;
 	json_t *prof = NULL;
 	int rc = kg_db_open(db_path, false, &db);
+	if (!rc)
+		kg_db_refresh_on_query(db, true);
 	if (!rc && profile)
 		prof = cli_profile_for(db, o->data);
 	p.profile = prof;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "base/alloc.h"
@@ -240,6 +241,15 @@ static int cmd_index(int argc, char **argv)
 		}
 		gi_strlcpy(found, dir, sizeof(found));
 		gi_free(dir);
+		char probe[4200], idx[4200];
+		snprintf(probe, sizeof(probe), "%s/mix.exs", found);
+		snprintf(idx, sizeof(idx), "%s/.giulia/index.db", found);
+		if (access(probe, F_OK) != 0 && access(idx, F_OK) != 0)
+			fprintf(
+			    stderr,
+			    "giulia index: no mix.exs here or above (up to the repository root): "
+			    "indexing %s itself; give PATH to index another directory\n",
+			    found);
 	}
 	const char *root = o.nargs ? o.args[0] : (o.project ? o.project : found);
 	const char *db = o.db ? o.db : getenv("GIULIA_DB");
@@ -650,8 +660,9 @@ static void print_dead_code(json_t *r)
 	if (jint(by, "dynamic") > 0)
 		printf("dynamic: a call on a module in a variable has its name and arity\n");
 	if (jint(r, "public_api_count") > 0)
-		printf("not dead: %lld public API functions nobody here calls (--json: public_api)\n",
-		       jint(r, "public_api_count"));
+		printf(
+		    "not dead: %lld public API functions nobody here calls (--json: public_api)\n",
+		    jint(r, "public_api_count"));
 	json_array_foreach(json_object_get(r, "incomplete_modules"), i, f)
 	{
 		char where[1024];
@@ -885,6 +896,8 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 	json_t *r = NULL;
 	rc = kg_db_open(db_path, false, &db);
 	if (!rc)
+		kg_db_refresh_on_query(db, true);
+	if (!rc)
 		rc = kg_query(db, query, &p, &r);
 	if (rc == GI_ENOTFOUND && p.from && !p.module) {
 		/* say which end of the path is unknown */
@@ -1015,7 +1028,9 @@ static const struct cli_option query_options[] = {
 
 static const struct cli_help index_help = {
     "Indexes every .ex and .exs file under PATH (default: the nearest directory upwards "
-    "holding .giulia/ or mix.exs, else the current one) into PATH/.giulia/index.db. The "
+    "holding .giulia/ or mix.exs, never above the repository root (.git) or the "
+    "outermost mix.exs, else the current one, said on stderr) into "
+    "PATH/.giulia/index.db, which ignores itself in git (.giulia/.gitignore). The "
     "run is incremental: unchanged files are not parsed again. When PATH/_build holds "
     "the compiled code of the project's own applications (the apps its mix.exs files "
     "name), it fills in what source cannot show (generated functions, rewritten calls, "

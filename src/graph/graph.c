@@ -1400,7 +1400,8 @@ bool kg_function_reached_from_tests(const struct kg_graph *g, int fn)
 	const struct kg_function *f = kg_function_at(g, fn);
 	for (size_t i = 0; i < f->callers.len; i++) {
 		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(&f->callers, int, i));
-		if (c->from_fn != fn && kg_module_at(g, kg_function_at(g, c->from_fn)->module)->test)
+		if (c->from_fn != fn &&
+		    kg_module_at(g, kg_function_at(g, c->from_fn)->module)->test)
 			return true;
 	}
 	return false;
@@ -1458,9 +1459,9 @@ static bool sibling_arity_reached(const struct kg_graph *g, int fn, bool direct_
 /* Elixir's and OTP's modules whose `use` brings callbacks the graph knows
  * (known_callbacks): a `use` of them says nothing more. */
 static const char *const known_users[] = {
-    "GenServer",   "Supervisor", "Agent",         "Task",         "Application",
-    "DynamicSupervisor", "ExUnit.Case", "ExUnit.CaseTemplate", "Mix.Task", "Mix.Project",
-    "GenEvent",    NULL,
+    "GenServer",   "Supervisor",        "Agent",       "Task",
+    "Application", "DynamicSupervisor", "ExUnit.Case", "ExUnit.CaseTemplate",
+    "Mix.Task",    "Mix.Project",       "GenEvent",    NULL,
 };
 
 /* True when module `m` declares (@behaviour) a behaviour outside the

@@ -150,7 +150,7 @@ struct kg_graph {
 	 * has no root mix.exs (Elixir's own source tree). Its documented
 	 * functions are API, not dead code. */
 	bool library;
-	struct gi_vec raw_refs;       /* pending until finish */
+	struct gi_vec raw_refs; /* pending until finish */
 	struct gi_vec raw_calls;
 	bool finished;
 };

@@ -82,6 +82,23 @@ static int64_t stat_mtime_ns(const struct stat *sb)
 }
 
 /* Queues `path` (known in the store as `rel`) unless unchanged since the last run. */
+/* True when `rel` is under DIR/test/ where DIR holds a mix.exs of its own
+ * (a nested Mix project: Elixir's lib/elixir/test/, an umbrella's app): the
+ * tests of that project, whatever kg_path_is_test_in says of a `test`
+ * directory below a `lib` one. `path` is `rel` made absolute. */
+static bool nested_project_test(const char *path, const char *rel)
+{
+	size_t prefix = (size_t)(rel - path);
+	for (const char *t = strstr(rel, "/test/"); t; t = strstr(t + 1, "/test/")) {
+		char mix[4096];
+		int n = snprintf(mix, sizeof(mix), "%.*s/mix.exs",
+		                 (int)(prefix + (size_t)(t - rel)), path);
+		if (n > 0 && (size_t)n < sizeof(mix) && access(mix, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void job_add(struct index_run *run, const char *path, const char *rel, bool is_beam)
 {
 	struct stat sb;
@@ -102,7 +119,8 @@ static void job_add(struct index_run *run, const char *path, const char *rel, bo
 	j->mtime_ns = mtime;
 	j->old_id = known ? known->id : 0;
 	j->old_hash = known ? known->hash : 0;
-	j->is_test = !is_beam && kg_path_is_test_in(rel, (const char *const *)run->test_paths);
+	j->is_test = !is_beam && (kg_path_is_test_in(rel, (const char *const *)run->test_paths) ||
+	                          nested_project_test(path, rel));
 	j->is_beam = is_beam;
 }
 
@@ -490,6 +508,15 @@ static int default_jobs(const struct kg_index_options *opt)
 	return n > INDEX_JOBS_MAX ? INDEX_JOBS_MAX : n;
 }
 
+/* Marks the object code files (stored under absolute paths) as seen, so
+ * that a sources-only run keeps them. */
+static void beam_files_keep(struct gi_map *known)
+{
+	for (size_t i = 0; i < known->cap; i++)
+		if (known->slots[i].key && known->slots[i].key[0] == '/')
+			((struct st_file_state *)known->slots[i].value)->seen = true;
+}
+
 static size_t unseen_count(const struct gi_map *known)
 {
 	size_t n = 0;
@@ -524,6 +551,19 @@ static int deleted_remove(struct st_db *db, struct gi_map *known, int *removed)
 	return 0;
 }
 
+/* The index directory `dir` (ROOT/.giulia) ignores itself in git, so that
+ * an indexed repository's `git status` stays clean. Best effort. */
+static void gitignore_ensure(const char *dir)
+{
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof(path), "%s/.gitignore", dir) >= sizeof(path) ||
+	    access(path, F_OK) == 0)
+		return;
+	static const char text[] = "# Giulia's index: a cache of the sources, never committed\n*\n";
+	if (gi_fs_write_file(path, text, sizeof(text) - 1) != 0)
+		gi_log_warn("index", "could not write %s", path);
+}
+
 int kg_index_project(const char *root, const char *db_path, const struct kg_index_options *opt,
                      json_t **summary_out)
 {
@@ -552,6 +592,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		char *slash = strrchr(dir, '/');
 		*slash = '\0';
 		rc = gi_fs_mkdir_p(dir);
+		if (!rc)
+			gitignore_ensure(dir);
 		gi_free(dir);
 		if (rc)
 			goto done;
@@ -570,9 +612,11 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	run.test_paths = test_paths_load(real);
 	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
 	kg_ignore_destroy(&run.ignore);
-	if (opt && opt->beam_dirs && opt->beam_dirs[0])
+	if (opt && opt->sources_only)
+		beam_files_keep(&known);
+	else if (opt && opt->beam_dirs && opt->beam_dirs[0])
 		beam_dirs = (const char *const *)opt->beam_dirs;
-	if (!beam_dirs && !(opt && opt->no_build)) {
+	if (!beam_dirs && !(opt && (opt->no_build || opt->sources_only))) {
 		build_dirs = index_build_dirs(real);
 		beam_dirs = (const char *const *)build_dirs;
 	}

@@ -44,6 +44,7 @@ struct kg_db {
 	 * built on first use, dropped with the graph */
 	struct kg_search_index *search;
 	struct kg_word_vectors *vectors;
+	bool refresh; /* kg_db_refresh_on_query */
 };
 
 static _Thread_local char query_error[512];
@@ -96,6 +97,32 @@ void kg_db_close(struct kg_db *db)
 	st_close(db->store);
 	gi_free(db->path);
 	gi_free(db);
+}
+
+void kg_db_refresh_on_query(struct kg_db *db, bool on)
+{
+	if (db)
+		db->refresh = on;
+}
+
+/* Brings the index up to date with its project's source (see
+ * kg_db_refresh_on_query). Returns NULL, or why it could not (static). */
+static const char *db_refresh(struct kg_db *db)
+{
+	char *root = NULL;
+	if (st_meta_get(db->store, "root", &root) != 0 || !root)
+		return NULL; /* never indexed from a source tree: nothing to compare */
+	const char *why = NULL;
+	struct kg_index_options opt = {.sources_only = true, .jobs = 2};
+	json_t *summary = NULL;
+	int rc = kg_index_project(root, db->path, &opt, &summary);
+	if (rc == GI_ENOENT)
+		why = "the project's root is gone";
+	else if (rc)
+		why = "the index could not be updated (read-only, or locked)";
+	json_decref(summary);
+	gi_free(root);
+	return why;
 }
 
 /* Loads the graph, or reloads it when the database changed underneath. */
@@ -1136,9 +1163,9 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
 			set_int(o, "line", f->line_start);
 			set_str(o, "file", kg_module_at(g, f->module)->file);
 			set_str(o, "why", kg_function_api_reason(g, (int)i));
-			set_str(o, "reached", kg_function_reached_from_tests(g, (int)i)
-			                          ? "test_only"
-			                          : "unreferenced");
+			set_str(o, "reached",
+			        kg_function_reached_from_tests(g, (int)i) ? "test_only"
+			                                                  : "unreferenced");
 			json_array_append_new(api, o);
 			continue;
 		}
@@ -1692,6 +1719,7 @@ int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p
 			fn = queries[i].fn;
 	if (!fn)
 		return GI_EINVAL;
+	const char *stale = db->refresh ? db_refresh(db) : NULL;
 	struct kg_graph *g = NULL;
 	int rc = graph_get(db, &g);
 	if (rc)
@@ -1719,6 +1747,8 @@ int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p
 		json_decref(o);
 		return rc;
 	}
+	if (stale)
+		json_object_set_new(o, "index_stale", json_pack("{s:s}", "reason", stale));
 	*out = o;
 	return 0;
 }

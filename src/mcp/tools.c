@@ -599,7 +599,7 @@ static int run_scan(struct mcp_server *s, const struct mcp_tool *t, json_t *args
 		snprintf(err, n, "project %.512s is not a directory", project);
 		return GI_EINVAL;
 	}
-	struct kg_index_options opt = {arg_bool(args, "force"), NULL, 0, false};
+	struct kg_index_options opt = {.force = arg_bool(args, "force")};
 	json_t *summary = NULL;
 	pthread_mutex_lock(&s->db_lock);
 	int rc = kg_index_project(real, NULL, &opt, &summary);

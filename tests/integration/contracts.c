@@ -335,22 +335,18 @@ static void duplicates_hash_bodies_when_first_asked(void)
 	TH_ASSERT_INT_EQ(db_count(dir, BODY_SITES), bodies);
 	ts_giulia_result_free(&c);
 
-	/* re-indexed, then edited again: what is on disk is not what was
-	 * indexed, so its bodies stay out and the answer says so */
+	/* re-indexed, then edited again with no `index`: the query brings the
+	 * index up to date first (kg_db_refresh_on_query), so the answer is
+	 * the code on disk, never a stale one */
 	fixture_append(dir, "lib/clones.ex", "\n# edited again\n");
 	c = GIULIA("index", dir);
 	ts_giulia_result_free(&c);
 	fixture_append(dir, "lib/clones.ex", "\n# and once more\n");
 	c = GIULIA("duplicates", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(c.status, 0);
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c.json, "stale_files")), 1);
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c.json, "total")), 0);
-	TH_ASSERT_INT_EQ(db_count(dir, UNHASHED), 1);
-	ts_giulia_result_free(&c);
-	c = GIULIA("index", dir);
-	ts_giulia_result_free(&c);
-	c = GIULIA("duplicates", "--project", dir, "--json");
-	TH_ASSERT_MSG(json_equal(first.json, c.json), "after the stale file is indexed: %s", c.out);
+	TH_ASSERT(json_object_get(c.json, "stale_files") == NULL);
+	TH_ASSERT_MSG(json_equal(first.json, c.json), "after an edit, no index: %s", c.out);
+	TH_ASSERT_INT_EQ(db_count(dir, UNHASHED), 0);
 	ts_giulia_result_free(&c);
 	ts_giulia_result_free(&first);
 }
@@ -432,6 +428,51 @@ static void rest_and_mcp_give_the_cli_json(void)
 	snprintf(path, sizeof(path), "/api/checks/duplicates?min_size=0&path=%s", dir);
 	TH_ASSERT_INT_EQ(td_get(&w, path, &err), 400);
 	json_decref(err);
+	td_stop(&w);
+}
+
+/* After an edit, and no `giulia index`, every way of asking answers from
+ * the edited code: the CLI, a running worker (whose pooled connection has
+ * its graph loaded already) and MCP; a removed file's findings go too. */
+static void queries_answer_from_the_edited_code(void)
+{
+	const char *dir = fixture_ready();
+	struct td_daemon w = {0};
+	snprintf(w.data, sizeof(w.data), "%s/worker", th_tmpdir());
+	td_start(&w, "worker", NULL);
+	char body[4200], path[2048], file[4200];
+	snprintf(body, sizeof(body), "{\"path\":\"%s\"}", dir);
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/index/scan", body, NULL), 200);
+	snprintf(path, sizeof(path), "/api/checks/contracts?path=%s", dir);
+	json_t *rest = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 200); /* loads the graph */
+	TH_ASSERT(finding(rest, "impl_without_behaviour", "Contracts.Edited", NULL) == NULL);
+	json_decref(rest);
+
+	snprintf(file, sizeof(file), "%s/lib/edited.ex", dir);
+	FILE *f = fopen(file, "w");
+	TH_ASSERT(f != NULL);
+	fputs("defmodule Contracts.Edited do\n  @moduledoc false\n  @impl true\n"
+	      "  def run(x), do: x\nend\n",
+	      f);
+	fclose(f);
+	struct ts_giulia_result c = GIULIA("contracts", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	TH_ASSERT_MSG(finding(c.json, "impl_without_behaviour", "Contracts.Edited", "run/1"),
+	              "CLI after an edit: %s", c.out);
+	TH_ASSERT(json_object_get(c.json, "index_stale") == NULL);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 200);
+	TH_ASSERT_MSG(json_equal(rest, c.json), "REST after an edit differs from the CLI");
+	json_decref(rest);
+	json_t *m = mcp_tool(dir, "knowledge_contracts", "{}");
+	TH_ASSERT_MSG(json_equal(m, c.json), "MCP after an edit differs from the CLI");
+	json_decref(m);
+	ts_giulia_result_free(&c);
+
+	TH_ASSERT_INT_EQ(unlink(file), 0);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 200);
+	TH_ASSERT(finding(rest, "impl_without_behaviour", "Contracts.Edited", NULL) == NULL);
+	json_decref(rest);
 	td_stop(&w);
 }
 
@@ -620,6 +661,7 @@ int main(int argc, char **argv)
 	    TH_TEST(rest_and_mcp_give_the_cli_json),
 	    TH_TEST(behaviour_from_project_object_code),
 	    TH_TEST(contracts_agree_with_the_compiler),
+	    TH_TEST(queries_answer_from_the_edited_code),
 	    TH_TEST(stdlib_contracts_agree_with_the_compiler),
 	    TH_END,
 	};
