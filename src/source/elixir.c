@@ -912,7 +912,8 @@ static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned 
 	 * called with arguments of the caller's before its own: any arity;
 	 * a child spec's `start: {M, :f, args}` is applied as written. */
 	TSNode parent = ts_node_parent(ts_node_parent(m));
-	bool option = !apply && !ts_node_is_null(parent) && strcmp(ts_node_type(parent), "pair") == 0;
+	bool option =
+	    !apply && !ts_node_is_null(parent) && strcmp(ts_node_type(parent), "pair") == 0;
 	if (option) {
 		size_t klen;
 		const char *k = text_of(c, field(parent, tables.f_key), &klen);
@@ -1564,7 +1565,8 @@ NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, 
 		           a.first[0], depth, line_of(call->node));
 		return;
 	}
-	if (kind != FACTS_REF_USE && directive_multi(c, a.first[0], depth, kind, line_of(call->node)))
+	if (kind != FACTS_REF_USE &&
+	    directive_multi(c, a.first[0], depth, kind, line_of(call->node)))
 		return;
 	const char *full = module_of(c, a.first[0], depth);
 	if (!full)
