@@ -648,6 +648,25 @@ static void stdlib_contracts_agree_with_the_compiler(void)
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(counts, "impl_not_callback")), 0);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(counts, "impl_without_behaviour")), 0);
 	ts_giulia_result_free(&r);
+
+	/* dead code: Kernel's functions and macros are imported by every
+	 * module (none is dead), and `import Module.Types.{Helpers, Unify}`
+	 * makes edges (Module.Types.Expr calls Helpers' functions through it) */
+	r = GIULIA("dead-code", "--project", lib, "--db", db, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(r.json, "functions"), i, f)
+	{
+		const char *m = json_string_value(json_object_get(f, "module"));
+		TH_ASSERT_MSG(strcmp(m, "Kernel") != 0 && strcmp(m, "Kernel.SpecialForms") != 0,
+		              "%s.%s is dead?", m, json_string_value(json_object_get(f, "name")));
+	}
+	ts_giulia_result_free(&r);
+	r = GIULIA("dependents", "Module.Types.Helpers", "--project", lib, "--db", db, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_MSG(strstr(r.out, "\"Module.Types.Expr\"") != NULL, "dependents: %s", r.out);
+	ts_giulia_result_free(&r);
 }
 
 int main(int argc, char **argv)

@@ -8,7 +8,10 @@
  * Shop.MixProject, test module ShopTest); Shop.Cart <-> Shop.Repo is a cycle,
  * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub. And
  * tests/fixtures/projects/web, a Phoenix-style project for dispatch edges.
- * Source + object code fusion compiles a small project with elixirc.
+ * Source + object code fusion compiles a small project with elixirc. And
+ * tests/fixtures/projects/deadcode, the dead-code categories on every
+ * pattern that reaches a function without a plain call, confirmed by the
+ * compiler's tracer.
  * needs: elixir
  */
 #include <jansson.h>
@@ -835,6 +838,120 @@ static void corrupt_and_foreign_databases(void)
 	ts_giulia_result_free(&r);
 }
 
+/* Prints "CALLER MOD.name/arity" for every call the compiler resolves from
+ * one module to another while compiling SRC_FILES (':'-separated) into
+ * OUT_DIR: remote and imported functions and macros, and the calls the
+ * code macros emit into their callers makes. */
+static const char tracer_script[] =
+    "defmodule GiuliaTracer do\n"
+    "  @kinds [:remote_function, :remote_macro, :imported_function, :imported_macro]\n"
+    "  def trace({kind, _meta, module, name, arity}, env) when kind in @kinds do\n"
+    "    if module != env.module,\n"
+    "      do: IO.puts(\"#{inspect(env.module)} #{inspect(module)}.#{name}/#{arity}\")\n"
+    "    :ok\n"
+    "  end\n"
+    "  def trace(_event, _env), do: :ok\n"
+    "end\n"
+    "files = String.split(System.fetch_env!(\"SRC_FILES\"), \":\")\n"
+    "Code.put_compiler_option(:tracers, [GiuliaTracer])\n"
+    "{:ok, _, _} = Kernel.ParallelCompiler.compile_to_path(files, "
+    "System.fetch_env!(\"OUT_DIR\"))\n";
+
+/* The category Giulia gives `Mod.name/arity` in a dead_code answer:
+ * functions' reason, "public_api", or "alive" when it lists it nowhere. */
+static const char *dead_category(json_t *r, const char *mfa)
+{
+	static const char *const lists[] = {"functions", "public_api"};
+	for (int l = 0; l < 2; l++) {
+		size_t i;
+		json_t *f;
+		json_array_foreach(json_object_get(r, lists[l]), i, f)
+		{
+			char key[700];
+			snprintf(key, sizeof(key), "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"),
+			         (long long)json_integer_value(json_object_get(f, "arity")));
+			if (strcmp(key, mfa) == 0)
+				return l == 0 ? jstr(f, "reason") : "public_api";
+		}
+	}
+	return "alive";
+}
+
+/* The deadcode fixture: every public function's category as written beside
+ * it, and no call the compiler resolves while compiling the library
+ * reaches a function Giulia calls dead. */
+static void dead_code_categories_agree_with_the_compiler(void)
+{
+	char src[4096], dir[4096], out[4200];
+	static char cmd[16384], files[24576];
+	snprintf(src, sizeof(src), "%s/tests/fixtures/projects/deadcode", th_srcdir());
+	snprintf(dir, sizeof(dir), "%s/deadcode", th_tmpdir());
+	snprintf(out, sizeof(out), "%s/ebin", th_tmpdir());
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s' && mkdir -p '%s'", src, dir, out);
+	sh(cmd);
+	struct ts_giulia_result r = GIULIA("index", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	r = GIULIA("dead-code", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	static const char *const expected[][2] = {
+	    {"Dc.Types.Helpers.helper_unused/1", "unreferenced"},
+	    {"Dc.Legacy.only_tests/0", "test_only"},
+	    {"Dc.Adapter.child_specs/2", "dynamic"},
+	    {"Dc.run/1", "public_api"},
+	    {"Dc.Documented.api/1", "public_api"},
+	    {"Dc.Legacy.old/0", "public_api"},
+	    {"Dc.Routes.__on_definition__/6", "public_api"},
+	    {"Dc.Routes.__using__/1", "alive"},
+	    {"Dc.Routes.sigil_q/2", "alive"},
+	    {"Dc.Routes.encode_path/1", "alive"},
+	    {"Dc.Types.Helpers.helper_a/1", "alive"},
+	    {"Dc.Types.Descr.descr_b/1", "alive"},
+	    {"Dc.Version.version/0", "alive"},
+	    {"Dc.Handler.handle_error/2", "alive"},
+	    {"Dc.Defaults.fetch/1", "alive"},
+	    {"Dc.Defaults.fetch/2", "alive"},
+	    {"Dc.Defaults.fetch/3", "alive"},
+	};
+	for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++)
+		TH_ASSERT_MSG(strcmp(dead_category(r.json, expected[i][0]), expected[i][1]) == 0,
+		              "%s: %s, expected %s", expected[i][0],
+		              dead_category(r.json, expected[i][0]), expected[i][1]);
+	TH_ASSERT_INT_EQ(json_integer_value(
+	                     json_object_get(json_object_get(r.json, "by_reason"), "unreferenced")),
+	                 1);
+
+	/* the compiler's view: what it resolves is never dead */
+	snprintf(files, sizeof(files),
+	         "%s/lib/dc.ex:%s/lib/dc/types.ex:%s/lib/dc/docs.ex:%s/lib/dc/routes.ex:"
+	         "%s/lib/dc/options.ex",
+	         dir, dir, dir, dir, dir);
+	setenv("SRC_FILES", files, 1);
+	setenv("OUT_DIR", out, 1);
+	const char *argv[] = {"elixir", "-e", tracer_script, NULL};
+	char *traced = NULL, *err = NULL;
+	int st = ts_run(argv, NULL, RUN_TIMEOUT_MS, &traced, &err);
+	TH_ASSERT_MSG(st == 0 && traced, "the tracer failed: %s", err ? err : "");
+	TH_ASSERT(strstr(traced, "Dc.Types.Helpers.helper_a/1") != NULL);
+	TH_ASSERT(strstr(traced, "Dc.Routes.encode_path/1") != NULL);
+	TH_ASSERT(strstr(traced, "Dc.Version.version/0") != NULL);
+	int seen = 0;
+	char *save = NULL;
+	for (char *line = strtok_r(traced, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *callee = strchr(line, ' ');
+		if (!callee || strncmp(callee + 1, "Dc", 2) != 0)
+			continue;
+		seen++;
+		const char *cat = dead_category(r.json, callee + 1);
+		TH_ASSERT_MSG(strcmp(cat, "alive") == 0 || strcmp(cat, "public_api") == 0,
+		              "the compiler resolves %s, Giulia says %s", line, cat);
+	}
+	TH_ASSERT_MSG(seen >= 8, "the tracer saw %d calls into the library", seen);
+	free(traced);
+	free(err);
+	ts_giulia_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -851,6 +968,7 @@ int main(int argc, char **argv)
 	    TH_TEST(db_option_and_environment),
 	    TH_TEST(clear_errors_for_bad_input),
 	    TH_TEST(corrupt_and_foreign_databases),
+	    TH_TEST(dead_code_categories_agree_with_the_compiler),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_static_index", tests);
