@@ -35,6 +35,7 @@
 #include "graph/ignore.h"
 #include "graph/query.h"
 #include "source/beam.h"
+#include "source/eex.h"
 #include "source/elixir.h"
 #include "store/store.h"
 
@@ -192,7 +193,8 @@ static char **test_paths_load(const char *root)
 static int walk_visit(const char *path, void *ctx)
 {
 	struct index_run *run = ctx;
-	if (!gi_str_ends_with(path, ".ex") && !gi_str_ends_with(path, ".exs"))
+	if (!gi_str_ends_with(path, ".ex") && !gi_str_ends_with(path, ".exs") &&
+	    !eex_is_template(path))
 		return 0;
 	const char *rel = path + run->root_len;
 	while (*rel == '/')
@@ -404,7 +406,9 @@ static void job_parse(struct index_job *j, bool force)
 	j->size = len;
 	/* The clause-body hashes wait for the first `duplicates`
 	 * (kg_duplicates asks for them per file). */
-	rc = ex_parse_with(j->relpath, text, len, EX_PARSE_NO_BODY_HASHES, &j->facts);
+	rc = eex_is_template(j->relpath)
+	         ? eex_parse(j->relpath, text, len, &j->facts)
+	         : ex_parse_with(j->relpath, text, len, EX_PARSE_NO_BODY_HASHES, &j->facts);
 	gi_free(text);
 	if (rc || !j->facts) {
 		facts_file_free(j->facts);

@@ -908,13 +908,15 @@ static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned 
 	const char *fun = mod ? literal_function(c, f) : NULL;
 	if (!fun)
 		return false;
-	/* An MFA given as an option value (`error_handler: {M, :f, []}`) is
-	 * called with arguments of the caller's before its own: any arity;
-	 * a child spec's `start: {M, :f, args}` is applied as written. */
-	TSNode parent = ts_node_parent(ts_node_parent(m));
-	bool option =
-	    !apply && !ts_node_is_null(parent) && strcmp(ts_node_type(parent), "pair") == 0;
-	if (option) {
+	/* An MFA tuple held as a value (`error_handler: {M, :f, []}`,
+	 * `opts[:m2p] || {__MODULE__, :f, [opts]}`) is, by convention, called
+	 * with arguments of the caller's before its own: any arity. A child
+	 * spec's `start: {M, :f, args}` is applied as written, as are the MFA
+	 * arguments of spawn/3 and the like. */
+	TSNode tuple = ts_node_parent(m);
+	bool option = !apply && !ts_node_is_null(tuple) && kind_of(tuple) == N_TUPLE;
+	TSNode parent = option ? ts_node_parent(tuple) : (TSNode){0};
+	if (option && !ts_node_is_null(parent) && strcmp(ts_node_type(parent), "pair") == 0) {
 		size_t klen;
 		const char *k = text_of(c, field(parent, tables.f_key), &klen);
 		option = !(klen >= 6 && memcmp(k, "start:", 6) == 0);
@@ -2360,6 +2362,7 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 		function_touch(g, kind, public, start, end);
 		if (created)
 			g->from_defaults = true;
+		g->deprecated |= fn->deprecated;
 	}
 	return fi;
 }
