@@ -308,9 +308,11 @@ static void print_preflight(json_t *r)
 		}
 	} else {
 		printf(
-		    "  public API: %zu functions; dependents: %zu direct, %lld within %lld hops\n",
+		    "  public API: %zu functions; dependents: %zu direct (and %zu test modules), "
+		    "%lld within %lld hops\n",
 		    json_array_size(json_object_get(r, "public_api")),
 		    json_array_size(json_object_get(r, "dependents")),
+		    json_array_size(json_object_get(r, "test_dependents")),
 		    json_integer_value(json_object_get(r, "blast_count")),
 		    json_integer_value(json_object_get(r, "depth")));
 		json_array_foreach(json_object_get(r, "dependents"), i, v)

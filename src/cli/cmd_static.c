@@ -28,7 +28,7 @@
 struct static_opts {
 	const char *project;
 	const char *db;
-	bool json, force, external, direct, help, no_tests, no_build;
+	bool json, force, external, direct, help, no_tests, no_build, tests;
 	const char *label; /* xref --label */
 	int depth, top, jobs;
 	const char *args[3];
@@ -89,6 +89,8 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 			i++;
 		} else if (strcmp(a, "--no-tests") == 0) {
 			o->no_tests = true;
+		} else if (strcmp(a, "--tests") == 0) {
+			o->tests = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			o->help = true;
 		} else if (strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0) {
@@ -762,8 +764,28 @@ struct query_command {
 	void (*print)(json_t *r);
 };
 
+static bool dependents_tests; /* --tests: list the test modules too */
+
 static void print_dependents(json_t *r)
 {
+	long long tests = jint(r, "test_count");
+	if (!dependents_tests && tests > 0) {
+		/* the code a change breaks first; its tests counted apart */
+		json_t *core = json_array(), *copy = json_copy(r);
+		size_t i;
+		json_t *m;
+		json_array_foreach(json_object_get(r, "dependents"), i, m)
+		{
+			if (!json_is_true(json_object_get(m, "test")))
+				json_array_append(core, m);
+		}
+		json_object_set_new(copy, "dependents", core);
+		json_object_set_new(copy, "count", json_integer(jint(r, "count") - tests));
+		print_neighbours(copy, "dependents");
+		printf("and %lld test modules (--tests lists them)\n", tests);
+		json_decref(copy);
+		return;
+	}
 	print_neighbours(r, "dependents");
 }
 
@@ -924,6 +946,7 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 			json_object_set(r, "file", json_object_get(details, "file"));
 		json_decref(details);
 	}
+	dependents_tests = o.tests;
 	if (o.json || !qc->print)
 		json_print(r);
 	else if (strcmp(query, "path") == 0)
@@ -942,7 +965,7 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 
 #define U_MODULES      "" COMMON " [--external]"
 #define U_FUNCTIONS    "MODULE" COMMON
-#define U_DEPENDENTS   "MODULE" COMMON " [--direct]"
+#define U_DEPENDENTS   "MODULE" COMMON " [--direct] [--tests]"
 #define U_DEPENDENCIES "MODULE" COMMON " [--external] [--direct]"
 #define U_IMPACT       "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external] [--direct] [--no-tests]"
 #define U_CYCLES       "" COMMON
@@ -1005,6 +1028,11 @@ static const struct cli_option index_options[] = {
 };
 static const struct cli_option external_options[] = {OPT_EXTERNAL, OPT_END};
 static const struct cli_option direct_options[] = {OPT_DIRECT, OPT_END};
+static const struct cli_option dependents_options[] = {
+    {"--tests", "list the test modules that depend on it too (counted apart otherwise)", NULL},
+    OPT_DIRECT,
+    OPT_END,
+};
 static const struct cli_option external_direct_options[] = {OPT_EXTERNAL, OPT_DIRECT, OPT_END};
 static const struct cli_option impact_options[] = {
     {"--depth N", "how many steps of dependents and dependencies to follow", "2"},
@@ -1049,8 +1077,9 @@ STATIC_HELP(functions_help,
             NULL, "giulia functions Shop.Cart");
 STATIC_HELP(dependents_help,
             "Modules that depend on MODULE, with the kinds of dependency (alias, import, "
-            "use, require, call, struct, behaviour, capture, and dispatch).",
-            direct_options, "giulia dependents Shop.Repo");
+            "use, require, call, struct, behaviour, capture, and dispatch); test modules "
+            "are counted apart (--tests lists them; --json always has them, test: true).",
+            dependents_options, "giulia dependents Shop.Repo");
 STATIC_HELP(dependencies_help, "Modules MODULE depends on, with the kinds of dependency.",
             external_direct_options, "giulia dependencies Shop.Cart --external");
 STATIC_HELP(impact_help,

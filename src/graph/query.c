@@ -622,6 +622,17 @@ static int q_neighbours(const struct kg_graph *g, const struct kg_query_params *
 	    neighbours_json(g, m, incoming, incoming || include_external(p), direct_only(p));
 	set_str(out, "module", kg_module_at(g, m)->name);
 	set_int(out, "count", (long long)json_array_size(a));
+	if (incoming) {
+		/* test modules are listed (test: true) and counted apart */
+		long long tests = 0;
+		size_t i;
+		json_t *row;
+		json_array_foreach(a, i, row)
+		{
+			tests += json_is_true(json_object_get(row, "test"));
+		}
+		set_int(out, "test_count", tests);
+	}
 	json_object_set_new(out, incoming ? "dependents" : "dependencies", a);
 	return 0;
 }
