@@ -19,6 +19,7 @@
 #include "base/table.h"
 #include "base/str.h"
 #include "cli/cli.h"
+#include "cli/dead_runtime.h"
 #include "graph/query.h"
 #include "observe/beam_pull.h"
 
@@ -31,6 +32,7 @@ struct static_opts {
 	bool json, force, external, direct, help, no_tests, no_build, tests;
 	const char *label; /* xref --label */
 	int depth, top, jobs;
+	int window_ms; /* dead-code --for MS */
 	const char *args[3];
 	int nargs;
 	const char *beam[CLI_BEAM_DIRS_MAX + 2]; /* --beam DIR..., NULL-terminated */
@@ -130,6 +132,9 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 			}
 		} else if (strcmp(a, "--jobs") == 0) {
 			rc = int_option(cmd, usage, a, next, &o->jobs);
+			i++;
+		} else if (strcmp(a, "--for") == 0) {
+			rc = int_option(cmd, usage, a, next, &o->window_ms);
 			i++;
 		} else if (a[0] == '-' && a[1] == '-') {
 			return usage_error(cmd, usage, "unknown option ", a);
@@ -868,6 +873,55 @@ static int query_error(const char *cmd, int rc, const struct kg_query_params *p,
 	return cli_exit_code_for(rc);
 }
 
+static void print_runtime_rows(const char *title, json_t *rows, int max)
+{
+	printf("%s (%zu):\n", title, json_array_size(rows));
+	size_t i;
+	json_t *f;
+	json_array_foreach(rows, i, f)
+	{
+		if ((int)i == max) {
+			printf("  ... %zu more (--json lists them all)\n",
+			       json_array_size(rows) - i);
+			break;
+		}
+		const char *why = json_string_value(json_object_get(f, "static_reason"));
+		printf("  %s.%s/%lld  %lld calls%s%s\n", jstr(f, "module"), jstr(f, "name"),
+		       jint(f, "arity"), jint(f, "calls"), why ? "  static: " : "", why ? why : "");
+	}
+}
+
+/* dead-code --node NODE --for MS: the static answer `r` split by the calls
+ * the node makes in the window (cli/dead_runtime.h). */
+static int dead_code_on_node(json_t *r, struct kg_db *db, const struct static_opts *o)
+{
+	struct obs_target t = {o->node, o->cookie, 0};
+	int window = o->window_ms > 0 ? o->window_ms : 10000;
+	json_t *split = NULL;
+	int rc = cli_dead_code_runtime(db, r, &t, window, &split);
+	if (rc) {
+		fprintf(stderr, "giulia dead-code: %s: %s\n", o->node, gi_strerror(rc));
+		return cli_exit_code_for(rc);
+	}
+	json_object_set_new(r, "runtime", split);
+	if (o->json) {
+		json_print(r);
+		return CLI_EXIT_OK;
+	}
+	printf("%s: %lld modules counted over %lld ms (%lld windows)\n", o->node,
+	       jint(split, "modules_traced"), jint(split, "window_ms"), jint(split, "windows"));
+	print_runtime_rows("called, but the static graph calls them dead (its gaps)",
+	                   json_object_get(split, "called_but_static_dead"), 50);
+	print_runtime_rows("dead statically and not called in the window",
+	                   json_object_get(split, "dead_and_not_called"), 50);
+	print_runtime_rows("referenced statically, never called in the window",
+	                   json_object_get(split, "referenced_not_called"), 20);
+	if (json_array_size(json_object_get(split, "modules_not_loaded")) > 0)
+		printf("not loaded on the node (left out): %zu modules\n",
+		       json_array_size(json_object_get(split, "modules_not_loaded")));
+	return CLI_EXIT_OK;
+}
+
 static int query_run(const struct query_command *qc, int argc, char **argv, const char *usage)
 {
 	struct static_opts o;
@@ -947,6 +1001,13 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 		json_decref(details);
 	}
 	dependents_tests = o.tests;
+	if (strcmp(query, "dead_code") == 0 && o.node) {
+		rc = dead_code_on_node(r, db, &o);
+		json_decref(r);
+		kg_db_close(db);
+		gi_free(db_path);
+		return rc;
+	}
 	if (o.json || !qc->print)
 		json_print(r);
 	else if (strcmp(query, "path") == 0)
@@ -972,7 +1033,7 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 #define U_HUBS         "" COMMON " [--top N]"
 #define U_COUPLING     "[MODULE]" COMMON " [--top N]"
 #define U_COMPLEXITY   "[MODULE]" COMMON " [--top N]"
-#define U_DEAD_CODE    "" COMMON " [--direct]"
+#define U_DEAD_CODE    "" COMMON " [--direct] [--node NODE [--for MS] [--cookie C]]"
 #define U_PATH         "FROM TO" COMMON " [--external] [--direct]"
 #define U_XREF         "[--label compile|export|runtime|compile-connected]" COMMON
 #define U_QUERY        "NAME [MODULE|MOD.fun/arity|FROM TO] [--depth N] [--top N]" COMMON " [--direct]"
@@ -1027,7 +1088,6 @@ static const struct cli_option index_options[] = {
     OPT_END,
 };
 static const struct cli_option external_options[] = {OPT_EXTERNAL, OPT_END};
-static const struct cli_option direct_options[] = {OPT_DIRECT, OPT_END};
 static const struct cli_option dependents_options[] = {
     {"--tests", "list the test modules that depend on it too (counted apart otherwise)", NULL},
     OPT_DIRECT,
@@ -1103,10 +1163,24 @@ STATIC_HELP(complexity_help,
             "file:line; with "
             "MODULE, that module's.",
             top20_options, "giulia complexity --top 10");
+static const struct cli_option dead_code_options[] = {
+    OPT_DIRECT,
+    {"--node NODE",
+     "also count, on this live node, the calls of every public function of "
+     "the project's modules and split the answer by them",
+     NULL},
+    {"--for MS", "--node: how long calls are counted (one window per 64 modules)", "10000"},
+    {"--cookie C", "--node: the node's cookie", "$GIULIA_COOKIE, else ~/.erlang.cookie"},
+    OPT_END,
+};
 STATIC_HELP(dead_code_help,
-            "Public functions no other project module reaches: unreferenced or reached from "
-            "tests only.",
-            direct_options, "giulia dead-code");
+            "Public functions no other project module reaches: unreferenced, reached from "
+            "tests only, callbacks, or perhaps called on a module in a variable (dynamic); "
+            "a library's public API is counted apart. With --node, the node's calls split "
+            "the answer: dead code the node calls (what the static graph missed), dead code "
+            "it does not call, and referenced code it never called in the window.",
+            dead_code_options,
+            "giulia dead-code\ngiulia dead-code --node shop@localhost --for 60000");
 STATIC_HELP(path_help, "The shortest dependency path from FROM to TO, with each edge's kinds.",
             external_direct_options, "giulia path ShopWeb.CartController Shop.Repo");
 static const struct cli_option xref_options[] = {

@@ -24,6 +24,7 @@
 
 #include "giulia_cli.h"
 #include "harness.h"
+#include "node_watch.h"
 #include "support.h"
 
 #define RUN_TIMEOUT_MS 120000
@@ -954,6 +955,73 @@ static void dead_code_categories_agree_with_the_compiler(void)
 	ts_giulia_result_free(&r);
 }
 
+/* The row of `mfa` ("Mod.f/a") in the array `rows` of a runtime split, or
+ * NULL. */
+static json_t *runtime_row(json_t *split, const char *list, const char *mfa)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(split, list), i, f)
+	{
+		char key[700];
+		snprintf(key, sizeof(key), "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"),
+		         (long long)json_integer_value(json_object_get(f, "arity")));
+		if (strcmp(key, mfa) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+/* dead-code --node: the deadcode fixture loaded on a live node that runs
+ * Dc.run(Dc.Adapter) in a loop; the static answer split by the node's
+ * calls, and no trace pattern left on the node afterwards. */
+static void dead_code_split_by_a_live_node(void)
+{
+	char src[4096], dir[4096];
+	static char cmd[16384], eval[16384];
+	snprintf(src, sizeof(src), "%s/tests/fixtures/projects/deadcode", th_srcdir());
+	snprintf(dir, sizeof(dir), "%s/deadcode", th_tmpdir());
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", src, dir);
+	sh(cmd);
+	struct ts_giulia_result r = GIULIA("index", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	snprintf(eval, sizeof(eval),
+	         "Code.compiler_options(ignore_module_conflict: true)\n"
+	         "for f <- Path.wildcard(\"%s/lib/**/*.ex\"), do: Code.require_file(f)\n"
+	         "loop = fn loop -> Dc.run(Dc.Adapter); Process.sleep(5); loop.(loop) end\n"
+	         "Process.register(spawn(fn -> loop.(loop) end), :dc_loop)\n",
+	         dir);
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ELIXIR_LONG, eval, NULL);
+	ts_beam_wait_answer(&n, "is_pid(whereis(dc_loop)).", "true", 60000,
+	                    "never started its loop");
+	r = GIULIA("dead-code", "--project", dir, "--node", n.name, "--cookie", n.cookie, "--for",
+	           "1000", "--json");
+	TH_ASSERT_MSG(r.status == 0, "dead-code --node: %s", r.out ? r.out : "");
+	json_t *split = json_object_get(r.json, "runtime");
+	TH_ASSERT(split != NULL);
+	/* the static graph calls it dynamic; the node calls it: shown */
+	json_t *row = runtime_row(split, "called_but_static_dead", "Dc.Adapter.child_specs/2");
+	TH_ASSERT_MSG(row != NULL, "runtime: %s", r.out);
+	TH_ASSERT(json_integer_value(json_object_get(row, "calls")) > 0);
+	TH_ASSERT_STR_EQ(jstr(row, "static_reason"), "dynamic");
+	/* dead on both counts */
+	TH_ASSERT(runtime_row(split, "dead_and_not_called", "Dc.Types.Helpers.helper_unused/1"));
+	TH_ASSERT(runtime_row(split, "dead_and_not_called", "Dc.Tmpl.never/1"));
+	/* reached statically (an MFA in options), never called in the window */
+	TH_ASSERT(runtime_row(split, "referenced_not_called", "Dc.Handler.handle_error/2"));
+	/* called by the loop: in no list */
+	TH_ASSERT(!runtime_row(split, "referenced_not_called", "Dc.Types.Helpers.helper_a/1"));
+	TH_ASSERT(!runtime_row(split, "referenced_not_called", "Dc.Defaults.fetch/1"));
+	ts_giulia_result_free(&r);
+	/* nothing of ours left on the node: no call-count pattern */
+	char *left = ts_beam_eval(
+	    &n, "erlang:trace_info({'Elixir.Dc.Types.Helpers', helper_a, 1}, call_count).");
+	TH_ASSERT_MSG(left && strstr(left, "false") != NULL, "trace left: %s", left ? left : "");
+	free(left);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -971,6 +1039,7 @@ int main(int argc, char **argv)
 	    TH_TEST(clear_errors_for_bad_input),
 	    TH_TEST(corrupt_and_foreign_databases),
 	    TH_TEST(dead_code_categories_agree_with_the_compiler),
+	    TH_TEST(dead_code_split_by_a_live_node),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_static_index", tests);
