@@ -1324,10 +1324,46 @@ static bool name_arity_in(const struct gi_vec *list, const char *name_arity)
 	return false;
 }
 
+/* OTP protocols a module implements by defining functions, with no
+ * behaviour to declare: a name registry for `{:via, M, name}` (:global's
+ * four functions), and a special process that :sys drives (proc_lib). A
+ * module that defines the first two of a set implements it; the rest of
+ * the set are its callbacks too. */
+static const char *const otp_protocols[][7] = {
+    {"register_name/2", "whereis_name/1", "unregister_name/1", "send/2", NULL},
+    {"system_continue/3", "system_terminate/4", "system_code_change/4", "system_get_state/1",
+     "system_replace_state/2", "format_status/2", NULL},
+};
+
+static bool module_defines(const struct kg_graph *g, const struct kg_module *m, const char *na)
+{
+	for (size_t i = 0; i < m->functions.len; i++) {
+		const struct kg_function *f = kg_function_at(g, GI_VEC_AT(&m->functions, int, i));
+		if (f->defined && name_arity_is(f, na))
+			return true;
+	}
+	return false;
+}
+
+/* True when `f` belongs to an OTP protocol its module implements. */
+static bool otp_protocol_callback(const struct kg_graph *g, const struct kg_function *f)
+{
+	const struct kg_module *m = kg_module_at(g, f->module);
+	for (size_t p = 0; p < sizeof(otp_protocols) / sizeof(otp_protocols[0]); p++) {
+		bool member = false;
+		for (size_t k = 0; otp_protocols[p][k] && !member; k++)
+			member = name_arity_is(f, otp_protocols[p][k]);
+		if (member && module_defines(g, m, otp_protocols[p][0]) &&
+		    module_defines(g, m, otp_protocols[p][1]))
+			return true;
+	}
+	return false;
+}
+
 static bool function_is_callback(const struct kg_graph *g, const struct kg_function *f)
 {
 	const struct kg_module *m = kg_module_at(g, f->module);
-	if (f->has_impl || m->kind == FACTS_IMPL)
+	if (f->has_impl || m->kind == FACTS_IMPL || otp_protocol_callback(g, f))
 		return true;
 	char na[512];
 	snprintf(na, sizeof(na), "%s/%d", f->name, f->arity);

@@ -899,6 +899,8 @@ static void dead_code_categories_agree_with_the_compiler(void)
 	    {"Dc.Types.Helpers.helper_unused/1", "unreferenced"},
 	    {"Dc.Tmpl.never/1", "unreferenced"},
 	    {"Dc.Tmpl.label/1", "alive"},
+	    {"Dc.Names.whereis_name/1", "callback"},
+	    {"Dc.Names.send/2", "callback"},
 	    {"Dc.Legacy.only_tests/0", "test_only"},
 	    {"Dc.Adapter.child_specs/2", "dynamic"},
 	    {"Dc.run/1", "public_api"},
