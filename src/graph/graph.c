@@ -1227,6 +1227,25 @@ static void layers_compute(struct kg_graph *g)
 	}
 }
 
+/* A module with ExUnit tests (`test "..."` functions, or the __ex_unit__
+ * functions `use ExUnit.Case` generates) is test code wherever its file is
+ * (the .exs files of Ecto's integration_test/cases, shared by its adapters'
+ * suites). */
+static void tests_by_content(struct kg_graph *g)
+{
+	for (size_t i = 0; i < g->modules.len; i++) {
+		struct kg_module *m = kg_module_at(g, (int)i);
+		if (!m->project || m->test)
+			continue;
+		for (size_t k = 0; k < m->functions.len && !m->test; k++) {
+			const struct kg_function *f =
+			    kg_function_at(g, GI_VEC_AT(&m->functions, int, k));
+			m->test = strncmp(f->name, "test ", 5) == 0 ||
+			          strcmp(f->name, "__ex_unit__") == 0;
+		}
+	}
+}
+
 /* See kg_graph.library. */
 static bool library_is(const struct kg_graph *g)
 {
@@ -1251,6 +1270,7 @@ void kg_graph_finish(struct kg_graph *g)
 		return;
 	g->finished = true;
 	struct pair_map edge_index = {0}, call_index = {0};
+	tests_by_content(g);
 	injections_resolve(g);
 	/* What the source says first; then what only the object code says. */
 	for (int fill = 0; fill < 2; fill++)
@@ -1360,10 +1380,26 @@ static bool otp_protocol_callback(const struct kg_graph *g, const struct kg_func
 	return false;
 }
 
+/* True when module `m` is a `defexception` (its generated functions say
+ * so): it declares @behaviour Exception. */
+static bool module_is_exception(const struct kg_graph *g, const struct kg_module *m)
+{
+	for (size_t i = 0; i < m->functions.len; i++) {
+		const struct kg_function *f = kg_function_at(g, GI_VEC_AT(&m->functions, int, i));
+		if (f->generated_by && strcmp(f->generated_by, "defexception") == 0)
+			return true;
+	}
+	return false;
+}
+
 static bool function_is_callback(const struct kg_graph *g, const struct kg_function *f)
 {
 	const struct kg_module *m = kg_module_at(g, f->module);
 	if (f->has_impl || m->kind == FACTS_IMPL || otp_protocol_callback(g, f))
+		return true;
+	if ((name_arity_is(f, "exception/1") || name_arity_is(f, "message/1") ||
+	     name_arity_is(f, "blame/2")) &&
+	    module_is_exception(g, m))
 		return true;
 	char na[512];
 	snprintf(na, sizeof(na), "%s/%d", f->name, f->arity);

@@ -892,9 +892,18 @@ static int literal_arity(TSNode n)
 		return -1;
 	int count = 0;
 	uint32_t k = ts_node_named_child_count(n);
-	for (uint32_t i = 0; i < k; i++)
-		if (kind_of(ts_node_named_child(n, i)) != N_COMMENT)
-			count++;
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode e = ts_node_named_child(n, i);
+		if (kind_of(e) == N_COMMENT)
+			continue;
+		/* `[x | rest]`: a tail of unknown length */
+		if (strcmp(ts_node_type(e), "binary_operator") == 0) {
+			TSNode op = ts_node_child_by_field_name(e, "operator", 8);
+			if (!ts_node_is_null(op) && strcmp(ts_node_type(op), "|") == 0)
+				return -1;
+		}
+		count++;
+	}
 	return count;
 }
 
