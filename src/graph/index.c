@@ -530,6 +530,23 @@ static size_t unseen_count(const struct gi_map *known)
 	return n;
 }
 
+/* The readers' version: what they extract from a file changes with it
+ * (a new kind of call, a category the graph needs), so that an index made by
+ * an older Giulia parses every file again once, as --force does, though the
+ * schema is the same. Bump it whenever elixir.c, eex.c or beam.c extract
+ * something new. */
+#define INDEX_READER_VERSION "2026-12-02.30"
+
+/* True when the facts of the database were made by other readers. */
+static bool reader_changed(struct st_db *db)
+{
+	char *v = NULL;
+	st_meta_get(db, "reader", &v);
+	bool changed = v == NULL || strcmp(v, INDEX_READER_VERSION) != 0;
+	gi_free(v);
+	return changed;
+}
+
 /* True when the database has not recorded `real` as its root yet: a new
  * database (even of an empty project), or a project that moved. */
 static bool root_changed(struct st_db *db, const char *real)
@@ -610,7 +627,7 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		goto done;
 	run.root = real;
 	run.root_len = strlen(real);
-	run.force = opt && opt->force;
+	run.force = (opt && opt->force) || reader_changed(db);
 	run.known = &known;
 	kg_ignore_load(&run.ignore, real);
 	run.test_paths = test_paths_load(real);
@@ -628,7 +645,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		rc = beam_jobs_add(&run, beam_dirs);
 	if (rc)
 		goto done;
-	if (run.jobs.len > 0 || unseen_count(&known) > 0 || root_changed(db, real)) {
+	if (run.jobs.len > 0 || unseen_count(&known) > 0 || root_changed(db, real) ||
+	    reader_changed(db)) {
 		rc = st_begin(db);
 		if (rc)
 			goto done;
@@ -637,6 +655,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 			rc = deleted_remove(db, &known, &removed);
 		if (!rc)
 			rc = st_meta_set(db, "root", real);
+		if (!rc)
+			rc = st_meta_set(db, "reader", INDEX_READER_VERSION);
 		if (!rc) {
 			char now[32];
 			snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());

@@ -911,7 +911,7 @@ static int literal_arity(TSNode n)
  * MFA (kind mfa or apply) when the module and the function are literals.
  * Returns true when it was one. */
 static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned depth, bool apply,
-                       uint32_t line)
+                       int extra, uint32_t line)
 {
 	const char *mod = literal_module(c, m, depth, true);
 	const char *fun = mod ? literal_function(c, f) : NULL;
@@ -931,8 +931,9 @@ static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned 
 		option = !(klen >= 6 && memcmp(k, "start:", 6) == 0);
 	}
 	ref_add(c, apply ? FACTS_REF_APPLY : FACTS_REF_MFA, mod, line);
+	int arity = option ? -1 : literal_arity(a);
 	call_add(c, apply ? FACTS_CALL_APPLY : FACTS_CALL_MFA, mod, fun,
-	         option ? -1 : literal_arity(a), line);
+	         arity >= 0 ? arity + extra : -1, line);
 	if (apply && c->mod && !c->in_quote) {
 		struct facts_function *fn = cur_function(c);
 		facts_site_add(
@@ -947,14 +948,15 @@ static void mfa_call(struct ex_ctx *c, const struct ex_call *call, const char *m
                      const char *function, int arity, unsigned depth)
 {
 	bool apply = false;
-	int pos = ex_mfa_position(module, function, arity, &apply);
+	int extra = 0;
+	int pos = ex_mfa_position(module, function, arity, &apply, &extra);
 	if (pos < 0)
 		return;
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
 	if ((int)a.count != arity || pos + 2 >= 4)
 		return;
-	mfa_record(c, a.first[pos], a.first[pos + 1], a.first[pos + 2], depth, apply,
+	mfa_record(c, a.first[pos], a.first[pos + 1], a.first[pos + 2], depth, apply, extra,
 	           line_of(call->node));
 }
 
@@ -1001,7 +1003,7 @@ static void walk_tuple(struct ex_ctx *c, TSNode n, unsigned depth)
 		TSNode m = ts_node_named_child(n, 0), f = ts_node_named_child(n, 1),
 		       a = ts_node_named_child(n, 2);
 		if (kind_of(a) == N_LIST && kind_of(m) != N_ATOM &&
-		    mfa_record(c, m, f, a, depth, false, line_of(n))) {
+		    mfa_record(c, m, f, a, depth, false, 0, line_of(n))) {
 			walk(c, a, depth, 0);
 			return;
 		}
@@ -3480,9 +3482,10 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		}
 		if (!mod || !fun)
 			walk(c, left, depth, 0);
-		/* `adapter.child_specs(m, c)`: a call on a module held in a
-		 * variable (with parentheses: `v.f` alone may be a field) */
-		if (!mod && kind_of(left) == N_IDENTIFIER && kind_of(right) == N_IDENTIFIER &&
+		/* `adapter.child_specs(m, c)`, `opts[:tool].start(p, o)`: a call
+		 * on a module held in a variable or computed (with parentheses:
+		 * `v.f` alone may be a field) */
+		if (!mod && kind_of(left) != N_ALIAS && kind_of(right) == N_IDENTIFIER &&
 		    (!ts_node_is_null(call.args) || pipe) && !c->in_quote)
 			dynamic = dot_function(c, right);
 	} else if (!ts_node_is_null(call.target)) {
