@@ -926,6 +926,17 @@ static void dead_code_categories_agree_with_the_compiler(void)
 	                     json_object_get(json_object_get(r.json, "by_reason"), "unreferenced")),
 	                 2);
 
+	ts_giulia_result_free(&r);
+	/* ExUnit.CaseTemplate's `using` injects its import: the test calls
+	 * Dc.TestHelpers.fixture/0 through it */
+	r = GIULIA("query", "function_details", "Dc.TestHelpers.fixture/0", "--project", dir,
+	           "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_MSG(strstr(r.out, "\"DcTest\"") != NULL, "callers of fixture/0: %s", r.out);
+	ts_giulia_result_free(&r);
+	r = GIULIA("dead-code", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+
 	/* the compiler's view: what it resolves is never dead */
 	snprintf(files, sizeof(files),
 	         "%s/lib/dc.ex:%s/lib/dc/types.ex:%s/lib/dc/docs.ex:%s/lib/dc/routes.ex:"
