@@ -2366,14 +2366,16 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 		fn->clauses++;
 		fn->lines += end - start + 1;
 	}
-	/* Default arguments generate the lower arities. */
+	/* Default arguments generate the lower arities (`fn` moves when the
+	 * vector grows: what they inherit is read first). */
+	bool deprecated = fn->deprecated;
 	for (int arity = h->arity - h->defaults; arity < h->arity; arity++) {
 		long gi = function_find_or_add(c, h->name, h->name_len, arity, &created);
 		struct facts_function *g = gi_vec_get(&cur_module(c)->functions, (size_t)gi);
 		function_touch(g, kind, public, start, end);
 		if (created)
 			g->from_defaults = true;
-		g->deprecated |= fn->deprecated;
+		g->deprecated |= deprecated;
 	}
 	return fi;
 }
