@@ -198,6 +198,7 @@ static int kg_acquire(struct api_worker *w, const char *db_path, struct kg_poole
 	int rc = kg_db_open(db_path, false, &db);
 	if (rc)
 		return rc;
+	kg_db_refresh_on_query(db, true); /* answers from the project's current source */
 	out->path = gi_strdup(db_path);
 	out->generation = gen;
 	out->db = db;
@@ -423,7 +424,7 @@ static json_t *route_scan(void *ctx, const struct api_request *req, int *status)
 		gi_free(canon);
 		return e;
 	}
-	struct kg_index_options opt = {force && json_is_true(force), NULL, 0, false};
+	struct kg_index_options opt = {.force = force && json_is_true(force)};
 	json_t *summary = NULL;
 	int rc = kg_index_project(canon, NULL, &opt, &summary);
 	kg_pool_invalidate(w);

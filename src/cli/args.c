@@ -122,6 +122,27 @@ int cli_project_find(char **out)
 		*out = cwd;
 		return 0;
 	}
+	/* The boundary: the repository root (the nearest directory with .git),
+	 * else the outermost directory with a mix.exs (an umbrella's root),
+	 * else the current directory. An index above it belongs to another
+	 * project (a shared temporary directory's, a home directory's) and is
+	 * never adopted. */
+	char boundary[4096] = "", probe[4096];
+	gi_strlcpy(probe, cwd, sizeof(probe));
+	for (;;) {
+		if (has_file(probe, ".git")) {
+			gi_strlcpy(boundary, probe, sizeof(boundary));
+			break;
+		}
+		if (has_file(probe, "mix.exs"))
+			gi_strlcpy(boundary, probe, sizeof(boundary));
+		char *slash = strrchr(probe, '/');
+		if (!slash || slash == probe)
+			break;
+		*slash = '\0';
+	}
+	if (!boundary[0])
+		gi_strlcpy(boundary, cwd, sizeof(boundary));
 	char mix[4096] = "";
 	for (;;) {
 		if (has_file(dir, ".giulia/index.db")) {
@@ -131,7 +152,7 @@ int cli_project_find(char **out)
 		if (!mix[0] && has_file(dir, "mix.exs"))
 			gi_strlcpy(mix, dir, sizeof(mix));
 		char *slash = strrchr(dir, '/');
-		if (!slash || slash == dir)
+		if (strcmp(dir, boundary) == 0 || !slash || slash == dir)
 			break;
 		*slash = '\0';
 	}

@@ -140,10 +140,13 @@ void cli_monitor_url_set(const char *url);
 const char *cli_worker_url(void);
 const char *cli_monitor_url(void);
 /* The project the static commands work on when none is given, found like
- * git and mix do: from the current directory upwards, the nearest
- * directory holding .giulia/index.db, else the nearest holding mix.exs
- * (the umbrella root wins over an app when it has the index), else the
- * current directory. Caller frees *out with gi_free. */
+ * git and mix do: from the current directory upwards, never above the
+ * repository root (the nearest directory holding .git) or, outside a
+ * repository, above the outermost directory holding a mix.exs (or the
+ * current directory when there is none), the nearest directory holding
+ * .giulia/index.db, else the nearest holding mix.exs (the umbrella root
+ * wins over an app when it has the index), else the current directory.
+ * Caller frees *out with gi_free. */
 int cli_project_find(char **out);
 /* The index database of a static command `cmd`: `db` (--db) when given,
  * else $GIULIA_DB, else PROJECT/.giulia/index.db where PROJECT is `project`

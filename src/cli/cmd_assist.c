@@ -208,6 +208,8 @@ static int cmd_search(int argc, char **argv)
 	p.args = o.args;
 	int rc = kg_db_open(db_path, false, &db);
 	if (!rc)
+		kg_db_refresh_on_query(db, true);
+	if (!rc)
 		rc = kg_query(db, text ? "search_text" : "search_code", &p, &r);
 	if (rc == GI_EINVAL) {
 		const char *why = kg_query_error_message();
@@ -306,9 +308,11 @@ static void print_preflight(json_t *r)
 		}
 	} else {
 		printf(
-		    "  public API: %zu functions; dependents: %zu direct, %lld within %lld hops\n",
+		    "  public API: %zu functions; dependents: %zu direct (and %zu test modules), "
+		    "%lld within %lld hops\n",
 		    json_array_size(json_object_get(r, "public_api")),
 		    json_array_size(json_object_get(r, "dependents")),
+		    json_array_size(json_object_get(r, "test_dependents")),
 		    json_integer_value(json_object_get(r, "blast_count")),
 		    json_integer_value(json_object_get(r, "depth")));
 		json_array_foreach(json_object_get(r, "dependents"), i, v)
@@ -401,6 +405,8 @@ static int cmd_preflight(int argc, char **argv)
 	json_t *profile = NULL;
 	int rc = kg_db_open(db_path, false, &db);
 	if (!rc)
+		kg_db_refresh_on_query(db, true);
+	if (!rc)
 		profile = cli_profile_for(db, data_dir);
 	p.profile = profile;
 	if (!rc)
@@ -472,6 +478,8 @@ static int assist_query(const char *cmd, const struct assist_opts *o, const char
 	struct kg_db *db = NULL;
 	json_t *prof = NULL;
 	int rc = kg_db_open(db_path, false, &db);
+	if (!rc)
+		kg_db_refresh_on_query(db, true);
 	if (!rc && profile)
 		prof = cli_profile_for(db, o->data);
 	p.profile = prof;

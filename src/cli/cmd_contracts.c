@@ -210,6 +210,8 @@ static int check_run(int argc, char **argv, const char *usage, bool positional,
 	json_t *r = NULL;
 	int rc = kg_db_open(db_path, false, &db);
 	if (!rc)
+		kg_db_refresh_on_query(db, true);
+	if (!rc)
 		rc = kg_query(db, cmd, &o.p, &r);
 	exit_code = CLI_EXIT_OK;
 	if (rc == GI_ENOENT) {

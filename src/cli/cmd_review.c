@@ -285,6 +285,8 @@ static int cmd_review(int argc, char **argv)
 	json_t *r = NULL, *args = json_object();
 	char *root = NULL;
 	int rc = kg_db_open(db_path, false, &db);
+	if (!rc)
+		kg_db_refresh_on_query(db, true);
 	if (rc == GI_ENOENT) {
 		fprintf(stderr, "giulia review: no index database at %s; run `giulia index PATH`\n",
 		        db_path);

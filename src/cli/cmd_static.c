@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "base/alloc.h"
@@ -18,6 +19,7 @@
 #include "base/table.h"
 #include "base/str.h"
 #include "cli/cli.h"
+#include "cli/dead_runtime.h"
 #include "graph/query.h"
 #include "observe/beam_pull.h"
 
@@ -27,9 +29,10 @@
 struct static_opts {
 	const char *project;
 	const char *db;
-	bool json, force, external, direct, help, no_tests, no_build;
+	bool json, force, external, direct, help, no_tests, no_build, tests;
 	const char *label; /* xref --label */
 	int depth, top, jobs;
+	int window_ms; /* dead-code --for MS */
 	const char *args[3];
 	int nargs;
 	const char *beam[CLI_BEAM_DIRS_MAX + 2]; /* --beam DIR..., NULL-terminated */
@@ -88,6 +91,8 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 			i++;
 		} else if (strcmp(a, "--no-tests") == 0) {
 			o->no_tests = true;
+		} else if (strcmp(a, "--tests") == 0) {
+			o->tests = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			o->help = true;
 		} else if (strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0) {
@@ -127,6 +132,9 @@ static int opts_parse(int argc, char **argv, const char *usage, int max_args, st
 			}
 		} else if (strcmp(a, "--jobs") == 0) {
 			rc = int_option(cmd, usage, a, next, &o->jobs);
+			i++;
+		} else if (strcmp(a, "--for") == 0) {
+			rc = int_option(cmd, usage, a, next, &o->window_ms);
 			i++;
 		} else if (a[0] == '-' && a[1] == '-') {
 			return usage_error(cmd, usage, "unknown option ", a);
@@ -240,6 +248,15 @@ static int cmd_index(int argc, char **argv)
 		}
 		gi_strlcpy(found, dir, sizeof(found));
 		gi_free(dir);
+		char probe[4200], idx[4200];
+		snprintf(probe, sizeof(probe), "%s/mix.exs", found);
+		snprintf(idx, sizeof(idx), "%s/.giulia/index.db", found);
+		if (access(probe, F_OK) != 0 && access(idx, F_OK) != 0)
+			fprintf(
+			    stderr,
+			    "giulia index: no mix.exs here or above (up to the repository root): "
+			    "indexing %s itself; give PATH to index another directory\n",
+			    found);
 	}
 	const char *root = o.nargs ? o.args[0] : (o.project ? o.project : found);
 	const char *db = o.db ? o.db : getenv("GIULIA_DB");
@@ -644,9 +661,15 @@ static void print_dead_code(json_t *r)
 	}
 	table_flush(t);
 	json_t *by = json_object_get(r, "by_reason");
-	printf("%lld functions: %lld unreferenced, %lld test-only, %lld callbacks\n",
+	printf("%lld functions: %lld unreferenced, %lld test-only, %lld callbacks, %lld dynamic\n",
 	       jint(r, "count"), jint(by, "unreferenced"), jint(by, "test_only"),
-	       jint(by, "callback"));
+	       jint(by, "callback"), jint(by, "dynamic"));
+	if (jint(by, "dynamic") > 0)
+		printf("dynamic: a call on a module in a variable has its name and arity\n");
+	if (jint(r, "public_api_count") > 0)
+		printf(
+		    "not dead: %lld public API functions nobody here calls (--json: public_api)\n",
+		    jint(r, "public_api_count"));
 	json_array_foreach(json_object_get(r, "incomplete_modules"), i, f)
 	{
 		char where[1024];
@@ -746,8 +769,28 @@ struct query_command {
 	void (*print)(json_t *r);
 };
 
+static bool dependents_tests; /* --tests: list the test modules too */
+
 static void print_dependents(json_t *r)
 {
+	long long tests = jint(r, "test_count");
+	if (!dependents_tests && tests > 0) {
+		/* the code a change breaks first; its tests counted apart */
+		json_t *core = json_array(), *copy = json_copy(r);
+		size_t i;
+		json_t *m;
+		json_array_foreach(json_object_get(r, "dependents"), i, m)
+		{
+			if (!json_is_true(json_object_get(m, "test")))
+				json_array_append(core, m);
+		}
+		json_object_set_new(copy, "dependents", core);
+		json_object_set_new(copy, "count", json_integer(jint(r, "count") - tests));
+		print_neighbours(copy, "dependents");
+		printf("and %lld test modules (--tests lists them)\n", tests);
+		json_decref(copy);
+		return;
+	}
 	print_neighbours(r, "dependents");
 }
 
@@ -830,6 +873,55 @@ static int query_error(const char *cmd, int rc, const struct kg_query_params *p,
 	return cli_exit_code_for(rc);
 }
 
+static void print_runtime_rows(const char *title, json_t *rows, int max)
+{
+	printf("%s (%zu):\n", title, json_array_size(rows));
+	size_t i;
+	json_t *f;
+	json_array_foreach(rows, i, f)
+	{
+		if ((int)i == max) {
+			printf("  ... %zu more (--json lists them all)\n",
+			       json_array_size(rows) - i);
+			break;
+		}
+		const char *why = json_string_value(json_object_get(f, "static_reason"));
+		printf("  %s.%s/%lld  %lld calls%s%s\n", jstr(f, "module"), jstr(f, "name"),
+		       jint(f, "arity"), jint(f, "calls"), why ? "  static: " : "", why ? why : "");
+	}
+}
+
+/* dead-code --node NODE --for MS: the static answer `r` split by the calls
+ * the node makes in the window (cli/dead_runtime.h). */
+static int dead_code_on_node(json_t *r, struct kg_db *db, const struct static_opts *o)
+{
+	struct obs_target t = {o->node, o->cookie, 0};
+	int window = o->window_ms > 0 ? o->window_ms : 10000;
+	json_t *split = NULL;
+	int rc = cli_dead_code_runtime(db, r, &t, window, &split);
+	if (rc) {
+		fprintf(stderr, "giulia dead-code: %s: %s\n", o->node, gi_strerror(rc));
+		return cli_exit_code_for(rc);
+	}
+	json_object_set_new(r, "runtime", split);
+	if (o->json) {
+		json_print(r);
+		return CLI_EXIT_OK;
+	}
+	printf("%s: %lld modules counted over %lld ms (%lld windows)\n", o->node,
+	       jint(split, "modules_traced"), jint(split, "window_ms"), jint(split, "windows"));
+	print_runtime_rows("called, but the static graph calls them dead (its gaps)",
+	                   json_object_get(split, "called_but_static_dead"), 50);
+	print_runtime_rows("dead statically and not called in the window",
+	                   json_object_get(split, "dead_and_not_called"), 50);
+	print_runtime_rows("referenced statically, never called in the window",
+	                   json_object_get(split, "referenced_not_called"), 20);
+	if (json_array_size(json_object_get(split, "modules_not_loaded")) > 0)
+		printf("not loaded on the node (left out): %zu modules\n",
+		       json_array_size(json_object_get(split, "modules_not_loaded")));
+	return CLI_EXIT_OK;
+}
+
 static int query_run(const struct query_command *qc, int argc, char **argv, const char *usage)
 {
 	struct static_opts o;
@@ -880,6 +972,8 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 	json_t *r = NULL;
 	rc = kg_db_open(db_path, false, &db);
 	if (!rc)
+		kg_db_refresh_on_query(db, true);
+	if (!rc)
 		rc = kg_query(db, query, &p, &r);
 	if (rc == GI_ENOTFOUND && p.from && !p.module) {
 		/* say which end of the path is unknown */
@@ -906,6 +1000,14 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 			json_object_set(r, "file", json_object_get(details, "file"));
 		json_decref(details);
 	}
+	dependents_tests = o.tests;
+	if (strcmp(query, "dead_code") == 0 && o.node) {
+		rc = dead_code_on_node(r, db, &o);
+		json_decref(r);
+		kg_db_close(db);
+		gi_free(db_path);
+		return rc;
+	}
 	if (o.json || !qc->print)
 		json_print(r);
 	else if (strcmp(query, "path") == 0)
@@ -924,14 +1026,14 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 
 #define U_MODULES      "" COMMON " [--external]"
 #define U_FUNCTIONS    "MODULE" COMMON
-#define U_DEPENDENTS   "MODULE" COMMON " [--direct]"
+#define U_DEPENDENTS   "MODULE" COMMON " [--direct] [--tests]"
 #define U_DEPENDENCIES "MODULE" COMMON " [--external] [--direct]"
 #define U_IMPACT       "MODULE|MOD.fun/arity [--depth N]" COMMON " [--external] [--direct] [--no-tests]"
 #define U_CYCLES       "" COMMON
 #define U_HUBS         "" COMMON " [--top N]"
 #define U_COUPLING     "[MODULE]" COMMON " [--top N]"
 #define U_COMPLEXITY   "[MODULE]" COMMON " [--top N]"
-#define U_DEAD_CODE    "" COMMON " [--direct]"
+#define U_DEAD_CODE    "" COMMON " [--direct] [--node NODE [--for MS] [--cookie C]]"
 #define U_PATH         "FROM TO" COMMON " [--external] [--direct]"
 #define U_XREF         "[--label compile|export|runtime|compile-connected]" COMMON
 #define U_QUERY        "NAME [MODULE|MOD.fun/arity|FROM TO] [--depth N] [--top N]" COMMON " [--direct]"
@@ -986,7 +1088,11 @@ static const struct cli_option index_options[] = {
     OPT_END,
 };
 static const struct cli_option external_options[] = {OPT_EXTERNAL, OPT_END};
-static const struct cli_option direct_options[] = {OPT_DIRECT, OPT_END};
+static const struct cli_option dependents_options[] = {
+    {"--tests", "list the test modules that depend on it too (counted apart otherwise)", NULL},
+    OPT_DIRECT,
+    OPT_END,
+};
 static const struct cli_option external_direct_options[] = {OPT_EXTERNAL, OPT_DIRECT, OPT_END};
 static const struct cli_option impact_options[] = {
     {"--depth N", "how many steps of dependents and dependencies to follow", "2"},
@@ -1010,7 +1116,9 @@ static const struct cli_option query_options[] = {
 
 static const struct cli_help index_help = {
     "Indexes every .ex and .exs file under PATH (default: the nearest directory upwards "
-    "holding .giulia/ or mix.exs, else the current one) into PATH/.giulia/index.db. The "
+    "holding .giulia/ or mix.exs, never above the repository root (.git) or the "
+    "outermost mix.exs, else the current one, said on stderr) into "
+    "PATH/.giulia/index.db, which ignores itself in git (.giulia/.gitignore). The "
     "run is incremental: unchanged files are not parsed again. When PATH/_build holds "
     "the compiled code of the project's own applications (the apps its mix.exs files "
     "name), it fills in what source cannot show (generated functions, rewritten calls, "
@@ -1029,8 +1137,9 @@ STATIC_HELP(functions_help,
             NULL, "giulia functions Shop.Cart");
 STATIC_HELP(dependents_help,
             "Modules that depend on MODULE, with the kinds of dependency (alias, import, "
-            "use, require, call, struct, behaviour, capture, and dispatch).",
-            direct_options, "giulia dependents Shop.Repo");
+            "use, require, call, struct, behaviour, capture, and dispatch); test modules "
+            "are counted apart (--tests lists them; --json always has them, test: true).",
+            dependents_options, "giulia dependents Shop.Repo");
 STATIC_HELP(dependencies_help, "Modules MODULE depends on, with the kinds of dependency.",
             external_direct_options, "giulia dependencies Shop.Cart --external");
 STATIC_HELP(impact_help,
@@ -1054,10 +1163,24 @@ STATIC_HELP(complexity_help,
             "file:line; with "
             "MODULE, that module's.",
             top20_options, "giulia complexity --top 10");
+static const struct cli_option dead_code_options[] = {
+    OPT_DIRECT,
+    {"--node NODE",
+     "also count, on this live node, the calls of every public function of "
+     "the project's modules and split the answer by them",
+     NULL},
+    {"--for MS", "--node: how long calls are counted (one window per 64 modules)", "10000"},
+    {"--cookie C", "--node: the node's cookie", "$GIULIA_COOKIE, else ~/.erlang.cookie"},
+    OPT_END,
+};
 STATIC_HELP(dead_code_help,
-            "Public functions no other project module reaches: unreferenced or reached from "
-            "tests only.",
-            direct_options, "giulia dead-code");
+            "Public functions no other project module reaches: unreferenced, reached from "
+            "tests only, callbacks, or perhaps called on a module in a variable (dynamic); "
+            "a library's public API is counted apart. With --node, the node's calls split "
+            "the answer: dead code the node calls (what the static graph missed), dead code "
+            "it does not call, and referenced code it never called in the window.",
+            dead_code_options,
+            "giulia dead-code\ngiulia dead-code --node shop@localhost --for 60000");
 STATIC_HELP(path_help, "The shortest dependency path from FROM to TO, with each edge's kinds.",
             external_direct_options, "giulia path ShopWeb.CartController Shop.Repo");
 static const struct cli_option xref_options[] = {

@@ -40,7 +40,8 @@ const struct cli_option cli_node_options[] = {
 
 const struct cli_option cli_static_options[] = {
     {"--project PATH", "the project whose index to read",
-     "the nearest directory upwards holding .giulia/ or mix.exs"},
+     "the nearest directory upwards holding .giulia/ or mix.exs, up to the repository "
+     "root"},
     {"--db FILE", "the index database", "$GIULIA_DB, else PROJECT/.giulia/index.db"},
     {"--json", "print the query's JSON result (as the REST API answers)", NULL},
     {NULL, NULL, NULL},

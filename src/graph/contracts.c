@@ -427,10 +427,31 @@ static void declared_add(struct ct_declared *d, struct ct_behaviour *b)
 		d->list[d->count++] = b;
 }
 
+/* True when module `km` is an exception (`defexception`), which the
+ * compiler makes declare `@behaviour Exception`. */
+static bool module_is_exception(const struct kg_graph *g, const struct kg_module *km)
+{
+	for (size_t i = 0; i < km->functions.len; i++) {
+		const struct kg_function *fn = kg_function_at(g, GI_VEC_AT(&km->functions, int, i));
+		if (fn->generated_by && strcmp(fn->generated_by, "defexception") == 0)
+			return true;
+	}
+	return false;
+}
+
 static void declared_read(struct ct_behaviours *bs, int m, struct ct_declared *d)
 {
 	memset(d, 0, sizeof(*d));
 	const struct kg_module *km = kg_module_at(bs->g, m);
+	if (km->inject_opaque)
+		d->uncertain = true;
+	if (module_is_exception(bs->g, km)) {
+		struct ct_behaviour *b = behaviour_get(bs, "Exception");
+		if (b->resolved)
+			declared_add(d, b);
+		else
+			d->uncertain = true; /* Exception's object code is not installed */
+	}
 	for (size_t i = 0; i < km->out.len; i++) {
 		const struct kg_edge *e = kg_edge_at(bs->g, GI_VEC_AT(&km->out, int, i));
 		const char *target = kg_module_at(bs->g, e->to)->name;
@@ -443,6 +464,11 @@ static void declared_read(struct ct_behaviours *bs, int m, struct ct_declared *d
 			}
 		}
 		if (e->kinds & (1u << FACTS_REF_USE)) {
+			/* A project module whose __using__ was read declares what
+			 * its quotes say (@behaviour injected: a behaviour edge);
+			 * `use` alone declares nothing. */
+			if (kg_module_at(bs->g, e->to)->using_read)
+				continue;
 			struct ct_behaviour *b = behaviour_get(bs, target);
 			if (b->resolved)
 				declared_add(d, b);
@@ -495,6 +521,20 @@ static bool behaviour_has(const struct ct_behaviour *b, const char *cb)
 	return b->resolved && gi_map_get(&b->callbacks, cb) != NULL;
 }
 
+/* True when `b` has a callback among the arities the @impl site `s` names:
+ * its head's arity and the lower ones its default arguments generate (the
+ * compiler's rule, Module.check_impls). */
+static bool behaviour_has_any(const struct ct_behaviour *b, const struct ct_site *s)
+{
+	char cb[600];
+	for (int arity = s->arity; arity >= 0 && arity >= s->arity - (int)s->size; arity--) {
+		snprintf(cb, sizeof(cb), "%s/%d", s->name, arity);
+		if (behaviour_has(b, cb))
+			return true;
+	}
+	return false;
+}
+
 /* @impl sites of module `m` checked against what it declares. */
 static void impl_checks(struct ct_findings *f, struct ct_behaviours *bs, const struct ct_site *s,
                         const struct ct_declared *d)
@@ -504,7 +544,10 @@ static void impl_checks(struct ct_findings *f, struct ct_behaviours *bs, const s
 	snprintf(cb, sizeof(cb), "%s/%d", s->name, s->arity);
 	const char *fn = gi_arena_strdup(&bs->arena, cb);
 	bool is_true = !s->detail || strcmp(s->detail, "true") == 0;
+	bool is_false = s->detail && strcmp(s->detail, "false") == 0;
 	if (d->count == 0) {
+		if (is_false)
+			return; /* @impl false with no behaviour: nothing to contradict */
 		finding_add(f, "impl_without_behaviour", CT_WARNING, km->name, km->file, fn,
 		            s->line, s->detail, "@impl %s on %s, but %s declares no behaviour",
 		            is_true ? "true" : s->detail, fn, km->name);
@@ -512,10 +555,19 @@ static void impl_checks(struct ct_findings *f, struct ct_behaviours *bs, const s
 	}
 	if (d->unresolved)
 		return;
+	if (is_false) {
+		for (int i = 0; i < d->count; i++)
+			if (behaviour_has_any(d->list[i], s))
+				finding_add(f, "impl_not_callback", CT_WARNING, km->name, km->file,
+				            fn, s->line, s->detail,
+				            "@impl false on %s, which is a callback of %s", fn,
+				            d->list[i]->name);
+		return;
+	}
 	if (!is_true) {
 		for (int i = 0; i < d->count; i++)
 			if (strcmp(d->list[i]->name, s->detail) == 0) {
-				if (!behaviour_has(d->list[i], cb))
+				if (!behaviour_has_any(d->list[i], s))
 					finding_add(f, "impl_not_callback", CT_WARNING, km->name,
 					            km->file, fn, s->line, s->detail,
 					            "@impl %s on %s, which is no callback of %s",
@@ -528,7 +580,7 @@ static void impl_checks(struct ct_findings *f, struct ct_behaviours *bs, const s
 		return;
 	}
 	for (int i = 0; i < d->count; i++)
-		if (behaviour_has(d->list[i], cb))
+		if (behaviour_has_any(d->list[i], s))
 			return;
 	finding_add(f, "impl_not_callback", CT_WARNING, km->name, km->file, fn, s->line, NULL,
 	            "@impl true on %s, which is no callback of the behaviours %s declares", fn,

@@ -139,6 +139,7 @@ struct kg_graph *kg_graph_new(void)
 	gi_vec_init(&g->raw_calls, sizeof(struct raw_call));
 	gi_map_init(&g->module_index);
 	gi_map_init(&g->function_index);
+	gi_map_init(&g->dynamic_names);
 	return g;
 }
 
@@ -169,6 +170,7 @@ void kg_graph_free(struct kg_graph *g)
 	gi_vec_destroy(&g->raw_refs);
 	gi_vec_destroy(&g->raw_calls);
 	gi_map_destroy(&g->module_index);
+	gi_map_destroy(&g->dynamic_names);
 	gi_map_destroy(&g->function_index);
 	gi_arena_destroy(&g->arena);
 	gi_free(g);
@@ -394,6 +396,8 @@ void kg_graph_add_facts(struct kg_graph *g, const struct facts_file *f, bool tes
 			    .has_impl = ff->has_impl,
 			    .has_guard = ff->has_guard,
 			    .doc_false = ff->doc_false,
+			    .deprecated = ff->deprecated,
+			    .from_defaults = ff->from_defaults,
 			    .cyclomatic = ff->cyclomatic,
 			    .cognitive = ff->cognitive,
 			    .max_nesting = ff->max_nesting,
@@ -535,7 +539,7 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
 {
 	if (rc->kind == FACTS_CALL_DYNAMIC || rc->kind == FACTS_CALL_INJECT ||
 	    rc->kind == FACTS_CALL_INJECT_DEF || rc->kind == FACTS_CALL_INJECT_MACRO ||
-	    !rc->function)
+	    rc->kind == FACTS_CALL_INJECT_QUOTE || !rc->function)
 		return;
 	int from_module = kg_function_at(g, rc->fn)->module;
 	if (rc->kind == FACTS_CALL_USE) {
@@ -582,9 +586,50 @@ static void call_resolve(struct kg_graph *g, struct pair_map *edge_index,
 /* The injections recorded on each function (FACTS_CALL_INJECT and
  * FACTS_CALL_INJECT_DEF raw calls), as linked lists over raw_calls. */
 struct injections {
-	int *first; /* by function index: first raw call, or -1 */
-	int *next;  /* by raw call index */
+	int *first;   /* by function index: first raw call, or -1 */
+	int *next;    /* by raw call index */
+	size_t count; /* functions covered by `first` */
 };
+
+/* The function `name`/`arity` of module `module` that an `unquote(name(...))`
+ * splices in (any arity of that name when the exact one is not defined:
+ * default arguments), or -1. */
+static int splice_find(const struct kg_graph *g, int module, const char *name, int arity)
+{
+	int fi = kg_graph_function_find(g, module, name, arity);
+	if (fi >= 0 && kg_function_at(g, fi)->defined)
+		return fi;
+	const struct kg_module *m = kg_module_at(g, module);
+	for (size_t i = 0; i < m->functions.len; i++) {
+		int k = GI_VEC_AT(&m->functions, int, i);
+		const struct kg_function *f = kg_function_at(g, k);
+		if (f->defined && strcmp(f->name, name) == 0)
+			return k;
+	}
+	return -1;
+}
+
+static void inject_apply(struct kg_graph *g, const struct injections *inj, int user, int fn,
+                         int depth);
+
+/* `@before_compile M` reaching module `user`: what the quotes of a project
+ * M's `__before_compile__/1` inject is applied to `user` as a `use`'s is;
+ * a project M without a readable `__before_compile__/1` makes `user`
+ * opaque (it may define anything). */
+static void before_compile_apply(struct kg_graph *g, const struct injections *inj, int user,
+                                 const char *module, int depth)
+{
+	int m = kg_graph_module_find(g, module);
+	if (m < 0 || !kg_module_at(g, m)->project)
+		return;
+	int fn = kg_graph_function_find(g, m, "__before_compile__", 1);
+	if (fn < 0 || (size_t)fn >= inj->count || inj->first[fn] < 0) {
+		kg_module_at(g, user)->inject_opaque = true;
+		return;
+	}
+	if (m != user)
+		inject_apply(g, inj, user, fn, depth);
+}
 
 /* The FACTS_MODULE_BODY function of module `module`, made when the module
  * has none yet (its body made no call the reader saw). */
@@ -613,8 +658,9 @@ static int body_function_get(struct kg_graph *g, int module)
 static void inject_apply(struct kg_graph *g, const struct injections *inj, int user, int fn,
                          int depth)
 {
-	const struct kg_function *giver_fn = kg_function_at(g, fn);
-	const char *giver = kg_module_at(g, giver_fn->module)->name;
+	/* indexes only: adding functions below moves the vectors */
+	int giver_module = kg_function_at(g, fn)->module;
+	const char *giver = kg_module_at(g, giver_module)->name;
 	for (int i = inj->first[fn]; i >= 0; i = inj->next[i]) {
 		struct raw_call rc = GI_VEC_AT(&g->raw_calls, struct raw_call, (size_t)i);
 		if (rc.kind == FACTS_CALL_INJECT_DEF || rc.kind == FACTS_CALL_INJECT_MACRO) {
@@ -636,6 +682,16 @@ static void inject_apply(struct kg_graph *g, const struct injections *inj, int u
 			kg_graph_function_add(g, user, &f);
 			continue;
 		}
+		if (rc.kind == FACTS_CALL_INJECT_QUOTE) {
+			int spliced = rc.function && depth < KG_INJECT_MAX_DEPTH
+			                  ? splice_find(g, giver_module, rc.function, rc.arity)
+			                  : -1;
+			if (spliced < 0 || (size_t)spliced >= inj->count)
+				kg_module_at(g, user)->inject_opaque = true;
+			else if (spliced != fn && inj->first[spliced] >= 0)
+				inject_apply(g, inj, user, spliced, depth + 1);
+			continue;
+		}
 		if (!rc.module)
 			continue;
 		if (strcmp(rc.function, "before_compile") == 0 ||
@@ -644,6 +700,13 @@ static void inject_apply(struct kg_graph *g, const struct injections *inj, int u
 			kg_graph_call_add(
 			    g, body_function_get(g, user), FACTS_CALL_REMOTE, rc.module,
 			    before ? "__before_compile__" : "__after_compile__", before ? 1 : 2, 1);
+			if (before && depth < KG_INJECT_MAX_DEPTH)
+				before_compile_apply(g, inj, user, rc.module, depth + 1);
+			continue;
+		}
+		if (strcmp(rc.function, "behaviour") == 0) {
+			if (strcmp(rc.module, kg_module_at(g, user)->name) != 0)
+				kg_graph_ref_add(g, user, rc.module, 1u << FACTS_REF_BEHAVIOUR, 1);
 			continue;
 		}
 		enum facts_ref_kind kind = rc.function[0] == 'i'   ? FACTS_REF_IMPORT
@@ -669,21 +732,18 @@ static void injections_resolve(struct kg_graph *g)
 	struct injections inj;
 	inj.first = gi_malloc(sizeof(int) * (fns + 1));
 	inj.next = gi_malloc(sizeof(int) * (calls + 1));
+	inj.count = fns;
 	for (size_t i = 0; i < fns; i++)
 		inj.first[i] = -1;
-	bool any = false;
 	for (size_t i = calls; i-- > 0;) {
 		const struct raw_call *rc = gi_vec_get(&g->raw_calls, i);
 		inj.next[i] = -1;
 		if (rc->kind != FACTS_CALL_INJECT && rc->kind != FACTS_CALL_INJECT_DEF &&
-		    rc->kind != FACTS_CALL_INJECT_MACRO)
+		    rc->kind != FACTS_CALL_INJECT_MACRO && rc->kind != FACTS_CALL_INJECT_QUOTE)
 			continue;
 		inj.next[i] = inj.first[rc->fn];
 		inj.first[rc->fn] = (int)i;
-		any = true;
 	}
-	if (!any)
-		goto done;
 	/* Functions added while applying (generated defs, body functions)
 	 * have no injections: `first` covers the functions that existed. */
 	size_t refs = g->raw_refs.len;
@@ -693,10 +753,24 @@ static void injections_resolve(struct kg_graph *g)
 			continue;
 		int giver = kg_graph_module_find(g, r.target);
 		int fn = giver >= 0 ? kg_graph_function_find(g, giver, "__using__", 1) : -1;
-		if (fn < 0 || (size_t)fn >= fns || inj.first[fn] < 0 || giver == r.module)
+		if (fn < 0 || (size_t)fn >= fns || giver == r.module)
 			continue;
+		if (inj.first[fn] < 0) {
+			/* a __using__ whose code the reader could not follow */
+			kg_module_at(g, r.module)->inject_opaque = true;
+			continue;
+		}
 		kg_module_at(g, giver)->using_read = true;
 		inject_apply(g, &inj, r.module, fn, 0);
+	}
+	/* `@before_compile M` written in a module body */
+	for (size_t i = 0; i < calls; i++) {
+		struct raw_call rc = GI_VEC_AT(&g->raw_calls, struct raw_call, i);
+		if (rc.kind != FACTS_CALL_REMOTE || !rc.module || !rc.function || rc.arity != 1 ||
+		    strcmp(rc.function, "__before_compile__") != 0 ||
+		    strcmp(kg_function_at(g, rc.fn)->name, FACTS_MODULE_BODY) != 0)
+			continue;
+		before_compile_apply(g, &inj, kg_function_at(g, rc.fn)->module, rc.module, 0);
 	}
 	for (size_t i = 0; i < calls; i++) {
 		struct raw_call rc = GI_VEC_AT(&g->raw_calls, struct raw_call, i);
@@ -708,7 +782,6 @@ static void injections_resolve(struct kg_graph *g)
 		if (fn >= 0 && (size_t)fn < fns && inj.first[fn] >= 0 && giver != user)
 			inject_apply(g, &inj, user, fn, 0);
 	}
-done:
 	gi_free(inj.first);
 	gi_free(inj.next);
 }
@@ -873,11 +946,23 @@ bool kg_path_is_test_in(const char *path, const char *const *test_paths)
 	for (size_t i = 0; dirs[i]; i++)
 		if (path_under(path, dirs[i]))
 			return true;
-	/* An umbrella app: apps/NAME/test/... */
-	if (gi_str_starts_with(path, "apps/")) {
-		const char *slash = strchr(path + 5, '/');
-		if (slash && slash > path + 5 && gi_str_starts_with(slash + 1, "test/"))
+	/* A nested Mix project (an umbrella app apps/NAME/test/, a
+	 * repository's installer/test/ or integration_test/test/): a `test`
+	 * directory with no `lib` directory above it. A script (.exs) under
+	 * any `test` directory is test code too (Elixir's own
+	 * lib/APP/test/...: Mix never compiles scripts into the library). */
+	bool lib_above = false;
+	for (const char *seg = path; *seg;) {
+		const char *slash = strchr(seg, '/');
+		if (!slash)
+			break;
+		size_t n = (size_t)(slash - seg);
+		if (n == 4 && strncmp(seg, "test", 4) == 0 &&
+		    (!lib_above || gi_str_ends_with(path, ".exs")))
 			return true;
+		if (n == 3 && strncmp(seg, "lib", 3) == 0)
+			lib_above = true;
+		seg = slash + 1;
 	}
 	return false;
 }
@@ -1142,12 +1227,50 @@ static void layers_compute(struct kg_graph *g)
 	}
 }
 
+/* A module with ExUnit tests (`test "..."` functions, or the __ex_unit__
+ * functions `use ExUnit.Case` generates) is test code wherever its file is
+ * (the .exs files of Ecto's integration_test/cases, shared by its adapters'
+ * suites). */
+static void tests_by_content(struct kg_graph *g)
+{
+	for (size_t i = 0; i < g->modules.len; i++) {
+		struct kg_module *m = kg_module_at(g, (int)i);
+		if (!m->project || m->test)
+			continue;
+		for (size_t k = 0; k < m->functions.len && !m->test; k++) {
+			const struct kg_function *f =
+			    kg_function_at(g, GI_VEC_AT(&m->functions, int, k));
+			m->test = strncmp(f->name, "test ", 5) == 0 ||
+			          strcmp(f->name, "__ex_unit__") == 0;
+		}
+	}
+}
+
+/* See kg_graph.library. */
+static bool library_is(const struct kg_graph *g)
+{
+	bool root_mix = false;
+	for (size_t i = 0; i < g->modules.len; i++) {
+		const struct kg_module *m = kg_module_at(g, (int)i);
+		if (!m->project || !m->file ||
+		    (strcmp(m->file, "mix.exs") != 0 && !gi_str_ends_with(m->file, "/mix.exs")))
+			continue;
+		root_mix |= strcmp(m->file, "mix.exs") == 0;
+		for (size_t k = 0; k < m->functions.len; k++)
+			if (strcmp(kg_function_at(g, GI_VEC_AT(&m->functions, int, k))->name,
+			           "package") == 0)
+				return true;
+	}
+	return !root_mix;
+}
+
 void kg_graph_finish(struct kg_graph *g)
 {
 	if (g->finished)
 		return;
 	g->finished = true;
 	struct pair_map edge_index = {0}, call_index = {0};
+	tests_by_content(g);
 	injections_resolve(g);
 	/* What the source says first; then what only the object code says. */
 	for (int fill = 0; fill < 2; fill++)
@@ -1168,6 +1291,16 @@ void kg_graph_finish(struct kg_graph *g)
 			if (rc->fill == (fill == 1))
 				call_resolve(g, &edge_index, &call_index, rc);
 		}
+	g->library = library_is(g);
+	for (size_t i = 0; i < g->raw_calls.len; i++) {
+		const struct raw_call *rc = gi_vec_get(&g->raw_calls, i);
+		if (rc->kind != FACTS_CALL_DYNAMIC || rc->module || !rc->function ||
+		    !kg_module_is_core(kg_module_at(g, kg_function_at(g, rc->fn)->module)))
+			continue;
+		char key[600];
+		snprintf(key, sizeof(key), "%s/%d", rc->function, rc->arity);
+		gi_map_put(&g->dynamic_names, key, (void *)1);
+	}
 	dispatch_impls(g, &edge_index, &call_index);
 	dispatch_callbacks_and_values(g, &edge_index);
 	pair_map_destroy(&edge_index);
@@ -1211,10 +1344,62 @@ static bool name_arity_in(const struct gi_vec *list, const char *name_arity)
 	return false;
 }
 
+/* OTP protocols a module implements by defining functions, with no
+ * behaviour to declare: a name registry for `{:via, M, name}` (:global's
+ * four functions), and a special process that :sys drives (proc_lib). A
+ * module that defines the first two of a set implements it; the rest of
+ * the set are its callbacks too. */
+static const char *const otp_protocols[][7] = {
+    {"register_name/2", "whereis_name/1", "unregister_name/1", "send/2", NULL},
+    {"system_continue/3", "system_terminate/4", "system_code_change/4", "system_get_state/1",
+     "system_replace_state/2", "format_status/2", NULL},
+};
+
+static bool module_defines(const struct kg_graph *g, const struct kg_module *m, const char *na)
+{
+	for (size_t i = 0; i < m->functions.len; i++) {
+		const struct kg_function *f = kg_function_at(g, GI_VEC_AT(&m->functions, int, i));
+		if (f->defined && name_arity_is(f, na))
+			return true;
+	}
+	return false;
+}
+
+/* True when `f` belongs to an OTP protocol its module implements. */
+static bool otp_protocol_callback(const struct kg_graph *g, const struct kg_function *f)
+{
+	const struct kg_module *m = kg_module_at(g, f->module);
+	for (size_t p = 0; p < sizeof(otp_protocols) / sizeof(otp_protocols[0]); p++) {
+		bool member = false;
+		for (size_t k = 0; otp_protocols[p][k] && !member; k++)
+			member = name_arity_is(f, otp_protocols[p][k]);
+		if (member && module_defines(g, m, otp_protocols[p][0]) &&
+		    module_defines(g, m, otp_protocols[p][1]))
+			return true;
+	}
+	return false;
+}
+
+/* True when module `m` is a `defexception` (its generated functions say
+ * so): it declares @behaviour Exception. */
+static bool module_is_exception(const struct kg_graph *g, const struct kg_module *m)
+{
+	for (size_t i = 0; i < m->functions.len; i++) {
+		const struct kg_function *f = kg_function_at(g, GI_VEC_AT(&m->functions, int, i));
+		if (f->generated_by && strcmp(f->generated_by, "defexception") == 0)
+			return true;
+	}
+	return false;
+}
+
 static bool function_is_callback(const struct kg_graph *g, const struct kg_function *f)
 {
 	const struct kg_module *m = kg_module_at(g, f->module);
-	if (f->has_impl || m->kind == FACTS_IMPL)
+	if (f->has_impl || m->kind == FACTS_IMPL || otp_protocol_callback(g, f))
+		return true;
+	if ((name_arity_is(f, "exception/1") || name_arity_is(f, "message/1") ||
+	     name_arity_is(f, "blame/2")) &&
+	    module_is_exception(g, m))
 		return true;
 	char na[512];
 	snprintf(na, sizeof(na), "%s/%d", f->name, f->arity);
@@ -1251,6 +1436,130 @@ enum kg_dead_reason kg_function_dead_reason(const struct kg_graph *g, int fn)
 	return kg_function_dead_reason_opts(g, fn, false);
 }
 
+/* Hooks the compiler calls on a module that names it in an attribute
+ * (@before_compile, @after_compile, @on_definition, @after_verify) or that
+ * `@derive`s a protocol (__deriving__/3). */
+static const char *const compiler_hooks[] = {
+    "__before_compile__/1", "__after_compile__/2", "__on_definition__/6",
+    "__after_verify__/1",   "__deriving__/3",      NULL,
+};
+
+const char *kg_function_api_reason(const struct kg_graph *g, int fn)
+{
+	const struct kg_function *f = kg_function_at(g, fn);
+	const struct kg_module *m = kg_module_at(g, f->module);
+	if (!f->is_public || !f->defined)
+		return NULL;
+	if (strcmp(f->name, "__using__") == 0)
+		return "using";
+	for (size_t i = 0; compiler_hooks[i]; i++)
+		if (name_arity_is(f, compiler_hooks[i]))
+			return "compiler_hook";
+	size_t n = strlen(f->name);
+	if (n > 4 && strncmp(f->name, "__", 2) == 0 && strcmp(f->name + n - 2, "__") == 0)
+		return "macro_support"; /* __name__: called by code macros emit */
+	if (f->deprecated)
+		return "deprecated"; /* kept for the library's users */
+	if (f->doc_false || !g->library)
+		return NULL;
+	if (f->has_doc || (m->has_moduledoc && !m->moduledoc_false))
+		return "documented";
+	return NULL;
+}
+
+bool kg_function_reached_from_tests(const struct kg_graph *g, int fn)
+{
+	const struct kg_function *f = kg_function_at(g, fn);
+	for (size_t i = 0; i < f->callers.len; i++) {
+		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(&f->callers, int, i));
+		if (c->from_fn != fn &&
+		    kg_module_at(g, kg_function_at(g, c->from_fn)->module)->test)
+			return true;
+	}
+	return false;
+}
+
+/* True for the modules every module imports without saying so. */
+static bool module_imported_implicitly(const struct kg_module *m)
+{
+	return strcmp(m->name, "Kernel") == 0 || strcmp(m->name, "Kernel.SpecialForms") == 0;
+}
+
+/* Whether core code reaches `fn` (a call of any kind but its own
+ * recursion, or its `reached` bits; dispatch left out when `direct_only`);
+ * sets *from_test when a test module calls it. */
+static bool core_reaches(const struct kg_graph *g, int fn, bool direct_only, bool *from_test)
+{
+	const struct kg_function *f = kg_function_at(g, fn);
+	if (f->reached & (direct_only ? ~FACTS_REF_DISPATCH_MASK : ~0u))
+		return true;
+	for (size_t i = 0; i < f->callers.len; i++) {
+		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(&f->callers, int, i));
+		if (c->from_fn == fn || (direct_only && kg_call_kind_is_dispatch(c->kind)))
+			continue;
+		const struct kg_module *cm = kg_module_at(g, kg_function_at(g, c->from_fn)->module);
+		if (kg_module_is_core(cm))
+			return true;
+		if (cm->test)
+			*from_test = true;
+	}
+	return false;
+}
+
+/* Whether core code reaches another arity of the same definition as `fn`
+ * (default arguments: `def f(a, b \\ 1)` is f/1 and f/2, one function
+ * to its author). */
+static bool sibling_arity_reached(const struct kg_graph *g, int fn, bool direct_only,
+                                  bool *from_test)
+{
+	const struct kg_function *f = kg_function_at(g, fn);
+	const struct kg_module *m = kg_module_at(g, f->module);
+	for (size_t i = 0; i < m->functions.len; i++) {
+		int k = GI_VEC_AT(&m->functions, int, i);
+		const struct kg_function *s = kg_function_at(g, k);
+		if (k == fn || !s->defined || s->line_start != f->line_start ||
+		    strcmp(s->name, f->name) != 0)
+			continue;
+		if (!f->from_defaults && !s->from_defaults)
+			continue;
+		if (core_reaches(g, k, direct_only, from_test))
+			return true;
+	}
+	return false;
+}
+
+/* Elixir's and OTP's modules whose `use` brings callbacks the graph knows
+ * (known_callbacks): a `use` of them says nothing more. */
+static const char *const known_users[] = {
+    "GenServer",   "Supervisor",        "Agent",       "Task",
+    "Application", "DynamicSupervisor", "ExUnit.Case", "ExUnit.CaseTemplate",
+    "Mix.Task",    "Mix.Project",       "GenEvent",    NULL,
+};
+
+/* True when module `m` declares (@behaviour) a behaviour outside the
+ * project, or `use`s a module outside the project that is not one of
+ * Elixir's known ones (`use Phoenix.Tracker` from a project that does not
+ * hold it): its callbacks are unknown, so any public function may be one. */
+static bool declares_external_behaviour(const struct kg_graph *g, const struct kg_module *m)
+{
+	for (size_t i = 0; i < m->out.len; i++) {
+		const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->out, int, i));
+		const struct kg_module *to = kg_module_at(g, e->to);
+		if (to->project)
+			continue;
+		if (e->kinds & (1u << FACTS_REF_BEHAVIOUR))
+			return true;
+		if (!(e->kinds & (1u << FACTS_REF_USE)))
+			continue;
+		bool known = false;
+		for (size_t k = 0; known_users[k] && !known; k++)
+			known = strcmp(known_users[k], to->name) == 0;
+		if (!known)
+			return true;
+	}
+	return false;
+}
+
 enum kg_dead_reason kg_function_dead_reason_opts(const struct kg_graph *g, int fn, bool direct_only)
 {
 	const struct kg_function *f = kg_function_at(g, fn);
@@ -1258,21 +1567,25 @@ enum kg_dead_reason kg_function_dead_reason_opts(const struct kg_graph *g, int f
 	/* Generated functions are not the author's to delete. */
 	if (!kg_module_is_core(m) || !f->defined || !f->is_public || f->generated_by)
 		return KG_ALIVE;
-	if (f->reached & (direct_only ? ~FACTS_REF_DISPATCH_MASK : ~0u))
+	/* Kernel's local calls are dropped by the reader (docs/EXTRACTION.md):
+	 * every module imports it, so its functions are reached. Mix calls
+	 * the functions of a project's mix.exs (project/0, cli/0, ...). */
+	if (module_imported_implicitly(m) || (m->file && gi_str_ends_with(m->file, "mix.exs")))
 		return KG_ALIVE;
 	bool from_test = false;
-	for (size_t i = 0; i < f->callers.len; i++) {
-		const struct kg_call *c = kg_call_at(g, GI_VEC_AT(&f->callers, int, i));
-		if (c->from_fn == fn || (direct_only && kg_call_kind_is_dispatch(c->kind)))
-			continue;
-		const struct kg_module *cm = kg_module_at(g, kg_function_at(g, c->from_fn)->module);
-		if (kg_module_is_core(cm))
-			return KG_ALIVE;
-		if (cm->test)
-			from_test = true;
-	}
-	if (function_is_callback(g, f))
+	if (core_reaches(g, fn, direct_only, &from_test) ||
+	    sibling_arity_reached(g, fn, direct_only, &from_test))
+		return KG_ALIVE;
+	if (function_is_callback(g, f) || declares_external_behaviour(g, m))
 		return KG_DEAD_CALLBACK;
+	if (kg_function_api_reason(g, fn))
+		return KG_PUBLIC_API;
+	if (!direct_only && g->dynamic_names.len > 0) {
+		char key[600];
+		snprintf(key, sizeof(key), "%s/%d", f->name, f->arity);
+		if (gi_map_get(&g->dynamic_names, key))
+			return KG_DEAD_DYNAMIC;
+	}
 	return from_test ? KG_DEAD_TEST_ONLY : KG_DEAD_UNREFERENCED;
 }
 
@@ -1285,6 +1598,10 @@ const char *kg_dead_reason_name(enum kg_dead_reason r)
 		return "test_only";
 	case KG_DEAD_UNREFERENCED:
 		return "unreferenced";
+	case KG_PUBLIC_API:
+		return "public_api";
+	case KG_DEAD_DYNAMIC:
+		return "dynamic";
 	default:
 		return "alive";
 	}

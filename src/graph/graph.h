@@ -48,6 +48,11 @@ struct kg_module {
 	/* Its `__using__/1` quotes were read and applied to the modules that
 	 * use it (kg_graph_finish), so calls are not resolved into it blindly. */
 	bool using_read;
+	/* A `use` (or @before_compile) splices into it code that the reader
+	 * could not read (an unquoted variable or remote call, a `__using__`
+	 * with no quote it could follow): it may define functions, callbacks
+	 * and a @behaviour that the graph does not show. */
+	bool inject_opaque;
 	enum facts_origin origin;
 	struct gi_vec functions;     /* int: function indexes */
 	struct gi_vec out, in;       /* int: edge indexes */
@@ -87,6 +92,8 @@ struct kg_function {
 	bool defined; /* false: a called function of an external module, or unknown */
 	uint32_t line_start, line_end, clauses, lines;
 	bool has_doc, has_spec, has_impl, has_guard, doc_false;
+	bool deprecated;    /* @deprecated: kept for the library's users */
+	bool from_defaults; /* an arity that default arguments generate */
 	int cyclomatic, cognitive, max_nesting;
 	const char *delegate_to;
 	const char *generated_by; /* the known macro that made it, or NULL */
@@ -134,7 +141,16 @@ struct kg_graph {
 	int layer_count;
 	struct gi_map module_index;   /* name -> index + 1 */
 	struct gi_map function_index; /* "Mod\tname/arity" -> index + 1 */
-	struct gi_vec raw_refs;       /* pending until finish */
+	/* "name/arity" of the calls core code makes on a module held in a
+	 * variable (`adapter.child_specs(m, c)`): any module's function of
+	 * that name and arity may be their target. */
+	struct gi_map dynamic_names;
+	/* The project is a library (kg_graph_finish): its root mix.exs
+	 * declares a Hex `package` (a `package` function in a mix.exs), or it
+	 * has no root mix.exs (Elixir's own source tree). Its documented
+	 * functions are API, not dead code. */
+	bool library;
+	struct gi_vec raw_refs; /* pending until finish */
 	struct gi_vec raw_calls;
 	bool finished;
 };
@@ -255,8 +271,29 @@ static inline bool kg_call_kind_is_dispatch(enum facts_call_kind k)
 /* The edge kind bit (1u << enum facts_ref_kind) that call kind `k` makes. */
 unsigned kg_call_kind_edge_bit(enum facts_call_kind k);
 
-/* Classification of a public function nobody in the project calls. */
-enum kg_dead_reason { KG_ALIVE = 0, KG_DEAD_CALLBACK, KG_DEAD_TEST_ONLY, KG_DEAD_UNREFERENCED };
+/* Classification of a public function nobody in the project calls.
+ * KG_PUBLIC_API is not dead: the library's API that its users call
+ * (kg_function_api_reason), kept apart from the dead code. */
+enum kg_dead_reason {
+	KG_ALIVE = 0,
+	KG_DEAD_CALLBACK,
+	KG_DEAD_TEST_ONLY,
+	KG_DEAD_UNREFERENCED,
+	KG_PUBLIC_API,
+	/* no call names it, but a call on a module held in a variable has its
+	 * name and arity (graph.dynamic_names): perhaps reached */
+	KG_DEAD_DYNAMIC,
+};
+/* Why public function `fn` belongs to its project's public API, or NULL:
+ * "using" (__using__), "compiler_hook" (__before_compile__/1,
+ * __after_compile__/2, __on_definition__/6, __after_verify__/1,
+ * __deriving__/3), "macro_support" (named __name__: what macros emit into
+ * their callers calls it), "deprecated" (@deprecated: kept for users),
+ * "documented" (in a library, graph.library: an @doc, or a module with an
+ * @moduledoc, and no @doc false). A static string. */
+const char *kg_function_api_reason(const struct kg_graph *g, int fn);
+/* True when a test module calls `fn`. */
+bool kg_function_reached_from_tests(const struct kg_graph *g, int fn);
 /* kg_function_dead_reason_opts with dispatch counted. */
 enum kg_dead_reason kg_function_dead_reason(const struct kg_graph *g, int fn);
 /* Whether public function `fn` of a core module is referenced from core

@@ -35,6 +35,7 @@
 #include "graph/ignore.h"
 #include "graph/query.h"
 #include "source/beam.h"
+#include "source/eex.h"
 #include "source/elixir.h"
 #include "store/store.h"
 
@@ -82,6 +83,23 @@ static int64_t stat_mtime_ns(const struct stat *sb)
 }
 
 /* Queues `path` (known in the store as `rel`) unless unchanged since the last run. */
+/* True when `rel` is under DIR/test/ where DIR holds a mix.exs of its own
+ * (a nested Mix project: Elixir's lib/elixir/test/, an umbrella's app): the
+ * tests of that project, whatever kg_path_is_test_in says of a `test`
+ * directory below a `lib` one. `path` is `rel` made absolute. */
+static bool nested_project_test(const char *path, const char *rel)
+{
+	size_t prefix = (size_t)(rel - path);
+	for (const char *t = strstr(rel, "/test/"); t; t = strstr(t + 1, "/test/")) {
+		char mix[4096];
+		int n = snprintf(mix, sizeof(mix), "%.*s/mix.exs",
+		                 (int)(prefix + (size_t)(t - rel)), path);
+		if (n > 0 && (size_t)n < sizeof(mix) && access(mix, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void job_add(struct index_run *run, const char *path, const char *rel, bool is_beam)
 {
 	struct stat sb;
@@ -102,7 +120,8 @@ static void job_add(struct index_run *run, const char *path, const char *rel, bo
 	j->mtime_ns = mtime;
 	j->old_id = known ? known->id : 0;
 	j->old_hash = known ? known->hash : 0;
-	j->is_test = !is_beam && kg_path_is_test_in(rel, (const char *const *)run->test_paths);
+	j->is_test = !is_beam && (kg_path_is_test_in(rel, (const char *const *)run->test_paths) ||
+	                          nested_project_test(path, rel));
 	j->is_beam = is_beam;
 }
 
@@ -174,7 +193,8 @@ static char **test_paths_load(const char *root)
 static int walk_visit(const char *path, void *ctx)
 {
 	struct index_run *run = ctx;
-	if (!gi_str_ends_with(path, ".ex") && !gi_str_ends_with(path, ".exs"))
+	if (!gi_str_ends_with(path, ".ex") && !gi_str_ends_with(path, ".exs") &&
+	    !eex_is_template(path))
 		return 0;
 	const char *rel = path + run->root_len;
 	while (*rel == '/')
@@ -386,7 +406,9 @@ static void job_parse(struct index_job *j, bool force)
 	j->size = len;
 	/* The clause-body hashes wait for the first `duplicates`
 	 * (kg_duplicates asks for them per file). */
-	rc = ex_parse_with(j->relpath, text, len, EX_PARSE_NO_BODY_HASHES, &j->facts);
+	rc = eex_is_template(j->relpath)
+	         ? eex_parse(j->relpath, text, len, &j->facts)
+	         : ex_parse_with(j->relpath, text, len, EX_PARSE_NO_BODY_HASHES, &j->facts);
 	gi_free(text);
 	if (rc || !j->facts) {
 		facts_file_free(j->facts);
@@ -490,6 +512,15 @@ static int default_jobs(const struct kg_index_options *opt)
 	return n > INDEX_JOBS_MAX ? INDEX_JOBS_MAX : n;
 }
 
+/* Marks the object code files (stored under absolute paths) as seen, so
+ * that a sources-only run keeps them. */
+static void beam_files_keep(struct gi_map *known)
+{
+	for (size_t i = 0; i < known->cap; i++)
+		if (known->slots[i].key && known->slots[i].key[0] == '/')
+			((struct st_file_state *)known->slots[i].value)->seen = true;
+}
+
 static size_t unseen_count(const struct gi_map *known)
 {
 	size_t n = 0;
@@ -497,6 +528,23 @@ static size_t unseen_count(const struct gi_map *known)
 		if (known->slots[i].key && !((struct st_file_state *)known->slots[i].value)->seen)
 			n++;
 	return n;
+}
+
+/* The readers' version: what they extract from a file changes with it
+ * (a new kind of call, a category the graph needs), so that an index made by
+ * an older Giulia parses every file again once, as --force does, though the
+ * schema is the same. Bump it whenever elixir.c, eex.c or beam.c extract
+ * something new. */
+#define INDEX_READER_VERSION "2026-12-02.30"
+
+/* True when the facts of the database were made by other readers. */
+static bool reader_changed(struct st_db *db)
+{
+	char *v = NULL;
+	st_meta_get(db, "reader", &v);
+	bool changed = v == NULL || strcmp(v, INDEX_READER_VERSION) != 0;
+	gi_free(v);
+	return changed;
 }
 
 /* True when the database has not recorded `real` as its root yet: a new
@@ -522,6 +570,19 @@ static int deleted_remove(struct st_db *db, struct gi_map *known, int *removed)
 		(*removed)++;
 	}
 	return 0;
+}
+
+/* The index directory `dir` (ROOT/.giulia) ignores itself in git, so that
+ * an indexed repository's `git status` stays clean. Best effort. */
+static void gitignore_ensure(const char *dir)
+{
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof(path), "%s/.gitignore", dir) >= sizeof(path) ||
+	    access(path, F_OK) == 0)
+		return;
+	static const char text[] = "# Giulia's index: a cache of the sources, never committed\n*\n";
+	if (gi_fs_write_file(path, text, sizeof(text) - 1) != 0)
+		gi_log_warn("index", "could not write %s", path);
 }
 
 int kg_index_project(const char *root, const char *db_path, const struct kg_index_options *opt,
@@ -552,6 +613,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		char *slash = strrchr(dir, '/');
 		*slash = '\0';
 		rc = gi_fs_mkdir_p(dir);
+		if (!rc)
+			gitignore_ensure(dir);
 		gi_free(dir);
 		if (rc)
 			goto done;
@@ -564,15 +627,17 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		goto done;
 	run.root = real;
 	run.root_len = strlen(real);
-	run.force = opt && opt->force;
+	run.force = (opt && opt->force) || reader_changed(db);
 	run.known = &known;
 	kg_ignore_load(&run.ignore, real);
 	run.test_paths = test_paths_load(real);
 	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
 	kg_ignore_destroy(&run.ignore);
-	if (opt && opt->beam_dirs && opt->beam_dirs[0])
+	if (opt && opt->sources_only)
+		beam_files_keep(&known);
+	else if (opt && opt->beam_dirs && opt->beam_dirs[0])
 		beam_dirs = (const char *const *)opt->beam_dirs;
-	if (!beam_dirs && !(opt && opt->no_build)) {
+	if (!beam_dirs && !(opt && (opt->no_build || opt->sources_only))) {
 		build_dirs = index_build_dirs(real);
 		beam_dirs = (const char *const *)build_dirs;
 	}
@@ -580,7 +645,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		rc = beam_jobs_add(&run, beam_dirs);
 	if (rc)
 		goto done;
-	if (run.jobs.len > 0 || unseen_count(&known) > 0 || root_changed(db, real)) {
+	if (run.jobs.len > 0 || unseen_count(&known) > 0 || root_changed(db, real) ||
+	    reader_changed(db)) {
 		rc = st_begin(db);
 		if (rc)
 			goto done;
@@ -589,6 +655,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 			rc = deleted_remove(db, &known, &removed);
 		if (!rc)
 			rc = st_meta_set(db, "root", real);
+		if (!rc)
+			rc = st_meta_set(db, "reader", INDEX_READER_VERSION);
 		if (!rc) {
 			char now[32];
 			snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());

@@ -168,6 +168,8 @@ static int on_function(void *ctx, const struct st_function_row *r)
 	    .max_nesting = r->max_nesting,
 	    .delegate_to = r->delegate_to,
 	    .generated_by = r->generated_by,
+	    .deprecated = r->deprecated,
+	    .from_defaults = r->from_defaults,
 	};
 	id_map_put(&l->function_of, r->id, kg_graph_function_add(l->g, m, &f));
 	return 0;

@@ -245,16 +245,19 @@ int kg_preflight(const struct kg_graph *g, int module, int function, int depth, 
 				                   "has_spec", f->has_spec));
 		}
 		json_object_set_new(out, "public_api", api);
-		json_t *direct = json_array();
+		/* test modules (a test's own routers, endpoints) kept apart: they
+		 * would drown the code a change breaks */
+		json_t *direct = json_array(), *test_direct = json_array();
 		for (size_t i = 0; i < m->in.len; i++) {
 			const struct kg_edge *e = kg_edge_at(g, GI_VEC_AT(&m->in, int, i));
 			const struct kg_module *from = kg_module_at(g, e->from);
-			json_array_append_new(direct,
+			json_array_append_new(from->test ? test_direct : direct,
 			                      json_pack("{s:s, s:o, s:i, s:b}", "module",
 			                                from->name, "kinds", kinds_json(e->kinds),
 			                                "count", e->count, "test", from->test));
 		}
 		json_object_set_new(out, "dependents", direct);
+		json_object_set_new(out, "test_dependents", test_direct);
 		json_t *blast = json_array();
 		size_t n = dependents_walk(g, module, depth, blast, tests);
 		json_object_set_new(out, "blast_radius", blast);

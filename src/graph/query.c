@@ -44,6 +44,7 @@ struct kg_db {
 	 * built on first use, dropped with the graph */
 	struct kg_search_index *search;
 	struct kg_word_vectors *vectors;
+	bool refresh; /* kg_db_refresh_on_query */
 };
 
 static _Thread_local char query_error[512];
@@ -96,6 +97,32 @@ void kg_db_close(struct kg_db *db)
 	st_close(db->store);
 	gi_free(db->path);
 	gi_free(db);
+}
+
+void kg_db_refresh_on_query(struct kg_db *db, bool on)
+{
+	if (db)
+		db->refresh = on;
+}
+
+/* Brings the index up to date with its project's source (see
+ * kg_db_refresh_on_query). Returns NULL, or why it could not (static). */
+static const char *db_refresh(struct kg_db *db)
+{
+	char *root = NULL;
+	if (st_meta_get(db->store, "root", &root) != 0 || !root)
+		return NULL; /* never indexed from a source tree: nothing to compare */
+	const char *why = NULL;
+	struct kg_index_options opt = {.sources_only = true, .jobs = 2};
+	json_t *summary = NULL;
+	int rc = kg_index_project(root, db->path, &opt, &summary);
+	if (rc == GI_ENOENT)
+		why = "the project's root is gone";
+	else if (rc)
+		why = "the index could not be updated (read-only, or locked)";
+	json_decref(summary);
+	gi_free(root);
+	return why;
 }
 
 /* Loads the graph, or reloads it when the database changed underneath. */
@@ -595,6 +622,17 @@ static int q_neighbours(const struct kg_graph *g, const struct kg_query_params *
 	    neighbours_json(g, m, incoming, incoming || include_external(p), direct_only(p));
 	set_str(out, "module", kg_module_at(g, m)->name);
 	set_int(out, "count", (long long)json_array_size(a));
+	if (incoming) {
+		/* test modules are listed (test: true) and counted apart */
+		long long tests = 0;
+		size_t i;
+		json_t *row;
+		json_array_foreach(a, i, row)
+		{
+			tests += json_is_true(json_object_get(row, "test"));
+		}
+		set_int(out, "test_count", tests);
+	}
 	json_object_set_new(out, incoming ? "dependents" : "dependencies", a);
 	return 0;
 }
@@ -1111,8 +1149,8 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
                        json_t *out)
 {
 	(void)db;
-	json_t *a = json_array(), *dispatched = json_array();
-	long long counts[4] = {0}, by_dispatch[FACTS_REF_KIND_COUNT] = {0};
+	json_t *a = json_array(), *dispatched = json_array(), *api = json_array();
+	long long counts[KG_DEAD_DYNAMIC + 1] = {0}, by_dispatch[FACTS_REF_KIND_COUNT] = {0};
 	for (size_t i = 0; i < g->functions.len; i++) {
 		enum kg_dead_reason r = kg_function_dead_reason_opts(g, (int)i, direct_only(p));
 		if (r == KG_ALIVE && !direct_only(p) &&
@@ -1129,6 +1167,19 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
 			continue;
 		counts[r]++;
 		const struct kg_function *f = kg_function_at(g, (int)i);
+		if (r == KG_PUBLIC_API) {
+			/* not dead: the library's API, listed apart */
+			json_t *o = function_ref_json(g, (int)i);
+			set_str(o, "kind", facts_function_kind_name(f->kind));
+			set_int(o, "line", f->line_start);
+			set_str(o, "file", kg_module_at(g, f->module)->file);
+			set_str(o, "why", kg_function_api_reason(g, (int)i));
+			set_str(o, "reached",
+			        kg_function_reached_from_tests(g, (int)i) ? "test_only"
+			                                                  : "unreferenced");
+			json_array_append_new(api, o);
+			continue;
+		}
 		json_t *o = function_ref_json(g, (int)i);
 		set_str(o, "kind", facts_function_kind_name(f->kind));
 		set_int(o, "line", f->line_start);
@@ -1142,9 +1193,12 @@ static int q_dead_code(struct kg_db *db, const struct kg_graph *g, const struct 
 	set_int(by, "callback", counts[KG_DEAD_CALLBACK]);
 	set_int(by, "test_only", counts[KG_DEAD_TEST_ONLY]);
 	set_int(by, "unreferenced", counts[KG_DEAD_UNREFERENCED]);
+	set_int(by, "dynamic", counts[KG_DEAD_DYNAMIC]);
 	set_int(out, "count", (long long)json_array_size(a));
 	json_object_set_new(out, "by_reason", by);
 	json_object_set_new(out, "functions", a);
+	set_int(out, "public_api_count", counts[KG_PUBLIC_API]);
+	json_object_set_new(out, "public_api", api);
 	json_t *by_kind = json_object();
 	for (int k = FACTS_REF_IMPL; k < FACTS_REF_KIND_COUNT; k++)
 		set_int(by_kind, facts_ref_kind_name((enum facts_ref_kind)k), by_dispatch[k]);
@@ -1676,6 +1730,7 @@ int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p
 			fn = queries[i].fn;
 	if (!fn)
 		return GI_EINVAL;
+	const char *stale = db->refresh ? db_refresh(db) : NULL;
 	struct kg_graph *g = NULL;
 	int rc = graph_get(db, &g);
 	if (rc)
@@ -1703,6 +1758,8 @@ int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p
 		json_decref(o);
 		return rc;
 	}
+	if (stale)
+		json_object_set_new(o, "index_stale", json_pack("{s:s}", "reason", stale));
 	*out = o;
 	return 0;
 }

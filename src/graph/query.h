@@ -26,6 +26,10 @@ struct kg_index_options {
 	/* Without beam_dirs, the object code of the project's own applications
 	 * under ROOT/_build is read (index_build_dirs); true leaves it out. */
 	bool no_build;
+	/* Source files only (a query's refresh, kg_db_refresh_on_query): no
+	 * object code is read, and the object code indexed before (stored
+	 * under absolute paths) is kept. */
+	bool sources_only;
 };
 
 /* Indexes the project at `root` (absolute or relative; canonicalised) into the
@@ -46,6 +50,17 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 /* Opens an existing index database read-write (`create` false) or creates it.
  * An older schema is migrated or rebuilt, a corrupt file gives GI_ECORRUPT. */
 int kg_db_open(const char *db_path, bool create, struct kg_db **out);
+/* With `on`, every kg_query on `db` first brings the index up to date with
+ * its project's source (the root the index recorded): files added, edited
+ * or removed since are indexed again, incrementally, sources only (object
+ * code indexed before is kept), so that no answer comes from an old index.
+ * A check that finds nothing changed costs a walk of the project's
+ * directories and a stat per file, and writes nothing. When the refresh
+ * fails (a read-only database, the root gone, a lock held past the busy
+ * timeout), the query answers from what is stored and its JSON says so in
+ * `index_stale` ({reason}). Off by default (a node's index of object code,
+ * finalize's, must not be touched). */
+void kg_db_refresh_on_query(struct kg_db *db, bool on);
 /* Closes the database; NULL does nothing. */
 void kg_db_close(struct kg_db *db);
 /* The database of the project at `root` (ROOT/.giulia/index.db); caller frees. */

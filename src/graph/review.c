@@ -676,9 +676,13 @@ static bool names_hold(const json_t *names, const char *name)
 	return false;
 }
 
+static void tests_add(struct review *rv, const json_t *tests, const char *reason);
+
 /* Functions whose `def` the diff removes (and does not add back) that the
  * file's modules no longer define but project code still calls: the graph
- * keeps each as an undefined function of the module, with its callers. */
+ * keeps each as an undefined function of the module, with its callers. The
+ * test modules among the callers are tests to run (they no longer
+ * compile). */
 static void removed_functions(struct review *rv, const json_t *file, const int *mods, size_t nmods)
 {
 	const json_t *removed = json_object_get(file, "removed_functions");
@@ -701,20 +705,27 @@ static void removed_functions(struct review *rv, const json_t *file, const int *
 				rv->truncated = true;
 				return;
 			}
-			json_t *by = json_array();
+			char name[320], reason[900];
+			snprintf(name, sizeof(name), "%s/%d", f->name, f->arity);
+			snprintf(reason, sizeof(reason), "calls the removed %s.%s", m->name, name);
+			json_t *by = json_array(), *tests = json_array();
 			for (size_t c = 0; c < f->callers.len && json_array_size(by) < 50; c++) {
 				const struct kg_function *from = kg_function_at(
 				    rv->g,
 				    kg_call_at(rv->g, GI_VEC_AT(&f->callers, int, c))->from_fn);
+				const struct kg_module *fm = kg_module_at(rv->g, from->module);
 				char who[700];
-				snprintf(who, sizeof(who), "%s.%s/%d",
-				         kg_module_at(rv->g, from->module)->name, from->name,
+				snprintf(who, sizeof(who), "%s.%s/%d", fm->name, from->name,
 				         from->arity);
 				if (!names_hold(by, who))
 					json_array_append_new(by, json_string(who));
+				if (fm->test)
+					json_array_append_new(tests, json_pack("{s:s, s:s?}",
+					                                       "module", fm->name,
+					                                       "file", fm->file));
 			}
-			char name[320];
-			snprintf(name, sizeof(name), "%s/%d", f->name, f->arity);
+			tests_add(rv, tests, reason);
+			json_decref(tests);
 			json_array_append_new(rv->removed_fns,
 			                      json_pack("{s:s, s:s, s:s?, s:o}", "module", m->name,
 			                                "function", name, "file", m->file,

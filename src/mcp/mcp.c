@@ -305,7 +305,7 @@ static int index_open(struct mcp_server *s, const char *project, char *err, size
 	s->db_path = NULL;
 	if (access(path, F_OK) != 0) {
 		gi_log_info("mcp", "%s has no index yet: indexing it", real);
-		struct kg_index_options opt = {false, NULL, 0, false};
+		struct kg_index_options opt = {0};
 		json_t *summary = NULL;
 		rc = kg_index_project(real, NULL, &opt, &summary);
 		json_decref(summary);
@@ -319,6 +319,7 @@ static int index_open(struct mcp_server *s, const char *project, char *err, size
 		snprintf(err, n, "cannot open the index %.512s: %s", path, gi_strerror(rc));
 		goto done;
 	}
+	kg_db_refresh_on_query(s->db, true); /* answers from the project's current source */
 	s->db_path = path;
 	path = NULL;
 done:

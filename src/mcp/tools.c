@@ -599,7 +599,7 @@ static int run_scan(struct mcp_server *s, const struct mcp_tool *t, json_t *args
 		snprintf(err, n, "project %.512s is not a directory", project);
 		return GI_EINVAL;
 	}
-	struct kg_index_options opt = {arg_bool(args, "force"), NULL, 0, false};
+	struct kg_index_options opt = {.force = arg_bool(args, "force")};
 	json_t *summary = NULL;
 	pthread_mutex_lock(&s->db_lock);
 	int rc = kg_index_project(real, NULL, &opt, &summary);
@@ -997,9 +997,12 @@ const struct mcp_tool mcp_tool_table[] = {
            "Pairs of modules ranked by the calls between them (and distinct functions "
            "called), for the project or one module."),
     STATIC("knowledge_dead_code", "Dead code", "dead_code", params_project,
-           "count:integer by_reason:object functions:array",
-           "Public functions nobody in the project calls (unreferenced, called only from "
-           "tests, or callbacks). Check callbacks and entry points before deleting."),
+           "count:integer by_reason:object functions:array public_api:array",
+           "Public functions nobody in the project calls: unreferenced (nothing reaches "
+           "them), test_only, callback, or dynamic (a call on a module in a variable has "
+           "their name and arity: perhaps live). A library's public API that nobody here "
+           "calls is listed apart (public_api), not dead. Check dynamic ones and entry "
+           "points before deleting."),
     STATIC("knowledge_heatmap", "Heat map", "heatmap", params_top,
            "count:integer modules:array summary:object",
            "Modules scored 0-100 for how risky they are to touch (in-degree, complexity, "

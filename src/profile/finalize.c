@@ -342,7 +342,7 @@ static int index_with_object_code(const struct profile_graphs *graphs, const cha
 	else
 		gi_buf_printf(&root, "%s/nosrc", dir); /* an empty source tree */
 	const char *dirs[] = {gi_buf_str(&ebin), NULL};
-	struct kg_index_options opt = {false, dirs, 0, false};
+	struct kg_index_options opt = {.beam_dirs = dirs};
 	json_t *summary = NULL;
 	struct graph_conn ng = {0};
 	int rc = project ? 0 : gi_fs_mkdir_p(gi_buf_str(&root));

@@ -311,7 +311,7 @@ struct ex_module_state {
 	} atom_lists[16];
 	int atom_list_count;
 	bool is_protocol;
-	bool pending_doc, pending_doc_false, pending_impl;
+	bool pending_doc, pending_doc_false, pending_impl, pending_deprecated;
 	const char *pending_impl_value; /* "true" or the module of the pending @impl */
 };
 
@@ -324,6 +324,7 @@ struct ex_ctx {
 	long function;               /* index in the module's functions, -1 outside */
 	struct ex_metrics *metrics;  /* current clause, NULL outside */
 	bool in_quote;
+	int quote_def;    /* inside a quote: definitions (def ... do) being walked */
 	bool hash_bodies; /* make the BODY sites (ex_parse_with flags) */
 	bool in_guard;    /* walking a clause's guard (no compiler_call there) */
 	/* The condition being walked of an if, unless, cond clause or for
@@ -571,6 +572,21 @@ static const char *module_of(struct ex_ctx *c, TSNode n, unsigned depth)
 		return len ? alias_expand(c, buf, len) : NULL;
 	case N_IDENTIFIER:
 		return text_is(c, n, "__MODULE__") && c->mod ? c->mod->name : NULL;
+	case N_CALL: {
+		/* in a quote, `unquote(__MODULE__)` and `unquote(Alias)` are
+		 * evaluated in the macro's module */
+		if (!c->in_quote)
+			return NULL;
+		TSNode target = field(n, tables.f_target);
+		TSNode args = ts_node_named_child(n, 1);
+		if (kind_of(target) != N_IDENTIFIER || !text_is(c, target, "unquote") ||
+		    ts_node_is_null(args) || ts_node_named_child_count(args) != 1)
+			return NULL;
+		TSNode arg = ts_node_named_child(args, 0);
+		if (kind_of(arg) != N_ALIAS && kind_of(arg) != N_IDENTIFIER)
+			return NULL;
+		return module_of(c, arg, depth + 1);
+	}
 	case N_ATOM:
 		t = text_of(c, n, &len);
 		if (len < 2 || len >= EX_MAX_NAME || t[0] != ':')
@@ -876,9 +892,18 @@ static int literal_arity(TSNode n)
 		return -1;
 	int count = 0;
 	uint32_t k = ts_node_named_child_count(n);
-	for (uint32_t i = 0; i < k; i++)
-		if (kind_of(ts_node_named_child(n, i)) != N_COMMENT)
-			count++;
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode e = ts_node_named_child(n, i);
+		if (kind_of(e) == N_COMMENT)
+			continue;
+		/* `[x | rest]`: a tail of unknown length */
+		if (strcmp(ts_node_type(e), "binary_operator") == 0) {
+			TSNode op = ts_node_child_by_field_name(e, "operator", 8);
+			if (!ts_node_is_null(op) && strcmp(ts_node_type(op), "|") == 0)
+				return -1;
+		}
+		count++;
+	}
 	return count;
 }
 
@@ -886,14 +911,29 @@ static int literal_arity(TSNode n)
  * MFA (kind mfa or apply) when the module and the function are literals.
  * Returns true when it was one. */
 static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned depth, bool apply,
-                       uint32_t line)
+                       int extra, uint32_t line)
 {
 	const char *mod = literal_module(c, m, depth, true);
 	const char *fun = mod ? literal_function(c, f) : NULL;
 	if (!fun)
 		return false;
+	/* An MFA tuple held as a value (`error_handler: {M, :f, []}`,
+	 * `opts[:m2p] || {__MODULE__, :f, [opts]}`) is, by convention, called
+	 * with arguments of the caller's before its own: any arity. A child
+	 * spec's `start: {M, :f, args}` is applied as written, as are the MFA
+	 * arguments of spawn/3 and the like. */
+	TSNode tuple = ts_node_parent(m);
+	bool option = !apply && !ts_node_is_null(tuple) && kind_of(tuple) == N_TUPLE;
+	TSNode parent = option ? ts_node_parent(tuple) : (TSNode){0};
+	if (option && !ts_node_is_null(parent) && strcmp(ts_node_type(parent), "pair") == 0) {
+		size_t klen;
+		const char *k = text_of(c, field(parent, tables.f_key), &klen);
+		option = !(klen >= 6 && memcmp(k, "start:", 6) == 0);
+	}
 	ref_add(c, apply ? FACTS_REF_APPLY : FACTS_REF_MFA, mod, line);
-	call_add(c, apply ? FACTS_CALL_APPLY : FACTS_CALL_MFA, mod, fun, literal_arity(a), line);
+	int arity = option ? -1 : literal_arity(a);
+	call_add(c, apply ? FACTS_CALL_APPLY : FACTS_CALL_MFA, mod, fun,
+	         arity >= 0 ? arity + extra : -1, line);
 	if (apply && c->mod && !c->in_quote) {
 		struct facts_function *fn = cur_function(c);
 		facts_site_add(
@@ -908,14 +948,15 @@ static void mfa_call(struct ex_ctx *c, const struct ex_call *call, const char *m
                      const char *function, int arity, unsigned depth)
 {
 	bool apply = false;
-	int pos = ex_mfa_position(module, function, arity, &apply);
+	int extra = 0;
+	int pos = ex_mfa_position(module, function, arity, &apply, &extra);
 	if (pos < 0)
 		return;
 	struct ex_args a;
 	args_read(c, call->args, depth, &a);
 	if ((int)a.count != arity || pos + 2 >= 4)
 		return;
-	mfa_record(c, a.first[pos], a.first[pos + 1], a.first[pos + 2], depth, apply,
+	mfa_record(c, a.first[pos], a.first[pos + 1], a.first[pos + 2], depth, apply, extra,
 	           line_of(call->node));
 }
 
@@ -962,7 +1003,7 @@ static void walk_tuple(struct ex_ctx *c, TSNode n, unsigned depth)
 		TSNode m = ts_node_named_child(n, 0), f = ts_node_named_child(n, 1),
 		       a = ts_node_named_child(n, 2);
 		if (kind_of(a) == N_LIST && kind_of(m) != N_ATOM &&
-		    mfa_record(c, m, f, a, depth, false, line_of(n))) {
+		    mfa_record(c, m, f, a, depth, false, 0, line_of(n))) {
 			walk(c, a, depth, 0);
 			return;
 		}
@@ -1455,7 +1496,7 @@ static const char *quoted_module(struct ex_ctx *c, TSNode n, unsigned depth)
 
 /* Inside a quote in a function: what the quote injects into the module that
  * `use`s it (FACTS_CALL_INJECT, `what` = "import", "require", "use",
- * "before_compile", "after_compile"), recorded on the function for the
+ * "before_compile", "after_compile", "behaviour"), recorded on the function for the
  * graph to apply. */
 static void inject_add(struct ex_ctx *c, const char *what, TSNode target, unsigned depth,
                        uint32_t line)
@@ -1497,6 +1538,31 @@ static void import_only(struct ex_ctx *c, TSNode list, unsigned depth, const cha
 	}
 }
 
+/* `import Base.{A, B.C}` / `require Base.{A, B}`: one reference of `kind`
+ * to each module named (what the compiler imports or requires). Returns
+ * false when `target` is not that form. */
+static bool directive_multi(struct ex_ctx *c, TSNode target, unsigned depth,
+                            enum facts_ref_kind kind, uint32_t line)
+{
+	if (kind_of(target) != N_DOT || kind_of(field(target, tables.f_right)) != N_TUPLE)
+		return false;
+	const char *base = module_of(c, field(target, tables.f_left), depth);
+	TSNode tuple = field(target, tables.f_right);
+	if (!base)
+		return true;
+	TSTreeCursor *cur = cursor_at(c, depth, tuple);
+	for (bool ok = ts_tree_cursor_goto_first_child(cur); ok;
+	     ok = ts_tree_cursor_goto_next_sibling(cur)) {
+		TSNode k = ts_tree_cursor_current_node(cur);
+		char buf[EX_MAX_NAME];
+		size_t len;
+		if (kind_of(k) != N_ALIAS || !(len = alias_text(c, k, buf, sizeof(buf))))
+			continue;
+		ref_add(c, kind, gi_arena_printf(&c->f->arena, "%s.%s", base, buf), line);
+	}
+	return true;
+}
+
 NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, unsigned depth,
                                   enum facts_ref_kind kind)
 {
@@ -1512,6 +1578,9 @@ NOINLINE static void do_directive(struct ex_ctx *c, const struct ex_call *call, 
 		           a.first[0], depth, line_of(call->node));
 		return;
 	}
+	if (kind != FACTS_REF_USE &&
+	    directive_multi(c, a.first[0], depth, kind, line_of(call->node)))
+		return;
 	const char *full = module_of(c, a.first[0], depth);
 	if (!full)
 		return;
@@ -1928,6 +1997,15 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 		}
 		return;
 	}
+	if (c->mod && c->in_quote && kind_of(call.target) == N_IDENTIFIER &&
+	    text_is(c, call.target, "behaviour")) {
+		/* @behaviour M in a quote: declared by the module that uses it */
+		struct ex_args a;
+		args_read(c, call.args, depth, &a);
+		if (a.count > 0)
+			inject_add(c, "behaviour", a.first[0], depth, line_of(n));
+		return;
+	}
 	if (kind_of(call.target) != N_IDENTIFIER || !c->mod || c->function >= 0 || c->in_quote) {
 		walk_children(c, call.args, depth);
 		return;
@@ -1942,10 +2020,16 @@ NOINLINE static void do_attribute(struct ex_ctx *c, TSNode n, unsigned depth)
 	if (text_is(c, call.target, "doc")) {
 		st->pending_doc = true;
 		st->pending_doc_false = is_false;
+		if (kind_of(v) == N_STRING)
+			walk(c, v, depth, 0); /* interpolations run at compile time */
+	} else if (text_is(c, call.target, "deprecated")) {
+		st->pending_deprecated = true;
 	} else if (text_is(c, call.target, "moduledoc")) {
 		struct facts_module *m = cur_module(c);
 		m->has_moduledoc = true;
 		m->moduledoc_false = is_false;
+		if (kind_of(v) == N_STRING)
+			walk(c, v, depth, 0); /* interpolations run at compile time */
 	} else if (text_is(c, call.target, "impl")) {
 		st->pending_impl = !is_false;
 		st->pending_impl_value = is_false ? NULL : impl_value(c, v, depth);
@@ -2264,10 +2348,17 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 	}
 	if (c->mod->pending_impl) {
 		fn->has_impl = true;
-		facts_site_add(cur_module(c), FACTS_SITE_IMPL, fn->name, fn->arity, start,
-		               c->mod->pending_impl_value ? c->mod->pending_impl_value : "true");
+		/* size: how many default arguments the head has; the compiler
+		 * accepts @impl when any arity they generate is a callback. */
+		struct facts_site *s = facts_site_add(
+		    cur_module(c), FACTS_SITE_IMPL, fn->name, fn->arity, start,
+		    c->mod->pending_impl_value ? c->mod->pending_impl_value : "true");
+		s->size = (uint32_t)h->defaults;
 	}
+	if (c->mod->pending_deprecated)
+		fn->deprecated = true;
 	c->mod->pending_doc = c->mod->pending_doc_false = c->mod->pending_impl = false;
+	c->mod->pending_deprecated = false;
 	c->mod->pending_impl_value = NULL;
 	if (!ts_node_is_null(h->guard) && w != EX_W_DEFGUARD && w != EX_W_DEFGUARDP)
 		fn->has_guard = true;
@@ -2275,13 +2366,16 @@ static long function_register(struct ex_ctx *c, enum ex_word w, const struct ex_
 		fn->clauses++;
 		fn->lines += end - start + 1;
 	}
-	/* Default arguments generate the lower arities. */
+	/* Default arguments generate the lower arities (`fn` moves when the
+	 * vector grows: what they inherit is read first). */
+	bool deprecated = fn->deprecated;
 	for (int arity = h->arity - h->defaults; arity < h->arity; arity++) {
 		long gi = function_find_or_add(c, h->name, h->name_len, arity, &created);
 		struct facts_function *g = gi_vec_get(&cur_module(c)->functions, (size_t)gi);
 		function_touch(g, kind, public, start, end);
 		if (created)
 			g->from_defaults = true;
+		g->deprecated |= deprecated;
 	}
 	return fi;
 }
@@ -2496,10 +2590,12 @@ static void do_def_one(struct ex_ctx *c, const struct ex_call *call, unsigned de
 			int arity = (int)a.count + (ts_node_is_null(call->do_block) ? 0 : 1);
 			local_call(c, call->target, arity);
 		}
+		c->quote_def += c->in_quote;
 		if (!ts_node_is_null(call->args))
 			walk_children(c, call->args, depth);
 		if (!ts_node_is_null(call->do_block))
 			walk_children(c, call->do_block, depth);
+		c->quote_def -= c->in_quote;
 		return;
 	}
 	TSNode body = call->do_block;
@@ -3162,6 +3258,26 @@ NOINLINE static bool do_exunit(struct ex_ctx *c, const struct ex_call *call, uns
 	return true;
 }
 
+/* ExUnit.CaseTemplate: `using do ... end` (or `using opts do`) in a module
+ * body defines the module's `__using__/1` macro, whose body is the block:
+ * its quotes inject into the test modules that `use` the template, as a
+ * written `defmacro __using__` would (docs/EXTRACTION.md, "use
+ * injection"). */
+NOINLINE static void do_case_template_using(struct ex_ctx *c, const struct ex_call *call,
+                                            unsigned depth)
+{
+	uint32_t start = line_of(call->node), end = end_line_of(call->node);
+	bool created;
+	long fi = function_find_or_add(c, "__using__", 9, 1, &created);
+	struct facts_function *fn = gi_vec_get(&cur_module(c)->functions, (size_t)fi);
+	function_touch(fn, FACTS_DEFMACRO, true, start, end);
+	fn->clauses++;
+	fn->lines += end - start + 1;
+	struct ex_head h;
+	memset(&h, 0, sizeof(h));
+	clause_walk(c, fi, &h, call->do_block, true, true, depth);
+}
+
 /* `raise M` / `raise M, opts` calls M.exception/1, `raise "text"`
  * RuntimeError.exception/1, as the compiler expands them. */
 static void raise_call(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
@@ -3199,13 +3315,73 @@ static void record_generate(struct ex_ctx *c, const struct ex_call *call, const 
 		                   !private);
 }
 
+/* True when `n` stands as a statement: in a do block, a block, or as the
+ * `do:` value of a keyword list. */
+static bool is_statement(const struct ex_ctx *c, TSNode n)
+{
+	TSNode p = ts_node_parent(n);
+	if (ts_node_is_null(p))
+		return false;
+	const char *t = ts_node_type(p);
+	if (strcmp(t, "do_block") == 0 || strcmp(t, "block") == 0 || strcmp(t, "else_block") == 0)
+		return true;
+	if (strcmp(t, "pair") != 0)
+		return false;
+	TSNode key = field(p, tables.f_key);
+	size_t len;
+	const char *k = text_of(c, key, &len);
+	return len >= 3 && memcmp(k, "do:", 3) == 0;
+}
+
+/* `unquote(x)` or `unquote_splicing(x)` inside a quote of a function:
+ * standing as a statement outside any definition of the quote, it splices
+ * in code (definitions, attributes) that the quote does not show: a local
+ * function's own quotes (FACTS_CALL_INJECT_QUOTE to it, applied by the
+ * graph), or something unreadable (FACTS_CALL_INJECT_QUOTE with arity -1).
+ * Its argument is then walked as the ordinary code it is (it runs in the
+ * macro). */
+static void walk_unquote(struct ex_ctx *c, const struct ex_call *call, unsigned depth)
+{
+	if (c->function >= 0 && c->quote_def == 0 && c->mod && is_statement(c, call->node)) {
+		struct ex_args a;
+		args_read(c, call->args, depth, &a);
+		TSNode arg = a.count == 1 ? a.first[0] : (TSNode){0};
+		struct ex_call inner;
+		const char *name = NULL;
+		int arity = -1;
+		if (!ts_node_is_null(arg) && kind_of(arg) == N_CALL) {
+			call_read(c, arg, depth, &inner);
+			if (kind_of(inner.target) == N_IDENTIFIER &&
+			    ts_node_is_null(inner.do_block)) {
+				size_t len;
+				const char *t = text_of(c, inner.target, &len);
+				if (len > 0 && len < EX_MAX_NAME) {
+					name = gi_arena_strndup(&c->f->arena, t, len);
+					arity = ts_node_is_null(inner.args)
+					            ? 0
+					            : (int)ts_node_named_child_count(inner.args);
+				}
+			}
+		}
+		call_add(c, FACTS_CALL_INJECT_QUOTE, name ? c->mod->name : NULL, name, arity,
+		         line_of(call->node));
+	}
+	bool saved = c->in_quote;
+	int saved_def = c->quote_def;
+	c->in_quote = false;
+	c->quote_def = 0;
+	walk_children(c, call->args, depth);
+	c->in_quote = saved;
+	c->quote_def = saved_def;
+}
+
 static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 {
 	struct ex_call call;
 	call_read(c, n, depth, &call);
 	enum node_kind tk = kind_of(call.target);
 	bool local = false;
-	const char *mod = NULL, *fun = NULL;
+	const char *mod = NULL, *fun = NULL, *dynamic = NULL;
 	if (tk == N_IDENTIFIER) {
 		size_t len;
 		const char *t = text_of(c, call.target, &len);
@@ -3247,9 +3423,12 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 			return;
 		case EX_W_QUOTE: {
 			bool saved = c->in_quote;
+			int saved_def = c->quote_def;
 			c->in_quote = true;
+			c->quote_def = 0;
 			walk_children(c, n, depth);
 			c->in_quote = saved;
+			c->quote_def = saved_def;
 			return;
 		}
 		case EX_W_IF:
@@ -3263,12 +3442,23 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 			do_control(c, &call, depth, w);
 			return;
 		default:
+			if (c->in_quote && !ts_node_is_null(call.args) &&
+			    (text_is(c, call.target, "unquote") ||
+			     text_is(c, call.target, "unquote_splicing"))) {
+				walk_unquote(c, &call, depth);
+				return;
+			}
 			if (c->mod && c->function < 0 && !c->in_quote &&
 			    !ts_node_is_null(call.do_block) &&
 			    (text_is(c, call.target, "test") ||
 			     text_is(c, call.target, "describe")) &&
 			    do_exunit(c, &call, depth, text_is(c, call.target, "describe")))
 				return;
+			if (c->mod && c->function < 0 && !c->in_quote &&
+			    !ts_node_is_null(call.do_block) && text_is(c, call.target, "using")) {
+				do_case_template_using(c, &call, depth);
+				return;
+			}
 			local = true;
 			break;
 		}
@@ -3294,6 +3484,12 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 		}
 		if (!mod || !fun)
 			walk(c, left, depth, 0);
+		/* `adapter.child_specs(m, c)`, `opts[:tool].start(p, o)`: a call
+		 * on a module held in a variable or computed (with parentheses:
+		 * `v.f` alone may be a field) */
+		if (!mod && kind_of(left) != N_ALIAS && kind_of(right) == N_IDENTIFIER &&
+		    (!ts_node_is_null(call.args) || pipe) && !c->in_quote)
+			dynamic = dot_function(c, right);
 	} else if (!ts_node_is_null(call.target)) {
 		walk(c, call.target, depth, 0);
 	}
@@ -3301,6 +3497,8 @@ static void walk_call(struct ex_ctx *c, TSNode n, unsigned depth, int pipe)
 	 * that calls in arguments come first. */
 	uint32_t nargs = walk_children(c, call.args, depth);
 	int arity = (int)nargs + pipe + (ts_node_is_null(call.do_block) ? 0 : 1);
+	if (dynamic && c->mod)
+		call_add(c, FACTS_CALL_DYNAMIC, NULL, dynamic, arity, line_of(n));
 	if (local) {
 		local_call(c, call.target, arity);
 		{

@@ -68,8 +68,10 @@ const struct ex_inline *ex_inline_lookup(const char *module, const char *name, i
  * consecutive arguments (spawn(M, :f, args), :timer.apply_after(t, M, :f,
  * args), apply(M, :f, args)...): when `module`.`name`/`arity` is one
  * (`module` NULL: a call imported from Kernel), returns the position of the
- * module argument and sets *apply for apply itself; else -1. Thread-safe. */
-int ex_mfa_position(const char *module, const char *name, int arity, bool *apply);
+ * module argument, sets *apply for apply itself and *extra to the arguments
+ * the callee passes before the listed ones (Agent.update/4 passes the
+ * state: f gets one more); else -1. Thread-safe. */
+int ex_mfa_position(const char *module, const char *name, int arity, bool *apply, int *extra);
 
 /* The functions `use module` defines in the using module when it does not
  * define them itself ("name/arity", NULL-terminated; Elixir 1.14's

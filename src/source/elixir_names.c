@@ -224,55 +224,67 @@ struct mfa_entry {
 	int arity;
 	int position; /* of the module argument */
 	bool apply;
+	int extra; /* arguments the callee passes before the listed ones (Agent's state) */
 };
 
 /* The functions of Elixir and OTP that call M.f(args...) for their caller.
  * Kernel's are listed twice: called as imported and as Kernel.f. */
 static const struct mfa_entry mfa_functions[] = {
-    {NULL, "apply", 3, 0, true},
-    {"Kernel", "apply", 3, 0, true},
-    {":erlang", "apply", 3, 0, true},
-    {NULL, "spawn", 3, 0, false},
-    {NULL, "spawn_link", 3, 0, false},
-    {NULL, "spawn_monitor", 3, 0, false},
-    {"Kernel", "spawn", 3, 0, false},
-    {"Kernel", "spawn_link", 3, 0, false},
-    {"Kernel", "spawn_monitor", 3, 0, false},
-    {":erlang", "spawn", 3, 0, false},
-    {":erlang", "spawn_link", 3, 0, false},
-    {":erlang", "spawn_monitor", 3, 0, false},
-    {":erlang", "spawn_opt", 4, 0, false},
-    {":erlang", "spawn", 4, 1, false},
-    {":erlang", "spawn_link", 4, 1, false},
-    {"Process", "spawn", 4, 0, false},
-    {"Node", "spawn", 4, 1, false},
-    {"Node", "spawn_link", 4, 1, false},
-    {"Node", "spawn_monitor", 4, 1, false},
-    {":proc_lib", "spawn", 3, 0, false},
-    {":proc_lib", "spawn_link", 3, 0, false},
-    {":proc_lib", "start", 3, 0, false},
-    {":proc_lib", "start_link", 3, 0, false},
-    {":timer", "apply_after", 4, 1, false},
-    {":timer", "apply_interval", 4, 1, false},
-    {":timer", "apply_repeatedly", 4, 1, false},
-    {"Task", "start", 3, 0, false},
-    {"Task", "start_link", 3, 0, false},
-    {"Task", "async", 3, 0, false},
-    {"Task.Supervisor", "start_child", 4, 1, false},
-    {"Task.Supervisor", "start_child", 5, 1, false},
-    {"Task.Supervisor", "async", 4, 1, false},
-    {"Task.Supervisor", "async", 5, 1, false},
-    {"Task.Supervisor", "async_nolink", 4, 1, false},
-    {"Task.Supervisor", "async_nolink", 5, 1, false},
-    {":rpc", "call", 4, 1, false},
-    {":rpc", "call", 5, 1, false},
-    {":rpc", "cast", 4, 1, false},
-    {":erpc", "call", 4, 1, false},
-    {":erpc", "call", 5, 1, false},
-    {":erpc", "cast", 4, 1, false},
+    {NULL, "apply", 3, 0, true, 0},
+    {"Kernel", "apply", 3, 0, true, 0},
+    {":erlang", "apply", 3, 0, true, 0},
+    {NULL, "spawn", 3, 0, false, 0},
+    {NULL, "spawn_link", 3, 0, false, 0},
+    {NULL, "spawn_monitor", 3, 0, false, 0},
+    {"Kernel", "spawn", 3, 0, false, 0},
+    {"Kernel", "spawn_link", 3, 0, false, 0},
+    {"Kernel", "spawn_monitor", 3, 0, false, 0},
+    {":erlang", "spawn", 3, 0, false, 0},
+    {":erlang", "spawn_link", 3, 0, false, 0},
+    {":erlang", "spawn_monitor", 3, 0, false, 0},
+    {":erlang", "spawn_opt", 4, 0, false, 0},
+    {":erlang", "spawn", 4, 1, false, 0},
+    {":erlang", "spawn_link", 4, 1, false, 0},
+    {"Process", "spawn", 4, 0, false, 0},
+    {"Node", "spawn", 4, 1, false, 0},
+    {"Node", "spawn_link", 4, 1, false, 0},
+    {"Node", "spawn_monitor", 4, 1, false, 0},
+    {":proc_lib", "spawn", 3, 0, false, 0},
+    {":proc_lib", "spawn_link", 3, 0, false, 0},
+    {":proc_lib", "start", 3, 0, false, 0},
+    {":proc_lib", "start_link", 3, 0, false, 0},
+    {":timer", "apply_after", 4, 1, false, 0},
+    {":timer", "apply_interval", 4, 1, false, 0},
+    {":timer", "apply_repeatedly", 4, 1, false, 0},
+    {"Task", "start", 3, 0, false, 0},
+    {"Task", "start_link", 3, 0, false, 0},
+    {"Task", "async", 3, 0, false, 0},
+    {"Task.Supervisor", "start_child", 4, 1, false, 0},
+    {"Task.Supervisor", "start_child", 5, 1, false, 0},
+    {"Task.Supervisor", "async", 4, 1, false, 0},
+    {"Task.Supervisor", "async", 5, 1, false, 0},
+    {"Task.Supervisor", "async_nolink", 4, 1, false, 0},
+    {"Task.Supervisor", "async_nolink", 5, 1, false, 0},
+    {":rpc", "call", 4, 1, false, 0},
+    {":rpc", "call", 5, 1, false, 0},
+    {":rpc", "cast", 4, 1, false, 0},
+    {":erpc", "call", 4, 1, false, 0},
+    {":erpc", "call", 5, 1, false, 0},
+    {":erpc", "cast", 4, 1, false, 0},
+    {"Agent", "start", 3, 0, false, 0},
+    {"Agent", "start", 4, 0, false, 0},
+    {"Agent", "start_link", 3, 0, false, 0},
+    {"Agent", "start_link", 4, 0, false, 0},
+    {"Agent", "get", 4, 1, false, 1},
+    {"Agent", "get", 5, 1, false, 1},
+    {"Agent", "update", 4, 1, false, 1},
+    {"Agent", "update", 5, 1, false, 1},
+    {"Agent", "get_and_update", 4, 1, false, 1},
+    {"Agent", "get_and_update", 5, 1, false, 1},
+    {"Agent", "cast", 4, 1, false, 1},
 };
 
-int ex_mfa_position(const char *module, const char *name, int arity, bool *apply)
+int ex_mfa_position(const char *module, const char *name, int arity, bool *apply, int *extra)
 {
 	for (size_t i = 0; i < sizeof(mfa_functions) / sizeof(mfa_functions[0]); i++) {
 		const struct mfa_entry *e = &mfa_functions[i];
@@ -283,6 +295,7 @@ int ex_mfa_position(const char *module, const char *name, int arity, bool *apply
 		if (module && strcmp(e->module, module) != 0)
 			continue;
 		*apply = e->apply;
+		*extra = e->extra;
 		return e->position;
 	}
 	return -1;

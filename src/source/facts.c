@@ -143,9 +143,9 @@ const char *facts_module_kind_name(enum facts_module_kind kind)
 
 const char *facts_call_kind_name(enum facts_call_kind kind)
 {
-	static const char *const names[] = {"remote",     "local", "capture",      "dynamic",
-	                                    "mfa",        "apply", "impl",         "inject",
-	                                    "inject_def", "use",   "inject_macro", "compiler"};
+	static const char *const names[] = {
+	    "remote", "local",      "capture", "dynamic",      "mfa",      "apply",       "impl",
+	    "inject", "inject_def", "use",     "inject_macro", "compiler", "inject_quote"};
 	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
 }
 

@@ -65,8 +65,9 @@ static const char *const statements[Q_COUNT_] = {
     [Q_FUNCTION_INSERT] =
         "INSERT INTO functions(file_id, module_id, name, arity, kind, public, line_start, "
         "line_end, clauses, lines, has_doc, has_spec, has_impl, has_guard, doc_false, "
-        "cyclomatic, cognitive, max_nesting, delegate_to, generated_by) VALUES "
-        "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
+        "cyclomatic, cognitive, max_nesting, delegate_to, generated_by, deprecated, "
+        "from_defaults) VALUES "
+        "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)",
     [Q_REF_INSERT] = "INSERT INTO refs(file_id, module_id, kind, target, count, line) VALUES "
                      "(?1,?2,?3,?4,?5,?6)",
     [Q_CALL_INSERT] = "INSERT INTO calls(file_id, function_id, kind, module, function, arity, "
@@ -96,7 +97,7 @@ static const char schema_sql[] =
     "INTEGER NOT NULL, line_start INTEGER, line_end INTEGER, clauses INTEGER, lines INTEGER, "
     "has_doc INTEGER, has_spec INTEGER, has_impl INTEGER, has_guard INTEGER, doc_false INTEGER, "
     "cyclomatic INTEGER, cognitive INTEGER, max_nesting INTEGER, delegate_to TEXT, "
-    "generated_by TEXT);"
+    "generated_by TEXT, deprecated INTEGER, from_defaults INTEGER);"
     "CREATE TABLE refs(file_id INTEGER NOT NULL, module_id INTEGER NOT NULL, kind INTEGER NOT "
     "NULL, target TEXT NOT NULL, count INTEGER NOT NULL, line INTEGER);"
     "CREATE TABLE calls(file_id INTEGER NOT NULL, function_id INTEGER NOT NULL, kind INTEGER NOT "
@@ -418,7 +419,8 @@ static int calls_write(struct st_db *db, int64_t file_id, int64_t function_id,
 	gi_vec_init(&agg, sizeof(struct agg_call));
 	for (size_t i = 0; i < fn->calls.len; i++) {
 		const struct facts_call *c = gi_vec_get(&fn->calls, i);
-		if (c->kind != FACTS_CALL_DYNAMIC && c->kind != FACTS_CALL_COMPILER && c->module &&
+		if (c->kind != FACTS_CALL_DYNAMIC && c->kind != FACTS_CALL_COMPILER &&
+		    c->kind != FACTS_CALL_INJECT_QUOTE && c->module &&
 		    strcmp(c->module, m->name) != 0)
 			gi_map_put(targets, c->module, (void *)1);
 		size_t k = 0;
@@ -479,6 +481,8 @@ static int function_write(struct st_db *db, int64_t file_id, int64_t module_id,
 	sqlite3_bind_int(st, 18, fn->max_nesting);
 	bind_text(st, 19, fn->delegate_to);
 	bind_text(st, 20, fn->generated_by);
+	sqlite3_bind_int(st, 21, fn->deprecated);
+	sqlite3_bind_int(st, 22, fn->from_defaults);
 	int rc = step_done(db, st);
 	if (rc)
 		return rc;
@@ -815,6 +819,8 @@ static int function_row(sqlite3_stmt *st, void *ctx)
 	    .max_nesting = sqlite3_column_int(st, 17),
 	    .delegate_to = col_text(st, 18),
 	    .generated_by = col_text(st, 19),
+	    .deprecated = sqlite3_column_int(st, 20),
+	    .from_defaults = sqlite3_column_int(st, 21),
 	};
 	if (!r.name)
 		return 0;
@@ -828,7 +834,8 @@ int st_functions_each(struct st_db *db, st_function_fn fn, void *ctx)
 	    db,
 	    "SELECT id, module_id, name, arity, kind, public, line_start, line_end, "
 	    "clauses, lines, has_doc, has_spec, has_impl, has_guard, doc_false, "
-	    "cyclomatic, cognitive, max_nesting, delegate_to, generated_by FROM functions "
+	    "cyclomatic, cognitive, max_nesting, delegate_to, generated_by, deprecated, "
+	    "from_defaults FROM functions "
 	    "ORDER BY "
 	    "id",
 	    function_row, &e);

@@ -23,7 +23,7 @@
 #include "base/map.h"
 #include "source/facts.h"
 
-#define ST_SCHEMA_VERSION 4
+#define ST_SCHEMA_VERSION 6
 
 struct st_db;
 
@@ -116,6 +116,7 @@ struct st_function_row {
 	int cyclomatic, cognitive, max_nesting;
 	const char *delegate_to;  /* NULL when not a defdelegate */
 	const char *generated_by; /* the known macro that made it, or NULL */
+	bool deprecated, from_defaults;
 };
 typedef int (*st_function_fn)(void *ctx, const struct st_function_row *row);
 /* Every function, by id. */

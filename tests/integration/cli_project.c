@@ -2,8 +2,10 @@
  * Integration tests of how the static commands find their project: like
  * git and mix, from the current directory upwards (the nearest index, else
  * the nearest mix.exs); `giulia index` with no PATH does the same, as its
- * help says; `--beam DIR...` takes several directories.
- * needs:
+ * help says, never adopting an index above the repository root (or, out
+ * of a repository, above the outermost mix.exs); the index directory
+ * ignores itself in git; `--beam DIR...` takes several directories.
+ * needs: git
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +100,46 @@ static void found_upwards_like_git_and_mix(void)
 	free(err);
 }
 
+/* An index in an ancestor (a shared temporary directory's, a home
+ * directory's) is not the project of a repository below it: `giulia index`
+ * there indexes the repository (saying so when it has no mix.exs), and the
+ * index leaves `git status` clean. */
+static void never_adopts_an_ancestors_index(void)
+{
+	char outer[4200], repo[4300];
+	snprintf(outer, sizeof(outer), "%s/shared", th_tmpdir());
+	snprintf(repo, sizeof(repo), "%s/scratch/repo", outer);
+	write_file(outer, "lib/other.ex", "defmodule Other do\n  def o, do: 1\nend\n");
+	char *out = NULL, *err = NULL;
+	TH_ASSERT_INT_EQ(IN(outer, NULL, NULL, "index", outer), 0);
+	write_file(repo, "lib/tool.ex", "defmodule Tool do\n  def t, do: 1\nend\n");
+	const char *init[] = {"git", "init", "-q", repo, NULL};
+	TH_ASSERT_INT_EQ(ts_run(init, NULL, 30000, NULL, NULL), 0);
+	/* no mix.exs, no PATH: the repository itself, said on stderr */
+	TH_ASSERT_MSG(IN(repo, &out, &err, "index") == 0, "index: %s", err ? err : "");
+	char want[4400];
+	snprintf(want, sizeof(want), "into %s/.giulia/index.db", repo);
+	TH_ASSERT_STR_CONTAINS(out, want);
+	TH_ASSERT_STR_CONTAINS(err, "no mix.exs here or above");
+	free(out);
+	free(err);
+	/* queries from inside see the repository's modules, not the ancestor's */
+	TH_ASSERT_INT_EQ(IN(repo, &out, NULL, "modules"), 0);
+	TH_ASSERT_STR_CONTAINS(out, "Tool");
+	TH_ASSERT(strstr(out, "Other") == NULL);
+	free(out);
+	/* .giulia/ ignores itself: git status shows the source only */
+	char ignore[4400];
+	snprintf(ignore, sizeof(ignore), "%s/.giulia/.gitignore", repo);
+	TH_ASSERT(access(ignore, R_OK) == 0);
+	const char *status[] = {"git", "-C", repo, "status", "--porcelain", "--untracked-files=all",
+	                        NULL};
+	TH_ASSERT_INT_EQ(ts_run(status, NULL, 30000, &out, NULL), 0);
+	TH_ASSERT_MSG(out && strstr(out, ".giulia") == NULL, "git status: %s", out ? out : "");
+	TH_ASSERT_STR_CONTAINS(out, "lib/tool.ex");
+	free(out);
+}
+
 static void beam_takes_several_directories(void)
 {
 	const char *root = project();
@@ -147,6 +189,7 @@ int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(found_upwards_like_git_and_mix),
+	    TH_TEST(never_adopts_an_ancestors_index),
 	    TH_TEST(beam_takes_several_directories),
 	    TH_TEST(impact_says_why_through_what_and_apart_from_tests),
 	    TH_END,

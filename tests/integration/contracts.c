@@ -8,7 +8,7 @@
  * Erlang module compiled with erlc, indexed with --beam); the clause-body
  * hashes that `index` leaves out and the first `duplicates` stores, per
  * file, again after a file is re-indexed, never from a file edited since.
- * needs: elixir erlang-base
+ * needs: elixir erlang-base src:elixir-lang
  */
 #include <jansson.h>
 #include <sqlite3.h>
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "api_util.h"
+#include "base/map.h"
 #include "giulia_cli.h"
 #include "harness.h"
 #include "support.h"
@@ -334,22 +335,18 @@ static void duplicates_hash_bodies_when_first_asked(void)
 	TH_ASSERT_INT_EQ(db_count(dir, BODY_SITES), bodies);
 	ts_giulia_result_free(&c);
 
-	/* re-indexed, then edited again: what is on disk is not what was
-	 * indexed, so its bodies stay out and the answer says so */
+	/* re-indexed, then edited again with no `index`: the query brings the
+	 * index up to date first (kg_db_refresh_on_query), so the answer is
+	 * the code on disk, never a stale one */
 	fixture_append(dir, "lib/clones.ex", "\n# edited again\n");
 	c = GIULIA("index", dir);
 	ts_giulia_result_free(&c);
 	fixture_append(dir, "lib/clones.ex", "\n# and once more\n");
 	c = GIULIA("duplicates", "--project", dir, "--json");
 	TH_ASSERT_INT_EQ(c.status, 0);
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c.json, "stale_files")), 1);
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(c.json, "total")), 0);
-	TH_ASSERT_INT_EQ(db_count(dir, UNHASHED), 1);
-	ts_giulia_result_free(&c);
-	c = GIULIA("index", dir);
-	ts_giulia_result_free(&c);
-	c = GIULIA("duplicates", "--project", dir, "--json");
-	TH_ASSERT_MSG(json_equal(first.json, c.json), "after the stale file is indexed: %s", c.out);
+	TH_ASSERT(json_object_get(c.json, "stale_files") == NULL);
+	TH_ASSERT_MSG(json_equal(first.json, c.json), "after an edit, no index: %s", c.out);
+	TH_ASSERT_INT_EQ(db_count(dir, UNHASHED), 0);
 	ts_giulia_result_free(&c);
 	ts_giulia_result_free(&first);
 }
@@ -434,6 +431,51 @@ static void rest_and_mcp_give_the_cli_json(void)
 	td_stop(&w);
 }
 
+/* After an edit, and no `giulia index`, every way of asking answers from
+ * the edited code: the CLI, a running worker (whose pooled connection has
+ * its graph loaded already) and MCP; a removed file's findings go too. */
+static void queries_answer_from_the_edited_code(void)
+{
+	const char *dir = fixture_ready();
+	struct td_daemon w = {0};
+	snprintf(w.data, sizeof(w.data), "%s/worker", th_tmpdir());
+	td_start(&w, "worker", NULL);
+	char body[4200], path[2048], file[4200];
+	snprintf(body, sizeof(body), "{\"path\":\"%s\"}", dir);
+	TH_ASSERT_INT_EQ(td_post(&w, "/api/index/scan", body, NULL), 200);
+	snprintf(path, sizeof(path), "/api/checks/contracts?path=%s", dir);
+	json_t *rest = NULL;
+	TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 200); /* loads the graph */
+	TH_ASSERT(finding(rest, "impl_without_behaviour", "Contracts.Edited", NULL) == NULL);
+	json_decref(rest);
+
+	snprintf(file, sizeof(file), "%s/lib/edited.ex", dir);
+	FILE *f = fopen(file, "w");
+	TH_ASSERT(f != NULL);
+	fputs("defmodule Contracts.Edited do\n  @moduledoc false\n  @impl true\n"
+	      "  def run(x), do: x\nend\n",
+	      f);
+	fclose(f);
+	struct ts_giulia_result c = GIULIA("contracts", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(c.status, 0);
+	TH_ASSERT_MSG(finding(c.json, "impl_without_behaviour", "Contracts.Edited", "run/1"),
+	              "CLI after an edit: %s", c.out);
+	TH_ASSERT(json_object_get(c.json, "index_stale") == NULL);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 200);
+	TH_ASSERT_MSG(json_equal(rest, c.json), "REST after an edit differs from the CLI");
+	json_decref(rest);
+	json_t *m = mcp_tool(dir, "knowledge_contracts", "{}");
+	TH_ASSERT_MSG(json_equal(m, c.json), "MCP after an edit differs from the CLI");
+	json_decref(m);
+	ts_giulia_result_free(&c);
+
+	TH_ASSERT_INT_EQ(unlink(file), 0);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &rest), 200);
+	TH_ASSERT(finding(rest, "impl_without_behaviour", "Contracts.Edited", NULL) == NULL);
+	json_decref(rest);
+	td_stop(&w);
+}
+
 /* An Erlang behaviour of the project known only from its object code: its
  * required callbacks from behaviour_info(callbacks), its optional ones from
  * behaviour_info(optional_callbacks). */
@@ -473,6 +515,160 @@ static void behaviour_from_project_object_code(void)
 	ts_giulia_result_free(&c);
 }
 
+/* The compiler's behaviour and @impl warnings in `text` (elixirc's stderr)
+ * as "check module function" lines in `set`. */
+static void compiler_findings(char *text, struct gi_map *set)
+{
+	char kind[32] = "", fn[256] = "";
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *w = strstr(line, "warning: ");
+		if (w) {
+			const char *f = strstr(w, "function ");
+			kind[0] = fn[0] = '\0';
+			if (!f)
+				continue;
+			sscanf(f + 9, "%255s", fn);
+			if (strstr(w, "required by behaviour"))
+				snprintf(kind, sizeof(kind), "missing_callback");
+			else if (strstr(w, "no behaviour was declared"))
+				snprintf(kind, sizeof(kind), "impl_without_behaviour");
+			else if (strstr(w, "@impl"))
+				snprintf(kind, sizeof(kind), "impl_not_callback");
+			continue;
+		}
+		char *end = strstr(line, " (module)");
+		if (!end || !kind[0])
+			continue;
+		*end = '\0';
+		const char *m = strrchr(line, ' ');
+		char key[600];
+		snprintf(key, sizeof(key), "%s %s %s", kind, m ? m + 1 : line, fn);
+		gi_map_put(set, key, (void *)1);
+		kind[0] = '\0';
+	}
+}
+
+/* Giulia's contract findings (orphan specs aside) as "check module
+ * function" lines in `set`, their count returned. */
+static size_t giulia_findings(json_t *r, struct gi_map *set)
+{
+	size_t i, n = 0;
+	json_t *f;
+	json_array_foreach(json_object_get(r, "findings"), i, f)
+	{
+		const char *check = json_string_value(json_object_get(f, "check"));
+		if (strcmp(check, "orphan_spec") == 0)
+			continue;
+		const char *fn = strcmp(check, "missing_callback") == 0
+		                     ? json_string_value(json_object_get(f, "detail"))
+		                     : json_string_value(json_object_get(f, "function"));
+		char key[600];
+		snprintf(key, sizeof(key), "%s %s %s", check,
+		         json_string_value(json_object_get(f, "module")), fn ? fn : "?");
+		gi_map_put(set, key, (void *)1);
+		n++;
+	}
+	return n;
+}
+
+/* The contracts_truth fixture (callbacks spliced in by __using__'s helpers,
+ * overridable defaults, a behaviour whose __using__ does not declare it,
+ * defexception's implicit @behaviour Exception, default-argument arities,
+ * and three true findings) compiled by elixirc: Giulia's findings are
+ * exactly the compiler's warnings. */
+static void contracts_agree_with_the_compiler(void)
+{
+	char src[4096], dir[4096], out[4200];
+	snprintf(src, sizeof(src), "%s/tests/fixtures/projects/contracts_truth", th_srcdir());
+	snprintf(dir, sizeof(dir), "%s/truth", th_tmpdir());
+	snprintf(out, sizeof(out), "%s/ebin", th_tmpdir());
+	const char *cp[] = {"cp", "-r", src, dir, NULL};
+	TH_ASSERT_INT_EQ(ts_run(cp, NULL, 30000, NULL, NULL), 0);
+	const char *mk[] = {"mkdir", "-p", out, NULL};
+	TH_ASSERT_INT_EQ(ts_run(mk, NULL, 10000, NULL, NULL), 0);
+	char kv[4200], errors[4200];
+	snprintf(kv, sizeof(kv), "%s/lib/kv.ex", dir);
+	snprintf(errors, sizeof(errors), "%s/lib/errors.ex", dir);
+	const char *elixirc[] = {"elixirc", "-o", out, kv, errors, NULL};
+	char *se = NULL;
+	TH_ASSERT_INT_EQ(ts_run(elixirc, NULL, 120000, NULL, &se), 0);
+	TH_ASSERT(se != NULL);
+	struct gi_map compiler, giulia;
+	gi_map_init(&compiler);
+	gi_map_init(&giulia);
+	compiler_findings(se, &compiler);
+	free(se);
+	struct ts_giulia_result r = GIULIA("index", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	r = GIULIA("contracts", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	size_t n = giulia_findings(r.json, &giulia);
+	TH_ASSERT_INT_EQ(n, 3);
+	TH_ASSERT_INT_EQ(compiler.len, 3);
+	for (size_t i = 0; i < compiler.cap; i++)
+		if (compiler.slots[i].key)
+			TH_ASSERT_MSG(gi_map_get(&giulia, compiler.slots[i].key),
+			              "the compiler warns, Giulia does not: %s",
+			              compiler.slots[i].key);
+	for (size_t i = 0; i < giulia.cap; i++)
+		if (giulia.slots[i].key)
+			TH_ASSERT_MSG(gi_map_get(&compiler, giulia.slots[i].key),
+			              "Giulia reports, the compiler does not: %s",
+			              giulia.slots[i].key);
+	ts_giulia_result_free(&r);
+	gi_map_destroy(&compiler);
+	gi_map_destroy(&giulia);
+}
+
+/* Elixir 1.14's own standard library (Debian's source package, unpacked by
+ * scripts/deps.sh into build/elixir-src), which that compiler builds
+ * without a single behaviour or @impl warning: no contract finding either
+ * (defexception's @behaviour Exception, @impl on default-argument heads,
+ * callbacks that `use` brings). */
+static void stdlib_contracts_agree_with_the_compiler(void)
+{
+	char lib[4096], probe[4200], db[4096];
+	snprintf(lib, sizeof(lib), "%s/build/elixir-src/lib", th_srcdir());
+	snprintf(probe, sizeof(probe), "%s/elixir/lib/kernel.ex", lib);
+	TH_NEED(access(probe, R_OK) == 0, "src:elixir-lang", "no Elixir source at %s", lib);
+	snprintf(db, sizeof(db), "%s/stdlib.db", th_tmpdir());
+	struct ts_giulia_result r = GIULIA("index", lib, "--db", db, "--jobs", "2");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	r = GIULIA("contracts", "--project", lib, "--db", db, "--check", "missing_callback",
+	           "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(r.json, "total")), 0);
+	ts_giulia_result_free(&r);
+	r = GIULIA("contracts", "--project", lib, "--db", db, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	json_t *counts = json_object_get(r.json, "counts");
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(counts, "impl_not_callback")), 0);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(counts, "impl_without_behaviour")), 0);
+	ts_giulia_result_free(&r);
+
+	/* dead code: Kernel's functions and macros are imported by every
+	 * module (none is dead), and `import Module.Types.{Helpers, Unify}`
+	 * makes edges (Module.Types.Expr calls Helpers' functions through it) */
+	r = GIULIA("dead-code", "--project", lib, "--db", db, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(r.json, "functions"), i, f)
+	{
+		const char *m = json_string_value(json_object_get(f, "module"));
+		TH_ASSERT_MSG(strcmp(m, "Kernel") != 0 && strcmp(m, "Kernel.SpecialForms") != 0,
+		              "%s.%s is dead?", m, json_string_value(json_object_get(f, "name")));
+	}
+	ts_giulia_result_free(&r);
+	r = GIULIA("dependents", "Module.Types.Helpers", "--project", lib, "--db", db, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_MSG(strstr(r.out, "\"Module.Types.Expr\"") != NULL, "dependents: %s", r.out);
+	ts_giulia_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -483,6 +679,9 @@ int main(int argc, char **argv)
 	    TH_TEST(duplicates_hash_bodies_when_first_asked),
 	    TH_TEST(rest_and_mcp_give_the_cli_json),
 	    TH_TEST(behaviour_from_project_object_code),
+	    TH_TEST(contracts_agree_with_the_compiler),
+	    TH_TEST(queries_answer_from_the_edited_code),
+	    TH_TEST(stdlib_contracts_agree_with_the_compiler),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_contracts", tests);

@@ -450,8 +450,11 @@ static int corpus_file(const char *path, void *ctx)
 				}
 				for (size_t j = 0; j < fn->calls.len; j++) {
 					struct facts_call *c = gi_vec_get(&fn->calls, j);
+					/* a call on a module in a variable names no
+					 * module: the debug info has none either */
 					if (c->kind == FACTS_CALL_LOCAL ||
 					    c->kind == FACTS_CALL_COMPILER ||
+					    (c->kind == FACTS_CALL_DYNAMIC && !c->module) ||
 					    (c->kind == FACTS_CALL_CAPTURE &&
 					     c->module == mod->name))
 						continue;

@@ -333,6 +333,26 @@ static void review_exit_codes_follow_the_threshold(void)
 	TH_ASSERT(risk_entry(r.json, "App.Repo", NULL) != NULL);
 	TH_ASSERT(risk_entry(r.json, "App.Repo", "get/1") == NULL);
 	ts_giulia_result_free(&r);
+
+	/* A function removed while a test still calls it: that test is to
+	 * run (it no longer compiles), and says why. */
+	GIT(dir, "commit", "-qam", "put gone");
+	write_file(dir, "lib/app/repo.ex",
+	           "defmodule App.Repo do\n  @moduledoc \"Storage.\"\nend\n");
+	r = GIULIA("review", "--base", "HEAD", "--project", dir, "--no-profile", "--json");
+	TH_ASSERT_INT_EQ(r.status, 3);
+	json_t *run = NULL;
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(r.json, "tests_to_run"), i, t)
+	{
+		if (strcmp(json_string_value(json_object_get(t, "module")), "App.RepoTest") == 0)
+			run = t;
+	}
+	TH_ASSERT_MSG(run != NULL, "tests to run: %s", r.out);
+	TH_ASSERT(
+	    strings_hold(json_object_get(run, "because"), "calls the removed App.Repo.get/1"));
+	ts_giulia_result_free(&r);
 }
 
 static void review_refuses_bad_revisions_clearly(void)

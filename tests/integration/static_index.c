@@ -8,7 +8,10 @@
  * Shop.MixProject, test module ShopTest); Shop.Cart <-> Shop.Repo is a cycle,
  * Shop.Log (used by Shop, Shop.Cart and Shop.Repo) a hub. And
  * tests/fixtures/projects/web, a Phoenix-style project for dispatch edges.
- * Source + object code fusion compiles a small project with elixirc.
+ * Source + object code fusion compiles a small project with elixirc. And
+ * tests/fixtures/projects/deadcode, the dead-code categories on every
+ * pattern that reaches a function without a plain call, confirmed by the
+ * compiler's tracer.
  * needs: elixir
  */
 #include <jansson.h>
@@ -21,6 +24,7 @@
 
 #include "giulia_cli.h"
 #include "harness.h"
+#include "node_watch.h"
 #include "support.h"
 
 #define RUN_TIMEOUT_MS 120000
@@ -835,6 +839,202 @@ static void corrupt_and_foreign_databases(void)
 	ts_giulia_result_free(&r);
 }
 
+/* Prints "CALLER MOD.name/arity" for every call the compiler resolves from
+ * one module to another while compiling SRC_FILES (':'-separated) into
+ * OUT_DIR: remote and imported functions and macros, and the calls the
+ * code macros emit into their callers makes. */
+static const char tracer_script[] =
+    "defmodule GiuliaTracer do\n"
+    "  @kinds [:remote_function, :remote_macro, :imported_function, :imported_macro]\n"
+    "  def trace({kind, _meta, module, name, arity}, env) when kind in @kinds do\n"
+    "    if module != env.module,\n"
+    "      do: IO.puts(\"#{inspect(env.module)} #{inspect(module)}.#{name}/#{arity}\")\n"
+    "    :ok\n"
+    "  end\n"
+    "  def trace(_event, _env), do: :ok\n"
+    "end\n"
+    "files = String.split(System.fetch_env!(\"SRC_FILES\"), \":\")\n"
+    "Code.put_compiler_option(:tracers, [GiuliaTracer])\n"
+    "{:ok, _, _} = Kernel.ParallelCompiler.compile_to_path(files, "
+    "System.fetch_env!(\"OUT_DIR\"))\n";
+
+/* The category Giulia gives `Mod.name/arity` in a dead_code answer:
+ * functions' reason, "public_api", or "alive" when it lists it nowhere. */
+static const char *dead_category(json_t *r, const char *mfa)
+{
+	static const char *const lists[] = {"functions", "public_api"};
+	for (int l = 0; l < 2; l++) {
+		size_t i;
+		json_t *f;
+		json_array_foreach(json_object_get(r, lists[l]), i, f)
+		{
+			char key[700];
+			snprintf(key, sizeof(key), "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"),
+			         (long long)json_integer_value(json_object_get(f, "arity")));
+			if (strcmp(key, mfa) == 0)
+				return l == 0 ? jstr(f, "reason") : "public_api";
+		}
+	}
+	return "alive";
+}
+
+/* The deadcode fixture: every public function's category as written beside
+ * it, and no call the compiler resolves while compiling the library
+ * reaches a function Giulia calls dead. */
+static void dead_code_categories_agree_with_the_compiler(void)
+{
+	char src[4096], dir[4096], out[4200];
+	static char cmd[16384], files[24576];
+	snprintf(src, sizeof(src), "%s/tests/fixtures/projects/deadcode", th_srcdir());
+	snprintf(dir, sizeof(dir), "%s/deadcode", th_tmpdir());
+	snprintf(out, sizeof(out), "%s/ebin", th_tmpdir());
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s' && mkdir -p '%s'", src, dir, out);
+	sh(cmd);
+	struct ts_giulia_result r = GIULIA("index", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	r = GIULIA("dead-code", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	static const char *const expected[][2] = {
+	    {"Dc.Types.Helpers.helper_unused/1", "unreferenced"},
+	    {"Dc.Tmpl.never/1", "unreferenced"},
+	    {"Dc.Tmpl.label/1", "alive"},
+	    {"Dc.Names.whereis_name/1", "callback"},
+	    {"Dc.Names.send/2", "callback"},
+	    {"Dc.Legacy.only_tests/0", "test_only"},
+	    {"Dc.Adapter.child_specs/2", "dynamic"},
+	    {"Dc.run/1", "public_api"},
+	    {"Dc.Documented.api/1", "public_api"},
+	    {"Dc.Legacy.old/0", "public_api"},
+	    {"Dc.Routes.__on_definition__/6", "public_api"},
+	    {"Dc.Routes.__using__/1", "alive"},
+	    {"Dc.Routes.sigil_q/2", "alive"},
+	    {"Dc.Routes.encode_path/1", "alive"},
+	    {"Dc.Types.Helpers.helper_a/1", "alive"},
+	    {"Dc.Types.Descr.descr_b/1", "alive"},
+	    {"Dc.Version.version/0", "alive"},
+	    {"Dc.Handler.handle_error/2", "alive"},
+	    {"Dc.Defaults.fetch/1", "alive"},
+	    {"Dc.Defaults.fetch/2", "alive"},
+	    {"Dc.Defaults.fetch/3", "alive"},
+	};
+	for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++)
+		TH_ASSERT_MSG(strcmp(dead_category(r.json, expected[i][0]), expected[i][1]) == 0,
+		              "%s: %s, expected %s", expected[i][0],
+		              dead_category(r.json, expected[i][0]), expected[i][1]);
+	TH_ASSERT_INT_EQ(json_integer_value(
+	                     json_object_get(json_object_get(r.json, "by_reason"), "unreferenced")),
+	                 2);
+
+	ts_giulia_result_free(&r);
+	/* ExUnit.CaseTemplate's `using` injects its import: the test calls
+	 * Dc.TestHelpers.fixture/0 through it */
+	r = GIULIA("query", "function_details", "Dc.TestHelpers.fixture/0", "--project", dir,
+	           "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+	TH_ASSERT_MSG(strstr(r.out, "\"DcTest\"") != NULL, "callers of fixture/0: %s", r.out);
+	ts_giulia_result_free(&r);
+	r = GIULIA("dead-code", "--project", dir, "--json");
+	TH_ASSERT_INT_EQ(r.status, 0);
+
+	/* the compiler's view: what it resolves is never dead */
+	snprintf(files, sizeof(files),
+	         "%s/lib/dc.ex:%s/lib/dc/types.ex:%s/lib/dc/docs.ex:%s/lib/dc/routes.ex:"
+	         "%s/lib/dc/options.ex",
+	         dir, dir, dir, dir, dir);
+	setenv("SRC_FILES", files, 1);
+	setenv("OUT_DIR", out, 1);
+	const char *argv[] = {"elixir", "-e", tracer_script, NULL};
+	char *traced = NULL, *err = NULL;
+	int st = ts_run(argv, NULL, RUN_TIMEOUT_MS, &traced, &err);
+	TH_ASSERT_MSG(st == 0 && traced, "the tracer failed: %s", err ? err : "");
+	TH_ASSERT(strstr(traced, "Dc.Types.Helpers.helper_a/1") != NULL);
+	TH_ASSERT(strstr(traced, "Dc.Routes.encode_path/1") != NULL);
+	TH_ASSERT(strstr(traced, "Dc.Version.version/0") != NULL);
+	int seen = 0;
+	char *save = NULL;
+	for (char *line = strtok_r(traced, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *callee = strchr(line, ' ');
+		if (!callee || strncmp(callee + 1, "Dc", 2) != 0)
+			continue;
+		seen++;
+		const char *cat = dead_category(r.json, callee + 1);
+		TH_ASSERT_MSG(strcmp(cat, "alive") == 0 || strcmp(cat, "public_api") == 0,
+		              "the compiler resolves %s, Giulia says %s", line, cat);
+	}
+	TH_ASSERT_MSG(seen >= 8, "the tracer saw %d calls into the library", seen);
+	free(traced);
+	free(err);
+	ts_giulia_result_free(&r);
+}
+
+/* The row of `mfa` ("Mod.f/a") in the array `rows` of a runtime split, or
+ * NULL. */
+static json_t *runtime_row(json_t *split, const char *list, const char *mfa)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(split, list), i, f)
+	{
+		char key[700];
+		snprintf(key, sizeof(key), "%s.%s/%lld", jstr(f, "module"), jstr(f, "name"),
+		         (long long)json_integer_value(json_object_get(f, "arity")));
+		if (strcmp(key, mfa) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+/* dead-code --node: the deadcode fixture loaded on a live node that runs
+ * Dc.run(Dc.Adapter) in a loop; the static answer split by the node's
+ * calls, and no trace pattern left on the node afterwards. */
+static void dead_code_split_by_a_live_node(void)
+{
+	char src[4096], dir[4096];
+	static char cmd[16384], eval[16384];
+	snprintf(src, sizeof(src), "%s/tests/fixtures/projects/deadcode", th_srcdir());
+	snprintf(dir, sizeof(dir), "%s/deadcode", th_tmpdir());
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", src, dir);
+	sh(cmd);
+	struct ts_giulia_result r = GIULIA("index", dir);
+	TH_ASSERT_INT_EQ(r.status, 0);
+	ts_giulia_result_free(&r);
+	snprintf(eval, sizeof(eval),
+	         "Code.compiler_options(ignore_module_conflict: true)\n"
+	         "for f <- Path.wildcard(\"%s/lib/**/*.ex\"), do: Code.require_file(f)\n"
+	         "loop = fn loop -> Dc.run(Dc.Adapter); Process.sleep(5); loop.(loop) end\n"
+	         "Process.register(spawn(fn -> loop.(loop) end), :dc_loop)\n",
+	         dir);
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ELIXIR_LONG, eval, NULL);
+	ts_beam_wait_answer(&n, "is_pid(whereis(dc_loop)).", "true", 60000,
+	                    "never started its loop");
+	r = GIULIA("dead-code", "--project", dir, "--node", n.name, "--cookie", n.cookie, "--for",
+	           "1000", "--json");
+	TH_ASSERT_MSG(r.status == 0, "dead-code --node: %s", r.out ? r.out : "");
+	json_t *split = json_object_get(r.json, "runtime");
+	TH_ASSERT(split != NULL);
+	/* the static graph calls it dynamic; the node calls it: shown */
+	json_t *row = runtime_row(split, "called_but_static_dead", "Dc.Adapter.child_specs/2");
+	TH_ASSERT_MSG(row != NULL, "runtime: %s", r.out);
+	TH_ASSERT(json_integer_value(json_object_get(row, "calls")) > 0);
+	TH_ASSERT_STR_EQ(jstr(row, "static_reason"), "dynamic");
+	/* dead on both counts */
+	TH_ASSERT(runtime_row(split, "dead_and_not_called", "Dc.Types.Helpers.helper_unused/1"));
+	TH_ASSERT(runtime_row(split, "dead_and_not_called", "Dc.Tmpl.never/1"));
+	/* reached statically (an MFA in options), never called in the window */
+	TH_ASSERT(runtime_row(split, "referenced_not_called", "Dc.Handler.handle_error/2"));
+	/* called by the loop: in no list */
+	TH_ASSERT(!runtime_row(split, "referenced_not_called", "Dc.Types.Helpers.helper_a/1"));
+	TH_ASSERT(!runtime_row(split, "referenced_not_called", "Dc.Defaults.fetch/1"));
+	ts_giulia_result_free(&r);
+	/* nothing of ours left on the node: no call-count pattern */
+	char *left = ts_beam_eval(
+	    &n, "erlang:trace_info({'Elixir.Dc.Types.Helpers', helper_a, 1}, call_count).");
+	TH_ASSERT_MSG(left && strstr(left, "false") != NULL, "trace left: %s", left ? left : "");
+	free(left);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -851,6 +1051,8 @@ int main(int argc, char **argv)
 	    TH_TEST(db_option_and_environment),
 	    TH_TEST(clear_errors_for_bad_input),
 	    TH_TEST(corrupt_and_foreign_databases),
+	    TH_TEST(dead_code_categories_agree_with_the_compiler),
+	    TH_TEST(dead_code_split_by_a_live_node),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_static_index", tests);

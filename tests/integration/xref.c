@@ -7,7 +7,8 @@
  * source only, Mix compiles it. The fixture holds each kind of reference the
  * rules tell apart: `use` with an injected import, require and
  * @before_compile; macro calls from a module body and from a function;
- * attributes evaluated at compile time; @behaviour; structs in patterns and
+ * attributes evaluated at compile time, interpolations in attributes,
+ * @moduledoc and @doc (lib/shop/banner.ex); @behaviour; structs in patterns and
  * expressions; import with only:; an alias alone (no dependency); a protocol
  * and its implementation; MFA
  * tuples, modules as values, captures, defdelegate. The same compiled

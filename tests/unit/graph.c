@@ -327,6 +327,13 @@ static void graph_path_is_test(void)
 	TH_ASSERT(!kg_path_is_test("lib/contest/x.ex"));
 	TH_ASSERT(!kg_path_is_test("lib/phoenix/test/conn_test.ex"));
 	TH_ASSERT(kg_path_is_test("test/support/conn_case.ex"));
+	/* nested Mix projects of one repository (Phoenix's installer/) */
+	TH_ASSERT(kg_path_is_test("installer/test/mix_helper.exs"));
+	TH_ASSERT(kg_path_is_test("integration_test/test/support/code_generator_case.ex"));
+	TH_ASSERT(!kg_path_is_test("installer/lib/phx_new/test/x.ex"));
+	/* Elixir's own lib/APP/test: scripts are tests, not library */
+	TH_ASSERT(kg_path_is_test("lib/elixir/test/elixir/test_helper.exs"));
+	TH_ASSERT(!kg_path_is_test("lib/ex_unit/lib/ex_unit/case.ex"));
 }
 
 static void ignore_patterns_match(void)
