@@ -1265,6 +1265,21 @@ static int overhead_parse(json_t *v, double *out)
 	return 0;
 }
 
+/* `budget`: the guest's budget (docs/OBSERVE.md "The guest's budget"): absent
+ * or null (OBS_GUEST_BUDGET_DEFAULT, 1% of a scheduler), a fraction in
+ * (0, OBS_GUEST_BUDGET_MAX] or a percentage text such as "1%". */
+static int budget_parse(json_t *v, double *out)
+{
+	*out = OBS_GUEST_BUDGET_DEFAULT;
+	if (!v || json_is_null(v))
+		return 0;
+	double x = -1;
+	if (overhead_parse(v, &x) != 0 || !(x > 0 && x <= OBS_GUEST_BUDGET_MAX))
+		return -1;
+	*out = x;
+	return 0;
+}
+
 static json_t *route_observe_start(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_monitor *m = ctx;
@@ -1313,6 +1328,14 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 		    "overhead must be a fraction 0-%.1f or a percentage such as \"5%%\"",
 		    OBS_OVERHEAD_MAX);
 	}
+	double budget = 0;
+	if (budget_parse(json_object_get(req->body, "budget"), &budget) != 0) {
+		gi_free(mods);
+		return api_error(status, 400,
+		                 "budget must be a share of one scheduler in (0, %.1f] or a "
+		                 "percentage such as \"1%%\"",
+		                 OBS_GUEST_BUDGET_MAX);
+	}
 	if (pause && !json_is_null(pause)) {
 		pause_above = json_number_value(pause);
 		if (!json_is_number(pause) || !(pause_above > 0 && pause_above <= 1)) {
@@ -1341,6 +1364,7 @@ static json_t *route_observe_start(void *ctx, const struct api_request *req, int
 	cfg.lease_ms = (int)lease;
 	cfg.overhead = overhead;
 	cfg.pause_above = pause_above >= 1 ? 2.0 : pause_above;
+	cfg.guest_budget = budget;
 	char *session_id = NULL;
 	json_t *orphan = session_running(m, node, NULL) ? NULL : orphan_take(m, node);
 	bool adopted = orphan && orphan_adopt(m, orphan, &cfg);

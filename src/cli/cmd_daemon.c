@@ -506,7 +506,7 @@ struct observe_opts {
 	const char *positional[8];
 	int npos;
 	const char *cookie, *cookie_file, *interval, *trace, *project, *cluster_max, *lease,
-	    *overhead;
+	    *overhead, *budget;
 	bool json;
 	bool call_time;
 	bool cluster; /* start: NODE and the members of its cluster */
@@ -549,6 +549,8 @@ static int observe_parse(int argc, char **argv, struct observe_opts *o)
 			o->lease = v;
 		else if (opt_value(argc, argv, &i, "--overhead", &v))
 			o->overhead = v;
+		else if (opt_value(argc, argv, &i, "--budget", &v))
+			o->budget = v;
 		else if (opt_value(argc, argv, &i, "--monitor", &v))
 			cli_monitor_url_set(v);
 		else if (opt_value(argc, argv, &i, "--worker", &v))
@@ -829,6 +831,14 @@ static int observe_start(struct observe_opts *o)
 		snprintf(pct, sizeof(pct), "%s%s", o->overhead,
 		         n > 0 && o->overhead[n - 1] == '%' ? "" : "%");
 		json_object_set_new(body, "overhead", json_string(pct));
+	}
+	if (o->budget) {
+		/* "1%" or "1": a percentage; the monitor checks the range */
+		size_t n = strlen(o->budget);
+		char pct[32];
+		snprintf(pct, sizeof(pct), "%s%s", o->budget,
+		         n > 0 && o->budget[n - 1] == '%' ? "" : "%");
+		json_object_set_new(body, "budget", json_string(pct));
 	}
 	if (o->call_time) {
 		if (!trace || !trace[0]) {
@@ -1117,6 +1127,11 @@ static const struct cli_option observe_start_options[] = {
      "estimates with a 95% interval (docs/OBSERVE.md); 0 counts every call (exact counts "
      "for rare functions or a short investigation)",
      "5%"},
+    {"--budget PCT",
+     "the observer's budget on the node, as a share of one scheduler: its snapshots, "
+     "sampler and counting together; over it the sampler slows and counting gets less, "
+     "and the profile says so (docs/OBSERVE.md)",
+     "1%"},
     {"--cluster", "also observe every visible member of NODE's cluster (its nodes())", NULL},
     {"--cluster-max N", "at most N members with --cluster (1..1000)", "32"},
     {NULL, NULL, NULL},
@@ -1142,7 +1157,8 @@ const struct cli_command cli_observe_program_commands[] = {
     {"start",
      "NODE [COOKIE] [INTERVAL_MS] [MOD,MOD] [--interval MS] [--trace MOD,MOD] "
      "[--cookie C | --cookie-file FILE] [--call-time] [--project PATH] [--monitor URL] "
-     "[--worker URL] [--lease MS] [--overhead PCT] [--cluster [--cluster-max N]] [--json]",
+     "[--worker URL] [--lease MS] [--overhead PCT] [--budget PCT] [--cluster [--cluster-max N]] "
+     "[--json]",
      "start observing a live node", run_observe_start, &observe_start_help},
     {"stop", "NODE [--monitor URL] [--json]", "stop an observation and print its profile",
      run_observe_stop, &observe_stop_help},

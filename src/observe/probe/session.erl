@@ -211,12 +211,6 @@ TopWide = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), Wide) end,
 %% the call_time set too, and a few more: other observers' processes found
 %% among them are taken out of the lists (see Detail).
 TopRN = max(TopN, min(50, max(0, maps:get(sample_k, Args, 0)))) + 8,
-%% Memory of the heap-size candidates, exactly, for the top list by memory.
-ByMemory = fun(Candidates) ->
-    Mems = [{M, P} || {_, P} <- lists:sublist(Candidates, 2 * TopN + 8),
-                      {memory, M} <- [erlang:process_info(P, memory)]],
-    lists:reverse(lists:sort(Mems))
-end,
 
 %% ---- The scan: every process, in compiled code ----
 %% Per process the scan reads `reductions` and `message_queue_len` with one
@@ -234,6 +228,15 @@ end,
 %% handful), and only they are sorted.
 MsCompile = fun ets:match_spec_compile/1,
 MsRun = fun ets:match_spec_run/2,
+MsCandidate = MsCompile([{{'_', '$1'}, [], ['$1']}]),
+MsMemory = MsCompile([{{{memory, '$1'}, '$2'}, [], [{{'$1', '$2'}}]}]),
+MsMiss = MsCompile([{{'$1', miss}, [], ['$1']}]),
+%% Memory of the heap-size candidates, exactly, for the top list by memory.
+ByMemory = fun(Candidates) ->
+    Pids = MsRun(lists:sublist(Candidates, 2 * TopN + 8), MsCandidate),
+    Mems = lists:zipwith(fun erlang:process_info/2, Pids, lists:duplicate(length(Pids), memory)),
+    lists:reverse(lists:sort(MsRun(lists:zip(Mems, Pids), MsMemory)))
+end,
 MsReds = MsCompile([{{reductions, '$1'}, [], ['$1']}, {'_', [], [-1]}]),
 MsPositive = MsCompile([{{'$1', '_'}, [{'>', '$1', 0}], ['$_']}]),
 MsQueue = MsCompile([{{{message_queue_len, '$1'}, '$2'}, [{'>', '$1', 0}], [{{'$1', '$2'}}]}]),
@@ -305,12 +308,13 @@ HeapScan = fun(Pids, RanPids, Prev, Scans) ->
     case Full of
         true -> TopWide(HeapOf(Pids));
         false ->
-            RanSet = maps:from_list(lists:zip(RanPids, RanPids)),
-            Kept = [E || {_, P} = E <- Prev, not maps:is_key(P, RanSet),
-                         erlang:is_process_alive(P)],
+            %% the fresh heaps first: ukeysort keeps the first entry of a pid
+            %% (an entry of a process that has exited meanwhile stays until
+            %% the next full read; the lists skip it)
+            Merged = TopWide(lists:ukeysort(2, HeapOf(RanPids) ++ Prev)),
             {Floor, _} = lists:last(Prev),
-            Merged = TopWide(HeapOf(RanPids) ++ Kept),
-            case length([H || {H, _} <- Merged, H >= Floor]) >= TopN of
+            Sure = MsRun(Merged, MsCompile([{{'$1', '_'}, [{'>=', '$1', Floor}], ['$1']}])),
+            case length(Sure) >= TopN of
                 true -> Merged;
                 false -> TopWide(HeapOf(Pids))
             end
@@ -394,7 +398,6 @@ DetailMs = fun(Work) ->
                    current_function => '$3', module => '$9', reductions => '$4',
                    cpu_share => Share, memory_bytes => '$6', message_queue_len => '$7'}]}])
 end,
-MsCandidate = MsCompile([{{'_', '$1'}, [], ['$1']}]),
 %% The first TopN processes of a candidate list ([{Value, Pid}], best first)
 %% that are not an observer's: {Maps, [{Kind, Pid}], S} (S keeps the cache).
 Listed = fun(Candidates, DeltaMap, Ms, S) ->
@@ -406,9 +409,8 @@ Listed = fun(Candidates, DeltaMap, Ms, S) ->
              end,
     Known = lists:zipwith3(fun maps:get/3, Pids, lists:duplicate(N, Cache0),
                            lists:duplicate(N, miss)),
-    Cache = lists:foldl(fun({P, miss}, C) -> C#{P => StaticOf(P)};
-                           (_, C) -> C
-                        end, Cache0, lists:zip(Pids, Known)),
+    Cache = lists:foldl(fun(P, C) -> C#{P => StaticOf(P)} end, Cache0,
+                        MsRun(lists:zip(Pids, Known), MsMiss)),
     Rows = lists:zip3(Pids,
                       lists:zipwith(fun erlang:process_info/2, Pids,
                                     lists:duplicate(N, DetailItems)),
@@ -967,8 +969,18 @@ end,
 %% The sampler's section of a snapshot and the state for the next interval.
 %% LiveDelta(P) is P's reductions over the interval, or dead.
 SampleSnapshot = fun(S, LiveDelta, NextCands) ->
-    case SamplePeriod of
-        0 -> {#{}, S};
+    case {SamplePeriod, maps:get(s_ticks, S), maps:get(s_failed, S)} of
+        {0, _, _} -> {#{}, S};
+        {_, 0, 0} ->
+            %% nothing sampled (an idle node has no candidates): the section
+            %% says so without going through the folds
+            {#{executing => #{period_ms => maps:get(s_period, S, SamplePeriod), ticks => 0,
+                              candidates => length(maps:get(s_cands, S)),
+                              stack_candidates => min(SampleStackK, length(maps:get(s_cands, S))),
+                              depth => SampleDepth, samples => #{running => 0, waiting => 0},
+                              reductions_sampled => 0, dropped => 0, failed_ticks => 0,
+                              tick_us => 0, stacks => [], blocked => [], origins => []}},
+             SampleReset(S, NextCands)};
         _ ->
             S1 = SampleFold(S),
             Counts = maps:to_list(maps:get(s_counts, S1)),
