@@ -16,6 +16,10 @@
  * (state, counters, last_error, history, stop flags). The connection, the
  * probe and the request state belong to the manager's thread alone once the
  * session is running. Callbacks are called without the lock held.
+ * Lifetime: a session is freed only by the manager's thread (ended ones
+ * that a new start of their node retired, at the top of its loop) or by
+ * obs_manager_free, never by a caller of obs_session_start/stop, which
+ * could free it under the manager's thread in the middle of a round.
  *
  * Per session: IDLE --due--> WAIT_SAMPLE --reply/timeout--> IDLE ...; the
  * target's session process ending on its own (lease expired while the node
@@ -108,6 +112,7 @@ struct session {
 	bool disconnected;
 	/* under lock */
 	enum session_state state;
+	int waiters; /* obs_session_stop calls waiting on it: not freed meanwhile */
 	bool stop_requested;
 	bool interrupt_requested; /* manager shutting down: no last sample */
 	long seq;
@@ -132,6 +137,11 @@ struct obs_manager {
 	struct obs_callbacks cb;
 	obs_snapshot_text_fn on_snapshot_text; /* under lock; NULL: cb.on_snapshot */
 	struct session *sessions;
+	/* Ended sessions taken off `sessions` by a new start of their node
+	 * (under lock): freed by the manager's thread alone, at the top of its
+	 * loop, where it holds no session pointer of the previous round, and
+	 * only once no obs_session_stop waits on them. */
+	struct session *retired;
 	struct obs_term_doc reply; /* the manager thread's: each sample reply, checked */
 	/* Measurements (under lock), see obs_manager_metrics. */
 	unsigned long long snapshots, failures;
@@ -714,6 +724,34 @@ static int64_t session_wake_at(const struct session *s)
 	return s->next_due;
 }
 
+/* Takes the retired sessions nobody waits on off the list (locked); the
+ * caller frees them after unlocking. */
+static struct session *retired_take(struct obs_manager *m)
+{
+	struct session *out = NULL;
+	struct session **link = &m->retired;
+	while (*link) {
+		struct session *s = *link;
+		if (s->waiters == 0) {
+			*link = s->next;
+			s->next = out;
+			out = s;
+		} else {
+			link = &s->next;
+		}
+	}
+	return out;
+}
+
+static void session_list_free(struct session *s)
+{
+	while (s) {
+		struct session *next = s->next;
+		session_free(s);
+		s = next;
+	}
+}
+
 static void *manager_main(void *arg)
 {
 	struct obs_manager *m = arg;
@@ -722,6 +760,9 @@ static void *manager_main(void *arg)
 	for (;;) {
 		size_t n = 0;
 		pthread_mutex_lock(&m->lock);
+		/* Nothing of the previous round is held here: the only place
+		 * where a session that ended may be freed. */
+		struct session *dead = retired_take(m);
 		bool quit = m->quit;
 		for (struct session *s = m->sessions; s && n < MANAGER_MAX_SESSIONS; s = s->next) {
 			if (s->state != SESSION_RUNNING)
@@ -732,6 +773,7 @@ static void *manager_main(void *arg)
 			active[n++] = s;
 		}
 		pthread_mutex_unlock(&m->lock);
+		session_list_free(dead);
 		if (quit && n == 0)
 			break;
 		int64_t now = gi_clock_mono_ms();
@@ -818,12 +860,8 @@ void obs_manager_free(struct obs_manager *m)
 	pthread_mutex_unlock(&m->lock);
 	manager_wake(m);
 	pthread_join(m->thread, NULL);
-	struct session *s = m->sessions;
-	while (s) {
-		struct session *next = s->next;
-		session_free(s);
-		s = next;
-	}
+	session_list_free(m->sessions);
+	session_list_free(m->retired);
 	close(m->wake[0]);
 	close(m->wake[1]);
 	obs_term_doc_destroy(&m->reply);
@@ -840,7 +878,10 @@ static struct session *find_live(struct obs_manager *m, const char *node)
 	return NULL;
 }
 
-/* Removes ended sessions of `node` (a new session replaces them). Locked. */
+/* Retires ended sessions of `node` (a new session replaces them): off the
+ * list now, freed later by the manager's thread, which may still be in the
+ * round that ended them (reading their connection, logging their end).
+ * Locked. */
 static void drop_ended(struct obs_manager *m, const char *node)
 {
 	struct session **link = &m->sessions;
@@ -848,7 +889,8 @@ static void drop_ended(struct obs_manager *m, const char *node)
 		struct session *s = *link;
 		if (s->state == SESSION_ENDED && strcmp(s->node, node) == 0) {
 			*link = s->next;
-			session_free(s);
+			s->next = m->retired;
+			m->retired = s;
 		} else {
 			link = &s->next;
 		}
@@ -953,9 +995,14 @@ int obs_session_stop(struct obs_manager *m, const char *node)
 	}
 	s->stop_requested = true;
 	manager_wake(m);
+	/* Counted, so that a start of the same node that retires `s` while
+	 * this waits does not have it freed under us. */
+	s->waiters++;
 	while (s->state != SESSION_ENDED)
 		pthread_cond_wait(&m->ended, &m->lock);
+	s->waiters--;
 	pthread_mutex_unlock(&m->lock);
+	manager_wake(m); /* a retired session may be freed now */
 	return 0;
 }
 
