@@ -1742,6 +1742,7 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	    .body_limit = cfg->body_limit,
 	    .request_timeout = cfg->request_timeout,
 	    .ip_connection_limit = cfg->ip_connection_limit,
+	    .allowed_hosts = cfg->allowed_hosts,
 	    .name = "monitor",
 	    .routes = monitor_routes,
 	    .raw_routes = monitor_raw_routes,

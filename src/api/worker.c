@@ -1899,6 +1899,7 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	    .body_limit = cfg->body_limit,
 	    .request_timeout = cfg->request_timeout,
 	    .ip_connection_limit = cfg->ip_connection_limit,
+	    .allowed_hosts = cfg->allowed_hosts,
 	    .name = "worker",
 	    .routes = worker_routes,
 	    .raw_routes = worker_raw_routes,
