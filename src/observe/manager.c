@@ -115,6 +115,7 @@ struct session {
 	int waiters; /* obs_session_stop calls waiting on it: not freed meanwhile */
 	bool stop_requested;
 	bool interrupt_requested; /* manager shutting down: no last sample */
+	char abandon_reason[256]; /* obs_session_abandon: why it ends ("" if not) */
 	long seq;
 	long timeouts;
 	long failures;            /* every sample that timed out or failed */
@@ -242,6 +243,18 @@ static void set_error(struct obs_manager *m, struct session *s, const char *what
 	pthread_mutex_lock(&m->lock);
 	snprintf(s->last_error, sizeof(s->last_error), "%s: %s", what, gi_strerror(code));
 	pthread_mutex_unlock(&m->lock);
+}
+
+/* The reason an ending session gives: the abandon's, else `fallback`.
+ * Copied into `buf` under the lock. */
+static const char *end_reason(struct obs_manager *m, struct session *s, const char *fallback,
+                              char *buf, size_t size)
+{
+	pthread_mutex_lock(&m->lock);
+	gi_strlcpy(buf, s->abandon_reason[0] ? s->abandon_reason : fallback ? fallback : "", size);
+	bool abandoned = s->abandon_reason[0] != '\0';
+	pthread_mutex_unlock(&m->lock);
+	return abandoned || fallback ? buf : NULL;
 }
 
 static json_t *trace_modules_json(const struct session *s)
@@ -478,7 +491,9 @@ static int session_read(struct obs_manager *m, struct session *s)
 			if (send_request(s, "stop", PHASE_WAIT_STOP) != 0)
 				session_end(m, s, "complete", NULL);
 		} else if (was == PHASE_WAIT_STOP) {
-			session_end(m, s, "complete", NULL);
+			char why[256];
+			const char *reason = end_reason(m, s, NULL, why, sizeof(why));
+			session_end(m, s, reason ? "interrupted" : "complete", reason);
 		}
 	} else if (kind == 2) {
 		/* The target's session process ended on its own; start another. */
@@ -520,7 +535,9 @@ static void session_lost(struct obs_manager *m, struct session *s)
 	pthread_mutex_unlock(&m->lock);
 	if (ending || s->phase == PHASE_WAIT_STOP || s->phase == PHASE_WAIT_FINAL ||
 	    now >= s->last_reply_ms + s->lease_ms) {
-		session_end(m, s, "interrupted", "node went down");
+		char why[256];
+		session_end(m, s, "interrupted",
+		            end_reason(m, s, "node went down", why, sizeof(why)));
 		return;
 	}
 	dist_close(s->conn);
@@ -637,9 +654,12 @@ static void reconnect_tick(struct obs_manager *m, struct session *s, int64_t now
 		s->next_attempt = now + s->backoff_ms;
 	}
 	if (ending) {
+		char why[256];
 		session_end(m, s, "interrupted",
-		            "connection lost; the node's session process cleans up when its lease "
-		            "expires");
+		            end_reason(m, s,
+		                       "connection lost; the node's session process cleans up when "
+		                       "its lease expires",
+		                       why, sizeof(why)));
 		return;
 	}
 	if (now >= s->last_reply_ms + s->lease_ms) {
@@ -686,8 +706,10 @@ static void session_tick(struct obs_manager *m, struct session *s, int64_t now)
 		         s->timeout_ms + obs_budget(s));
 		pthread_mutex_unlock(&m->lock);
 		if (was == PHASE_WAIT_STOP || was == PHASE_WAIT_FINAL) {
+			char why[256];
 			session_end(m, s, interrupt ? "interrupted" : "complete",
-			            "the node did not answer the stop request");
+			            end_reason(m, s, "the node did not answer the stop request",
+			                       why, sizeof(why)));
 			return;
 		}
 		if (was == PHASE_WAIT_RESTART)
@@ -1004,6 +1026,26 @@ int obs_session_stop(struct obs_manager *m, const char *node)
 	pthread_mutex_unlock(&m->lock);
 	manager_wake(m); /* a retired session may be freed now */
 	return 0;
+}
+
+int obs_session_abandon(struct obs_manager *m, const char *session_id, const char *reason)
+{
+	int rc = GI_ENOTFOUND;
+	pthread_mutex_lock(&m->lock);
+	for (struct session *s = m->sessions; s; s = s->next) {
+		if (s->state != SESSION_RUNNING || strcmp(s->id, session_id) != 0)
+			continue;
+		if (!s->abandon_reason[0])
+			gi_strlcpy(s->abandon_reason, reason && *reason ? reason : "abandoned",
+			           sizeof(s->abandon_reason));
+		s->interrupt_requested = true;
+		rc = 0;
+		break;
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (rc == 0)
+		manager_wake(m);
+	return rc;
 }
 
 json_t *obs_manager_status(struct obs_manager *m)

@@ -321,7 +321,8 @@ static void delivery_error_clears_when_delivery_recovers(void)
 	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
 	char spool[600];
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
-	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
+	struct api_pusher_config pc = {
+	    .worker_url = w.url, .token = NULL, .spool_dir = spool, .timeout_ms = 5000};
 	struct api_pusher *p;
 	TH_ASSERT_OK(api_pusher_new(&pc, &p));
 	th_defer(pusher_free_deferred, p);
