@@ -939,12 +939,12 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 	s->top_n = cfg->top_n > 0 ? (cfg->top_n > 1000 ? 1000 : cfg->top_n) : OBS_TOP_DEFAULT;
 	s->sample_period_ms = cfg->sample_period_ms;
 	s->sample_processes = cfg->sample_processes;
-	size_t nmods = 0;
-	while (cfg->trace_modules && cfg->trace_modules[nmods] && nmods < OBS_MAX_MODULES)
-		nmods++;
+	/* Each module once, as the target counts it (obs_modules_merge). */
+	const char *merged[OBS_MAX_MODULES];
+	size_t nmods = obs_modules_merge(cfg->trace_modules, merged, OBS_MAX_MODULES);
 	s->modules = gi_calloc(nmods + 1, sizeof(char *));
 	for (size_t i = 0; i < nmods; i++)
-		s->modules[i] = gi_strdup(cfg->trace_modules[i]);
+		s->modules[i] = gi_strdup(merged[i]);
 	s->project = cfg->project ? gi_strdup(cfg->project) : NULL;
 	s->call_time = cfg->call_time && nmods > 0;
 	s->lease_ms = cfg->lease_ms > 0 ? cfg->lease_ms : OBS_LEASE_DEFAULT_MS;
