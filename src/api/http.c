@@ -320,7 +320,7 @@ static enum MHD_Result send_error(struct request_state *st, struct MHD_Connectio
 
 /* What the header and argument walks count for framing_problem. */
 struct framing {
-	int content_length, transfer_encoding, host;
+	int content_length, transfer_encoding, host, authorization;
 	bool nul;
 };
 
@@ -337,6 +337,8 @@ static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const 
 		f->transfer_encoding++;
 	else if (key && strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
 		f->host++;
+	else if (key && strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0)
+		f->authorization++;
 	return MHD_YES;
 }
 
@@ -354,17 +356,21 @@ static enum MHD_Result framing_argument(void *cls, enum MHD_ValueKind kind, cons
 static const char *framing_problem(struct MHD_Connection *c, const char *version,
                                    const struct request_state *st)
 {
-	struct framing f = {0, 0, 0, st->url_has_nul};
+	struct framing f = {0, 0, 0, 0, st->url_has_nul};
 	MHD_get_connection_values_n(c, MHD_HEADER_KIND, framing_header, &f);
 	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, framing_argument, &f);
 	if (f.nul)
-		return "NUL (%00 or a zero byte) in the URL, a query parameter or a header";
+		/* A raw zero byte in the request line never gets here: the
+		 * library cuts the line there (docs/API.md, "Framing"). */
+		return "NUL (%00) in the URL or a query parameter, or a zero byte in a header";
 	if (f.content_length > 1)
 		return "more than one Content-Length header";
 	if (f.content_length && f.transfer_encoding)
 		return "both Content-Length and Transfer-Encoding";
 	if (f.host > 1)
 		return "more than one Host header";
+	if (f.authorization > 1)
+		return "more than one Authorization header";
 	if (f.host == 0 && version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
 		return "an HTTP/1.1 request needs a Host header";
 	return NULL;
@@ -592,7 +598,8 @@ static bool authorised(const struct api_server *s, struct MHD_Connection *c)
 	if (!s->token)
 		return true;
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	if (!h || strncmp(h, "Bearer ", 7) != 0)
+	/* The scheme is case-insensitive (RFC 9110 11.1): "bearer" is Bearer. */
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
 		return false;
 	return gi_str_secure_equal(h + 7, s->token);
 }

@@ -515,6 +515,34 @@ static void slow_clients_cannot_take_the_worker(void)
 	json_decref(o);
 }
 
+/* The bearer scheme is case-insensitive; two Authorization headers are
+ * refused as framing (before, the first won whatever the second said). */
+static void authorization_is_read_as_the_rfc_says(void)
+{
+	struct td_daemon w = {0};
+	snprintf(w.token, sizeof(w.token), "tok");
+	td_worker(&w, NULL);
+	const char *ok[] = {"Bearer tok", "bearer tok", "BEARER tok"};
+	for (size_t i = 0; i < 3; i++) {
+		char req[256];
+		int n = snprintf(req, sizeof(req),
+		                 "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: %s\r\n"
+		                 "Connection: close\r\n\r\n",
+		                 ok[i]);
+		TH_ASSERT_MSG(td_raw(w.port, req, (size_t)n) == 200, "Authorization: %s", ok[i]);
+	}
+	static const char wrong_first[] =
+	    "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "Authorization: Bearer nope\r\nAuthorization: Bearer tok\r\n"
+	    "\r\n";
+	static const char right_first[] =
+	    "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "Authorization: Bearer tok\r\nAuthorization: Bearer nope\r\n"
+	    "\r\n";
+	expect_refused_and_closed(w.port, wrong_first, 400);
+	expect_refused_and_closed(w.port, right_first, 400);
+}
+
 /* ---- web pages (issue 28, item 3) ---- */
 
 struct route_probe {
@@ -658,6 +686,7 @@ int main(int argc, char **argv)
 	    TH_TEST(nul_and_lax_integers_are_refused),
 	    TH_TEST(framing_is_strict),
 	    TH_TEST(web_pages_cannot_drive_the_daemons),
+	    TH_TEST(authorization_is_read_as_the_rfc_says),
 	    TH_TEST(names_are_checked_against_real_limits),
 	    TH_TEST(a_session_observes_one_node),
 	    TH_TEST(depth_is_what_the_docs_say),
