@@ -1804,6 +1804,14 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 		rc = GI_EINVAL;
 		goto fail;
 	}
+	/* One node name per monitor (its data directory), kept across its
+	 * restarts: each name is an atom the observed nodes never free. */
+	unsigned long long h = 1469598103934665603ULL;
+	for (const char *p = data; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	char base[32];
+	snprintf(base, sizeof(base), "giulia_m%08llx", h & 0xffffffffULL);
+	dist_name_base_set(base);
 	struct gi_buf spool;
 	gi_buf_init(&spool, 0);
 	gi_buf_printf(&spool, "%s/monitor-spool", data);

@@ -42,6 +42,7 @@ struct dist_conn {
 	char node[DIST_NAME_MAX];
 	char otp_release[16];
 	char cookie[DIST_COOKIE_MAX]; /* wiped by dist_close */
+	int name_fd;                  /* the lock on our node name's slot (dist.c), or -1 */
 };
 
 /* Milliseconds left until `deadline_ms` (monotonic), at least 1 (0 means
