@@ -893,10 +893,12 @@ const char *dist_error_hint(int code)
 		       "(missing, "
 		       "unreadable or empty): give the node's cookie in one of them";
 	case GI_EHANDSHAKE:
-		return "the node closed the connection before the cookie was checked: it may be "
+		return "the node closed the connection before the cookie was checked, or answered "
+		       "with something that is not a distribution handshake (a program other than "
+		       "an Erlang node on its port, or a name it still holds: \"alive\"): it may "
+		       "be "
 		       "stopping, or refusing connections (net_kernel, a connection limit); its "
-		       "log "
-		       "may say why";
+		       "log may say why";
 	case GI_ENAMEREFUSED:
 		return "the node answered not_allowed to our name: its net_kernel allow list, or a "
 		       "short/long names mismatch (write the node as it names itself: name@host "

@@ -18,7 +18,8 @@
  * (no cookie given, in GIULIA_COOKIE or in ~/.erlang.cookie), GI_ECOOKIE (the
  * node accepted our name and rejected the challenge reply: the only cookie
  * case), GI_ENAMEREFUSED (the node answered not_allowed to our name),
- * GI_EHANDSHAKE (the node closed the connection before the challenge),
+ * GI_EHANDSHAKE (the node closed the connection before the challenge, or
+ * sent something that is not a handshake: the two are not told apart),
  * GI_ETIMEOUT, GI_ENODEDOWN (the connection was refused or lost),
  * GI_EOTPVERSION (OTP older than 24), GI_EBADRPC (the call failed on the
  * node), GI_EINVAL (a malformed node name or a cookie over 255 bytes).

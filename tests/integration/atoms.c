@@ -64,6 +64,20 @@ static void observation(const struct td_daemon *m, const struct ts_beam *n)
 	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":250}",
 	         n->name, n->cookie);
 	TH_ASSERT_INT_EQ(td_post(m, "/api/monitor/observe/start", body, NULL), 200);
+	/* A few snapshots, so that each observation runs the same code on the
+	 * node (the first one makes the probe's atoms). */
+	int64_t deadline = gi_clock_mono_ms() + 60000;
+	for (;;) {
+		json_t *s = NULL;
+		TH_ASSERT_INT_EQ(td_get(m, "/api/monitor/observe/status", &s), 200);
+		long long taken = json_integer_value(json_object_get(
+		    json_array_get(json_object_get(s, "observations"), 0), "snapshots"));
+		json_decref(s);
+		if (taken >= 3)
+			break;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "fewer than 3 snapshots");
+		gi_clock_sleep_ms(100);
+	}
 	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"wait_ms\":30000}", n->name);
 	int st = td_post(m, "/api/monitor/observe/stop", body, NULL);
 	TH_ASSERT_MSG(st == 200 || st == 202, "observe/stop: %d", st);
