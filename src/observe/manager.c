@@ -943,8 +943,21 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 	const char *merged[OBS_MAX_MODULES];
 	size_t nmods = obs_modules_merge(cfg->trace_modules, merged, OBS_MAX_MODULES);
 	s->modules = gi_calloc(nmods + 1, sizeof(char *));
-	for (size_t i = 0; i < nmods; i++)
-		s->modules[i] = gi_strdup(merged[i]);
+	for (size_t i = 0; i < nmods; i++) {
+		/* A bare lowercase name ("calendar") can only be an Erlang module
+		 * (an Elixir one is an alias): written as Giulia writes those
+		 * everywhere (":calendar"), so that the object-code pull and the
+		 * profile find it under its own name. */
+		const char *name = merged[i];
+		if (name[0] >= 'a' && name[0] <= 'z') {
+			size_t n = strlen(name);
+			s->modules[i] = gi_malloc(n + 2);
+			s->modules[i][0] = ':';
+			memcpy(s->modules[i] + 1, name, n + 1);
+		} else {
+			s->modules[i] = gi_strdup(name);
+		}
+	}
 	s->project = cfg->project ? gi_strdup(cfg->project) : NULL;
 	s->call_time = cfg->call_time && nmods > 0;
 	s->lease_ms = cfg->lease_ms > 0 ? cfg->lease_ms : OBS_LEASE_DEFAULT_MS;
