@@ -886,6 +886,16 @@ static void store_failures_mid_observation_lose_nothing(void)
 	TH_ASSERT_INT_EQ(
 	    json_integer_value(json_object_get(json_object_get(s, "delivery"), "rejected")), 0);
 	json_decref(s);
+	/* The worker said so without flooding its log: store failures are
+	 * logged once per 10 s with a count (about 10 s of failures here). */
+	char *log = NULL;
+	size_t len = 0;
+	TH_ASSERT_OK(gi_fs_read_file(w.log, 64u << 20, &log, &len));
+	int lines = 0;
+	for (const char *p = log; (p = strstr(p, "error obs_store:")) != NULL; p++)
+		lines++;
+	gi_free(log);
+	TH_ASSERT_MSG(lines >= 1 && lines <= 6, "%d store error lines in the worker's log", lines);
 }
 
 int main(int argc, char **argv)
