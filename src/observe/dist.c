@@ -678,7 +678,7 @@ void dist_eval_args_encode(ei_x_buff *out, const char *src, size_t src_len,
 	/* [Boot, Bindings, none, none, value] */
 	ei_x_encode_list_header(out, 5);
 	/* Boot = {block,1,[
-	 *   {ok,T,_} = erl_scan:string(Src),
+	 *   {ok,T,_} = erl_scan:string(binary_to_list(Src)),
 	 *   {ok,E} = erl_parse:parse_exprs(T),
 	 *   {value,V,_} = erl_eval:exprs(E, [{'Args',Args}]),
 	 *   V]} */
@@ -689,7 +689,12 @@ void dist_eval_args_encode(ei_x_buff *out, const char *src, size_t src_len,
 	static const char *const scan_vars[] = {"T", "_"};
 	form_match_tuple(out, "ok", scan_vars, 2);
 	form_remote_call(out, "erl_scan", "string", 1);
+	/* Src travels as a binary: off the heap of the target's rex, which
+	 * receives the call (a 70 KB source as a list of characters was 1.1 MB
+	 * of rex's heap per call, kept until rex next collects) */
+	form_remote_call(out, "erlang", "binary_to_list", 1);
 	form_var(out, "Src");
+	ei_x_encode_empty_list(out);
 	ei_x_encode_empty_list(out);
 	static const char *const parse_vars[] = {"E"};
 	form_match_tuple(out, "ok", parse_vars, 1);
@@ -722,7 +727,7 @@ void dist_eval_args_encode(ei_x_buff *out, const char *src, size_t src_len,
 	ei_x_encode_list_header(out, 2);
 	ei_x_encode_tuple_header(out, 2);
 	ei_x_encode_atom(out, "Src");
-	ei_x_encode_string_len(out, src, (int)src_len);
+	ei_x_encode_binary(out, src, (long)src_len);
 	ei_x_encode_tuple_header(out, 2);
 	ei_x_encode_atom(out, "Args");
 	ei_x_append_buf(out, args_term->buff, args_term->index);

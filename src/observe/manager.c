@@ -83,7 +83,7 @@ struct session {
 	char *project;
 	bool call_time;
 	int lease_ms;
-	double overhead, pause_above;
+	double overhead, pause_above, guest_budget;
 	char *cookie; /* NULL: the defaults; wiped when freed (reconnects need it) */
 	struct obs_manager *manager;
 	/* manager thread only (after start) */
@@ -436,6 +436,7 @@ static struct obs_probe_config probe_config(const struct session *s)
 	    .overhead = s->overhead,
 	    .interval_ms = s->interval_ms,
 	    .pause_above = s->pause_above,
+	    .guest_budget = s->guest_budget,
 	};
 	if (cfg.lease_ms < 2 * OBS_INTERVAL_MIN_MS)
 		cfg.lease_ms = 2 * OBS_INTERVAL_MIN_MS;
@@ -968,6 +969,9 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 	s->cookie = cfg->cookie ? gi_strdup(cfg->cookie) : NULL;
 	s->overhead = cfg->overhead > 0 && cfg->overhead <= OBS_OVERHEAD_MAX ? cfg->overhead : 0;
 	s->pause_above = cfg->pause_above > 0 ? cfg->pause_above : OBS_PAUSE_ABOVE_DEFAULT;
+	s->guest_budget = cfg->guest_budget > 0 && cfg->guest_budget <= OBS_GUEST_BUDGET_MAX
+	                      ? cfg->guest_budget
+	                      : OBS_GUEST_BUDGET_DEFAULT;
 	s->manager = m;
 	s->state = SESSION_STARTING;
 	gi_strlcpy(s->status, "running", sizeof(s->status));

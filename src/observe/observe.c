@@ -15,6 +15,9 @@
 
 #define OBS_WINDOW_DEFAULT_MS 1000
 #define OBS_WINDOW_MAX_MS     (24 * 3600 * 1000)
+/* The lease of a one-shot session: how long a frozen observer's patterns
+ * may stay on the node. */
+#define OBS_ONESHOT_LEASE_MS 10000
 
 static int obs_budget_ms(int timeout_ms)
 {
@@ -29,18 +32,30 @@ static int call_time_warmup_ms(int window_ms)
 	return w < 200 ? 200 : w > 1000 ? 1000 : w;
 }
 
-/* Lets time pass until `until_ms` while answering ticks and dropping strays. */
-static int wait_until(struct dist_conn *c, int64_t until_ms)
+/* Lets time pass until `until_ms` while answering ticks, dropping strays
+ * and renewing the session's lease (a ping every third of it). */
+static int wait_until(struct dist_conn *c, struct obs_probe *p, int64_t until_ms)
 {
 	ei_x_buff x;
 	ei_x_new(&x);
 	erlang_msg msg;
-	int rc;
-	do {
-		rc = dist_receive(c, &msg, &x, until_ms);
-	} while (rc == 0);
+	int rc = 0;
+	while (rc == 0 && gi_clock_mono_ms() < until_ms) {
+		int64_t next = gi_clock_mono_ms() + OBS_ONESHOT_LEASE_MS / 3;
+		int64_t step = next < until_ms ? next : until_ms;
+		do {
+			rc = dist_receive(c, &msg, &x, step);
+		} while (rc == 0);
+		if (rc != GI_ETIMEOUT)
+			break;
+		rc = 0;
+		if (step < until_ms) {
+			long ref;
+			rc = obs_probe_send(c, p, "ping", &ref);
+		}
+	}
 	ei_x_free(&x);
-	return rc == GI_ETIMEOUT ? 0 : rc;
+	return rc;
 }
 
 /* Connects, starts a session process and samples after `window_ms`; *snap
@@ -68,16 +83,19 @@ static int one_shot(const struct obs_target *t, int window_ms, int top_n,
 		return rc;
 	snprintf(node_out, node_size, "%s", dist_node(c));
 	int timeout = dist_timeout_ms(c);
+	/* A one-shot session cleans up at once when the link drops (the
+	 * observer was killed), and within its lease when the link stays up
+	 * but the observer stops talking (frozen): the window is kept alive by
+	 * a ping every third of the lease, so the lease need not cover it. */
 	struct obs_probe_config cfg = {
 	    .session_id = "",
-	    .lease_ms = window_ms * 2 + timeout * 2,
+	    .lease_ms = OBS_ONESHOT_LEASE_MS,
 	    .top_n = top_n,
 	    .budget_ms = obs_budget_ms(timeout),
 	    .modules = modules,
 	    .call_time = call_time,
+	    .oneshot = true,
 	};
-	if (call_time)
-		cfg.lease_ms += call_time_warmup_ms(window_ms) * 2;
 	/* Pulses sample where the time goes; trace windows only count calls. */
 	obs_sample_params(modules ? -1 : 0, 0, &cfg);
 	rc = obs_probe_start(c, &cfg, gi_clock_mono_ms() + timeout + cfg.budget_ms, probe);
@@ -90,7 +108,7 @@ static int one_shot(const struct obs_target *t, int window_ms, int top_n,
 	if (call_time) {
 		/* The warm-up sample chooses the processes to flag and resets the
 		 * counters: the window proper starts there. */
-		rc = wait_until(c, gi_clock_mono_ms() + call_time_warmup_ms(window_ms));
+		rc = wait_until(c, probe, gi_clock_mono_ms() + call_time_warmup_ms(window_ms));
 		if (rc == 0)
 			rc = obs_probe_call(c, probe, "sample",
 			                    gi_clock_mono_ms() + timeout + cfg.budget_ms, &reply,
@@ -98,7 +116,7 @@ static int one_shot(const struct obs_target *t, int window_ms, int top_n,
 		index = 0;
 	}
 	if (rc == 0)
-		rc = wait_until(c, gi_clock_mono_ms() + window_ms);
+		rc = wait_until(c, probe, gi_clock_mono_ms() + window_ms);
 	if (rc == 0)
 		rc = obs_probe_call(c, probe, "sample",
 		                    gi_clock_mono_ms() + timeout + cfg.budget_ms, &reply, &index);

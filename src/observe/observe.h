@@ -66,6 +66,13 @@
 #define OBS_OVERHEAD_MAX        0.5
 #define OBS_PAUSE_ABOVE_DEFAULT 0.95
 
+/* The guest's budget (docs/OBSERVE.md "The guest's budget"): everything a
+ * session does on the target (its snapshots, the sampler, counting), as a
+ * share of one scheduler. Over it the session lengthens the sampler's
+ * period and gives counting less, and the snapshot says so. */
+#define OBS_GUEST_BUDGET_DEFAULT 0.01
+#define OBS_GUEST_BUDGET_MAX     0.5
+
 struct obs_target {
 	const char *node;   /* name@host */
 	const char *cookie; /* NULL: GIULIA_COOKIE, else ~/.erlang.cookie */
@@ -124,6 +131,7 @@ struct obs_session_config {
 	int lease_ms;       /* 0: OBS_LEASE_DEFAULT_MS; raised to 2 intervals, capped at the max */
 	double overhead;    /* 0: count every call; else the budget, (0, OBS_OVERHEAD_MAX] */
 	double pause_above; /* 0: OBS_PAUSE_ABOVE_DEFAULT; >= 1: never pause */
+	double guest_budget; /* 0: OBS_GUEST_BUDGET_DEFAULT; else (0, OBS_GUEST_BUDGET_MAX] */
 };
 
 /* Called on the manager's thread: with each snapshot (borrowed), and once at

@@ -31,7 +31,7 @@
 #define TERM_MAX_DEPTH   32
 #define OBS_MAX_MODULES  64 /* modules traced per session */
 #define OBS_SCAN_CAP     2000000
-#define OBS_SCAN_CHUNK   5000
+#define OBS_SCAN_CHUNK   20000
 #define OBS_HISTORY_KEEP 8
 #define OBS_FLAG_CAP     100 /* processes carrying our `call` flag (call_time) */
 
@@ -111,6 +111,8 @@ struct obs_probe_config {
 	int sample_processes;
 	int sample_stacks;
 	int sample_depth;
+	double guest_budget;        /* share of one scheduler for all the session's work; 0: 1% */
+	bool oneshot;               /* a pulse or a trace: clean up at once when the link drops */
 };
 
 /* The sampler's parameters from a session's configuration (clamped). */

@@ -84,7 +84,7 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	 * target, whose maps are keyed by it: it is sent once. */
 	const char *mods[OBS_MAX_MODULES];
 	size_t nmods = obs_modules_merge(cfg->modules, mods, OBS_MAX_MODULES);
-	ei_x_encode_map_header(&term, 19);
+	ei_x_encode_map_header(&term, 22);
 	ei_x_encode_atom(&term, "owner");
 	ei_x_encode_pid(&term, ei_self(&c->ec));
 	ei_x_encode_atom(&term, "cnode");
@@ -128,7 +128,17 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	ei_x_encode_long(&term, cfg->interval_ms > 0 ? cfg->interval_ms : 1000);
 	ei_x_encode_atom(&term, "pause_above");
 	ei_x_encode_double(&term, cfg->pause_above > 0 ? cfg->pause_above : 0.0);
-	dist_eval_args_encode(out, probe_session, probe_session_len, &term);
+	ei_x_encode_atom(&term, "guest_budget");
+	ei_x_encode_double(&term, cfg->guest_budget > 0 && cfg->guest_budget <= 1
+	                              ? cfg->guest_budget
+	                              : OBS_GUEST_BUDGET_DEFAULT);
+	ei_x_encode_atom(&term, "oneshot");
+	ei_x_encode_atom(&term, cfg->oneshot ? "true" : "false");
+	/* the session's text, evaluated by the session process itself
+	 * (session_start.erl says why) */
+	ei_x_encode_atom(&term, "body");
+	ei_x_encode_binary(&term, probe_session, (long)probe_session_len);
+	dist_eval_args_encode(out, probe_session_start, probe_session_start_len, &term);
 	ei_x_free(&term);
 }
 

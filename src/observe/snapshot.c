@@ -514,6 +514,7 @@ enum reply_member {
 	R_REDUCTIONS,
 	R_GC,
 	R_IO,
+	R_OBSERVER, /* the guest's own cost, copied as it is */
 	R_TOP_PROCESSES,
 	R_TRACE,
 	R_CALL_TIME,
@@ -539,6 +540,7 @@ json_t *obs_snapshot_build(struct obs_term reply, const char *node, const char *
 	                                                "reductions",
 	                                                "gc",
 	                                                "io",
+	                                                "observer",
 	                                                "top_processes",
 	                                                "trace",
 	                                                "call_time",

@@ -207,65 +207,150 @@ end,
 Top = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), TopN) end,
 Wide = max(50, 5 * TopN),
 TopWide = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), Wide) end,
-%% The reductions list keeps enough entries for the sampler's candidates too.
-TopRN = max(TopN, min(50, max(0, maps:get(sample_k, Args, 0)))),
-TopR = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), TopRN) end,
-Value = fun({_, V}) -> V; (V) -> V end,
-Positive = fun(L) -> [{Value(V), P} || {V, P} <- L, Value(V) > 0] end,
+%% The reductions list keeps enough entries for the sampler's candidates and
+%% the call_time set too, and a few more: other observers' processes found
+%% among them are taken out of the lists (see Detail).
+TopRN = max(TopN, min(50, max(0, maps:get(sample_k, Args, 0)))) + 8,
 %% Memory of the heap-size candidates, exactly, for the top list by memory.
 ByMemory = fun(Candidates) ->
-    Mems = [{M, P} || {_, P} <- Candidates,
+    Mems = [{M, P} || {_, P} <- lists:sublist(Candidates, 2 * TopN + 8),
                       {memory, M} <- [erlang:process_info(P, memory)]],
-    Top(Mems)
+    lists:reverse(lists:sort(Mems))
 end,
 
-%% One chunk of pids. Reductions, queue length and heap size are read with one
-%% BIF call per process and item: these three are read directly, while items
-%% such as `memory` make every process handle a signal (measured: 8x the
-%% cost, and it wakes every idle process), so memory is only read for the
-%% candidates with the largest heaps. Dead processes (undefined) are dropped;
-%% reductions become deltas against the previous sample.
-ProcInfo = fun(Item, Chunk, N) ->
-    proplists:delete(undefined, lists:zip(
-        lists:zipwith(fun erlang:process_info/2, Chunk, lists:duplicate(N, Item)), Chunk))
+%% ---- The scan: every process, in compiled code ----
+%% Per process the scan reads `reductions` and `message_queue_len` with one
+%% process_info/2 call each (these are read directly; items such as `memory`
+%% make every process handle a signal: 8x the cost, and it wakes every idle
+%% process), in lists:zipwith/3 over the BIF as an external fun, and turns
+%% the results into what it keeps with match specifications run by
+%% ets:match_spec_run/2 (compiled once per session; nothing is stored in any
+%% table). erl_eval only steps from one chunk of 5,000 processes to the next,
+%% checking the time budget. What is kept between scans is the list of pids
+%% and the list of their reductions: when the node has the same processes as
+%% at the previous scan (a quiet node), the deltas are one subtraction of the
+%% two lists; else the previous reductions are looked up in a map built for
+%% that scan. Only processes whose reductions went up go on (a quiet node's
+%% handful), and only they are sorted.
+MsCompile = fun ets:match_spec_compile/1,
+MsRun = fun ets:match_spec_run/2,
+MsReds = MsCompile([{{reductions, '$1'}, [], ['$1']}, {'_', [], [-1]}]),
+MsPositive = MsCompile([{{'$1', '_'}, [{'>', '$1', 0}], ['$_']}]),
+MsQueue = MsCompile([{{{message_queue_len, '$1'}, '$2'}, [{'>', '$1', 0}], [{{'$1', '$2'}}]}]),
+MsHeap = MsCompile([{{{heap_size, '$1'}, '$2'}, [], [{{'$1', '$2'}}]}]),
+MsSwap = MsCompile([{{'$1', '$2'}, [], [{{'$2', '$1'}}]}]),
+PiAll = fun(Pids, Item) ->
+    lists:zipwith(fun erlang:process_info/2, Pids, lists:duplicate(length(Pids), Item))
 end,
-ScanChunk = fun(Chunk, Prev) ->
-    N = length(Chunk),
-    {RT, LivePids} = lists:unzip(ProcInfo(reductions, Chunk, N)),
-    {_, Reds} = lists:unzip(RT),
-    L = length(LivePids),
-    Before = lists:zipwith3(fun maps:get/3, LivePids, lists:duplicate(L, Prev),
-                            lists:duplicate(L, 0)),
-    Deltas = lists:zipwith(fun erlang:'-'/2, Reds, Before),
-    {TopR(lists:zip(Deltas, LivePids)),
-     TopWide(ProcInfo(heap_size, Chunk, N)),
-     Top(ProcInfo(message_queue_len, Chunk, N)),
-     lists:zip(LivePids, Reds), L}
+%% The items' list for a chunk, made once: a shorter chunk takes a tail.
+ChunkReds = lists:duplicate(ChunkSize, reductions),
+%% Reductions of a chunk (a process that died: -1).
+ScanChunk = fun(Chunk, Len) ->
+    MsRun(lists:zipwith(fun erlang:process_info/2, Chunk,
+                        lists:nthtail(ChunkSize - Len, ChunkReds)), MsReds)
 end,
-ScanLoop = fun ScanLoop(_Pids, 0, _Prev, _Deadline, Acc) -> Acc;
-               ScanLoop(Pids, Left, Prev, Deadline, {Rs, Ms, Qs, Pairs, Count, _}) ->
-    case Now() > Deadline of
-        true -> {Rs, Ms, Qs, Pairs, Count, true};
+%% {ScannedPids, Reductions, Partial}
+ScanLoop = fun ScanLoop(All, Rest, Left, Deadline, Done, Rs) ->
+    case Left =:= 0 orelse (Done > 0 andalso Now() > Deadline) of
+        true ->
+            {case Left of 0 -> All; _ -> lists:sublist(All, Done) end,
+             case Rs of [R] -> R; _ -> lists:append(lists:reverse(Rs)) end, Left > 0};
         false ->
-            {Chunk, Rest} = lists:split(min(ChunkSize, Left), Pids),
-            {R, M, Q, P, C} = ScanChunk(Chunk, Prev),
-            ScanLoop(Rest, Left - min(ChunkSize, Left), Prev, Deadline,
-                     {TopR(R ++ Rs), TopWide(M ++ Ms), Top(Q ++ Qs), [P | Pairs], Count + C, false})
+            Take = min(ChunkSize, Left),
+            {Chunk, Rest2} = case Take of
+                                 Left -> {Rest, []};
+                                 _ -> lists:split(Take, Rest)
+                             end,
+            ScanLoop(All, Rest2, Left - Take, Deadline, Done + Take, [ScanChunk(Chunk, Take) | Rs])
     end
 end,
+%% The processes with a message queue, [{Len, Pid}]. A message that reaches
+%% a waiting process wakes it, and its reductions go up (checked on OTP 25:
+%% about 15 per message, matched or not), so between full reads only the
+%% processes that ran and those that had a queue are read again; a process
+%% that cannot run (suspended) is caught by the full read every
+%% HeapFullEvery scans.
+QueueScan = fun(Pids, RanPids, Prev, Full) ->
+    Read = case Full of
+               true -> Pids;
+               false -> RanPids ++ [P || {_, P} <- Prev]
+           end,
+    MsRun(lists:zip(PiAll(Read, message_queue_len), Read), MsQueue)
+end,
+%% [{Delta, Pid}] of the processes whose reductions went up since Prev
+%% ({PrevPids, PrevReductions}); a process born since counts from 0.
+Ran = fun(Pids, Reds, {PrevPids, PrevReds}) ->
+    Before = case Pids =:= PrevPids of
+                 true -> PrevReds;
+                 false ->
+                     N = length(Pids),
+                     PrevMap = maps:from_list(lists:zip(PrevPids, PrevReds)),
+                     lists:zipwith3(fun maps:get/3, Pids, lists:duplicate(N, PrevMap),
+                                    lists:duplicate(N, 0))
+             end,
+    MsRun(lists:zip(lists:zipwith(fun erlang:'-'/2, Reds, Before), Pids), MsPositive)
+end,
+HeapOf = fun(Pids) -> MsRun(lists:zip(PiAll(Pids, heap_size), Pids), MsHeap) end,
+%% The Wide processes with the largest heaps, largest first. A process's
+%% heap changes only when it runs (it collects its own garbage), so between
+%% full reads only the processes that ran are read again and the others keep
+%% their place: no process outside the previous list can have passed its
+%% smallest heap without running, so the new list is exact down to that
+%% size. When fewer than TopN entries are that sure, when a quarter of the
+%% processes ran, or every HeapFullEvery scans, every heap is read.
+HeapFullEvery = 10,
+HeapScan = fun(Pids, RanPids, Prev, Scans) ->
+    Full = Prev =:= [] orelse Scans rem HeapFullEvery =:= 0 orelse
+           4 * length(RanPids) > length(Pids),
+    case Full of
+        true -> TopWide(HeapOf(Pids));
+        false ->
+            RanSet = maps:from_list(lists:zip(RanPids, RanPids)),
+            Kept = [E || {_, P} = E <- Prev, not maps:is_key(P, RanSet),
+                         erlang:is_process_alive(P)],
+            {Floor, _} = lists:last(Prev),
+            Merged = TopWide(HeapOf(RanPids) ++ Kept),
+            case length([H || {H, _} <- Merged, H >= Floor]) >= TopN of
+                true -> Merged;
+                false -> TopWide(HeapOf(Pids))
+            end
+    end
+end,
+%% Our own processes (the session process and its guardian) are left out of
+%% every list; their pids are kept in the session state.
+WithoutMine = fun(L, Mine) -> lists:foldl(fun(P, A) -> lists:keydelete(P, 2, A) end, L, Mine) end,
 
 %% Process details for the few processes in the top lists.
 MFA = fun({M, F, A}) when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
          (_) -> null end,
-InitialCallOf = fun(Pid) ->
+%% What the lists need from a process dictionary: '$initial_call' (proc_lib
+%% processes) and whether the process is an observer's: a session process
+%% of this or another Giulia (a pulse, a trace, `top`), a guardian, or the
+%% process that starts a session. {InitialCall | null, Kind | none}.
+ObserverKeys = [giulia_session, giulia_guardian, giulia_probe],
+DictOf = fun(Pid) ->
     try erlang:process_info(Pid, {dictionary, '$initial_call'}) of
-        {{dictionary, '$initial_call'}, V} -> MFA(V);
-        _ -> null
+        undefined -> {null, none};
+        {{dictionary, '$initial_call'}, V} ->
+            Kind = lists:foldl(fun(K, none) ->
+                                       case erlang:process_info(Pid, {dictionary, K}) of
+                                           {{dictionary, K}, undefined} -> none;
+                                           {{dictionary, K}, _} -> K;
+                                           _ -> none
+                                       end;
+                                  (_, Found) -> Found
+                               end, none, ObserverKeys),
+            {MFA(V), Kind}
     catch
         error:badarg ->
             case erlang:process_info(Pid, dictionary) of
-                {dictionary, D} -> MFA(proplists:get_value('$initial_call', D));
-                _ -> null
+                {dictionary, D} ->
+                    {MFA(proplists:get_value('$initial_call', D)),
+                     case [K || K <- ObserverKeys, lists:keymember(K, 1, D)] of
+                         [] -> none;
+                         [K1 | _] -> K1
+                     end};
+                _ -> {null, none}
             end
     end
 end,
@@ -278,27 +363,61 @@ ModuleOf = fun(Reg, Dict, Init, Cur) ->
        true -> null
     end
 end,
-Detail = fun(Pid, Delta, TotalReds) ->
-    Items = [registered_name, initial_call, current_function, memory, message_queue_len],
-    case erlang:process_info(Pid, Items) of
-        undefined -> [];
-        [{registered_name, Reg}, {initial_call, Init0}, {current_function, Cur0},
-         {memory, Mem}, {message_queue_len, Q}] ->
+%% What a process's entry in a list needs that does not change while it
+%% lives, looked up once per session (at most DetailCacheCap processes are
+%% remembered): {InitialCall, Module, Kind}, or gone. Module is the
+%% registered name when it names a module, else the module of
+%% '$initial_call', else of initial_call (as the process was first seen).
+DetailCacheCap = 5000,
+StaticOf = fun(Pid) ->
+    case erlang:process_info(Pid, [registered_name, initial_call]) of
+        [{registered_name, Reg}, {initial_call, Init0}] ->
+            {Dict, Kind} = DictOf(Pid),
             Init = MFA(Init0),
-            Cur = MFA(Cur0),
-            Dict = InitialCallOf(Pid),
-            Share = if TotalReds > 0 -> min(1.0, max(0.0, Delta / TotalReds));
-                       true -> 0.0 end,
-            [#{pid => list_to_binary(erlang:pid_to_list(Pid)),
-               registered_name => case Reg of [] -> null; _ -> atom_to_binary(Reg, utf8) end,
-               initial_call => case Dict of null -> Init; _ -> Dict end,
-               current_function => Cur,
-               module => ModuleOf(Reg, Dict, Init, Cur),
-               reductions => Delta,
-               cpu_share => Share,
-               memory_bytes => Mem,
-               message_queue_len => Q}]
+            {case Dict of null -> Init; _ -> Dict end, ModuleOf(Reg, Dict, Init, null), Kind};
+        _ -> gone
     end
+end,
+DetailItems = [registered_name, current_function, memory, message_queue_len],
+%% Rows {Pid, Info, {Static, Delta}} become the list's maps (built by the
+%% match specification, cpu_share against Work), {observer, Kind, Pid} for
+%% an observer's process (left out of the lists, its reductions out of the
+%% node's), or nothing for a process that has exited.
+DetailMs = fun(Work) ->
+    Share = case Work > 0 of true -> {'/', '$4', Work}; false -> 0.0 end,
+    MsCompile([{{'$1', '_', {{'_', '_', '$5'}, '_'}}, [{'=/=', '$5', none}],
+                [{{observer, '$5', '$1'}}]},
+               {{'$1', [{registered_name, '$2'}, {current_function, '$3'}, {memory, '$6'},
+                        {message_queue_len, '$7'}],
+                 {{'$8', '$9', none}, '$4'}}, [],
+                [#{pid => '$1', registered_name => '$2', initial_call => '$8',
+                   current_function => '$3', module => '$9', reductions => '$4',
+                   cpu_share => Share, memory_bytes => '$6', message_queue_len => '$7'}]}])
+end,
+MsCandidate = MsCompile([{{'_', '$1'}, [], ['$1']}]),
+%% The first TopN processes of a candidate list ([{Value, Pid}], best first)
+%% that are not an observer's: {Maps, [{Kind, Pid}], S} (S keeps the cache).
+Listed = fun(Candidates, DeltaMap, Ms, S) ->
+    Pids = MsRun(lists:sublist(Candidates, TopN + 8), MsCandidate),
+    N = length(Pids),
+    Cache0 = case maps:get(dcache, S, #{}) of
+                 Big when map_size(Big) > DetailCacheCap -> #{};
+                 C0 -> C0
+             end,
+    Known = lists:zipwith3(fun maps:get/3, Pids, lists:duplicate(N, Cache0),
+                           lists:duplicate(N, miss)),
+    Cache = lists:foldl(fun({P, miss}, C) -> C#{P => StaticOf(P)};
+                           (_, C) -> C
+                        end, Cache0, lists:zip(Pids, Known)),
+    Rows = lists:zip3(Pids,
+                      lists:zipwith(fun erlang:process_info/2, Pids,
+                                    lists:duplicate(N, DetailItems)),
+                      lists:zip(lists:zipwith3(fun maps:get/3, Pids, lists:duplicate(N, Cache),
+                                               lists:duplicate(N, gone)),
+                                lists:zipwith3(fun maps:get/3, Pids, lists:duplicate(N, DeltaMap),
+                                               lists:duplicate(N, 0)))),
+    {Maps, Observers} = lists:partition(fun erlang:is_map/1, MsRun(Rows, Ms)),
+    {lists:sublist(Maps, TopN), [{K, P} || {observer, K, P} <- Observers], S#{dcache => Cache}}
 end,
 
 %% The five largest ETS tables by memory.
@@ -312,7 +431,7 @@ EtsTop = fun() ->
                       {Name, Size, OwnerPid} when is_atom(Name), is_integer(Size) ->
                           OwnerMod = case catch erlang:process_info(OwnerPid, [registered_name, initial_call, current_function]) of
                                          [{registered_name, R}, {initial_call, I}, {current_function, C}] ->
-                                             ModuleOf(R, InitialCallOf(OwnerPid), MFA(I), MFA(C));
+                                             ModuleOf(R, element(1, DictOf(OwnerPid)), MFA(I), MFA(C));
                                          _ -> null
                                      end,
                           [#{name => atom_to_binary(Name, utf8),
@@ -335,7 +454,7 @@ Totals = fun() ->
               undefined -> undefined;
               L -> lists:sort(L)
           end,
-    #{t => Now(), reds => Reds, own => OwnReds, gc_count => GcCount, gc_words => GcWords,
+    #{t => Now(), tu => erlang:monotonic_time(microsecond), reds => Reds, own => OwnReds, gc_count => GcCount, gc_words => GcWords,
       io_in => In, io_out => Out, swt => Swt}
 end,
 Utilisation = fun(Old, New, Online) ->
@@ -651,10 +770,12 @@ DutySnapshot = fun(S, Util) ->
              || {M, {_, OnReds, _, _, Sums}} <- maps:to_list(Acc)],
     Total = lists:sum([R || {_, R} <- Rates]),
     NHot = max(1, length([R || {_, R} <- Rates, R > 0])),
+    %% the overhead asked for, or less: what the guest's budget leaves
+    Allowed = maps:get(d_overhead, S1, Overhead),
     Exposure = maps:from_list(
                  [{M, if Cost =< 0 -> DutyMax;
-                         Total > 0, R > 0 -> min(DutyMax, Overhead / (NHot * Cost * (R / Total)));
-                         true -> min(DutyMax, Overhead / (NHot * Cost))
+                         Total > 0, R > 0 -> min(DutyMax, Allowed / (NHot * Cost * (R / Total)));
+                         true -> min(DutyMax, Allowed / (NHot * Cost))
                       end} || {M, R} <- Rates]),
     %% every module is set before any counts, and each waits through the
     %% others' barriers: a module's exposure holds all of them
@@ -668,7 +789,7 @@ DutySnapshot = fun(S, Util) ->
                           true -> 0;
                           false -> max(DutyMinOnUs / NextCycle, X - BarAll / NextCycle)
                       end} || {M, X} <- maps:to_list(Exposure)]),
-    Section = #{overhead => Overhead, cycle_ms => Cycle / 1000, next_cycle_ms => NextCycle / 1000,
+    Section = #{overhead => Overhead, allowed => Allowed, cycle_ms => Cycle / 1000, next_cycle_ms => NextCycle / 1000,
                 cost => Cost, cost_measured => Measured, paused => Paused,
                 pause_above => if PauseAbove > 1 -> null; true -> PauseAbove end,
                 utilisation => Util, reds => WindowReds,
@@ -716,15 +837,31 @@ SampleKeysCap = 2000,
 SampleFoldAt = 1000,
 SampleStacksOut = 200,
 SampleOriginsCap = 5000,
-SampleExecuting = fun(running) -> true; (runnable) -> true;
-                     (garbage_collecting) -> true; (_) -> false end,
-SampleFrame = fun({M, F, A, _}) when is_atom(M), is_atom(F), is_integer(A) -> [{M, F, A}];
-                 ({M, F, L, _}) when is_atom(M), is_atom(F), is_list(L) -> [{M, F, length(L)}];
-                 (_) -> [] end,
+%% A tick's per-candidate steps run in match specifications (compiled once):
+%% {Pid, [{status, St}, {current_function, CF}]} becomes {Pid, exec, CF} for
+%% an executing candidate, {Pid, blocked, CF} for one waiting in gen:do_call/4,
+%% {Pid, waiting} otherwise; an exited candidate (undefined) is dropped.
+MsTick = MsCompile([{{'$1', [{status, '$2'}, {current_function, '$3'}]},
+                     [{'orelse', {'=:=', '$2', running}, {'=:=', '$2', runnable},
+                       {'=:=', '$2', garbage_collecting}}],
+                     [{{'$1', exec, '$3'}}]},
+                    {{'$1', [{status, '_'}, {current_function, {gen, do_call, 4}}]}, [],
+                     [{{'$1', blocked, {{gen, do_call, 4}}}}]},
+                    {{'$1', [{status, '_'}, '_']}, [], [{{'$1', waiting}}]}]),
+MsExecPid = MsCompile([{{'$1', exec, '_'}, [], ['$1']}]),
+MsBlockedPid = MsCompile([{{'$1', blocked, '_'}, [], ['$1']}]),
+%% an executing candidate without a stack read: {Pid, [CF]}; a waiting one:
+%% {Pid, {waiting, []}}
+MsPlain = MsCompile([{{'$1', exec, '$2'}, [{is_tuple, '$2'}], [{{'$1', ['$2']}}]},
+                     {{'$1', waiting}, [], [{{'$1', {{waiting, []}}}}]}]),
+%% a stack frame {M, F, Arity | Args, Location} -> {M, F, Arity}
+MsFrame = MsCompile([{{'$1', '$2', '$3', '_'}, [{is_atom, '$1'}, {is_atom, '$2'}, {is_integer, '$3'}],
+                      [{{'$1', '$2', '$3'}}]},
+                     {{'$1', '$2', '$3', '_'}, [{is_atom, '$1'}, {is_atom, '$2'}, {is_list, '$3'}],
+                      [{{'$1', '$2', {length, '$3'}}}]}]),
 SampleStack = fun(P, Current) ->
     Frames = case erlang:process_info(P, current_stacktrace) of
-                 {current_stacktrace, Tr} ->
-                     lists:append(lists:map(SampleFrame, lists:sublist(Tr, SampleDepth)));
+                 {current_stacktrace, Tr} -> MsRun(lists:sublist(Tr, SampleDepth), MsFrame);
                  _ -> []
              end,
     case {Current, Frames} of
@@ -732,31 +869,6 @@ SampleStack = fun(P, Current) ->
         {_, [Current | _]} -> Frames;
         _ -> lists:sublist([Current | Frames], SampleDepth)
     end
-end,
-%% A waiting process that waits for the reply of a call (gen:do_call/4:
-%% GenServer.call, gen_statem and gen_event calls, a synchronous log event) is
-%% a blocked caller: its stack says where it called from and whom it waits on
-%% (at most SampleK stacks a tick). Any other wait (a server's own receive
-%% loop) is idle and carries no stack.
-SampleBlocked = fun({gen, do_call, 4}) -> true; (_) -> false end,
-SampleOne = fun(P, [{status, St}, {current_function, CF}], WithStack) ->
-                   case SampleExecuting(St) of
-                       false ->
-                           WaitOn = MFA(CF),
-                           case SampleBlocked(WaitOn) of
-                               true -> [[{P, {waiting, SampleStack(P, WaitOn)}}]];
-                               false -> [[{P, {waiting, []}}]]
-                           end;
-                       true ->
-                           Current = MFA(CF),
-                           Fs = case WithStack of
-                                    true -> SampleStack(P, Current);
-                                    false when Current =:= null -> [];
-                                    false -> [Current]
-                                end,
-                           case Fs of [] -> []; _ -> [[{P, Fs}]] end
-                   end;
-               (_, _, _) -> []
 end,
 SampleFold = fun(S) ->
     Groups = maps:groups_from_list(fun erlang:hd/1, lists:append(maps:get(s_raw, S))),
@@ -770,14 +882,19 @@ SampleFold = fun(S) ->
         end, {maps:get(s_counts, S), maps:get(s_dropped, S)}, Groups),
     S#{s_raw => [], s_raw_n => 0, s_counts => Counts, s_dropped => Dropped}
 end,
+%% One tick: one process_info/2 per candidate, classified by MsTick; stacks
+%% for the first SampleStackK executing candidates and every blocked one
+%% (only these steps go through erl_eval, one per stack).
 SampleTick = fun(S) ->
     Cands = maps:get(s_cands, S),
-    N = length(Cands),
-    Infos = lists:zipwith(fun erlang:process_info/2, Cands,
-                          lists:duplicate(N, [status, current_function])),
-    NStack = min(N, SampleStackK),
-    Flags = lists:duplicate(NStack, true) ++ lists:duplicate(N - NStack, false),
-    Entries = lists:append(lists:zipwith3(SampleOne, Cands, Infos, Flags)),
+    C = MsRun(lists:zip(Cands, lists:zipwith(fun erlang:process_info/2, Cands,
+                                             maps:get(s_items, S))), MsTick),
+    Exec = lists:sublist(MsRun(C, MsExecPid), SampleStackK),
+    Stacked = [{P, SampleStack(P, MFA(CF))} || {P, exec, CF} <- C, lists:member(P, Exec)] ++
+              [{P, {waiting, SampleStack(P, {gen, do_call, 4})}} || P <- MsRun(C, MsBlockedPid)],
+    Plain = MsRun([E || {P, _, _} = E <- C, not lists:member(P, Exec)] ++
+                  [E || {_, waiting} = E <- C], MsPlain),
+    Entries = [[E] || {_, Fs} = E <- Stacked, Fs =/= []] ++ [[E] || E <- Plain],
     RawN = maps:get(s_raw_n, S) + length(Entries),
     S1 = S#{s_raw => [Entries | maps:get(s_raw, S)], s_raw_n => RawN,
             s_ticks => maps:get(s_ticks, S) + 1},
@@ -798,15 +915,23 @@ SampleStep = fun(S) ->
             STicked = try SampleTick(S) catch _:_ -> S#{s_failed => maps:get(s_failed, S) + 1} end,
             S1 = STicked#{s_tick_us => maps:get(s_tick_us, STicked, 0) +
                                   erlang:monotonic_time(microsecond) - U0},
-            Due = Next + SamplePeriod,
-            S1#{s_next => if Due =< T -> T + SamplePeriod; true -> Due end}
+            Period = maps:get(s_period, S1),
+            Due = Next + Period,
+            S1#{s_next => if Due =< T -> T + Period; true -> Due end}
     end
 end,
-SampleReset = fun(S, Cands) ->
-    S#{s_cands => lists:sublist(lists:delete(self(), Cands), SampleK),
+%% A new interval of the sampler with these candidates (none: no ticks).
+SampleReset = fun(S, Cands0) ->
+    Cands = lists:sublist(Cands0 -- maps:get(mine, S, [self()]), SampleK),
+    Period = maps:get(s_period, S, SamplePeriod),
+    S#{s_cands => Cands, s_items => lists:duplicate(length(Cands), [status, current_function]),
        s_raw => [], s_raw_n => 0, s_counts => #{}, s_dropped => 0, s_ticks => 0, s_failed => 0,
-       s_tick_us => 0,
-       s_next => case SamplePeriod of 0 -> infinity; _ -> Now() + SamplePeriod end}
+       s_tick_us => 0, s_period => Period,
+       s_next => case {Period, Cands} of
+                     {0, _} -> infinity;
+                     {_, []} -> infinity;
+                     _ -> Now() + Period
+                 end}
 end,
 OtpRoot = code:root_dir() ++ "/",
 ElixirLib = case code:lib_dir(elixir) of
@@ -899,31 +1024,150 @@ SampleSnapshot = fun(S, LiveDelta, NextCands) ->
     end
 end,
 
+%% ---- The guest's budget ----
+%% Everything the session does on the node is measured and budgeted
+%% (docs/OBSERVE.md "The guest's budget"): the time the session process
+%% spends working (the scan, the sampler's ticks, the duty cycle's steps
+%% without the barriers it waits in, every other request), taken with the
+%% monotonic clock around each step, as a share of one scheduler over the
+%% window; and, when calls are counted under a budget, the work the
+%% breakpoints take from the node (the measured cost of a counted call path
+%% x the time the patterns were set x the node's busy schedulers). Over the
+%% budget the session lengthens the sampler's period (doubling, up to the
+%% snapshot interval or 5 s), and it gives counting only what is left of the
+%% budget; under half of it the period comes back towards the one asked for.
+%% What could not be kept within it is said in the snapshot's `observer`.
+GuestBudget = case maps:get(guest_budget, Args, 0.01) of
+                  GuestArg when is_number(GuestArg), GuestArg > 0 -> GuestArg;
+                  _ -> 0.01
+              end,
+%% The node's busy schedulers over a window, from the utilisation.
+BusySchedulers = fun(#{total := U}, Online) when is_number(U) -> U * Online;
+                    (_, _) -> null
+                 end,
+%% The counting's share of one scheduler over the window, or null.
+CountingShare = fun(#{trace := #{duty := #{cost := C, modules := Ms}}}, Busy, WindowUs)
+                      when is_number(C), is_number(Busy), Ms =/= [] ->
+                        Exp = lists:sum([min(1.0, E / max(1, WindowUs)) || #{exposed_us := E} <- Ms]),
+                        C * Exp / length(Ms) * Busy;
+                   (_, _, _) -> null
+                end,
+%% The observer section of a sample and the session state with the budget's
+%% adaptation for the next interval.
+%% The session's share of a scheduler is measured two ways: the wall time of
+%% its steps (exact on a quiet node, too high on a busy one, where the
+%% session is scheduled out in the middle of a step), and its share of the
+%% node's reductions times the node's busy schedulers (blind to how long a
+%% reduction takes, but not to being scheduled out); the lower one counts.
+Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
+    WallShare = BusyUs / max(1, WindowUs),
+    Busy = BusySchedulers(UtilRaw, Online),
+    RedsShare = case Busy of
+                    null -> null;
+                    _ -> Busy * Own / max(1, Own + Work)
+                end,
+    Share = case RedsShare of null -> WallShare; _ -> min(WallShare, RedsShare) end,
+    Counting = CountingShare(Reply, Busy, WindowUs),
+    Full = maps:get(traced, S) =/= [] andalso not maps:get(d_on, S, false),
+    Cost = Share + case Counting of null -> 0; _ -> Counting end,
+    Within = Cost =< GuestBudget,
+    Period = maps:get(s_period, S, SamplePeriod),
+    PeriodMax = max(SamplePeriod, min(5000, WindowUs div 1000)),
+    NewPeriod = if SamplePeriod =:= 0 -> 0;
+                   not Within, Period < PeriodMax -> min(PeriodMax, 2 * Period);
+                   Cost < GuestBudget / 2, Period > SamplePeriod -> max(SamplePeriod, Period div 2);
+                   true -> Period
+                end,
+    %% counting's allowance for the next window, as a share of the node's work
+    CountBudget = case maps:get(d_on, S, false) of
+                      false -> null;
+                      true -> min(Overhead, max(0.0, GuestBudget - Share) /
+                                            max(0.01, case Busy of null -> Online; _ -> Busy end))
+                  end,
+    Notes = [iolist_to_binary(io_lib:format(
+                 "observer: the sampler's period lengthened from ~b to ~b ms to keep within "
+                 "the budget", [Period, NewPeriod])) || NewPeriod > Period] ++
+            [iolist_to_binary(io_lib:format(
+                 "observer: over its budget: ~.2f% of a scheduler against ~.2f% "
+                 "(scan ~.2f%, sampler ~.2f%, counting ~s)",
+                 [100 * Cost, 100 * GuestBudget, 100 * maps:get(scan_us, S, 0) / max(1, WindowUs),
+                  100 * maps:get(s_tick_us, S, 0) / max(1, WindowUs),
+                  case Counting of null -> "not measured";
+                                   _ -> io_lib:format("~.2f%", [100 * Counting]) end]))
+             || not Within] ++
+            [<<"observer: counting every call (overhead 0): its cost is outside the budget and not measured">>
+             || Full],
+    Section = #{budget => GuestBudget, cost => Cost, within_budget => Within,
+                busy_us => BusyUs, share => Share, share_wall => WallShare,
+                share_reductions => RedsShare, counting => Counting,
+                counting_budget => CountBudget, counting_full => Full,
+                reductions => Own, processes => length(maps:get(mine, S)),
+                scan_us => maps:get(scan_us, S, 0), sampler_us => maps:get(s_tick_us, S, 0),
+                duty_us => maps:get(o_duty_us, S, 0), other_us => maps:get(o_other_us, S, 0),
+                sample_period_ms => SamplePeriod, sample_period_used_ms => Period,
+                sample_period_next_ms => NewPeriod,
+                others => #{processes => length(Others),
+                            reductions => lists:sum([D || {_, _, D} <- Others]),
+                            kinds => lists:usort([K || {K, _, _} <- Others])},
+                notes => Notes},
+    S2 = case CountBudget of null -> S; _ -> S#{d_overhead => CountBudget} end,
+    {Section, S2#{s_period => NewPeriod, s_tick_us => 0, o_duty_us => 0, o_other_us => 0}}
+end,
+
 %% A full sample: node totals and top lists over the interval since State.
 Sample = fun(S) ->
     Start = Now(),
     StartUs = erlang:monotonic_time(microsecond),
-    Prev = maps:get(prev, S),
+    Mine = maps:get(mine, S),
     OldTotals = maps:get(totals, S),
     All = erlang:processes(),
     Count = erlang:system_info(process_count),
-    Pids = lists:delete(self(), lists:sublist(All, ScanCap)),
-    NPids = min(Count, length(Pids)),
-    {Rs, Ms, Qs, PairLists, Scanned, Partial} =
-        ScanLoop(Pids, length(Pids), Prev, Start + BudgetMs, {[], [], [], [], 0, false}),
-    NewPrev = maps:from_list(lists:append(PairLists)),
+    Capped = case Count > ScanCap of true -> lists:sublist(All, ScanCap); false -> All end,
+    {Pids, Reds, Partial} = ScanLoop(Capped, Capped, length(Capped), Start + BudgetMs, 0, []),
+    Scanned = length(Pids),
+    RanAll = WithoutMine(Ran(Pids, Reds, maps:get(prev, S)), Mine),
+    RanPids = MsRun(RanAll, MsCandidate),
+    Scans = maps:get(scans, S, 0),
+    Hot = lists:sublist(lists:reverse(lists:sort(RanAll)), TopRN + maps:get(ct_keep, S, 0)),
+    Heaps = WithoutMine(HeapScan(Pids, RanPids, maps:get(heaps, S, []), Scans), Mine),
+    Queues = WithoutMine(QueueScan(Pids, RanPids, maps:get(queues, S, []),
+                                   Scans rem HeapFullEvery =:= 0 orelse
+                                   4 * length(RanPids) > length(Pids)), Mine),
+    QueueTop = lists:sublist(lists:reverse(lists:sort(Queues)), TopN + 8),
     T = Totals(),
     Window = maps:get(t, T) - maps:get(t, OldTotals),
+    WindowUs = max(1, maps:get(tu, T) - maps:get(tu, OldTotals)),
     RedDelta = maps:get(reds, T) - maps:get(reds, OldTotals),
+    Own = maps:get(own, T) - maps:get(own, OldTotals, maps:get(own, T)),
     Online = erlang:system_info(schedulers_online),
-    DeltaOf = fun(P) -> maps:get(P, NewPrev, 0) - maps:get(P, Prev, 0) end,
-    Details = fun(L) -> lists:append([Detail(P, DeltaOf(P), RedDelta) || {_, P} <- L]) end,
-    LiveDelta = fun(P) -> case maps:find(P, NewPrev) of
-                              {ok, R} -> R - maps:get(P, Prev, 0);
-                              error -> dead
+    DeltaMap = maps:from_list(MsRun(RanAll, MsSwap)),
+    Work0 = max(0, RedDelta - Own),
+    DMs = DetailMs(Work0),
+    {TopReds, Os1, SL1} = Listed(Hot, DeltaMap, DMs, S),
+    {TopMem, Os2, SL2} = Listed(ByMemory(Heaps), DeltaMap, DMs, SL1),
+    {TopQueue, Os3, SL3} = Listed(QueueTop, DeltaMap, DMs, SL2),
+    Others = [{K, P, maps:get(P, DeltaMap, 0)} || {K, P} <- lists:usort(Os1 ++ Os2 ++ Os3)],
+    OthersReds = lists:sum([D || {_, _, D} <- Others]),
+    Work = max(0, Work0 - OthersReds),
+    %% shares against the node's own work (other observers' left out too)
+    Reshare = fun(L) when OthersReds =:= 0 -> L;
+                 (L) -> [M#{cpu_share => if Work > 0 -> min(1.0, R / Work); true -> 0.0 end}
+                         || #{reductions := R} = M <- L] end,
+    OthersSet = [P || {_, P, _} <- Others],
+    Live = [{D, P} || {D, P} <- Hot, not lists:member(P, OthersSet)],
+    LiveDelta = fun(P) -> case maps:find(P, DeltaMap) of
+                              {ok, D} -> D;
+                              error -> case erlang:is_process_alive(P) of
+                                           true -> 0;
+                                           false -> dead
+                                       end
                           end end,
-    {Executing, S3} = SampleSnapshot(S, LiveDelta,
-                                     [P || {_, P} <- lists:sublist(Positive(Rs), SampleK)]),
+    %% the sampler's next candidates: processes that did real work (at
+    %% least 1% of the node's and 2,000 reductions a second); an idle node
+    %% has none, and the sampler then does not wake up at all
+    MinCand = max(2 * Window, Work div 100),
+    {Executing, S3} = SampleSnapshot(SL3, LiveDelta,
+                                     [P || {D, P} <- lists:sublist(Live, SampleK), D >= MinCand]),
     Mem = erlang:memory(),
     MemKeys = [total, processes, processes_used, system, atom, binary, code, ets],
     Errors0 = case Partial orelse length(All) > ScanCap of
@@ -933,10 +1177,10 @@ Sample = fun(S) ->
                   false -> []
               end,
     Traced = maps:get(traced, S),
-    UtilisationNow = case {maps:get(swt, OldTotals), maps:get(swt, T)} of
-                         {Old, New} when is_list(Old), is_list(New) -> Utilisation(Old, New, Online);
-                         _ -> #{total => null, per_scheduler => []}
-                     end,
+    UtilRaw = case {maps:get(swt, OldTotals), maps:get(swt, T)} of
+                  {Old, New} when is_list(Old), is_list(New) -> Utilisation(Old, New, Online);
+                  _ -> #{total => null, per_scheduler => []}
+              end,
     {Trace, S4} = case {Traced, maps:get(d_on, S3, false)} of
                 {[], _} -> {#{}, S3};
                 {_, false} ->
@@ -945,7 +1189,7 @@ Sample = fun(S) ->
                                   calls => FCalls, foreign => maps:get(foreign, S3),
                                   isolation => maps:get(isolation, S3)}}, SF};
                 {_, true} ->
-                    {DCalls, DSection, SD} = DutySnapshot(S3, maps:get(total, UtilisationNow)),
+                    {DCalls, DSection, SD} = DutySnapshot(S3, maps:get(total, UtilRaw)),
                     {#{trace => #{modules => [M || {M, _} <- Traced], window_ms => Window,
                                   calls => DCalls, duty => DSection,
                                   foreign => maps:get(foreign, S3),
@@ -959,47 +1203,58 @@ Sample = fun(S) ->
                              [float(PU), float(PauseAbove)]))];
                     _ -> []
                 end,
+    ScanUs = erlang:monotonic_time(microsecond) - StartUs,
+    BusyUs = ScanUs + maps:get(s_tick_us, S) + maps:get(o_duty_us, S, 0) +
+             maps:get(o_other_us, S, 0) + maps:get(o_tail_us, S, 0),
+    {Observer, S5} = Guest(Trace, S4#{scan_us => ScanUs, s_tick_us => maps:get(s_tick_us, S)},
+                           Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work),
+    ObsUtil = maps:get(share, Observer) / max(1, Online),
+    Util = case UtilRaw of
+               #{total := UT} when is_number(UT) ->
+                   UtilRaw#{total => max(0.0, UT - ObsUtil), observer => min(UT, ObsUtil)};
+               _ -> UtilRaw#{observer => null}
+           end,
     Reply = maps:merge(maps:merge(Trace, Executing), #{
         window_ms => Window,
         otp_release => list_to_binary(erlang:system_info(otp_release)),
         schedulers_online => Online,
-        scheduler_utilisation => UtilisationNow,
+        scheduler_utilisation => Util,
         run_queue => #{total => erlang:statistics(total_run_queue_lengths),
                        per_scheduler => erlang:statistics(run_queue_lengths)},
         processes => #{count => Count, limit => erlang:system_info(process_limit),
-                       scanned => Scanned},
+                       scanned => Scanned, observer => length(Mine) + length(Others)},
         ports => #{count => erlang:system_info(port_count),
                    limit => erlang:system_info(port_limit)},
         atoms => #{count => erlang:system_info(atom_count),
                    limit => erlang:system_info(atom_limit)},
         ets => #{count => erlang:system_info(ets_count), top => EtsTop()},
         memory => maps:from_list([{K, proplists:get_value(K, Mem, null)} || K <- MemKeys]),
-        reductions => #{delta => RedDelta,
-                        per_second => if Window > 0 -> RedDelta * 1000 / Window; true -> null end,
-                        observer => maps:get(own, T) - maps:get(own, OldTotals, maps:get(own, T))},
+        reductions => #{delta => Work,
+                        per_second => if Window > 0 -> Work * 1000 / Window; true -> null end,
+                        observer => Own, other_observers => OthersReds, total => RedDelta},
         gc => #{count => maps:get(gc_count, T) - maps:get(gc_count, OldTotals),
                 words_reclaimed => maps:get(gc_words, T) - maps:get(gc_words, OldTotals)},
         io => #{input_bytes => maps:get(io_in, T) - maps:get(io_in, OldTotals),
                 output_bytes => maps:get(io_out, T) - maps:get(io_out, OldTotals)},
-        top_processes => #{reductions => Details(lists:sublist(Positive(Rs), TopN)),
-                           memory => Details(ByMemory(Ms)),
-                           message_queue => Details(Positive(Qs))},
-        sample_us => erlang:monotonic_time(microsecond) - StartUs,
-        scanned_pids => NPids,
-        errors => Errors0 ++ PauseNote}),
-    {Reply, S4#{prev => NewPrev, totals => T}}
+        observer => Observer,
+        top_processes => #{reductions => Reshare(TopReds),
+                           memory => Reshare(TopMem),
+                           message_queue => Reshare(TopQueue)},
+        sample_us => ScanUs,
+        scanned_pids => min(Count, Scanned),
+        errors => Errors0 ++ PauseNote ++ maps:get(notes, Observer)}),
+    {Reply, S5#{prev => {Pids, Reds}, heaps => Heaps, queues => Queues, hot => Hot, totals => T,
+                scans => maps:get(scans, S, 0) + 1}}
 end,
 
 %% Baseline: previous reductions of every process and the node totals.
 Baseline = fun(S) ->
-    Pids = lists:sublist(erlang:processes(), ScanCap),
-    Reds = lists:zipwith(fun erlang:process_info/2, Pids,
-                         lists:duplicate(length(Pids), reductions)),
-    Live = proplists:delete(undefined, lists:zip(Reds, Pids)),
-    {RT, LivePids} = lists:unzip(Live),
-    {_, Values} = lists:unzip(RT),
-    Busiest = lists:sublist(lists:reverse(lists:sort(lists:zip(Values, LivePids))), SampleK + 1),
-    SampleReset(S#{prev => maps:from_list(lists:zip(LivePids, Values)), totals => Totals()},
+    All = erlang:processes(),
+    Capped = case length(All) > ScanCap of true -> lists:sublist(All, ScanCap); false -> All end,
+    Reds = MsRun(PiAll(Capped, reductions), MsReds),
+    Busiest = lists:sublist(lists:reverse(lists:sort(
+                  WithoutMine(lists:zip(Reds, Capped), maps:get(mine, S)))), SampleK + 1),
+    SampleReset(S#{prev => {Capped, Reds}, heaps => [], hot => [], totals => Totals(), scans => 0},
                 [P || {_, P} <- Busiest])
 end,
 
@@ -1105,23 +1360,16 @@ end,
 %% (at least 1000 reductions and 0.1% of the node's: reading a process's
 %% trace state costs it a few reductions, which must not keep it flagged),
 %% never ourselves or our guardian, never a process another tracer holds.
-CtHot = fun(Prev, NewPrev, Exclude, NodeReds) ->
+CtHot = fun(Hot, Exclude, NodeReds) ->
     MinDelta = max(1000, NodeReds div 1000),
-    {Pids, Reds} = lists:unzip(maps:to_list(NewPrev)),
-    N = length(Pids),
-    Before = lists:zipwith3(fun maps:get/3, Pids, lists:duplicate(N, Prev),
-                            lists:duplicate(N, 0)),
-    Deltas = lists:zipwith(fun erlang:'-'/2, Reds, Before),
-    Hottest = lists:sublist(lists:reverse(lists:sort(lists:zip(Deltas, Pids))),
-                            FlagCap + length(Exclude)),
-    lists:sublist([P || {D, P} <- Hottest, D >= MinDelta] -- Exclude, FlagCap)
+    lists:sublist([P || {D, P} <- Hot, D >= MinDelta] -- Exclude, FlagCap)
 end,
-CtRechoose = fun(Ct, Prev, NewPrev, Exclude, NodeReds) ->
+CtRechoose = fun(Ct, Hot0, Exclude, NodeReds) ->
     TS = maps:get(ts, Ct),
     Old = maps:get(flagged, Ct),
     Hot = case maps:get(suspended, Ct) of
               true -> [];
-              false -> CtHot(Prev, NewPrev, Exclude, NodeReds)
+              false -> CtHot(Hot0, Exclude, NodeReds)
           end,
     CtUnflag(Ct, Old -- Hot),
     Me = self(),
@@ -1136,9 +1384,9 @@ end,
 CtDescribe = fun(T) when is_pid(T); is_port(T) -> T;
                 (T) -> element(1, T)
              end,
-%% One window's call_time section; Prev/NewPrev are the scan's pid maps
-%% before and after the window.
-CtSample = fun(Ct, Prev, NewPrev, Exclude, NodeReds, WindowMs) ->
+%% One window's call_time section; Hot is the scan's processes that ran
+%% most over the window, [{Reductions, Pid}] largest first.
+CtSample = fun(Ct, Hot, Exclude, NodeReds, WindowMs) ->
     Flagged = length(maps:get(flagged, Ct)),
     {Calls, Procs} = CtRead(Ct),
     Messages = maps:get(messages, Ct),
@@ -1156,7 +1404,7 @@ CtSample = fun(Ct, Prev, NewPrev, Exclude, NodeReds, WindowMs) ->
                           "more than they take); counting only", [Rate, CtRateCap]))};
               false -> Ct
           end,
-    Ct2 = CtRechoose(Ct1#{messages => 0}, Prev, NewPrev, Exclude, NodeReds),
+    Ct2 = CtRechoose(Ct1#{messages => 0}, Hot, Exclude, NodeReds),
     Refused = maps:get(refused, Ct2),
     Notes = maps:get(errors, Ct) ++
         [iolist_to_binary(io_lib:format(
@@ -1179,7 +1427,7 @@ CtWrap = fun({Reply, S1}, S0) ->
     case {maps:get(call_time, S1, undefined), Reply} of
         {undefined, _} -> {Reply, S1};
         {Ct, #{errors := Errors}} ->
-            Exclude = [self() | [G || G <- [maps:get(guardian, S1)], is_pid(G)]],
+            Exclude = maps:get(mine, S1),
             NodeReds = case Reply of
                            #{reductions := #{delta := RD}} when is_integer(RD) -> RD;
                            _ -> 0
@@ -1188,8 +1436,7 @@ CtWrap = fun({Reply, S1}, S0) ->
                            #{window_ms := W} when is_integer(W) -> W;
                            _ -> 1000
                        end,
-            {Section, Notes, Ct2} = CtSample(Ct, maps:get(prev, S0), maps:get(prev, S1),
-                                             Exclude, NodeReds, WindowMs),
+            {Section, Notes, Ct2} = CtSample(Ct, maps:get(hot, S1), Exclude, NodeReds, WindowMs),
             {Reply#{call_time => Section, errors => Errors ++ Notes},
              S1#{call_time => Ct2}};
         _ -> {Reply, S1}
@@ -1243,6 +1490,20 @@ Cleanup = fun(S) ->
     ok
 end,
 
+%% S after F(S), with the time F took (less the pattern barriers it waited
+%% in: the session is scheduled out there) added to the observer's Key.
+BarrierUs = fun(S) -> case maps:get(d_barrier, S, {0, 0}) of {_, BUs} -> BUs; _ -> 0 end end,
+Charge = fun(Key, S, F) ->
+    U0 = erlang:monotonic_time(microsecond),
+    B0 = BarrierUs(S),
+    S1 = F(S),
+    Spent = erlang:monotonic_time(microsecond) - U0 - max(0, BarrierUs(S1) - B0),
+    S1#{Key => maps:get(Key, S1, 0) + max(0, Spent)}
+end,
+%% A one-shot session (a pulse, a trace, `top`) has no observer to come
+%% back: when its node goes down it cleans up at once.
+OneShot = maps:get(oneshot, Args, false) =:= true,
+
 Loop = fun Loop(S) ->
     T0 = Now(),
     Wait = max(0, lists:min([maps:get(lease_until, S), maps:get(s_next, S, infinity),
@@ -1255,16 +1516,16 @@ Loop = fun Loop(S) ->
     DutyPrio andalso process_flag(priority, high),
     receive
         {giulia, Ref, sample} ->
-            SQ = DutyQuiet(S),
+            SQ = Charge(o_duty_us, S, DutyQuiet),
             DutyPrio andalso process_flag(priority, normal),
             {Reply, S2} = try CtWrap(Sample(SQ), SQ)
                           catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, SQ}
                           end,
-            Send({giulia, Ref, Reply}),
-            Loop(S2#{lease_until => Now() + LeaseMs});
+            S3 = Charge(o_other_us, S2, fun(SS) -> Send({giulia, Ref, Reply}), SS end),
+            Loop(S3#{lease_until => Now() + LeaseMs});
         {giulia, Ref, baseline} ->
             DutyPrio andalso process_flag(priority, normal),
-            S2 = Baseline(S),
+            S2 = Charge(o_other_us, S, Baseline),
             Send({giulia, Ref, ok}),
             Loop(S2#{lease_until => Now() + LeaseMs});
         {giulia, Ref, ping} ->
@@ -1286,6 +1547,7 @@ Loop = fun Loop(S) ->
             Send({giulia, Ref, stopped});
         {nodedown, Down} ->
             case maps:get(cnode, S) of
+                Down when OneShot -> Cleanup(S);
                 Down -> Loop(S#{detached => true});
                 _ -> Loop(S)
             end;
@@ -1297,76 +1559,66 @@ Loop = fun Loop(S) ->
                 Cleanup(S),
                 Send({giulia, 'end', lease_expired});
             false ->
-                Loop(DutyStep(SampleStep(S)))
+                Loop(Charge(o_duty_us, SampleStep(S), DutyStep))
         end
     end
 end,
 
-Parent = self(),
-Ready = make_ref(),
-Pid = erlang:spawn(fun() ->
-    put(giulia_session, Id),
-    put(giulia_owner, Owner),
-    erlang:monitor_node(CNode, true),
-    CcTS = case ModuleNames of [] -> legacy; _ -> CcSession() end,
-    put(giulia_cc, CcTS),
-    Checked = [CheckModule(N) || N <- ModuleNames],
-    Traced = [{M, MFAs} || {ok, M, MFAs, _} <- Checked],
-    TraceErrors = [E || {error, E} <- Checked],
-    %% what other tools hold, looked at before anything of ours is set
-    Foreign = case ModuleNames of
-                  [] -> [];
-                  _ -> lists:append([Ns || {ok, _, _, Ns} <- Checked]) ++ ForeignTracers()
-              end,
-    Guardian = case Traced of
-        [] -> undefined;
-        _ ->
-            Session = self(),
-            Mods = [M || {M, _} <- Traced],
-            erlang:spawn(fun() ->
-                put(giulia_guardian, Id),
-                MRef = erlang:monitor(process, Session),
-                Guard = fun Guard(CtSet) ->
-                    receive
-                        {giulia_guardian, call_time, TS, CtMods} -> Guard({TS, CtMods});
-                        {giulia_guardian, done} -> ok;
-                        {'DOWN', MRef, process, _, _} ->
-                            ClearPatterns(CcTS, Mods),
-                            %% the runtime has dropped the `call` flags of the
-                            %% processes the dead session traced; the patterns stay
-                            case CtSet of
-                                none -> ok;
-                                {TS, CtMods} -> CtClearPatterns(TS, CtMods)
-                            end
-                    end
-                end,
-                Guard(none)
-            end)
-    end,
-    [CcPattern(M, true) || {M, _} <- Traced],
-    Ct = case CallTime andalso Traced =/= [] of
-             true -> CtStart(Traced, Guardian);
-             false -> undefined
-         end,
-    erlang:system_flag(scheduler_wall_time, true),
-    SwtSet = true,
-    Isolation = case CcTS of legacy -> global; _ -> trace_session end,
-    S0 = DutyInit(Baseline(#{traced => Traced, c_prev => #{}, foreign => Foreign,
-                             isolation => Isolation, swt_set => SwtSet, guardian => Guardian,
-                             call_time => Ct, s_origins => #{}, cnode => CNode,
-                             detached => false}), Traced),
-    Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
-                       trace_errors => TraceErrors, foreign => Foreign,
-                       isolation => Isolation,
-                       traced => [M || {M, _} <- Traced]}},
-    Loop(S0#{lease_until => Now() + LeaseMs})
-end),
-MRef = erlang:monitor(process, Pid),
-receive
-    {Ready, Info} -> erlang:demonitor(MRef, [flush]), {ok, Pid, Info};
-    {'DOWN', MRef, process, Pid, Reason} ->
-        {error, iolist_to_binary(io_lib:format("session process failed: ~p", [Reason]))}
-after 30000 ->
-    exit(Pid, kill),
-    {error, <<"session process did not start">>}
-end.
+%% ---- The session process: set up, then the loop ----
+put(giulia_session, Id),
+put(giulia_owner, Owner),
+erlang:monitor_node(CNode, true),
+CcTS = case ModuleNames of [] -> legacy; _ -> CcSession() end,
+put(giulia_cc, CcTS),
+Checked = [CheckModule(N) || N <- ModuleNames],
+Traced = [{M, MFAs} || {ok, M, MFAs, _} <- Checked],
+TraceErrors = [E || {error, E} <- Checked],
+%% what other tools hold, looked at before anything of ours is set
+Foreign = case ModuleNames of
+              [] -> [];
+              _ -> lists:append([Ns || {ok, _, _, Ns} <- Checked]) ++ ForeignTracers()
+          end,
+Guardian = case Traced of
+    [] -> undefined;
+    _ ->
+        Session = self(),
+        Mods = [M || {M, _} <- Traced],
+        erlang:spawn(fun() ->
+            put(giulia_guardian, Id),
+            MRef = erlang:monitor(process, Session),
+            Guard = fun Guard(CtSet) ->
+                receive
+                    {giulia_guardian, call_time, TS, CtMods} -> Guard({TS, CtMods});
+                    {giulia_guardian, done} -> ok;
+                    {'DOWN', MRef, process, _, _} ->
+                        ClearPatterns(CcTS, Mods),
+                        %% the runtime has dropped the `call` flags of the
+                        %% processes the dead session traced; the patterns stay
+                        case CtSet of
+                            none -> ok;
+                            {TS, CtMods} -> CtClearPatterns(TS, CtMods)
+                        end
+                end
+            end,
+            Guard(none)
+        end)
+end,
+[CcPattern(M, true) || {M, _} <- Traced],
+Ct = case CallTime andalso Traced =/= [] of
+         true -> CtStart(Traced, Guardian);
+         false -> undefined
+     end,
+erlang:system_flag(scheduler_wall_time, true),
+SwtSet = true,
+Isolation = case CcTS of legacy -> global; _ -> trace_session end,
+Mine = [self() | [G || G <- [Guardian], is_pid(G)]],
+S0 = DutyInit(Baseline(#{mine => Mine, ct_keep => case Ct of undefined -> 0; _ -> FlagCap + 8 end,
+                         traced => Traced, c_prev => #{}, foreign => Foreign,
+                         isolation => Isolation, swt_set => SwtSet, guardian => Guardian,
+                         call_time => Ct, s_origins => #{}, cnode => CNode,
+                         detached => false}), Traced),
+Parent ! {Ready, #{otp_release => list_to_binary(erlang:system_info(otp_release)),
+                   trace_errors => TraceErrors, foreign => Foreign,
+                   isolation => Isolation,
+                   traced => [M || {M, _} <- Traced]}},
+Loop(S0#{lease_until => Now() + LeaseMs}).
