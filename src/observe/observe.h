@@ -128,9 +128,9 @@ struct obs_session_config {
 	const char *session_id;
 	long first_seq;
 	int64_t started_ms;
-	int lease_ms;       /* 0: OBS_LEASE_DEFAULT_MS; raised to 2 intervals, capped at the max */
-	double overhead;    /* 0: count every call; else the budget, (0, OBS_OVERHEAD_MAX] */
-	double pause_above; /* 0: OBS_PAUSE_ABOVE_DEFAULT; >= 1: never pause */
+	int lease_ms;        /* 0: OBS_LEASE_DEFAULT_MS; raised to 2 intervals, capped at the max */
+	double overhead;     /* 0: count every call; else the budget, (0, OBS_OVERHEAD_MAX] */
+	double pause_above;  /* 0: OBS_PAUSE_ABOVE_DEFAULT; >= 1: never pause */
 	double guest_budget; /* 0: OBS_GUEST_BUDGET_DEFAULT; else (0, OBS_GUEST_BUDGET_MAX] */
 };
 

@@ -111,8 +111,8 @@ struct obs_probe_config {
 	int sample_processes;
 	int sample_stacks;
 	int sample_depth;
-	double guest_budget;        /* share of one scheduler for all the session's work; 0: 1% */
-	bool oneshot;               /* a pulse or a trace: clean up at once when the link drops */
+	double guest_budget; /* share of one scheduler for all the session's work; 0: 1% */
+	bool oneshot;        /* a pulse or a trace: clean up at once when the link drops */
 };
 
 /* The sampler's parameters from a session's configuration (clamped). */
