@@ -43,6 +43,9 @@ static unsigned long name_counter;
 static char name_base[48]; /* under name_lock; "" until set or first used */
 
 #define NAME_SLOTS 32
+/* A slot released less than this long ago is waited for: the node may not
+ * have seen its last connection end yet, and would answer "alive". */
+#define NAME_COOL_MS 200
 
 static void ei_start(void)
 {
@@ -326,6 +329,15 @@ static int name_slot_take(const char *base, const char *target, int from, int *s
 		if (fd < 0)
 			return -1;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			/* dist_close wrote a byte when it released the slot */
+			struct stat st;
+			if (fstat(fd, &st) == 0 && st.st_size > 0) {
+				int64_t since =
+				    gi_clock_wall_ms() - ((int64_t)st.st_mtim.tv_sec * 1000 +
+				                          st.st_mtim.tv_nsec / 1000000);
+				if (since >= 0 && since < NAME_COOL_MS)
+					gi_clock_sleep_ms((int)(NAME_COOL_MS - since));
+			}
 			*slot = s;
 			return fd;
 		}
@@ -441,7 +453,9 @@ int dist_connect(const struct dist_options *o, struct dist_conn **out)
 	int slot = -1;
 	/* A node that has not yet seen our last connection under this name end
 	 * (a cut it did not notice) answers the handshake "alive", which ei
-	 * takes for a failure: then the next slot's name is tried, once. */
+	 * takes for a failure, and the probe that follows may find the name
+	 * accepted by then (and blame the cookie): then the next slot's name is
+	 * tried, once (a wrong cookie fails the same way again). */
 	for (int attempt = 0;; attempt++) {
 		own_name(o->node, host, slot + 1, &c->name_fd, &slot, my_alive, sizeof(my_alive),
 		         my_host, sizeof(my_host));
@@ -470,7 +484,7 @@ int dist_connect(const struct dist_options *o, struct dist_conn **out)
 			rc = GI_ENODEDOWN;
 		else /* ei cannot say at which stage: ask the node (see handshake_probe) */
 			rc = handshake_probe(&addr, ep.port, my_node, creation, deadline);
-		if (rc != GI_EHANDSHAKE || c->name_fd < 0 || attempt > 0)
+		if ((rc != GI_EHANDSHAKE && rc != GI_ECOOKIE) || c->name_fd < 0 || attempt > 0)
 			goto fail;
 		close(c->name_fd);
 		c->name_fd = -1;
@@ -492,9 +506,14 @@ void dist_close(struct dist_conn *c)
 		return;
 	if (c->fd >= 0)
 		ei_close_connection(c->fd);
-	/* The name is free for the next connection once this one has closed. */
-	if (c->name_fd >= 0)
+	/* The name is free for the next connection once this one has closed;
+	 * the byte written marks when (name_slot_take waits a little after). */
+	if (c->name_fd >= 0) {
+		if (pwrite(c->name_fd, "x", 1, 0) != 1) {
+			/* a slot taken at once may meet "alive": the retry covers it */
+		}
 		close(c->name_fd);
+	}
 	volatile char *p = (volatile char *)c;
 	for (size_t i = 0; i < sizeof(*c); i++)
 		p[i] = 0;

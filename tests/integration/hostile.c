@@ -563,7 +563,7 @@ static const struct route_probe WORKER_ROUTES[] = {
     {"GET", "/api/review", NULL},
     {"GET", "/api/runtime/observations", NULL},
     {"GET", "/api/runtime/profile/latest", NULL},
-    {"POST", "/api/index/scan", "{\"path\":\"/tmp\"}"},
+    {"POST", "/api/index/scan", "{\"path\":\"/nonexistent/giulia-probe\"}"},
     {"POST", "/api/plan/validate", "{}"},
     {"POST", "/api/check", "{}"},
     {"POST", "/api/runtime/ingest", "{\"session_id\":\"s\",\"node\":\"a@b\",\"seq\":0}"},
