@@ -42,9 +42,15 @@ static FILE *windows_out; /* OBSERVE_WATCH_WINDOWS, written on the manager's thr
 
 static void window_write(json_t *snap, json_t *trace)
 {
-	json_t *reds = json_object_get(json_object_get(snap, "reductions"), "delta");
-	json_t *own = json_object_get(json_object_get(snap, "reductions"), "observer");
-	json_t *work = json_is_number(reds) && json_is_number(own)
+	/* reductions.delta is the node's own work (observers' left out) and
+	 * reductions.total everything; older observers had only delta, the
+	 * session's own (observer) part of it */
+	json_t *r = json_object_get(snap, "reductions");
+	json_t *total = json_object_get(r, "total");
+	json_t *reds = json_is_number(total) ? total : json_object_get(r, "delta");
+	json_t *own = json_object_get(r, "observer");
+	json_t *work = json_is_number(total) ? json_incref(json_object_get(r, "delta"))
+	               : json_is_number(reds) && json_is_number(own)
 	                   ? json_real(json_number_value(reds) - json_number_value(own))
 	                   : json_null();
 	fprintf(windows_out, "W %lld %.0f %.0f %.0f\n",
@@ -71,12 +77,34 @@ static void window_write(json_t *snap, json_t *trace)
 	}
 }
 
+/* The observer's own cost as the session measured it on the target, over
+ * the snapshots after the first (which holds the session's start). */
+static double obs_window_ms, obs_cost_ms, obs_scan_us, obs_sampler_us, obs_reds;
+static long obs_n, obs_over;
+
+static void observer_add(json_t *snap)
+{
+	json_t *o = json_object_get(snap, "observer");
+	double w = json_number_value(json_object_get(snap, "window_ms"));
+	if (!json_is_object(o) || snapshots <= 1 || w <= 0)
+		return;
+	obs_n++;
+	obs_window_ms += w;
+	obs_cost_ms += json_number_value(json_object_get(o, "cost")) * w;
+	obs_scan_us += json_number_value(json_object_get(o, "scan_us"));
+	obs_sampler_us += json_number_value(json_object_get(o, "sampler_us"));
+	obs_reds += json_number_value(json_object_get(o, "reductions"));
+	if (!json_is_true(json_object_get(o, "within_budget")))
+		obs_over++;
+}
+
 static void on_snapshot(void *ctx, const char *id, json_t *snap)
 {
 	(void)ctx;
 	(void)id;
 	__atomic_add_fetch(&snapshots, 1, __ATOMIC_RELAXED);
 	sample_ms_total += json_number_value(json_object_get(snap, "sample_ms"));
+	observer_add(snap);
 	json_t *trace = json_object_get(snap, "trace");
 	if (windows_out && trace)
 		window_write(snap, trace);
@@ -193,6 +221,11 @@ int main(int argc, char **argv)
 	    "sessions=%d snapshots=%ld cpu_pct=%.2f rss_peak_mb=%.1f target_sample_ms_avg=%.1f\n",
 	    started, n, 100.0 * cpu / ((double)(t1 - t0) / 1000.0), (double)rss_peak_kb() / 1024.0,
 	    n ? sample_ms_total / (double)n : 0.0);
+	if (obs_n > 0)
+		printf("observer_cost=%.5f observer_scan_ms=%.2f observer_sampler_ms_per_s=%.2f "
+		       "observer_reds_per_snapshot=%.0f observer_over_budget=%ld/%ld\n",
+		       obs_cost_ms / obs_window_ms, obs_scan_us / 1000.0 / (double)obs_n,
+		       obs_sampler_us / obs_window_ms, obs_reds / (double)obs_n, obs_over, obs_n);
 	fflush(stdout);
 	obs_manager_free(m);
 	if (windows_out)

@@ -64,6 +64,14 @@ static double v_util(const struct obs_view *v)
 {
 	return v->utilisation_total;
 }
+static double v_observer_cost(const struct obs_view *v)
+{
+	return v->observer.present ? v->observer.cost : NAN;
+}
+static double v_observer_budget(const struct obs_view *v)
+{
+	return v->observer.present ? v->observer.budget : NAN;
+}
 static double v_sched(const struct obs_view *v)
 {
 	return v->schedulers_online;
@@ -122,6 +130,13 @@ static void beam_families(struct api_metrics *mx, const struct node_view *nodes,
 		}
 	per_node(mx, nodes, n, "giulia_beam_scheduler_utilisation_ratio", API_METRICS_GAUGE,
 	         "Scheduler utilisation over the last interval, 0 to 1 (all schedulers).", v_util);
+	per_node(mx, nodes, n, "giulia_observer_cost_ratio", API_METRICS_GAUGE,
+	         "Giulia's own work on the node over the last interval (its session process and "
+	         "its call counting), as a share of one scheduler; left out of every other series.",
+	         v_observer_cost);
+	per_node(mx, nodes, n, "giulia_observer_budget_ratio", API_METRICS_GAUGE,
+	         "The observer's budget on the node, as a share of one scheduler.",
+	         v_observer_budget);
 	per_node(mx, nodes, n, "giulia_beam_schedulers_online", API_METRICS_GAUGE,
 	         "Schedulers online.", v_sched);
 	per_node(mx, nodes, n, "giulia_beam_run_queue", API_METRICS_GAUGE,

@@ -282,6 +282,14 @@ static void pulse_header_render(const struct obs_view *v, struct gi_buf *out)
 	gi_fmt_bytes(v->io_output_bytes, outb, sizeof(outb));
 	gi_buf_printf(out, "code %s  io in %s  out %s\n", code, in, outb);
 	gi_buf_printf(out, "gc %s collections, %s reclaimed\n", gc, words);
+	if (v->observer.present && isfinite(v->observer.cost)) {
+		char cost[GI_FMT_NUM_MAX], budget[GI_FMT_NUM_MAX];
+		gi_fmt_share(v->observer.cost, cost, sizeof(cost));
+		gi_fmt_share(v->observer.budget, budget, sizeof(budget));
+		gi_buf_printf(out,
+		              "observer %s of a core (%s its %s budget), left out of the figures\n",
+		              cost, v->observer.within_budget ? "within" : "OVER", budget);
+	}
 }
 
 static void print_pulse(json_t *snapshot)
@@ -490,8 +498,26 @@ static bool watch_wait(bool tty, int64_t ms, int *metric, bool *paused)
 	return false;
 }
 
-/* `giulia top --watch`: a snapshot every interval, each on its own short
- * connection (nothing stays on the node between refreshes). */
+/* watch_wait for `wait` ms, keeping the watch's session alive meanwhile
+ * (its lease is renewed and the connection's ticks answered every few
+ * seconds, a pause included). */
+static bool watch_wait_alive(struct obs_watch *w, bool tty, int64_t wait, int *metric, bool *paused)
+{
+	int64_t until = gi_clock_mono_ms() + wait;
+	for (;;) {
+		int64_t left = until - gi_clock_mono_ms();
+		if (watch_wait(tty, left < 2000 ? (left > 0 ? left : 0) : 2000, metric, paused))
+			return true;
+		if (watch_stop || gi_clock_mono_ms() >= until)
+			return false;
+		if (w && obs_watch_keepalive(w) != 0)
+			return false;
+	}
+}
+
+/* `giulia top --watch`: a snapshot every interval from one session on the
+ * node (one connection, one parse of the session's text); the session
+ * cleans up when the watch ends, at once if the watch is killed. */
 static int run_top_watch(const struct observe_args *a)
 {
 	bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) && !a->json;
@@ -519,6 +545,7 @@ static int run_top_watch(const struct observe_args *a)
 		fflush(stdout);
 	}
 	struct obs_target t = {a->node, a->cookie, a->timeout_ms};
+	struct obs_watch *w = NULL;
 	struct obs_view v;
 	bool have = false, paused = false, fresh = true;
 	int rc = 0, frames = 0;
@@ -529,7 +556,10 @@ static int run_top_watch(const struct observe_args *a)
 			rows = ws.ws_row;
 		if (!paused && fresh) {
 			json_t *snap = NULL;
-			rc = obs_pulse(&t, window, tty && rows > 12 ? rows : a->top_n, &snap);
+			if (!w)
+				rc = obs_watch_open(&t, tty && rows > 12 ? rows : a->top_n, &w);
+			if (rc == 0)
+				rc = obs_watch_sample(w, window, &snap);
 			if (rc != 0)
 				break;
 			if (a->json) {
@@ -552,8 +582,9 @@ static int run_top_watch(const struct observe_args *a)
 			break;
 		int64_t wait = paused ? 3600000 : interval - window;
 		/* a key redraws the last snapshot at once; the interval fetches a new one */
-		fresh = !watch_wait(tty, wait > 0 ? wait : 0, &metric, &paused);
+		fresh = !watch_wait_alive(w, tty, wait > 0 ? wait : 0, &metric, &paused);
 	}
+	obs_watch_close(w);
 	if (tty) {
 		fputs("\x1b[?25h\x1b[?1049l", stdout);
 		fflush(stdout);

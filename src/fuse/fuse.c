@@ -193,6 +193,13 @@ struct ctx {
 		long windows, paused, duty_n, exposure_n; /* snapshots under an overhead budget */
 		double overhead, cost, duty_sum, exposure_sum, measured, estimated, traced_ms;
 	} budget;
+	/* the observer's own cost over the session (snapshots' `observer`),
+	 * weighted by their windows */
+	struct observer_stat {
+		long windows, over, with_counting, counting_full;
+		double window_ms, cost_ms, share_ms, counting_ms, cost_max, budget, reductions;
+		double other_processes_max, period_asked, period_max;
+	} obs;
 	/* tracing over the session: windows with a trace section, their time,
 	 * and what other tools held (unique notes, shared) */
 	long trace_windows;
@@ -577,8 +584,41 @@ static void take_errors(struct ctx *c, const struct obs_view *v)
 	}
 }
 
+/* The observer's cost in this snapshot's window, added to the session's. */
+static void take_observer(struct ctx *c, const struct obs_view *s)
+{
+	const struct obs_view_observer *o = &s->observer;
+	double w = s->window_ms;
+	if (!o->present || !isfinite(o->cost) || !isfinite(w) || w <= 0)
+		return;
+	c->obs.windows++;
+	c->obs.window_ms += w;
+	c->obs.cost_ms += o->cost * w;
+	if (isfinite(o->share))
+		c->obs.share_ms += o->share * w;
+	if (isfinite(o->counting)) {
+		c->obs.counting_ms += o->counting * w;
+		c->obs.with_counting++;
+	}
+	if (o->cost > c->obs.cost_max)
+		c->obs.cost_max = o->cost;
+	if (isfinite(o->budget))
+		c->obs.budget = o->budget;
+	if (!o->within_budget)
+		c->obs.over++;
+	if (isfinite(o->reductions))
+		c->obs.reductions += o->reductions;
+	if (isfinite(o->other_processes) && o->other_processes > c->obs.other_processes_max)
+		c->obs.other_processes_max = o->other_processes;
+	if (isfinite(o->sample_period_ms))
+		c->obs.period_asked = o->sample_period_ms;
+	if (isfinite(o->sample_period_used_ms) && o->sample_period_used_ms > c->obs.period_max)
+		c->obs.period_max = o->sample_period_used_ms;
+}
+
 static void take_snapshot(struct ctx *c, const struct obs_view *s, long seq)
 {
+	take_observer(c, s);
 	double ts = s->timestamp_ms;
 	if (isfinite(ts)) {
 		if (!isfinite(c->first_ts))
@@ -1803,6 +1843,37 @@ static json_t *build_budget(struct ctx *c)
 	return o;
 }
 
+/* What the observer cost the node over the session, measured on the node
+ * (docs/PROFILE.md "observer"): null when no snapshot measured it (older
+ * observers). */
+static json_t *build_observer(struct ctx *c)
+{
+	if (c->obs.windows == 0)
+		return json_null();
+	double w = c->obs.window_ms;
+	json_t *o = json_object();
+	json_object_set_new(o, "windows", json_integer(c->obs.windows));
+	json_object_set_new(o, "cost", fuse_json_num(c->obs.cost_ms / w));
+	json_object_set_new(o, "cost_max", fuse_json_num(c->obs.cost_max));
+	json_object_set_new(o, "session", fuse_json_num(c->obs.share_ms / w));
+	json_object_set_new(o, "counting",
+	                    c->obs.with_counting ? fuse_json_num(c->obs.counting_ms / w)
+	                                         : json_null());
+	json_object_set_new(o, "budget", fuse_json_num(c->obs.budget));
+	json_object_set_new(o, "over_budget_windows", json_integer(c->obs.over));
+	json_object_set_new(o, "within_budget",
+	                    json_boolean(c->obs.over == 0 && c->obs.cost_ms / w <= c->obs.budget));
+	json_object_set_new(o, "reductions", fuse_json_num(c->obs.reductions));
+	json_object_set_new(o, "other_observers",
+	                    json_integer((json_int_t)c->obs.other_processes_max));
+	json_object_set_new(o, "sample_period_ms", fuse_json_num(c->obs.period_asked));
+	json_object_set_new(o, "sample_period_max_ms", fuse_json_num(c->obs.period_max));
+	json_object_set_new(
+	    o, "sampler_slowed",
+	    json_boolean(c->obs.period_max > c->obs.period_asked && c->obs.period_asked > 0));
+	return o;
+}
+
 /* Call counting over the session: how long, whether under a budget, and
  * what other tools held on the node (shared). */
 static json_t *build_tracing(struct ctx *c)
@@ -2280,6 +2351,7 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	json_object_set_new(p, "call_time", build_call_time(c));
 	json_object_set_new(p, "trace_budget", build_budget(c));
 	json_object_set_new(p, "tracing", build_tracing(c));
+	json_object_set_new(p, "observer", build_observer(c));
 	json_object_set_new(p, "processes", build_processes(c));
 	json_t *g = json_object();
 	json_object_set_new(g, "attached", json_boolean(graph != NULL));

@@ -748,6 +748,41 @@ static void put_tracing(struct gi_buf *out, json_t *tracing, json_t *budget)
 	}
 }
 
+/* The observer's own cost, measured on the node: one bracketed line under
+ * the header, loud when the budget was not kept. Nothing for profiles of
+ * older observers. */
+static void put_observer(struct gi_buf *out, json_t *o)
+{
+	if (!json_is_object(o))
+		return;
+	char cost[32], budget[32], max[32];
+	fuse_fmt_pct(fuse_num(o, "cost"), cost, sizeof(cost));
+	fuse_fmt_pct(fuse_num(o, "budget"), budget, sizeof(budget));
+	fuse_fmt_pct(fuse_num(o, "cost_max"), max, sizeof(max));
+	struct gi_buf line;
+	gi_buf_init(&line, 1024);
+	double over = fuse_num(o, "over_budget_windows");
+	if (json_is_true(json_object_get(o, "within_budget")))
+		gi_buf_printf(&line, "[observer %s of a core, within its %s budget", cost, budget);
+	else
+		gi_buf_printf(&line,
+		              "[OVER BUDGET: the observer took %s of a core (%s at most in a "
+		              "window) against its %s budget, over it in %.0f of %.0f windows",
+		              cost, max, budget, isfinite(over) ? over : 0, fuse_num(o, "windows"));
+	if (json_is_true(json_object_get(o, "sampler_slowed")))
+		gi_buf_printf(&line,
+		              "; the sampler's period was lengthened from %.0f ms to up to %.0f ms "
+		              "to keep within it",
+		              fuse_num(o, "sample_period_ms"), fuse_num(o, "sample_period_max_ms"));
+	double others = fuse_num(o, "other_observers");
+	if (isfinite(others) && others > 0)
+		gi_buf_printf(&line, "; %.0f process%s of other observers left out of the figures",
+		              others, others == 1 ? "" : "es");
+	gi_buf_puts(&line, "]");
+	put_wrapped(out, 2, gi_buf_str(&line));
+	gi_buf_destroy(&line);
+}
+
 int fuse_report_text(json_t *profile, struct gi_buf *dst)
 {
 	if (!json_is_object(profile) || !dst)
@@ -757,6 +792,7 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	struct gi_buf local, *out = &local;
 	gi_buf_init(&local, 0);
 	put_session(out, json_object_get(profile, "session"));
+	put_observer(out, json_object_get(profile, "observer"));
 	put_tracing(out, json_object_get(profile, "tracing"),
 	            json_object_get(profile, "trace_budget"));
 	put_errors(out, json_object_get(profile, "errors"));

@@ -147,6 +147,115 @@ out:
 	return rc;
 }
 
+/* A watch: one session kept for a series of snapshots (`giulia top
+ * --watch`), instead of a session, a connection and a parse of the
+ * session's text per refresh. It is a one-shot session all the same: it
+ * cleans up at once when the link drops, and within its lease when the
+ * watcher stops talking. */
+struct obs_watch {
+	struct dist_conn *c;
+	struct obs_probe probe;
+	char node[DIST_NAME_MAX];
+	int timeout, budget_ms;
+	int64_t last_request_ms; /* the lease runs from here */
+	int64_t last_sample_ms;  /* the next snapshot measures from here */
+};
+
+int obs_watch_open(const struct obs_target *t, int top_n, struct obs_watch **out)
+{
+	*out = NULL;
+	struct obs_watch *w = gi_calloc(1, sizeof(*w));
+	struct dist_options o = {t->node, t->cookie, t->timeout_ms};
+	int rc = dist_connect(&o, &w->c);
+	if (rc != 0) {
+		gi_free(w);
+		return rc;
+	}
+	snprintf(w->node, sizeof(w->node), "%s", dist_node(w->c));
+	w->timeout = dist_timeout_ms(w->c);
+	w->budget_ms = obs_budget_ms(w->timeout);
+	struct obs_probe_config cfg = {
+	    .session_id = "",
+	    .lease_ms = OBS_ONESHOT_LEASE_MS,
+	    .top_n = top_n > 0 && top_n <= 1000 ? top_n : OBS_TOP_DEFAULT,
+	    .budget_ms = w->budget_ms,
+	    .oneshot = true,
+	};
+	/* top shows no stacks: no sampler */
+	obs_sample_params(-1, 0, &cfg);
+	rc = obs_probe_start(w->c, &cfg, gi_clock_mono_ms() + w->timeout + w->budget_ms, &w->probe);
+	if (rc != 0) {
+		dist_close(w->c);
+		obs_probe_destroy(&w->probe);
+		gi_free(w);
+		return rc;
+	}
+	w->last_request_ms = w->last_sample_ms = gi_clock_mono_ms();
+	*out = w;
+	return 0;
+}
+
+int obs_watch_keepalive(struct obs_watch *w)
+{
+	/* what arrived meanwhile (ticks, pongs) is read and dropped */
+	ei_x_buff x;
+	ei_x_new(&x);
+	erlang_msg msg;
+	int rc;
+	do {
+		rc = dist_receive(w->c, &msg, &x, gi_clock_mono_ms());
+	} while (rc == 0);
+	ei_x_free(&x);
+	if (rc != GI_ETIMEOUT)
+		return rc;
+	if (gi_clock_mono_ms() - w->last_request_ms < OBS_ONESHOT_LEASE_MS / 3)
+		return 0;
+	long ref;
+	rc = obs_probe_send(w->c, &w->probe, "ping", &ref);
+	if (rc == 0)
+		w->last_request_ms = gi_clock_mono_ms();
+	return rc;
+}
+
+int obs_watch_sample(struct obs_watch *w, int window_ms, json_t **snapshot_out)
+{
+	*snapshot_out = NULL;
+	int rc = wait_until(w->c, &w->probe, w->last_sample_ms + (window_ms > 0 ? window_ms : 0));
+	ei_x_buff reply;
+	ei_x_new(&reply);
+	int index = 0;
+	if (rc == 0)
+		rc = obs_probe_call(w->c, &w->probe, "sample",
+		                    gi_clock_mono_ms() + w->timeout + w->budget_ms, &reply, &index);
+	w->last_request_ms = w->last_sample_ms = gi_clock_mono_ms();
+	if (rc == 0) {
+		struct obs_term_doc doc = {0};
+		struct obs_term root;
+		if (obs_term_doc_parse(&doc, reply.buff, reply.index, &index, &root) == 0)
+			*snapshot_out =
+			    obs_snapshot_build(root, w->node, NULL, 0, gi_clock_wall_ms(), NULL);
+		obs_term_doc_destroy(&doc);
+		if (!*snapshot_out)
+			rc = GI_EBADRPC;
+	}
+	ei_x_free(&reply);
+	return rc;
+}
+
+void obs_watch_close(struct obs_watch *w)
+{
+	if (!w)
+		return;
+	ei_x_buff stop;
+	ei_x_new(&stop);
+	int si = 0;
+	obs_probe_call(w->c, &w->probe, "stop", gi_clock_mono_ms() + w->timeout, &stop, &si);
+	ei_x_free(&stop);
+	dist_close(w->c);
+	obs_probe_destroy(&w->probe);
+	gi_free(w);
+}
+
 int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **snapshot_out)
 {
 	struct obs_probe probe;

@@ -86,6 +86,22 @@ struct obs_target {
  * dist_error_hint() in observe/dist.h says what to check for each. */
 int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **snapshot_out);
 
+/* A series of snapshots from one session on the target (`giulia top
+ * --watch`): obs_watch_open connects and starts the session (its top lists
+ * of `top_n`), obs_watch_sample waits until `window_ms` after the previous
+ * request and takes a snapshot over the time since the previous one (the
+ * first: since the open), obs_watch_keepalive renews the session's lease
+ * and answers the connection's ticks (call it at least every few seconds
+ * while idle), obs_watch_close stops the session and disconnects (NULL does
+ * nothing). The session cleans up by itself within its lease (10 s) if the
+ * watcher stops talking, at once if its connection drops. Not thread-safe;
+ * errors as obs_pulse. *snapshot_out is the caller's. */
+struct obs_watch;
+int obs_watch_open(const struct obs_target *t, int top_n, struct obs_watch **out);
+int obs_watch_sample(struct obs_watch *w, int window_ms, json_t **snapshot_out);
+int obs_watch_keepalive(struct obs_watch *w);
+void obs_watch_close(struct obs_watch *w);
+
 /* Call counts per function of `modules` (display names, NULL-terminated, at
  * most 64) over `window_ms`, local calls included:
  * {"node", "window_ms", "modules": [traced], "calls": [{module, function,

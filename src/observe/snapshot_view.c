@@ -308,6 +308,25 @@ static void executing(struct obs_view *v, const json_t *e)
 	}
 }
 
+static void observer(struct obs_view *v, const json_t *o)
+{
+	if (!json_is_object(o))
+		return;
+	struct obs_view_observer *x = &v->observer;
+	x->present = true;
+	x->within_budget = json_is_true(json_object_get(o, "within_budget"));
+	x->cost = num(o, "cost");
+	x->budget = num(o, "budget");
+	x->share = num(o, "share");
+	x->counting = num(o, "counting");
+	x->reductions = num(o, "reductions");
+	x->busy_us = num(o, "busy_us");
+	x->other_processes = num(obj(o, "others"), "processes");
+	x->other_reductions = num(obj(o, "others"), "reductions");
+	x->sample_period_ms = num(o, "sample_period_ms");
+	x->sample_period_used_ms = num(o, "sample_period_used_ms");
+}
+
 static void numbers_init(struct obs_view *v)
 {
 	double *all[] = {&v->seq,
@@ -353,7 +372,18 @@ static void numbers_init(struct obs_view *v)
 	                 &v->executing.reductions_sampled,
 	                 &v->executing.dropped,
 	                 &v->executing.failed_ticks,
-	                 &v->executing.tick_us};
+	                 &v->executing.tick_us,
+	                 &v->observer.cost,
+	                 &v->observer.budget,
+	                 &v->observer.share,
+	                 &v->observer.counting,
+	                 &v->observer.reductions,
+	                 &v->observer.busy_us,
+	                 &v->observer.other_processes,
+	                 &v->observer.other_reductions,
+	                 &v->observer.sample_period_ms,
+	                 &v->observer.sample_period_used_ms,
+	                 &v->utilisation_observer};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		*all[i] = NAN;
 }
@@ -425,6 +455,8 @@ int obs_view_parse(json_t *snapshot, struct obs_view *out)
 	trace(out, obj(s, "trace"));
 	out->errors = strings(out, arr(s, "errors"), OBS_VIEW_MAX_ERRORS, &out->nerrors);
 	executing(out, obj(s, "executing"));
+	observer(out, obj(s, "observer"));
+	out->utilisation_observer = num(obj(s, "scheduler_utilisation"), "observer");
 	return 0;
 }
 

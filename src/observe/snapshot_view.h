@@ -114,6 +114,17 @@ struct obs_view_executing {
 	size_t norigins;
 };
 
+/* observer: the observer's own work on the node over the window (the
+ * session's steps and, under a counting budget, the counting), as shares of
+ * one scheduler, against its budget (docs/SNAPSHOT.md, docs/OBSERVE.md). */
+struct obs_view_observer {
+	bool present;
+	bool within_budget;
+	double cost, budget, share, counting; /* NAN when absent */
+	double reductions, busy_us, other_processes, other_reductions;
+	double sample_period_ms, sample_period_used_ms; /* the period asked for, and used */
+};
+
 struct obs_view {
 	json_t *json; /* the snapshot, one reference held by the view */
 	long version; /* -1 when absent */
@@ -147,7 +158,10 @@ struct obs_view {
 	const char **errors;
 	size_t nerrors;
 	struct obs_view_executing executing;
-	size_t truncated; /* list entries dropped by the caps */
+	struct obs_view_observer observer;
+	double utilisation_observer; /* the observer's share of the schedulers (left out of the
+	                                total) */
+	size_t truncated;            /* list entries dropped by the caps */
 	/* The fixed arrays last, and only their first n* entries are set: a
 	 * parse clears the view up to here, not their 22 KB (a view is parsed
 	 * per snapshot and per node at each /metrics scrape). */

@@ -12,12 +12,14 @@
 #include "observe/observe.h"
 #include "support.h"
 
-/* Erlang that binds Ours to the node's processes that are ours (a session
- * or a guardian, by their process dictionary); the start of a residue
- * expression, to be followed by more expressions. */
-#define TS_OURS_EXPR                                                                        \
-	"Ours = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)], " \
-	"lists:keymember(giulia_session, 1, D) orelse lists:keymember(giulia_guardian, 1, D)], "
+/* Erlang that binds Ours to the node's processes that are ours (a session,
+ * a guardian or the process that starts a session, by their process
+ * dictionary); the start of a residue expression, to be followed by more
+ * expressions. */
+#define TS_OURS_EXPR                                                                           \
+	"Ours = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)], "    \
+	"lists:keymember(giulia_session, 1, D) orelse lists:keymember(giulia_guardian, 1, D) " \
+	"orelse lists:keymember(giulia_probe, 1, D)], "
 
 /* Evaluates `expr` on `n` every 100 ms until its answer contains `want`;
  * fails the test once `timeout_ms` have passed, with "node NAME WHAT: " and

@@ -1078,10 +1078,13 @@ Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
                    Cost < GuestBudget / 2, Period > SamplePeriod -> max(SamplePeriod, Period div 2);
                    true -> Period
                 end,
-    %% counting's allowance for the next window, as a share of the node's work
+    %% counting's allowance for the next window, as a share of the node's
+    %% work: what the session's own steps leave of the budget, and never less
+    %% than a quarter of it (modules were asked for: counting them is the
+    %% point), within the overhead asked for
     CountBudget = case maps:get(d_on, S, false) of
                       false -> null;
-                      true -> min(Overhead, max(0.0, GuestBudget - Share) /
+                      true -> min(Overhead, max(GuestBudget / 4, GuestBudget - Share) /
                                             max(0.01, case Busy of null -> Online; _ -> Busy end))
                   end,
     Notes = [iolist_to_binary(io_lib:format(
@@ -1094,14 +1097,13 @@ Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
                   100 * maps:get(s_tick_us, S, 0) / max(1, WindowUs),
                   case Counting of null -> "not measured";
                                    _ -> io_lib:format("~.2f%", [100 * Counting]) end]))
-             || not Within] ++
-            [<<"observer: counting every call (overhead 0): its cost is outside the budget and not measured">>
-             || Full],
+             || not Within],
     Section = #{budget => GuestBudget, cost => Cost, within_budget => Within,
                 busy_us => BusyUs, share => Share, share_wall => WallShare,
                 share_reductions => RedsShare, counting => Counting,
                 counting_budget => CountBudget, counting_full => Full,
                 reductions => Own, processes => length(maps:get(mine, S)),
+                pids => maps:get(mine, S),
                 scan_us => maps:get(scan_us, S, 0), sampler_us => maps:get(s_tick_us, S, 0),
                 duty_us => maps:get(o_duty_us, S, 0), other_us => maps:get(o_other_us, S, 0),
                 sample_period_ms => SamplePeriod, sample_period_used_ms => Period,
@@ -1242,7 +1244,7 @@ Sample = fun(S) ->
                            message_queue => Reshare(TopQueue)},
         sample_us => ScanUs,
         scanned_pids => min(Count, Scanned),
-        errors => Errors0 ++ PauseNote ++ maps:get(notes, Observer)}),
+        errors => Errors0 ++ PauseNote}),
     {Reply, S5#{prev => {Pids, Reds}, heaps => Heaps, queues => Queues, hot => Hot, totals => T,
                 scans => maps:get(scans, S, 0) + 1}}
 end,
