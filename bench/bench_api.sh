@@ -62,7 +62,7 @@ wport=$(free_port)
 "$GIULIA" worker --listen "127.0.0.1:$wport" --data "$tmp/worker" 2>"$tmp/worker.log" &
 pids+=($!)
 wait_http "http://127.0.0.1:$wport/health"
-scan=$(curl -s -XPOST "http://127.0.0.1:$wport/api/index/scan" -d "{\"path\":\"$proj\"}")
+scan=$(curl -s -XPOST -H "Content-Type: application/json" "http://127.0.0.1:$wport/api/index/scan" -d "{\"path\":\"$proj\"}")
 if echo "$scan" | grep -q '"summary"'; then
   url="http://127.0.0.1:$wport/api/knowledge/dependents?module=Bench.M0001&path=$proj"
   curl -fs "$url" >/dev/null
@@ -84,7 +84,7 @@ erl -name "$node" -setcookie "$cookie" -noshell -noinput \
 pids+=($!)
 connected=no
 for _ in $(seq 1 100); do
-  if curl -fs -XPOST "http://127.0.0.1:$mport/api/runtime/connect" \
+  if curl -fs -XPOST -H "Content-Type: application/json" "http://127.0.0.1:$mport/api/runtime/connect" \
        -d "{\"node\":\"$node\",\"cookie\":\"$cookie\"}" >/dev/null 2>&1; then connected=yes; break; fi
   sleep 0.2
 done
@@ -92,13 +92,13 @@ if [ $connected = yes ]; then
   url="http://127.0.0.1:$mport/api/runtime/pulse?node=$node&fresh=true&window_ms=100"
   read -r rps p99 < <(wrk -t2 -c4 -d"${DURATION}s" --latency "$url" | wrk_summary)
   rows+=("| GET /api/runtime/pulse?fresh=true&window_ms=100 (live probe of a node) | wrk -t2 -c4 -d${DURATION}s | $rps | $p99 |")
-  if curl -fs -XPOST "http://127.0.0.1:$mport/api/monitor/observe/start" \
+  if curl -fs -XPOST -H "Content-Type: application/json" "http://127.0.0.1:$mport/api/monitor/observe/start" \
        -d "{\"node\":\"$node\",\"interval_ms\":1000}" >/dev/null 2>&1; then
     sleep 3
     url="http://127.0.0.1:$mport/api/runtime/pulse?node=$node"
     read -r rps p99 < <(wrk -t2 -c"$CONNS" -d"${DURATION}s" --latency "$url" | wrk_summary)
     rows+=("| GET /api/runtime/pulse (node under observation: latest snapshot) | wrk -t2 -c$CONNS -d${DURATION}s | $rps | $p99 |")
-    curl -fs -XPOST "http://127.0.0.1:$mport/api/monitor/observe/stop" -d "{\"node\":\"$node\"}" >/dev/null || true
+    curl -fs -XPOST -H "Content-Type: application/json" "http://127.0.0.1:$mport/api/monitor/observe/stop" -d "{\"node\":\"$node\"}" >/dev/null || true
   else
     rows+=("| GET /api/runtime/pulse (node under observation) | skipped: observation sessions unavailable | - | - |")
   fi
@@ -216,7 +216,7 @@ for seq in range(n):
 EOF
 hwm_ingest=$(awk '/VmHWM/ {print $2}' "/proc/$fpid/status")
 t0=$(date +%s%N)
-curl -fs -XPOST "http://127.0.0.1:$fport/api/runtime/ingest/finalize" \
+curl -fs -XPOST -H "Content-Type: application/json" "http://127.0.0.1:$fport/api/runtime/ingest/finalize" \
   -d '{"session_id":"long","node":"bench@127.0.0.1","status":"complete","interval_ms":1000,"trace_modules":["Bench.M0001"]}' >"$tmp/finalize.json"
 t1=$(date +%s%N)
 hwm_fin=$(awk '/VmHWM/ {print $2}' "/proc/$fpid/status")

@@ -58,7 +58,7 @@ for c in 1 2 3; do
   done
 done
 for p in "$one" "$three"; do
-  curl -fs -XPOST "$base/api/index/scan" -d "{\"path\":\"$p\"}" >/dev/null
+  curl -fs -XPOST -H "Content-Type: application/json" "$base/api/index/scan" -d "{\"path\":\"$p\"}" >/dev/null
 done
 count() { curl -fs "$base/api/index/summary?path=$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["modules"])'; }
 hub=$(curl -fs "$base/api/knowledge/dependents?module=Enum&path=$one" >/dev/null && echo Enum || true)
@@ -77,7 +77,7 @@ cookie=benchdash$$
 erl -name "$erl_name" -setcookie "$cookie" -noshell -noinput >"$tmp/erl.log" 2>&1 &
 pids+=("$!")
 for _ in $(seq 1 100); do epmd -names 2>/dev/null | grep -q "bench_dash_$$" && break; sleep 0.1; done
-curl -fs -XPOST "http://127.0.0.1:$mport/api/monitor/observe/start" \
+curl -fs -XPOST -H "Content-Type: application/json" "http://127.0.0.1:$mport/api/monitor/observe/start" \
   -d "{\"node\":\"$erl_name\",\"cookie\":\"$cookie\",\"interval_ms\":250}" >/dev/null
 # A real snapshot to ingest, under another session per wrk thread.
 sleep 1
@@ -140,7 +140,7 @@ read -r rps200b p99200b ncb eventsb mincb cpu200b < <(phase 200)
 better() { awk -v a="$1" -v b="$2" 'BEGIN { print (b + 0 > a + 0) ? "b" : "a" }'; }
 [ "$(better "$rps0" "$rps0b")" = a ] || { rps0=$rps0b; p990=$p990b; cpu0=$cpu0b; }
 [ "$(better "$rps200" "$rps200b")" = a ] || { rps200=$rps200b; p99200=$p99200b; nc=$ncb; events=$eventsb; minc=$mincb; cpu200=$cpu200b; }
-curl -fs -XPOST "http://127.0.0.1:$mport/api/monitor/observe/stop" -d "{\"node\":\"$erl_name\",\"wait_ms\":30000}" >/dev/null || true
+curl -fs -XPOST -H "Content-Type: application/json" "http://127.0.0.1:$mport/api/monitor/observe/stop" -d "{\"node\":\"$erl_name\",\"wait_ms\":30000}" >/dev/null || true
 
 # ---- the table ----
 python3 - "$g1" "$g3" "$(count "$one")" "$(count "$three")" "$rps0" "$p990" "$rps200" "$p99200" "$nc" "$events" "$minc" "$DURATION" "$cpu0" "$cpu200" <<'EOF'

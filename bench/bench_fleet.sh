@@ -51,7 +51,7 @@ start_node() { # index
 observe_node() { # index
   local body="{\"node\":\"$prefix-$1@127.0.0.1\",\"cookie\":\"$cookie\",\"interval_ms\":1000}"
   for _ in $(seq 1 100); do
-    if curl -sf -XPOST "$murl/api/monitor/observe/start" -d "$body" >/dev/null 2>&1; then
+    if curl -sf -XPOST -H "Content-Type: application/json" "$murl/api/monitor/observe/start" -d "$body" >/dev/null 2>&1; then
       return 0
     fi
     sleep 0.3

@@ -44,7 +44,7 @@ done
 for i in $(seq 0 $((nodes - 1))); do
   body="{\"node\":\"$prefix-$i@127.0.0.1\",\"cookie\":\"$cookie\",\"interval_ms\":1000}"
   for _ in $(seq 1 100); do
-    curl -sf -m 30 -XPOST "$murl/api/monitor/observe/start" -d "$body" >/dev/null 2>&1 && break
+    curl -sf -m 30 -XPOST -H "Content-Type: application/json" "$murl/api/monitor/observe/start" -d "$body" >/dev/null 2>&1 && break
     sleep 0.3
   done
 done

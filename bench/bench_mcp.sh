@@ -49,9 +49,9 @@ GIULIA_COOKIE=$cookie "$GIULIA" serve --worker-listen 127.0.0.1:$wport --monitor
 pids+=($!)
 wait_http http://127.0.0.1:$wport/health
 wait_http http://127.0.0.1:$mport/health
-curl -fs -XPOST http://127.0.0.1:$wport/api/index/scan -d "{\"path\":\"$proj\"}" >/dev/null
+curl -fs -XPOST -H "Content-Type: application/json" http://127.0.0.1:$wport/api/index/scan -d "{\"path\":\"$proj\"}" >/dev/null
 for _ in $(seq 1 100); do
-  curl -fs -XPOST http://127.0.0.1:$mport/api/runtime/connect -d "{\"node\":\"$node\",\"cookie\":\"$cookie\"}" >/dev/null 2>&1 && break
+  curl -fs -XPOST -H "Content-Type: application/json" http://127.0.0.1:$mport/api/runtime/connect -d "{\"node\":\"$node\",\"cookie\":\"$cookie\"}" >/dev/null 2>&1 && break
   sleep 0.1
 done
 

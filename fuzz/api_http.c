@@ -46,7 +46,10 @@ static void start_worker(void)
 	if (!mkdtemp(dir))
 		abort();
 	gi_log_set_level(GI_LOG_ERROR);
-	struct api_worker_config cfg = {"127.0.0.1:0", dir, NULL, 64 * 1024};
+	/* Designated: positional fields went wrong when the store option came
+	 * (64 KB landed in `token`), so the target crashed on its first input. */
+	struct api_worker_config cfg = {
+	    .listen = "127.0.0.1:0", .data_dir = dir, .body_limit = 64 * 1024};
 	struct api_worker *w;
 	if (api_worker_start(&cfg, &w) != 0)
 		abort();
@@ -72,7 +75,7 @@ static int roundtrip(const char *req, size_t len)
 	char buf[64] = {0};
 	size_t got = 0;
 	while (got < sizeof(buf) - 1) {
-		struct pollfd p = {fd, POLLIN, 0};
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		if (poll(&p, 1, 10000) <= 0)
 			break;
 		ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
@@ -114,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			gi_buf_append(&req, &rest[i], 1);
 	}
 	gi_buf_printf(&req,
-	              " HTTP/1.1\r\nHost: fuzz\r\nContent-Type: application/json\r\n"
+	              " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
 	              "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 	              blen);
 	gi_buf_append(&req, body, blen);

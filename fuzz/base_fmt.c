@@ -41,9 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (gi_fmt_width(cut) > width && gi_fmt_width(s) > width)
 		abort();
 	static const struct gi_table_column cols[] = {
-	    {"NAME", GI_COL_ELIDE, 0, 8},
-	    {"N", GI_COL_RIGHT, 1, 0},
-	    {"MORE", GI_COL_ELIDE, 2, 4},
+	    {.header = "NAME", .flags = GI_COL_ELIDE, .drop = 0, .min = 8},
+	    {.header = "N", .flags = GI_COL_RIGHT, .drop = 1},
+	    {.header = "MORE", .flags = GI_COL_ELIDE, .drop = 2, .min = 4},
 	};
 	struct gi_table *t = gi_table_new(cols, 3, (int)(size % 3));
 	const char *row[] = {s, "12", s};

@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	json_t *files = NULL;
 	kg_diff_parse((const char *)data, size, &files);
-	struct kg_review_options opt = {"HEAD", 3, 60, NULL, NULL};
+	struct kg_review_options opt = {.base = "HEAD", .depth = 3, .threshold = 60};
 	json_t *out = json_object();
 	kg_review(g, files, &opt, out);
 	json_decref(out);

@@ -9,7 +9,8 @@
  *
  * Order of checks on the first call of a request: framing (NUL anywhere in
  * the URL or a header, duplicate or conflicting Content-Length, HTTP/1.1
- * without one Host), authentication, route, method, declared body size. Any
+ * without one Host), a web page's request (a foreign Host or Origin),
+ * authentication, route, method, a POST's Content-Type, declared body size. Any
  * failure answers at once without reading the body; a framing failure also
  * closes the connection, since what follows on it cannot be trusted.
  *
@@ -83,6 +84,11 @@ struct api_server {
 	pthread_t reaper;
 	pthread_cond_t reaper_cond;
 	bool reaper_started, stopping;
+	/* Host names besides loopback that a request may name (Host, Origin):
+	 * the listen address when it is a specific one, the machine's name when
+	 * it listens on every address, and --allow-host. */
+	char *hosts[API_ALLOWED_HOSTS_MAX + 2];
+	int nhosts;
 };
 
 struct request_state {
@@ -314,7 +320,7 @@ static enum MHD_Result send_error(struct request_state *st, struct MHD_Connectio
 
 /* What the header and argument walks count for framing_problem. */
 struct framing {
-	int content_length, transfer_encoding, host;
+	int content_length, transfer_encoding, host, authorization;
 	bool nul;
 };
 
@@ -331,6 +337,8 @@ static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const 
 		f->transfer_encoding++;
 	else if (key && strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
 		f->host++;
+	else if (key && strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0)
+		f->authorization++;
 	return MHD_YES;
 }
 
@@ -348,17 +356,21 @@ static enum MHD_Result framing_argument(void *cls, enum MHD_ValueKind kind, cons
 static const char *framing_problem(struct MHD_Connection *c, const char *version,
                                    const struct request_state *st)
 {
-	struct framing f = {0, 0, 0, st->url_has_nul};
+	struct framing f = {0, 0, 0, 0, st->url_has_nul};
 	MHD_get_connection_values_n(c, MHD_HEADER_KIND, framing_header, &f);
 	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, framing_argument, &f);
 	if (f.nul)
-		return "NUL (%00 or a zero byte) in the URL, a query parameter or a header";
+		/* A raw zero byte in the request line never gets here: the
+		 * library cuts the line there (docs/API.md, "Framing"). */
+		return "NUL (%00) in the URL or a query parameter, or a zero byte in a header";
 	if (f.content_length > 1)
 		return "more than one Content-Length header";
 	if (f.content_length && f.transfer_encoding)
 		return "both Content-Length and Transfer-Encoding";
 	if (f.host > 1)
 		return "more than one Host header";
+	if (f.authorization > 1)
+		return "more than one Authorization header";
 	if (f.host == 0 && version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
 		return "an HTTP/1.1 request needs a Host header";
 	return NULL;
@@ -586,9 +598,92 @@ static bool authorised(const struct api_server *s, struct MHD_Connection *c)
 	if (!s->token)
 		return true;
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	if (!h || strncmp(h, "Bearer ", 7) != 0)
+	/* The scheme is case-insensitive (RFC 9110 11.1): "bearer" is Bearer. */
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
 		return false;
 	return gi_str_secure_equal(h + 7, s->token);
+}
+
+/* True when `name` (a host, no port; `len` bytes) is one a request may
+ * name: a loopback name or address, or one of the server's own. */
+static bool host_allowed(const struct api_server *s, const char *name, size_t len)
+{
+	if (len == 0 || len >= 256)
+		return false;
+	char host[256];
+	memcpy(host, name, len);
+	host[len] = '\0';
+	if (strcasecmp(host, "localhost") == 0 || strcmp(host, "::1") == 0 ||
+	    addr_is_loopback(host))
+		return true;
+	for (int i = 0; i < s->nhosts; i++)
+		if (strcasecmp(host, s->hosts[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Splits "HOST[:PORT]" or "[V6]:PORT" (an authority) into the host's start
+ * and length; false when it is not of that form. */
+static bool authority_host(const char *a, const char **host, size_t *len)
+{
+	if (a[0] == '[') {
+		const char *close = strchr(a, ']');
+		if (!close || (close[1] && close[1] != ':'))
+			return false;
+		*host = a + 1;
+		*len = (size_t)(close - a - 1);
+	} else {
+		*host = a;
+		*len = strcspn(a, ":");
+	}
+	const char *port = *host + *len + (a[0] == '[' ? 1 : 0);
+	return *port == '\0' ||
+	       (port[0] == ':' && port[1] && strspn(port + 1, "0123456789") == strlen(port + 1));
+}
+
+/* Why a request must not be served because a web page may have sent it
+ * (a static sentence), or NULL. A browser names the page's origin in
+ * Origin on every cross-origin request (and on same-origin POSTs): one
+ * that is not a loopback or configured host is another site's page (CSRF).
+ * A page of another site whose name was made to resolve to 127.0.0.1 (DNS
+ * rebinding) is same-origin to the browser, but its requests carry that
+ * name in Host: so Host must be loopback or configured too. */
+static const char *browser_problem(const struct api_server *s, struct MHD_Connection *c)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *name;
+	size_t len;
+	if (host && (!authority_host(host, &name, &len) || !host_allowed(s, name, len)))
+		return "Host is not this daemon's name (a loopback name, its listen address or an "
+		       "--allow-host name): refused, as a page of another site made to resolve to "
+		       "this address sends it (DNS rebinding)";
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	if (!origin)
+		return NULL;
+	const char *rest = NULL;
+	if (strncasecmp(origin, "http://", 7) == 0)
+		rest = origin + 7;
+	else if (strncasecmp(origin, "https://", 8) == 0)
+		rest = origin + 8;
+	if (!rest || strchr(rest, '/') || !authority_host(rest, &name, &len) ||
+	    !host_allowed(s, name, len))
+		return "Origin is not a loopback or configured origin: requests from web pages of "
+		       "other sites are refused";
+	return NULL;
+}
+
+/* True when the request's Content-Type is application/json (parameters such
+ * as charset allowed). */
+static bool content_type_json(struct MHD_Connection *c)
+{
+	const char *ct =
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (!ct)
+		return false;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	size_t n = strcspn(ct, "; \t");
+	return n == 16 && strncasecmp(ct, "application/json", 16) == 0;
 }
 
 static enum MHD_Result first_call(struct api_server *s, struct request_state *st,
@@ -600,6 +695,9 @@ static enum MHD_Result first_call(struct api_server *s, struct request_state *st
 		conn_set_reading(s, c, false);
 		return send_error(st, c, 400, framing);
 	}
+	const char *browser = browser_problem(s, c);
+	if (browser)
+		return send_error(st, c, 403, browser);
 	bool path_known = false, public_route = false;
 	st->raw_route = raw_route_find(s->public_raw_routes, url, method, &path_known);
 	public_route = path_known;
@@ -620,6 +718,11 @@ static enum MHD_Result first_call(struct api_server *s, struct request_state *st
 			snprintf(msg, sizeof(msg), "no route %.16s %.400s", method, url);
 		return send_error(st, c, path_known ? 405 : 404, msg);
 	}
+	/* A page may send a POST of text/plain, a form or no body with no
+	 * preflight: only application/json, which needs one, is taken. */
+	if (strcmp(method, "POST") == 0 && !content_type_json(c))
+		return send_error(
+		    st, c, 415, "POST bodies must be JSON, sent as Content-Type: application/json");
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 	int64_t declared;
 	if (cl && gi_parse_int64(cl, 0, INT64_MAX, &declared) == 0 &&
@@ -823,6 +926,18 @@ int api_server_start(const struct api_server_config *cfg, struct api_server **ou
 	s->raw_routes = cfg->raw_routes;
 	s->public_raw_routes = cfg->public_raw_routes;
 	s->ctx = cfg->ctx;
+	if (strcmp(addr, "0.0.0.0") != 0) {
+		s->hosts[s->nhosts++] = gi_strdup(addr);
+	} else {
+		char own[256];
+		if (gethostname(own, sizeof(own)) == 0) {
+			own[sizeof(own) - 1] = '\0';
+			s->hosts[s->nhosts++] = gi_strdup(own);
+		}
+	}
+	for (int i = 0; cfg->allowed_hosts && cfg->allowed_hosts[i] && i < API_ALLOWED_HOSTS_MAX;
+	     i++)
+		s->hosts[s->nhosts++] = gi_strdup(cfg->allowed_hosts[i]);
 	gi_strlcpy(s->name, cfg->name ? cfg->name : "http", sizeof(s->name));
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->conn_lock, NULL);
@@ -864,6 +979,8 @@ int api_server_start(const struct api_server_config *cfg, struct api_server **ou
 		gi_log_error(s->name, "cannot listen on %s:%d (port in use?)", addr, port);
 		reaper_stop(s);
 		pthread_mutex_destroy(&s->lock);
+		for (int i = 0; i < s->nhosts; i++)
+			gi_free(s->hosts[i]);
 		gi_free(s->token);
 		gi_free(s);
 		return GI_EIO;
@@ -909,6 +1026,8 @@ void api_server_stop(struct api_server *s, int grace_ms)
 		            (long long)s->shut_slow, (long long)s->shut_evicted,
 		            (long long)s->refused);
 	pthread_mutex_destroy(&s->lock);
+	for (int i = 0; i < s->nhosts; i++)
+		gi_free(s->hosts[i]);
 	gi_free(s->token);
 	gi_free(s);
 	gi_log_info("http", "server stopped");

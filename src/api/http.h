@@ -16,6 +16,11 @@
  *  - a request with NUL anywhere in its URL or headers, more than one
  *    Content-Length, Content-Length with Transfer-Encoding, or HTTP/1.1
  *    without exactly one Host is answered 400 and its connection closed;
+ *  - no web page can drive a daemon (every route, public ones included):
+ *    a Host that is not a loopback name, the listen address or an allowed
+ *    host (DNS rebinding), or an Origin whose host is none of them (CSRF),
+ *    is answered 403; a POST whose Content-Type is not application/json
+ *    (what a page can send with no preflight) is answered 415;
  *  - a connection that has not delivered a whole request within
  *    `request_timeout` is shut down; over `connection_limit` or
  *    `ip_connection_limit`, the oldest connection still sending a request is
@@ -37,6 +42,7 @@
 #define API_CONNECTION_LIMIT_DEFAULT    4096
 #define API_IP_CONNECTION_LIMIT_DEFAULT 1024
 #define API_REQUEST_TIMEOUT_DEFAULT     10 /* seconds for a whole request */
+#define API_ALLOWED_HOSTS_MAX           16 /* --allow-host names */
 
 /* One request as handlers see it. All pointers are borrowed for the call. */
 struct api_request {
@@ -118,6 +124,12 @@ struct api_server_config {
 	 * so that a browser can load the page that then asks for the token.
 	 * Framing checks still apply. NULL, or terminated by a NULL pattern. */
 	const struct api_raw_route *public_raw_routes;
+	/* Host names, besides loopback ones and the listen address (the
+	 * machine's name when it is 0.0.0.0), that the Host and Origin of a
+	 * request may name (a proxy's or DNS name of this daemon): NULL, or
+	 * NULL-terminated, at most API_ALLOWED_HOSTS_MAX. Borrowed for the
+	 * call (copied). */
+	const char *const *allowed_hosts;
 	void *ctx; /* passed to every handler */
 };
 

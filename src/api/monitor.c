@@ -59,6 +59,10 @@
 #define STOP_WAIT_MS      60000
 #define SHUTDOWN_GRACE_MS 15000
 #define FLUSH_MS          10000
+/* How often the monitor tells the worker which sessions it runs
+ * (POST /api/runtime/ingest/alive): well inside the worker's liveness
+ * margin (10 s), so that a few lost words never end an observation. */
+#define ALIVE_PERIOD_MS   2000
 #define PULSE_WINDOW_MS   500
 #define OBSERVED_MAX      BEAM_PULL_MODULES_MAX
 #define PULL_DEADLINE_MS  30000
@@ -113,8 +117,13 @@ struct api_monitor {
 	/* DATA/monitor-sessions: one SESSION.json per running observation, so
 	 * that a monitor started after this one died can adopt or close it. */
 	char *sessions_dir;
-	json_t *orphans;               /* node -> state left by a monitor that died (under lock) */
-	struct api_live *live;         /* GET /api/monitor/stream (live.h) */
+	json_t *orphans;       /* node -> state left by a monitor that died (under lock) */
+	struct api_live *live; /* GET /api/monitor/stream (live.h) */
+	/* The alive thread (alive_run): tells the worker every ALIVE_PERIOD_MS
+	 * which sessions run; `alive_stop` under `lock`. */
+	pthread_t alive_thread;
+	pthread_cond_t alive_wake;
+	bool alive_started, alive_stop;
 	struct api_alert_rules *rules; /* --alert-rules, or NULL: the built-in set */
 };
 
@@ -1702,6 +1711,104 @@ static const struct api_raw_route monitor_raw_routes[] = {
     {NULL, NULL, NULL},
 };
 
+/* ---- the worker's view of the sessions ---- */
+
+/* Ends session `sid` on its node, for `why` (the worker will not take its
+ * snapshots any more), unless the monitor is shutting down. */
+static void session_abandon(struct api_monitor *m, const char *sid, const char *why)
+{
+	pthread_mutex_lock(&m->lock);
+	if (!m->shutting_down && m->manager && obs_session_abandon(m->manager, sid, why) == 0)
+		gi_log_warn("monitor", "observation %s: %s; stopping it on the node", sid, why);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* The pusher's word that the worker refused a snapshot for good: a 409
+ * means the observation has ended there (its liveness deadline passed
+ * while this monitor was silent, or it belongs to another node), so
+ * tracing the node on would be for nobody. */
+static void on_refused(void *ctx, const char *session_id, int status, const char *error)
+{
+	struct api_monitor *m = ctx;
+	if (status != 409)
+		return;
+	char why[256];
+	snprintf(why, sizeof(why), "the worker refused its snapshots (%.200s)", error);
+	session_abandon(m, session_id, why);
+}
+
+/* Tells the worker which sessions run (and how many snapshots each has
+ * taken), and stops those the worker says it has ended. */
+static void alive_send(struct api_monitor *m, struct net_client *client)
+{
+	json_t *status = obs_manager_status(m->manager);
+	json_t *sessions = json_array();
+	size_t i;
+	json_t *o;
+	json_array_foreach(status, i, o)
+	{
+		const char *state = json_string_value(json_object_get(o, "state"));
+		if (!state || strcmp(state, "running") != 0)
+			continue;
+		json_array_append_new(sessions,
+		                      json_pack("{s:O, s:O, s:O, s:O}", "session_id",
+		                                json_object_get(o, "session_id"), "interval_ms",
+		                                json_object_get(o, "interval_ms"), "lease_ms",
+		                                json_object_get(o, "lease_ms"), "next_seq",
+		                                json_object_get(o, "snapshots")));
+	}
+	json_decref(status);
+	if (json_array_size(sessions) == 0) {
+		json_decref(sessions);
+		return;
+	}
+	json_t *body = json_pack("{s:o}", "sessions", sessions);
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	char url[1024];
+	snprintf(url, sizeof(url), "%s/api/runtime/ingest/alive", m->worker_url);
+	struct net_call call = {"POST", url, text, m->worker_token, ALIVE_PERIOD_MS * 2};
+	int st = 0;
+	json_t *resp = NULL;
+	if (text && net_client_perform(client, &call, &st, &resp) == 0 && st == 200)
+		json_array_foreach(json_object_get(resp, "ended"), i, o)
+		{
+			if (json_is_string(o))
+				session_abandon(
+				    m, json_string_value(o),
+				    "the worker ended the observation (it heard nothing from "
+				    "this monitor past its liveness deadline)");
+		}
+	json_decref(resp);
+	free(text);
+}
+
+static void *alive_run(void *arg)
+{
+	struct api_monitor *m = arg;
+	struct net_client *client = net_client_new();
+	pthread_mutex_lock(&m->lock);
+	while (!m->alive_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += ALIVE_PERIOD_MS / 1000;
+		ts.tv_nsec += (long)(ALIVE_PERIOD_MS % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&m->alive_wake, &m->lock, &ts);
+		if (m->alive_stop)
+			break;
+		pthread_mutex_unlock(&m->lock);
+		alive_send(m, client);
+		pthread_mutex_lock(&m->lock);
+	}
+	pthread_mutex_unlock(&m->lock);
+	net_client_free(client);
+	return NULL;
+}
+
 int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor **out)
 {
 	*out = NULL;
@@ -1721,11 +1828,24 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 		rc = GI_EINVAL;
 		goto fail;
 	}
+	/* One node name per monitor (its data directory), kept across its
+	 * restarts: each name is an atom the observed nodes never free. */
+	unsigned long long h = 1469598103934665603ULL;
+	for (const char *p = data; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	char base[32];
+	snprintf(base, sizeof(base), "giulia_m%08llx", h & 0xffffffffULL);
+	dist_name_base_set(base);
 	struct gi_buf spool;
 	gi_buf_init(&spool, 0);
 	gi_buf_printf(&spool, "%s/monitor-spool", data);
 	struct api_pusher_config pc = {
-	    m->worker_url, m->worker_token, gi_buf_str(&spool), 0, 0, 0, 0};
+	    .worker_url = m->worker_url,
+	    .token = m->worker_token,
+	    .spool_dir = gi_buf_str(&spool),
+	    .on_refused = on_refused,
+	    .ctx = m,
+	};
 	rc = api_pusher_new(&pc, &m->pusher);
 	gi_buf_reset(&spool);
 	gi_buf_printf(&spool, "%s/monitor-sessions", data);
@@ -1752,13 +1872,21 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 		            m->sessions_dir);
 	orphans_load(m);
 	struct obs_callbacks cb = {on_snapshot, on_end, m};
-	m->manager_rc = obs_manager_new(&cb, &m->manager);
+	struct obs_manager *manager = NULL;
+	m->manager_rc = obs_manager_new(&cb, &manager);
 	if (m->manager_rc) {
-		m->manager = NULL;
 		gi_log_warn("monitor", "runtime observer unavailable: %s",
 		            gi_strerror(m->manager_rc));
 	} else {
-		obs_manager_on_snapshot_text(m->manager, on_snapshot_text);
+		obs_manager_on_snapshot_text(manager, on_snapshot_text);
+		/* under the lock: the pusher's thread reads it (on_refused) */
+		pthread_mutex_lock(&m->lock);
+		m->manager = manager;
+		pthread_mutex_unlock(&m->lock);
+		pthread_cond_init(&m->alive_wake, NULL);
+		m->alive_started = pthread_create(&m->alive_thread, NULL, alive_run, m) == 0;
+		if (!m->alive_started)
+			pthread_cond_destroy(&m->alive_wake);
 	}
 	struct api_server_config sc = {
 	    .listen = cfg->listen ? cfg->listen : API_MONITOR_LISTEN_DEFAULT,
@@ -1766,6 +1894,7 @@ int api_monitor_start(const struct api_monitor_config *cfg, struct api_monitor *
 	    .body_limit = cfg->body_limit,
 	    .request_timeout = cfg->request_timeout,
 	    .ip_connection_limit = cfg->ip_connection_limit,
+	    .allowed_hosts = cfg->allowed_hosts,
 	    .name = "monitor",
 	    .routes = monitor_routes,
 	    .raw_routes = monitor_raw_routes,
@@ -1793,8 +1922,19 @@ void api_monitor_stop(struct api_monitor *m)
 		return;
 	api_live_close(m->live); /* event streams end now: nothing to wait for */
 	api_server_stop(m->server, SHUTDOWN_GRACE_MS);
-	/* Stops every session as interrupted: their finalize objects are queued. */
+	if (m->alive_started) {
+		pthread_mutex_lock(&m->lock);
+		m->alive_stop = true;
+		pthread_cond_signal(&m->alive_wake);
+		pthread_mutex_unlock(&m->lock);
+		pthread_join(m->alive_thread, NULL);
+		pthread_cond_destroy(&m->alive_wake);
+	}
+	/* Stops every session as interrupted: their finalize objects are queued.
+	 * Set under the lock: the pusher's thread abandons sessions under it. */
+	pthread_mutex_lock(&m->lock);
 	m->shutting_down = true;
+	pthread_mutex_unlock(&m->lock);
 	obs_manager_free(m->manager);
 	/* Pulls are bounded by PULL_DEADLINE_MS plus one call's timeout. */
 	pthread_mutex_lock(&m->lock);

@@ -19,9 +19,12 @@
 #define API_MONITOR_WORKER_DEFAULT "http://127.0.0.1:4000"
 
 struct api_monitor_config {
-	const char *listen;       /* NULL: API_MONITOR_LISTEN_DEFAULT */
-	const char *worker_url;   /* NULL: API_MONITOR_WORKER_DEFAULT */
-	const char *token;        /* this daemon's bearer token, or NULL */
+	const char *listen;     /* NULL: API_MONITOR_LISTEN_DEFAULT */
+	const char *worker_url; /* NULL: API_MONITOR_WORKER_DEFAULT */
+	const char *token;      /* this daemon's bearer token, or NULL */
+	/* Names besides loopback and the listen address that requests may
+	 * carry in Host and Origin (http.h): NULL or NULL-terminated. */
+	const char *const *allowed_hosts;
 	const char *worker_token; /* the worker's bearer token, or NULL */
 	const char *data_dir;     /* spool lives in DATA/monitor-spool; NULL: default */
 	size_t body_limit;        /* 0: default */

@@ -97,6 +97,8 @@ struct api_pusher {
 	size_t result_next;
 
 	uint64_t delivered, retries, rejected, dropped;
+	void (*on_refused)(void *ctx, const char *session_id, int status, const char *error);
+	void *refused_ctx;
 	uint64_t batches, batched; /* batch requests acknowledged, items in them */
 	bool batch_off;            /* the worker has no batch route (404/405) */
 	bool batch_skip;           /* the worker refused the last batch whole: send singly once */
@@ -366,6 +368,28 @@ static void free_item(struct item *it)
 	gi_free(it);
 }
 
+/* Tells the owner that the worker refused a snapshot of `body` for good,
+ * and counts it as dropped for its session (a loss the finalize reports).
+ * Called without the lock. */
+static void refused_tell(struct api_pusher *p, const char *body, size_t len, int status,
+                         const char *error)
+{
+	json_t *j = json_loadb(body, len, 0, NULL);
+	const char *sid = json_string_value(json_object_get(j, "session_id"));
+	if (sid) {
+		pthread_mutex_lock(&p->lock);
+		json_t *n = json_object_get(p->dropped_by_session, sid);
+		if (n)
+			json_integer_set(n, json_integer_value(n) + 1);
+		else if (json_object_size(p->dropped_by_session) < DROPPED_SESSIONS_MAX)
+			json_object_set_new(p->dropped_by_session, sid, json_integer(1));
+		pthread_mutex_unlock(&p->lock);
+		if (p->on_refused)
+			p->on_refused(p->refused_ctx, sid, status, error ? error : "");
+	}
+	json_decref(j);
+}
+
 /* Counts a dropped item against its session (called with the lock held). */
 static void dropped_count(struct api_pusher *p, json_t *body)
 {
@@ -573,6 +597,8 @@ static int send_item(struct api_pusher *p, struct item *it, json_t **resp_out)
 		const char *msg = json_string_value(json_object_get(resp, "error"));
 		gi_log_error("monitor", "worker refused the %s item (%d: %s): dropped",
 		             kind_name(it->kind), status, msg ? msg : "?");
+		if (it->kind == API_PUSH_INGEST)
+			refused_tell(p, it->body, it->len, status, msg);
 		json_decref(resp);
 		return -1;
 	}
@@ -648,6 +674,7 @@ static long send_batch(struct api_pusher *p, struct item *items, size_t *count, 
 	int rc = net_client_perform(p->client, &call, &status, &resp);
 	gi_buf_destroy(&body);
 	long settled = 0;
+	json_t *refused = json_array(); /* [[index, status, error]] */
 	pthread_mutex_lock(&p->lock);
 	p->connections = net_client_connections(p->client);
 	p->reachable = rc == 0;
@@ -684,6 +711,10 @@ static long send_batch(struct api_pusher *p, struct item *items, size_t *count, 
 				             "worker refused the ingest item (%d: %s): dropped",
 				             (int)json_integer_value(json_object_get(r, "status")),
 				             msg ? msg : "?");
+				json_array_append_new(refused,
+				                      json_pack("[I, O, s]", (json_int_t)i,
+				                                json_object_get(r, "status"),
+				                                msg ? msg : ""));
 				(*rejected)++;
 			} else if (strcmp(what, "stored") != 0 && strcmp(what, "duplicate") != 0) {
 				break;
@@ -694,6 +725,16 @@ static long send_batch(struct api_pusher *p, struct item *items, size_t *count, 
 		p->batched += (uint64_t)settled;
 	}
 	pthread_mutex_unlock(&p->lock);
+	size_t k;
+	json_t *x;
+	json_array_foreach(refused, k, x)
+	{
+		size_t at = (size_t)json_integer_value(json_array_get(x, 0));
+		refused_tell(p, items[at].body, items[at].len,
+		             (int)json_integer_value(json_array_get(x, 1)),
+		             json_string_value(json_array_get(x, 2)));
+	}
+	json_decref(refused);
 	json_decref(resp);
 	return settled;
 }
@@ -824,6 +865,8 @@ int api_pusher_new(const struct api_pusher_config *cfg, struct api_pusher **out)
 	}
 	struct api_pusher *p = gi_calloc(1, sizeof(*p));
 	p->worker_url = gi_strdup(cfg->worker_url);
+	p->on_refused = cfg->on_refused;
+	p->refused_ctx = cfg->ctx;
 	size_t n = strlen(p->worker_url);
 	while (n > 0 && p->worker_url[n - 1] == '/')
 		p->worker_url[--n] = '\0';

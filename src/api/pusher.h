@@ -42,6 +42,12 @@ struct api_pusher_config {
 	size_t memory_bytes;    /* 0: 64 MB */
 	size_t disk_bytes;      /* 0: 1 GB; beyond it new items are dropped and counted */
 	int timeout_ms;         /* per request; 0: 15000 */
+	/* Called from the delivery thread, without the pusher's lock, for each
+	 * snapshot the worker refused for good (a 4xx other than 401, 403,
+	 * 408, 429): its session, the worker's status and error text
+	 * (borrowed for the call). NULL: none. */
+	void (*on_refused)(void *ctx, const char *session_id, int status, const char *error);
+	void *ctx;
 };
 
 struct api_pusher;

@@ -102,6 +102,11 @@ struct api_worker {
 	pthread_t liveness_thread;
 	bool liveness_started, stopping;
 	pthread_cond_t liveness_wake;
+	/* What the monitors said of their sessions, in memory (see "liveness"):
+	 * session_id -> {at_ms, next_seq, lease_ms, interval_ms, ended}, at
+	 * most HEARD_MAX, under heard_lock. */
+	pthread_mutex_t heard_lock;
+	json_t *heard;
 
 	/* /metrics: requests of the ingest routes by outcome, and the time
 	 * snapshot ingests took (updated with __atomic builtins). */
@@ -818,6 +823,10 @@ static int session_node_check(struct obs_store *st, const char *sid, const char 
 	return rc;
 }
 
+static bool heard_note(struct api_worker *w, const char *sid, long long next_seq, long long lease,
+                       long long interval);
+static void heard_forget(struct api_worker *w, const char *sid);
+
 static json_t *route_ingest(void *ctx, const struct api_request *req, int *status)
 {
 	struct api_worker *w = ctx;
@@ -836,6 +845,8 @@ static json_t *route_ingest(void *ctx, const struct api_request *req, int *statu
 	json_t *ts = json_object_get(req->body, "timestamp_ms");
 	if (ts && !json_is_integer(ts) && !json_is_null(ts))
 		return api_error(status, 400, "field \"timestamp_ms\" must be an integer");
+	/* Its monitor is alive, whether or not the store takes the snapshot. */
+	heard_note(w, session_id, seq + 1, 0, 0);
 
 	struct obs_store *st;
 	bool duplicate = false;
@@ -1176,37 +1187,125 @@ static json_t *route_finalize(void *ctx, const struct api_request *req, int *sta
 	store_release(w, st);
 	if (rc)
 		return api_error_code(status, rc, step);
+	heard_forget(w, json_string_value(json_object_get(req->body, "session_id")));
 	return resp;
 }
 
-/* ---- liveness ---- */
+/* ---- liveness ----
+ *
+ * An observation ends as interrupted here only when its monitor is gone:
+ * nothing from it, neither a snapshot (stored or not: one that arrived
+ * while the store failed counts) nor a word on /api/runtime/ingest/alive,
+ * which a monitor sends every few seconds for every session it runs,
+ * connected to its node or reconnecting within the lease. The deadline is
+ * N intervals (--liveness, 30) and never less than the session's lease
+ * plus LIVENESS_MARGIN_MS, so that a cut the monitor rides out within the
+ * lease never ends it. What the monitors said is kept in memory only (a
+ * restarted worker counts from its own start); a store that fails says
+ * nothing about the monitor, and its failures never end anything. */
 
 #define LIVENESS_INTERVALS_DEFAULT 30
 #define LIVENESS_TICK_MS           1000
-#define LIVENESS_INTERVAL_FALLBACK 5000 /* an observation whose interval is unknown */
+#define LIVENESS_INTERVAL_FALLBACK 5000  /* an observation whose interval is unknown */
+#define LIVENESS_LEASE_FALLBACK    10000 /* the monitor's default lease */
+#define LIVENESS_MARGIN_MS         10000
+#define HEARD_MAX                  4096
+#define ALIVE_SESSIONS_MAX         1024
 
-/* The wall time after which a running observation last written at
- * `updated_ms` counts as abandoned: N of its intervals, counted from the
- * worker's own start at the earliest (a worker that was down has not heard
- * from anybody, which says nothing about the monitor). */
-static int64_t liveness_deadline(const struct api_worker *w, json_t *row)
+/* Notes that the monitor of `sid` spoke now; `next_seq` (-1: unknown) is
+ * the number its next snapshot will have, lease and interval 0 when not
+ * said. Returns true when this worker has ended that observation. */
+static bool heard_note(struct api_worker *w, const char *sid, long long next_seq, long long lease,
+                       long long interval)
 {
+	pthread_mutex_lock(&w->heard_lock);
+	json_t *e = json_object_get(w->heard, sid);
+	if (!e && json_object_size(w->heard) < HEARD_MAX) {
+		e = json_object();
+		json_object_set_new(w->heard, sid, e);
+	}
+	bool ended = false;
+	if (e) {
+		json_object_set_new(e, "at_ms", json_integer(gi_clock_wall_ms()));
+		if (next_seq > json_integer_value(json_object_get(e, "next_seq")))
+			json_object_set_new(e, "next_seq", json_integer(next_seq));
+		if (lease > 0)
+			json_object_set_new(e, "lease_ms", json_integer(lease));
+		if (interval > 0)
+			json_object_set_new(e, "interval_ms", json_integer(interval));
+		ended = json_is_true(json_object_get(e, "ended"));
+	}
+	pthread_mutex_unlock(&w->heard_lock);
+	return ended;
+}
+
+/* A copy of what was heard of `sid` (caller decrefs), or NULL. */
+static json_t *heard_get(struct api_worker *w, const char *sid)
+{
+	pthread_mutex_lock(&w->heard_lock);
+	json_t *e = json_deep_copy(json_object_get(w->heard, sid));
+	pthread_mutex_unlock(&w->heard_lock);
+	return e;
+}
+
+/* This worker ended `sid` by its liveness deadline: a monitor that speaks
+ * of it again is told so (its alive answer's `ended`). */
+static void heard_ended(struct api_worker *w, const char *sid)
+{
+	pthread_mutex_lock(&w->heard_lock);
+	json_t *e = json_object_get(w->heard, sid);
+	if (e)
+		json_object_set_new(e, "ended", json_true());
+	pthread_mutex_unlock(&w->heard_lock);
+}
+
+/* Forgets `sid` (its observation was finalized by its monitor). */
+static void heard_forget(struct api_worker *w, const char *sid)
+{
+	pthread_mutex_lock(&w->heard_lock);
+	json_object_del(w->heard, sid);
+	pthread_mutex_unlock(&w->heard_lock);
+}
+
+/* The wall time after which a running observation counts as abandoned by
+ * its monitor: its last word (a stored snapshot at `updated_ms`, or what
+ * was heard), counted from the worker's own start at the earliest (a
+ * worker that was down has not heard from anybody, which says nothing
+ * about the monitor), plus max(N intervals, lease + margin). */
+static int64_t liveness_deadline(struct api_worker *w, json_t *row)
+{
+	const char *sid = json_string_value(json_object_get(row, "session_id"));
+	json_t *heard = sid ? heard_get(w, sid) : NULL;
 	long long interval = json_integer_value(json_object_get(row, "interval_ms"));
+	if (interval <= 0)
+		interval = json_integer_value(json_object_get(heard, "interval_ms"));
 	if (interval <= 0)
 		interval = LIVENESS_INTERVAL_FALLBACK;
 	if (interval < 250)
 		interval = 250;
+	long long lease = json_integer_value(json_object_get(heard, "lease_ms"));
+	if (lease <= 0)
+		lease = LIVENESS_LEASE_FALLBACK;
 	int64_t since = json_integer_value(json_object_get(row, "updated_ms"));
+	int64_t heard_at = json_integer_value(json_object_get(heard, "at_ms"));
+	json_decref(heard);
+	if (heard_at > since)
+		since = heard_at;
 	if (since < w->started_wall_ms)
 		since = w->started_wall_ms;
-	return since + (int64_t)w->liveness_intervals * interval;
+	int64_t span = (int64_t)w->liveness_intervals * interval;
+	if (span < lease + LIVENESS_MARGIN_MS)
+		span = lease + LIVENESS_MARGIN_MS;
+	return since + span;
 }
 
 /* Ends one abandoned observation through profile_finalize, as if its
  * monitor had sent {status: interrupted}: the profile is built from what
- * arrived. Re-checked under finalize_lock, since a snapshot may have come;
- * the finalize itself takes that lock again (a snapshot arriving in between
- * is stored and profiled, or refused once the observation has ended). */
+ * arrived, and the snapshots its monitor said it took (next_seq) but that
+ * never arrived are counted missing. Re-checked under finalize_lock, since
+ * a snapshot may have come; the finalize itself takes that lock again (a
+ * snapshot arriving in between is stored and profiled, or refused once the
+ * observation has ended). */
 static void liveness_end(struct api_worker *w, struct obs_store *st, json_t *row)
 {
 	const char *sid = json_string_value(json_object_get(row, "session_id"));
@@ -1214,7 +1313,7 @@ static void liveness_end(struct api_worker *w, struct obs_store *st, json_t *row
 	json_t *again = NULL, *match = NULL, *body = NULL;
 	size_t i;
 	json_t *r;
-	char reason[200];
+	char reason[300];
 	if (obs_store_running_list(st, &again) == 0)
 		json_array_foreach(again, i, r)
 		{
@@ -1222,20 +1321,33 @@ static void liveness_end(struct api_worker *w, struct obs_store *st, json_t *row
 			if (s2 && strcmp(s2, sid) == 0)
 				match = r;
 		}
-	if (match && gi_clock_wall_ms() >= liveness_deadline(w, match)) {
+	int64_t now = gi_clock_wall_ms();
+	if (match && now >= liveness_deadline(w, match)) {
 		long long interval = json_integer_value(json_object_get(match, "interval_ms"));
+		json_t *heard = heard_get(w, sid);
+		int64_t last = json_integer_value(json_object_get(heard, "at_ms"));
+		int64_t stored = json_integer_value(json_object_get(match, "updated_ms"));
+		if (stored > last)
+			last = stored;
+		if (last < w->started_wall_ms)
+			last = w->started_wall_ms;
 		snprintf(reason, sizeof(reason),
-		         "no snapshot for %d intervals: the monitor stopped sending (it died, "
-		         "or lost its finalize)",
-		         w->liveness_intervals);
+		         "the monitor stopped sending: no snapshot and no word from it for %lld s "
+		         "(it died, was paused or lost its way to this worker)",
+		         (long long)((now - last) / 1000));
 		body = json_pack("{s:s, s:O, s:s, s:s}", "session_id", sid, "node",
 		                 json_object_get(match, "node"), "status", "interrupted", "reason",
 		                 reason);
-		json_t *last = json_object_get(match, "last_timestamp_ms");
-		if (json_is_integer(last))
-			json_object_set(body, "stopped_ms", last);
+		json_t *last_ts = json_object_get(match, "last_timestamp_ms");
+		if (json_is_integer(last_ts))
+			json_object_set(body, "stopped_ms", last_ts);
 		if (interval > 0)
 			json_object_set_new(body, "interval_ms", json_integer(interval));
+		/* The snapshots it said it had taken, stored or not. */
+		json_t *next = json_object_get(heard, "next_seq");
+		if (json_is_integer(next) && json_integer_value(next) > 0)
+			json_object_set(body, "next_seq", next);
+		json_decref(heard);
 	}
 	pthread_mutex_unlock(&w->finalize_lock);
 	if (body) {
@@ -1243,15 +1355,17 @@ static void liveness_end(struct api_worker *w, struct obs_store *st, json_t *row
 		const char *step = NULL;
 		int rc = worker_finalize(w, st, body, &resp, &step);
 		json_t *pid = json_object_get(resp, "profile_id");
-		if (rc)
+		if (rc) {
 			gi_log_warn("worker", "observation %s: %s; ending it failed (%s: %s)", sid,
 			            reason, step, gi_strerror(rc));
-		else
+		} else {
+			heard_ended(w, sid);
 			gi_log_warn("worker",
 			            "observation %s of %s: %s; ended as interrupted (profile %lld)",
 			            sid, json_string_value(json_object_get(body, "node")), reason,
 			            json_is_integer(pid) ? (long long)json_integer_value(pid)
 			                                 : 0LL);
+		}
 		json_decref(resp);
 		json_decref(body);
 	}
@@ -1296,6 +1410,54 @@ static void *liveness_run(void *arg)
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
+}
+
+/* POST /api/runtime/ingest/alive {"sessions": [{"session_id", "interval_ms"?,
+ * "lease_ms"?, "next_seq"?}, ...]}: a monitor's word, every few seconds,
+ * that it still runs these sessions (connected or reconnecting within
+ * their lease), whether or not their snapshots are stored: the liveness
+ * deadline counts from it. Needs no store. Answers {"ok": true, "ended":
+ * [session_id, ...]}, the sessions among them that this worker has ended
+ * (their monitor should stop them on their nodes). */
+static json_t *route_alive(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	json_t *sessions = json_object_get(req->body, "sessions");
+	if (!json_is_array(sessions) || json_array_size(sessions) > ALIVE_SESSIONS_MAX)
+		return api_error(status, 400, "sessions must be an array of at most %d objects",
+		                 ALIVE_SESSIONS_MAX);
+	size_t i;
+	json_t *e;
+	json_array_foreach(sessions, i, e)
+	{
+		const char *sid = json_string_value(json_object_get(e, "session_id"));
+		if (!json_is_object(e) || !sid || !session_id_valid(sid))
+			return api_error(
+			    status, 400,
+			    "sessions[%zu] must be {\"session_id\": 1-128 characters of "
+			    "[A-Za-z0-9._:-], ...}",
+			    i);
+		static const char *const INTS[] = {"interval_ms", "lease_ms", "next_seq"};
+		for (size_t k = 0; k < 3; k++) {
+			json_t *v = json_object_get(e, INTS[k]);
+			if (v && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			          json_integer_value(v) > (1LL << 53)))
+				return api_error(status, 400,
+				                 "sessions[%zu].%s must be a non-negative integer",
+				                 i, INTS[k]);
+		}
+	}
+	json_t *ended = json_array();
+	json_array_foreach(sessions, i, e)
+	{
+		const char *sid = json_string_value(json_object_get(e, "session_id"));
+		json_t *next = json_object_get(e, "next_seq");
+		if (heard_note(w, sid, json_is_integer(next) ? json_integer_value(next) : -1,
+		               json_integer_value(json_object_get(e, "lease_ms")),
+		               json_integer_value(json_object_get(e, "interval_ms"))))
+			json_array_append_new(ended, json_string(sid));
+	}
+	return json_pack("{s:b, s:o}", "ok", 1, "ended", ended);
 }
 
 static int list_limit(const struct api_request *req, int *limit, json_t **err, int *status)
@@ -1772,6 +1934,7 @@ static const struct api_route worker_routes[] = {
     {"POST", "/api/runtime/ingest/batch", route_ingest_batch, true},
     {"POST", "/api/runtime/ingest/finalize", route_finalize_counted, true},
     {"POST", "/api/runtime/ingest/object_code", route_object_code_counted, true},
+    {"POST", "/api/runtime/ingest/alive", route_alive, true},
     {"GET", "/api/runtime/observations", route_observations, false},
     {"GET", "/api/runtime/observation/:session_id", route_observation, false},
     {"GET", "/api/runtime/profiles", route_profiles, false},
@@ -1872,6 +2035,8 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->finalize_lock, NULL);
 	pthread_mutex_init(&w->write_lock, NULL);
+	pthread_mutex_init(&w->heard_lock, NULL);
+	w->heard = json_object();
 	gi_map_init(&w->scanning);
 	struct obs_store *st = NULL;
 	w->store_location = cfg->store && *cfg->store ? gi_strdup(cfg->store) : NULL;
@@ -1900,6 +2065,7 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	    .body_limit = cfg->body_limit,
 	    .request_timeout = cfg->request_timeout,
 	    .ip_connection_limit = cfg->ip_connection_limit,
+	    .allowed_hosts = cfg->allowed_hosts,
 	    .name = "worker",
 	    .routes = worker_routes,
 	    .raw_routes = worker_raw_routes,
@@ -1972,6 +2138,8 @@ void api_worker_stop(struct api_worker *w)
 	gi_map_destroy(&w->scanning);
 	pthread_mutex_destroy(&w->finalize_lock);
 	pthread_mutex_destroy(&w->write_lock);
+	pthread_mutex_destroy(&w->heard_lock);
+	json_decref(w->heard);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->liveness_wake);
 	gi_free(w->data_dir);

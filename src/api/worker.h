@@ -24,7 +24,10 @@ struct api_worker_config {
 	 * workers may share (docs/SCHEMA.md). The object-code cache stays in
 	 * data_dir either way. */
 	const char *store;
-	const char *token;       /* NULL or "": none (loopback only) */
+	const char *token; /* NULL or "": none (loopback only) */
+	/* Names besides loopback and the listen address that requests may
+	 * carry in Host and Origin (http.h): NULL or NULL-terminated. */
+	const char *const *allowed_hosts;
 	size_t body_limit;       /* 0: default */
 	int request_timeout;     /* seconds for a whole request; 0: API_REQUEST_TIMEOUT_DEFAULT */
 	int ip_connection_limit; /* connections of one address; 0: the default (http.h) */

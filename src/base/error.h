@@ -36,7 +36,7 @@
 	X(STOPPED, "stopped")                                                     \
 	X(DENIED, "permission denied")                                            \
 	X(NOCOOKIE, "no cookie found")                                            \
-	X(HANDSHAKE, "the node closed the connection during the handshake")       \
+	X(HANDSHAKE, "the node closed or garbled the handshake")                  \
 	X(NAMEREFUSED, "the node refused our node name")
 
 enum gi_error {

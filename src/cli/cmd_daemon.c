@@ -123,6 +123,8 @@ struct daemon_opts {
 	const char *alert_rules;                        /* monitor: docs/ALERTS.md */
 	const char *mcp_nodes[MCP_ALLOW_NODES_MAX + 1]; /* --mcp-allow-node, NULL-terminated */
 	int nmcp_nodes;
+	const char *hosts[API_ALLOWED_HOSTS_MAX + 1]; /* --allow-host, NULL-terminated */
+	int nhosts;
 	bool new_store;
 	int liveness;
 	size_t ebin_cache_bytes;
@@ -165,6 +167,17 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 				return CLI_EXIT_USAGE;
 			}
 			o->mcp_nodes[o->nmcp_nodes++] = v;
+		} else if (opt_value(argc, argv, &i, "--allow-host", &v)) {
+			if (o->nhosts == API_ALLOWED_HOSTS_MAX || !*v || strlen(v) > 255 ||
+			    strpbrk(v, ":/ ")) {
+				fprintf(
+				    stderr,
+				    "giulia: --allow-host wants a host name without port (at most "
+				    "%d)\n",
+				    API_ALLOWED_HOSTS_MAX);
+				return CLI_EXIT_USAGE;
+			}
+			o->hosts[o->nhosts++] = v;
 		} else if (strcmp(argv[i], "--new-store") == 0) {
 			o->new_store = true;
 		} else if (opt_value(argc, argv, &i, "--liveness", &v)) {
@@ -291,18 +304,18 @@ static int start_error(const char *what, int rc)
 }
 
 static const char WORKER_USAGE[] =
-    "[--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--body-limit BYTES] "
-    "[--request-timeout S] [--ip-connection-limit N] [--monitor URL] "
+    "[--listen ADDR:PORT] [--data DIR] [--token TOKEN] [--allow-host NAME]... "
+    "[--body-limit BYTES] [--request-timeout S] [--ip-connection-limit N] [--monitor URL] "
     "[--mcp-allow-node NODE]... [--new-store] [--liveness INTERVALS] "
     "[--ebin-cache-max BYTES] [--ebin-cache-days DAYS] [--store postgres://...]";
 static const char MONITOR_USAGE[] =
-    "[--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] "
+    "[--listen ADDR:PORT] [--worker URL] [--data DIR] [--token TOKEN] [--allow-host NAME]... "
     "[--worker-token TOKEN] [--body-limit BYTES] [--request-timeout S] "
     "[--ip-connection-limit N] [--alert-rules FILE]";
 static const char SERVE_USAGE[] =
     "[--worker-listen ADDR:PORT] [--monitor-listen ADDR:PORT] [--data DIR] "
-    "[--token TOKEN] [--body-limit BYTES] [--request-timeout S] [--ip-connection-limit N] "
-    "[--mcp-allow-node NODE]... [--new-store] [--liveness INTERVALS] "
+    "[--token TOKEN] [--allow-host NAME]... [--body-limit BYTES] [--request-timeout S] "
+    "[--ip-connection-limit N] [--mcp-allow-node NODE]... [--new-store] [--liveness INTERVALS] "
     "[--ebin-cache-max BYTES] [--ebin-cache-days DAYS] [--store postgres://...] [--alert-rules "
     "FILE]";
 
@@ -316,6 +329,7 @@ static struct api_worker_config worker_config(const struct daemon_opts *o, const
 	    .data_dir = o->data,
 	    .store = o->store,
 	    .token = o->token,
+	    .allowed_hosts = o->hosts,
 	    .body_limit = o->body_limit,
 	    .request_timeout = o->request_timeout,
 	    .ip_connection_limit = o->ip_connection_limit,
@@ -358,9 +372,17 @@ static int cmd_monitor(int argc, char **argv)
 	if (rc)
 		return rc;
 	struct api_monitor_config mc = {
-	    o.listen,     o.worker_url, o.token,           o.worker_token,
-	    o.data,       o.body_limit, o.request_timeout, o.ip_connection_limit,
-	    o.alert_rules};
+	    .listen = o.listen,
+	    .worker_url = o.worker_url,
+	    .token = o.token,
+	    .allowed_hosts = o.hosts,
+	    .worker_token = o.worker_token,
+	    .data_dir = o.data,
+	    .body_limit = o.body_limit,
+	    .request_timeout = o.request_timeout,
+	    .ip_connection_limit = o.ip_connection_limit,
+	    .alert_rules = o.alert_rules,
+	};
 	struct api_monitor *m;
 	rc = api_monitor_start(&mc, &m);
 	if (rc)
@@ -399,9 +421,17 @@ static int cmd_serve(int argc, char **argv)
 	snprintf(url, sizeof(url), "http://%s:%d",
 	         strcmp(addr, "0.0.0.0") == 0 ? "127.0.0.1" : addr, api_worker_port(w));
 	struct api_monitor_config mc = {
-	    o.listen2,    url,          o.token,           o.token,
-	    o.data,       o.body_limit, o.request_timeout, o.ip_connection_limit,
-	    o.alert_rules};
+	    .listen = o.listen2,
+	    .worker_url = url,
+	    .token = o.token,
+	    .allowed_hosts = o.hosts,
+	    .worker_token = o.token,
+	    .data_dir = o.data,
+	    .body_limit = o.body_limit,
+	    .request_timeout = o.request_timeout,
+	    .ip_connection_limit = o.ip_connection_limit,
+	    .alert_rules = o.alert_rules,
+	};
 	struct api_monitor *m;
 	rc = api_monitor_start(&mc, &m);
 	if (rc) {
@@ -420,6 +450,10 @@ static const struct cli_option daemon_common_options[] = {
      "$XDG_DATA_HOME/giulia, else ~/.local/share/giulia"},
     {"--token TOKEN", "require this bearer token from clients; needed off loopback",
      "$GIULIA_TOKEN"},
+    {"--allow-host NAME",
+     "a name (DNS or proxy) clients reach the daemon by, accepted in Host and Origin besides "
+     "loopback and the listen address (repeatable)",
+     NULL},
     {"--body-limit BYTES", "largest request body accepted", "1048576"},
     {"--request-timeout S", "seconds a whole request may take to arrive", "10"},
     {"--ip-connection-limit N", "connections at once from one client address",

@@ -21,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -37,6 +40,12 @@
 static pthread_once_t ei_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long name_counter;
+static char name_base[48]; /* under name_lock; "" until set or first used */
+
+#define NAME_SLOTS 32
+/* A slot released less than this long ago is waited for: the node may not
+ * have seen its last connection end yet, and would answer "alive". */
+#define NAME_COOL_MS 200
 
 static void ei_start(void)
 {
@@ -274,15 +283,91 @@ static int host_resolve(const char *host, struct in_addr *addr)
 	return 0;
 }
 
-/* Our own node name, in the target's mode: long names when the target's
- * host has a dot (an FQDN or an IPv4 address), short names otherwise. */
-static void own_name(const char *target_host, char *alive, size_t alive_size, char *host,
-                     size_t host_size)
+void dist_name_base_set(const char *base)
+{
+	size_t n = base ? strlen(base) : 0;
+	if (n == 0 || n > 40 ||
+	    strspn(base, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                 "0123456789_") != n)
+		return;
+	pthread_mutex_lock(&name_lock);
+	gi_strlcpy(name_base, base, sizeof(name_base));
+	pthread_mutex_unlock(&name_lock);
+}
+
+/* The directory of the name locks, made private to this user, in `out`;
+ * false when there is none we can trust (then names are not reused). */
+static bool names_dir(char *out, size_t size)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	if (run && run[0] == '/')
+		snprintf(out, size, "%s/giulia-names", run);
+	else
+		snprintf(out, size, "/tmp/giulia-names-%lu", (unsigned long)getuid());
+	if (mkdir(out, 0700) != 0 && errno != EEXIST)
+		return false;
+	struct stat st;
+	return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+	       (st.st_mode & 077) == 0;
+}
+
+/* Takes the lowest free name slot at or above `from` for node `target`:
+ * returns the locked file's descriptor (closing it frees the slot) and the
+ * slot in *slot, or -1. */
+static int name_slot_take(const char *base, const char *target, int from, int *slot)
+{
+	char dir[512], path[1024];
+	if (!names_dir(dir, sizeof(dir)))
+		return -1;
+	/* FNV-1a of the target's name: one set of slots per node */
+	unsigned long long h = 1469598103934665603ULL;
+	for (const char *p = target; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	for (int s = from; s < NAME_SLOTS; s++) {
+		snprintf(path, sizeof(path), "%s/%s.%016llx.%d", dir, base, h, s);
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			return -1;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			/* dist_close wrote a byte when it released the slot */
+			struct stat st;
+			if (fstat(fd, &st) == 0 && st.st_size > 0) {
+				int64_t since =
+				    gi_clock_wall_ms() - ((int64_t)st.st_mtim.tv_sec * 1000 +
+				                          st.st_mtim.tv_nsec / 1000000);
+				if (since >= 0 && since < NAME_COOL_MS)
+					gi_clock_sleep_ms((int)(NAME_COOL_MS - since));
+			}
+			*slot = s;
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+/* Our own node name for a connection to `target` (name@host), in the
+ * target's mode: long names when the target's host has a dot (an FQDN or
+ * an IPv4 address), short names otherwise. The alive part is stable (see
+ * dist_connect): *name_fd gets the slot's lock (or -1 when the name is a
+ * one-off), trying slots from `from`; *slot the slot taken. */
+static void own_name(const char *target, const char *target_host, int from, int *name_fd, int *slot,
+                     char *alive, size_t alive_size, char *host, size_t host_size)
 {
 	pthread_mutex_lock(&name_lock);
+	if (!name_base[0])
+		snprintf(name_base, sizeof(name_base), "giulia_u%lu", (unsigned long)getuid());
+	char base[48];
+	gi_strlcpy(base, name_base, sizeof(base));
 	unsigned long n = ++name_counter;
 	pthread_mutex_unlock(&name_lock);
-	snprintf(alive, alive_size, "giulia_%ld_%lu", (long)getpid(), n);
+	*name_fd = name_slot_take(base, target, from, slot);
+	if (*name_fd < 0)
+		snprintf(alive, alive_size, "giulia_%ld_%lu", (long)getpid(), n);
+	else if (*slot == 0)
+		snprintf(alive, alive_size, "%s", base);
+	else
+		snprintf(alive, alive_size, "%s_%d", base, *slot);
 	char self[256];
 	if (gethostname(self, sizeof(self)) != 0)
 		gi_strlcpy(self, "localhost", sizeof(self));
@@ -344,6 +429,7 @@ int dist_connect(const struct dist_options *o, struct dist_conn **out)
 		return rc;
 	struct dist_conn *c = gi_calloc(1, sizeof(*c));
 	c->fd = -1;
+	c->name_fd = -1;
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DIST_TIMEOUT_DEFAULT_MS;
 	gi_strlcpy(c->node, o->node, sizeof(c->node));
 	int64_t deadline = gi_clock_mono_ms() + c->timeout_ms;
@@ -364,23 +450,32 @@ int dist_connect(const struct dist_options *o, struct dist_conn **out)
 		goto fail;
 	}
 	char my_alive[64], my_host[DIST_NAME_MAX], my_node[DIST_NAME_MAX + 64];
-	own_name(host, my_alive, sizeof(my_alive), my_host, sizeof(my_host));
-	snprintf(my_node, sizeof(my_node), "%s@%s", my_alive, my_host);
-	struct in_addr my_addr;
-	inet_pton(AF_INET, "127.0.0.1", &my_addr);
-	unsigned creation = (unsigned)(gi_clock_wall_ms() & 0x7fffffff) | 1u;
-	if (ei_connect_xinit(&c->ec, my_host, my_alive, my_node, &my_addr, c->cookie, creation) <
-	    0) {
-		rc = GI_EINVAL;
-		goto fail;
-	}
-	unsigned left = dist_ms_left(deadline);
-	if (left == 0) {
-		rc = GI_ETIMEOUT;
-		goto fail;
-	}
-	c->fd = ei_xconnect_host_port_tmo(&c->ec, &addr, ep.port, left);
-	if (c->fd < 0) {
+	int slot = -1;
+	/* A node that has not yet seen our last connection under this name end
+	 * (a cut it did not notice) answers the handshake "alive", which ei
+	 * takes for a failure, and the probe that follows may find the name
+	 * accepted by then (and blame the cookie): then the next slot's name is
+	 * tried, once (a wrong cookie fails the same way again). */
+	for (int attempt = 0;; attempt++) {
+		own_name(o->node, host, slot + 1, &c->name_fd, &slot, my_alive, sizeof(my_alive),
+		         my_host, sizeof(my_host));
+		snprintf(my_node, sizeof(my_node), "%s@%s", my_alive, my_host);
+		struct in_addr my_addr;
+		inet_pton(AF_INET, "127.0.0.1", &my_addr);
+		unsigned creation = (unsigned)(gi_clock_wall_ms() & 0x7fffffff) | 1u;
+		if (ei_connect_xinit(&c->ec, my_host, my_alive, my_node, &my_addr, c->cookie,
+		                     creation) < 0) {
+			rc = GI_EINVAL;
+			goto fail;
+		}
+		unsigned left = dist_ms_left(deadline);
+		if (left == 0) {
+			rc = GI_ETIMEOUT;
+			goto fail;
+		}
+		c->fd = ei_xconnect_host_port_tmo(&c->ec, &addr, ep.port, left);
+		if (c->fd >= 0)
+			break;
 		int err = erl_errno;
 		c->fd = -1;
 		if (err == ETIMEDOUT)
@@ -389,7 +484,10 @@ int dist_connect(const struct dist_options *o, struct dist_conn **out)
 			rc = GI_ENODEDOWN;
 		else /* ei cannot say at which stage: ask the node (see handshake_probe) */
 			rc = handshake_probe(&addr, ep.port, my_node, creation, deadline);
-		goto fail;
+		if ((rc != GI_EHANDSHAKE && rc != GI_ECOOKIE) || c->name_fd < 0 || attempt > 0)
+			goto fail;
+		close(c->name_fd);
+		c->name_fd = -1;
 	}
 	rc = check_release(c, deadline);
 	if (rc != 0)
@@ -408,6 +506,14 @@ void dist_close(struct dist_conn *c)
 		return;
 	if (c->fd >= 0)
 		ei_close_connection(c->fd);
+	/* The name is free for the next connection once this one has closed;
+	 * the byte written marks when (name_slot_take waits a little after). */
+	if (c->name_fd >= 0) {
+		if (pwrite(c->name_fd, "x", 1, 0) != 1) {
+			/* a slot taken at once may meet "alive": the retry covers it */
+		}
+		close(c->name_fd);
+	}
 	volatile char *p = (volatile char *)c;
 	for (size_t i = 0; i < sizeof(*c); i++)
 		p[i] = 0;
@@ -811,10 +917,12 @@ const char *dist_error_hint(int code)
 		       "(missing, "
 		       "unreadable or empty): give the node's cookie in one of them";
 	case GI_EHANDSHAKE:
-		return "the node closed the connection before the cookie was checked: it may be "
+		return "the node closed the connection before the cookie was checked, or answered "
+		       "with something that is not a distribution handshake (a program other than "
+		       "an Erlang node on its port, or a name it still holds: \"alive\"): it may "
+		       "be "
 		       "stopping, or refusing connections (net_kernel, a connection limit); its "
-		       "log "
-		       "may say why";
+		       "log may say why";
 	case GI_ENAMEREFUSED:
 		return "the node answered not_allowed to our name: its net_kernel allow list, or a "
 		       "short/long names mismatch (write the node as it names itself: name@host "

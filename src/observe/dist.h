@@ -18,7 +18,8 @@
  * (no cookie given, in GIULIA_COOKIE or in ~/.erlang.cookie), GI_ECOOKIE (the
  * node accepted our name and rejected the challenge reply: the only cookie
  * case), GI_ENAMEREFUSED (the node answered not_allowed to our name),
- * GI_EHANDSHAKE (the node closed the connection before the challenge),
+ * GI_EHANDSHAKE (the node closed the connection before the challenge, or
+ * sent something that is not a handshake: the two are not told apart),
  * GI_ETIMEOUT, GI_ENODEDOWN (the connection was refused or lost),
  * GI_EOTPVERSION (OTP older than 24), GI_EBADRPC (the call failed on the
  * node), GI_EINVAL (a malformed node name or a cookie over 255 bytes).
@@ -45,8 +46,20 @@ struct dist_options {
 };
 
 /* Connects to o->node and checks its OTP release. *out is the caller's, to
- * free with dist_close(). */
+ * free with dist_close(). Our node name is stable (each name is an atom the
+ * target never frees): BASE@HOST, where BASE is dist_name_base_set's or,
+ * by default, giulia_u<UID> (one per user and host), with a suffix _N only
+ * while N other connections of the same base to the same node are open
+ * (slots held as locks on files in $XDG_RUNTIME_DIR/giulia-names, else
+ * /tmp/giulia-names-UID, so that processes of one user never share a name
+ * on one node at once); a node that still holds the name (a connection it
+ * has not seen end) makes the next slot be tried. Where no lock can be
+ * taken, the name is giulia_PID_N as before. */
 int dist_connect(const struct dist_options *o, struct dist_conn **out);
+/* Sets the base of our node names for this process (copied; [A-Za-z0-9_],
+ * at most 40 characters, else ignored): a daemon names itself once at
+ * start, before its first connection. Thread-safe. */
+void dist_name_base_set(const char *base);
 /* Closes the connection and wipes the cookie; NULL does nothing. */
 void dist_close(struct dist_conn *c);
 

@@ -16,6 +16,10 @@
  * (state, counters, last_error, history, stop flags). The connection, the
  * probe and the request state belong to the manager's thread alone once the
  * session is running. Callbacks are called without the lock held.
+ * Lifetime: a session is freed only by the manager's thread (ended ones
+ * that a new start of their node retired, at the top of its loop) or by
+ * obs_manager_free, never by a caller of obs_session_start/stop, which
+ * could free it under the manager's thread in the middle of a round.
  *
  * Per session: IDLE --due--> WAIT_SAMPLE --reply/timeout--> IDLE ...; the
  * target's session process ending on its own (lease expired while the node
@@ -108,8 +112,10 @@ struct session {
 	bool disconnected;
 	/* under lock */
 	enum session_state state;
+	int waiters; /* obs_session_stop calls waiting on it: not freed meanwhile */
 	bool stop_requested;
 	bool interrupt_requested; /* manager shutting down: no last sample */
+	char abandon_reason[256]; /* obs_session_abandon: why it ends ("" if not) */
 	long seq;
 	long timeouts;
 	long failures;            /* every sample that timed out or failed */
@@ -132,6 +138,11 @@ struct obs_manager {
 	struct obs_callbacks cb;
 	obs_snapshot_text_fn on_snapshot_text; /* under lock; NULL: cb.on_snapshot */
 	struct session *sessions;
+	/* Ended sessions taken off `sessions` by a new start of their node
+	 * (under lock): freed by the manager's thread alone, at the top of its
+	 * loop, where it holds no session pointer of the previous round, and
+	 * only once no obs_session_stop waits on them. */
+	struct session *retired;
 	struct obs_term_doc reply; /* the manager thread's: each sample reply, checked */
 	/* Measurements (under lock), see obs_manager_metrics. */
 	unsigned long long snapshots, failures;
@@ -232,6 +243,18 @@ static void set_error(struct obs_manager *m, struct session *s, const char *what
 	pthread_mutex_lock(&m->lock);
 	snprintf(s->last_error, sizeof(s->last_error), "%s: %s", what, gi_strerror(code));
 	pthread_mutex_unlock(&m->lock);
+}
+
+/* The reason an ending session gives: the abandon's, else `fallback`.
+ * Copied into `buf` under the lock. */
+static const char *end_reason(struct obs_manager *m, struct session *s, const char *fallback,
+                              char *buf, size_t size)
+{
+	pthread_mutex_lock(&m->lock);
+	gi_strlcpy(buf, s->abandon_reason[0] ? s->abandon_reason : fallback ? fallback : "", size);
+	bool abandoned = s->abandon_reason[0] != '\0';
+	pthread_mutex_unlock(&m->lock);
+	return abandoned || fallback ? buf : NULL;
 }
 
 static json_t *trace_modules_json(const struct session *s)
@@ -469,7 +492,9 @@ static int session_read(struct obs_manager *m, struct session *s)
 			if (send_request(s, "stop", PHASE_WAIT_STOP) != 0)
 				session_end(m, s, "complete", NULL);
 		} else if (was == PHASE_WAIT_STOP) {
-			session_end(m, s, "complete", NULL);
+			char why[256];
+			const char *reason = end_reason(m, s, NULL, why, sizeof(why));
+			session_end(m, s, reason ? "interrupted" : "complete", reason);
 		}
 	} else if (kind == 2) {
 		/* The target's session process ended on its own; start another. */
@@ -511,7 +536,9 @@ static void session_lost(struct obs_manager *m, struct session *s)
 	pthread_mutex_unlock(&m->lock);
 	if (ending || s->phase == PHASE_WAIT_STOP || s->phase == PHASE_WAIT_FINAL ||
 	    now >= s->last_reply_ms + s->lease_ms) {
-		session_end(m, s, "interrupted", "node went down");
+		char why[256];
+		session_end(m, s, "interrupted",
+		            end_reason(m, s, "node went down", why, sizeof(why)));
 		return;
 	}
 	dist_close(s->conn);
@@ -628,9 +655,12 @@ static void reconnect_tick(struct obs_manager *m, struct session *s, int64_t now
 		s->next_attempt = now + s->backoff_ms;
 	}
 	if (ending) {
+		char why[256];
 		session_end(m, s, "interrupted",
-		            "connection lost; the node's session process cleans up when its lease "
-		            "expires");
+		            end_reason(m, s,
+		                       "connection lost; the node's session process cleans up when "
+		                       "its lease expires",
+		                       why, sizeof(why)));
 		return;
 	}
 	if (now >= s->last_reply_ms + s->lease_ms) {
@@ -677,8 +707,10 @@ static void session_tick(struct obs_manager *m, struct session *s, int64_t now)
 		         s->timeout_ms + obs_budget(s));
 		pthread_mutex_unlock(&m->lock);
 		if (was == PHASE_WAIT_STOP || was == PHASE_WAIT_FINAL) {
+			char why[256];
 			session_end(m, s, interrupt ? "interrupted" : "complete",
-			            "the node did not answer the stop request");
+			            end_reason(m, s, "the node did not answer the stop request",
+			                       why, sizeof(why)));
 			return;
 		}
 		if (was == PHASE_WAIT_RESTART)
@@ -715,6 +747,34 @@ static int64_t session_wake_at(const struct session *s)
 	return s->next_due;
 }
 
+/* Takes the retired sessions nobody waits on off the list (locked); the
+ * caller frees them after unlocking. */
+static struct session *retired_take(struct obs_manager *m)
+{
+	struct session *out = NULL;
+	struct session **link = &m->retired;
+	while (*link) {
+		struct session *s = *link;
+		if (s->waiters == 0) {
+			*link = s->next;
+			s->next = out;
+			out = s;
+		} else {
+			link = &s->next;
+		}
+	}
+	return out;
+}
+
+static void session_list_free(struct session *s)
+{
+	while (s) {
+		struct session *next = s->next;
+		session_free(s);
+		s = next;
+	}
+}
+
 static void *manager_main(void *arg)
 {
 	struct obs_manager *m = arg;
@@ -723,6 +783,9 @@ static void *manager_main(void *arg)
 	for (;;) {
 		size_t n = 0;
 		pthread_mutex_lock(&m->lock);
+		/* Nothing of the previous round is held here: the only place
+		 * where a session that ended may be freed. */
+		struct session *dead = retired_take(m);
 		bool quit = m->quit;
 		for (struct session *s = m->sessions; s && n < MANAGER_MAX_SESSIONS; s = s->next) {
 			if (s->state != SESSION_RUNNING)
@@ -733,6 +796,7 @@ static void *manager_main(void *arg)
 			active[n++] = s;
 		}
 		pthread_mutex_unlock(&m->lock);
+		session_list_free(dead);
 		if (quit && n == 0)
 			break;
 		int64_t now = gi_clock_mono_ms();
@@ -819,12 +883,8 @@ void obs_manager_free(struct obs_manager *m)
 	pthread_mutex_unlock(&m->lock);
 	manager_wake(m);
 	pthread_join(m->thread, NULL);
-	struct session *s = m->sessions;
-	while (s) {
-		struct session *next = s->next;
-		session_free(s);
-		s = next;
-	}
+	session_list_free(m->sessions);
+	session_list_free(m->retired);
 	close(m->wake[0]);
 	close(m->wake[1]);
 	obs_term_doc_destroy(&m->reply);
@@ -841,7 +901,10 @@ static struct session *find_live(struct obs_manager *m, const char *node)
 	return NULL;
 }
 
-/* Removes ended sessions of `node` (a new session replaces them). Locked. */
+/* Retires ended sessions of `node` (a new session replaces them): off the
+ * list now, freed later by the manager's thread, which may still be in the
+ * round that ended them (reading their connection, logging their end).
+ * Locked. */
 static void drop_ended(struct obs_manager *m, const char *node)
 {
 	struct session **link = &m->sessions;
@@ -849,7 +912,8 @@ static void drop_ended(struct obs_manager *m, const char *node)
 		struct session *s = *link;
 		if (s->state == SESSION_ENDED && strcmp(s->node, node) == 0) {
 			*link = s->next;
-			session_free(s);
+			s->next = m->retired;
+			m->retired = s;
 		} else {
 			link = &s->next;
 		}
@@ -876,12 +940,25 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 	s->top_n = cfg->top_n > 0 ? (cfg->top_n > 1000 ? 1000 : cfg->top_n) : OBS_TOP_DEFAULT;
 	s->sample_period_ms = cfg->sample_period_ms;
 	s->sample_processes = cfg->sample_processes;
-	size_t nmods = 0;
-	while (cfg->trace_modules && cfg->trace_modules[nmods] && nmods < OBS_MAX_MODULES)
-		nmods++;
+	/* Each module once, as the target counts it (obs_modules_merge). */
+	const char *merged[OBS_MAX_MODULES];
+	size_t nmods = obs_modules_merge(cfg->trace_modules, merged, OBS_MAX_MODULES);
 	s->modules = gi_calloc(nmods + 1, sizeof(char *));
-	for (size_t i = 0; i < nmods; i++)
-		s->modules[i] = gi_strdup(cfg->trace_modules[i]);
+	for (size_t i = 0; i < nmods; i++) {
+		/* A bare lowercase name ("calendar") can only be an Erlang module
+		 * (an Elixir one is an alias): written as Giulia writes those
+		 * everywhere (":calendar"), so that the object-code pull and the
+		 * profile find it under its own name. */
+		const char *name = merged[i];
+		if (name[0] >= 'a' && name[0] <= 'z') {
+			size_t n = strlen(name);
+			s->modules[i] = gi_malloc(n + 2);
+			s->modules[i][0] = ':';
+			memcpy(s->modules[i] + 1, name, n + 1);
+		} else {
+			s->modules[i] = gi_strdup(name);
+		}
+	}
 	s->project = cfg->project ? gi_strdup(cfg->project) : NULL;
 	s->call_time = cfg->call_time && nmods > 0;
 	s->lease_ms = cfg->lease_ms > 0 ? cfg->lease_ms : OBS_LEASE_DEFAULT_MS;
@@ -957,10 +1034,35 @@ int obs_session_stop(struct obs_manager *m, const char *node)
 	}
 	s->stop_requested = true;
 	manager_wake(m);
+	/* Counted, so that a start of the same node that retires `s` while
+	 * this waits does not have it freed under us. */
+	s->waiters++;
 	while (s->state != SESSION_ENDED)
 		pthread_cond_wait(&m->ended, &m->lock);
+	s->waiters--;
 	pthread_mutex_unlock(&m->lock);
+	manager_wake(m); /* a retired session may be freed now */
 	return 0;
+}
+
+int obs_session_abandon(struct obs_manager *m, const char *session_id, const char *reason)
+{
+	int rc = GI_ENOTFOUND;
+	pthread_mutex_lock(&m->lock);
+	for (struct session *s = m->sessions; s; s = s->next) {
+		if (s->state != SESSION_RUNNING || strcmp(s->id, session_id) != 0)
+			continue;
+		if (!s->abandon_reason[0])
+			gi_strlcpy(s->abandon_reason, reason && *reason ? reason : "abandoned",
+			           sizeof(s->abandon_reason));
+		s->interrupt_requested = true;
+		rc = 0;
+		break;
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (rc == 0)
+		manager_wake(m);
+	return rc;
 }
 
 json_t *obs_manager_status(struct obs_manager *m)

@@ -184,6 +184,14 @@ int obs_session_start(struct obs_manager *m, const struct obs_session_config *cf
 /* Stops the node's session (status complete) after a last snapshot; blocks
  * until on_end has been called. GI_ENOTFOUND when there is none. */
 int obs_session_stop(struct obs_manager *m, const char *node);
+/* Ends session `session_id` without a last snapshot, as interrupted with
+ * `reason` (copied): its target-side process is asked to stop and clean
+ * up, and on_end follows from the manager's thread. For a session nobody
+ * wants the snapshots of any more (the worker ended its observation), so
+ * that it does not keep tracing the node for nobody. Does not wait; callable
+ * from any thread, callbacks included. GI_ENOTFOUND when no running session
+ * has that id. */
+int obs_session_abandon(struct obs_manager *m, const char *session_id, const char *reason);
 /* [{session_id, node, interval_ms, started_ms, stopped_ms, snapshots,
  *   trace_modules, call_time, lease_ms, reconnects, connected, state, reason,
  *   timeouts, failures, last_snapshot_ms, last_error}]; timeouts counts the timeouts in

@@ -42,6 +42,7 @@ struct dist_conn {
 	char node[DIST_NAME_MAX];
 	char otp_release[16];
 	char cookie[DIST_COOKIE_MAX]; /* wiped by dist_close */
+	int name_fd;                  /* the lock on our node name's slot (dist.c), or -1 */
 };
 
 /* Milliseconds left until `deadline_ms` (monotonic), at least 1 (0 means
@@ -119,6 +120,15 @@ void obs_sample_params(int period_ms, int processes, struct obs_probe_config *cf
 
 /* Encodes the rpc arguments that start a session process (async start). */
 void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cfg, ei_x_buff *out);
+/* True when the module names `a` and `b` (as users write them: "Foo",
+ * ":ets", "lists") may name one module on the target: they share an atom
+ * the target would try for them (":relkv" and "relkv"; "Foo" and
+ * ":Elixir.Foo"). */
+bool obs_module_same(const char *a, const char *b);
+/* Copies the names of the NULL-terminated `in` (borrowed) to `out`, at
+ * most `max`, leaving out each that is the same module as an earlier one
+ * (obs_module_same); returns how many. */
+size_t obs_modules_merge(const char *const *in, const char **out, size_t max);
 /* Reads the value of a start (the rpc reply) into `p`. */
 int obs_probe_start_parse(const char *buf, int len, int *index, struct obs_probe *p);
 /* Starts a session process and waits for it (synchronous). */

@@ -22,24 +22,57 @@ static void encode_binary_str(ei_x_buff *x, const char *s)
 	ei_x_encode_binary(x, s, (long)strlen(s));
 }
 
-/* {DisplayName, [Candidate...]}: "Foo.Bar" -> Elixir.Foo.Bar; ":ets" -> ets;
- * a bare lowercase name such as "lists" is tried as an Erlang module too. */
+/* The atom texts the target tries, in order, for the module written
+ * `display` (at most two, in out[0..n)): "Foo.Bar" -> Elixir.Foo.Bar;
+ * ":ets" -> ets; a bare lowercase name such as "lists" is tried as an
+ * Erlang module too. */
+static int module_candidates(const char *display, char out[2][512])
+{
+	int n = 0;
+	if (gi_module_atom_name(display, out[n], sizeof(out[n])) == 0)
+		n++;
+	if (display[0] >= 'a' && display[0] <= 'z' && gi_strlcpy(out[n], display, 512) == 0)
+		n++;
+	return n;
+}
+
+bool obs_module_same(const char *a, const char *b)
+{
+	char ca[2][512], cb[2][512];
+	int na = module_candidates(a, ca), nb = module_candidates(b, cb);
+	if (strcmp(a, b) == 0)
+		return true;
+	for (int i = 0; i < na; i++)
+		for (int j = 0; j < nb; j++)
+			if (strcmp(ca[i], cb[j]) == 0)
+				return true;
+	return false;
+}
+
+size_t obs_modules_merge(const char *const *in, const char **out, size_t max)
+{
+	size_t n = 0;
+	for (const char *const *m = in; m && *m && n < max; m++) {
+		bool seen = false;
+		for (size_t i = 0; i < n && !seen; i++)
+			seen = obs_module_same(out[i], *m);
+		if (!seen)
+			out[n++] = *m;
+	}
+	return n;
+}
+
+/* {DisplayName, [Candidate...]} (module_candidates). */
 static void encode_module(ei_x_buff *x, const char *display)
 {
-	char primary[512], plain[512];
-	int n = 0;
+	char cand[2][512];
+	int n = module_candidates(display, cand);
 	ei_x_encode_tuple_header(x, 2);
 	encode_binary_str(x, display);
-	bool has_primary = gi_module_atom_name(display, primary, sizeof(primary)) == 0;
-	bool has_plain = display[0] >= 'a' && display[0] <= 'z' &&
-	                 gi_strlcpy(plain, display, sizeof(plain)) == 0;
-	n = (has_primary ? 1 : 0) + (has_plain ? 1 : 0);
 	if (n > 0)
 		ei_x_encode_list_header(x, n);
-	if (has_primary)
-		encode_binary_str(x, primary);
-	if (has_plain)
-		encode_binary_str(x, plain);
+	for (int i = 0; i < n; i++)
+		encode_binary_str(x, cand[i]);
 	ei_x_encode_empty_list(x);
 }
 
@@ -47,9 +80,10 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 {
 	ei_x_buff term;
 	ei_x_new(&term);
-	size_t nmods = 0;
-	for (const char *const *m = cfg->modules; m && *m && nmods < OBS_MAX_MODULES; m++)
-		nmods++;
+	/* A module named twice (":relkv" and "relkv") is one module on the
+	 * target, whose maps are keyed by it: it is sent once. */
+	const char *mods[OBS_MAX_MODULES];
+	size_t nmods = obs_modules_merge(cfg->modules, mods, OBS_MAX_MODULES);
 	ei_x_encode_map_header(&term, 22);
 	ei_x_encode_atom(&term, "owner");
 	ei_x_encode_pid(&term, ei_self(&c->ec));
@@ -71,7 +105,7 @@ void obs_probe_start_args(struct dist_conn *c, const struct obs_probe_config *cf
 	if (nmods > 0) {
 		ei_x_encode_list_header(&term, (long)nmods);
 		for (size_t i = 0; i < nmods; i++)
-			encode_module(&term, cfg->modules[i]);
+			encode_module(&term, mods[i]);
 	}
 	ei_x_encode_empty_list(&term);
 	ei_x_encode_atom(&term, "sample_period_ms");

@@ -29,6 +29,8 @@
 #include "store/obs_store_int.h"
 
 #include <libpq-fe.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +131,45 @@ static void params_destroy(struct pg_params *p)
 
 /* ---- connection and statements ---- */
 
+/* Failures of the server (down, restarting, a full disk) are logged at
+ * most once per OUTAGE_LOG_MS for the whole process, the next line saying
+ * how many were left out: while PostgreSQL was down, every statement of
+ * every request and its reconnect logged (about 150 lines a second). */
+#define OUTAGE_LOG_MS 10000
+static pthread_mutex_t outage_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t outage_logged_ms;
+static unsigned long outage_suppressed;
+
+static void outage_log(enum gi_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void outage_log(enum gi_log_level level, const char *fmt, ...)
+{
+	int64_t now = gi_clock_mono_ms();
+	pthread_mutex_lock(&outage_lock);
+	bool quiet = outage_logged_ms != 0 && now - outage_logged_ms < OUTAGE_LOG_MS;
+	unsigned long left_out = 0;
+	if (quiet) {
+		outage_suppressed++;
+	} else {
+		outage_logged_ms = now;
+		left_out = outage_suppressed;
+		outage_suppressed = 0;
+	}
+	pthread_mutex_unlock(&outage_lock);
+	if (quiet)
+		return;
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (left_out > 0)
+		gi_log(level, "obs_store", "%s (and %lu more store failures in the last %d s)",
+		       text, left_out, OUTAGE_LOG_MS / 1000);
+	else
+		gi_log(level, "obs_store", "%s", text);
+}
+
 /* The error code for a failure of the connection or of a statement. */
 static int pg_error_code(struct obs_pg *st, PGresult *res)
 {
@@ -165,8 +206,8 @@ static int pg_run(struct obs_pg *st, const char *what, const char *sql, struct p
 	const char *msg = res ? PQresultErrorMessage(res) : "";
 	if (!msg || !*msg)
 		msg = PQerrorMessage(st->conn);
-	gi_log_error("obs_store", "%s on %s: %s", what, st->location,
-	             msg && *msg ? msg : "no answer from the server");
+	outage_log(GI_LOG_ERROR, "%s on %s: %s", what, st->location,
+	           msg && *msg ? msg : "no answer from the server");
 	PQclear(res);
 	return rc;
 }
@@ -182,12 +223,13 @@ static void pg_rollback(struct obs_pg *st)
  * cut). 0 when it is back. */
 static int pg_reconnect(struct obs_pg *st)
 {
-	gi_log_warn("obs_store", "connection to %s lost; reconnecting", st->location);
 	PQreset(st->conn);
-	if (PQstatus(st->conn) == CONNECTION_OK)
+	if (PQstatus(st->conn) == CONNECTION_OK) {
+		gi_log_info("obs_store", "connection to %s lost and re-established", st->location);
 		return 0;
-	gi_log_error("obs_store", "cannot reconnect to %s: %s", st->location,
-	             PQerrorMessage(st->conn));
+	}
+	outage_log(GI_LOG_ERROR, "connection to %s lost; cannot reconnect: %s", st->location,
+	           PQerrorMessage(st->conn));
 	return GI_ECONNECT;
 }
 

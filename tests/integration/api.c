@@ -510,7 +510,7 @@ static int raw_post(int port, const char *path, const char *body, size_t len)
 	struct gi_buf b;
 	gi_buf_init(&b, 0);
 	gi_buf_printf(&b,
-	              "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+	              "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 	              "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 	              path, len);
 	gi_buf_append(&b, body, len);
@@ -540,8 +540,9 @@ static void hostile_requests(void)
 	char url[128];
 	snprintf(url, sizeof(url), "%s/api/runtime/ingest", w.url);
 	TH_ASSERT_INT_EQ(ts_http("POST", url, huge, NULL, NULL), 413);
-	const char chunked_head[] = "POST /api/runtime/ingest HTTP/1.1\r\nHost: x\r\n"
-	                            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+	const char chunked_head[] = "POST /api/runtime/ingest HTTP/1.1\r\nHost: localhost\r\n"
+	                            "Content-Type: application/json\r\nTransfer-Encoding: "
+	                            "chunked\r\nConnection: close\r\n\r\n";
 	int fd = td_connect(w.port);
 	TH_ASSERT(fd >= 0);
 	td_send_all(fd, chunked_head, sizeof(chunked_head) - 1);
@@ -560,7 +561,8 @@ static void hostile_requests(void)
 	/* Bad UTF-8 in the body, the URL and a query parameter. */
 	const char *bad_body = "{\"session_id\":\"a\xff\xfe\",\"node\":\"a@b\",\"seq\":0}";
 	TH_ASSERT_INT_EQ(raw_post(w.port, "/api/runtime/ingest", bad_body, strlen(bad_body)), 400);
-	const char *bad_url = "GET /api/\xc3\x28 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	const char *bad_url =
+	    "GET /api/\xc3\x28 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
 	TH_ASSERT_INT_EQ(td_raw(w.port, bad_url, strlen(bad_url)), 400);
 	TD_EXPECT_ERROR(&w, "GET", "/api/knowledge/stats?path=%ff%fe", NULL, 400);
 
@@ -602,7 +604,8 @@ static void hostile_requests(void)
 	for (int i = 0; i < 20; i++) {
 		slow[i] = td_connect(w.port);
 		TH_ASSERT(slow[i] >= 0);
-		td_send_all(slow[i], "POST /api/runtime/ingest HTTP/1.1\r\nHost: x\r\nContent-Le",
+		td_send_all(slow[i],
+		            "POST /api/runtime/ingest HTTP/1.1\r\nHost: localhost\r\nContent-Le",
 		            52);
 	}
 	TH_ASSERT_INT_EQ(td_get(&w, "/health", NULL), 200);
@@ -617,7 +620,7 @@ static void hostile_requests(void)
 	enum { CONNS = 1000 };
 	static int fds[CONNS];
 	int opened = 0;
-	const char req[] = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	const char req[] = "GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
 	for (int i = 0; i < CONNS; i++) {
 		fds[i] = td_connect(w.port);
 		if (fds[i] >= 0) {

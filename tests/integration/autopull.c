@@ -281,6 +281,46 @@ static void missing_object_code_is_noted(void)
 	json_decref(p);
 }
 
+/* A bare Erlang module name ("calendar", as people write `calendar` in
+ * Erlang) is the Erlang module: its object code is pulled and the profile
+ * has its topology (before, it was looked up as Elixir.calendar, and the
+ * profile said "no object code" though the node had it). */
+static void bare_erlang_module_name_gets_its_object_code(void)
+{
+	struct ts_beam node;
+	ts_beam_start(
+	    &node, TS_BEAM_ERL_LONG,
+	    "spawn(fun() -> L = fun F() -> _ = calendar:local_time(), timer:sleep(2), F() "
+	    "end, L() end).",
+	    NULL);
+	struct td_daemon w = {0}, m = {0};
+	td_worker(&w, NULL);
+	td_monitor_for(&m, &w);
+	char body[1024];
+	snprintf(body, sizeof(body),
+	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":300,"
+	         "\"trace_modules\":[\"calendar\"],\"overhead\":0}",
+	         node.name, node.cookie);
+	json_t *resp = NULL;
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/start", body, NULL), 200);
+	wait_snapshots(&m, 4);
+	snprintf(body, sizeof(body), "{\"node\":\"%s\"}", node.name);
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/stop", body, &resp), 200);
+	json_decref(resp);
+	json_t *p = latest_profile(&w);
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(p, "errors"), i, e)
+	{
+		const char *text = json_string_value(e);
+		TH_ASSERT_MSG(!text || !strstr(text, "no object code"), "%s", text);
+	}
+	char *all = json_dumps(json_object_get(p, "trace_hotspots"), JSON_COMPACT);
+	TH_ASSERT_MSG(all && strstr(all, ":calendar"), "no :calendar hotspot: %s", all ? all : "");
+	free(all);
+	json_decref(p);
+}
+
 /* The node goes away during the observation: the object code cannot be
  * pulled, and the profile says so. */
 static void unreachable_node_is_noted(void)
@@ -362,6 +402,7 @@ int main(int argc, char **argv)
 	    TH_TEST(hot_modules_without_source_get_topology),
 	    TH_TEST(missing_object_code_is_noted),
 	    TH_TEST(unreachable_node_is_noted),
+	    TH_TEST(bare_erlang_module_name_gets_its_object_code),
 	    {NULL, NULL},
 	};
 	(void)td_snapshot; /* api_util.h's, unused here */

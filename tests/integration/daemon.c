@@ -26,7 +26,8 @@
 static struct api_pusher *test_pusher(const char *url, char spool[static SPOOL_PATH])
 {
 	snprintf(spool, SPOOL_PATH, "%s/spool", th_tmpdir());
-	struct api_pusher_config pc = {url, NULL, spool, 0, 0, 0, 5000};
+	struct api_pusher_config pc = {
+	    .worker_url = url, .token = NULL, .spool_dir = spool, .timeout_ms = 5000};
 	return ts_pusher_new_deferred(&pc);
 }
 
@@ -177,7 +178,11 @@ static void pusher_spools_and_resends_after_restart(void)
 	char spool[SPOOL_PATH];
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
 	/* A tiny memory queue, so that most items go to the spool at once. */
-	struct api_pusher_config pc = {w.url, NULL, spool, 4, 0, 0, 2000};
+	struct api_pusher_config pc = {.worker_url = w.url,
+	                               .token = NULL,
+	                               .spool_dir = spool,
+	                               .memory_items = 4,
+	                               .timeout_ms = 2000};
 	struct api_pusher *p;
 	TH_ASSERT_OK(api_pusher_new(&pc, &p));
 	for (int i = 0; i < 12; i++)
@@ -226,7 +231,8 @@ static void pusher_authenticates_and_waits_out_a_wrong_token(void)
 	char spool[SPOOL_PATH];
 	snprintf(spool, sizeof(spool), "%s/spool-bad", th_tmpdir());
 	/* A wrong token is a configuration error: keep the items, keep trying. */
-	struct api_pusher_config bad = {w.url, "wrong", spool, 0, 0, 0, 5000};
+	struct api_pusher_config bad = {
+	    .worker_url = w.url, .token = "wrong", .spool_dir = spool, .timeout_ms = 5000};
 	struct api_pusher *p;
 	TH_ASSERT_OK(api_pusher_new(&bad, &p));
 	push_snapshot(p, "tok1", 0);
@@ -238,7 +244,8 @@ static void pusher_authenticates_and_waits_out_a_wrong_token(void)
 	api_pusher_free(p, 0);
 	TH_ASSERT_INT_EQ(ts_count_files(spool), 1);
 	/* Restarted with the right token on the same spool, it delivers. */
-	struct api_pusher_config good = {w.url, "worker-token", spool, 0, 0, 0, 5000};
+	struct api_pusher_config good = {
+	    .worker_url = w.url, .token = "worker-token", .spool_dir = spool, .timeout_ms = 5000};
 	p = ts_pusher_new_deferred(&good);
 	TH_ASSERT_OK(api_pusher_drain(p, 60000));
 	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 1);

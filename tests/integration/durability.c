@@ -119,7 +119,8 @@ static void spool_temporaries_are_recovered_or_deleted(void)
 	spool_snapshot(spool, "tmp1", 1, ".tmp.4242", false); /* redundant */
 	spool_snapshot(spool, "tmp1", 3, ".tmp.4242", false); /* complete, never renamed */
 	spool_snapshot(spool, "tmp1", 4, ".tmp.4243", true);  /* cut short by the crash */
-	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
+	struct api_pusher_config pc = {
+	    .worker_url = w.url, .token = NULL, .spool_dir = spool, .timeout_ms = 5000};
 	struct api_pusher *p = ts_pusher_new_deferred(&pc);
 	TH_ASSERT_OK(api_pusher_drain(p, 60000));
 	TH_ASSERT_INT_EQ(ts_pusher_stat(p, "delivered"), 4);
@@ -222,7 +223,11 @@ static void dropped_snapshots_are_gaps_in_the_profile(void)
 	tmpfs_mount(spool, "128k"); /* 16 pages for the reserve, 16 for files (a page each) */
 	struct td_daemon w = {0};
 	td_reserve(&w);
-	struct api_pusher_config pc = {w.url, NULL, spool, 4, 0, 0, 2000};
+	struct api_pusher_config pc = {.worker_url = w.url,
+	                               .token = NULL,
+	                               .spool_dir = spool,
+	                               .memory_items = 4,
+	                               .timeout_ms = 2000};
 	struct api_pusher *p = ts_pusher_new_deferred(&pc);
 	const int total = 60;
 	for (int i = 0; i < total; i++) {
@@ -439,7 +444,11 @@ static void full_spool_keeps_the_finalize_and_reports_losses(void)
 	tmpfs_mount(spool, "256k");
 	struct td_daemon w = {0};
 	td_reserve(&w);
-	struct api_pusher_config pc = {w.url, NULL, spool, 4, 0, 0, 2000};
+	struct api_pusher_config pc = {.worker_url = w.url,
+	                               .token = NULL,
+	                               .spool_dir = spool,
+	                               .memory_items = 4,
+	                               .timeout_ms = 2000};
 	struct api_pusher *p;
 	TH_ASSERT_OK(api_pusher_new(&pc, &p));
 	json_t *s0 = api_pusher_stats(p);

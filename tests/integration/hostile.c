@@ -93,7 +93,7 @@ static void nul_and_lax_integers_are_refused(void)
 	TD_EXPECT_ERROR(&w, "GET", "/api/knowledge/centrality?path=/tmp&top=%205", NULL, 400);
 	TH_ASSERT_INT_EQ(td_get(&w, "/health", NULL), 200);
 	/* The header NUL check: a %00 never reaches a handler through a header either. */
-	const char hdr[] = "GET /health HTTP/1.1\r\nHost: a\r\nX-Name: a%00b\r\n"
+	const char hdr[] = "GET /health HTTP/1.1\r\nHost: localhost\r\nX-Name: a%00b\r\n"
 	                   "Connection: close\r\n\r\n";
 	bool closed = false;
 	char *resp = raw_exchange(w.port, hdr, sizeof(hdr) - 1, 20000, &closed);
@@ -108,30 +108,31 @@ static void framing_is_strict(void)
 	/* Two Content-Length headers: before, the first won and the rest of the
 	 * body was served as a second request on the same connection. */
 	expect_refused_and_closed(w.port,
-	                          "POST /api/runtime/ingest HTTP/1.1\r\nHost: a\r\n"
+	                          "POST /api/runtime/ingest HTTP/1.1\r\nHost: localhost\r\n"
 	                          "Content-Length: 5\r\nContent-Length: 40\r\n\r\n"
-	                          "{}   GET /health HTTP/1.1\r\nHost: a\r\n\r\n",
+	                          "{}   GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n",
 	                          400);
 	expect_refused_and_closed(w.port,
-	                          "POST /api/runtime/ingest HTTP/1.1\r\nHost: a\r\n"
+	                          "POST /api/runtime/ingest HTTP/1.1\r\nHost: localhost\r\n"
 	                          "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
 	                          400);
-	expect_refused_and_closed(w.port,
-	                          "POST /api/runtime/ingest HTTP/1.1\r\nHost: a\r\n"
-	                          "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
-	                          "2\r\n{}\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: a\r\n\r\n",
-	                          400);
+	expect_refused_and_closed(
+	    w.port,
+	    "POST /api/runtime/ingest HTTP/1.1\r\nHost: localhost\r\n"
+	    "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "2\r\n{}\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: localhost\r\n\r\n",
+	    400);
 	/* HTTP/1.1 needs exactly one Host. */
 	expect_refused_and_closed(w.port, "GET /health HTTP/1.1\r\n\r\n", 400);
-	expect_refused_and_closed(w.port, "GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
-	                          400);
+	expect_refused_and_closed(
+	    w.port, "GET /health HTTP/1.1\r\nHost: localhost\r\nHost: localhost\r\n\r\n", 400);
 	/* Content-Length the library cannot parse: refused and closed. */
 	expect_refused_and_closed(w.port,
-	                          "POST /api/runtime/ingest HTTP/1.1\r\nHost: a\r\n"
+	                          "POST /api/runtime/ingest HTTP/1.1\r\nHost: localhost\r\n"
 	                          "Content-Length: -1\r\n\r\n{}GET /health HTTP/1.1\r\n\r\n",
 	                          400);
 	bool closed = false;
-	const char huge[] = "POST /api/runtime/ingest HTTP/1.1\r\nHost: a\r\n"
+	const char huge[] = "POST /api/runtime/ingest HTTP/1.1\r\nHost: localhost\r\n"
 	                    "Content-Length: 99999999999999999999\r\n\r\n{}";
 	char *resp = raw_exchange(w.port, huge, sizeof(huge) - 1, 20000, &closed);
 	int st = status_of(resp);
@@ -320,7 +321,8 @@ static void delivery_error_clears_when_delivery_recovers(void)
 	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d", w.port);
 	char spool[600];
 	snprintf(spool, sizeof(spool), "%s/spool", th_tmpdir());
-	struct api_pusher_config pc = {w.url, NULL, spool, 0, 0, 0, 5000};
+	struct api_pusher_config pc = {
+	    .worker_url = w.url, .token = NULL, .spool_dir = spool, .timeout_ms = 5000};
 	struct api_pusher *p;
 	TH_ASSERT_OK(api_pusher_new(&pc, &p));
 	th_defer(pusher_free_deferred, p);
@@ -379,7 +381,7 @@ static void per_address_cap_and_request_deadline_options(void)
 	snprintf(w.data, sizeof(w.data), "%s/worker", th_tmpdir());
 	const char *extra[] = {"--request-timeout", "2", "--ip-connection-limit", "2", NULL};
 	td_start(&w, "worker", extra);
-	static const char partial[] = "GET /health HTTP/1.1\r\nHost: a\r\nX-Slow: ";
+	static const char partial[] = "GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
 	int a = td_connect(w.port);
 	TH_ASSERT(a >= 0 && td_send_all(a, partial, sizeof(partial) - 1));
 	gi_clock_sleep_ms(100);
@@ -477,7 +479,8 @@ static void slow_clients_cannot_take_the_worker(void)
 	/* Each starts a request and never finishes it: one byte a second keeps
 	 * the idle timeout (30 s) from ever firing. */
 	gi_clock_sleep_ms(500);
-	static const char start[] = "POST /api/runtime/ingest HTTP/1.1\r\nHost: a\r\nX-Slow: ";
+	static const char start[] =
+	    "POST /api/runtime/ingest HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
 	for (int i = 0; i < TRICKLERS; i++)
 		if (fds[i] >= 0)
 			(void)send(fds[i], start, sizeof(start) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -512,11 +515,178 @@ static void slow_clients_cannot_take_the_worker(void)
 	json_decref(o);
 }
 
+/* The bearer scheme is case-insensitive; two Authorization headers are
+ * refused as framing (before, the first won whatever the second said). */
+static void authorization_is_read_as_the_rfc_says(void)
+{
+	struct td_daemon w = {0};
+	snprintf(w.token, sizeof(w.token), "tok");
+	td_worker(&w, NULL);
+	const char *ok[] = {"Bearer tok", "bearer tok", "BEARER tok"};
+	for (size_t i = 0; i < 3; i++) {
+		char req[256];
+		int n = snprintf(req, sizeof(req),
+		                 "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: %s\r\n"
+		                 "Connection: close\r\n\r\n",
+		                 ok[i]);
+		TH_ASSERT_MSG(td_raw(w.port, req, (size_t)n) == 200, "Authorization: %s", ok[i]);
+	}
+	static const char wrong_first[] =
+	    "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "Authorization: Bearer nope\r\nAuthorization: Bearer tok\r\n"
+	    "\r\n";
+	static const char right_first[] =
+	    "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "Authorization: Bearer tok\r\nAuthorization: Bearer nope\r\n"
+	    "\r\n";
+	expect_refused_and_closed(w.port, wrong_first, 400);
+	expect_refused_and_closed(w.port, right_first, 400);
+}
+
+/* ---- web pages (issue 28, item 3) ---- */
+
+struct route_probe {
+	const char *method, *path, *body;
+};
+
+/* One route of each family of each daemon: their paths, public dashboard
+ * assets and the dashboard's pass-through included. */
+static const struct route_probe WORKER_ROUTES[] = {
+    {"GET", "/health", NULL},
+    {"GET", "/", NULL},
+    {"GET", "/dash/app.js", NULL},
+    {"GET", "/metrics", NULL},
+    {"GET", "/api/projects", NULL},
+    {"GET", "/api/search/text?q=secret", NULL},
+    {"GET", "/api/knowledge/briefing", NULL},
+    {"GET", "/api/checks/contracts", NULL},
+    {"GET", "/api/review", NULL},
+    {"GET", "/api/runtime/observations", NULL},
+    {"GET", "/api/runtime/profile/latest", NULL},
+    {"POST", "/api/index/scan", "{\"path\":\"/nonexistent/giulia-probe\"}"},
+    {"POST", "/api/plan/validate", "{}"},
+    {"POST", "/api/check", "{}"},
+    {"POST", "/api/runtime/ingest", "{\"session_id\":\"s\",\"node\":\"a@b\",\"seq\":0}"},
+    {"POST", "/api/runtime/ingest/batch", "{\"items\":[]}"},
+    {"POST", "/api/runtime/ingest/finalize", "{\"session_id\":\"s\",\"node\":\"a@b\"}"},
+    {"POST", "/api/runtime/ingest/object_code", "{\"node\":\"a@b\",\"modules\":[]}"},
+    {"POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"},
+    {"GET", "/monitor/api/monitor/observe/status", NULL},
+    {"POST", "/monitor/api/monitor/observe/start", "{\"node\":\"app@127.0.0.1\"}"},
+    {NULL, NULL, NULL},
+};
+
+static const struct route_probe MONITOR_ROUTES[] = {
+    {"GET", "/health", NULL},
+    {"GET", "/metrics", NULL},
+    {"GET", "/api/monitor/observe/status", NULL},
+    {"GET", "/api/runtime/pulse?node=app@127.0.0.1", NULL},
+    {"GET", "/api/runtime/alerts?node=app@127.0.0.1", NULL},
+    {"POST", "/api/monitor/observe/start",
+     "{\"node\":\"app@127.0.0.1\",\"trace_modules\":[\"Elixir.App.Repo\"],\"lease_ms\":600000}"},
+    {"POST", "/api/monitor/observe/stop", "{\"node\":\"app@127.0.0.1\"}"},
+    {"POST", "/api/runtime/connect", "{\"node\":\"app@127.0.0.1\",\"cookie\":\"c\"}"},
+    {"POST", "/api/monitor/cluster", "{\"node\":\"app@127.0.0.1\"}"},
+    {NULL, NULL, NULL},
+};
+
+/* The status of METHOD PATH sent with `host` (the Host header's value) and
+ * the extra header lines `extra` ("" or lines ending in \r\n). */
+static int probe_status(int port, const struct route_probe *r, const char *host, const char *extra)
+{
+	char req[2048];
+	const char *body = r->body ? r->body : "";
+	int n = snprintf(req, sizeof(req),
+	                 "%s %s HTTP/1.1\r\nHost: %s\r\n%sContent-Length: %zu\r\n"
+	                 "Connection: close\r\n\r\n%s",
+	                 r->method, r->path, host, extra, strlen(body), body);
+	TH_ASSERT(n > 0 && (size_t)n < sizeof(req));
+	return td_raw(port, req, (size_t)n);
+}
+
+/* Every route of `routes` on `port`: a foreign Origin (another site's
+ * page: CSRF) and a foreign Host (a page of a name rebound to 127.0.0.1)
+ * are refused with 403; a POST that is not application/json (a page's
+ * simple request) with 415; the same request from loopback with JSON gets
+ * past those checks. */
+static void expect_browser_safe(int port, const struct route_probe *routes)
+{
+	char loop[64], rebound[64], json[128];
+	snprintf(loop, sizeof(loop), "127.0.0.1:%d", port);
+	snprintf(rebound, sizeof(rebound), "attacker.example:%d", port);
+	snprintf(json, sizeof(json), "Content-Type: application/json\r\n");
+	for (const struct route_probe *r = routes; r->method; r++) {
+		bool post = strcmp(r->method, "POST") == 0;
+		const char *ct = post ? json : "";
+		char extra[512];
+		int st;
+		snprintf(extra, sizeof(extra), "Origin: http://evil.example\r\n%s", ct);
+		st = probe_status(port, r, loop, extra);
+		TH_ASSERT_MSG(st == 403, "%s %s with a foreign Origin: %d", r->method, r->path, st);
+		snprintf(extra, sizeof(extra), "Origin: null\r\n%s", ct);
+		st = probe_status(port, r, loop, extra);
+		TH_ASSERT_MSG(st == 403, "%s %s with Origin null: %d", r->method, r->path, st);
+		st = probe_status(port, r, rebound, ct);
+		TH_ASSERT_MSG(st == 403, "%s %s with Host %s: %d", r->method, r->path, rebound, st);
+		snprintf(extra, sizeof(extra), "Origin: http://%s\r\n%s", rebound, ct);
+		st = probe_status(port, r, rebound, extra);
+		TH_ASSERT_MSG(st == 403, "%s %s rebound, same origin: %d", r->method, r->path, st);
+		if (post) {
+			st = probe_status(port, r, loop, "Content-Type: text/plain\r\n");
+			TH_ASSERT_MSG(st == 415, "%s %s as text/plain: %d", r->method, r->path, st);
+			st = probe_status(port, r, loop,
+			                  "Content-Type: application/x-www-form-urlencoded\r\n");
+			TH_ASSERT_MSG(st == 415, "%s %s as a form: %d", r->method, r->path, st);
+			st = probe_status(port, r, loop, "");
+			TH_ASSERT_MSG(st == 415, "%s %s without Content-Type: %d", r->method,
+			              r->path, st);
+		}
+		/* From loopback (the dashboard's own origin), JSON: past the checks. */
+		snprintf(extra, sizeof(extra), "Origin: http://localhost:%d\r\n%s", port, ct);
+		st = probe_status(port, r, loop, extra);
+		TH_ASSERT_MSG(st > 0 && st != 403 && st != 415, "%s %s from loopback: %d",
+		              r->method, r->path, st);
+		st = probe_status(port, r, "localhost", ct);
+		TH_ASSERT_MSG(st > 0 && st != 403 && st != 415, "%s %s Host localhost: %d",
+		              r->method, r->path, st);
+	}
+}
+
+static void web_pages_cannot_drive_the_daemons(void)
+{
+	struct td_daemon w = {0}, m = {0};
+	td_reserve(&m);
+	setenv("GIULIA_MONITOR_URL", m.url, 1); /* the dashboard's pass-through */
+	td_worker(&w, NULL);
+	td_monitor_for(&m, &w);
+	expect_browser_safe(m.port, MONITOR_ROUTES);
+	expect_browser_safe(w.port, WORKER_ROUTES);
+	/* The issue's attack: a text/plain start from another site set nothing,
+	 * and a scan from a page left no index behind. */
+	json_t *s = NULL;
+	TH_ASSERT_INT_EQ(td_get(&m, "/api/monitor/observe/status", &s), 200);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(s, "observations")), 0);
+	json_decref(s);
+	/* --allow-host names a daemon's other name: accepted in Host and Origin. */
+	struct td_daemon named = {0};
+	snprintf(named.data, sizeof(named.data), "%s/named", th_tmpdir());
+	const char *extra[] = {"--allow-host", "giulia.example", NULL};
+	td_start(&named, "worker", extra);
+	const struct route_probe health = {"GET", "/health", NULL};
+	char host[64];
+	snprintf(host, sizeof(host), "giulia.example:%d", named.port);
+	TH_ASSERT_INT_EQ(
+	    probe_status(named.port, &health, host, "Origin: http://giulia.example\r\n"), 200);
+	TH_ASSERT_INT_EQ(probe_status(named.port, &health, "other.example", ""), 403);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(nul_and_lax_integers_are_refused),
 	    TH_TEST(framing_is_strict),
+	    TH_TEST(web_pages_cannot_drive_the_daemons),
+	    TH_TEST(authorization_is_read_as_the_rfc_says),
 	    TH_TEST(names_are_checked_against_real_limits),
 	    TH_TEST(a_session_observes_one_node),
 	    TH_TEST(depth_is_what_the_docs_say),

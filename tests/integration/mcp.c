@@ -464,7 +464,8 @@ static void http_hostile_input_and_disconnects(void)
 		TH_ASSERT(fd >= 0);
 		char req[1024];
 		int n = snprintf(req, sizeof(req),
-		                 "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n%.*s",
+		                 "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
+		                 "application/json\r\nContent-Length: %zu\r\n\r\n%.*s",
 		                 strlen(init), (int)(strlen(init) / 2), init);
 		td_send_all(fd, req, (size_t)n);
 		close(fd);
@@ -476,7 +477,8 @@ static void http_hostile_input_and_disconnects(void)
 	int fd = td_connect(w.port);
 	char req[2048];
 	int n = snprintf(req, sizeof(req),
-	                 "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n%s",
+	                 "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
+	                 "application/json\r\nContent-Length: %zu\r\n\r\n%s",
 	                 strlen(init), init);
 	TH_ASSERT(td_send_all(fd, req, (size_t)n));
 	char resp[8192] = "";
@@ -501,7 +503,8 @@ static void http_hostile_input_and_disconnects(void)
 	for (int i = 0; i < 3; i++) {
 		fd = td_connect(w.port);
 		n = snprintf(req, sizeof(req),
-		             "POST /mcp HTTP/1.1\r\nHost: x\r\n%sContent-Length: %zu\r\n\r\n%s",
+		             "POST /mcp HTTP/1.1\r\nHost: localhost\r\n%sContent-Type: "
+		             "application/json\r\nContent-Length: %zu\r\n\r\n%s",
 		             headers, strlen(call), call);
 		TH_ASSERT(td_send_all(fd, req, (size_t)n));
 		close(fd);

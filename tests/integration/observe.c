@@ -18,6 +18,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/fs.h"
 #include "harness.h"
 #include "json_util.h"
 #include "node_watch.h"
@@ -442,6 +443,47 @@ static void session_runs_and_stops_clean(void)
 	gi_free(id);
 }
 
+/* A module named twice in two ways (issue 28, item 5): "Hot" and
+ * ":Elixir.Hot" are one module on the target, whose session process keyed
+ * its per-module maps by it and crashed on the second ({badkey, ...}), so
+ * the session took no snapshot while it said `running`. Merged in C, it is
+ * traced once and the snapshots come. */
+static void module_named_twice_is_traced_once(void)
+{
+	struct ts_beam n;
+	node_start_ready(&n, TS_BEAM_ELIXIR_LONG, ELIXIR_EVAL);
+	struct events e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct obs_callbacks cb = {on_snapshot, on_end, &e};
+	struct obs_manager *m = NULL;
+	TH_ASSERT_OK(obs_manager_new(&cb, &m));
+	const char *mods[] = {"Hot", ":Elixir.Hot", "Hot", NULL};
+	struct obs_session_config cfg = {.node = n.name,
+	                                 .cookie = n.cookie,
+	                                 .interval_ms = 300,
+	                                 .trace_modules = mods,
+	                                 .overhead = OBS_OVERHEAD_DEFAULT};
+	char *id = NULL;
+	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	wait_snapshots(&e, 3);
+	TH_ASSERT(e.had_trace);
+	json_t *st = status_of(m, n.name);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(st, "trace_modules")), 1);
+	TH_ASSERT_STR_EQ(json_string_value(json_array_get(json_object_get(st, "trace_modules"), 0)),
+	                 "Hot");
+	json_decref(st);
+	/* The node's log has no crash of ours. */
+	char *log = NULL;
+	size_t len = 0;
+	if (gi_fs_read_file(n.log, 1 << 24, &log, &len) == 0)
+		TH_ASSERT_MSG(!strstr(log, "badkey"), "the session crashed on the node: %s", log);
+	gi_free(log);
+	TH_ASSERT_OK(obs_session_stop(m, n.name));
+	TH_ASSERT_STR_EQ(e.status, "complete");
+	wait_clean(&n, "Elixir.Hot");
+	obs_manager_free(m);
+	gi_free(id);
+}
+
 /* A session with the sampler off ships no executing section. */
 static void session_without_sampler(void)
 {
@@ -632,6 +674,7 @@ int main(int argc, char **argv)
 	    TH_TEST(trace_counts_local_calls),
 	    TH_TEST(connection_errors),
 	    TH_TEST(session_runs_and_stops_clean),
+	    TH_TEST(module_named_twice_is_traced_once),
 	    TH_TEST(session_without_sampler),
 	    TH_TEST(session_survives_freeze),
 	    TH_TEST(session_interrupted_when_node_dies),

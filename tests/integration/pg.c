@@ -810,6 +810,94 @@ static void killed_worker_loses_and_duplicates_nothing(void)
 	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT count(*) FROM profiles"), 1);
 }
 
+/* Waits until `sid` has `n` snapshots stored, failing at once when the
+ * worker ends it meanwhile. */
+static void wait_stored_running(const struct td_daemon *w, const char *sid, long long n)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s", sid);
+	int64_t deadline = gi_clock_mono_ms() + 120000;
+	for (;;) {
+		json_t *o = NULL;
+		TH_ASSERT_INT_EQ(td_get(w, path, &o), 200);
+		const char *status = json_string_value(json_object_get(o, "status"));
+		long long stored = json_integer_value(json_object_get(o, "snapshots"));
+		TH_ASSERT_MSG(
+		    status && strcmp(status, "running") == 0,
+		    "the worker ended the observation while its monitor was alive: %s (%s)",
+		    status ? status : "?", json_string_value(json_object_get(o, "reason")) ?: "");
+		json_decref(o);
+		if (stored >= n)
+			return;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "fewer than %lld snapshots of %s", n,
+		              sid);
+		gi_clock_sleep_ms(100);
+	}
+}
+
+/* The store fails mid-observation, for longer than the worker's old
+ * liveness deadline (4 intervals of 250 ms without a stored snapshot):
+ * first its disk is full (every insert of a snapshot fails with
+ * PostgreSQL's disk_full, while reads work, so the deadline is checked all
+ * along), then the server is stopped and started again. The observation
+ * goes on (its monitor is alive and says so; the store's failure says
+ * nothing about it), the snapshots taken meanwhile wait in the monitor's
+ * queue and spool, and every one the monitor numbered is stored once. */
+static void store_failures_mid_observation_lose_nothing(void)
+{
+	static struct ts_pg *pg;
+	pg = ts_pg_start();
+	char uri[256], sid[64];
+	ts_pg_database(pg, "restart", uri, sizeof(uri));
+	static struct ts_beam node;
+	ts_beam_start(&node, TS_BEAM_ERL_LONG, NULL, NULL);
+	free(ts_beam_eval(&node, WORKLOAD));
+	static struct td_daemon w, m;
+	snprintf(w.data, sizeof(w.data), "%s/worker", th_tmpdir());
+	const char *extra[] = {"--store", uri, "--liveness", "4", NULL};
+	td_start(&w, "worker", extra);
+	start_monitor(&m, "monitor", &w);
+	observe_start(&m, &node, sid, sizeof(sid));
+	wait_snapshots(&w, sid, 4);
+	/* A full disk. */
+	ts_pg_exec(uri, "CREATE FUNCTION disk_full() RETURNS trigger AS $$ BEGIN RAISE "
+	                "EXCEPTION 'could not extend file: No space left on device' USING "
+	                "ERRCODE = 'disk_full'; END $$ LANGUAGE plpgsql");
+	ts_pg_exec(uri, "CREATE TRIGGER disk_full BEFORE INSERT ON snapshots FOR EACH ROW "
+	                "EXECUTE FUNCTION disk_full()");
+	gi_clock_sleep_ms(5000);
+	ts_pg_exec(uri, "DROP TRIGGER disk_full ON snapshots");
+	long long stored = observation_int(&w, sid, "snapshots");
+	wait_stored_running(&w, sid, stored + 8);
+	/* The server down and back. */
+	ts_pg_stop(pg);
+	gi_clock_sleep_ms(5000);
+	ts_pg_restart(pg);
+	stored = observation_int(&w, sid, "snapshots");
+	wait_stored_running(&w, sid, stored + 8);
+	long long id = observe_stop(&m, &node);
+	session_consistent(uri, &w, sid, id);
+	/* Stored: every number the monitor handed out, each once. */
+	json_t *s = NULL;
+	TH_ASSERT_INT_EQ(td_get(&m, "/api/monitor/observe/status", &s), 200);
+	json_t *obs = json_array_get(json_object_get(s, "observations"), 0);
+	TH_ASSERT_INT_EQ(observation_int(&w, sid, "snapshots"),
+	                 json_integer_value(json_object_get(obs, "snapshots")));
+	TH_ASSERT_INT_EQ(
+	    json_integer_value(json_object_get(json_object_get(s, "delivery"), "rejected")), 0);
+	json_decref(s);
+	/* The worker said so without flooding its log: store failures are
+	 * logged once per 10 s with a count (about 10 s of failures here). */
+	char *log = NULL;
+	size_t len = 0;
+	TH_ASSERT_OK(gi_fs_read_file(w.log, 64u << 20, &log, &len));
+	int lines = 0;
+	for (const char *p = log; (p = strstr(p, "error obs_store:")) != NULL; p++)
+		lines++;
+	gi_free(log);
+	TH_ASSERT_MSG(lines >= 1 && lines <= 6, "%d store error lines in the worker's log", lines);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -822,6 +910,7 @@ int main(int argc, char **argv)
 	    TH_TEST(interrupt_touches_only_the_owners_observations),
 	    TH_TEST(worker_shutdown_leaves_the_other_workers_sessions),
 	    TH_TEST(killed_worker_loses_and_duplicates_nothing),
+	    TH_TEST(store_failures_mid_observation_lose_nothing),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_pg", tests);

@@ -12,6 +12,7 @@
  * needs: erlang-base elixir
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,12 +299,170 @@ static void reconnect_gap_in_the_profile(void)
 	wait_clean(&n);
 }
 
+/* ---- the worker's liveness deadline (issue 28, item 1) ---- */
+
+/* A worker whose liveness deadline is `intervals` intervals (a short one,
+ * so that the old rule, N intervals without a stored snapshot, would end
+ * the observations below), and a monitor delivering to it. */
+static void liveness_daemons(struct td_daemon *w, struct td_daemon *m, const char *intervals)
+{
+	memset(w, 0, sizeof(*w));
+	memset(m, 0, sizeof(*m));
+	snprintf(w->data, sizeof(w->data), "%s/worker", th_tmpdir());
+	const char *extra[] = {"--liveness", intervals, NULL};
+	td_start(w, "worker", extra);
+	td_monitor_for(m, w);
+}
+
+/* The first observation in the monitor's status: *out (caller decrefs). */
+static json_t *monitor_observation(const struct td_daemon *m)
+{
+	json_t *s = NULL;
+	TH_ASSERT_INT_EQ(td_get(m, "/api/monitor/observe/status", &s), 200);
+	json_t *o = json_incref(json_array_get(json_object_get(s, "observations"), 0));
+	json_decref(s);
+	TH_ASSERT(o != NULL);
+	return o;
+}
+
+static long long monitor_taken(const struct td_daemon *m)
+{
+	json_t *o = monitor_observation(m);
+	long long n = json_integer_value(json_object_get(o, "snapshots"));
+	json_decref(o);
+	return n;
+}
+
+static void wait_taken(const struct td_daemon *m, long long n)
+{
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	while (monitor_taken(m) < n) {
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "fewer than %lld snapshots taken", n);
+		gi_clock_sleep_ms(100);
+	}
+}
+
+/* The issue's reproducer: a cut well within a 30 s lease but past the
+ * worker's old deadline (4 intervals of 500 ms without a stored snapshot)
+ * ended the observation there, and every later snapshot was refused while
+ * the monitor said `running`. Now the monitor's word keeps it, and every
+ * snapshot taken is stored. */
+static void cut_within_the_lease_past_the_old_deadline_loses_nothing(void)
+{
+	struct ts_beam n;
+	node_start(&n);
+	ts_proxy_start(&n);
+	struct td_daemon w, m;
+	liveness_daemons(&w, &m, "4");
+	char body[1024];
+	snprintf(body, sizeof(body),
+	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":500,"
+	         "\"trace_modules\":[\"Work\"],\"lease_ms\":30000}",
+	         n.name, n.cookie);
+	json_t *r = NULL;
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/start", body, &r), 200);
+	const char *sid0 = json_string_value(json_object_get(r, "session_id"));
+	char sid[64];
+	snprintf(sid, sizeof(sid), "%s", sid0 ? sid0 : "");
+	json_decref(r);
+	wait_taken(&m, 3);
+	ts_proxy_cut();
+	gi_clock_sleep_ms(6000); /* three times the old deadline */
+	ts_proxy_restore();
+	long long after = monitor_taken(&m);
+	wait_taken(&m, after + 4);
+	json_t *o = monitor_observation(&m);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(o, "state")), "running");
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "reconnects")), 1);
+	json_decref(o);
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"wait_ms\":60000}", n.name);
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/stop", body, &r), 200);
+	json_t *session = json_object_get(json_object_get(r, "profile"), "session");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(session, "status")), "complete");
+	json_decref(r);
+	/* Every snapshot the monitor numbered is stored; none was refused. */
+	long long taken = monitor_taken(&m);
+	char path[256];
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s", sid);
+	TH_ASSERT_INT_EQ(td_get(&w, path, &o), 200);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "snapshots")), taken);
+	json_decref(o);
+	TH_ASSERT_INT_EQ(td_get(&m, "/api/monitor/observe/status", &r), 200);
+	TH_ASSERT_INT_EQ(
+	    json_integer_value(json_object_get(json_object_get(r, "delivery"), "rejected")), 0);
+	json_decref(r);
+	wait_clean(&n);
+}
+
+/* A monitor paused past the deadline (here the lease plus the margin) is
+ * rightly taken for gone: the worker ends the observation, saying why. When
+ * it resumes, its next snapshot is refused, and it stops the session on the
+ * node (rather than trace it for nobody) and says so. */
+static void paused_monitor_is_ended_and_then_stops_the_node(void)
+{
+	struct ts_beam n;
+	node_start(&n);
+	struct td_daemon w, m;
+	liveness_daemons(&w, &m, "4");
+	char body[1024];
+	snprintf(body, sizeof(body),
+	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":250,"
+	         "\"trace_modules\":[\"Work\"],\"lease_ms\":1000}",
+	         n.name, n.cookie);
+	json_t *r = NULL;
+	TH_ASSERT_INT_EQ(td_post(&m, "/api/monitor/observe/start", body, &r), 200);
+	char sid[64], path[256];
+	snprintf(sid, sizeof(sid), "%s", json_string_value(json_object_get(r, "session_id")) ?: "");
+	json_decref(r);
+	snprintf(path, sizeof(path), "/api/runtime/observation/%s", sid);
+	wait_taken(&m, 3);
+	kill(m.pid, SIGSTOP);
+	int64_t deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		json_t *o = NULL;
+		int st = td_get(&w, path, &o);
+		const char *status = json_string_value(json_object_get(o, "status"));
+		bool ended = st == 200 && status && strcmp(status, "running") != 0;
+		if (ended) {
+			TH_ASSERT_STR_EQ(status, "interrupted");
+			TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(o, "reason")),
+			                       "the monitor stopped sending");
+		}
+		json_decref(o);
+		if (ended)
+			break;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline, "the worker never ended it");
+		gi_clock_sleep_ms(200);
+	}
+	kill(m.pid, SIGCONT);
+	deadline = gi_clock_mono_ms() + WAIT_MS;
+	for (;;) {
+		json_t *o = monitor_observation(&m);
+		const char *state = json_string_value(json_object_get(o, "state"));
+		bool stopped = state && strcmp(state, "running") != 0;
+		if (stopped) {
+			TH_ASSERT_STR_EQ(state, "interrupted");
+			TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(o, "reason")),
+			                       "the worker");
+		}
+		json_decref(o);
+		if (stopped)
+			break;
+		TH_ASSERT_MSG(gi_clock_mono_ms() < deadline,
+		              "the monitor keeps observing a session the worker ended");
+		gi_clock_sleep_ms(200);
+	}
+	wait_clean(&n);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(reconnect_within_the_lease_resumes_with_one_gap),
 	    TH_TEST(cut_longer_than_the_lease_ends_clean),
 	    TH_TEST(reconnect_gap_in_the_profile),
+	    TH_TEST(cut_within_the_lease_past_the_old_deadline_loses_nothing),
+	    TH_TEST(paused_monitor_is_ended_and_then_stops_the_node),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_reconnect", tests);
