@@ -506,11 +506,15 @@ static bool watch_wait_alive(struct obs_watch *w, bool tty, int64_t wait, int *m
 	int64_t until = gi_clock_mono_ms() + wait;
 	for (;;) {
 		int64_t left = until - gi_clock_mono_ms();
-		if (watch_wait(tty, left < 2000 ? (left > 0 ? left : 0) : 2000, metric, paused))
+		bool key =
+		    watch_wait(tty, left < 2000 ? (left > 0 ? left : 0) : 2000, metric, paused);
+		/* kept alive on every pass, keys or not (a lost session is
+		 * started again at the next refresh) */
+		if (w)
+			obs_watch_keepalive(w);
+		if (key)
 			return true;
 		if (watch_stop || gi_clock_mono_ms() >= until)
-			return false;
-		if (w && obs_watch_keepalive(w) != 0)
 			return false;
 	}
 }
@@ -556,10 +560,20 @@ static int run_top_watch(const struct observe_args *a)
 			rows = ws.ws_row;
 		if (!paused && fresh) {
 			json_t *snap = NULL;
+			int n = tty && rows > 12 ? rows : a->top_n;
 			if (!w)
-				rc = obs_watch_open(&t, tty && rows > 12 ? rows : a->top_n, &w);
+				rc = obs_watch_open(&t, n, &w);
 			if (rc == 0)
 				rc = obs_watch_sample(w, window, &snap);
+			if (rc != 0 && w) {
+				/* the session ended (its lease ran out while the watch was
+				 * suspended, say): one new session, then give up */
+				obs_watch_close(w);
+				w = NULL;
+				rc = obs_watch_open(&t, n, &w);
+				if (rc == 0)
+					rc = obs_watch_sample(w, window, &snap);
+			}
 			if (rc != 0)
 				break;
 			if (a->json) {

@@ -45,6 +45,11 @@ static int wait_until(struct dist_conn *c, struct obs_probe *p, int64_t until_ms
 		int64_t step = next < until_ms ? next : until_ms;
 		do {
 			rc = dist_receive(c, &msg, &x, step);
+			long ref;
+			int at = 0;
+			/* the session ended by itself (its lease ran out) */
+			if (rc == 0 && obs_probe_classify(&x, &ref, &at) == 2)
+				rc = GI_ENODEDOWN;
 		} while (rc == 0);
 		if (rc != GI_ETIMEOUT)
 			break;
@@ -204,6 +209,10 @@ int obs_watch_keepalive(struct obs_watch *w)
 	int rc;
 	do {
 		rc = dist_receive(w->c, &msg, &x, gi_clock_mono_ms());
+		long ref;
+		int at = 0;
+		if (rc == 0 && obs_probe_classify(&x, &ref, &at) == 2)
+			rc = GI_ENODEDOWN; /* the session ended by itself */
 	} while (rc == 0);
 	ei_x_free(&x);
 	if (rc != GI_ETIMEOUT)

@@ -302,21 +302,26 @@ HeapOf = fun(Pids) -> MsRun(lists:zip(PiAll(Pids, heap_size), Pids), MsHeap) end
 %% size. When fewer than TopN entries are that sure, when a quarter of the
 %% processes ran, or every HeapFullEvery scans, every heap is read.
 HeapFullEvery = 10,
-HeapScan = fun(Pids, RanPids, Prev, Scans) ->
+HeapScan = fun(Pids, RanPids, {Prev, Floor0}, Scans) ->
     Full = Prev =:= [] orelse Scans rem HeapFullEvery =:= 0 orelse
            4 * length(RanPids) > length(Pids),
+    FullRead = fun() ->
+                   L = TopWide(HeapOf(Pids)),
+                   {L, case L of [] -> 0; _ -> element(1, lists:last(L)) end}
+               end,
     case Full of
-        true -> TopWide(HeapOf(Pids));
+        true -> FullRead();
         false ->
-            %% the fresh heaps first: ukeysort keeps the first entry of a pid
-            %% (an entry of a process that has exited meanwhile stays until
-            %% the next full read; the lists skip it)
-            Merged = TopWide(lists:ukeysort(2, HeapOf(RanPids) ++ Prev)),
-            {Floor, _} = lists:last(Prev),
-            Sure = MsRun(Merged, MsCompile([{{'$1', '_'}, [{'>=', '$1', Floor}], ['$1']}])),
+            %% the processes that ran and the listed ones read again (an
+            %% exited one drops out); a process in neither did not run and
+            %% was at most the floor of the last full read: the list is
+            %% exact down to that floor, which is carried until the next
+            %% full read
+            Merged = TopWide(lists:ukeysort(2, HeapOf(RanPids ++ MsRun(Prev, MsCandidate)))),
+            Sure = MsRun(Merged, MsCompile([{{'$1', '_'}, [{'>=', '$1', Floor0}], ['$1']}])),
             case length(Sure) >= TopN of
-                true -> Merged;
-                false -> TopWide(HeapOf(Pids))
+                true -> {Merged, Floor0};
+                false -> FullRead()
             end
     end
 end,
@@ -389,14 +394,18 @@ DetailItems = [registered_name, current_function, memory, message_queue_len],
 %% node's), or nothing for a process that has exited.
 DetailMs = fun(Work) ->
     Share = case Work > 0 of true -> {'/', '$4', Work}; false -> 0.0 end,
+    Shared = fun(Guard, ShareOut) ->
+        {{'$1', [{registered_name, '$2'}, {current_function, '$3'}, {memory, '$6'},
+                 {message_queue_len, '$7'}],
+          {{'$8', '$9', none}, '$4'}}, Guard,
+         [#{pid => '$1', registered_name => '$2', initial_call => '$8',
+            current_function => '$3', module => '$9', reductions => '$4',
+            cpu_share => ShareOut, memory_bytes => '$6', message_queue_len => '$7'}]}
+    end,
     MsCompile([{{'$1', '_', {{'_', '_', '$5'}, '_'}}, [{'=/=', '$5', none}],
                 [{{observer, '$5', '$1'}}]},
-               {{'$1', [{registered_name, '$2'}, {current_function, '$3'}, {memory, '$6'},
-                        {message_queue_len, '$7'}],
-                 {{'$8', '$9', none}, '$4'}}, [],
-                [#{pid => '$1', registered_name => '$2', initial_call => '$8',
-                   current_function => '$3', module => '$9', reductions => '$4',
-                   cpu_share => Share, memory_bytes => '$6', message_queue_len => '$7'}]}])
+               Shared([{'>', '$4', max(1, Work)}], 1.0),
+               Shared([], Share)])
 end,
 %% The first TopN processes of a candidate list ([{Value, Pid}], best first)
 %% that are not an observer's: {Maps, [{Kind, Pid}], S} (S keeps the cache).
@@ -448,7 +457,9 @@ end,
 %% is the session process's own reductions (part of `reds`), so that the
 %% snapshot can say how much of the node's work was the observer's.
 Totals = fun() ->
-    {Reds, _} = erlang:statistics(reductions),
+    %% exact: statistics(reductions) leaves out the running processes'
+    %% current slices, and our own count includes ours
+    {Reds, _} = erlang:statistics(exact_reductions),
     {reductions, OwnReds} = erlang:process_info(self(), reductions),
     {GcCount, GcWords, _} = erlang:statistics(garbage_collection),
     {{input, In}, {output, Out}} = erlang:statistics(io),
@@ -618,7 +629,8 @@ DutyOff = fun(S, M) ->
     T0 = NowUs(),
     catch CcPattern(M, false),
     T1 = NowUs(),
-    S2 = DutyBarrier(DutyExpose(S1, M, T1 - Since), M,
+    S2 = DutyBarrier(DutyExpose(S1#{o_waited_us => maps:get(o_waited_us, S1, 0) + (T1 - T0)},
+                                M, T1 - Since), M,
                      (T1 - T0) + maps:get(M, maps:get(d_setus, S1), 0)),
     Cycle = maps:get(d_cycle_us, S2),
     Allowed = maps:get(M, maps:get(d_fracs, S2)) * Cycle + maps:get(M, maps:get(d_bar, S2), 0),
@@ -648,7 +660,9 @@ DutyCycle = fun(S) ->
                         end, #{}, OnMods),
     S2 = lists:foldl(fun(M, SA) ->
                          SA#{d_onset => (maps:get(d_onset, SA))#{M => DutyOpen(M, SA, C0)}}
-                     end, S1#{d_setus => maps:merge(maps:get(d_setus, S1), SetUs)}, OnMods),
+                     end, S1#{d_setus => maps:merge(maps:get(d_setus, S1), SetUs),
+                              o_waited_us => maps:get(o_waited_us, S1, 0) +
+                                             lists:sum(maps:values(SetUs))}, OnMods),
     Pending = lists:keysort(1, [{element(1, maps:get(M, maps:get(d_onset, S2)))
                                  + max(DutyMinOnUs, round(maps:get(M, Fracs) * Cycle)), M}
                                 || M <- OnMods]),
@@ -1161,10 +1175,16 @@ SampleScan = fun(S, Start) ->
     RanPids = MsRun(RanAll, MsCandidate),
     Scans = maps:get(scans, S, 0),
     Full = Scans rem HeapFullEvery =:= 0 orelse 4 * length(RanPids) > length(Pids),
-    Heaps = WithoutMine(HeapScan(Pids, RanPids, maps:get(heaps, S, []), Scans), Mine),
-    Queues = WithoutMine(QueueScan(Pids, RanPids, maps:get(queues, S, []), Full), Mine),
+    {Heaps0, HeapFloor} = HeapScan(Pids, RanPids, {maps:get(heaps, S, []),
+                                                   maps:get(heap_floor, S, 0)}, Scans),
+    Heaps = WithoutMine(Heaps0, Mine),
+    %% a runnable process that was not scheduled did not run, but its queue
+    %% may have grown: on a node with a run queue every queue is read
+    QueuesFull = Full orelse erlang:statistics(total_run_queue_lengths) > 0,
+    Queues = WithoutMine(QueueScan(Pids, RanPids, maps:get(queues, S, []), QueuesFull), Mine),
     #{pids => Pids, reds => Reds, partial => Partial orelse length(All) > ScanCap,
       count => Count, all => length(All), ran => RanAll, heaps => Heaps, queues => Queues,
+      heap_floor => HeapFloor,
       hot => lists:sublist(lists:reverse(lists:sort(RanAll)), TopRN + maps:get(ct_keep, S, 0))}
 end,
 %% The node's totals over the window and the three top lists (observers'
@@ -1293,6 +1313,7 @@ Sample = fun(S) ->
         sample_us => ScanUs,
         errors => ScanNote(Sc) ++ PauseNote}),
     {Reply, S5#{prev => {maps:get(pids, Sc), maps:get(reds, Sc)}, heaps => maps:get(heaps, Sc),
+                heap_floor => maps:get(heap_floor, Sc), others_pids => [P || {_, P, _} <- Others],
                 queues => maps:get(queues, Sc), hot => maps:get(hot, Sc), totals => T,
                 scans => maps:get(scans, S, 0) + 1}}
 end,
@@ -1477,7 +1498,7 @@ CtWrap = fun({Reply, S1}, S0) ->
     case {maps:get(call_time, S1, undefined), Reply} of
         {undefined, _} -> {Reply, S1};
         {Ct, #{errors := Errors}} ->
-            Exclude = maps:get(mine, S1),
+            Exclude = maps:get(mine, S1) ++ maps:get(others_pids, S1, []),
             NodeReds = case Reply of
                            #{reductions := #{delta := RD}} when is_integer(RD) -> RD;
                            _ -> 0
@@ -1542,7 +1563,7 @@ end,
 
 %% S after F(S), with the time F took (less the pattern barriers it waited
 %% in: the session is scheduled out there) added to the observer's Key.
-BarrierUs = fun(S) -> case maps:get(d_barrier, S, {0, 0}) of {_, BUs} -> BUs; _ -> 0 end end,
+BarrierUs = fun(S) -> maps:get(o_waited_us, S, 0) end,
 Charge = fun(Key, S, F) ->
     U0 = erlang:monotonic_time(microsecond),
     B0 = BarrierUs(S),
@@ -1568,7 +1589,14 @@ Loop = fun Loop(S) ->
         {giulia, Ref, sample} ->
             SQ = Charge(o_duty_us, S, DutyQuiet),
             DutyPrio andalso process_flag(priority, normal),
-            {Reply, S2} = try CtWrap(Sample(SQ), SQ)
+            {Reply, S2} = try
+                              Sampled = Sample(SQ),
+                              CtU0 = erlang:monotonic_time(microsecond),
+                              {CtReply, CtS} = CtWrap(Sampled, SQ),
+                              %% call_time's reads and flag changes count in
+                              %% the next window's observer cost
+                              {CtReply, CtS#{o_other_us => maps:get(o_other_us, CtS, 0) +
+                                                 erlang:monotonic_time(microsecond) - CtU0}}
                           catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, SQ}
                           end,
             S3 = Charge(o_other_us, S2, fun(SS) -> Send({giulia, Ref, Reply}), SS end),
@@ -1609,7 +1637,12 @@ Loop = fun Loop(S) ->
                 Cleanup(S),
                 Send({giulia, 'end', lease_expired});
             false ->
-                Loop(Charge(o_duty_us, SampleStep(S), DutyStep))
+                %% the sampler's tick at normal priority; only the duty
+                %% steps run high
+                DutyPrio andalso process_flag(priority, normal),
+                S1 = SampleStep(S),
+                DutyPrio andalso process_flag(priority, high),
+                Loop(Charge(o_duty_us, S1, DutyStep))
         end
     end
 end,
