@@ -355,6 +355,61 @@ static void quiet_node_reads_as_quiet(void)
 	json_decref(g.snaps);
 }
 
+/* Under the default budget our patterns are off most of the time: a tool
+ * that starts counting a module we count (OTP's cprof here) is noticed at
+ * the next duty step, and the module is left to it: its counters keep
+ * counting, and our stop leaves its patterns in place. */
+static void a_counter_arriving_later_is_left_alone(void)
+{
+	struct ts_beam n;
+	node_start_ready(&n);
+	struct gathered g = {PTHREAD_MUTEX_INITIALIZER, json_array()};
+	struct obs_callbacks cb = {on_snapshot, on_end, &g};
+	struct obs_manager *m = NULL;
+	TH_ASSERT_OK(obs_manager_new(&cb, &m));
+	const char *mods[] = {"Hot", NULL};
+	struct obs_session_config cfg = {.node = n.name,
+	                                 .cookie = n.cookie,
+	                                 .interval_ms = 500,
+	                                 .trace_modules = mods,
+	                                 .overhead = OBS_OVERHEAD_DEFAULT};
+	char *id = NULL;
+	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	int64_t until = gi_clock_mono_ms() + WAIT_MS;
+	while (gathered_count(&g) < 3 && gi_clock_mono_ms() < until)
+		usleep(100000);
+	char *set = ts_beam_eval(&n, "cprof:start('Elixir.Hot').");
+	TH_ASSERT_MSG(set != NULL, "cprof:start failed");
+	free(set);
+	size_t from = gathered_count(&g);
+	until = gi_clock_mono_ms() + WAIT_MS;
+	bool said = false;
+	while (!said && gi_clock_mono_ms() < until) {
+		usleep(200000);
+		pthread_mutex_lock(&g.lock);
+		for (size_t i = from; i < json_array_size(g.snaps) && !said; i++) {
+			char *errors = json_dumps(json_object_get(json_array_get(g.snaps, i), "errors"), 0);
+			said = errors && strstr(errors, "call counting of Elixir.Hot stopped: another tool");
+			free(errors);
+		}
+		pthread_mutex_unlock(&g.lock);
+	}
+	TH_ASSERT_MSG(said, "no snapshot said that counting of Hot was left to cprof");
+	/* cprof's counters count on, through our stop */
+	TH_ASSERT_OK(obs_session_stop(m, n.name));
+	obs_manager_free(m);
+	gi_free(id);
+	ts_beam_wait_answer(&n,
+	                    "C0 = element(2, cprof:analyse('Elixir.Hot')), timer:sleep(300), "
+	                    "C1 = element(2, cprof:analyse('Elixir.Hot')), "
+	                    "{C1 > C0, erlang:trace_info({'Elixir.Hot', a, 1}, call_count) =/= "
+	                    "{call_count, false}}.",
+	                    "{true, true}", WAIT_MS, "lost cprof's counting");
+	char *r = ts_beam_eval(&n, "cprof:stop().");
+	free(r);
+	json_decref(g.snaps);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -362,6 +417,7 @@ int main(int argc, char **argv)
 	    TH_TEST(killed_call_time_trace_leaves_nothing),
 	    TH_TEST(killed_pulse_and_top_leave_nothing),
 	    TH_TEST(quiet_node_reads_as_quiet),
+	    TH_TEST(a_counter_arriving_later_is_left_alone),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_guest", tests);

@@ -583,6 +583,27 @@ DutyMark = fun(S) ->
                      true -> partial
                   end)
 end,
+%% Etiquette under the budget: while our patterns are off, another tool
+%% (a second observer, cprof) may set call_count on a module we count; and
+%% while they are on, it may restart the counters (the patterns are one
+%% breakpoint, shared). Either way we back off that module for the rest of
+%% the session, leave its patterns to the other tool (never set, never
+%% cleared by us again, the guardian told), and say so.
+MsHeld = MsCompile([{{call_count, '$1'}, [{'=/=', '$1', false}], [true]}]),
+DutyHeld = fun(MFAs) -> MsRun(CcInfo(MFAs), MsHeld) =/= [] end,
+DutyBackOff = fun(S, M, Why) ->
+    case maps:get(guardian, S) of
+        undefined -> ok;
+        G -> G ! {giulia_guardian, drop, M}
+    end,
+    Note = iolist_to_binary(io_lib:format(
+               "call counting of ~s stopped: another tool ~s; its patterns are left to it",
+               [M, Why])),
+    S#{d_fracs => (maps:get(d_fracs, S))#{M => 0},
+       d_backoff => [M | maps:get(d_backoff, S, [])],
+       d_notes => maps:get(d_notes, S, []) ++ [Note],
+       d_pending => lists:keydelete(M, 2, maps:get(d_pending, S, []))}
+end,
 %% The counters as they are (a plain read, no barrier).
 DutyRead = fun(M, MFAs) ->
     Counts = CcInfo(MFAs),
@@ -623,7 +644,7 @@ end,
 %% M's time: read, then clear (the counters go with the pattern), and push
 %% the next cycle back when this exposure ran past what the cycle allows (a
 %% slow barrier, a late timer), so that the exposure keeps to its fraction.
-DutyOff = fun(S, M) ->
+DutyOffClear = fun(S, M) ->
     S1 = DutyClose(DutyMark(S), M),
     {_, _, _, Since} = maps:get(M, maps:get(d_onset, S1)),
     T0 = NowUs(),
@@ -642,10 +663,28 @@ DutyOff = fun(S, M) ->
            end,
     DutyMarkAs(S2#{d_onset => maps:remove(M, maps:get(d_onset, S2)), d_next_c0 => Next}, partial)
 end,
+DutyOff = fun(S, M) ->
+    {_, _, CountsA, _} = maps:get(M, maps:get(d_onset, S)),
+    CountsB = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
+    case Cc() =:= legacy andalso lists:member(true, lists:zipwith(fun erlang:'<'/2,
+                                                                 CountsB, CountsA)) of
+        true ->
+            %% restarted under us: not cleared (it is the other tool's now)
+            DutyBackOff(S#{d_onset => maps:remove(M, maps:get(d_onset, S))}, M,
+                        "restarted its call counters");
+        false -> DutyOffClear(S, M)
+    end
+end,
 %% A cycle: every module with a fraction is set, and its counted interval
 %% opens when its set has returned; it closes after its fraction of the cycle.
 DutyCycle = fun(S) ->
-    S1 = DutyMark(S),
+    S0 = DutyMark(S),
+    Candidates = [M || {M, F} <- maps:to_list(maps:get(d_fracs, S0)), F > 0,
+                       not maps:is_key(M, maps:get(d_onset, S0))],
+    Taken = [M || M <- Candidates, Cc() =:= legacy,
+                  DutyHeld(maps:get(M, maps:get(d_mfas, S0)))],
+    S1 = lists:foldl(fun(M, SA) -> DutyBackOff(SA, M, "began counting its calls") end,
+                     S0, Taken),
     Fracs = maps:get(d_fracs, S1),
     OnMods = [M || {M, F} <- maps:to_list(Fracs), F > 0,
                    not maps:is_key(M, maps:get(d_onset, S1))],
@@ -800,8 +839,9 @@ DutySnapshot = fun(S, Util) ->
                     min(DutyCycleMaxUs,
                         lists:max([0 | [round(2 * BarAll / X)
                                         || {_, X} <- maps:to_list(Exposure), X > 0]]))),
+    Backoff = maps:get(d_backoff, S1, []),
     NewFracs = maps:from_list(
-                 [{M, case Paused of
+                 [{M, case Paused orelse lists:member(M, Backoff) of
                           true -> 0;
                           false -> max(DutyMinOnUs / NextCycle, X - BarAll / NextCycle)
                       end} || {M, X} <- maps:to_list(Exposure)]),
@@ -1250,7 +1290,8 @@ SampleTrace = fun(S3, Window, UtilRaw) ->
                                 [float(PU), float(PauseAbove)]))];
                        _ -> []
                    end,
-            {#{trace => (Base(DCalls))#{duty => DSection}}, Note, SD}
+            {#{trace => (Base(DCalls))#{duty => DSection}}, Note ++ maps:get(d_notes, SD, []),
+             SD#{d_notes => []}}
     end
 end,
 %% What the node is, now: counts against limits, memory, queues, ETS.
@@ -1549,7 +1590,8 @@ end,
 
 Cleanup = fun(S) ->
     CtStop(maps:get(call_time, S, undefined)),
-    ClearPatterns(Cc(), [M || {M, _} <- maps:get(traced, S)]),
+    ClearPatterns(Cc(), [M || {M, _} <- maps:get(traced, S),
+                              not lists:member(M, maps:get(d_backoff, S, []))]),
     case maps:get(swt_set, S) of
         true -> catch erlang:system_flag(scheduler_wall_time, false);
         false -> ok
@@ -1669,12 +1711,13 @@ Guardian = case Traced of
         erlang:spawn(fun() ->
             put(giulia_guardian, Id),
             MRef = erlang:monitor(process, Session),
-            Guard = fun Guard(CtSet) ->
+            Guard = fun Guard(CtSet, Ours) ->
                 receive
-                    {giulia_guardian, call_time, TS, CtMods} -> Guard({TS, CtMods});
+                    {giulia_guardian, call_time, TS, CtMods} -> Guard({TS, CtMods}, Ours);
+                    {giulia_guardian, drop, Dropped} -> Guard(CtSet, Ours -- [Dropped]);
                     {giulia_guardian, done} -> ok;
                     {'DOWN', MRef, process, _, _} ->
-                        ClearPatterns(CcTS, Mods),
+                        ClearPatterns(CcTS, Ours),
                         %% the runtime has dropped the `call` flags of the
                         %% processes the dead session traced; the patterns stay
                         case CtSet of
@@ -1683,7 +1726,7 @@ Guardian = case Traced of
                         end
                 end
             end,
-            Guard(none)
+            Guard(none, Mods)
         end)
 end,
 [CcPattern(M, true) || {M, _} <- Traced],
