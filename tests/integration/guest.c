@@ -388,8 +388,10 @@ static void a_counter_arriving_later_is_left_alone(void)
 		usleep(200000);
 		pthread_mutex_lock(&g.lock);
 		for (size_t i = from; i < json_array_size(g.snaps) && !said; i++) {
-			char *errors = json_dumps(json_object_get(json_array_get(g.snaps, i), "errors"), 0);
-			said = errors && strstr(errors, "call counting of Elixir.Hot stopped: another tool");
+			char *errors =
+			    json_dumps(json_object_get(json_array_get(g.snaps, i), "errors"), 0);
+			said = errors &&
+			       strstr(errors, "call counting of Elixir.Hot stopped: another tool");
 			free(errors);
 		}
 		pthread_mutex_unlock(&g.lock);
