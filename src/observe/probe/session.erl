@@ -203,8 +203,7 @@ ForeignTracers = fun() ->
     Procs ++ New ++ Seq ++ Mon ++ Prof
 end,
 
-%% Sorting helpers: lists of {Value, Pid}, largest first, at most TopN.
-Top = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), TopN) end,
+%% Sorting helper: a list of {Value, Pid}, largest first, at most Wide.
 Wide = max(50, 5 * TopN),
 TopWide = fun(L) -> lists:sublist(lists:reverse(lists:sort(L)), Wide) end,
 %% The reductions list keeps enough entries for the sampler's candidates and
