@@ -102,9 +102,9 @@ static double level_value(const char *metric, const struct obs_view *v)
 	if (strcmp(metric, "ets_tables") == 0)
 		return v->ets_count;
 	if (strcmp(metric, "memory_total") == 0)
-		return v->memory.total;
+		return v->memory.total - obs_view_observer_memory(v);
 	if (strcmp(metric, "memory_processes") == 0)
-		return v->memory.processes;
+		return v->memory.processes - obs_view_observer_memory(v);
 	if (strcmp(metric, "memory_binary") == 0)
 		return v->memory.binary;
 	if (strcmp(metric, "memory_ets") == 0)

@@ -323,6 +323,7 @@ static void observer(struct obs_view *v, const json_t *o)
 	x->busy_us = num(o, "busy_us");
 	x->other_processes = num(obj(o, "others"), "processes");
 	x->other_reductions = num(obj(o, "others"), "reductions");
+	x->memory = num(o, "memory");
 	x->sample_period_ms = num(o, "sample_period_ms");
 	x->sample_period_used_ms = num(o, "sample_period_used_ms");
 }
@@ -381,6 +382,7 @@ static void numbers_init(struct obs_view *v)
 	                 &v->observer.busy_us,
 	                 &v->observer.other_processes,
 	                 &v->observer.other_reductions,
+	                 &v->observer.memory,
 	                 &v->observer.sample_period_ms,
 	                 &v->observer.sample_period_used_ms,
 	                 &v->utilisation_observer};

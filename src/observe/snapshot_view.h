@@ -122,6 +122,7 @@ struct obs_view_observer {
 	bool within_budget;
 	double cost, budget, share, counting; /* NAN when absent */
 	double reductions, busy_us, other_processes, other_reductions;
+	double memory; /* bytes held by the observer's processes at the sample */
 	double sample_period_ms, sample_period_used_ms; /* the period asked for, and used */
 };
 
@@ -169,6 +170,15 @@ struct obs_view {
 	double run_queue_per[OBS_VIEW_MAX_SCHEDULERS];
 	struct obs_view_ets ets_top[OBS_VIEW_MAX_ETS];
 };
+
+/* The bytes the observer's own processes hold (0 when the snapshot does not
+ * say): the node's memory figures (history, trends, alerts) leave them out,
+ * so that the observer warming up never reads as the node growing. */
+static inline double obs_view_observer_memory(const struct obs_view *v)
+{
+	double m = v->observer.memory;
+	return m > 0 && m < 1e300 ? m : 0; /* NAN compares false */
+}
 
 /* Fills `out` from `snapshot` (borrowed; the view takes its own reference,
  * released by obs_view_destroy). Errors: GI_EINVAL when `snapshot` is not an

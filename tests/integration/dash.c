@@ -37,8 +37,18 @@ static int port_of(const char *url)
 /* Sends `request` (HTTP/1.0: no chunked framing, the server closes) to
  * 127.0.0.1:port and reads the answer into `out` until the server closes,
  * `events` SSE events ("\n\n" after an "id:") have arrived, or `wait_ms`. */
-static void http10(int port, const char *request, int events, int wait_ms, struct gi_buf *out)
+/* Sends `request` and reads the answer into `out` until `events` events
+ * (of type `kind`, or of any type when it is NULL) have come, the peer
+ * closes, or `wait_ms` passes. Counting one type matters: an alert may
+ * come between two snapshots. */
+static void http10(int port, const char *request, const char *kind, int events, int wait_ms,
+                   struct gi_buf *out)
 {
+	char mark[64];
+	if (kind)
+		snprintf(mark, sizeof(mark), "\nevent: %s\n", kind);
+	else
+		snprintf(mark, sizeof(mark), "\nid: ");
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	TH_ASSERT(fd >= 0);
 	struct sockaddr_in a;
@@ -53,8 +63,8 @@ static void http10(int port, const char *request, int events, int wait_ms, struc
 	for (;;) {
 		if (events > 0) {
 			int seen = 0;
-			for (const char *p = strstr(gi_buf_str(out), "\nid: "); p;
-			     p = strstr(p + 1, "\nid: "))
+			for (const char *p = strstr(gi_buf_str(out), mark); p;
+			     p = strstr(p + 1, mark))
 				seen++;
 			if (seen >= events)
 				break;
@@ -77,7 +87,7 @@ static void get(int port, const char *path, const char *headers, struct gi_buf *
 {
 	char req[2048];
 	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n%s\r\n", path, headers ? headers : "");
-	http10(port, req, 0, 30000, out);
+	http10(port, req, NULL, 0, 30000, out);
 }
 
 static void page_is_served_with_a_strict_policy(void)
@@ -214,7 +224,7 @@ static void resume_loses_nothing(int port, const char *path)
 	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nAccept: text/event-stream\r\n\r\n", path);
 	struct gi_buf r;
 	gi_buf_init(&r, 0);
-	http10(port, req, 3, 60000, &r);
+	http10(port, req, "snapshot", 3, 60000, &r);
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&r), "Content-Type: text/event-stream");
 	long long seqs[64], last_id = 0;
 	int n = snapshot_seqs(gi_buf_str(&r), seqs, 64, &last_id);
@@ -225,7 +235,7 @@ static void resume_loses_nothing(int port, const char *path)
 	         "GET %s HTTP/1.0\r\nAccept: text/event-stream\r\nLast-Event-ID: %lld\r\n\r\n",
 	         path, last_id);
 	gi_buf_reset(&r);
-	http10(port, req, 4, 60000, &r);
+	http10(port, req, "snapshot", 4, 60000, &r);
 	long long id2 = 0;
 	n = snapshot_seqs(gi_buf_str(&r), seqs, 64, &id2);
 	TH_ASSERT_MSG(n >= 4, "%d snapshots after the reconnect", n);
@@ -257,13 +267,12 @@ static void stream_resumes_with_last_event_id(void)
 	struct gi_buf r;
 	gi_buf_init(&r, 0);
 	snprintf(req, sizeof(req), "GET /api/monitor/stream?node=%s HTTP/1.0\r\n\r\n", node.name);
-	http10(port_of(getenv("GIULIA_MONITOR_URL")), req, 2, 5000, &r);
+	http10(port_of(getenv("GIULIA_MONITOR_URL")), req, NULL, 2, 5000, &r);
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&r), "event: end\ndata: ");
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&r), "\"status\":\"complete\"");
 	gi_buf_destroy(&r);
 }
 
-/* Occurrences of `needle` in `hay`. */
 /* Follows the stream of `node` across reconnects (each resumes with the
  * last id seen: every event lands in `out` once) until `needle` shows in
  * what was read, at most 30 s. */
@@ -279,7 +288,7 @@ static void follow_until(int port, const char *node, long long *last_id, const c
 		         node, *last_id);
 		struct gi_buf chunk;
 		gi_buf_init(&chunk, 0);
-		http10(port, req, 3, 2000, &chunk);
+		http10(port, req, NULL, 3, 2000, &chunk);
 		const char *body = strstr(gi_buf_str(&chunk), "\r\n\r\n");
 		if (body)
 			gi_buf_puts(out, body + 4);

@@ -152,6 +152,31 @@ static void alerts_fire_on_thresholds(void)
 	json_decref(hot);
 }
 
+/* The observer's own processes warming up (a session's heap growing from
+ * nothing on a small node) are not the node's memory growing: the memory
+ * figures of points and alerts leave them out. */
+static void observer_memory_is_not_the_nodes(void)
+{
+	json_t *pts = json_array();
+	for (int i = 0; i < 10; i++) {
+		/* 20 MB of node, the observer from 0.1 to 9.1 MB: +45% in all */
+		json_t *s = snap_at(i * 10, 2e7 + 1e6 * i, 0.2, 0);
+		json_object_set_new(s, "observer", json_pack("{s:f}", "memory", 1e5 + 1e6 * i));
+		json_array_append_new(pts, api_stats_point(s));
+		json_decref(s);
+	}
+	json_t *t = api_stats_metric_trend(pts, "memory_total");
+	TH_ASSERT_STR_EQ(direction(t), "stable");
+	json_decref(t);
+	json_t *last = snap_at(90, 2.9e7, 0.2, 0);
+	json_object_set_new(last, "observer", json_pack("{s:f}", "memory", 9.1e6));
+	json_t *a = api_stats_alerts(last, pts);
+	TH_ASSERT(!has_alert(a, "memory_total", "warning"));
+	json_decref(a);
+	json_decref(last);
+	json_decref(pts);
+}
+
 static void hot_modules_are_aggregated_and_ranked(void)
 {
 	json_t *s = snap_at(0, 1e8, 0.2, 0);
@@ -291,6 +316,7 @@ int main(int argc, char **argv)
 	    TH_TEST(point_has_every_metric),
 	    TH_TEST(trend_directions),
 	    TH_TEST(alerts_fire_on_thresholds),
+	    TH_TEST(observer_memory_is_not_the_nodes),
 	    TH_TEST(hot_modules_are_aggregated_and_ranked),
 	    TH_TEST(hot_modules_text_is_the_json_list),
 	    TH_TEST(compact_history_matches_the_json_points),

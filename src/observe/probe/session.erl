@@ -1168,6 +1168,8 @@ Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
                 share_reductions => RedsShare, counting => Counting,
                 counting_budget => CountBudget, counting_full => Full,
                 reductions => Own, processes => length(maps:get(mine, S)),
+                memory => lists:sum([M || P <- maps:get(mine, S),
+                                          {memory, M} <- [erlang:process_info(P, memory)]]),
                 pids => maps:get(mine, S),
                 scan_us => maps:get(scan_us, S, 0), sampler_us => maps:get(s_tick_us, S, 0),
                 duty_us => maps:get(o_duty_us, S, 0), other_us => maps:get(o_other_us, S, 0),
