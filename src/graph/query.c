@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/str.h"
+#include "graph/args.h"
 #include "graph/graph.h"
 #include "graph/contracts.h"
 #include "graph/xref.h"
@@ -46,23 +47,6 @@ struct kg_db {
 	struct kg_word_vectors *vectors;
 	bool refresh; /* kg_db_refresh_on_query */
 };
-
-static _Thread_local char query_error[512];
-static _Thread_local bool query_error_set;
-
-void kg_query_fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(query_error, sizeof(query_error), fmt, ap);
-	va_end(ap);
-	query_error_set = true;
-}
-
-const char *kg_query_error_message(void)
-{
-	return query_error_set ? query_error : NULL;
-}
 
 char *kg_db_default_path(const char *root)
 {
@@ -1721,7 +1705,7 @@ static const struct {
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)
 {
 	*out = NULL;
-	query_error_set = false;
+	kg_query_fail_reset();
 	if (!db || !name)
 		return GI_EINVAL;
 	query_fn fn = NULL;

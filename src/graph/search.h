@@ -101,8 +101,4 @@ void kg_search_terms(const char *text, size_t len, void (*fn)(void *ctx, const c
  * or callers up to `depth` hops. Fills `out` (docs/SEARCH.md "Preflight"). */
 int kg_preflight(const struct kg_graph *g, int module, int function, int depth, json_t *out);
 
-/* Records the message kg_query_error_message() returns for the failing
- * query on this thread (query.c). */
-void kg_query_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 #endif
