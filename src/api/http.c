@@ -142,41 +142,7 @@ bool api_node_name_valid(const char *s)
 
 int api_status_for(int gi_error)
 {
-	switch (gi_error) {
-	case 0:
-		return 200;
-	case GI_EINVAL:
-	case GI_EPARSE:
-	case GI_ENOCOOKIE: /* the request (or the daemon's environment) lacks the cookie */
-		return 400;
-	case GI_EDENIED:
-		return 403;
-	case GI_ENOTFOUND:
-	case GI_ENOENT:
-	case GI_ENONODE:
-		return 404;
-	case GI_EEXIST:
-	case GI_EBUSY:
-		return 409;
-	case GI_ETOOBIG:
-		return 413;
-	case GI_EUNSUPPORTED:
-		return 501;
-	case GI_ECONNECT:
-	case GI_EEPMD:
-	case GI_ECOOKIE:
-	case GI_EHANDSHAKE:
-	case GI_ENAMEREFUSED:
-	case GI_ENODEDOWN:
-	case GI_EBADRPC:
-	case GI_EOTPVERSION:
-	case GI_EHTTP:
-		return 502;
-	case GI_ETIMEOUT:
-		return 504;
-	default:
-		return 500;
-	}
+	return gi_error_http_status(gi_error);
 }
 
 int api_listen_parse(const char *listen, char addr[64], int *port)
