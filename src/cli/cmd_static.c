@@ -304,6 +304,11 @@ static int cmd_index(int argc, char **argv)
 			        gi_strerror(rc));
 		return cli_exit_code_for(rc);
 	}
+	/* The graph snapshot for the cold queries that follow (best effort). */
+	struct kg_db *sdb = NULL;
+	if (kg_db_open(json_string_value(json_object_get(summary, "db")), false, &sdb) == 0)
+		kg_db_snapshot_update(sdb);
+	kg_db_close(sdb);
 	if (o.json) {
 		json_print(summary);
 	} else {

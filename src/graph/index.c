@@ -572,6 +572,21 @@ static int deleted_remove(struct st_db *db, struct gi_map *known, int *removed)
 	return 0;
 }
 
+/* Counts the index's writes in meta "generation", in the write's own
+ * transaction: the graph snapshot (kg_db_snapshot_stamp) is tied to it. */
+static int generation_bump(struct st_db *db)
+{
+	char *v = NULL;
+	int rc = st_meta_get(db, "generation", &v);
+	long long n = v ? strtoll(v, NULL, 10) : 0;
+	gi_free(v);
+	if (rc)
+		return rc;
+	char next[32];
+	snprintf(next, sizeof(next), "%lld", n + 1);
+	return st_meta_set(db, "generation", next);
+}
+
 /* The index directory `dir` (ROOT/.giulia) ignores itself in git, so that
  * an indexed repository's `git status` stays clean. Best effort. */
 static void gitignore_ensure(const char *dir)
@@ -662,6 +677,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 			snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());
 			rc = st_meta_set(db, "indexed_at_ms", now);
 		}
+		if (!rc)
+			rc = generation_bump(db);
 		if (!rc)
 			rc = st_commit(db);
 		else

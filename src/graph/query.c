@@ -20,6 +20,8 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/hash.h"
+#include "base/log.h"
 #include "base/str.h"
 #include "graph/graph.h"
 #include "graph/contracts.h"
@@ -125,6 +127,79 @@ static const char *db_refresh(struct kg_db *db)
 	return why;
 }
 
+static int graph_get(struct kg_db *db, struct kg_graph **out);
+
+/* The stamp of the database's contents for its graph snapshot: its index
+ * generation and the time of its last write (meta), so that a write by a
+ * Giulia that did not count generations still changes it. False when the
+ * database was never written by an index. */
+static bool snapshot_stamp(struct kg_db *db, uint64_t *stamp)
+{
+	/* GIULIA_GRAPH_SNAPSHOT=0: never read nor write one (tests and
+	 * benches compare both paths). */
+	const char *env = getenv("GIULIA_GRAPH_SNAPSHOT");
+	if (env && strcmp(env, "0") == 0)
+		return false;
+	char *generation = NULL, *at = NULL;
+	bool ok = st_meta_get(db->store, "generation", &generation) == 0 &&
+	          st_meta_get(db->store, "indexed_at_ms", &at) == 0 && at;
+	if (ok) {
+		/* An index of a Giulia that counted no generations: its time alone. */
+		const char *gen = generation ? generation : "0";
+		uint64_t h = gi_hash64(gen, strlen(gen), GI_HASH_SEED);
+		*stamp = gi_hash64(at, strlen(at), h);
+	}
+	gi_free(generation);
+	gi_free(at);
+	return ok;
+}
+
+/* The graph of the database: from its snapshot (DB.graph) when that is of
+ * the same contents, else from the rows, and then the snapshot is written
+ * for the next process (best effort: a read-only directory just has none). */
+static int graph_open(struct kg_db *db, struct kg_graph **out)
+{
+	uint64_t stamp = 0;
+	bool stamped = snapshot_stamp(db, &stamp);
+	struct gi_buf path;
+	gi_buf_init(&path, 0);
+	gi_buf_printf(&path, "%s.graph", db->path);
+	int rc = GI_ENOENT;
+	if (stamped) {
+		rc = kg_graph_snapshot_read(gi_buf_str(&path), stamp, out);
+		if (rc && rc != GI_ENOENT)
+			gi_log_debug("query", "graph snapshot %s not used (%s): loading the index",
+			             gi_buf_str(&path), gi_strerror(rc));
+	}
+	if (rc) {
+		rc = kg_graph_load(db->store, out);
+		if (!rc && stamped) {
+			int wrc = kg_graph_snapshot_write(*out, stamp, gi_buf_str(&path));
+			if (wrc)
+				gi_log_debug("query", "graph snapshot %s not written: %s",
+				             gi_buf_str(&path), gi_strerror(wrc));
+		}
+	}
+	gi_buf_destroy(&path);
+	return rc;
+}
+
+int kg_db_snapshot_update(struct kg_db *db)
+{
+	uint64_t stamp = 0;
+	if (!snapshot_stamp(db, &stamp))
+		return 0;
+	struct gi_buf path;
+	gi_buf_init(&path, 0);
+	gi_buf_printf(&path, "%s.graph", db->path);
+	bool current = kg_graph_snapshot_current(gi_buf_str(&path), stamp);
+	gi_buf_destroy(&path);
+	if (current)
+		return 0;
+	struct kg_graph *g = NULL;
+	return graph_get(db, &g);
+}
+
 /* Loads the graph, or reloads it when the database changed underneath. */
 static int graph_get(struct kg_db *db, struct kg_graph **out)
 {
@@ -134,7 +209,7 @@ static int graph_get(struct kg_db *db, struct kg_graph **out)
 		return rc;
 	if (!db->graph || version != db->version) {
 		struct kg_graph *g = NULL;
-		rc = kg_graph_load(db->store, &g);
+		rc = graph_open(db, &g);
 		if (rc)
 			return rc;
 		kg_word_vectors_free(db->vectors);
