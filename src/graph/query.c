@@ -47,6 +47,8 @@ struct kg_db {
 	struct kg_search_index *search;
 	struct kg_word_vectors *vectors;
 	bool refresh; /* kg_db_refresh_on_query */
+	/* Where `graph` came from: "snapshot" (DB.graph) or "index" (the rows). */
+	const char *graph_source;
 };
 
 static _Thread_local char query_error[512];
@@ -171,7 +173,9 @@ static int graph_open(struct kg_db *db, struct kg_graph **out)
 			gi_log_debug("query", "graph snapshot %s not used (%s): loading the index",
 			             gi_buf_str(&path), gi_strerror(rc));
 	}
+	db->graph_source = "snapshot";
 	if (rc) {
+		db->graph_source = "index";
 		rc = kg_graph_load(db->store, out);
 		if (!rc && stamped) {
 			int wrc = kg_graph_snapshot_write(*out, stamp, gi_buf_str(&path));
@@ -499,6 +503,7 @@ static int q_status(struct kg_db *db, const struct kg_graph *g, const struct kg_
 	set_str(out, "db", db->path);
 	set_int(out, "indexed_at_ms", at_ms);
 	set_int(out, "schema_version", ST_SCHEMA_VERSION);
+	set_str(out, "graph_source", db->graph_source);
 	gi_free(root);
 	gi_free(at);
 	return 0;

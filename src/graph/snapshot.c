@@ -80,6 +80,11 @@ static uint64_t checksum(const unsigned char *p, size_t len)
 	return h;
 }
 
+uint64_t kg_graph_snapshot_checksum(const void *body, size_t len)
+{
+	return checksum(body, len);
+}
+
 /* ---- writing -------------------------------------------------------------- */
 
 struct writer {
