@@ -721,7 +721,7 @@ int kg_graph_snapshot_read(const char *path, uint64_t stamp, struct kg_graph **o
 		return rc;
 	}
 	size_t len = (size_t)st.st_size;
-	void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
 		return GI_EIO;
