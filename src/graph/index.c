@@ -689,7 +689,7 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 			goto done;
 	}
 	json_t *summary = json_object();
-	rc = st_summary_fill(db, summary);
+	rc = opt && opt->no_counts ? 0 : st_summary_fill(db, summary);
 	if (rc) {
 		json_decref(summary);
 		goto done;

@@ -117,7 +117,7 @@ static const char *db_refresh(struct kg_db *db)
 	if (st_meta_get(db->store, "root", &root) != 0 || !root)
 		return NULL; /* never indexed from a source tree: nothing to compare */
 	const char *why = NULL;
-	struct kg_index_options opt = {.sources_only = true, .jobs = 2};
+	struct kg_index_options opt = {.sources_only = true, .jobs = 2, .no_counts = true};
 	json_t *summary = NULL;
 	int rc = kg_index_project(root, db->path, &opt, &summary);
 	if (rc == GI_ENOENT)

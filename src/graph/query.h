@@ -30,6 +30,10 @@ struct kg_index_options {
 	 * object code is read, and the object code indexed before (stored
 	 * under absolute paths) is kept. */
 	bool sources_only;
+	/* The summary leaves out the database's counts (files, modules,
+	 * functions, edges, parse_errors, skipped): a query's refresh discards
+	 * them, and counting costs more than the check itself. */
+	bool no_counts;
 };
 
 /* Indexes the project at `root` (absolute or relative; canonicalised) into the
