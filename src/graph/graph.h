@@ -235,6 +235,21 @@ int kg_graph_snapshot_write(const struct kg_graph *g, uint64_t stamp, const char
  * GI_EDBVERSION: another format, byte order or stamp (stale); GI_ECORRUPT:
  * truncated or damaged. */
 int kg_graph_snapshot_read(const char *path, uint64_t stamp, struct kg_graph **out);
+/* The file layer both snapshots share (the graph's, and the search
+ * index's in graph/search.c): a 40-byte header (`magic`, 8 bytes; format;
+ * byte-order mark; stamp; body length; checksum) and a body. Written
+ * atomically (a temporary file renamed over `path`). */
+int kg_snapshot_file_write(const char *path, const char *magic, uint32_t format, uint64_t stamp,
+                           const void *body, size_t len);
+/* Checks the header of the `len` bytes at `data` and sets the body's place;
+ * GI_EDBVERSION for another format, byte order or stamp, GI_ECORRUPT for
+ * another magic, a truncated file or a checksum that does not match. */
+int kg_snapshot_file_check(const void *data, size_t len, const char *magic, uint32_t format,
+                           uint64_t stamp, const unsigned char **body, size_t *body_len);
+/* Maps `path` read-only (at most KG_SNAPSHOT_MAX bytes): GI_ENOENT when
+ * absent. Release with kg_snapshot_file_unmap. */
+int kg_snapshot_file_map(const char *path, void **map, size_t *len);
+void kg_snapshot_file_unmap(void *map, size_t len);
 /* The checksum the header holds of a body of `len` bytes (the fuzz target
  * makes headers with it, to reach the body's reader). */
 uint64_t kg_graph_snapshot_checksum(const void *body, size_t len);

@@ -49,6 +49,10 @@ struct kg_db {
 	bool refresh; /* kg_db_refresh_on_query */
 	/* Where `graph` came from: "snapshot" (DB.graph) or "index" (the rows). */
 	const char *graph_source;
+	/* The stamp `graph` was read or written under (graph_open), for the
+	 * search index's file; graph_stamped false: none (snapshots off). */
+	uint64_t graph_stamp;
+	bool graph_stamped;
 };
 
 static _Thread_local char query_error[512];
@@ -163,6 +167,8 @@ static int graph_open(struct kg_db *db, struct kg_graph **out)
 {
 	uint64_t stamp = 0;
 	bool stamped = snapshot_stamp(db, &stamp);
+	db->graph_stamp = stamp;
+	db->graph_stamped = stamped;
 	struct gi_buf path;
 	gi_buf_init(&path, 0);
 	gi_buf_printf(&path, "%s.graph", db->path);
@@ -1525,16 +1531,47 @@ static int search_vectors_load(struct kg_db *db)
 	return rc;
 }
 
+/* search_code's index of `g`: from DB.search when that file is of the
+ * graph's stamp, else built (reading the documentation in the sources) and
+ * written there for the next process (best effort). */
+static int search_index_open(struct kg_db *db, const struct kg_graph *g)
+{
+	struct gi_buf path;
+	gi_buf_init(&path, 0);
+	gi_buf_printf(&path, "%s.search", db->path);
+	int rc = GI_ENOENT;
+	if (db->graph_stamped) {
+		rc = kg_search_index_read(gi_buf_str(&path), db->graph_stamp, g, &db->search);
+		if (rc && rc != GI_ENOENT)
+			gi_log_debug("query", "search snapshot %s not used (%s): building it",
+			             gi_buf_str(&path), gi_strerror(rc));
+	}
+	if (rc) {
+		char *root = NULL;
+		rc = st_meta_get(db->store, "root", &root);
+		if (!rc) {
+			db->search = kg_search_index_build(g, root);
+			if (db->graph_stamped) {
+				int wrc = kg_search_index_write(db->search, db->graph_stamp,
+				                                gi_buf_str(&path));
+				if (wrc)
+					gi_log_debug("query", "search snapshot %s not written: %s",
+					             gi_buf_str(&path), gi_strerror(wrc));
+			}
+		}
+		gi_free(root);
+	}
+	gi_buf_destroy(&path);
+	return rc;
+}
+
 static int q_search_code(struct kg_db *db, const struct kg_graph *g,
                          const struct kg_query_params *p, json_t *out)
 {
 	if (!db->search) {
-		char *root = NULL;
-		int rc = st_meta_get(db->store, "root", &root);
+		int rc = search_index_open(db, g);
 		if (rc)
 			return rc;
-		db->search = kg_search_index_build(g, root);
-		gi_free(root);
 	}
 	int mode = kg_search_code_mode(p);
 	if (mode < 0)

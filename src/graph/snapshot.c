@@ -301,42 +301,31 @@ static void body_write(struct writer *w, const struct kg_graph *g)
 	gi_buf_destroy(&records);
 }
 
-int kg_graph_snapshot_write(const struct kg_graph *g, uint64_t stamp, const char *path)
+int kg_snapshot_file_write(const char *path, const char *magic, uint32_t format, uint64_t stamp,
+                           const void *body, size_t len)
 {
-	struct writer w = {.rc = 0};
-	gi_buf_init(&w.out, 0);
-	gi_buf_init(&w.blob, 0);
-	gi_map_init(&w.offsets);
 	char tmp[4096];
-	int fd = -1;
-	body_write(&w, g);
-	int rc = w.rc;
-	if (!rc && (w.out.len > KG_SNAPSHOT_MAX - HEADER_LEN || w.blob.len >= UINT32_MAX))
-		rc = GI_ETOOBIG;
-	if (!rc &&
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= sizeof(tmp))
-		rc = GI_ETOOBIG;
-	if (rc)
-		goto done;
+	if (len > KG_SNAPSHOT_MAX - HEADER_LEN)
+		return GI_ETOOBIG;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= sizeof(tmp))
+		return GI_ETOOBIG;
 	unsigned char header[HEADER_LEN];
-	const uint32_t format = KG_SNAPSHOT_FORMAT, mark = BYTE_ORDER_MARK;
-	const uint64_t body_len = w.out.len,
-	               sum = checksum((const unsigned char *)w.out.data, w.out.len);
-	memcpy(header, MAGIC, 8);
+	const uint32_t mark = BYTE_ORDER_MARK;
+	const uint64_t body_len = len, sum = checksum(body, len);
+	memcpy(header, magic, 8);
 	memcpy(header + 8, &format, 4);
 	memcpy(header + 12, &mark, 4);
 	memcpy(header + 16, &stamp, 8);
 	memcpy(header + 24, &body_len, 8);
 	memcpy(header + 32, &sum, 8);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = errno == EACCES || errno == EROFS ? GI_EDENIED : GI_EIO;
-		goto done;
-	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno == EACCES || errno == EROFS ? GI_EDENIED : GI_EIO;
+	int rc = 0;
 	const struct {
 		const void *p;
 		size_t len;
-	} parts[] = {{header, sizeof(header)}, {w.out.data, w.out.len}};
+	} parts[] = {{header, sizeof(header)}, {body, len}};
 	for (size_t i = 0; i < 2 && !rc; i++) {
 		const char *p = parts[i].p;
 		for (size_t left = parts[i].len; left > 0;) {
@@ -357,7 +346,22 @@ int kg_graph_snapshot_write(const struct kg_graph *g, uint64_t stamp, const char
 		rc = GI_EIO;
 	if (rc)
 		unlink(tmp);
-done:
+	return rc;
+}
+
+int kg_graph_snapshot_write(const struct kg_graph *g, uint64_t stamp, const char *path)
+{
+	struct writer w = {.rc = 0};
+	gi_buf_init(&w.out, 0);
+	gi_buf_init(&w.blob, 0);
+	gi_map_init(&w.offsets);
+	body_write(&w, g);
+	int rc = w.rc;
+	if (!rc && w.blob.len >= UINT32_MAX)
+		rc = GI_ETOOBIG;
+	if (!rc)
+		rc = kg_snapshot_file_write(path, MAGIC, KG_SNAPSHOT_FORMAT, stamp, w.out.data,
+		                            w.out.len);
 	gi_map_destroy(&w.offsets);
 	gi_buf_destroy(&w.blob);
 	gi_buf_destroy(&w.out);
@@ -674,26 +678,42 @@ static int body_read(struct reader *r, struct kg_graph *g)
 	return 0;
 }
 
+int kg_snapshot_file_check(const void *data, size_t len, const char *magic, uint32_t format,
+                           uint64_t stamp, const unsigned char **body, size_t *body_len)
+{
+	const unsigned char *p = data;
+	*body = NULL;
+	*body_len = 0;
+	if (len < HEADER_LEN || memcmp(p, magic, 8) != 0)
+		return GI_ECORRUPT;
+	uint32_t file_format, mark;
+	uint64_t file_stamp, file_len, sum;
+	memcpy(&file_format, p + 8, 4);
+	memcpy(&mark, p + 12, 4);
+	memcpy(&file_stamp, p + 16, 8);
+	memcpy(&file_len, p + 24, 8);
+	memcpy(&sum, p + 32, 8);
+	if (file_format != format || mark != BYTE_ORDER_MARK || file_stamp != stamp)
+		return GI_EDBVERSION;
+	if (file_len != len - HEADER_LEN || checksum(p + HEADER_LEN, (size_t)file_len) != sum)
+		return GI_ECORRUPT;
+	*body = p + HEADER_LEN;
+	*body_len = (size_t)file_len;
+	return 0;
+}
+
 int kg_graph_snapshot_parse(const void *data, size_t len, uint64_t stamp, struct kg_graph **out)
 {
 	*out = NULL;
-	const unsigned char *p = data;
-	if (len < HEADER_LEN || memcmp(p, MAGIC, 8) != 0)
-		return GI_ECORRUPT;
-	uint32_t format, mark;
-	uint64_t file_stamp, body_len, sum;
-	memcpy(&format, p + 8, 4);
-	memcpy(&mark, p + 12, 4);
-	memcpy(&file_stamp, p + 16, 8);
-	memcpy(&body_len, p + 24, 8);
-	memcpy(&sum, p + 32, 8);
-	if (format != KG_SNAPSHOT_FORMAT || mark != BYTE_ORDER_MARK || file_stamp != stamp)
-		return GI_EDBVERSION;
-	if (body_len != len - HEADER_LEN || checksum(p + HEADER_LEN, (size_t)body_len) != sum)
-		return GI_ECORRUPT;
+	const unsigned char *body = NULL;
+	size_t body_len = 0;
+	int rc =
+	    kg_snapshot_file_check(data, len, MAGIC, KG_SNAPSHOT_FORMAT, stamp, &body, &body_len);
+	if (rc)
+		return rc;
 	struct kg_graph *g = kg_graph_new();
-	struct reader r = {.p = p + HEADER_LEN, .end = p + len};
-	int rc = body_read(&r, g);
+	struct reader r = {.p = body, .end = body + body_len};
+	rc = body_read(&r, g);
 	if (rc) {
 		kg_graph_free(g);
 		return rc;
@@ -702,9 +722,10 @@ int kg_graph_snapshot_parse(const void *data, size_t len, uint64_t stamp, struct
 	return 0;
 }
 
-int kg_graph_snapshot_read(const char *path, uint64_t stamp, struct kg_graph **out)
+int kg_snapshot_file_map(const char *path, void **map, size_t *len)
 {
-	*out = NULL;
+	*map = NULL;
+	*len = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? GI_ENOENT : GI_EIO;
@@ -716,17 +737,36 @@ int kg_graph_snapshot_read(const char *path, uint64_t stamp, struct kg_graph **o
 		rc = GI_ECORRUPT;
 	else if ((uint64_t)st.st_size > KG_SNAPSHOT_MAX)
 		rc = GI_ETOOBIG;
-	if (rc) {
-		close(fd);
-		return rc;
+	if (!rc) {
+		void *m =
+		    mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+		if (m == MAP_FAILED) {
+			rc = GI_EIO;
+		} else {
+			*map = m;
+			*len = (size_t)st.st_size;
+		}
 	}
-	size_t len = (size_t)st.st_size;
-	void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	close(fd);
-	if (map == MAP_FAILED)
-		return GI_EIO;
+	return rc;
+}
+
+void kg_snapshot_file_unmap(void *map, size_t len)
+{
+	if (map)
+		munmap(map, len);
+}
+
+int kg_graph_snapshot_read(const char *path, uint64_t stamp, struct kg_graph **out)
+{
+	*out = NULL;
+	void *map = NULL;
+	size_t len = 0;
+	int rc = kg_snapshot_file_map(path, &map, &len);
+	if (rc)
+		return rc;
 	rc = kg_graph_snapshot_parse(map, len, stamp, out);
-	munmap(map, len);
+	kg_snapshot_file_unmap(map, len);
 	return rc;
 }
 

@@ -5,7 +5,8 @@
  * fixture project and every query of its modules and functions; a snapshot
  * that is stale, of another format, truncated or damaged is refused with its
  * own error and the query answers from the rows; one edit of the project
- * makes the old snapshot stale.
+ * makes the old snapshot stale. The same for the search index's file
+ * (DB.search): search_code answers alike from it and from a fresh build.
  * needs:
  */
 #include <jansson.h>
@@ -19,6 +20,7 @@
 #include "base/fs.h"
 #include "graph/graph.h"
 #include "graph/query.h"
+#include "graph/search.h"
 #include "harness.h"
 
 static const char *const PROJECTS[] = {"shop",  "web",    "deadcode", "contracts", "xref",
@@ -105,6 +107,19 @@ static char *answers(const char *db_path, char *source, size_t source_len)
 			answer(db, "function_details", name, na, all);
 			answer(db, "impact", name, na, all);
 		}
+	}
+	static const char *const searches[] = {
+	    "cart total", "log a message", "insert row", "render page", "parse", "x", NULL};
+	for (const char *const *q = searches; *q; q++) {
+		struct kg_query_params p = {0};
+		json_t *args = json_pack("{s:s, s:i}", "query", *q, "limit", 50);
+		p.args = args;
+		json_t *r = NULL;
+		int rc = kg_query(db, "search_code", &p, &r);
+		json_decref(args);
+		char key[1024];
+		snprintf(key, sizeof(key), "search_code %s", *q);
+		json_object_set_new(all, key, r ? r : json_integer(rc));
 	}
 	json_t *st = NULL;
 	TH_ASSERT_OK(kg_query(db, "status", NULL, &st));
@@ -254,6 +269,69 @@ static void damaged_snapshot_falls_back(void)
 	free(want);
 }
 
+/* The search index's file: written by the first search_code, read by the
+ * next process with the same answers, refused when damaged or stale. */
+static void search_snapshot_falls_back(void)
+{
+	char db_path[4096], source[32], search[4200];
+	index_fixture("notes", db_path, sizeof(db_path));
+	char *want = reference_answers(db_path);
+	snprintf(search, sizeof(search), "%s.search", db_path);
+	struct stat sb;
+	TH_ASSERT(stat(search, &sb) != 0);
+	char *got = answers(db_path, source, sizeof(source)); /* writes both files */
+	TH_ASSERT(strcmp(want, got) == 0);
+	free(got);
+	TH_ASSERT_MSG(stat(search, &sb) == 0, "no search snapshot written");
+	got = answers(db_path, source, sizeof(source)); /* reads both */
+	TH_ASSERT_STR_EQ(source, "snapshot");
+	TH_ASSERT(strcmp(want, got) == 0);
+	free(got);
+
+	size_t len = 0;
+	char *good = file_read(search, &len);
+	uint64_t stamp;
+	memcpy(&stamp, good + 16, sizeof(stamp));
+	struct kg_db *db = NULL;
+	TH_ASSERT_OK(kg_db_open(db_path, false, &db));
+	json_t *r = NULL;
+	TH_ASSERT_OK(kg_query(db, "hubs", NULL, &r)); /* loads the graph */
+	json_decref(r);
+	kg_db_close(db);
+	struct kg_graph *g = NULL;
+	uint64_t gstamp;
+	size_t glen = 0;
+	char *graph = file_read(snapshot_path(db_path), &glen);
+	memcpy(&gstamp, graph + 16, sizeof(gstamp));
+	TH_ASSERT(gstamp == stamp);
+	TH_ASSERT_OK(kg_graph_snapshot_parse(graph, glen, gstamp, &g));
+	struct kg_search_index *ix = NULL;
+	TH_ASSERT_OK(kg_search_index_parse(good, len, stamp, g, &ix));
+	kg_search_index_free(ix);
+	TH_ASSERT_INT_EQ(kg_search_index_parse(good, len, stamp + 1, g, &ix), GI_EDBVERSION);
+	for (size_t cut = 0; cut < len; cut += len / 13 + 1)
+		TH_ASSERT_INT_EQ(kg_search_index_parse(good, cut, stamp, g, &ix), GI_ECORRUPT);
+	char *bad = malloc(len);
+	memcpy(bad, good, len);
+	bad[len - 3] ^= 0x40;
+	TH_ASSERT_INT_EQ(kg_search_index_parse(bad, len, stamp, g, &ix), GI_ECORRUPT);
+	TH_ASSERT(ix == NULL);
+	/* On disk, damaged: the next search rebuilds it with the same answers. */
+	file_write(search, bad, len);
+	got = answers(db_path, source, sizeof(source));
+	TH_ASSERT(strcmp(want, got) == 0);
+	free(got);
+	size_t again_len = 0;
+	char *again = file_read(search, &again_len);
+	TH_ASSERT(again_len == len && memcmp(again, good, len) == 0);
+	free(again);
+	kg_graph_free(g);
+	free(graph);
+	free(bad);
+	free(good);
+	free(want);
+}
+
 /* An edit indexed after the snapshot was written makes it stale: the next
  * cold query answers the new graph, not the snapshot's. */
 static void edit_makes_the_snapshot_stale(void)
@@ -294,6 +372,7 @@ int main(int argc, char **argv)
 	static const struct th_test tests[] = {
 	    TH_TEST(snapshot_answers_as_the_index),
 	    TH_TEST(damaged_snapshot_falls_back),
+	    TH_TEST(search_snapshot_falls_back),
 	    TH_TEST(edit_makes_the_snapshot_stale),
 	    TH_END,
 	};
