@@ -76,12 +76,11 @@ static void grow(struct gi_map *m)
 	gi_free(old);
 }
 
-static void *put(struct gi_map *m, const char *key, void *value, bool copy)
+static void *put(struct gi_map *m, const char *key, uint64_t h, void *value, bool copy)
 {
 	if ((m->len + 1) * 2 > m->cap)
 		grow(m);
 	size_t len = strlen(key);
-	uint64_t h = gi_hash64(key, len, GI_HASH_SEED);
 	struct gi_map_slot *s = find(m, key, len, h);
 	if (s->key) {
 		void *prev = s->value;
@@ -103,12 +102,20 @@ void *gi_map_put(struct gi_map *m, const char *key, void *value)
 				m->slots[i].key = gi_strdup(m->slots[i].key);
 		m->keys_borrowed = false;
 	}
-	return put(m, key, value, true);
+	return put(m, key, gi_hash64(key, strlen(key), GI_HASH_SEED), value, true);
 }
 
 void *gi_map_put_borrowed(struct gi_map *m, const char *key, void *value)
 {
 	assert(m->keys_borrowed || m->len == 0);
 	m->keys_borrowed = true;
-	return put(m, key, value, false);
+	return put(m, key, gi_hash64(key, strlen(key), GI_HASH_SEED), value, false);
+}
+
+void *gi_map_put_borrowed_hashed(struct gi_map *m, const char *key, unsigned long long hash,
+                                 void *value)
+{
+	assert(m->keys_borrowed || m->len == 0);
+	m->keys_borrowed = true;
+	return put(m, key, hash, value, false);
 }

@@ -42,6 +42,11 @@ void *gi_map_put(struct gi_map *m, const char *key, void *value);
  * every key first, so the map owns its keys again. Returns the previous
  * value or NULL. */
 void *gi_map_put_borrowed(struct gi_map *m, const char *key, void *value);
+/* gi_map_put_borrowed with the key's hash given: the one a gi_map holds in
+ * its slot (gi_hash64 of the key with GI_HASH_SEED), read back from a file
+ * the map was written to. A wrong hash only makes the key unfindable. */
+void *gi_map_put_borrowed_hashed(struct gi_map *m, const char *key, unsigned long long hash,
+                                 void *value);
 /* Returns the map's own copy of `key` (stable until destroy), or NULL. */
 const char *gi_map_key(const struct gi_map *m, const char *key);
 

@@ -224,7 +224,7 @@ void kg_graph_finish(struct kg_graph *g);
  * of another stamp, format version or byte order, truncated or damaged (its
  * checksum), or whose indexes point outside the graph, is refused and the
  * caller loads from the database. */
-#define KG_SNAPSHOT_FORMAT 1                 /* bump when the file or the graph's meaning changes */
+#define KG_SNAPSHOT_FORMAT 2                 /* bump when the file or the graph's meaning changes */
 #define KG_SNAPSHOT_MAX    ((size_t)1 << 31) /* files above this size are refused */
 
 /* Writes finished `g` (borrowed) to `path` atomically (a temporary file

@@ -45,7 +45,7 @@ struct kg_search_index *kg_search_index_build(const struct kg_graph *g, const ch
  * read (mapped, copied) into a new index of `g` (borrowed, the graph of the
  * same stamp), GI_ENOENT without a file, GI_EDBVERSION when stale,
  * GI_ECORRUPT when damaged or pointing outside `g` or its own tables. */
-#define KG_SEARCH_SNAPSHOT_FORMAT 1 /* bump when the file or the ranking's inputs change */
+#define KG_SEARCH_SNAPSHOT_FORMAT 2 /* bump when the file or the ranking's inputs change */
 int kg_search_index_write(const struct kg_search_index *ix, uint64_t stamp, const char *path);
 int kg_search_index_read(const char *path, uint64_t stamp, const struct kg_graph *g,
                          struct kg_search_index **out);

@@ -13,7 +13,7 @@
  *           terminated strings, the last byte NUL), then the records field by
  *           field as u32 (doubles as u64 bits; strings as blob offset + 1, 0
  *           for NULL; vectors as a u32 count and their items), then the maps'
- *           (key, value) pairs.
+ *           (key, value, the key's hash as the map held it) triples.
  *
  * Invariants of the reader: every read is bounds-checked against the body;
  * every count is checked against the bytes left before anything is sized by
@@ -22,9 +22,10 @@
  * is safe to query; the checksum catches what stays in range but was
  * damaged. The graph's strings are one copy of the blob in its arena, the
  * items of every module's and function's vectors one block (kg_graph.pool);
- * the maps' keys point into the blob (gi_map_put_borrowed): reading costs a
- * copy and a hash per key, nothing per string. Not thread-safe per graph;
- * reading and writing different graphs at once is.
+ * the maps' keys point into the blob with their stored hashes
+ * (gi_map_put_borrowed_hashed): reading costs a copy, nothing per string
+ * or key. Not thread-safe per graph; reading and writing different graphs
+ * at once is.
  */
 #include "graph/graph.h"
 
@@ -63,20 +64,26 @@ enum count {
 	C_COUNT
 };
 
-/* A hash over 8-byte words, for the checksum: damage, not attacks. */
+/* A hash over 8-byte words in four independent lanes (so that the
+ * multiplications overlap), for the checksum: damage, not attacks. */
 static uint64_t checksum(const unsigned char *p, size_t len)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+	uint64_t lane[4] = {0x9e3779b97f4a7c15ULL ^ len, 0xc2b2ae3d27d4eb4fULL,
+	                    0x165667b19e3779f9ULL, 0x27d4eb2f165667c5ULL};
 	size_t i = 0;
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
+	for (; i + 32 <= len; i += 32)
+		for (int k = 0; k < 4; k++) {
+			uint64_t w;
+			memcpy(&w, p + i + 8 * (size_t)k, 8);
+			lane[k] = (lane[k] ^ w) * 0xff51afd7ed558ccdULL;
+			lane[k] ^= lane[k] >> 32;
+		}
+	uint64_t h = lane[0] ^ (lane[1] * 3) ^ (lane[2] * 5) ^ (lane[3] * 7);
 	for (; i < len; i++)
 		h = (h ^ p[i]) * 0x100000001b3ULL;
 	h ^= h >> 29;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 32;
 	return h;
 }
 
@@ -156,6 +163,8 @@ static void put_map(struct writer *w, const struct gi_map *m)
 		if (m->slots[i].key) {
 			put_str(w, m->slots[i].key);
 			put_u32(w, (uint32_t)(uintptr_t)m->slots[i].value);
+			uint64_t hash = m->slots[i].hash;
+			put_bytes(w, &hash, sizeof(hash));
 		}
 }
 
@@ -561,10 +570,13 @@ static void get_map(struct reader *r, struct gi_map *m, uint32_t n, size_t value
 	for (uint32_t i = 0; i < n && !r->bad; i++) {
 		const char *key = get_str(r);
 		uint32_t value = get_u32(r);
+		double bits = get_real(r); /* the key's hash, as 8 bytes */
+		uint64_t hash;
+		memcpy(&hash, &bits, sizeof(hash));
 		if (!key || value == 0 || value > values)
 			r->bad = true;
 		else
-			gi_map_put_borrowed(m, key, (void *)(uintptr_t)value);
+			gi_map_put_borrowed_hashed(m, key, hash, (void *)(uintptr_t)value);
 	}
 }
 
