@@ -4,9 +4,10 @@
 # source package of the installed version, build/elixir-src, as
 # bench_edge_recall.sh finds it). Side by side in one run, alternated round
 # by round (the machine is shared: ratios, medians):
-#   - hubs, dependents Kernel, impact Kernel and search code, answered from
-#     the graph snapshot (DB.graph) against the same binary rebuilding the
-#     graph from the index's rows (GIULIA_GRAPH_SNAPSHOT=0);
+#   - hubs, dependents Kernel, impact Kernel, search code and `giulia mcp`
+#     over stdio (initialize and one knowledge_dependents call), answered
+#     from the snapshots (DB.graph, DB.search) against the same binary
+#     rebuilding the graph and the search index (GIULIA_GRAPH_SNAPSHOT=0);
 #   - `giulia --version` against /bin/true, and against the same objects
 #     linked with every library dynamically (libcurl, libpq, libmicrohttpd
 #     and what they pull in), the dynamic linker's cost.
@@ -43,20 +44,30 @@ files=$(find "$proj/lib" -name '*.ex' -o -name '*.exs' | wc -l)
 bytes=$(find "$proj/lib" \( -name '*.ex' -o -name '*.exs' \) -print0 | xargs -0 cat | wc -c)
 echo "corpus: $files files, $(awk "BEGIN{printf \"%.1f\", $bytes/1048576}") MB ($root/lib), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
+# `giulia mcp` over stdio as an assistant starts it: initialize, then one
+# tool call, then end of input.
+mcp_in="$work/mcp.jsonl"
+printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"knowledge_dependents","arguments":{"module":"Kernel"}}}' \
+  >"$mcp_in"
+
 declare -A wall cpu
-cases=(hubs dependents impact search version)
+cases=(hubs dependents impact search mcp version)
 cmd_of() {
   case $1 in
     hubs) echo "hubs" ;;
     dependents) echo "dependents Kernel" ;;
     impact) echo "impact Kernel" ;;
     search) echo "search code split a string" ;;
+    mcp) echo "mcp --project $proj" ;;
   esac
 }
 measure() { # key, then cold_run's arguments
   local key=$1 out
   shift
-  out=$(cd "$proj" && "$run" "$@") || { echo "bench_cold: $* failed" >&2; exit 1; }
+  out=$(cd "$proj" && "$run" "$@" <"$mcp_in" 2>/dev/null) || { echo "bench_cold: $* failed" >&2; exit 1; }
   wall[$key]+="$(echo "$out" | awk '{print $2}') "
   cpu[$key]+="$(echo "$out" | awk '{print $4}') "
 }
@@ -87,7 +98,7 @@ row() { # label, key, reference key
   printf '%-44s %10s %10s %10s   %s / %s\n' "$1" "$(ms "$w")" "$(ms "$(echo "${wall[$2]}" | p90)")" "$(ms "$c")" \
     "$(ratio "$w" "$rw")" "$(ratio "$c" "$rc")"
 }
-for c in hubs dependents impact search; do
+for c in hubs dependents impact search mcp; do
   label=$(cmd_of "$c")
   row "$label (snapshot)" "$c snapshot" "$c rows"
   row "$label (graph from the rows)" "$c rows" "$c rows"
@@ -96,3 +107,28 @@ row "giulia --version" "version snapshot" "version true"
 row "/bin/true" "version true" "version true"
 row "giulia --version, every library dynamic" "version dynamic" "version true"
 echo "(ratios: against the graph from the rows for queries, against /bin/true for --version)"
+
+# Re-index after editing one file (a mid-sized one, ~31 KB), and with nothing
+# changed, median of 10: the index's own time (elapsed_ms, in-process) and
+# the whole process's CPU, which includes the graph snapshot written after
+# an index that changed something.
+target="$proj/lib/elixir/lib/calendar/date.ex"
+declare -a inc_el inc_cpu noop_el noop_cpu
+reindex() { # prints "elapsed_ms cpu_us"
+  local out
+  out=$("$run" -o "$work/index.json" -- "$giulia" index "$proj" --json)
+  printf '%s %s\n' "$(sed -n 's/.*"elapsed_ms": \([0-9.]*\).*/\1/p' "$work/index.json")" \
+    "$(echo "$out" | awk '{print $4}')"
+}
+for i in $(seq 10); do
+  printf '\n# edit %s\n' "$i" >>"$target"
+  read -r e c < <(reindex)
+  inc_el+=("$e") inc_cpu+=("$c")
+  read -r e c < <(reindex)
+  noop_el+=("$e") noop_cpu+=("$c")
+done
+med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+printf '%-44s %10s ms in-process %10s ms cpu (whole process)\n' "index, one file edited (median of 10)" \
+  "$(med "${inc_el[@]}")" "$(ms "$(med "${inc_cpu[@]}")")"
+printf '%-44s %10s ms in-process %10s ms cpu (whole process)\n' "index, nothing changed (median of 10)" \
+  "$(med "${noop_el[@]}")" "$(ms "$(med "${noop_cpu[@]}")")"

@@ -4,7 +4,8 @@
  * steps rather than /usr/bin/time's 10 ms) as "wall_us N cpu_us N". The
  * command's output goes to /dev/null. For bench/bench_cold.sh.
  *
- *   cold_run [NAME=VALUE] -- COMMAND [ARGS...]
+ *   cold_run [-o FILE] [NAME=VALUE] -- COMMAND [ARGS...]
+ * (-o: the command's output goes to FILE instead)
  * needs:
  */
 #include <fcntl.h>
@@ -19,18 +20,23 @@
 int main(int argc, char **argv)
 {
 	int i = 1;
+	const char *out = "/dev/null";
+	if (argc > 2 && strcmp(argv[1], "-o") == 0) {
+		out = argv[2];
+		i = 3;
+	}
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++)
 		putenv(argv[i]);
 	if (i + 1 >= argc) {
-		fprintf(stderr, "usage: cold_run [NAME=VALUE] -- COMMAND [ARGS...]\n");
+		fprintf(stderr, "usage: cold_run [-o FILE] [NAME=VALUE] -- COMMAND [ARGS...]\n");
 		return 2;
 	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid_t pid = fork();
 	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 1);
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
 		execvp(argv[i + 1], argv + i + 1);
 		_exit(127);
 	}
