@@ -316,7 +316,8 @@ int kg_snapshot_file_write(const char *path, const char *magic, uint32_t format,
 	char tmp[4096];
 	if (len > KG_SNAPSHOT_MAX - HEADER_LEN)
 		return GI_ETOOBIG;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= sizeof(tmp))
+	/* A name of its own (two connections of one process may write at once). */
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp))
 		return GI_ETOOBIG;
 	unsigned char header[HEADER_LEN];
 	const uint32_t mark = BYTE_ORDER_MARK;
@@ -327,9 +328,10 @@ int kg_snapshot_file_write(const char *path, const char *magic, uint32_t format,
 	memcpy(header + 16, &stamp, 8);
 	memcpy(header + 24, &body_len, 8);
 	memcpy(header + 32, &sum, 8);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return errno == EACCES || errno == EROFS ? GI_EDENIED : GI_EIO;
+	fchmod(fd, 0644); /* as the database beside it; best effort */
 	int rc = 0;
 	const struct {
 		const void *p;
