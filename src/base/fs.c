@@ -75,6 +75,21 @@ out:
 	return rc;
 }
 
+int gi_fs_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return GI_EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int gi_fs_write_file(const char *path, const void *data, size_t len)
 {
 	struct gi_buf tmp;
@@ -86,19 +101,7 @@ int gi_fs_write_file(const char *path, const void *data, size_t len)
 		rc = errno_to_gi(errno);
 		goto out;
 	}
-	const char *p = data;
-	size_t left = len;
-	while (left) {
-		ssize_t n = write(fd, p, left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = GI_EIO;
-			break;
-		}
-		p += n;
-		left -= (size_t)n;
-	}
+	rc = gi_fs_write_all(fd, data, len);
 	if (close(fd) != 0 && !rc)
 		rc = GI_EIO;
 	if (!rc && rename(tmp.data, path) != 0)

@@ -41,6 +41,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/fs.h"
 
 #define MAGIC           "GIUGRAPH"
 #define BYTE_ORDER_MARK 0x01020304u
@@ -332,25 +333,9 @@ int kg_snapshot_file_write(const char *path, const char *magic, uint32_t format,
 	if (fd < 0)
 		return errno == EACCES || errno == EROFS ? GI_EDENIED : GI_EIO;
 	fchmod(fd, 0644); /* as the database beside it; best effort */
-	int rc = 0;
-	const struct {
-		const void *p;
-		size_t len;
-	} parts[] = {{header, sizeof(header)}, {body, len}};
-	for (size_t i = 0; i < 2 && !rc; i++) {
-		const char *p = parts[i].p;
-		for (size_t left = parts[i].len; left > 0;) {
-			ssize_t n = write(fd, p, left);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				rc = GI_EIO;
-				break;
-			}
-			p += n;
-			left -= (size_t)n;
-		}
-	}
+	int rc = gi_fs_write_all(fd, header, sizeof(header));
+	if (!rc)
+		rc = gi_fs_write_all(fd, body, len);
 	if (close(fd) != 0 && !rc)
 		rc = GI_EIO;
 	if (!rc && rename(tmp, path) != 0)
@@ -393,27 +378,30 @@ struct reader {
 	size_t ints_left;
 };
 
+/* Copies the next `len` bytes to `out`, or zeroes it and marks the file
+ * bad when fewer are left. */
+static void get_bytes(struct reader *r, void *out, size_t len)
+{
+	if ((size_t)(r->end - r->p) < len) {
+		r->bad = true;
+		memset(out, 0, len);
+		return;
+	}
+	memcpy(out, r->p, len);
+	r->p += len;
+}
+
 static uint32_t get_u32(struct reader *r)
 {
-	if (r->end - r->p < 4) {
-		r->bad = true;
-		return 0;
-	}
 	uint32_t v;
-	memcpy(&v, r->p, 4);
-	r->p += 4;
+	get_bytes(r, &v, sizeof(v));
 	return v;
 }
 
 static double get_real(struct reader *r)
 {
-	if (r->end - r->p < 8) {
-		r->bad = true;
-		return 0;
-	}
 	double v;
-	memcpy(&v, r->p, 8);
-	r->p += 8;
+	get_bytes(r, &v, sizeof(v));
 	return v;
 }
 
@@ -572,9 +560,8 @@ static void get_map(struct reader *r, struct gi_map *m, uint32_t n, size_t value
 	for (uint32_t i = 0; i < n && !r->bad; i++) {
 		const char *key = get_str(r);
 		uint32_t value = get_u32(r);
-		double bits = get_real(r); /* the key's hash, as 8 bytes */
 		uint64_t hash;
-		memcpy(&hash, &bits, sizeof(hash));
+		get_bytes(r, &hash, sizeof(hash));
 		if (!key || value == 0 || value > values)
 			r->bad = true;
 		else
