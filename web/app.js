@@ -99,6 +99,12 @@ function fmtName(atom) {
   return atom && atom.startsWith('Elixir.') && atom.length > 7 ? atom.slice(7) : (atom || '');
 }
 
+/* A module atom as Giulia writes modules everywhere: Elixir ones without
+ * "Elixir.", Erlang ones with a colon (":ets"). */
+function fmtModule(atom) {
+  return atom && atom.startsWith('Elixir.') && atom.length > 7 ? atom.slice(7) : ':' + (atom || '?');
+}
+
 function fmtMfa(mfa) {
   if (!mfa) return '';
   const dash = mfa.indexOf('.-');
@@ -404,7 +410,8 @@ async function pageLive(main, node) {
   });
   body.appendChild(h('div', { class: 'row' }, stop,
     h('a', { href: '#/ets/' + encodeURIComponent(node), id: 'ets-link' }, 'ETS tables'),
-    h('a', { href: '#/ports/' + encodeURIComponent(node), id: 'ports-link' }, 'Ports and sockets')));
+    h('a', { href: '#/ports/' + encodeURIComponent(node), id: 'ports-link' }, 'Ports and sockets'),
+    h('a', { href: '#/apps/' + encodeURIComponent(node), id: 'apps-link' }, 'Applications')));
   const area = h('div', { id: 'live-area' }, h('p', { class: 'muted' }, 'waiting for the first snapshot…'));
   body.appendChild(area);
   live.node = node; live.lastId = null; live.points = []; live.alerts = []; live.updates = 0;
@@ -601,6 +608,47 @@ async function pagePorts(main, node) {
   await load();
 }
 
+/* ---- applications and supervision (giulia apps) ---- */
+
+function supNode(node, n, open) {
+  const label = [n.type === 'supervisor' ? '+ ' : '- ', h('code', {}, fmtName(n.id)),
+    n.name ? [' ', n.pid && n.pid.startsWith('<') ? h('a', { href: procHref(node, n.pid) }, h('code', {}, fmtName(n.name))) : h('code', {}, fmtName(n.name))]
+      : n.pid && n.pid.startsWith('<') ? [' ', h('a', { href: procHref(node, n.pid) }, h('code', {}, n.pid))] : '',
+    (n.modules || []).length ? h('span', { class: 'muted' }, ' ' + n.modules.map(m => m === 'dynamic' ? m : fmtModule(m)).join(', ')) : '',
+    n.children_count > (n.children || []).length ? h('span', { class: 'muted' }, ` (${(n.children || []).length} of ${n.children_count} children shown)`) : '',
+    n.cut ? h('span', { class: 'muted' }, ' (deeper levels not read)') : '',
+    n.error ? h('span', { class: 'muted' }, ' (which_children: ' + n.error + ')') : ''];
+  if (!(n.children || []).length) return h('li', {}, label);
+  return h('li', {}, h('details', { open }, h('summary', {}, label),
+    h('ul', { class: 'tree' }, n.children.map(c => supNode(node, c, false)))));
+}
+
+async function pageApps(main, node, app) {
+  const back = h('a', { href: app ? '#/apps/' + encodeURIComponent(node) : '#/live/' + encodeURIComponent(node), id: 'apps-back' },
+    '← back to ' + (app ? 'the applications of ' : '') + node);
+  const area = h('div', { id: 'apps-area' }, h('p', { class: 'muted' }, 'reading…'));
+  clear(main);
+  append(main, [h('p', {}, back), h('h1', {}, app ? ['Supervision tree of ', h('code', {}, app), ' on ', node] : 'Applications on ' + node), area]);
+  try {
+    const e = await api('/monitor/api/runtime/apps' + q({ node, app }));
+    clear(area);
+    if (!app) {
+      const rows = (e.apps || []).slice().sort((a, b) => (b.memory_bytes || 0) - (a.memory_bytes || 0)).map(a => [
+        h('a', { href: '#/apps/' + encodeURIComponent(node) + '/' + encodeURIComponent(a.name) }, h('code', {}, a.name)),
+        a.version || '–', fmtNum(a.processes, 0), fmtBytes(a.memory_bytes), a.description || '']);
+      const u = e.unattributed || {};
+      append(area, [h('div', { class: 'panel' }, table(['application', { t: 'version', opt: 1 }, { t: 'processes', n: 1 }, { t: 'memory', n: 1 }, { t: 'description', opt: 1 }],
+        rows, { label: 'applications' }), h('p', { class: 'muted' }, `not in any application: ${fmtNum(u.processes, 0)} processes, ${fmtBytes(u.memory_bytes)}`))]);
+    } else {
+      append(area, [h('p', { class: 'muted' }, `${e.app} ${e.version || ''}: ${e.nodes} nodes read; each supervisor asked with a 1 s timeout, at most 4 levels and 50 children each.`),
+        h('div', { class: 'panel' }, e.tree ? h('ul', { class: 'tree', id: 'sup-tree' }, supNode(node, e.tree, true)) : h('p', { class: 'muted' }, 'no supervisor: a library application'))]);
+    }
+    say('');
+  } catch (err) {
+    clear(area).appendChild(h('p', { class: 'muted' }, 'could not read: ' + err.message));
+  }
+}
+
 /* ---- profiles ---- */
 
 async function pageProfiles(main) {
@@ -637,14 +685,27 @@ function evidenceList(ev) {
   return h('dl', {}, items);
 }
 
-function recView(r) {
+/* Where to look next on the node, from a recommendation's evidence: the
+ * ETS tables when ETS memory grew, the processes it names. */
+function recLinks(r, node) {
+  const ev = r.evidence || {};
+  const links = [];
+  if (node && ev.categories && ev.categories.ets > 0)
+    links.push(h('a', { href: '#/ets/' + encodeURIComponent(node), class: 'rec-ets' }, 'ETS tables on ' + node));
+  for (const p of Array.isArray(ev.processes) ? ev.processes : [])
+    if (node && p && p.pid) links.push(h('a', { href: procHref(node, p.pid) }, h('code', {}, p.pid)));
+  return links.length ? h('p', {}, 'Look at: ', links.map((l, i) => [i ? ', ' : '', l])) : '';
+}
+
+function recView(r, node) {
   return h('article', { class: 'rec ' + (r.severity || ''), 'data-rule': r.id },
     h('div', {}, h('span', { class: 'sev sev-' + r.severity }, r.severity), ` #${r.rank} ${r.id} (rule ${r.rule}, priority ${r.priority})`,
       r.subject ? [' on ', h('code', {}, r.subject)] : ''),
     h('p', { class: 'finding' }, r.finding),
     (r.also || []).map(a => h('p', { class: 'muted' }, `also (${a.id}): `, a.finding)),
     h('details', {}, h('summary', {}, 'evidence'), evidenceList(r.evidence)),
-    r.advice ? h('p', {}, h('strong', {}, 'Advice: '), r.advice) : '');
+    r.advice ? h('p', {}, h('strong', {}, 'Advice: '), r.advice) : '',
+    recLinks(r, node));
 }
 
 async function pageProfile(main, id) {
@@ -669,7 +730,7 @@ async function pageProfile(main, id) {
       ss.snapshots_missing ? `, ${ss.snapshots_missing} snapshots missing` : '',
       ss.traced_modules && ss.traced_modules.length ? ', traced: ' + ss.traced_modules.join(', ') : ''),
     h('h2', {}, `Recommendations (${recs.length})`),
-    h('div', { class: 'panel', id: 'recommendations' }, recs.length ? recs.map(recView) : h('p', { class: 'muted' }, 'no rule fired')),
+    h('div', { class: 'panel', id: 'recommendations' }, recs.length ? recs.map(r => recView(r, ss.node || row.node)) : h('p', { class: 'muted' }, 'no rule fired')),
     h('h2', {}, 'Over time'),
     h('div', { class: 'grid' },
       h('div', { class: 'panel' }, lineChart('scheduler utilisation', t, se.scheduler_utilisation || [], { yMax: 1, fmt: fmtPct, gaps: se.gaps, xLabel: xl })),
@@ -1018,7 +1079,7 @@ async function route() {
   const parts = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
   const page = parts[0] || 'live';
   for (const a of document.querySelectorAll('nav a')) {
-    if (a.dataset.page === (page === 'profile' || page === 'compare' ? 'profiles' : ['process', 'ets', 'ports'].includes(page) ? 'live' : page)) a.setAttribute('aria-current', 'page');
+    if (a.dataset.page === (page === 'profile' || page === 'compare' ? 'profiles' : ['process', 'ets', 'ports', 'apps'].includes(page) ? 'live' : page)) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   if (page !== 'live' && live.abort) { live.abort.abort(); live.abort = null; }
@@ -1032,6 +1093,7 @@ async function route() {
     else if (page === 'process' && parts[1] && parts[2]) await pageProcess(main, parts[1], parts[2]);
     else if (page === 'ets' && parts[1]) await pageEts(main, parts[1]);
     else if (page === 'ports' && parts[1]) await pagePorts(main, parts[1]);
+    else if (page === 'apps' && parts[1]) await pageApps(main, parts[1], parts[2] || null);
     else clear(main).appendChild(h('p', {}, 'No such page.'));
     document.body.setAttribute('data-page', page);
   } catch (e) {

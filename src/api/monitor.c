@@ -1043,6 +1043,11 @@ static int view_ports(const struct obs_target *t, const void *req, json_t **out)
 	return obs_ports(t, req, out);
 }
 
+static int view_apps(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_apps(t, req, out);
+}
+
 /* GET /api/runtime/process: one process (observe/inspect.h), always read
  * live (one bounded call; a running observation's snapshot has no such
  * detail). */
@@ -1121,6 +1126,34 @@ static json_t *route_ports(void *ctx, const struct api_request *req, int *status
 	int rc = node_view(m, node, view_ports, &r, &out);
 	if (rc)
 		return node_error(status, rc, "ports of", node);
+	return out;
+}
+
+/* GET /api/runtime/apps: the applications, or one's supervision tree
+ * (observe/inspect.h), read live in one bounded call. */
+static json_t *route_apps(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	bool invalid = false;
+	struct obs_apps_request r = {0};
+	r.app = api_request_query(req, "app", &invalid);
+	if (invalid)
+		return api_error(status, 400, "app must be an application name");
+	if (query_int(req, "depth", 1, OBS_APPS_DEPTH_MAX, &r.depth, &err, status) ||
+	    query_int(req, "width", 1, OBS_APPS_WIDTH_MAX, &r.width, &err, status))
+		return err;
+	json_t *out = NULL;
+	int rc = node_view(m, node, view_apps, &r, &out);
+	if (rc == GI_EINVAL)
+		return api_error(status, 400, "app must be an application name");
+	if (rc == GI_ENOTFOUND)
+		return api_error(status, 404, "no application %.100s runs on %.256s", r.app, node);
+	if (rc)
+		return node_error(status, rc, "applications of", node);
 	return out;
 }
 
@@ -1827,6 +1860,7 @@ static const struct api_route monitor_routes[] = {
     {"GET", "/api/runtime/process", route_process, false},
     {"GET", "/api/runtime/ets", route_ets, false},
     {"GET", "/api/runtime/ports", route_ports, false},
+    {"GET", "/api/runtime/apps", route_apps, false},
     {"GET", "/api/runtime/history", route_history, false},
     {"GET", "/api/runtime/trend", route_trend, false},
     {"GET", "/api/runtime/alerts", route_alerts, false},

@@ -192,6 +192,15 @@ static const struct mcp_param params_ports[] = {
      "How long bytes and packets are counted (default 1000, at most 10000)."},
     {"limit", MCP_PARAM_INTEGER, false, 1, 1000, NULL, "How many ports (default 30)."},
     P_END};
+static const struct mcp_param params_apps[] = {
+    P_NODE,
+    {"app", MCP_PARAM_STRING, false, 0, 0, NULL,
+     "An application's name: its supervision tree instead of the list."},
+    {"depth", MCP_PARAM_INTEGER, false, 1, 20, NULL,
+     "Levels of the tree below the top supervisor (default 4)."},
+    {"width", MCP_PARAM_INTEGER, false, 1, 1000, NULL,
+     "Children shown per supervisor (default 50)."},
+    P_END};
 static const struct mcp_param params_trace[] = {
     P_NODE,
     {"modules", MCP_PARAM_STRINGS, true, 1, MCP_TRACE_MODULES_MAX, NULL,
@@ -957,6 +966,33 @@ static int run_ports(struct mcp_server *s, const struct mcp_tool *t, json_t *arg
 	return live_view(s, t, node, q, local_ports, &r, "ports", result, err, n);
 }
 
+static int local_apps(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_apps(t, req, out);
+}
+
+static int run_apps(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                    char *err, size_t n)
+{
+	const char *node = arg_str(args, "node");
+	int rc = node_allowed(s, node, err, n);
+	if (rc)
+		return rc;
+	struct obs_apps_request r = {arg_str(args, "app"), (int)arg_int(args, "depth", 0),
+	                             (int)arg_int(args, "width", 0)};
+	char depth[32], width[32], what[160];
+	snprintf(depth, sizeof(depth), "%d", r.depth);
+	snprintf(width, sizeof(width), "%d", r.width);
+	snprintf(what, sizeof(what), "application %.100s", r.app ? r.app : "");
+	const char *q[] = {"node",  node,
+	                   "app",   r.app,
+	                   "depth", r.depth ? depth : NULL,
+	                   "width", r.width ? width : NULL,
+	                   NULL};
+	return live_view(s, t, node, q, local_apps, &r, r.app ? what : "applications", result, err,
+	                 n);
+}
+
 static int run_connect(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
                        json_t **result, char *err, size_t n)
 {
@@ -1323,6 +1359,11 @@ const struct mcp_tool mcp_tool_table[] = {
      "peer; the ports by kind and file descriptors in use against the limit.",
      params_ports, "node:string count:integer ports:array fds:object", run_ports,
      "/api/runtime/ports", true, false, false},
+    {"runtime_apps", "Applications and supervision",
+     "The applications running on an allowed node with versions and the processes and "
+     "memory attributed to each; with app, that application's supervision tree, bounded in "
+     "depth and width, each supervisor asked with a timeout.",
+     params_apps, "node:string", run_apps, "/api/runtime/apps", true, false, false},
     {"runtime_hot_spots", "Hot spots",
      "Modules of an allowed node ranked by the reductions of the processes attributed to "
      "them, and the most called traced functions.",

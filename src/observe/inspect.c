@@ -363,3 +363,38 @@ int obs_ports(const struct obs_target *t, const struct obs_ports_request *r, jso
 		return GI_EINVAL;
 	return view_once(t, ports_view, r, out);
 }
+
+/* ---- applications and supervision ---- */
+
+static int apps_view(struct dist_conn *c, const void *req, json_t **out)
+{
+	const struct obs_apps_request *r = req;
+	ei_x_buff args;
+	ei_x_new(&args);
+	ei_x_encode_map_header(&args, 7);
+	ei_x_encode_atom(&args, "app");
+	if (r->app)
+		put_binary(&args, r->app);
+	else
+		ei_x_encode_atom(&args, "null");
+	put_long(&args, "depth", r->depth ? r->depth : OBS_APPS_DEPTH_DEFAULT);
+	put_long(&args, "width", r->width ? r->width : OBS_APPS_WIDTH_DEFAULT);
+	put_long(&args, "nodes_max", OBS_APPS_NODES_MAX);
+	put_long(&args, "scan_max", OBS_APPS_SCAN_MAX);
+	put_long(&args, "call_timeout_ms", OBS_APPS_CALL_MS);
+	put_long(&args, "budget_ms", OBS_APPS_BUDGET_MS);
+	int rc = probe_eval(
+	    c, probe_apps, probe_apps_len, &args,
+	    gi_clock_mono_ms() + dist_timeout_ms(c) + OBS_APPS_BUDGET_MS + OBS_APPS_CALL_MS, out);
+	ei_x_free(&args);
+	return rc;
+}
+
+int obs_apps(const struct obs_target *t, const struct obs_apps_request *r, json_t **out)
+{
+	*out = NULL;
+	if ((r->app && !name_ok(r->app)) || r->depth < 0 || r->depth > OBS_APPS_DEPTH_MAX ||
+	    r->width < 0 || r->width > OBS_APPS_WIDTH_MAX)
+		return GI_EINVAL;
+	return view_once(t, apps_view, r, out);
+}

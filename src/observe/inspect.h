@@ -106,4 +106,29 @@ struct obs_ports_request {
  * GI_EINVAL, and the connection errors of obs_pulse. */
 int obs_ports(const struct obs_target *t, const struct obs_ports_request *r, json_t **out);
 
+/* Applications and one application's supervision tree (docs/OBSERVE.md
+ * "Applications and supervision"). */
+#define OBS_APPS_DEPTH_DEFAULT 4
+#define OBS_APPS_DEPTH_MAX     20
+#define OBS_APPS_WIDTH_DEFAULT 50
+#define OBS_APPS_WIDTH_MAX     1000
+#define OBS_APPS_NODES_MAX     2000 /* nodes of one tree in all */
+#define OBS_APPS_SCAN_MAX      2000000
+#define OBS_APPS_CALL_MS       1000 /* each supervisor's which_children */
+#define OBS_APPS_BUDGET_MS     3000 /* no new call after it */
+
+struct obs_apps_request {
+	const char *app; /* NULL: the list; else this application's tree (text) */
+	int depth;       /* levels below the top supervisor; 0: default; <= max */
+	int width;       /* children shown per supervisor; 0: default; <= max */
+};
+
+/* Without r->app: {node, apps: [{name, description, version, processes,
+ * memory_bytes}], unattributed {processes, memory_bytes},
+ * processes_scanned}; with it: {node, app, version, nodes, tree: {id, pid,
+ * name, type, modules, children_count, children: [...], cut?, error?}}.
+ * GI_ENOTFOUND when no such application runs there. *out is the caller's.
+ * Errors also GI_EINVAL and the connection errors of obs_pulse. */
+int obs_apps(const struct obs_target *t, const struct obs_apps_request *r, json_t **out);
+
 #endif

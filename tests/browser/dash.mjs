@@ -196,6 +196,23 @@ try {
   await shot('ports');
   await page.click('#ports-back').catch(() => {});
   await page.waitForSelector(procTable + ' tbody tr a', { timeout: 30000 }).catch(() => {});
+  // Its applications, then one's supervision tree (kernel runs everywhere),
+  // collapsed below its top supervisor.
+  await page.click('#apps-link').catch(() => {});
+  await page.waitForSelector('table[aria-label="applications"] tbody tr a', { timeout: 30000 }).catch(() => {});
+  const appNames = await page.$$eval('table[aria-label="applications"] tbody tr a', a => a.map(x => x.textContent)).catch(() => []);
+  await page.goto(cfg.base + '/#/apps/' + encodeURIComponent(cfg.node) + '/kernel', { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#sup-tree', { timeout: 30000 }).catch(() => {});
+  const tree = await page.evaluate(() => {
+    const t = document.getElementById('sup-tree');
+    return t ? { items: t.querySelectorAll('li').length, open: t.querySelectorAll('details[open]').length,
+      closed: t.querySelectorAll('details:not([open])').length } : null;
+  });
+  check('apps-tree', appNames.includes('kernel') && tree && tree.items > 3 && tree.open === 1 && tree.closed >= 1,
+    `applications ${JSON.stringify(appNames)}, tree ${JSON.stringify(tree)}`);
+  await shot('apps');
+  await page.goto(cfg.base + '/#/live/' + encodeURIComponent(cfg.node), { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector(procTable + ' tbody tr a', { timeout: 30000 }).catch(() => {});
 
   // Graph explorer: the neighbourhood's counts, then a click opens details.
   const g = cfg.graph;

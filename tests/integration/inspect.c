@@ -9,7 +9,8 @@
  * process that does not answer system messages. `giulia ets` against a
  * node of 200 tables and one large named one, checked against ets:info;
  * `giulia ports` against loopback sockets, one busy and one quiet whose
- * byte count is known, and the node's own file descriptor count.
+ * byte count is known, and the node's own file descriptor count; `giulia
+ * apps` against an application 7 supervisors deep with 60 leaves.
  * needs: elixir
  */
 #include <jansson.h>
@@ -437,6 +438,133 @@ static void ports_over_a_window(void)
 	json_decref(e);
 }
 
+/* An application whose supervision tree is 7 supervisors deep, the last
+ * with 60 workers, and a worker beside each supervisor. */
+static const char APPS_NODE[] =
+    "defmodule Deep do\n"
+    "  use Supervisor\n"
+    "  def start_link(n), do: Supervisor.start_link(__MODULE__, n)\n"
+    "  def init(0), do: Supervisor.init(for(i <- 1..60, do: Supervisor.child_spec({Agent, fn "
+    "-> i end}, id: {:leaf, i})), strategy: :one_for_one)\n"
+    "  def init(n), do: Supervisor.init([Supervisor.child_spec({Deep, n - 1}, id: {:level, n - "
+    "1}), {Agent, fn -> n end}], strategy: :one_for_one)\n"
+    "end\n"
+    "defmodule DeepApp do\n"
+    "  use Application\n"
+    "  def start(_, _), do: Deep.start_link(6)\n"
+    "end\n"
+    ":ok = :application.load({:application, :deepapp, [vsn: ~c\"1.2.3\", description: "
+    "~c\"deep\", modules: [], registered: [], applications: [:kernel, :stdlib], mod: "
+    "{DeepApp, []}]})\n"
+    ":ok = :application.start(:deepapp)\n";
+
+/* The node of `tree` at `path` (child indexes), or NULL. */
+static json_t *tree_at(json_t *tree, const int *path, size_t n)
+{
+	for (size_t i = 0; i < n && tree; i++)
+		tree = json_array_get(json_object_get(tree, "children"), (size_t)path[i]);
+	return tree;
+}
+
+/* The child of `sup` that is a supervisor, or NULL. */
+static json_t *sub_supervisor(json_t *sup)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(sup, "children"), i, c)
+	{
+		const char *type = json_string_value(json_object_get(c, "type"));
+		if (type && strcmp(type, "supervisor") == 0)
+			return c;
+	}
+	return NULL;
+}
+
+static void applications_and_a_deep_tree(void)
+{
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ELIXIR_LONG, APPS_NODE, NULL);
+	ts_beam_wait_answer(&n, "lists:keymember(deepapp, 1, application:which_applications()).",
+	                    "true", 60000, "the application did not start");
+	const char *list[] = {"apps", n.name, "--cookie", n.cookie, "--json", NULL};
+	char *out = NULL;
+	TH_ASSERT_INT_EQ(ts_product_run(false, list, &out), 0);
+	json_t *e = json_loads(out ? out : "", 0, NULL);
+	TH_ASSERT_MSG(json_is_object(e), "not JSON: %s", out ? out : "");
+	free(out);
+	/* processes of the application: those whose group leader is its master */
+	long long want = node_int(
+	    &n, "[[M]] = ets:match(ac_tab, {{application_master, deepapp}, '$1'}), length([P || P "
+	        "<- processes(), element(2, process_info(P, group_leader)) =:= M]).");
+	TH_ASSERT(want >= 7 + 6 + 60);
+	size_t i;
+	json_t *a;
+	bool found = false;
+	json_array_foreach(json_object_get(e, "apps"), i, a)
+	{
+		if (strcmp(json_string_value(json_object_get(a, "name")), "deepapp") != 0)
+			continue;
+		found = true;
+		TH_ASSERT_STR_EQ(json_string_value(json_object_get(a, "version")), "1.2.3");
+		TH_ASSERT_INT_EQ(json_integer_value(json_object_get(a, "processes")), want);
+		TH_ASSERT(json_integer_value(json_object_get(a, "memory_bytes")) > 0);
+	}
+	TH_ASSERT_MSG(found, "deepapp not listed");
+	json_decref(e);
+	/* the whole tree: 7 supervisors down, the last with 10 of its 60 shown */
+	const char *whole[] = {"apps",    n.name, "deepapp", "--cookie", n.cookie, "--json",
+	                       "--depth", "20",   "--width", "10",       NULL};
+	TH_ASSERT_INT_EQ(ts_product_run(false, whole, &out), 0);
+	e = json_loads(out ? out : "", 0, NULL);
+	free(out);
+	json_t *sup = json_object_get(e, "tree");
+	int levels = 1;
+	while (sub_supervisor(sup)) {
+		sup = sub_supervisor(sup);
+		levels++;
+	}
+	TH_ASSERT_INT_EQ(levels, 7);
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(sup, "children_count")), 60);
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(sup, "children")), 10);
+	/* the leaves' supervisor as the node counts its children */
+	TH_ASSERT_INT_EQ(
+	    node_int(&n, "[[M]] = ets:match(ac_tab, {{application_master, deepapp}, "
+	                 "'$1'}), {Top, _} = application_master:get_child(M), "
+	                 "length(supervisor:which_children(Top))."),
+	    json_integer_value(json_object_get(json_object_get(e, "tree"), "children_count")));
+	json_decref(e);
+	/* bounded depth: two levels below the top, the third supervisor not read */
+	const char *shallow[] = {"apps",   n.name,    "deepapp", "--cookie", n.cookie,
+	                         "--json", "--depth", "2",       NULL};
+	TH_ASSERT_INT_EQ(ts_product_run(false, shallow, &out), 0);
+	e = json_loads(out ? out : "", 0, NULL);
+	free(out);
+	json_t *second = sub_supervisor(json_object_get(e, "tree"));
+	json_t *third = sub_supervisor(second);
+	TH_ASSERT(second != NULL && third != NULL);
+	TH_ASSERT(json_is_true(json_object_get(third, "cut")));
+	TH_ASSERT(json_object_get(third, "children") == NULL);
+	static const int first[] = {0};
+	TH_ASSERT(tree_at(json_object_get(e, "tree"), first, 1) != NULL);
+	json_decref(e);
+	/* the text view, and an application that does not run */
+	const char *text[] = {"apps", n.name, "deepapp", "--cookie", n.cookie, NULL};
+	TH_ASSERT_INT_EQ(ts_product_run(false, text, &out), 0);
+	TH_ASSERT_STR_CONTAINS(out, "deepapp 1.2.3");
+	TH_ASSERT_STR_CONTAINS(out, "+ top");
+	TH_ASSERT_STR_CONTAINS(out, "Deep");
+	TH_ASSERT(strstr(out, "Elixir.") == NULL);
+	free(out);
+	char bin[4096];
+	snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+	const char *none[] = {bin, "apps", n.name, "no_such_app_here", "--cookie", n.cookie, NULL};
+	char *err = NULL;
+	TH_ASSERT_INT_EQ(ts_run(none, NULL, 60000, &out, &err), 1);
+	TH_ASSERT_STR_CONTAINS(err, "no application no_such_app_here");
+	free(out);
+	free(err);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -446,6 +574,7 @@ int main(int argc, char **argv)
 	    TH_TEST(rest_route_through_the_dashboard),
 	    TH_TEST(ets_tables_against_ets_info),
 	    TH_TEST(ports_over_a_window),
+	    TH_TEST(applications_and_a_deep_tree),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_inspect", tests);
