@@ -719,9 +719,9 @@ async function pageProfile(main, id) {
     fmtPct(m.reductions_share), fmtNum(m.samples, 0), fmtBytes(m.memory_bytes),
     m.graph && m.graph.complexity !== null && m.graph.complexity !== undefined ? String(m.graph.complexity) : '–',
     ((m.hottest_functions || []).slice(0, 3).map(f => `${f.name}/${f.arity}`).join(', ')) || '–']);
-  const hf = (p.hot_functions || []).map(f => [h('code', {}, `${f.module}.${f.function}/${f.arity}`), fmtPct(f.reductions_share),
+  const hf = (p.hot_functions || []).map(f => [nameCell(fmtMfa(`${f.module}.${f.function}/${f.arity}`), 48), fmtPct(f.reductions_share),
     fmtNum(f.samples, 0), f.calls === null || f.calls === undefined ? '–' : fmtNum(f.calls, 0), f.cyclomatic === null || f.cyclomatic === undefined ? '–' : String(f.cyclomatic)]);
-  const th = (p.trace_hotspots || []).slice(0, 30).map(f => [h('code', {}, f.mfa), f.kind || '–', fmtNum(f.calls, 0), fmtNum(f.calls_per_second), fmtPct(f.calls_share)]);
+  const th = (p.trace_hotspots || []).slice(0, 30).map(f => [nameCell(fmtMfa(f.mfa), 48), f.kind || '–', fmtNum(f.calls, 0), fmtNum(f.calls_per_second), fmtPct(f.calls_share)]);
   const xl = x => fmtNum(x, 0) + ' s';
   clear(main);
   append(main, [

@@ -199,7 +199,7 @@ static void rewrite_mfa(json_t *obj, const char *key)
 
 /* The probe's map, module names in Giulia's form; the stack's entries get
  * "function" for their {M, F, A}. */
-static void process_rewrite(json_t *p)
+void obs_process_json_rewrite(json_t *p)
 {
 	rewrite_mfa(p, "current_function");
 	rewrite_mfa(p, "initial_call");
@@ -266,7 +266,7 @@ static int process_on(struct dist_conn *c, const struct obs_process_request *r, 
 	int64_t deadline = gi_clock_mono_ms() + dist_timeout_ms(c) + window + state;
 	int rc = probe_eval(c, probe_process, probe_process_len, &args, deadline, out);
 	if (rc == 0)
-		process_rewrite(*out);
+		obs_process_json_rewrite(*out);
 	ei_x_free(&args);
 	return rc;
 }

@@ -52,6 +52,13 @@ struct obs_process_request {
  * user in `err` (`n` bytes) when it is not valid. */
 int obs_process_request_check(const struct obs_process_request *r, char *err, size_t n);
 
+/* Rewrites the process probe's decoded answer `p` in place (borrowed):
+ * {M, F, A} arrays to "Mod.fun/arity" with modules written as everywhere,
+ * stack frames' "mfa" to "function"; anything of another shape becomes
+ * null. Exposed for fuzzing (fuzz/observe_inspect.c): the answer comes
+ * from the node. */
+void obs_process_json_rewrite(json_t *p);
+
 /* One process of `t` as a JSON object (docs/OBSERVE.md "One process"):
  * pid, registered_name, status, current_function, initial_call,
  * proc_lib_initial_call ("Mod.fun/arity", modules written as everywhere),
