@@ -48,7 +48,7 @@ function setAttrs(el, attrs) {
 }
 
 function append(el, children) {
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     el.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -56,11 +56,18 @@ function append(el, children) {
 
 function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); return el; }
 
+/* A column's classes: n (a number, right-aligned), opt (dropped first on a
+ * narrow screen, as the CLI's tables drop their least important columns). */
+function colClass(x) {
+  const c = [x && x.n ? 'n' : null, x && x.opt ? 'opt' : null].filter(Boolean).join(' ');
+  return c || null;
+}
+
 function table(headers, rows, opts) {
   const thead = h('thead', {}, h('tr', {}, headers.map(x =>
-    h('th', { scope: 'col', class: x.n ? 'n' : null }, x.t || x))));
+    h('th', { scope: 'col', class: colClass(x) }, x.t || x))));
   const tbody = h('tbody', {}, rows.length ? rows.map(r => h('tr', {}, r.map((c, i) =>
-    h('td', { class: headers[i] && headers[i].n ? 'n' : null }, c)))) :
+    h('td', { class: colClass(headers[i]) }, c)))) :
     h('tr', {}, h('td', { colspan: headers.length, class: 'muted' }, (opts && opts.empty) || 'none')));
   return h('div', { class: 'scroll' }, h('table', { 'aria-label': opts && opts.label }, thead, tbody));
 }
@@ -83,6 +90,43 @@ function fmtBytes(x) {
   let i = 0, v = x;
   while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }
   return (i ? v.toFixed(1) : String(Math.round(v))) + ' ' + u[i];
+}
+
+/* Names as the CLI writes them (src/base/fmt.c): a registered name or
+ * module atom without "Elixir."; the compiler's names of anonymous funs
+ * ("Mod.-to_maps/1-fun-0-/2") as "fn in Mod.to_maps/1". */
+function fmtName(atom) {
+  return atom && atom.startsWith('Elixir.') && atom.length > 7 ? atom.slice(7) : (atom || '');
+}
+
+/* A module atom as Giulia writes modules everywhere: Elixir ones without
+ * "Elixir.", Erlang ones with a colon (":ets"). */
+function fmtModule(atom) {
+  return atom && atom.startsWith('Elixir.') && atom.length > 7 ? atom.slice(7) : ':' + (atom || '?');
+}
+
+function fmtMfa(mfa) {
+  if (!mfa) return '';
+  const dash = mfa.indexOf('.-');
+  const slash = mfa.lastIndexOf('/');
+  if (dash < 0 || slash < dash) return mfa;
+  const mod = mfa.slice(0, dash), name = mfa.slice(dash + 1, slash);
+  const m = /^-(.+?)\/(\d+)-.+$/.exec(name);
+  return m ? `fn in ${mod}.${m[1]}/${m[2]}` : mfa;
+}
+
+/* A name cut in its middle to `n` characters (both ends stay: the module's
+ * root and the function), never broken inside a word; the full name in a
+ * tooltip. */
+function nameCell(text, n, href) {
+  const t = text || '–';
+  const cut = t.length > n ? t.slice(0, Math.ceil((n - 1) / 2)) + '…' + t.slice(t.length - Math.floor((n - 1) / 2)) : t;
+  const code = h('code', { class: 'nm', title: t.length > n ? t : null }, cut);
+  return href ? h('a', { href, title: t }, code) : code;
+}
+
+function procHref(node, pid) {
+  return '#/process/' + encodeURIComponent(node) + '/' + encodeURIComponent(pid);
 }
 
 function fmtPct(x) { return x === null || x === undefined ? '–' : (100 * x).toFixed(1) + '%'; }
@@ -219,21 +263,23 @@ async function liveStream(node, onEvent, signal) {
 }
 
 function procName(p) {
-  return p.registered_name || p.pid || '?';
+  return fmtName(p.registered_name) || p.pid || '?';
 }
 
 function liveProcTable(list, metric, snap) {
   const win = (snap.window_ms || 1000) / 1000;
+  // narrow screens show the name and the numbers only: a shorter cut
+  const cut = window.innerWidth < 560 ? 16 : 22;
   const rows = (list || []).slice(0, 10).map(p => [
-    h('code', {}, procName(p)),
-    h('code', {}, p.module || '–'),
-    h('code', {}, p.current_function || '–'),
+    p.pid ? nameCell(procName(p), cut, procHref(snap.node || live.node, p.pid)) : nameCell(procName(p), cut),
+    nameCell(p.module, 20),
+    nameCell(fmtMfa(p.current_function), 28),
     metric === 'reductions' ? fmtPct(p.cpu_share) : metric === 'memory' ? fmtBytes(p.memory_bytes) : fmtNum(p.message_queue_len, 0),
     metric === 'reductions' ? fmtNum((p.reductions || 0) / win) : metric === 'memory' ? fmtPct(p.cpu_share) : fmtBytes(p.memory_bytes),
   ]);
   const heads = { reductions: ['CPU share', 'reductions/s'], memory: ['memory', 'CPU share'],
     message_queue: ['mailbox', 'memory'] }[metric];
-  return table(['process', 'owned by', 'executing in', { t: heads[0], n: 1 }, { t: heads[1], n: 1 }], rows,
+  return table(['process', { t: 'owned by', opt: 1 }, { t: 'executing in', opt: 1 }, { t: heads[0], n: 1 }, { t: heads[1], n: 1 }], rows,
     { label: 'top processes by ' + metric, empty: 'no process above zero' });
 }
 
@@ -271,9 +317,9 @@ function liveDraw(root, data) {
   const trace = (snap.trace && snap.trace.calls) || [];
   const tw = ((snap.trace && snap.trace.window_ms) || snap.window_ms || 1000) / 1000;
   const traceRows = trace.slice().sort((a, b) => (b.count || 0) - (a.count || 0)).slice(0, 20).map(c =>
-    [h('code', {}, `${c.module}.${c.function}/${c.arity}`), fmtNum(c.count, 0), fmtNum((c.count || 0) / tw)]);
+    [nameCell(fmtMfa(`${c.module}.${c.function}/${c.arity}`), 40), fmtNum(c.count, 0), fmtNum((c.count || 0) / tw)]);
   const hot = (data.hot_modules || []).slice(0, 10).map(m =>
-    [h('code', {}, m.module), fmtPct(m.cpu_share), fmtBytes(m.memory_bytes), fmtNum(m.processes, 0)]);
+    [nameCell(m.module, 32), fmtPct(m.cpu_share), fmtBytes(m.memory_bytes), fmtNum(m.processes, 0)]);
   const current = data.alerts || [];
   const alertList = h('ul', { class: 'plain alerts' }, live.alerts.length ? live.alerts.slice(-20).reverse().map(a =>
     h('li', {}, h('span', { class: 'sev sev-' + a.severity }, a.severity), ' ', fmtTime(a.timestamp_ms), ' ',
@@ -362,7 +408,10 @@ async function pageLive(main, node) {
       if (r.profile_id) location.hash = '#/profile/' + r.profile_id;
     } catch (e) { say('stop: ' + e.message); stop.disabled = false; }
   });
-  body.appendChild(h('div', { class: 'row' }, stop));
+  body.appendChild(h('div', { class: 'row' }, stop,
+    h('a', { href: '#/ets/' + encodeURIComponent(node), id: 'ets-link' }, 'ETS tables'),
+    h('a', { href: '#/ports/' + encodeURIComponent(node), id: 'ports-link' }, 'Ports and sockets'),
+    h('a', { href: '#/apps/' + encodeURIComponent(node), id: 'apps-link' }, 'Applications')));
   const area = h('div', { id: 'live-area' }, h('p', { class: 'muted' }, 'waiting for the first snapshot…'));
   body.appendChild(area);
   live.node = node; live.lastId = null; live.points = []; live.alerts = []; live.updates = 0;
@@ -381,6 +430,223 @@ async function pageLive(main, node) {
     else if (ev.event === 'end') say(`the observation of ${data.node} ended (${data.status}${data.reason ? ': ' + data.reason : ''})`);
     else if (ev.event === 'gap') say(`the stream skipped events ${data.from}–${data.to} (the monitor keeps the last 512)`);
   }, ctl.signal);
+}
+
+/* ---- one process (giulia process; docs/DASHBOARD.md) ---- */
+
+function procRefs(node, list, total) {
+  const items = (list || []).map(e => h('li', {},
+    e.kind && e.kind !== 'process' ? e.kind + ' ' : '',
+    e.id && e.id.startsWith('<') ? h('a', { href: procHref(node, e.id) }, h('code', {}, e.id)) : h('code', {}, e.id || ''),
+    e.name ? ' ' : '', e.name ? h('code', {}, fmtName(e.name)) : ''));
+  if (total > (list || []).length) items.push(h('li', { class: 'muted' }, `… ${(list || []).length} of ${total} shown`));
+  return items.length ? h('ul', { class: 'plain refs' }, items) : h('span', { class: 'muted' }, 'none');
+}
+
+function moduleOf(mfa) {
+  const i = mfa ? mfa.lastIndexOf('.', mfa.lastIndexOf('/')) : -1;
+  return i > 0 ? mfa.slice(0, i) : null;
+}
+
+function mfaLink(mfa) {
+  // joined to the graph: the module opens in the graph explorer; cut in
+  // the middle to what the screen's width leaves
+  const mod = moduleOf(mfa);
+  const text = fmtMfa(mfa) || '–';
+  const cell = nameCell(text, window.innerWidth < 560 ? 26 : 72);
+  return mod && !mod.startsWith(':') ? h('a', { href: '#/graph' + q({ module: mod }), title: 'open ' + mod + ' in the graph' }, cell)
+    : cell;
+}
+
+async function pageProcess(main, node, pid) {
+  const opts = { values: false, state: false, messages: 0 };
+  const back = h('a', { href: '#/live/' + encodeURIComponent(node), id: 'process-back' }, '← back to ' + node);
+  const area = h('div', { id: 'process-area' }, h('p', { class: 'muted' }, 'reading the process…'));
+  const values = h('input', { type: 'checkbox', name: 'values' });
+  const state = h('input', { type: 'checkbox', name: 'state' });
+  const messages = h('input', { type: 'number', name: 'messages', min: 0, max: 100, value: 0, size: 4 });
+  const refresh = h('button', { type: 'submit', id: 'process-refresh' }, 'Read again');
+  const form = h('form', { class: 'inline', 'aria-label': 'what to read' },
+    h('label', { class: 'check', title: 'each value cut at 400 characters' }, values, 'dictionary values'),
+    h('label', {}, 'messages (0–100)', messages),
+    h('label', { class: 'check', title: 'sys:get_status of an OTP process, with a 1 s timeout, cut at 4000 characters' }, state, 'OTP state'),
+    refresh);
+  clear(main);
+  append(main, [h('p', {}, back), h('h1', {}, 'Process ', h('code', {}, pid), ' on ', node),
+    h('div', { class: 'panel' }, form,
+      h('p', { class: 'muted' }, 'Read once, on request: one bounded call on the node (nothing loaded); messages, values and state only when asked.')),
+    area]);
+  const load = async () => {
+    refresh.disabled = true;
+    opts.values = values.checked; opts.state = state.checked; opts.messages = Number(messages.value) || 0;
+    try {
+      const p = await api('/monitor/api/runtime/process' + q({ node, process: pid, values: opts.values ? 'true' : null,
+        state: opts.state ? 'true' : null, messages: opts.messages || null }));
+      drawProcess(area, node, p);
+      say('');
+    } catch (e) {
+      clear(area).appendChild(h('p', { class: 'muted' }, e.status === 404 ? `no process ${pid} on ${node} (it may have exited)` : 'could not read the process: ' + e.message));
+    }
+    refresh.disabled = false;
+  };
+  form.addEventListener('submit', ev => { ev.preventDefault(); load(); });
+  await load();
+}
+
+function drawProcess(area, node, p) {
+  const dict = p.dictionary || { count: 0, entries: [] };
+  const rows = [
+    ['registered name', p.registered_name ? h('code', {}, fmtName(p.registered_name)) : h('span', { class: 'muted' }, 'none')],
+    ['status', p.status + (p.alive === false ? ' (exited during the window)' : '')],
+    ['executing in', mfaLink(p.current_function)],
+    ['initial call', mfaLink(p.proc_lib_initial_call || p.initial_call), p.proc_lib_initial_call ? ' (proc_lib)' : ''],
+    ['ancestors', (p.ancestors || []).length ? (p.ancestors || []).map((a, i) => [i ? ', ' : '', a.startsWith('<') ? h('a', { href: procHref(node, a) }, h('code', {}, a)) : h('code', {}, fmtName(a))]) : h('span', { class: 'muted' }, 'none')],
+    ['memory', `${fmtBytes(p.memory_bytes)} (heap ${fmtBytes(p.heap_bytes)}, total heap ${fmtBytes(p.total_heap_bytes)}, stack ${fmtBytes(p.stack_bytes)})`],
+    ['refc binaries', `${fmtNum(p.binaries && p.binaries.count, 0)}, ${fmtBytes(p.binaries && p.binaries.bytes)}`],
+    ['reductions/s', `${fmtNum(p.reductions_per_second)} over ${p.window_ms} ms (total ${fmtNum(p.reductions)})`],
+    ['message queue', fmtNum(p.message_queue_len, 0)],
+    ['group leader', procRefs(node, p.group_leader ? [p.group_leader] : [], 1)],
+    ['flags', `trap_exit ${p.trap_exit}, priority ${p.priority}, ${fmtNum(p.minor_gcs, 0)} minor GCs, fullsweep_after ${p.fullsweep_after}`],
+    ['links', procRefs(node, p.links, p.links_count)],
+    ['monitors', procRefs(node, p.monitors, p.monitors_count)],
+    ['monitored by', procRefs(node, p.monitored_by, p.monitored_by_count)],
+  ];
+  const dl = h('dl', { class: 'kv', id: 'process-summary' }, rows.map(([k, ...v]) => [h('dt', {}, k), h('dd', {}, v)]));
+  const stack = table(['function', { t: 'file:line', opt: 1 }], (p.stack || []).map(f =>
+    [mfaLink(f.function), f.file ? h('code', { class: 'nm' }, `${f.file}:${f.line}`) : '–']), { label: 'stack' });
+  const dictRows = (dict.entries || []).map(e => e.value !== undefined ? [h('code', {}, e.key), h('code', {}, e.value)] : [h('code', {}, e.key)]);
+  const withValues = (dict.entries || []).some(e => e.value !== undefined);
+  const parts = [
+    h('div', { class: 'panel' }, dl),
+    h('div', { class: 'grid' },
+      h('div', { class: 'panel' }, h('h2', {}, 'Stack'), stack),
+      h('div', { class: 'panel' }, h('h2', {}, `Dictionary: ${dict.count} keys${dict.count > (dict.entries || []).length ? ' (the first ' + (dict.entries || []).length + ' shown)' : ''}`),
+        table(withValues ? ['key', 'value'] : ['key'], dictRows, { label: 'dictionary', empty: 'empty' })))];
+  if (p.messages) {
+    parts.push(h('div', { class: 'panel' }, h('h2', {}, 'Messages'), p.messages.refused ?
+      h('p', { class: 'muted' }, 'not read: the queue is longer than 10000 (reading it would copy it all)') :
+      h('ol', { class: 'msgs' }, (p.messages.shown || []).map(m => h('li', {}, h('code', {}, m))))));
+  }
+  if (p.state) {
+    parts.push(h('div', { class: 'panel' }, h('h2', {}, 'State (sys:get_status)'), p.state.error ?
+      h('p', { class: 'muted' }, 'not read: ' + p.state.error) : h('pre', { class: 'state' }, p.state.text)));
+  }
+  clear(area);
+  append(area, parts);
+}
+
+/* ---- ETS tables (giulia ets) ---- */
+
+async function pageEts(main, node) {
+  const back = h('a', { href: '#/live/' + encodeURIComponent(node), id: 'ets-back' }, '← back to ' + node);
+  const sort = h('select', { name: 'sort' }, h('option', { value: 'memory' }, 'memory'), h('option', { value: 'size' }, 'size (objects)'));
+  const limit = h('input', { type: 'number', name: 'limit', min: 1, max: 1000, value: 30, size: 5 });
+  const form = h('form', { class: 'inline', 'aria-label': 'which tables' },
+    h('label', {}, 'largest by', sort), h('label', {}, 'how many (1–1000)', limit),
+    h('button', { type: 'submit' }, 'Read again'));
+  const area = h('div', { id: 'ets-area' }, h('p', { class: 'muted' }, 'reading the tables…'));
+  clear(main);
+  append(main, [h('p', {}, back), h('h1', {}, 'ETS tables on ', node),
+    h('div', { class: 'panel' }, form, h('p', { class: 'muted' }, 'Read once, on request: ets:info of each table in one bounded call, never a table\'s contents.')),
+    area]);
+  const load = async () => {
+    try {
+      const e = await api('/monitor/api/runtime/ets' + q({ node, sort: sort.value, limit: Number(limit.value) || 30 }));
+      const rows = (e.tables || []).map(t => [
+        nameCell(fmtName(t.name) + (t.named_table ? '' : ' ' + t.id), 28),
+        t.owner && t.owner.startsWith('<') ? h('a', { href: procHref(node, t.owner), title: t.owner }, h('code', { class: 'nm' }, fmtName(t.owner_name) || t.owner)) : h('code', {}, t.owner || '–'),
+        fmtBytes(t.memory_bytes), fmtNum(t.size, 0), t.type, t.protection,
+        [t.read_concurrency ? 'read' : '', t.write_concurrency && t.write_concurrency !== 'false' ? (t.write_concurrency === true ? 'write' : t.write_concurrency) : ''].filter(Boolean).join(', ') || '–']);
+      clear(area);
+      append(area, [h('p', {}, `${fmtNum(e.count, 0)} tables, ${fmtBytes(e.memory_bytes)} in all; the ${rows.length} largest by ${e.sort}` +
+        (e.scanned < e.count ? ` (the first ${e.scanned} looked at)` : '') + '.'),
+      h('div', { class: 'panel' }, table(['table', 'owner', { t: 'memory', n: 1 }, { t: 'size', n: 1 }, { t: 'type', opt: 1 }, { t: 'protection', opt: 1 }, { t: 'concurrency', opt: 1 }],
+        rows, { label: 'ETS tables', empty: 'no table' }))]);
+      say('');
+    } catch (err) {
+      clear(area).appendChild(h('p', { class: 'muted' }, 'could not read the tables: ' + err.message));
+    }
+  };
+  form.addEventListener('submit', ev => { ev.preventDefault(); load(); });
+  await load();
+}
+
+/* ---- ports and sockets (giulia ports) ---- */
+
+async function pagePorts(main, node) {
+  const back = h('a', { href: '#/live/' + encodeURIComponent(node), id: 'ports-back' }, '← back to ' + node);
+  const win = h('input', { type: 'number', name: 'window_ms', min: 10, max: 10000, value: 1000, size: 6 });
+  const form = h('form', { class: 'inline', 'aria-label': 'window' },
+    h('label', {}, 'window ms (10–10000)', win), h('button', { type: 'submit' }, 'Measure again'));
+  const area = h('div', { id: 'ports-area' }, h('p', { class: 'muted' }, 'measuring…'));
+  clear(main);
+  append(main, [h('p', {}, back), h('h1', {}, 'Ports and sockets on ', node),
+    h('div', { class: 'panel' }, form, h('p', { class: 'muted' }, 'Measured on request over the window: statistics of each port in one bounded call, nothing sent to the sockets.')),
+    area]);
+  const load = async () => {
+    try {
+      const e = await api('/monitor/api/runtime/ports' + q({ node, window_ms: Number(win.value) || 1000 }));
+      const per = e.window_ms > 0 ? 1000 / e.window_ms : 0;
+      const rows = (e.ports || []).map(p => [
+        h('code', {}, p.id),
+        p.owner ? h('a', { href: procHref(node, p.owner), title: p.owner }, h('code', { class: 'nm' }, fmtName(p.owner_name) || p.owner)) : '–',
+        fmtBytes(p.input_bytes * per) + '/s', fmtBytes(p.output_bytes * per) + '/s',
+        p.recv_packets === null ? '–' : fmtNum(p.recv_packets, 0), p.send_packets === null ? '–' : fmtNum(p.send_packets, 0),
+        p.kind, nameCell(p.peer || (p.local ? 'listening on ' + p.local : p.name), 30)]);
+      const kinds = Object.entries(e.kinds || {}).map(([k, n]) => `${k} ${n}`).join(', ');
+      clear(area);
+      append(area, [h('p', { id: 'ports-summary' }, `${fmtNum(e.count, 0)} ports (${kinds || 'none'})` +
+        (e.fds && e.fds.used !== null ? `; ${e.fds.used} file descriptors of ${e.fds.max}` : '') + `; over ${e.window_ms} ms, most bytes first.`),
+      h('div', { class: 'panel' }, table(['port', 'owner', { t: 'in', n: 1 }, { t: 'out', n: 1 }, { t: 'packets in', n: 1, opt: 1 }, { t: 'packets out', n: 1, opt: 1 }, { t: 'kind', opt: 1 }, { t: 'peer / program', opt: 1 }],
+        rows, { label: 'ports', empty: 'no port' }))]);
+      say('');
+    } catch (err) {
+      clear(area).appendChild(h('p', { class: 'muted' }, 'could not read the ports: ' + err.message));
+    }
+  };
+  form.addEventListener('submit', ev => { ev.preventDefault(); load(); });
+  await load();
+}
+
+/* ---- applications and supervision (giulia apps) ---- */
+
+function supNode(node, n, open) {
+  const label = [n.type === 'supervisor' ? '+ ' : '- ', h('code', {}, fmtName(n.id)),
+    n.name ? [' ', n.pid && n.pid.startsWith('<') ? h('a', { href: procHref(node, n.pid) }, h('code', {}, fmtName(n.name))) : h('code', {}, fmtName(n.name))]
+      : n.pid && n.pid.startsWith('<') ? [' ', h('a', { href: procHref(node, n.pid) }, h('code', {}, n.pid))] : '',
+    (n.modules || []).length ? h('span', { class: 'muted' }, ' ' + n.modules.map(m => m === 'dynamic' ? m : fmtModule(m)).join(', ')) : '',
+    n.children_count > (n.children || []).length ? h('span', { class: 'muted' }, ` (${(n.children || []).length} of ${n.children_count} children shown)`) : '',
+    n.cut ? h('span', { class: 'muted' }, ' (deeper levels not read)') : '',
+    n.error ? h('span', { class: 'muted' }, ' (which_children: ' + n.error + ')') : ''];
+  if (!(n.children || []).length) return h('li', {}, label);
+  return h('li', {}, h('details', { open }, h('summary', {}, label),
+    h('ul', { class: 'tree' }, n.children.map(c => supNode(node, c, false)))));
+}
+
+async function pageApps(main, node, app) {
+  const back = h('a', { href: app ? '#/apps/' + encodeURIComponent(node) : '#/live/' + encodeURIComponent(node), id: 'apps-back' },
+    '← back to ' + (app ? 'the applications of ' : '') + node);
+  const area = h('div', { id: 'apps-area' }, h('p', { class: 'muted' }, 'reading…'));
+  clear(main);
+  append(main, [h('p', {}, back), h('h1', {}, app ? ['Supervision tree of ', h('code', {}, app), ' on ', node] : 'Applications on ' + node), area]);
+  try {
+    const e = await api('/monitor/api/runtime/apps' + q({ node, app }));
+    clear(area);
+    if (!app) {
+      const rows = (e.apps || []).slice().sort((a, b) => (b.memory_bytes || 0) - (a.memory_bytes || 0)).map(a => [
+        h('a', { href: '#/apps/' + encodeURIComponent(node) + '/' + encodeURIComponent(a.name) }, h('code', {}, a.name)),
+        a.version || '–', fmtNum(a.processes, 0), fmtBytes(a.memory_bytes), a.description || '']);
+      const u = e.unattributed || {};
+      append(area, [h('div', { class: 'panel' }, table(['application', { t: 'version', opt: 1 }, { t: 'processes', n: 1 }, { t: 'memory', n: 1 }, { t: 'description', opt: 1 }],
+        rows, { label: 'applications' }), h('p', { class: 'muted' }, `not in any application: ${fmtNum(u.processes, 0)} processes, ${fmtBytes(u.memory_bytes)}`))]);
+    } else {
+      append(area, [h('p', { class: 'muted' }, `${e.app} ${e.version || ''}: ${e.nodes} nodes read; each supervisor asked with a 1 s timeout, at most 4 levels and 50 children each.`),
+        h('div', { class: 'panel' }, e.tree ? h('ul', { class: 'tree', id: 'sup-tree' }, supNode(node, e.tree, true)) : h('p', { class: 'muted' }, 'no supervisor: a library application'))]);
+    }
+    say('');
+  } catch (err) {
+    clear(area).appendChild(h('p', { class: 'muted' }, 'could not read: ' + err.message));
+  }
 }
 
 /* ---- profiles ---- */
@@ -419,14 +685,27 @@ function evidenceList(ev) {
   return h('dl', {}, items);
 }
 
-function recView(r) {
+/* Where to look next on the node, from a recommendation's evidence: the
+ * ETS tables when ETS memory grew, the processes it names. */
+function recLinks(r, node) {
+  const ev = r.evidence || {};
+  const links = [];
+  if (node && ev.categories && ev.categories.ets > 0)
+    links.push(h('a', { href: '#/ets/' + encodeURIComponent(node), class: 'rec-ets' }, 'ETS tables on ' + node));
+  for (const p of Array.isArray(ev.processes) ? ev.processes : [])
+    if (node && p && p.pid) links.push(h('a', { href: procHref(node, p.pid) }, h('code', {}, p.pid)));
+  return links.length ? h('p', {}, 'Look at: ', links.map((l, i) => [i ? ', ' : '', l])) : '';
+}
+
+function recView(r, node) {
   return h('article', { class: 'rec ' + (r.severity || ''), 'data-rule': r.id },
     h('div', {}, h('span', { class: 'sev sev-' + r.severity }, r.severity), ` #${r.rank} ${r.id} (rule ${r.rule}, priority ${r.priority})`,
       r.subject ? [' on ', h('code', {}, r.subject)] : ''),
     h('p', { class: 'finding' }, r.finding),
     (r.also || []).map(a => h('p', { class: 'muted' }, `also (${a.id}): `, a.finding)),
     h('details', {}, h('summary', {}, 'evidence'), evidenceList(r.evidence)),
-    r.advice ? h('p', {}, h('strong', {}, 'Advice: '), r.advice) : '');
+    r.advice ? h('p', {}, h('strong', {}, 'Advice: '), r.advice) : '',
+    recLinks(r, node));
 }
 
 async function pageProfile(main, id) {
@@ -440,9 +719,9 @@ async function pageProfile(main, id) {
     fmtPct(m.reductions_share), fmtNum(m.samples, 0), fmtBytes(m.memory_bytes),
     m.graph && m.graph.complexity !== null && m.graph.complexity !== undefined ? String(m.graph.complexity) : '–',
     ((m.hottest_functions || []).slice(0, 3).map(f => `${f.name}/${f.arity}`).join(', ')) || '–']);
-  const hf = (p.hot_functions || []).map(f => [h('code', {}, `${f.module}.${f.function}/${f.arity}`), fmtPct(f.reductions_share),
+  const hf = (p.hot_functions || []).map(f => [nameCell(fmtMfa(`${f.module}.${f.function}/${f.arity}`), 48), fmtPct(f.reductions_share),
     fmtNum(f.samples, 0), f.calls === null || f.calls === undefined ? '–' : fmtNum(f.calls, 0), f.cyclomatic === null || f.cyclomatic === undefined ? '–' : String(f.cyclomatic)]);
-  const th = (p.trace_hotspots || []).slice(0, 30).map(f => [h('code', {}, f.mfa), f.kind || '–', fmtNum(f.calls, 0), fmtNum(f.calls_per_second), fmtPct(f.calls_share)]);
+  const th = (p.trace_hotspots || []).slice(0, 30).map(f => [nameCell(fmtMfa(f.mfa), 48), f.kind || '–', fmtNum(f.calls, 0), fmtNum(f.calls_per_second), fmtPct(f.calls_share)]);
   const xl = x => fmtNum(x, 0) + ' s';
   clear(main);
   append(main, [
@@ -451,7 +730,7 @@ async function pageProfile(main, id) {
       ss.snapshots_missing ? `, ${ss.snapshots_missing} snapshots missing` : '',
       ss.traced_modules && ss.traced_modules.length ? ', traced: ' + ss.traced_modules.join(', ') : ''),
     h('h2', {}, `Recommendations (${recs.length})`),
-    h('div', { class: 'panel', id: 'recommendations' }, recs.length ? recs.map(recView) : h('p', { class: 'muted' }, 'no rule fired')),
+    h('div', { class: 'panel', id: 'recommendations' }, recs.length ? recs.map(r => recView(r, ss.node || row.node)) : h('p', { class: 'muted' }, 'no rule fired')),
     h('h2', {}, 'Over time'),
     h('div', { class: 'grid' },
       h('div', { class: 'panel' }, lineChart('scheduler utilisation', t, se.scheduler_utilisation || [], { yMax: 1, fmt: fmtPct, gaps: se.gaps, xLabel: xl })),
@@ -800,7 +1079,7 @@ async function route() {
   const parts = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
   const page = parts[0] || 'live';
   for (const a of document.querySelectorAll('nav a')) {
-    if (a.dataset.page === (page === 'profile' || page === 'compare' ? 'profiles' : page)) a.setAttribute('aria-current', 'page');
+    if (a.dataset.page === (page === 'profile' || page === 'compare' ? 'profiles' : ['process', 'ets', 'ports', 'apps'].includes(page) ? 'live' : page)) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   if (page !== 'live' && live.abort) { live.abort.abort(); live.abort = null; }
@@ -811,6 +1090,10 @@ async function route() {
     else if (page === 'profile') await pageProfile(main, parts[1]);
     else if (page === 'compare') await pageCompare(main, parts[1], parts[2]);
     else if (page === 'graph') await pageGraph(main, new URLSearchParams(query || ''));
+    else if (page === 'process' && parts[1] && parts[2]) await pageProcess(main, parts[1], parts[2]);
+    else if (page === 'ets' && parts[1]) await pageEts(main, parts[1]);
+    else if (page === 'ports' && parts[1]) await pagePorts(main, parts[1]);
+    else if (page === 'apps' && parts[1]) await pageApps(main, parts[1], parts[2] || null);
     else clear(main).appendChild(h('p', {}, 'No such page.'));
     document.body.setAttribute('data-page', page);
   } catch (e) {

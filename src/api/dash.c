@@ -344,7 +344,10 @@ static void relay_done(void *arg)
 	gi_free(r);
 }
 
-static const char *const RELAY_QUERY[] = {"node", "metric", "limit", "window_ms", "fresh"};
+static const char *const RELAY_QUERY[] = {
+    "node",   "metric",   "limit", "window_ms",        "fresh", "process", "keys",
+    "values", "messages", "state", "state_timeout_ms", "sort",  "app",     "depth",
+    "width"};
 #define RELAY_QUERY_COUNT (sizeof(RELAY_QUERY) / sizeof(RELAY_QUERY[0]))
 
 /* The request line's target: the monitor path and the known parameters. */

@@ -48,6 +48,7 @@
 #include "base/str.h"
 #include "observe/beam_pull.h"
 #include "observe/dist.h"
+#include "observe/inspect.h"
 #include "observe/observe.h"
 #include "observe/snapshot_view.h"
 #include "api/base64.h"
@@ -815,12 +816,16 @@ static const char *query_node(const struct api_request *req, json_t **err, int *
 	return node;
 }
 
-/* A copy of the node's stored cookie (caller frees and wipes), or NULL. */
+/* A copy of the node's stored cookie (caller frees and wipes), or NULL:
+ * the one given to /api/runtime/connect, else that of its running
+ * observation (a process opened from the live page uses the cookie its
+ * observation was started with). */
 static char *cookie_for(struct api_monitor *m, const char *node)
 {
 	pthread_mutex_lock(&m->lock);
 	struct node_state *ns = node_get(m, node, false);
-	char *c = ns && ns->cookie ? gi_strdup(ns->cookie) : NULL;
+	const char *stored = ns ? (ns->cookie ? ns->cookie : ns->session_cookie) : NULL;
+	char *c = stored ? gi_strdup(stored) : NULL;
 	pthread_mutex_unlock(&m->lock);
 	return c;
 }
@@ -984,6 +989,172 @@ static json_t *route_top_processes(void *ctx, const struct api_request *req, int
 	                         list ? list : json_array());
 	json_decref(snap);
 	return resp;
+}
+
+/* A whole-number query parameter within [min, max]; 0 when absent. */
+static int query_int(const struct api_request *req, const char *name, int min, int max, int *out,
+                     json_t **err, int *status)
+{
+	bool invalid = false;
+	const char *v = api_request_query(req, name, &invalid);
+	int64_t x = 0;
+	*out = 0;
+	if (invalid || (v && gi_parse_int64(v, min, max, &x) != 0)) {
+		*err = api_error(status, 400, "%s must be an integer between %d and %d", name, min,
+		                 max);
+		return GI_EINVAL;
+	}
+	*out = (int)x;
+	return 0;
+}
+
+static bool query_true(const struct api_request *req, const char *name)
+{
+	bool invalid = false;
+	const char *v = api_request_query(req, name, &invalid);
+	return v && !invalid && strcmp(v, "true") == 0;
+}
+
+/* Reads a view of `node` (an obs_* call of observe/inspect.h) with the
+ * node's stored cookie, wiped after. */
+typedef int (*node_view_fn)(const struct obs_target *t, const void *req, json_t **out);
+static int node_view(struct api_monitor *m, const char *node, node_view_fn view, const void *req,
+                     json_t **out)
+{
+	char *cookie = cookie_for(m, node);
+	struct obs_target t = {node, cookie, 0};
+	int rc = view(&t, req, out);
+	cookie_wipe_free(cookie);
+	return rc;
+}
+
+static int view_process(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_process(t, req, out);
+}
+
+static int view_ets(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_ets(t, req, out);
+}
+
+static int view_ports(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_ports(t, req, out);
+}
+
+static int view_apps(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_apps(t, req, out);
+}
+
+/* GET /api/runtime/process: one process (observe/inspect.h), always read
+ * live (one bounded call; a running observation's snapshot has no such
+ * detail). */
+static json_t *route_process(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	bool invalid = false;
+	struct obs_process_request r = {0};
+	r.who = api_request_query(req, "process", &invalid);
+	if (invalid || !r.who)
+		return api_error(status, 400,
+		                 "process parameter required: a pid (<0.123.0>) or a registered "
+		                 "name");
+	if (query_int(req, "window_ms", 0, OBS_PROCESS_WINDOW_MAX_MS, &r.window_ms, &err, status) ||
+	    query_int(req, "keys", 1, OBS_PROCESS_KEYS_MAX, &r.keys_max, &err, status) ||
+	    query_int(req, "messages", 0, OBS_PROCESS_MESSAGES_MAX, &r.messages, &err, status) ||
+	    query_int(req, "state_timeout_ms", 1, OBS_PROCESS_STATE_TIMEOUT_MAX,
+	              &r.state_timeout_ms, &err, status))
+		return err;
+	r.dictionary_values = query_true(req, "values");
+	r.state = query_true(req, "state");
+	char msg[256];
+	if (obs_process_request_check(&r, msg, sizeof(msg)) != 0)
+		return api_error(status, 400, "%s", msg);
+	json_t *out = NULL;
+	int rc = node_view(m, node, view_process, &r, &out);
+	if (rc == GI_ENOTFOUND)
+		return api_error(status, 404, "no process %.100s on %.256s (it may have exited)",
+		                 r.who, node);
+	if (rc)
+		return node_error(status, rc, "process on", node);
+	return out;
+}
+
+/* GET /api/runtime/ets: the largest ETS tables (observe/inspect.h), read
+ * live in one bounded call. */
+static json_t *route_ets(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	bool invalid = false;
+	struct obs_ets_request r = {0};
+	r.sort = api_request_query(req, "sort", &invalid);
+	if (invalid || (r.sort && strcmp(r.sort, "memory") != 0 && strcmp(r.sort, "size") != 0))
+		return api_error(status, 400, "sort must be memory or size");
+	if (query_int(req, "limit", 1, OBS_ETS_LIMIT_MAX, &r.limit, &err, status))
+		return err;
+	json_t *out = NULL;
+	int rc = node_view(m, node, view_ets, &r, &out);
+	if (rc)
+		return node_error(status, rc, "ETS tables of", node);
+	return out;
+}
+
+/* GET /api/runtime/ports: ports and sockets over a window
+ * (observe/inspect.h), read live in one bounded call. */
+static json_t *route_ports(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	struct obs_ports_request r = {0};
+	if (query_int(req, "window_ms", 10, OBS_PORTS_WINDOW_MAX_MS, &r.window_ms, &err, status) ||
+	    query_int(req, "limit", 1, OBS_PORTS_LIMIT_MAX, &r.limit, &err, status))
+		return err;
+	json_t *out = NULL;
+	int rc = node_view(m, node, view_ports, &r, &out);
+	if (rc)
+		return node_error(status, rc, "ports of", node);
+	return out;
+}
+
+/* GET /api/runtime/apps: the applications, or one's supervision tree
+ * (observe/inspect.h), read live in one bounded call. */
+static json_t *route_apps(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	json_t *err = NULL;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	bool invalid = false;
+	struct obs_apps_request r = {0};
+	r.app = api_request_query(req, "app", &invalid);
+	if (invalid)
+		return api_error(status, 400, "app must be an application name");
+	if (query_int(req, "depth", 1, OBS_APPS_DEPTH_MAX, &r.depth, &err, status) ||
+	    query_int(req, "width", 1, OBS_APPS_WIDTH_MAX, &r.width, &err, status))
+		return err;
+	json_t *out = NULL;
+	int rc = node_view(m, node, view_apps, &r, &out);
+	if (rc == GI_EINVAL)
+		return api_error(status, 400, "app must be an application name");
+	if (rc == GI_ENOTFOUND)
+		return api_error(status, 404, "no application %.100s runs on %.256s", r.app, node);
+	if (rc)
+		return node_error(status, rc, "applications of", node);
+	return out;
 }
 
 static json_t *route_hot_spots(void *ctx, const struct api_request *req, int *status)
@@ -1686,6 +1857,10 @@ static const struct api_route monitor_routes[] = {
     {"GET", "/api/runtime/pulse", route_pulse, false},
     {"GET", "/api/runtime/top_processes", route_top_processes, false},
     {"GET", "/api/runtime/hot_spots", route_hot_spots, false},
+    {"GET", "/api/runtime/process", route_process, false},
+    {"GET", "/api/runtime/ets", route_ets, false},
+    {"GET", "/api/runtime/ports", route_ports, false},
+    {"GET", "/api/runtime/apps", route_apps, false},
     {"GET", "/api/runtime/history", route_history, false},
     {"GET", "/api/runtime/trend", route_trend, false},
     {"GET", "/api/runtime/alerts", route_alerts, false},

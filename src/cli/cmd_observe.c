@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +25,12 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fmt.h"
+#include "base/modname.h"
 #include "base/str.h"
 #include "base/table.h"
 #include "cli/cli.h"
 #include "observe/dist.h"
+#include "observe/inspect.h"
 #include "observe/observe.h"
 #include "observe/snapshot_view.h"
 
@@ -48,6 +51,16 @@ struct observe_args {
 	bool watch;
 	bool json;
 	bool call_time; /* trace: time per function too */
+	/* process: which, and what to read beyond the default */
+	const char *who;
+	int keys;
+	int messages;
+	int state_timeout_ms;
+	bool values;
+	bool state;
+	bool top_n_set; /* -n given */
+	int depth;      /* apps: tree levels */
+	int width;      /* apps: children per supervisor */
 };
 
 static int usage_error(const char *cmd, const char *what)
@@ -83,6 +96,26 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 			a->json = true;
 		} else if (strcmp(arg, "--call-time") == 0 && strcmp(cmd, "trace") == 0) {
 			a->call_time = true;
+		} else if (strcmp(arg, "--values") == 0 && strcmp(cmd, "process") == 0) {
+			a->values = true;
+		} else if (strcmp(arg, "--state") == 0 && strcmp(cmd, "process") == 0) {
+			a->state = true;
+		} else if (strcmp(arg, "--state-timeout") == 0 && strcmp(cmd, "process") == 0) {
+			rc = int_option(cmd, arg, next, 1, OBS_PROCESS_STATE_TIMEOUT_MAX,
+			                &a->state_timeout_ms);
+			i++;
+		} else if (strcmp(arg, "--depth") == 0 && strcmp(cmd, "apps") == 0) {
+			rc = int_option(cmd, arg, next, 1, OBS_APPS_DEPTH_MAX, &a->depth);
+			i++;
+		} else if (strcmp(arg, "--width") == 0 && strcmp(cmd, "apps") == 0) {
+			rc = int_option(cmd, arg, next, 1, OBS_APPS_WIDTH_MAX, &a->width);
+			i++;
+		} else if (strcmp(arg, "--keys") == 0 && strcmp(cmd, "process") == 0) {
+			rc = int_option(cmd, arg, next, 1, OBS_PROCESS_KEYS_MAX, &a->keys);
+			i++;
+		} else if (strcmp(arg, "--messages") == 0 && strcmp(cmd, "process") == 0) {
+			rc = int_option(cmd, arg, next, 1, OBS_PROCESS_MESSAGES_MAX, &a->messages);
+			i++;
 		} else if (strcmp(arg, "--watch") == 0 && strcmp(cmd, "top") == 0) {
 			a->watch = true;
 		} else if (strcmp(arg, "--interval") == 0 && strcmp(cmd, "top") == 0) {
@@ -114,6 +147,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 			i++;
 		} else if (strcmp(arg, "-n") == 0) {
 			rc = int_option(cmd, arg, next, 1, 1000, &a->top_n);
+			a->top_n_set = true;
 			i++;
 		} else if (arg[0] == '-' && arg[1] != '\0') {
 			char what[300];
@@ -124,6 +158,10 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 			positional++;
 		} else if (positional == 1 && strcmp(cmd, "trace") == 0) {
 			a->modules = arg;
+			positional++;
+		} else if (positional == 1 &&
+		           (strcmp(cmd, "process") == 0 || strcmp(cmd, "apps") == 0)) {
+			a->who = arg;
 			positional++;
 		} else {
 			return usage_error(cmd, "too many arguments");
@@ -145,11 +183,22 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 		return crc;
 	if (strcmp(cmd, "trace") == 0 && (!a->modules || !*a->modules))
 		return usage_error(cmd, "which modules? give MOD[,MOD...]");
+	if (strcmp(cmd, "process") == 0 && (!a->who || !*a->who))
+		return usage_error(cmd,
+		                   "which process? give a pid (<0.123.0>) or a registered name");
+	if ((a->depth || a->width) && !a->who)
+		return usage_error(cmd, "--depth and --width go with an application");
+	if (a->state_timeout_ms && !a->state)
+		return usage_error(cmd, "--state-timeout goes with --state");
 	if ((a->interval_ms || a->count) && !a->watch)
 		return usage_error(cmd, "--interval and --count go with --watch");
-	if (a->by && strcmp(a->by, "reductions") != 0 && strcmp(a->by, "memory") != 0 &&
-	    strcmp(a->by, "mailbox") != 0)
+	if (strcmp(cmd, "ets") == 0) {
+		if (a->by && strcmp(a->by, "memory") != 0 && strcmp(a->by, "size") != 0)
+			return usage_error(cmd, "--by takes memory or size");
+	} else if (a->by && strcmp(a->by, "reductions") != 0 && strcmp(a->by, "memory") != 0 &&
+	           strcmp(a->by, "mailbox") != 0) {
 		return usage_error(cmd, "--by takes reductions, memory or mailbox");
+	}
 	return 0;
 }
 
@@ -309,6 +358,314 @@ static void print_pulse(json_t *snapshot)
 	obs_view_destroy(&v);
 }
 
+/* ---- giulia process ---- */
+
+/* One line of the process view, cut in its middle to `width` columns. */
+static void view_line(struct gi_buf *out, int width, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void view_line(struct gi_buf *out, int width, const char *fmt, ...)
+{
+	char line[2048], cut[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (width > 8 && gi_fmt_width(line) > (size_t)width) {
+		gi_fmt_elide_middle(line, (size_t)width, cut, sizeof(cut));
+		gi_buf_printf(out, "%s\n", cut);
+	} else {
+		gi_buf_printf(out, "%s\n", line);
+	}
+}
+
+/* "pid (name)" of an {id, name} entry, the name written as everywhere. */
+static void process_ref(json_t *e, char *out, size_t size)
+{
+	const char *id = json_string_value(json_object_get(e, "id"));
+	const char *name = json_string_value(json_object_get(e, "name"));
+	char shown[512] = "";
+	if (name)
+		gi_fmt_registered_name(name, shown, sizeof(shown));
+	if (id && name)
+		snprintf(out, size, "%s (%s)", id, shown);
+	else
+		snprintf(out, size, "%s", id ? id : name ? shown : "?");
+}
+
+/* A list of {id, name} entries on one line after `label`, with its count. */
+static void process_refs(struct gi_buf *out, int width, const char *label, json_t *list,
+                         double total)
+{
+	struct gi_buf line;
+	gi_buf_init(&line, 0);
+	size_t i;
+	json_t *e;
+	json_array_foreach(list, i, e)
+	{
+		char ref[700];
+		process_ref(e, ref, sizeof(ref));
+		const char *kind = json_string_value(json_object_get(e, "kind"));
+		gi_buf_printf(&line, "%s%s%s%s", i ? ", " : "",
+		              kind && strcmp(kind, "process") ? kind : "",
+		              kind && strcmp(kind, "process") ? " " : "", ref);
+	}
+	if (total > (double)json_array_size(list))
+		gi_buf_printf(&line, ", ... (%zu of %.0f shown)", json_array_size(list), total);
+	view_line(out, width, "%-16s%s", label, json_array_size(list) ? gi_buf_str(&line) : "none");
+	gi_buf_destroy(&line);
+}
+
+/* The process view (`giulia process`, and Enter in `top --watch`) into
+ * `out`, lines cut to `width` columns. */
+static void process_render(json_t *p, struct gi_buf *out, int width)
+{
+	char name[512] = "", fn[1024], a[GI_FMT_NUM_MAX], b[GI_FMT_NUM_MAX], c[GI_FMT_NUM_MAX],
+	     d[GI_FMT_NUM_MAX];
+	const char *reg = json_string_value(json_object_get(p, "registered_name"));
+	if (reg)
+		gi_fmt_registered_name(reg, name, sizeof(name));
+	view_line(out, width, "process %s%s%s%s on %s%s", str_or(json_object_get(p, "pid"), "?"),
+	          reg ? " (" : "", name, reg ? ")" : "", str_or(json_object_get(p, "node"), "?"),
+	          json_is_false(json_object_get(p, "alive")) ? "  [exited during the window]" : "");
+	view_line(out, width, "%-16s%s", "status", str_or(json_object_get(p, "status"), "?"));
+	gi_fmt_mfa(str_or(json_object_get(p, "current_function"), "?"), fn, sizeof(fn));
+	view_line(out, width, "%-16s%s", "executing in", fn);
+	const char *plc = json_string_value(json_object_get(p, "proc_lib_initial_call"));
+	gi_fmt_mfa(plc ? plc : str_or(json_object_get(p, "initial_call"), "?"), fn, sizeof(fn));
+	view_line(out, width, "%-16s%s%s", "initial call", fn, plc ? " (proc_lib)" : "");
+	json_t *anc = json_object_get(p, "ancestors");
+	if (json_array_size(anc) > 0) {
+		struct gi_buf l;
+		gi_buf_init(&l, 0);
+		size_t i;
+		json_t *e;
+		json_array_foreach(anc, i, e)
+		{
+			char n[512];
+			gi_fmt_registered_name(str_or(e, "?"), n, sizeof(n));
+			gi_buf_printf(&l, "%s%s", i ? ", " : "", n);
+		}
+		view_line(out, width, "%-16s%s", "ancestors", gi_buf_str(&l));
+		gi_buf_destroy(&l);
+	}
+	gi_fmt_bytes(num(p, "memory_bytes"), a, sizeof(a));
+	gi_fmt_bytes(num(p, "heap_bytes"), b, sizeof(b));
+	gi_fmt_bytes(num(p, "total_heap_bytes"), c, sizeof(c));
+	gi_fmt_bytes(num(p, "stack_bytes"), d, sizeof(d));
+	view_line(out, width, "%-16s%s  heap %s  total heap %s  stack %s", "memory", a, b, c, d);
+	json_t *bins = json_object_get(p, "binaries");
+	gi_fmt_count(num(bins, "count"), a, sizeof(a));
+	gi_fmt_bytes(num(bins, "bytes"), b, sizeof(b));
+	view_line(out, width, "%-16s%s refc binaries, %s", "binaries", a, b);
+	gi_fmt_count(num(p, "reductions"), a, sizeof(a));
+	gi_fmt_rate(num(p, "reductions_per_second"), b, sizeof(b));
+	view_line(out, width, "%-16s%s  (%s over %.0f ms)", "reductions", a, b,
+	          num(p, "window_ms"));
+	gi_fmt_count(num(p, "message_queue_len"), a, sizeof(a));
+	view_line(out, width, "%-16s%s", "message queue", a);
+	char gl[700];
+	process_ref(json_object_get(p, "group_leader"), gl, sizeof(gl));
+	view_line(out, width, "%-16s%s", "group leader", gl);
+	view_line(out, width,
+	          "%-16strap_exit %s  priority %s  minor gcs %.0f  fullsweep_after %.0f", "flags",
+	          json_is_true(json_object_get(p, "trap_exit")) ? "true" : "false",
+	          str_or(json_object_get(p, "priority"), "?"), num(p, "minor_gcs"),
+	          num(p, "fullsweep_after"));
+	process_refs(out, width, "links", json_object_get(p, "links"), num(p, "links_count"));
+	process_refs(out, width, "monitors", json_object_get(p, "monitors"),
+	             num(p, "monitors_count"));
+	process_refs(out, width, "monitored by", json_object_get(p, "monitored_by"),
+	             num(p, "monitored_by_count"));
+	gi_buf_puts(out, "stack:\n");
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(p, "stack"), i, e)
+	{
+		gi_fmt_mfa(str_or(json_object_get(e, "function"), "?"), fn, sizeof(fn));
+		const char *file = json_string_value(json_object_get(e, "file"));
+		if (file)
+			view_line(out, width, "  %s  %s:%.0f", fn, file, num(e, "line"));
+		else
+			view_line(out, width, "  %s", fn);
+	}
+	json_t *dict = json_object_get(p, "dictionary");
+	json_t *entries = json_object_get(dict, "entries");
+	view_line(out, width, "dictionary: %.0f keys%s", num(dict, "count"),
+	          num(dict, "count") > (double)json_array_size(entries) ? " (the first shown)"
+	                                                                : "");
+	json_array_foreach(entries, i, e)
+	{
+		json_t *v = json_object_get(e, "value");
+		if (v)
+			view_line(out, width, "  %s => %s", str_or(json_object_get(e, "key"), "?"),
+			          str_or(v, "?"));
+		else
+			view_line(out, width, "  %s", str_or(json_object_get(e, "key"), "?"));
+	}
+	json_t *msgs = json_object_get(p, "messages");
+	if (json_is_object(msgs)) {
+		if (json_is_true(json_object_get(msgs, "refused")))
+			view_line(out, width,
+			          "messages: not read (the queue is longer than %d: reading it "
+			          "would copy it all)",
+			          OBS_PROCESS_COPY_MAX);
+		else
+			gi_buf_printf(out, "messages (the first %zu):\n",
+			              json_array_size(json_object_get(msgs, "shown")));
+		json_array_foreach(json_object_get(msgs, "shown"), i, e)
+		{
+			view_line(out, width, "  %s", str_or(e, "?"));
+		}
+	}
+	json_t *st = json_object_get(p, "state");
+	if (json_is_object(st)) {
+		const char *err = json_string_value(json_object_get(st, "error"));
+		if (err)
+			view_line(out, width, "state: not read: %s", err);
+		else
+			gi_buf_printf(out, "state (sys:get_status):\n  %s\n",
+			              str_or(json_object_get(st, "text"), "?"));
+	}
+}
+
+/* `giulia process NODE PID|NAME` */
+static int run_process(int argc, char **argv)
+{
+	struct observe_args a;
+	int rc = parse_args("process", argc, argv, &a);
+	if (rc != 0)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	struct obs_process_request r = {
+	    .who = a.who,
+	    .window_ms = a.window_ms,
+	    .keys_max = a.keys,
+	    .dictionary_values = a.values,
+	    .messages = a.messages,
+	    .state = a.state,
+	    .state_timeout_ms = a.state_timeout_ms,
+	};
+	char err[256];
+	if (obs_process_request_check(&r, err, sizeof(err)) != 0)
+		return usage_error("process", err);
+	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
+	json_t *p = NULL;
+	rc = obs_process(&t, &r, &p);
+	if (rc == GI_ENOTFOUND) {
+		fprintf(stderr, "giulia process: no process %s on %s (it may have exited)\n", a.who,
+		        a.node);
+		return CLI_EXIT_FAILURE;
+	}
+	if (rc != 0)
+		return node_error("process", a.node, rc);
+	if (a.json) {
+		print_json(p);
+	} else {
+		struct gi_buf b;
+		gi_buf_init(&b, 0);
+		process_render(p, &b, isatty(STDOUT_FILENO) ? cli_columns() : 0);
+		fputs(gi_buf_str(&b), stdout);
+		gi_buf_destroy(&b);
+	}
+	json_decref(p);
+	return CLI_EXIT_OK;
+}
+
+/* ---- giulia ets ---- */
+
+/* "rc" / "wc" flags of a table, or "-". */
+static void ets_concurrency(json_t *t, char *out, size_t size)
+{
+	json_t *w = json_object_get(t, "write_concurrency");
+	bool rc = json_is_true(json_object_get(t, "read_concurrency"));
+	bool wc = json_is_true(w) || (json_is_string(w) && strcmp(json_string_value(w), "false"));
+	snprintf(out, size, "%s%s%s", rc ? "read" : "", rc && wc ? "," : "",
+	         wc ? (json_is_string(w) ? json_string_value(w) : "write") : "");
+	if (!*out)
+		snprintf(out, size, "-");
+}
+
+static void ets_render(json_t *e, struct gi_buf *out)
+{
+	static const struct gi_table_column cols[] = {
+	    {"MEMORY", GI_COL_RIGHT, 0, 0},
+	    {"SIZE", GI_COL_RIGHT, 0, 0},
+	    {"TABLE", GI_COL_ELIDE, 0, 16},
+	    {"OWNER", GI_COL_ELIDE, 1, 12},
+	    {"TYPE", 0, 2, 0},
+	    {"PROTECTION", 0, 3, 0},
+	    {"CONCURRENCY", 0, 4, 0},
+	};
+	char total[GI_FMT_NUM_MAX], count[GI_FMT_NUM_MAX];
+	gi_fmt_bytes(num(e, "memory_bytes"), total, sizeof(total));
+	gi_fmt_count(num(e, "count"), count, sizeof(count));
+	gi_buf_printf(out, "%s: %s ETS tables, %s in all; the %zu largest by %s:\n",
+	              str_or(json_object_get(e, "node"), "?"), count, total,
+	              json_array_size(json_object_get(e, "tables")),
+	              str_or(json_object_get(e, "sort"), "memory"));
+	if (num(e, "scanned") < num(e, "count"))
+		gi_buf_printf(out, "(the first %.0f tables looked at)\n", num(e, "scanned"));
+	struct gi_table *t = gi_table_new(cols, 7, 2);
+	size_t i;
+	json_t *row;
+	json_array_foreach(json_object_get(e, "tables"), i, row)
+	{
+		char mem[GI_FMT_NUM_MAX], size[GI_FMT_NUM_MAX], name[600], owner[600], conc[64];
+		gi_fmt_bytes(num(row, "memory_bytes"), mem, sizeof(mem));
+		gi_fmt_count(num(row, "size"), size, sizeof(size));
+		const char *n = str_or(json_object_get(row, "name"), "?");
+		const char *id = str_or(json_object_get(row, "id"), "?");
+		char shown[512];
+		gi_fmt_registered_name(n, shown, sizeof(shown));
+		if (json_is_true(json_object_get(row, "named_table")))
+			snprintf(name, sizeof(name), "%s", shown);
+		else
+			snprintf(name, sizeof(name), "%s %s", shown, id);
+		const char *on = json_string_value(json_object_get(row, "owner_name"));
+		if (on)
+			gi_fmt_registered_name(on, owner, sizeof(owner));
+		else
+			snprintf(owner, sizeof(owner), "%s",
+			         str_or(json_object_get(row, "owner"), "?"));
+		ets_concurrency(row, conc, sizeof(conc));
+		const char *cells[] = {mem,
+		                       size,
+		                       name,
+		                       owner,
+		                       str_or(json_object_get(row, "type"), "?"),
+		                       str_or(json_object_get(row, "protection"), "?"),
+		                       conc};
+		gi_table_add(t, cells);
+	}
+	gi_table_render(t, cli_columns(), out);
+	gi_table_free(t);
+}
+
+/* `giulia ets NODE` */
+static int run_ets(int argc, char **argv)
+{
+	struct observe_args a;
+	int rc = parse_args("ets", argc, argv, &a);
+	if (rc != 0)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	struct obs_ets_request r = {a.by, a.top_n_set ? a.top_n : 0};
+	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
+	json_t *e = NULL;
+	rc = obs_ets(&t, &r, &e);
+	if (rc != 0)
+		return node_error("ets", a.node, rc);
+	if (a.json) {
+		print_json(e);
+	} else {
+		struct gi_buf b;
+		gi_buf_init(&b, 0);
+		ets_render(e, &b);
+		fputs(gi_buf_str(&b), stdout);
+		gi_buf_destroy(&b);
+	}
+	json_decref(e);
+	return CLI_EXIT_OK;
+}
+
 /* ---- progress on stderr while a measurement runs ---- */
 
 struct progress {
@@ -377,6 +734,235 @@ static void progress_stop(struct progress *p)
 	pthread_mutex_destroy(&p->lock);
 }
 
+/* ---- giulia ports ---- */
+
+static void ports_render(json_t *e, struct gi_buf *out)
+{
+	static const struct gi_table_column cols[] = {
+	    {"IN", GI_COL_RIGHT, 0, 0},
+	    {"OUT", GI_COL_RIGHT, 0, 0},
+	    {"PKTS IN", GI_COL_RIGHT, 4, 0},
+	    {"PKTS OUT", GI_COL_RIGHT, 4, 0},
+	    {"PORT", 0, 0, 0},
+	    {"KIND", 0, 3, 0},
+	    {"OWNER", GI_COL_ELIDE, 1, 12},
+	    {"PEER / NAME", GI_COL_ELIDE, 2, 16},
+	};
+	char count[GI_FMT_NUM_MAX];
+	gi_fmt_count(num(e, "count"), count, sizeof(count));
+	json_t *fds = json_object_get(e, "fds");
+	gi_buf_printf(out, "%s: %s ports", str_or(json_object_get(e, "node"), "?"), count);
+	if (json_is_number(json_object_get(fds, "used")))
+		gi_buf_printf(out, ", %.0f file descriptors of %.0f", num(fds, "used"),
+		              num(fds, "max"));
+	gi_buf_puts(out, "; by kind:");
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(e, "kinds"), k, v)
+	{
+		gi_buf_printf(out, " %s %.0f", k, json_number_value(v));
+	}
+	if (num(e, "observer_ports") > 0)
+		gi_buf_printf(out, " (the observer's own connection%s left out)",
+		              num(e, "observer_ports") > 1 ? "s" : "");
+	gi_buf_printf(out, "\nbytes and packets over %.0f ms, most bytes first:\n",
+	              num(e, "window_ms"));
+	struct gi_table *t = gi_table_new(cols, 8, 2);
+	size_t i;
+	json_t *row;
+	json_array_foreach(json_object_get(e, "ports"), i, row)
+	{
+		char in[GI_FMT_NUM_MAX], outb[GI_FMT_NUM_MAX],
+		    pin[GI_FMT_NUM_MAX] = "-", pout[GI_FMT_NUM_MAX] = "-", owner[600], peer[600];
+		gi_fmt_bytes(num(row, "input_bytes"), in, sizeof(in));
+		gi_fmt_bytes(num(row, "output_bytes"), outb, sizeof(outb));
+		if (json_is_number(json_object_get(row, "recv_packets"))) {
+			gi_fmt_count(num(row, "recv_packets"), pin, sizeof(pin));
+			gi_fmt_count(num(row, "send_packets"), pout, sizeof(pout));
+		}
+		const char *on = json_string_value(json_object_get(row, "owner_name"));
+		if (on)
+			gi_fmt_registered_name(on, owner, sizeof(owner));
+		else
+			snprintf(owner, sizeof(owner), "%s",
+			         str_or(json_object_get(row, "owner"), "-"));
+		const char *p = json_string_value(json_object_get(row, "peer"));
+		const char *l = json_string_value(json_object_get(row, "local"));
+		if (p)
+			snprintf(peer, sizeof(peer), "%s", p);
+		else if (l)
+			snprintf(peer, sizeof(peer), "listening on %s", l);
+		else
+			snprintf(peer, sizeof(peer), "%s",
+			         str_or(json_object_get(row, "name"), "?"));
+		const char *cells[] = {in,
+		                       outb,
+		                       pin,
+		                       pout,
+		                       str_or(json_object_get(row, "id"), "?"),
+		                       str_or(json_object_get(row, "kind"), "?"),
+		                       owner,
+		                       peer};
+		gi_table_add(t, cells);
+	}
+	gi_table_render(t, cli_columns(), out);
+	gi_table_free(t);
+}
+
+/* `giulia ports NODE` */
+static int run_ports(int argc, char **argv)
+{
+	struct observe_args a;
+	int rc = parse_args("ports", argc, argv, &a);
+	if (rc != 0)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	if (a.window_ms > OBS_PORTS_WINDOW_MAX_MS)
+		return usage_error("ports", "the window is at most 10000 ms");
+	struct obs_ports_request r = {a.window_ms, a.top_n_set ? a.top_n : 0};
+	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
+	json_t *e = NULL;
+	struct progress prog;
+	progress_start(&prog, "measuring", a.window_ms ? a.window_ms : OBS_PORTS_WINDOW_DEFAULT_MS,
+	               a.json);
+	rc = obs_ports(&t, &r, &e);
+	progress_stop(&prog);
+	if (rc != 0)
+		return node_error("ports", a.node, rc);
+	if (a.json) {
+		print_json(e);
+	} else {
+		struct gi_buf b;
+		gi_buf_init(&b, 0);
+		ports_render(e, &b);
+		fputs(gi_buf_str(&b), stdout);
+		gi_buf_destroy(&b);
+	}
+	json_decref(e);
+	return CLI_EXIT_OK;
+}
+
+/* ---- giulia apps ---- */
+
+static void apps_list_render(json_t *e, struct gi_buf *out)
+{
+	static const struct gi_table_column cols[] = {
+	    {"APPLICATION", GI_COL_ELIDE, 0, 12}, {"VERSION", 0, 2, 0},
+	    {"PROCESSES", GI_COL_RIGHT, 0, 0},    {"MEMORY", GI_COL_RIGHT, 0, 0},
+	    {"DESCRIPTION", GI_COL_ELIDE, 1, 16},
+	};
+	gi_buf_printf(out, "%s: %zu applications running\n",
+	              str_or(json_object_get(e, "node"), "?"),
+	              json_array_size(json_object_get(e, "apps")));
+	struct gi_table *t = gi_table_new(cols, 5, 2);
+	size_t i;
+	json_t *a;
+	json_array_foreach(json_object_get(e, "apps"), i, a)
+	{
+		char procs[GI_FMT_NUM_MAX], mem[GI_FMT_NUM_MAX];
+		gi_fmt_count(num(a, "processes"), procs, sizeof(procs));
+		gi_fmt_bytes(num(a, "memory_bytes"), mem, sizeof(mem));
+		const char *row[] = {str_or(json_object_get(a, "name"), "?"),
+		                     str_or(json_object_get(a, "version"), "?"), procs, mem,
+		                     str_or(json_object_get(a, "description"), "")};
+		gi_table_add(t, row);
+	}
+	gi_table_render(t, cli_columns(), out);
+	gi_table_free(t);
+	json_t *u = json_object_get(e, "unattributed");
+	char procs[GI_FMT_NUM_MAX], mem[GI_FMT_NUM_MAX];
+	gi_fmt_count(num(u, "processes"), procs, sizeof(procs));
+	gi_fmt_bytes(num(u, "memory_bytes"), mem, sizeof(mem));
+	gi_buf_printf(out, "not in any application: %s processes, %s\n", procs, mem);
+}
+
+/* One node of a supervision tree and, indented, its children. */
+static void apps_tree_render(json_t *n, int level, int width, struct gi_buf *out)
+{
+	char name[600] = "", mods[300] = "";
+	const char *reg = json_string_value(json_object_get(n, "name"));
+	if (reg)
+		gi_fmt_registered_name(reg, name, sizeof(name));
+	size_t i;
+	json_t *m;
+	json_array_foreach(json_object_get(n, "modules"), i, m)
+	{
+		char d[200];
+		const char *mod = str_or(m, "?");
+		/* "dynamic": a gen_event's modules, known only to it */
+		if (strcmp(mod, "dynamic") == 0 || gi_module_display_name(mod, d, sizeof(d)) != 0)
+			snprintf(d, sizeof(d), "%s", mod);
+		size_t len = strlen(mods);
+		snprintf(mods + len, sizeof(mods) - len, "%s%s", len ? ", " : "", d);
+	}
+	const char *type = str_or(json_object_get(n, "type"), "?");
+	char extra[128] = "";
+	json_t *cc = json_object_get(n, "children_count");
+	size_t shown = json_array_size(json_object_get(n, "children"));
+	if (json_is_integer(cc) && (size_t)json_integer_value(cc) > shown)
+		snprintf(extra, sizeof(extra), "  (%zu of %lld children shown)", shown,
+		         (long long)json_integer_value(cc));
+	if (json_is_true(json_object_get(n, "cut")))
+		snprintf(extra, sizeof(extra), "  (deeper levels not read)");
+	const char *err = json_string_value(json_object_get(n, "error"));
+	if (err)
+		snprintf(extra, sizeof(extra), "  (which_children: %.80s)", err);
+	char id[600];
+	gi_fmt_registered_name(str_or(json_object_get(n, "id"), "?"), id, sizeof(id));
+	view_line(out, width, "%*s%s %s%s%s%s%s%s%s%s", level * 2, "",
+	          strcmp(type, "supervisor") == 0 ? "+" : "-", id, reg ? " (" : "", name,
+	          reg ? ")" : "", *mods ? " [" : "", mods, *mods ? "]" : "", extra);
+	json_t *c;
+	json_array_foreach(json_object_get(n, "children"), i, c)
+	{
+		apps_tree_render(c, level + 1, width, out);
+	}
+}
+
+/* `giulia apps NODE [APP]` */
+static int run_apps(int argc, char **argv)
+{
+	struct observe_args a;
+	int rc = parse_args("apps", argc, argv, &a);
+	if (rc != 0)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	struct obs_apps_request r = {a.who, a.depth, a.width};
+	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
+	json_t *e = NULL;
+	rc = obs_apps(&t, &r, &e);
+	if (rc == GI_ENOTFOUND) {
+		fprintf(stderr, "giulia apps: no application %s runs on %s\n", a.who, a.node);
+		return CLI_EXIT_FAILURE;
+	}
+	if (rc == GI_EINVAL)
+		return usage_error("apps", "not an application name");
+	if (rc != 0)
+		return node_error("apps", a.node, rc);
+	if (a.json) {
+		print_json(e);
+	} else {
+		struct gi_buf b;
+		gi_buf_init(&b, 0);
+		if (!a.who) {
+			apps_list_render(e, &b);
+		} else {
+			gi_buf_printf(&b, "%s %s on %s: supervision tree (%.0f nodes read)\n",
+			              str_or(json_object_get(e, "app"), "?"),
+			              str_or(json_object_get(e, "version"), "?"),
+			              str_or(json_object_get(e, "node"), "?"), num(e, "nodes"));
+			json_t *tree = json_object_get(e, "tree");
+			if (json_is_object(tree))
+				apps_tree_render(tree, 0, isatty(STDOUT_FILENO) ? cli_columns() : 0,
+				                 &b);
+			else
+				gi_buf_puts(&b, "  (no supervisor: a library application)\n");
+		}
+		fputs(gi_buf_str(&b), stdout);
+		gi_buf_destroy(&b);
+	}
+	json_decref(e);
+	return CLI_EXIT_OK;
+}
+
 /* ---- giulia top --watch ---- */
 
 static volatile sig_atomic_t watch_stop;
@@ -396,21 +982,73 @@ static const struct obs_view_processes *watch_list(const struct obs_view *v, int
 	                     : &v->top_reductions;
 }
 
-/* One frame: the pulse header, the key line, the processes; in a terminal
- * each line clears what the previous frame left after it. */
-static void watch_frame(const struct obs_view *v, int metric, bool paused, bool tty, int rows,
+/* What the keys of `top --watch` changed. */
+struct watch_ui {
+	int metric;
+	bool paused;
+	int sel;         /* the selected row (a terminal only) */
+	bool open;       /* Enter: open the selected process */
+	bool inspecting; /* a process is on screen: the next key goes back */
+	json_t *process; /* the process on screen (inspecting) */
+};
+
+/* Writes `text` to the terminal from its home, each line clearing what the
+ * previous frame left after it, at most rows - 1 lines. */
+static void watch_paint(const char *text, int rows)
+{
+	fputs("\x1b[H", stdout);
+	int line = 0;
+	for (const char *p = text; *p && line < rows - 1; line++) {
+		size_t n = strcspn(p, "\n");
+		fwrite(p, 1, n, stdout);
+		fputs("\x1b[K\r\n", stdout);
+		p += n;
+		if (*p)
+			p++;
+	}
+	fputs("\x1b[J", stdout);
+	fflush(stdout);
+}
+
+/* One frame: the pulse header, the key line, the processes (in a terminal
+ * the selected one in reverse video); or the process opened with Enter. */
+static void watch_frame(const struct obs_view *v, struct watch_ui *ui, bool tty, int rows,
                         int interval_ms)
 {
 	struct gi_buf b;
 	gi_buf_init(&b, 0);
+	if (tty && ui->inspecting && ui->process) {
+		gi_buf_puts(&b, "keys: any key goes back to the list  q quit\n");
+		process_render(ui->process, &b, cli_columns());
+		watch_paint(gi_buf_str(&b), rows);
+		gi_buf_destroy(&b);
+		return;
+	}
 	pulse_header_render(v, &b);
 	char title[256];
-	snprintf(title, sizeof(title), "top by %s, every %.1f s%s", watch_metrics[metric],
-	         interval_ms / 1000.0, paused ? "  [paused]" : "");
+	snprintf(title, sizeof(title), "top by %s, every %.1f s%s", watch_metrics[ui->metric],
+	         interval_ms / 1000.0, ui->paused ? "  [paused]" : "");
 	if (tty)
-		gi_buf_puts(&b,
-		            "keys: r reductions  m memory  b mailbox  s next  p pause  q quit\n");
-	processes_render(watch_list(v, metric), title, &b);
+		gi_buf_puts(&b, "keys: r reductions  m memory  b mailbox  s next  p pause  "
+		                "up/down (j/k) select  Enter process  q quit\n");
+	const struct obs_view_processes *list = watch_list(v, ui->metric);
+	if (ui->sel >= (int)list->len)
+		ui->sel = list->len > 0 ? (int)list->len - 1 : 0;
+	struct gi_buf table;
+	gi_buf_init(&table, 0);
+	processes_render(list, title, &table);
+	/* the title, the column header, then one line per process */
+	int line = 0;
+	for (const char *p = gi_buf_str(&table); *p; line++) {
+		size_t n = strcspn(p, "\n");
+		bool selected = tty && list->len > 0 && line == ui->sel + 2;
+		gi_buf_printf(&b, "%s%.*s%s\n", selected ? "\x1b[7m" : "", (int)n, p,
+		              selected ? "\x1b[27m" : "");
+		p += n;
+		if (*p)
+			p++;
+	}
+	gi_buf_destroy(&table);
 	if (!tty) {
 		char when[32];
 		time_t now = time(NULL);
@@ -422,18 +1060,7 @@ static void watch_frame(const struct obs_view *v, int metric, bool paused, bool 
 		gi_buf_destroy(&b);
 		return;
 	}
-	fputs("\x1b[H", stdout);
-	int line = 0;
-	for (const char *p = gi_buf_str(&b); *p && line < rows - 1; line++) {
-		size_t n = strcspn(p, "\n");
-		fwrite(p, 1, n, stdout);
-		fputs("\x1b[K\r\n", stdout);
-		p += n;
-		if (*p)
-			p++;
-	}
-	fputs("\x1b[J", stdout);
-	fflush(stdout);
+	watch_paint(gi_buf_str(&b), rows);
 	gi_buf_destroy(&b);
 }
 
@@ -456,9 +1083,22 @@ static int watch_key_metric(int c, int current)
 	}
 }
 
+/* Reads the rest of an escape sequence (arrow keys: ESC [ A / B) when it
+ * is there; returns 'k' for up, 'j' for down, else 0. */
+static int watch_arrow(void)
+{
+	char seq[2] = {0, 0};
+	struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
+	if (poll(&pfd, 1, 20) <= 0 || read(STDIN_FILENO, &seq[0], 1) != 1 || seq[0] != '[')
+		return 0;
+	if (poll(&pfd, 1, 20) <= 0 || read(STDIN_FILENO, &seq[1], 1) != 1)
+		return 0;
+	return seq[1] == 'A' ? 'k' : seq[1] == 'B' ? 'j' : 0;
+}
+
 /* Waits up to `ms` answering keys (a terminal) or sleeping (a pipe); returns
  * true when the frame must be drawn again at once. */
-static bool watch_wait(bool tty, int64_t ms, int *metric, bool *paused)
+static bool watch_wait(bool tty, int64_t ms, struct watch_ui *ui)
 {
 	int64_t until = gi_clock_mono_ms() + ms;
 	bool once = true; /* keys typed meanwhile are read even when no time is left */
@@ -484,14 +1124,32 @@ static bool watch_wait(bool tty, int64_t ms, int *metric, bool *paused)
 		char c = 0;
 		if (read(STDIN_FILENO, &c, 1) != 1)
 			continue;
-		int m = watch_key_metric(c, *metric);
+		int arrow = c == 0x1b ? watch_arrow() : 0;
+		if (arrow)
+			c = (char)arrow;
 		if (c == 'q' || c == 'Q' || c == 3) {
 			watch_stop = 1;
-		} else if (c == 'p' || c == ' ') {
-			*paused = !*paused;
+			continue;
+		}
+		if (ui->inspecting) {
+			/* any other key goes back to the list */
+			ui->inspecting = false;
+			json_decref(ui->process);
+			ui->process = NULL;
+			return true;
+		}
+		int m = watch_key_metric(c, ui->metric);
+		if (c == 'p' || c == ' ') {
+			ui->paused = !ui->paused;
+			return true;
+		} else if (c == 'j' || c == 'k') {
+			ui->sel += c == 'j' ? 1 : (ui->sel > 0 ? -1 : 0);
+			return true;
+		} else if (c == '\r' || c == '\n') {
+			ui->open = true;
 			return true;
 		} else if (m >= 0) {
-			*metric = m;
+			ui->metric = m;
 			return true;
 		}
 	}
@@ -501,13 +1159,12 @@ static bool watch_wait(bool tty, int64_t ms, int *metric, bool *paused)
 /* watch_wait for `wait` ms, keeping the watch's session alive meanwhile
  * (its lease is renewed and the connection's ticks answered every few
  * seconds, a pause included). */
-static bool watch_wait_alive(struct obs_watch *w, bool tty, int64_t wait, int *metric, bool *paused)
+static bool watch_wait_alive(struct obs_watch *w, bool tty, int64_t wait, struct watch_ui *ui)
 {
 	int64_t until = gi_clock_mono_ms() + wait;
 	for (;;) {
 		int64_t left = until - gi_clock_mono_ms();
-		bool key =
-		    watch_wait(tty, left < 2000 ? (left > 0 ? left : 0) : 2000, metric, paused);
+		bool key = watch_wait(tty, left < 2000 ? (left > 0 ? left : 0) : 2000, ui);
 		/* kept alive on every pass, keys or not (a lost session is
 		 * started again at the next refresh) */
 		if (w)
@@ -519,6 +1176,26 @@ static bool watch_wait_alive(struct obs_watch *w, bool tty, int64_t wait, int *m
 	}
 }
 
+/* Enter on a row: the selected process, read over the watch's connection
+ * (one bounded call on the node). */
+static void watch_open(struct obs_watch *w, const struct obs_view *v, struct watch_ui *ui)
+{
+	ui->open = false;
+	const struct obs_view_processes *list = watch_list(v, ui->metric);
+	if (!w || ui->sel < 0 || ui->sel >= (int)list->len || !list->items[ui->sel].pid)
+		return;
+	struct obs_process_request r = {.who = list->items[ui->sel].pid, .keys_max = 20};
+	json_t *p = NULL;
+	if (obs_watch_process(w, &r, &p) != 0) {
+		/* it exited meanwhile: say so in place of the view */
+		p = json_pack("{s:s, s:s, s:b}", "pid", list->items[ui->sel].pid, "status",
+		              "exited (or not readable)", "alive", 0);
+	}
+	json_decref(ui->process);
+	ui->process = p;
+	ui->inspecting = true;
+}
+
 /* `giulia top --watch`: a snapshot every interval from one session on the
  * node (one connection, one parse of the session's text); the session
  * cleans up when the watch ends, at once if the watch is killed. */
@@ -528,9 +1205,10 @@ static int run_top_watch(const struct observe_args *a)
 	int interval = a->interval_ms ? a->interval_ms : 2000;
 	/* half the interval measures, the other half answers keys */
 	int window = a->window_ms ? a->window_ms : (interval / 2 < 1000 ? interval / 2 : 1000);
-	int metric = a->by && strcmp(a->by, "memory") == 0    ? 1
-	             : a->by && strcmp(a->by, "mailbox") == 0 ? 2
-	                                                      : 0;
+	struct watch_ui ui = {0};
+	ui.metric = a->by && strcmp(a->by, "memory") == 0    ? 1
+	            : a->by && strcmp(a->by, "mailbox") == 0 ? 2
+	                                                     : 0;
 	struct termios saved;
 	bool raw = false;
 	struct sigaction sa;
@@ -551,14 +1229,16 @@ static int run_top_watch(const struct observe_args *a)
 	struct obs_target t = {a->node, a->cookie, a->timeout_ms};
 	struct obs_watch *w = NULL;
 	struct obs_view v;
-	bool have = false, paused = false, fresh = true;
+	bool have = false, fresh = true;
 	int rc = 0, frames = 0;
 	while (!watch_stop) {
 		int rows = 24;
 		struct winsize ws;
 		if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
 			rows = ws.ws_row;
-		if (!paused && fresh) {
+		if (have && ui.open)
+			watch_open(w, &v, &ui);
+		if (!ui.paused && !ui.inspecting && fresh) {
 			json_t *snap = NULL;
 			int n = tty && rows > 12 ? rows : a->top_n;
 			if (!w)
@@ -591,13 +1271,14 @@ static int run_top_watch(const struct observe_args *a)
 			frames++;
 		}
 		if (have && !a->json)
-			watch_frame(&v, metric, paused, tty, rows, interval);
+			watch_frame(&v, &ui, tty, rows, interval);
 		if (a->count && frames >= a->count)
 			break;
-		int64_t wait = paused ? 3600000 : interval - window;
+		int64_t wait = ui.paused || ui.inspecting ? 3600000 : interval - window;
 		/* a key redraws the last snapshot at once; the interval fetches a new one */
-		fresh = !watch_wait_alive(w, tty, wait > 0 ? wait : 0, &metric, &paused);
+		fresh = !watch_wait_alive(w, tty, wait > 0 ? wait : 0, &ui);
 	}
+	json_decref(ui.process);
 	obs_watch_close(w);
 	if (tty) {
 		fputs("\x1b[?25h\x1b[?1049l", stdout);
@@ -779,7 +1460,8 @@ static const struct cli_option pulse_options[] = {
 static const struct cli_option top_options[] = {
     {"--by METRIC", "reductions, memory or mailbox", "reductions"},
     {"--watch",
-     "refresh in place, full screen (keys: r, m, b metric; s next; p pause; q "
+     "refresh in place, full screen (keys: r, m, b metric; s next; p pause; up/down "
+     "or j/k select a row, Enter opens its process as `giulia process` shows it; q "
      "quit); plain lines when stdout is not a terminal, one JSON object a line "
      "with --json",
      NULL},
@@ -799,6 +1481,85 @@ static const struct cli_option trace_options[] = {
     {"--json", "print the counts as JSON", NULL},
     {NULL, NULL, NULL},
 };
+
+static const struct cli_option process_options[] = {
+    {"--window MS", "reductions per second measured over it (at most 5000)", "500"},
+    {"--keys N", "dictionary keys shown (at most 1000)", "100"},
+    {"--values", "the dictionary's values too, each cut at 400 characters", NULL},
+    {"--messages N",
+     "show the first N messages of the queue (at most 100; not read when the queue is "
+     "longer than 10000)",
+     NULL},
+    {"--state",
+     "the state of an OTP process (sys:get_status), cut at 4000 characters; only for "
+     "proc_lib processes",
+     NULL},
+    {"--state-timeout MS", "with --state: how long to wait for the process (at most 5000)", "1000"},
+    {"--json", "print the process as JSON (raw numbers)", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help process_help = {
+    "One process of a live node, as recon:info/1 and observer_cli's process view show it: "
+    "status, where it executes and its stack, initial call (the proc_lib one for OTP "
+    "processes), memory, reductions per second over a short window, message queue length, "
+    "links, monitors and monitored_by with names, group leader, and the dictionary's keys. "
+    "Message contents, dictionary values and the OTP state are read only when asked, each "
+    "capped; the state with a timeout, so a stuck process costs the wait, never a hang. "
+    "PID is <0.123.0>; NAME a registered name, Elixir (Nexus.Registry) or Erlang (logger) "
+    "spelling, compared with the node's names (no atom is created). Nothing is loaded.",
+    process_options, cli_node_options, CLI_EXITS_NODE,
+    "giulia process shop@localhost '<0.123.0>'\n"
+    "giulia process shop Shop.Cache --values --messages 5\n"
+    "giulia process shop Shop.Cache --state --state-timeout 2000"};
+
+static const struct cli_option ets_options[] = {
+    {"--by KEY", "memory or size (objects)", "memory"},
+    {"-n N", "how many tables, largest first (at most 1000)", "30"},
+    {"--json", "print the tables as JSON (raw numbers)", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help ets_help = {
+    "The ETS tables of a live node, largest first, as observer_cli's ETS view lists them: "
+    "memory, size, name (unnamed tables with their id), owner (registered name or pid), "
+    "type, protection and read/write concurrency. Only ets:info is read, never a table's "
+    "contents; the per-table work runs in compiled code on the node, nothing loaded.",
+    ets_options, cli_node_options, CLI_EXITS_NODE,
+    "giulia ets shop@localhost\ngiulia ets shop --by size -n 100 --json"};
+
+static const struct cli_option ports_options[] = {
+    {"--window MS", "how long bytes and packets are counted (at most 10000)", "1000"},
+    {"-n N", "how many ports, most bytes first (at most 1000)", "30"},
+    {"--json", "print the ports as JSON (raw numbers)", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help ports_help = {
+    "The ports and sockets of a live node over a window, as recon:inet_window/3 gives them: "
+    "bytes in and out (and packets, for TCP, UDP and SCTP sockets) over the window, the owner "
+    "process, the peer or local address or the port's program; the ports by kind and the "
+    "file descriptors in use against the node's limit. Only statistics are asked of the "
+    "ports; nothing loaded.",
+    ports_options, cli_node_options, CLI_EXITS_NODE,
+    "giulia ports shop@localhost\ngiulia ports shop --window 5000 -n 10"};
+
+static const struct cli_option apps_options[] = {
+    {"--depth N", "with APP: levels of the tree below its top supervisor (at most 20)", "4"},
+    {"--width N", "with APP: children shown per supervisor (at most 1000)", "50"},
+    {"--json", "print the applications or the tree as JSON", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help apps_help = {
+    "The applications running on a live node, with their versions and the processes and "
+    "memory attributed to each (a process belongs to the application whose master is its "
+    "group leader); with APP, that application's supervision tree (+ supervisor, - worker), "
+    "each supervisor asked which_children with a 1 s timeout, bounded in depth, width and "
+    "2000 nodes in all. APP is compared with the running applications' names (no atom is "
+    "created). Nothing is loaded.",
+    apps_options, cli_node_options, CLI_EXITS_NODE,
+    "giulia apps shop@localhost\ngiulia apps shop shop --depth 2 --width 20"};
 
 static const struct cli_help pulse_help = {
     "One snapshot of a live node: schedulers, memory, processes, and the busiest processes "
@@ -834,5 +1595,19 @@ const struct cli_command cli_observe_commands[] = {
      "NODE MOD[,MOD...] [--for MS] [--call-time] [--cookie C | --cookie-file FILE] "
      "[--timeout MS] [--json]",
      "calls per function of modules on a live node", run_trace, &trace_help},
+    {"process",
+     "NODE PID|NAME [--window MS] [--keys N] [--values] [--messages N] [--state "
+     "[--state-timeout MS]] [--cookie C | --cookie-file FILE] [--timeout MS] [--json]",
+     "one process of a live node (recon:info)", run_process, &process_help},
+    {"ets",
+     "NODE [--by memory|size] [-n N] [--cookie C | --cookie-file FILE] [--timeout MS] "
+     "[--json]",
+     "the ETS tables of a live node, largest first", run_ets, &ets_help},
+    {"ports", "NODE [--window MS] [-n N] [--cookie C | --cookie-file FILE] [--timeout MS] [--json]",
+     "the ports and sockets of a live node over a window", run_ports, &ports_help},
+    {"apps",
+     "NODE [APP [--depth N] [--width N]] [--cookie C | --cookie-file FILE] [--timeout MS] "
+     "[--json]",
+     "the applications of a live node, or one's supervision tree", run_apps, &apps_help},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -24,6 +24,7 @@
 #include "graph/query.h"
 #include "mcp/mcp_int.h"
 #include "observe/dist.h"
+#include "observe/inspect.h"
 #include "observe/observe.h"
 
 #define TIMEOUT_READ_MS 30000
@@ -159,6 +160,46 @@ static const struct mcp_param params_top_processes[] = {
      "(mailbox length)."},
     {"window_ms", MCP_PARAM_INTEGER, false, 10, MCP_PULSE_WINDOW_MAX, NULL,
      "Measuring window for a live pulse (default 500, at most 5000)."},
+    P_END};
+static const struct mcp_param params_process[] = {
+    P_NODE,
+    {"process", MCP_PARAM_STRING, true, 0, 0, NULL,
+     "A pid as `<0.123.0>` (from runtime_top_processes) or a registered name (`MyApp.Cache`, "
+     "`logger`)."},
+    {"window_ms", MCP_PARAM_INTEGER, false, 0, 5000, NULL,
+     "Window for reductions per second (default 500, at most 5000)."},
+    {"keys", MCP_PARAM_INTEGER, false, 1, 1000, NULL,
+     "Dictionary keys shown (default 100, at most 1000)."},
+    {"values", MCP_PARAM_BOOLEAN, false, 0, 0, NULL,
+     "Also the dictionary's values, each cut at 400 characters."},
+    {"messages", MCP_PARAM_INTEGER, false, 0, 100, NULL,
+     "Show the first N queued messages (at most 100; not read when the queue is longer than "
+     "10000)."},
+    {"state", MCP_PARAM_BOOLEAN, false, 0, 0, NULL,
+     "The OTP state (sys:get_status) of a proc_lib process, cut at 4000 characters, with a "
+     "timeout."},
+    P_END};
+static const char *const sorts_ets[] = {"memory", "size", NULL};
+static const struct mcp_param params_ets[] = {
+    P_NODE,
+    {"sort", MCP_PARAM_STRING, false, 0, 0, sorts_ets,
+     "Largest first by `memory` (default) or `size` (objects)."},
+    {"limit", MCP_PARAM_INTEGER, false, 1, 1000, NULL, "How many tables (default 30)."},
+    P_END};
+static const struct mcp_param params_ports[] = {
+    P_NODE,
+    {"window_ms", MCP_PARAM_INTEGER, false, 10, 10000, NULL,
+     "How long bytes and packets are counted (default 1000, at most 10000)."},
+    {"limit", MCP_PARAM_INTEGER, false, 1, 1000, NULL, "How many ports (default 30)."},
+    P_END};
+static const struct mcp_param params_apps[] = {
+    P_NODE,
+    {"app", MCP_PARAM_STRING, false, 0, 0, NULL,
+     "An application's name: its supervision tree instead of the list."},
+    {"depth", MCP_PARAM_INTEGER, false, 1, 20, NULL,
+     "Levels of the tree below the top supervisor (default 4)."},
+    {"width", MCP_PARAM_INTEGER, false, 1, 1000, NULL,
+     "Children shown per supervisor (default 50)."},
     P_END};
 static const struct mcp_param params_trace[] = {
     P_NODE,
@@ -819,6 +860,139 @@ static int run_live_read(struct mcp_server *s, const struct mcp_tool *t, json_t 
 	return rc;
 }
 
+/* A view read from a node from here when no monitor answers (stdio). */
+typedef int (*local_view_fn)(const struct obs_target *t, const void *req, json_t **out);
+
+static int local_process(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_process(t, req, out);
+}
+
+static int local_ets(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_ets(t, req, out);
+}
+
+static int local_ports(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_ports(t, req, out);
+}
+
+/* A live view of an allowed `node`: the monitor's route t->target with the
+ * NULL-terminated query `q`; without a monitor (stdio), one bounded call
+ * from here (`local` with `req`). `what` names it in errors. */
+static int live_view(struct mcp_server *s, const struct mcp_tool *t, const char *node,
+                     const char *const *q, local_view_fn local, const void *req, const char *what,
+                     json_t **result, char *err, size_t n)
+{
+	int rc = monitor_connect(s, node, err, n);
+	if (rc == 0)
+		rc = mcp_daemon_call(s, true, "GET", t->target, q, NULL, TIMEOUT_LIVE_MS, result,
+		                     err, n);
+	if (rc != GI_ECONNECT || !s->static_in_process)
+		return rc;
+	struct obs_target target = {node, server_cookie(s), TIMEOUT_LIVE_MS / 4};
+	rc = local(&target, req, result);
+	if (rc == GI_ENOTFOUND)
+		snprintf(err, n, "no %s on %s (it may have exited)", what, node);
+	else if (rc)
+		snprintf(err, n, "%s on %s: %s (%s)", what, node, gi_strerror(rc),
+		         dist_error_hint(rc));
+	return rc;
+}
+
+static int run_process(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
+                       json_t **result, char *err, size_t n)
+{
+	const char *node = arg_str(args, "node");
+	int rc = node_allowed(s, node, err, n);
+	if (rc)
+		return rc;
+	struct obs_process_request r = {
+	    .who = arg_str(args, "process"),
+	    .window_ms = (int)arg_int(args, "window_ms", 0),
+	    .keys_max = (int)arg_int(args, "keys", 0),
+	    .dictionary_values = arg_bool(args, "values"),
+	    .messages = (int)arg_int(args, "messages", 0),
+	    .state = arg_bool(args, "state"),
+	};
+	if (obs_process_request_check(&r, err, n) != 0)
+		return GI_EINVAL;
+	char window[32], keys[32], messages[32], what[160];
+	snprintf(window, sizeof(window), "%d", r.window_ms);
+	snprintf(keys, sizeof(keys), "%d", r.keys_max);
+	snprintf(messages, sizeof(messages), "%d", r.messages);
+	snprintf(what, sizeof(what), "process %.100s", r.who);
+	const char *q[] = {"node",      node,
+	                   "process",   r.who,
+	                   "window_ms", r.window_ms ? window : NULL,
+	                   "keys",      r.keys_max ? keys : NULL,
+	                   "messages",  r.messages ? messages : NULL,
+	                   "values",    r.dictionary_values ? "true" : NULL,
+	                   "state",     r.state ? "true" : NULL,
+	                   NULL};
+	return live_view(s, t, node, q, local_process, &r, what, result, err, n);
+}
+
+static int run_ets(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                   char *err, size_t n)
+{
+	const char *node = arg_str(args, "node");
+	int rc = node_allowed(s, node, err, n);
+	if (rc)
+		return rc;
+	struct obs_ets_request r = {arg_str(args, "sort"), (int)arg_int(args, "limit", 0)};
+	char limit[32];
+	snprintf(limit, sizeof(limit), "%d", r.limit);
+	const char *q[] = {"node", node, "sort", r.sort, "limit", r.limit ? limit : NULL, NULL};
+	return live_view(s, t, node, q, local_ets, &r, "ETS tables", result, err, n);
+}
+
+static int run_ports(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                     char *err, size_t n)
+{
+	const char *node = arg_str(args, "node");
+	int rc = node_allowed(s, node, err, n);
+	if (rc)
+		return rc;
+	struct obs_ports_request r = {(int)arg_int(args, "window_ms", 0),
+	                              (int)arg_int(args, "limit", 0)};
+	char window[32], limit[32];
+	snprintf(window, sizeof(window), "%d", r.window_ms);
+	snprintf(limit, sizeof(limit), "%d", r.limit);
+	const char *q[] = {
+	    "node", node, "window_ms", r.window_ms ? window : NULL, "limit", r.limit ? limit : NULL,
+	    NULL};
+	return live_view(s, t, node, q, local_ports, &r, "ports", result, err, n);
+}
+
+static int local_apps(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_apps(t, req, out);
+}
+
+static int run_apps(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                    char *err, size_t n)
+{
+	const char *node = arg_str(args, "node");
+	int rc = node_allowed(s, node, err, n);
+	if (rc)
+		return rc;
+	struct obs_apps_request r = {arg_str(args, "app"), (int)arg_int(args, "depth", 0),
+	                             (int)arg_int(args, "width", 0)};
+	char depth[32], width[32], what[160];
+	snprintf(depth, sizeof(depth), "%d", r.depth);
+	snprintf(width, sizeof(width), "%d", r.width);
+	snprintf(what, sizeof(what), "application %.100s", r.app ? r.app : "");
+	const char *q[] = {"node",  node,
+	                   "app",   r.app,
+	                   "depth", r.depth ? depth : NULL,
+	                   "width", r.width ? width : NULL,
+	                   NULL};
+	return live_view(s, t, node, q, local_apps, &r, r.app ? what : "applications", result, err,
+	                 n);
+}
+
 static int run_connect(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
                        json_t **result, char *err, size_t n)
 {
@@ -1165,6 +1339,31 @@ const struct mcp_tool mcp_tool_table[] = {
      "attributed to modules.",
      params_top_processes, "node:string metric:string processes:array", run_live_read,
      "/api/runtime/top_processes", true, false, false},
+    {"runtime_process", "One process",
+     "One process of an allowed node, as recon:info/1 shows it: status, where it executes and "
+     "its stack, initial call, memory, reductions per second over window_ms, message queue "
+     "length, links, monitors and monitored_by with names, group leader, the dictionary's "
+     "keys. Values, messages and the OTP state only when asked, each capped; nothing is "
+     "loaded on the node.",
+     params_process, "node:string pid:string status:string", run_process, "/api/runtime/process",
+     true, false, false},
+    {"runtime_ets", "ETS tables",
+     "The largest ETS tables of an allowed node by memory or size: owner (with its "
+     "registered name), type, protection, read/write concurrency, and the node's table "
+     "count and ETS memory. Reads ets:info only, never a table's contents.",
+     params_ets, "node:string count:integer tables:array", run_ets, "/api/runtime/ets", true, false,
+     false},
+    {"runtime_ports", "Ports and sockets",
+     "The ports and sockets of an allowed node that moved the most bytes over window_ms (at "
+     "most 10000 ms), as recon:inet_window gives them: bytes and packets in and out, owner, "
+     "peer; the ports by kind and file descriptors in use against the limit.",
+     params_ports, "node:string count:integer ports:array fds:object", run_ports,
+     "/api/runtime/ports", true, false, false},
+    {"runtime_apps", "Applications and supervision",
+     "The applications running on an allowed node with versions and the processes and "
+     "memory attributed to each; with app, that application's supervision tree, bounded in "
+     "depth and width, each supervisor asked with a timeout.",
+     params_apps, "node:string", run_apps, "/api/runtime/apps", true, false, false},
     {"runtime_hot_spots", "Hot spots",
      "Modules of an allowed node ranked by the reductions of the processes attributed to "
      "them, and the most called traced functions.",

@@ -200,6 +200,11 @@ int obs_watch_open(const struct obs_target *t, int top_n, struct obs_watch **out
 	return 0;
 }
 
+struct dist_conn *obs_watch_conn(struct obs_watch *w)
+{
+	return w->c;
+}
+
 int obs_watch_keepalive(struct obs_watch *w)
 {
 	/* what arrived meanwhile (ticks, pongs) is read and dropped */

@@ -88,6 +88,11 @@ void dist_eval_args_encode(ei_x_buff *out, const char *src, size_t src_len,
 int dist_eval(struct dist_conn *c, const char *src, size_t src_len, const ei_x_buff *args_term,
               int64_t deadline_ms, ei_x_buff *reply, int *index);
 
+/* The connection of a watch (observe.c), for views read over it
+ * (inspect.c); borrowed. */
+struct obs_watch;
+struct dist_conn *obs_watch_conn(struct obs_watch *w);
+
 /* The session process on the target, as the C node sees it. */
 struct obs_probe {
 	erlang_pid pid;

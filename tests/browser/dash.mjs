@@ -54,11 +54,14 @@ try {
   // Waits until every [selector, text] pair holds (the element's text
   // contains the text), up to `ms`; answers which did not.
   const textsShown = async (pairs, ms) => {
+    // a long name cut in its middle is whole in its tooltip
     await page.waitForFunction(ps => ps.every(([sel, t]) =>
-      [...document.querySelectorAll(sel)].some(e => e.textContent.includes(t))),
+      [...document.querySelectorAll(sel)].some(e => e.textContent.includes(t) ||
+        [...e.querySelectorAll('[title]')].some(x => x.getAttribute('title').includes(t)))),
     { timeout: ms, polling: 500 }, pairs).catch(() => {});
     return page.evaluate(ps => ps.filter(([sel, t]) =>
-      ![...document.querySelectorAll(sel)].some(e => e.textContent.includes(t))).map(([sel]) => sel), pairs);
+      ![...document.querySelectorAll(sel)].some(e => e.textContent.includes(t) ||
+        [...e.querySelectorAll('[title]')].some(x => x.getAttribute('title').includes(t)))).map(([sel]) => sel), pairs);
   };
   const hostileModuleText = cfg.hostile && cfg.hostile.module.replace(/^:/, '');
   await page.evaluateOnNewDocument(() => {
@@ -129,6 +132,87 @@ try {
       `not shown as text in ${JSON.stringify(missing)}; ${bad} injected element(s) or dialog(s)`);
   }
   await shot('live');
+
+  // Names in the process tables read whole: one line each (cut in the
+  // middle with the full name in a tooltip, never broken inside a word),
+  // and at 390 px the table fits the screen with its numbers (the least
+  // important columns dropped first).
+  const procTable = 'table[aria-label="top processes by reductions"]';
+  const broken = await page.$$eval('table[aria-label^="top processes by"] code.nm',
+    cs => cs.filter(c => c.getClientRects().length > 1).map(c => c.textContent)).catch(() => ['?']);
+  check('names-one-line', broken.length === 0, `names broken over lines: ${JSON.stringify(broken)}`);
+  // One process: a click on a row of the top processes opens its page, the
+  // back link returns to the live page; at 1400 and at 390 px.
+  for (const [w, hgt] of [[1400, 1000], [390, 844]]) {
+    await page.setViewport({ width: w, height: hgt });
+    // a snapshot drawn at this width
+    const seen = await page.$eval('#live-area', a => Number(a.getAttribute('data-updates') || 0)).catch(() => 0);
+    await page.waitForFunction(n => Number(document.getElementById('live-area').getAttribute('data-updates') || 0) > n,
+      { timeout: 30000 }, seen).catch(() => {});
+    await page.waitForSelector(procTable + ' tbody tr a', { timeout: 30000 }).catch(() => {});
+    if (w === 390) {
+      const fit = await page.$eval(procTable, t => {
+        const heads = [...t.querySelectorAll('th')].filter(x => getComputedStyle(x).display !== 'none').map(x => x.textContent);
+        return { over: t.parentElement.scrollWidth - t.parentElement.clientWidth, heads };
+      }).catch(() => ({ over: -1, heads: [] }));
+      check('live-table-fits-390', fit.over <= 0 && fit.heads.includes('reductions/s') && fit.heads.includes('process'),
+        `${fit.over} px cut; columns shown ${JSON.stringify(fit.heads)}`);
+    }
+    const href = await page.$eval(procTable + ' tbody tr a', a => a.getAttribute('href')).catch(() => null);
+    await page.click(procTable + ' tbody tr a').catch(() => {});
+    await page.waitForFunction(() => document.body.getAttribute('data-page') === 'process' &&
+      document.getElementById('process-summary'), { timeout: 30000 }).catch(() => {});
+    const pid = await page.$eval('main h1 code', c => c.textContent).catch(() => null);
+    const terms = await page.$$eval('#process-summary dt', d => d.map(x => x.textContent)).catch(() => []);
+    check(`process-page-${w}`, !!href && !!pid && href.endsWith('/' + encodeURIComponent(pid)) &&
+      ['executing in', 'links', 'monitors', 'reductions/s', 'message queue'].every(t => terms.includes(t)),
+      `clicked ${href}, page of ${pid} with ${JSON.stringify(terms)}`);
+    const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    check(`process-page-fits-${w}`, over <= 0, `the page is ${over} px wider than the screen`);
+    await page.screenshot({ path: `${cfg.artefacts}/process-${w}.png`, fullPage: w !== 390 });
+    await page.click('#process-back').catch(() => {});
+    await page.waitForFunction(n => location.hash === '#/live/' + encodeURIComponent(n) &&
+      document.querySelector('table[aria-label="top processes by reductions"] tbody tr a'),
+    { timeout: 30000 }, cfg.node).catch(() => {});
+    check(`process-back-${w}`, await page.evaluate(() => document.body.getAttribute('data-page')) === 'live' &&
+      !!await page.$(procTable + ' tbody tr a'), 'the back link did not return to the live page with its table');
+  }
+  await page.setViewport({ width: 1400, height: 1000 });
+  // The node's ETS tables, from the live page's link.
+  await page.click('#ets-link').catch(() => {});
+  await page.waitForSelector('table[aria-label="ETS tables"] tbody tr', { timeout: 30000 }).catch(() => {});
+  const etsRows = await page.$$eval('table[aria-label="ETS tables"] tbody tr', r => r.length).catch(() => 0);
+  check('ets-page', etsRows >= 5, `${etsRows} ETS tables listed`);
+  await shot('ets');
+  await page.click('#ets-back').catch(() => {});
+  await page.waitForSelector(procTable + ' tbody tr a', { timeout: 30000 }).catch(() => {});
+  // Its ports and sockets over a window (every distributed node has a TCP
+  // socket at least: its distribution listener).
+  await page.click('#ports-link').catch(() => {});
+  await page.waitForSelector('table[aria-label="ports"] tbody tr', { timeout: 30000 }).catch(() => {});
+  const portsText = await page.$eval('#ports-summary', p => p.textContent).catch(() => '');
+  const tcpRows = await page.$$eval('table[aria-label="ports"] tbody tr', r => r.filter(x => /tcp/.test(x.textContent)).length).catch(() => 0);
+  check('ports-page', /file descriptors of \d+/.test(portsText) && tcpRows >= 1, `${JSON.stringify(portsText)}, ${tcpRows} tcp rows`);
+  await shot('ports');
+  await page.click('#ports-back').catch(() => {});
+  await page.waitForSelector(procTable + ' tbody tr a', { timeout: 30000 }).catch(() => {});
+  // Its applications, then one's supervision tree (kernel runs everywhere),
+  // collapsed below its top supervisor.
+  await page.click('#apps-link').catch(() => {});
+  await page.waitForSelector('table[aria-label="applications"] tbody tr a', { timeout: 30000 }).catch(() => {});
+  const appNames = await page.$$eval('table[aria-label="applications"] tbody tr a', a => a.map(x => x.textContent)).catch(() => []);
+  await page.goto(cfg.base + '/#/apps/' + encodeURIComponent(cfg.node) + '/kernel', { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#sup-tree', { timeout: 30000 }).catch(() => {});
+  const tree = await page.evaluate(() => {
+    const t = document.getElementById('sup-tree');
+    return t ? { items: t.querySelectorAll('li').length, open: t.querySelectorAll('details[open]').length,
+      closed: t.querySelectorAll('details:not([open])').length } : null;
+  });
+  check('apps-tree', appNames.includes('kernel') && tree && tree.items > 3 && tree.open === 1 && tree.closed >= 1,
+    `applications ${JSON.stringify(appNames)}, tree ${JSON.stringify(tree)}`);
+  await shot('apps');
+  await page.goto(cfg.base + '/#/live/' + encodeURIComponent(cfg.node), { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector(procTable + ' tbody tr a', { timeout: 30000 }).catch(() => {});
 
   // Graph explorer: the neighbourhood's counts, then a click opens details.
   const g = cfg.graph;

@@ -15,7 +15,12 @@
  * summary is markup, on the live page, the profile and the compare page:
  * shown as text, no element injected, no dialog, no console error); the stop
  * button on the live page ends the observation and opens its profile, which
- * shows every recommendation the stored profile has; no console error; no
+ * shows every recommendation the stored profile has; a click on a row of
+ * the top processes opens that process's page (giulia process) and its back
+ * link returns, at 1400 and 390 px, names in the tables on one line and the
+ * table fitting 390 px with its numbers; the live page's links to the
+ * node's ETS tables, ports and sockets, and applications (kernel's
+ * supervision tree collapsed below its top supervisor); no console error; no
  * request leaves the origin. Screenshots at 1400 and 390 px go to
  * build/artefacts/dash/ (the README's come from there).
  * needs: chromium npm elixir erlang-p1-sqlite3 tests/fixtures/targets/build.sh

@@ -4,7 +4,8 @@
  * screen, frames redrawn in place with the node's pulse in a header, keys
  * to switch the metric, pause and quit, the terminal restored at the end;
  * plain timestamped frames when stdout is a pipe, one JSON object a line
- * with --json; a countdown on stderr for --window when it is a terminal,
+ * with --json; Enter on a selected row opens its process and any key
+ * comes back; a countdown on stderr for --window when it is a terminal,
  * never with --json.
  * needs: elixir
  */
@@ -79,6 +80,35 @@ static void watch_full_screen_with_keys(void)
 	ts_pty_destroy(&p);
 }
 
+/* Enter on the selected row opens its process, as `giulia process` shows
+ * it, over the watch's own connection; any key goes back to the list. */
+static void watch_enter_opens_a_process(void)
+{
+	struct ts_beam n;
+	node(&n);
+	const char *argv[] = {bin(),     "top",        n.name, "--cookie", n.cookie,
+	                      "--watch", "--interval", "400",  NULL};
+	struct ts_pty p;
+	ts_pty_spawn(&p, argv, 100, 40);
+	TH_ASSERT_MSG(ts_pty_wait_for(&p, "REDS%", 60000), "no first frame: %s", p.out);
+	TH_ASSERT_STR_CONTAINS(p.out, "Enter process");
+	/* the selected row is in reverse video */
+	TH_ASSERT_MSG(ts_pty_wait_for(&p, "\x1b[7m", 30000), "no row selected");
+	ts_pty_type(&p, "j");
+	ts_pty_type(&p, "\r");
+	TH_ASSERT_MSG(ts_pty_wait_for(&p, "executing in", 30000), "Enter opened nothing: %s",
+	              p.out);
+	TH_ASSERT_MSG(ts_pty_wait_for(&p, "dictionary:", 30000), "no process view");
+	size_t at = p.len;
+	ts_pty_type(&p, "x");
+	for (int i = 0; i < 120 && !strstr(p.out + at, "top by reductions"); i++)
+		ts_pty_wait_for(&p, "\x01never\x01", 500);
+	TH_ASSERT_MSG(strstr(p.out + at, "top by reductions") != NULL, "no way back to the list");
+	ts_pty_type(&p, "q");
+	TH_ASSERT_INT_EQ(ts_pty_wait(&p, 30000), 0);
+	ts_pty_destroy(&p);
+}
+
 static void watch_plain_in_a_pipe(void)
 {
 	struct ts_beam n;
@@ -137,6 +167,7 @@ int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(watch_full_screen_with_keys),
+	    TH_TEST(watch_enter_opens_a_process),
 	    TH_TEST(watch_plain_in_a_pipe),
 	    TH_TEST(countdown_only_on_a_terminal),
 	    TH_END,

@@ -256,6 +256,14 @@ async function modeRuntime() {
   const pulse = await client.callTool({ name: "runtime_pulse", arguments: { node: cfg.node, window_ms: 200 } });
   check("pulse", !pulse.isError && pulse.structuredContent.node === cfg.node &&
         pulse.structuredContent.processes?.count > 0, JSON.stringify(pulse).slice(0, 500));
+  // one process by its registered name (init exists on every node), then a
+  // name that does not: a clear error, no atom made of it
+  const proc = await client.callTool({ name: "runtime_process", arguments: { node: cfg.node, process: "init", window_ms: 100 } });
+  check("process", !proc.isError && proc.structuredContent.registered_name === "init" &&
+        /^<0\.\d+\.\d+>$/.test(proc.structuredContent.pid) && proc.structuredContent.messages === null,
+        JSON.stringify(proc).slice(0, 500));
+  const gone = await client.callTool({ name: "runtime_process", arguments: { node: cfg.node, process: "zz_no_such_name" } });
+  check("process not found", gone.isError && /no process/.test(gone.content[0].text), JSON.stringify(gone).slice(0, 300));
   const other = await client.callTool({ name: "runtime_pulse", arguments: { node: "other@127.0.0.1" } });
   check("node off the allow-list refused", other.isError && /allow-list/.test(other.content[0].text),
         JSON.stringify(other));
