@@ -61,6 +61,8 @@ function cli(query, args) {
   if (args.depth) argv.push("--depth", String(args.depth));
   if (args.top) argv.push("--top", String(args.top));
   if (args.include_external) argv.push("--external");
+  if (args.direct) argv.push("--direct");
+  if (args.label) argv.push("--label", args.label);
   argv.push("--project", cfg.project, "--json");
   return JSON.parse(execFileSync(cfg.giulia, argv, { encoding: "utf8" }));
 }
@@ -76,8 +78,11 @@ function staticCalls(modules, someFunction) {
     ["index_functions", "functions", { module: a }],
     ["index_module_details", "module_details", { module: a }],
     ["index_complexity", "complexity", { top: 5 }],
+    ["index_xref", "xref", {}],
+    ["index_xref", "xref", { label: "compile-connected" }],
     ["knowledge_stats", "stats", {}],
     ["knowledge_dependents", "dependents", { module: a }],
+    ["knowledge_dependents", "dependents", { module: a, direct: true }],
     ["knowledge_dependencies", "dependencies", { module: a }],
     ["knowledge_dependencies", "dependencies", { module: a, include_external: true }],
     ["knowledge_centrality", "centrality", { top: 3 }],
