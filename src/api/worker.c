@@ -1754,7 +1754,7 @@ static const struct api_raw_route worker_public_routes[] = {
     {NULL, NULL, NULL},
 };
 
-/* The routes besides the static queries', which worker_routes() adds from
+/* The routes besides the static queries', which api_worker_routes() adds from
  * the registry. */
 static const struct api_route worker_fixed_routes[] = {
     {"GET", "/health", route_health, false},
@@ -1796,8 +1796,7 @@ static void worker_routes_build(void)
 	worker_route_table = t;
 }
 
-/* The worker's routes (built once, kept for the process's life). */
-static const struct api_route *worker_routes(void)
+const struct api_route *api_worker_routes(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, worker_routes_build);
@@ -1927,7 +1926,7 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	    .ip_connection_limit = cfg->ip_connection_limit,
 	    .allowed_hosts = cfg->allowed_hosts,
 	    .name = "worker",
-	    .routes = worker_routes(),
+	    .routes = api_worker_routes(),
 	    .raw_routes = worker_raw_routes,
 	    .public_raw_routes = worker_public_routes,
 	    .ctx = w,

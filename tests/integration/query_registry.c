@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/http.h"
+#include "api/worker.h"
 #include "api_util.h"
 #include "base/alloc.h"
 #include "base/fs.h"
@@ -96,6 +98,26 @@ static void routes_served(void)
 		TH_ASSERT_INT_EQ(td_get(&w, other, &r), 404);
 		TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "error")), "no route");
 		json_decref(r);
+	}
+}
+
+/* The other way: every route of the worker under a static query's prefix
+ * is a query of the registry (besides indexing). */
+static void no_route_outside_registry(void)
+{
+	static const char *const prefixes[] = {
+	    "/api/index/", "/api/knowledge/", "/api/search/", "/api/checks/",
+	    "/api/review", "/api/plan/",      "/api/check",   NULL};
+	for (const struct api_route *r = api_worker_routes(); r->method; r++) {
+		bool query_route = false;
+		for (int i = 0; prefixes[i]; i++)
+			query_route |= strncmp(r->pattern, prefixes[i], strlen(prefixes[i])) == 0;
+		if (!query_route || strcmp(r->pattern, "/api/index/scan") == 0)
+			continue;
+		TH_ASSERT_MSG(kg_query_def_by_route(r->method, r->pattern),
+		              "the worker serves %s %s, a static query missing from the registry "
+		              "(src/graph/query_list.h)",
+		              r->method, r->pattern);
 	}
 }
 
@@ -283,6 +305,7 @@ int main(int argc, char **argv)
 	    TH_TEST(tools_listed),
 	    TH_TEST(commands_exist),
 	    TH_TEST(routes_served),
+	    TH_TEST(no_route_outside_registry),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_query_registry", tests);
