@@ -30,6 +30,14 @@
  * it as `path`.
  */
 
+/* Read alone (by a checker such as cppcheck), the list expands to nothing. */
+#ifndef KG_QUERY
+#define KG_QUERY(...)
+#define KG_PARAM(...)
+#define KG_QUERY_END
+#define KG_QUERY_LIST_ALONE
+#endif
+
 /* ---- parameters shared by several queries -------------------------------- */
 #ifndef KG_QUERY_LIST_SHARED
 #define KG_QUERY_LIST_SHARED
@@ -450,3 +458,10 @@ KG_P_MODULE_OPT(": only groups with a copy in it or a module nested in it", "--m
 KG_P_TESTS("Compare test modules too", "--tests")
 KG_P_LIMIT(100000, "100", "groups (default 100)")
 KG_QUERY_END
+
+#ifdef KG_QUERY_LIST_ALONE
+#undef KG_QUERY
+#undef KG_PARAM
+#undef KG_QUERY_END
+#undef KG_QUERY_LIST_ALONE
+#endif
