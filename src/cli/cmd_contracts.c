@@ -62,6 +62,13 @@ static int check_opts_parse(int argc, char **argv, const char *usage, struct che
 	const char *cmd = argv[0];
 	const struct kg_query_def *def = kg_query_def_by_command(cmd);
 	const struct kg_param *positional = NULL;
+	if (!def) {
+		fprintf(stderr,
+		        "giulia %s: no query of the registry (src/graph/query_list.h) "
+		        "names this command\n",
+		        cmd);
+		return CLI_EXIT_FAILURE;
+	}
 	for (const struct kg_param *q = def->params; q->name; q++)
 		if (q->cli && q->cli[0] != '-')
 			positional = q;

@@ -986,6 +986,13 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 	struct static_opts o;
 	bool pretend = qc->print == NULL; /* `giulia query NAME` */
 	const struct kg_query_def *def = pretend ? NULL : kg_query_def_by_command(argv[0]);
+	if (!pretend && !def) {
+		fprintf(stderr,
+		        "giulia %s: no query of the registry (src/graph/query_list.h) "
+		        "names this command\n",
+		        argv[0]);
+		return CLI_EXIT_FAILURE;
+	}
 	int required = 0, max_args = pretend ? 3 : 0;
 	for (const struct kg_param *q = def ? def->params : NULL; q && q->name; q++) {
 		if (positional(q) && q->field != KG_FIELD_FUNCTION) {
@@ -1009,12 +1016,14 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 	p.label = o.label;
 	const struct kg_param *label = def ? kg_query_param_find(def, "label") : NULL;
 	if (o.label && label && !kg_query_param_choice_ok(label, o.label)) {
-		char msg[256];
-		snprintf(msg, sizeof(msg), "--label is one of %s", label->choices);
-		for (char *c = msg; *c; c++)
-			if (*c == '|')
-				*c = ',';
-		return usage_message(argv[0], usage, msg);
+		struct gi_buf msg;
+		gi_buf_init(&msg, 0);
+		gi_buf_puts(&msg, "--label is one of ");
+		for (const char *c = label->choices; *c; c++)
+			gi_buf_puts(&msg, *c == '|' ? ", " : (char[]){*c, '\0'});
+		rc = usage_message(argv[0], usage, gi_buf_str(&msg));
+		gi_buf_destroy(&msg);
+		return rc;
 	}
 	char module[512];
 	if (pretend) {
