@@ -9,6 +9,8 @@
 #   make install    install the binary, giulia-observe, the man page and the
 #                   bash/zsh completion under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
 #   make cli-docs   regenerate docs/CLI.md's command reference from the help
+#   make api-docs   regenerate docs/API.md's static query reference and
+#                   docs/MCP_TOOLS.md from the registry (src/graph/query_list.h)
 #
 # Sources are found by directory: every src/**/*.c is part of the library,
 # every tests/{unit,integration,e2e}/*.c is a suite, every fuzz/*.c a target.
@@ -77,7 +79,7 @@ SUPPORT_SRC := tests/harness.c $(sort $(wildcard tests/support/*.c))
 SUPPORT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SUPPORT_SRC))
 SUITES := $(foreach k,unit integration e2e,$(patsubst tests/$(k)/%.c,$(B)/tests/$(k)_%,$(sort $(wildcard tests/$(k)/*.c))))
 
-.PHONY: all deps test demo lint bench fuzz clean distclean install cli-docs
+.PHONY: all deps test demo lint bench fuzz clean distclean install cli-docs api-docs
 .DEFAULT_GOAL := all
 
 all: $(BINDIR)/giulia $(BINDIR)/giulia-observe
@@ -227,6 +229,10 @@ install: $(BINDIR)/giulia $(SHARE)/giulia.1 $(SHARE)/giulia.bash $(SHARE)/_giuli
 
 cli-docs: $(BINDIR)/giulia
 	@scripts/cli_docs.sh $(BINDIR)/giulia docs/CLI.md
+
+api-docs: $(BINDIR)/giulia
+	@scripts/api_docs.sh $(BINDIR)/giulia docs/API.md
+	@$(BINDIR)/giulia mcp --list-tools --format markdown > docs/MCP_TOOLS.md
 
 clean:
 	rm -rf build/release build/asan build/fuzz bin

@@ -46,6 +46,7 @@
 #include "base/str.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
+#include "graph/query_registry.h"
 #include "mcp/mcp.h"
 #include "profile/finalize.h"
 #include "profile/latest.h"
@@ -459,64 +460,55 @@ static json_t *route_scan(void *ctx, const struct api_request *req, int *status)
 	return resp;
 }
 
-static const char *last_segment(const char *path)
+/* One parameter of a query from the query string: kg_query's fields checked
+ * here (integers 0..max, 0 or absent meaning the query's default; booleans
+ * true/false/1/0; strings among their choices), named arguments passed as
+ * strings (the query parses and checks them). NULL, or the 400 to answer. */
+static json_t *query_param(const struct api_request *req, const struct kg_param *q,
+                           struct kg_query_params *p, json_t *args, int *status)
 {
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
-/* Every GET /api/index/NAME and /api/knowledge/NAME is kg_query(NAME). */
-static json_t *route_query(void *ctx, const struct api_request *req, int *status)
-{
-	struct api_worker *w = ctx;
 	json_t *err = NULL;
-	const char *name = last_segment(req->path);
 	bool invalid = false;
-	struct kg_query_params p;
-	memset(&p, 0, sizeof(p));
-	p.module = api_request_query(req, "module", &invalid);
-	p.function = api_request_query(req, "function", &invalid);
-	p.from = api_request_query(req, "from", &invalid);
-	p.to = api_request_query(req, "to", &invalid);
-	p.label = api_request_query(req, "label", &invalid); /* xref */
-	const char *ext = api_request_query(req, "include_external", &invalid);
+	const char *v = api_request_query(req, q->name, &invalid);
 	if (invalid)
 		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");
-	if (ext && strcmp(ext, "true") != 0 && strcmp(ext, "false") != 0 && strcmp(ext, "1") != 0 &&
-	    strcmp(ext, "0") != 0)
-		return api_error(status, 400, "include_external must be true or false");
-	p.include_external = ext && (strcmp(ext, "true") == 0 || strcmp(ext, "1") == 0);
-	const char *direct = api_request_query(req, "direct", &invalid);
-	if (invalid || (direct && strcmp(direct, "true") != 0 && strcmp(direct, "false") != 0 &&
-	                strcmp(direct, "1") != 0 && strcmp(direct, "0") != 0))
-		return api_error(status, 400, "direct must be true or false");
-	p.direct_only = direct && (strcmp(direct, "true") == 0 || strcmp(direct, "1") == 0);
-	if (query_int(req, "depth", 1000, &p.depth, &err, status) ||
-	    query_int(req, "top", 100000, &p.top, &err, status))
+	if (q->field == KG_FIELD_DEPTH || q->field == KG_FIELD_TOP) {
+		query_int(req, q->name, q->max, q->field == KG_FIELD_DEPTH ? &p->depth : &p->top,
+		          &err, status);
 		return err;
-
-	char *db_path;
-	if (project_db_for_request(w, req, &db_path, &err, status))
-		return err;
-	struct kg_pooled conn = {0};
-	json_t *out = NULL;
-	int rc = kg_acquire(w, db_path, &conn);
-	if (rc == 0) {
-		rc = kg_query(conn.db, name, &p, &out);
-		kg_release(w, &conn);
 	}
-	gi_free(db_path);
-	if (rc == GI_ENOTFOUND)
-		return api_error(status, 404, "%s: not found (module %.256s)", name,
-		                 p.module ? p.module : "-");
-	if (rc == GI_EINVAL)
-		return api_error(status, 400, "%s: invalid or missing parameters", name);
-	if (rc)
-		return api_error_code(status, rc, name);
-	return out;
+	if (!v)
+		return NULL;
+	if (q->field == KG_FIELD_EXTERNAL || q->field == KG_FIELD_DIRECT) {
+		bool yes = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
+		if (!yes && strcmp(v, "false") != 0 && strcmp(v, "0") != 0)
+			return api_error(status, 400, "%s must be true or false", q->name);
+		*(q->field == KG_FIELD_EXTERNAL ? &p->include_external : &p->direct_only) = yes;
+		return NULL;
+	}
+	if (q->field != KG_FIELD_ARGS && !kg_query_param_choice_ok(q, v))
+		return api_error(status, 400, "%s must be one of %s", q->name, q->choices);
+	switch (q->field) {
+	case KG_FIELD_MODULE:
+		p->module = v;
+		break;
+	case KG_FIELD_FUNCTION:
+		p->function = v;
+		break;
+	case KG_FIELD_FROM:
+		p->from = v;
+		break;
+	case KG_FIELD_TO:
+		p->to = v;
+		break;
+	case KG_FIELD_LABEL:
+		p->label = v;
+		break;
+	default:
+		json_object_set_new(args, q->name, json_string(v));
+	}
+	return NULL;
 }
-
-/* ---- assist: preflight, briefing, impact_check, plan_validate, check ---------- */
 
 /* The latest stored profile of the project `db` indexes, or NULL (the
  * queries say "no profile"); a store error is logged, not fatal. */
@@ -536,199 +528,11 @@ static json_t *assist_profile(struct api_worker *w, struct kg_db *db)
 	return profile;
 }
 
-static bool assist_wants_profile(const char *name)
+/* Review's live weight: the store's latest profile as its argument
+ * "profile" (the query uses it when it is of this project), or why there is
+ * none in "profile_note". */
+static void store_profile_arg(struct api_worker *w, json_t *args)
 {
-	return strcmp(name, "preflight") == 0 || strcmp(name, "briefing") == 0;
-}
-
-/* Runs assist query `name` on the project's index: the profile attached
- * for preflight and briefing, GI_EINVAL's message as a 400. */
-static json_t *assist_run(struct api_worker *w, const char *db_path, const char *name,
-                          struct kg_query_params *p, int *status)
-{
-	struct kg_pooled conn = {0};
-	json_t *out = NULL, *profile = NULL, *err = NULL;
-	int rc = kg_acquire(w, db_path, &conn);
-	if (rc == 0) {
-		if (assist_wants_profile(name))
-			profile = assist_profile(w, conn.db);
-		p->profile = profile;
-		rc = kg_query(conn.db, name, p, &out);
-		if (rc == GI_EINVAL)
-			err = api_error(status, 400, "%s: %s", name,
-			                kg_query_error_message() ? kg_query_error_message()
-			                                         : "invalid or missing parameters");
-		kg_release(w, &conn);
-	}
-	json_decref(profile);
-	if (err)
-		return err;
-	if (rc == GI_ENOTFOUND)
-		return api_error(status, 404, "%s: not found (module %.256s)", name,
-		                 p->module ? p->module : "-");
-	if (rc)
-		return api_error_code(status, rc, name);
-	return out;
-}
-
-/* GET /api/knowledge/{preflight,briefing,impact_check}: module, function,
- * depth, top, and impact_check's action, new_name, new_arity. */
-static json_t *route_assist(void *ctx, const struct api_request *req, int *status)
-{
-	static const char *const names[] = {"action", "new_name", "new_arity", NULL};
-	struct api_worker *w = ctx;
-	json_t *err = NULL;
-	char name[32];
-	snprintf(name, sizeof(name), "%s", last_segment(req->path));
-	bool invalid = false;
-	struct kg_query_params p;
-	memset(&p, 0, sizeof(p));
-	p.module = api_request_query(req, "module", &invalid);
-	p.function = api_request_query(req, "function", &invalid);
-	json_t *args = json_object();
-	for (int i = 0; names[i]; i++) {
-		const char *v = api_request_query(req, names[i], &invalid);
-		if (v)
-			json_object_set_new(args, names[i], json_string(v));
-	}
-	p.args = args;
-	char *db_path = NULL;
-	if (invalid)
-		err = api_error(status, 400, "a query parameter is too long or not valid UTF-8");
-	if (!err && !query_int(req, "depth", 1000, &p.depth, &err, status) &&
-	    !query_int(req, "top", 100000, &p.top, &err, status))
-		project_db_for_request(w, req, &db_path, &err, status);
-	json_t *out = err ? err : assist_run(w, db_path, name, &p, status);
-	gi_free(db_path);
-	json_decref(args);
-	return out;
-}
-
-/* POST /api/plan/validate {path?, plan, boundaries?, depth?} and POST
- * /api/check {path?, boundaries?}: the body's documents as the query's
- * arguments (docs/ASSIST.md). */
-static json_t *route_assist_post(void *ctx, const struct api_request *req, int *status)
-{
-	struct api_worker *w = ctx;
-	bool plan = strstr(req->path, "/plan/") != NULL;
-	json_t *err = NULL;
-	if (!json_is_object(req->body))
-		return api_error(status, 400, "the body must be a JSON object");
-	const json_t *path = json_object_get(req->body, "path");
-	if (path && !json_is_string(path))
-		return api_error(status, 400, "field \"path\" must be a string");
-	const json_t *depth = json_object_get(req->body, "depth");
-	if (depth && (!json_is_integer(depth) || json_integer_value(depth) < 1 ||
-	              json_integer_value(depth) > 1000))
-		return api_error(status, 400, "field \"depth\" must be an integer from 1 to 1000");
-	struct kg_query_params p;
-	memset(&p, 0, sizeof(p));
-	p.args = req->body;
-	p.depth = depth ? (int)json_integer_value(depth) : 0;
-	char *db_path = NULL;
-	if (project_db_for_path(w, json_string_value(path), &db_path, &err, status))
-		return err;
-	json_t *out = assist_run(w, db_path, plan ? "plan_validate" : "check", &p, status);
-	gi_free(db_path);
-	return out;
-}
-
-/* The query string's parameters named in `names` (NULL-terminated) into
- * `args` as strings (the query parses and checks them); *invalid set when
- * one is too long or not UTF-8. */
-static void query_named_args(const struct api_request *req, const char *const *names, json_t *args,
-                             bool *invalid)
-{
-	for (int i = 0; names[i]; i++) {
-		const char *v = api_request_query(req, names[i], invalid);
-		if (v)
-			json_object_set_new(args, names[i], json_string(v));
-	}
-}
-
-/* kg_query `name` with `p` on the index of the request's project, its named
- * arguments `args` (owned: released here). A bad argument is a 400 with the
- * query's reason; with `tool_errors`, GI_EIO (a program the query runs
- * failed, as review's git) is a 422 with it. */
-static json_t *named_query_run(struct api_worker *w, const struct api_request *req,
-                               const char *name, struct kg_query_params *p, json_t *args,
-                               bool tool_errors, int *status)
-{
-	json_t *err = NULL, *out = NULL;
-	p->args = args;
-	char *db_path;
-	if (project_db_for_request(w, req, &db_path, &err, status)) {
-		json_decref(args);
-		return err;
-	}
-	struct kg_pooled conn = {0};
-	int rc = kg_acquire(w, db_path, &conn);
-	if (rc == 0) {
-		rc = kg_query(conn.db, name, p, &out);
-		if (rc == GI_EINVAL || (tool_errors && rc == GI_EIO))
-			err = api_error(status, rc == GI_EINVAL ? 400 : 422, "%s: %s", name,
-			                kg_query_error_message() ? kg_query_error_message()
-			                                         : "invalid or missing parameters");
-		kg_release(w, &conn);
-	}
-	gi_free(db_path);
-	json_decref(args);
-	if (err)
-		return err;
-	if (rc)
-		return api_error_code(status, rc, name);
-	return out;
-}
-
-/* GET /api/search/text and /api/search/code: kg_query("search_NAME") with
- * the query string's parameters as the query's named arguments (strings;
- * the query parses and checks them, docs/SEARCH.md). */
-static json_t *route_search(void *ctx, const struct api_request *req, int *status)
-{
-	static const char *const names[] = {"pattern", "regex", "ignore_case", "file",
-	                                    "context", "limit", "offset",      "query",
-	                                    "q",       "kind",  "tests",       NULL};
-	struct api_worker *w = ctx;
-	char name[32];
-	snprintf(name, sizeof(name), "search_%s", last_segment(req->path));
-	bool invalid = false;
-	struct kg_query_params p;
-	memset(&p, 0, sizeof(p));
-	p.module = api_request_query(req, "module", &invalid);
-	json_t *args = json_object();
-	query_named_args(req, names, args, &invalid);
-	if (invalid) {
-		json_decref(args);
-		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");
-	}
-	return named_query_run(w, req, name, &p, args, false, status);
-}
-
-/* GET /api/review?base=REV[&threshold=N][&depth=N][&path=P]: kg_query
- * ("review") on the project's index as it is (POST /api/index/scan brings
- * it up to date), weighed with the latest stored profile when it is of
- * this project (docs/REVIEW.md). */
-static json_t *route_review(void *ctx, const struct api_request *req, int *status)
-{
-	struct api_worker *w = ctx;
-	json_t *err = NULL, *args = json_object();
-	bool invalid = false;
-	const char *base = api_request_query(req, "base", &invalid);
-	const char *threshold = api_request_query(req, "threshold", &invalid);
-	struct kg_query_params p;
-	memset(&p, 0, sizeof(p));
-	if (invalid) {
-		json_decref(args);
-		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");
-	}
-	if (query_int(req, "depth", 100, &p.depth, &err, status)) {
-		json_decref(args);
-		return err;
-	}
-	if (base)
-		json_object_set_new(args, "base", json_string(base));
-	if (threshold)
-		json_object_set_new(args, "threshold", json_string(threshold));
 	json_t *profile = NULL;
 	struct obs_store *st;
 	int rc = store_acquire(w, &st);
@@ -743,32 +547,95 @@ static json_t *route_review(void *ctx, const struct api_request *req, int *statu
 		                    json_string(rc == GI_ENOTFOUND
 		                                    ? "no profile stored yet"
 		                                    : "the profiles could not be read"));
-	return named_query_run(w, req, "review", &p, args, true, status);
 }
 
-/* GET /api/checks/contracts, conventions, structs, duplicates
- * (docs/CHECKS.md): kg_query of the last segment's name with the query
- * string's parameters as its named arguments (strings, checked by the query). */
-static json_t *route_checks(void *ctx, const struct api_request *req, int *status)
+/* kg_query(def) with `p` and its named arguments `args` (borrowed) on the
+ * index at `db_path`, given the profile the registry says it takes. A bad
+ * argument is a 400 with the query's reason, a program the query runs that
+ * failed (review's git) a 422, an unknown module a 404. */
+static json_t *query_run(struct api_worker *w, const char *db_path, const struct kg_query_def *def,
+                         struct kg_query_params *p, json_t *args, int *status)
 {
-	static const char *const names[] = {"check",    "limit", "max_nesting", "max_complexity",
-	                                    "min_size", "tests", NULL};
+	struct kg_pooled conn = {0};
+	json_t *out = NULL, *profile = NULL, *err = NULL;
+	if (def->profile == KG_PROFILE_STORE)
+		store_profile_arg(w, args);
+	p->args = args;
+	int rc = kg_acquire(w, db_path, &conn);
+	if (rc == 0) {
+		if (def->profile == KG_PROFILE_PROJECT)
+			profile = assist_profile(w, conn.db);
+		p->profile = profile;
+		rc = kg_query(conn.db, def->name, p, &out);
+		const char *why = kg_query_error_message();
+		if (rc == GI_EINVAL || (rc == GI_EIO && why))
+			err = api_error(status, rc == GI_EINVAL ? 400 : 422, "%s: %s", def->name,
+			                why ? why : "invalid or missing parameters");
+		else if (rc == GI_ENOTFOUND && why)
+			err = api_error(status, 404, "%s: %s", def->name, why);
+		kg_release(w, &conn);
+	}
+	json_decref(profile);
+	if (err)
+		return err;
+	if (rc == GI_ENOTFOUND)
+		return api_error(status, 404, "%s: not found (module %.256s)", def->name,
+		                 p->module ? p->module : "-");
+	if (rc)
+		return api_error_code(status, rc, def->name);
+	return out;
+}
+
+/* Every GET route of the registry (graph/query_list.h): kg_query of its
+ * query with the query string's parameters, on the project of `path=`. */
+static json_t *route_query(void *ctx, const struct api_request *req, int *status)
+{
 	struct api_worker *w = ctx;
-	char name[32];
-	snprintf(name, sizeof(name), "%s", last_segment(req->path));
-	bool invalid = false;
+	const struct kg_query_def *def = kg_query_def_by_route("GET", req->path);
+	if (!def)
+		return api_error(status, 404, "no query at %.256s", req->path);
 	struct kg_query_params p;
 	memset(&p, 0, sizeof(p));
-	p.module = api_request_query(req, "module", &invalid);
-	const char *external = api_request_query(req, "include_external", &invalid);
-	p.include_external = external && strcmp(external, "true") == 0;
-	json_t *args = json_object();
-	query_named_args(req, names, args, &invalid);
-	if (invalid) {
-		json_decref(args);
-		return api_error(status, 400, "a query parameter is too long or not valid UTF-8");
-	}
-	return named_query_run(w, req, name, &p, args, false, status);
+	json_t *args = json_object(), *err = NULL;
+	for (const struct kg_param *q = def->params; q->name && !err; q++)
+		err = query_param(req, q, &p, args, status);
+	char *db_path = NULL;
+	if (!err)
+		project_db_for_request(w, req, &db_path, &err, status);
+	json_t *out = err ? err : query_run(w, db_path, def, &p, args, status);
+	gi_free(db_path);
+	json_decref(args);
+	return out;
+}
+
+/* Every POST route of the registry (POST /api/plan/validate {path?, plan,
+ * boundaries?, depth?}, POST /api/check {path?, boundaries?}): the body's
+ * documents as the query's arguments (docs/ASSIST.md). */
+static json_t *route_query_post(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_worker *w = ctx;
+	const struct kg_query_def *def = kg_query_def_by_route("POST", req->path);
+	json_t *err = NULL;
+	if (!def)
+		return api_error(status, 404, "no query at %.256s", req->path);
+	if (!json_is_object(req->body))
+		return api_error(status, 400, "the body must be a JSON object");
+	const json_t *path = json_object_get(req->body, "path");
+	if (path && !json_is_string(path))
+		return api_error(status, 400, "field \"path\" must be a string");
+	const json_t *depth = json_object_get(req->body, "depth");
+	if (depth && (!json_is_integer(depth) || json_integer_value(depth) < 1 ||
+	              json_integer_value(depth) > 1000))
+		return api_error(status, 400, "field \"depth\" must be an integer from 1 to 1000");
+	struct kg_query_params p;
+	memset(&p, 0, sizeof(p));
+	p.depth = depth ? (int)json_integer_value(depth) : 0;
+	char *db_path = NULL;
+	if (project_db_for_path(w, json_string_value(path), &db_path, &err, status))
+		return err;
+	json_t *out = query_run(w, db_path, def, &p, req->body, status);
+	gi_free(db_path);
+	return out;
 }
 
 static json_t *route_projects(void *ctx, const struct api_request *req, int *status)
@@ -1756,11 +1623,6 @@ static json_t *route_ingest_batch(void *ctx, const struct api_request *req, int 
 	                 "failed", (json_int_t)counts[3], "results", results);
 }
 
-#define Q(path)                                 \
-	{                                       \
-		"GET", path, route_query, false \
-	}
-
 /* ---- /mcp: the MCP server's Streamable HTTP transport (src/mcp) ---- */
 
 static void route_mcp(void *ctx, const struct api_request *req, const char *body, size_t len,
@@ -1817,7 +1679,9 @@ static int worker_mcp_query(void *ctx, const char *project, const char *name,
 	rc = kg_acquire(w, db_path, &conn);
 	if (rc == 0) {
 		struct kg_query_params with = *p;
-		json_t *profile = assist_wants_profile(name) ? assist_profile(w, conn.db) : NULL;
+		const struct kg_query_def *def = kg_query_def_find(name);
+		json_t *profile =
+		    def && def->profile == KG_PROFILE_PROJECT ? assist_profile(w, conn.db) : NULL;
 		with.profile = profile;
 		rc = kg_query(conn.db, name, &with, out);
 		json_decref(profile);
@@ -1890,45 +1754,11 @@ static const struct api_raw_route worker_public_routes[] = {
     {NULL, NULL, NULL},
 };
 
-static const struct api_route worker_routes[] = {
+/* The routes besides the static queries', which api_worker_routes() adds from
+ * the registry. */
+static const struct api_route worker_fixed_routes[] = {
     {"GET", "/health", route_health, false},
     {"POST", "/api/index/scan", route_scan, true},
-    Q("/api/index/status"),
-    Q("/api/index/modules"),
-    Q("/api/index/functions"),
-    Q("/api/index/module_details"),
-    Q("/api/index/summary"),
-    Q("/api/index/complexity"),
-    Q("/api/knowledge/stats"),
-    Q("/api/knowledge/dependents"),
-    Q("/api/knowledge/dependencies"),
-    Q("/api/knowledge/centrality"),
-    Q("/api/knowledge/impact"),
-    Q("/api/knowledge/cycles"),
-    Q("/api/knowledge/god_modules"),
-    Q("/api/knowledge/fan_in_out"),
-    Q("/api/knowledge/coupling"),
-    Q("/api/knowledge/dead_code"),
-    Q("/api/knowledge/heatmap"),
-    Q("/api/knowledge/change_risk"),
-    Q("/api/knowledge/path"),
-    Q("/api/knowledge/topology"),
-    Q("/api/knowledge/unprotected_hubs"),
-    Q("/api/knowledge/api_surface"),
-    Q("/api/knowledge/function_details"),
-    Q("/api/knowledge/hubs"),
-    {"GET", "/api/knowledge/preflight", route_assist, false},
-    {"GET", "/api/knowledge/briefing", route_assist, false},
-    {"GET", "/api/knowledge/impact_check", route_assist, false},
-    {"POST", "/api/plan/validate", route_assist_post, true},
-    {"POST", "/api/check", route_assist_post, true},
-    {"GET", "/api/search/text", route_search, false},
-    {"GET", "/api/search/code", route_search, false},
-    {"GET", "/api/review", route_review, false},
-    {"GET", "/api/checks/contracts", route_checks, false},
-    {"GET", "/api/checks/conventions", route_checks, false},
-    {"GET", "/api/checks/structs", route_checks, false},
-    {"GET", "/api/checks/duplicates", route_checks, false},
     {"GET", "/api/projects", route_projects, false},
     {"POST", "/api/runtime/ingest", route_ingest_counted, true},
     {"POST", "/api/runtime/ingest/batch", route_ingest_batch, true},
@@ -1943,6 +1773,35 @@ static const struct api_route worker_routes[] = {
     {"GET", "/api/runtime/compare", route_compare, false},
     {NULL, NULL, NULL, false},
 };
+
+static struct api_route *worker_route_table;
+
+/* Builds worker_route_table: a route per query of the registry
+ * (graph/query_list.h), then worker_fixed_routes. */
+static void worker_routes_build(void)
+{
+	size_t nq = 0, nf = 0;
+	while (kg_query_defs[nq].name)
+		nq++;
+	while (worker_fixed_routes[nf].method)
+		nf++;
+	struct api_route *t = gi_calloc(nq + nf + 1, sizeof(*t));
+	for (size_t i = 0; i < nq; i++) {
+		const struct kg_query_def *d = &kg_query_defs[i];
+		bool post = strcmp(d->method, "POST") == 0;
+		t[i] = (struct api_route){d->method, d->path, post ? route_query_post : route_query,
+		                          post};
+	}
+	memcpy(t + nq, worker_fixed_routes, (nf + 1) * sizeof(*t));
+	worker_route_table = t;
+}
+
+const struct api_route *api_worker_routes(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, worker_routes_build);
+	return worker_route_table;
+}
 
 /* Whether DATA/worker.db, which exists, can be a SQLite database: at least
  * its 100-byte header, starting with the SQLite magic. */
@@ -2067,7 +1926,7 @@ int api_worker_start(const struct api_worker_config *cfg, struct api_worker **ou
 	    .ip_connection_limit = cfg->ip_connection_limit,
 	    .allowed_hosts = cfg->allowed_hosts,
 	    .name = "worker",
-	    .routes = worker_routes,
+	    .routes = api_worker_routes(),
 	    .raw_routes = worker_raw_routes,
 	    .public_raw_routes = worker_public_routes,
 	    .ctx = w,

@@ -63,4 +63,10 @@ int api_worker_port(const struct api_worker *w);
  * ("worker shut down"), closes the databases and frees. NULL does nothing. */
 void api_worker_stop(struct api_worker *w);
 
+struct api_route;
+/* The worker's routes, terminated by a route whose method is NULL: one per
+ * static query of the registry (graph/query_list.h), then the others.
+ * Built once; static data, thread-safe. */
+const struct api_route *api_worker_routes(void);
+
 #endif

@@ -4,7 +4,9 @@
  * `giulia duplicates`. Each is one kg_query of the same name, so `--json`
  * prints exactly what GET /api/checks/NAME and the MCP tools return; the
  * default output is one line per finding (file:line: severity check:
- * message), struct sites or clone group built from the same JSON.
+ * message), struct sites or clone group built from the same JSON. Each
+ * command's options are its query's parameters in the registry
+ * (graph/query_list.h: their `cli` flag).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,29 +17,13 @@
 #include "base/str.h"
 #include "cli/cli.h"
 #include "graph/query.h"
+#include "graph/query_registry.h"
 
 struct check_opts {
 	const char *project, *db, *target;
 	bool json;
 	json_t *args;
 	struct kg_query_params p;
-};
-
-/* The options each command takes: the flag and the query argument it sets
- * (NULL: handled by the parser itself). */
-struct check_flag {
-	const char *flag;
-	const char *arg; /* argument name; NULL for a boolean flag given in `boolean` */
-	bool integer;
-};
-
-static const struct check_flag flags[] = {
-    {"--check", "check", false},
-    {"--limit", "limit", true},
-    {"--max-nesting", "max_nesting", true},
-    {"--max-complexity", "max_complexity", true},
-    {"--min-size", "min_size", true},
-    {NULL, NULL, false},
 };
 
 static int check_usage_fail(const char *cmd, const char *usage, const char *what, const char *arg)
@@ -47,40 +33,61 @@ static int check_usage_fail(const char *cmd, const char *usage, const char *what
 	return CLI_EXIT_USAGE;
 }
 
-/* Parses argv[1..]; 0, -1 for --help, or an exit code. */
-static int check_opts_parse(int argc, char **argv, const char *usage, bool positional,
-                            struct check_opts *o)
+/* Sets what the registry's parameter `f` of the command's query
+ * (graph/query_list.h) names from the flag's `value` (NULL for a boolean
+ * flag); 0 or an exit code. */
+static int check_flag_set(const char *cmd, const char *usage, const struct kg_param *f,
+                          const char *value, struct check_opts *o)
+{
+	int64_t v = 0;
+	if (f->type == KG_PARAM_INTEGER && gi_parse_int64(value, 0, 1000000, &v))
+		return check_usage_fail(cmd, usage, "not a number 0..1000000: ", value);
+	if (f->field == KG_FIELD_MODULE)
+		o->p.module = value;
+	else if (f->field == KG_FIELD_EXTERNAL)
+		o->p.include_external = true;
+	else if (f->type == KG_PARAM_BOOLEAN)
+		json_object_set_new(o->args, f->name, json_true());
+	else if (f->type == KG_PARAM_INTEGER)
+		json_object_set_new(o->args, f->name, json_integer(v));
+	else
+		json_object_set_new(o->args, f->name, json_string(value));
+	return 0;
+}
+
+/* Parses argv[1..] with the options the registry gives the command's query
+ * (its flags and its positional STRUCT); 0, -1 for --help, or an exit code. */
+static int check_opts_parse(int argc, char **argv, const char *usage, struct check_opts *o)
 {
 	const char *cmd = argv[0];
+	const struct kg_query_def *def = kg_query_def_by_command(cmd);
+	const struct kg_param *positional = NULL;
+	if (!def) {
+		fprintf(stderr,
+		        "giulia %s: no query of the registry (src/graph/query_list.h) "
+		        "names this command\n",
+		        cmd);
+		return CLI_EXIT_FAILURE;
+	}
+	for (const struct kg_param *q = def->params; q->name; q++)
+		if (q->cli && q->cli[0] != '-')
+			positional = q;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-		const struct check_flag *f = NULL;
-		for (int k = 0; flags[k].flag; k++)
-			if (strcmp(a, flags[k].flag) == 0)
-				f = &flags[k];
+		const struct kg_param *f = a[0] == '-' ? kg_query_param_by_cli(def, a) : NULL;
+		int rc = 0;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			printf("usage: giulia %s %s\n", cmd, usage);
 			return -1;
 		} else if (strcmp(a, "--json") == 0) {
 			o->json = true;
-		} else if (strcmp(a, "--tests") == 0) {
-			json_object_set_new(o->args, "tests", json_true());
-		} else if (strcmp(a, "--external") == 0) {
-			o->p.include_external = true;
-		} else if (f || strcmp(a, "--module") == 0 || strcmp(a, "--project") == 0 ||
-		           strcmp(a, "--db") == 0) {
+		} else if (f && f->type == KG_PARAM_BOOLEAN) {
+			rc = check_flag_set(cmd, usage, f, NULL, o);
+		} else if (f || strcmp(a, "--project") == 0 || strcmp(a, "--db") == 0) {
 			if (!next)
 				return check_usage_fail(cmd, usage, "a value is missing after ", a);
-			int64_t v = 0;
-			if (f && f->integer && gi_parse_int64(next, 0, 1000000, &v))
-				return check_usage_fail(cmd, usage,
-				                        "not a number 0..1000000: ", next);
-			if (f && f->integer)
-				json_object_set_new(o->args, f->arg, json_integer(v));
-			else if (f)
-				json_object_set_new(o->args, f->arg, json_string(next));
-			else if (strcmp(a, "--module") == 0)
-				o->p.module = next;
+			if (f)
+				rc = check_flag_set(cmd, usage, f, next, o);
 			else if (strcmp(a, "--project") == 0)
 				o->project = next;
 			else
@@ -90,12 +97,13 @@ static int check_opts_parse(int argc, char **argv, const char *usage, bool posit
 			return check_usage_fail(cmd, usage, "unknown option ", a);
 		} else if (positional && !o->target) {
 			o->target = a;
+			rc = check_flag_set(cmd, usage, positional, a, o);
 		} else {
 			return check_usage_fail(cmd, usage, "unexpected argument ", a);
 		}
+		if (rc)
+			return rc;
 	}
-	if (o->target)
-		o->p.module = o->target;
 	return 0;
 }
 
@@ -189,13 +197,12 @@ static void print_duplicates(json_t *r)
 }
 
 /* Runs query `name` (the command's own name) and prints it. */
-static int check_run(int argc, char **argv, const char *usage, bool positional,
-                     void (*print)(json_t *))
+static int check_run(int argc, char **argv, const char *usage, void (*print)(json_t *))
 {
 	const char *cmd = argv[0];
 	struct check_opts o = {0};
 	o.args = json_object();
-	int exit_code = check_opts_parse(argc, argv, usage, positional, &o);
+	int exit_code = check_opts_parse(argc, argv, usage, &o);
 	if (exit_code) {
 		json_decref(o.args);
 		return exit_code < 0 ? CLI_EXIT_OK : exit_code;
@@ -252,22 +259,22 @@ static const char duplicates_usage[] =
 
 static int cmd_contracts(int argc, char **argv)
 {
-	return check_run(argc, argv, contracts_usage, false, print_findings);
+	return check_run(argc, argv, contracts_usage, print_findings);
 }
 
 static int cmd_conventions(int argc, char **argv)
 {
-	return check_run(argc, argv, conventions_usage, false, print_findings);
+	return check_run(argc, argv, conventions_usage, print_findings);
 }
 
 static int cmd_structs(int argc, char **argv)
 {
-	return check_run(argc, argv, structs_usage, true, print_structs);
+	return check_run(argc, argv, structs_usage, print_structs);
 }
 
 static int cmd_duplicates(int argc, char **argv)
 {
-	return check_run(argc, argv, duplicates_usage, false, print_duplicates);
+	return check_run(argc, argv, duplicates_usage, print_duplicates);
 }
 
 static const struct cli_option contracts_options[] = {

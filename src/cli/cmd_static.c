@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/dead_runtime.h"
 #include "graph/query.h"
+#include "graph/query_registry.h"
 #include "observe/beam_pull.h"
 
 #define CLI_BEAM_DIRS_MAX 64
@@ -774,13 +775,12 @@ static void print_xref(json_t *r)
 	}
 }
 
+/* A query's command: its query, positional arguments and options come from
+ * the registry (graph/query_list.h: the query whose command it is); the
+ * printer of its text output is here. */
 struct query_command {
 	const char *command;
-	const char *query;
-	int args;             /* positional arguments required */
-	bool optional_module; /* one more positional argument: a MODULE filter */
-	bool pretend;         /* generic `query` command */
-	void (*print)(json_t *r);
+	void (*print)(json_t *r); /* NULL: `giulia query NAME`, JSON only */
 };
 
 static bool dependents_tests; /* --tests: list the test modules too */
@@ -814,19 +814,19 @@ static void print_dependencies(json_t *r)
 }
 
 static const struct query_command query_commands[] = {
-    {"modules", "modules", 0, false, false, print_modules},
-    {"functions", "functions", 1, false, false, print_functions},
-    {"dependents", "dependents", 1, false, false, print_dependents},
-    {"dependencies", "dependencies", 1, false, false, print_dependencies},
-    {"impact", "impact", 1, false, false, print_impact_placeholder},
-    {"cycles", "cycles", 0, false, false, print_cycles},
-    {"hubs", "hubs", 0, false, false, print_hubs},
-    {"coupling", "coupling", 0, true, false, print_coupling},
-    {"complexity", "complexity", 0, true, false, print_complexity},
-    {"dead-code", "dead_code", 0, false, false, print_dead_code},
-    {"path", "path", 2, false, false, print_path_placeholder},
-    {"xref", "xref", 0, false, false, print_xref},
-    {"query", NULL, 1, false, true, NULL},
+    {"modules", print_modules},
+    {"functions", print_functions},
+    {"dependents", print_dependents},
+    {"dependencies", print_dependencies},
+    {"impact", print_impact_placeholder},
+    {"cycles", print_cycles},
+    {"hubs", print_hubs},
+    {"coupling", print_coupling},
+    {"complexity", print_complexity},
+    {"dead-code", print_dead_code},
+    {"path", print_path_placeholder},
+    {"xref", print_xref},
+    {"query", NULL},
 };
 
 /* Splits "Mod.Name.fun/2" into module "Mod.Name" and function "fun/2";
@@ -936,30 +936,111 @@ static int dead_code_on_node(json_t *r, struct kg_db *db, const struct static_op
 	return CLI_EXIT_OK;
 }
 
+/* A positional argument of the registry's parameter `q` (its CLI name is
+ * not a flag: "MODULE", "[MODULE]", "FROM"). */
+static bool positional(const struct kg_param *q)
+{
+	return q->cli && q->cli[0] != '-';
+}
+
+/* The positional arguments `args` into `p`, in the order of the query's
+ * positional parameters (graph/query_list.h): a MODULE (Mod.fun/arity names
+ * a function when the query takes one), or FROM and TO. */
+static void positionals_set(const struct kg_query_def *def, const char *const *args, int nargs,
+                            struct kg_query_params *p, char *module, size_t size)
+{
+	const struct kg_param *fun = kg_query_param_find(def, "function");
+	int k = 0;
+	for (const struct kg_param *q = def->params; q->name && k < nargs; q++) {
+		if (!positional(q) || q->field == KG_FIELD_FUNCTION)
+			continue;
+		const char *v = args[k++];
+		if (q->field == KG_FIELD_FROM)
+			p->from = v;
+		else if (q->field == KG_FIELD_TO)
+			p->to = v;
+		else if (q->field == KG_FIELD_MODULE)
+			p->module = v;
+		if (q->field == KG_FIELD_MODULE && fun && positional(fun) &&
+		    function_spec_split(v, module, size, &p->function))
+			p->module = module;
+	}
+}
+
+/* `giulia query --list [--format text|markdown]`: the registry of static
+ * queries; markdown is docs/API.md's reference (`make api-docs`). */
+static int query_list(int argc, char **argv)
+{
+	bool markdown = false;
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--format") == 0 && i + 1 < argc &&
+		    (strcmp(argv[i + 1], "markdown") == 0 || strcmp(argv[i + 1], "text") == 0))
+			markdown = strcmp(argv[++i], "markdown") == 0;
+		else
+			return usage_error("query", "--list [--format text|markdown]",
+			                   "unexpected argument ", argv[i]);
+	}
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	if (markdown) {
+		kg_query_registry_markdown(&b);
+	} else {
+		for (const struct kg_query_def *d = kg_query_defs; d->name; d++)
+			gi_buf_printf(
+			    &b, "%-18s %-4s %-34s %-28s giulia %s%s\n", d->name, d->method, d->path,
+			    d->tool, d->command ? d->command : "query ", d->command ? "" : d->name);
+	}
+	fputs(gi_buf_str(&b), stdout);
+	gi_buf_destroy(&b);
+	return CLI_EXIT_OK;
+}
+
 static int query_run(const struct query_command *qc, int argc, char **argv, const char *usage)
 {
 	struct static_opts o;
-	int max_args = qc->pretend ? 3 : qc->args + (qc->optional_module ? 1 : 0);
+	bool pretend = qc->print == NULL; /* `giulia query NAME` */
+	const struct kg_query_def *def = pretend ? NULL : kg_query_def_by_command(argv[0]);
+	if (!pretend && !def) {
+		fprintf(stderr,
+		        "giulia %s: no query of the registry (src/graph/query_list.h) "
+		        "names this command\n",
+		        argv[0]);
+		return CLI_EXIT_FAILURE;
+	}
+	int required = 0, max_args = pretend ? 3 : 0;
+	for (const struct kg_param *q = def ? def->params : NULL; q && q->name; q++) {
+		if (positional(q) && q->field != KG_FIELD_FUNCTION) {
+			max_args++;
+			required += q->required;
+		}
+	}
 	int rc = opts_parse(argc, argv, usage, max_args, &o);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
-	if (o.nargs < qc->args)
+	if (o.nargs < (pretend ? 1 : required))
 		return usage_message(argv[0], usage, "missing argument");
+	const char *query = pretend ? o.args[0] : def->name;
+	if (pretend)
+		def = kg_query_def_find(query);
 	struct kg_query_params p = {0};
 	p.depth = o.depth;
 	p.top = o.top;
 	p.include_external = o.external;
 	p.direct_only = o.direct;
 	p.label = o.label;
-	if (o.label && strcmp(o.label, "compile") != 0 && strcmp(o.label, "export") != 0 &&
-	    strcmp(o.label, "runtime") != 0 && strcmp(o.label, "compile-connected") != 0)
-		return usage_message(
-		    argv[0], usage,
-		    "--label is one of compile, export, runtime, compile-connected");
-	const char *query = qc->query;
+	const struct kg_param *label = def ? kg_query_param_find(def, "label") : NULL;
+	if (o.label && label && !kg_query_param_choice_ok(label, o.label)) {
+		struct gi_buf msg;
+		gi_buf_init(&msg, 0);
+		gi_buf_puts(&msg, "--label is one of ");
+		for (const char *c = label->choices; *c; c++)
+			gi_buf_puts(&msg, *c == '|' ? ", " : (char[]){*c, '\0'});
+		rc = usage_message(argv[0], usage, gi_buf_str(&msg));
+		gi_buf_destroy(&msg);
+		return rc;
+	}
 	char module[512];
-	if (qc->pretend) {
-		query = o.args[0];
+	if (pretend) {
 		p.module = o.nargs > 1 ? o.args[1] : NULL;
 		if (p.module && function_spec_split(p.module, module, sizeof(module), &p.function))
 			p.module = module;
@@ -967,16 +1048,9 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 			p.from = o.args[1];
 			p.to = o.args[2];
 		}
-	} else if (qc->args == 2) {
-		p.from = o.args[0];
-		p.to = o.args[1];
-	} else if (qc->optional_module && o.nargs > 0) {
-		p.module = o.args[0];
-	} else if (qc->args == 1) {
-		p.module = o.args[0];
-		if (strcmp(qc->query, "impact") == 0 &&
-		    function_spec_split(o.args[0], module, sizeof(module), &p.function))
-			p.module = module;
+	} else {
+		positionals_set(def, (const char *const *)o.args, o.nargs, &p, module,
+		                sizeof(module));
 	}
 	char *db_path = NULL;
 	rc = cli_db_path_resolve(argv[0], o.db, o.project, &db_path);
@@ -998,7 +1072,7 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 		json_decref(probe);
 	}
 	if (rc) {
-		if (rc == GI_EINVAL && qc->pretend)
+		if (rc == GI_EINVAL && pretend)
 			fprintf(stderr, "giulia query: unknown query '%s' or missing parameters\n",
 			        query);
 		else
@@ -1050,7 +1124,9 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 #define U_DEAD_CODE    "" COMMON " [--direct] [--node NODE [--for MS] [--cookie C]]"
 #define U_PATH         "FROM TO" COMMON " [--external] [--direct]"
 #define U_XREF         "[--label compile|export|runtime|compile-connected]" COMMON
-#define U_QUERY        "NAME [MODULE|MOD.fun/arity|FROM TO] [--depth N] [--top N]" COMMON " [--direct]"
+#define U_QUERY                                                                            \
+	"NAME [MODULE|MOD.fun/arity|FROM TO] [--depth N] [--top N]" COMMON " [--direct]\n" \
+	"       giulia query --list [--format text|markdown]"
 
 static const char *const query_usages[] = {
     U_MODULES,  U_FUNCTIONS,  U_DEPENDENTS, U_DEPENDENCIES, U_IMPACT, U_CYCLES, U_HUBS,
@@ -1059,6 +1135,8 @@ static const char *const query_usages[] = {
 
 static int run_query_command(int argc, char **argv)
 {
+	if (strcmp(argv[0], "query") == 0 && argc > 1 && strcmp(argv[1], "--list") == 0)
+		return query_list(argc, argv);
 	for (size_t i = 0; i < sizeof(query_commands) / sizeof(query_commands[0]); i++)
 		if (strcmp(query_commands[i].command, argv[0]) == 0)
 			return query_run(&query_commands[i], argc, argv, query_usages[i]);
@@ -1122,6 +1200,8 @@ static const struct cli_option query_options[] = {
     {"--depth N", "depth of impact-like queries", "2"},
     {"--top N", "rows of ranked queries", "20"},
     OPT_DIRECT,
+    {"--list", "list the static queries: name, REST route, MCP tool and command", NULL},
+    {"--format FORMAT", "--list: text (a table) or markdown (docs/API.md's reference)", "text"},
     OPT_END,
 };
 
@@ -1210,8 +1290,10 @@ STATIC_HELP(xref_help,
             xref_options, "giulia xref --label compile");
 STATIC_HELP(query_help,
             "Any static query of docs/SCHEMA.md by name (summary, heatmap, module_details, "
-            "change_risk, ...), printed as JSON.",
-            query_options, "giulia query summary\ngiulia query module_details Shop.Cart");
+            "change_risk, ...), printed as JSON; --list lists them all from their registry "
+            "(src/graph/query_list.h) with their route, MCP tool and command.",
+            query_options,
+            "giulia query summary\ngiulia query module_details Shop.Cart\ngiulia query --list");
 
 const struct cli_command cli_static_commands[] = {
     {"index", index_usage, "index an Elixir project into its knowledge graph", cmd_index,

@@ -1776,47 +1776,19 @@ static int q_duplicates(struct kg_db *db, const struct kg_graph *g, const struct
 	return kg_duplicates(db->store, g, p, out);
 }
 
+/* The dispatch: each query of the registry (graph/query_list.h) to its
+ * implementation q_NAME above. */
 static const struct {
 	const char *name;
 	query_fn fn;
 } queries[] = {
-    {"status", q_status},
-    {"summary", q_summary},
-    {"stats", q_stats},
-    {"modules", q_modules},
-    {"functions", q_functions},
-    {"module_details", q_module_details},
-    {"complexity", q_complexity},
-    {"dependents", q_dependents},
-    {"dependencies", q_dependencies},
-    {"centrality", q_centrality},
-    {"impact", q_impact},
-    {"cycles", q_cycles},
-    {"god_modules", q_god_modules},
-    {"fan_in_out", q_fan_in_out},
-    {"coupling", q_coupling},
-    {"dead_code", q_dead_code},
-    {"heatmap", q_heatmap},
-    {"change_risk", q_change_risk},
-    {"path", q_path},
-    {"topology", q_topology},
-    {"unprotected_hubs", q_unprotected_hubs},
-    {"api_surface", q_api_surface},
-    {"function_details", q_function_details},
-    {"hubs", q_hubs},
-    {"xref", q_xref},
-    {"search_text", q_search_text},
-    {"search_code", q_search_code},
-    {"preflight", q_preflight},
-    {"briefing", q_briefing},
-    {"impact_check", q_impact_check},
-    {"plan_validate", q_plan_validate},
-    {"check", q_check},
-    {"review", q_review},
-    {"contracts", q_contracts},
-    {"conventions", q_conventions},
-    {"structs", q_structs},
-    {"duplicates", q_duplicates},
+#define KG_QUERY(name, ...) {#name, q_##name},
+#define KG_PARAM(...)
+#define KG_QUERY_END
+#include "graph/query_list.h"
+#undef KG_QUERY
+#undef KG_PARAM
+#undef KG_QUERY_END
 };
 
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)

@@ -5,7 +5,9 @@
  * The CLI (`giulia modules`, `giulia dependents X --json`, ...), the worker's
  * REST routes (/api/index/..., /api/knowledge/...) and the profile builder
  * (fuse/) all go through kg_query(), so that one query has one implementation
- * and one JSON shape (documented in docs/API.md and docs/SCHEMA.md).
+ * and one JSON shape (documented in docs/API.md and docs/SCHEMA.md). Each
+ * query is declared once in the registry, graph/query_list.h (its
+ * parameters, route, MCP tool and command; graph/query_registry.h).
  *
  * Thread-safety: a struct kg_db is used by one thread at a time; open one per
  * thread (SQLite WAL lets readers run beside a writer).

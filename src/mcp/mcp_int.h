@@ -78,7 +78,9 @@ struct mcp_tool {
 	                     * which never holds a cookie */
 };
 
-extern const struct mcp_tool mcp_tool_table[];
+/* Every tool, NULL-name terminated: one per static query of the registry
+ * (graph/query_list.h), then the others (tools.c). Built once; static. */
+const struct mcp_tool *mcp_tools(void);
 
 /* The tool named `name`, or NULL. */
 const struct mcp_tool *mcp_tool_find(const char *name);

@@ -7,9 +7,12 @@
  * through the same function as the CLI or the REST route it mirrors.
  *
  * Static tools give exactly the JSON of `giulia ... --json` (kg_query), in
- * this process or through the worker. Live tools check the allow-list and
- * their caps here, before anything reaches a node.
+ * this process or through the worker; there is one per query of the
+ * registry (graph/query_list.h), its entry and input schema built from the
+ * query's declaration, so that a query added there is a tool here. Live tools check the allow-list
+ * and their caps here, before anything reaches a node.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 #include "base/str.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
+#include "graph/query_registry.h"
 #include "mcp/mcp_int.h"
 #include "observe/dist.h"
 #include "observe/inspect.h"
@@ -39,36 +43,6 @@
 		    "server's "                                                             \
 		    "project (stdio) or the project the worker indexed last (HTTP)."        \
 	}
-#define P_MODULE_REQ(what)                                                               \
-	{                                                                                \
-		"module", MCP_PARAM_STRING, true, 0, 0, NULL,                            \
-		    "Module name as written in source (`MyApp.Repo`; Erlang modules as " \
-		    "`:ets`) " what ". index_modules lists them."                        \
-	}
-#define P_MODULE_OPT(what)                                                                 \
-	{                                                                                  \
-		"module", MCP_PARAM_STRING, false, 0, 0, NULL,                             \
-		    "Only this module (`MyApp.Repo`)" what "; omit for the whole project." \
-	}
-#define P_TOP                                                                               \
-	{                                                                                   \
-		"top", MCP_PARAM_INTEGER, false, 1, 100000, NULL,                           \
-		    "How many entries to return, highest first (default: the query's own, " \
-		    "usually 20)."                                                          \
-	}
-#define P_DEPTH                                                                               \
-	{                                                                                     \
-		"depth", MCP_PARAM_INTEGER, false, 1, 1000, NULL,                             \
-		    "How many hops of dependents/callers to follow (default 3); 1 is direct " \
-		    "neighbours "                                                             \
-		    "only."                                                                   \
-	}
-#define P_EXTERNAL                                                                              \
-	{                                                                                       \
-		"include_external", MCP_PARAM_BOOLEAN, false, 0, 0, NULL,                       \
-		    "Include modules outside the project (Elixir, OTP, dependencies). Default " \
-		    "false."                                                                    \
-	}
 #define P_NODE                                                                                \
 	{                                                                                     \
 		"node", MCP_PARAM_STRING, true, 0, 0, NULL,                                   \
@@ -85,38 +59,6 @@
 		NULL, MCP_PARAM_STRING, false, 0, 0, NULL, NULL \
 	}
 
-static const struct mcp_param params_project[] = {P_PROJECT, P_END};
-static const struct mcp_param params_top[] = {P_TOP, P_PROJECT, P_END};
-static const struct mcp_param params_modules[] = {P_EXTERNAL, P_PROJECT, P_END};
-static const struct mcp_param params_functions[] = {P_MODULE_REQ("whose functions to list"),
-                                                    P_PROJECT, P_END};
-static const struct mcp_param params_details[] = {P_MODULE_REQ("to describe"), P_PROJECT, P_END};
-static const struct mcp_param params_dependents[] = {P_MODULE_REQ("whose dependents to list"),
-                                                     P_PROJECT, P_END};
-static const struct mcp_param params_dependencies[] = {P_MODULE_REQ("whose dependencies to list"),
-                                                       P_EXTERNAL, P_PROJECT, P_END};
-static const struct mcp_param params_module_top[] = {P_MODULE_OPT(""), P_TOP, P_PROJECT, P_END};
-static const struct mcp_param params_impact[] = {
-    P_MODULE_REQ("whose blast radius to measure"),
-    {"function", MCP_PARAM_STRING, false, 0, 0, NULL,
-     "A function of the module as `name/arity` (e.g. `save/1`): measure that function's "
-     "callers and callees instead of the module's dependents."},
-    P_DEPTH,
-    P_EXTERNAL,
-    P_PROJECT,
-    P_END};
-static const struct mcp_param params_path[] = {
-    {"from", MCP_PARAM_STRING, true, 0, 0, NULL, "Module the path starts at (`MyApp.Web`)."},
-    {"to", MCP_PARAM_STRING, true, 0, 0, NULL, "Module the path ends at (`MyApp.Repo`)."},
-    P_EXTERNAL,
-    P_PROJECT,
-    P_END};
-static const struct mcp_param params_function_details[] = {
-    P_MODULE_REQ("the function belongs to"),
-    {"function", MCP_PARAM_STRING, true, 0, 0, NULL,
-     "The function as `name/arity` (e.g. `save/1`)."},
-    P_PROJECT,
-    P_END};
 static const struct mcp_param params_scan[] = {
     P_PROJECT,
     {"force", MCP_PARAM_BOOLEAN, false, 0, 0, NULL,
@@ -222,90 +164,6 @@ static const struct mcp_param params_observe_start[] = {
      "project."},
     P_END};
 
-static const struct mcp_param params_search_text[] = {
-    {"pattern", MCP_PARAM_STRING, true, 0, 0, NULL,
-     "What to look for: a literal string, or a POSIX extended regular expression with "
-     "`regex` true (at most 1024 bytes; back-references refused)."},
-    {"regex", MCP_PARAM_BOOLEAN, false, 0, 0, NULL, "Treat `pattern` as a regular expression."},
-    {"ignore_case", MCP_PARAM_BOOLEAN, false, 0, 0, NULL, "Match regardless of case."},
-    {"file", MCP_PARAM_STRING, false, 0, 0, NULL,
-     "Only files whose path (relative to the project) matches this glob (`lib/shop/*.ex`) "
-     "or, without * ? [, contains it."},
-    P_MODULE_OPT(" and the modules nested in it"),
-    {"context", MCP_PARAM_INTEGER, false, 0, 20, NULL,
-     "Lines of context before and after each hit (default 0)."},
-    P_LIMIT(1000, "hits (default 100)"),
-    {"offset", MCP_PARAM_INTEGER, false, 0, 100000, NULL,
-     "Skip this many hits (the answer's next_offset pages on)."},
-    P_PROJECT,
-    P_END};
-static const char *const kinds_search[] = {"module", "function", NULL};
-static const char *const modes_search[] = {"ranked", "hybrid", NULL};
-static const struct mcp_param params_search_code[] = {
-    {"query", MCP_PARAM_STRING, true, 0, 0, NULL,
-     "Words or identifiers to look for (`parse date`, `Repo.insert`), at most 1024 bytes."},
-    {"mode", MCP_PARAM_STRING, false, 0, 0, modes_search,
-     "`ranked` (default: BM25F over the words as given) or `hybrid` (each word also brings "
-     "its nearest words, learned from the installed documentation: finds `split` for "
-     "`divide`)."},
-    {"kind", MCP_PARAM_STRING, false, 0, 0, kinds_search,
-     "Only modules or only functions (default both)."},
-    P_MODULE_OPT(" and the modules nested in it"),
-    {"tests", MCP_PARAM_BOOLEAN, false, 0, 0, NULL, "Include test modules (default false)."},
-    P_LIMIT(1000, "results (default 20)"),
-    {"offset", MCP_PARAM_INTEGER, false, 0, 1000000, NULL,
-     "Skip this many results (the answer's next_offset pages on)."},
-    P_PROJECT,
-    P_END};
-
-static const struct mcp_param params_review[] = {
-    {"base", MCP_PARAM_STRING, true, 0, 0, NULL,
-     "The git revision the working tree is compared with (`main`, `HEAD~1`, a commit)."},
-    {"threshold", MCP_PARAM_INTEGER, false, 0, 100, NULL,
-     "Risk score (0-100) from which a changed function counts as risky (default 60)."},
-    {"depth", MCP_PARAM_INTEGER, false, 1, 100, NULL,
-     "Steps of callers and dependents followed (default 3)."},
-    P_PROJECT,
-    P_END};
-
-/* The contract and clone checks (docs/CHECKS.md). */
-static const struct mcp_param params_contracts[] = {
-    P_MODULE_OPT(" and the modules nested in it"),
-    {"check", MCP_PARAM_STRING, false, 0, 0, NULL,
-     "Only the findings of this check id (docs/CHECKS.md), e.g. `missing_callback`."},
-    P_LIMIT(100000, "findings (default 1000; the counts cover all)"),
-    P_PROJECT,
-    P_END};
-
-static const struct mcp_param params_conventions[] = {
-    P_MODULE_OPT(" and the modules nested in it"),
-    {"check", MCP_PARAM_STRING, false, 0, 0, NULL,
-     "Only the findings of this check id (docs/CHECKS.md), e.g. `atom_from_input`."},
-    {"max_nesting", MCP_PARAM_INTEGER, false, 0, 1000, NULL,
-     "deep_nesting reports functions nesting control structures deeper than this (default 4)."},
-    {"max_complexity", MCP_PARAM_INTEGER, false, 0, 100000, NULL,
-     "high_complexity reports cyclomatic complexity above this (default 9)."},
-    {"tests", MCP_PARAM_BOOLEAN, false, 0, 0, NULL, "Check test modules too (default false)."},
-    P_LIMIT(100000, "findings (default 1000; the counts cover all)"),
-    P_PROJECT,
-    P_END};
-
-static const struct mcp_param params_structs[] = {
-    {"module", MCP_PARAM_STRING, false, 0, 0, NULL,
-     "Only this struct (`MyApp.Order`); omit for every struct of the project."},
-    P_EXTERNAL,
-    P_PROJECT,
-    P_END};
-
-static const struct mcp_param params_duplicates[] = {
-    {"min_size", MCP_PARAM_INTEGER, false, 1, 1000000, NULL,
-     "Smallest clause body compared, in syntax nodes (default 25)."},
-    P_MODULE_OPT(": only groups with a copy in it or a module nested in it"),
-    {"tests", MCP_PARAM_BOOLEAN, false, 0, 0, NULL, "Compare test modules too (default false)."},
-    P_LIMIT(100000, "groups (default 100)"),
-    P_PROJECT,
-    P_END};
-
 /* ---- helpers ------------------------------------------------------------ */
 
 static const char *arg_str(json_t *args, const char *name)
@@ -366,243 +224,106 @@ static const char *server_cookie(const struct mcp_server *s)
 	return c && *c ? c : NULL;
 }
 
-/* ---- static tools ------------------------------------------------------- */
+/* ---- static queries (graph/query_list.h) ---------------------------------- */
 
-static int run_static(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
-                      char *err, size_t n)
-{
-	struct kg_query_params p;
-	memset(&p, 0, sizeof(p));
-	p.module = arg_str(args, "module");
-	p.function = arg_str(args, "function");
-	p.from = arg_str(args, "from");
-	p.to = arg_str(args, "to");
-	p.depth = (int)arg_int(args, "depth", 0);
-	p.top = (int)arg_int(args, "top", 0);
-	p.include_external = arg_bool(args, "include_external");
-	const char *project = arg_str(args, "project");
-	if (s->static_in_process)
-		return mcp_static_query(s, project, t->target, &p, result, err, n);
-	if (s->query)
-		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
-
-	char depth[32] = "", top[32] = "";
-	if (p.depth)
-		snprintf(depth, sizeof(depth), "%d", p.depth);
-	if (p.top)
-		snprintf(top, sizeof(top), "%d", p.top);
-	const char *q[] = {"path",
-	                   project,
-	                   "module",
-	                   p.module,
-	                   "function",
-	                   p.function,
-	                   "from",
-	                   p.from,
-	                   "to",
-	                   p.to,
-	                   "depth",
-	                   p.depth ? depth : NULL,
-	                   "top",
-	                   p.top ? top : NULL,
-	                   "include_external",
-	                   p.include_external ? "true" : NULL,
-	                   NULL};
-	char path[128];
-	bool index = strncmp(t->name, "index_", 6) == 0;
-	snprintf(path, sizeof(path), "/api/%s/%s", index ? "index" : "knowledge", t->target);
-	int rc = mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
-	if (rc == GI_ENOTFOUND && !strstr(err, "not indexed"))
-		mcp_query_error(rc, t->target, &p, s->worker_url, err, n);
-	return rc;
-}
-
-/* At most this many named arguments go into a tool's query string. */
+/* At most this many arguments go into a tool's query string. */
 #define QUERY_ARGS_MAX 12
 
-/* Appends to the query-string pairs `q`, from index `k`, each argument of
- * `args` named in `names` (NULL-terminated, at most QUERY_ARGS_MAX):
- * strings as they are, integers and booleans as text kept in `values`; then
- * the NULL that ends the pairs. An absent argument is a NULL value, which
- * the URL builder leaves out. */
-static void query_pairs(json_t *args, const char *const *names, const char **q, int k,
-                        char (*values)[32])
-{
-	int nv = 0;
-	for (int i = 0; i < QUERY_ARGS_MAX && names[i]; i++) {
-		json_t *v = json_object_get(args, names[i]);
-		const char *text = json_string_value(v);
-		if (json_is_integer(v) || json_is_boolean(v)) {
-			if (json_is_integer(v))
-				snprintf(values[nv], sizeof(values[0]), "%lld",
-				         (long long)json_integer_value(v));
-			else
-				snprintf(values[nv], sizeof(values[0]), "%s",
-				         json_is_true(v) ? "true" : "false");
-			text = values[nv++];
-		}
-		q[k++] = names[i];
-		q[k++] = text;
-	}
-	q[k] = NULL;
-}
-
-/* search_text / search_code: kg_query with the tool's arguments as the
- * query's named arguments, here or through GET /api/search/NAME. */
-static int run_search(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+/* The query over HTTP: GET the query's route with each argument given as
+ * a query-string pair (integers and booleans as text), or POST it the
+ * arguments as its body, `project` as `path`. */
+static int query_http(struct mcp_server *s, const struct kg_query_def *def, json_t *args,
+                      const char *project, const struct kg_query_params *p, json_t **result,
                       char *err, size_t n)
 {
-	static const char *const names[] = {"pattern", "regex", "ignore_case", "file",
-	                                    "context", "limit", "offset",      "query",
-	                                    "kind",    "tests", NULL};
-	struct kg_query_params p;
-	memset(&p, 0, sizeof(p));
-	p.module = arg_str(args, "module");
-	p.args = args;
-	const char *project = arg_str(args, "project");
-	if (s->static_in_process)
-		return mcp_static_query(s, project, t->target, &p, result, err, n);
-	if (s->query)
-		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
-	/* key/value pairs of the query string: project, module, then each argument */
-	const char *q[2 * (QUERY_ARGS_MAX + 2) + 1] = {"path", project, "module", p.module};
-	char values[QUERY_ARGS_MAX][32];
-	query_pairs(args, names, q, 4, values);
-	char path[64];
-	snprintf(path, sizeof(path), "/api/search/%s", t->target + strlen("search_"));
-	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
-}
-
-/* ---- assist tools: briefing, impact_check, plan_validate, check ------------- */
-
-static const char *const actions_impact[] = {"rename", "remove", "arity", NULL};
-static const struct mcp_param params_briefing[] = {P_TOP, P_PROJECT, P_END};
-static const struct mcp_param params_impact_check[] = {
-    P_MODULE_REQ("to rename or remove (or whose function to change)"),
-    {"function", MCP_PARAM_STRING, false, 0, 0, NULL,
-     "A function of the module as `name/arity`: the change is to that function."},
-    {"action", MCP_PARAM_STRING, true, 0, 0, actions_impact,
-     "`rename` (with new_name), `remove`, or `arity` (a function, with new_arity)."},
-    {"new_name", MCP_PARAM_STRING, false, 0, 0, NULL, "The new name of a rename."},
-    {"new_arity", MCP_PARAM_INTEGER, false, 0, 255, NULL, "The new arity of an arity change."},
-    P_PROJECT,
-    P_END};
-#define P_BOUNDARIES                                                                          \
-	{                                                                                     \
-		"boundaries", MCP_PARAM_STRING, false, 0, 0, NULL,                            \
-		    "A boundaries document as JSON text (docs/ASSIST.md: layers with module " \
-		    "patterns and may_depend_on, forbidden rules, forbid_cycles). Default: "  \
-		    "the project's .giulia-boundaries.json."                                  \
-	}
-static const struct mcp_param params_plan_validate[] = {
-    {"plan", MCP_PARAM_STRING, true, 0, 0, NULL,
-     "The change plan as JSON text (docs/ASSIST.md): {\"add_modules\": [{\"name\", "
-     "\"depends_on\": [..]}], \"modify_modules\": [..], \"add_dependencies\": [{\"from\", "
-     "\"to\"}], \"move_functions\": [{\"function\": \"Mod.fun/arity\", \"to\"}]}."},
-    P_BOUNDARIES,
-    P_DEPTH,
-    P_PROJECT,
-    P_END};
-static const struct mcp_param params_check[] = {P_BOUNDARIES, P_PROJECT, P_END};
-
-/* The assist queries with the tool's arguments as the query's named
- * arguments: here, through the worker's pooled indexes, or over HTTP. */
-static int run_assist(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
-                      char *err, size_t n)
-{
-	struct kg_query_params p;
-	memset(&p, 0, sizeof(p));
-	p.module = arg_str(args, "module");
-	p.function = arg_str(args, "function");
-	p.depth = (int)arg_int(args, "depth", 0);
-	p.top = (int)arg_int(args, "top", 0);
-	p.args = args;
-	const char *project = arg_str(args, "project");
-	if (s->static_in_process)
-		return mcp_static_query(s, project, t->target, &p, result, err, n);
-	if (s->query)
-		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
-	if (strcmp(t->target, "plan_validate") == 0 || strcmp(t->target, "check") == 0) {
+	if (strcmp(def->method, "POST") == 0) {
 		json_t *body = json_deep_copy(args);
 		if (project)
 			json_object_set_new(body, "path", json_string(project));
 		json_object_del(body, "project");
-		int rc = mcp_daemon_call(s, false, "POST",
-		                         t->target[0] == 'p' ? "/api/plan/validate" : "/api/check",
-		                         NULL, body, TIMEOUT_READ_MS, result, err, n);
+		int rc = mcp_daemon_call(s, false, "POST", def->path, NULL, body, TIMEOUT_READ_MS,
+		                         result, err, n);
 		json_decref(body);
 		return rc;
 	}
-	char top[32] = "", arity[32] = "";
-	if (p.top)
-		snprintf(top, sizeof(top), "%d", p.top);
-	if (json_is_integer(json_object_get(args, "new_arity")))
-		snprintf(arity, sizeof(arity), "%lld", arg_int(args, "new_arity", 0));
-	const char *q[] = {"path",      project,
-	                   "module",    p.module,
-	                   "function",  p.function,
-	                   "top",       p.top ? top : NULL,
-	                   "action",    arg_str(args, "action"),
-	                   "new_name",  arg_str(args, "new_name"),
-	                   "new_arity", arity[0] ? arity : NULL,
-	                   NULL};
-	char path[64];
-	snprintf(path, sizeof(path), "/api/knowledge/%s", t->target);
-	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
+	const char *q[2 * (QUERY_ARGS_MAX + 1) + 1] = {"path", project};
+	char values[QUERY_ARGS_MAX][32];
+	int k = 2, nv = 0;
+	for (const struct kg_param *d = def->params; d->name && nv < QUERY_ARGS_MAX; d++) {
+		json_t *v = json_object_get(args, d->name);
+		const char *text = json_string_value(v);
+		if (json_is_integer(v))
+			snprintf(values[nv], sizeof(values[0]), "%lld",
+			         (long long)json_integer_value(v));
+		else if (json_is_boolean(v))
+			snprintf(values[nv], sizeof(values[0]), "%s",
+			         json_is_true(v) ? "true" : "false");
+		if (json_is_integer(v) || json_is_boolean(v))
+			text = values[nv++];
+		q[k++] = d->name;
+		q[k++] = text;
+	}
+	q[k] = NULL;
+	int rc =
+	    mcp_daemon_call(s, false, "GET", def->path, q, NULL, TIMEOUT_READ_MS, result, err, n);
+	if (rc == GI_ENOTFOUND && p->module && !strstr(err, "not indexed"))
+		mcp_query_error(rc, def->name, p, s->worker_url, err, n);
+	return rc;
 }
 
-/* review_change: kg_query("review") in-process for the stdio server, else
- * GET /api/review (which adds the worker's latest profile for the live
- * weight). */
-static int run_review(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
-                      char *err, size_t n)
-{
-	struct kg_query_params p;
-	memset(&p, 0, sizeof(p));
-	p.depth = (int)arg_int(args, "depth", 0);
-	p.args = args;
-	const char *project = arg_str(args, "project");
-	if (s->static_in_process)
-		return mcp_static_query(s, project, t->target, &p, result, err, n);
-	/* Through the route even inside the worker: it adds the stored profile. */
-	char threshold[32], depth[32];
-	snprintf(threshold, sizeof(threshold), "%lld", arg_int(args, "threshold", 60));
-	snprintf(depth, sizeof(depth), "%lld", arg_int(args, "depth", 3));
-	const char *q[] = {"path",  project, "base", arg_str(args, "base"), "threshold", threshold,
-	                   "depth", depth,   NULL};
-	return mcp_daemon_call(s, false, "GET", "/api/review", q, NULL, TIMEOUT_READ_MS, result,
-	                       err, n);
-}
-
-/* The checks: kg_query(t->target) with the tool's arguments as its named
- * arguments, in this process or through GET /api/checks/NAME. */
-static int run_check(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+/* Every tool of a static query: kg_query(t->target) with the arguments in
+ * the fields the registry names and all of them as its named arguments, in
+ * this process (stdio), through the worker's pooled indexes (the worker's
+ * /mcp), or over HTTP; review goes through its route even inside the
+ * worker, which adds the stored profile for the live weight. */
+static int run_query(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
                      char *err, size_t n)
 {
-	static const char *const names[] = {"check",    "limit", "max_nesting", "max_complexity",
-	                                    "min_size", "tests", NULL};
+	const struct kg_query_def *def = kg_query_def_find(t->target);
 	struct kg_query_params p;
 	memset(&p, 0, sizeof(p));
-	p.module = arg_str(args, "module");
-	p.include_external = arg_bool(args, "include_external");
+	for (const struct kg_param *d = def->params; d->name; d++) {
+		switch (d->field) {
+		case KG_FIELD_MODULE:
+			p.module = arg_str(args, d->name);
+			break;
+		case KG_FIELD_FUNCTION:
+			p.function = arg_str(args, d->name);
+			break;
+		case KG_FIELD_FROM:
+			p.from = arg_str(args, d->name);
+			break;
+		case KG_FIELD_TO:
+			p.to = arg_str(args, d->name);
+			break;
+		case KG_FIELD_LABEL:
+			p.label = arg_str(args, d->name);
+			break;
+		case KG_FIELD_DEPTH:
+			p.depth = (int)arg_int(args, d->name, 0);
+			break;
+		case KG_FIELD_TOP:
+			p.top = (int)arg_int(args, d->name, 0);
+			break;
+		case KG_FIELD_EXTERNAL:
+			p.include_external = arg_bool(args, d->name);
+			break;
+		case KG_FIELD_DIRECT:
+			p.direct_only = arg_bool(args, d->name);
+			break;
+		case KG_FIELD_ARGS:
+			break;
+		}
+	}
 	p.args = args;
 	const char *project = arg_str(args, "project");
 	if (s->static_in_process)
 		return mcp_static_query(s, project, t->target, &p, result, err, n);
-	if (s->query)
+	if (s->query && def->profile != KG_PROFILE_STORE)
 		return s->query(s->query_ctx, project, t->target, &p, result, err, n);
-	const char *q[2 * (QUERY_ARGS_MAX + 3) + 1] = {"path",
-	                                               project,
-	                                               "module",
-	                                               p.module,
-	                                               "include_external",
-	                                               p.include_external ? "true" : NULL};
-	char values[QUERY_ARGS_MAX][32];
-	query_pairs(args, names, q, 6, values);
-	char path[64];
-	snprintf(path, sizeof(path), "/api/checks/%s", t->target);
-	return mcp_daemon_call(s, false, "GET", path, q, NULL, TIMEOUT_READ_MS, result, err, n);
+	return query_http(s, def, args, project, &p, result, err, n);
 }
+
 static int run_scan(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
                     char *err, size_t n)
 {
@@ -1095,195 +816,15 @@ static int run_observe_stop(struct mcp_server *s, const struct mcp_tool *t, json
 
 /* ---- the table ---------------------------------------------------------- */
 
-#define STATIC(name, title, query, params, output, desc)                                  \
-	{                                                                                 \
-		name, title, desc, params, output, run_static, query, false, false, false \
-	}
-
-const struct mcp_tool mcp_tool_table[] = {
-    STATIC("index_status", "Index status", "status", params_project,
-           "files:integer modules:integer functions:integer edges:integer indexed:boolean",
-           "Whether the project is indexed, when, and how big the index is (files, modules, "
-           "functions, edges, parse errors). Call first when other tools say the project is "
-           "not indexed."),
+/* The tools besides the static queries', which mcp_tools() adds first
+ * from the registry (graph/query_list.h). */
+static const struct mcp_tool other_tools[] = {
     {"index_scan", "Index the project",
      "Index (or re-index, incrementally) a project's Elixir "
      "source into its knowledge graph (PROJECT/.giulia/index.db). Use after the code changed "
      "a lot, or when index_status says the project is not indexed. Writes only under "
      "PROJECT/.giulia/.",
      params_scan, "path:string summary:object", run_scan, NULL, false, true, false},
-    STATIC("index_summary", "Project summary", "summary", params_project,
-           "modules:integer functions:integer",
-           "One-glance overview of the project: modules, functions, edges, complexity, "
-           "cycles, layers, hubs. Start here to orient yourself in an unfamiliar codebase."),
-    STATIC("index_modules", "List modules", "modules", params_modules,
-           "count:integer modules:array",
-           "Every module of the project with its file, line range, kind, function counts "
-           "(public/private) and complexity. Use to find a module's exact name."),
-    STATIC("index_functions", "List a module's functions", "functions", params_functions,
-           "module:string count:integer functions:array",
-           "The functions of one module with visibility, kind, line and complexity "
-           "(cyclomatic, cognitive, nesting). Use before editing a module."),
-    STATIC("index_module_details", "Module details", "module_details", params_details,
-           "name:string file:string functions:array dependents:array dependencies:array",
-           "Everything known about one module: file and lines, functions, complexity, "
-           "coupling (Ca/Ce, instability), centrality, hub status, heat zone, change risk, "
-           "behaviours, dependents and dependencies."),
-    STATIC("index_complexity", "Most complex functions", "complexity", params_module_top,
-           "functions:array",
-           "The most complex functions (cyclomatic, cognitive, nesting), of the project or of "
-           "one module. Use to pick refactoring targets."),
-    STATIC("knowledge_stats", "Graph statistics", "stats", params_project,
-           "vertices:integer edges:integer",
-           "Size and shape of the dependency graph: vertices, edges by kind (call, alias, "
-           "use, import, struct, behaviour), cycles, layers, density."),
-    STATIC("knowledge_dependents", "Dependents of a module", "dependents", params_dependents,
-           "module:string count:integer dependents:array",
-           "Modules that depend on MODULE (call, alias, import, use, struct, behaviour), "
-           "with the kinds of each dependency. Use before changing a module's interface."),
-    STATIC("knowledge_dependencies", "Dependencies of a module", "dependencies",
-           params_dependencies, "module:string count:integer dependencies:array",
-           "Modules MODULE depends on, with the kinds of each dependency."),
-    STATIC("knowledge_centrality", "Central modules", "centrality", params_top,
-           "count:integer modules:array",
-           "Modules ranked by PageRank centrality in the dependency graph: the ones the "
-           "system revolves around."),
-    STATIC("knowledge_impact", "Impact of a change", "impact", params_impact,
-           "module:string depth:integer",
-           "Blast radius of changing a module (transitive dependents and dependencies with "
-           "their distance, risk) or, with `function`, of changing one function (transitive "
-           "callers and callees). Use before a change to know what to re-test."),
-    STATIC("knowledge_cycles", "Dependency cycles", "cycles", params_project,
-           "count:integer cycles:array",
-           "Dependency cycles between modules (strongly connected components)."),
-    STATIC("knowledge_hubs", "Hub modules", "hubs", params_top,
-           "count:integer hubs:array threshold:integer",
-           "Modules many others depend on (in-degree at or over the hub threshold), with "
-           "in/out degree, centrality and instability."),
-    STATIC("knowledge_god_modules", "God modules", "god_modules", params_top,
-           "count:integer modules:array",
-           "Modules that do too much: ranked by functions + 2*complexity + 3*in-degree."),
-    STATIC("knowledge_fan_in_out", "Fan-in and fan-out", "fan_in_out", params_top,
-           "count:integer modules:array",
-           "Modules ranked by fan-in and fan-out with their instability."),
-    STATIC("knowledge_coupling", "Coupled module pairs", "coupling", params_module_top,
-           "pairs:array",
-           "Pairs of modules ranked by the calls between them (and distinct functions "
-           "called), for the project or one module."),
-    STATIC("knowledge_dead_code", "Dead code", "dead_code", params_project,
-           "count:integer by_reason:object functions:array public_api:array",
-           "Public functions nobody in the project calls: unreferenced (nothing reaches "
-           "them), test_only, callback, or dynamic (a call on a module in a variable has "
-           "their name and arity: perhaps live). A library's public API that nobody here "
-           "calls is listed apart (public_api), not dead. Check dynamic ones and entry "
-           "points before deleting."),
-    STATIC("knowledge_heatmap", "Heat map", "heatmap", params_top,
-           "count:integer modules:array summary:object",
-           "Modules scored 0-100 for how risky they are to touch (in-degree, complexity, "
-           "tests, coupling) in red/yellow/green zones."),
-    STATIC("knowledge_change_risk", "Change risk", "change_risk", params_top,
-           "count:integer modules:array",
-           "Modules ranked by change risk (complexity, fan-in/out, coupling, API size). Use "
-           "to plan reviews and tests."),
-    STATIC("knowledge_path", "Dependency path", "path", params_path,
-           "from:string to:string found:boolean",
-           "The shortest dependency path from one module to another, or found=false."),
-    STATIC("knowledge_topology", "Layers", "topology", params_project, "layers:array",
-           "The modules in dependency layers (layer 0 depends on nothing of the project) "
-           "and the cycles that prevent layering."),
-    STATIC("knowledge_unprotected_hubs", "Unprotected hubs", "unprotected_hubs", params_project,
-           "count:integer modules:array",
-           "Hub modules with few type specs: widely used and weakly specified."),
-    STATIC("knowledge_api_surface", "API surface", "api_surface", params_project,
-           "count:integer modules:array",
-           "Each module's public API: public vs private functions, documented and specced."),
-    STATIC("knowledge_function_details", "Function details", "function_details",
-           params_function_details, "module:string name:string arity:integer callers:array",
-           "One function: complexity, line, callers and callees."),
-    STATIC("knowledge_preflight", "Preflight before an edit", "preflight", params_impact,
-           "module:string role:object tests:array risk_factors:array risk:string",
-           "Call before editing a module or function: its role (behaviours, uses), public API, "
-           "dependents with edge kinds, blast radius (dependents or callers up to `depth`, "
-           "default 3), the test modules that reach it, heat/zone/change risk, and the risk "
-           "factors (hub, red zone, cycle, untested, complexity, no callers) with their "
-           "numbers."),
-    {"knowledge_briefing", "Project briefing",
-     "Call first on entering a project: its size, layers, hubs, cycles, riskiest modules, the "
-     "conventions in use (behaviours, protocols, OTP processes, Ecto schemas, structs) and, "
-     "when the node was observed, the latest profile's top findings and hot modules.",
-     params_briefing,
-     "size:object layers:object hubs:array cycles:object riskiest:array "
-     "conventions:object profile:object",
-     run_assist, "briefing", false, false, false},
-    {"knowledge_impact_check", "Impact of a rename or removal",
-     "Before renaming, removing or changing the arity of a function or module: every call site "
-     "to update with file and line (calls, captures, literal MFAs and applies, aliases, "
-     "imports), the @spec, the behaviour callback or protocol it implements or defines and the "
-     "implementations that must follow, defdelegates pointing at it, and name clashes "
-     "(verdict local, breaking or clash).",
-     params_impact_check,
-     "action:string module:string sites:array summary:object "
-     "verdict:string notes:array",
-     run_assist, "impact_check", false, false, false},
-    {"knowledge_plan_validate", "Validate a change plan",
-     "Checks a change plan (modules to add or modify, dependencies to introduce, functions to "
-     "move) before it is carried out: the dependency cycles it would close, layer violations "
-     "(computed layers and the boundaries file), the hubs and red zones it touches, and its "
-     "combined blast radius with the test modules to run.",
-     params_plan_validate,
-     "ok:boolean verdict:string violations:array touched:array "
-     "blast_radius:object",
-     run_assist, "plan_validate", false, false, false},
-    {"knowledge_check", "Check the boundaries",
-     "Checks the project's current dependencies against its boundaries file (layers and what "
-     "each may depend on, forbidden dependencies, optionally no cycles): each violation with "
-     "the file and line that makes it. ok is false when there is one.",
-     params_check, "ok:boolean violation_count:integer violations:array", run_assist, "check",
-     false, false, false},
-    {"search_text", "Search the source text",
-     "grep over the project's indexed files: a literal or a regular expression, with case, "
-     "file and module filters and context lines; each hit names its file, line, column, module "
-     "and function. Capped and paged (total, next_offset). Use to find every place a string "
-     "or a pattern appears.",
-     params_search_text, "total:integer count:integer hits:array", run_search, "search_text", false,
-     false, false},
-    {"search_code", "Search modules and functions by words",
-     "Ranked search (BM25F, docs/SEARCH.md) over module and function names split into words, "
-     "@moduledoc/@doc text, @spec text, struct fields and called names. Use to find where "
-     "something is done when you know what, not what it is called (`parse a date`).",
-     params_search_code, "total:integer count:integer results:array", run_search, "search_code",
-     false, false, false},
-    {"review_change", "Review a change",
-     "What the working tree's change against a git revision puts at risk: the changed "
-     "functions and modules (git diff mapped onto the index's line ranges), each with its "
-     "reach, the tests that reach it, complexity and live weight from the latest profile, "
-     "ranked by a risk score; removed modules still referenced; the tests to run "
-     "(docs/REVIEW.md). Call after editing, before committing.",
-     params_review, "verdict:string at_risk:array tests_to_run:array", run_review, "review", false,
-     false, false},
-    {"knowledge_contracts", "Behaviour and spec contracts",
-     "Modules missing a required callback of a behaviour they declare (from the project or "
-     "installed OTP/Elixir object code), @impl on a function that is no callback, @impl "
-     "without a behaviour, and @specs without a function; each finding with check id, "
-     "severity, file and line (docs/CHECKS.md).",
-     params_contracts, "total:integer counts:object findings:array", run_check, "contracts", false,
-     false, false},
-    {"knowledge_conventions", "Convention checks",
-     "Missing @moduledoc, public functions without @doc in documented modules, apply/3 with "
-     "literals, String.to_atom on non-literals (atom table exhaustion), deep nesting and "
-     "high complexity (thresholds overridable); each finding with check id, severity, file "
-     "and line.",
-     params_conventions, "total:integer counts:object findings:array", run_check, "conventions",
-     false, false, false},
-    {"knowledge_structs", "Struct lifecycle",
-     "For each struct: where it is built (%S{}, struct/2), updated (%S{s | ...}) and matched "
-     "in patterns, with module, function, file and line. Use before changing a struct's "
-     "fields.",
-     params_structs, "total:integer structs:array", run_check, "structs", false, false, false},
-    {"knowledge_duplicates", "Duplicate code",
-     "Structural clones of function clause bodies, type-1 (identical) and type-2 (identical "
-     "once variables and literals are abstracted), grouped and ranked by size times copies.",
-     params_duplicates, "total:integer groups:array", run_check, "duplicates", false, false, false},
     {"index_projects", "Indexed projects", "The projects the worker has indexed, newest first.",
      params_none, "projects:array", run_worker_get, "/api/projects", false, false, false},
     {"runtime_observations", "Observations",
@@ -1395,9 +936,78 @@ const struct mcp_tool mcp_tool_table[] = {
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, false, false},
 };
 
+/* The static queries' tools, from the registry: its parameters with
+ * `project` added, as mcp_param. */
+static struct mcp_tool *tool_table;
+
+static const struct mcp_param param_project = P_PROJECT;
+
+/* The choices "a|b|c" as a NULL-terminated array (kept for the process's
+ * life, like the table). */
+static const char *const *choices_split(const char *choices)
+{
+	if (!choices)
+		return NULL;
+	size_t n = 1;
+	for (const char *c = choices; *c; c++)
+		n += *c == '|';
+	char *copy = gi_strdup(choices), *save = NULL;
+	const char **out = gi_calloc(n + 1, sizeof(*out));
+	size_t k = 0;
+	for (char *v = strtok_r(copy, "|", &save); v && k < n; v = strtok_r(NULL, "|", &save))
+		out[k++] = v;
+	return out;
+}
+
+static void query_tool_build(const struct kg_query_def *d, struct mcp_tool *t)
+{
+	size_t n = 0;
+	while (d->params[n].name)
+		n++;
+	struct mcp_param *params = gi_calloc(n + 2, sizeof(*params));
+	size_t k = 0;
+	for (const struct kg_param *q = d->params; q->name; q++) {
+		if (q->rest_only)
+			continue;
+		params[k++] = (struct mcp_param){q->name,
+		                                 q->type == KG_PARAM_INTEGER   ? MCP_PARAM_INTEGER
+		                                 : q->type == KG_PARAM_BOOLEAN ? MCP_PARAM_BOOLEAN
+		                                                               : MCP_PARAM_STRING,
+		                                 q->required,
+		                                 q->min,
+		                                 q->max,
+		                                 choices_split(q->choices),
+		                                 q->description};
+	}
+	params[k] = param_project;
+	*t = (struct mcp_tool){d->tool,   d->title, d->description, params, d->result,
+	                       run_query, d->name,  false,          false,  false};
+}
+
+static void tool_table_build(void)
+{
+	size_t nq = 0, no = 0;
+	while (kg_query_defs[nq].name)
+		nq++;
+	while (other_tools[no].name)
+		no++;
+	struct mcp_tool *t = gi_calloc(nq + no + 1, sizeof(*t));
+	for (size_t i = 0; i < nq; i++)
+		query_tool_build(&kg_query_defs[i], &t[i]);
+	memcpy(t + nq, other_tools, (no + 1) * sizeof(*t));
+	tool_table = t;
+}
+
+const struct mcp_tool *mcp_tools(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, tool_table_build);
+	return tool_table;
+}
+
 const struct mcp_tool *mcp_tool_find(const char *name)
 {
-	for (const struct mcp_tool *t = mcp_tool_table; t->name; t++)
+	for (const struct mcp_tool *t = mcp_tools(); t->name; t++)
 		if (strcmp(t->name, name) == 0)
 			return t;
 	return NULL;

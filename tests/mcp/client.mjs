@@ -61,6 +61,8 @@ function cli(query, args) {
   if (args.depth) argv.push("--depth", String(args.depth));
   if (args.top) argv.push("--top", String(args.top));
   if (args.include_external) argv.push("--external");
+  if (args.direct) argv.push("--direct");
+  if (args.label) argv.push("--label", args.label);
   argv.push("--project", cfg.project, "--json");
   return JSON.parse(execFileSync(cfg.giulia, argv, { encoding: "utf8" }));
 }
@@ -76,8 +78,11 @@ function staticCalls(modules, someFunction) {
     ["index_functions", "functions", { module: a }],
     ["index_module_details", "module_details", { module: a }],
     ["index_complexity", "complexity", { top: 5 }],
+    ["index_xref", "xref", {}],
+    ["index_xref", "xref", { label: "compile-connected" }],
     ["knowledge_stats", "stats", {}],
     ["knowledge_dependents", "dependents", { module: a }],
+    ["knowledge_dependents", "dependents", { module: a, direct: true }],
     ["knowledge_dependencies", "dependencies", { module: a }],
     ["knowledge_dependencies", "dependencies", { module: a, include_external: true }],
     ["knowledge_centrality", "centrality", { top: 3 }],
@@ -170,7 +175,20 @@ async function modeStatic() {
         JSON.stringify(badPlan.content));
   const staticTools = tools.filter((t) => /^(index|knowledge)_/.test(t.name) &&
     !["index_scan", "index_projects"].includes(t.name)).map((t) => t.name);
-  for (const t of staticTools) if (!covered.has(t)) fail("coverage", `${t} not compared`);
+  // A query added to the registry (src/graph/query_list.h) since, that
+  // needs no argument, is compared as it is: `giulia query --list` names
+  // its query; one that needs arguments must be given them above.
+  const queryOf = new Map(execFileSync(cfg.giulia, ["query", "--list"], { encoding: "utf8" })
+    .trim().split("\n").map((line) => line.split(/\s+/)).map((f) => [f[3], f[0]]));
+  for (const t of tools) {
+    if (!staticTools.includes(t.name) || covered.has(t.name) || t.inputSchema.required?.length)
+      continue;
+    const r = await client.callTool({ name: t.name, arguments: {} });
+    if (r.isError || !isDeepStrictEqual(r.structuredContent, cli(queryOf.get(t.name), {})))
+      fail(t.name, `differs from giulia query ${queryOf.get(t.name)} --json`);
+    covered.add(t.name);
+  }
+  for (const t of staticTools) if (!covered.has(t)) fail("coverage", `${t} not compared (give it arguments in staticCalls)`);
   ok(`${covered.size} static tools equal the CLI's --json`);
 
   // The search tools against `giulia search ... --json` (names from the project).
