@@ -77,7 +77,7 @@ static int on_beam(const char *path, void *ctx)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	if (strncmp(base, "Elixir.", 7) != 0 || !gi_str_ends_with(base, ".beam"))
+	if (!GI_STR_STARTS(base, "Elixir.") || !gi_str_ends_with(base, ".beam"))
 		return 0;
 	struct facts_file *f = NULL;
 	char err[256];

@@ -138,7 +138,7 @@ static long rss_peak_kb(void)
 	char line[256];
 	long kb = -1;
 	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "VmHWM:", 6) == 0)
+		if (GI_STR_STARTS(line, "VmHWM:"))
 			kb = strtol(line + 6, NULL, 10);
 	if (f)
 		fclose(f);

@@ -21,6 +21,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/str.h"
 #include "net/client.h"
 #include "store/obs_store.h"
 
@@ -57,7 +58,7 @@ static json_t *snapshot(const char *sid, int seq)
 
 static bool is_http(const char *location)
 {
-	return strncmp(location, "http://", 7) == 0;
+	return GI_STR_STARTS(location, "http://");
 }
 
 static void *run_http(struct job *j)

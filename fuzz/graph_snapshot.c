@@ -16,6 +16,7 @@
 
 #include "base/alloc.h"
 #include "base/runtime.h"
+#include "base/str.h"
 #include "graph/graph.h"
 
 #define STAMP 0x5eedULL
@@ -61,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	gi_runtime_init();
 	struct kg_graph *g = NULL;
-	if (size >= 8 && memcmp(data, "GIUGRAPH", 8) == 0) {
+	if (GI_MEM_STARTS(data, size, "GIUGRAPH")) {
 		if (kg_graph_snapshot_parse(data, size, STAMP, &g) == 0)
 			walk(g);
 		kg_graph_free(g);

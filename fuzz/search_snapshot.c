@@ -17,6 +17,7 @@
 
 #include "base/alloc.h"
 #include "base/runtime.h"
+#include "base/str.h"
 #include "graph/graph.h"
 #include "graph/search.h"
 
@@ -67,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!g)
 		g = graph_make();
 	struct kg_search_index *ix = NULL;
-	if (size >= 8 && memcmp(data, "GIUSERCH", 8) == 0) {
+	if (GI_MEM_STARTS(data, size, "GIUSERCH")) {
 		if (kg_search_index_parse(data, size, STAMP, g, &ix) == 0)
 			search(g, ix);
 		kg_search_index_free(ix);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make lint: formatting (clang-format), static analysis (cppcheck), the
 # banned-function check (strcpy, strcat, sprintf, gets, atoi have bounded or
-# checked replacements in src/base/str.h and snprintf), and the include
+# checked replacements in src/base/str.h and snprintf), literals whose length
+# is counted by hand (GI_LIT_LEN and its macros count it), and the include
 # layers of src/ (README.md, "Layers"), and the probes evaluated on the target
 # (src/observe/probe/*.erl: parsed and linted as erl_eval will see them).
 # needs: clang-format cppcheck git erlang-base
@@ -27,6 +28,11 @@ echo "lint: banned functions"
 if grep -nE '\b(strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|atoll)[[:space:]]*\(' $files |
    grep -vE '(snprintf|vsnprintf)' ; then
   echo "lint: banned functions used above; use gi_strlcpy, gi_buf_*, snprintf or gi_parse_int64" >&2
+  status=1
+fi
+echo "lint: literal lengths"
+if grep -nE '(memcmp|strncmp|gi_buf_append)\([^;]*"([^"\\]|\\.)*", *[0-9]+\)' $files; then
+  echo "lint: a literal's length counted by hand above; use GI_MEM_IS, GI_MEM_STARTS or GI_STR_STARTS (base/str.h) or GI_BUF_LIT (base/buf.h)" >&2
   status=1
 fi
 # The folders of src/, lowest first. A file may include headers of its own

@@ -77,7 +77,7 @@ struct api_dash *api_dash_new(const char *monitor_url)
 {
 	struct api_dash *d = gi_calloc(1, sizeof(*d));
 	const char *u = monitor_url ? monitor_url : "http://127.0.0.1:4001";
-	if (strncmp(u, "http://", 7) == 0)
+	if (GI_STR_STARTS(u, "http://"))
 		u += 7;
 	const char *colon = strrchr(u, ':');
 	size_t hl = colon ? (size_t)(colon - u) : strlen(u);
@@ -238,8 +238,8 @@ static ssize_t recv_wait(int fd, char *buf, size_t max, int ms)
 
 static bool monitor_path_allowed(const char *path)
 {
-	return strcmp(path, "/health") == 0 || strncmp(path, "/api/runtime/", 13) == 0 ||
-	       strncmp(path, "/api/monitor/", 13) == 0;
+	return strcmp(path, "/health") == 0 || GI_STR_STARTS(path, "/api/runtime/") ||
+	       GI_STR_STARTS(path, "/api/monitor/");
 }
 
 static bool ascii_ieq(const char *a, const char *b, size_t n)
@@ -274,7 +274,7 @@ int api_dash_parse_head(const char *data, size_t len, int *status, char *type, s
 	if (!end)
 		return len < API_DASH_HEAD_MAX ? 0 : GI_EPARSE;
 	/* "HTTP/1.x NNN" */
-	if (end < 12 || memcmp(data, "HTTP/1.", 7) != 0 || data[8] != ' ')
+	if (end < 12 || !GI_MEM_IS(data, 7, "HTTP/1.") || data[8] != ' ')
 		return GI_EPARSE;
 	int code = 0;
 	for (int i = 9; i < 12; i++) {
@@ -440,7 +440,7 @@ void api_dash_route_monitor(struct api_dash *dash, const struct api_request *req
 		return;
 	}
 	resp->status = status;
-	if (strncmp(type, "text/event-stream", 17) == 0) {
+	if (GI_STR_STARTS(type, "text/event-stream")) {
 		struct relay *r = gi_calloc(1, sizeof(*r));
 		r->dash = dash;
 		r->fd = fd;
@@ -471,7 +471,7 @@ void api_dash_route_monitor(struct api_dash *dash, const struct api_request *req
 	}
 	close(fd);
 	resp->content_type =
-	    strncmp(type, "application/json", 16) == 0 ? "application/json" : "text/plain";
+	    GI_STR_STARTS(type, "application/json") ? "application/json" : "text/plain";
 	body_set(resp, in.data + head_len, in.len - head_len);
 	gi_buf_destroy(&in);
 }

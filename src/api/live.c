@@ -119,14 +119,14 @@ void api_live_snapshot_view(struct api_live *live, json_t *snap, const struct ob
 	struct gi_buf b;
 	gi_buf_init(&b, 0);
 	gi_buf_reserve(&b, snap_len + 2048);
-	gi_buf_append(&b, "{\"snapshot\":", 12);
+	GI_BUF_LIT(&b, "{\"snapshot\":");
 	gi_buf_append(&b, snap_text, snap_len);
-	gi_buf_append(&b, ",\"alerts\":", 10);
+	GI_BUF_LIT(&b, ",\"alerts\":");
 	int rc = gi_json_append(&b, alerts);
-	gi_buf_append(&b, ",\"hot_modules\":", 15);
+	GI_BUF_LIT(&b, ",\"hot_modules\":");
 	if (rc == 0)
 		rc = api_stats_hot_modules_append(&b, view);
-	gi_buf_append(&b, "}", 1);
+	GI_BUF_LIT(&b, "}");
 	if (rc == 0)
 		api_sse_publish_text(live->hub, node, "snapshot", gi_buf_str(&b));
 	gi_buf_destroy(&b);

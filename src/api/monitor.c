@@ -208,7 +208,7 @@ static char *state_text(struct node_state *ns, long long next, char *local, size
 		       ((text[cut - 1] >= '0' && text[cut - 1] <= '9') || text[cut - 1] == '-'))
 			cut--;
 		if (text && text[n - 1] == '}' && cut >= 11 &&
-		    memcmp(text + cut - 11, "\"next_seq\":", 11) == 0) {
+		    GI_MEM_IS(text + cut - 11, 11, "\"next_seq\":")) {
 			ns->state_prefix = text;
 			ns->state_prefix_len = cut;
 		} else {

@@ -644,7 +644,7 @@ static long send_batch(struct api_pusher *p, struct item *items, size_t *count, 
 	*rejected = 0;
 	struct gi_buf body;
 	gi_buf_init(&body, 0);
-	gi_buf_append(&body, "{\"items\":[", 10);
+	GI_BUF_LIT(&body, "{\"items\":[");
 	for (size_t i = 0; i < n; i++) {
 		if (!items[i].body) {
 			char path[4096];
@@ -658,10 +658,10 @@ static long send_batch(struct api_pusher *p, struct item *items, size_t *count, 
 			items[i].len = len;
 		}
 		if (i > 0)
-			gi_buf_append(&body, ",", 1);
+			GI_BUF_LIT(&body, ",");
 		gi_buf_append(&body, items[i].body, items[i].len);
 	}
-	gi_buf_append(&body, "]}", 2);
+	GI_BUF_LIT(&body, "]}");
 	if (n < 2) {
 		gi_buf_destroy(&body);
 		return -1;

@@ -313,33 +313,33 @@ int api_stats_hot_modules_append(struct gi_buf *b, const struct obs_view *v)
 	struct hot_module local[32], *mods;
 	size_t n = hot_ranked(v, local, 32, &mods);
 	size_t was = b->len;
-	int rc = gi_buf_append(b, "[", 1);
+	int rc = GI_BUF_LIT(b, "[");
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct hot_module *h = &mods[i];
 		rc = gi_buf_append(b, i ? ",{\"module\":" : "{\"module\":", i ? 11 : 10);
 		if (rc == 0)
 			rc = gi_json_append_string(b, h->module, strlen(h->module));
 		if (rc == 0)
-			rc = gi_buf_append(b, ",\"reductions\":", 14);
+			rc = GI_BUF_LIT(b, ",\"reductions\":");
 		if (rc == 0)
 			rc = gi_json_append_real(b, h->reductions);
 		if (rc == 0)
-			rc = gi_buf_append(b, ",\"cpu_share\":", 13);
+			rc = GI_BUF_LIT(b, ",\"cpu_share\":");
 		if (rc == 0)
 			rc = gi_json_append_real(b, h->cpu_share);
 		if (rc == 0)
-			rc = gi_buf_append(b, ",\"memory_bytes\":", 16);
+			rc = GI_BUF_LIT(b, ",\"memory_bytes\":");
 		if (rc == 0)
 			rc = gi_json_append_real(b, h->memory_bytes);
 		if (rc == 0)
-			rc = gi_buf_append(b, ",\"processes\":", 13);
+			rc = GI_BUF_LIT(b, ",\"processes\":");
 		if (rc == 0)
 			rc = gi_json_append_integer(b, (long long)h->processes);
 		if (rc == 0)
-			rc = gi_buf_append(b, "}", 1);
+			rc = GI_BUF_LIT(b, "}");
 	}
 	if (rc == 0)
-		rc = gi_buf_append(b, "]", 1);
+		rc = GI_BUF_LIT(b, "]");
 	if (mods != local)
 		gi_free(mods);
 	if (rc != 0 && b->data) {

@@ -153,7 +153,7 @@ uint64_t api_sse_publish_text(struct api_sse_hub *hub, const char *node, const c
 		/* appended rather than printed: a snapshot's data is kilobytes */
 		gi_buf_printf(&b, "id: %llu\nevent: %s\ndata: ", (unsigned long long)id, event);
 		gi_buf_append(&b, json, json_len);
-		gi_buf_append(&b, "\n\n", 2);
+		GI_BUF_LIT(&b, "\n\n");
 		/* Room: a slot, and the byte budget (the oldest go first, the
 		 * newest always stays whatever its size). */
 		while (r->count > 0 &&

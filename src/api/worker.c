@@ -879,7 +879,7 @@ static const char *module_decode(json_t *m, struct module_code *out)
 		return "module names longer than 238 bytes cannot be cached as files";
 	if (api_base64_decode(json_string_value(code), json_string_length(code), &out->bytes,
 	                      &out->len) != 0 ||
-	    out->len < 12 || memcmp(out->bytes, "FOR1", 4) != 0) {
+	    out->len < 12 || !GI_MEM_IS(out->bytes, 4, "FOR1")) {
 		gi_free(out->bytes);
 		out->bytes = NULL;
 		return "code is not a .beam in base64";
@@ -1816,7 +1816,7 @@ static bool store_file_plausible(const char *path, long long *size)
 	size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
 	if (f)
 		fclose(f);
-	return n == sizeof(head) && memcmp(head, "SQLite format 3", 16) == 0;
+	return n == sizeof(head) && GI_MEM_IS(head, 16, "SQLite format 3\0");
 }
 
 /* Moves DATA/worker.db (and its -wal and -shm) aside as worker.db.broken-MS. */

@@ -32,6 +32,8 @@ int gi_buf_reserve(struct gi_buf *b, size_t extra);
 int gi_buf_append(struct gi_buf *b, const void *data, size_t len);
 /* Appends a NUL-terminated string; returns 0 or GI_ETOOBIG. */
 int gi_buf_puts(struct gi_buf *b, const char *s);
+/* Appends string literal `lit`, its length counted by the compiler. */
+#define GI_BUF_LIT(b, lit) gi_buf_append((b), "" lit, sizeof("" lit) - 1)
 /* Appends formatted text; returns 0 or GI_ETOOBIG. */
 int gi_buf_printf(struct gi_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int gi_buf_vprintf(struct gi_buf *b, const char *fmt, va_list ap);

@@ -8,6 +8,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/* The length of string literal `lit` ("" lit makes anything else a compile
+ * error): lengths are never counted by hand (make lint refuses a literal
+ * beside a number in memcmp, strncmp and gi_buf_append). */
+#define GI_LIT_LEN(lit) (sizeof("" lit) - 1)
+/* Whether the `n` bytes at `p` begin with / are string literal `lit`. */
+#define GI_MEM_STARTS(p, n, lit) \
+	((size_t)(n) >= GI_LIT_LEN(lit) && memcmp((p), "" lit, GI_LIT_LEN(lit)) == 0)
+#define GI_MEM_IS(p, n, lit) \
+	((size_t)(n) == GI_LIT_LEN(lit) && memcmp((p), "" lit, GI_LIT_LEN(lit)) == 0)
+/* Whether NUL-terminated `s` begins with string literal `lit`. */
+#define GI_STR_STARTS(s, lit) (strncmp((s), "" lit, GI_LIT_LEN(lit)) == 0)
 
 /* Copies `src` into `dst` of `size` bytes, always NUL-terminating; returns
  * 0, or GI_ETOOBIG when `src` was truncated. */

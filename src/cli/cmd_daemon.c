@@ -147,7 +147,7 @@ static int daemon_parse(int argc, char **argv, struct daemon_opts *o, bool serve
 			o->listen2 = v;
 		else if (opt_value(argc, argv, &i, "--data", &v))
 			o->data = v;
-		else if (strncmp(usage, "giulia monitor", 14) != 0 &&
+		else if (!GI_STR_STARTS(usage, "giulia monitor") &&
 		         opt_value(argc, argv, &i, "--store", &v))
 			o->store = v;
 		else if (opt_value(argc, argv, &i, "--token", &v))

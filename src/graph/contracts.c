@@ -673,8 +673,8 @@ int kg_contracts(struct st_db *db, const struct kg_graph *g, const struct kg_que
 static bool wants_doc(const struct kg_function *fn)
 {
 	return fn->defined && fn->is_public && !fn->has_doc && !fn->has_impl && !fn->generated_by &&
-	       fn->clauses > 0 && fn->kind != FACTS_DEFCALLBACK &&
-	       strncmp(fn->name, "__", 2) != 0 && strcmp(fn->name, FACTS_MODULE_BODY) != 0;
+	       fn->clauses > 0 && fn->kind != FACTS_DEFCALLBACK && !GI_STR_STARTS(fn->name, "__") &&
+	       strcmp(fn->name, FACTS_MODULE_BODY) != 0;
 }
 
 static void module_conventions(struct ct_findings *f, const struct kg_graph *g, int m,

@@ -959,10 +959,10 @@ bool kg_path_is_test_in(const char *path, const char *const *test_paths)
 		if (!slash)
 			break;
 		size_t n = (size_t)(slash - seg);
-		if (n == 4 && strncmp(seg, "test", 4) == 0 &&
+		if (n == 4 && GI_STR_STARTS(seg, "test") &&
 		    (!lib_above || gi_str_ends_with(path, ".exs")))
 			return true;
-		if (n == 3 && strncmp(seg, "lib", 3) == 0)
+		if (n == 3 && GI_STR_STARTS(seg, "lib"))
 			lib_above = true;
 		seg = slash + 1;
 	}
@@ -1242,8 +1242,8 @@ static void tests_by_content(struct kg_graph *g)
 		for (size_t k = 0; k < m->functions.len && !m->test; k++) {
 			const struct kg_function *f =
 			    kg_function_at(g, GI_VEC_AT(&m->functions, int, k));
-			m->test = strncmp(f->name, "test ", 5) == 0 ||
-			          strcmp(f->name, "__ex_unit__") == 0;
+			m->test =
+			    GI_STR_STARTS(f->name, "test ") || strcmp(f->name, "__ex_unit__") == 0;
 		}
 	}
 }
@@ -1458,7 +1458,7 @@ const char *kg_function_api_reason(const struct kg_graph *g, int fn)
 		if (name_arity_is(f, compiler_hooks[i]))
 			return "compiler_hook";
 	size_t n = strlen(f->name);
-	if (n > 4 && strncmp(f->name, "__", 2) == 0 && strcmp(f->name + n - 2, "__") == 0)
+	if (n > 4 && GI_STR_STARTS(f->name, "__") && strcmp(f->name + n - 2, "__") == 0)
 		return "macro_support"; /* __name__: called by code macros emit */
 	if (f->deprecated)
 		return "deprecated"; /* kept for the library's users */

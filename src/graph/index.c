@@ -270,7 +270,7 @@ static int build_umbrella_visit(const char *path, void *ctx)
 	struct build_scan *b = ctx;
 	const char *rel = path + strlen(b->root);
 	/* apps/NAME/mix.exs only */
-	if (gi_str_ends_with(path, "/mix.exs") && strncmp(rel, "/apps/", 6) == 0 &&
+	if (gi_str_ends_with(path, "/mix.exs") && GI_STR_STARTS(rel, "/apps/") &&
 	    strchr(rel + 6, '/') == strrchr(rel, '/'))
 		build_app_read(path, b->apps, &b->napps);
 	return 0;

@@ -188,7 +188,7 @@ int kg_review_git_diff(const char *root, const char *base, int timeout_ms, char 
 	char *check[] = {"git", "-C", (char *)root, "rev-parse", "--is-inside-work-tree", NULL};
 	int64_t start = gi_clock_mono_ms();
 	int rc = git_run(check, timeout_ms, text, len, error);
-	bool inside = rc == 0 && *text && strncmp(*text, "true", 4) == 0;
+	bool inside = rc == 0 && *text && GI_STR_STARTS(*text, "true");
 	gi_free(*text);
 	*text = NULL;
 	*len = 0;
@@ -267,7 +267,7 @@ static char *diff_path(const char *s, size_t n, const char *prefix)
 {
 	while (n && (s[n - 1] == '\r' || s[n - 1] == '\t'))
 		n--;
-	if (n == 9 && memcmp(s, "/dev/null", 9) == 0)
+	if (GI_MEM_IS(s, n, "/dev/null"))
 		return NULL;
 	struct gi_buf b;
 	gi_buf_init(&b, KG_DIFF_PATH_MAX);
@@ -361,7 +361,7 @@ static bool parse_hunk_header(const char *s, size_t n, long v[4])
 		if (!parse_count(&p, end, &v[3]))
 			return false;
 	}
-	return p + 3 <= end && memcmp(p, " @@", 3) == 0;
+	return p + 3 <= end && GI_MEM_IS(p, 3, " @@");
 }
 
 /* The module name after `defmodule` on a changed line, into `name`. */
@@ -370,7 +370,7 @@ static bool line_defmodule(const char *s, size_t n, char *name, size_t size)
 	size_t i = 0;
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
 		i++;
-	if (n - i < 10 || memcmp(s + i, "defmodule", 9) != 0 ||
+	if (n - i < 10 || !GI_MEM_IS(s + i, 9, "defmodule") ||
 	    (s[i + 9] != ' ' && s[i + 9] != '\t'))
 		return false;
 	i += 9;
@@ -477,7 +477,7 @@ static void diff_line(struct diff_parser *dp, const char *s, size_t n)
 			diff_hunk_end(dp);
 		return;
 	}
-	if (n >= 11 && memcmp(s, "diff --git ", 11) == 0) {
+	if (GI_MEM_STARTS(s, n, "diff --git ")) {
 		diff_file_begin(dp);
 		/* Paths from the header, for files without ---/+++ lines (a pure
 		 * rename, a mode change, a binary file); ---/+++ replace them. */
@@ -502,28 +502,28 @@ static void diff_line(struct diff_parser *dp, const char *s, size_t n)
 	}
 	if (!dp->file)
 		return;
-	if (n >= 4 && memcmp(s, "--- ", 4) == 0) {
+	if (GI_MEM_STARTS(s, n, "--- ")) {
 		file_set_path(dp->file, "old_path", diff_path(s + 4, n - 4, "a/"));
-	} else if (n >= 4 && memcmp(s, "+++ ", 4) == 0) {
+	} else if (GI_MEM_STARTS(s, n, "+++ ")) {
 		file_set_path(dp->file, "new_path", diff_path(s + 4, n - 4, "b/"));
-	} else if (n >= 14 && memcmp(s, "new file mode ", 14) == 0) {
+	} else if (GI_MEM_STARTS(s, n, "new file mode ")) {
 		json_object_set_new(dp->file, "status", json_string("added"));
 		json_object_set_new(dp->file, "old_path", json_null());
-	} else if (n >= 18 && memcmp(s, "deleted file mode ", 18) == 0) {
+	} else if (GI_MEM_STARTS(s, n, "deleted file mode ")) {
 		json_object_set_new(dp->file, "status", json_string("deleted"));
 		json_object_set_new(dp->file, "new_path", json_null());
-	} else if (n >= 12 && memcmp(s, "rename from ", 12) == 0) {
+	} else if (GI_MEM_STARTS(s, n, "rename from ")) {
 		json_object_set_new(dp->file, "status", json_string("renamed"));
 		file_set_path(dp->file, "old_path", diff_path(s + 12, n - 12, ""));
-	} else if (n >= 10 && memcmp(s, "rename to ", 10) == 0) {
+	} else if (GI_MEM_STARTS(s, n, "rename to ")) {
 		file_set_path(dp->file, "new_path", diff_path(s + 10, n - 10, ""));
-	} else if (n >= 10 && memcmp(s, "copy from ", 10) == 0) {
+	} else if (GI_MEM_STARTS(s, n, "copy from ")) {
 		json_object_set_new(dp->file, "status", json_string("copied"));
 		file_set_path(dp->file, "old_path", diff_path(s + 10, n - 10, ""));
-	} else if (n >= 8 && memcmp(s, "copy to ", 8) == 0) {
+	} else if (GI_MEM_STARTS(s, n, "copy to ")) {
 		file_set_path(dp->file, "new_path", diff_path(s + 8, n - 8, ""));
-	} else if ((n >= 13 && memcmp(s, "Binary files ", 13) == 0) ||
-	           (n >= 15 && memcmp(s, "GIT binary patch", 15) == 0)) {
+	} else if (GI_MEM_STARTS(s, n, "Binary files ") ||
+	           GI_MEM_STARTS(s, n, "GIT binary patch")) {
 		json_object_set_new(dp->file, "binary", json_true());
 	} else if (n >= 2 && s[0] == '@' && s[1] == '@') {
 		long v[4];

@@ -274,7 +274,7 @@ static void region_parse(const struct source_file *s, size_t first, size_t last,
 				w++;
 			bool keep = (size_t)(w - t) == strlen(doc_attr) &&
 			            memcmp(t, doc_attr, strlen(doc_attr)) == 0;
-			if ((size_t)(w - t) == 5 && memcmp(t, "@spec", 5) == 0) {
+			if ((size_t)(w - t) == 5 && GI_MEM_IS(t, 5, "@spec")) {
 				gi_buf_append(spec, w, (size_t)(end - w));
 				gi_buf_puts(spec, "\n");
 				mode = SPEC;

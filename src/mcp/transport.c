@@ -166,14 +166,14 @@ bool mcp_origin_is_loopback(const char *origin)
 	size_t len;
 	if (host[0] == '[') {
 		const char *close = strchr(host, ']');
-		if (!close || strncmp(host, "[::1]", 5) != 0 || close != host + 4)
+		if (!close || !GI_STR_STARTS(host, "[::1]") || close != host + 4)
 			return false;
 		host = close + 1;
 		len = 0;
 	} else {
 		len = strcspn(host, ":/");
 		if (!((len == 9 && strncasecmp(host, "localhost", 9) == 0) ||
-		      (len >= 7 && strncmp(host, "127.", 4) == 0 &&
+		      (len >= 7 && GI_STR_STARTS(host, "127.") &&
 		       strspn(host, "0123456789.") >= len)))
 			return false;
 	}

@@ -201,9 +201,9 @@ int dist_handshake_status_parse(const unsigned char *msg, size_t len)
 {
 	if (len < 1 || msg[0] != 's')
 		return GI_EHANDSHAKE;
-	if (len - 1 == 11 && memcmp(msg + 1, "not_allowed", 11) == 0)
+	if (GI_MEM_IS(msg + 1, len - 1, "not_allowed"))
 		return GI_ENAMEREFUSED;
-	if (len - 1 >= 2 && memcmp(msg + 1, "ok", 2) == 0)
+	if (len - 1 >= 2 && GI_MEM_IS(msg + 1, 2, "ok"))
 		return 0;     /* "ok" or "ok_simultaneous" */
 	return GI_EHANDSHAKE; /* nok, alive: another connection of ours won */
 }

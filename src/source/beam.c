@@ -262,12 +262,12 @@ static int container_parse(struct beam_ctx *c, const uint8_t *data, size_t len, 
 	const uint8_t *magic;
 	rd_init(&r, data, len);
 	c->chunk = "header";
-	if (len < 12 || memcmp(data, "FOR1", 4) != 0)
+	if (len < 12 || !GI_MEM_IS(data, 4, "FOR1"))
 		return ctx_fail(c, GI_ECORRUPT, "not a BEAM file (no FOR1 header)");
 	r.p += 4;
 	rd_u32(&r, &form_size);
 	rd_bytes(&r, 4, &magic);
-	if (memcmp(magic, "BEAM", 4) != 0)
+	if (!GI_MEM_IS(magic, 4, "BEAM"))
 		return ctx_fail(c, GI_ECORRUPT, "not a BEAM file (form type is not BEAM)");
 	if (form_size < 4 || (size_t)form_size > len - 8)
 		return ctx_fail(c, GI_ECORRUPT,
@@ -298,31 +298,31 @@ static int container_parse(struct beam_ctx *c, const uint8_t *data, size_t len, 
 		size_t pad = (4 - (size & 3)) & 3;
 		r.p += pad < rd_left(&r) ? pad : rd_left(&r);
 		struct chunk *slot = NULL;
-		if (memcmp(id, "AtU8", 4) == 0) {
+		if (GI_MEM_IS(id, 4, "AtU8")) {
 			slot = &ch->atoms;
 			ch->atoms_utf8 = true;
-		} else if (memcmp(id, "Atom", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "Atom")) {
 			if (!ch->atoms_utf8)
 				slot = &ch->atoms;
-		} else if (memcmp(id, "Code", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "Code")) {
 			slot = &ch->code;
-		} else if (memcmp(id, "ImpT", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "ImpT")) {
 			slot = &ch->imports;
-		} else if (memcmp(id, "ExpT", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "ExpT")) {
 			slot = &ch->exports;
-		} else if (memcmp(id, "FunT", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "FunT")) {
 			slot = &ch->lambdas;
-		} else if (memcmp(id, "LitT", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "LitT")) {
 			slot = &ch->literals;
-		} else if (memcmp(id, "Attr", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "Attr")) {
 			slot = &ch->attributes;
-		} else if (memcmp(id, "CInf", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "CInf")) {
 			slot = &ch->compile_info;
-		} else if (memcmp(id, "Line", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "Line")) {
 			slot = &ch->lines;
-		} else if (memcmp(id, "Docs", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "Docs")) {
 			slot = &ch->docs;
-		} else if (memcmp(id, "Dbgi", 4) == 0) {
+		} else if (GI_MEM_IS(id, 4, "Dbgi")) {
 			slot = &ch->debug_info;
 		}
 		if (slot) {
@@ -1761,7 +1761,7 @@ static void spec_mark(struct beam_ctx *c, const struct etf_value *name, int64_t 
 {
 	const char *text = name->text;
 	size_t len = name->len;
-	if (c->elixir && len > 6 && memcmp(text, "MACRO-", 6) == 0 && arity >= 1) {
+	if (c->elixir && len > 6 && GI_MEM_IS(text, 6, "MACRO-") && arity >= 1) {
 		text += 6;
 		len -= 6;
 		arity--;

@@ -14,6 +14,7 @@
 
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/str.h"
 #include "source/beam.h"
 
 #define BEAM_DOCS_MAX_INFLATED (32u << 20)
@@ -186,7 +187,7 @@ static bool doc_text(struct reader *r, const unsigned char **text, uint32_t *len
 	for (uint32_t i = 0; i < t.len; i++) {
 		if (!term_head(r, &k) || !children_skip(r, &k, 1) || !term_head(r, &v))
 			return false;
-		if (v.tag == 109 && (!*text || (k.len == 2 && memcmp(k.text, "en", 2) == 0))) {
+		if (v.tag == 109 && (!*text || GI_MEM_IS(k.text, k.len, "en"))) {
 			*text = v.text;
 			*len = v.len;
 		} else if (!children_skip(r, &v, 1)) {
@@ -241,7 +242,7 @@ static const unsigned char *docs_chunk(const unsigned char *data, size_t size, u
 {
 	struct reader r = {data, data + size};
 	uint32_t form_len, chunk_len;
-	if (size < 12 || memcmp(data, "FOR1", 4) != 0 || memcmp(data + 8, "BEAM", 4) != 0)
+	if (size < 12 || !GI_MEM_IS(data, 4, "FOR1") || !GI_MEM_IS(data + 8, 4, "BEAM"))
 		return NULL;
 	r.p += 4;
 	if (!get_u32(&r, &form_len))
@@ -252,7 +253,7 @@ static const unsigned char *docs_chunk(const unsigned char *data, size_t size, u
 		r.p += 4;
 		if (!get_u32(&r, &chunk_len) || (uint64_t)(r.end - r.p) < chunk_len)
 			return NULL;
-		if (memcmp(id, "Docs", 4) == 0) {
+		if (GI_MEM_IS(id, 4, "Docs")) {
 			*len = chunk_len;
 			return r.p;
 		}

@@ -36,7 +36,7 @@ static void code_extract(const char *text, size_t len, struct gi_buf *out)
 		bool newline = false;
 		for (size_t k = i; k < stop; k++)
 			if (text[k] == '\n') {
-				gi_buf_append(out, "\n", 1);
+				GI_BUF_LIT(out, "\n");
 				newline = true;
 			}
 		if (!open)
@@ -52,12 +52,12 @@ static void code_extract(const char *text, size_t len, struct gi_buf *out)
 		size_t end = close ? (size_t)(close - text) : len;
 		if (!skip) {
 			if (!newline)
-				gi_buf_append(out, "\n", 1);
+				GI_BUF_LIT(out, "\n");
 			gi_buf_append(out, text + start, end - start);
 		} else {
 			for (size_t k = start; k < end; k++)
 				if (text[k] == '\n')
-					gi_buf_append(out, "\n", 1);
+					GI_BUF_LIT(out, "\n");
 		}
 		i = close ? end + 2 : len;
 	}

@@ -546,7 +546,7 @@ static void alias_add(struct ex_ctx *c, const char *short_name, size_t len, cons
  * are dropped); returns an arena string. */
 static const char *alias_expand(struct ex_ctx *c, const char *t, size_t len)
 {
-	if (len > 7 && memcmp(t, "Elixir.", 7) == 0)
+	if (len > 7 && GI_MEM_IS(t, 7, "Elixir."))
 		return gi_arena_strndup(&c->f->arena, t + 7, len - 7);
 	const char *dot = memchr(t, '.', len);
 	size_t head = dot ? (size_t)(dot - t) : len;
@@ -591,7 +591,7 @@ static const char *module_of(struct ex_ctx *c, TSNode n, unsigned depth)
 		t = text_of(c, n, &len);
 		if (len < 2 || len >= EX_MAX_NAME || t[0] != ':')
 			return NULL;
-		if (len > 8 && memcmp(t + 1, "Elixir.", 7) == 0)
+		if (len > 8 && GI_MEM_IS(t + 1, 7, "Elixir."))
 			return gi_arena_strndup(&c->f->arena, t + 8, len - 8);
 		return gi_arena_strndup(&c->f->arena, t, len);
 	case N_QUOTED_ATOM: {
@@ -601,7 +601,7 @@ static const char *module_of(struct ex_ctx *c, TSNode n, unsigned depth)
 		t = text_of(c, q, &len);
 		if (len == 0 || len >= EX_MAX_NAME)
 			return NULL;
-		if (len > 7 && memcmp(t, "Elixir.", 7) == 0)
+		if (len > 7 && GI_MEM_IS(t, 7, "Elixir."))
 			return gi_arena_strndup(&c->f->arena, t + 7, len - 7);
 		return gi_arena_printf(&c->f->arena, ":%.*s", (int)len, t);
 	}
@@ -816,9 +816,9 @@ static void compiler_rewrite(struct ex_ctx *c, const char *module, const char *f
  * List.Chars.to_charlist/1. */
 static const char *kernel_expansion(const char *name, size_t len, int arity)
 {
-	if (arity == 1 && len == 9 && memcmp(name, "to_string", 9) == 0)
+	if (arity == 1 && GI_MEM_IS(name, len, "to_string"))
 		return "String.Chars";
-	if (arity == 1 && len == 11 && memcmp(name, "to_charlist", 11) == 0)
+	if (arity == 1 && GI_MEM_IS(name, len, "to_charlist"))
 		return "List.Chars";
 	return NULL;
 }
@@ -928,7 +928,7 @@ static bool mfa_record(struct ex_ctx *c, TSNode m, TSNode f, TSNode a, unsigned 
 	if (option && !ts_node_is_null(parent) && strcmp(ts_node_type(parent), "pair") == 0) {
 		size_t klen;
 		const char *k = text_of(c, field(parent, tables.f_key), &klen);
-		option = !(klen >= 6 && memcmp(k, "start:", 6) == 0);
+		option = !GI_MEM_STARTS(k, klen, "start:");
 	}
 	ref_add(c, apply ? FACTS_REF_APPLY : FACTS_REF_MFA, mod, line);
 	int arity = option ? -1 : literal_arity(a);
@@ -1354,7 +1354,7 @@ static const char *module_name(struct ex_ctx *c, TSNode name, unsigned depth)
 	size_t len = alias_text(c, name, buf, sizeof(buf));
 	if (len == 0)
 		return NULL;
-	if (len > 7 && memcmp(buf, "Elixir.", 7) == 0)
+	if (len > 7 && GI_MEM_IS(buf, 7, "Elixir."))
 		return gi_arena_strndup(&c->f->arena, buf + 7, len - 7);
 	if (!c->mod)
 		return alias_expand(c, buf, len);
@@ -1489,7 +1489,7 @@ static const char *quoted_module(struct ex_ctx *c, TSNode n, unsigned depth)
 	}
 	size_t len;
 	const char *t = text_of(c, n, &len);
-	if (kind_of(n) == N_IDENTIFIER || (len >= 10 && memcmp(t, "__MODULE__", 10) == 0))
+	if (kind_of(n) == N_IDENTIFIER || GI_MEM_STARTS(t, len, "__MODULE__"))
 		return NULL;
 	return module_of(c, n, depth);
 }
@@ -2189,12 +2189,11 @@ static bool head_read(struct ex_ctx *c, TSNode head, unsigned depth, struct ex_h
 		h->left = field(head, tables.f_left);
 		h->right = field(head, tables.f_right);
 		h->arity = 2;
-		if (h->name_len == 2 && memcmp(h->name, "//", 2) == 0 &&
-		    kind_of(h->left) == N_BINARY) {
+		if (GI_MEM_IS(h->name, h->name_len, "//") && kind_of(h->left) == N_BINARY) {
 			size_t inner_len;
 			const char *inner =
 			    text_of(c, field(h->left, tables.f_operator), &inner_len);
-			if (inner_len == 2 && memcmp(inner, "..", 2) == 0) {
+			if (GI_MEM_IS(inner, inner_len, "..")) {
 				h->name = "..//";
 				h->name_len = 4;
 				h->arity = 3;
@@ -3030,7 +3029,7 @@ static bool plain_literal(struct ex_ctx *c, TSNode n)
 	if (k == N_STRING)
 		return !ts_node_named_child_count(n) ||
 		       kind_of(ts_node_named_child(n, 0)) == N_QUOTED_CONTENT;
-	return len > 0 && ((t[0] >= '0' && t[0] <= '9') || (len == 3 && memcmp(t, "nil", 3) == 0));
+	return len > 0 && ((t[0] >= '0' && t[0] <= '9') || GI_MEM_IS(t, len, "nil"));
 }
 
 /* True when `n` is a float literal (1.5, 0.8). */
@@ -3058,7 +3057,7 @@ NOINLINE static void compiler_operator(struct ex_ctx *c, TSNode n, enum op_kind 
 	const char *optext =
 	    op == OP_INLINE ? text_of(c, ts_node_child_by_field_id(n, tables.f_operator), &oplen)
 	                    : "";
-	if (arity == 2 && oplen == 2 && memcmp(optext, "=~", 2) == 0) {
+	if (arity == 2 && GI_MEM_IS(optext, oplen, "=~")) {
 		/* a function of Kernel, not inlined: a call even as a condition */
 		remote_call(c, "Kernel", "=~", 2, line);
 		return;
@@ -3330,7 +3329,7 @@ static bool is_statement(const struct ex_ctx *c, TSNode n)
 	TSNode key = field(p, tables.f_key);
 	size_t len;
 	const char *k = text_of(c, key, &len);
-	return len >= 3 && memcmp(k, "do:", 3) == 0;
+	return GI_MEM_STARTS(k, len, "do:");
 }
 
 /* `unquote(x)` or `unquote_splicing(x)` inside a quote of a function:

@@ -40,6 +40,7 @@
 #include "base/dynlib.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/str.h"
 
 /* libpq, loaded when a PostgreSQL store is opened (base/dynlib.h): the
  * other commands never map it nor the libraries it pulls in. */
@@ -232,9 +233,9 @@ static int pg_error_code(struct obs_pg *st, PGresult *res)
 	if (PQstatus(st->conn) != CONNECTION_OK)
 		return GI_ECONNECT;
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	if (state && strncmp(state, "28", 2) == 0) /* invalid authorization */
+	if (state && GI_STR_STARTS(state, "28")) /* invalid authorization */
 		return GI_EDENIED;
-	if (state && strncmp(state, "08", 2) == 0) /* connection exception */
+	if (state && GI_STR_STARTS(state, "08")) /* connection exception */
 		return GI_ECONNECT;
 	return GI_EDB;
 }

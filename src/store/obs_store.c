@@ -13,8 +13,8 @@
 
 bool obs_store_location_is_postgres(const char *location)
 {
-	return location && (strncmp(location, "postgres://", 11) == 0 ||
-	                    strncmp(location, "postgresql://", 13) == 0);
+	return location &&
+	       (GI_STR_STARTS(location, "postgres://") || GI_STR_STARTS(location, "postgresql://"));
 }
 
 void obs_store_location_redact(const char *location, char *buf, size_t n)

@@ -334,7 +334,7 @@ static void check_default_findings(json_t *profile)
 		TH_ASSERT_MSG(strcmp(m, ":proc_lib") && strcmp(m, ":gen_server") &&
 		                  strcmp(m, ":erlang"),
 		              "hot module %s is plumbing", m);
-		nexus = nexus || strncmp(m, "Nexus.", 6) == 0;
+		nexus = nexus || GI_STR_STARTS(m, "Nexus.");
 	}
 	TH_ASSERT_MSG(nexus, "no Nexus module among the hot modules: %.3000s",
 	              json_dumps(hm, JSON_COMPACT));

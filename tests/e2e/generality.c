@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/str.h"
 #include "harness.h"
 #include "json_util.h"
 #include "product.h"
@@ -123,7 +124,7 @@ static void assert_nothing_wrong(json_t *p, bool has_database)
 			    strncmp(sub, never[k], strlen(never[k])) != 0 ||
 			        (sub[strlen(never[k])] != '\0' && sub[strlen(never[k])] != '.'),
 			    "a recommendation about %s", sub);
-		TH_ASSERT_MSG(!sub || strncmp(sub, ":elixir_compiler", 16) != 0,
+		TH_ASSERT_MSG(!sub || !GI_STR_STARTS(sub, ":elixir_compiler"),
 		              "a recommendation about %s", sub);
 		for (size_t j = i + 1; sub && j < json_array_size(recs); j++) {
 			const char *other =

@@ -20,6 +20,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/str.h"
 #include "catalog_graph.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
@@ -174,7 +175,7 @@ static void busy_catalog_profile(void)
 		TH_ASSERT_MSG(strcmp(m, ":proc_lib") && strcmp(m, ":gen_server") &&
 		                  strcmp(m, ":gen_event") && strcmp(m, ":erlang"),
 		              "hot module %s is plumbing", m);
-		catalog += strncmp(m, "Catalog.", 8) == 0;
+		catalog += GI_STR_STARTS(m, "Catalog.");
 	}
 	TH_ASSERT_MSG(catalog >= 1, "no Catalog module among the hot modules");
 

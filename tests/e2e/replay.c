@@ -178,8 +178,7 @@ static void check_log_info(const struct replay *r, double *info_share)
 	/* The project's log call sites, not Logger, are what to change. */
 	json_t *sites = json_object_get(ev, "call_sites");
 	for (size_t i = 0; i < json_array_size(sites); i++)
-		TH_ASSERT_MSG(strncmp(json_string_value(json_array_get(sites, i)), "Nexus.", 6) ==
-		                  0,
+		TH_ASSERT_MSG(GI_STR_STARTS(json_string_value(json_array_get(sites, i)), "Nexus."),
 		              "log-info: a log call site outside the project: %s",
 		              json_string_value(json_array_get(sites, i)));
 	no_platform_subject(p, "log-info");

@@ -16,6 +16,7 @@
 
 #include "base/alloc.h"
 #include "base/fs.h"
+#include "base/str.h"
 #include "harness.h"
 #include "support.h"
 
@@ -50,7 +51,7 @@ static int command_names(char names[][32], int max)
 			in_list = true;
 			continue;
 		}
-		if (in_list && strncmp(line, "  ", 2) == 0 && line[2] != ' ') {
+		if (in_list && GI_STR_STARTS(line, "  ") && line[2] != ' ') {
 			size_t len = strcspn(line + 2, " ");
 			TH_ASSERT(len < 32);
 			memcpy(names[n], line + 2, len);
@@ -137,10 +138,10 @@ static void version_everywhere(void)
 	int st = 0;
 	char *a = RUN(&st, NULL, "giulia", "--version");
 	TH_ASSERT_INT_EQ(st, 0);
-	TH_ASSERT(strncmp(a, "giulia ", 7) == 0);
+	TH_ASSERT(GI_STR_STARTS(a, "giulia "));
 	char *b = RUN(&st, NULL, "giulia-observe", "--version");
 	TH_ASSERT_INT_EQ(st, 0);
-	TH_ASSERT(strncmp(b, "giulia-observe ", 15) == 0);
+	TH_ASSERT(GI_STR_STARTS(b, "giulia-observe "));
 	TH_ASSERT_STR_EQ(strchr(a, ' '), strchr(b, ' '));
 	char *c = RUN(&st, NULL, "giulia", "pulse", "--version");
 	TH_ASSERT_INT_EQ(st, 0);
@@ -209,7 +210,7 @@ static void man_page_from_help(void)
 	int st = 0;
 	char *man = RUN(&st, NULL, "giulia", "help", "--man");
 	TH_ASSERT_INT_EQ(st, 0);
-	TH_ASSERT(strncmp(man, ".TH GIULIA 1 ", 13) == 0);
+	TH_ASSERT(GI_STR_STARTS(man, ".TH GIULIA 1 "));
 	char names[64][32];
 	int n = command_names(names, 64);
 	for (int i = 0; i < n; i++) {
@@ -265,7 +266,7 @@ static void bash_completion_from_help(void)
 	free(d);
 	text = RUN(&st, NULL, "giulia", "help", "--completion", "zsh");
 	TH_ASSERT_INT_EQ(st, 0);
-	TH_ASSERT(strncmp(text, "#compdef giulia giulia-observe\n", 31) == 0);
+	TH_ASSERT(GI_STR_STARTS(text, "#compdef giulia giulia-observe\n"));
 	/* zsh itself: the script parses, and compinit, finding it on $fpath,
 	 * binds it to both programs (as an installed site-functions file). */
 	TH_NEED(th_have_program("zsh"), "zsh", "no zsh to check the zsh completion with");
@@ -332,7 +333,7 @@ static void install_into_destdir(void)
 	const char *ver[] = {link, "--version", NULL};
 	char *out = NULL;
 	TH_ASSERT_INT_EQ(ts_run(ver, NULL, 30000, &out, NULL), 0);
-	TH_ASSERT(strncmp(out, "giulia-observe ", 15) == 0);
+	TH_ASSERT(GI_STR_STARTS(out, "giulia-observe "));
 	free(out);
 }
 

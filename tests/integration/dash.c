@@ -23,6 +23,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/str.h"
 #include "harness.h"
 #include "product.h"
 #include "support.h"
@@ -211,7 +212,7 @@ static int snapshot_seqs(const char *text, long long *seqs, int max, long long *
 		if (!end)
 			break; /* the last event, cut by the disconnect: not seen */
 		*last_id = strtoll(id, NULL, 10);
-		if (strncmp(ev, "\nevent: snapshot\n", 17) != 0)
+		if (!GI_STR_STARTS(ev, "\nevent: snapshot\n"))
 			continue;
 		const char *seq = strstr(ev, "\"seq\":");
 		if (seq && seq < end)

@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/error.h"
+#include "base/str.h"
 #include "catalog_graph.h"
 #include "fuse/fuse.h"
 #include "graph/query.h"
@@ -267,7 +268,7 @@ static void html_report_renders_in_chromium(void)
 	char *png = NULL;
 	size_t len = 0;
 	TH_ASSERT_OK(gi_fs_read_file(shot, 64u * 1024 * 1024, &png, &len));
-	TH_ASSERT(len > 20000 && memcmp(png, "\x89PNG", 4) == 0);
+	TH_ASSERT(len > 20000 && GI_MEM_IS(png, 4, "\x89PNG"));
 	gi_free(png);
 	/* An empty profile still makes a valid page (charts say "no data"). */
 	gi_buf_reset(&html);

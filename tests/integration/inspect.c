@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/str.h"
 #include "harness.h"
 #include "node_watch.h"
 #include "product.h"
@@ -71,7 +72,7 @@ static json_t *process_json(const struct ts_beam *n, const char *who, const char
 static long long node_int(const struct ts_beam *n, const char *expr)
 {
 	char *r = ts_beam_eval(n, expr);
-	TH_ASSERT_MSG(r != NULL && strncmp(r, "{ok, ", 5) == 0, "erl_call failed on %s: %s", expr,
+	TH_ASSERT_MSG(r != NULL && GI_STR_STARTS(r, "{ok, "), "erl_call failed on %s: %s", expr,
 	              r ? r : "");
 	char *end = NULL;
 	long long v = strtoll(r + 5, &end, 10);

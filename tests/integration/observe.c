@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/str.h"
 #include "harness.h"
 #include "json_util.h"
 #include "node_watch.h"
@@ -651,7 +652,7 @@ static void dist_api_fetches_object_code(void)
 	size_t len = 0;
 	char *file = NULL;
 	TH_ASSERT_OK(dist_object_code_fetch(c, "lists", &code, &len, &file));
-	TH_ASSERT(len > 1000 && memcmp(code, "FOR1", 4) == 0);
+	TH_ASSERT(len > 1000 && GI_MEM_IS(code, 4, "FOR1"));
 	TH_ASSERT_STR_CONTAINS(file, "lists.beam");
 	gi_free(code);
 	gi_free(file);

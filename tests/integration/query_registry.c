@@ -20,6 +20,7 @@
 #include "api_util.h"
 #include "base/alloc.h"
 #include "base/fs.h"
+#include "base/str.h"
 #include "giulia_cli.h"
 #include "graph/query_registry.h"
 #include "harness.h"
@@ -93,7 +94,7 @@ static void routes_served(void)
 		route_answers(&w, d, project);
 		char other[256];
 		snprintf(other, sizeof(other), "/api/%s/%s",
-		         strncmp(d->path, "/api/index/", 11) == 0 ? "knowledge" : "index", d->name);
+		         GI_STR_STARTS(d->path, "/api/index/") ? "knowledge" : "index", d->name);
 		json_t *r = NULL;
 		TH_ASSERT_INT_EQ(td_get(&w, other, &r), 404);
 		TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "error")), "no route");
@@ -203,9 +204,9 @@ static void tools_listed(void)
 	json_array_foreach(tools, i, t)
 	{
 		const char *name = json_string_value(json_object_get(t, "name"));
-		bool static_area =
-		    strncmp(name, "index_", 6) == 0 || strncmp(name, "knowledge_", 10) == 0 ||
-		    strncmp(name, "search_", 7) == 0 || strncmp(name, "review_", 7) == 0;
+		bool static_area = GI_STR_STARTS(name, "index_") ||
+		                   GI_STR_STARTS(name, "knowledge_") ||
+		                   GI_STR_STARTS(name, "search_") || GI_STR_STARTS(name, "review_");
 		TH_ASSERT_MSG(!static_area || tool_not_a_query(name) || kg_query_def_by_tool(name),
 		              "MCP tool %s is a static query missing from the registry "
 		              "(src/graph/query_list.h)",
@@ -233,7 +234,7 @@ static void commands_exist(void)
 	TH_ASSERT_INT_EQ(r.status, 0);
 	char *save = NULL;
 	for (char *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (strncmp(line, "  ", 2) != 0 || line[2] == ' ')
+		if (!GI_STR_STARTS(line, "  ") || line[2] == ' ')
 			continue;
 		char name[64];
 		size_t len = strcspn(line + 2, " ");
@@ -281,7 +282,7 @@ static void docs_match_registry(void)
 		bool query_route = false;
 		for (int i = 0; prefixes[i]; i++)
 			query_route |= strncmp(c, prefixes[i], strlen(prefixes[i])) == 0;
-		if (!query_route || strncmp(c, "/api/index/scan", 15) == 0)
+		if (!query_route || GI_STR_STARTS(c, "/api/index/scan"))
 			continue;
 		size_t k = strcspn(c, " `?&)'\"|,\n");
 		char route[256];

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/str.h"
 #include "giulia_cli.h"
 #include "harness.h"
 #include "node_watch.h"
@@ -955,7 +956,7 @@ static void dead_code_categories_agree_with_the_compiler(void)
 	char *save = NULL;
 	for (char *line = strtok_r(traced, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const char *callee = strchr(line, ' ');
-		if (!callee || strncmp(callee + 1, "Dc", 2) != 0)
+		if (!callee || !GI_STR_STARTS(callee + 1, "Dc"))
 			continue;
 		seen++;
 		const char *cat = dead_category(r.json, callee + 1);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/map.h"
+#include "base/str.h"
 #include "giulia_cli.h"
 #include "json_util.h"
 #include "harness.h"
@@ -48,7 +49,7 @@ static void mix_edges(const char *text, struct gi_map *set)
 		char row[1024];
 		snprintf(row, sizeof(row), "%.*s", (int)len, p);
 		p += len + (nl ? 1 : 0);
-		if (strncmp(row, "|-- ", 4) == 0 || strncmp(row, "`-- ", 4) == 0) {
+		if (GI_STR_STARTS(row, "|-- ") || GI_STR_STARTS(row, "`-- ")) {
 			char sink[1024], label[64] = "runtime";
 			snprintf(sink, sizeof(sink), "%s", row + 4);
 			char *paren = strstr(sink, " (");

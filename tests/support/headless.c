@@ -2,6 +2,7 @@
  * headless.c - headless Chromium for the HTML report's tests (see
  * headless.h). No network: the pages are self-contained files.
  */
+#include "base/str.h"
 #include "headless.h"
 
 #include <stdio.h>
@@ -79,17 +80,17 @@ char *ts_chromium_frame(const char *path, int width, int height)
 	char *out = malloc(strlen(start) + 1);
 	TH_ASSERT(out != NULL);
 	size_t n = 0;
-	for (const char *c = start; *c && strncmp(c, "</pre>", 6) != 0; c++) {
-		if (strncmp(c, "&lt;", 4) == 0) {
+	for (const char *c = start; *c && !GI_STR_STARTS(c, "</pre>"); c++) {
+		if (GI_STR_STARTS(c, "&lt;")) {
 			out[n++] = '<';
 			c += 3;
-		} else if (strncmp(c, "&gt;", 4) == 0) {
+		} else if (GI_STR_STARTS(c, "&gt;")) {
 			out[n++] = '>';
 			c += 3;
-		} else if (strncmp(c, "&quot;", 6) == 0) {
+		} else if (GI_STR_STARTS(c, "&quot;")) {
 			out[n++] = '"';
 			c += 5;
-		} else if (strncmp(c, "&amp;", 5) == 0) {
+		} else if (GI_STR_STARTS(c, "&amp;")) {
 			out[n++] = '&';
 			c += 4;
 		} else {

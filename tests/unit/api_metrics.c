@@ -15,6 +15,7 @@
 #include "api/metrics.h"
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/str.h"
 #include "harness.h"
 
 static char *render(enum api_metrics_format f, void (*fill)(struct api_metrics *), size_t cap)
@@ -72,7 +73,7 @@ static void label_values_are_escaped(void)
 	                             "?(z\",ok=\"\xc3\x84\"} 0.25\n");
 	/* Every line is a comment or name{...} value: no line was broken. */
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-		TH_ASSERT(line[0] == '#' || strncmp(line, "giulia_", 7) == 0);
+		TH_ASSERT(line[0] == '#' || GI_STR_STARTS(line, "giulia_"));
 	gi_free(text);
 }
 

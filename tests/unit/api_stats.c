@@ -232,7 +232,7 @@ static void hot_modules_text_is_the_json_list(void)
 	char *want = gi_json_text(list, NULL);
 	struct gi_buf b;
 	gi_buf_init(&b, 0);
-	gi_buf_append(&b, "x", 1);
+	GI_BUF_LIT(&b, "x");
 	TH_ASSERT_OK(api_stats_hot_modules_append(&b, &v));
 	TH_ASSERT_STR_EQ(gi_buf_str(&b) + 1, want);
 	/* Ties in first-appearance order; the empty module and "(unknown)" are one. */
