@@ -588,9 +588,26 @@ static void hot_hub_thresholds(void)
 	json_t *f = json_array_get(json_object_get(p, "trace_hotspots"), 0);
 	json_object_set_new(f, "calls_per_second", json_real(150));
 	json_object_set_new(f, "cyclomatic", json_integer(12));
+	/* Complexity alone, on a function whose time is not measured: silent. */
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
-	TH_ASSERT(ts_rec_find(p, 5, "App.A.get/1") != NULL);
+	TH_ASSERT(ts_rec_find(p, 5, "App.A.get/1") == NULL);
+	/* Measured cold (0.27% of the node's time, under the 5% floor): silent. */
+	json_t *hf = json_pack("[{s:s, s:s, s:i, s:f}]", "module", "App.A", "function", "get",
+	                       "arity", 1, "reductions_share", 0.0027);
+	json_object_set(p, "hot_functions", hf);
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	TH_ASSERT(ts_rec_find(p, 5, "App.A.get/1") == NULL);
+	/* Hot (20% of the node's time): the advice, with the share it rests on. */
+	json_object_set_new(json_array_get(hf, 0), "reductions_share", json_real(0.2));
+	json_decref(hf);
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	json_t *fr = ts_rec_find(p, 5, "App.A.get/1");
+	TH_ASSERT(fr != NULL);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(fr, "time_share"), 0.2, 1e-9);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(fr, "finding")), "20.0%");
 	json_object_set_new(f, "cyclomatic", json_integer(9));
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
