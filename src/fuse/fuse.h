@@ -51,7 +51,7 @@ struct fuse_thresholds {
 	double in_vm_read_share;     /* rules 3, 4, 8: reads already in memory at most (0.5) */
 	double single_process_share; /* rule 9: one process's share of reductions (0.10) */
 	double single_process_ratio; /* rule 9: times the other top processes' mean (3) */
-	double single_process_scheduler; /* rule 9: and of one scheduler at least (0.10) */
+	double single_process_reductions_per_s; /* rule 9: and reductions/s at least (500k) */
 };
 
 struct fuse_config {

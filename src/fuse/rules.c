@@ -61,7 +61,7 @@ void fuse_thresholds_default(struct fuse_thresholds *t)
 	t->in_vm_read_share = 0.5;
 	t->single_process_share = 0.10;
 	t->single_process_ratio = 3;
-	t->single_process_scheduler = 0.10;
+	t->single_process_reductions_per_s = 500e3;
 }
 
 static const char *severity_of(double priority)
@@ -1014,7 +1014,8 @@ static void rule_single_process(struct rules *r)
 		/* What one scheduler it uses: its share of the node's busy time. */
 		double scheduler = isfinite(util) ? share * util * r->schedulers : NAN;
 		/* Busy enough to matter: an idle node's busiest process is none. */
-		if (!isfinite(scheduler) || scheduler < r->t->single_process_scheduler)
+		double rps = fuse_num(p, "reductions_per_second");
+		if (!isfinite(rps) || rps < r->t->single_process_reductions_per_s)
 			continue;
 		json_t *ev = json_object();
 		json_object_set_new(ev, "pid", json_string(pid ? pid : "?"));
@@ -1023,6 +1024,7 @@ static void rule_single_process(struct rules *r)
 		ev_num(ev, "time_share", share);
 		ev_num(ev, "others_mean_share", mean);
 		ev_num(ev, "scheduler_share", scheduler);
+		ev_num(ev, "reductions_per_second", rps);
 		ev_num(ev, "max_queue", fuse_num(p, "max_queue"));
 		char finding[768], pct[32], sch[64] = "";
 		fuse_fmt_pct(share, pct, sizeof(pct));

@@ -922,8 +922,9 @@ static void compare_finds_changes(void)
 static json_t *storage_profile(void)
 {
 	json_t *top = json_array();
-	json_array_append_new(top, json_pack("{s:s, s:s, s:f, s:b}", "pid", "<0.200.0>", "module",
-	                                     "App.Queue", "reductions_share", 0.4, "logger", 0));
+	json_array_append_new(top, json_pack("{s:s, s:s, s:f, s:f, s:b}", "pid", "<0.200.0>",
+	                                     "module", "App.Queue", "reductions_share", 0.4,
+	                                     "reductions_per_second", 2e6, "logger", 0));
 	for (int i = 0; i < 6; i++)
 		json_array_append_new(top, json_pack("{s:s, s:s, s:f, s:b}", "pid", "<0.300.0>",
 		                                     "module", "App.Channel", "reductions_share",
@@ -967,9 +968,10 @@ static void storage_decides_cache_advice(void)
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
 	TH_ASSERT(ts_rec_find(p, 3, "App.Roster") != NULL);
-	/* An idle node's busiest process is no ceiling (5% of one scheduler). */
-	json_object_set_new(json_object_get(json_object_get(p, "metrics"), "scheduler_utilisation"),
-	                    "avg", json_real(0.06));
+	/* An idle node's busiest process is no ceiling (50k reductions/s). */
+	json_object_set_new(
+	    json_array_get(json_object_get(json_object_get(p, "processes"), "top_cpu"), 0),
+	    "reductions_per_second", json_real(50e3));
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
 	TH_ASSERT(ts_rec_find(p, 9, NULL) == NULL);
