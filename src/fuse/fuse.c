@@ -106,6 +106,7 @@ struct mod_stat {
 
 struct proc_stat {
 	const char *pid, *name, *module, *initial_call;
+	const char *running; /* the application module of its current function, last seen */
 	double reductions;
 	long cpu_samples, seen_seq;
 	double queue_first, queue_last, queue_max;
@@ -366,6 +367,22 @@ static struct proc_stat *proc_get(struct ctx *c, const struct obs_view_process *
 
 /* ---- one snapshot ----------------------------------------------------- */
 
+/* Remembers the module of `current_function` (display form) when it is
+ * application code: a process started by spawn(fun) is owned by :erlang,
+ * and its code is where it runs. */
+static void proc_note_running(struct ctx *c, struct proc_stat *s, const char *current_function)
+{
+	char module[FUSE_MAX_NAME], function[FUSE_MAX_NAME];
+	long arity;
+	if (!current_function ||
+	    fuse_frame_split(current_function, module, sizeof(module), function, sizeof(function),
+	                     &arity) != 0 ||
+	    fuse_module_is_platform(module))
+		return;
+	if (!s->running || strcmp(s->running, module) != 0)
+		s->running = ctx_strdup(c, module);
+}
+
 static void take_cpu(struct ctx *c, const struct obs_view_processes *list, long seq)
 {
 	for (size_t i = 0; i < list->len && i < FUSE_MAX_LIST; i++) {
@@ -377,6 +394,7 @@ static void take_cpu(struct ctx *c, const struct obs_view_processes *list, long 
 		if (s) {
 			s->reductions += r;
 			s->cpu_samples++;
+			proc_note_running(c, s, p->current_function);
 		}
 		const char *mod = p->module;
 		if (!mod)
@@ -1139,7 +1157,13 @@ static json_t *build_metrics(struct ctx *c)
 	json_object_set_new(cats, "code", growth_json(&c->m_code));
 	json_object_set_new(cats, "system", growth_json(&c->m_system));
 	json_object_set_new(m, "memory_categories", cats);
-	json_object_set_new(m, "process_count", metric_json(&c->m_procs));
+	json_t *procs = metric_json(&c->m_procs);
+	json_t *pg = growth_json(&c->m_procs);
+	json_object_set(procs, "start_quarter_avg", json_object_get(pg, "start_quarter_avg"));
+	json_object_set(procs, "end_quarter_avg", json_object_get(pg, "end_quarter_avg"));
+	json_object_set(procs, "trend_ratio", json_object_get(pg, "trend_ratio"));
+	json_decref(pg);
+	json_object_set_new(m, "process_count", procs);
 	json_t *rq = metric_json(&c->m_runq);
 	json_object_set_new(
 	    rq, "above_schedulers_share",
@@ -2284,6 +2308,8 @@ static json_t *proc_base(const struct proc_stat *p)
 	json_object_set_new(o, "pid", json_string(p->pid));
 	json_object_set_new(o, "registered_name", p->name ? json_string(p->name) : json_null());
 	json_object_set_new(o, "module", p->module ? json_string(p->module) : json_null());
+	json_object_set_new(o, "running_module",
+	                    p->running ? json_string(p->running) : json_null());
 	json_object_set_new(o, "initial_call",
 	                    p->initial_call ? json_string(p->initial_call) : json_null());
 	json_object_set_new(o, "logger", json_boolean(p->logger));

@@ -367,33 +367,37 @@ static double module_time_share(struct rules *r, const char *module)
 /* The share of the time function `mfa` of `module` carries, and of what
  * (`basis`: "node" from the executing view's reductions, "traced" from
  * call_time's own time among the traced functions); NAN when neither
- * measured it. */
+ * measured it. When both did, the smaller: a sampled stack names the
+ * function a process was in, which for a server may be where it waits
+ * (a receive inside it), while call_time measures its own time; advice
+ * needs both to call it hot. */
 static double function_time_share(struct rules *r, json_t *hotspot, const char **basis)
 {
 	const char *mod = fuse_str(hotspot, "module"), *fn = fuse_str(hotspot, "function");
 	double arity = fuse_num(hotspot, "arity");
 	json_t *hf = json_object_get(r->profile, "hot_functions");
+	double node = NAN;
 	*basis = NULL;
 	for (size_t i = 0; mod && fn && json_is_array(hf) && i < json_array_size(hf); i++) {
 		json_t *f = json_array_get(hf, i);
 		const char *m = fuse_str(f, "module"), *n = fuse_str(f, "function");
 		if (m && n && strcmp(m, mod) == 0 && strcmp(n, fn) == 0 &&
 		    fuse_num(f, "arity") == arity) {
-			*basis = "node";
-			return fuse_num(f, "reductions_share");
+			node = fuse_num(f, "reductions_share");
+			break;
 		}
 	}
-	double ts = fuse_num(hotspot, "time_share");
-	if (isfinite(ts)) {
-		*basis = "traced";
-		return ts;
-	}
 	/* Sampled, and not among the hot functions: below their floor. */
-	if (json_array_size(hf) > 0) {
-		*basis = "node";
-		return 0;
+	if (!isfinite(node) && json_array_size(hf) > 0)
+		node = 0;
+	double traced = fuse_num(hotspot, "time_share");
+	if (isfinite(traced) && (!isfinite(node) || traced < node)) {
+		*basis = "traced";
+		return traced;
 	}
-	return NAN;
+	if (isfinite(node))
+		*basis = "node";
+	return node;
 }
 
 /* 3. Read-through cache candidate. */
@@ -831,9 +835,35 @@ static void rule_memory(struct rules *r)
 		json_array_append_new(plist, e);
 	}
 	json_object_set_new(ev, "processes", plist);
+	/* Memory that grew with the processes, per process steady, is the
+	 * load ramping up (connections, sessions) or processes that never
+	 * exit: a different finding, said as such, at low severity. */
+	json_t *pc = fuse_get_path(r->profile, "metrics.process_count");
+	double ph = fuse_num(pc, "start_quarter_avg"), pt = fuse_num(pc, "end_quarter_avg");
+	double mh = fuse_num(mem, "start_quarter_avg"), mt = fuse_num(mem, "end_quarter_avg");
+	bool with_processes = false;
+	if (isfinite(ph) && isfinite(pt) && ph > 0 && pt > ph * (1 + r->t->memory_growth_ratio) &&
+	    isfinite(mh) && isfinite(mt) && mh > 0) {
+		double per_process = (mt / pt) / (mh / ph) - 1;
+		with_processes = per_process < r->t->memory_growth_ratio;
+		ev_num(ev, "process_count_trend_ratio", pt / ph - 1);
+		ev_num(ev, "memory_per_process_trend_ratio", per_process);
+	}
 	char finding[512], g1[32], g2[32];
 	fuse_fmt_bytes(trend, g1, sizeof(g1));
 	fuse_fmt_bytes(first, g2, sizeof(g2));
+	if (with_processes) {
+		snprintf(finding, sizeof(finding),
+		         "Memory grew by %s (+%.0f%%) with the processes (%.0f -> %.0f on "
+		         "average), memory per process steady",
+		         g1, ratio * 100, ph, pt);
+		emit(r, 7, "memory-growth", 35, NULL, finding, ev,
+		     "Memory follows the number of processes: the load ramping up (connections, "
+		     "sessions) or processes that never exit. Observe at a steady load: if the "
+		     "process count keeps growing there, find the processes that should have "
+		     "exited (their initial call in the process list).");
+		return;
+	}
 	char across[96] = "";
 	if (gaps > 0)
 		snprintf(across, sizeof(across),
@@ -947,6 +977,12 @@ static void rule_idle(struct rules *r)
 	/* Only when the node is serving something. */
 	if (calls_per_s < 1)
 		return;
+	/* "Time goes elsewhere" needs processes that wait: sampled, with few
+	 * of them blocked in calls, the node is lightly loaded and healthy,
+	 * not waiting on anything outside. */
+	double blocked = fuse_num_path(r->profile, "executing.blocked.share_of_samples");
+	if (isfinite(blocked) && blocked < r->t->headroom_blocked_share)
+		return;
 	json_t *ev = json_object();
 	ev_num(ev, "scheduler_utilisation_avg", util);
 	ev_num(ev, "run_queue_avg", rq);
@@ -1011,6 +1047,9 @@ static void rule_single_process(struct rules *r)
 			continue;
 		const char *mod = fuse_str(p, "module"), *pid = fuse_str(p, "pid");
 		const char *name = fuse_str(p, "registered_name");
+		/* A process started by spawn(fun) or by plumbing: its code. */
+		if ((!mod || fuse_module_is_wrapper(mod)) && fuse_str(p, "running_module"))
+			mod = fuse_str(p, "running_module");
 		/* What one scheduler it uses: its share of the node's busy time. */
 		double scheduler = isfinite(util) ? share * util * r->schedulers : NAN;
 		/* Busy enough to matter: an idle node's busiest process is none. */

@@ -56,17 +56,33 @@ static void wait_until(const struct ts_beam *node, const char *expr, const char 
 			return;
 		gi_clock_sleep_ms(200);
 	}
-	th_fail(__FILE__, __LINE__, "%s did not start working: %s", what, last);
+	char log[2048] = "";
+	FILE *f = fopen(node->log, "r");
+	if (f) {
+		size_t n = fread(log, 1, sizeof(log) - 1, f);
+		log[n] = '\0';
+		fclose(f);
+	}
+	th_fail(__FILE__, __LINE__, "%s did not start working: %s; its log: %s", what, last, log);
 }
 
 /* Observes `node` tracing `trace` (every call counted) for SNAPSHOTS_WANTED
  * snapshots; returns the stored profile (caller decrefs), its text in
  * *text (caller frees). */
-static json_t *observe(const struct ts_beam *node, const char *trace, char **text)
+static json_t *observe(const struct ts_beam *node, const char *trace, bool call_time, char **text)
 {
-	const char *start[] = {"start",      node->name, "--cookie",   node->cookie,
-	                       "--interval", "1000",     "--overhead", "0",
-	                       "--trace",    trace,      NULL};
+	const char *start[] = {"start",
+	                       node->name,
+	                       "--cookie",
+	                       node->cookie,
+	                       "--interval",
+	                       "1000",
+	                       "--overhead",
+	                       "0",
+	                       "--trace",
+	                       trace,
+	                       call_time ? "--call-time" : NULL,
+	                       NULL};
 	*text = ts_observe_until(start, node->name, SNAPSHOTS_WANTED);
 	json_t *p = ts_profile_latest();
 	TH_ASSERT_MSG(p != NULL, "no stored profile");
@@ -111,7 +127,7 @@ static double eprof_share(const struct ts_beam *node, const char *pick, const ch
 	char expr[2048];
 	snprintf(expr, sizeof(expr),
 	         "Ps = %s, {ok, _} = eprof:start(), "
-	         "profiling = eprof:profile(Ps, fun() -> timer:sleep(1000) end), "
+	         "{ok, _} = eprof:profile(Ps, fun() -> timer:sleep(1000) end), "
 	         "D = eprof:dump(), eprof:stop(), "
 	         "All = lists:sum([Us || {_, L} <- D, {_, {_, Us}} <- L]), "
 	         "Mine = lists:sum([Us || {_, L} <- D, {{'%s', '%s', %d}, {_, Us}} <- L]), "
@@ -192,8 +208,8 @@ static void parlour_chat_server_on_mnesia(void)
 	TH_ASSERT_MSG(cmd < 0.05, "command/2 is %.2f%% of the connections' time", cmd * 100);
 
 	char *text = NULL;
-	json_t *p =
-	    observe(&node, "parlour_link,parlour_sessions,parlour_roster,parlour_room", &text);
+	json_t *p = observe(&node, "parlour_link,parlour_sessions,parlour_roster,parlour_room",
+	                    false, &text);
 	fprintf(stderr, "%s\n", text);
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
 
@@ -256,8 +272,8 @@ static void switchboard_hot_queue_is_the_ceiling(void)
 	              b.share, b.next_share);
 
 	char *text = NULL;
-	json_t *p =
-	    observe(&node, "switchboard_channel,switchboard_routes,switchboard_queue", &text);
+	json_t *p = observe(&node, "switchboard_channel,switchboard_routes,switchboard_queue",
+	                    false, &text);
 	fprintf(stderr, "%s\n", text);
 	json_t *q = ts_rec_find(p, 9, ":switchboard_queue");
 	TH_ASSERT_MSG(q != NULL, "the hot queue is not named as the ceiling:\n%.3000s", text);
@@ -386,7 +402,10 @@ static void yaws_under_wrk(void)
 	        b.next_share);
 
 	char *text = NULL;
-	json_t *p = observe(&node, "yaws_server,yaws_api,yaws", &text);
+	/* With call_time: the functions' own time beside the samples (a yaws
+	 * connection process waits for the next request inside
+	 * yaws:http_recv_request/2, where a sample of its stack lands). */
+	json_t *p = observe(&node, "yaws_server,yaws_api,yaws", true, &text);
 	fprintf(stderr, "%s\n", text);
 	/* The work is yaws's own code, per connection. */
 	json_t *hot = json_object_get(p, "hot_modules");

@@ -666,6 +666,15 @@ static void memory_tweak(json_t *s, long seq, void *arg)
 	                   1e5 + a->per_step / 2 * (double)seq, 0);
 }
 
+/* Memory that grows with the number of processes (each ~2 MB). */
+static void ramp_tweak(json_t *s, long seq, void *arg)
+{
+	memory_tweak(s, seq, arg);
+	const struct mem_arg *a = arg;
+	double total = a->start + 1e6 + a->per_step * (double)seq;
+	series_set(s, "processes", "count", total / 2e6 * 10);
+}
+
 static void memory_growth_thresholds(void)
 {
 	/* 50 MB -> ~110 MB, all in binaries: fires and names them. */
@@ -686,6 +695,15 @@ static void memory_growth_thresholds(void)
 	struct mem_arg c = {50e6, 0, 15};
 	p = build(series_finalize("complete", 30, NULL), series_make(30, memory_tweak, &c));
 	TH_ASSERT(ts_rec_find(p, 7, NULL) == NULL);
+	json_decref(p);
+	/* The same growth with the processes (logins ramping up, memory per
+	 * process steady): said as such, at low severity, never as a leak. */
+	p = build(series_finalize("complete", 30, NULL), series_make(30, ramp_tweak, &a));
+	r = ts_rec_find(p, 7, NULL);
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "finding")),
+	                       "with the processes");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r, "severity")), "low");
 	json_decref(p);
 }
 
