@@ -1129,7 +1129,7 @@ static void rule_disc_only(struct rules *r)
 		gi_fmt_count(reads_ps, rps, sizeof(rps));
 		snprintf(finding, sizeof(finding),
 		         "mnesia table %s is disc_only_copies: a DETS file, read through its dets "
-		         "server with file I/O, while %s reads mnesia at %s/s",
+		         "server with file I/O; %s, whose reads reach mnesia, serves %s reads/s",
 		         name, reader, rps);
 		emit(r, 10, "disc-only-table", 45, name, finding, ev,
 		     "Make the table disc_copies (mnesia:change_table_copy_type/3): the same "
