@@ -275,6 +275,12 @@ static void switchboard_hot_queue_is_the_ceiling(void)
 	json_t *p = observe(&node, "switchboard_channel,switchboard_routes,switchboard_queue",
 	                    false, &text);
 	fprintf(stderr, "%s\n", text);
+	/* Traced as plain Erlang names (switchboard_queue, not :switchboard_queue):
+	 * their object code was pulled and gives them topology. */
+	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
+	char *errors = json_dumps(json_object_get(p, "errors"), JSON_COMPACT);
+	TH_ASSERT_MSG(errors && !strstr(errors, "no topology"), "errors: %s", errors);
+	free(errors);
 	json_t *q = ts_rec_find(p, 9, ":switchboard_queue");
 	TH_ASSERT_MSG(q != NULL, "the hot queue is not named as the ceiling:\n%.3000s", text);
 	TH_ASSERT(ts_rec_ev(q, "time_share") >= 0.3);

@@ -14,20 +14,21 @@ Text = fun(X) when is_atom(X) -> erlang:atom_to_binary(X, utf8);
           (_) -> <<"?">>
        end,
 Info = fun(T, Item) -> try mnesia:table_info(T, Item) catch _:_ -> unknown end end,
-Mnesia = case erlang:whereis(mnesia_controller) of
+Named = case erlang:whereis(mnesia_controller) of
     undefined -> [];
-    _ ->
-        Tabs = try mnesia:system_info(local_tables) catch _:_ -> [] end,
-        Named = [T || T <- Tabs, is_atom(T), T =/= schema],
-        [<<"mnesia\t", (Text(T))/binary, "\t", (Text(Info(T, storage_type)))/binary, "\t",
-           (Text(Info(T, size)))/binary, "\t", (Text(Info(T, memory)))/binary>>
-         || T <- lists:sublist(Named, Cap)]
+    _ -> [T || T <- (try mnesia:system_info(local_tables) catch _:_ -> [] end),
+               is_atom(T), T =/= schema]
 end,
+Mnesia = [<<"mnesia\t", (Text(T))/binary, "\t", (Text(Info(T, storage_type)))/binary, "\t",
+            (Text(Info(T, size)))/binary, "\t", (Text(Info(T, memory)))/binary>>
+          || T <- lists:sublist(Named, Cap)],
+%% DETS files of their own (mnesia's disc_only_copies tables are open DETS
+%% files too, listed above).
 Dets = try dets:all() of
     Open when is_list(Open) ->
         [<<"dets\t", (Text(D))/binary, "\tdets\t",
            (Text(try dets:info(D, size) catch _:_ -> unknown end))/binary, "\t?">>
-         || D <- lists:sublist(Open, Cap), is_atom(D)]
+         || D <- lists:sublist([D || D <- Open, is_atom(D), not lists:member(D, Named)], Cap)]
 catch _:_ -> []
 end,
 {ok, Mnesia ++ Dets}.
