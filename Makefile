@@ -58,6 +58,13 @@ EI_LIB := /usr/lib/libei.a
 
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -D_REENTRANT $(OPT) $(WARN) -Isrc -Ibuild/gen $(PKG_CFLAGS) -MMD -MP
 LIBS = $(EI_LIB) $(PKG_LIBS) -lpthread -lm
+# The binary links only what every command uses, and that statically (the
+# -dev packages ship the archives): libcurl, libpq and libmicrohttpd are
+# loaded on first use (src/base/dynlib.h), so that a cold query does not pay
+# the dynamic linker for them and the libraries they pull in (BENCHMARKS.md
+# "Cold queries"). Tests and fuzz targets link them all, as before.
+BIN_LIBS = $(EI_LIB) -Wl,-Bstatic -ltree-sitter -lsqlite3 -ljansson -lz -Wl,-Bdynamic \
+           -ldl -lpthread -lm
 
 LIB_SRC := $(filter-out src/cli/main.c,$(shell find src -name '*.c' | sort))
 LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) build/obj-gen-$(VARIANT)/probes.o \
@@ -126,7 +133,7 @@ $(B)/libgiulia.a: $(LIB_OBJ) $(GRAMMAR_OBJ)
 $(BINDIR)/giulia: $(B)/obj/src/cli/main.o $(B)/libgiulia.a
 	@mkdir -p $(BINDIR)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(LDSAN) -Wl,--as-needed -o $@ $^ $(BIN_LIBS)
 
 $(BINDIR)/giulia-observe: $(BINDIR)/giulia
 	ln -sf giulia $@

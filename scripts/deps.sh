@@ -44,7 +44,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 PACKAGES="
 build-essential         build               the C compiler and make
 pkg-config              build               the libraries' flags
-erlang-base             build               erl, erlc, erl_call: every BEAM node of the tests and the demo
+erlang-base             build,lint          erl, erlc, erl_call, escript: every BEAM node of the tests and the demo; the probes' lint
 erlang-dev              build               ei.h and libei.a (the C node)
 elixir                  build               elixirc: the tests' targets, the demo's Nexus, the grammar's oracle
 libtree-sitter-dev      build               the parser runtime

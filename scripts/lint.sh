@@ -2,8 +2,9 @@
 # make lint: formatting (clang-format), static analysis (cppcheck), the
 # banned-function check (strcpy, strcat, sprintf, gets, atoi have bounded or
 # checked replacements in src/base/str.h and snprintf), and the include
-# layers of src/ (README.md, "Layers").
-# needs: clang-format cppcheck git
+# layers of src/ (README.md, "Layers"), and the probes evaluated on the target
+# (src/observe/probe/*.erl: parsed and linted as erl_eval will see them).
+# needs: clang-format cppcheck git erlang-base
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -66,6 +67,12 @@ while IFS=: read -r file line text; do
     status=1
   fi
 done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $(find src -name '*.[ch]' | sort))
+
+echo "lint: probes (src/observe/probe/*.erl)"
+if ! scripts/lint_probes.escript src/observe/probe/*.erl; then
+  echo "lint: a probe above does not parse or lint; it would fail only on a node" >&2
+  status=1
+fi
 
 [ $status -eq 0 ] && echo "lint: ok"
 exit $status

@@ -45,9 +45,58 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/dynlib.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/str.h"
+
+/* libmicrohttpd, loaded when a server starts (base/dynlib.h): the commands
+ * that serve nothing never map it nor the libraries it pulls in. */
+#define MHD_FUNCTIONS(X)                     \
+	X(MHD_add_response_header)           \
+	X(MHD_create_response_from_buffer)   \
+	X(MHD_create_response_from_callback) \
+	X(MHD_destroy_response)              \
+	X(MHD_get_connection_info)           \
+	X(MHD_get_connection_values_n)       \
+	X(MHD_get_daemon_info)               \
+	X(MHD_lookup_connection_value)       \
+	X(MHD_lookup_connection_value_n)     \
+	X(MHD_queue_response)                \
+	X(MHD_quiesce_daemon)                \
+	X(MHD_start_daemon)                  \
+	X(MHD_stop_daemon)
+#define MHD_POINTER(f) __typeof__(f) *f;
+static struct {
+	MHD_FUNCTIONS(MHD_POINTER)
+} mhd;
+static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
+static int mhd_rc;
+static char mhd_err[256];
+
+static void mhd_load(void)
+{
+	static const char *const sonames[] = {"libmicrohttpd.so.12", "libmicrohttpd.so", NULL};
+#define MHD_SYMBOL(f) {#f, (void **)&mhd.f},
+	const struct gi_dynlib_symbol symbols[] = {MHD_FUNCTIONS(MHD_SYMBOL)};
+	mhd_rc = gi_dynlib_load(sonames, "libmicrohttpd12", symbols,
+	                        sizeof(symbols) / sizeof(symbols[0]), mhd_err, sizeof(mhd_err));
+}
+
+/* The calls below go through the table. */
+#define MHD_add_response_header           (*mhd.MHD_add_response_header)
+#define MHD_create_response_from_buffer   (*mhd.MHD_create_response_from_buffer)
+#define MHD_create_response_from_callback (*mhd.MHD_create_response_from_callback)
+#define MHD_destroy_response              (*mhd.MHD_destroy_response)
+#define MHD_get_connection_info           (*mhd.MHD_get_connection_info)
+#define MHD_get_connection_values_n       (*mhd.MHD_get_connection_values_n)
+#define MHD_get_daemon_info               (*mhd.MHD_get_daemon_info)
+#define MHD_lookup_connection_value       (*mhd.MHD_lookup_connection_value)
+#define MHD_lookup_connection_value_n     (*mhd.MHD_lookup_connection_value_n)
+#define MHD_queue_response                (*mhd.MHD_queue_response)
+#define MHD_quiesce_daemon                (*mhd.MHD_quiesce_daemon)
+#define MHD_start_daemon                  (*mhd.MHD_start_daemon)
+#define MHD_stop_daemon                   (*mhd.MHD_stop_daemon)
 
 #define PATH_SEGMENT_MAX 256
 #define CONN_RESERVE     64 /* accepted above the limit, to choose whom to shut */
@@ -142,41 +191,7 @@ bool api_node_name_valid(const char *s)
 
 int api_status_for(int gi_error)
 {
-	switch (gi_error) {
-	case 0:
-		return 200;
-	case GI_EINVAL:
-	case GI_EPARSE:
-	case GI_ENOCOOKIE: /* the request (or the daemon's environment) lacks the cookie */
-		return 400;
-	case GI_EDENIED:
-		return 403;
-	case GI_ENOTFOUND:
-	case GI_ENOENT:
-	case GI_ENONODE:
-		return 404;
-	case GI_EEXIST:
-	case GI_EBUSY:
-		return 409;
-	case GI_ETOOBIG:
-		return 413;
-	case GI_EUNSUPPORTED:
-		return 501;
-	case GI_ECONNECT:
-	case GI_EEPMD:
-	case GI_ECOOKIE:
-	case GI_EHANDSHAKE:
-	case GI_ENAMEREFUSED:
-	case GI_ENODEDOWN:
-	case GI_EBADRPC:
-	case GI_EOTPVERSION:
-	case GI_EHTTP:
-		return 502;
-	case GI_ETIMEOUT:
-		return 504;
-	default:
-		return 500;
-	}
+	return gi_error_http_status(gi_error);
 }
 
 int api_listen_parse(const char *listen, char addr[64], int *port)
@@ -911,6 +926,11 @@ static void reaper_stop(struct api_server *s)
 int api_server_start(const struct api_server_config *cfg, struct api_server **out)
 {
 	*out = NULL;
+	pthread_once(&mhd_once, mhd_load);
+	if (mhd_rc) {
+		gi_log_error(cfg->name ? cfg->name : "http", "cannot serve HTTP: %s", mhd_err);
+		return mhd_rc;
+	}
 	char addr[64];
 	int port;
 	if (api_listen_parse(cfg->listen, addr, &port) != 0)

@@ -75,6 +75,21 @@ out:
 	return rc;
 }
 
+int gi_fs_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return GI_EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int gi_fs_write_file(const char *path, const void *data, size_t len)
 {
 	struct gi_buf tmp;
@@ -86,19 +101,7 @@ int gi_fs_write_file(const char *path, const void *data, size_t len)
 		rc = errno_to_gi(errno);
 		goto out;
 	}
-	const char *p = data;
-	size_t left = len;
-	while (left) {
-		ssize_t n = write(fd, p, left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = GI_EIO;
-			break;
-		}
-		p += n;
-		left -= (size_t)n;
-	}
+	rc = gi_fs_write_all(fd, data, len);
 	if (close(fd) != 0 && !rc)
 		rc = GI_EIO;
 	if (!rc && rename(tmp.data, path) != 0)
@@ -152,7 +155,10 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Lists the entries of `dir` (without . and ..) sorted by name. */
+/* Lists the entries of `dir` (without . and ..) sorted by name. Each name
+ * is preceded, in the same allocation, by one byte: its d_type (DT_UNKNOWN
+ * when the file system does not say), so that a walk stats only what it
+ * must. The names handed out point after that byte. */
 static int list_dir(const char *dir, char ***names_out, size_t *count_out)
 {
 	DIR *d = opendir(dir);
@@ -168,7 +174,11 @@ static int list_dir(const char *dir, char ***names_out, size_t *count_out)
 			cap = cap ? cap * 2 : 32;
 			names = gi_reallocarray(names, cap, sizeof(*names));
 		}
-		names[count++] = gi_strdup(e->d_name);
+		size_t len = strlen(e->d_name);
+		char *entry = gi_malloc(len + 2);
+		entry[0] = (char)e->d_type;
+		memcpy(entry + 1, e->d_name, len + 1);
+		names[count++] = entry + 1;
 	}
 	closedir(d);
 	if (count)
@@ -192,21 +202,34 @@ static int walk(const char *dir, const char *const *skip, gi_fs_walk_fn fn, void
 	for (size_t i = 0; i < count && rc == 0; i++) {
 		gi_buf_reset(&path);
 		gi_buf_printf(&path, "%s/%s", dir, names[i]);
+		/* The directory entry's type when the file system gives it (a
+		 * symbolic link is neither a directory nor a file, as lstat says);
+		 * lstat otherwise. */
+		unsigned char type = (unsigned char)names[i][-1];
+		mode_t mode = type == DT_DIR   ? S_IFDIR
+		              : type == DT_REG ? S_IFREG
+		              : type == DT_LNK ? S_IFLNK
+		                               : 0;
 		struct stat st;
-		if (lstat(path.data, &st) != 0)
+		if (type != DT_UNKNOWN && mode == 0)
 			continue;
-		if (S_ISDIR(st.st_mode)) {
+		if (mode == 0) {
+			if (lstat(path.data, &st) != 0)
+				continue;
+			mode = st.st_mode;
+		}
+		if (S_ISDIR(mode)) {
 			int skipped = 0;
 			for (const char *const *s = skip; s && *s; s++)
 				skipped |= strcmp(names[i], *s) == 0;
 			if (!skipped)
 				rc = walk(path.data, skip, fn, ctx, depth + 1);
-		} else if (S_ISREG(st.st_mode)) {
+		} else if (S_ISREG(mode)) {
 			rc = fn(path.data, ctx);
 		}
 	}
 	for (size_t i = 0; i < count; i++)
-		gi_free(names[i]);
+		gi_free(names[i] - 1);
 	gi_free(names);
 	gi_buf_destroy(&path);
 	return rc;
@@ -236,7 +259,7 @@ static int remove_entry(const char *path, int depth)
 		gi_buf_printf(&child, "%s/%s", path, names[i]);
 		if (!rc)
 			rc = remove_entry(child.data, depth + 1);
-		gi_free(names[i]);
+		gi_free(names[i] - 1);
 	}
 	gi_free(names);
 	gi_buf_destroy(&child);

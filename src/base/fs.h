@@ -12,6 +12,9 @@
  * frees with gi_free. Fails with GI_ETOOBIG past `limit` bytes, GI_ENOENT when
  * absent, GI_EIO otherwise. `out_len` may be NULL. */
 int gi_fs_read_file(const char *path, size_t limit, char **out, size_t *out_len);
+/* Writes all `len` bytes to `fd` (retrying short writes and EINTR);
+ * GI_EIO on failure. */
+int gi_fs_write_all(int fd, const void *data, size_t len);
 /* Writes `len` bytes to `path` atomically (temporary file + rename). */
 int gi_fs_write_file(const char *path, const void *data, size_t len);
 /* Creates `path` and its parents with mode 0700 where missing. */

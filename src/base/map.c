@@ -4,6 +4,7 @@
  */
 #include "base/map.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -14,11 +15,12 @@ void gi_map_init(struct gi_map *m)
 	m->slots = NULL;
 	m->cap = 0;
 	m->len = 0;
+	m->keys_borrowed = false;
 }
 
 void gi_map_destroy(struct gi_map *m)
 {
-	for (size_t i = 0; i < m->cap; i++)
+	for (size_t i = 0; m->keys_borrowed == false && i < m->cap; i++)
 		gi_free(m->slots[i].key);
 	gi_free(m->slots);
 	gi_map_init(m);
@@ -74,21 +76,46 @@ static void grow(struct gi_map *m)
 	gi_free(old);
 }
 
-void *gi_map_put(struct gi_map *m, const char *key, void *value)
+static void *put(struct gi_map *m, const char *key, uint64_t h, void *value, bool copy)
 {
 	if ((m->len + 1) * 2 > m->cap)
 		grow(m);
 	size_t len = strlen(key);
-	uint64_t h = gi_hash64(key, len, GI_HASH_SEED);
 	struct gi_map_slot *s = find(m, key, len, h);
 	if (s->key) {
 		void *prev = s->value;
 		s->value = value;
 		return prev;
 	}
-	s->key = gi_strndup(key, len);
+	s->key = copy ? gi_strndup(key, len) : (char *)key;
 	s->hash = h;
 	s->value = value;
 	m->len++;
 	return NULL;
+}
+
+void *gi_map_put(struct gi_map *m, const char *key, void *value)
+{
+	if (m->keys_borrowed) {
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i].key)
+				m->slots[i].key = gi_strdup(m->slots[i].key);
+		m->keys_borrowed = false;
+	}
+	return put(m, key, gi_hash64(key, strlen(key), GI_HASH_SEED), value, true);
+}
+
+void *gi_map_put_borrowed(struct gi_map *m, const char *key, void *value)
+{
+	assert(m->keys_borrowed || m->len == 0);
+	m->keys_borrowed = true;
+	return put(m, key, gi_hash64(key, strlen(key), GI_HASH_SEED), value, false);
+}
+
+void *gi_map_put_borrowed_hashed(struct gi_map *m, const char *key, unsigned long long hash,
+                                 void *value)
+{
+	assert(m->keys_borrowed || m->len == 0);
+	m->keys_borrowed = true;
+	return put(m, key, hash, value, false);
 }

@@ -1,5 +1,7 @@
 /*
- * exit.c - the mapping from error codes to the CLI's exit codes (see cli.h).
+ * exit.c - the mapping from error codes to the CLI's exit codes (see cli.h):
+ * a column of the error table (base/error.h), which cli.h's CLI_EXIT_* name;
+ * tests/unit/base.c checks that the two agree.
  * Kept apart from main.c so that programs linking the library without the
  * CLI's main (fuzz targets, tests) still have it.
  */
@@ -8,32 +10,5 @@
 
 int cli_exit_code_for(int gi_error)
 {
-	switch (gi_error) {
-	case 0:
-		return CLI_EXIT_OK;
-	case GI_EEPMD:
-		return CLI_EXIT_EPMD;
-	case GI_ENONODE:
-		return CLI_EXIT_NONODE;
-	case GI_ECOOKIE:
-		return CLI_EXIT_COOKIE;
-	case GI_ETIMEOUT:
-		return CLI_EXIT_TIMEOUT;
-	case GI_ENODEDOWN:
-		return CLI_EXIT_NODEDOWN;
-	case GI_EOTPVERSION:
-		return CLI_EXIT_OTPVERSION;
-	case GI_EBADRPC:
-		return CLI_EXIT_BADRPC;
-	case GI_ECONNECT:
-		return CLI_EXIT_CONNECT;
-	case GI_ENOCOOKIE:
-		return CLI_EXIT_NOCOOKIE;
-	case GI_EHANDSHAKE:
-		return CLI_EXIT_HANDSHAKE;
-	case GI_ENAMEREFUSED:
-		return CLI_EXIT_NAMEREFUSED;
-	default:
-		return CLI_EXIT_FAILURE;
-	}
+	return gi_error_exit_code(gi_error);
 }

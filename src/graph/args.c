@@ -3,12 +3,35 @@
  */
 #include "graph/args.h"
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "base/str.h"
-#include "graph/search.h"
+
+static _Thread_local char query_error[512];
+static _Thread_local bool query_error_set;
+
+void kg_query_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(query_error, sizeof(query_error), fmt, ap);
+	va_end(ap);
+	query_error_set = true;
+}
+
+void kg_query_fail_reset(void)
+{
+	query_error_set = false;
+}
+
+const char *kg_query_error_message(void)
+{
+	return query_error_set ? query_error : NULL;
+}
 
 const json_t *kg_arg(const struct kg_query_params *p, const char *name)
 {

@@ -12,6 +12,13 @@
 
 #include "graph/query.h"
 
+/* Records the message kg_query_error_message() returns for the failing
+ * query on this thread. Every analysis of graph/ fails through it; it lives
+ * here, below them all, so that none of them depends on the dispatcher. */
+void kg_query_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Forgets this thread's message: kg_query calls it before each query. */
+void kg_query_fail_reset(void);
+
 /* The argument `name` (borrowed), NULL when absent. */
 const json_t *kg_arg(const struct kg_query_params *p, const char *name);
 /* The argument `name` as a string (borrowed), NULL when absent or not one. */

@@ -147,7 +147,8 @@ void kg_graph_free(struct kg_graph *g)
 {
 	if (!g)
 		return;
-	for (size_t i = 0; i < g->modules.len; i++) {
+	/* A snapshot's graph: the vectors' items are one block (g->pool). */
+	for (size_t i = 0; !g->pool && i < g->modules.len; i++) {
 		struct kg_module *m = kg_module_at(g, (int)i);
 		gi_vec_destroy(&m->functions);
 		gi_vec_destroy(&m->out);
@@ -155,11 +156,12 @@ void kg_graph_free(struct kg_graph *g)
 		gi_vec_destroy(&m->callbacks);
 		gi_vec_destroy(&m->struct_fields);
 	}
-	for (size_t i = 0; i < g->functions.len; i++) {
+	for (size_t i = 0; !g->pool && i < g->functions.len; i++) {
 		struct kg_function *f = kg_function_at(g, (int)i);
 		gi_vec_destroy(&f->callers);
 		gi_vec_destroy(&f->callees);
 	}
+	gi_free(g->pool);
 	gi_vec_destroy(&g->modules);
 	gi_vec_destroy(&g->functions);
 	gi_vec_destroy(&g->edges);

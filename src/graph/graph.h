@@ -150,6 +150,10 @@ struct kg_graph {
 	 * has no root mix.exs (Elixir's own source tree). Its documented
 	 * functions are API, not dead code. */
 	bool library;
+	/* A graph read from a snapshot (kg_graph_snapshot_read): one block
+	 * holding the items of every module's and function's vectors, which
+	 * are then not freed one by one. NULL for a graph built here. */
+	void *pool;
 	struct gi_vec raw_refs; /* pending until finish */
 	struct gi_vec raw_calls;
 	bool finished;
@@ -210,6 +214,50 @@ int kg_graph_load(struct st_db *db, struct kg_graph **out);
 /* Resolves references and calls, aggregates edges and computes all metrics.
  * Call once; further additions are not allowed. */
 void kg_graph_finish(struct kg_graph *g);
+
+/* ---- snapshot: the finished graph as a file (snapshot.c) ----------------
+ *
+ * A cold process answers from the graph an index computed, read back from a
+ * file beside the database (DB.graph) instead of rebuilt from its rows (see
+ * docs/SCHEMA.md, "The graph snapshot"). `stamp` ties a snapshot to the
+ * database contents it was computed from (the store's generation); a file
+ * of another stamp, format version or byte order, truncated or damaged (its
+ * checksum), or whose indexes point outside the graph, is refused and the
+ * caller loads from the database. */
+#define KG_SNAPSHOT_FORMAT 2                 /* bump when the file or the graph's meaning changes */
+#define KG_SNAPSHOT_MAX    ((size_t)1 << 31) /* files above this size are refused */
+
+/* Writes finished `g` (borrowed) to `path` atomically (a temporary file
+ * renamed over it). Returns 0 or a negative GI_E* code. */
+int kg_graph_snapshot_write(const struct kg_graph *g, uint64_t stamp, const char *path);
+/* Reads the snapshot at `path` (mapped read-only, copied) into a new
+ * finished graph *out (caller frees with kg_graph_free). GI_ENOENT: no file;
+ * GI_EDBVERSION: another format, byte order or stamp (stale); GI_ECORRUPT:
+ * truncated or damaged. */
+int kg_graph_snapshot_read(const char *path, uint64_t stamp, struct kg_graph **out);
+/* The file layer both snapshots share (the graph's, and the search
+ * index's in graph/search.c): a 40-byte header (`magic`, 8 bytes; format;
+ * byte-order mark; stamp; body length; checksum) and a body. Written
+ * atomically (a temporary file renamed over `path`). */
+int kg_snapshot_file_write(const char *path, const char *magic, uint32_t format, uint64_t stamp,
+                           const void *body, size_t len);
+/* Checks the header of the `len` bytes at `data` and sets the body's place;
+ * GI_EDBVERSION for another format, byte order or stamp, GI_ECORRUPT for
+ * another magic, a truncated file or a checksum that does not match. */
+int kg_snapshot_file_check(const void *data, size_t len, const char *magic, uint32_t format,
+                           uint64_t stamp, const unsigned char **body, size_t *body_len);
+/* Maps `path` read-only (at most KG_SNAPSHOT_MAX bytes): GI_ENOENT when
+ * absent. Release with kg_snapshot_file_unmap. */
+int kg_snapshot_file_map(const char *path, void **map, size_t *len);
+void kg_snapshot_file_unmap(void *map, size_t len);
+/* The checksum the header holds of a body of `len` bytes (the fuzz target
+ * makes headers with it, to reach the body's reader). */
+uint64_t kg_graph_snapshot_checksum(const void *body, size_t len);
+/* True when `path` holds a snapshot of this format, byte order and stamp
+ * (its header only: the body is checked when read). */
+bool kg_graph_snapshot_current(const char *path, uint64_t stamp);
+/* The same from `len` bytes at `data` (borrowed; nothing of it is kept). */
+int kg_graph_snapshot_parse(const void *data, size_t len, uint64_t stamp, struct kg_graph **out);
 
 /* Lookups on a finished graph; -1 when absent. */
 int kg_graph_module_find(const struct kg_graph *g, const char *name);

@@ -22,6 +22,7 @@
 #include "base/alloc.h"
 #include "base/error.h"
 #include "graph/assist.h"
+#include "graph/args.h"
 #include "graph/search.h"
 #include "store/store.h"
 

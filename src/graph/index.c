@@ -572,6 +572,21 @@ static int deleted_remove(struct st_db *db, struct gi_map *known, int *removed)
 	return 0;
 }
 
+/* Counts the index's writes in meta "generation", in the write's own
+ * transaction: the graph snapshot (kg_db_snapshot_stamp) is tied to it. */
+static int generation_bump(struct st_db *db)
+{
+	char *v = NULL;
+	int rc = st_meta_get(db, "generation", &v);
+	long long n = v ? strtoll(v, NULL, 10) : 0;
+	gi_free(v);
+	if (rc)
+		return rc;
+	char next[32];
+	snprintf(next, sizeof(next), "%lld", n + 1);
+	return st_meta_set(db, "generation", next);
+}
+
 /* The index directory `dir` (ROOT/.giulia) ignores itself in git, so that
  * an indexed repository's `git status` stays clean. Best effort. */
 static void gitignore_ensure(const char *dir)
@@ -663,6 +678,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 			rc = st_meta_set(db, "indexed_at_ms", now);
 		}
 		if (!rc)
+			rc = generation_bump(db);
+		if (!rc)
 			rc = st_commit(db);
 		else
 			st_rollback(db);
@@ -672,7 +689,7 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 			goto done;
 	}
 	json_t *summary = json_object();
-	rc = st_summary_fill(db, summary);
+	rc = opt && opt->no_counts ? 0 : st_summary_fill(db, summary);
 	if (rc) {
 		json_decref(summary);
 		goto done;

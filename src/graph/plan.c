@@ -27,6 +27,7 @@
 #include "base/error.h"
 #include "base/str.h"
 #include "graph/assist.h"
+#include "graph/args.h"
 #include "graph/search.h"
 
 #define LAYER_NAME_MAX 100

@@ -20,7 +20,10 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/hash.h"
+#include "base/log.h"
 #include "base/str.h"
+#include "graph/args.h"
 #include "graph/graph.h"
 #include "graph/contracts.h"
 #include "graph/xref.h"
@@ -45,24 +48,13 @@ struct kg_db {
 	struct kg_search_index *search;
 	struct kg_word_vectors *vectors;
 	bool refresh; /* kg_db_refresh_on_query */
+	/* Where `graph` came from: "snapshot" (DB.graph) or "index" (the rows). */
+	const char *graph_source;
+	/* The stamp `graph` was read or written under (graph_open), for the
+	 * search index's file; graph_stamped false: none (snapshots off). */
+	uint64_t graph_stamp;
+	bool graph_stamped;
 };
-
-static _Thread_local char query_error[512];
-static _Thread_local bool query_error_set;
-
-void kg_query_fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(query_error, sizeof(query_error), fmt, ap);
-	va_end(ap);
-	query_error_set = true;
-}
-
-const char *kg_query_error_message(void)
-{
-	return query_error_set ? query_error : NULL;
-}
 
 char *kg_db_default_path(const char *root)
 {
@@ -113,7 +105,7 @@ static const char *db_refresh(struct kg_db *db)
 	if (st_meta_get(db->store, "root", &root) != 0 || !root)
 		return NULL; /* never indexed from a source tree: nothing to compare */
 	const char *why = NULL;
-	struct kg_index_options opt = {.sources_only = true, .jobs = 2};
+	struct kg_index_options opt = {.sources_only = true, .jobs = 2, .no_counts = true};
 	json_t *summary = NULL;
 	int rc = kg_index_project(root, db->path, &opt, &summary);
 	if (rc == GI_ENOENT)
@@ -125,6 +117,83 @@ static const char *db_refresh(struct kg_db *db)
 	return why;
 }
 
+static int graph_get(struct kg_db *db, struct kg_graph **out);
+
+/* The stamp of the database's contents for its graph snapshot: its index
+ * generation and the time of its last write (meta), so that a write by a
+ * Giulia that did not count generations still changes it. False when the
+ * database was never written by an index. */
+static bool snapshot_stamp(struct kg_db *db, uint64_t *stamp)
+{
+	/* GIULIA_GRAPH_SNAPSHOT=0: never read nor write one (tests and
+	 * benches compare both paths). */
+	const char *env = getenv("GIULIA_GRAPH_SNAPSHOT");
+	if (env && strcmp(env, "0") == 0)
+		return false;
+	char *generation = NULL, *at = NULL;
+	bool ok = st_meta_get(db->store, "generation", &generation) == 0 &&
+	          st_meta_get(db->store, "indexed_at_ms", &at) == 0 && at;
+	if (ok) {
+		/* An index of a Giulia that counted no generations: its time alone. */
+		const char *gen = generation ? generation : "0";
+		uint64_t h = gi_hash64(gen, strlen(gen), GI_HASH_SEED);
+		*stamp = gi_hash64(at, strlen(at), h);
+	}
+	gi_free(generation);
+	gi_free(at);
+	return ok;
+}
+
+/* The graph of the database: from its snapshot (DB.graph) when that is of
+ * the same contents, else from the rows, and then the snapshot is written
+ * for the next process (best effort: a read-only directory just has none). */
+static int graph_open(struct kg_db *db, struct kg_graph **out)
+{
+	uint64_t stamp = 0;
+	bool stamped = snapshot_stamp(db, &stamp);
+	db->graph_stamp = stamp;
+	db->graph_stamped = stamped;
+	struct gi_buf path;
+	gi_buf_init(&path, 0);
+	gi_buf_printf(&path, "%s.graph", db->path);
+	int rc = GI_ENOENT;
+	if (stamped) {
+		rc = kg_graph_snapshot_read(gi_buf_str(&path), stamp, out);
+		if (rc && rc != GI_ENOENT)
+			gi_log_debug("query", "graph snapshot %s not used (%s): loading the index",
+			             gi_buf_str(&path), gi_strerror(rc));
+	}
+	db->graph_source = "snapshot";
+	if (rc) {
+		db->graph_source = "index";
+		rc = kg_graph_load(db->store, out);
+		if (!rc && stamped) {
+			int wrc = kg_graph_snapshot_write(*out, stamp, gi_buf_str(&path));
+			if (wrc)
+				gi_log_debug("query", "graph snapshot %s not written: %s",
+				             gi_buf_str(&path), gi_strerror(wrc));
+		}
+	}
+	gi_buf_destroy(&path);
+	return rc;
+}
+
+int kg_db_snapshot_update(struct kg_db *db)
+{
+	uint64_t stamp = 0;
+	if (!snapshot_stamp(db, &stamp))
+		return 0;
+	struct gi_buf path;
+	gi_buf_init(&path, 0);
+	gi_buf_printf(&path, "%s.graph", db->path);
+	bool current = kg_graph_snapshot_current(gi_buf_str(&path), stamp);
+	gi_buf_destroy(&path);
+	if (current)
+		return 0;
+	struct kg_graph *g = NULL;
+	return graph_get(db, &g);
+}
+
 /* Loads the graph, or reloads it when the database changed underneath. */
 static int graph_get(struct kg_db *db, struct kg_graph **out)
 {
@@ -134,7 +203,7 @@ static int graph_get(struct kg_db *db, struct kg_graph **out)
 		return rc;
 	if (!db->graph || version != db->version) {
 		struct kg_graph *g = NULL;
-		rc = kg_graph_load(db->store, &g);
+		rc = graph_open(db, &g);
 		if (rc)
 			return rc;
 		kg_word_vectors_free(db->vectors);
@@ -424,6 +493,7 @@ static int q_status(struct kg_db *db, const struct kg_graph *g, const struct kg_
 	set_str(out, "db", db->path);
 	set_int(out, "indexed_at_ms", at_ms);
 	set_int(out, "schema_version", ST_SCHEMA_VERSION);
+	set_str(out, "graph_source", db->graph_source);
 	gi_free(root);
 	gi_free(at);
 	return 0;
@@ -1445,16 +1515,47 @@ static int search_vectors_load(struct kg_db *db)
 	return rc;
 }
 
+/* search_code's index of `g`: from DB.search when that file is of the
+ * graph's stamp, else built (reading the documentation in the sources) and
+ * written there for the next process (best effort). */
+static int search_index_open(struct kg_db *db, const struct kg_graph *g)
+{
+	struct gi_buf path;
+	gi_buf_init(&path, 0);
+	gi_buf_printf(&path, "%s.search", db->path);
+	int rc = GI_ENOENT;
+	if (db->graph_stamped) {
+		rc = kg_search_index_read(gi_buf_str(&path), db->graph_stamp, g, &db->search);
+		if (rc && rc != GI_ENOENT)
+			gi_log_debug("query", "search snapshot %s not used (%s): building it",
+			             gi_buf_str(&path), gi_strerror(rc));
+	}
+	if (rc) {
+		char *root = NULL;
+		rc = st_meta_get(db->store, "root", &root);
+		if (!rc) {
+			db->search = kg_search_index_build(g, root);
+			if (db->graph_stamped) {
+				int wrc = kg_search_index_write(db->search, db->graph_stamp,
+				                                gi_buf_str(&path));
+				if (wrc)
+					gi_log_debug("query", "search snapshot %s not written: %s",
+					             gi_buf_str(&path), gi_strerror(wrc));
+			}
+		}
+		gi_free(root);
+	}
+	gi_buf_destroy(&path);
+	return rc;
+}
+
 static int q_search_code(struct kg_db *db, const struct kg_graph *g,
                          const struct kg_query_params *p, json_t *out)
 {
 	if (!db->search) {
-		char *root = NULL;
-		int rc = st_meta_get(db->store, "root", &root);
+		int rc = search_index_open(db, g);
 		if (rc)
 			return rc;
-		db->search = kg_search_index_build(g, root);
-		gi_free(root);
 	}
 	int mode = kg_search_code_mode(p);
 	if (mode < 0)
@@ -1721,7 +1822,7 @@ static const struct {
 int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p, json_t **out)
 {
 	*out = NULL;
-	query_error_set = false;
+	kg_query_fail_reset();
 	if (!db || !name)
 		return GI_EINVAL;
 	query_fn fn = NULL;

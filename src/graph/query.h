@@ -30,6 +30,10 @@ struct kg_index_options {
 	 * object code is read, and the object code indexed before (stored
 	 * under absolute paths) is kept. */
 	bool sources_only;
+	/* The summary leaves out the database's counts (files, modules,
+	 * functions, edges, parse_errors, skipped): a query's refresh discards
+	 * them, and counting costs more than the check itself. */
+	bool no_counts;
 };
 
 /* Indexes the project at `root` (absolute or relative; canonicalised) into the
@@ -61,6 +65,13 @@ int kg_db_open(const char *db_path, bool create, struct kg_db **out);
  * `index_stale` ({reason}). Off by default (a node's index of object code,
  * finalize's, must not be touched). */
 void kg_db_refresh_on_query(struct kg_db *db, bool on);
+/* Brings the graph snapshot beside the database (DB.graph, docs/SCHEMA.md
+ * "The graph snapshot") up to date with it: when the file is missing or of
+ * other contents, the graph is loaded from the rows and written. Cold
+ * processes then answer from the snapshot. Best effort: returns 0 when it
+ * was current or written, a negative GI_E* code when the graph could not be
+ * loaded (a write that fails leaves no snapshot and is not an error). */
+int kg_db_snapshot_update(struct kg_db *db);
 /* Closes the database; NULL does nothing. */
 void kg_db_close(struct kg_db *db);
 /* The database of the project at `root` (ROOT/.giulia/index.db); caller frees. */

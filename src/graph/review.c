@@ -13,6 +13,7 @@
  * graph and bounds its work by KG_REVIEW_ITEMS.
  */
 #include "graph/review.h"
+#include "graph/args.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -406,6 +406,7 @@ struct kg_search_index {
 	const char **term_name; /* by id: the map's own keys */
 	struct gi_vec seq;      /* uint32_t term ids, UINT32_MAX ends a document */
 	size_t bytes;
+	char *blob; /* read from a snapshot: the terms, which the map borrows */
 };
 
 struct index_build {
@@ -670,6 +671,7 @@ void kg_search_index_free(struct kg_search_index *ix)
 	gi_free(ix->post_doc);
 	gi_free(ix->post_wtf);
 	gi_free(ix->post_fields);
+	gi_free(ix->blob);
 	gi_free(ix);
 }
 
@@ -1224,4 +1226,199 @@ int kg_search_text(const struct kg_graph *g, const char *root, const char *const
 		regfree(&t->re);
 	gi_free(t);
 	return 0;
+}
+
+/* ---- the index as a file (DB.search) --------------------------------------
+ *
+ * Like the graph's snapshot (graph/snapshot.c, same header layout and
+ * checksum, magic "GIUSERCH"): u32 nterms, ndocs, npostings, nseq, blob
+ * length; the blob (the terms by id, NUL-terminated); the documents (module,
+ * function as i32); post_start (nterms + 1), post_doc, post_wtf (float bits),
+ * post_fields (bytes), seq. The reader checks every index against the graph
+ * it is given and against its own tables. */
+
+#define SEARCH_MAGIC "GIUSERCH"
+
+static void out_u32(struct gi_buf *b, uint32_t v, int *rc)
+{
+	if (!*rc)
+		*rc = gi_buf_append(b, &v, sizeof(v));
+}
+
+int kg_search_index_write(const struct kg_search_index *ix, uint64_t stamp, const char *path)
+{
+	struct gi_buf b;
+	gi_buf_init(&b, 0);
+	int rc = 0;
+	size_t blob_len = 0;
+	for (size_t t = 0; t < ix->nterms; t++)
+		blob_len += strlen(ix->term_name[t]) + 1;
+	size_t npost = ix->post_start ? ix->post_start[ix->nterms] : 0;
+	out_u32(&b, (uint32_t)ix->nterms, &rc);
+	out_u32(&b, (uint32_t)ix->ndocs, &rc);
+	out_u32(&b, (uint32_t)npost, &rc);
+	out_u32(&b, (uint32_t)ix->seq.len, &rc);
+	out_u32(&b, (uint32_t)blob_len, &rc);
+	for (size_t t = 0; t < ix->nterms && !rc; t++)
+		rc = gi_buf_append(&b, ix->term_name[t], strlen(ix->term_name[t]) + 1);
+	for (size_t d = 0; d < ix->ndocs; d++) {
+		out_u32(&b, (uint32_t)ix->docs[d].module, &rc);
+		out_u32(&b, (uint32_t)ix->docs[d].function, &rc);
+	}
+	if (!rc && ix->post_start)
+		rc = gi_buf_append(&b, ix->post_start, (ix->nterms + 1) * sizeof(uint32_t));
+	if (!rc && npost)
+		rc = gi_buf_append(&b, ix->post_doc, npost * sizeof(uint32_t));
+	if (!rc && npost)
+		rc = gi_buf_append(&b, ix->post_wtf, npost * sizeof(float));
+	if (!rc && npost)
+		rc = gi_buf_append(&b, ix->post_fields, npost);
+	if (!rc && ix->seq.len)
+		rc = gi_buf_append(&b, ix->seq.items, ix->seq.len * sizeof(uint32_t));
+	if (!rc)
+		rc = kg_snapshot_file_write(path, SEARCH_MAGIC, KG_SEARCH_SNAPSHOT_FORMAT, stamp,
+		                            b.data, b.len);
+	gi_buf_destroy(&b);
+	return rc;
+}
+
+struct search_reader {
+	const unsigned char *p, *end;
+	bool bad;
+};
+
+/* `n` items of `size` bytes, or NULL (and bad) when the body is shorter. */
+static const void *take(struct search_reader *r, size_t n, size_t size)
+{
+	if (r->bad || (size_t)(r->end - r->p) / size < n) {
+		r->bad = true;
+		return NULL;
+	}
+	const void *p = r->p;
+	r->p += n * size;
+	return p;
+}
+
+static uint32_t take_u32(struct search_reader *r)
+{
+	const void *p = take(r, 1, 4);
+	uint32_t v = 0;
+	if (p)
+		memcpy(&v, p, 4);
+	return v;
+}
+
+static void *copy_of(const void *p, size_t len)
+{
+	void *c = gi_malloc(len ? len : 1);
+	if (len)
+		memcpy(c, p, len);
+	return c;
+}
+
+static int search_body_read(struct search_reader *r, const struct kg_graph *g,
+                            struct kg_search_index *ix)
+{
+	uint32_t nterms = take_u32(r), ndocs = take_u32(r), npost = take_u32(r), nseq = take_u32(r),
+	         blob_len = take_u32(r);
+	const char *blob = take(r, blob_len, 1);
+	if (r->bad || (blob_len && blob[blob_len - 1]) || nterms > blob_len)
+		return GI_ECORRUPT;
+	ix->blob = copy_of(blob, blob_len);
+	ix->term_name = gi_malloc(sizeof(char *) * ((size_t)nterms + 1));
+	size_t at = 0;
+	for (uint32_t t = 0; t < nterms; t++) {
+		if (at >= blob_len)
+			return GI_ECORRUPT;
+		ix->term_name[t] = ix->blob + at;
+		at += strlen(ix->blob + at) + 1;
+	}
+	if (at != blob_len)
+		return GI_ECORRUPT;
+	ix->nterms = nterms;
+	for (uint32_t t = 0; t < nterms; t++)
+		gi_map_put_borrowed(&ix->terms, ix->term_name[t], (void *)(uintptr_t)(t + 1));
+	const unsigned char *docs = take(r, ndocs, 8);
+	if (r->bad)
+		return GI_ECORRUPT;
+	ix->docs = gi_malloc(sizeof(*ix->docs) * (ndocs ? ndocs : 1));
+	for (uint32_t d = 0; d < ndocs; d++) {
+		int32_t m, f;
+		memcpy(&m, docs + (size_t)d * 8, 4);
+		memcpy(&f, docs + (size_t)d * 8 + 4, 4);
+		if (m < 0 || (size_t)m >= g->modules.len || f < -1 ||
+		    (f >= 0 && (size_t)f >= g->functions.len))
+			return GI_ECORRUPT;
+		ix->docs[d].module = m;
+		ix->docs[d].function = f;
+	}
+	ix->ndocs = ndocs;
+	const void *start = take(r, (size_t)nterms + 1, 4);
+	const void *post_doc = take(r, npost, 4);
+	const void *post_wtf = take(r, npost, 4);
+	const void *post_fields = take(r, npost, 1);
+	const void *seq = take(r, nseq, 4);
+	if (r->bad || r->p != r->end)
+		return GI_ECORRUPT;
+	ix->post_start = copy_of(start, ((size_t)nterms + 1) * 4);
+	ix->post_doc = copy_of(post_doc, (size_t)npost * 4);
+	ix->post_wtf = copy_of(post_wtf, (size_t)npost * 4);
+	ix->post_fields = copy_of(post_fields, npost);
+	if (ix->post_start[0] != 0 || ix->post_start[nterms] != npost)
+		return GI_ECORRUPT;
+	for (uint32_t t = 0; t < nterms; t++)
+		if (ix->post_start[t] > ix->post_start[t + 1])
+			return GI_ECORRUPT;
+	for (uint32_t i = 0; i < npost; i++)
+		if (ix->post_doc[i] >= ndocs)
+			return GI_ECORRUPT;
+	for (uint32_t i = 0; i < nseq; i++) {
+		uint32_t t;
+		memcpy(&t, (const unsigned char *)seq + (size_t)i * 4, 4);
+		if (t != UINT32_MAX && t >= nterms)
+			return GI_ECORRUPT;
+		gi_vec_push(&ix->seq, &t);
+	}
+	ix->bytes = sizeof(*ix) + ndocs * sizeof(*ix->docs) + ((size_t)nterms + 1) * 4 +
+	            (size_t)npost * 9 + ix->terms.cap * sizeof(struct gi_map_slot) + blob_len +
+	            ix->seq.cap * 4 + (size_t)nterms * sizeof(char *);
+	return 0;
+}
+
+int kg_search_index_parse(const void *data, size_t len, uint64_t stamp, const struct kg_graph *g,
+                          struct kg_search_index **out)
+{
+	*out = NULL;
+	const unsigned char *body = NULL;
+	size_t body_len = 0;
+	int rc = kg_snapshot_file_check(data, len, SEARCH_MAGIC, KG_SEARCH_SNAPSHOT_FORMAT, stamp,
+	                                &body, &body_len);
+	if (rc)
+		return rc;
+	struct kg_search_index *ix = gi_calloc(1, sizeof(*ix));
+	ix->g = g;
+	gi_map_init(&ix->terms);
+	gi_vec_init(&ix->seq, sizeof(uint32_t));
+	struct search_reader r = {.p = body, .end = body + body_len};
+	rc = search_body_read(&r, g, ix);
+	if (rc) {
+		kg_search_index_free(ix);
+		return rc;
+	}
+	*out = ix;
+	return 0;
+}
+
+int kg_search_index_read(const char *path, uint64_t stamp, const struct kg_graph *g,
+                         struct kg_search_index **out)
+{
+	*out = NULL;
+	void *map = NULL;
+	size_t len = 0;
+	int rc = kg_snapshot_file_map(path, &map, &len);
+	if (rc)
+		return rc;
+	rc = kg_search_index_parse(map, len, stamp, g, out);
+	kg_snapshot_file_unmap(map, len);
+	return rc;
 }

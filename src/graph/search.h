@@ -39,6 +39,18 @@ struct kg_word_vectors;
  * fields and calls only). Returns the index; free with
  * kg_search_index_free. */
 struct kg_search_index *kg_search_index_build(const struct kg_graph *g, const char *root);
+/* The index as a file beside the database (DB.search, docs/SCHEMA.md "The
+ * graph snapshot"), tied like the graph's snapshot to the contents of the
+ * database by `stamp`, and to the graph it indexes: written atomically;
+ * read (mapped, copied) into a new index of `g` (borrowed, the graph of the
+ * same stamp), GI_ENOENT without a file, GI_EDBVERSION when stale,
+ * GI_ECORRUPT when damaged or pointing outside `g` or its own tables. */
+#define KG_SEARCH_SNAPSHOT_FORMAT 2 /* bump when the file or the ranking's inputs change */
+int kg_search_index_write(const struct kg_search_index *ix, uint64_t stamp, const char *path);
+int kg_search_index_read(const char *path, uint64_t stamp, const struct kg_graph *g,
+                         struct kg_search_index **out);
+int kg_search_index_parse(const void *data, size_t len, uint64_t stamp, const struct kg_graph *g,
+                          struct kg_search_index **out);
 /* Frees the index; NULL does nothing. */
 void kg_search_index_free(struct kg_search_index *ix);
 /* Bytes held by the index (for the benchmarks' memory figures). */
@@ -100,9 +112,5 @@ void kg_search_terms(const char *text, size_t len, void (*fn)(void *ctx, const c
  * `module` (function -1) or its function `function`, following dependents
  * or callers up to `depth` hops. Fills `out` (docs/SEARCH.md "Preflight"). */
 int kg_preflight(const struct kg_graph *g, int module, int function, int depth, json_t *out);
-
-/* Records the message kg_query_error_message() returns for the failing
- * query on this thread (query.c). */
-void kg_query_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

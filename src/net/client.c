@@ -3,17 +3,80 @@
  */
 #include "net/client.h"
 
+#define CURL_DISABLE_TYPECHECK /* the calls go through pointers (curl_api) */
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/dynlib.h"
 #include "base/error.h"
+#include "base/log.h"
+
+/* libcurl, loaded on first use (base/dynlib.h): a process that speaks no
+ * HTTP never maps it nor the libraries it pulls in. */
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	void (*easy_cleanup)(CURL *);
+	void (*easy_reset)(CURL *);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_perform)(CURL *);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+} curl_api;
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static int curl_rc;
+static char curl_err[256];
+
+#undef curl_easy_setopt /* curl.h's own wrappers */
+#undef curl_easy_getinfo
+#define curl_easy_init      (*curl_api.easy_init)
+#define curl_easy_cleanup   (*curl_api.easy_cleanup)
+#define curl_easy_reset     (*curl_api.easy_reset)
+#define curl_easy_setopt    (*curl_api.easy_setopt)
+#define curl_easy_perform   (*curl_api.easy_perform)
+#define curl_easy_getinfo   (*curl_api.easy_getinfo)
+#define curl_slist_append   (*curl_api.slist_append)
+#define curl_slist_free_all (*curl_api.slist_free_all)
+
+static void curl_load(void)
+{
+	static const char *const sonames[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so",
+	                                      NULL};
+	const struct gi_dynlib_symbol symbols[] = {
+	    {"curl_global_init", (void **)&curl_api.global_init},
+	    {"curl_easy_init", (void **)&curl_api.easy_init},
+	    {"curl_easy_cleanup", (void **)&curl_api.easy_cleanup},
+	    {"curl_easy_reset", (void **)&curl_api.easy_reset},
+	    {"curl_easy_setopt", (void **)&curl_api.easy_setopt},
+	    {"curl_easy_perform", (void **)&curl_api.easy_perform},
+	    {"curl_easy_getinfo", (void **)&curl_api.easy_getinfo},
+	    {"curl_slist_append", (void **)&curl_api.slist_append},
+	    {"curl_slist_free_all", (void **)&curl_api.slist_free_all},
+	};
+	curl_rc = gi_dynlib_load(sonames, "libcurl4", symbols, sizeof(symbols) / sizeof(symbols[0]),
+	                         curl_err, sizeof(curl_err));
+	if (curl_rc)
+		gi_log_error("net", "%s", curl_err);
+	else
+		curl_api.global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* 0 when libcurl is loaded, else GI_EUNSUPPORTED (logged once). */
+static int curl_ready(void)
+{
+	pthread_once(&curl_once, curl_load);
+	return curl_rc;
+}
 
 void net_client_global_init(void)
 {
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	/* Nothing to do before threads start: libcurl is loaded, and its
+	 * global state set up, on the first call that needs it (once). */
 }
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
@@ -100,11 +163,14 @@ int net_client_call(const struct net_call *call, int *status, json_t **json_out)
 {
 	*status = 0;
 	*json_out = NULL;
+	int rc = curl_ready();
+	if (rc)
+		return rc;
 	CURL *h = curl_easy_init();
 	if (!h)
 		return GI_EHTTP;
 	long connects = 0;
-	int rc = perform_on(h, call, false, status, json_out, &connects);
+	rc = perform_on(h, call, false, status, json_out, &connects);
 	curl_easy_cleanup(h);
 	return rc;
 }
@@ -117,7 +183,8 @@ struct net_client {
 struct net_client *net_client_new(void)
 {
 	struct net_client *c = gi_calloc(1, sizeof(*c));
-	c->h = curl_easy_init();
+	if (curl_ready() == 0)
+		c->h = curl_easy_init();
 	return c;
 }
 
@@ -153,6 +220,22 @@ unsigned long long net_client_connections(const struct net_client *c)
 	return c ? c->connections : 0;
 }
 
+/* Percent-encodes every byte but the unreserved ones (RFC 3986), as
+ * curl_easy_escape does, without loading libcurl to build a URL. */
+static void url_escape(struct gi_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~') {
+			gi_buf_append(b, p, 1);
+		} else {
+			char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+			gi_buf_append(b, esc, 3);
+		}
+	}
+}
+
 char *net_client_url(const char *base, const char *path, const char *const *query)
 {
 	struct gi_buf b;
@@ -166,9 +249,8 @@ char *net_client_url(const char *base, const char *path, const char *const *quer
 	for (size_t i = 0; query && query[i]; i += 2) {
 		if (!query[i + 1])
 			continue;
-		char *esc = curl_easy_escape(NULL, query[i + 1], 0);
-		gi_buf_printf(&b, "%c%s=%s", sep, query[i], esc ? esc : "");
-		curl_free(esc);
+		gi_buf_printf(&b, "%c%s=", sep, query[i]);
+		url_escape(&b, query[i + 1]);
 		sep = '&';
 	}
 	return gi_buf_take(&b);

@@ -3,7 +3,9 @@
  * pushes to the worker and the CLIs' calls to the daemons.
  *
  * Responses are capped (NET_CLIENT_RESPONSE_LIMIT) and parsed as JSON.
- * Thread-safe after net_client_global_init(): each net_client_call uses its
+ * libcurl is loaded on the first call that needs it (base/dynlib.h); a
+ * machine without it gets GI_EUNSUPPORTED and a logged reason.
+ * Thread-safe: each net_client_call uses its
  * own handle. A `struct net_client` keeps its connections open between
  * calls (HTTP/1.1 keep-alive), for a caller that talks to one server again
  * and again (the monitor's delivery thread); it belongs to one thread at a
@@ -16,7 +18,7 @@
 
 #define NET_CLIENT_RESPONSE_LIMIT (64 * 1024 * 1024)
 
-/* Initialises libcurl once per process; call before starting threads. */
+/* Kept for its callers: libcurl is now set up on first use, once. */
 void net_client_global_init(void);
 
 struct net_call {

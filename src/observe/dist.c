@@ -913,43 +913,6 @@ void dist_strings_free(char **strings, size_t count)
 
 const char *dist_error_hint(int code)
 {
-	switch (code) {
-	case GI_EEPMD:
-		return "check that the host is right and epmd runs there (ERL_EPMD_PORT, if set, "
-		       "must be the port it listens on)";
-	case GI_ENONODE:
-		return "check the node name (`epmd -names` on its host lists the running nodes)";
-	case GI_ECOOKIE:
-		return "the node accepted our name but not our cookie: give the node's cookie with "
-		       "--cookie, GIULIA_COOKIE or ~/.erlang.cookie";
-	case GI_ENOCOOKIE:
-		return "looked for one in --cookie, then GIULIA_COOKIE, then ~/.erlang.cookie "
-		       "(missing, "
-		       "unreadable or empty): give the node's cookie in one of them";
-	case GI_EHANDSHAKE:
-		return "the node closed the connection before the cookie was checked, or answered "
-		       "with something that is not a distribution handshake (a program other than "
-		       "an Erlang node on its port, or a name it still holds: \"alive\"): it may "
-		       "be "
-		       "stopping, or refusing connections (net_kernel, a connection limit); its "
-		       "log may say why";
-	case GI_ENAMEREFUSED:
-		return "the node answered not_allowed to our name: its net_kernel allow list, or a "
-		       "short/long names mismatch (write the node as it names itself: name@host "
-		       "for "
-		       "-sname, name@host.domain or name@ip for -name)";
-	case GI_ETIMEOUT:
-		return "the node did not answer in time: it may be overloaded or stopped; try a "
-		       "longer --timeout";
-	case GI_ENODEDOWN:
-		return "the connection to the node was lost";
-	case GI_EOTPVERSION:
-		return "the node runs Erlang/OTP older than 24, which Giulia does not support";
-	case GI_EBADRPC:
-		return "the node refused or failed the call; its log may say why";
-	case GI_EINVAL:
-		return "node names look like name@host";
-	default:
-		return "";
-	}
+	/* an invalid argument, here, is the node's name */
+	return code == GI_EINVAL ? "node names look like name@host" : gi_error_hint(code);
 }

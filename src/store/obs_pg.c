@@ -37,14 +37,70 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/dynlib.h"
 #include "base/error.h"
 #include "base/log.h"
 
-#define PG_SCHEMA_VERSION   2
-#define PG_PARAMS_MAX       12
-#define PG_FETCH_ROWS       "256"
-#define PG_CONNECT_TIMEOUT  "10"
-#define PG_LOCATION_LOG_MAX 512
+/* libpq, loaded when a PostgreSQL store is opened (base/dynlib.h): the
+ * other commands never map it nor the libraries it pulls in. */
+#define PG_FUNCTIONS(X)         \
+	X(PQclear)              \
+	X(PQcmdTuples)          \
+	X(PQconnectdbParams)    \
+	X(PQerrorMessage)       \
+	X(PQexec)               \
+	X(PQexecParams)         \
+	X(PQfinish)             \
+	X(PQgetisnull)          \
+	X(PQgetvalue)           \
+	X(PQnfields)            \
+	X(PQntuples)            \
+	X(PQreset)              \
+	X(PQresultErrorField)   \
+	X(PQresultErrorMessage) \
+	X(PQresultStatus)       \
+	X(PQstatus)             \
+	X(PQtransactionStatus)
+#define PG_POINTER(f) __typeof__(f) *f;
+static struct {
+	PG_FUNCTIONS(PG_POINTER)
+} pq;
+static pthread_once_t pq_once = PTHREAD_ONCE_INIT;
+static int pq_rc;
+static char pq_err[256];
+
+static void pq_load(void)
+{
+	static const char *const sonames[] = {"libpq.so.5", "libpq.so", NULL};
+#define PG_SYMBOL(f) {#f, (void **)&pq.f},
+	const struct gi_dynlib_symbol symbols[] = {PG_FUNCTIONS(PG_SYMBOL)};
+	pq_rc = gi_dynlib_load(sonames, "libpq5", symbols, sizeof(symbols) / sizeof(symbols[0]),
+	                       pq_err, sizeof(pq_err));
+}
+
+/* The calls below go through the table. */
+#define PQclear              (*pq.PQclear)
+#define PQcmdTuples          (*pq.PQcmdTuples)
+#define PQconnectdbParams    (*pq.PQconnectdbParams)
+#define PQerrorMessage       (*pq.PQerrorMessage)
+#define PQexec               (*pq.PQexec)
+#define PQexecParams         (*pq.PQexecParams)
+#define PQfinish             (*pq.PQfinish)
+#define PQgetisnull          (*pq.PQgetisnull)
+#define PQgetvalue           (*pq.PQgetvalue)
+#define PQnfields            (*pq.PQnfields)
+#define PQntuples            (*pq.PQntuples)
+#define PQreset              (*pq.PQreset)
+#define PQresultErrorField   (*pq.PQresultErrorField)
+#define PQresultErrorMessage (*pq.PQresultErrorMessage)
+#define PQresultStatus       (*pq.PQresultStatus)
+#define PQstatus             (*pq.PQstatus)
+#define PQtransactionStatus  (*pq.PQtransactionStatus)
+#define PG_SCHEMA_VERSION    2
+#define PG_PARAMS_MAX        12
+#define PG_FETCH_ROWS        "256"
+#define PG_CONNECT_TIMEOUT   "10"
+#define PG_LOCATION_LOG_MAX  512
 /* Keys of the advisory locks: hashtext('giulia.schema') and
  * hashtext('giulia.session') computed by the server, so that no constant of
  * ours can collide with an application's small integers by accident. */
@@ -318,6 +374,11 @@ static const struct obs_store_ops PG_OPS;
 int obs_pg_open(const char *conninfo, struct obs_store **out)
 {
 	*out = NULL;
+	pthread_once(&pq_once, pq_load);
+	if (pq_rc) {
+		gi_log_error("obs_store", "cannot use a PostgreSQL store: %s", pq_err);
+		return pq_rc;
+	}
 	struct obs_pg *st = gi_calloc(1, sizeof(*st));
 	st->base.ops = &PG_OPS;
 	obs_store_location_redact(conninfo, st->location, sizeof(st->location));

@@ -122,7 +122,11 @@ static const char drop_sql[] = "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS 
 struct st_db {
 	sqlite3 *sql;
 	char *path;
+	/* The writes' statements, prepared on the connection's first write
+	 * (statements_prepare): a read-only connection, a cold query's, never
+	 * pays for them. */
 	sqlite3_stmt *stmt[Q_COUNT_];
+	bool prepared;
 };
 
 static int sql_error(int rc)
@@ -232,16 +236,6 @@ int st_open(const char *path, bool create, struct st_db **out)
 		rc = schema_prepare(db);
 	if (rc)
 		goto fail;
-	for (int i = 0; i < Q_COUNT_; i++) {
-		int prc = sqlite3_prepare_v3(db->sql, statements[i], -1, SQLITE_PREPARE_PERSISTENT,
-		                             &db->stmt[i], NULL);
-		if (prc != SQLITE_OK) {
-			gi_log_error("store", "preparing %s: %s", statements[i],
-			             sqlite3_errmsg(db->sql));
-			rc = sql_error(prc);
-			goto fail;
-		}
-	}
 	*out = db;
 	return 0;
 fail:
@@ -270,9 +264,40 @@ int st_checkpoint_if_large(struct st_db *db, int64_t wal_bytes)
 	return exec(db, "PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
+/* Prepares the writes' statements once per connection. */
+static int statements_prepare(struct st_db *db)
+{
+	if (db->prepared)
+		return 0;
+	for (int i = 0; i < Q_COUNT_; i++) {
+		int prc = sqlite3_prepare_v3(db->sql, statements[i], -1, SQLITE_PREPARE_PERSISTENT,
+		                             &db->stmt[i], NULL);
+		if (prc != SQLITE_OK) {
+			gi_log_error("store", "preparing %s: %s", statements[i],
+			             sqlite3_errmsg(db->sql));
+			for (int k = 0; k <= i; k++) {
+				sqlite3_finalize(db->stmt[k]);
+				db->stmt[k] = NULL;
+			}
+			return sql_error(prc);
+		}
+	}
+	db->prepared = true;
+	return 0;
+}
+
+/* A write's statement; every write runs inside st_begin, which prepared
+ * them (and failed there if they could not be). */
+static sqlite3_stmt *stmt(struct st_db *db, int q)
+{
+	statements_prepare(db);
+	return db->stmt[q];
+}
+
 int st_begin(struct st_db *db)
 {
-	return exec(db, "BEGIN IMMEDIATE");
+	int rc = statements_prepare(db);
+	return rc ? rc : exec(db, "BEGIN IMMEDIATE");
 }
 
 int st_commit(struct st_db *db)
@@ -330,8 +355,8 @@ int st_file_delete(struct st_db *db, int64_t id)
 	static const int order[] = {Q_DEL_SITES,   Q_DEL_CALLS,  Q_DEL_REFS, Q_DEL_FUNCTIONS,
 	                            Q_DEL_MODULES, Q_DEL_ERRORS, Q_DEL_FILE};
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		sqlite3_bind_int64(db->stmt[order[i]], 1, id);
-		int rc = step_done(db, db->stmt[order[i]]);
+		sqlite3_bind_int64(stmt(db, order[i]), 1, id);
+		int rc = step_done(db, stmt(db, order[i]));
 		if (rc)
 			return rc;
 	}
@@ -340,7 +365,7 @@ int st_file_delete(struct st_db *db, int64_t id)
 
 int st_file_touch(struct st_db *db, int64_t id, int64_t mtime_ns)
 {
-	sqlite3_stmt *st = db->stmt[Q_FILE_TOUCH];
+	sqlite3_stmt *st = stmt(db, Q_FILE_TOUCH);
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, mtime_ns);
 	return step_done(db, st);
@@ -396,7 +421,7 @@ static int refs_write(struct st_db *db, int64_t file_id, int64_t module_id,
 		}
 	}
 	int rc = 0;
-	sqlite3_stmt *st = db->stmt[Q_REF_INSERT];
+	sqlite3_stmt *st = stmt(db, Q_REF_INSERT);
 	for (size_t k = 0; k < agg.len && !rc; k++) {
 		struct agg_ref *a = gi_vec_get(&agg, k);
 		sqlite3_bind_int64(st, 1, file_id);
@@ -439,7 +464,7 @@ static int calls_write(struct st_db *db, int64_t file_id, int64_t function_id,
 		}
 	}
 	int rc = 0;
-	sqlite3_stmt *st = db->stmt[Q_CALL_INSERT];
+	sqlite3_stmt *st = stmt(db, Q_CALL_INSERT);
 	for (size_t k = 0; k < agg.len && !rc; k++) {
 		struct agg_call *a = gi_vec_get(&agg, k);
 		sqlite3_bind_int64(st, 1, file_id);
@@ -460,7 +485,7 @@ static int function_write(struct st_db *db, int64_t file_id, int64_t module_id,
                           const struct facts_module *m, const struct facts_function *fn,
                           struct gi_map *targets)
 {
-	sqlite3_stmt *st = db->stmt[Q_FUNCTION_INSERT];
+	sqlite3_stmt *st = stmt(db, Q_FUNCTION_INSERT);
 	sqlite3_bind_int64(st, 1, file_id);
 	sqlite3_bind_int64(st, 2, module_id);
 	bind_text(st, 3, fn->name);
@@ -495,7 +520,7 @@ static int function_write(struct st_db *db, int64_t file_id, int64_t module_id,
 static int site_insert(struct st_db *db, int64_t file_id, int64_t module_id,
                        const struct facts_site *s)
 {
-	sqlite3_stmt *st = db->stmt[Q_SITE_INSERT];
+	sqlite3_stmt *st = stmt(db, Q_SITE_INSERT);
 	sqlite3_bind_int64(st, 1, file_id);
 	sqlite3_bind_int64(st, 2, module_id);
 	sqlite3_bind_int(st, 3, (int)s->kind);
@@ -525,7 +550,7 @@ static int module_write(struct st_db *db, int64_t file_id, const struct facts_mo
 	struct gi_buf fields, callbacks;
 	gi_buf_init(&fields, 0);
 	gi_buf_init(&callbacks, 0);
-	sqlite3_stmt *st = db->stmt[Q_MODULE_INSERT];
+	sqlite3_stmt *st = stmt(db, Q_MODULE_INSERT);
 	sqlite3_bind_int64(st, 1, file_id);
 	bind_text(st, 2, m->name);
 	sqlite3_bind_int(st, 3, (int)m->kind);
@@ -559,7 +584,7 @@ static int module_write(struct st_db *db, int64_t file_id, const struct facts_mo
 
 int st_file_write(struct st_db *db, const char *relpath, const struct facts_file *f, bool is_test)
 {
-	sqlite3_stmt *st = db->stmt[Q_FILE_FIND];
+	sqlite3_stmt *st = stmt(db, Q_FILE_FIND);
 	bind_text(st, 1, relpath);
 	int64_t old = 0;
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -569,7 +594,7 @@ int st_file_write(struct st_db *db, const char *relpath, const struct facts_file
 	int rc = old ? st_file_delete(db, old) : 0;
 	if (rc)
 		return rc;
-	st = db->stmt[Q_FILE_INSERT];
+	st = stmt(db, Q_FILE_INSERT);
 	bind_text(st, 1, relpath);
 	sqlite3_bind_int64(st, 2, (int64_t)f->size);
 	sqlite3_bind_int64(st, 3, f->mtime_ns);
@@ -584,7 +609,7 @@ int st_file_write(struct st_db *db, const char *relpath, const struct facts_file
 	if (rc)
 		return rc;
 	int64_t file_id = sqlite3_last_insert_rowid(db->sql);
-	st = db->stmt[Q_ERROR_INSERT];
+	st = stmt(db, Q_ERROR_INSERT);
 	for (size_t i = 0; i < f->errors.len && !rc; i++) {
 		const struct facts_error *e = gi_vec_get(&f->errors, i);
 		sqlite3_bind_int64(st, 1, file_id);
@@ -596,7 +621,7 @@ int st_file_write(struct st_db *db, const char *relpath, const struct facts_file
 	for (size_t i = 0; i < f->modules.len && !rc; i++)
 		rc = module_write(db, file_id, gi_vec_get(&f->modules, i), &edges);
 	if (!rc) {
-		st = db->stmt[Q_FILE_EDGES];
+		st = stmt(db, Q_FILE_EDGES);
 		sqlite3_bind_int64(st, 1, file_id);
 		sqlite3_bind_int64(st, 2, edges);
 		rc = step_done(db, st);
@@ -644,9 +669,6 @@ int st_summary_fill(struct st_db *db, json_t *summary)
 	     * defined in two files (or in source and object code) is one */
 	    {"modules", "SELECT count(DISTINCT name) FROM modules"},
 	    /* written in the source; generated ones (known macros) apart */
-	    {"functions", "SELECT count(*) FROM functions WHERE generated_by IS NULL"},
-	    {"generated_functions",
-	     "SELECT count(*) FROM functions WHERE generated_by IS NOT NULL"},
 	    {"edges", "SELECT coalesce(sum(edge_count), 0) FROM files"},
 	};
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
@@ -656,15 +678,23 @@ int st_summary_fill(struct st_db *db, json_t *summary)
 			return rc;
 		json_object_set_new(summary, counts[i].key, json_integer(v));
 	}
+	/* Written in the source, and generated (known macros) apart: one scan. */
+	int64_t all = 0, generated = 0;
+	int rc = query_int(db, "SELECT count(*) FROM functions", &all);
+	if (!rc)
+		rc = query_int(db, "SELECT count(generated_by) FROM functions", &generated);
+	if (rc)
+		return rc;
+	json_object_set_new(summary, "functions", json_integer(all - generated));
+	json_object_set_new(summary, "generated_functions", json_integer(generated));
 	json_t *errors = json_array(), *skipped = json_array();
 	json_object_set_new(summary, "parse_errors", errors);
 	json_object_set_new(summary, "skipped", skipped);
 	sqlite3_stmt *st = NULL;
-	int rc =
-	    sqlite3_prepare_v2(db->sql,
-	                       "SELECT f.path, e.line, e.message FROM parse_errors e JOIN files "
-	                       "f ON f.id = e.file_id ORDER BY f.path, e.line",
-	                       -1, &st, NULL);
+	rc = sqlite3_prepare_v2(db->sql,
+	                        "SELECT f.path, e.line, e.message FROM parse_errors e JOIN files "
+	                        "f ON f.id = e.file_id ORDER BY f.path, e.line",
+	                        -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return sql_error(rc);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1023,7 +1053,7 @@ int st_files_unhashed_each(struct st_db *db, st_unhashed_fn fn, void *ctx)
  * of facts_file.modules); at most `max`; the count in *n. */
 static int bodies_module_ids(struct st_db *db, int64_t id, int64_t *ids, size_t max, size_t *n)
 {
-	sqlite3_stmt *st = db->stmt[Q_BODIES_MODULES];
+	sqlite3_stmt *st = stmt(db, Q_BODIES_MODULES);
 	sqlite3_bind_int64(st, 1, id);
 	int rc;
 	*n = 0;
@@ -1040,7 +1070,7 @@ static int bodies_module_ids(struct st_db *db, int64_t id, int64_t *ids, size_t 
 int st_file_bodies_write(struct st_db *db, int64_t id, const struct facts_file *f, bool *written)
 {
 	*written = false;
-	sqlite3_stmt *st = db->stmt[Q_BODIES_FILE];
+	sqlite3_stmt *st = stmt(db, Q_BODIES_FILE);
 	sqlite3_bind_int64(st, 1, id);
 	int step = sqlite3_step(st);
 	uint64_t stored = step == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
@@ -1066,8 +1096,8 @@ int st_file_bodies_write(struct st_db *db, int64_t id, const struct facts_file *
 		}
 	}
 	if (!rc) {
-		sqlite3_bind_int64(db->stmt[Q_BODIES_DONE], 1, id);
-		rc = step_done(db, db->stmt[Q_BODIES_DONE]);
+		sqlite3_bind_int64(stmt(db, Q_BODIES_DONE), 1, id);
+		rc = step_done(db, stmt(db, Q_BODIES_DONE));
 	}
 	*written = rc == 0;
 done:

@@ -333,7 +333,14 @@ static bool check_sampler_saw(json_t *snap, double period_ms, const char *frame_
 	TH_ASSERT_OK(obs_view_parse(snap, &v));
 	const struct obs_view_executing *x = &v.executing;
 	TH_ASSERT(x->present);
-	TH_ASSERT_DBL_NEAR(x->period_ms, period_ms, 0);
+	/* The period asked for, or a longer one where the guest's budget had to
+	 * lengthen it (a slow build on a loaded machine): then the observer's
+	 * section says what was asked. */
+	TH_ASSERT_MSG(x->period_ms == period_ms ||
+	                  (x->period_ms > period_ms && v.observer.present &&
+	                   v.observer.sample_period_ms == period_ms),
+	              "period %g, asked %g, observer's asked %g", x->period_ms, period_ms,
+	              v.observer.sample_period_ms);
 	/* candidates are the processes that did real work, at most K */
 	TH_ASSERT(x->candidates >= 1 && x->candidates <= OBS_SAMPLE_PROCESSES_DEFAULT);
 	TH_ASSERT(x->ticks >= 1);

@@ -21,6 +21,7 @@
 #include "base/runtime.h"
 #include "base/str.h"
 #include "base/vec.h"
+#include "cli/cli.h"
 #include "harness.h"
 #include "source/facts.h"
 
@@ -138,6 +139,44 @@ static void module_names_convert(void)
 	TH_ASSERT_STR_EQ(out, "Elixir.Nexus.Repo");
 	TH_ASSERT_STR_EQ(gi_strerror(GI_ETIMEOUT), "timed out");
 	TH_ASSERT_STR_EQ(gi_errname(GI_ECOOKIE), "COOKIE");
+}
+
+/* The error table's columns: every code has its name, text and a status a
+ * client can act on; the exit codes are the ones cli.h names (docs/CLI.md
+ * documents them by number: a changed column would break scripts). */
+static void error_table_columns_agree(void)
+{
+	for (int code = GI_EFIRST_ + 1; code < GI_ELAST_; code++) {
+		TH_ASSERT(strcmp(gi_errname(code), "UNKNOWN") != 0);
+		TH_ASSERT(strcmp(gi_strerror(code), "unknown error") != 0);
+		int status = gi_error_http_status(code);
+		TH_ASSERT_MSG(status >= 400 && status < 600, "%s: %d", gi_errname(code), status);
+		TH_ASSERT(gi_error_hint(code) != NULL);
+	}
+	TH_ASSERT_INT_EQ(gi_error_http_status(0), 200);
+	TH_ASSERT_INT_EQ(gi_error_http_status(GI_ENOTFOUND), 404);
+	TH_ASSERT_INT_EQ(gi_error_http_status(GI_ETIMEOUT), 504);
+	TH_ASSERT_INT_EQ(gi_error_http_status(-1), 500);
+	const struct {
+		int code, exit;
+	} exits[] = {{0, CLI_EXIT_OK},
+	             {GI_EINVAL, CLI_EXIT_FAILURE},
+	             {GI_EEPMD, CLI_EXIT_EPMD},
+	             {GI_ENONODE, CLI_EXIT_NONODE},
+	             {GI_ECOOKIE, CLI_EXIT_COOKIE},
+	             {GI_ETIMEOUT, CLI_EXIT_TIMEOUT},
+	             {GI_ENODEDOWN, CLI_EXIT_NODEDOWN},
+	             {GI_EOTPVERSION, CLI_EXIT_OTPVERSION},
+	             {GI_EBADRPC, CLI_EXIT_BADRPC},
+	             {GI_ECONNECT, CLI_EXIT_CONNECT},
+	             {GI_ENOCOOKIE, CLI_EXIT_NOCOOKIE},
+	             {GI_EHANDSHAKE, CLI_EXIT_HANDSHAKE},
+	             {GI_ENAMEREFUSED, CLI_EXIT_NAMEREFUSED},
+	             {-1, CLI_EXIT_FAILURE}};
+	for (size_t i = 0; i < sizeof(exits) / sizeof(exits[0]); i++)
+		TH_ASSERT_INT_EQ(cli_exit_code_for(exits[i].code), exits[i].exit);
+	TH_ASSERT_STR_CONTAINS(gi_error_hint(GI_ENOCOOKIE), "GIULIA_COOKIE");
+	TH_ASSERT_STR_EQ(gi_error_hint(GI_EIO), "");
 }
 
 /* The harness ran gi_runtime_init(); a second call changes nothing. */
@@ -329,6 +368,7 @@ int main(int argc, char **argv)
 	    TH_TEST(strings_are_checked),
 	    TH_TEST(files_round_trip),
 	    TH_TEST(module_names_convert),
+	    TH_TEST(error_table_columns_agree),
 	    TH_TEST(jansson_allocates_through_gi_malloc),
 	    TH_TEST(json_text_matches_jansson),
 	    TH_TEST(json_text_reals_match_jansson),

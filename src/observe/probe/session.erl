@@ -486,10 +486,10 @@ ReadCalls = fun(S) ->
     Prev = maps:get(c_prev, S, #{}),
     Read = lists:append([begin
         Counts = CcInfo(MFAs),
-        [{MFA, C} || {MFA, {call_count, C}} <- lists:zip(MFAs, Counts), is_integer(C)]
+        [{Key, C} || {Key, {call_count, C}} <- lists:zip(MFAs, Counts), is_integer(C)]
     end || {_M, MFAs} <- maps:get(traced, S)]),
-    Calls = [{Mo, F, A, D} || {{Mo, F, A} = MFA, C} <- Read,
-                              D <- [C - maps:get(MFA, Prev, 0)], D > 0],
+    Calls = [{Mo, F, A, D} || {{Mo, F, A} = Key, C} <- Read,
+                              D <- [C - maps:get(Key, Prev, 0)], D > 0],
     {Calls, S#{c_prev => maps:from_list(Read)}}
 end,
 
@@ -604,7 +604,7 @@ DutyBackOff = fun(S, M, Why) ->
        d_pending => lists:keydelete(M, 2, maps:get(d_pending, S, []))}
 end,
 %% The counters as they are (a plain read, no barrier).
-DutyRead = fun(M, MFAs) ->
+DutyRead = fun(_M, MFAs) ->
     Counts = CcInfo(MFAs),
     [case C of {call_count, N} when is_integer(N) -> N; _ -> 0 end || C <- Counts]
 end,
@@ -1536,7 +1536,7 @@ CtSample = fun(Ct, Hot, Exclude, NodeReds, WindowMs) ->
     {Section, Notes, Ct2#{errors => []}}
 end,
 %% Wraps a sample reply: adds the call_time section and its notes.
-CtWrap = fun({Reply, S1}, S0) ->
+CtWrap = fun({Reply, S1}, _S0) ->
     case {maps:get(call_time, S1, undefined), Reply} of
         {undefined, _} -> {Reply, S1};
         {Ct, #{errors := Errors}} ->

@@ -8,9 +8,9 @@
 %% closures' environments share what they have in common. A closure built
 %% here and spawned would be copied into the new process, and a copy does not
 %% keep that sharing: each closure's environment holds the closures defined
-%% before it, so the copy grew to megabytes and every step of the session
-%% paid for collecting it (measured: 9 MB and 100-400 us per statement of a
-%% sample at 10k processes, against ... after; docs/OBSERVE.md).
+%% before it, so the copy grew to megabytes (9 MB measured) and every step
+%% of the session paid for collecting it (docs/OBSERVE.md, "The session
+%% process").
 %%
 %% Returns {ok, Pid, Info} once the session process has set itself up
 %% (session.erl sends Info to Parent, tagged with Ready), or {error, Reason}.

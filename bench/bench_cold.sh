@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Cold commands (not a test): a fresh `giulia` process per question, as
+# assistants, editors and people run it, on Elixir's own lib/ (Debian's
+# source package of the installed version, build/elixir-src, as
+# bench_edge_recall.sh finds it). Side by side in one run, alternated round
+# by round (the machine is shared: ratios, medians):
+#   - hubs, dependents Kernel, impact Kernel, search code and `giulia mcp`
+#     over stdio (initialize and one knowledge_dependents call), answered
+#     from the snapshots (DB.graph, DB.search) against the same binary
+#     rebuilding the graph and the search index (GIULIA_GRAPH_SNAPSHOT=0);
+#   - `giulia --version` against /bin/true, and against the same objects
+#     linked with every library dynamically (libcurl, libpq, libmicrohttpd
+#     and what they pull in), the dynamic linker's cost.
+# Wall and CPU (user + system) per process from bench/cold_run.c.
+#
+#   bench/bench_cold.sh                  (BENCH_ROUNDS=21 by default)
+#   BENCH_DIR=/tmp/x BENCH_ROUNDS=5 bench/bench_cold.sh [SOURCE_ROOT]
+# needs: elixir src:elixir-lang
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${BENCH_ROUNDS:-21}
+root=${1:-${GIULIA_ELIXIR_SRC:-build/elixir-src}}
+[ -f "$root/lib/elixir/lib/kernel.ex" ] ||
+  { echo "bench_cold: no Elixir source at $root (scripts/deps.sh bench fetches it)" >&2; exit 1; }
+giulia=$PWD/bin/giulia
+[ -x "$giulia" ] || { echo "bench_cold: build first (make)" >&2; exit 1; }
+work=${BENCH_DIR:-$(mktemp -d /tmp/giulia-bench-cold.XXXXXX)}
+mkdir -p build/bench "$work"
+cc -std=c11 -D_GNU_SOURCE -O2 -o build/bench/cold_run bench/cold_run.c
+run=$PWD/build/bench/cold_run
+# The same objects, every library linked dynamically (the build before
+# issue 31).
+cc -o build/bench/giulia_all_dynamic build/release/obj/src/cli/main.o build/release/libgiulia.a \
+  /usr/lib/libei.a $(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib libpq) \
+  -lpthread -lm
+alldyn=$PWD/build/bench/giulia_all_dynamic
+
+proj="$work/elixir"
+if [ ! -d "$proj/lib" ]; then
+  mkdir -p "$proj" && cp -r "$root/lib" "$proj/lib"
+fi
+"$giulia" index "$proj" >/dev/null 2>&1 || true
+files=$(find "$proj/lib" -name '*.ex' -o -name '*.exs' | wc -l)
+bytes=$(find "$proj/lib" \( -name '*.ex' -o -name '*.exs' \) -print0 | xargs -0 cat | wc -c)
+echo "corpus: $files files, $(awk "BEGIN{printf \"%.1f\", $bytes/1048576}") MB ($root/lib), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# `giulia mcp` over stdio as an assistant starts it: initialize, then one
+# tool call, then end of input.
+mcp_in="$work/mcp.jsonl"
+printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"knowledge_dependents","arguments":{"module":"Kernel"}}}' \
+  >"$mcp_in"
+
+declare -A wall cpu
+cases=(hubs dependents impact search mcp version)
+cmd_of() {
+  case $1 in
+    hubs) echo "hubs" ;;
+    dependents) echo "dependents Kernel" ;;
+    impact) echo "impact Kernel" ;;
+    search) echo "search code split a string" ;;
+    mcp) echo "mcp --project $proj" ;;
+  esac
+}
+measure() { # key, then cold_run's arguments
+  local key=$1 out
+  shift
+  out=$(cd "$proj" && "$run" "$@" <"$mcp_in" 2>/dev/null) || { echo "bench_cold: $* failed" >&2; exit 1; }
+  wall[$key]+="$(echo "$out" | awk '{print $2}') "
+  cpu[$key]+="$(echo "$out" | awk '{print $4}') "
+}
+for _ in $(seq "$rounds"); do
+  for c in "${cases[@]}"; do
+    if [ "$c" = version ]; then
+      measure "version snapshot" -- "$giulia" --version
+      measure "version true" -- /bin/true
+      measure "version dynamic" -- "$alldyn" --version
+    else
+      # shellcheck disable=SC2046
+      measure "$c snapshot" -- "$giulia" $(cmd_of "$c")
+      # shellcheck disable=SC2046
+      measure "$c rows" GIULIA_GRAPH_SNAPSHOT=0 -- "$giulia" $(cmd_of "$c")
+    fi
+  done
+done
+
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+p90() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {i=int(NR*0.9+0.5); if(i<1)i=1; print a[i]}'; }
+ms() { awk "BEGIN{printf \"%.2f\", $1/1000}"; }
+ratio() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
+printf '%-44s %10s %10s %10s   %s\n' "cold process (p50 of $rounds, alternated)" "wall ms" "p90 ms" "cpu ms" "ratio wall / cpu"
+row() { # label, key, reference key
+  local w c rw rc
+  w=$(echo "${wall[$2]}" | median) c=$(echo "${cpu[$2]}" | median)
+  rw=$(echo "${wall[$3]}" | median) rc=$(echo "${cpu[$3]}" | median)
+  printf '%-44s %10s %10s %10s   %s / %s\n' "$1" "$(ms "$w")" "$(ms "$(echo "${wall[$2]}" | p90)")" "$(ms "$c")" \
+    "$(ratio "$w" "$rw")" "$(ratio "$c" "$rc")"
+}
+for c in hubs dependents impact search mcp; do
+  label=$(cmd_of "$c")
+  row "$label (snapshot)" "$c snapshot" "$c rows"
+  row "$label (graph from the rows)" "$c rows" "$c rows"
+done
+row "giulia --version" "version snapshot" "version true"
+row "/bin/true" "version true" "version true"
+row "giulia --version, every library dynamic" "version dynamic" "version true"
+echo "(ratios: against the graph from the rows for queries, against /bin/true for --version)"
+
+# Re-index after editing one file (a mid-sized one, ~31 KB), and with nothing
+# changed, median of 10: the index's own time (elapsed_ms, in-process) and
+# the whole process's CPU, which includes the graph snapshot written after
+# an index that changed something.
+target="$proj/lib/elixir/lib/calendar/date.ex"
+declare -a inc_el inc_cpu noop_el noop_cpu
+reindex() { # prints "elapsed_ms cpu_us"
+  local out
+  out=$("$run" -o "$work/index.json" -- "$giulia" index "$proj" --json)
+  printf '%s %s\n' "$(sed -n 's/.*"elapsed_ms": \([0-9.]*\).*/\1/p' "$work/index.json")" \
+    "$(echo "$out" | awk '{print $4}')"
+}
+for i in $(seq 10); do
+  printf '\n# edit %s\n' "$i" >>"$target"
+  read -r e c < <(reindex)
+  inc_el+=("$e") inc_cpu+=("$c")
+  read -r e c < <(reindex)
+  noop_el+=("$e") noop_cpu+=("$c")
+done
+med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+printf '%-44s %10s ms in-process %10s ms cpu (whole process)\n' "index, one file edited (median of 10)" \
+  "$(med "${inc_el[@]}")" "$(ms "$(med "${inc_cpu[@]}")")"
+printf '%-44s %10s ms in-process %10s ms cpu (whole process)\n' "index, nothing changed (median of 10)" \
+  "$(med "${noop_el[@]}")" "$(ms "$(med "${noop_cpu[@]}")")"
