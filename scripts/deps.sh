@@ -62,6 +62,7 @@ erlang-p1-sqlite3       test,demo,bench     :sqlite3, the store of Nexus and of 
 erlang-p1-pgsql         test,demo,bench     :pgsql, Nexus's PostgreSQL repo (compiled with --warnings-as-errors)
 curl                    test,demo,bench     scripts/nexus.sh health checks, the demo's and benches' requests
 wrk                     test,demo,bench     HTTP load on the demo target and the daemons
+yaws                    test                a real Erlang web server nobody here wrote (e2e_servers, issue 29)
 jq                      test,demo,bench     the demo's replay summary (SCENARIO=all) and its e2e test; bench_checks.sh
 zsh                     test                the zsh completion, parsed and loaded by zsh in the CLI help tests
 chromium                test,bench          renders the HTML report headless; the dashboard's browser tests and bench

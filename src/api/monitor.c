@@ -630,8 +630,8 @@ static void *pull_run(void *arg)
 		if (gi_module_atom_name(key, atom, sizeof(atom)) == 0)
 			atoms[k++] = gi_strdup(atom);
 	}
-	struct beam_pull_request rq = {(const char *const *)atoms, k, true, 0,
-	                               gi_clock_mono_ms() + PULL_DEADLINE_MS};
+	struct beam_pull_request rq = {
+	    (const char *const *)atoms, k, true, 0, gi_clock_mono_ms() + PULL_DEADLINE_MS, true};
 	struct beam_pull_summary sum;
 	char err[512];
 	j->batch = batch_new(j->fin);
@@ -644,6 +644,14 @@ static void *pull_run(void *arg)
 	if (rc)
 		json_object_set_new(oc, "error", json_string(err));
 	json_object_set_new(j->fin, "object_code", oc);
+	/* Where the node keeps its tables, for the rules' storage model. */
+	if (sum.storage) {
+		json_t *lines = json_array();
+		for (size_t i = 0; i < sum.storage_count; i++)
+			json_array_append_new(lines, json_string(sum.storage[i]));
+		json_object_set_new(j->fin, "storage", lines);
+		dist_strings_free(sum.storage, sum.storage_count);
+	}
 	if (rc)
 		gi_log_warn("monitor", "object code of %s not pulled: %s", node, err);
 	api_pusher_push(j->m->pusher, API_PUSH_FINALIZE, j->fin);

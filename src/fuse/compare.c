@@ -2,7 +2,9 @@
  * compare.c - what changed between two profiles of the same node (before and
  * after a fix): metric deltas, hot modules that entered or left the hot list
  * (with share changes of those that stayed), recommendations resolved, new
- * or still present (matched by rule id and subject).
+ * or still present (matched by rule id and subject), and those that cannot
+ * be called resolved because the second profile did not observe their
+ * subject the same way (not traced, too few snapshots, another view).
  */
 #include <math.h>
 #include <stdio.h>
@@ -66,7 +68,8 @@ static double signal_value(json_t *profile, size_t i)
 
 /* The verdict: "better", "worse", "mixed" or "unchanged", with the reasons
  * (the signals that moved, and the recommendations resolved and new). */
-static json_t *verdict(json_t *a, json_t *b, size_t resolved, size_t added, size_t remaining)
+static json_t *verdict(json_t *a, json_t *b, size_t resolved, size_t added, size_t remaining,
+                       size_t not_comparable)
 {
 	int better = 0, worse = 0;
 	json_t *reasons = json_array();
@@ -114,6 +117,15 @@ static json_t *verdict(json_t *a, json_t *b, size_t resolved, size_t added, size
 		         added == 1 ? "" : "s");
 		json_array_append_new(reasons, json_string(text));
 		worse++;
+	}
+	if (not_comparable > 0) {
+		char text[160];
+		snprintf(text, sizeof(text),
+		         "%zu recommendation%s not comparable (the second profile did not observe "
+		         "%s the same way)",
+		         not_comparable, not_comparable == 1 ? "" : "s",
+		         not_comparable == 1 ? "its subject" : "their subjects");
+		json_array_append_new(reasons, json_string(text));
 	}
 	const char *v = better && worse ? "mixed"
 	                : better        ? "better"
@@ -179,6 +191,93 @@ static json_t *find_rec(json_t *list, json_t *rec)
 		if (same_rec(json_array_get(list, i), rec))
 			return json_array_get(list, i);
 	return NULL;
+}
+
+/* Whether `list` (an array of strings) holds `s`. */
+static bool list_has(json_t *list, const char *s)
+{
+	for (size_t i = 0; s && json_is_array(list) && i < json_array_size(list); i++) {
+		const char *x = json_string_value(json_array_get(list, i));
+		if (x && strcmp(x, s) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The module of a subject "Mod" or "Mod.fun/arity", into `buf`. */
+static const char *subject_module(const char *subject, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s", subject ? subject : "");
+	char *slash = strrchr(buf, '/');
+	if (slash) {
+		*slash = '\0';
+		char *dot = strrchr(buf, '.');
+		if (dot)
+			*dot = '\0';
+	}
+	return buf;
+}
+
+/* Whether profile `b` observed what recommendation `rec` of profile `a`
+ * rests on the way `a` did, so that its absence from `b` means it was
+ * resolved; when not, why, in `why`. Counts need the subject traced again;
+ * trends need as many snapshots as the rules ask; the hot modules need the
+ * same view (executing or ownership) and a graph. */
+static bool comparable(json_t *rec, json_t *a, json_t *b, char *why, size_t size)
+{
+	double rule = fuse_num(rec, "rule");
+	double snaps = fuse_num_path(b, "session.snapshot_count");
+	const char *subject = fuse_str(rec, "subject");
+	json_t *traced_a = fuse_get_path(a, "session.traced_modules");
+	json_t *traced_b = fuse_get_path(b, "session.traced_modules");
+	char mod[FUSE_MAX_NAME];
+	subject_module(subject, mod, sizeof(mod));
+	why[0] = '\0';
+	if (!isfinite(snaps) || snaps < 3) {
+		snprintf(why, size, "the second profile has %.0f snapshots (the rules need 3)",
+		         isfinite(snaps) ? snaps : 0);
+		return false;
+	}
+	bool counted = rule == 3 || rule == 4 || (rule == 5 && subject && strchr(subject, '/'));
+	if (counted && !list_has(traced_b, mod)) {
+		snprintf(why, size, "%s was not traced in the second profile", mod);
+		return false;
+	}
+	if (rule == 10) {
+		const char *reader = fuse_str_path(rec, "evidence.reader");
+		if (!json_is_object(json_object_get(b, "storage"))) {
+			snprintf(why, size, "the second profile did not read the node's tables");
+			return false;
+		}
+		if (reader && !list_has(traced_b, reader)) {
+			snprintf(why, size, "%s, which read the table, was not traced", reader);
+			return false;
+		}
+	}
+	if (rule == 8) {
+		bool any = false;
+		for (size_t i = 0; json_is_array(traced_a) && i < json_array_size(traced_a); i++)
+			any |= list_has(traced_b, json_string_value(json_array_get(traced_a, i)));
+		if (json_array_size(traced_a) > 0 && !any) {
+			snprintf(why, size,
+			         "none of the first profile's traced modules was traced");
+			return false;
+		}
+	}
+	if (rule == 5 && subject && !strchr(subject, '/')) {
+		const char *ba = fuse_str(a, "hot_modules_basis"),
+		           *bb = fuse_str(b, "hot_modules_basis");
+		if (ba && bb && strcmp(ba, bb) != 0) {
+			snprintf(why, size, "the hot modules are of another view (%s, then %s)", ba,
+			         bb);
+			return false;
+		}
+		if (!fuse_bool(json_object_get(b, "graph"), "answered")) {
+			snprintf(why, size, "the second profile has no knowledge graph");
+			return false;
+		}
+	}
+	return true;
 }
 
 static json_t *rec_brief(json_t *r)
@@ -284,9 +383,19 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 	json_t *ra = json_object_get(a, "recommendations"),
 	       *rb = json_object_get(b, "recommendations");
 	json_t *resolved = json_array(), *added = json_array(), *still = json_array();
+	json_t *unknown = json_array();
 	for (size_t i = 0; i < json_array_size(ra); i++) {
 		json_t *r = json_array_get(ra, i);
-		json_array_append_new(find_rec(rb, r) ? still : resolved, rec_brief(r));
+		char why[FUSE_MAX_NAME + 128];
+		if (find_rec(rb, r)) {
+			json_array_append_new(still, rec_brief(r));
+		} else if (!comparable(r, a, b, why, sizeof(why))) {
+			json_t *e = rec_brief(r);
+			json_object_set_new(e, "why", json_string(why));
+			json_array_append_new(unknown, e);
+		} else {
+			json_array_append_new(resolved, rec_brief(r));
+		}
 	}
 	for (size_t i = 0; i < json_array_size(rb); i++) {
 		json_t *r = json_array_get(rb, i);
@@ -297,10 +406,11 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 	json_object_set_new(recs, "resolved", resolved);
 	json_object_set_new(recs, "new", added);
 	json_object_set_new(recs, "remaining", still);
+	json_object_set_new(recs, "not_comparable", unknown);
 	json_object_set_new(c, "recommendations", recs);
 	json_object_set_new(c, "verdict",
 	                    verdict(a, b, json_array_size(resolved), json_array_size(added),
-	                            json_array_size(still)));
+	                            json_array_size(still), json_array_size(unknown)));
 	*out = c;
 	return 0;
 }
@@ -386,6 +496,14 @@ int fuse_compare_text(json_t *cmp, struct gi_buf *out)
 	put_recs(out, "Recommendations resolved", json_object_get(recs, "resolved"));
 	put_recs(out, "Recommendations new", json_object_get(recs, "new"));
 	put_recs(out, "Recommendations remaining", json_object_get(recs, "remaining"));
+	json_t *unknown = json_object_get(recs, "not_comparable");
+	if (json_array_size(unknown) > 0) {
+		put_recs(out, "Recommendations not comparable", unknown);
+		for (size_t i = 0; i < json_array_size(unknown); i++) {
+			const char *why = fuse_str(json_array_get(unknown, i), "why");
+			gi_buf_printf(out, "    why: %.*s\n", 70, why ? why : "-");
+		}
+	}
 	json_t *v = json_object_get(cmp, "verdict");
 	json_t *reasons = json_object_get(v, "reasons");
 	struct gi_buf line;

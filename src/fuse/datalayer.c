@@ -5,9 +5,14 @@
  * model", prints it).
  *
  * This is platform knowledge (drivers and libraries anyone may use), never a
- * name of an application. A module is in the table when talking to it is a
- * database round trip; :ets, :dets, :persistent_term and process state are
- * not databases (they are local memory, the remedy rather than the cost).
+ * name of an application. A module is in the table when it is where data
+ * lives outside a process's own memory. Each says where that is
+ * (fuse_driver_storage, docs/RULES.md "Where data lives"): outside the VM
+ * (drivers that talk over sockets or ports: a round trip per call), DETS
+ * (a file behind one server process), or mnesia (ETS tables of the node for
+ * ram_copies and disc_copies, DETS for disc_only_copies). :ets,
+ * :persistent_term and process state are not in the table: they are local
+ * memory, the remedy rather than the cost.
  *
  * Effects: READ and WRITE where the function says so; UNKNOWN where the
  * statement decides (`:sqlite3.sql_exec/3`, `Postgrex.query/4`: a SELECT or
@@ -125,14 +130,35 @@ static const struct driver_function drivers[] = {
     {":mnesia", "dirty_delete_object", W},
     {":mnesia", "dirty_update_counter", W},
     {":mnesia", "clear_table", W},
-    {":mnesia", "create_table", W},
-    {":mnesia", "delete_table", W},
+    /* Schema changes (create_table, delete_table at start-up) are not
+     * operations on the data, and do not make their caller a data layer. */
     {":mnesia", "transaction", U},
     {":mnesia", "sync_transaction", U},
     {":mnesia", "activity", U},
     {":mnesia", "async_dirty", U},
     {":mnesia", "sync_dirty", U},
     {":mnesia", NULL, N}, /* start, stop, wait_for_tables, table_info, system_info */
+    /* DETS (OTP): a file read through the dets server process; local, but
+     * every lookup is file I/O serialised through one process. */
+    {":dets", "lookup", R},
+    {":dets", "member", R},
+    {":dets", "match", R},
+    {":dets", "match_object", R},
+    {":dets", "select", R},
+    {":dets", "first", R},
+    {":dets", "next", R},
+    {":dets", "foldl", R},
+    {":dets", "foldr", R},
+    {":dets", "traverse", R},
+    {":dets", "insert", W},
+    {":dets", "insert_new", W},
+    {":dets", "delete", W},
+    {":dets", "delete_object", W},
+    {":dets", "match_delete", W},
+    {":dets", "select_delete", W},
+    {":dets", "update_counter", W},
+    {":dets", "delete_all_objects", W},
+    {":dets", NULL, N}, /* open_file, close, info, sync */
     /* Redis: Redix, eredis (the command decides). */
     {"Redix", "start_link", N},
     {"Redix", "stop", N},
@@ -230,6 +256,35 @@ enum fuse_effect fuse_repo_api_effect(const char *function)
 	if (same_function(function, "transaction"))
 		return FUSE_EFFECT_UNKNOWN;
 	return FUSE_EFFECT_NONE;
+}
+
+enum fuse_storage fuse_driver_storage(const char *module)
+{
+	if (!module || !fuse_driver_module(module))
+		return FUSE_STORAGE_NONE;
+	/* mnesia's ram_copies and disc_copies tables are ETS tables of the
+	 * node; only disc_only_copies are DETS, which the node's facts tell
+	 * (profile.storage), not the call. */
+	if (strcmp(module, ":mnesia") == 0)
+		return FUSE_STORAGE_MNESIA;
+	if (strcmp(module, ":dets") == 0)
+		return FUSE_STORAGE_DETS;
+	return FUSE_STORAGE_EXTERNAL;
+}
+
+const char *fuse_storage_name(enum fuse_storage s)
+{
+	switch (s) {
+	case FUSE_STORAGE_EXTERNAL:
+		return "external";
+	case FUSE_STORAGE_MNESIA:
+		return "mnesia";
+	case FUSE_STORAGE_DETS:
+		return "dets";
+	case FUSE_STORAGE_NONE:
+		break;
+	}
+	return "none";
 }
 
 const char *fuse_effect_name(enum fuse_effect e)

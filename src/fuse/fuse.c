@@ -106,6 +106,7 @@ struct mod_stat {
 
 struct proc_stat {
 	const char *pid, *name, *module, *initial_call;
+	const char *running; /* the application module of its current function, last seen */
 	double reductions;
 	long cpu_samples, seen_seq;
 	double queue_first, queue_last, queue_max;
@@ -136,6 +137,7 @@ struct func_stat {
 	const char *cls;   /* read, write, mixed, unknown, compute, pipeline */
 	const char *basis; /* driver, graph, runtime, name */
 	const char *layer; /* the data-layer module it reaches, or NULL */
+	unsigned reach;    /* REACH_* bits of its static paths (where its data lives) */
 	bool split;        /* runtime split: op_reads/op_writes hold its operations */
 	double op_reads, op_writes;
 };
@@ -146,8 +148,15 @@ struct func_stat {
 #define REACH_WRITE   2u
 #define REACH_UNKNOWN 4u
 #define REACH_DB      8u
+#define REACH_OUTSIDE 16u   /* a driver whose data leaves the VM (sockets, ports) */
+#define REACH_IN_VM   32u   /* mnesia: ETS tables of the node (ram/disc_copies) */
+#define REACH_DETS    64u   /* DETS: a file behind one server process */
 #define REACH_DEPTH   6     /* call edges followed from a traced function */
 #define REACH_QUERIES 20000 /* function_details queries per profile */
+/* A traced module is a data layer by its driver calls only when functions
+ * that touch the driver's data make at least this share of its counted
+ * calls (docs/RULES.md, "Where data lives"). */
+#define DATA_LAYER_CALL_SHARE 0.10
 
 struct reach {
 	unsigned effects;
@@ -163,6 +172,8 @@ struct traced_mod {
 	double window_ms;
 	double calls, raw_pipeline;            /* every traced call; pipeline helper calls */
 	double reads, writes, pipeline, other; /* operations: see recount_operations */
+	double reads_in_vm;                    /* reads whose data is ETS already (mnesia) */
+	double layer_share;                    /* calls reaching a driver: NAN unknown, <0 unset */
 	json_t *calls_traced;                  /* other traced modules its functions call */
 };
 
@@ -281,6 +292,7 @@ static struct traced_mod *traced_get(struct ctx *c, const char *name)
 	t = gi_arena_calloc(&c->arena, 1, sizeof(*t));
 	t->name = ctx_strdup(c, name);
 	t->seen_seq = -1;
+	t->layer_share = -1;
 	t->calls_traced = json_array();
 	gi_map_put(&c->traced, name, t);
 	gi_vec_push(&c->traced_list, &t);
@@ -355,6 +367,22 @@ static struct proc_stat *proc_get(struct ctx *c, const struct obs_view_process *
 
 /* ---- one snapshot ----------------------------------------------------- */
 
+/* Remembers the module of `current_function` (display form) when it is
+ * application code: a process started by spawn(fun) is owned by :erlang,
+ * and its code is where it runs. */
+static void proc_note_running(struct ctx *c, struct proc_stat *s, const char *current_function)
+{
+	char module[FUSE_MAX_NAME], function[FUSE_MAX_NAME];
+	long arity;
+	if (!current_function ||
+	    fuse_frame_split(current_function, module, sizeof(module), function, sizeof(function),
+	                     &arity) != 0 ||
+	    fuse_module_is_platform(module))
+		return;
+	if (!s->running || strcmp(s->running, module) != 0)
+		s->running = ctx_strdup(c, module);
+}
+
 static void take_cpu(struct ctx *c, const struct obs_view_processes *list, long seq)
 {
 	for (size_t i = 0; i < list->len && i < FUSE_MAX_LIST; i++) {
@@ -366,6 +394,7 @@ static void take_cpu(struct ctx *c, const struct obs_view_processes *list, long 
 		if (s) {
 			s->reductions += r;
 			s->cpu_samples++;
+			proc_note_running(c, s, p->current_function);
 		}
 		const char *mod = p->module;
 		if (!mod)
@@ -752,6 +781,58 @@ static int repo_api_functions(struct ctx *c, const char *module, json_t *details
 	return n;
 }
 
+/* Whether `module`.`fn`/`arity` calls a driver function that touches data
+ * (not connection management, not a schema change), itself or through the
+ * functions of its own module, `depth` edges deep. */
+static bool calls_driver_locally(struct ctx *c, const char *module, const char *fn, long arity,
+                                 int depth)
+{
+	if (c->graph_queries >= REACH_QUERIES)
+		return false;
+	c->graph_queries++;
+	json_t *d = graph_function(c, module, fn, arity);
+	json_t *ce = json_object_get(d, "callees");
+	bool found = false;
+	for (size_t k = 0; !found && k < json_array_size(ce) && k < 200; k++) {
+		json_t *e = json_array_get(ce, k);
+		enum fuse_effect effect;
+		found = fuse_driver_effect(fuse_str(e, "module"), fuse_str(e, "name"), &effect) &&
+		        effect != FUSE_EFFECT_NONE;
+	}
+	for (size_t k = 0; !found && depth > 0 && k < json_array_size(ce) && k < 50; k++) {
+		json_t *e = json_array_get(ce, k);
+		const char *cm = fuse_str(e, "module"), *cn = fuse_str(e, "name");
+		double ca = fuse_num(e, "arity");
+		if (cm && cn && isfinite(ca) && strcmp(cm, module) == 0 &&
+		    !(strcmp(cn, fn) == 0 && (long)ca == arity))
+			found = calls_driver_locally(c, module, cn, (long)ca, depth - 1);
+	}
+	json_decref(d);
+	return found;
+}
+
+/* The share of traced module `t`'s counted calls made by functions that
+ * touch a driver's data (calls_driver_locally, three edges into its own
+ * module), NAN when none was counted; memoised. A module is a data layer
+ * for its callers when its hot paths reach the driver, not because one
+ * cold function (a terminate/2, a start-up schema change) calls it. */
+static double driver_call_share(struct ctx *c, struct traced_mod *t)
+{
+	if (t->layer_share >= 0 || isnan(t->layer_share))
+		return t->layer_share;
+	double all = 0, reaching = 0;
+	for (size_t i = 0; i < c->func_list.len; i++) {
+		struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
+		if (strcmp(f->module, t->name) != 0 || !(f->total > 0))
+			continue;
+		all += f->total;
+		if (calls_driver_locally(c, t->name, f->function, f->arity, 3))
+			reaching += f->total;
+	}
+	t->layer_share = all > 0 ? reaching / all : NAN;
+	return t->layer_share;
+}
+
 /* Why `module` is a database module (a data layer), best evidence first:
  * it `use`s Ecto.Repo; the graph shows it calling a database driver; it is
  * traced and calls Ecto-style pipeline callbacks (prepare_query ...); last,
@@ -769,8 +850,13 @@ static const char *database_reason(struct ctx *c, const char *module)
 	if (d && module_uses_ecto_repo(d))
 		return "it uses Ecto.Repo";
 	json_t *deps = json_object_get(d, "dependencies");
+	struct traced_mod *counted = traced_find(c, module);
+	double hot = counted ? driver_call_share(c, counted) : NAN;
 	for (size_t i = 0; i < json_array_size(deps) && i < FUSE_MAX_LIST; i++) {
 		const char *m = fuse_str(json_array_get(deps, i), "module");
+		/* Counted, and its driver calls are on cold paths only. */
+		if (isfinite(hot) && hot < DATA_LAYER_CALL_SHARE)
+			break;
 		if (fuse_driver_module(m)) {
 			char why[FUSE_MAX_NAME + 32];
 			snprintf(why, sizeof(why), "it calls the driver %s", m);
@@ -808,6 +894,13 @@ static unsigned effect_bits(enum fuse_effect e)
 static const struct reach *reach_function(struct ctx *c, const char *module, const char *fn,
                                           long arity, int depth);
 
+static unsigned storage_bit(enum fuse_storage s)
+{
+	return s == FUSE_STORAGE_MNESIA ? REACH_IN_VM
+	       : s == FUSE_STORAGE_DETS ? REACH_DETS
+	                                : REACH_OUTSIDE;
+}
+
 /* What the function of `details` (module, name) reaches: driver calls
  * with their effect, Ecto.Repo API calls, and what its project callees
  * reach, `depth` edges deep. An effect the driver leaves to the statement
@@ -828,6 +921,8 @@ static void reach_compute(struct ctx *c, const char *module, const char *fn, jso
 			continue;
 		if (fuse_driver_effect(cm, cn, &e)) {
 			direct |= effect_bits(e);
+			if (e != FUSE_EFFECT_NONE)
+				direct |= storage_bit(fuse_driver_storage(cm));
 			if (!layer)
 				layer = ctx_strdup(c, module);
 			continue;
@@ -835,7 +930,7 @@ static void reach_compute(struct ctx *c, const char *module, const char *fn, jso
 		json_t *cd = strcmp(cm, module) != 0 ? graph_module(c, cm) : NULL;
 		if (cd && module_uses_ecto_repo(cd) &&
 		    (e = fuse_repo_api_effect(cn)) != FUSE_EFFECT_NONE) {
-			direct |= effect_bits(e);
+			direct |= effect_bits(e) | REACH_OUTSIDE;
 			if (!layer)
 				layer = ctx_strdup(c, cm);
 			continue;
@@ -850,7 +945,7 @@ static void reach_compute(struct ctx *c, const char *module, const char *fn, jso
 	}
 	json_t *md = graph_module(c, module);
 	if (md && module_uses_ecto_repo(md) && (e = fuse_repo_api_effect(fn)) != FUSE_EFFECT_NONE) {
-		direct |= effect_bits(e);
+		direct |= effect_bits(e) | REACH_OUTSIDE;
 		layer = ctx_strdup(c, module);
 	}
 	unsigned all = direct | inherited;
@@ -903,6 +998,30 @@ static const struct reach *reach_function(struct ctx *c, const char *module, con
 	r->basis = out.basis;
 	r->busy = false;
 	return r;
+}
+
+/* Whether a function reaching `effects` waits on data outside the VM (or
+ * in DETS): a database it reaches whose storage is not known (an adapter
+ * called through a variable, a name) counts as outside; reads of mnesia's
+ * ETS tables alone do not. */
+static bool reach_leaves_vm(unsigned effects)
+{
+	if (!(effects & REACH_DB))
+		return false;
+	return (effects & (REACH_OUTSIDE | REACH_DETS)) || !(effects & REACH_IN_VM);
+}
+
+/* Where the data a set of effects reaches lives: "external" (a driver
+ * over sockets or ports, or a database whose driver the graph cannot see),
+ * "dets", "mnesia" (ETS tables of the node, unless the node says a table
+ * is disc_only_copies), or NULL when no database is reached. */
+static const char *storage_of(unsigned effects)
+{
+	if (!(effects & REACH_DB))
+		return NULL;
+	if ((effects & REACH_OUTSIDE) || !(effects & (REACH_IN_VM | REACH_DETS)))
+		return "external";
+	return (effects & REACH_DETS) ? "dets" : "mnesia";
 }
 
 /* The class of a set of effects: any write makes a write (read-then-write
@@ -1038,7 +1157,13 @@ static json_t *build_metrics(struct ctx *c)
 	json_object_set_new(cats, "code", growth_json(&c->m_code));
 	json_object_set_new(cats, "system", growth_json(&c->m_system));
 	json_object_set_new(m, "memory_categories", cats);
-	json_object_set_new(m, "process_count", metric_json(&c->m_procs));
+	json_t *procs = metric_json(&c->m_procs);
+	json_t *pg = growth_json(&c->m_procs);
+	json_object_set(procs, "start_quarter_avg", json_object_get(pg, "start_quarter_avg"));
+	json_object_set(procs, "end_quarter_avg", json_object_get(pg, "end_quarter_avg"));
+	json_object_set(procs, "trend_ratio", json_object_get(pg, "trend_ratio"));
+	json_decref(pg);
+	json_object_set_new(m, "process_count", procs);
 	json_t *rq = metric_json(&c->m_runq);
 	json_object_set_new(
 	    rq, "above_schedulers_share",
@@ -1551,6 +1676,7 @@ static void classify_traced(struct ctx *c, struct func_stat *f, json_t *d, const
 	f->cls = class_of(r->effects);
 	f->basis = r->basis ? r->basis : "graph";
 	f->layer = r->layer;
+	f->reach = r->effects;
 	if (!r->effects && is_server_proxy(c, f, d)) {
 		f->cls = "proxy";
 		return;
@@ -1573,14 +1699,15 @@ static void classify_traced(struct ctx *c, struct func_stat *f, json_t *d, const
 static bool leads_to_database(struct ctx *c, const char *module, const char *fn, long arity,
                               int depth)
 {
-	if (reach_function(c, module, fn, arity, REACH_DEPTH)->effects & REACH_DB)
+	if (reach_leaves_vm(reach_function(c, module, fn, arity, REACH_DEPTH)->effects))
 		return true;
 	if (c->graph_queries >= REACH_QUERIES)
 		return false;
 	c->graph_queries++;
 	json_t *d = graph_function(c, module, fn, arity);
-	bool found = d && calls_server(d) &&
-	             (reach_function(c, module, "handle_call", 3, REACH_DEPTH)->effects & REACH_DB);
+	bool found =
+	    d && calls_server(d) &&
+	    reach_leaves_vm(reach_function(c, module, "handle_call", 3, REACH_DEPTH)->effects);
 	json_t *ce = json_object_get(d, "callees");
 	for (size_t k = 0; !found && depth > 0 && k < json_array_size(ce) && k < 20; k++) {
 		json_t *e = json_array_get(ce, k);
@@ -1910,6 +2037,11 @@ static void recount_operations(struct ctx *c)
 		const char *cls = f->cls ? f->cls : "compute";
 		if (strcmp(cls, "proxy") == 0)
 			continue; /* counted at the handle_call it goes to */
+		bool in_vm = !reach_leaves_vm(f->reach) && (f->reach & REACH_IN_VM);
+		if (in_vm)
+			t->reads_in_vm += f->split                   ? f->op_reads
+			                  : strcmp(cls, "read") == 0 ? f->total
+			                                             : 0;
 		if (f->split) {
 			t->reads += f->op_reads;
 			t->writes += f->op_writes;
@@ -2005,6 +2137,21 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 		json_object_set_new(db, "data_layer", json_boolean(why != NULL));
 		json_object_set_new(db, "data_layer_reason", why ? json_string(why) : json_null());
 		json_object_set_new(db, "calls_traced_modules", json_incref(t->calls_traced));
+		/* Where its data lives, from the hot paths of its counted calls. */
+		unsigned bits = 0;
+		for (size_t k = 0; k < c->func_list.len; k++) {
+			struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, k);
+			if (strcmp(f->module, t->name) == 0 && f->total > 0)
+				bits |= f->reach;
+		}
+		const char *storage = storage_of(bits);
+		json_object_set_new(db, "storage", storage ? json_string(storage) : json_null());
+		json_object_set_new(
+		    db, "reads_in_vm_share",
+		    fuse_json_num(t->reads > 0 ? fmin(t->reads_in_vm / t->reads, 1) : NAN));
+		double layer_share = driver_call_share(c, t);
+		json_object_set_new(db, "driver_call_share",
+		                    fuse_json_num(layer_share >= 0 ? layer_share : NAN));
 		json_object_set_new(o, "classes", module_classes(c, t->name));
 		const char *repo = repo_dependency(c, t->name);
 		double via_static = 0, mine_static = 0, via_direct = 0;
@@ -2106,6 +2253,46 @@ static json_t *build_pipeline(struct ctx *c)
 	return o;
 }
 
+/* Where the node keeps its tables (docs/PROFILE.md "storage"), from the
+ * lines the monitor read at the end (probe/storage.erl): each mnesia table
+ * with its storage type, DETS files open outside mnesia; null when the node
+ * was not asked. Lines that do not parse are skipped. */
+static json_t *build_storage(json_t *fin)
+{
+	json_t *lines = json_object_get(fin, "storage");
+	if (!json_is_array(lines))
+		return json_null();
+	json_t *o = json_object(), *tables = json_array(), *dets = json_array();
+	size_t ram = 0, disc = 0, disc_only = 0;
+	for (size_t i = 0; i < json_array_size(lines) && i < FUSE_MAX_LIST; i++) {
+		const char *line = json_string_value(json_array_get(lines, i));
+		char kind[16], name[FUSE_MAX_NAME], storage[32], size[32];
+		if (!line || sscanf(line, "%15[^\t]\t%511[^\t]\t%31[^\t]\t%31[^\t]", kind, name,
+		                    storage, size) != 4)
+			continue;
+		char *end = NULL;
+		double n = strtod(size, &end);
+		json_t *t = json_pack("{s:s, s:s}", "name", name, "storage", storage);
+		json_object_set_new(t, "size", fuse_json_num(end && *end == '\0' ? n : NAN));
+		if (strcmp(kind, "mnesia") == 0) {
+			ram += strcmp(storage, "ram_copies") == 0;
+			disc += strcmp(storage, "disc_copies") == 0;
+			disc_only += strcmp(storage, "disc_only_copies") == 0;
+			json_array_append_new(tables, t);
+		} else if (strcmp(kind, "dets") == 0) {
+			json_array_append_new(dets, t);
+		} else {
+			json_decref(t);
+		}
+	}
+	json_object_set_new(o, "mnesia_tables", tables);
+	json_object_set_new(o, "dets_files", dets);
+	json_object_set_new(o, "mnesia_ram_copies", json_integer((json_int_t)ram));
+	json_object_set_new(o, "mnesia_disc_copies", json_integer((json_int_t)disc));
+	json_object_set_new(o, "mnesia_disc_only_copies", json_integer((json_int_t)disc_only));
+	return o;
+}
+
 static int cmp_proc_reductions(const void *a, const void *b)
 {
 	const struct proc_stat *x = *(struct proc_stat *const *)a;
@@ -2121,6 +2308,8 @@ static json_t *proc_base(const struct proc_stat *p)
 	json_object_set_new(o, "pid", json_string(p->pid));
 	json_object_set_new(o, "registered_name", p->name ? json_string(p->name) : json_null());
 	json_object_set_new(o, "module", p->module ? json_string(p->module) : json_null());
+	json_object_set_new(o, "running_module",
+	                    p->running ? json_string(p->running) : json_null());
 	json_object_set_new(o, "initial_call",
 	                    p->initial_call ? json_string(p->initial_call) : json_null());
 	json_object_set_new(o, "logger", json_boolean(p->logger));
@@ -2353,6 +2542,7 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	json_object_set_new(p, "tracing", build_tracing(c));
 	json_object_set_new(p, "observer", build_observer(c));
 	json_object_set_new(p, "processes", build_processes(c));
+	json_object_set_new(p, "storage", build_storage(finalize));
 	json_t *g = json_object();
 	json_object_set_new(g, "attached", json_boolean(graph != NULL));
 	json_object_set_new(g, "answered", json_boolean(c->graph_ok));

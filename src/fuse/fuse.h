@@ -47,6 +47,11 @@ struct fuse_thresholds {
 	double headroom_utilisation;          /* rule 8, waiting: utilisation below (0.75) */
 	double headroom_blocked_share;  /* rule 8, waiting: sampled time blocked at least (0.3) */
 	double headroom_database_share; /* rule 8, waiting: of it leading to the database (0.5) */
+	double advice_min_share;     /* rules 5, 9: a subject's share of the time at least (0.05) */
+	double in_vm_read_share;     /* rules 3, 4, 8: reads already in memory at most (0.5) */
+	double single_process_share; /* rule 9: one process's share of reductions (0.10) */
+	double single_process_ratio; /* rule 9: times the other top processes' mean (3) */
+	double single_process_reductions_per_s; /* rule 9: and reductions/s at least (500k) */
 };
 
 struct fuse_config {

@@ -75,6 +75,17 @@ bool fuse_driver_effect(const char *module, const char *function, enum fuse_effe
 /* The effect of an Ecto.Repo API function of that name (all, get, insert,
  * ...), or FUSE_EFFECT_NONE when it is not one. */
 enum fuse_effect fuse_repo_api_effect(const char *function);
+/* Where a driver's data lives (docs/RULES.md, "Where data lives"). */
+enum fuse_storage {
+	FUSE_STORAGE_NONE,     /* not a driver of the table */
+	FUSE_STORAGE_EXTERNAL, /* outside the VM: sockets or ports (SQL, Redis, Mongo) */
+	FUSE_STORAGE_MNESIA,   /* mnesia: ETS for ram/disc_copies, DETS for disc_only */
+	FUSE_STORAGE_DETS,     /* a DETS file behind its server process */
+};
+/* Where the data of driver `module` (display form) lives. */
+enum fuse_storage fuse_driver_storage(const char *module);
+/* "external", "mnesia", "dets", "none" (static strings). */
+const char *fuse_storage_name(enum fuse_storage s);
 /* "read", "write", "unknown", "none" (static strings). */
 const char *fuse_effect_name(enum fuse_effect e);
 

@@ -57,6 +57,11 @@ void fuse_thresholds_default(struct fuse_thresholds *t)
 	t->headroom_utilisation = 0.75;
 	t->headroom_blocked_share = 0.3;
 	t->headroom_database_share = 0.5;
+	t->advice_min_share = 0.05;
+	t->in_vm_read_share = 0.5;
+	t->single_process_share = 0.10;
+	t->single_process_ratio = 3;
+	t->single_process_reductions_per_s = 500e3;
 }
 
 static const char *severity_of(double priority)
@@ -335,6 +340,66 @@ static bool cache_candidate(struct rules *r, json_t *w)
 
 static bool has_caller_candidate(struct rules *r, json_t *cands, const char *module);
 
+/* Whether most of the reads of workload entry `w` are served from memory
+ * already (mnesia ram_copies/disc_copies tables are ETS tables of the node):
+ * a cache in front of them would recommend what is there. */
+static bool reads_in_memory(struct rules *r, json_t *w)
+{
+	double s = fuse_num_path(w, "database.reads_in_vm_share");
+	return isfinite(s) && s > r->t->in_vm_read_share;
+}
+
+/* The share of the node's time module `module` carries: its share of the
+ * executing view (or of the ownership view), NAN when not among the hot
+ * modules. */
+static double module_time_share(struct rules *r, const char *module)
+{
+	json_t *hm = json_object_get(r->profile, "hot_modules");
+	for (size_t i = 0; module && json_is_array(hm) && i < json_array_size(hm); i++) {
+		json_t *m = json_array_get(hm, i);
+		const char *name = fuse_str(m, "module");
+		if (name && strcmp(name, module) == 0)
+			return fuse_num(m, "reductions_share");
+	}
+	return NAN;
+}
+
+/* The share of the time function `mfa` of `module` carries, and of what
+ * (`basis`: "node" from the executing view's reductions, "traced" from
+ * call_time's own time among the traced functions); NAN when neither
+ * measured it. When both did, the smaller: a sampled stack names the
+ * function a process was in, which for a server may be where it waits
+ * (a receive inside it), while call_time measures its own time; advice
+ * needs both to call it hot. */
+static double function_time_share(struct rules *r, json_t *hotspot, const char **basis)
+{
+	const char *mod = fuse_str(hotspot, "module"), *fn = fuse_str(hotspot, "function");
+	double arity = fuse_num(hotspot, "arity");
+	json_t *hf = json_object_get(r->profile, "hot_functions");
+	double node = NAN;
+	*basis = NULL;
+	for (size_t i = 0; mod && fn && json_is_array(hf) && i < json_array_size(hf); i++) {
+		json_t *f = json_array_get(hf, i);
+		const char *m = fuse_str(f, "module"), *n = fuse_str(f, "function");
+		if (m && n && strcmp(m, mod) == 0 && strcmp(n, fn) == 0 &&
+		    fuse_num(f, "arity") == arity) {
+			node = fuse_num(f, "reductions_share");
+			break;
+		}
+	}
+	/* Sampled, and not among the hot functions: below their floor. */
+	if (!isfinite(node) && json_array_size(hf) > 0)
+		node = 0;
+	double traced = fuse_num(hotspot, "time_share");
+	if (isfinite(traced) && (!isfinite(node) || traced < node)) {
+		*basis = "traced";
+		return traced;
+	}
+	if (isfinite(node))
+		*basis = "node";
+	return node;
+}
+
 /* 3. Read-through cache candidate. */
 static void rule_cache(struct rules *r)
 {
@@ -346,8 +411,9 @@ static void rule_cache(struct rules *r)
 	for (size_t i = 0; i < json_array_size(cands); i++) {
 		json_t *w = json_array_get(cands, i);
 		const char *mod = fuse_str(w, "module");
-		/* A data layer whose caller is a candidate too: cache in the caller. */
-		if (has_caller_candidate(r, cands, mod))
+		/* A data layer whose caller is a candidate too: cache in the caller.
+		 * Reads served from memory already need no cache. */
+		if (has_caller_candidate(r, cands, mod) || reads_in_memory(r, w))
 			continue;
 		double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
 		double cps = fuse_num(w, "operations_per_second");
@@ -358,6 +424,11 @@ static void rule_cache(struct rules *r)
 		ev_num(ev, "read_write_ratio", writes > 0 ? ratio : NAN);
 		ev_num(ev, "operations_per_second", cps);
 		ev_num(ev, "reads_per_window", fuse_num(w, "reads_per_window"));
+		ev_num(ev, "time_share", module_time_share(r, mod));
+		json_object_set_new(ev, "storage",
+		                    json_incref(fuse_get_path(w, "database.storage")
+		                                    ? fuse_get_path(w, "database.storage")
+		                                    : json_null()));
 		char finding[512], rt[32], rd[GI_FMT_NUM_MAX], wr[GI_FMT_NUM_MAX],
 		    ops[GI_FMT_NUM_MAX];
 		gi_fmt_count(reads, rd, sizeof(rd));
@@ -519,7 +590,7 @@ static void rule_lookup(struct rules *r)
 		char via[256];
 		if (!mod || !lookup_signature(r, w, via, sizeof(via)))
 			continue;
-		if (has_caller_candidate(r, cands, mod))
+		if (has_caller_candidate(r, cands, mod) || reads_in_memory(r, w))
 			continue;
 		json_t *db = json_object_get(w, "database");
 		double reads_w = fuse_num(w, "reads_per_window");
@@ -548,6 +619,11 @@ static void rule_lookup(struct rules *r)
 		ev_num(ev, "reads_per_window", reads_w);
 		ev_num(ev, "writes_per_window", writes_w);
 		ev_num(ev, "round_trips_saved_per_window", round(saved));
+		ev_num(ev, "time_share", module_time_share(r, mod));
+		json_object_set_new(ev, "storage",
+		                    json_incref(json_object_get(db, "storage")
+		                                    ? json_object_get(db, "storage")
+		                                    : json_null()));
 		char finding[640];
 		snprintf(finding, sizeof(finding),
 		         "%s serves read-mostly lookups (%.1f%% reads) from the database (%s); "
@@ -608,19 +684,31 @@ static void rule_hub(struct rules *r)
 		if (!(isfinite(cc) && cc >= r->t->hub_cyclomatic) &&
 		    !(isfinite(cog) && cog >= r->t->hub_cognitive))
 			continue;
+		/* Magnitude before mechanism: complexity alone never makes advice
+		 * on cold code; the function must carry a share of the time. */
+		const char *basis = NULL;
+		double tshare = function_time_share(r, f, &basis);
+		if (!isfinite(tshare) || tshare < r->t->advice_min_share)
+			continue;
 		const char *mfa = fuse_str(f, "mfa");
 		functions++;
 		json_t *ev = json_object();
+		ev_num(ev, "time_share", tshare);
+		json_object_set_new(ev, "time_share_of", json_string(basis));
 		ev_num(ev, "calls_per_second", cps);
 		ev_num(ev, "cyclomatic", cc);
 		ev_num(ev, "cognitive", cog);
 		ev_num(ev, "callers", (double)json_array_size(json_object_get(f, "callers")));
-		char finding[640], times[GI_FMT_NUM_MAX];
+		char finding[640], times[GI_FMT_NUM_MAX], tp[32];
 		gi_fmt_count(cps, times, sizeof(times));
+		fuse_fmt_pct(tshare, tp, sizeof(tp));
 		snprintf(finding, sizeof(finding),
-		         "%s is called %s times/s and is complex (cyclomatic %.0f, cognitive %.0f)",
-		         mfa ? mfa : "?", times, isfinite(cc) ? cc : 0, isfinite(cog) ? cog : 0);
-		emit(r, 5, "hot-hub", 40 + 8 * log10(fmax(cps, 1)), mfa, finding, ev,
+		         "%s carries %s of the %s time, is called %s times/s and is complex "
+		         "(cyclomatic %.0f, cognitive %.0f)",
+		         mfa ? mfa : "?", tp, strcmp(basis, "node") == 0 ? "node's" : "traced",
+		         times, isfinite(cc) ? cc : 0, isfinite(cog) ? cog : 0);
+		/* Ranked by expected gain: the time it carries. */
+		emit(r, 5, "hot-hub", 35 + 100 * tshare + 4 * log10(fmax(cps, 1)), mfa, finding, ev,
 		     "Simplify this function before tuning elsewhere: split its clauses, move rare "
 		     "branches out of the hot path, and precompute what does not change per call.");
 	}
@@ -659,19 +747,33 @@ static void rule_mailbox(struct rules *r)
 		ev_num(ev, "steps", steps);
 		json_object_set_new(ev, "hub", hub ? json_incref(hub) : json_null());
 		ev_num(ev, "dependents", fuse_num(b, "dependents"));
+		/* Reads it serves, if any: a spool or a sink serves none, and
+		 * moving reads into ETS is no remedy for it. */
+		json_t *w = workload_of(json_object_get(r->profile, "workload"), mod);
+		double reads = fuse_num(w, "reads");
+		bool serves_reads = isfinite(reads) && reads > 0;
+		ev_num(ev, "time_share", module_time_share(r, mod));
+		json_object_set_new(ev, "serves_reads",
+		                    w ? json_boolean(serves_reads) : json_null());
 		char finding[640];
 		snprintf(finding, sizeof(finding),
 		         "Mailbox of %s (%s%s%s) grows: %.0f -> %.0f messages (max %.0f)%s", pid,
 		         mod ? mod : "unknown module", name ? ", " : "", name ? name : "", first,
 		         last, max,
 		         json_is_true(hub) ? "; the module is a hub: a singleton bottleneck" : "");
-		emit(
-		    r, 6, "mailbox-buildup", 60 + 10 * log10(fmax(max, 1)), mod ? mod : pid,
-		    finding, ev,
-		    "One process receives more than it can handle. Shard the work (a pool, or "
-		    "partitions by key), move reads it serves into ETS so callers skip it, replace "
-		    "calls with casts only where back-pressure is not needed, and bound the "
-		    "producers.");
+		emit(r, 6, "mailbox-buildup", 60 + 10 * log10(fmax(max, 1)), mod ? mod : pid,
+		     finding, ev,
+		     serves_reads
+		         ? "One process receives more than it can handle. Shard the work (a pool, "
+		           "or "
+		           "partitions by key), move reads it serves into ETS so callers skip it, "
+		           "replace calls with casts only where back-pressure is not needed, and "
+		           "bound the producers."
+		         : "One process receives more than it can handle. Shard the work (a pool, "
+		           "or "
+		           "partitions by key), batch what it does per message (one write for many "
+		           "messages), and bound the producers (calls instead of casts where "
+		           "back-pressure is needed).");
 	}
 }
 
@@ -733,9 +835,35 @@ static void rule_memory(struct rules *r)
 		json_array_append_new(plist, e);
 	}
 	json_object_set_new(ev, "processes", plist);
+	/* Memory that grew with the processes, per process steady, is the
+	 * load ramping up (connections, sessions) or processes that never
+	 * exit: a different finding, said as such, at low severity. */
+	json_t *pc = fuse_get_path(r->profile, "metrics.process_count");
+	double ph = fuse_num(pc, "start_quarter_avg"), pt = fuse_num(pc, "end_quarter_avg");
+	double mh = fuse_num(mem, "start_quarter_avg"), mt = fuse_num(mem, "end_quarter_avg");
+	bool with_processes = false;
+	if (isfinite(ph) && isfinite(pt) && ph > 0 && pt > ph * (1 + r->t->memory_growth_ratio) &&
+	    isfinite(mh) && isfinite(mt) && mh > 0) {
+		double per_process = (mt / pt) / (mh / ph) - 1;
+		with_processes = per_process < r->t->memory_growth_ratio;
+		ev_num(ev, "process_count_trend_ratio", pt / ph - 1);
+		ev_num(ev, "memory_per_process_trend_ratio", per_process);
+	}
 	char finding[512], g1[32], g2[32];
 	fuse_fmt_bytes(trend, g1, sizeof(g1));
 	fuse_fmt_bytes(first, g2, sizeof(g2));
+	if (with_processes) {
+		snprintf(finding, sizeof(finding),
+		         "Memory grew by %s (+%.0f%%) with the processes (%.0f -> %.0f on "
+		         "average), memory per process steady",
+		         g1, ratio * 100, ph, pt);
+		emit(r, 7, "memory-growth", 35, NULL, finding, ev,
+		     "Memory follows the number of processes: the load ramping up (connections, "
+		     "sessions) or processes that never exit. Observe at a steady load: if the "
+		     "process count keeps growing there, find the processes that should have "
+		     "exited (their initial call in the process list).");
+		return;
+	}
 	char across[96] = "";
 	if (gaps > 0)
 		snprintf(across, sizeof(across),
@@ -829,7 +957,11 @@ static void rule_idle(struct rules *r)
 		if (isfinite(c) && c > calls_per_s)
 			calls_per_s = c;
 		char via[256];
-		if (!db_module && db_signature(r, w, via, sizeof(via))) {
+		/* A database outside the VM only: mnesia's tables and DETS files
+		 * are the node's own (docs/RULES.md, "Where data lives"). */
+		const char *storage = fuse_str_path(w, "database.storage");
+		bool outside = !storage || strcmp(storage, "external") == 0;
+		if (!db_module && outside && db_signature(r, w, via, sizeof(via))) {
 			/* Name the data layer itself when the module is a caller of it. */
 			const char *repo = fuse_str_path(w, "database.repo");
 			db_module = repo ? repo : fuse_str(w, "module");
@@ -844,6 +976,12 @@ static void rule_idle(struct rules *r)
 	}
 	/* Only when the node is serving something. */
 	if (calls_per_s < 1)
+		return;
+	/* "Time goes elsewhere" needs processes that wait: sampled, with few
+	 * of them blocked in calls, the node is lightly loaded and healthy,
+	 * not waiting on anything outside. */
+	double blocked = fuse_num_path(r->profile, "executing.blocked.share_of_samples");
+	if (isfinite(blocked) && blocked < r->t->headroom_blocked_share)
 		return;
 	json_t *ev = json_object();
 	ev_num(ev, "scheduler_utilisation_avg", util);
@@ -874,6 +1012,131 @@ static void rule_idle(struct rules *r)
 		     "to other services (HTTP, queues), disk or network I/O, timers and "
 		     "receive timeouts, pool checkouts and locks. No database was seen on this "
 		     "node's traced paths.");
+}
+
+/* 9. The single-process ceiling: one process doing much more of the
+ * node's work than any other can use one scheduler at most, so the work
+ * that goes through it stops scaling there, whatever the cores. */
+static void rule_single_process(struct rules *r)
+{
+	json_t *top = fuse_get_path(r->profile, "processes.top_cpu");
+	size_t n = json_is_array(top) ? json_array_size(top) : 0;
+	double util = fuse_num_path(r->profile, "metrics.scheduler_utilisation.avg");
+	int emitted = 0;
+	if (r->snapshots < r->t->min_snapshots || n < 2)
+		return;
+	for (size_t i = 0; i < n && emitted < 3; i++) {
+		json_t *p = json_array_get(top, i);
+		double share = fuse_num(p, "reductions_share");
+		if (fuse_bool(p, "logger") || !isfinite(share) ||
+		    share < r->t->single_process_share)
+			continue;
+		/* Far above the other busiest processes: a funnel, not one of many
+		 * workers of the same size. */
+		double others = 0;
+		size_t k = 0;
+		for (size_t j = 0; j < n; j++) {
+			double s = fuse_num(json_array_get(top, j), "reductions_share");
+			if (j != i && isfinite(s)) {
+				others += s;
+				k++;
+			}
+		}
+		double mean = k > 0 ? others / (double)k : 0;
+		if (share < r->t->single_process_ratio * mean)
+			continue;
+		const char *mod = fuse_str(p, "module"), *pid = fuse_str(p, "pid");
+		const char *name = fuse_str(p, "registered_name");
+		/* A process started by spawn(fun) or by plumbing: its code. */
+		if ((!mod || fuse_module_is_wrapper(mod)) && fuse_str(p, "running_module"))
+			mod = fuse_str(p, "running_module");
+		/* What one scheduler it uses: its share of the node's busy time. */
+		double scheduler = isfinite(util) ? share * util * r->schedulers : NAN;
+		/* Busy enough to matter: an idle node's busiest process is none. */
+		double rps = fuse_num(p, "reductions_per_second");
+		if (!isfinite(rps) || rps < r->t->single_process_reductions_per_s)
+			continue;
+		json_t *ev = json_object();
+		json_object_set_new(ev, "pid", json_string(pid ? pid : "?"));
+		json_object_set_new(ev, "module", mod ? json_string(mod) : json_null());
+		json_object_set_new(ev, "registered_name", name ? json_string(name) : json_null());
+		ev_num(ev, "time_share", share);
+		ev_num(ev, "others_mean_share", mean);
+		ev_num(ev, "scheduler_share", scheduler);
+		ev_num(ev, "reductions_per_second", rps);
+		ev_num(ev, "max_queue", fuse_num(p, "max_queue"));
+		char finding[768], pct[32], sch[64] = "";
+		fuse_fmt_pct(share, pct, sizeof(pct));
+		if (isfinite(scheduler))
+			snprintf(sch, sizeof(sch), ", about %.0f%% of one scheduler",
+			         scheduler * 100);
+		snprintf(
+		    finding, sizeof(finding),
+		    "%s (%s%s%s) is the single-process ceiling: it does %s of the node's work, "
+		    "%.1fx the mean of the other busiest processes%s; the work through it "
+		    "cannot use more than one scheduler",
+		    pid ? pid : "?", mod ? mod : "unknown module", name ? ", " : "",
+		    name ? name : "", pct, mean > 0 ? share / mean : 0, sch);
+		emitted++;
+		emit(
+		    r, 9, "single-process",
+		    35 + 60 * clampd(isfinite(scheduler) ? scheduler : share, 0, 1),
+		    mod ? mod : pid, finding, ev,
+		    "Nothing to change while it has headroom; it is where throughput stops first "
+		    "as the load grows. Before that, take work out of it: keep in the process only "
+		    "what must be serialised (the order, the state changes), move the rest to its "
+		    "callers (encoding, validation, reads of data that could live in ETS), and "
+		    "split it by key (one process per queue, room or partition) when one key "
+		    "carries the load.");
+	}
+}
+
+/* 10. A mnesia table on DETS under the traced reads: disc_only_copies
+ * tables are DETS files, read through one server process with file I/O;
+ * disc_copies keeps the same durability with reads from ETS. */
+static void rule_disc_only(struct rules *r)
+{
+	json_t *tables = fuse_get_path(r->profile, "storage.mnesia_tables");
+	json_t *wl = json_object_get(r->profile, "workload");
+	/* The traced module that reads mnesia most: the evidence of reads. */
+	const char *reader = NULL;
+	double reads_ps = 0;
+	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
+		json_t *w = json_array_get(wl, i);
+		const char *st = fuse_str_path(w, "database.storage");
+		double ops = fuse_num(w, "operations_per_second"),
+		       share = fuse_num(w, "read_share");
+		double rps = isfinite(ops) && isfinite(share) ? ops * share : 0;
+		if (st && strcmp(st, "mnesia") == 0 && rps > reads_ps) {
+			reads_ps = rps;
+			reader = fuse_str(w, "module");
+		}
+	}
+	if (!reader || reads_ps < r->t->lookup_calls_per_s)
+		return;
+	for (size_t i = 0; json_is_array(tables) && i < json_array_size(tables); i++) {
+		json_t *t = json_array_get(tables, i);
+		const char *name = fuse_str(t, "name"), *st = fuse_str(t, "storage");
+		if (!name || !st || strcmp(st, "disc_only_copies") != 0)
+			continue;
+		json_t *ev = json_object();
+		json_object_set_new(ev, "table", json_string(name));
+		json_object_set_new(ev, "storage_type", json_string(st));
+		ev_num(ev, "size", fuse_num(t, "size"));
+		json_object_set_new(ev, "reader", json_string(reader));
+		ev_num(ev, "mnesia_reads_per_second", reads_ps);
+		char finding[768], rps[GI_FMT_NUM_MAX];
+		gi_fmt_count(reads_ps, rps, sizeof(rps));
+		snprintf(finding, sizeof(finding),
+		         "mnesia table %s is disc_only_copies: a DETS file, read through its dets "
+		         "server with file I/O; %s, whose reads reach mnesia, serves %s reads/s",
+		         name, reader, rps);
+		emit(r, 10, "disc-only-table", 45, name, finding, ev,
+		     "Make the table disc_copies (mnesia:change_table_copy_type/3): the same "
+		     "durability, reads served from ETS in memory. Another ETS cache in front of "
+		     "it is not the remedy: it duplicates the data and its invalidation. Keep "
+		     "disc_only_copies only for tables too large for memory.");
+	}
 }
 
 static int cmp_priority(const void *a, const void *b)
@@ -989,6 +1252,8 @@ int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t
 	rule_mailbox(&r);
 	rule_memory(&r);
 	rule_idle(&r);
+	rule_single_process(&r);
+	rule_disc_only(&r);
 	r.out = merge_findings(r.out);
 	/* Sort an array of borrowed pointers, then rebuild the JSON array. */
 	struct gi_vec items;

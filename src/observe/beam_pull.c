@@ -227,6 +227,12 @@ int beam_pull_modules(const char *node, const char *cookie, int timeout_ms,
 		snprintf(err, err_size, "%s: %s; %s", node, gi_strerror(rc), dist_error_hint(rc));
 		goto out;
 	}
+	/* Once per pull, on the same connection: a failure leaves it unknown. */
+	if (rq->storage &&
+	    dist_storage_facts(conn, &summary->storage, &summary->storage_count) != 0) {
+		summary->storage = NULL;
+		summary->storage_count = 0;
+	}
 	if (rq->siblings)
 		siblings_add(conn, &ps, asked, summary);
 	for (size_t i = 0; i < ps.len; i++) {

@@ -23,6 +23,11 @@ struct beam_pull_summary {
 	int unchanged;  /* already cached with the same bytes (mtime kept) */
 	int missing;    /* listed but without object code on the node */
 	bool truncated; /* beam_pull_modules stopped at its cap or deadline */
+	/* With beam_pull_request.storage: where the node keeps its tables
+	 * (dist_storage_facts' lines; NULL when not asked or not answered),
+	 * the caller's, freed with dist_strings_free(storage, storage_count). */
+	char **storage;
+	size_t storage_count;
 };
 
 /* Connects to `node` (cookie: `cookie`, else $GIULIA_COOKIE, else
@@ -49,6 +54,7 @@ struct beam_pull_request {
 	                        OTP's and Elixir's own: kernel, stdlib, elixir, ...) */
 	size_t max_modules;  /* cap on modules pulled; 0 or above: BEAM_PULL_MODULES_MAX */
 	int64_t deadline_ms; /* gi_clock_mono_ms() after which no more is pulled; 0: none */
+	bool storage;        /* also read where the node keeps its tables (summary.storage) */
 };
 
 /* Pulls the object code of rq->modules (and, with rq->siblings, of their

@@ -892,6 +892,16 @@ int dist_modules_apps(struct dist_conn *c, const char *const *modules, size_t co
 	return rc;
 }
 
+int dist_storage_facts(struct dist_conn *c, char ***lines_out, size_t *count_out)
+{
+	ei_x_buff term;
+	ei_x_new(&term);
+	ei_x_encode_atom(&term, "none");
+	int rc = eval_names(c, probe_storage, probe_storage_len, &term, lines_out, count_out);
+	ei_x_free(&term);
+	return rc;
+}
+
 void dist_strings_free(char **strings, size_t count)
 {
 	if (!strings)

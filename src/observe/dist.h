@@ -86,7 +86,14 @@ int dist_app_modules(struct dist_conn *c, const char *app, char ***modules_out, 
  * dist_strings_free. */
 int dist_modules_apps(struct dist_conn *c, const char *const *modules, size_t count,
                       char ***apps_out, size_t *count_out);
-/* Frees an array from dist_app_modules or dist_modules_apps; NULL does nothing. */
+/* Where the node keeps its tables (probe/storage.erl, bounded, nothing
+ * started or loaded there): lines "kind\tname\tstorage\tsize\tmemory" for
+ * its mnesia tables (storage ram_copies, disc_copies, disc_only_copies) and
+ * its DETS files open outside mnesia. *lines_out: freed with
+ * dist_strings_free. */
+int dist_storage_facts(struct dist_conn *c, char ***lines_out, size_t *count_out);
+/* Frees an array from dist_app_modules, dist_modules_apps or dist_storage_facts;
+ * NULL does nothing. */
 void dist_strings_free(char **strings, size_t count);
 
 /* A sentence for users on what to check after error `code` from this module

@@ -16,10 +16,12 @@
  *   classed a write.
  * - fleet (plain Erlang, erl -sname): the gen_server registry
  *   (:fleet_registry) asks its Mnesia store (:fleet_store) on every lookup;
- *   the registry is where the ETS table belongs, the store is a read-mostly
- *   data layer (about 90% reads) by its driver calls (dirty_read and
- *   dirty_write), and the registry's handle_call/3 is split by the runtime
- *   counts into its lookups and its moves.
+ *   the store is a read-mostly data layer (about 90% reads) by its driver
+ *   calls (dirty_read and dirty_write), and the registry's handle_call/3 is
+ *   split by the runtime counts into its lookups and its moves. Its table
+ *   is ram_copies, an ETS table of the node: no cache or ETS advice (issue
+ *   29 changed this; issue 12 asked for an ETS table in the registry), and
+ *   no database outside the VM.
  * - either data layer traced alone (issue 20: the lookup fixed, or not
  *   traced) is read-mostly and still no database-backed lookup: the ETS
  *   advice is for the caller that asks for one kind of data, never for the
@@ -280,8 +282,18 @@ static void fleet_erlang_registry_over_mnesia(void)
 	json_t *reg = workload(p, ":fleet_registry");
 	double share = json_number_value(json_object_get(reg, "read_share"));
 	TH_ASSERT_MSG(share >= 0.85 && share <= 0.95, "registry read share %g", share);
-	assert_ets_finding(p, ":fleet_registry", ":fleet_store");
-	assert_nothing_wrong(p, true);
+	/* Its reads are dirty_reads of a ram_copies table: ETS already (issue
+	 * 29). No cache and no ETS table in front of them, and no database. */
+	json_t *db = json_object_get(reg, "database");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(db, "storage")), "mnesia");
+	TH_ASSERT(json_number_value(json_object_get(db, "reads_in_vm_share")) >= 0.9);
+	TH_ASSERT(ts_rec_find(p, 3, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
+	/* The node's tables, read at the end: the vehicles are RAM copies. */
+	json_t *tab = ts_json_find(json_object_get(json_object_get(p, "storage"), "mnesia_tables"),
+	                           "name", "vehicle");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(tab, "storage")), "ram_copies");
+	assert_nothing_wrong(p, false);
 	free(text);
 	json_decref(p);
 	assert_layer_alone_is_no_lookup(&node, "fleet_store", ":fleet_store", NULL);

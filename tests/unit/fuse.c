@@ -588,9 +588,26 @@ static void hot_hub_thresholds(void)
 	json_t *f = json_array_get(json_object_get(p, "trace_hotspots"), 0);
 	json_object_set_new(f, "calls_per_second", json_real(150));
 	json_object_set_new(f, "cyclomatic", json_integer(12));
+	/* Complexity alone, on a function whose time is not measured: silent. */
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
-	TH_ASSERT(ts_rec_find(p, 5, "App.A.get/1") != NULL);
+	TH_ASSERT(ts_rec_find(p, 5, "App.A.get/1") == NULL);
+	/* Measured cold (0.27% of the node's time, under the 5% floor): silent. */
+	json_t *hf = json_pack("[{s:s, s:s, s:i, s:f}]", "module", "App.A", "function", "get",
+	                       "arity", 1, "reductions_share", 0.0027);
+	json_object_set(p, "hot_functions", hf);
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	TH_ASSERT(ts_rec_find(p, 5, "App.A.get/1") == NULL);
+	/* Hot (20% of the node's time): the advice, with the share it rests on. */
+	json_object_set_new(json_array_get(hf, 0), "reductions_share", json_real(0.2));
+	json_decref(hf);
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	json_t *fr = ts_rec_find(p, 5, "App.A.get/1");
+	TH_ASSERT(fr != NULL);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(fr, "time_share"), 0.2, 1e-9);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(fr, "finding")), "20.0%");
 	json_object_set_new(f, "cyclomatic", json_integer(9));
 	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
 	json_object_set_new(p, "recommendations", recs);
@@ -649,6 +666,15 @@ static void memory_tweak(json_t *s, long seq, void *arg)
 	                   1e5 + a->per_step / 2 * (double)seq, 0);
 }
 
+/* Memory that grows with the number of processes (each ~2 MB). */
+static void ramp_tweak(json_t *s, long seq, void *arg)
+{
+	memory_tweak(s, seq, arg);
+	const struct mem_arg *a = arg;
+	double total = a->start + 1e6 + a->per_step * (double)seq;
+	series_set(s, "processes", "count", total / 2e6 * 10);
+}
+
 static void memory_growth_thresholds(void)
 {
 	/* 50 MB -> ~110 MB, all in binaries: fires and names them. */
@@ -669,6 +695,15 @@ static void memory_growth_thresholds(void)
 	struct mem_arg c = {50e6, 0, 15};
 	p = build(series_finalize("complete", 30, NULL), series_make(30, memory_tweak, &c));
 	TH_ASSERT(ts_rec_find(p, 7, NULL) == NULL);
+	json_decref(p);
+	/* The same growth with the processes (logins ramping up, memory per
+	 * process steady): said as such, at low severity, never as a leak. */
+	p = build(series_finalize("complete", 30, NULL), series_make(30, ramp_tweak, &a));
+	r = ts_rec_find(p, 7, NULL);
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "finding")),
+	                       "with the processes");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(r, "severity")), "low");
 	json_decref(p);
 }
 
@@ -899,6 +934,110 @@ static void compare_finds_changes(void)
 	json_decref(after);
 }
 
+/* A profile of a broker-like node: one process far busier than the others,
+ * a roster module reading mnesia (all of it from memory), a
+ * disc_only_copies table on the node. */
+static json_t *storage_profile(void)
+{
+	json_t *top = json_array();
+	json_array_append_new(top, json_pack("{s:s, s:s, s:f, s:f, s:b}", "pid", "<0.200.0>",
+	                                     "module", "App.Queue", "reductions_share", 0.4,
+	                                     "reductions_per_second", 2e6, "logger", 0));
+	for (int i = 0; i < 6; i++)
+		json_array_append_new(top, json_pack("{s:s, s:s, s:f, s:b}", "pid", "<0.300.0>",
+		                                     "module", "App.Channel", "reductions_share",
+		                                     0.05, "logger", 0));
+	json_t *w =
+	    json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:{s:s, s:f, s:s, s:f, s:b}}", "module",
+	              "App.Roster", "reads", 9000.0, "writes", 100.0, "operations_per_second",
+	              910.0, "read_share", 0.989, "reads_per_window", 900.0, "writes_per_window",
+	              10.0, "database", "storage", "mnesia", "reads_in_vm_share", 1.0, "repo",
+	              "App.Store", "repo_call_share", 1.0, "data_layer", 0);
+	return json_pack("{s:{s:i, s:i, s:[s]}, s:{s:{s:f}}, s:[o], s:{s:[{s:s, s:s, s:i}]}, "
+	                 "s:{s:o}}",
+	                 "session", "snapshot_count", 10, "schedulers_online", 2, "traced_modules",
+	                 "App.Roster", "metrics", "scheduler_utilisation", "avg", 0.5, "workload",
+	                 w, "storage", "mnesia_tables", "name", "roster", "storage",
+	                 "disc_only_copies", "size", 100, "processes", "top_cpu", top);
+}
+
+static void storage_decides_cache_advice(void)
+{
+	json_t *p = storage_profile(), *recs = NULL;
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	/* mnesia reads are ETS reads: no cache, no ETS table in front of them. */
+	TH_ASSERT(ts_rec_find(p, 3, NULL) == NULL);
+	TH_ASSERT(ts_rec_find(p, 4, NULL) == NULL);
+	/* The disc_only_copies table under those reads: disc_copies, said once. */
+	json_t *r = ts_rec_find(p, 10, "roster");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(r, "advice")), "disc_copies");
+	/* The hot queue process is the single-process ceiling (40% of the work,
+	 * 8x the others, 40% of one scheduler); the channels are not. */
+	r = ts_rec_find(p, 9, "App.Queue");
+	TH_ASSERT(r != NULL);
+	TH_ASSERT_DBL_NEAR(ts_rec_ev(r, "scheduler_share"), 0.4, 1e-9);
+	TH_ASSERT(ts_rec_find(p, 9, "App.Channel") == NULL);
+	/* The same reads through a driver that leaves the VM: the cache advice. */
+	json_t *db = json_object_get(json_array_get(json_object_get(p, "workload"), 0), "database");
+	json_object_set_new(db, "storage", json_string("external"));
+	json_object_set_new(db, "reads_in_vm_share", json_real(0));
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	TH_ASSERT(ts_rec_find(p, 3, "App.Roster") != NULL);
+	/* An idle node's busiest process is no ceiling (50k reductions/s). */
+	json_object_set_new(
+	    json_array_get(json_object_get(json_object_get(p, "processes"), "top_cpu"), 0),
+	    "reductions_per_second", json_real(50e3));
+	TH_ASSERT_OK(fuse_rules_evaluate(p, NULL, &recs));
+	json_object_set_new(p, "recommendations", recs);
+	TH_ASSERT(ts_rec_find(p, 9, NULL) == NULL);
+	json_decref(p);
+}
+
+static void compare_needs_the_subject_observed(void)
+{
+	json_t *before = storage_profile(), *after = storage_profile(), *recs = NULL, *c = NULL;
+	json_t *db =
+	    json_object_get(json_array_get(json_object_get(before, "workload"), 0), "database");
+	json_object_set_new(db, "storage", json_string("external"));
+	json_object_set_new(db, "reads_in_vm_share", json_real(0));
+	TH_ASSERT_OK(fuse_rules_evaluate(before, NULL, &recs));
+	json_object_set_new(before, "recommendations", recs);
+	TH_ASSERT(ts_rec_find(before, 3, "App.Roster") != NULL);
+	/* The second profile traced nothing: the ETS finding (rules 4 and 3 on
+	 * one subject) is not resolved. */
+	json_object_set_new(json_object_get(after, "session"), "traced_modules", json_array());
+	json_object_set_new(after, "workload", json_array());
+	TH_ASSERT_OK(fuse_rules_evaluate(after, NULL, &recs));
+	json_object_set_new(after, "recommendations", recs);
+	TH_ASSERT_OK(fuse_compare(before, after, &c));
+	json_t *cr = json_object_get(c, "recommendations");
+	TH_ASSERT_STR_CONTAINS(dump(json_object_get(cr, "not_comparable")), "db-backed-lookup");
+	TH_ASSERT_STR_CONTAINS(dump(json_object_get(cr, "not_comparable")),
+	                       "App.Roster was not traced");
+	TH_ASSERT_INT_EQ(json_array_size(json_object_get(cr, "resolved")), 0);
+	json_t *v = json_object_get(c, "verdict");
+	TH_ASSERT_STR_CONTAINS(dump(json_object_get(v, "reasons")), "not comparable");
+	TH_ASSERT(strcmp(json_string_value(json_object_get(v, "verdict")), "better") != 0);
+	struct gi_buf out;
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_compare_text(c, &out));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "Recommendations not comparable (");
+	gi_buf_destroy(&out);
+	json_decref(c);
+	/* Traced again and quiet (the reads now from memory): resolved. */
+	json_object_set_new(json_object_get(after, "session"), "traced_modules",
+	                    json_pack("[s]", "App.Roster"));
+	TH_ASSERT_OK(fuse_compare(before, after, &c));
+	cr = json_object_get(c, "recommendations");
+	TH_ASSERT_STR_CONTAINS(dump(json_object_get(cr, "resolved")), "db-backed-lookup");
+	json_decref(c);
+	json_decref(before);
+	json_decref(after);
+}
+
 /* ---- the executing view -------------------------------------------------- */
 
 static void add_stack(json_t *stacks, const char *const *frames, double samples, double reds)
@@ -1072,6 +1211,8 @@ int main(int argc, char **argv)
 	    TH_TEST(hostile_input_is_tolerated),
 	    TH_TEST(text_report_reads_well),
 	    TH_TEST(compare_finds_changes),
+	    TH_TEST(storage_decides_cache_advice),
+	    TH_TEST(compare_needs_the_subject_observed),
 	    TH_TEST(executing_view_sees_through_wrappers),
 	    TH_TEST(frames_split),
 	    TH_END,
