@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/str.h"
 #include "harness.h"
 #include "json_util.h"
 #include "product.h"
@@ -419,7 +420,7 @@ static void yaws_under_wrk(void)
 	for (size_t i = 0; i < json_array_size(hot); i++) {
 		const char *m =
 		    json_string_value(json_object_get(json_array_get(hot, i), "module"));
-		yaws_hot |= m && strncmp(m, ":yaws", 5) == 0;
+		yaws_hot |= m && GI_STR_STARTS(m, ":yaws");
 	}
 	TH_ASSERT_MSG(yaws_hot, "no yaws module among the hot modules:\n%.3000s", text);
 	/* A single-process ceiling only where one process does the work. */
