@@ -608,17 +608,19 @@ DutyRead = fun(M, MFAs) ->
     Counts = CcInfo(MFAs),
     [case C of {call_count, N} when is_integer(N) -> N; _ -> 0 end || C <- Counts]
 end,
-%% The start of a counted interval of M: {Time, Reductions, Counts, ExposedSince}.
+%% The start of a counted interval of M:
+%% {Time, {Reductions, SchedulerBusy}, Counts, ExposedSince}.
 DutyOpen = fun(M, S, Since) ->
     Counts = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
-    {NowUs(), WorkReds(), Counts, Since}
+    {NowUs(), {WorkReds(), SchedBusy()}, Counts, Since}
 end,
 %% The end of M's counted interval, added to the window's sums (the
 %% exposure is added apart: it ends when the clear has).
 DutyClose = fun(S, M) ->
-    {TA, RA, CA, Since} = maps:get(M, maps:get(d_onset, S)),
+    {TA, {RA, BA}, CA, Since} = maps:get(M, maps:get(d_onset, S)),
     CB = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
     RB = WorkReds(),
+    BB = SchedBusy(),
     TB = NowUs(),
     Ns = lists:zipwith(fun(B, A) -> max(0, B - A) end, CB, CA),
     Acc = maps:get(d_acc, S),
@@ -626,7 +628,8 @@ DutyClose = fun(S, M) ->
     Sums2 = lists:zipwith(fun(N, {Su, Sq}) -> {Su + N, Sq + N * N} end, Ns, Sums),
     S#{d_acc => Acc#{M => {OnUs + max(0, TB - TA), OnReds + max(0, RB - RA), ExpUs,
                             Cycles + 1, Sums2}},
-       d_onset => (maps:get(d_onset, S))#{M => {TB, RB, CB, Since}}}
+       d_onbusy => (maps:get(d_onbusy, S))#{M => maps:get(M, maps:get(d_onbusy, S), 0) + max(0, BB - BA)},
+       d_onset => (maps:get(d_onset, S))#{M => {TB, {RB, BB}, CB, Since}}}
 end,
 DutyExpose = fun(S, M, Us) ->
     Acc = maps:get(d_acc, S),
@@ -753,7 +756,8 @@ DutyZero = fun(S) ->
     T = NowUs(),
     Onset = maps:map(fun(M, _) -> DutyOpen(M, S, T) end, maps:get(d_onset, S)),
     S#{d_acc => Acc, d_seg => #{full => {0, 0}, off => {0, 0}}, d_mark => {WorkReds(), SchedBusy()},
-       d_barrier => {0, 0}, d_onset => Onset, d_win0 => WorkReds()}
+       d_barrier => {0, 0}, d_onset => Onset, d_win0 => WorkReds(), d_onbusy => #{},
+       d_win0b => SchedBusy()}
 end,
 DutyInit = fun(S, Traced) ->
     case Overhead > 0 andalso Traced =/= [] of
@@ -791,6 +795,8 @@ DutySnapshot = fun(S, Util) ->
                          SB#{d_onset => (maps:get(d_onset, SB))#{M => {TB, RB, CB, T}}}
                      end, S0, maps:keys(maps:get(d_onset, S0))),
     WindowReds = max(0, WorkReds() - maps:get(d_win0, S1)),
+    WindowBusy = max(0, SchedBusy() - maps:get(d_win0b, S1)),
+    OnBusy = maps:get(d_onbusy, S1),
     %% a module that did not count in this window (its cycle is longer)
     %% carries its last counted calls and reductions over; one that counted
     %% is remembered for the windows to come
@@ -847,12 +853,22 @@ DutySnapshot = fun(S, Util) ->
     Section = #{overhead => Overhead, allowed => Allowed, cycle_ms => Cycle / 1000, next_cycle_ms => NextCycle / 1000,
                 cost => Cost, cost_measured => Measured, paused => Paused,
                 pause_above => if PauseAbove > 1 -> null; true -> PauseAbove end,
-                utilisation => Util, reds => WindowReds,
+                utilisation => Util, reds => WindowReds, busy => WindowBusy,
                 barrier_us => case maps:get(d_barrier, S1) of
                                   {0, _} -> null;
                                   {BN, BUs} -> BUs div BN
                               end,
                 modules => [#{module => M, on_us => OnUs, on_reds => OnReds, exposed_us => ExpUs,
+                              on_busy => case lists:member(M, Carried) of
+                                             true -> 0;
+                                             false -> maps:get(M, OnBusy, 0)
+                                         end,
+                              %% a carried window's calls per counted second
+                              %% come from the last window that counted
+                              carried_on_us => case lists:member(M, Carried) of
+                                                   true -> element(1, maps:get(M, Last));
+                                                   false -> 0
+                                               end,
                               cycles => Cyc, carried => lists:member(M, Carried),
                               fraction => maps:get(M, Fracs),
                               next_fraction => maps:get(M, NewFracs),
