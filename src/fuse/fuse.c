@@ -1731,6 +1731,10 @@ static void pool_estimates(struct ctx *c)
 			if (strcmp(f->kind, "pipeline") == 0)
 				t->raw_pipeline += e - summed;
 			f->total = e;
+		} else if (f->measured > 0 && !(f->est_high > summed)) {
+			/* calls counted with no counted time known to scale them
+			 * by: a count, not an estimate the budget stands behind */
+			f->est_high = NAN;
 		}
 		if (f->est_low < f->measured)
 			f->est_low = f->measured;
@@ -1752,7 +1756,7 @@ static void hotspot_estimate(const struct ctx *c, json_t *o, const struct func_s
 	json_object_set_new(o, "high", fuse_json_num(ceil(high)));
 	/* the model stands behind a count whose interval lies within a factor
 	 * of 2 of it (docs/RULES.md "The estimator"); else it says so */
-	bool firm = f->total > 0 && low >= f->total / 2 && high <= 2 * f->total;
+	bool firm = f->total > 0 && isfinite(high) && low >= f->total / 2 && high <= 2 * f->total;
 	json_object_set_new(o, "firm", json_boolean(firm));
 	if (!firm)
 		json_object_set_new(
@@ -2409,6 +2413,42 @@ static void mailbox_quarters_from_ends(struct ctx *c)
 	}
 }
 
+/* How much of the node's work the profile's views explain (docs/PROFILE.md
+ * "explained"): the share of the node's reductions done by the processes the
+ * sampler watched (the executing view's coverage). Work in processes it did
+ * not see (short-lived ones: a task per request, a process per item; many
+ * small ones below its cut) is unattributed, and when that is most of the
+ * work the profile says so first, with what to do. */
+static json_t *build_explained(json_t *executing_summary, bool executing)
+{
+	json_t *o = json_object();
+	double share = executing ? fuse_num(executing_summary, "coverage") : NAN;
+	json_object_set_new(o, "share", fuse_json_num(share));
+	json_object_set_new(o, "basis", json_string(executing ? "executing" : "none"));
+	json_object_set_new(o, "low_below", json_real(FUSE_EXPLAINED_LOW));
+	bool low = !isfinite(share) || share < FUSE_EXPLAINED_LOW;
+	json_object_set_new(o, "low", json_boolean(low));
+	char note[512];
+	if (!isfinite(share))
+		snprintf(note, sizeof(note),
+		         "where the node's work ran is not known: no process was sampled while "
+		         "executing (sampler off, or the node idle); hot modules are by process "
+		         "ownership");
+	else if (low)
+		snprintf(note, sizeof(note),
+		         "the views explain only %.0f%% of the node's work: the rest ran in "
+		         "processes the sampler did not see (short-lived ones, such as a task per "
+		         "request, or many small ones); to attribute it, trace the project "
+		         "modules that do it (--trace MODULE, with --call-time for time per "
+		         "function) or sample more processes (sample_processes, up to 50)",
+		         100 * share);
+	else
+		snprintf(note, sizeof(note), "the views explain %.0f%% of the node's work",
+		         100 * share);
+	json_object_set_new(o, "note", json_string(note));
+	return o;
+}
+
 int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *graph,
                         json_t **profile_out)
 {
@@ -2441,6 +2481,7 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	json_t *xs = fuse_executing_summary(c->executing, c->total_reductions,
 	                                    c->source_graph ? "graph" : "target");
 	blocked_on_database(c, xs);
+	json_object_set_new(p, "explained", build_explained(xs, executing));
 	json_object_set_new(p, "executing", xs);
 	json_object_set_new(p, "trace_hotspots", hotspots);
 	json_object_set_new(p, "workload", build_workload(c, hotspots));

@@ -802,6 +802,21 @@ static void put_observer(struct gi_buf *out, json_t *o)
 	gi_buf_destroy(&line);
 }
 
+/* How much of the node's work the views explain: one bracketed line under
+ * the header, loud when it is low (docs/PROFILE.md "explained"). */
+static void put_explained(struct gi_buf *out, json_t *e)
+{
+	const char *note = fuse_str(e, "note");
+	if (!note)
+		return;
+	struct gi_buf line;
+	gi_buf_init(&line, 1024);
+	bool low = json_is_true(json_object_get(e, "low")) && isfinite(fuse_num(e, "share"));
+	gi_buf_printf(&line, "[%s%s]", low ? "MOSTLY UNATTRIBUTED: " : "", note);
+	put_wrapped(out, 2, gi_buf_str(&line));
+	gi_buf_destroy(&line);
+}
+
 int fuse_report_text(json_t *profile, struct gi_buf *dst)
 {
 	if (!json_is_object(profile) || !dst)
@@ -812,6 +827,7 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	gi_buf_init(&local, 0);
 	put_session(out, json_object_get(profile, "session"));
 	put_observer(out, json_object_get(profile, "observer"));
+	put_explained(out, json_object_get(profile, "explained"));
 	put_tracing(out, json_object_get(profile, "tracing"),
 	            json_object_get(profile, "trace_budget"));
 	put_errors(out, json_object_get(profile, "errors"));
