@@ -132,6 +132,7 @@ struct func_stat {
 	bool estimated, unsteady;
 	double measured, variance, carried_sd, window_sumsq;
 	double est_low, est_high; /* the pooled interval (pool_estimates) */
+	bool pooled;              /* scaled by the counted time over the session */
 	/* The workload model (docs/RULES.md): what the function does to the
 	 * data, on which evidence, and through which data layer. */
 	const char *cls;   /* read, write, mixed, unknown, compute, pipeline */
@@ -1731,9 +1732,11 @@ static void pool_estimates(struct ctx *c)
 			if (strcmp(f->kind, "pipeline") == 0)
 				t->raw_pipeline += e - summed;
 			f->total = e;
-		} else if (f->measured > 0 && !(f->est_high > summed)) {
-			/* calls counted with no counted time known to scale them
-			 * by: a count, not an estimate the budget stands behind */
+			f->pooled = true;
+		} else if (!(f->est_high > summed)) {
+			/* no counted time to scale by (every window carried over,
+			 * or none said how long it counted): not an estimate the
+			 * budget stands behind, and its upper side is unknown */
 			f->est_high = NAN;
 		}
 		if (f->est_low < f->measured)
@@ -1756,7 +1759,8 @@ static void hotspot_estimate(const struct ctx *c, json_t *o, const struct func_s
 	json_object_set_new(o, "high", fuse_json_num(ceil(high)));
 	/* the model stands behind a count whose interval lies within a factor
 	 * of 2 of it (docs/RULES.md "The estimator"); else it says so */
-	bool firm = f->total > 0 && isfinite(high) && low >= f->total / 2 && high <= 2 * f->total;
+	bool firm = f->pooled && f->total > 0 && isfinite(high) && low >= f->total / 2 &&
+	            high <= 2 * f->total;
 	json_object_set_new(o, "firm", json_boolean(firm));
 	if (!firm)
 		json_object_set_new(
