@@ -36,25 +36,30 @@ for line in open(sys.argv[1]):
         _, mode, fn, truth, est, low, high, firm, old = line.split()
         rows[mode].append((float(truth), float(est), float(low), float(high), firm == "1", float(old)))
 def off(e, t):
-    if t <= 0 or e <= 0:
+    if t <= 0 or e <= 0 or e != e:
         return float("inf")
     return max(e / t, t / e)
-print(f"{'workload':<11} {'runs':>4} {'in 95%':>7} {'worst':>7} {'firm':>5} {'worst firm':>10} {'old worst':>9}")
+def held(t, lo, hi):
+    return lo <= t <= hi or (lo <= t and hi == 0 and lo > 0)  # no upper bound known
+print(f"{'workload':<11} {'runs':>4} {'missed':>6} {'in 95%':>7} {'worst':>7} {'firm':>5} "
+      f"{'worst firm':>10} {'old worst':>9} {'old median':>10}")
 allr = []
 for mode in ["steady", "bursty", "spawn", "idle_burst", "cpu"]:
     r = rows.get(mode, [])
     if not r:
         continue
-    allr += r
-    cov = sum(1 for t, e, lo, hi, f, o in r if lo <= t <= hi)
-    worst = max(off(e, t) for t, e, lo, hi, f, o in r)
-    firm = [off(e, t) for t, e, lo, hi, f, o in r if f]
-    oldw = max(off(o, t) for t, e, lo, hi, f, o in r)
-    print(f"{mode:<11} {len(r):>4} {100*cov/len(r):>6.0f}% {worst:>6.2f}x {len(firm):>5} "
-          f"{(max(firm) if firm else float('nan')):>9.2f}x {oldw:>8.2f}x")
-cov = sum(1 for t, e, lo, hi, f, o in allr if lo <= t <= hi)
-print(f"all: {len(allr)} estimates (2 functions per run), interval held the truth in "
-      f"{100*cov/len(allr):.0f}%, worst {max(off(e,t) for t,e,lo,hi,f,o in allr):.2f}x, "
-      f"firm {sum(1 for x in allr if x[4])}, old estimator worst "
-      f"{max(off(o,t) for t,e,lo,hi,f,o in allr):.2f}x")
+    seen = [x for x in r if x[1] > 0]
+    allr += seen
+    cov = sum(1 for t, e, lo, hi, f, o in seen if held(t, lo, hi))
+    worst = max([off(e, t) for t, e, lo, hi, f, o in seen] or [float("nan")])
+    firm = [off(e, t) for t, e, lo, hi, f, o in seen if f]
+    olds = sorted(off(o, t) for t, e, lo, hi, f, o in r)
+    print(f"{mode:<11} {len(r):>4} {len(r)-len(seen):>6} "
+          f"{(100*cov/len(seen) if seen else float('nan')):>6.0f}% {worst:>6.2f}x {len(firm):>5} "
+          f"{(max(firm) if firm else float('nan')):>9.2f}x {olds[-1]:>8.2f}x {olds[len(olds)//2]:>9.2f}x")
+cov = sum(1 for t, e, lo, hi, f, o in allr if held(t, lo, hi))
+firm = [off(e, t) for t, e, lo, hi, f, o in allr if f]
+print(f"all: {len(allr)} estimates given (2 functions per run), the interval held the truth in "
+      f"{100*cov/max(1,len(allr)):.0f}%; {len(firm)} firm, worst firm "
+      f"{(max(firm) if firm else float('nan')):.2f}x")
 PY

@@ -2426,25 +2426,30 @@ static void mailbox_quarters_from_ends(struct ctx *c)
 static json_t *build_explained(json_t *executing_summary, bool executing)
 {
 	json_t *o = json_object();
-	double share = executing ? fuse_num(executing_summary, "coverage") : NAN;
+	/* with the sampler on, its coverage, even with no process seen
+	 * executing (all the work in processes too short-lived to be picked) */
+	double sampler_on = fuse_num(executing_summary, "snapshots");
+	double share = executing || (isfinite(sampler_on) && sampler_on > 0)
+	                   ? fuse_num(executing_summary, "coverage")
+	                   : NAN;
 	json_object_set_new(o, "share", fuse_json_num(share));
-	json_object_set_new(o, "basis", json_string(executing ? "executing" : "none"));
+	json_object_set_new(o, "basis", json_string(isfinite(share) ? "executing" : "none"));
 	json_object_set_new(o, "low_below", json_real(FUSE_EXPLAINED_LOW));
 	bool low = !isfinite(share) || share < FUSE_EXPLAINED_LOW;
 	json_object_set_new(o, "low", json_boolean(low));
 	char note[512];
 	if (!isfinite(share))
 		snprintf(note, sizeof(note),
-		         "where the node's work ran is not known: no process was sampled while "
-		         "executing (sampler off, or the node idle); hot modules are by process "
-		         "ownership");
+		         "where the node's work ran is not known: the sampler was off or the node "
+		         "did no work; hot modules are by process ownership");
 	else if (low)
 		snprintf(note, sizeof(note),
 		         "the views explain only %.0f%% of the node's work: the rest ran in "
 		         "processes the sampler did not see (short-lived ones, such as a task per "
-		         "request, or many small ones); to attribute it, trace the project "
-		         "modules that do it (--trace MODULE, with --call-time for time per "
-		         "function) or sample more processes (sample_processes, up to 50)",
+		         "request, or many small ones); to attribute it, count the calls of the "
+		         "project modules that do it (--trace MODULE counts them in every "
+		         "process), or, for many small long-lived processes, sample more of them "
+		         "(sample_processes, up to 50)",
 		         100 * share);
 	else
 		snprintf(note, sizeof(note), "the views explain %.0f%% of the node's work",

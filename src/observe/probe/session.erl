@@ -941,6 +941,91 @@ SampleStack = fun(P, Current) ->
         _ -> lists:sublist([Current | Frames], SampleDepth)
     end
 end,
+%% Where an executing candidate runs, from its scheduling events: a
+%% process_info/2 signal is answered when the process handles it, which for
+%% a server is at its next receive, so a server busy between receives reads
+%% as its receive loop. For the first SampleStackK executing candidates of a
+%% tick (none held by another tracer) the session turns on the `running`
+%% trace flag with itself as the tracer for SampleRunMs, collects the
+%% in/out events (at most SampleRunCap), turns the flag off and drains what
+%% is left. Each slice's time (in to out) goes to the function the process
+%% was in when it went out: where it was preempted, that is where its
+%% reductions ran. One location per process per tick is drawn at random in
+%% proportion to those times (an unbiased sample of where it ran). The flag
+%% is never left on: it is removed before the tick returns, and the runtime
+%% drops a flag whose tracer has died.
+SampleRunMs = case maps:get(sample_run_ms, Args, 2) of
+                  RunArg when is_integer(RunArg), RunArg >= 0 -> min(50, RunArg);
+                  _ -> 2
+              end,
+SampleRunCap = 64,
+SampleRunOn = fun(Pids) ->
+    Me = self(),
+    [P || P <- Pids,
+          case erlang:trace_info(P, tracer) of
+              {tracer, []} -> true;
+              {tracer, Me} -> true;
+              _ -> false
+          end,
+          (try erlang:trace(P, true, [running, monotonic_timestamp, {tracer, Me}])
+           catch _:_ -> 0 end) =:= 1]
+end,
+SampleRunCollect = fun Collect(Deadline, N, Acc) ->
+    Left = Deadline - erlang:monotonic_time(microsecond),
+    case N >= SampleRunCap orelse Left =< 0 of
+        true -> Acc;
+        false ->
+            receive
+                {trace_ts, P, Ev, Where, T} when Ev =:= in; Ev =:= out; Ev =:= in_exiting;
+                                                 Ev =:= out_exiting; Ev =:= out_exited ->
+                    Collect(Deadline, N + 1, [{P, Ev, Where, T} | Acc])
+            after Left div 1000 + 1 -> Acc
+            end
+    end
+end,
+SampleRunDrain = fun Drain(Acc) ->
+    receive
+        {trace_ts, P, Ev, Where, T} when Ev =:= in; Ev =:= out; Ev =:= in_exiting;
+                                         Ev =:= out_exiting; Ev =:= out_exited ->
+            Drain([{P, Ev, Where, T} | Acc])
+    after 0 -> Acc
+    end
+end,
+%% #{Pid => {M, F, A}}: one location per traced process that ran.
+SampleRun = fun(Pids) ->
+    On = SampleRunOn(Pids),
+    Events0 = SampleRunCollect(erlang:monotonic_time(microsecond) + 1000 * SampleRunMs, 0, []),
+    [catch erlang:trace(P, false, [running, monotonic_timestamp]) || P <- On],
+    Events = lists:reverse(SampleRunDrain(Events0)),
+    {_, Slices} = lists:foldl(
+        fun({P, Ev, _, T}, {Ins, M}) when Ev =:= in; Ev =:= in_exiting -> {Ins#{P => T}, M};
+           ({P, _, Where, T}, {Ins, M}) ->
+                case maps:take(P, Ins) of
+                    {T0, Ins2} when is_tuple(Where), T >= T0 ->
+                        {Ins2, maps:update_with(P, fun(L) -> [{Where, T - T0} | L] end,
+                                                [{Where, T - T0}], M)};
+                    {_, Ins2} -> {Ins2, M};
+                    error -> {Ins, M}
+                end
+        end, {#{}, #{}}, Events),
+    maps:fold(fun(P, L, Acc) ->
+                  Total = lists:sum([D || {_, D} <- L]),
+                  case Total > 0 of
+                      false -> Acc;
+                      true ->
+                          Pick = rand:uniform() * Total,
+                          {_, Where} = lists:foldl(
+                              fun({W, D}, {Left, none}) when Left < D -> {0, W};
+                                 ({_, D}, {Left, none}) -> {Left - D, none};
+                                 (_, Done) -> Done
+                              end, {Pick, none}, L),
+                          case Where of
+                              none -> Acc#{P => element(1, hd(L))};
+                              _ -> Acc#{P => Where}
+                          end
+                  end
+              end, #{}, Slices)
+end,
 SampleFold = fun(S) ->
     Groups = maps:groups_from_list(fun erlang:hd/1, lists:append(maps:get(s_raw, S))),
     {Counts, Dropped} = maps:fold(
@@ -961,14 +1046,29 @@ SampleTick = fun(S) ->
     C = MsRun(lists:zip(Cands, lists:zipwith(fun erlang:process_info/2, Cands,
                                              maps:get(s_items, S))), MsTick),
     Exec = lists:sublist(MsRun(C, MsExecPid), SampleStackK),
-    Stacked = [{P, SampleStack(P, MFA(CF))} || {P, exec, CF} <- C, lists:member(P, Exec)] ++
+    W0 = erlang:monotonic_time(microsecond),
+    RunAt = case SampleRunMs > 0 andalso Exec =/= [] of
+              true -> SampleRun(Exec);
+              false -> #{}
+          end,
+    %% the window's wait is no work of the session's
+    Waited = case Exec of
+                 [] -> 0;
+                 _ -> min(erlang:monotonic_time(microsecond) - W0, 1000 * SampleRunMs)
+             end,
+    Stacked = [{P, case maps:find(P, RunAt) of
+                       {ok, Where} -> [Where];
+                       error -> SampleStack(P, MFA(CF))
+                   end} || {P, exec, CF} <- C, lists:member(P, Exec)] ++
               [{P, {waiting, SampleStack(P, {gen, do_call, 4})}} || P <- MsRun(C, MsBlockedPid)],
     Plain = MsRun([E || {P, _, _} = E <- C, not lists:member(P, Exec)] ++
                   [E || {_, waiting} = E <- C], MsPlain),
     Entries = [[E] || {_, Fs} = E <- Stacked, Fs =/= []] ++ [[E] || E <- Plain],
     RawN = maps:get(s_raw_n, S) + length(Entries),
     S1 = S#{s_raw => [Entries | maps:get(s_raw, S)], s_raw_n => RawN,
-            s_ticks => maps:get(s_ticks, S) + 1},
+            s_ticks => maps:get(s_ticks, S) + 1,
+            s_run_waited => maps:get(s_run_waited, S, 0) + Waited,
+            s_run_located => maps:get(s_run_located, S, 0) + map_size(RunAt)},
     case RawN >= SampleFoldAt of
         true -> SampleFold(S1);
         false -> S1
@@ -984,8 +1084,9 @@ SampleStep = fun(S) ->
         true ->
             U0 = erlang:monotonic_time(microsecond),
             STicked = try SampleTick(S) catch _:_ -> S#{s_failed => maps:get(s_failed, S) + 1} end,
+            Waited = maps:get(s_run_waited, STicked, 0) - maps:get(s_run_waited, S, 0),
             S1 = STicked#{s_tick_us => maps:get(s_tick_us, STicked, 0) +
-                                  erlang:monotonic_time(microsecond) - U0},
+                                  max(0, erlang:monotonic_time(microsecond) - U0 - Waited)},
             Period = maps:get(s_period, S1),
             Due = Next + Period,
             S1#{s_next => if Due =< T -> T + Period; true -> Due end}
@@ -997,7 +1098,7 @@ SampleReset = fun(S, Cands0) ->
     Period = maps:get(s_period, S, SamplePeriod),
     S#{s_cands => Cands, s_items => lists:duplicate(length(Cands), [status, current_function]),
        s_raw => [], s_raw_n => 0, s_counts => #{}, s_dropped => 0, s_ticks => 0, s_failed => 0,
-       s_tick_us => 0, s_period => Period,
+       s_tick_us => 0, s_period => Period, s_run_located => 0,
        s_next => case {Period, Cands} of
                      {0, _} -> infinity;
                      {_, []} -> infinity;
@@ -1098,6 +1199,8 @@ SampleSnapshot = fun(S, LiveDelta, NextCands) ->
                 dropped => maps:get(s_dropped, S1),
                 failed_ticks => maps:get(s_failed, S1),
                 tick_us => maps:get(s_tick_us, S1, 0),
+                run_ms => SampleRunMs,
+                located => maps:get(s_run_located, S1, 0),
                 stacks => [#{frames => Fs, samples => C, reductions => W} || {Fs, W, C} <- Stacks],
                 blocked => [#{frames => Fs, samples => C} || {Fs, C} <- Blocked],
                 origins => [#{module => M, origin => maps:get(M, Known, <<"other">>)} || M <- Mods]}},
@@ -1573,7 +1676,10 @@ CtWrap = fun({Reply, S1}, S0) ->
 end,
 %% A message that reached the session's loop: trace messages are counted,
 %% and past the cap every flag is removed for the rest of the session.
-CtStray = fun(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_ts ->
+%% (the sampler's own scheduling events, late after its window, are dropped)
+CtStray = fun({trace_ts, _, Ev, _, _}, S) when Ev =:= in; Ev =:= out; Ev =:= in_exiting;
+                                               Ev =:= out_exiting; Ev =:= out_exited -> S;
+             (Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_ts ->
                  case maps:get(call_time, S, undefined) of
                      undefined -> S;
                      Ct ->
