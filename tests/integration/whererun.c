@@ -3,16 +3,18 @@
  * item 4), on real Erlang nodes with targets of their own (the kiln_*
  * modules below, compiled with erlc into the test's directory):
  * - a server whose work runs between receives (kiln_press: a registered
- *   process that grinds each job in grind/2 and goes back to its receive):
- *   the samples of its busy time put grind/2 first with at least 80% of
- *   them, not the receive loop where a process_info signal is answered;
+ *   process that grinds each job in grind/2 and goes back to its receive;
+ *   and in Elixir, Forge.Anvil, a GenServer hammering each cast): the
+ *   samples of its busy time put the working function first with at least
+ *   80% of them, not the receive loop where a process_info signal is
+ *   answered;
  * - six long-lived spawn(fun) workers folding with lists:foldl/3 and a fun
  *   that tail-calls kiln_fold:blend/2: the work lands on kiln_fold;
  * - a CPU hog in ~1 ms processes (kiln_batch: a process per batch, most of
  *   the node's work): attributed to kiln_batch, or the profile says first
  *   that most of the work is unattributed.
  * And no trace flag of ours is left on any process after the session.
- * needs: erlang-base erlang-dev
+ * needs: erlang-base erlang-dev elixir
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -215,6 +217,42 @@ static void server_busy_between_receives(void)
 	json_decref(snaps);
 }
 
+/* The same in Elixir, through a GenServer: the work of each cast runs in
+ * Forge.Anvil.hammer/2 between the server loop's receives. */
+static const char *ANVIL_EVAL =
+    "defmodule Forge.Anvil do\n"
+    "  use GenServer\n"
+    "  def init(n), do: {:ok, n}\n"
+    "  def handle_cast({:strike, k}, n), do: {:noreply, n + hammer(k, 1)}\n"
+    "  def hammer(0, a), do: a\n"
+    "  def hammer(k, a), do: hammer(k - 1, rem(a * 29 + k, 1_000_003))\n"
+    "end\n"
+    "{:ok, pid} = GenServer.start(Forge.Anvil, 0, name: Forge.Anvil)\n"
+    "spawn(fn -> Stream.repeatedly(fn -> GenServer.cast(pid, {:strike, 20_000 + "
+    ":rand.uniform(40_000)}); Process.sleep(2) end) |> Stream.run() end)\n";
+
+static void genserver_busy_between_receives(void)
+{
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ELIXIR_LONG, ANVIL_EVAL, NULL);
+	ts_beam_wait_answer(&n, "is_pid(whereis('Elixir.Forge.Anvil')).", "true", WAIT_MS,
+	                    "never ran its start code");
+	json_t *snaps = observe(&n);
+	json_t *counts = json_object();
+	first_frames(snaps, counts);
+	double hammer = count_of(counts, "Forge.Anvil.hammer/2");
+	double loop =
+	    count_of(counts, ":gen_server.") + count_of(counts, "Forge.Anvil.handle_cast");
+	char *text = json_dumps(counts, JSON_COMPACT);
+	fprintf(stderr, "  first frames: %.600s\n", text);
+	TH_ASSERT_MSG(hammer + loop > 0, "no busy sample of the server: %s", text);
+	TH_ASSERT_MSG(hammer >= 0.8 * (hammer + loop), "hammer/2 %.0f of %.0f busy samples: %s",
+	              hammer, hammer + loop, text);
+	free(text);
+	json_decref(counts);
+	json_decref(snaps);
+}
+
 static void fun_through_foldl_lands_on_its_module(void)
 {
 	struct ts_beam n;
@@ -271,6 +309,7 @@ int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
 	    TH_TEST(server_busy_between_receives),
+	    TH_TEST(genserver_busy_between_receives),
 	    TH_TEST(fun_through_foldl_lands_on_its_module),
 	    TH_TEST(short_lived_hog_attributed_or_said),
 	    TH_END,

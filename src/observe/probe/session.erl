@@ -45,7 +45,9 @@
 %%   pattern that sends messages, removes both on every ending, and the
 %%   runtime drops the flags by itself when the session process dies.
 %% - the sampler reads process_info of at most sample_k processes per tick and
-%%   sets nothing on the node: no trace flag, no pattern, no table.
+%%   sets no pattern and no table; the only flag it sets, `running` on at most
+%%   sample_stack_k processes with no other tracer, is removed before the
+%%   tick returns (and dropped by the runtime if the session dies).
 Owner = maps:get(owner, Args),
 CNode = maps:get(cnode, Args),
 Id = maps:get(id, Args),
@@ -945,11 +947,14 @@ end,
 %% process_info/2 signal is answered when the process handles it, which for
 %% a server is at its next receive, so a server busy between receives reads
 %% as its receive loop. For the first SampleStackK executing candidates of a
-%% tick (none held by another tracer) the session turns on the `running`
+%% tick that were seen waiting at an earlier tick of the interval (one that
+%% never waits answers where it was preempted, and its stack read stands),
+%% none held by another tracer, the session turns on the `running`
 %% trace flag with itself as the tracer for SampleRunMs, collects the
 %% in/out events (at most SampleRunCap), turns the flag off and drains what
-%% is left. Each slice's time (in to out) goes to the function the process
-%% was in when it went out: where it was preempted, that is where its
+%% is left. Each slice's time (in to out; a process running when the flag
+%% was set, from then) goes to the function the process was in when it went
+%% out: where it was preempted, that is where its
 %% reductions ran. One location per process per tick is drawn at random in
 %% proportion to those times (an unbiased sample of where it ran). The flag
 %% is never left on: it is removed before the tick returns, and the runtime
@@ -958,7 +963,7 @@ SampleRunMs = case maps:get(sample_run_ms, Args, 2) of
                   RunArg when is_integer(RunArg), RunArg >= 0 -> min(50, RunArg);
                   _ -> 2
               end,
-SampleRunCap = 64,
+SampleRunCap = 16,
 SampleRunOn = fun(Pids) ->
     Me = self(),
     [P || P <- Pids,
@@ -993,6 +998,7 @@ SampleRunDrain = fun Drain(Acc) ->
 end,
 %% #{Pid => {M, F, A}}: one location per traced process that ran.
 SampleRun = fun(Pids) ->
+    Start = erlang:monotonic_time(),
     On = SampleRunOn(Pids),
     Events0 = SampleRunCollect(erlang:monotonic_time(microsecond) + 1000 * SampleRunMs, 0, []),
     [catch erlang:trace(P, false, [running, monotonic_timestamp]) || P <- On],
@@ -1007,7 +1013,7 @@ SampleRun = fun(Pids) ->
                     {_, Ins2} -> {Ins2, M};
                     error -> {Ins, M}
                 end
-        end, {#{}, #{}}, Events),
+        end, {maps:from_list([{P, Start} || P <- On]), #{}}, Events),
     maps:fold(fun(P, L, Acc) ->
                   Total = lists:sum([D || {_, D} <- L]),
                   case Total > 0 of
@@ -1046,13 +1052,20 @@ SampleTick = fun(S) ->
     C = MsRun(lists:zip(Cands, lists:zipwith(fun erlang:process_info/2, Cands,
                                              maps:get(s_items, S))), MsTick),
     Exec = lists:sublist(MsRun(C, MsExecPid), SampleStackK),
+    %% only a process seen waiting reaches a receive, where a signal is
+    %% answered away from its work: one that never waits answers where it
+    %% was preempted, and its stack read is right (and costs no events)
+    SeenWaiting = maps:merge(maps:get(s_seen_waiting, S, #{}),
+                             maps:from_list([{P, true} || {P, waiting} <- C] ++
+                                            [{P, true} || {P, blocked, _} <- C])),
+    RunPids = [P || P <- Exec, maps:is_key(P, SeenWaiting)],
     W0 = erlang:monotonic_time(microsecond),
-    RunAt = case SampleRunMs > 0 andalso Exec =/= [] of
-              true -> SampleRun(Exec);
+    RunAt = case SampleRunMs > 0 andalso RunPids =/= [] of
+              true -> SampleRun(RunPids);
               false -> #{}
           end,
     %% the window's wait is no work of the session's
-    Waited = case Exec of
+    Waited = case RunPids of
                  [] -> 0;
                  _ -> min(erlang:monotonic_time(microsecond) - W0, 1000 * SampleRunMs)
              end,
@@ -1068,6 +1081,7 @@ SampleTick = fun(S) ->
     S1 = S#{s_raw => [Entries | maps:get(s_raw, S)], s_raw_n => RawN,
             s_ticks => maps:get(s_ticks, S) + 1,
             s_run_waited => maps:get(s_run_waited, S, 0) + Waited,
+            s_seen_waiting => SeenWaiting,
             s_run_located => maps:get(s_run_located, S, 0) + map_size(RunAt)},
     case RawN >= SampleFoldAt of
         true -> SampleFold(S1);
@@ -1099,6 +1113,7 @@ SampleReset = fun(S, Cands0) ->
     S#{s_cands => Cands, s_items => lists:duplicate(length(Cands), [status, current_function]),
        s_raw => [], s_raw_n => 0, s_counts => #{}, s_dropped => 0, s_ticks => 0, s_failed => 0,
        s_tick_us => 0, s_period => Period, s_run_located => 0,
+       s_seen_waiting => maps:with(Cands, maps:get(s_seen_waiting, S, #{})),
        s_next => case {Period, Cands} of
                      {0, _} -> infinity;
                      {_, []} -> infinity;
