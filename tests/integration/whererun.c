@@ -33,7 +33,7 @@
 #include "support.h"
 
 #define WAIT_MS   90000
-#define SNAPSHOTS 8
+#define SNAPSHOTS 12
 
 static const char *PRESS_SRC =
     "-module(kiln_press).\n"

@@ -922,6 +922,11 @@ MsTick = MsCompile([{{'$1', [{status, '$2'}, {current_function, '$3'}]},
                      [{{'$1', blocked, {{gen, do_call, 4}}}}]},
                     {{'$1', [{status, '_'}, '_']}, [], [{{'$1', waiting}}]}]),
 MsExecPid = MsCompile([{{'$1', exec, '_'}, [], ['$1']}]),
+%% a waiting candidate's current function (where it receives): {Pid, CF}
+MsWaitAt = MsCompile([{{'$1', [{status, '$2'}, {current_function, '$3'}]},
+                       [{'andalso', {'=/=', '$2', running}, {'=/=', '$2', runnable},
+                         {'=/=', '$2', garbage_collecting}}],
+                       [{{'$1', '$3'}}]}]),
 MsBlockedPid = MsCompile([{{'$1', blocked, '_'}, [], ['$1']}]),
 %% an executing candidate without a stack read: {Pid, [CF]}; a waiting one:
 %% {Pid, {waiting, []}}
@@ -947,9 +952,9 @@ end,
 %% process_info/2 signal is answered when the process handles it, which for
 %% a server is at its next receive, so a server busy between receives reads
 %% as its receive loop. For the first SampleStackK executing candidates of a
-%% tick that were seen waiting at an earlier tick of the interval (one that
-%% never waits answers where it was preempted, and its stack read stands),
-%% none held by another tracer, the session turns on the `running`
+%% tick whose current function, as read, is where they were seen waiting at
+%% a tick of the interval (elsewhere, where it was preempted, the read
+%% stands), none held by another tracer, the session turns on the `running`
 %% trace flag with itself as the tracer for SampleRunMs, collects the
 %% in/out events (at most SampleRunCap), turns the flag off and drains what
 %% is left. Each slice's time (in to out; a process running when the flag
@@ -1049,16 +1054,22 @@ end,
 %% (only these steps go through erl_eval, one per stack).
 SampleTick = fun(S) ->
     Cands = maps:get(s_cands, S),
-    C = MsRun(lists:zip(Cands, lists:zipwith(fun erlang:process_info/2, Cands,
-                                             maps:get(s_items, S))), MsTick),
+    Raw = lists:zip(Cands, lists:zipwith(fun erlang:process_info/2, Cands,
+                                         maps:get(s_items, S))),
+    C = MsRun(Raw, MsTick),
     Exec = lists:sublist(MsRun(C, MsExecPid), SampleStackK),
-    %% only a process seen waiting reaches a receive, where a signal is
-    %% answered away from its work: one that never waits answers where it
-    %% was preempted, and its stack read is right (and costs no events)
-    SeenWaiting = maps:merge(maps:get(s_seen_waiting, S, #{}),
-                             maps:from_list([{P, true} || {P, waiting} <- C] ++
-                                            [{P, true} || {P, blocked, _} <- C])),
-    RunPids = [P || P <- Exec, maps:is_key(P, SeenWaiting)],
+    %% a signal is answered away from the work only when the process
+    %% reaches a receive: located by events are the executing candidates
+    %% whose current function, as read, is where they were seen waiting
+    %% at a tick of this interval; elsewhere (where it was preempted) the
+    %% stack read is right and costs no events
+    SeenWaiting = lists:foldl(fun({P, At}, M) ->
+                                  maps:update_with(P, fun(L) -> lists:sublist(lists:usort([At | L]), 4) end,
+                                                   [At], M)
+                              end, maps:get(s_seen_waiting, S, #{}), MsRun(Raw, MsWaitAt)),
+    %% answered where it waits: the read is the receive, not the work
+    RunPids = [P || {P, exec, CF} <- C, lists:member(P, Exec),
+                    lists:member(CF, maps:get(P, SeenWaiting, []))],
     W0 = erlang:monotonic_time(microsecond),
     RunAt = case SampleRunMs > 0 andalso RunPids =/= [] of
               true -> SampleRun(RunPids);
@@ -1069,8 +1080,15 @@ SampleTick = fun(S) ->
                  [] -> 0;
                  _ -> min(erlang:monotonic_time(microsecond) - W0, 1000 * SampleRunMs)
              end,
+    %% a located process: where it ran, then its stack as read (where it
+    %% answers: its own loop), so that a location in platform code still
+    %% has the process's project frames behind it
     Stacked = [{P, case maps:find(P, RunAt) of
-                       {ok, Where} -> [Where];
+                       {ok, Where} ->
+                           case SampleStack(P, MFA(CF)) of
+                               [Where | _] = Fs -> Fs;
+                               Fs -> lists:sublist([Where | Fs], SampleDepth)
+                           end;
                        error -> SampleStack(P, MFA(CF))
                    end} || {P, exec, CF} <- C, lists:member(P, Exec)] ++
               [{P, {waiting, SampleStack(P, {gen, do_call, 4})}} || P <- MsRun(C, MsBlockedPid)],
