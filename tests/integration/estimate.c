@@ -8,9 +8,10 @@
  * the target counted over the very same windows (a recorder on the target
  * reads its counters every 10 ms; the windows are the snapshots'). Every
  * estimate the profile stands behind (`firm`) must be within 2x of the
- * truth; one it does not stand behind must say so and give an interval. Nothing here is timed: the
- * workloads run as fast as the machine lets them, and the comparison is over whatever the windows
- * held. needs: erlang-base elixir
+ * truth; one it does not stand behind must say so and give an interval.
+ * Nothing here is timed: the workloads run as fast as the machine lets them,
+ * and the comparison is over whatever the windows held.
+ * needs: erlang-base elixir
  */
 #include <math.h>
 #include <pthread.h>
