@@ -130,8 +130,10 @@ struct func_stat {
 	 * total from the windows' intervals (independent windows add their
 	 * variances; a carried window repeats an earlier one's figures, so its
 	 * error adds in full: carried_sd). */
-	bool estimated;
-	double measured, variance, carried_sd;
+	bool estimated, unsteady;
+	double measured, variance, carried_sd, window_sumsq;
+	double est_low, est_high; /* the pooled interval (pool_estimates) */
+	bool pooled;              /* scaled by the counted time over the session */
 	/* The workload model (docs/RULES.md): what the function does to the
 	 * data, on which evidence, and through which data layer. */
 	const char *cls;   /* read, write, mixed, unknown, compute, pipeline */
@@ -175,6 +177,10 @@ struct traced_mod {
 	double reads_in_vm;                    /* reads whose data is ETS already (mnesia) */
 	double layer_share;                    /* calls reaching a driver: NAN unknown, <0 unset */
 	json_t *calls_traced;                  /* other traced modules its functions call */
+	/* under a budget, over the session: the windows' time, the time it
+	 * counted, and the node's work done while it counted (as time at the
+	 * window's mean rate), for the pooled estimate (pool_estimates) */
+	double budget_window_ms, budget_time_ms, budget_work_ms, budget_work_window_ms;
 };
 
 struct ctx {
@@ -519,8 +525,24 @@ static void take_budget(struct ctx *c, const struct obs_view *v)
 		c->budget.exposure_sum += d->exposure_mean;
 		c->budget.exposure_n++;
 	}
-	if (isfinite(v->trace_window_ms) && v->trace_window_ms > 0)
+	if (isfinite(v->trace_window_ms) && v->trace_window_ms > 0) {
 		c->budget.traced_ms += v->trace_window_ms;
+		for (size_t i = 0; i < d->nmodules; i++) {
+			const struct obs_view_duty_module *m = &d->modules[i];
+			struct traced_mod *t = traced_get(c, m->module);
+			t->budget_window_ms += v->trace_window_ms;
+			if (m->carried)
+				continue;
+			if (isfinite(m->duty) && m->duty > 0)
+				t->budget_time_ms +=
+				    (m->duty > 1 ? 1 : m->duty) * v->trace_window_ms;
+			if (m->work_used && isfinite(m->sampled) && m->sampled > 0) {
+				t->budget_work_ms +=
+				    (m->sampled > 1 ? 1 : m->sampled) * v->trace_window_ms;
+				t->budget_work_window_ms += v->trace_window_ms;
+			}
+		}
+	}
 	for (size_t i = 0; i < v->ncalls; i++)
 		if (isfinite(v->calls[i].measured) && isfinite(v->calls[i].count)) {
 			c->budget.measured += v->calls[i].measured;
@@ -585,6 +607,9 @@ static void take_trace(struct ctx *c, const struct obs_view *v, long seq)
 				f->carried_sd += sd;
 			else
 				f->variance += sd * sd;
+			f->window_sumsq += count * count;
+			if (e->unsteady)
+				f->unsteady = true;
 		}
 		f->total += count;
 		f->present++;
@@ -1780,7 +1805,73 @@ static void note_traced_callees(struct ctx *c, struct func_stat *f, json_t *d)
 /* Under an overhead budget, a hotspot's calls are an estimate: the calls
  * counted (`measured`) and the 95% interval of the session's total (`low`,
  * `high`; docs/PROFILE.md); null when every call was counted. */
-static void hotspot_estimate(json_t *o, const struct func_stat *f)
+/* The session's estimate of each function counted under a budget
+ * (docs/RULES.md "The estimator"): its calls counted over the session
+ * (only the windows in which its module counted) scaled two ways, pooled
+ * over the windows (ratios of sums, which a window with a tiny counted
+ * interval cannot throw off as it throws off its own ratio): by the time
+ * share, the windows' time over the time its module counted (calls per
+ * counted second: right for callers at a pace of their own), and by the
+ * work share, the windows' time over the node's work done while it counted
+ * expressed as time (calls per reduction: right for a steady CPU-bound
+ * mix, wrong where unrelated work comes and goes). The estimate is the
+ * time-scaled one (its own exposure); the interval spans both,
+ * widened by the windows' own error: their intervals, or, where the
+ * windows' estimates scatter more than those say (a function called in
+ * bursts), n windows x their variance (conservative, as it holds the
+ * load's own changes too). The module's calls follow its functions'. */
+static void pool_estimates(struct ctx *c)
+{
+	long n = c->budget.windows;
+	for (size_t i = 0; i < c->func_list.len; i++) {
+		struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
+		if (!f->estimated)
+			continue;
+		double summed = f->total;
+		double variance = f->variance;
+		if (n >= 3) {
+			double between =
+			    (f->window_sumsq - summed * summed / (double)n) / (double)(n - 1);
+			if (between * (double)n > variance)
+				variance = between * (double)n;
+		}
+		double half = 1.96 * (sqrt(variance) + f->carried_sd);
+		double rel = summed > 0 ? half / summed : 1;
+		f->est_low = summed - half;
+		f->est_high = summed + half;
+		struct traced_mod *t = traced_find(c, f->module);
+		if (t && f->measured > 0 && t->budget_window_ms > 0 && t->budget_time_ms > 0) {
+			double by_time = f->measured * t->budget_window_ms / t->budget_time_ms;
+			/* the work share only where it is evidence (windows of a busy
+			 * node) */
+			double by_work = t->budget_work_ms > 0
+			                     ? f->measured * t->budget_window_ms / t->budget_work_ms
+			                     : by_time;
+			double e = by_time;
+			double lo = by_time < by_work ? by_time : by_work;
+			double hi = by_time > by_work ? by_time : by_work;
+			double poisson = 1.96 / sqrt(f->measured);
+			if (poisson > rel)
+				rel = poisson;
+			f->est_low = lo * (1 - rel);
+			f->est_high = hi * (1 + rel);
+			t->calls += e - summed;
+			if (strcmp(f->kind, "pipeline") == 0)
+				t->raw_pipeline += e - summed;
+			f->total = e;
+			f->pooled = true;
+		} else if (!(f->est_high > summed)) {
+			/* no counted time to scale by (every window carried over,
+			 * or none said how long it counted): not an estimate the
+			 * budget stands behind, and its upper side is unknown */
+			f->est_high = NAN;
+		}
+		if (f->est_low < f->measured)
+			f->est_low = f->measured;
+	}
+}
+
+static void hotspot_estimate(const struct ctx *c, json_t *o, const struct func_stat *f)
 {
 	if (!f->estimated) {
 		json_object_set_new(o, "measured", json_null());
@@ -1788,11 +1879,24 @@ static void hotspot_estimate(json_t *o, const struct func_stat *f)
 		json_object_set_new(o, "high", json_null());
 		return;
 	}
-	double half = 1.96 * (sqrt(f->variance) + f->carried_sd);
-	double low = f->total - half;
+	double low = f->est_low, high = f->est_high;
+	(void)c;
 	json_object_set_new(o, "measured", fuse_json_num(f->measured));
-	json_object_set_new(o, "low", fuse_json_num(floor(low > f->measured ? low : f->measured)));
-	json_object_set_new(o, "high", fuse_json_num(ceil(f->total + half)));
+	json_object_set_new(o, "low", fuse_json_num(floor(low)));
+	json_object_set_new(o, "high", fuse_json_num(ceil(high)));
+	/* the model stands behind a count whose interval lies within a factor
+	 * of 2 of it (docs/RULES.md "The estimator"); else it says so */
+	bool firm = f->pooled && f->total > 0 && isfinite(high) && low >= f->total / 2 &&
+	            high <= 2 * f->total;
+	json_object_set_new(o, "firm", json_boolean(firm));
+	if (!firm)
+		json_object_set_new(
+		    o, "estimate_note",
+		    json_string(f->unsteady
+		                    ? "uncertain: the node's load came and went while counting; "
+		                      "count exactly with --overhead 0"
+		                    : "uncertain: too few calls counted or counted unevenly; "
+		                      "count exactly with --overhead 0 or count longer"));
 }
 
 /* Every traced function, by calls, joined with function_details. Also sets
@@ -1823,7 +1927,7 @@ static json_t *build_hotspots(struct ctx *c)
 		json_object_set_new(o, "calls_share",
 		                    fuse_json_num(all_calls > 0 ? f->total / all_calls : NAN));
 		json_object_set_new(o, "calls_per_second", fuse_json_num(func_calls_per_s(c, f)));
-		hotspot_estimate(o, f);
+		hotspot_estimate(c, o, f);
 		json_t *w = json_object();
 		json_object_set_new(w, "windows", json_integer(windows));
 		json_object_set_new(w, "min",
@@ -2502,6 +2606,47 @@ static void mailbox_quarters_from_ends(struct ctx *c)
 	}
 }
 
+/* How much of the node's work the profile's views explain (docs/PROFILE.md
+ * "explained"): the share of the node's reductions done by the processes the
+ * sampler watched (the executing view's coverage). Work in processes it did
+ * not see (short-lived ones: a task per request, a process per item; many
+ * small ones below its cut) is unattributed, and when that is most of the
+ * work the profile says so first, with what to do. */
+static json_t *build_explained(json_t *executing_summary, bool executing)
+{
+	json_t *o = json_object();
+	/* with the sampler on, its coverage, even with no process seen
+	 * executing (all the work in processes too short-lived to be picked) */
+	double sampler_on = fuse_num(executing_summary, "snapshots");
+	double share = executing || (isfinite(sampler_on) && sampler_on > 0)
+	                   ? fuse_num(executing_summary, "coverage")
+	                   : NAN;
+	json_object_set_new(o, "share", fuse_json_num(share));
+	json_object_set_new(o, "basis", json_string(isfinite(share) ? "executing" : "none"));
+	json_object_set_new(o, "low_below", json_real(FUSE_EXPLAINED_LOW));
+	bool low = !isfinite(share) || share < FUSE_EXPLAINED_LOW;
+	json_object_set_new(o, "low", json_boolean(low));
+	char note[512];
+	if (!isfinite(share))
+		snprintf(note, sizeof(note),
+		         "where the node's work ran is not known: the sampler was off or the node "
+		         "did no work; hot modules are by process ownership");
+	else if (low)
+		snprintf(note, sizeof(note),
+		         "the views explain only %.0f%% of the node's work: the rest ran in "
+		         "processes the sampler did not see (short-lived ones, such as a task per "
+		         "request, or many small ones); to attribute it, count the calls of the "
+		         "project modules that do it (--trace MODULE counts them in every "
+		         "process), or, for many small long-lived processes, sample more of them "
+		         "(sample_processes, up to 50)",
+		         100 * share);
+	else
+		snprintf(note, sizeof(note), "the views explain %.0f%% of the node's work",
+		         100 * share);
+	json_object_set_new(o, "note", json_string(note));
+	return o;
+}
+
 int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *graph,
                         json_t **profile_out)
 {
@@ -2519,6 +2664,7 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	json_object_set_new(p, "series", build_series(c));
 	json_object_set_new(json_object_get(p, "series"), "gaps", series_gaps(c, finalize));
 	int top = c->cfg && c->cfg->hot_modules_top > 0 ? c->cfg->hot_modules_top : 15;
+	pool_estimates(c);
 	json_t *hotspots = build_hotspots(c);
 	recount_operations(c);
 	attribute_executing(c);
@@ -2533,6 +2679,7 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 	json_t *xs = fuse_executing_summary(c->executing, c->total_reductions,
 	                                    c->source_graph ? "graph" : "target");
 	blocked_on_database(c, xs);
+	json_object_set_new(p, "explained", build_explained(xs, executing));
 	json_object_set_new(p, "executing", xs);
 	json_object_set_new(p, "trace_hotspots", hotspots);
 	json_object_set_new(p, "workload", build_workload(c, hotspots));

@@ -93,6 +93,9 @@ const char *fuse_effect_name(enum fuse_effect e);
 
 /* Hot lists keep entries with at least this share of the node's reductions. */
 #define FUSE_HOT_FLOOR 0.005
+/* Below this share of the node's work explained by the executing view, the
+ * profile says first that most of the work is unattributed. */
+#define FUSE_EXPLAINED_LOW 0.5
 
 /* A module or a function of the executing view: the reductions its samples
  * stand for, how many samples, and whether it belongs to the project. */

@@ -311,6 +311,15 @@ static void put_header(struct gi_buf *out, json_t *p)
 			esc(out, json_string_value(json_array_get(tm, i)));
 		}
 	}
+	json_t *ex = json_object_get(p, "explained");
+	if (fuse_str(ex, "note")) {
+		bool low =
+		    json_is_true(json_object_get(ex, "low")) && isfinite(fuse_num(ex, "share"));
+		gi_buf_printf(out, "<div class=\"%s\" id=\"explained\">%s", low ? "gaps" : "meta",
+		              low ? "<b>Mostly unattributed:</b> " : "");
+		esc(out, fuse_str(ex, "note"));
+		gi_buf_puts(out, "</div>");
+	}
 	gi_buf_puts(out, "</div></header>");
 }
 

@@ -515,7 +515,13 @@ static void hotspot_calls(json_t *f, char *buf, size_t size)
 	char n[16];
 	double calls = fuse_num(f, "calls"), high = fuse_num(f, "high");
 	fmt_num(calls, n, sizeof(n));
-	if (isfinite(high) && calls > 0 && high > calls)
+	if (json_is_false(json_object_get(f, "firm")) && isfinite(high)) {
+		/* an estimate the model does not stand behind: its range, marked */
+		char lo[16], hi[16];
+		fmt_num(fuse_num(f, "low"), lo, sizeof(lo));
+		fmt_num(high, hi, sizeof(hi));
+		snprintf(buf, size, "?%s-%s", lo, hi);
+	} else if (isfinite(high) && calls > 0 && high > calls)
 		snprintf(buf, size, "%s +/-%.0f%%", n, 100.0 * (high - calls) / calls);
 	else
 		snprintf(buf, size, "%s", n);
@@ -571,6 +577,19 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 	            "(min/avg/max: calls per snapshot interval; +/-: the 95% interval of an "
 	            "estimated count; cc, cog: cyclomatic and cognitive complexity; in, out: "
 	            "callers and callees in the graph)");
+	size_t unsure = 0;
+	for (size_t i = 0; i < n; i++)
+		if (json_is_false(json_object_get(json_array_get(hs, i), "firm")))
+			unsure++;
+	if (unsure > 0) {
+		char note[256];
+		snprintf(note, sizeof(note),
+		         "?low-high: %zu estimated count%s the budget cannot stand behind (its "
+		         "95%% interval is wider than 2x); count exactly with --overhead 0 for a "
+		         "short while",
+		         unsure, unsure == 1 ? "" : "s");
+		put_wrapped(out, 2, note);
+	}
 }
 
 /* One wrapped line under a workload row: each operation's class and the
@@ -783,6 +802,21 @@ static void put_observer(struct gi_buf *out, json_t *o)
 	gi_buf_destroy(&line);
 }
 
+/* How much of the node's work the views explain: one bracketed line under
+ * the header, loud when it is low (docs/PROFILE.md "explained"). */
+static void put_explained(struct gi_buf *out, json_t *e)
+{
+	const char *note = fuse_str(e, "note");
+	if (!note)
+		return;
+	struct gi_buf line;
+	gi_buf_init(&line, 1024);
+	bool low = json_is_true(json_object_get(e, "low")) && isfinite(fuse_num(e, "share"));
+	gi_buf_printf(&line, "[%s%s]", low ? "MOSTLY UNATTRIBUTED: " : "", note);
+	put_wrapped(out, 2, gi_buf_str(&line));
+	gi_buf_destroy(&line);
+}
+
 int fuse_report_text(json_t *profile, struct gi_buf *dst)
 {
 	if (!json_is_object(profile) || !dst)
@@ -793,6 +827,7 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	gi_buf_init(&local, 0);
 	put_session(out, json_object_get(profile, "session"));
 	put_observer(out, json_object_get(profile, "observer"));
+	put_explained(out, json_object_get(profile, "explained"));
 	put_tracing(out, json_object_get(profile, "tracing"),
 	            json_object_get(profile, "trace_budget"));
 	put_errors(out, json_object_get(profile, "errors"));

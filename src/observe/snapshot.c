@@ -51,6 +51,14 @@ static json_t *number_or_null_json(json_t *v)
  * in *len; false when `mfa` is not one. Put together by hand: a snapshot
  * has dozens of them. */
 #define MFA_TEXT 2048
+/* The estimator's limits (docs/RULES.md "The estimator"): the smallest
+ * slowdown believed (a breakpoint on a tiny function made it 25 times
+ * slower here: 0.04), and how far the busy rate may stray from what
+ * counting explains before the window counts as unsteady. */
+#define OBS_SLOWDOWN_MIN     0.02
+#define OBS_STEADY_TOLERANCE 1.5
+/* Below this scheduler utilisation the work share is not used. */
+#define OBS_WORK_SHARE_MIN_UTILISATION 0.2
 static bool mfa_text(struct obs_term mfa, char *out, size_t *len)
 {
 	if (obs_term_type(mfa) != JSON_ARRAY || obs_term_size(mfa) != 3)
@@ -278,6 +286,80 @@ void obs_estimate_calls(double sum, double sumsq, long cycles, double duty,
 		out->high = 3.0 * (1 - duty) / duty; /* none seen: the rule of three */
 }
 
+void obs_estimate_window(double sum, double sumsq, long cycles,
+                         const struct obs_window_share *share, struct obs_estimate *out)
+{
+	struct obs_estimate t, w;
+	double time = share->time > 1 ? 1 : share->time;
+	double work = share->work > 1 ? 1 : share->work;
+	if (!(time > 0)) {
+		obs_estimate_calls(sum, sumsq, cycles, work, out);
+		return;
+	}
+	obs_estimate_calls(sum, sumsq, cycles, time, &t);
+	if (!(work > 0) || time >= 1 || !share->work_used) {
+		*out = t;
+		return;
+	}
+	obs_estimate_calls(sum, sumsq, cycles, work, &w);
+	/* the time share (the module's own exposure) gives the estimate; the
+	 * work share, right where the time share is not (CPU-bound callers
+	 * whose speed counting or the observer changes), widens the interval */
+	out->estimate = t.estimate;
+	out->low = t.low < w.low ? t.low : w.low;
+	out->high = t.high > w.high ? t.high : w.high;
+	if (out->low < sum)
+		out->low = sum;
+}
+
+/* The slowdown and the steadiness of one module's window
+ * (obs_window_share), written into `m`: "slowdown", 1 - the session's
+ * measured cost of a counted call path (smoothed over windows: a single
+ * window's reductions per busy time move as much with a burst of other work
+ * as with counting, so it is only said, as "work_rate_ratio"), and
+ * "steady": whether the node's busy scheduler time per second while the
+ * module counted against while it did not ("busy_ratio") is what counting
+ * explains, between 1 (CPU-bound callers: busy anyway) and 1 / slowdown
+ * (callers at their own rate, each call dearer), within a tolerance;
+ * outside it, other work came or went. Without busy figures (an older
+ * session) the window counts as steady. */
+static void window_rates(json_t *m, json_t *v, json_t *duty, double window_us, double reds)
+{
+	double on_us = json_number_value(json_object_get(v, "on_us"));
+	double on_reds = json_number_value(json_object_get(v, "on_reds"));
+	double on_busy = json_number_value(json_object_get(v, "on_busy"));
+	double busy = json_number_value(json_object_get(duty, "busy"));
+	double cost = json_number_value(json_object_get(duty, "cost"));
+	double q = isfinite(cost) && cost >= 0 && cost < 1 ? 1 - cost : 1;
+	if (q < OBS_SLOWDOWN_MIN)
+		q = OBS_SLOWDOWN_MIN;
+	bool steady = true;
+	double off_us = window_us - on_us, off_busy = busy - on_busy, off_reds = reds - on_reds;
+	if (on_us > 0 && off_us > 0 && on_busy > 0 && off_busy > 0) {
+		double b = (on_busy / on_us) / (off_busy / off_us);
+		json_object_set_new_nocheck(m, "busy_ratio", json_real(b));
+		steady = b >= 1 / OBS_STEADY_TOLERANCE && b <= OBS_STEADY_TOLERANCE / q;
+		if (on_reds > 0 && off_reds > 0)
+			json_object_set_new_nocheck(
+			    m, "work_rate_ratio",
+			    json_real((on_reds / on_busy) / (off_reds / off_busy)));
+	} else if (on_us > 0 && off_us > 0 && isfinite(busy) && busy > 0 &&
+	           (on_busy > 0) != (off_busy > 0)) {
+		steady = false; /* busy in one part only: work came or went */
+	}
+	json_object_set_new_nocheck(m, "slowdown", json_real(q));
+	json_object_set_new_nocheck(m, "steady", json_boolean(steady));
+	json_object_set_new_nocheck(m, "window_us", json_real(window_us));
+	/* on a nearly idle node the reductions are a few thousand of noise
+	 * (timers, the distribution, a recorder) and the share of them done
+	 * while counting says nothing about the callers */
+	json_t *util = json_object_get(duty, "utilisation");
+	json_object_set_new_nocheck(
+	    m, "work_share_used",
+	    json_boolean(!json_is_number(util) ||
+	                 json_number_value(util) >= OBS_WORK_SHARE_MIN_UTILISATION));
+}
+
 /* The duty figures per module, by display name: {module: {on_us, cycles,
  * duty}} for the calls' estimates, and the section as the snapshot shows it. */
 static json_t *duty_section(json_t *duty, json_t *window_ms, json_t **by_module)
@@ -303,6 +385,7 @@ static json_t *duty_section(json_t *duty, json_t *window_ms, json_t **by_module)
 		double on_reds = json_number_value(json_object_get(v, "on_reds"));
 		double s = reds > 0 && on_reds > 0 ? on_reds / reds : d;
 		json_object_set_new_nocheck(m, "sampled", json_real(s > 1 ? 1 : s));
+		window_rates(m, v, duty, window_us, reds);
 		/* what it cost: the time the pattern was set, barriers included */
 		json_t *exp_us = json_object_get(v, "exposed_us");
 		if (json_is_number(exp_us)) {
@@ -329,10 +412,29 @@ static json_t *duty_call(json_t *v, json_t *by_module)
 	json_object_set_new_nocheck(c, "arity", number_or_null_json(json_array_get(v, 2)));
 	double sum = json_number_value(json_array_get(v, 3));
 	json_t *m = json_is_string(mod) ? json_object_get(by_module, json_string_value(mod)) : NULL;
-	double duty = json_number_value(json_object_get(m, "sampled"));
+	double duty = json_number_value(json_object_get(m, "duty"));
+	/* a window the module did not count in carries the calls per counted
+	 * second of the last window that did (carried_on_us, its counted time;
+	 * an older session's carried window: its calls per reduction) */
+	struct obs_window_share share = {
+	    .time = duty,
+	    .work = json_number_value(json_object_get(m, "sampled")),
+	    .slowdown = json_number_value(json_object_get(m, "slowdown")),
+	    .steady = !json_is_false(json_object_get(m, "steady")),
+	    .work_used = !json_is_false(json_object_get(m, "work_share_used")),
+	};
+	if (json_is_true(json_object_get(m, "carried"))) {
+		double last_on = json_number_value(json_object_get(m, "carried_on_us"));
+		double window_us = json_number_value(json_object_get(m, "window_us"));
+		share.time = last_on > 0 && window_us > 0 ? last_on / window_us : 0;
+		share.steady = true;
+	}
+	if (!(share.time > 0))
+		share.time = 0;
+	duty = share.time > 0 ? share.time : share.work;
 	struct obs_estimate e;
-	obs_estimate_calls(sum, json_number_value(json_array_get(v, 4)),
-	                   (long)json_integer_value(json_array_get(v, 5)), duty, &e);
+	obs_estimate_window(sum, json_number_value(json_array_get(v, 4)),
+	                    (long)json_integer_value(json_array_get(v, 5)), &share, &e);
 	json_object_set_new_nocheck(c, "count", json_integer((json_int_t)llround(e.estimate)));
 	/* a window the module did not count in carries its last counted calls
 	 * per reduction: nothing was measured in it */
@@ -342,6 +444,8 @@ static json_t *duty_call(json_t *v, json_t *by_module)
 		json_object_set_new_nocheck(c, "carried", json_true());
 	json_object_set_new_nocheck(c, "estimated", json_true());
 	json_object_set_new_nocheck(c, "duty", json_real(duty));
+	if (!share.steady)
+		json_object_set_new_nocheck(c, "unsteady", json_true());
 	json_object_set_new_nocheck(c, "low", json_integer((json_int_t)floor(e.low)));
 	json_object_set_new_nocheck(c, "high", json_integer((json_int_t)ceil(e.high)));
 	return c;
@@ -437,33 +541,34 @@ static json_t *stack_list(struct obs_term list, const char *const *keys)
  * display names; anything malformed is left out. */
 static json_t *executing_section(struct obs_term e)
 {
-	enum { PLAIN = 9 };
+	enum { PLAIN = 11 };
 	static const char *const keys[] = {"period_ms",  "ticks",
 	                                   "candidates", "stack_candidates",
 	                                   "depth",      "reductions_sampled",
 	                                   "dropped",    "failed_ticks",
-	                                   "tick_us",    "samples",
+	                                   "tick_us",    "run_ms",
+	                                   "located",    "samples",
 	                                   "stacks",     "blocked",
 	                                   "origins",    NULL};
-	struct obs_term f[13];
+	struct obs_term f[15];
 	obs_term_fields(e, keys, f);
 	json_t *out = json_object();
 	for (size_t k = 0; k < PLAIN; k++)
 		json_object_set_new_nocheck(out, keys[k], number_or_null(f[k]));
 	static const char *const sample_keys[] = {"running", "waiting", NULL};
 	struct obs_term sampled[2];
-	obs_term_fields(f[9], sample_keys, sampled);
+	obs_term_fields(f[11], sample_keys, sampled);
 	json_t *counts = json_object();
 	for (size_t k = 0; k < 2; k++)
 		json_object_set_new_nocheck(counts, sample_keys[k], number_or_null(sampled[k]));
 	json_object_set_new_nocheck(out, "samples", counts);
 	static const char *const executing_keys[] = {"frames", "samples", "reductions", NULL};
 	static const char *const blocked_keys[] = {"frames", "samples", NULL};
-	json_t *stacks = stack_list(f[10], executing_keys);
-	json_object_set_new_nocheck(out, "blocked", stack_list(f[11], blocked_keys));
+	json_t *stacks = stack_list(f[12], executing_keys);
+	json_object_set_new_nocheck(out, "blocked", stack_list(f[13], blocked_keys));
 	json_object_set_new_nocheck(out, "stacks", stacks);
 	json_t *origins = json_array();
-	struct obs_term_iter it = obs_term_items(f[12]);
+	struct obs_term_iter it = obs_term_items(f[14]);
 	struct obs_term st, mo[2];
 	static const char *const origin_keys[] = {"module", "origin", NULL};
 	while (obs_term_next(&it, &st)) {

@@ -133,6 +133,7 @@ static const struct member CALL_MEMBERS[] = {
     MEMBER(struct obs_view_call, low, MEMBER_NUMBER),
     MEMBER(struct obs_view_call, high, MEMBER_NUMBER),
     MEMBER(struct obs_view_call, carried, MEMBER_TRUE),
+    MEMBER(struct obs_view_call, unsteady, MEMBER_TRUE),
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -207,8 +208,22 @@ static void trace(struct obs_view *v, const json_t *t)
 		double sum = 0, xsum = 0;
 		size_t nmods = 0, nx = 0, i;
 		const json_t *m;
-		json_array_foreach(json_object_get(duty, "modules"), i, m)
+		const json_t *dm = json_object_get(duty, "modules");
+		size_t ndm = json_array_size(dm) < OBS_VIEW_MAX_CALLS ? json_array_size(dm)
+		                                                      : OBS_VIEW_MAX_CALLS;
+		v->duty.modules = ndm ? gi_calloc(ndm, sizeof(*v->duty.modules)) : NULL;
+		json_array_foreach(dm, i, m)
 		{
+			if (i < ndm && json_is_string(json_object_get(m, "module"))) {
+				struct obs_view_duty_module *o =
+				    &v->duty.modules[v->duty.nmodules++];
+				o->module = json_string_value(json_object_get(m, "module"));
+				o->duty = num(m, "duty");
+				o->sampled = num(m, "sampled");
+				o->carried = json_is_true(json_object_get(m, "carried"));
+				o->work_used =
+				    !json_is_false(json_object_get(m, "work_share_used"));
+			}
 			double d = num(m, "duty");
 			if (isfinite(d) && d >= 0 && d <= 1) {
 				sum += d;
@@ -472,6 +487,7 @@ void obs_view_destroy(struct obs_view *v)
 	gi_free(v->trace_modules);
 	gi_free(v->trace_foreign);
 	gi_free(v->calls);
+	gi_free(v->duty.modules);
 	gi_free(v->errors);
 	gi_free(v->executing.stacks);
 	gi_free(v->executing.blocked);

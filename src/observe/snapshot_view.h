@@ -58,12 +58,24 @@ struct obs_view_call {
 	double measured;            /* under an overhead budget: calls counted (else NAN) */
 	double low, high;           /* under an overhead budget: the 95% interval (else NAN) */
 	bool carried;               /* under a budget: the module's last counted figures */
+	bool unsteady; /* under a budget: the node's load came and went while counting */
 };
 
 /* trace.duty: the overhead budget's duty cycling over the window (present
  * only under a budget; docs/OBSERVE.md "Overhead budget"). */
+/* One module's counting in a window under a budget. */
+struct obs_view_duty_module {
+	const char *module;
+	double duty;    /* the share of the window's time it counted */
+	double sampled; /* the share of the node's work done while it counted */
+	bool carried;   /* it did not count in this window */
+	bool work_used; /* the work share is evidence (not a nearly idle node) */
+};
+
 struct obs_view_duty {
 	bool present;
+	struct obs_view_duty_module *modules; /* nmodules entries, owned by the view */
+	size_t nmodules;
 	double overhead, cost; /* NAN when absent */
 	double duty_mean;      /* mean of the modules' duty; NAN without modules */
 	double exposure_mean;  /* mean of the modules' exposure; NAN when absent */

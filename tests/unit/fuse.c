@@ -1088,6 +1088,57 @@ static void executing_tweak(json_t *s, long seq, void *arg)
 	                              stacks, "origins", origins));
 }
 
+/* The same samples, but of processes that did a tenth of what the first
+ * tweak says: most of the node's work ran where the sampler did not look. */
+static void executing_tweak_unattributed(json_t *s, long seq, void *arg)
+{
+	executing_tweak(s, seq, arg);
+	json_object_set_new(json_object_get(s, "executing"), "reductions_sampled",
+	                    json_real(8510.0));
+}
+
+/* Every profile says how much of the node's work its views explain, and
+ * when that is little it says so first (JSON, text, HTML), with what to do. */
+static void profile_says_how_much_work_is_explained(void)
+{
+	json_t *p =
+	    build(series_finalize("complete", 10, NULL), series_make(10, executing_tweak, NULL));
+	json_t *e = json_object_get(p, "explained");
+	TH_ASSERT(json_is_false(json_object_get(e, "low")));
+	double share = json_number_value(json_object_get(e, "share"));
+	TH_ASSERT_DBL_NEAR(
+	    share, json_number_value(json_object_get(json_object_get(p, "executing"), "coverage")),
+	    1e-9);
+	struct gi_buf out;
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_report_text(p, &out));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "the views explain");
+	TH_ASSERT(strstr(gi_buf_str(&out), "MOSTLY UNATTRIBUTED") == NULL);
+	gi_buf_destroy(&out);
+	json_decref(p);
+
+	p = build(series_finalize("complete", 10, NULL),
+	          series_make(10, executing_tweak_unattributed, NULL));
+	e = json_object_get(p, "explained");
+	TH_ASSERT(json_is_true(json_object_get(e, "low")));
+	TH_ASSERT(json_number_value(json_object_get(e, "share")) < 0.5 * share);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(e, "note")), "--trace");
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_report_text(p, &out));
+	/* at the top: before the recommendations and the metrics */
+	const char *text = gi_buf_str(&out);
+	const char *warn = strstr(text, "MOSTLY UNATTRIBUTED");
+	TH_ASSERT(warn != NULL);
+	const char *hot = strstr(text, "Hot modules");
+	TH_ASSERT(hot == NULL || warn < hot);
+	gi_buf_destroy(&out);
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_report_html(p, &out));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&out), "Mostly unattributed");
+	gi_buf_destroy(&out);
+	json_decref(p);
+}
+
 static json_t *hot_find(json_t *list, const char *key, const char *value)
 {
 	for (size_t i = 0; i < json_array_size(list); i++) {
@@ -1214,6 +1265,7 @@ int main(int argc, char **argv)
 	    TH_TEST(storage_decides_cache_advice),
 	    TH_TEST(compare_needs_the_subject_observed),
 	    TH_TEST(executing_view_sees_through_wrappers),
+	    TH_TEST(profile_says_how_much_work_is_explained),
 	    TH_TEST(frames_split),
 	    TH_END,
 	};

@@ -123,9 +123,10 @@ static void snapshot_turns_duty_counts_into_estimates(void)
 	json_decref(reply);
 }
 
-/* A counted call is slower than an uncounted one: the estimate scales by
- * the share of the node's work (reductions) done while counting, not by the
- * share of the time; a window that did not count carries the last counted
+/* The estimate scales by the module's own exposure (the share of the time
+ * it counted), and its interval reaches the estimate scaled by the share of
+ * the node's work done while counting (right where CPU-bound callers were
+ * slowed by counting); a window that did not count carries the last counted
  * figures over and says it measured nothing. */
 static void estimate_scales_by_work_and_carries(void)
 {
@@ -146,10 +147,15 @@ static void estimate_scales_by_work_and_carries(void)
 	TH_ASSERT(snap != NULL);
 	json_t *trace = json_object_get(snap, "trace");
 	json_t *hot = json_array_get(json_object_get(trace, "calls"), 0);
-	/* 10% of the time but 2% of the work: 400 / 0.02 */
-	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(hot, "count")), 20000);
+	/* 10% of the time (400 / 0.1), but 2% of the work (400 / 0.02): the
+	 * interval holds both */
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(hot, "count")), 4000);
+	TH_ASSERT(json_integer_value(json_object_get(hot, "high")) >= 20000);
+	TH_ASSERT(json_integer_value(json_object_get(hot, "low")) <= 4000);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(hot, "measured")), 400);
-	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hot, "duty")), 0.02, 1e-9);
+	/* the time share counted (its own exposure); the work share is the
+	 * module's "sampled" */
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hot, "duty")), 0.1, 1e-9);
 	json_t *cold = json_array_get(json_object_get(trace, "calls"), 1);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(cold, "count")), 300);
 	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(cold, "measured")), 0);
@@ -182,11 +188,11 @@ static void estimate_scales_by_work_and_carries(void)
 	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "exposure_mean")), 0.075, 1e-9);
 	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "node_cost")), 0.0675, 1e-9);
 	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "duty_mean")), 0.05, 1e-9);
-	/* the hotspots' totals carry the calls counted and an interval: three
-	 * independent windows add their variances (the half-width grows as
-	 * the square root: sqrt(3) x one window's); Cold's carried windows
-	 * repeat one measurement, so theirs add in full (3 x) */
-	double hot_half = json_number_value(json_object_get(hot, "high")) - 20000.0;
+	/* the hotspots' totals: the calls counted over the session scaled by
+	 * the time counted (1200 x 3 s / 0.3 s), the interval reaching the
+	 * work-scaled 60,000: an estimate the budget cannot stand behind (the
+	 * two disagree fivefold), which says so; Cold's carried windows repeat
+	 * one measurement, so their errors add in full (3 x) */
 	double cold_half = json_number_value(json_object_get(cold, "high")) - 300.0;
 	json_t *hs = json_object_get(p, "trace_hotspots");
 	json_t *hh = NULL, *ch = NULL;
@@ -199,12 +205,12 @@ static void estimate_scales_by_work_and_carries(void)
 			ch = json_array_get(hs, i);
 	}
 	TH_ASSERT(hh != NULL && ch != NULL);
-	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hh, "calls")), 60000, 1e-9);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hh, "calls")), 12000, 1e-6);
 	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hh, "measured")), 1200, 1e-9);
-	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(hh, "high")) - 60000,
-	                   sqrt(3.0) * hot_half, 2.0);
-	TH_ASSERT_DBL_NEAR(60000 - json_number_value(json_object_get(hh, "low")),
-	                   sqrt(3.0) * hot_half, 2.0);
+	TH_ASSERT(json_number_value(json_object_get(hh, "high")) >= 60000);
+	TH_ASSERT(json_number_value(json_object_get(hh, "low")) <= 12000);
+	TH_ASSERT(json_is_false(json_object_get(hh, "firm")));
+	TH_ASSERT(json_is_string(json_object_get(hh, "estimate_note")));
 	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(ch, "high")) - 900, 3 * cold_half,
 	                   2.0);
 	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(ch, "measured")), 0, 1e-9);
@@ -214,7 +220,7 @@ static void estimate_scales_by_work_and_carries(void)
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text),
 	                       "call counting: 3 windows, 3.0 s, under a 5.0% budget");
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "another tool: Hot: call trace patterns");
-	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "60.0k +/-");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "count exactly with --overhead 0");
 	gi_buf_destroy(&text);
 	json_decref(p);
 	json_decref(snaps);

@@ -45,7 +45,9 @@
 %%   pattern that sends messages, removes both on every ending, and the
 %%   runtime drops the flags by itself when the session process dies.
 %% - the sampler reads process_info of at most sample_k processes per tick and
-%%   sets nothing on the node: no trace flag, no pattern, no table.
+%%   sets no pattern and no table; the only flag it sets, `running` on at most
+%%   sample_stack_k processes with no other tracer, is removed before the
+%%   tick returns (and dropped by the runtime if the session dies).
 Owner = maps:get(owner, Args),
 CNode = maps:get(cnode, Args),
 Id = maps:get(id, Args),
@@ -608,17 +610,19 @@ DutyRead = fun(_M, MFAs) ->
     Counts = CcInfo(MFAs),
     [case C of {call_count, N} when is_integer(N) -> N; _ -> 0 end || C <- Counts]
 end,
-%% The start of a counted interval of M: {Time, Reductions, Counts, ExposedSince}.
+%% The start of a counted interval of M:
+%% {Time, {Reductions, SchedulerBusy}, Counts, ExposedSince}.
 DutyOpen = fun(M, S, Since) ->
     Counts = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
-    {NowUs(), WorkReds(), Counts, Since}
+    {NowUs(), {WorkReds(), SchedBusy()}, Counts, Since}
 end,
 %% The end of M's counted interval, added to the window's sums (the
 %% exposure is added apart: it ends when the clear has).
 DutyClose = fun(S, M) ->
-    {TA, RA, CA, Since} = maps:get(M, maps:get(d_onset, S)),
+    {TA, {RA, BA}, CA, Since} = maps:get(M, maps:get(d_onset, S)),
     CB = DutyRead(M, maps:get(M, maps:get(d_mfas, S))),
     RB = WorkReds(),
+    BB = SchedBusy(),
     TB = NowUs(),
     Ns = lists:zipwith(fun(B, A) -> max(0, B - A) end, CB, CA),
     Acc = maps:get(d_acc, S),
@@ -626,7 +630,8 @@ DutyClose = fun(S, M) ->
     Sums2 = lists:zipwith(fun(N, {Su, Sq}) -> {Su + N, Sq + N * N} end, Ns, Sums),
     S#{d_acc => Acc#{M => {OnUs + max(0, TB - TA), OnReds + max(0, RB - RA), ExpUs,
                             Cycles + 1, Sums2}},
-       d_onset => (maps:get(d_onset, S))#{M => {TB, RB, CB, Since}}}
+       d_onbusy => (maps:get(d_onbusy, S))#{M => maps:get(M, maps:get(d_onbusy, S), 0) + max(0, BB - BA)},
+       d_onset => (maps:get(d_onset, S))#{M => {TB, {RB, BB}, CB, Since}}}
 end,
 DutyExpose = fun(S, M, Us) ->
     Acc = maps:get(d_acc, S),
@@ -753,7 +758,8 @@ DutyZero = fun(S) ->
     T = NowUs(),
     Onset = maps:map(fun(M, _) -> DutyOpen(M, S, T) end, maps:get(d_onset, S)),
     S#{d_acc => Acc, d_seg => #{full => {0, 0}, off => {0, 0}}, d_mark => {WorkReds(), SchedBusy()},
-       d_barrier => {0, 0}, d_onset => Onset, d_win0 => WorkReds()}
+       d_barrier => {0, 0}, d_onset => Onset, d_win0 => WorkReds(), d_onbusy => #{},
+       d_win0b => SchedBusy()}
 end,
 DutyInit = fun(S, Traced) ->
     case Overhead > 0 andalso Traced =/= [] of
@@ -791,6 +797,8 @@ DutySnapshot = fun(S, Util) ->
                          SB#{d_onset => (maps:get(d_onset, SB))#{M => {TB, RB, CB, T}}}
                      end, S0, maps:keys(maps:get(d_onset, S0))),
     WindowReds = max(0, WorkReds() - maps:get(d_win0, S1)),
+    WindowBusy = max(0, SchedBusy() - maps:get(d_win0b, S1)),
+    OnBusy = maps:get(d_onbusy, S1),
     %% a module that did not count in this window (its cycle is longer)
     %% carries its last counted calls and reductions over; one that counted
     %% is remembered for the windows to come
@@ -847,12 +855,22 @@ DutySnapshot = fun(S, Util) ->
     Section = #{overhead => Overhead, allowed => Allowed, cycle_ms => Cycle / 1000, next_cycle_ms => NextCycle / 1000,
                 cost => Cost, cost_measured => Measured, paused => Paused,
                 pause_above => if PauseAbove > 1 -> null; true -> PauseAbove end,
-                utilisation => Util, reds => WindowReds,
+                utilisation => Util, reds => WindowReds, busy => WindowBusy,
                 barrier_us => case maps:get(d_barrier, S1) of
                                   {0, _} -> null;
                                   {BN, BUs} -> BUs div BN
                               end,
                 modules => [#{module => M, on_us => OnUs, on_reds => OnReds, exposed_us => ExpUs,
+                              on_busy => case lists:member(M, Carried) of
+                                             true -> 0;
+                                             false -> maps:get(M, OnBusy, 0)
+                                         end,
+                              %% a carried window's calls per counted second
+                              %% come from the last window that counted
+                              carried_on_us => case lists:member(M, Carried) of
+                                                   true -> element(1, maps:get(M, Last));
+                                                   false -> 0
+                                               end,
                               cycles => Cyc, carried => lists:member(M, Carried),
                               fraction => maps:get(M, Fracs),
                               next_fraction => maps:get(M, NewFracs),
@@ -904,6 +922,11 @@ MsTick = MsCompile([{{'$1', [{status, '$2'}, {current_function, '$3'}]},
                      [{{'$1', blocked, {{gen, do_call, 4}}}}]},
                     {{'$1', [{status, '_'}, '_']}, [], [{{'$1', waiting}}]}]),
 MsExecPid = MsCompile([{{'$1', exec, '_'}, [], ['$1']}]),
+%% a waiting candidate's current function (where it receives): {Pid, CF}
+MsWaitAt = MsCompile([{{'$1', [{status, '$2'}, {current_function, '$3'}]},
+                       [{'andalso', {'=/=', '$2', running}, {'=/=', '$2', runnable},
+                         {'=/=', '$2', garbage_collecting}}],
+                       [{{'$1', '$3'}}]}]),
 MsBlockedPid = MsCompile([{{'$1', blocked, '_'}, [], ['$1']}]),
 %% an executing candidate without a stack read: {Pid, [CF]}; a waiting one:
 %% {Pid, {waiting, []}}
@@ -925,6 +948,95 @@ SampleStack = fun(P, Current) ->
         _ -> lists:sublist([Current | Frames], SampleDepth)
     end
 end,
+%% Where an executing candidate runs, from its scheduling events: a
+%% process_info/2 signal is answered when the process handles it, which for
+%% a server is at its next receive, so a server busy between receives reads
+%% as its receive loop. For the first SampleStackK executing candidates of a
+%% tick whose current function, as read, is where they were seen waiting at
+%% a tick of the interval (elsewhere, where it was preempted, the read
+%% stands), none held by another tracer, the session turns on the `running`
+%% trace flag with itself as the tracer for SampleRunMs, collects the
+%% in/out events (at most SampleRunCap), turns the flag off and drains what
+%% is left. Each slice's time (in to out; a process running when the flag
+%% was set, from then) goes to the function the process was in when it went
+%% out: where it was preempted, that is where its
+%% reductions ran. One location per process per tick is drawn at random in
+%% proportion to those times (an unbiased sample of where it ran). The flag
+%% is never left on: it is removed before the tick returns, and the runtime
+%% drops a flag whose tracer has died.
+SampleRunMs = case maps:get(sample_run_ms, Args, 2) of
+                  RunArg when is_integer(RunArg), RunArg >= 0 -> min(50, RunArg);
+                  _ -> 2
+              end,
+SampleRunCap = 16,
+SampleRunOn = fun(Pids) ->
+    Me = self(),
+    [P || P <- Pids,
+          case erlang:trace_info(P, tracer) of
+              {tracer, []} -> true;
+              {tracer, Me} -> true;
+              _ -> false
+          end,
+          (try erlang:trace(P, true, [running, monotonic_timestamp, {tracer, Me}])
+           catch _:_ -> 0 end) =:= 1]
+end,
+SampleRunCollect = fun Collect(Deadline, N, Acc) ->
+    Left = Deadline - erlang:monotonic_time(microsecond),
+    case N >= SampleRunCap orelse Left =< 0 of
+        true -> Acc;
+        false ->
+            receive
+                {trace_ts, P, Ev, Where, T} when Ev =:= in; Ev =:= out; Ev =:= in_exiting;
+                                                 Ev =:= out_exiting; Ev =:= out_exited ->
+                    Collect(Deadline, N + 1, [{P, Ev, Where, T} | Acc])
+            after Left div 1000 + 1 -> Acc
+            end
+    end
+end,
+SampleRunDrain = fun Drain(Acc) ->
+    receive
+        {trace_ts, P, Ev, Where, T} when Ev =:= in; Ev =:= out; Ev =:= in_exiting;
+                                         Ev =:= out_exiting; Ev =:= out_exited ->
+            Drain([{P, Ev, Where, T} | Acc])
+    after 0 -> Acc
+    end
+end,
+%% #{Pid => {M, F, A}}: one location per traced process that ran.
+SampleRun = fun(Pids) ->
+    Start = erlang:monotonic_time(),
+    On = SampleRunOn(Pids),
+    Events0 = SampleRunCollect(erlang:monotonic_time(microsecond) + 1000 * SampleRunMs, 0, []),
+    [catch erlang:trace(P, false, [running, monotonic_timestamp]) || P <- On],
+    Events = lists:reverse(SampleRunDrain(Events0)),
+    {_, Slices} = lists:foldl(
+        fun({P, Ev, _, T}, {Ins, M}) when Ev =:= in; Ev =:= in_exiting -> {Ins#{P => T}, M};
+           ({P, _, Where, T}, {Ins, M}) ->
+                case maps:take(P, Ins) of
+                    {T0, Ins2} when is_tuple(Where), T >= T0 ->
+                        {Ins2, maps:update_with(P, fun(L) -> [{Where, T - T0} | L] end,
+                                                [{Where, T - T0}], M)};
+                    {_, Ins2} -> {Ins2, M};
+                    error -> {Ins, M}
+                end
+        end, {maps:from_list([{P, Start} || P <- On]), #{}}, Events),
+    maps:fold(fun(P, L, Acc) ->
+                  Total = lists:sum([D || {_, D} <- L]),
+                  case Total > 0 of
+                      false -> Acc;
+                      true ->
+                          Pick = rand:uniform() * Total,
+                          {_, Where} = lists:foldl(
+                              fun({W, D}, {Left, none}) when Left < D -> {0, W};
+                                 ({_, D}, {Left, none}) -> {Left - D, none};
+                                 (_, Done) -> Done
+                              end, {Pick, none}, L),
+                          case Where of
+                              none -> Acc#{P => element(1, hd(L))};
+                              _ -> Acc#{P => Where}
+                          end
+                  end
+              end, #{}, Slices)
+end,
 SampleFold = fun(S) ->
     Groups = maps:groups_from_list(fun erlang:hd/1, lists:append(maps:get(s_raw, S))),
     {Counts, Dropped} = maps:fold(
@@ -942,17 +1054,53 @@ end,
 %% (only these steps go through erl_eval, one per stack).
 SampleTick = fun(S) ->
     Cands = maps:get(s_cands, S),
-    C = MsRun(lists:zip(Cands, lists:zipwith(fun erlang:process_info/2, Cands,
-                                             maps:get(s_items, S))), MsTick),
+    Raw = lists:zip(Cands, lists:zipwith(fun erlang:process_info/2, Cands,
+                                         maps:get(s_items, S))),
+    C = MsRun(Raw, MsTick),
     Exec = lists:sublist(MsRun(C, MsExecPid), SampleStackK),
-    Stacked = [{P, SampleStack(P, MFA(CF))} || {P, exec, CF} <- C, lists:member(P, Exec)] ++
+    %% a signal is answered away from the work only when the process
+    %% reaches a receive: located by events are the executing candidates
+    %% whose current function, as read, is where they were seen waiting
+    %% at a tick of this interval; elsewhere (where it was preempted) the
+    %% stack read is right and costs no events
+    SeenWaiting = lists:foldl(fun({P, At}, M) ->
+                                  maps:update_with(P, fun(L) -> lists:sublist(lists:usort([At | L]), 4) end,
+                                                   [At], M)
+                              end, maps:get(s_seen_waiting, S, #{}), MsRun(Raw, MsWaitAt)),
+    %% answered where it waits: the read is the receive, not the work
+    RunPids = [P || {P, exec, CF} <- C, lists:member(P, Exec),
+                    lists:member(CF, maps:get(P, SeenWaiting, []))],
+    W0 = erlang:monotonic_time(microsecond),
+    RunAt = case SampleRunMs > 0 andalso RunPids =/= [] of
+              true -> SampleRun(RunPids);
+              false -> #{}
+          end,
+    %% the window's wait is no work of the session's
+    Waited = case RunPids of
+                 [] -> 0;
+                 _ -> min(erlang:monotonic_time(microsecond) - W0, 1000 * SampleRunMs)
+             end,
+    %% a located process: where it ran, then its stack as read (where it
+    %% answers: its own loop), so that a location in platform code still
+    %% has the process's project frames behind it
+    Stacked = [{P, case maps:find(P, RunAt) of
+                       {ok, Where} ->
+                           case SampleStack(P, MFA(CF)) of
+                               [Where | _] = Fs -> Fs;
+                               Fs -> lists:sublist([Where | Fs], SampleDepth)
+                           end;
+                       error -> SampleStack(P, MFA(CF))
+                   end} || {P, exec, CF} <- C, lists:member(P, Exec)] ++
               [{P, {waiting, SampleStack(P, {gen, do_call, 4})}} || P <- MsRun(C, MsBlockedPid)],
     Plain = MsRun([E || {P, _, _} = E <- C, not lists:member(P, Exec)] ++
                   [E || {_, waiting} = E <- C], MsPlain),
     Entries = [[E] || {_, Fs} = E <- Stacked, Fs =/= []] ++ [[E] || E <- Plain],
     RawN = maps:get(s_raw_n, S) + length(Entries),
     S1 = S#{s_raw => [Entries | maps:get(s_raw, S)], s_raw_n => RawN,
-            s_ticks => maps:get(s_ticks, S) + 1},
+            s_ticks => maps:get(s_ticks, S) + 1,
+            s_run_waited => maps:get(s_run_waited, S, 0) + Waited,
+            s_seen_waiting => SeenWaiting,
+            s_run_located => maps:get(s_run_located, S, 0) + map_size(RunAt)},
     case RawN >= SampleFoldAt of
         true -> SampleFold(S1);
         false -> S1
@@ -968,8 +1116,9 @@ SampleStep = fun(S) ->
         true ->
             U0 = erlang:monotonic_time(microsecond),
             STicked = try SampleTick(S) catch _:_ -> S#{s_failed => maps:get(s_failed, S) + 1} end,
+            Waited = maps:get(s_run_waited, STicked, 0) - maps:get(s_run_waited, S, 0),
             S1 = STicked#{s_tick_us => maps:get(s_tick_us, STicked, 0) +
-                                  erlang:monotonic_time(microsecond) - U0},
+                                  max(0, erlang:monotonic_time(microsecond) - U0 - Waited)},
             Period = maps:get(s_period, S1),
             Due = Next + Period,
             S1#{s_next => if Due =< T -> T + Period; true -> Due end}
@@ -981,7 +1130,8 @@ SampleReset = fun(S, Cands0) ->
     Period = maps:get(s_period, S, SamplePeriod),
     S#{s_cands => Cands, s_items => lists:duplicate(length(Cands), [status, current_function]),
        s_raw => [], s_raw_n => 0, s_counts => #{}, s_dropped => 0, s_ticks => 0, s_failed => 0,
-       s_tick_us => 0, s_period => Period,
+       s_tick_us => 0, s_period => Period, s_run_located => 0,
+       s_seen_waiting => maps:with(Cands, maps:get(s_seen_waiting, S, #{})),
        s_next => case {Period, Cands} of
                      {0, _} -> infinity;
                      {_, []} -> infinity;
@@ -1082,6 +1232,8 @@ SampleSnapshot = fun(S, LiveDelta, NextCands) ->
                 dropped => maps:get(s_dropped, S1),
                 failed_ticks => maps:get(s_failed, S1),
                 tick_us => maps:get(s_tick_us, S1, 0),
+                run_ms => SampleRunMs,
+                located => maps:get(s_run_located, S1, 0),
                 stacks => [#{frames => Fs, samples => C, reductions => W} || {Fs, W, C} <- Stacks],
                 blocked => [#{frames => Fs, samples => C} || {Fs, C} <- Blocked],
                 origins => [#{module => M, origin => maps:get(M, Known, <<"other">>)} || M <- Mods]}},
@@ -1557,7 +1709,10 @@ CtWrap = fun({Reply, S1}, _S0) ->
 end,
 %% A message that reached the session's loop: trace messages are counted,
 %% and past the cap every flag is removed for the rest of the session.
-CtStray = fun(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_ts ->
+%% (the sampler's own scheduling events, late after its window, are dropped)
+CtStray = fun({trace_ts, _, Ev, _, _}, S) when Ev =:= in; Ev =:= out; Ev =:= in_exiting;
+                                               Ev =:= out_exiting; Ev =:= out_exited -> S;
+             (Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_ts ->
                  case maps:get(call_time, S, undefined) of
                      undefined -> S;
                      Ct ->
