@@ -3,7 +3,7 @@
 # banned-function check (strcpy, strcat, sprintf, gets, atoi have bounded or
 # checked replacements in src/base/str.h and snprintf), literals whose length
 # is counted by hand (GI_LIT_LEN and its macros count it), and the include
-# layers of src/ (README.md, "Layers"), and the probes evaluated on the target
+# layers of src/ (README.md, "Layers and files"), and the probes evaluated on the target
 # (src/observe/probe/*.erl: parsed and linted as erl_eval will see them).
 # needs: clang-format cppcheck git erlang-base
 set -u
