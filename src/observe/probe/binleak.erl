@@ -49,7 +49,7 @@ BinOf = fun(P) ->
     end
 end,
 MemBefore = erlang:memory(binary),
-Step = fun Step([], _Acc, N, C) -> {lists:reverse(_Acc), N, C, false};
+Step = fun Step([], Acc, N, C) -> {lists:reverse(Acc), N, C, false};
            Step([P | Rest], Acc, N, C) ->
                case erlang:monotonic_time(millisecond) - Start > Budget of
                    true -> {lists:reverse(Acc), N, C, true};
