@@ -17,7 +17,7 @@
 %%
 %% Returns {ok, #{count, scanned, collected, cut, freed_bytes,
 %% binary_before, binary_after, elapsed_ms, processes => [Map]}}: the
-%% max processes that freed the most, most first.
+%% max processes that freed the most, most first (none that freed nothing).
 Max = maps:get(max, Args),
 Budget = maps:get(budget_ms, Args),
 Start = erlang:monotonic_time(millisecond),
@@ -72,7 +72,7 @@ Step = fun Step([], Acc, N, C) -> {lists:reverse(Acc), N, C, false};
                end
        end,
 {Measured, Scanned, Collected, Cut} = Step(Procs, [], 0, 0),
-Top = lists:sublist(lists:reverse(lists:keysort(1, Measured)), Max),
+Top = lists:sublist([M || M <- lists:reverse(lists:keysort(1, Measured)), element(1, M) > 0], Max),
 NameOf = fun(P) ->
     case erlang:process_info(P, registered_name) of
         {registered_name, N} when is_atom(N) -> atom_to_binary(N, utf8);
