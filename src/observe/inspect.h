@@ -3,8 +3,10 @@
  * call evaluated there (a probe of src/observe/probe/, nothing loaded):
  * one process (what recon:info/1 and observer_cli's process panel show),
  * the ETS tables (observer_cli's ETS view), ports and sockets over a window
- * (recon:inet_window/3). docs/OBSERVE.md "One process", "ETS tables" and
- * "Ports and sockets" describe the views and their caps.
+ * (recon:inet_window/3), applications, the allocators (recon_alloc) and,
+ * the one view that is not read-only, binary leaks (recon:bin_leak/1, a
+ * forced GC of every process). docs/OBSERVE.md describes the views and
+ * their caps.
  *
  * Names given here (registered names) are compared as text on the target
  * against what exists there; no atom is ever created from them.
