@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The inspection views (`giulia process`, `ets`, `ports`, `apps`;
-# docs/OBSERVE.md "One process", "ETS tables", "Ports and sockets",
-# "Applications and supervision"): what
+# The inspection views (`giulia process`, `ets`, `ports`, `apps`, `alloc`,
+# `binleak`; docs/OBSERVE.md "One process", "ETS tables", "Ports and
+# sockets", "Applications and supervision", "Memory you can act on"): what
 # each costs the target, against the same reads compiled on the target (the
 # equivalent of recon:info/1, an ETS listing and recon:inet_window compiled
 # there; bench only, Giulia never loads a module) (BENCHMARKS.md
@@ -40,7 +40,7 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
 # The compiled references: each probe's very text as the body of run/1.
-for probe in process ets ports apps; do
+for probe in process ets ports apps alloc binleak; do
   {
     echo "-module(ref_$probe)."
     echo "-export([run/1])."
@@ -89,12 +89,14 @@ ets_args='#{sort => memory, max => 30, scan_max => 200000}'
 ports_args='#{window_ms => 0, max => 30, scan_max => 100000, cnode => <<"none">>}'
 apps_args='#{app => null, depth => 4, width => 50, nodes_max => 2000, scan_max => 2000000,
              call_timeout_ms => 1000, budget_ms => 3000}'
+alloc_args='#{max => 20}'
+binleak_args='#{max => 10, scan_max => 100000, budget_ms => 5000}'
 
 echo "machine: $(nproc) cores, OTP $(erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().')"
 echo
 echo "1. in the target, $calls calls in a row (microseconds per call, median of 3)"
 printf '%-16s %12s %12s %8s\n' view interpreted compiled ratio
-for view in process:big process:small ets ports apps; do
+for view in process:big process:small ets ports apps alloc binleak; do
   probe=${view%%:*}
   who=${view#*:}
   case $probe in
@@ -102,6 +104,8 @@ for view in process:big process:small ets ports apps; do
     ets) a=$ets_args ;;
     ports) a=$ports_args ;;
     apps) a=$apps_args ;;
+    alloc) a=$alloc_args ;;
+    binleak) a=$binleak_args ;; # forces a GC of every process, each call
   esac
   out=$("$erl_call_bin" -name "$name" -c "$cookie" -e <<EOF
 {ok, Src} = file:read_file("$(pwd)/src/observe/probe/$probe.erl"),

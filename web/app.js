@@ -411,7 +411,8 @@ async function pageLive(main, node) {
   body.appendChild(h('div', { class: 'row' }, stop,
     h('a', { href: '#/ets/' + encodeURIComponent(node), id: 'ets-link' }, 'ETS tables'),
     h('a', { href: '#/ports/' + encodeURIComponent(node), id: 'ports-link' }, 'Ports and sockets'),
-    h('a', { href: '#/apps/' + encodeURIComponent(node), id: 'apps-link' }, 'Applications')));
+    h('a', { href: '#/apps/' + encodeURIComponent(node), id: 'apps-link' }, 'Applications'),
+    h('a', { href: '#/memory/' + encodeURIComponent(node), id: 'memory-link' }, 'Memory')));
   const area = h('div', { id: 'live-area' }, h('p', { class: 'muted' }, 'waiting for the first snapshot…'));
   body.appendChild(area);
   live.node = node; live.lastId = null; live.points = []; live.alerts = []; live.updates = 0;
@@ -646,6 +647,64 @@ async function pageApps(main, node, app) {
     say('');
   } catch (err) {
     clear(area).appendChild(h('p', { class: 'muted' }, 'could not read: ' + err.message));
+  }
+}
+
+/* ---- memory you can act on (giulia alloc, giulia binleak) ---- */
+
+const pct = u => (typeof u === 'number' ? Math.round(u * 100) + '%' : '–');
+
+async function pageMemory(main, node) {
+  const back = h('a', { href: '#/live/' + encodeURIComponent(node), id: 'memory-back' }, '← back to ' + node);
+  const area = h('div', { id: 'alloc-area' }, h('p', { class: 'muted' }, 'reading…'));
+  const sure = h('input', { type: 'checkbox', id: 'binleak-sure' });
+  const run = h('button', { type: 'button', id: 'binleak-run', disabled: true }, 'Find binary leaks');
+  sure.addEventListener('change', () => { run.disabled = !sure.checked; });
+  const leaks = h('div', { id: 'binleak-area' });
+  clear(main);
+  append(main, [h('p', {}, back), h('h1', {}, 'Memory on ', node),
+    h('h2', {}, 'Allocators'), area,
+    h('h2', {}, 'Binary leaks'),
+    h('div', { class: 'panel' },
+      h('p', {}, 'As recon:bin_leak/1: each process\'s refc binaries before and after a garbage collection of it. This forces a garbage collection of every process of the node (at most 100,000, for at most 5 s).'),
+      h('form', { class: 'inline', 'aria-label': 'binary leaks' }, h('label', { class: 'check' }, sure, ' force a garbage collection of every process'), run)),
+    leaks]);
+  run.addEventListener('click', async () => {
+    run.disabled = true;
+    clear(leaks).appendChild(h('p', { class: 'muted' }, 'collecting…'));
+    try {
+      const e = await api('/monitor/api/runtime/binleak' + q({ node, confirm: 'true', limit: 20 }));
+      const rows = (e.processes || []).map(p => [
+        h('a', { href: procHref(node, p.pid), title: p.pid }, h('code', { class: 'nm' }, fmtName(p.registered_name) || p.pid)),
+        fmtBytes(p.freed_bytes), fmtBytes(p.before_bytes), fmtBytes(p.after_bytes),
+        `${fmtNum(p.before_count, 0)} → ${fmtNum(p.after_count, 0)}`, nameCell(p.initial_call || '–', 30)]);
+      clear(leaks);
+      append(leaks, [h('p', { id: 'binleak-summary' }, `${fmtNum(e.collected, 0)} of ${fmtNum(e.count, 0)} processes collected in ${e.elapsed_ms} ms` +
+        (e.cut ? ' (time budget reached)' : '') + `; they freed ${fmtBytes(e.freed_bytes)} (binary memory ${fmtBytes(e.binary_before)} → ${fmtBytes(e.binary_after)}).`),
+      h('div', { class: 'panel' }, table(['process', { t: 'freed', n: 1 }, { t: 'before', n: 1, opt: 1 }, { t: 'after', n: 1 }, { t: 'binaries', n: 1, opt: 1 }, { t: 'initial call', opt: 1 }],
+        rows, { label: 'binary leaks', empty: 'no process' }))]);
+    } catch (err) {
+      clear(leaks).appendChild(h('p', { class: 'muted' }, 'could not measure: ' + err.message));
+    }
+    run.disabled = !sure.checked;
+  });
+  try {
+    const e = await api('/monitor/api/runtime/alloc' + q({ node, limit: 20 }));
+    const types = (e.types || []).map(t => [h('code', {}, t.allocator), fmtNum(t.instances, 0), fmtBytes(t.carriers_bytes), fmtBytes(t.blocks_bytes), pct(t.usage),
+      t.sbcs_carriers_bytes > 0 ? pct(t.sbcs_blocks_bytes / t.sbcs_carriers_bytes) : '–', t.mbcs_carriers_bytes > 0 ? pct(t.mbcs_blocks_bytes / t.mbcs_carriers_bytes) : '–']);
+    const worst = (e.rows || []).map(r => [h('code', {}, `${r.allocator} #${r.instance}`), fmtBytes(r.unused_bytes), fmtBytes(r.sbcs_carriers_bytes), pct(r.sbcs_usage), fmtBytes(r.mbcs_carriers_bytes), pct(r.mbcs_usage)]);
+    const cache = (e.cache || []).map(c => `instance ${c.instance}: ${fmtNum(c.hits, 0)} hits of ${fmtNum(c.calls, 0)} calls (${pct(c.hit_rate)})`).join('; ');
+    clear(area);
+    append(area, [h('p', { id: 'alloc-summary' }, `${e.allocators} allocators, ${e.instances} instances: carriers ${fmtBytes(e.carriers_bytes)}, blocks in use ${fmtBytes(e.blocks_bytes)}.`),
+      h('div', { class: 'panel' }, table(['allocator', { t: 'instances', n: 1, opt: 1 }, { t: 'carriers', n: 1 }, { t: 'blocks', n: 1 }, { t: 'used', n: 1 }, { t: 'sbcs used', n: 1, opt: 1 }, { t: 'mbcs used', n: 1, opt: 1 }],
+        types, { label: 'allocators' })),
+      h('p', {}, 'Instances with the most carrier bytes unused (recon_alloc:fragmentation):'),
+      h('div', { class: 'panel' }, table(['instance', { t: 'unused', n: 1 }, { t: 'sbcs', n: 1, opt: 1 }, { t: 'sbcs used', n: 1, opt: 1 }, { t: 'mbcs', n: 1, opt: 1 }, { t: 'mbcs used', n: 1 }],
+        worst, { label: 'allocator instances' })),
+      h('p', { class: 'muted', id: 'alloc-cache' }, 'mseg_alloc cache hit rates (recon_alloc:cache_hit_rates): ' + (cache || 'no mseg_alloc'))]);
+    say('');
+  } catch (err) {
+    clear(area).appendChild(h('p', { class: 'muted' }, 'could not read the allocators: ' + err.message));
   }
 }
 
@@ -1079,7 +1138,7 @@ async function route() {
   const parts = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
   const page = parts[0] || 'live';
   for (const a of document.querySelectorAll('nav a')) {
-    if (a.dataset.page === (page === 'profile' || page === 'compare' ? 'profiles' : ['process', 'ets', 'ports', 'apps'].includes(page) ? 'live' : page)) a.setAttribute('aria-current', 'page');
+    if (a.dataset.page === (page === 'profile' || page === 'compare' ? 'profiles' : ['process', 'ets', 'ports', 'apps', 'memory'].includes(page) ? 'live' : page)) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   if (page !== 'live' && live.abort) { live.abort.abort(); live.abort = null; }
@@ -1094,6 +1153,7 @@ async function route() {
     else if (page === 'ets' && parts[1]) await pageEts(main, parts[1]);
     else if (page === 'ports' && parts[1]) await pagePorts(main, parts[1]);
     else if (page === 'apps' && parts[1]) await pageApps(main, parts[1], parts[2] || null);
+    else if (page === 'memory' && parts[1]) await pageMemory(main, parts[1]);
     else clear(main).appendChild(h('p', {}, 'No such page.'));
     document.body.setAttribute('data-page', page);
   } catch (e) {

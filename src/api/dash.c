@@ -347,7 +347,7 @@ static void relay_done(void *arg)
 static const char *const RELAY_QUERY[] = {
     "node",   "metric",   "limit", "window_ms",        "fresh", "process", "keys",
     "values", "messages", "state", "state_timeout_ms", "sort",  "app",     "depth",
-    "width"};
+    "width",  "confirm"};
 #define RELAY_QUERY_COUNT (sizeof(RELAY_QUERY) / sizeof(RELAY_QUERY[0]))
 
 /* The request line's target: the monitor path and the known parameters. */

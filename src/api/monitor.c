@@ -1165,6 +1165,50 @@ static json_t *route_apps(void *ctx, const struct api_request *req, int *status)
 	return out;
 }
 
+static int view_alloc(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_alloc(t, *(const int *)req, out);
+}
+
+static int view_binleak(const struct obs_target *t, const void *req, json_t **out)
+{
+	return obs_binleak(t, *(const int *)req, out);
+}
+
+/* GET /api/runtime/alloc (read-only) and /api/runtime/binleak (forces a GC
+ * of every process: only with confirm=true): observe/inspect.h. */
+static json_t *route_memory(void *ctx, const struct api_request *req, int *status, bool leak)
+{
+	json_t *err = NULL;
+	const char *node = query_node(req, &err, status);
+	if (!node)
+		return err;
+	int limit = 0;
+	if (query_int(req, "limit", 1, leak ? OBS_BINLEAK_LIMIT_MAX : OBS_ALLOC_LIMIT_MAX, &limit,
+	              &err, status))
+		return err;
+	if (leak && !query_true(req, "confirm"))
+		return api_error(
+		    status, 400,
+		    "binleak forces a garbage collection of every process of the node: "
+		    "add confirm=true");
+	json_t *out = NULL;
+	int rc = node_view(ctx, node, leak ? view_binleak : view_alloc, &limit, &out);
+	if (rc)
+		return node_error(status, rc, leak ? "binary leaks of" : "allocators of", node);
+	return out;
+}
+
+static json_t *route_alloc(void *ctx, const struct api_request *req, int *status)
+{
+	return route_memory(ctx, req, status, false);
+}
+
+static json_t *route_binleak(void *ctx, const struct api_request *req, int *status)
+{
+	return route_memory(ctx, req, status, true);
+}
+
 static json_t *route_hot_spots(void *ctx, const struct api_request *req, int *status)
 {
 	json_t *err = NULL, *snap = NULL;
@@ -1869,6 +1913,8 @@ static const struct api_route monitor_routes[] = {
     {"GET", "/api/runtime/ets", route_ets, false},
     {"GET", "/api/runtime/ports", route_ports, false},
     {"GET", "/api/runtime/apps", route_apps, false},
+    {"GET", "/api/runtime/alloc", route_alloc, false},
+    {"GET", "/api/runtime/binleak", route_binleak, false},
     {"GET", "/api/runtime/history", route_history, false},
     {"GET", "/api/runtime/trend", route_trend, false},
     {"GET", "/api/runtime/alerts", route_alerts, false},

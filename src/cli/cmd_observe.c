@@ -666,6 +666,188 @@ static int run_ets(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/* ---- giulia alloc, giulia binleak ---- */
+
+static void usage_pct(double u, char *out, size_t size)
+{
+	snprintf(out, size, "%.0f%%", u * 100.0);
+}
+
+static void alloc_render(json_t *e, struct gi_buf *out)
+{
+	static const struct gi_table_column types_cols[] = {
+	    {"ALLOCATOR", GI_COL_ELIDE, 0, 12}, {"INST", GI_COL_RIGHT, 3, 0},
+	    {"CARRIERS", GI_COL_RIGHT, 0, 0},   {"BLOCKS", GI_COL_RIGHT, 0, 0},
+	    {"USED", GI_COL_RIGHT, 0, 0},       {"SBCS USED", GI_COL_RIGHT, 2, 0},
+	    {"MBCS USED", GI_COL_RIGHT, 1, 0},
+	};
+	static const struct gi_table_column rows_cols[] = {
+	    {"ALLOCATOR", GI_COL_ELIDE, 0, 12}, {"UNUSED", GI_COL_RIGHT, 0, 0},
+	    {"SBCS", GI_COL_RIGHT, 1, 0},       {"SBCS USED", GI_COL_RIGHT, 0, 0},
+	    {"MBCS", GI_COL_RIGHT, 1, 0},       {"MBCS USED", GI_COL_RIGHT, 0, 0},
+	};
+	char car[GI_FMT_NUM_MAX], blk[GI_FMT_NUM_MAX], pct[16];
+	gi_fmt_bytes(num(e, "carriers_bytes"), car, sizeof(car));
+	gi_fmt_bytes(num(e, "blocks_bytes"), blk, sizeof(blk));
+	usage_pct(num(e, "carriers_bytes") > 0 ? num(e, "blocks_bytes") / num(e, "carriers_bytes")
+	                                       : 1.0,
+	          pct, sizeof(pct));
+	gi_buf_printf(out,
+	              "%s: %.0f allocators, %.0f instances: carriers %s, blocks in use %s (%s "
+	              "used)\n",
+	              str_or(json_object_get(e, "node"), "?"), num(e, "allocators"),
+	              num(e, "instances"), car, blk, pct);
+	struct gi_table *t = gi_table_new(types_cols, 7, 2);
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(e, "types"), i, r)
+	{
+		char inst[GI_FMT_NUM_MAX], c[GI_FMT_NUM_MAX], b[GI_FMT_NUM_MAX], u[16], su[16],
+		    mu[16];
+		gi_fmt_count(num(r, "instances"), inst, sizeof(inst));
+		gi_fmt_bytes(num(r, "carriers_bytes"), c, sizeof(c));
+		gi_fmt_bytes(num(r, "blocks_bytes"), b, sizeof(b));
+		usage_pct(num(r, "usage"), u, sizeof(u));
+		double sc = num(r, "sbcs_carriers_bytes"), mc = num(r, "mbcs_carriers_bytes");
+		usage_pct(sc > 0 ? num(r, "sbcs_blocks_bytes") / sc : 1.0, su, sizeof(su));
+		usage_pct(mc > 0 ? num(r, "mbcs_blocks_bytes") / mc : 1.0, mu, sizeof(mu));
+		const char *cells[] = {str_or(json_object_get(r, "allocator"), "?"),
+		                       inst,
+		                       c,
+		                       b,
+		                       u,
+		                       sc > 0 ? su : "-",
+		                       mc > 0 ? mu : "-"};
+		gi_table_add(t, cells);
+	}
+	gi_table_render(t, cli_columns(), out);
+	gi_table_free(t);
+	gi_buf_puts(out, "\ninstances with the most carrier bytes unused "
+	                 "(recon_alloc:fragmentation):\n");
+	t = gi_table_new(rows_cols, 6, 2);
+	json_array_foreach(json_object_get(e, "rows"), i, r)
+	{
+		char name[128], un[GI_FMT_NUM_MAX], sc[GI_FMT_NUM_MAX], mc[GI_FMT_NUM_MAX], su[16],
+		    mu[16];
+		snprintf(name, sizeof(name), "%.100s #%.0f",
+		         str_or(json_object_get(r, "allocator"), "?"), num(r, "instance"));
+		gi_fmt_bytes(num(r, "unused_bytes"), un, sizeof(un));
+		gi_fmt_bytes(num(r, "sbcs_carriers_bytes"), sc, sizeof(sc));
+		gi_fmt_bytes(num(r, "mbcs_carriers_bytes"), mc, sizeof(mc));
+		usage_pct(num(r, "sbcs_usage"), su, sizeof(su));
+		usage_pct(num(r, "mbcs_usage"), mu, sizeof(mu));
+		const char *cells[] = {name, un, sc, su, mc, mu};
+		gi_table_add(t, cells);
+	}
+	gi_table_render(t, cli_columns(), out);
+	gi_table_free(t);
+	gi_buf_puts(out, "\nmseg_alloc cache hit rates (recon_alloc:cache_hit_rates):\n");
+	json_array_foreach(json_object_get(e, "cache"), i, r)
+	{
+		char hits[GI_FMT_NUM_MAX], calls[GI_FMT_NUM_MAX], rate[16];
+		gi_fmt_count(num(r, "hits"), hits, sizeof(hits));
+		gi_fmt_count(num(r, "calls"), calls, sizeof(calls));
+		usage_pct(num(r, "hit_rate"), rate, sizeof(rate));
+		gi_buf_printf(out, "  instance %.0f: %s hits of %s calls (%s)\n",
+		              num(r, "instance"), hits, calls, rate);
+	}
+	if (json_array_size(json_object_get(e, "cache")) == 0)
+		gi_buf_puts(out, "  (no mseg_alloc on this node)\n");
+}
+
+static void binleak_render(json_t *e, struct gi_buf *out)
+{
+	static const struct gi_table_column cols[] = {
+	    {"PID", 0, 0, 0},
+	    {"FREED", GI_COL_RIGHT, 0, 0},
+	    {"BEFORE", GI_COL_RIGHT, 1, 0},
+	    {"AFTER", GI_COL_RIGHT, 0, 0},
+	    {"BINARIES", GI_COL_RIGHT, 2, 0},
+	    {"NAME / INITIAL CALL", GI_COL_ELIDE, 0, 16},
+	};
+	char freed[GI_FMT_NUM_MAX], b0[GI_FMT_NUM_MAX], b1[GI_FMT_NUM_MAX];
+	gi_fmt_bytes(num(e, "freed_bytes"), freed, sizeof(freed));
+	gi_fmt_bytes(num(e, "binary_before"), b0, sizeof(b0));
+	gi_fmt_bytes(num(e, "binary_after"), b1, sizeof(b1));
+	gi_buf_printf(out,
+	              "%s: garbage collected %.0f of %.0f processes in %.0f ms%s; they freed %s "
+	              "of refc binaries (binary memory %s -> %s)\n",
+	              str_or(json_object_get(e, "node"), "?"), num(e, "collected"), num(e, "count"),
+	              num(e, "elapsed_ms"),
+	              json_is_true(json_object_get(e, "cut")) ? " (time budget reached)" : "",
+	              freed, b0, b1);
+	struct gi_table *t = gi_table_new(cols, 6, 2);
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(e, "processes"), i, r)
+	{
+		char f[GI_FMT_NUM_MAX], bb[GI_FMT_NUM_MAX], ab[GI_FMT_NUM_MAX], bins[64],
+		    name[1024];
+		gi_fmt_bytes(num(r, "freed_bytes"), f, sizeof(f));
+		gi_fmt_bytes(num(r, "before_bytes"), bb, sizeof(bb));
+		gi_fmt_bytes(num(r, "after_bytes"), ab, sizeof(ab));
+		snprintf(bins, sizeof(bins), "%.0f -> %.0f", num(r, "before_count"),
+		         num(r, "after_count"));
+		const char *rn = json_string_value(json_object_get(r, "registered_name"));
+		if (rn)
+			gi_fmt_registered_name(rn, name, sizeof(name));
+		else
+			gi_fmt_mfa(str_or(json_object_get(r, "initial_call"), "?"), name,
+			           sizeof(name));
+		const char *cells[] = {
+		    str_or(json_object_get(r, "pid"), "?"), f, bb, ab, bins, name};
+		gi_table_add(t, cells);
+	}
+	if (json_array_size(json_object_get(e, "processes")) == 0)
+		gi_buf_puts(out, "  (none)\n");
+	else
+		gi_table_render(t, cli_columns(), out);
+	gi_table_free(t);
+}
+
+/* `giulia alloc NODE` and `giulia binleak NODE` */
+static int run_memory_view(const char *cmd, int argc, char **argv)
+{
+	struct observe_args a;
+	int rc = parse_args(cmd, argc, argv, &a);
+	if (rc != 0)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	bool leak = strcmp(cmd, "binleak") == 0;
+	int n = a.top_n_set ? a.top_n : 0;
+	if (n > (leak ? OBS_BINLEAK_LIMIT_MAX : OBS_ALLOC_LIMIT_MAX))
+		return usage_error(cmd, leak ? "-n is at most 100" : "-n is at most 1000");
+	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
+	json_t *e = NULL;
+	if (leak)
+		fprintf(stderr,
+		        "giulia binleak: forcing a garbage collection of every process on %s\n",
+		        a.node);
+	rc = leak ? obs_binleak(&t, n, &e) : obs_alloc(&t, n, &e);
+	if (rc != 0)
+		return node_error(cmd, a.node, rc);
+	if (a.json) {
+		print_json(e);
+	} else {
+		struct gi_buf b;
+		gi_buf_init(&b, 0);
+		(leak ? binleak_render : alloc_render)(e, &b);
+		fputs(gi_buf_str(&b), stdout);
+		gi_buf_destroy(&b);
+	}
+	json_decref(e);
+	return CLI_EXIT_OK;
+}
+
+static int run_alloc(int argc, char **argv)
+{
+	return run_memory_view("alloc", argc, argv);
+}
+
+static int run_binleak(int argc, char **argv)
+{
+	return run_memory_view("binleak", argc, argv);
+}
+
 /* ---- progress on stderr while a measurement runs ---- */
 
 struct progress {
@@ -1561,6 +1743,38 @@ static const struct cli_help apps_help = {
     apps_options, cli_node_options, CLI_EXITS_NODE,
     "giulia apps shop@localhost\ngiulia apps shop shop --depth 2 --width 20"};
 
+static const struct cli_option alloc_options[] = {
+    {"-n N", "how many allocator instances, most carrier bytes unused first (at most 1000)", "20"},
+    {"--json", "print the allocators as JSON (raw numbers)", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help alloc_help = {
+    "The memory allocators of a live node, as recon_alloc:fragmentation(current) and "
+    "recon_alloc:cache_hit_rates() compute them from erlang:system_info({allocator, A}): per "
+    "allocator type and per instance, the bytes of carriers the VM holds against the bytes "
+    "of blocks in use in them, for single-block (sbcs) and multi-block (mbcs) carriers; the "
+    "instances with the most carrier bytes unused first; and mseg_alloc's segment cache "
+    "hits against its calls. Read-only; nothing loaded.",
+    alloc_options, cli_node_options, CLI_EXITS_NODE,
+    "giulia alloc shop@localhost\ngiulia alloc shop -n 50 --json"};
+
+static const struct cli_option binleak_options[] = {
+    {"-n N", "how many processes, most binary memory freed first (at most 100)", "10"},
+    {"--json", "print the processes as JSON (raw numbers)", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_help binleak_help = {
+    "Which processes hold refc binary memory they no longer need, as recon:bin_leak/1 finds "
+    "them. NOT read-only: it FORCES A GARBAGE COLLECTION of every process of the node "
+    "(at most 100000, for at most 5 s), measuring each one's refc binaries "
+    "(process_info(P, binary)) just before and after its collection, and lists the "
+    "processes that freed the most. Giulia's own processes on the node are left alone. "
+    "Nothing loaded.",
+    binleak_options, cli_node_options, CLI_EXITS_NODE,
+    "giulia binleak shop@localhost\ngiulia binleak shop -n 20 --json"};
+
 static const struct cli_help pulse_help = {
     "One snapshot of a live node: schedulers, memory, processes, and the busiest processes "
     "over a short window. NODE is name@host, or a bare name on this host (as `erl -sname` "
@@ -1609,5 +1823,10 @@ const struct cli_command cli_observe_commands[] = {
      "NODE [APP [--depth N] [--width N]] [--cookie C | --cookie-file FILE] [--timeout MS] "
      "[--json]",
      "the applications of a live node, or one's supervision tree", run_apps, &apps_help},
+    {"alloc", "NODE [-n N] [--cookie C | --cookie-file FILE] [--timeout MS] [--json]",
+     "allocator fragmentation and cache hit rates of a live node", run_alloc, &alloc_help},
+    {"binleak", "NODE [-n N] [--cookie C | --cookie-file FILE] [--timeout MS] [--json]",
+     "processes freeing the most binary memory after a forced GC (recon:bin_leak)", run_binleak,
+     &binleak_help},
     {NULL, NULL, NULL, NULL, NULL},
 };

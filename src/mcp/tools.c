@@ -143,6 +143,16 @@ static const struct mcp_param params_apps[] = {
     {"width", MCP_PARAM_INTEGER, false, 1, 1000, NULL,
      "Children shown per supervisor (default 50)."},
     P_END};
+static const struct mcp_param params_alloc[] = {
+    P_NODE,
+    {"limit", MCP_PARAM_INTEGER, false, 1, 1000, NULL, "How many instances (default 20)."},
+    P_END};
+static const struct mcp_param params_binleak[] = {
+    P_NODE,
+    {"confirm", MCP_PARAM_BOOLEAN, true, 0, 0, NULL,
+     "Must be true: this forces a garbage collection of every process of the node."},
+    {"limit", MCP_PARAM_INTEGER, false, 1, 100, NULL, "How many processes (default 10)."},
+    P_END};
 static const struct mcp_param params_trace[] = {
     P_NODE,
     {"modules", MCP_PARAM_STRINGS, true, 1, MCP_TRACE_MODULES_MAX, NULL,
@@ -714,6 +724,35 @@ static int run_apps(struct mcp_server *s, const struct mcp_tool *t, json_t *args
 	                 n);
 }
 
+static int local_memory(const struct obs_target *t, const void *req, json_t **out)
+{
+	const int *r = req; /* {binleak?, limit} */
+	return r[0] ? obs_binleak(t, r[1], out) : obs_alloc(t, r[1], out);
+}
+
+/* runtime_alloc, and runtime_binleak (only with confirm: it forces GCs) */
+static int run_memory(struct mcp_server *s, const struct mcp_tool *t, json_t *args, json_t **result,
+                      char *err, size_t n)
+{
+	const char *node = arg_str(args, "node");
+	int rc = node_allowed(s, node, err, n);
+	if (rc)
+		return rc;
+	int r[2] = {strcmp(t->name, "runtime_binleak") == 0, (int)arg_int(args, "limit", 0)};
+	if (r[0] && !arg_bool(args, "confirm")) {
+		snprintf(err, n,
+		         "runtime_binleak forces a garbage collection of every process of "
+		         "the node: pass confirm: true");
+		return GI_EINVAL;
+	}
+	char limit[32];
+	snprintf(limit, sizeof(limit), "%d", r[1]);
+	const char *q[] = {
+	    "node", node, "limit", r[1] ? limit : NULL, "confirm", r[0] ? "true" : NULL, NULL};
+	return live_view(s, t, node, q, local_memory, r, r[0] ? "binary leaks" : "allocators",
+	                 result, err, n);
+}
+
 static int run_connect(struct mcp_server *s, const struct mcp_tool *t, json_t *args,
                        json_t **result, char *err, size_t n)
 {
@@ -905,6 +944,18 @@ static const struct mcp_tool other_tools[] = {
      "memory attributed to each; with app, that application's supervision tree, bounded in "
      "depth and width, each supervisor asked with a timeout.",
      params_apps, "node:string", run_apps, "/api/runtime/apps", true, false, false},
+    {"runtime_alloc", "Allocators",
+     "Allocator fragmentation and mseg_alloc cache hit rates of an allowed node, as "
+     "recon_alloc:fragmentation(current) and cache_hit_rates() give them: carrier bytes "
+     "against block bytes in use per allocator and instance. Read-only.",
+     params_alloc, "node:string types:array rows:array cache:array", run_memory,
+     "/api/runtime/alloc", true, false, false},
+    {"runtime_binleak", "Binary leaks (forces GC)",
+     "recon:bin_leak/1 on an allowed node: FORCES A GARBAGE COLLECTION of every process "
+     "(at most 100000, 5 s budget) and lists those that freed the most refc binary memory. "
+     "Requires confirm: true.",
+     params_binleak, "node:string processes:array", run_memory, "/api/runtime/binleak", true, true,
+     false},
     {"runtime_hot_spots", "Hot spots",
      "Modules of an allowed node ranked by the reductions of the processes attributed to "
      "them, and the most called traced functions.",

@@ -398,3 +398,59 @@ int obs_apps(const struct obs_target *t, const struct obs_apps_request *r, json_
 		return GI_EINVAL;
 	return view_once(t, apps_view, r, out);
 }
+
+/* ---- allocators and binary leaks ---- */
+
+static int alloc_view(struct dist_conn *c, const void *req, json_t **out)
+{
+	const int *limit = req;
+	ei_x_buff args;
+	ei_x_new(&args);
+	ei_x_encode_map_header(&args, 1);
+	put_long(&args, "max", *limit ? *limit : OBS_ALLOC_LIMIT_DEFAULT);
+	int rc = probe_eval(c, probe_alloc, probe_alloc_len, &args,
+	                    gi_clock_mono_ms() + dist_timeout_ms(c), out);
+	ei_x_free(&args);
+	return rc;
+}
+
+int obs_alloc(const struct obs_target *t, int limit, json_t **out)
+{
+	*out = NULL;
+	if (limit < 0 || limit > OBS_ALLOC_LIMIT_MAX)
+		return GI_EINVAL;
+	return view_once(t, alloc_view, &limit, out);
+}
+
+static int binleak_view(struct dist_conn *c, const void *req, json_t **out)
+{
+	const int *limit = req;
+	ei_x_buff args;
+	ei_x_new(&args);
+	ei_x_encode_map_header(&args, 3);
+	put_long(&args, "max", *limit ? *limit : OBS_BINLEAK_LIMIT_DEFAULT);
+	put_long(&args, "scan_max", OBS_BINLEAK_SCAN_MAX);
+	put_long(&args, "budget_ms", OBS_BINLEAK_BUDGET_MS);
+	/* the budget stops new work; one process's GC and the answer follow */
+	int rc = probe_eval(c, probe_binleak, probe_binleak_len, &args,
+	                    gi_clock_mono_ms() + dist_timeout_ms(c) + OBS_BINLEAK_BUDGET_MS, out);
+	if (rc == 0) {
+		size_t i;
+		json_t *p;
+		json_array_foreach(json_object_get(*out, "processes"), i, p)
+		{
+			rewrite_mfa(p, "current_function");
+			rewrite_mfa(p, "initial_call");
+		}
+	}
+	ei_x_free(&args);
+	return rc;
+}
+
+int obs_binleak(const struct obs_target *t, int limit, json_t **out)
+{
+	*out = NULL;
+	if (limit < 0 || limit > OBS_BINLEAK_LIMIT_MAX)
+		return GI_EINVAL;
+	return view_once(t, binleak_view, &limit, out);
+}

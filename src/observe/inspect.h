@@ -3,8 +3,10 @@
  * call evaluated there (a probe of src/observe/probe/, nothing loaded):
  * one process (what recon:info/1 and observer_cli's process panel show),
  * the ETS tables (observer_cli's ETS view), ports and sockets over a window
- * (recon:inet_window/3). docs/OBSERVE.md "One process", "ETS tables" and
- * "Ports and sockets" describe the views and their caps.
+ * (recon:inet_window/3), applications, the allocators (recon_alloc) and,
+ * the one view that is not read-only, binary leaks (recon:bin_leak/1, a
+ * forced GC of every process). docs/OBSERVE.md describes the views and
+ * their caps.
  *
  * Names given here (registered names) are compared as text on the target
  * against what exists there; no atom is ever created from them.
@@ -137,5 +139,37 @@ struct obs_apps_request {
  * GI_ENOTFOUND when no such application runs there. *out is the caller's.
  * Errors also GI_EINVAL and the connection errors of obs_pulse. */
 int obs_apps(const struct obs_target *t, const struct obs_apps_request *r, json_t **out);
+
+/* Allocators (docs/OBSERVE.md "Memory you can act on"). */
+#define OBS_ALLOC_LIMIT_DEFAULT 20
+#define OBS_ALLOC_LIMIT_MAX     1000
+
+/* The allocators of `t`, as recon_alloc:fragmentation(current) and
+ * cache_hit_rates/0 compute them from erlang:system_info({allocator, A}):
+ * {node, allocators, instances, blocks_bytes, carriers_bytes, types:
+ * [{allocator, instances, blocks_bytes, carriers_bytes, usage, sbcs_...,
+ * mbcs_...}] (most carrier bytes first), rows: the `limit` instances with
+ * the most carrier bytes unused [{allocator, instance, sbcs_blocks_bytes,
+ * sbcs_carriers_bytes, sbcs_usage, mbcs_..., unused_bytes}], cache:
+ * [{instance, hits, calls, hit_rate}] (mseg_alloc)}. Read-only. *out is
+ * the caller's. Errors: GI_EINVAL, and the connection errors of obs_pulse. */
+int obs_alloc(const struct obs_target *t, int limit, json_t **out);
+
+/* Binary leaks (docs/OBSERVE.md "Memory you can act on"): forces a GC. */
+#define OBS_BINLEAK_LIMIT_DEFAULT 10
+#define OBS_BINLEAK_LIMIT_MAX     100
+#define OBS_BINLEAK_SCAN_MAX      100000 /* processes looked at */
+#define OBS_BINLEAK_BUDGET_MS     5000   /* no new process after it */
+
+/* recon:bin_leak/1 measured per process: each process's refc binary bytes
+ * before and after erlang:garbage_collect/1 of it, the `limit` that freed
+ * the most: {node, count, scanned, collected, cut (budget reached),
+ * freed_bytes, binary_before, binary_after (erlang:memory(binary)),
+ * elapsed_ms, processes: [{pid, registered_name, current_function,
+ * initial_call, freed_bytes, before_bytes, before_count, after_bytes,
+ * after_count}]}. NOT read-only: every process looked at is garbage
+ * collected (the observer's own are left out). *out is the caller's.
+ * Errors: GI_EINVAL, and the connection errors of obs_pulse. */
+int obs_binleak(const struct obs_target *t, int limit, json_t **out);
 
 #endif

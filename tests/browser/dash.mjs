@@ -213,6 +213,19 @@ try {
   await shot('apps');
   await page.goto(cfg.base + '/#/live/' + encodeURIComponent(cfg.node), { waitUntil: 'domcontentloaded' });
   await page.waitForSelector(procTable + ' tbody tr a', { timeout: 30000 }).catch(() => {});
+  // Its memory: the allocators, then binary leaks only once the forced GC is ticked.
+  await page.click('#memory-link').catch(() => {});
+  await page.waitForSelector('table[aria-label="allocators"] tbody tr', { timeout: 30000 }).catch(() => {});
+  const allocRows = await page.$$eval('table[aria-label="allocators"] tbody tr', r => r.filter(x => /binary_alloc/.test(x.textContent)).length).catch(() => 0);
+  const runDisabled = await page.$eval('#binleak-run', b => b.disabled).catch(() => false);
+  await page.click('#binleak-sure').catch(() => {});
+  await page.click('#binleak-run').catch(() => {});
+  await page.waitForSelector('#binleak-summary', { timeout: 30000 }).catch(() => {});
+  const leakText = await page.$eval('#binleak-summary', p => p.textContent).catch(() => '');
+  check('memory-page', allocRows === 1 && runDisabled && /processes collected/.test(leakText), `${allocRows} binary_alloc rows, run disabled ${runDisabled}, ${JSON.stringify(leakText)}`);
+  await shot('memory');
+  await page.click('#memory-back').catch(() => {});
+  await page.waitForSelector(procTable + ' tbody tr a', { timeout: 30000 }).catch(() => {});
 
   // Graph explorer: the neighbourhood's counts, then a click opens details.
   const g = cfg.graph;

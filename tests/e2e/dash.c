@@ -20,7 +20,8 @@
  * link returns, at 1400 and 390 px, names in the tables on one line and the
  * table fitting 390 px with its numbers; the live page's links to the
  * node's ETS tables, ports and sockets, and applications (kernel's
- * supervision tree collapsed below its top supervisor); no console error; no
+ * supervision tree collapsed below its top supervisor), and memory
+ * (allocators; binary leaks only once the forced GC is ticked); no console error; no
  * request leaves the origin. Screenshots at 1400 and 390 px go to
  * build/artefacts/dash/ (the README's come from there).
  * needs: chromium npm elixir erlang-p1-sqlite3 tests/fixtures/targets/build.sh

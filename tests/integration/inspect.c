@@ -10,7 +10,9 @@
  * node of 200 tables and one large named one, checked against ets:info;
  * `giulia ports` against loopback sockets, one busy and one quiet whose
  * byte count is known, and the node's own file descriptor count; `giulia
- * apps` against an application 7 supervisors deep with 60 leaves.
+ * apps` against an application 7 supervisors deep with 60 leaves; `giulia
+ * alloc` against the node's own allocator figures and `giulia binleak`
+ * against a process holding 20 MB of refc binaries it dropped.
  * needs: elixir
  */
 #include <jansson.h>
@@ -496,7 +498,7 @@ static void applications_and_a_deep_tree(void)
 	/* processes of the application: those whose group leader is its master */
 	long long want = node_int(
 	    &n, "[[M]] = ets:match(ac_tab, {{application_master, deepapp}, '$1'}), length([P || P "
-	        "<- processes(), element(2, process_info(P, group_leader)) =:= M]).");
+	        "<- processes(), process_info(P, group_leader) =:= {group_leader, M}]).");
 	TH_ASSERT(want >= 7 + 6 + 60);
 	size_t i;
 	json_t *a;
@@ -566,6 +568,150 @@ static void applications_and_a_deep_tree(void)
 	free(err);
 }
 
+/* A binary leak: a long-lived process that was sent 20 refc binaries of
+ * 1 MB, dropped them, and does not collect (its heap and binary heap are
+ * set large, as a router that touches binaries and allocates little). */
+static const char LEAK_NODE[] =
+    "register(leaker, spawn_opt(fun() -> Loop = fun L(N) -> receive {bin, B} -> "
+    "L(N + byte_size(B)); stop -> N end end, Loop(0) end, "
+    "[{min_bin_vheap_size, 10000000}, {min_heap_size, 100000}])), "
+    "spawn(fun() -> [leaker ! {bin, binary:copy(<<1>>, 1000000)} || _ <- lists:seq(1, 20)] "
+    "end).";
+
+static json_t *run_json(const char *const *args)
+{
+	char *out = NULL;
+	TH_ASSERT_INT_EQ(ts_product_run(false, args, &out), 0);
+	json_t *e = json_loads(out ? out : "", 0, NULL);
+	TH_ASSERT_MSG(json_is_object(e), "not JSON: %s", out ? out : "");
+	free(out);
+	return e;
+}
+
+/* The type `name` of an alloc answer. */
+static json_t *alloc_type(json_t *e, const char *name)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(e, "types"), i, t)
+	{
+		if (strcmp(json_string_value(json_object_get(t, "allocator")), name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+static long long jint(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+static void allocators_and_a_binary_leak(void)
+{
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ERL_LONG, LEAK_NODE, NULL);
+	static const char LEAKED[] = "lists:sum([S || {_, S, _} <- element(2, "
+	                             "process_info(whereis(leaker), binary))]).";
+	ts_beam_wait_answer(&n, LEAKED, "20000000", 60000, "the leaker did not get its binaries");
+	/* allocators, against the node's own erlang:system_info({allocator, A}) */
+	const char *alloc[] = {"alloc", n.name, "--cookie", n.cookie, "--json", "-n", "1000", NULL};
+	json_t *a = run_json(alloc);
+	TH_ASSERT_INT_EQ(jint(a, "allocators"),
+	                 node_int(&n, "length(erlang:system_info(alloc_util_allocators))."));
+	TH_ASSERT_INT_EQ(jint(a, "instances"),
+	                 node_int(&n, "length(lists:append([erlang:system_info({allocator, A}) "
+	                              "|| A <- erlang:system_info(alloc_util_allocators)]))."));
+	TH_ASSERT_INT_EQ((long long)json_array_size(json_object_get(a, "rows")),
+	                 jint(a, "instances"));
+	/* literal_alloc changes only when code is loaded: its carriers exactly */
+	TH_ASSERT_INT_EQ(
+	    jint(alloc_type(a, "literal_alloc"), "carriers_bytes"),
+	    node_int(&n,
+	             "lists:sum([element(2, lists:keyfind(carriers_size, 1, proplists:get_value("
+	             "K, P))) || {instance, _, P} <- erlang:system_info({allocator, "
+	             "literal_alloc}), K <- [sbcs, mbcs]])."));
+	/* the 20 leaked binaries are single-block carriers' blocks of binary_alloc */
+	json_t *bin = alloc_type(a, "binary_alloc");
+	long long sbcs_before = jint(bin, "sbcs_blocks_bytes");
+	TH_ASSERT_MSG(sbcs_before >= 20000000, "binary_alloc sbcs blocks %lld", sbcs_before);
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(a, "rows"), i, r)
+	{
+		double u = json_real_value(json_object_get(r, "mbcs_usage"));
+		TH_ASSERT(u >= 0.0 && u <= 1.0);
+		TH_ASSERT(jint(r, "unused_bytes") >= 0);
+	}
+	json_array_foreach(json_object_get(a, "cache"), i, r)
+	{
+		TH_ASSERT(jint(r, "hits") <= jint(r, "calls") || jint(r, "calls") == 0);
+	}
+	TH_ASSERT_INT_EQ((long long)json_array_size(json_object_get(a, "cache")),
+	                 node_int(&n, "length(erlang:system_info({allocator, mseg_alloc}))."));
+	json_decref(a);
+	/* binleak names the leaker first; its binaries after are the node's reading */
+	const char *leak[] = {"binleak", n.name, "--cookie", n.cookie, "--json", "-n", "3", NULL};
+	json_t *b = run_json(leak);
+	json_t *top = json_array_get(json_object_get(b, "processes"), 0);
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(top, "registered_name")), "leaker");
+	TH_ASSERT_INT_EQ(jint(top, "before_bytes"), 20000000);
+	TH_ASSERT_INT_EQ(jint(top, "before_count"), 20);
+	TH_ASSERT_INT_EQ(jint(top, "after_bytes"), node_int(&n, LEAKED));
+	TH_ASSERT_INT_EQ(jint(top, "freed_bytes"), 20000000 - jint(top, "after_bytes"));
+	TH_ASSERT_INT_EQ(jint(b, "count") - 1, jint(b, "collected")); /* all but the probe */
+	TH_ASSERT(json_is_false(json_object_get(b, "cut")));
+	json_decref(b);
+	/* and the allocator says the carriers' blocks went with them */
+	a = run_json(alloc);
+	TH_ASSERT(jint(alloc_type(a, "binary_alloc"), "sbcs_blocks_bytes") <=
+	          sbcs_before - 19000000);
+	json_decref(a);
+	/* the text views, and -n beyond the cap */
+	char *out = NULL;
+	const char *text[] = {"binleak", n.name, "--cookie", n.cookie, NULL};
+	TH_ASSERT_INT_EQ(ts_product_run(false, text, &out), 0);
+	TH_ASSERT_STR_CONTAINS(out, "garbage collected");
+	free(out);
+	const char *atext[] = {"alloc", n.name, "--cookie", n.cookie, NULL};
+	TH_ASSERT_INT_EQ(ts_product_run(false, atext, &out), 0);
+	TH_ASSERT_STR_CONTAINS(out, "binary_alloc");
+	TH_ASSERT_STR_CONTAINS(out, "cache hit rates");
+	free(out);
+	char bin_path[4096];
+	snprintf(bin_path, sizeof(bin_path), "%s/giulia", th_bindir());
+	const char *many[] = {bin_path, "binleak", n.name, "--cookie", n.cookie, "-n", "101", NULL};
+	char *err = NULL;
+	TH_ASSERT_INT_EQ(ts_run(many, NULL, 60000, &out, &err), 2);
+	free(out);
+	free(err);
+	/* REST: binleak only with confirm=true */
+	char worker[256];
+	ts_serve_start(worker, sizeof(worker));
+	char body[512], url[1024], *resp = NULL;
+	snprintf(body, sizeof(body), "{\"node\":\"%s\",\"cookie\":\"%s\"}", n.name, n.cookie);
+	snprintf(url, sizeof(url), "%s/monitor/api/runtime/connect", worker);
+	TH_ASSERT_INT_EQ(ts_http("POST", url, body, NULL, &resp), 200);
+	free(resp);
+	snprintf(url, sizeof(url), "%s/monitor/api/runtime/binleak?node=%s&limit=2", worker,
+	         n.name);
+	TH_ASSERT_INT_EQ(ts_http("GET", url, NULL, NULL, &resp), 400);
+	TH_ASSERT_STR_CONTAINS(resp, "confirm=true");
+	free(resp);
+	snprintf(url, sizeof(url), "%s/monitor/api/runtime/binleak?node=%s&limit=2&confirm=true",
+	         worker, n.name);
+	TH_ASSERT_INT_EQ(ts_http("GET", url, NULL, NULL, &resp), 200);
+	b = json_loads(resp, 0, NULL);
+	TH_ASSERT(json_array_size(json_object_get(b, "processes")) <= 2);
+	json_decref(b);
+	free(resp);
+	snprintf(url, sizeof(url), "%s/monitor/api/runtime/alloc?node=%s&limit=2", worker, n.name);
+	TH_ASSERT_INT_EQ(ts_http("GET", url, NULL, NULL, &resp), 200);
+	a = json_loads(resp, 0, NULL);
+	TH_ASSERT_INT_EQ((long long)json_array_size(json_object_get(a, "rows")), 2);
+	json_decref(a);
+	free(resp);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct th_test tests[] = {
@@ -576,6 +722,7 @@ int main(int argc, char **argv)
 	    TH_TEST(ets_tables_against_ets_info),
 	    TH_TEST(ports_over_a_window),
 	    TH_TEST(applications_and_a_deep_tree),
+	    TH_TEST(allocators_and_a_binary_leak),
 	    TH_END,
 	};
 	return th_main(argc, argv, "integration_inspect", tests);

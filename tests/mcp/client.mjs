@@ -282,6 +282,16 @@ async function modeRuntime() {
         JSON.stringify(proc).slice(0, 500));
   const gone = await client.callTool({ name: "runtime_process", arguments: { node: cfg.node, process: "zz_no_such_name" } });
   check("process not found", gone.isError && /no process/.test(gone.content[0].text), JSON.stringify(gone).slice(0, 300));
+  // allocators (read-only); binary leaks only with confirm: true (they force GCs)
+  const alloc = await client.callTool({ name: "runtime_alloc", arguments: { node: cfg.node, limit: 3 } });
+  check("alloc", !alloc.isError && alloc.structuredContent.types.some((t) => t.allocator === "binary_alloc") &&
+        alloc.structuredContent.rows.length === 3, JSON.stringify(alloc).slice(0, 500));
+  const unconfirmed = await client.callTool({ name: "runtime_binleak", arguments: { node: cfg.node, confirm: false } });
+  check("binleak needs confirm", unconfirmed.isError && /confirm: true/.test(unconfirmed.content[0].text),
+        JSON.stringify(unconfirmed).slice(0, 300));
+  const leak = await client.callTool({ name: "runtime_binleak", arguments: { node: cfg.node, confirm: true, limit: 2 } });
+  check("binleak", !leak.isError && Array.isArray(leak.structuredContent.processes) &&
+        leak.structuredContent.collected > 0, JSON.stringify(leak).slice(0, 500));
   const other = await client.callTool({ name: "runtime_pulse", arguments: { node: "other@127.0.0.1" } });
   check("node off the allow-list refused", other.isError && /allow-list/.test(other.content[0].text),
         JSON.stringify(other));
