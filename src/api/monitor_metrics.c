@@ -14,6 +14,7 @@
 
 #include "api/runtime_stats.h"
 #include "base/alloc.h"
+#include "base/json_read.h"
 #include "observe/snapshot_view.h"
 
 struct node_view {
@@ -265,8 +266,7 @@ static void module_families(struct api_metrics *mx, const struct node_view *node
 
 static double session_num(const struct node_view *nv, const char *key)
 {
-	json_t *x = json_object_get(nv->in->session, key);
-	return json_is_number(x) ? json_number_value(x) : NAN;
+	return gi_json_num(nv->in->session, key);
 }
 
 static void session_families(struct api_metrics *mx, const struct node_view *nodes, size_t n,
@@ -361,12 +361,6 @@ static void alert_families(struct api_metrics *mx, const struct node_view *nodes
 	}
 }
 
-static double delivery_num(json_t *d, const char *key)
-{
-	json_t *x = json_object_get(d, key);
-	return json_is_number(x) ? json_number_value(x) : NAN;
-}
-
 static void own_families(struct api_metrics *mx, const struct api_monitor_metrics_input *in)
 {
 	api_metrics_family(mx, "giulia_monitor_uptime_seconds", API_METRICS_GAUGE,
@@ -411,12 +405,12 @@ static void own_families(struct api_metrics *mx, const struct api_monitor_metric
 	api_metrics_family(mx, "giulia_monitor_push_queue_items", API_METRICS_GAUGE,
 	                   "Items waiting for delivery to the worker, in memory and spooled.");
 	const char *mem[] = {"where", "memory", NULL}, *disk[] = {"where", "disk", NULL};
-	api_metrics_sample(mx, "", mem, delivery_num(d, "queued_memory"));
-	api_metrics_sample(mx, "", disk, delivery_num(d, "queued_disk"));
+	api_metrics_sample(mx, "", mem, gi_json_num(d, "queued_memory"));
+	api_metrics_sample(mx, "", disk, gi_json_num(d, "queued_disk"));
 	api_metrics_family(mx, "giulia_monitor_push_queue_bytes", API_METRICS_GAUGE,
 	                   "Bytes waiting for delivery to the worker, in memory and spooled.");
-	api_metrics_sample(mx, "", mem, delivery_num(d, "queued_memory_bytes"));
-	api_metrics_sample(mx, "", disk, delivery_num(d, "spool_bytes"));
+	api_metrics_sample(mx, "", mem, gi_json_num(d, "queued_memory_bytes"));
+	api_metrics_sample(mx, "", disk, gi_json_num(d, "spool_bytes"));
 	static const struct {
 		const char *name, *key, *help;
 	} P[] = {
@@ -428,7 +422,7 @@ static void own_families(struct api_metrics *mx, const struct api_monitor_metric
 	};
 	for (size_t p = 0; p < sizeof(P) / sizeof(P[0]); p++) {
 		api_metrics_family(mx, P[p].name, API_METRICS_COUNTER, P[p].help);
-		api_metrics_sample(mx, "", NULL, delivery_num(d, P[p].key));
+		api_metrics_sample(mx, "", NULL, gi_json_num(d, P[p].key));
 	}
 	api_metrics_family(mx, "giulia_monitor_worker_reachable", API_METRICS_GAUGE,
 	                   "1 when the latest delivery attempt reached the worker.");

@@ -14,15 +14,13 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/json_read.h"
 #include "base/json_text.h"
 #include "observe/snapshot_view.h"
 
 double api_stats_num(json_t *o, const char *a, const char *b)
 {
-	json_t *v = json_object_get(o, a);
-	if (b)
-		v = json_object_get(v, b);
-	return json_is_number(v) ? json_number_value(v) : NAN;
+	return b ? gi_json_num(gi_json_get(o, a), b) : gi_json_num(o, a);
 }
 
 json_t *api_stats_num_json(double x)

@@ -25,6 +25,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fmt.h"
+#include "base/json_read.h"
 #include "base/modname.h"
 #include "base/str.h"
 #include "base/table.h"
@@ -217,11 +218,6 @@ static void print_json(json_t *v)
 		puts(text);
 		free(text);
 	}
-}
-
-static double num(json_t *obj, const char *key)
-{
-	return json_number_value(json_object_get(obj, key));
 }
 
 static const char *str_or(json_t *v, const char *fallback)
@@ -448,20 +444,20 @@ static void process_render(json_t *p, struct gi_buf *out, int width)
 		view_line(out, width, "%-16s%s", "ancestors", gi_buf_str(&l));
 		gi_buf_destroy(&l);
 	}
-	gi_fmt_bytes(num(p, "memory_bytes"), a, sizeof(a));
-	gi_fmt_bytes(num(p, "heap_bytes"), b, sizeof(b));
-	gi_fmt_bytes(num(p, "total_heap_bytes"), c, sizeof(c));
-	gi_fmt_bytes(num(p, "stack_bytes"), d, sizeof(d));
+	gi_fmt_bytes(gi_json_num_or(p, "memory_bytes", 0), a, sizeof(a));
+	gi_fmt_bytes(gi_json_num_or(p, "heap_bytes", 0), b, sizeof(b));
+	gi_fmt_bytes(gi_json_num_or(p, "total_heap_bytes", 0), c, sizeof(c));
+	gi_fmt_bytes(gi_json_num_or(p, "stack_bytes", 0), d, sizeof(d));
 	view_line(out, width, "%-16s%s  heap %s  total heap %s  stack %s", "memory", a, b, c, d);
 	json_t *bins = json_object_get(p, "binaries");
-	gi_fmt_count(num(bins, "count"), a, sizeof(a));
-	gi_fmt_bytes(num(bins, "bytes"), b, sizeof(b));
+	gi_fmt_count(gi_json_num_or(bins, "count", 0), a, sizeof(a));
+	gi_fmt_bytes(gi_json_num_or(bins, "bytes", 0), b, sizeof(b));
 	view_line(out, width, "%-16s%s refc binaries, %s", "binaries", a, b);
-	gi_fmt_count(num(p, "reductions"), a, sizeof(a));
-	gi_fmt_rate(num(p, "reductions_per_second"), b, sizeof(b));
+	gi_fmt_count(gi_json_num_or(p, "reductions", 0), a, sizeof(a));
+	gi_fmt_rate(gi_json_num_or(p, "reductions_per_second", 0), b, sizeof(b));
 	view_line(out, width, "%-16s%s  (%s over %.0f ms)", "reductions", a, b,
-	          num(p, "window_ms"));
-	gi_fmt_count(num(p, "message_queue_len"), a, sizeof(a));
+	          gi_json_num_or(p, "window_ms", 0));
+	gi_fmt_count(gi_json_num_or(p, "message_queue_len", 0), a, sizeof(a));
 	view_line(out, width, "%-16s%s", "message queue", a);
 	char gl[700];
 	process_ref(json_object_get(p, "group_leader"), gl, sizeof(gl));
@@ -469,13 +465,14 @@ static void process_render(json_t *p, struct gi_buf *out, int width)
 	view_line(out, width,
 	          "%-16strap_exit %s  priority %s  minor gcs %.0f  fullsweep_after %.0f", "flags",
 	          json_is_true(json_object_get(p, "trap_exit")) ? "true" : "false",
-	          str_or(json_object_get(p, "priority"), "?"), num(p, "minor_gcs"),
-	          num(p, "fullsweep_after"));
-	process_refs(out, width, "links", json_object_get(p, "links"), num(p, "links_count"));
+	          str_or(json_object_get(p, "priority"), "?"), gi_json_num_or(p, "minor_gcs", 0),
+	          gi_json_num_or(p, "fullsweep_after", 0));
+	process_refs(out, width, "links", json_object_get(p, "links"),
+	             gi_json_num_or(p, "links_count", 0));
 	process_refs(out, width, "monitors", json_object_get(p, "monitors"),
-	             num(p, "monitors_count"));
+	             gi_json_num_or(p, "monitors_count", 0));
 	process_refs(out, width, "monitored by", json_object_get(p, "monitored_by"),
-	             num(p, "monitored_by_count"));
+	             gi_json_num_or(p, "monitored_by_count", 0));
 	gi_buf_puts(out, "stack:\n");
 	size_t i;
 	json_t *e;
@@ -484,15 +481,17 @@ static void process_render(json_t *p, struct gi_buf *out, int width)
 		gi_fmt_mfa(str_or(json_object_get(e, "function"), "?"), fn, sizeof(fn));
 		const char *file = json_string_value(json_object_get(e, "file"));
 		if (file)
-			view_line(out, width, "  %s  %s:%.0f", fn, file, num(e, "line"));
+			view_line(out, width, "  %s  %s:%.0f", fn, file,
+			          gi_json_num_or(e, "line", 0));
 		else
 			view_line(out, width, "  %s", fn);
 	}
 	json_t *dict = json_object_get(p, "dictionary");
 	json_t *entries = json_object_get(dict, "entries");
-	view_line(out, width, "dictionary: %.0f keys%s", num(dict, "count"),
-	          num(dict, "count") > (double)json_array_size(entries) ? " (the first shown)"
-	                                                                : "");
+	view_line(out, width, "dictionary: %.0f keys%s", gi_json_num_or(dict, "count", 0),
+	          gi_json_num_or(dict, "count", 0) > (double)json_array_size(entries)
+	              ? " (the first shown)"
+	              : "");
 	json_array_foreach(entries, i, e)
 	{
 		json_t *v = json_object_get(e, "value");
@@ -596,22 +595,23 @@ static void ets_render(json_t *e, struct gi_buf *out)
 	    {"CONCURRENCY", 0, 4, 0},
 	};
 	char total[GI_FMT_NUM_MAX], count[GI_FMT_NUM_MAX];
-	gi_fmt_bytes(num(e, "memory_bytes"), total, sizeof(total));
-	gi_fmt_count(num(e, "count"), count, sizeof(count));
+	gi_fmt_bytes(gi_json_num_or(e, "memory_bytes", 0), total, sizeof(total));
+	gi_fmt_count(gi_json_num_or(e, "count", 0), count, sizeof(count));
 	gi_buf_printf(out, "%s: %s ETS tables, %s in all; the %zu largest by %s:\n",
 	              str_or(json_object_get(e, "node"), "?"), count, total,
 	              json_array_size(json_object_get(e, "tables")),
 	              str_or(json_object_get(e, "sort"), "memory"));
-	if (num(e, "scanned") < num(e, "count"))
-		gi_buf_printf(out, "(the first %.0f tables looked at)\n", num(e, "scanned"));
+	if (gi_json_num_or(e, "scanned", 0) < gi_json_num_or(e, "count", 0))
+		gi_buf_printf(out, "(the first %.0f tables looked at)\n",
+		              gi_json_num_or(e, "scanned", 0));
 	struct gi_table *t = gi_table_new(cols, 7, 2);
 	size_t i;
 	json_t *row;
 	json_array_foreach(json_object_get(e, "tables"), i, row)
 	{
 		char mem[GI_FMT_NUM_MAX], size[GI_FMT_NUM_MAX], name[600], owner[600], conc[64];
-		gi_fmt_bytes(num(row, "memory_bytes"), mem, sizeof(mem));
-		gi_fmt_count(num(row, "size"), size, sizeof(size));
+		gi_fmt_bytes(gi_json_num_or(row, "memory_bytes", 0), mem, sizeof(mem));
+		gi_fmt_count(gi_json_num_or(row, "size", 0), size, sizeof(size));
 		const char *n = str_or(json_object_get(row, "name"), "?");
 		const char *id = str_or(json_object_get(row, "id"), "?");
 		char shown[512];
@@ -687,16 +687,18 @@ static void alloc_render(json_t *e, struct gi_buf *out)
 	    {"MBCS", GI_COL_RIGHT, 1, 0},       {"MBCS USED", GI_COL_RIGHT, 0, 0},
 	};
 	char car[GI_FMT_NUM_MAX], blk[GI_FMT_NUM_MAX], pct[16];
-	gi_fmt_bytes(num(e, "carriers_bytes"), car, sizeof(car));
-	gi_fmt_bytes(num(e, "blocks_bytes"), blk, sizeof(blk));
-	usage_pct(num(e, "carriers_bytes") > 0 ? num(e, "blocks_bytes") / num(e, "carriers_bytes")
-	                                       : 1.0,
+	gi_fmt_bytes(gi_json_num_or(e, "carriers_bytes", 0), car, sizeof(car));
+	gi_fmt_bytes(gi_json_num_or(e, "blocks_bytes", 0), blk, sizeof(blk));
+	usage_pct(gi_json_num_or(e, "carriers_bytes", 0) > 0
+	              ? gi_json_num_or(e, "blocks_bytes", 0) /
+	                    gi_json_num_or(e, "carriers_bytes", 0)
+	              : 1.0,
 	          pct, sizeof(pct));
 	gi_buf_printf(out,
 	              "%s: %.0f allocators, %.0f instances: carriers %s, blocks in use %s (%s "
 	              "used)\n",
-	              str_or(json_object_get(e, "node"), "?"), num(e, "allocators"),
-	              num(e, "instances"), car, blk, pct);
+	              str_or(json_object_get(e, "node"), "?"), gi_json_num_or(e, "allocators", 0),
+	              gi_json_num_or(e, "instances", 0), car, blk, pct);
 	struct gi_table *t = gi_table_new(types_cols, 7, 2);
 	size_t i;
 	json_t *r;
@@ -704,13 +706,16 @@ static void alloc_render(json_t *e, struct gi_buf *out)
 	{
 		char inst[GI_FMT_NUM_MAX], c[GI_FMT_NUM_MAX], b[GI_FMT_NUM_MAX], u[16], su[16],
 		    mu[16];
-		gi_fmt_count(num(r, "instances"), inst, sizeof(inst));
-		gi_fmt_bytes(num(r, "carriers_bytes"), c, sizeof(c));
-		gi_fmt_bytes(num(r, "blocks_bytes"), b, sizeof(b));
-		usage_pct(num(r, "usage"), u, sizeof(u));
-		double sc = num(r, "sbcs_carriers_bytes"), mc = num(r, "mbcs_carriers_bytes");
-		usage_pct(sc > 0 ? num(r, "sbcs_blocks_bytes") / sc : 1.0, su, sizeof(su));
-		usage_pct(mc > 0 ? num(r, "mbcs_blocks_bytes") / mc : 1.0, mu, sizeof(mu));
+		gi_fmt_count(gi_json_num_or(r, "instances", 0), inst, sizeof(inst));
+		gi_fmt_bytes(gi_json_num_or(r, "carriers_bytes", 0), c, sizeof(c));
+		gi_fmt_bytes(gi_json_num_or(r, "blocks_bytes", 0), b, sizeof(b));
+		usage_pct(gi_json_num_or(r, "usage", 0), u, sizeof(u));
+		double sc = gi_json_num_or(r, "sbcs_carriers_bytes", 0),
+		       mc = gi_json_num_or(r, "mbcs_carriers_bytes", 0);
+		usage_pct(sc > 0 ? gi_json_num_or(r, "sbcs_blocks_bytes", 0) / sc : 1.0, su,
+		          sizeof(su));
+		usage_pct(mc > 0 ? gi_json_num_or(r, "mbcs_blocks_bytes", 0) / mc : 1.0, mu,
+		          sizeof(mu));
 		const char *cells[] = {str_or(json_object_get(r, "allocator"), "?"),
 		                       inst,
 		                       c,
@@ -730,12 +735,13 @@ static void alloc_render(json_t *e, struct gi_buf *out)
 		char name[128], un[GI_FMT_NUM_MAX], sc[GI_FMT_NUM_MAX], mc[GI_FMT_NUM_MAX], su[16],
 		    mu[16];
 		snprintf(name, sizeof(name), "%.100s #%.0f",
-		         str_or(json_object_get(r, "allocator"), "?"), num(r, "instance"));
-		gi_fmt_bytes(num(r, "unused_bytes"), un, sizeof(un));
-		gi_fmt_bytes(num(r, "sbcs_carriers_bytes"), sc, sizeof(sc));
-		gi_fmt_bytes(num(r, "mbcs_carriers_bytes"), mc, sizeof(mc));
-		usage_pct(num(r, "sbcs_usage"), su, sizeof(su));
-		usage_pct(num(r, "mbcs_usage"), mu, sizeof(mu));
+		         str_or(json_object_get(r, "allocator"), "?"),
+		         gi_json_num_or(r, "instance", 0));
+		gi_fmt_bytes(gi_json_num_or(r, "unused_bytes", 0), un, sizeof(un));
+		gi_fmt_bytes(gi_json_num_or(r, "sbcs_carriers_bytes", 0), sc, sizeof(sc));
+		gi_fmt_bytes(gi_json_num_or(r, "mbcs_carriers_bytes", 0), mc, sizeof(mc));
+		usage_pct(gi_json_num_or(r, "sbcs_usage", 0), su, sizeof(su));
+		usage_pct(gi_json_num_or(r, "mbcs_usage", 0), mu, sizeof(mu));
 		const char *cells[] = {name, un, sc, su, mc, mu};
 		gi_table_add(t, cells);
 	}
@@ -745,11 +751,11 @@ static void alloc_render(json_t *e, struct gi_buf *out)
 	json_array_foreach(json_object_get(e, "cache"), i, r)
 	{
 		char hits[GI_FMT_NUM_MAX], calls[GI_FMT_NUM_MAX], rate[16];
-		gi_fmt_count(num(r, "hits"), hits, sizeof(hits));
-		gi_fmt_count(num(r, "calls"), calls, sizeof(calls));
-		usage_pct(num(r, "hit_rate"), rate, sizeof(rate));
+		gi_fmt_count(gi_json_num_or(r, "hits", 0), hits, sizeof(hits));
+		gi_fmt_count(gi_json_num_or(r, "calls", 0), calls, sizeof(calls));
+		usage_pct(gi_json_num_or(r, "hit_rate", 0), rate, sizeof(rate));
 		gi_buf_printf(out, "  instance %.0f: %s hits of %s calls (%s)\n",
-		              num(r, "instance"), hits, calls, rate);
+		              gi_json_num_or(r, "instance", 0), hits, calls, rate);
 	}
 	if (json_array_size(json_object_get(e, "cache")) == 0)
 		gi_buf_puts(out, "  (no mseg_alloc on this node)\n");
@@ -766,14 +772,14 @@ static void binleak_render(json_t *e, struct gi_buf *out)
 	    {"NAME / INITIAL CALL", GI_COL_ELIDE, 0, 16},
 	};
 	char freed[GI_FMT_NUM_MAX], b0[GI_FMT_NUM_MAX], b1[GI_FMT_NUM_MAX];
-	gi_fmt_bytes(num(e, "freed_bytes"), freed, sizeof(freed));
-	gi_fmt_bytes(num(e, "binary_before"), b0, sizeof(b0));
-	gi_fmt_bytes(num(e, "binary_after"), b1, sizeof(b1));
+	gi_fmt_bytes(gi_json_num_or(e, "freed_bytes", 0), freed, sizeof(freed));
+	gi_fmt_bytes(gi_json_num_or(e, "binary_before", 0), b0, sizeof(b0));
+	gi_fmt_bytes(gi_json_num_or(e, "binary_after", 0), b1, sizeof(b1));
 	gi_buf_printf(out,
 	              "%s: garbage collected %.0f of %.0f processes in %.0f ms%s; they freed %s "
 	              "of refc binaries (binary memory %s -> %s)\n",
-	              str_or(json_object_get(e, "node"), "?"), num(e, "collected"), num(e, "count"),
-	              num(e, "elapsed_ms"),
+	              str_or(json_object_get(e, "node"), "?"), gi_json_num_or(e, "collected", 0),
+	              gi_json_num_or(e, "count", 0), gi_json_num_or(e, "elapsed_ms", 0),
 	              json_is_true(json_object_get(e, "cut")) ? " (time budget reached)" : "",
 	              freed, b0, b1);
 	struct gi_table *t = gi_table_new(cols, 6, 2);
@@ -783,11 +789,11 @@ static void binleak_render(json_t *e, struct gi_buf *out)
 	{
 		char f[GI_FMT_NUM_MAX], bb[GI_FMT_NUM_MAX], ab[GI_FMT_NUM_MAX], bins[64],
 		    name[1024];
-		gi_fmt_bytes(num(r, "freed_bytes"), f, sizeof(f));
-		gi_fmt_bytes(num(r, "before_bytes"), bb, sizeof(bb));
-		gi_fmt_bytes(num(r, "after_bytes"), ab, sizeof(ab));
-		snprintf(bins, sizeof(bins), "%.0f -> %.0f", num(r, "before_count"),
-		         num(r, "after_count"));
+		gi_fmt_bytes(gi_json_num_or(r, "freed_bytes", 0), f, sizeof(f));
+		gi_fmt_bytes(gi_json_num_or(r, "before_bytes", 0), bb, sizeof(bb));
+		gi_fmt_bytes(gi_json_num_or(r, "after_bytes", 0), ab, sizeof(ab));
+		snprintf(bins, sizeof(bins), "%.0f -> %.0f", gi_json_num_or(r, "before_count", 0),
+		         gi_json_num_or(r, "after_count", 0));
 		const char *rn = json_string_value(json_object_get(r, "registered_name"));
 		if (rn)
 			gi_fmt_registered_name(rn, name, sizeof(name));
@@ -931,12 +937,12 @@ static void ports_render(json_t *e, struct gi_buf *out)
 	    {"PEER / NAME", GI_COL_ELIDE, 2, 16},
 	};
 	char count[GI_FMT_NUM_MAX];
-	gi_fmt_count(num(e, "count"), count, sizeof(count));
+	gi_fmt_count(gi_json_num_or(e, "count", 0), count, sizeof(count));
 	json_t *fds = json_object_get(e, "fds");
 	gi_buf_printf(out, "%s: %s ports", str_or(json_object_get(e, "node"), "?"), count);
 	if (json_is_number(json_object_get(fds, "used")))
-		gi_buf_printf(out, ", %.0f file descriptors of %.0f", num(fds, "used"),
-		              num(fds, "max"));
+		gi_buf_printf(out, ", %.0f file descriptors of %.0f",
+		              gi_json_num_or(fds, "used", 0), gi_json_num_or(fds, "max", 0));
 	gi_buf_puts(out, "; by kind:");
 	const char *k;
 	json_t *v;
@@ -944,11 +950,11 @@ static void ports_render(json_t *e, struct gi_buf *out)
 	{
 		gi_buf_printf(out, " %s %.0f", k, json_number_value(v));
 	}
-	if (num(e, "observer_ports") > 0)
+	if (gi_json_num_or(e, "observer_ports", 0) > 0)
 		gi_buf_printf(out, " (the observer's own connection%s left out)",
-		              num(e, "observer_ports") > 1 ? "s" : "");
+		              gi_json_num_or(e, "observer_ports", 0) > 1 ? "s" : "");
 	gi_buf_printf(out, "\nbytes and packets over %.0f ms, most bytes first:\n",
-	              num(e, "window_ms"));
+	              gi_json_num_or(e, "window_ms", 0));
 	struct gi_table *t = gi_table_new(cols, 8, 2);
 	size_t i;
 	json_t *row;
@@ -956,11 +962,11 @@ static void ports_render(json_t *e, struct gi_buf *out)
 	{
 		char in[GI_FMT_NUM_MAX], outb[GI_FMT_NUM_MAX],
 		    pin[GI_FMT_NUM_MAX] = "-", pout[GI_FMT_NUM_MAX] = "-", owner[600], peer[600];
-		gi_fmt_bytes(num(row, "input_bytes"), in, sizeof(in));
-		gi_fmt_bytes(num(row, "output_bytes"), outb, sizeof(outb));
+		gi_fmt_bytes(gi_json_num_or(row, "input_bytes", 0), in, sizeof(in));
+		gi_fmt_bytes(gi_json_num_or(row, "output_bytes", 0), outb, sizeof(outb));
 		if (json_is_number(json_object_get(row, "recv_packets"))) {
-			gi_fmt_count(num(row, "recv_packets"), pin, sizeof(pin));
-			gi_fmt_count(num(row, "send_packets"), pout, sizeof(pout));
+			gi_fmt_count(gi_json_num_or(row, "recv_packets", 0), pin, sizeof(pin));
+			gi_fmt_count(gi_json_num_or(row, "send_packets", 0), pout, sizeof(pout));
 		}
 		const char *on = json_string_value(json_object_get(row, "owner_name"));
 		if (on)
@@ -1041,8 +1047,8 @@ static void apps_list_render(json_t *e, struct gi_buf *out)
 	json_array_foreach(json_object_get(e, "apps"), i, a)
 	{
 		char procs[GI_FMT_NUM_MAX], mem[GI_FMT_NUM_MAX];
-		gi_fmt_count(num(a, "processes"), procs, sizeof(procs));
-		gi_fmt_bytes(num(a, "memory_bytes"), mem, sizeof(mem));
+		gi_fmt_count(gi_json_num_or(a, "processes", 0), procs, sizeof(procs));
+		gi_fmt_bytes(gi_json_num_or(a, "memory_bytes", 0), mem, sizeof(mem));
 		const char *row[] = {str_or(json_object_get(a, "name"), "?"),
 		                     str_or(json_object_get(a, "version"), "?"), procs, mem,
 		                     str_or(json_object_get(a, "description"), "")};
@@ -1052,8 +1058,8 @@ static void apps_list_render(json_t *e, struct gi_buf *out)
 	gi_table_free(t);
 	json_t *u = json_object_get(e, "unattributed");
 	char procs[GI_FMT_NUM_MAX], mem[GI_FMT_NUM_MAX];
-	gi_fmt_count(num(u, "processes"), procs, sizeof(procs));
-	gi_fmt_bytes(num(u, "memory_bytes"), mem, sizeof(mem));
+	gi_fmt_count(gi_json_num_or(u, "processes", 0), procs, sizeof(procs));
+	gi_fmt_bytes(gi_json_num_or(u, "memory_bytes", 0), mem, sizeof(mem));
 	gi_buf_printf(out, "not in any application: %s processes, %s\n", procs, mem);
 }
 
@@ -1130,7 +1136,8 @@ static int run_apps(int argc, char **argv)
 			gi_buf_printf(&b, "%s %s on %s: supervision tree (%.0f nodes read)\n",
 			              str_or(json_object_get(e, "app"), "?"),
 			              str_or(json_object_get(e, "version"), "?"),
-			              str_or(json_object_get(e, "node"), "?"), num(e, "nodes"));
+			              str_or(json_object_get(e, "node"), "?"),
+			              gi_json_num_or(e, "nodes", 0));
 			json_t *tree = json_object_get(e, "tree");
 			if (json_is_object(tree))
 				apps_tree_render(tree, 0, isatty(STDOUT_FILENO) ? cli_columns() : 0,
@@ -1582,7 +1589,8 @@ static int run_trace(int argc, char **argv)
 		print_json(out);
 	} else {
 		printf("%s: calls per function over %.0f ms\n",
-		       str_or(json_object_get(out, "node"), "?"), num(out, "window_ms"));
+		       str_or(json_object_get(out, "node"), "?"),
+		       gi_json_num_or(out, "window_ms", 0));
 		static const struct gi_table_column cols[] = {
 		    {"CALLS", GI_COL_RIGHT, 0, 0},
 		    {"TIMED", GI_COL_RIGHT, 1, 0},
@@ -1600,11 +1608,12 @@ static int run_trace(int argc, char **argv)
 		json_array_foreach(json_object_get(out, "calls"), i, c)
 		{
 			char count[GI_FMT_NUM_MAX], fn[1024], tc[GI_FMT_NUM_MAX], mean[32];
-			gi_fmt_count(num(c, "count"), count, sizeof(count));
+			gi_fmt_count(gi_json_num_or(c, "count", 0), count, sizeof(count));
 			gi_fmt_function(str_or(json_object_get(c, "module"), "?"),
 			                str_or(json_object_get(c, "function"), "?"),
-			                (long long)num(c, "arity"), fn, sizeof(fn));
-			double timed = num(c, "time_calls"), us = num(c, "time_us");
+			                (long long)gi_json_num_or(c, "arity", 0), fn, sizeof(fn));
+			double timed = gi_json_num_or(c, "time_calls", 0),
+			       us = gi_json_num_or(c, "time_us", 0);
 			gi_fmt_count(timed, tc, sizeof(tc));
 			snprintf(mean, sizeof(mean), "%.1f", timed > 0 ? us / timed : 0.0);
 			const char *row4[] = {count, tc, mean, fn};
@@ -1620,7 +1629,8 @@ static int run_trace(int argc, char **argv)
 		json_t *ct = json_object_get(out, "call_time");
 		if (ct)
 			printf("  call_time: %.0f processes flagged (cap %.0f), %.0f refused\n",
-			       num(ct, "flagged"), num(ct, "flag_cap"), num(ct, "refused"));
+			       gi_json_num_or(ct, "flagged", 0), gi_json_num_or(ct, "flag_cap", 0),
+			       gi_json_num_or(ct, "refused", 0));
 		if (json_array_size(json_object_get(out, "calls")) == 0)
 			printf("  (no calls)\n");
 	}

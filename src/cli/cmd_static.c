@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/fmt.h"
 #include "base/fs.h"
+#include "base/json_read.h"
 #include "base/table.h"
 #include "base/str.h"
 #include "cli/cli.h"
@@ -362,18 +363,13 @@ static int cmd_index(int argc, char **argv)
 
 static const char *jstr(json_t *o, const char *k)
 {
-	const char *s = json_string_value(json_object_get(o, k));
+	const char *s = gi_json_str(o, k);
 	return s ? s : "-";
 }
 
 static long long jint(json_t *o, const char *k)
 {
 	return json_integer_value(json_object_get(o, k));
-}
-
-static double jreal(json_t *o, const char *k)
-{
-	return json_number_value(json_object_get(o, k));
 }
 
 /* Prints table `t` fitted to the terminal (cli_columns) and frees it. */
@@ -593,8 +589,8 @@ static void print_hubs(json_t *r)
 		char in[24], out[24], pr[32], ins[32];
 		cell_int(in, sizeof(in), jint(m, "in_degree"));
 		cell_int(out, sizeof(out), jint(m, "out_degree"));
-		snprintf(pr, sizeof(pr), "%.4f", jreal(m, "centrality"));
-		snprintf(ins, sizeof(ins), "%.3f", jreal(m, "instability"));
+		snprintf(pr, sizeof(pr), "%.4f", gi_json_num_or(m, "centrality", 0));
+		snprintf(ins, sizeof(ins), "%.3f", gi_json_num_or(m, "instability", 0));
 		const char *row[] = {jstr(m, "module"), in, out, pr, ins};
 		gi_table_add(t, row);
 	}

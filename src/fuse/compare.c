@@ -35,12 +35,12 @@ static const struct {
  * when no logger process was among the busiest, NAN without the list. */
 static double logger_share(json_t *profile)
 {
-	json_t *l = fuse_get_path(profile, "processes.logger");
+	json_t *l = gi_json_get_path(profile, "processes.logger");
 	double sum = 0;
 	if (!json_is_array(l))
 		return NAN;
 	for (size_t i = 0; i < json_array_size(l); i++) {
-		double v = fuse_num(json_array_get(l, i), "reductions_share");
+		double v = gi_json_num(json_array_get(l, i), "reductions_share");
 		if (isfinite(v))
 			sum += v;
 	}
@@ -63,7 +63,7 @@ static const struct {
 
 static double signal_value(json_t *profile, size_t i)
 {
-	return signals[i].path ? fuse_num_path(profile, signals[i].path) : logger_share(profile);
+	return signals[i].path ? gi_json_num_path(profile, signals[i].path) : logger_share(profile);
 }
 
 /* The verdict: "better", "worse", "mixed" or "unchanged", with the reasons
@@ -75,8 +75,8 @@ static json_t *verdict(json_t *a, json_t *b, size_t resolved, size_t added, size
 	json_t *reasons = json_array();
 	/* The work the node did: a run queue that moves with it (a fix that
 	 * lets the node serve more) is not a change of its own. */
-	double wa = fuse_num_path(a, "metrics.reductions_per_second.avg");
-	double wb = fuse_num_path(b, "metrics.reductions_per_second.avg");
+	double wa = gi_json_num_path(a, "metrics.reductions_per_second.avg");
+	double wb = gi_json_num_path(b, "metrics.reductions_per_second.avg");
 	double work = isfinite(wa) && isfinite(wb) && wa > 0 ? (wb - wa) / wa : NAN;
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
 		double x = signal_value(a, i), y = signal_value(b, i);
@@ -141,7 +141,7 @@ static json_t *verdict(json_t *a, json_t *b, size_t resolved, size_t added, size
 static json_t *find_module(json_t *list, const char *name)
 {
 	for (size_t i = 0; i < json_array_size(list); i++) {
-		const char *m = fuse_str(json_array_get(list, i), "module");
+		const char *m = gi_json_str(json_array_get(list, i), "module");
 		if (m && strcmp(m, name) == 0)
 			return json_array_get(list, i);
 	}
@@ -152,7 +152,7 @@ static json_t *find_module(json_t *list, const char *name)
  * into it ("ids", docs/RULES.md: one finding per subject and remedy). */
 static bool rec_has_id(json_t *r, const char *id)
 {
-	const char *own = fuse_str(r, "id");
+	const char *own = gi_json_str(r, "id");
 	if (own && strcmp(own, id) == 0)
 		return true;
 	json_t *ids = json_object_get(r, "ids");
@@ -168,7 +168,7 @@ static bool rec_has_id(json_t *r, const char *id)
  * profile still matches its unmerged self in the other. */
 static bool same_rec(json_t *x, json_t *y)
 {
-	const char *ix = fuse_str(x, "id"), *iy = fuse_str(y, "id");
+	const char *ix = gi_json_str(x, "id"), *iy = gi_json_str(y, "id");
 	if (!ix || !iy)
 		return false;
 	bool common = rec_has_id(y, ix) || rec_has_id(x, iy);
@@ -179,7 +179,7 @@ static bool same_rec(json_t *x, json_t *y)
 	}
 	if (!common)
 		return false;
-	const char *sx = fuse_str(x, "subject"), *sy = fuse_str(y, "subject");
+	const char *sx = gi_json_str(x, "subject"), *sy = gi_json_str(y, "subject");
 	if (!sx || !sy)
 		return sx == sy;
 	return strcmp(sx, sy) == 0;
@@ -225,11 +225,11 @@ static const char *subject_module(const char *subject, char *buf, size_t size)
  * same view (executing or ownership) and a graph. */
 static bool comparable(json_t *rec, json_t *a, json_t *b, char *why, size_t size)
 {
-	double rule = fuse_num(rec, "rule");
-	double snaps = fuse_num_path(b, "session.snapshot_count");
-	const char *subject = fuse_str(rec, "subject");
-	json_t *traced_a = fuse_get_path(a, "session.traced_modules");
-	json_t *traced_b = fuse_get_path(b, "session.traced_modules");
+	double rule = gi_json_num(rec, "rule");
+	double snaps = gi_json_num_path(b, "session.snapshot_count");
+	const char *subject = gi_json_str(rec, "subject");
+	json_t *traced_a = gi_json_get_path(a, "session.traced_modules");
+	json_t *traced_b = gi_json_get_path(b, "session.traced_modules");
 	char mod[FUSE_MAX_NAME];
 	subject_module(subject, mod, sizeof(mod));
 	why[0] = '\0';
@@ -244,7 +244,7 @@ static bool comparable(json_t *rec, json_t *a, json_t *b, char *why, size_t size
 		return false;
 	}
 	if (rule == 10) {
-		const char *reader = fuse_str_path(rec, "evidence.reader");
+		const char *reader = gi_json_str_path(rec, "evidence.reader");
 		if (!json_is_object(json_object_get(b, "storage"))) {
 			snprintf(why, size, "the second profile did not read the node's tables");
 			return false;
@@ -265,14 +265,14 @@ static bool comparable(json_t *rec, json_t *a, json_t *b, char *why, size_t size
 		}
 	}
 	if (rule == 5 && subject && !strchr(subject, '/')) {
-		const char *ba = fuse_str(a, "hot_modules_basis"),
-		           *bb = fuse_str(b, "hot_modules_basis");
+		const char *ba = gi_json_str(a, "hot_modules_basis"),
+		           *bb = gi_json_str(b, "hot_modules_basis");
 		if (ba && bb && strcmp(ba, bb) != 0) {
 			snprintf(why, size, "the hot modules are of another view (%s, then %s)", ba,
 			         bb);
 			return false;
 		}
-		if (!fuse_bool(json_object_get(b, "graph"), "answered")) {
+		if (!gi_json_true(json_object_get(b, "graph"), "answered")) {
 			snprintf(why, size, "the second profile has no knowledge graph");
 			return false;
 		}
@@ -306,14 +306,15 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 	    ids, "b",
 	    json_incref(json_object_get(sb, "id") ? json_object_get(sb, "id") : json_null()));
 	json_object_set_new(c, "profiles", ids);
-	const char *na = fuse_str(sa, "node"), *nb = fuse_str(sb, "node");
+	const char *na = gi_json_str(sa, "node"), *nb = gi_json_str(sb, "node");
 	json_object_set_new(c, "node_a", na ? json_string(na) : json_null());
 	json_object_set_new(c, "node_b", nb ? json_string(nb) : json_null());
 	json_object_set_new(c, "same_node", json_boolean(na && nb && strcmp(na, nb) == 0));
 
 	json_t *deltas = json_array();
 	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++) {
-		double x = fuse_num_path(a, metrics[i].path), y = fuse_num_path(b, metrics[i].path);
+		double x = gi_json_num_path(a, metrics[i].path),
+		       y = gi_json_num_path(b, metrics[i].path);
 		json_t *d = json_object();
 		json_object_set_new(d, "metric", json_string(metrics[i].label));
 		json_object_set_new(d, "path", json_string(metrics[i].path));
@@ -345,7 +346,8 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 		json_array_append_new(deltas, d);
 	}
 	json_object_set_new(c, "metrics", deltas);
-	const char *ba = fuse_str(a, "hot_modules_basis"), *bb = fuse_str(b, "hot_modules_basis");
+	const char *ba = gi_json_str(a, "hot_modules_basis"),
+	           *bb = gi_json_str(b, "hot_modules_basis");
 	json_object_set_new(c, "hot_modules_basis_a", ba ? json_string(ba) : json_null());
 	json_object_set_new(c, "hot_modules_basis_b", bb ? json_string(bb) : json_null());
 
@@ -353,24 +355,27 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 	json_t *entered = json_array(), *left = json_array(), *stayed = json_array();
 	for (size_t i = 0; i < json_array_size(hb); i++) {
 		json_t *m = json_array_get(hb, i);
-		const char *name = fuse_str(m, "module");
+		const char *name = gi_json_str(m, "module");
 		if (!name)
 			continue;
 		json_t *old = find_module(ha, name);
 		json_t *e = json_object();
 		json_object_set_new(e, "module", json_string(name));
-		json_object_set_new(e, "share_a", fuse_json_num(fuse_num(old, "reductions_share")));
-		json_object_set_new(e, "share_b", fuse_json_num(fuse_num(m, "reductions_share")));
+		json_object_set_new(e, "share_a",
+		                    fuse_json_num(gi_json_num(old, "reductions_share")));
+		json_object_set_new(e, "share_b",
+		                    fuse_json_num(gi_json_num(m, "reductions_share")));
 		json_array_append_new(old ? stayed : entered, e);
 	}
 	for (size_t i = 0; i < json_array_size(ha); i++) {
 		json_t *m = json_array_get(ha, i);
-		const char *name = fuse_str(m, "module");
+		const char *name = gi_json_str(m, "module");
 		if (!name || find_module(hb, name))
 			continue;
 		json_t *e = json_object();
 		json_object_set_new(e, "module", json_string(name));
-		json_object_set_new(e, "share_a", fuse_json_num(fuse_num(m, "reductions_share")));
+		json_object_set_new(e, "share_a",
+		                    fuse_json_num(gi_json_num(m, "reductions_share")));
 		json_object_set_new(e, "share_b", json_null());
 		json_array_append_new(left, e);
 	}
@@ -432,7 +437,7 @@ static void put_recs(struct gi_buf *out, const char *title, json_t *list)
 	gi_buf_printf(out, "\n%s (%zu)\n", title, json_array_size(list));
 	for (size_t i = 0; i < json_array_size(list); i++) {
 		json_t *r = json_array_get(list, i);
-		const char *finding = fuse_str(r, "finding"), *id = fuse_str(r, "id");
+		const char *finding = gi_json_str(r, "finding"), *id = gi_json_str(r, "id");
 		/* One line of at most 80 columns: the finding is cut to what is left. */
 		int room = 80 - 6 - (int)strlen(id ? id : "?");
 		gi_buf_printf(out, "  - %s: %.*s\n", id ? id : "?", room > 20 ? room : 20,
@@ -444,31 +449,32 @@ int fuse_compare_text(json_t *cmp, struct gi_buf *out)
 {
 	if (!json_is_object(cmp) || !out)
 		return GI_EINVAL;
-	const char *a = fuse_str_path(cmp, "profiles.a"), *b = fuse_str_path(cmp, "profiles.b");
+	const char *a = gi_json_str_path(cmp, "profiles.a"),
+	           *b = gi_json_str_path(cmp, "profiles.b");
 	gi_buf_printf(out, "Giulia compare  %s (before) -> %s (after)\n", a ? a : "-", b ? b : "-");
-	if (!fuse_bool(cmp, "same_node"))
+	if (!gi_json_true(cmp, "same_node"))
 		gi_buf_printf(out, "  note: the profiles are of different nodes (%s, %s)\n",
-		              fuse_str(cmp, "node_a") ? fuse_str(cmp, "node_a") : "-",
-		              fuse_str(cmp, "node_b") ? fuse_str(cmp, "node_b") : "-");
+		              gi_json_str(cmp, "node_a") ? gi_json_str(cmp, "node_a") : "-",
+		              gi_json_str(cmp, "node_b") ? gi_json_str(cmp, "node_b") : "-");
 	gi_buf_printf(out, "\n  %-20s %14s %14s %14s %8s\n", "metric", "before", "after", "delta",
 	              "change");
 	json_t *ms = json_object_get(cmp, "metrics");
 	for (size_t i = 0; i < json_array_size(ms); i++) {
 		json_t *m = json_array_get(ms, i);
-		const char *kind = fuse_str(m, "kind") ? fuse_str(m, "kind") : "count";
+		const char *kind = gi_json_str(m, "kind") ? gi_json_str(m, "kind") : "count";
 		char x[32], y[32], d[32], signed_d[40], ch[32];
-		fmt_value(fuse_num(m, "a"), kind, x, sizeof(x));
-		fmt_value(fuse_num(m, "b"), kind, y, sizeof(y));
-		double delta = fuse_num(m, "delta");
+		fmt_value(gi_json_num(m, "a"), kind, x, sizeof(x));
+		fmt_value(gi_json_num(m, "b"), kind, y, sizeof(y));
+		double delta = gi_json_num(m, "delta");
 		fmt_value(delta, kind, d, sizeof(d));
 		snprintf(signed_d, sizeof(signed_d), "%s%s",
 		         isfinite(delta) && delta > 0 ? "+" : "", d);
-		double r = fuse_num(m, "change_ratio");
+		double r = gi_json_num(m, "change_ratio");
 		if (isfinite(r))
 			snprintf(ch, sizeof(ch), "%+.0f%%", r * 100);
 		else
 			snprintf(ch, sizeof(ch), "-");
-		gi_buf_printf(out, "  %-20s %14s %14s %14s %8s\n", fuse_str(m, "metric"), x, y,
+		gi_buf_printf(out, "  %-20s %14s %14s %14s %8s\n", gi_json_str(m, "metric"), x, y,
 		              signed_d, ch);
 	}
 	json_t *hot = json_object_get(cmp, "hot_modules");
@@ -477,7 +483,7 @@ int fuse_compare_text(json_t *cmp, struct gi_buf *out)
 	    {"left", "Hot modules that left"},
 	    {"stayed", "Hot modules in both"},
 	};
-	const char *basis = fuse_str(cmp, "hot_modules_basis_b");
+	const char *basis = gi_json_str(cmp, "hot_modules_basis_b");
 	const char *view = basis && strcmp(basis, "executing") == 0
 	                       ? "executing view: where the time went"
 	                       : "ownership view";
@@ -487,9 +493,10 @@ int fuse_compare_text(json_t *cmp, struct gi_buf *out)
 		for (size_t i = 0; i < json_array_size(list) && i < 20; i++) {
 			json_t *e = json_array_get(list, i);
 			char x[16], y[16];
-			fuse_fmt_pct(fuse_num(e, "share_a"), x, sizeof(x));
-			fuse_fmt_pct(fuse_num(e, "share_b"), y, sizeof(y));
-			gi_buf_printf(out, "  %-50.50s %8s -> %8s\n", fuse_str(e, "module"), x, y);
+			fuse_fmt_pct(gi_json_num(e, "share_a"), x, sizeof(x));
+			fuse_fmt_pct(gi_json_num(e, "share_b"), y, sizeof(y));
+			gi_buf_printf(out, "  %-50.50s %8s -> %8s\n", gi_json_str(e, "module"), x,
+			              y);
 		}
 	}
 	json_t *recs = json_object_get(cmp, "recommendations");
@@ -500,7 +507,7 @@ int fuse_compare_text(json_t *cmp, struct gi_buf *out)
 	if (json_array_size(unknown) > 0) {
 		put_recs(out, "Recommendations not comparable", unknown);
 		for (size_t i = 0; i < json_array_size(unknown); i++) {
-			const char *why = fuse_str(json_array_get(unknown, i), "why");
+			const char *why = gi_json_str(json_array_get(unknown, i), "why");
 			gi_buf_printf(out, "    why: %.*s\n", 70, why ? why : "-");
 		}
 	}
@@ -514,8 +521,8 @@ int fuse_compare_text(json_t *cmp, struct gi_buf *out)
 		                  ? json_string_value(json_array_get(reasons, i))
 		                  : "");
 	gi_buf_printf(out, "\nVerdict: %s%s%s (%lld remaining)\n",
-	              fuse_str(v, "verdict") ? fuse_str(v, "verdict") : "-", line.len ? ": " : "",
-	              line.len ? gi_buf_str(&line) : "",
+	              gi_json_str(v, "verdict") ? gi_json_str(v, "verdict") : "-",
+	              line.len ? ": " : "", line.len ? gi_buf_str(&line) : "",
 	              (long long)json_integer_value(json_object_get(v, "remaining")));
 	gi_buf_destroy(&line);
 	return 0;

@@ -790,9 +790,9 @@ static int repo_api_functions(struct ctx *c, const char *module, json_t *details
 	if (json_array_size(fns) > 0) {
 		for (size_t i = 0; i < json_array_size(fns) && i < FUSE_MAX_LIST; i++) {
 			json_t *f = json_array_get(fns, i);
-			const char *v = fuse_str(f, "visibility");
+			const char *v = gi_json_str(f, "visibility");
 			if ((!v || strcmp(v, "private") != 0) &&
-			    fuse_repo_api_effect(fuse_str(f, "name")) != FUSE_EFFECT_NONE)
+			    fuse_repo_api_effect(gi_json_str(f, "name")) != FUSE_EFFECT_NONE)
 				n++;
 		}
 		return n;
@@ -821,13 +821,14 @@ static bool calls_driver_locally(struct ctx *c, const char *module, const char *
 	for (size_t k = 0; !found && k < json_array_size(ce) && k < 200; k++) {
 		json_t *e = json_array_get(ce, k);
 		enum fuse_effect effect;
-		found = fuse_driver_effect(fuse_str(e, "module"), fuse_str(e, "name"), &effect) &&
-		        effect != FUSE_EFFECT_NONE;
+		found =
+		    fuse_driver_effect(gi_json_str(e, "module"), gi_json_str(e, "name"), &effect) &&
+		    effect != FUSE_EFFECT_NONE;
 	}
 	for (size_t k = 0; !found && depth > 0 && k < json_array_size(ce) && k < 50; k++) {
 		json_t *e = json_array_get(ce, k);
-		const char *cm = fuse_str(e, "module"), *cn = fuse_str(e, "name");
-		double ca = fuse_num(e, "arity");
+		const char *cm = gi_json_str(e, "module"), *cn = gi_json_str(e, "name");
+		double ca = gi_json_num(e, "arity");
 		if (cm && cn && isfinite(ca) && strcmp(cm, module) == 0 &&
 		    !(strcmp(cn, fn) == 0 && (long)ca == arity))
 			found = calls_driver_locally(c, module, cn, (long)ca, depth - 1);
@@ -870,7 +871,7 @@ static const char *database_reason(struct ctx *c, const char *module)
 	if (!module || fuse_driver_module(module))
 		return NULL;
 	json_t *d = graph_module(c, module);
-	if (d && fuse_bool(d, "external"))
+	if (d && gi_json_true(d, "external"))
 		return NULL;
 	if (d && module_uses_ecto_repo(d))
 		return "it uses Ecto.Repo";
@@ -878,7 +879,7 @@ static const char *database_reason(struct ctx *c, const char *module)
 	struct traced_mod *counted = traced_find(c, module);
 	double hot = counted ? driver_call_share(c, counted) : NAN;
 	for (size_t i = 0; i < json_array_size(deps) && i < FUSE_MAX_LIST; i++) {
-		const char *m = fuse_str(json_array_get(deps, i), "module");
+		const char *m = gi_json_str(json_array_get(deps, i), "module");
 		/* Counted, and its driver calls are on cold paths only. */
 		if (isfinite(hot) && hot < DATA_LAYER_CALL_SHARE)
 			break;
@@ -940,8 +941,8 @@ static void reach_compute(struct ctx *c, const char *module, const char *fn, jso
 	size_t n = json_is_array(ce) ? json_array_size(ce) : 0;
 	for (size_t k = 0; k < n && k < 200; k++) {
 		json_t *callee = json_array_get(ce, k);
-		const char *cm = fuse_str(callee, "module"), *cn = fuse_str(callee, "name");
-		double ca = fuse_num(callee, "arity");
+		const char *cm = gi_json_str(callee, "module"), *cn = gi_json_str(callee, "name");
+		double ca = gi_json_num(callee, "arity");
 		if (!cm || !cn || !isfinite(ca))
 			continue;
 		if (fuse_driver_effect(cm, cn, &e)) {
@@ -960,7 +961,7 @@ static void reach_compute(struct ctx *c, const char *module, const char *fn, jso
 				layer = ctx_strdup(c, cm);
 			continue;
 		}
-		if (depth <= 0 || (cd && fuse_bool(cd, "external")) ||
+		if (depth <= 0 || (cd && gi_json_true(cd, "external")) ||
 		    (strcmp(cm, module) != 0 && !cd))
 			continue;
 		const struct reach *sub = reach_function(c, cm, cn, (long)ca, depth - 1);
@@ -1121,26 +1122,27 @@ static json_t *growth_json(const struct metric *m)
 static json_t *build_session(struct ctx *c, json_t *fin)
 {
 	json_t *s = json_object();
-	const char *status = fuse_str(fin, "status");
-	double started = fuse_num(fin, "started_ms"), stopped = fuse_num(fin, "stopped_ms");
+	const char *status = gi_json_str(fin, "status");
+	double started = gi_json_num(fin, "started_ms"), stopped = gi_json_num(fin, "stopped_ms");
 	if (!isfinite(started))
 		started = c->first_ts;
 	if (!isfinite(stopped))
 		stopped = c->last_ts;
-	json_object_set_new(
-	    s, "id",
-	    json_string(fuse_str(fin, "session_id") ? fuse_str(fin, "session_id") : "unknown"));
-	const char *node = fuse_str(fin, "node") ? fuse_str(fin, "node") : c->node;
+	json_object_set_new(s, "id",
+	                    json_string(gi_json_str(fin, "session_id")
+	                                    ? gi_json_str(fin, "session_id")
+	                                    : "unknown"));
+	const char *node = gi_json_str(fin, "node") ? gi_json_str(fin, "node") : c->node;
 	json_object_set_new(s, "node", node ? json_string(node) : json_null());
 	json_object_set_new(s, "status", json_string(status ? status : "interrupted"));
-	const char *reason = fuse_str(fin, "reason");
+	const char *reason = gi_json_str(fin, "reason");
 	if (!fin)
 		reason = "the session was not finalised";
 	json_object_set_new(s, "reason", reason ? json_string(reason) : json_null());
 	json_object_set_new(s, "started_ms", fuse_json_num(started));
 	json_object_set_new(s, "stopped_ms", fuse_json_num(stopped));
 	json_object_set_new(s, "duration_ms", fuse_json_num(stopped - started));
-	double interval = fuse_num(fin, "interval_ms");
+	double interval = gi_json_num(fin, "interval_ms");
 	json_object_set_new(s, "interval_ms", fuse_json_num(interval));
 	json_object_set_new(s, "snapshot_count", json_integer(c->nsnap));
 	/* Gaps in what arrived, as the worker found them (docs/PROFILE.md). */
@@ -1157,7 +1159,7 @@ static json_t *build_session(struct ctx *c, json_t *fin)
 	json_t *tm = json_object_get(fin, "trace_modules");
 	json_object_set_new(s, "traced_modules",
 	                    json_is_array(tm) ? json_deep_copy(tm) : json_array());
-	const char *project = fuse_str(fin, "project");
+	const char *project = gi_json_str(fin, "project");
 	json_object_set_new(s, "project", project ? json_string(project) : json_null());
 	json_object_set_new(s, "otp_release",
 	                    c->otp_release ? json_string(c->otp_release) : json_null());
@@ -1250,7 +1252,7 @@ static json_t *series_gaps(const struct ctx *c, json_t *fin)
 	size_t i;
 	json_array_foreach(json_object_get(fin, "gaps"), i, g)
 	{
-		double from = fuse_num(g, "from_ms"), to = fuse_num(g, "to_ms");
+		double from = gi_json_num(g, "from_ms"), to = gi_json_num(g, "to_ms");
 		json_array_append_new(
 		    out,
 		    json_pack(
@@ -1384,8 +1386,8 @@ static bool module_in_source(void *ctx, const char *module)
 {
 	struct ctx *c = ctx;
 	json_t *d = graph_module(c, module);
-	const char *origin = d ? fuse_str(d, "origin") : NULL;
-	return d && origin && strcmp(origin, "source") == 0 && !fuse_bool(d, "external");
+	const char *origin = d ? gi_json_str(d, "origin") : NULL;
+	return d && origin && strcmp(origin, "source") == 0 && !gi_json_true(d, "external");
 }
 
 /* Whether `module` belongs to the observed project (docs/PROFILE.md): the
@@ -1465,7 +1467,7 @@ static json_t *build_hot_functions(struct ctx *c, int top)
 		json_object_set_new(o, "calls", t ? fuse_json_num(t->total) : json_null());
 		json_t *d = graph_function(c, e->module, e->function, e->arity);
 		json_object_set_new(o, "cyclomatic",
-		                    fuse_json_num(d ? fuse_num(d, "cyclomatic") : NAN));
+		                    fuse_json_num(d ? gi_json_num(d, "cyclomatic") : NAN));
 		json_decref(d);
 		json_array_append_new(a, o);
 	}
@@ -1478,8 +1480,8 @@ static json_t *mfa_list(json_t *arr)
 	size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
 	for (size_t i = 0; i < n && i < 50; i++) {
 		json_t *e = json_array_get(arr, i);
-		const char *m = fuse_str(e, "module"), *f = fuse_str(e, "name");
-		double ar = fuse_num(e, "arity");
+		const char *m = gi_json_str(e, "module"), *f = gi_json_str(e, "name");
+		double ar = gi_json_num(e, "arity");
 		char text[2 * FUSE_MAX_NAME + 16];
 		if (!m || !f)
 			continue;
@@ -1503,7 +1505,7 @@ static const char *repo_callee(struct ctx *c, const char *module, json_t *detail
 	json_t *ce = json_object_get(details, "callees");
 	size_t n = json_is_array(ce) ? json_array_size(ce) : 0;
 	for (size_t k = 0; k < n && k < 50; k++) {
-		const char *cm = fuse_str(json_array_get(ce, k), "module");
+		const char *cm = gi_json_str(json_array_get(ce, k), "module");
 		if (cm && strcmp(cm, module) != 0 && module_is_database(c, cm)) {
 			gi_strlcpy(buf, cm, size);
 			return buf;
@@ -1511,8 +1513,8 @@ static const char *repo_callee(struct ctx *c, const char *module, json_t *detail
 	}
 	for (size_t k = 0; depth > 0 && k < n && k < 20; k++) {
 		json_t *e = json_array_get(ce, k);
-		const char *cm = fuse_str(e, "module"), *name = fuse_str(e, "name");
-		double arity = fuse_num(e, "arity");
+		const char *cm = gi_json_str(e, "module"), *name = gi_json_str(e, "name");
+		double arity = gi_json_num(e, "arity");
 		if (!cm || !name || strcmp(cm, module) != 0 || !isfinite(arity))
 			continue;
 		json_t *local = graph_function(c, module, name, (long)arity);
@@ -1532,7 +1534,7 @@ static bool only_local_callers(json_t *details, const char *module)
 	json_t *callers = json_object_get(details, "callers");
 	size_t n = json_is_array(callers) ? json_array_size(callers) : 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *m = fuse_str(json_array_get(callers, i), "module");
+		const char *m = gi_json_str(json_array_get(callers, i), "module");
 		if (!m || strcmp(m, module) != 0)
 			return false;
 	}
@@ -1575,8 +1577,8 @@ static double calls_upper_bound(struct ctx *c, const struct func_stat *f, const 
 	double rest = g->total;
 	for (size_t i = 0; i < json_array_size(callers) && i < 50; i++) {
 		json_t *e = json_array_get(callers, i);
-		const char *m = fuse_str(e, "module"), *n = fuse_str(e, "name");
-		double a = fuse_num(e, "arity");
+		const char *m = gi_json_str(e, "module"), *n = gi_json_str(e, "name");
+		double a = gi_json_num(e, "arity");
 		if (!m || !n || !isfinite(a))
 			continue;
 		if (strcmp(m, f->module) == 0 && strcmp(n, f->function) == 0 && (long)a == f->arity)
@@ -1603,8 +1605,8 @@ static void runtime_split(struct ctx *c, struct func_stat *f, json_t *d)
 	bool reads = false;
 	for (size_t k = 0; k < json_array_size(ce) && k < 50; k++) {
 		json_t *e = json_array_get(ce, k);
-		const char *cm = fuse_str(e, "module"), *cn = fuse_str(e, "name");
-		double ca = fuse_num(e, "arity");
+		const char *cm = gi_json_str(e, "module"), *cn = gi_json_str(e, "name");
+		double ca = gi_json_num(e, "arity");
 		enum fuse_effect eff;
 		if (!cm || !cn || !isfinite(ca))
 			continue;
@@ -1644,8 +1646,8 @@ static bool calls_server(json_t *d)
 	                                      NULL};
 	json_t *ce = json_object_get(d, "callees");
 	for (size_t k = 0; k < json_array_size(ce) && k < 50; k++) {
-		const char *cm = fuse_str(json_array_get(ce, k), "module");
-		const char *cn = fuse_str(json_array_get(ce, k), "name");
+		const char *cm = gi_json_str(json_array_get(ce, k), "module");
+		const char *cn = gi_json_str(json_array_get(ce, k), "name");
 		for (size_t i = 0; cm && cn && servers[i]; i++)
 			if (strcmp(cm, servers[i]) == 0 && strcmp(cn, "call") == 0)
 				return true;
@@ -1736,10 +1738,10 @@ static bool leads_to_database(struct ctx *c, const char *module, const char *fn,
 	json_t *ce = json_object_get(d, "callees");
 	for (size_t k = 0; !found && depth > 0 && k < json_array_size(ce) && k < 20; k++) {
 		json_t *e = json_array_get(ce, k);
-		const char *cm = fuse_str(e, "module"), *cn = fuse_str(e, "name");
-		double ca = fuse_num(e, "arity");
+		const char *cm = gi_json_str(e, "module"), *cn = gi_json_str(e, "name");
+		double ca = gi_json_num(e, "arity");
 		json_t *cd = cm ? graph_module(c, cm) : NULL;
-		if (!cm || !cn || !isfinite(ca) || !cd || fuse_bool(cd, "external") ||
+		if (!cm || !cn || !isfinite(ca) || !cd || gi_json_true(cd, "external") ||
 		    fuse_module_is_platform(cm))
 			continue;
 		found = leads_to_database(c, cm, cn, (long)ca, depth - 1);
@@ -1762,19 +1764,20 @@ static void blocked_on_database(struct ctx *c, json_t *x)
 		json_t *site = json_array_get(sites, i);
 		char module[FUSE_MAX_NAME], function[FUSE_MAX_NAME];
 		long arity;
-		const char *mfa = fuse_str(site, "function");
+		const char *mfa = gi_json_str(site, "function");
 		bool db = mfa &&
 		          fuse_frame_split(mfa, module, sizeof(module), function, sizeof(function),
 		                           &arity) == 0 &&
 		          leads_to_database(c, module, function, arity, 2);
 		json_object_set_new(site, "database", json_boolean(db));
 		/* Its samples waiting in log calls waited for the logger. */
-		double n = fuse_num(site, "samples"), in_log = fuse_num(site, "logger_samples");
+		double n = gi_json_num(site, "samples"),
+		       in_log = gi_json_num(site, "logger_samples");
 		if (db && isfinite(n))
 			samples += n - (isfinite(in_log) ? fmin(in_log, n) : 0);
 	}
-	double all = fuse_num(blocked, "samples");
-	double share = fuse_num(blocked, "share_of_samples");
+	double all = gi_json_num(blocked, "samples");
+	double share = gi_json_num(blocked, "share_of_samples");
 	json_object_set_new(blocked, "database_samples", fuse_json_num(samples));
 	json_object_set_new(blocked, "database_share_of_blocked",
 	                    fuse_json_num(all > 0 ? samples / all : NAN));
@@ -1789,7 +1792,7 @@ static void note_traced_callees(struct ctx *c, struct func_stat *f, json_t *d)
 	struct traced_mod *t = traced_find(c, f->module);
 	json_t *ce = json_object_get(d, "callees");
 	for (size_t k = 0; t && k < json_array_size(ce) && k < 200; k++) {
-		const char *cm = fuse_str(json_array_get(ce, k), "module");
+		const char *cm = gi_json_str(json_array_get(ce, k), "module");
 		if (!cm || strcmp(cm, f->module) == 0 || !traced_find(c, cm) ||
 		    json_array_size(t->calls_traced) >= 64)
 			continue;
@@ -1961,7 +1964,7 @@ static json_t *build_hotspots(struct ctx *c)
 			snprintf(of, sizeof(of), "%s/%ld", parent, parent_arity);
 			json_object_set_new(o, "lambda_of", json_string(of));
 		}
-		const char *visibility = lambda ? "private" : fuse_str(d, "visibility");
+		const char *visibility = lambda ? "private" : gi_json_str(d, "visibility");
 		/* Pipeline helpers are steps by nature: always counted as such. */
 		bool helper = strcmp(f->kind, "pipeline") == 0;
 		if (!helper && visibility && strcmp(visibility, "private") == 0)
@@ -1972,9 +1975,9 @@ static json_t *build_hotspots(struct ctx *c)
 		f->internal = !helper && only_local_callers(d, f->module);
 		json_object_set_new(o, "internal", json_boolean(f->internal));
 		json_object_set_new(o, "in_graph", json_boolean(d != NULL));
-		json_object_set_new(o, "cyclomatic", fuse_json_num(fuse_num(d, "cyclomatic")));
-		json_object_set_new(o, "cognitive", fuse_json_num(fuse_num(d, "cognitive")));
-		json_object_set_new(o, "line", fuse_json_num(fuse_num(d, "line")));
+		json_object_set_new(o, "cyclomatic", fuse_json_num(gi_json_num(d, "cyclomatic")));
+		json_object_set_new(o, "cognitive", fuse_json_num(gi_json_num(d, "cognitive")));
+		json_object_set_new(o, "line", fuse_json_num(gi_json_num(d, "line")));
 		json_t *callees = mfa_list(d ? json_object_get(d, "callees") : NULL);
 		char repo_buf[FUSE_MAX_NAME + 1], direct_buf[FUSE_MAX_NAME + 1];
 		const char *repo = repo_callee(c, f->module, d, 3, repo_buf, sizeof(repo_buf));
@@ -2171,7 +2174,7 @@ static const char *repo_dependency(struct ctx *c, const char *module)
 	size_t n = json_is_array(deps) ? json_array_size(deps) : 0;
 	for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
 		json_t *e = json_array_get(deps, i);
-		const char *m = json_is_string(e) ? json_string_value(e) : fuse_str(e, "module");
+		const char *m = json_is_string(e) ? json_string_value(e) : gi_json_str(e, "module");
 		if (m && strcmp(m, module) != 0 && module_is_database(c, m))
 			return m;
 	}
@@ -2262,19 +2265,19 @@ static json_t *build_workload(struct ctx *c, json_t *hotspots)
 		bool local_tracing = false;
 		for (size_t k = 0; k < json_array_size(hotspots); k++) {
 			json_t *h = json_array_get(hotspots, k);
-			const char *hm = fuse_str(h, "module"), *kind = fuse_str(h, "kind");
+			const char *hm = gi_json_str(h, "module"), *kind = gi_json_str(h, "kind");
 			if (!hm || strcmp(hm, t->name) != 0)
 				continue;
-			double calls = fuse_num(h, "calls");
-			const char *callee_repo = fuse_str(h, "calls_repo");
+			double calls = gi_json_num(h, "calls");
+			const char *callee_repo = gi_json_str(h, "calls_repo");
 			bool private_fn = kind && strcmp(kind, "private") == 0;
 			local_tracing |= private_fn;
-			if (fuse_bool(h, "calls_repo_directly"))
+			if (gi_json_true(h, "calls_repo_directly"))
 				via_direct += calls;
 			if (callee_repo && !repo)
 				repo = callee_repo;
-			const char *cls = fuse_str(h, "class");
-			if (private_fn || fuse_bool(h, "internal") ||
+			const char *cls = gi_json_str(h, "class");
+			if (private_fn || gi_json_true(h, "internal") ||
 			    (cls && strcmp(cls, "proxy") == 0))
 				continue;
 			mine_static += calls;
@@ -2467,8 +2470,9 @@ static json_t *build_processes(struct ctx *c)
 		json_object_set_new(e, "rising_steps", json_integer(p->queue_rises));
 		json_object_set_new(e, "steps", json_integer(p->queue_steps));
 		json_t *d = graph_module(c, p->module);
-		json_object_set_new(e, "hub", d ? json_boolean(fuse_bool(d, "hub")) : json_null());
-		json_object_set_new(e, "dependents", fuse_json_num(fuse_num(d, "ca")));
+		json_object_set_new(e, "hub",
+		                    d ? json_boolean(gi_json_true(d, "hub")) : json_null());
+		json_object_set_new(e, "dependents", fuse_json_num(gi_json_num(d, "ca")));
 		json_array_append_new(boxes, e);
 	}
 	for (size_t i = 0; i < c->proc_list.len; i++) {
@@ -2478,7 +2482,7 @@ static json_t *build_processes(struct ctx *c)
 		/* Insertion into a short list ordered by growth. */
 		double g = p->mem_last - p->mem_first;
 		size_t at = json_array_size(grew);
-		while (at > 0 && fuse_num(json_array_get(grew, at - 1), "growth_bytes") < g)
+		while (at > 0 && gi_json_num(json_array_get(grew, at - 1), "growth_bytes") < g)
 			at--;
 		if (at >= 10)
 			continue;
@@ -2617,9 +2621,9 @@ static json_t *build_explained(json_t *executing_summary, bool executing)
 	json_t *o = json_object();
 	/* with the sampler on, its coverage, even with no process seen
 	 * executing (all the work in processes too short-lived to be picked) */
-	double sampler_on = fuse_num(executing_summary, "snapshots");
+	double sampler_on = gi_json_num(executing_summary, "snapshots");
 	double share = executing || (isfinite(sampler_on) && sampler_on > 0)
-	                   ? fuse_num(executing_summary, "coverage")
+	                   ? gi_json_num(executing_summary, "coverage")
 	                   : NAN;
 	json_object_set_new(o, "share", fuse_json_num(share));
 	json_object_set_new(o, "basis", json_string(isfinite(share) ? "executing" : "none"));

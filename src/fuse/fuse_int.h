@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "base/buf.h"
+#include "base/json_read.h"
 #include "observe/snapshot_view.h"
 
 /* Caps on sizes that come from input. */
@@ -20,21 +21,9 @@
 #define FUSE_MAX_SERIES    240    /* points kept per time series */
 #define FUSE_MAX_NAME      512    /* longest module/function/pid text kept */
 
-/* The number at `key` of `obj` (integer or real), or NAN. */
-double fuse_num(const json_t *obj, const char *key);
-/* The number at a dotted path ("run_queue.total"), or NAN. */
-double fuse_num_path(const json_t *obj, const char *path);
-/* The string at `key`, or NULL (borrowed). */
-const char *fuse_str(const json_t *obj, const char *key);
-/* The string at a dotted path, or NULL. */
-const char *fuse_str_path(const json_t *obj, const char *path);
-/* The array/object at a dotted path, or NULL. */
-json_t *fuse_get_path(const json_t *obj, const char *path);
 /* A JSON number for `x`: null for NAN, an integer when integral, else a
  * real rounded to 4 decimals. New reference. */
 json_t *fuse_json_num(double x);
-/* True for a JSON true. */
-bool fuse_bool(const json_t *obj, const char *key);
 
 /* Human forms for reports: "61.2 MB", "1.23 M", "42.0%". */
 void fuse_fmt_bytes(double bytes, char *out, size_t size);

@@ -271,17 +271,17 @@ static void put_header(struct gi_buf *out, json_t *p)
 {
 	json_t *s = json_object_get(p, "session");
 	gi_buf_puts(out, "<header><h1>Giulia profile ");
-	esc(out, fuse_str(s, "id"));
+	esc(out, gi_json_str(s, "id"));
 	gi_buf_puts(out, "</h1><div class=\"meta\">node ");
-	esc(out, fuse_str(s, "node"));
+	esc(out, gi_json_str(s, "node"));
 	gi_buf_puts(out, " &middot; ");
-	esc(out, fuse_str(s, "status"));
-	if (fuse_str(s, "reason")) {
+	esc(out, gi_json_str(s, "status"));
+	if (gi_json_str(s, "reason")) {
 		gi_buf_puts(out, " (");
-		esc(out, fuse_str(s, "reason"));
+		esc(out, gi_json_str(s, "reason"));
 		gi_buf_puts(out, ")");
 	}
-	double started = fuse_num(s, "started_ms");
+	double started = gi_json_num(s, "started_ms");
 	if (isfinite(started)) {
 		char when[64];
 		time_t t = (time_t)(started / 1000);
@@ -290,17 +290,17 @@ static void put_header(struct gi_buf *out, json_t *p)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 		gi_buf_printf(out, " &middot; started %s", when);
 	}
-	double dur = fuse_num(s, "duration_ms");
+	double dur = gi_json_num(s, "duration_ms");
 	gi_buf_printf(out, " &middot; %.1f s &middot; %.0f snapshots",
-	              isfinite(dur) ? dur / 1000 : 0, fuse_num(s, "snapshot_count"));
+	              isfinite(dur) ? dur / 1000 : 0, gi_json_num(s, "snapshot_count"));
 	size_t gaps = json_array_size(json_object_get(s, "gaps"));
 	if (gaps > 0)
 		gi_buf_printf(out,
 		              " &middot; <b class=\"gaps\">%zu gap%s, %.0f snapshots missing</b>",
-		              gaps, gaps == 1 ? "" : "s", fuse_num(s, "snapshots_missing"));
-	if (fuse_str(s, "otp_release")) {
+		              gaps, gaps == 1 ? "" : "s", gi_json_num(s, "snapshots_missing"));
+	if (gi_json_str(s, "otp_release")) {
 		gi_buf_puts(out, " &middot; OTP ");
-		esc(out, fuse_str(s, "otp_release"));
+		esc(out, gi_json_str(s, "otp_release"));
 	}
 	json_t *tm = json_object_get(s, "traced_modules");
 	if (json_array_size(tm)) {
@@ -312,12 +312,12 @@ static void put_header(struct gi_buf *out, json_t *p)
 		}
 	}
 	json_t *ex = json_object_get(p, "explained");
-	if (fuse_str(ex, "note")) {
+	if (gi_json_str(ex, "note")) {
 		bool low =
-		    json_is_true(json_object_get(ex, "low")) && isfinite(fuse_num(ex, "share"));
+		    json_is_true(json_object_get(ex, "low")) && isfinite(gi_json_num(ex, "share"));
 		gi_buf_printf(out, "<div class=\"%s\" id=\"explained\">%s", low ? "gaps" : "meta",
 		              low ? "<b>Mostly unattributed:</b> " : "");
-		esc(out, fuse_str(ex, "note"));
+		esc(out, gi_json_str(ex, "note"));
 		gi_buf_puts(out, "</div>");
 	}
 	gi_buf_puts(out, "</div></header>");
@@ -329,25 +329,25 @@ static void put_kpis(struct gi_buf *out, json_t *p)
 	char a[32], b[32], sub[80];
 	gi_buf_puts(out, "<div class=\"kpis\">");
 	json_t *mem = json_object_get(m, "memory_bytes");
-	fuse_fmt_bytes(fuse_num(mem, "peak"), a, sizeof(a));
-	fuse_fmt_bytes(fuse_num(mem, "growth_bytes"), b, sizeof(b));
+	fuse_fmt_bytes(gi_json_num(mem, "peak"), a, sizeof(a));
+	fuse_fmt_bytes(gi_json_num(mem, "growth_bytes"), b, sizeof(b));
 	snprintf(sub, sizeof(sub), "peak; growth %s", b);
 	kpi(out, "memory", a, sub);
-	fuse_fmt_pct(fuse_num_path(m, "scheduler_utilisation.avg"), a, sizeof(a));
-	fuse_fmt_pct(fuse_num_path(m, "scheduler_utilisation.peak"), b, sizeof(b));
+	fuse_fmt_pct(gi_json_num_path(m, "scheduler_utilisation.avg"), a, sizeof(a));
+	fuse_fmt_pct(gi_json_num_path(m, "scheduler_utilisation.peak"), b, sizeof(b));
 	snprintf(sub, sizeof(sub), "average; peak %s", b);
 	kpi(out, "scheduler utilisation", a, sub);
-	double rq = fuse_num_path(m, "run_queue.avg");
+	double rq = gi_json_num_path(m, "run_queue.avg");
 	snprintf(a, sizeof(a), isfinite(rq) ? "%.2f" : "-", rq);
-	fuse_fmt_count(fuse_num_path(m, "run_queue.peak"), b, sizeof(b));
+	fuse_fmt_count(gi_json_num_path(m, "run_queue.peak"), b, sizeof(b));
 	snprintf(sub, sizeof(sub), "average; peak %s", b);
 	kpi(out, "run queue", a, sub);
-	fuse_fmt_count(fuse_num_path(m, "reductions_per_second.avg"), a, sizeof(a));
-	fuse_fmt_count(fuse_num_path(m, "reductions_per_second.peak"), b, sizeof(b));
+	fuse_fmt_count(gi_json_num_path(m, "reductions_per_second.avg"), a, sizeof(a));
+	fuse_fmt_count(gi_json_num_path(m, "reductions_per_second.peak"), b, sizeof(b));
 	snprintf(sub, sizeof(sub), "average; peak %s", b);
 	kpi(out, "reductions/s", a, sub);
-	fuse_fmt_count(fuse_num_path(m, "process_count.avg"), a, sizeof(a));
-	fuse_fmt_count(fuse_num_path(m, "process_count.peak"), b, sizeof(b));
+	fuse_fmt_count(gi_json_num_path(m, "process_count.avg"), a, sizeof(a));
+	fuse_fmt_count(gi_json_num_path(m, "process_count.peak"), b, sizeof(b));
 	snprintf(sub, sizeof(sub), "average; peak %s", b);
 	kpi(out, "processes", a, sub);
 	gi_buf_puts(out, "</div>");
@@ -409,28 +409,28 @@ static void put_recommendations(struct gi_buf *out, json_t *recs)
 		gi_buf_puts(out, "<p class=\"muted\">No rule fired on this session.</p>");
 	for (size_t i = 0; i < json_array_size(recs); i++) {
 		json_t *r = json_array_get(recs, i);
-		const char *sev = fuse_str(r, "severity") ? fuse_str(r, "severity") : "low";
+		const char *sev = gi_json_str(r, "severity") ? gi_json_str(r, "severity") : "low";
 		gi_buf_puts(out, "<div class=\"rec ");
 		esc(out, sev);
 		gi_buf_printf(out, "\" data-rule=\"%.0f\"><div><span class=\"badge ",
-		              fuse_num(r, "rule"));
+		              gi_json_num(r, "rule"));
 		esc(out, sev);
 		gi_buf_puts(out, "\">");
 		esc(out, sev);
 		gi_buf_printf(out, "</span> <span class=\"t\">%zu. ", i + 1);
-		esc(out, fuse_str(r, "finding"));
+		esc(out, gi_json_str(r, "finding"));
 		gi_buf_printf(out, "</span></div><div class=\"id\">rule %.0f &middot; ",
-		              fuse_num(r, "rule"));
-		esc(out, fuse_str(r, "id"));
-		gi_buf_printf(out, " &middot; priority %.0f", fuse_num(r, "priority"));
+		              gi_json_num(r, "rule"));
+		esc(out, gi_json_str(r, "id"));
+		gi_buf_printf(out, " &middot; priority %.0f", gi_json_num(r, "priority"));
 		/* Findings merged into this one (one subject, one remedy). */
 		json_t *also = json_object_get(r, "also");
 		for (size_t k = 0; json_is_array(also) && k < json_array_size(also); k++) {
 			json_t *a = json_array_get(also, k);
-			gi_buf_printf(out, " &middot; also rule %.0f ", fuse_num(a, "rule"));
-			esc(out, fuse_str(a, "id"));
+			gi_buf_printf(out, " &middot; also rule %.0f ", gi_json_num(a, "rule"));
+			esc(out, gi_json_str(a, "id"));
 			gi_buf_puts(out, ": ");
-			esc(out, fuse_str(a, "finding"));
+			esc(out, gi_json_str(a, "finding"));
 		}
 		gi_buf_puts(out, "</div><div class=\"ev\">");
 		json_t *evidence = json_object_get(r, "evidence");
@@ -447,7 +447,7 @@ static void put_recommendations(struct gi_buf *out, json_t *recs)
 			gi_buf_puts(out, "</span>");
 		}
 		gi_buf_puts(out, "</div><div class=\"advice\">");
-		esc(out, fuse_str(r, "advice"));
+		esc(out, gi_json_str(r, "advice"));
 		gi_buf_puts(out, "</div></div>");
 	}
 }
@@ -455,7 +455,7 @@ static void put_recommendations(struct gi_buf *out, json_t *recs)
 static void put_charts(struct gi_buf *out, json_t *p)
 {
 	json_t *series = json_object_get(p, "series");
-	double start = fuse_num_path(p, "session.started_ms");
+	double start = gi_json_num_path(p, "session.started_ms");
 	gi_buf_puts(out, "<h2>Over time</h2><div class=\"grid\">");
 	line_chart(out, series, "run_queue", "Run queue", "count", "#d64545", start);
 	line_chart(out, series, "scheduler_utilisation", "Scheduler utilisation", "share",
@@ -472,12 +472,12 @@ static void put_charts(struct gi_buf *out, json_t *p)
 	size_t n = 0;
 	for (size_t i = 0; i < json_array_size(hm) && n < 20; i++, n++) {
 		json_t *m = json_array_get(hm, i);
-		bars[n].label = fuse_str(m, "module");
-		bars[n].value = fuse_num(m, "reductions_share");
+		bars[n].label = gi_json_str(m, "module");
+		bars[n].value = gi_json_num(m, "reductions_share");
 		fuse_fmt_pct(bars[n].value, texts[n], sizeof(texts[n]));
 		bars[n].text = texts[n];
 	}
-	const char *basis = fuse_str(p, "hot_modules_basis");
+	const char *basis = gi_json_str(p, "hot_modules_basis");
 	bool executing = basis && strcmp(basis, "executing") == 0;
 	gi_buf_puts(out, "<h2>Hot spots</h2>");
 	bar_chart(out,
@@ -488,10 +488,10 @@ static void put_charts(struct gi_buf *out, json_t *p)
 	n = 0;
 	for (size_t i = 0; i < json_array_size(hf) && n < 20; i++, n++) {
 		json_t *f = json_array_get(hf, i);
-		gi_fmt_function(fuse_str(f, "module"), fuse_str(f, "function"),
-		                (long long)fuse_num(f, "arity"), labels[n], sizeof(labels[n]));
+		gi_fmt_function(gi_json_str(f, "module"), gi_json_str(f, "function"),
+		                (long long)gi_json_num(f, "arity"), labels[n], sizeof(labels[n]));
 		bars[n].label = labels[n];
-		bars[n].value = fuse_num(f, "reductions_share");
+		bars[n].value = gi_json_num(f, "reductions_share");
 		fuse_fmt_pct(bars[n].value, texts[n], sizeof(texts[n]));
 		bars[n].text = texts[n];
 	}
@@ -502,8 +502,8 @@ static void put_charts(struct gi_buf *out, json_t *p)
 	n = 0;
 	for (size_t i = 0; i < json_array_size(hs) && n < 20; i++, n++) {
 		json_t *f = json_array_get(hs, i);
-		bars[n].label = fuse_str(f, "mfa");
-		bars[n].value = fuse_num(f, "calls_per_second");
+		bars[n].label = gi_json_str(f, "mfa");
+		bars[n].value = gi_json_num(f, "calls_per_second");
 		char c[32];
 		fuse_fmt_count(bars[n].value, c, sizeof(c));
 		snprintf(texts[n], sizeof(texts[n]), "%s calls/s", c);
@@ -571,37 +571,37 @@ static void put_module_table(struct gi_buf *out, json_t *hm, const char *title, 
 	for (size_t i = 0; i < json_array_size(hm); i++) {
 		json_t *m = json_array_get(hm, i), *g = json_object_get(m, "graph");
 		gi_buf_puts(out, "<tr>");
-		cell_text(out, fuse_str(m, "module"), "mono");
-		cell_num(out, fuse_num(m, "reductions_share"), 2);
-		cell_num(out, fuse_num(m, "reductions"), 0);
-		cell_num(out, fuse_num(m, "memory_bytes"), 1);
-		double smp = fuse_num(m, "samples");
-		cell_num(out, isfinite(smp) ? smp : fuse_num(m, "sample_count"), 0);
-		cell_num(out, fuse_num(g, "ca"), 0);
-		cell_num(out, fuse_num(g, "ce"), 0);
-		cell_num(out, fuse_num(g, "in_degree"), 0);
-		cell_num(out, fuse_num(g, "out_degree"), 0);
-		cell_num(out, fuse_num(g, "complexity"), 0);
+		cell_text(out, gi_json_str(m, "module"), "mono");
+		cell_num(out, gi_json_num(m, "reductions_share"), 2);
+		cell_num(out, gi_json_num(m, "reductions"), 0);
+		cell_num(out, gi_json_num(m, "memory_bytes"), 1);
+		double smp = gi_json_num(m, "samples");
+		cell_num(out, isfinite(smp) ? smp : gi_json_num(m, "sample_count"), 0);
+		cell_num(out, gi_json_num(g, "ca"), 0);
+		cell_num(out, gi_json_num(g, "ce"), 0);
+		cell_num(out, gi_json_num(g, "in_degree"), 0);
+		cell_num(out, gi_json_num(g, "out_degree"), 0);
+		cell_num(out, gi_json_num(g, "complexity"), 0);
 		json_t *hub = json_object_get(g, "hub");
 		cell_text(out, json_is_boolean(hub) ? (json_is_true(hub) ? "yes" : "no") : "-",
 		          NULL);
-		cell_text(out, fuse_str(g, "zone"), NULL);
+		cell_text(out, gi_json_str(g, "zone"), NULL);
 		gi_buf_puts(out, "<td class=\"mono\">");
 		json_t *hf = json_object_get(m, "hottest_functions");
 		for (size_t k = 0; k < json_array_size(hf); k++) {
 			json_t *f = json_array_get(hf, k);
-			const char *by = fuse_str(f, "by");
+			const char *by = gi_json_str(f, "by");
 			bool sampled = by && strcmp(by, "samples") == 0;
 			char v[32];
 			if (sampled)
-				fuse_fmt_pct(fuse_num(f, "reductions_share"), v, sizeof(v));
+				fuse_fmt_pct(gi_json_num(f, "reductions_share"), v, sizeof(v));
 			else
-				fuse_fmt_count(fuse_num(f, "calls"), v, sizeof(v));
+				fuse_fmt_count(gi_json_num(f, "calls"), v, sizeof(v));
 			if (k)
 				gi_buf_puts(out, "<br>");
 			char fn[2 * FUSE_MAX_NAME + 16];
-			gi_fmt_function(NULL, fuse_str(f, "name") ? fuse_str(f, "name") : "?",
-			                (long long)fuse_num(f, "arity"), fn, sizeof(fn));
+			gi_fmt_function(NULL, gi_json_str(f, "name") ? gi_json_str(f, "name") : "?",
+			                (long long)gi_json_num(f, "arity"), fn, sizeof(fn));
 			esc(out, fn);
 			gi_buf_printf(out, " (%s %s)", v, sampled ? "executing" : "calls");
 		}
@@ -628,16 +628,16 @@ static void put_function_table(struct gi_buf *out, json_t *hf)
 	for (size_t i = 0; i < json_array_size(hf); i++) {
 		json_t *f = json_array_get(hf, i);
 		char name[2 * FUSE_MAX_NAME + 16];
-		gi_fmt_function(fuse_str(f, "module") ? fuse_str(f, "module") : "?",
-		                fuse_str(f, "function") ? fuse_str(f, "function") : "?",
-		                (long long)fuse_num(f, "arity"), name, sizeof(name));
+		gi_fmt_function(gi_json_str(f, "module") ? gi_json_str(f, "module") : "?",
+		                gi_json_str(f, "function") ? gi_json_str(f, "function") : "?",
+		                (long long)gi_json_num(f, "arity"), name, sizeof(name));
 		gi_buf_puts(out, "<tr>");
 		cell_text(out, name, "mono");
-		cell_num(out, fuse_num(f, "reductions_share"), 2);
-		cell_num(out, fuse_num(f, "samples"), 0);
-		cell_num(out, fuse_num(f, "calls"), 0);
-		cell_num(out, fuse_num(f, "cyclomatic"), 0);
-		cell_text(out, fuse_bool(f, "project") ? "project" : "platform", NULL);
+		cell_num(out, gi_json_num(f, "reductions_share"), 2);
+		cell_num(out, gi_json_num(f, "samples"), 0);
+		cell_num(out, gi_json_num(f, "calls"), 0);
+		cell_num(out, gi_json_num(f, "cyclomatic"), 0);
+		cell_text(out, gi_json_true(f, "project") ? "project" : "platform", NULL);
 		gi_buf_puts(out, "</tr>");
 	}
 	gi_buf_puts(out, "</table></div>");
@@ -645,7 +645,7 @@ static void put_function_table(struct gi_buf *out, json_t *hf)
 
 static void put_tables(struct gi_buf *out, json_t *p)
 {
-	const char *basis = fuse_str(p, "hot_modules_basis");
+	const char *basis = gi_json_str(p, "hot_modules_basis");
 	bool executing = basis && strcmp(basis, "executing") == 0;
 	put_module_table(
 	    out, json_object_get(p, "hot_modules"),
@@ -682,28 +682,29 @@ static void put_tables(struct gi_buf *out, json_t *p)
 			json_t *f = json_array_get(hs, i), *w = json_object_get(f, "per_window");
 			gi_buf_puts(out, "<tr>");
 			char mfa[2 * FUSE_MAX_NAME + 16];
-			gi_fmt_mfa(fuse_str(f, "mfa") ? fuse_str(f, "mfa") : "-", mfa, sizeof(mfa));
+			gi_fmt_mfa(gi_json_str(f, "mfa") ? gi_json_str(f, "mfa") : "-", mfa,
+			           sizeof(mfa));
 			cell_text(out, mfa, "mono");
-			cell_text(out, fuse_str(f, "kind"), NULL);
-			cell_num(out, fuse_num(f, "calls"), 0);
-			cell_num(out, fuse_num(f, "calls_per_second"), 0);
-			cell_num(out, fuse_num(w, "min"), 0);
-			cell_num(out, round(fuse_num(w, "avg")), 0);
-			cell_num(out, fuse_num(w, "max"), 0);
+			cell_text(out, gi_json_str(f, "kind"), NULL);
+			cell_num(out, gi_json_num(f, "calls"), 0);
+			cell_num(out, gi_json_num(f, "calls_per_second"), 0);
+			cell_num(out, gi_json_num(w, "min"), 0);
+			cell_num(out, round(gi_json_num(w, "avg")), 0);
+			cell_num(out, gi_json_num(w, "max"), 0);
 			if (timed) {
 				json_t *hub = json_object_get(f, "module_hub");
-				cell_num(out, fuse_num(f, "time_us"), 0);
-				cell_num(out, fuse_num(f, "mean_us"), 2);
-				cell_num(out, fuse_num(f, "time_share"), 3);
-				cell_num(out, fuse_num(f, "fan_in"), 0);
+				cell_num(out, gi_json_num(f, "time_us"), 0);
+				cell_num(out, gi_json_num(f, "mean_us"), 2);
+				cell_num(out, gi_json_num(f, "time_share"), 3);
+				cell_num(out, gi_json_num(f, "fan_in"), 0);
 				cell_text(out,
 				          json_is_true(hub)    ? "yes"
 				          : json_is_false(hub) ? "no"
 				                               : "-",
 				          NULL);
 			}
-			cell_num(out, fuse_num(f, "cyclomatic"), 0);
-			cell_num(out, fuse_num(f, "cognitive"), 0);
+			cell_num(out, gi_json_num(f, "cyclomatic"), 0);
+			cell_num(out, gi_json_num(f, "cognitive"), 0);
 			put_list_cell(out, json_object_get(f, "callers"), 5);
 			put_list_cell(out, json_object_get(f, "callees"), 5);
 			gi_buf_puts(out, "</tr>");
@@ -723,25 +724,25 @@ static void put_tables(struct gi_buf *out, json_t *p)
 		for (size_t i = 0; i < json_array_size(wl); i++) {
 			json_t *w = json_array_get(wl, i);
 			gi_buf_puts(out, "<tr>");
-			cell_text(out, fuse_str(w, "module"), "mono");
-			cell_num(out, fuse_num(w, "reads"), 0);
-			cell_num(out, fuse_num(w, "writes"), 0);
-			cell_num(out, fuse_num(w, "read_write_ratio"), 0);
-			cell_num(out, fuse_num(w, "read_share"), 2);
-			cell_num(out, fuse_num(w, "operations_per_second"), 0);
-			cell_num(out, fuse_num(w, "calls_per_second"), 0);
-			cell_num(out, fuse_num(w, "pipeline"), 0);
+			cell_text(out, gi_json_str(w, "module"), "mono");
+			cell_num(out, gi_json_num(w, "reads"), 0);
+			cell_num(out, gi_json_num(w, "writes"), 0);
+			cell_num(out, gi_json_num(w, "read_write_ratio"), 0);
+			cell_num(out, gi_json_num(w, "read_share"), 2);
+			cell_num(out, gi_json_num(w, "operations_per_second"), 0);
+			cell_num(out, gi_json_num(w, "calls_per_second"), 0);
+			cell_num(out, gi_json_num(w, "pipeline"), 0);
 			gi_buf_puts(out, "</tr>");
 		}
 		gi_buf_puts(out, "</table></div>");
 		json_t *po = json_object_get(p, "pipeline_overhead");
-		double ratio = fuse_num(po, "ratio");
-		if (isfinite(ratio) && fuse_num(po, "helper_calls") > 0)
+		double ratio = gi_json_num(po, "ratio");
+		if (isfinite(ratio) && gi_json_num(po, "helper_calls") > 0)
 			gi_buf_printf(out,
 			              "<p>Pipeline overhead: %.0f helper calls for %.0f database "
 			              "operations (%.2f per operation).</p>",
-			              fuse_num(po, "helper_calls"), fuse_num(po, "db_operations"),
-			              ratio);
+			              gi_json_num(po, "helper_calls"),
+			              gi_json_num(po, "db_operations"), ratio);
 	}
 }
 
@@ -754,7 +755,7 @@ int fuse_report_html(json_t *profile, struct gi_buf *dst)
 	gi_buf_puts(out, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
 	                 "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
 	                 "<title>Giulia profile ");
-	esc(out, fuse_str_path(profile, "session.id"));
+	esc(out, gi_json_str_path(profile, "session.id"));
 	gi_buf_printf(out, "</title><style>%s</style></head><body data-charts-rendered=\"0\">",
 	              style);
 	put_header(out, profile);
@@ -765,7 +766,7 @@ int fuse_report_html(json_t *profile, struct gi_buf *dst)
 	put_charts(out, profile);
 	put_tables(out, profile);
 	json_t *g = json_object_get(profile, "graph");
-	if (json_is_object(g) && !fuse_bool(g, "answered"))
+	if (json_is_object(g) && !gi_json_true(g, "answered"))
 		gi_buf_puts(out,
 		            "<p class=\"muted\">No knowledge graph for this node: graph columns "
 		            "are empty. Index the project with <code>giulia index</code> to fill "

@@ -122,11 +122,11 @@ static int put_evidence(struct gi_buf *out, json_t *ev)
 static void put_session(struct gi_buf *out, json_t *s)
 {
 	char start[64];
-	fmt_time(fuse_num(s, "started_ms"), start, sizeof(start));
-	const char *id = fuse_str(s, "id"), *node = fuse_str(s, "node");
-	const char *status = fuse_str(s, "status");
+	fmt_time(gi_json_num(s, "started_ms"), start, sizeof(start));
+	const char *id = gi_json_str(s, "id"), *node = gi_json_str(s, "node");
+	const char *status = gi_json_str(s, "status");
 	size_t gaps = json_array_size(json_object_get(s, "gaps"));
-	double missing = fuse_num(s, "snapshots_missing");
+	double missing = gi_json_num(s, "snapshots_missing");
 	gi_buf_printf(out, "Giulia profile %s  node %s  [%s", id ? id : "-", node ? node : "-",
 	              status ? status : "-");
 	if (gaps > 0)
@@ -134,22 +134,22 @@ static void put_session(struct gi_buf *out, json_t *s)
 		              gaps == 1 ? "" : "s", isfinite(missing) ? missing : 0,
 		              missing == 1 ? "" : "s");
 	gi_buf_puts(out, "]\n");
-	if (fuse_str(s, "reason")) {
+	if (gi_json_str(s, "reason")) {
 		struct gi_buf why;
 		gi_buf_init(&why, 4096);
-		gi_buf_printf(&why, "stopped early: %s", fuse_str(s, "reason"));
+		gi_buf_printf(&why, "stopped early: %s", gi_json_str(s, "reason"));
 		put_wrapped(out, 2, gi_buf_str(&why));
 		gi_buf_destroy(&why);
 	}
-	double dur = fuse_num(s, "duration_ms"), iv = fuse_num(s, "interval_ms");
+	double dur = gi_json_num(s, "duration_ms"), iv = gi_json_num(s, "interval_ms");
 	struct gi_buf when;
 	gi_buf_init(&when, 4096);
 	gi_buf_printf(&when, "started %s, %.1f s, %.0f snapshots", start,
-	              isfinite(dur) ? dur / 1000.0 : 0, fuse_num(s, "snapshot_count"));
+	              isfinite(dur) ? dur / 1000.0 : 0, gi_json_num(s, "snapshot_count"));
 	if (isfinite(iv))
 		gi_buf_printf(&when, " every %.0f ms", iv);
-	const char *otp = fuse_str(s, "otp_release");
-	double sched = fuse_num(s, "schedulers_online");
+	const char *otp = gi_json_str(s, "otp_release");
+	double sched = gi_json_num(s, "schedulers_online");
 	if (otp)
 		gi_buf_printf(&when, ", OTP %s", otp);
 	if (isfinite(sched))
@@ -175,21 +175,21 @@ static void put_session(struct gi_buf *out, json_t *s)
 static void put_health(struct gi_buf *out, json_t *recs, json_t *m)
 {
 	for (size_t i = 0; i < json_array_size(recs); i++) {
-		const char *sev = fuse_str(json_array_get(recs, i), "severity");
+		const char *sev = gi_json_str(json_array_get(recs, i), "severity");
 		if (sev && strcmp(sev, "low") != 0)
 			return;
 	}
 	char util[32], mem[32], reds[GI_FMT_NUM_MAX], procs[GI_FMT_NUM_MAX];
-	fuse_fmt_pct(fuse_num_path(m, "scheduler_utilisation.avg"), util, sizeof(util));
-	fuse_fmt_bytes(fuse_num_path(m, "memory_bytes.avg"), mem, sizeof(mem));
-	gi_fmt_rate(fuse_num_path(m, "reductions_per_second.avg"), reds, sizeof(reds));
-	gi_fmt_count(fuse_num_path(m, "process_count.avg"), procs, sizeof(procs));
+	fuse_fmt_pct(gi_json_num_path(m, "scheduler_utilisation.avg"), util, sizeof(util));
+	fuse_fmt_bytes(gi_json_num_path(m, "memory_bytes.avg"), mem, sizeof(mem));
+	gi_fmt_rate(gi_json_num_path(m, "reductions_per_second.avg"), reds, sizeof(reds));
+	gi_fmt_count(gi_json_num_path(m, "process_count.avg"), procs, sizeof(procs));
 	struct gi_buf line;
 	gi_buf_init(&line, 512);
 	gi_buf_printf(&line,
 	              "healthy: no warning. Baseline: utilisation %s, run queue %.2f, reductions "
 	              "%s, %s processes, memory %s",
-	              util, fuse_num_path(m, "run_queue.avg"), reds, procs, mem);
+	              util, gi_json_num_path(m, "run_queue.avg"), reds, procs, mem);
 	put_wrapped(out, 2, gi_buf_str(&line));
 	gi_buf_destroy(&line);
 }
@@ -227,26 +227,27 @@ static void put_recommendations(struct gi_buf *out, json_t *recs, json_t *metric
 	put_health(out, recs, metrics);
 	for (size_t i = 0; i < n; i++) {
 		json_t *r = json_array_get(recs, i);
-		const char *sev = fuse_str(r, "severity"), *id = fuse_str(r, "id");
+		const char *sev = gi_json_str(r, "severity"), *id = gi_json_str(r, "id");
 		json_t *also = json_object_get(r, "also");
 		char merged[256] = "";
 		for (size_t k = 0; json_is_array(also) && k < json_array_size(also); k++) {
 			size_t len = strlen(merged);
 			json_t *a = json_array_get(also, k);
 			snprintf(merged + len, sizeof(merged) - len, " + %s (rule %.0f)",
-			         fuse_str(a, "id") ? fuse_str(a, "id") : "?", fuse_num(a, "rule"));
+			         gi_json_str(a, "id") ? gi_json_str(a, "id") : "?",
+			         gi_json_num(a, "rule"));
 		}
 		gi_buf_printf(out, "%2zu. [%s] %s (rule %.0f, priority %.0f)%s\n", i + 1,
-		              sev ? sev : "-", id ? id : "-", fuse_num(r, "rule"),
-		              fuse_num(r, "priority"), merged);
-		put_wrapped(out, 4, fuse_str(r, "finding"));
+		              sev ? sev : "-", id ? id : "-", gi_json_num(r, "rule"),
+		              gi_json_num(r, "priority"), merged);
+		put_wrapped(out, 4, gi_json_str(r, "finding"));
 		for (size_t k = 0; json_is_array(also) && k < json_array_size(also); k++) {
 			json_t *a = json_array_get(also, k);
 			struct gi_buf line;
 			gi_buf_init(&line, 8192);
 			gi_buf_printf(&line, "also (%s): %s",
-			              fuse_str(a, "id") ? fuse_str(a, "id") : "?",
-			              fuse_str(a, "finding") ? fuse_str(a, "finding") : "");
+			              gi_json_str(a, "id") ? gi_json_str(a, "id") : "?",
+			              gi_json_str(a, "finding") ? gi_json_str(a, "finding") : "");
 			put_wrapped(out, 4, gi_buf_str(&line));
 			gi_buf_destroy(&line);
 		}
@@ -254,7 +255,7 @@ static void put_recommendations(struct gi_buf *out, json_t *recs, json_t *metric
 		struct gi_buf line;
 		gi_buf_init(&line, 8192);
 		gi_buf_printf(&line, "advice: %s",
-		              fuse_str(r, "advice") ? fuse_str(r, "advice") : "");
+		              gi_json_str(r, "advice") ? gi_json_str(r, "advice") : "");
 		put_wrapped(out, 6, gi_buf_str(&line));
 		gi_buf_destroy(&line);
 	}
@@ -263,7 +264,7 @@ static void put_recommendations(struct gi_buf *out, json_t *recs, json_t *metric
 static void put_metric(struct gi_buf *out, const char *label, json_t *m, int kind)
 {
 	char avg[32], peak[32];
-	double a = fuse_num(m, "avg"), p = fuse_num(m, "peak");
+	double a = gi_json_num(m, "avg"), p = gi_json_num(m, "peak");
 	if (kind == 1) {
 		fuse_fmt_bytes(a, avg, sizeof(avg));
 		fuse_fmt_bytes(p, peak, sizeof(peak));
@@ -285,7 +286,7 @@ static void put_metrics(struct gi_buf *out, json_t *m)
 	gi_buf_printf(out, "\nMetrics                         %9s %12s\n", "average", "peak");
 	json_t *mem = json_object_get(m, "memory_bytes");
 	put_metric(out, "memory", mem, 1);
-	double g = fuse_num(mem, "growth_bytes"), first = fuse_num(mem, "first");
+	double g = gi_json_num(mem, "growth_bytes"), first = gi_json_num(mem, "first");
 	if (isfinite(g)) {
 		char gb[32];
 		fuse_fmt_bytes(g, gb, sizeof(gb));
@@ -328,18 +329,18 @@ static void put_hot_modules(struct gi_buf *out, json_t *hm, const char *title)
 		json_t *m = json_array_get(hm, i);
 		json_t *g = json_object_get(m, "graph");
 		char sh[16], rd[16], mem[16], smp[16], ca[16], ce[16], cx[16];
-		fuse_fmt_pct(fuse_num(m, "reductions_share"), sh, sizeof(sh));
-		fmt_num(fuse_num(m, "reductions"), rd, sizeof(rd));
-		fuse_fmt_bytes(fuse_num(m, "memory_bytes"), mem, sizeof(mem));
-		fmt_num(isfinite(fuse_num(m, "samples")) ? fuse_num(m, "samples")
-		                                         : fuse_num(m, "sample_count"),
+		fuse_fmt_pct(gi_json_num(m, "reductions_share"), sh, sizeof(sh));
+		fmt_num(gi_json_num(m, "reductions"), rd, sizeof(rd));
+		fuse_fmt_bytes(gi_json_num(m, "memory_bytes"), mem, sizeof(mem));
+		fmt_num(isfinite(gi_json_num(m, "samples")) ? gi_json_num(m, "samples")
+		                                            : gi_json_num(m, "sample_count"),
 		        smp, sizeof(smp));
-		fmt_num(fuse_num(g, "ca"), ca, sizeof(ca));
-		fmt_num(fuse_num(g, "ce"), ce, sizeof(ce));
-		fmt_num(fuse_num(g, "complexity"), cx, sizeof(cx));
+		fmt_num(gi_json_num(g, "ca"), ca, sizeof(ca));
+		fmt_num(gi_json_num(g, "ce"), ce, sizeof(ce));
+		fmt_num(gi_json_num(g, "complexity"), cx, sizeof(cx));
 		json_t *hub = json_object_get(g, "hub");
-		const char *zone = fuse_str(g, "zone");
-		const char *row[] = {fuse_str(m, "module") ? fuse_str(m, "module") : "-",
+		const char *zone = gi_json_str(g, "zone");
+		const char *row[] = {gi_json_str(m, "module") ? gi_json_str(m, "module") : "-",
 		                     sh,
 		                     rd,
 		                     mem,
@@ -360,14 +361,14 @@ static void put_hot_modules(struct gi_buf *out, json_t *hm, const char *title)
 		for (size_t k = 0; k < json_array_size(hf); k++) {
 			json_t *f = json_array_get(hf, k);
 			char v[32], fn[2 * FUSE_MAX_NAME + 16];
-			const char *by = fuse_str(f, "by");
+			const char *by = gi_json_str(f, "by");
 			bool sampled = by && strcmp(by, "samples") == 0;
 			if (sampled)
-				fuse_fmt_pct(fuse_num(f, "reductions_share"), v, sizeof(v));
+				fuse_fmt_pct(gi_json_num(f, "reductions_share"), v, sizeof(v));
 			else
-				fmt_num(fuse_num(f, "calls"), v, sizeof(v));
-			gi_fmt_function(NULL, fuse_str(f, "name") ? fuse_str(f, "name") : "?",
-			                (long long)fuse_num(f, "arity"), fn, sizeof(fn));
+				fmt_num(gi_json_num(f, "calls"), v, sizeof(v));
+			gi_fmt_function(NULL, gi_json_str(f, "name") ? gi_json_str(f, "name") : "?",
+			                (long long)gi_json_num(f, "arity"), fn, sizeof(fn));
 			gi_buf_printf(&line, "%s%s (%s %s)", k ? ", " : "", fn, v,
 			              sampled ? "executing" : "calls");
 		}
@@ -396,8 +397,8 @@ static void fmt_us(double us, char *out, size_t size)
 
 static int cmp_time_desc(const void *a, const void *b)
 {
-	double x = fuse_num(*(json_t *const *)a, "time_us");
-	double y = fuse_num(*(json_t *const *)b, "time_us");
+	double x = gi_json_num(*(json_t *const *)a, "time_us");
+	double y = gi_json_num(*(json_t *const *)b, "time_us");
 	if (!isfinite(x))
 		x = -1;
 	if (!isfinite(y))
@@ -418,7 +419,8 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 	snprintf(head, sizeof(head),
 	         "Trace hotspots by time (%zu traced functions%s; own time in up to %.0f flagged "
 	         "processes)",
-	         n, n > 20 ? ", top 20 shown; the JSON has all" : "", fuse_num(ct, "flagged_max"));
+	         n, n > 20 ? ", top 20 shown; the JSON has all" : "",
+	         gi_json_num(ct, "flagged_max"));
 	put_heading(out, head);
 	static const struct gi_table_column cols[] = {
 	    {"function", GI_COL_ELIDE, 0, 24},
@@ -436,18 +438,18 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 		json_t *f = rows[i];
 		char nb[2 * FUSE_MAX_NAME + 16], calls[16], tm[16], mean[16], share[16], cc[16],
 		    cog[16], in[16];
-		gi_fmt_mfa(fuse_str(f, "mfa") ? fuse_str(f, "mfa") : "-", nb, sizeof(nb));
-		fmt_num(fuse_num(f, "calls"), calls, sizeof(calls));
-		fmt_us(fuse_num(f, "time_us"), tm, sizeof(tm));
-		double m = fuse_num(f, "mean_us");
+		gi_fmt_mfa(gi_json_str(f, "mfa") ? gi_json_str(f, "mfa") : "-", nb, sizeof(nb));
+		fmt_num(gi_json_num(f, "calls"), calls, sizeof(calls));
+		fmt_us(gi_json_num(f, "time_us"), tm, sizeof(tm));
+		double m = gi_json_num(f, "mean_us");
 		if (isfinite(m))
 			snprintf(mean, sizeof(mean), m < 10 ? "%.2f" : "%.0f", m);
 		else
 			snprintf(mean, sizeof(mean), "-");
-		fuse_fmt_pct(fuse_num(f, "time_share"), share, sizeof(share));
-		fmt_num(fuse_num(f, "cyclomatic"), cc, sizeof(cc));
-		fmt_num(fuse_num(f, "cognitive"), cog, sizeof(cog));
-		fmt_num(fuse_num(f, "fan_in"), in, sizeof(in));
+		fuse_fmt_pct(gi_json_num(f, "time_share"), share, sizeof(share));
+		fmt_num(gi_json_num(f, "cyclomatic"), cc, sizeof(cc));
+		fmt_num(gi_json_num(f, "cognitive"), cog, sizeof(cog));
+		fmt_num(gi_json_num(f, "fan_in"), in, sizeof(in));
 		json_t *hub = json_object_get(f, "module_hub");
 		const char *row[] = {
 		    nb,   calls, tm,
@@ -460,12 +462,12 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 	            "(time: own time of all calls; time%: share of all traced time; cc, cog: "
 	            "cyclomatic and cognitive complexity; in: callers in the graph)");
 	gi_free(rows);
-	if (fuse_num(ct, "refused_max") > 0 || fuse_num(ct, "trace_messages") > 0) {
+	if (gi_json_num(ct, "refused_max") > 0 || gi_json_num(ct, "trace_messages") > 0) {
 		char note[512];
 		snprintf(note, sizeof(note),
 		         "call_time: up to %.0f processes refused (traced by another tool), %.0f "
 		         "foreign trace messages dropped%s",
-		         fuse_num(ct, "refused_max"), fuse_num(ct, "trace_messages"),
+		         gi_json_num(ct, "refused_max"), gi_json_num(ct, "trace_messages"),
 		         json_is_true(json_object_get(ct, "suspended"))
 		             ? "; flagging suspended (too many)"
 		             : "");
@@ -478,12 +480,12 @@ static void put_hot_functions(struct gi_buf *out, json_t *hf, json_t *summary)
 	if (json_array_size(hf) == 0)
 		return;
 	char cov[16];
-	fuse_fmt_pct(fuse_num(summary, "coverage"), cov, sizeof(cov));
+	fuse_fmt_pct(gi_json_num(summary, "coverage"), cov, sizeof(cov));
 	char head[256];
 	snprintf(head, sizeof(head),
 	         "Hot functions (executing in: sampled every %.0f ms, %.0f ticks; the sampled "
 	         "processes did %s of the reductions)",
-	         fuse_num(summary, "period_ms"), fuse_num(summary, "ticks"), cov);
+	         gi_json_num(summary, "period_ms"), gi_json_num(summary, "ticks"), cov);
 	put_heading(out, head);
 	static const struct gi_table_column cols[] = {
 	    {"function", GI_COL_ELIDE, 0, 24}, {"share", GI_COL_RIGHT, 0, 0},
@@ -494,15 +496,15 @@ static void put_hot_functions(struct gi_buf *out, json_t *hf, json_t *summary)
 	for (size_t i = 0; i < json_array_size(hf); i++) {
 		json_t *f = json_array_get(hf, i);
 		char name[2 * FUSE_MAX_NAME + 16], sh[16], smp[16], calls[16], cc[16];
-		gi_fmt_function(fuse_str(f, "module") ? fuse_str(f, "module") : "?",
-		                fuse_str(f, "function") ? fuse_str(f, "function") : "?",
-		                (long long)fuse_num(f, "arity"), name, sizeof(name));
-		fuse_fmt_pct(fuse_num(f, "reductions_share"), sh, sizeof(sh));
-		fmt_num(fuse_num(f, "samples"), smp, sizeof(smp));
-		fmt_num(fuse_num(f, "calls"), calls, sizeof(calls));
-		fmt_num(fuse_num(f, "cyclomatic"), cc, sizeof(cc));
-		const char *row[] = {name,  sh, smp,
-		                     calls, cc, fuse_bool(f, "project") ? "project" : "platform"};
+		gi_fmt_function(gi_json_str(f, "module") ? gi_json_str(f, "module") : "?",
+		                gi_json_str(f, "function") ? gi_json_str(f, "function") : "?",
+		                (long long)gi_json_num(f, "arity"), name, sizeof(name));
+		fuse_fmt_pct(gi_json_num(f, "reductions_share"), sh, sizeof(sh));
+		fmt_num(gi_json_num(f, "samples"), smp, sizeof(smp));
+		fmt_num(gi_json_num(f, "calls"), calls, sizeof(calls));
+		fmt_num(gi_json_num(f, "cyclomatic"), cc, sizeof(cc));
+		const char *row[] = {
+		    name, sh, smp, calls, cc, gi_json_true(f, "project") ? "project" : "platform"};
 		gi_table_add(t, row);
 	}
 	table_put(out, t);
@@ -513,12 +515,12 @@ static void put_hot_functions(struct gi_buf *out, json_t *hf, json_t *summary)
 static void hotspot_calls(json_t *f, char *buf, size_t size)
 {
 	char n[16];
-	double calls = fuse_num(f, "calls"), high = fuse_num(f, "high");
+	double calls = gi_json_num(f, "calls"), high = gi_json_num(f, "high");
 	fmt_num(calls, n, sizeof(n));
 	if (json_is_false(json_object_get(f, "firm")) && isfinite(high)) {
 		/* an estimate the model does not stand behind: its range, marked */
 		char lo[16], hi[16];
-		fmt_num(fuse_num(f, "low"), lo, sizeof(lo));
+		fmt_num(gi_json_num(f, "low"), lo, sizeof(lo));
 		fmt_num(high, hi, sizeof(hi));
 		snprintf(buf, size, "?%s-%s", lo, hi);
 	} else if (isfinite(high) && calls > 0 && high > calls)
@@ -552,16 +554,16 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 		json_t *w = json_object_get(f, "per_window");
 		char nb[2 * FUSE_MAX_NAME + 16], calls[40], cps[16], mn[16], av[16], mx[16], mm[48],
 		    cc[16], cog[16];
-		gi_fmt_mfa(fuse_str(f, "mfa") ? fuse_str(f, "mfa") : "-", nb, sizeof(nb));
+		gi_fmt_mfa(gi_json_str(f, "mfa") ? gi_json_str(f, "mfa") : "-", nb, sizeof(nb));
 		hotspot_calls(f, calls, sizeof(calls));
-		fmt_num(fuse_num(f, "calls_per_second"), cps, sizeof(cps));
-		fmt_num(fuse_num(w, "min"), mn, sizeof(mn));
-		fmt_num(round(fuse_num(w, "avg")), av, sizeof(av));
-		fmt_num(fuse_num(w, "max"), mx, sizeof(mx));
+		fmt_num(gi_json_num(f, "calls_per_second"), cps, sizeof(cps));
+		fmt_num(gi_json_num(w, "min"), mn, sizeof(mn));
+		fmt_num(round(gi_json_num(w, "avg")), av, sizeof(av));
+		fmt_num(gi_json_num(w, "max"), mx, sizeof(mx));
 		snprintf(mm, sizeof(mm), "%s/%s/%s", mn, av, mx);
-		fmt_num(fuse_num(f, "cyclomatic"), cc, sizeof(cc));
-		fmt_num(fuse_num(f, "cognitive"), cog, sizeof(cog));
-		bool joined = fuse_bool(f, "in_graph");
+		fmt_num(gi_json_num(f, "cyclomatic"), cc, sizeof(cc));
+		fmt_num(gi_json_num(f, "cognitive"), cog, sizeof(cog));
+		bool joined = gi_json_true(f, "in_graph");
 		char in[16] = "-", outs[16] = "-";
 		if (joined) {
 			snprintf(in, sizeof(in), "%zu",
@@ -600,15 +602,15 @@ static void put_classes(struct gi_table *t, json_t *w)
 	json_t *cl = json_object_get(w, "classes");
 	struct gi_buf line;
 	gi_buf_init(&line, 8192);
-	const char *why = fuse_str_path(w, "database.data_layer_reason");
+	const char *why = gi_json_str_path(w, "database.data_layer_reason");
 	if (why)
 		gi_buf_printf(&line, "data layer (%s); ", why);
 	for (size_t k = 0; json_is_array(cl) && k < json_array_size(cl) && k < 8; k++) {
 		json_t *c = json_array_get(cl, k);
 		gi_buf_printf(&line, "%s%s %s (%s)", k ? ", " : "",
-		              fuse_str(c, "function") ? fuse_str(c, "function") : "?",
-		              fuse_str(c, "class") ? fuse_str(c, "class") : "?",
-		              fuse_str(c, "basis") ? fuse_str(c, "basis") : "?");
+		              gi_json_str(c, "function") ? gi_json_str(c, "function") : "?",
+		              gi_json_str(c, "class") ? gi_json_str(c, "class") : "?",
+		              gi_json_str(c, "basis") ? gi_json_str(c, "basis") : "?");
 	}
 	if (line.len > 0)
 		gi_table_note(t, gi_buf_str(&line));
@@ -629,28 +631,33 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 	for (size_t i = 0; i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
 		char r[16], wr[16], ratio[16], rs[16], cps[16];
-		fmt_num(fuse_num(w, "reads"), r, sizeof(r));
-		fmt_num(fuse_num(w, "writes"), wr, sizeof(wr));
-		double rw = fuse_num(w, "read_write_ratio");
+		fmt_num(gi_json_num(w, "reads"), r, sizeof(r));
+		fmt_num(gi_json_num(w, "writes"), wr, sizeof(wr));
+		double rw = gi_json_num(w, "read_write_ratio");
 		if (isfinite(rw))
 			snprintf(ratio, sizeof(ratio), "%.1f", rw);
 		else
-			snprintf(ratio, sizeof(ratio), fuse_num(w, "reads") > 0 ? "inf" : "-");
-		fuse_fmt_pct(fuse_num(w, "read_share"), rs, sizeof(rs));
-		fmt_num(fuse_num(w, "operations_per_second"), cps, sizeof(cps));
-		const char *row[] = {
-		    fuse_str(w, "module") ? fuse_str(w, "module") : "-", r, wr, ratio, rs, cps};
+			snprintf(ratio, sizeof(ratio), gi_json_num(w, "reads") > 0 ? "inf" : "-");
+		fuse_fmt_pct(gi_json_num(w, "read_share"), rs, sizeof(rs));
+		fmt_num(gi_json_num(w, "operations_per_second"), cps, sizeof(cps));
+		const char *row[] = {gi_json_str(w, "module") ? gi_json_str(w, "module") : "-",
+		                     r,
+		                     wr,
+		                     ratio,
+		                     rs,
+		                     cps};
 		gi_table_add(t, row);
 		put_classes(t, w);
 	}
 	table_put(out, t);
-	double helpers = fuse_num(pipe, "helper_calls"), ops = fuse_num(pipe, "db_operations");
+	double helpers = gi_json_num(pipe, "helper_calls"),
+	       ops = gi_json_num(pipe, "db_operations");
 	if (isfinite(helpers) && helpers > 0) {
 		char h[16], o[16];
 		fmt_num(helpers, h, sizeof(h));
 		fmt_num(ops, o, sizeof(o));
-		double ratio = fuse_num(pipe, "ratio");
-		const char *verdict = fuse_str(pipe, "verdict");
+		double ratio = gi_json_num(pipe, "ratio");
+		const char *verdict = gi_json_str(pipe, "verdict");
 		struct gi_buf line;
 		gi_buf_init(&line, 4096);
 		if (isfinite(ratio))
@@ -677,19 +684,19 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
  * synchronous log calls (executing.blocked). */
 static void put_waits(struct gi_buf *out, json_t *b)
 {
-	double samples = fuse_num(b, "samples");
+	double samples = gi_json_num(b, "samples");
 	if (!isfinite(samples) || samples <= 0)
 		return;
 	char all[32], log[32];
-	fuse_fmt_pct(fuse_num(b, "share_of_samples"), all, sizeof(all));
-	fuse_fmt_pct(fuse_num(b, "logger_share_of_samples"), log, sizeof(log));
+	fuse_fmt_pct(gi_json_num(b, "share_of_samples"), all, sizeof(all));
+	fuse_fmt_pct(gi_json_num(b, "logger_share_of_samples"), log, sizeof(log));
 	struct gi_buf head;
 	gi_buf_init(&head, 256);
 	gi_buf_printf(&head,
 	              "Blocked callers (sampled processes waiting for a call's reply): %s of the "
 	              "sampled time, in log calls %s",
 	              all, log);
-	double db = fuse_num(b, "database_share_of_samples");
+	double db = gi_json_num(b, "database_share_of_samples");
 	if (isfinite(db)) {
 		char dbs[32];
 		fuse_fmt_pct(db, dbs, sizeof(dbs));
@@ -708,10 +715,10 @@ static void put_waits(struct gi_buf *out, json_t *b)
 	for (size_t i = 0; i < json_array_size(sites) && i < 5; i++) {
 		json_t *e = json_array_get(sites, i);
 		char smp[16], lg[16];
-		fmt_num(fuse_num(e, "samples"), smp, sizeof(smp));
-		fmt_num(fuse_num(e, "logger_samples"), lg, sizeof(lg));
-		const char *row[] = {fuse_str(e, "function") ? fuse_str(e, "function") : "?", smp,
-		                     lg, fuse_bool(e, "database") ? "the database" : "-"};
+		fmt_num(gi_json_num(e, "samples"), smp, sizeof(smp));
+		fmt_num(gi_json_num(e, "logger_samples"), lg, sizeof(lg));
+		const char *row[] = {gi_json_str(e, "function") ? gi_json_str(e, "function") : "?",
+		                     smp, lg, gi_json_true(e, "database") ? "the database" : "-"};
 		gi_table_add(t, row);
 	}
 	table_put(out, t);
@@ -722,21 +729,21 @@ static void put_waits(struct gi_buf *out, json_t *b)
  * held (shared). Nothing without tracing. */
 static void put_tracing(struct gi_buf *out, json_t *tracing, json_t *budget)
 {
-	const char *mode = fuse_str(tracing, "mode");
+	const char *mode = gi_json_str(tracing, "mode");
 	if (!mode || strcmp(mode, "none") == 0)
 		return;
 	struct gi_buf line;
 	gi_buf_init(&line, 4096);
-	double ms = fuse_num(tracing, "traced_ms");
-	gi_buf_printf(&line, "call counting: %.0f windows, %.1f s", fuse_num(tracing, "windows"),
+	double ms = gi_json_num(tracing, "traced_ms");
+	gi_buf_printf(&line, "call counting: %.0f windows, %.1f s", gi_json_num(tracing, "windows"),
 	              isfinite(ms) ? ms / 1000.0 : 0);
 	if (strcmp(mode, "budget") == 0 && json_is_object(budget)) {
 		char ov[32], duty[32], exp[32], cost[32], node[32];
-		fuse_fmt_pct(fuse_num(budget, "overhead"), ov, sizeof(ov));
-		fuse_fmt_pct(fuse_num(budget, "duty_mean"), duty, sizeof(duty));
-		fuse_fmt_pct(fuse_num(budget, "exposure_mean"), exp, sizeof(exp));
-		fuse_fmt_pct(fuse_num(budget, "cost"), cost, sizeof(cost));
-		fuse_fmt_pct(fuse_num(budget, "node_cost"), node, sizeof(node));
+		fuse_fmt_pct(gi_json_num(budget, "overhead"), ov, sizeof(ov));
+		fuse_fmt_pct(gi_json_num(budget, "duty_mean"), duty, sizeof(duty));
+		fuse_fmt_pct(gi_json_num(budget, "exposure_mean"), exp, sizeof(exp));
+		fuse_fmt_pct(gi_json_num(budget, "cost"), cost, sizeof(cost));
+		fuse_fmt_pct(gi_json_num(budget, "node_cost"), node, sizeof(node));
 		gi_buf_printf(
 		    &line,
 		    ", under a %s budget: counted for %s of the time, with the patterns set "
@@ -744,7 +751,7 @@ static void put_tracing(struct gi_buf *out, json_t *tracing, json_t *budget)
 		    "so about %s of the node's work went to counting; counts are "
 		    "estimates",
 		    ov, duty, exp, cost, node);
-		double paused = fuse_num(budget, "paused_windows");
+		double paused = gi_json_num(budget, "paused_windows");
 		if (isfinite(paused) && paused > 0)
 			gi_buf_printf(&line, "; paused in %.0f windows (utilisation ceiling)",
 			              paused);
@@ -775,25 +782,27 @@ static void put_observer(struct gi_buf *out, json_t *o)
 	if (!json_is_object(o))
 		return;
 	char cost[32], budget[32], max[32];
-	fuse_fmt_pct(fuse_num(o, "cost"), cost, sizeof(cost));
-	fuse_fmt_pct(fuse_num(o, "budget"), budget, sizeof(budget));
-	fuse_fmt_pct(fuse_num(o, "cost_max"), max, sizeof(max));
+	fuse_fmt_pct(gi_json_num(o, "cost"), cost, sizeof(cost));
+	fuse_fmt_pct(gi_json_num(o, "budget"), budget, sizeof(budget));
+	fuse_fmt_pct(gi_json_num(o, "cost_max"), max, sizeof(max));
 	struct gi_buf line;
 	gi_buf_init(&line, 1024);
-	double over = fuse_num(o, "over_budget_windows");
+	double over = gi_json_num(o, "over_budget_windows");
 	if (json_is_true(json_object_get(o, "within_budget")))
 		gi_buf_printf(&line, "[observer %s of a core, within its %s budget", cost, budget);
 	else
 		gi_buf_printf(&line,
 		              "[OVER BUDGET: the observer took %s of a core (%s at most in a "
 		              "window) against its %s budget, over it in %.0f of %.0f windows",
-		              cost, max, budget, isfinite(over) ? over : 0, fuse_num(o, "windows"));
+		              cost, max, budget, isfinite(over) ? over : 0,
+		              gi_json_num(o, "windows"));
 	if (json_is_true(json_object_get(o, "sampler_slowed")))
 		gi_buf_printf(&line,
 		              "; the sampler's period was lengthened from %.0f ms to up to %.0f ms "
 		              "to keep within it",
-		              fuse_num(o, "sample_period_ms"), fuse_num(o, "sample_period_max_ms"));
-	double others = fuse_num(o, "other_observers");
+		              gi_json_num(o, "sample_period_ms"),
+		              gi_json_num(o, "sample_period_max_ms"));
+	double others = gi_json_num(o, "other_observers");
 	if (isfinite(others) && others > 0)
 		gi_buf_printf(&line, "; %.0f process%s of other observers left out of the figures",
 		              others, others == 1 ? "" : "es");
@@ -806,12 +815,12 @@ static void put_observer(struct gi_buf *out, json_t *o)
  * the header, loud when it is low (docs/PROFILE.md "explained"). */
 static void put_explained(struct gi_buf *out, json_t *e)
 {
-	const char *note = fuse_str(e, "note");
+	const char *note = gi_json_str(e, "note");
 	if (!note)
 		return;
 	struct gi_buf line;
 	gi_buf_init(&line, 1024);
-	bool low = json_is_true(json_object_get(e, "low")) && isfinite(fuse_num(e, "share"));
+	bool low = json_is_true(json_object_get(e, "low")) && isfinite(gi_json_num(e, "share"));
 	gi_buf_printf(&line, "[%s%s]", low ? "MOSTLY UNATTRIBUTED: " : "", note);
 	put_wrapped(out, 2, gi_buf_str(&line));
 	gi_buf_destroy(&line);
@@ -834,7 +843,7 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	put_recommendations(out, json_object_get(profile, "recommendations"),
 	                    json_object_get(profile, "metrics"));
 	put_metrics(out, json_object_get(profile, "metrics"));
-	const char *basis = fuse_str(profile, "hot_modules_basis");
+	const char *basis = gi_json_str(profile, "hot_modules_basis");
 	bool executing = basis && strcmp(basis, "executing") == 0;
 	put_hot_modules(out, json_object_get(profile, "hot_modules"),
 	                executing ? "Hot modules (executing in: where the sampled processes ran, "
@@ -842,7 +851,7 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	                          : "Hot modules (process ownership: no samples in this session)");
 	put_hot_functions(out, json_object_get(profile, "hot_functions"),
 	                  json_object_get(profile, "executing"));
-	put_waits(out, fuse_get_path(profile, "executing.blocked"));
+	put_waits(out, gi_json_get_path(profile, "executing.blocked"));
 	if (executing)
 		put_hot_modules(out, json_object_get(profile, "ownership_modules"),
 		                "Process ownership (reductions of processes by the module that "
@@ -852,7 +861,7 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 	put_workload(out, json_object_get(profile, "workload"),
 	             json_object_get(profile, "pipeline_overhead"));
 	json_t *g = json_object_get(profile, "graph");
-	if (json_is_object(g) && !fuse_bool(g, "answered")) {
+	if (json_is_object(g) && !gi_json_true(g, "answered")) {
 		gi_buf_puts(out, "\n");
 		put_wrapped(out, 0,
 		            "(no knowledge graph for this node: graph columns are empty; index the "

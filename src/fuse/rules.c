@@ -96,9 +96,9 @@ static bool graph_external(struct rules *r, const char *module)
 	json_t *hm = json_object_get(r->profile, "hot_modules");
 	for (size_t i = 0; json_is_array(hm) && i < json_array_size(hm); i++) {
 		json_t *m = json_array_get(hm, i);
-		const char *name = fuse_str(m, "module");
+		const char *name = gi_json_str(m, "module");
 		if (name && strcmp(name, module) == 0)
-			return fuse_bool(json_object_get(m, "graph"), "external");
+			return gi_json_true(json_object_get(m, "graph"), "external");
 	}
 	return false;
 }
@@ -150,16 +150,16 @@ static void project_hot_functions(struct rules *r, json_t *ev, char *text, size_
 	text[0] = '\0';
 	for (size_t i = 0; json_is_array(hf) && i < json_array_size(hf); i++) {
 		json_t *f = json_array_get(hf, i);
-		const char *mod = fuse_str(f, "module"), *fn = fuse_str(f, "function");
-		double arity = fuse_num(f, "arity");
-		if (!fuse_bool(f, "project") || !mod || !fn || !isfinite(arity) ||
+		const char *mod = gi_json_str(f, "module"), *fn = gi_json_str(f, "function");
+		double arity = gi_json_num(f, "arity");
+		if (!gi_json_true(f, "project") || !mod || !fn || !isfinite(arity) ||
 		    json_array_size(names) >= 3)
 			continue;
 		char mfa[600];
 		snprintf(mfa, sizeof(mfa), "%s.%s/%.0f", mod, fn, arity);
 		json_array_append_new(names, json_string(mfa));
 		char pct[32];
-		fuse_fmt_pct(fuse_num(f, "reductions_share"), pct, sizeof(pct));
+		fuse_fmt_pct(gi_json_num(f, "reductions_share"), pct, sizeof(pct));
 		size_t len = strlen(text);
 		if (len + strlen(mfa) + strlen(pct) + 3 < size)
 			snprintf(text + len, size - len, "%s%.*s %s", len ? ", " : "",
@@ -172,11 +172,11 @@ static void project_hot_functions(struct rules *r, json_t *ev, char *text, size_
 static void rule_cpu(struct rules *r)
 {
 	const json_t *m = json_object_get(r->profile, "metrics");
-	double above = fuse_num_path(m, "run_queue.above_schedulers_share");
-	double rq_avg = fuse_num_path(m, "run_queue.avg"),
-	       rq_peak = fuse_num_path(m, "run_queue.peak");
-	double util_avg = fuse_num_path(m, "scheduler_utilisation.avg");
-	double util_high = fuse_num_path(m, "scheduler_utilisation.high_share");
+	double above = gi_json_num_path(m, "run_queue.above_schedulers_share");
+	double rq_avg = gi_json_num_path(m, "run_queue.avg"),
+	       rq_peak = gi_json_num_path(m, "run_queue.peak");
+	double util_avg = gi_json_num_path(m, "scheduler_utilisation.avg");
+	double util_high = gi_json_num_path(m, "scheduler_utilisation.high_share");
 	if (r->snapshots < r->t->min_snapshots)
 		return;
 	bool queue = isfinite(above) && above >= r->t->cpu_persistent_share;
@@ -220,15 +220,15 @@ static void rule_cpu(struct rules *r)
 /* 2. Logger bottleneck. */
 static void rule_logger(struct rules *r)
 {
-	json_t *loggers = fuse_get_path(r->profile, "processes.logger");
+	json_t *loggers = gi_json_get_path(r->profile, "processes.logger");
 	size_t n = json_is_array(loggers) ? json_array_size(loggers) : 0;
 	double share = 0, rate = 0, queue = 0, best_rank = INFINITY;
 	json_t *names = json_array();
 	for (size_t i = 0; i < n; i++) {
 		json_t *p = json_array_get(loggers, i);
-		double s = fuse_num(p, "reductions_share"),
-		       rps = fuse_num(p, "reductions_per_second");
-		double rank = fuse_num(p, "rank"), q = fuse_num(p, "max_queue");
+		double s = gi_json_num(p, "reductions_share"),
+		       rps = gi_json_num(p, "reductions_per_second");
+		double rank = gi_json_num(p, "rank"), q = gi_json_num(p, "max_queue");
 		if (isfinite(s))
 			share += s;
 		if (isfinite(rps))
@@ -237,12 +237,12 @@ static void rule_logger(struct rules *r)
 			queue = q;
 		if (isfinite(rank) && rank < best_rank)
 			best_rank = rank;
-		const char *name = fuse_str(p, "registered_name");
+		const char *name = gi_json_str(p, "registered_name");
 		if (!name)
-			name = fuse_str(p, "module");
+			name = gi_json_str(p, "module");
 		char label[600];
 		snprintf(label, sizeof(label), "%s (%s)", name ? name : "?",
-		         fuse_str(p, "pid") ? fuse_str(p, "pid") : "?");
+		         gi_json_str(p, "pid") ? gi_json_str(p, "pid") : "?");
 		if (json_array_size(names) < 5)
 			json_array_append_new(names, json_string(label));
 	}
@@ -257,21 +257,21 @@ static void rule_logger(struct rules *r)
 	ev_num(ev, "reductions_per_second", rate);
 	ev_num(ev, "best_rank", best_rank);
 	ev_num(ev, "max_message_queue", queue);
-	json_t *blocked = fuse_get_path(r->profile, "executing.blocked");
-	double wait_share = fuse_num(blocked, "logger_share_of_samples");
-	double wait_callers = fuse_num(blocked, "logger_callers_avg");
-	double other_share = fuse_num(blocked, "share_of_samples") - wait_share;
-	double caller_share = fuse_num_path(blocked, "logging.caller_share");
+	json_t *blocked = gi_json_get_path(r->profile, "executing.blocked");
+	double wait_share = gi_json_num(blocked, "logger_share_of_samples");
+	double wait_callers = gi_json_num(blocked, "logger_callers_avg");
+	double other_share = gi_json_num(blocked, "share_of_samples") - wait_share;
+	double caller_share = gi_json_num_path(blocked, "logging.caller_share");
 	ev_num(ev, "blocked_in_log_calls_share", wait_share);
 	ev_num(ev, "blocked_in_log_calls_callers_avg", wait_callers);
 	ev_num(ev, "blocked_in_other_calls_share", other_share);
 	ev_num(ev, "log_calls_caller_share", caller_share);
 	json_t *sites = json_array();
 	char site_text[512] = "";
-	json_t *log_sites = fuse_get_path(blocked, "logging.call_sites");
+	json_t *log_sites = gi_json_get_path(blocked, "logging.call_sites");
 	for (size_t i = 0; json_is_array(log_sites) && i < json_array_size(log_sites) && i < 3;
 	     i++) {
-		const char *fn = fuse_str(json_array_get(log_sites, i), "function");
+		const char *fn = gi_json_str(json_array_get(log_sites, i), "function");
 		if (!fn)
 			continue;
 		json_array_append_new(sites, json_string(fn));
@@ -329,9 +329,9 @@ static void rule_logger(struct rules *r)
 
 static bool cache_candidate(struct rules *r, json_t *w)
 {
-	double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
-	double cps = fuse_num(w, "operations_per_second");
-	if (!fuse_str(w, "module") || !isfinite(reads) || reads <= 0 || !isfinite(cps) ||
+	double reads = gi_json_num(w, "reads"), writes = gi_json_num(w, "writes");
+	double cps = gi_json_num(w, "operations_per_second");
+	if (!gi_json_str(w, "module") || !isfinite(reads) || reads <= 0 || !isfinite(cps) ||
 	    cps < r->t->cache_calls_per_s)
 		return false;
 	double ratio = writes > 0 ? reads / writes : INFINITY;
@@ -345,7 +345,7 @@ static bool has_caller_candidate(struct rules *r, json_t *cands, const char *mod
  * a cache in front of them would recommend what is there. */
 static bool reads_in_memory(struct rules *r, json_t *w)
 {
-	double s = fuse_num_path(w, "database.reads_in_vm_share");
+	double s = gi_json_num_path(w, "database.reads_in_vm_share");
 	return isfinite(s) && s > r->t->in_vm_read_share;
 }
 
@@ -357,9 +357,9 @@ static double module_time_share(struct rules *r, const char *module)
 	json_t *hm = json_object_get(r->profile, "hot_modules");
 	for (size_t i = 0; module && json_is_array(hm) && i < json_array_size(hm); i++) {
 		json_t *m = json_array_get(hm, i);
-		const char *name = fuse_str(m, "module");
+		const char *name = gi_json_str(m, "module");
 		if (name && strcmp(name, module) == 0)
-			return fuse_num(m, "reductions_share");
+			return gi_json_num(m, "reductions_share");
 	}
 	return NAN;
 }
@@ -373,24 +373,24 @@ static double module_time_share(struct rules *r, const char *module)
  * needs both to call it hot. */
 static double function_time_share(struct rules *r, json_t *hotspot, const char **basis)
 {
-	const char *mod = fuse_str(hotspot, "module"), *fn = fuse_str(hotspot, "function");
-	double arity = fuse_num(hotspot, "arity");
+	const char *mod = gi_json_str(hotspot, "module"), *fn = gi_json_str(hotspot, "function");
+	double arity = gi_json_num(hotspot, "arity");
 	json_t *hf = json_object_get(r->profile, "hot_functions");
 	double node = NAN;
 	*basis = NULL;
 	for (size_t i = 0; mod && fn && json_is_array(hf) && i < json_array_size(hf); i++) {
 		json_t *f = json_array_get(hf, i);
-		const char *m = fuse_str(f, "module"), *n = fuse_str(f, "function");
+		const char *m = gi_json_str(f, "module"), *n = gi_json_str(f, "function");
 		if (m && n && strcmp(m, mod) == 0 && strcmp(n, fn) == 0 &&
-		    fuse_num(f, "arity") == arity) {
-			node = fuse_num(f, "reductions_share");
+		    gi_json_num(f, "arity") == arity) {
+			node = gi_json_num(f, "reductions_share");
 			break;
 		}
 	}
 	/* Sampled, and not among the hot functions: below their floor. */
 	if (!isfinite(node) && json_array_size(hf) > 0)
 		node = 0;
-	double traced = fuse_num(hotspot, "time_share");
+	double traced = gi_json_num(hotspot, "time_share");
 	if (isfinite(traced) && (!isfinite(node) || traced < node)) {
 		*basis = "traced";
 		return traced;
@@ -410,24 +410,24 @@ static void rule_cache(struct rules *r)
 			json_array_append(cands, json_array_get(wl, i));
 	for (size_t i = 0; i < json_array_size(cands); i++) {
 		json_t *w = json_array_get(cands, i);
-		const char *mod = fuse_str(w, "module");
+		const char *mod = gi_json_str(w, "module");
 		/* A data layer whose caller is a candidate too: cache in the caller.
 		 * Reads served from memory already need no cache. */
 		if (has_caller_candidate(r, cands, mod) || reads_in_memory(r, w))
 			continue;
-		double reads = fuse_num(w, "reads"), writes = fuse_num(w, "writes");
-		double cps = fuse_num(w, "operations_per_second");
+		double reads = gi_json_num(w, "reads"), writes = gi_json_num(w, "writes");
+		double cps = gi_json_num(w, "operations_per_second");
 		double ratio = writes > 0 ? reads / writes : INFINITY;
 		json_t *ev = json_object();
 		ev_num(ev, "reads", reads);
 		ev_num(ev, "writes", writes);
 		ev_num(ev, "read_write_ratio", writes > 0 ? ratio : NAN);
 		ev_num(ev, "operations_per_second", cps);
-		ev_num(ev, "reads_per_window", fuse_num(w, "reads_per_window"));
+		ev_num(ev, "reads_per_window", gi_json_num(w, "reads_per_window"));
 		ev_num(ev, "time_share", module_time_share(r, mod));
 		json_object_set_new(ev, "storage",
-		                    json_incref(fuse_get_path(w, "database.storage")
-		                                    ? fuse_get_path(w, "database.storage")
+		                    json_incref(gi_json_get_path(w, "database.storage")
+		                                    ? gi_json_get_path(w, "database.storage")
 		                                    : json_null()));
 		char finding[512], rt[32], rd[GI_FMT_NUM_MAX], wr[GI_FMT_NUM_MAX],
 		    ops[GI_FMT_NUM_MAX];
@@ -444,7 +444,7 @@ static void rule_cache(struct rules *r)
 		double pri = 45 + 10 * log10(fmax(cps, 1)) + (writes == 0 ? 5 : 0);
 		/* A data layer's reads are every caller's, of many keys: the ratio
 		 * bounds the misses that writes cause, not the cold ones. */
-		bool layer = fuse_bool(json_object_get(w, "database"), "data_layer");
+		bool layer = gi_json_true(json_object_get(w, "database"), "data_layer");
 		json_object_set_new(ev, "data_layer", json_boolean(layer));
 		emit(r, 3, "read-through-cache", pri, mod, finding, ev,
 		     layer ? "It is the data layer, so its reads are every caller's: a cache "
@@ -466,17 +466,17 @@ static void rule_cache(struct rules *r)
  * Repo-shaped module), with why in `via`. */
 static bool data_layer_signature(json_t *db, char *via, size_t via_size)
 {
-	double helpers = fuse_num(db, "pipeline_helper_calls");
+	double helpers = gi_json_num(db, "pipeline_helper_calls");
 	if (isfinite(helpers) && helpers > 0) {
 		snprintf(via, via_size, "calls to pipeline helpers inside the module");
 		return true;
 	}
-	if (fuse_bool(db, "uses_ecto_repo")) {
+	if (gi_json_true(db, "uses_ecto_repo")) {
 		snprintf(via, via_size, "it uses Ecto.Repo");
 		return true;
 	}
-	if (fuse_bool(db, "data_layer")) {
-		const char *why = fuse_str(db, "data_layer_reason");
+	if (gi_json_true(db, "data_layer")) {
+		const char *why = gi_json_str(db, "data_layer_reason");
 		snprintf(via, via_size, "a data layer: %s", why ? why : "it talks to a database");
 		return true;
 	}
@@ -489,8 +489,8 @@ static bool data_layer_signature(json_t *db, char *via, size_t via_size)
 static bool mostly_to_data_layer(struct rules *r, json_t *db, const char *self, char *via,
                                  size_t via_size)
 {
-	double share = fuse_num(db, "repo_call_share");
-	const char *repo = fuse_str(db, "repo");
+	double share = gi_json_num(db, "repo_call_share");
+	const char *repo = gi_json_str(db, "repo");
 	if (!repo || (self && strcmp(repo, self) == 0) || !isfinite(share) ||
 	    share < r->t->lookup_repo_share)
 		return false;
@@ -520,15 +520,15 @@ static bool lookup_signature(struct rules *r, json_t *w, char *via, size_t via_s
 {
 	json_t *db = json_object_get(w, "database");
 	return !data_layer_signature(db, via, via_size) &&
-	       mostly_to_data_layer(r, db, fuse_str(w, "module"), via, via_size);
+	       mostly_to_data_layer(r, db, gi_json_str(w, "module"), via, via_size);
 }
 
 /* The workload entry of `module`, or NULL. */
 static json_t *workload_of(json_t *wl, const char *module)
 {
 	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++)
-		if (module && fuse_str(json_array_get(wl, i), "module") &&
-		    strcmp(fuse_str(json_array_get(wl, i), "module"), module) == 0)
+		if (module && gi_json_str(json_array_get(wl, i), "module") &&
+		    strcmp(gi_json_str(json_array_get(wl, i), "module"), module) == 0)
 			return json_array_get(wl, i);
 	return NULL;
 }
@@ -540,7 +540,7 @@ static bool module_reaches(json_t *wl, const char *from, const char *to, int dep
 {
 	json_t *w = workload_of(wl, from);
 	json_t *db = json_object_get(w, "database");
-	const char *repo = fuse_str(db, "repo");
+	const char *repo = gi_json_str(db, "repo");
 	if (!w || depth <= 0)
 		return false;
 	if (repo && strcmp(repo, to) == 0)
@@ -562,7 +562,7 @@ static bool has_caller_candidate(struct rules *r, json_t *cands, const char *mod
 {
 	json_t *wl = json_object_get(r->profile, "workload");
 	for (size_t i = 0; i < json_array_size(cands); i++) {
-		const char *other = fuse_str(json_array_get(cands, i), "module");
+		const char *other = gi_json_str(json_array_get(cands, i), "module");
 		if (other && strcmp(other, module) != 0 && module_reaches(wl, other, module, 8))
 			return true;
 	}
@@ -577,8 +577,8 @@ static void rule_lookup(struct rules *r)
 	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
 		char via[256];
-		double share = fuse_num(w, "read_share"),
-		       cps = fuse_num(w, "operations_per_second");
+		double share = gi_json_num(w, "read_share"),
+		       cps = gi_json_num(w, "operations_per_second");
 		if (!isfinite(share) || share < r->t->lookup_read_share || !isfinite(cps) ||
 		    cps < r->t->lookup_calls_per_s || !lookup_signature(r, w, via, sizeof(via)))
 			continue;
@@ -586,20 +586,20 @@ static void rule_lookup(struct rules *r)
 	}
 	for (size_t i = 0; i < json_array_size(cands); i++) {
 		json_t *w = json_array_get(cands, i);
-		const char *mod = fuse_str(w, "module");
+		const char *mod = gi_json_str(w, "module");
 		char via[256];
 		if (!mod || !lookup_signature(r, w, via, sizeof(via)))
 			continue;
 		if (has_caller_candidate(r, cands, mod) || reads_in_memory(r, w))
 			continue;
 		json_t *db = json_object_get(w, "database");
-		double reads_w = fuse_num(w, "reads_per_window");
-		double writes_w = fuse_num(w, "writes_per_window");
-		double rshare = fuse_num(db, "repo_call_share");
+		double reads_w = gi_json_num(w, "reads_per_window");
+		double writes_w = gi_json_num(w, "writes_per_window");
+		double rshare = gi_json_num(db, "repo_call_share");
 		/* Its reads that reach the database, and never more than the data
 		 * layer's own reads when that is traced. */
 		double trips = reads_w * fmin(rshare, 1.0);
-		double repo_reads = fuse_num(db, "repo_reads_per_window");
+		double repo_reads = gi_json_num(db, "repo_reads_per_window");
 		if (isfinite(repo_reads) && repo_reads < trips)
 			trips = repo_reads;
 		double saved = trips - (isfinite(writes_w) ? writes_w : 0);
@@ -607,11 +607,11 @@ static void rule_lookup(struct rules *r)
 			saved = 0;
 		json_t *ev = json_object();
 		json_object_set_new(ev, "signature", json_string(via));
-		ev_num(ev, "read_share", fuse_num(w, "read_share"));
-		ev_num(ev, "reads", fuse_num(w, "reads"));
-		ev_num(ev, "writes", fuse_num(w, "writes"));
-		ev_num(ev, "operations_per_second", fuse_num(w, "operations_per_second"));
-		ev_num(ev, "pipeline_helper_calls", fuse_num(db, "pipeline_helper_calls"));
+		ev_num(ev, "read_share", gi_json_num(w, "read_share"));
+		ev_num(ev, "reads", gi_json_num(w, "reads"));
+		ev_num(ev, "writes", gi_json_num(w, "writes"));
+		ev_num(ev, "operations_per_second", gi_json_num(w, "operations_per_second"));
+		ev_num(ev, "pipeline_helper_calls", gi_json_num(db, "pipeline_helper_calls"));
 		json_object_set_new(ev, "repo",
 		                    json_incref(json_object_get(db, "repo")
 		                                    ? json_object_get(db, "repo")
@@ -628,7 +628,7 @@ static void rule_lookup(struct rules *r)
 		snprintf(finding, sizeof(finding),
 		         "%s serves read-mostly lookups (%.1f%% reads) from the database (%s); "
 		         "about %.0f round trips per window could be saved",
-		         mod, fuse_num(w, "read_share") * 100, via, round(saved));
+		         mod, gi_json_num(w, "read_share") * 100, via, round(saved));
 		double pri = 60 + 10 * log10(fmax(saved, 1));
 		emit(r, 4, "db-backed-lookup", pri, mod, finding, ev,
 		     "Keep this rarely changing data in ETS (a table owned by a long-lived "
@@ -646,18 +646,18 @@ static void rule_hub(struct rules *r)
 	for (size_t i = 0; json_is_array(hm) && i < json_array_size(hm); i++) {
 		json_t *m = json_array_get(hm, i);
 		json_t *g = json_object_get(m, "graph");
-		double share = fuse_num(m, "reductions_share"), ca = fuse_num(g, "ca");
-		bool hub = fuse_bool(g, "hub");
+		double share = gi_json_num(m, "reductions_share"), ca = gi_json_num(g, "ca");
+		bool hub = gi_json_true(g, "hub");
 		if (!isfinite(share) || share < r->t->hub_share)
 			continue;
 		if (!hub && !(isfinite(ca) && ca >= r->t->hub_dependents))
 			continue;
-		const char *mod = fuse_str(m, "module");
+		const char *mod = gi_json_str(m, "module");
 		json_t *ev = json_object();
 		ev_num(ev, "reductions_share", share);
 		ev_num(ev, "dependents", ca);
 		json_object_set_new(ev, "hub", json_boolean(hub));
-		ev_num(ev, "complexity", fuse_num(g, "complexity"));
+		ev_num(ev, "complexity", gi_json_num(g, "complexity"));
 		json_object_set_new(ev, "zone",
 		                    json_incref(json_object_get(g, "zone")
 		                                    ? json_object_get(g, "zone")
@@ -677,8 +677,8 @@ static void rule_hub(struct rules *r)
 	int functions = 0;
 	for (size_t i = 0; json_is_array(hs) && i < json_array_size(hs) && functions < 5; i++) {
 		json_t *f = json_array_get(hs, i);
-		double cps = fuse_num(f, "calls_per_second");
-		double cc = fuse_num(f, "cyclomatic"), cog = fuse_num(f, "cognitive");
+		double cps = gi_json_num(f, "calls_per_second");
+		double cc = gi_json_num(f, "cyclomatic"), cog = gi_json_num(f, "cognitive");
 		if (!isfinite(cps) || cps < r->t->hub_function_calls_per_s)
 			continue;
 		if (!(isfinite(cc) && cc >= r->t->hub_cyclomatic) &&
@@ -690,7 +690,7 @@ static void rule_hub(struct rules *r)
 		double tshare = function_time_share(r, f, &basis);
 		if (!isfinite(tshare) || tshare < r->t->advice_min_share)
 			continue;
-		const char *mfa = fuse_str(f, "mfa");
+		const char *mfa = gi_json_str(f, "mfa");
 		functions++;
 		json_t *ev = json_object();
 		ev_num(ev, "time_share", tshare);
@@ -717,22 +717,23 @@ static void rule_hub(struct rules *r)
 /* 6. Mailbox build-up. */
 static void rule_mailbox(struct rules *r)
 {
-	json_t *boxes = fuse_get_path(r->profile, "processes.mailboxes");
+	json_t *boxes = gi_json_get_path(r->profile, "processes.mailboxes");
 	for (size_t i = 0; json_is_array(boxes) && i < json_array_size(boxes) && i < 10; i++) {
 		json_t *b = json_array_get(boxes, i);
-		double first = fuse_num(b, "first"), last = fuse_num(b, "last");
-		double max = fuse_num(b, "max"), samples = fuse_num(b, "samples");
-		double rises = fuse_num(b, "rising_steps"), steps = fuse_num(b, "steps");
-		double head = fuse_num(b, "start_quarter_avg"),
-		       tail = fuse_num(b, "end_quarter_avg");
+		double first = gi_json_num(b, "first"), last = gi_json_num(b, "last");
+		double max = gi_json_num(b, "max"), samples = gi_json_num(b, "samples");
+		double rises = gi_json_num(b, "rising_steps"), steps = gi_json_num(b, "steps");
+		double head = gi_json_num(b, "start_quarter_avg"),
+		       tail = gi_json_num(b, "end_quarter_avg");
 		/* Grown by mailbox_min from the first to the last quarter, and rising
 		 * in most of the steps where it was seen: a trend, not a burst. */
 		if (!isfinite(max) || samples < r->t->min_snapshots || !isfinite(head) ||
 		    !isfinite(tail) || tail - head < r->t->mailbox_min || !(last > first) ||
 		    steps <= 0 || rises / steps < r->t->mailbox_rising_share)
 			continue;
-		const char *mod = fuse_str(b, "module"), *name = fuse_str(b, "registered_name");
-		const char *pid = fuse_str(b, "pid");
+		const char *mod = gi_json_str(b, "module"),
+		           *name = gi_json_str(b, "registered_name");
+		const char *pid = gi_json_str(b, "pid");
 		json_t *hub = json_object_get(b, "hub");
 		json_t *ev = json_object();
 		json_object_set_new(ev, "pid", json_string(pid ? pid : "?"));
@@ -746,11 +747,11 @@ static void rule_mailbox(struct rules *r)
 		ev_num(ev, "rising_steps", rises);
 		ev_num(ev, "steps", steps);
 		json_object_set_new(ev, "hub", hub ? json_incref(hub) : json_null());
-		ev_num(ev, "dependents", fuse_num(b, "dependents"));
+		ev_num(ev, "dependents", gi_json_num(b, "dependents"));
 		/* Reads it serves, if any: a spool or a sink serves none, and
 		 * moving reads into ETS is no remedy for it. */
 		json_t *w = workload_of(json_object_get(r->profile, "workload"), mod);
-		double reads = fuse_num(w, "reads");
+		double reads = gi_json_num(w, "reads");
 		bool serves_reads = isfinite(reads) && reads > 0;
 		ev_num(ev, "time_share", module_time_share(r, mod));
 		json_object_set_new(ev, "serves_reads",
@@ -780,9 +781,9 @@ static void rule_mailbox(struct rules *r)
 /* 7. Memory growth. */
 static void rule_memory(struct rules *r)
 {
-	json_t *mem = fuse_get_path(r->profile, "metrics.memory_bytes");
-	double trend = fuse_num(mem, "trend_bytes"), ratio = fuse_num(mem, "trend_ratio");
-	double growth = fuse_num(mem, "growth_bytes"), first = fuse_num(mem, "first");
+	json_t *mem = gi_json_get_path(r->profile, "metrics.memory_bytes");
+	double trend = gi_json_num(mem, "trend_bytes"), ratio = gi_json_num(mem, "trend_ratio");
+	double growth = gi_json_num(mem, "growth_bytes"), first = gi_json_num(mem, "first");
 	if (r->snapshots < r->t->min_snapshots || !isfinite(trend) || !isfinite(growth))
 		return;
 	if (trend < r->t->memory_growth_bytes || growth < r->t->memory_growth_bytes ||
@@ -791,7 +792,7 @@ static void rule_memory(struct rules *r)
 	/* A trend needs continuity: when more of the session is missing than
 	 * was seen, the two ends are not one series, and nothing is claimed. */
 	json_t *session = json_object_get(r->profile, "session");
-	double missing = fuse_num(session, "snapshots_missing");
+	double missing = gi_json_num(session, "snapshots_missing");
 	size_t gaps = json_array_size(json_object_get(session, "gaps"));
 	if (!isfinite(missing))
 		missing = 0;
@@ -803,16 +804,16 @@ static void rule_memory(struct rules *r)
 		ev_num(ev, "snapshots_missing", missing);
 	}
 	ev_num(ev, "first_bytes", first);
-	ev_num(ev, "last_bytes", fuse_num(mem, "last"));
+	ev_num(ev, "last_bytes", gi_json_num(mem, "last"));
 	ev_num(ev, "growth_bytes", growth);
 	ev_num(ev, "trend_bytes", trend);
 	ev_num(ev, "trend_ratio", ratio);
 	json_t *cats = json_object();
-	json_t *mc = fuse_get_path(r->profile, "metrics.memory_categories");
+	json_t *mc = gi_json_get_path(r->profile, "metrics.memory_categories");
 	char names[256] = "";
 	static const char *const keys[] = {"binary", "ets", "processes", "atom", "code", "system"};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		double g = fuse_num(json_object_get(mc, keys[i]), "trend_bytes");
+		double g = gi_json_num(json_object_get(mc, keys[i]), "trend_bytes");
 		if (!isfinite(g) || g <= 0)
 			continue;
 		ev_num(cats, keys[i], g);
@@ -824,23 +825,23 @@ static void rule_memory(struct rules *r)
 		}
 	}
 	json_object_set_new(ev, "categories", cats);
-	json_t *grew = fuse_get_path(r->profile, "processes.memory_growth");
+	json_t *grew = gi_json_get_path(r->profile, "processes.memory_growth");
 	json_t *plist = json_array();
 	for (size_t i = 0; json_is_array(grew) && i < json_array_size(grew) && i < 5; i++) {
 		json_t *p = json_array_get(grew, i);
 		json_t *e = json_object();
 		json_object_set_new(e, "pid", json_incref(json_object_get(p, "pid")));
 		json_object_set_new(e, "module", json_incref(json_object_get(p, "module")));
-		ev_num(e, "growth_bytes", fuse_num(p, "growth_bytes"));
+		ev_num(e, "growth_bytes", gi_json_num(p, "growth_bytes"));
 		json_array_append_new(plist, e);
 	}
 	json_object_set_new(ev, "processes", plist);
 	/* Memory that grew with the processes, per process steady, is the
 	 * load ramping up (connections, sessions) or processes that never
 	 * exit: a different finding, said as such, at low severity. */
-	json_t *pc = fuse_get_path(r->profile, "metrics.process_count");
-	double ph = fuse_num(pc, "start_quarter_avg"), pt = fuse_num(pc, "end_quarter_avg");
-	double mh = fuse_num(mem, "start_quarter_avg"), mt = fuse_num(mem, "end_quarter_avg");
+	json_t *pc = gi_json_get_path(r->profile, "metrics.process_count");
+	double ph = gi_json_num(pc, "start_quarter_avg"), pt = gi_json_num(pc, "end_quarter_avg");
+	double mh = gi_json_num(mem, "start_quarter_avg"), mt = gi_json_num(mem, "end_quarter_avg");
 	bool with_processes = false;
 	if (isfinite(ph) && isfinite(pt) && ph > 0 && pt > ph * (1 + r->t->memory_growth_ratio) &&
 	    isfinite(mh) && isfinite(mt) && mh > 0) {
@@ -884,9 +885,9 @@ static void rule_memory(struct rules *r)
  * database. Returns whether it emitted. */
 static bool rule_waiting(struct rules *r, double util, double rq, const char *db_module)
 {
-	const json_t *b = fuse_get_path(r->profile, "executing.blocked");
-	double blocked = fuse_num(b, "share_of_samples");
-	double db_share = fuse_num(b, "database_share_of_blocked");
+	const json_t *b = gi_json_get_path(r->profile, "executing.blocked");
+	double blocked = gi_json_num(b, "share_of_samples");
+	double db_share = gi_json_num(b, "database_share_of_blocked");
 	double sched = r->schedulers > 0 ? r->schedulers : 1;
 	if (!isfinite(blocked) || !isfinite(db_share) || util >= r->t->headroom_utilisation ||
 	    rq >= r->t->cpu_run_queue_per_scheduler * sched ||
@@ -898,8 +899,8 @@ static bool rule_waiting(struct rules *r, double util, double rq, const char *db
 	json_t *all = json_object_get(b, "call_sites");
 	for (size_t i = 0; i < json_array_size(all) && json_array_size(sites) < 3; i++) {
 		json_t *site = json_array_get(all, i);
-		const char *fn = fuse_str(site, "function");
-		if (!fn || !fuse_bool(site, "database"))
+		const char *fn = gi_json_str(site, "function");
+		if (!fn || !gi_json_true(site, "database"))
 			continue;
 		json_array_append_new(sites, json_string(fn));
 		int n = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", fn);
@@ -939,9 +940,9 @@ static bool rule_waiting(struct rules *r, double util, double rq, const char *db
 static void rule_idle(struct rules *r)
 {
 	const json_t *m = json_object_get(r->profile, "metrics");
-	double util = fuse_num_path(m, "scheduler_utilisation.avg");
-	double rq = fuse_num_path(m, "run_queue.avg");
-	double rps = fuse_num_path(m, "reductions_per_second.avg");
+	double util = gi_json_num_path(m, "scheduler_utilisation.avg");
+	double rq = gi_json_num_path(m, "run_queue.avg");
+	double rps = gi_json_num_path(m, "reductions_per_second.avg");
 	double sched = r->schedulers > 0 ? r->schedulers : 1;
 	if (r->snapshots < r->t->min_snapshots || !isfinite(util) || !isfinite(rq) ||
 	    !isfinite(rps))
@@ -953,18 +954,18 @@ static void rule_idle(struct rules *r)
 	const char *db_module = NULL;
 	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
-		double c = fuse_num(w, "operations_per_second");
+		double c = gi_json_num(w, "operations_per_second");
 		if (isfinite(c) && c > calls_per_s)
 			calls_per_s = c;
 		char via[256];
 		/* A database outside the VM only: mnesia's tables and DETS files
 		 * are the node's own (docs/RULES.md, "Where data lives"). */
-		const char *storage = fuse_str_path(w, "database.storage");
+		const char *storage = gi_json_str_path(w, "database.storage");
 		bool outside = !storage || strcmp(storage, "external") == 0;
 		if (!db_module && outside && db_signature(r, w, via, sizeof(via))) {
 			/* Name the data layer itself when the module is a caller of it. */
-			const char *repo = fuse_str_path(w, "database.repo");
-			db_module = repo ? repo : fuse_str(w, "module");
+			const char *repo = gi_json_str_path(w, "database.repo");
+			db_module = repo ? repo : gi_json_str(w, "module");
 		}
 	}
 	if (util >= r->t->idle_utilisation || rq >= r->t->idle_run_queue ||
@@ -980,7 +981,7 @@ static void rule_idle(struct rules *r)
 	/* "Time goes elsewhere" needs processes that wait: sampled, with few
 	 * of them blocked in calls, the node is lightly loaded and healthy,
 	 * not waiting on anything outside. */
-	double blocked = fuse_num_path(r->profile, "executing.blocked.share_of_samples");
+	double blocked = gi_json_num_path(r->profile, "executing.blocked.share_of_samples");
 	if (isfinite(blocked) && blocked < r->t->headroom_blocked_share)
 		return;
 	json_t *ev = json_object();
@@ -1019,16 +1020,16 @@ static void rule_idle(struct rules *r)
  * that goes through it stops scaling there, whatever the cores. */
 static void rule_single_process(struct rules *r)
 {
-	json_t *top = fuse_get_path(r->profile, "processes.top_cpu");
+	json_t *top = gi_json_get_path(r->profile, "processes.top_cpu");
 	size_t n = json_is_array(top) ? json_array_size(top) : 0;
-	double util = fuse_num_path(r->profile, "metrics.scheduler_utilisation.avg");
+	double util = gi_json_num_path(r->profile, "metrics.scheduler_utilisation.avg");
 	int emitted = 0;
 	if (r->snapshots < r->t->min_snapshots || n < 2)
 		return;
 	for (size_t i = 0; i < n && emitted < 3; i++) {
 		json_t *p = json_array_get(top, i);
-		double share = fuse_num(p, "reductions_share");
-		if (fuse_bool(p, "logger") || !isfinite(share) ||
+		double share = gi_json_num(p, "reductions_share");
+		if (gi_json_true(p, "logger") || !isfinite(share) ||
 		    share < r->t->single_process_share)
 			continue;
 		/* Far above the other busiest processes: a funnel, not one of many
@@ -1036,7 +1037,7 @@ static void rule_single_process(struct rules *r)
 		double others = 0;
 		size_t k = 0;
 		for (size_t j = 0; j < n; j++) {
-			double s = fuse_num(json_array_get(top, j), "reductions_share");
+			double s = gi_json_num(json_array_get(top, j), "reductions_share");
 			if (j != i && isfinite(s)) {
 				others += s;
 				k++;
@@ -1045,15 +1046,15 @@ static void rule_single_process(struct rules *r)
 		double mean = k > 0 ? others / (double)k : 0;
 		if (share < r->t->single_process_ratio * mean)
 			continue;
-		const char *mod = fuse_str(p, "module"), *pid = fuse_str(p, "pid");
-		const char *name = fuse_str(p, "registered_name");
+		const char *mod = gi_json_str(p, "module"), *pid = gi_json_str(p, "pid");
+		const char *name = gi_json_str(p, "registered_name");
 		/* A process started by spawn(fun) or by plumbing: its code. */
-		if ((!mod || fuse_module_is_wrapper(mod)) && fuse_str(p, "running_module"))
-			mod = fuse_str(p, "running_module");
+		if ((!mod || fuse_module_is_wrapper(mod)) && gi_json_str(p, "running_module"))
+			mod = gi_json_str(p, "running_module");
 		/* What one scheduler it uses: its share of the node's busy time. */
 		double scheduler = isfinite(util) ? share * util * r->schedulers : NAN;
 		/* Busy enough to matter: an idle node's busiest process is none. */
-		double rps = fuse_num(p, "reductions_per_second");
+		double rps = gi_json_num(p, "reductions_per_second");
 		if (!isfinite(rps) || rps < r->t->single_process_reductions_per_s)
 			continue;
 		json_t *ev = json_object();
@@ -1064,7 +1065,7 @@ static void rule_single_process(struct rules *r)
 		ev_num(ev, "others_mean_share", mean);
 		ev_num(ev, "scheduler_share", scheduler);
 		ev_num(ev, "reductions_per_second", rps);
-		ev_num(ev, "max_queue", fuse_num(p, "max_queue"));
+		ev_num(ev, "max_queue", gi_json_num(p, "max_queue"));
 		char finding[768], pct[32], sch[64] = "";
 		fuse_fmt_pct(share, pct, sizeof(pct));
 		if (isfinite(scheduler))
@@ -1096,33 +1097,33 @@ static void rule_single_process(struct rules *r)
  * disc_copies keeps the same durability with reads from ETS. */
 static void rule_disc_only(struct rules *r)
 {
-	json_t *tables = fuse_get_path(r->profile, "storage.mnesia_tables");
+	json_t *tables = gi_json_get_path(r->profile, "storage.mnesia_tables");
 	json_t *wl = json_object_get(r->profile, "workload");
 	/* The traced module that reads mnesia most: the evidence of reads. */
 	const char *reader = NULL;
 	double reads_ps = 0;
 	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
 		json_t *w = json_array_get(wl, i);
-		const char *st = fuse_str_path(w, "database.storage");
-		double ops = fuse_num(w, "operations_per_second"),
-		       share = fuse_num(w, "read_share");
+		const char *st = gi_json_str_path(w, "database.storage");
+		double ops = gi_json_num(w, "operations_per_second"),
+		       share = gi_json_num(w, "read_share");
 		double rps = isfinite(ops) && isfinite(share) ? ops * share : 0;
 		if (st && strcmp(st, "mnesia") == 0 && rps > reads_ps) {
 			reads_ps = rps;
-			reader = fuse_str(w, "module");
+			reader = gi_json_str(w, "module");
 		}
 	}
 	if (!reader || reads_ps < r->t->lookup_calls_per_s)
 		return;
 	for (size_t i = 0; json_is_array(tables) && i < json_array_size(tables); i++) {
 		json_t *t = json_array_get(tables, i);
-		const char *name = fuse_str(t, "name"), *st = fuse_str(t, "storage");
+		const char *name = gi_json_str(t, "name"), *st = gi_json_str(t, "storage");
 		if (!name || !st || strcmp(st, "disc_only_copies") != 0)
 			continue;
 		json_t *ev = json_object();
 		json_object_set_new(ev, "table", json_string(name));
 		json_object_set_new(ev, "storage_type", json_string(st));
-		ev_num(ev, "size", fuse_num(t, "size"));
+		ev_num(ev, "size", gi_json_num(t, "size"));
 		json_object_set_new(ev, "reader", json_string(reader));
 		ev_num(ev, "mnesia_reads_per_second", reads_ps);
 		char finding[768], rps[GI_FMT_NUM_MAX];
@@ -1163,8 +1164,8 @@ static const char *remedy_of(const char *id)
 
 static bool same_finding(json_t *a, json_t *b)
 {
-	const char *sa = fuse_str(a, "subject"), *sb = fuse_str(b, "subject");
-	const char *ia = fuse_str(a, "id"), *ib = fuse_str(b, "id");
+	const char *sa = gi_json_str(a, "subject"), *sb = gi_json_str(b, "subject");
+	const char *ia = gi_json_str(a, "id"), *ib = gi_json_str(b, "id");
 	if (!sa || !sb || !ia || !ib || strcmp(sa, sb) != 0)
 		return false;
 	return strcmp(remedy_of(ia), remedy_of(ib)) == 0;
@@ -1207,7 +1208,7 @@ static json_t *merge_findings(json_t *recs)
 			continue;
 		}
 		json_t *have = json_array_get(out, k);
-		if (fuse_num(rec, "priority") > fuse_num(have, "priority")) {
+		if (gi_json_num(rec, "priority") > gi_json_num(have, "priority")) {
 			/* The new one leads: fold what was there (and what it held). */
 			json_t *held = json_object_get(have, "also");
 			merge_into(rec, have);
@@ -1239,10 +1240,10 @@ int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t
 		t = &defaults;
 	}
 	struct rules r = {profile, t, json_array(), 0, 0};
-	r.schedulers = fuse_num_path(profile, "session.schedulers_online");
+	r.schedulers = gi_json_num_path(profile, "session.schedulers_online");
 	if (!isfinite(r.schedulers) || r.schedulers <= 0)
 		r.schedulers = 1;
-	double n = fuse_num_path(profile, "session.snapshot_count");
+	double n = gi_json_num_path(profile, "session.snapshot_count");
 	r.snapshots = isfinite(n) ? (long)n : 0;
 	rule_cpu(&r);
 	rule_logger(&r);

@@ -1,6 +1,6 @@
 /*
- * util.c - tolerant JSON access and number formatting for src/fuse (see
- * fuse_int.h). Nothing here trusts the shape of its input.
+ * util.c - number formatting and HTML escaping for src/fuse (see fuse_int.h);
+ * its JSON is read through base/json_read.h, which trusts no shape.
  */
 #include <math.h>
 #include <stdio.h>
@@ -9,54 +9,6 @@
 #include "base/fmt.h"
 #include "base/error.h"
 #include "fuse/fuse_int.h"
-
-json_t *fuse_get_path(const json_t *obj, const char *path)
-{
-	char key[128];
-	const json_t *cur = obj;
-	const char *p = path;
-	while (cur && *p) {
-		const char *dot = strchr(p, '.');
-		size_t len = dot ? (size_t)(dot - p) : strlen(p);
-		if (len >= sizeof(key) || !json_is_object(cur))
-			return NULL;
-		memcpy(key, p, len);
-		key[len] = '\0';
-		cur = json_object_get(cur, key);
-		p += len + (dot ? 1 : 0);
-	}
-	return (json_t *)cur;
-}
-
-double fuse_num(const json_t *obj, const char *key)
-{
-	const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-double fuse_num_path(const json_t *obj, const char *path)
-{
-	const json_t *v = fuse_get_path(obj, path);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-const char *fuse_str(const json_t *obj, const char *key)
-{
-	const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-const char *fuse_str_path(const json_t *obj, const char *path)
-{
-	const json_t *v = fuse_get_path(obj, path);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-bool fuse_bool(const json_t *obj, const char *key)
-{
-	const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-	return json_is_true(v);
-}
 
 json_t *fuse_json_num(double x)
 {

@@ -12,29 +12,7 @@
 
 #include "base/alloc.h"
 #include "base/error.h"
-
-static double num(const json_t *obj, const char *key)
-{
-	const json_t *v = json_object_get(obj, key);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *str(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
-static const json_t *obj(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-	return json_is_object(v) ? v : NULL;
-}
-
-static const json_t *arr(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-	return json_is_array(v) ? v : NULL;
-}
+#include "base/json_read.h"
 
 /* How many entries of `a` are read under `cap`; the rest count as truncated. */
 static size_t capped(struct obs_view *v, const json_t *a, size_t cap)
@@ -166,19 +144,19 @@ static const char **strings(struct obs_view *v, const json_t *a, size_t cap, siz
 
 static void ets(struct obs_view *v, const json_t *e)
 {
-	v->ets_count = num(e, "count");
-	const json_t *top = arr(e, "top");
+	v->ets_count = gi_json_num(e, "count");
+	const json_t *top = gi_json_arr(e, "top");
 	size_t n = capped(v, top, OBS_VIEW_MAX_ETS);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *t = json_array_get(top, i);
 		if (!json_is_object(t))
 			continue;
 		struct obs_view_ets *x = &v->ets_top[v->nets_top++];
-		x->name = str(t, "name");
-		x->id = str(t, "id");
-		x->owner_module = str(t, "owner_module");
-		x->size = num(t, "size");
-		x->memory_bytes = num(t, "memory_bytes");
+		x->name = gi_json_str(t, "name");
+		x->id = gi_json_str(t, "id");
+		x->owner_module = gi_json_str(t, "owner_module");
+		x->size = gi_json_num(t, "size");
+		x->memory_bytes = gi_json_num(t, "memory_bytes");
 	}
 }
 
@@ -187,10 +165,12 @@ static void trace(struct obs_view *v, const json_t *t)
 	if (!t)
 		return;
 	v->has_trace = true;
-	v->trace_window_ms = num(t, "window_ms");
-	v->trace_modules = strings(v, arr(t, "modules"), OBS_VIEW_MAX_MODULES, &v->ntrace_modules);
-	v->trace_foreign = strings(v, arr(t, "foreign"), OBS_VIEW_MAX_ERRORS, &v->ntrace_foreign);
-	const json_t *calls = arr(t, "calls");
+	v->trace_window_ms = gi_json_num(t, "window_ms");
+	v->trace_modules =
+	    strings(v, gi_json_arr(t, "modules"), OBS_VIEW_MAX_MODULES, &v->ntrace_modules);
+	v->trace_foreign =
+	    strings(v, gi_json_arr(t, "foreign"), OBS_VIEW_MAX_ERRORS, &v->ntrace_foreign);
+	const json_t *calls = gi_json_arr(t, "calls");
 	size_t n = capped(v, calls, OBS_VIEW_MAX_CALLS);
 	v->calls = n ? gi_calloc(n, sizeof(*v->calls)) : NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -202,8 +182,8 @@ static void trace(struct obs_view *v, const json_t *t)
 	const json_t *duty = json_object_get(t, "duty");
 	if (json_is_object(duty)) {
 		v->duty.present = true;
-		v->duty.overhead = num(duty, "overhead");
-		v->duty.cost = num(duty, "cost");
+		v->duty.overhead = gi_json_num(duty, "overhead");
+		v->duty.cost = gi_json_num(duty, "cost");
 		v->duty.paused = json_is_true(json_object_get(duty, "paused"));
 		double sum = 0, xsum = 0;
 		size_t nmods = 0, nx = 0, i;
@@ -218,18 +198,18 @@ static void trace(struct obs_view *v, const json_t *t)
 				struct obs_view_duty_module *o =
 				    &v->duty.modules[v->duty.nmodules++];
 				o->module = json_string_value(json_object_get(m, "module"));
-				o->duty = num(m, "duty");
-				o->sampled = num(m, "sampled");
+				o->duty = gi_json_num(m, "duty");
+				o->sampled = gi_json_num(m, "sampled");
 				o->carried = json_is_true(json_object_get(m, "carried"));
 				o->work_used =
 				    !json_is_false(json_object_get(m, "work_share_used"));
 			}
-			double d = num(m, "duty");
+			double d = gi_json_num(m, "duty");
 			if (isfinite(d) && d >= 0 && d <= 1) {
 				sum += d;
 				nmods++;
 			}
-			double x = num(m, "exposure");
+			double x = gi_json_num(m, "exposure");
 			if (isfinite(x) && x >= 0 && x <= 1) {
 				xsum += x;
 				nx++;
@@ -241,17 +221,17 @@ static void trace(struct obs_view *v, const json_t *t)
 	const json_t *ct = json_object_get(t, "call_time");
 	if (json_is_object(ct)) {
 		v->call_time.present = true;
-		v->call_time.flagged = num(ct, "flagged");
-		v->call_time.refused = num(ct, "refused");
-		v->call_time.trace_messages = num(ct, "trace_messages");
+		v->call_time.flagged = gi_json_num(ct, "flagged");
+		v->call_time.refused = gi_json_num(ct, "refused");
+		v->call_time.trace_messages = gi_json_num(ct, "trace_messages");
 		v->call_time.suspended = json_is_true(json_object_get(ct, "suspended"));
-		v->call_time.isolation = str(ct, "isolation");
+		v->call_time.isolation = gi_json_str(ct, "isolation");
 	}
 }
 
 static void stack(struct obs_view *v, const json_t *s, struct obs_view_stack *out)
 {
-	const json_t *frames = arr(s, "frames");
+	const json_t *frames = gi_json_arr(s, "frames");
 	size_t n = frames ? json_array_size(frames) : 0;
 	if (n > OBS_VIEW_MAX_FRAMES)
 		n = OBS_VIEW_MAX_FRAMES; /* outer frames past the cap are not an entry lost */
@@ -263,8 +243,8 @@ static void stack(struct obs_view *v, const json_t *s, struct obs_view_stack *ou
 			break;
 		out->frames[out->depth++] = f;
 	}
-	out->samples = num(s, "samples");
-	out->reductions = num(s, "reductions");
+	out->samples = gi_json_num(s, "samples");
+	out->reductions = gi_json_num(s, "reductions");
 	(void)v;
 }
 
@@ -295,26 +275,26 @@ static void executing(struct obs_view *v, const json_t *e)
 	if (!e)
 		return;
 	x->present = true;
-	x->period_ms = num(e, "period_ms");
-	x->ticks = num(e, "ticks");
-	x->candidates = num(e, "candidates");
-	x->stack_candidates = num(e, "stack_candidates");
-	x->depth = num(e, "depth");
-	const json_t *samples = obj(e, "samples");
-	x->samples_running = num(samples, "running");
-	x->samples_waiting = num(samples, "waiting");
-	x->reductions_sampled = num(e, "reductions_sampled");
-	x->dropped = num(e, "dropped");
-	x->failed_ticks = num(e, "failed_ticks");
-	x->tick_us = num(e, "tick_us");
-	x->stacks = stack_list(v, arr(e, "stacks"), &x->nstacks);
-	x->blocked = stack_list(v, arr(e, "blocked"), &x->nblocked);
-	const json_t *origins = arr(e, "origins");
+	x->period_ms = gi_json_num(e, "period_ms");
+	x->ticks = gi_json_num(e, "ticks");
+	x->candidates = gi_json_num(e, "candidates");
+	x->stack_candidates = gi_json_num(e, "stack_candidates");
+	x->depth = gi_json_num(e, "depth");
+	const json_t *samples = gi_json_obj(e, "samples");
+	x->samples_running = gi_json_num(samples, "running");
+	x->samples_waiting = gi_json_num(samples, "waiting");
+	x->reductions_sampled = gi_json_num(e, "reductions_sampled");
+	x->dropped = gi_json_num(e, "dropped");
+	x->failed_ticks = gi_json_num(e, "failed_ticks");
+	x->tick_us = gi_json_num(e, "tick_us");
+	x->stacks = stack_list(v, gi_json_arr(e, "stacks"), &x->nstacks);
+	x->blocked = stack_list(v, gi_json_arr(e, "blocked"), &x->nblocked);
+	const json_t *origins = gi_json_arr(e, "origins");
 	size_t n = capped(v, origins, OBS_VIEW_MAX_MODULES);
 	x->origins = n ? gi_calloc(n, sizeof(*x->origins)) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *o = json_array_get(origins, i);
-		const char *m = str(o, "module"), *origin = str(o, "origin");
+		const char *m = gi_json_str(o, "module"), *origin = gi_json_str(o, "origin");
 		if (m && origin) {
 			x->origins[x->norigins].module = m;
 			x->origins[x->norigins].origin = origin;
@@ -330,17 +310,17 @@ static void observer(struct obs_view *v, const json_t *o)
 	struct obs_view_observer *x = &v->observer;
 	x->present = true;
 	x->within_budget = json_is_true(json_object_get(o, "within_budget"));
-	x->cost = num(o, "cost");
-	x->budget = num(o, "budget");
-	x->share = num(o, "share");
-	x->counting = num(o, "counting");
-	x->reductions = num(o, "reductions");
-	x->busy_us = num(o, "busy_us");
-	x->other_processes = num(obj(o, "others"), "processes");
-	x->other_reductions = num(obj(o, "others"), "reductions");
-	x->memory = num(o, "memory");
-	x->sample_period_ms = num(o, "sample_period_ms");
-	x->sample_period_used_ms = num(o, "sample_period_used_ms");
+	x->cost = gi_json_num(o, "cost");
+	x->budget = gi_json_num(o, "budget");
+	x->share = gi_json_num(o, "share");
+	x->counting = gi_json_num(o, "counting");
+	x->reductions = gi_json_num(o, "reductions");
+	x->busy_us = gi_json_num(o, "busy_us");
+	x->other_processes = gi_json_num(gi_json_obj(o, "others"), "processes");
+	x->other_reductions = gi_json_num(gi_json_obj(o, "others"), "reductions");
+	x->memory = gi_json_num(o, "memory");
+	x->sample_period_ms = gi_json_num(o, "sample_period_ms");
+	x->sample_period_used_ms = gi_json_num(o, "sample_period_used_ms");
 }
 
 static void numbers_init(struct obs_view *v)
@@ -427,53 +407,54 @@ int obs_view_parse(json_t *snapshot, struct obs_view *out)
 	}
 	out->json = json_incref(snapshot);
 	const json_t *s = snapshot;
-	out->session_id = str(s, "session_id");
-	out->node = str(s, "node");
-	out->otp_release = str(s, "otp_release");
-	out->seq = num(s, "seq");
-	out->timestamp_ms = num(s, "timestamp_ms");
-	out->window_ms = num(s, "window_ms");
-	out->schedulers_online = num(s, "schedulers_online");
-	out->sample_ms = num(s, "sample_ms");
-	const json_t *util = obj(s, "scheduler_utilisation");
-	out->utilisation_total = num(util, "total");
-	numbers(out, arr(util, "per_scheduler"), out->utilisation_per, &out->nutilisation);
-	const json_t *rq = obj(s, "run_queue");
-	out->run_queue_total = num(rq, "total");
-	numbers(out, arr(rq, "per_scheduler"), out->run_queue_per, &out->nrun_queue);
-	const json_t *procs = obj(s, "processes");
-	out->processes_count = num(procs, "count");
-	out->processes_limit = num(procs, "limit");
-	out->processes_scanned = num(procs, "scanned");
-	out->ports_count = num(obj(s, "ports"), "count");
-	out->ports_limit = num(obj(s, "ports"), "limit");
-	out->atoms_count = num(obj(s, "atoms"), "count");
-	out->atoms_limit = num(obj(s, "atoms"), "limit");
-	ets(out, obj(s, "ets"));
-	const json_t *mem = obj(s, "memory");
-	out->memory.total = num(mem, "total");
-	out->memory.processes = num(mem, "processes");
-	out->memory.processes_used = num(mem, "processes_used");
-	out->memory.system = num(mem, "system");
-	out->memory.atom = num(mem, "atom");
-	out->memory.binary = num(mem, "binary");
-	out->memory.code = num(mem, "code");
-	out->memory.ets = num(mem, "ets");
-	out->reductions_delta = num(obj(s, "reductions"), "delta");
-	out->reductions_per_second = num(obj(s, "reductions"), "per_second");
-	out->gc_count = num(obj(s, "gc"), "count");
-	out->gc_words_reclaimed = num(obj(s, "gc"), "words_reclaimed");
-	out->io_input_bytes = num(obj(s, "io"), "input_bytes");
-	out->io_output_bytes = num(obj(s, "io"), "output_bytes");
-	const json_t *top = obj(s, "top_processes");
-	processes(out, arr(top, "reductions"), &out->top_reductions);
-	processes(out, arr(top, "memory"), &out->top_memory);
-	processes(out, arr(top, "message_queue"), &out->top_message_queue);
-	trace(out, obj(s, "trace"));
-	out->errors = strings(out, arr(s, "errors"), OBS_VIEW_MAX_ERRORS, &out->nerrors);
-	executing(out, obj(s, "executing"));
-	observer(out, obj(s, "observer"));
-	out->utilisation_observer = num(obj(s, "scheduler_utilisation"), "observer");
+	out->session_id = gi_json_str(s, "session_id");
+	out->node = gi_json_str(s, "node");
+	out->otp_release = gi_json_str(s, "otp_release");
+	out->seq = gi_json_num(s, "seq");
+	out->timestamp_ms = gi_json_num(s, "timestamp_ms");
+	out->window_ms = gi_json_num(s, "window_ms");
+	out->schedulers_online = gi_json_num(s, "schedulers_online");
+	out->sample_ms = gi_json_num(s, "sample_ms");
+	const json_t *util = gi_json_obj(s, "scheduler_utilisation");
+	out->utilisation_total = gi_json_num(util, "total");
+	numbers(out, gi_json_arr(util, "per_scheduler"), out->utilisation_per, &out->nutilisation);
+	const json_t *rq = gi_json_obj(s, "run_queue");
+	out->run_queue_total = gi_json_num(rq, "total");
+	numbers(out, gi_json_arr(rq, "per_scheduler"), out->run_queue_per, &out->nrun_queue);
+	const json_t *procs = gi_json_obj(s, "processes");
+	out->processes_count = gi_json_num(procs, "count");
+	out->processes_limit = gi_json_num(procs, "limit");
+	out->processes_scanned = gi_json_num(procs, "scanned");
+	out->ports_count = gi_json_num(gi_json_obj(s, "ports"), "count");
+	out->ports_limit = gi_json_num(gi_json_obj(s, "ports"), "limit");
+	out->atoms_count = gi_json_num(gi_json_obj(s, "atoms"), "count");
+	out->atoms_limit = gi_json_num(gi_json_obj(s, "atoms"), "limit");
+	ets(out, gi_json_obj(s, "ets"));
+	const json_t *mem = gi_json_obj(s, "memory");
+	out->memory.total = gi_json_num(mem, "total");
+	out->memory.processes = gi_json_num(mem, "processes");
+	out->memory.processes_used = gi_json_num(mem, "processes_used");
+	out->memory.system = gi_json_num(mem, "system");
+	out->memory.atom = gi_json_num(mem, "atom");
+	out->memory.binary = gi_json_num(mem, "binary");
+	out->memory.code = gi_json_num(mem, "code");
+	out->memory.ets = gi_json_num(mem, "ets");
+	out->reductions_delta = gi_json_num(gi_json_obj(s, "reductions"), "delta");
+	out->reductions_per_second = gi_json_num(gi_json_obj(s, "reductions"), "per_second");
+	out->gc_count = gi_json_num(gi_json_obj(s, "gc"), "count");
+	out->gc_words_reclaimed = gi_json_num(gi_json_obj(s, "gc"), "words_reclaimed");
+	out->io_input_bytes = gi_json_num(gi_json_obj(s, "io"), "input_bytes");
+	out->io_output_bytes = gi_json_num(gi_json_obj(s, "io"), "output_bytes");
+	const json_t *top = gi_json_obj(s, "top_processes");
+	processes(out, gi_json_arr(top, "reductions"), &out->top_reductions);
+	processes(out, gi_json_arr(top, "memory"), &out->top_memory);
+	processes(out, gi_json_arr(top, "message_queue"), &out->top_message_queue);
+	trace(out, gi_json_obj(s, "trace"));
+	out->errors = strings(out, gi_json_arr(s, "errors"), OBS_VIEW_MAX_ERRORS, &out->nerrors);
+	executing(out, gi_json_obj(s, "executing"));
+	observer(out, gi_json_obj(s, "observer"));
+	out->utilisation_observer =
+	    gi_json_num(gi_json_obj(s, "scheduler_utilisation"), "observer");
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/json_read.h"
 #include "base/json_text.h"
 #include "base/map.h"
 #include "base/runtime.h"
@@ -177,6 +178,32 @@ static void error_table_columns_agree(void)
 		TH_ASSERT_INT_EQ(cli_exit_code_for(exits[i].code), exits[i].exit);
 	TH_ASSERT_STR_CONTAINS(gi_error_hint(GI_ENOCOOKIE), "GIULIA_COOKIE");
 	TH_ASSERT_STR_EQ(gi_error_hint(GI_EIO), "");
+}
+
+/* The tolerant readers answer "absent" for every shape they were not asked
+ * for, and never crash on one. */
+static void json_readers_are_tolerant(void)
+{
+	json_t *o = json_pack("{s:i, s:f, s:s, s:b, s:{s:{s:i}}, s:[i]}", "n", 3, "r", 0.5, "s",
+	                      "x", "t", 1, "a", "b", "c", 7, "l", 1);
+	TH_ASSERT_DBL_NEAR(gi_json_num(o, "n"), 3, 0);
+	TH_ASSERT_DBL_NEAR(gi_json_num(o, "r"), 0.5, 0);
+	TH_ASSERT(isnan(gi_json_num(o, "s")) && isnan(gi_json_num(o, "missing")));
+	TH_ASSERT(isnan(gi_json_num(NULL, "n")) &&
+	          isnan(gi_json_num(json_object_get(o, "l"), "n")));
+	TH_ASSERT_DBL_NEAR(gi_json_num_or(o, "s", -1), -1, 0);
+	TH_ASSERT_DBL_NEAR(gi_json_num_path(o, "a.b.c"), 7, 0);
+	TH_ASSERT(isnan(gi_json_num_path(o, "a.b.c.d")) && isnan(gi_json_num_path(o, "a.x.c")));
+	TH_ASSERT_STR_EQ(gi_json_str(o, "s"), "x");
+	TH_ASSERT(gi_json_str(o, "n") == NULL && gi_json_str_path(o, "a.b") == NULL);
+	TH_ASSERT(gi_json_obj(o, "a") != NULL && gi_json_obj(o, "l") == NULL);
+	TH_ASSERT(gi_json_arr(o, "l") != NULL && gi_json_arr(o, "a") == NULL);
+	TH_ASSERT(gi_json_true(o, "t") && !gi_json_true(o, "n") && !gi_json_true(NULL, "t"));
+	char long_key[300];
+	memset(long_key, 'k', sizeof(long_key) - 1);
+	long_key[sizeof(long_key) - 1] = '\0';
+	TH_ASSERT(gi_json_get_path(o, long_key) == NULL); /* a key over 127 bytes */
+	json_decref(o);
 }
 
 /* The harness ran gi_runtime_init(); a second call changes nothing. */
@@ -369,6 +396,7 @@ int main(int argc, char **argv)
 	    TH_TEST(files_round_trip),
 	    TH_TEST(module_names_convert),
 	    TH_TEST(error_table_columns_agree),
+	    TH_TEST(json_readers_are_tolerant),
 	    TH_TEST(jansson_allocates_through_gi_malloc),
 	    TH_TEST(json_text_matches_jansson),
 	    TH_TEST(json_text_reals_match_jansson),

@@ -160,7 +160,7 @@ static void headroom_with_the_database_waited_on(void)
 	struct kg_db *db = crafted_graph();
 	struct waiting_arg a = {0.55, 60, 5, true};
 	json_t *p = build(db, &a);
-	json_t *sites = fuse_get_path(p, "executing.blocked.call_sites");
+	json_t *sites = gi_json_get_path(p, "executing.blocked.call_sites");
 	json_t *convert = ts_json_find(sites, "function", "Ledger.Web.convert/2");
 	json_t *ping = ts_json_find(sites, "function", "Ledger.Web.ping/1");
 	TH_ASSERT(convert && ping);
