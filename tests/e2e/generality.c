@@ -42,25 +42,6 @@
 
 #define SNAPSHOTS_WANTED 6
 
-/* Waits until `expr` (Erlang, evaluating to true once the load runs) holds.
- * Mind that `catch` of an undefined function gives {'EXIT', _}, a pair whose
- * atom compares above any number: guard counts with is_integer. */
-static void wait_until(const struct ts_beam *node, const char *expr, const char *what)
-{
-	char last[512] = "";
-	int64_t deadline = gi_clock_mono_ms() + 60000;
-	while (gi_clock_mono_ms() < deadline) {
-		char *out = ts_beam_eval(node, expr);
-		bool ok = out && strstr(out, "true");
-		snprintf(last, sizeof(last), "%s", out ? out : "(no answer)");
-		free(out);
-		if (ok)
-			return;
-		gi_clock_sleep_ms(200);
-	}
-	th_fail(__FILE__, __LINE__, "%s did not start working: %s", what, last);
-}
-
 /* giulia-observe start (tracing `trace`, with `project` or none), waits for
  * SNAPSHOTS_WANTED snapshots, stops (printing the profile: *text, caller
  * frees) and returns the stored profile as JSON (caller decrefs). */
@@ -204,11 +185,12 @@ static void tariffs_profile(bool with_project)
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ELIXIR_LONG, "Tariffs.start()", extra);
-	wait_until(&node,
-	           "case catch 'Elixir.Tariffs':counts() of {Q, _} when is_integer(Q), Q > 300 -> "
-	           "true; _ -> "
-	           "false end.",
-	           "the tariffs target");
+	ts_beam_wait_true(
+	    &node,
+	    "case catch 'Elixir.Tariffs':counts() of {Q, _} when is_integer(Q), Q > 300 -> "
+	    "true; _ -> "
+	    "false end.",
+	    "the tariffs target");
 	char *text = NULL;
 	json_t *p = observe(&node, "Tariffs.Pricing,Tariffs.RateBook", project, &text);
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
@@ -259,10 +241,11 @@ static void fleet_erlang_registry_over_mnesia(void)
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ERL_SHORT, "ok = fleet:start()", extra);
-	wait_until(&node,
-	           "case catch fleet:counts() of {L, _} when is_integer(L), L > 300 -> true; _ -> "
-	           "false end.",
-	           "the fleet target");
+	ts_beam_wait_true(
+	    &node,
+	    "case catch fleet:counts() of {L, _} when is_integer(L), L > 300 -> true; _ -> "
+	    "false end.",
+	    "the fleet target");
 	char *text = NULL;
 	json_t *p = observe(&node, "fleet_registry,fleet_store", NULL, &text);
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));

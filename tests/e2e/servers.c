@@ -43,30 +43,6 @@
 
 #define SNAPSHOTS_WANTED 6
 
-/* Waits until `expr` (Erlang) answers true on the node. */
-static void wait_until(const struct ts_beam *node, const char *expr, const char *what)
-{
-	char last[512] = "";
-	int64_t deadline = gi_clock_mono_ms() + 60000;
-	while (gi_clock_mono_ms() < deadline) {
-		char *out = ts_beam_eval(node, expr);
-		bool ok = out && strstr(out, "true");
-		snprintf(last, sizeof(last), "%s", out ? out : "(no answer)");
-		free(out);
-		if (ok)
-			return;
-		gi_clock_sleep_ms(200);
-	}
-	char log[2048] = "";
-	FILE *f = fopen(node->log, "r");
-	if (f) {
-		size_t n = fread(log, 1, sizeof(log) - 1, f);
-		log[n] = '\0';
-		fclose(f);
-	}
-	th_fail(__FILE__, __LINE__, "%s did not start working: %s; its log: %s", what, last, log);
-}
-
 /* Observes `node` tracing `trace` (every call counted) for SNAPSHOTS_WANTED
  * snapshots; returns the stored profile (caller decrefs), its text in
  * *text (caller frees). */
@@ -204,10 +180,11 @@ static void parlour_chat_server_on_mnesia(void)
 	snprintf(eval, sizeof(eval), "ok = parlour:start(\"%s/mnesia\")", th_tmpdir());
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ERL_LONG, eval, extra);
-	wait_until(&node,
-	           "case catch parlour:counts() of {L, P} when is_integer(L), L > 500, P > 100 -> "
-	           "true; _ -> false end.",
-	           "the parlour target");
+	ts_beam_wait_true(
+	    &node,
+	    "case catch parlour:counts() of {L, P} when is_integer(L), L > 500, P > 100 -> "
+	    "true; _ -> false end.",
+	    "the parlour target");
 	/* Ground truth first (eprof sets patterns of its own): the busiest
 	 * process is a room, and the command dispatcher is cold. */
 	struct busiest b;
@@ -281,10 +258,11 @@ static void switchboard_hot_queue_is_the_ceiling(void)
 	const char *extra[] = {"-pa", ebin, NULL};
 	struct ts_beam node;
 	ts_beam_start(&node, TS_BEAM_ERL_LONG, "ok = switchboard:start()", extra);
-	wait_until(&node,
-	           "case catch switchboard:counts() of {P, _} when is_integer(P), P > 500 -> "
-	           "true; _ -> false end.",
-	           "the switchboard target");
+	ts_beam_wait_true(
+	    &node,
+	    "case catch switchboard:counts() of {P, _} when is_integer(P), P > 500 -> "
+	    "true; _ -> false end.",
+	    "the switchboard target");
 	struct busiest b;
 	busiest_process(&node, &b);
 	fprintf(stderr, "ground truth: busiest %s %.3f (next %.3f)\n", b.module, b.share,
@@ -389,7 +367,7 @@ static void yaws_start(struct ts_beam *node, int port)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/index.html", port);
 	TH_ASSERT_MSG(ts_http_wait(url, 30000), "yaws did not answer on %s (log %s)", url,
 	              node->log);
-	wait_until(node, "is_pid(whereis(yaws_server)).", "yaws as a node");
+	ts_beam_wait_true(node, "is_pid(whereis(yaws_server)).", "yaws as a node");
 }
 
 static void stop_pid(void *arg)

@@ -310,6 +310,29 @@ char *ts_beam_eval(const struct ts_beam *n, const char *erlang_exprs)
 	return out;
 }
 
+void ts_beam_wait_true(const struct ts_beam *n, const char *expr, const char *what)
+{
+	char last[512] = "";
+	int64_t deadline = gi_clock_mono_ms() + 60000;
+	while (gi_clock_mono_ms() < deadline) {
+		char *out = ts_beam_eval(n, expr);
+		bool ok = out && strstr(out, "true");
+		snprintf(last, sizeof(last), "%s", out ? out : "(no answer)");
+		free(out);
+		if (ok)
+			return;
+		gi_clock_sleep_ms(200);
+	}
+	char log[2048] = "";
+	FILE *f = fopen(n->log, "r");
+	if (f) {
+		size_t got = fread(log, 1, sizeof(log) - 1, f);
+		log[got] = '\0';
+		fclose(f);
+	}
+	th_fail(__FILE__, __LINE__, "%s did not start working: %s; its log: %s", what, last, log);
+}
+
 void ts_beam_stop(struct ts_beam *n)
 {
 	if (n->pid > 0) {

@@ -52,6 +52,12 @@ void ts_beam_start(struct ts_beam *n, enum ts_beam_kind kind, const char *eval,
  * connection (erl_call -e); returns what it printed, {ok, Value} or
  * {error, ...} (caller frees), or NULL when erl_call failed. */
 char *ts_beam_eval(const struct ts_beam *n, const char *erlang_exprs);
+/* Waits up to 60 s until Erlang expressions `expr` answer true on the node
+ * (its load runs, say); fails the test naming `what`, the last answer and
+ * the node's log otherwise. Mind that `catch` of an undefined function gives
+ * {'EXIT', _}, a pair whose atom compares above any number: guard counts
+ * with is_integer. */
+void ts_beam_wait_true(const struct ts_beam *n, const char *expr, const char *what);
 /* Stops the node (SIGTERM, then SIGKILL). */
 void ts_beam_stop(struct ts_beam *n);
 
