@@ -123,8 +123,9 @@ static void profile_and_compare_through_the_worker(void)
 	TH_ASSERT_INT_GE(resolved, 1);
 	TH_ASSERT_INT_GE(unknown, 1);
 	TH_ASSERT_INT_GE(resolved + unknown, 3);
-	TH_ASSERT(strstr(json_dumps(json_object_get(recs, "resolved"), JSON_COMPACT),
-	                 "read-through-cache") == NULL);
+	char *resolved_text = json_dumps(json_object_get(recs, "resolved"), JSON_COMPACT);
+	TH_ASSERT(resolved_text && strstr(resolved_text, "read-through-cache") == NULL);
+	free(resolved_text);
 	json_decref(c);
 	free(out);
 	free(err);
