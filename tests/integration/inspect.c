@@ -52,6 +52,12 @@ static void node(struct ts_beam *n)
 	ts_beam_start(n, TS_BEAM_ELIXIR_LONG, NODE_CODE, NULL);
 	ts_beam_wait_answer(n, "is_pid(whereis(plain_sleeper)).", "true", 60000,
 	                    "the node did not set up its processes");
+	/* Demo.Big links and monitors after filling its dictionary: wait for it */
+	ts_beam_wait_answer(n,
+	                    "case process_info(whereis('Elixir.Demo.Big'), [links, monitors]) of "
+	                    "[{links, L}, {monitors, M}] -> length(L) =:= 3 andalso "
+	                    "length(M) =:= 2; _ -> false end.",
+	                    "true", 60000, "Demo.Big did not link and monitor");
 }
 
 static json_t *process_json(const struct ts_beam *n, const char *who, const char *const *more)
