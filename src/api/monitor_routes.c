@@ -252,190 +252,216 @@ static bool query_true(const struct api_request *req, const char *name)
 	return v && !invalid && strcmp(v, "true") == 0;
 }
 
-/* Reads a view of `node` (an obs_* call of observe/inspect.h) with the
- * node's stored cookie, wiped after. */
-typedef int (*node_view_fn)(const struct obs_target *t, const void *req, json_t **out);
-static int node_view(struct api_monitor *m, const char *node, node_view_fn view, const void *req,
-                     json_t **out)
-{
-	char *cookie = cookie_for(m, node);
-	struct obs_target t = {node, cookie, 0};
-	int rc = view(&t, req, out);
-	monitor_cookie_wipe_free(cookie);
-	return rc;
-}
+/* ---- the inspection views (observe/inspect.h) ----
+ *
+ * Each is read live from the node in one bounded call, with the node's
+ * stored cookie (wiped after): a running observation's snapshot has no such
+ * detail. A view reads its query parameters into its own request, makes its
+ * obs_* call, and may answer some failures of its own (a process that has
+ * exited is a 404); every other failure is node_error's. */
 
-static int view_process(const struct obs_target *t, const void *req, json_t **out)
-{
-	return obs_process(t, req, out);
-}
+union view_request {
+	struct obs_process_request process;
+	struct obs_ets_request ets;
+	struct obs_ports_request ports;
+	struct obs_apps_request apps;
+	int limit; /* alloc, binleak */
+};
 
-static int view_ets(const struct obs_target *t, const void *req, json_t **out)
-{
-	return obs_ets(t, req, out);
-}
+struct inspect_view {
+	const char *path;  /* its GET route (monitor_routes points it at route_view) */
+	const char *doing; /* for node_error: "ETS tables of" NODE */
+	/* Reads the view's parameters into `r` (zeroed); nonzero with *err
+	 * set when one is wrong. */
+	int (*parse)(const struct api_request *req, union view_request *r, json_t **err,
+	             int *status);
+	int (*read)(const struct obs_target *t, const union view_request *r, json_t **out);
+	/* The answer for the failure `rc` when it is the view's own, else
+	 * NULL; NULL (no function): none is. */
+	json_t *(*fail)(int rc, const union view_request *r, const char *node, int *status);
+};
 
-static int view_ports(const struct obs_target *t, const void *req, json_t **out)
+/* GET /api/runtime/process: one process. */
+static int process_parse(const struct api_request *req, union view_request *u, json_t **err,
+                         int *status)
 {
-	return obs_ports(t, req, out);
-}
-
-static int view_apps(const struct obs_target *t, const void *req, json_t **out)
-{
-	return obs_apps(t, req, out);
-}
-
-/* GET /api/runtime/process: one process (observe/inspect.h), always read
- * live (one bounded call; a running observation's snapshot has no such
- * detail). */
-static json_t *route_process(void *ctx, const struct api_request *req, int *status)
-{
-	struct api_monitor *m = ctx;
-	json_t *err = NULL;
-	const char *node = query_node(req, &err, status);
-	if (!node)
-		return err;
+	struct obs_process_request *r = &u->process;
 	bool invalid = false;
-	struct obs_process_request r = {0};
-	r.who = api_request_query(req, "process", &invalid);
-	if (invalid || !r.who)
-		return api_error(status, 400,
+	r->who = api_request_query(req, "process", &invalid);
+	if (invalid || !r->who) {
+		*err = api_error(status, 400,
 		                 "process parameter required: a pid (<0.123.0>) or a registered "
 		                 "name");
-	if (query_int(req, "window_ms", 0, OBS_PROCESS_WINDOW_MAX_MS, &r.window_ms, &err, status) ||
-	    query_int(req, "keys", 1, OBS_PROCESS_KEYS_MAX, &r.keys_max, &err, status) ||
-	    query_int(req, "messages", 0, OBS_PROCESS_MESSAGES_MAX, &r.messages, &err, status) ||
+		return GI_EINVAL;
+	}
+	if (query_int(req, "window_ms", 0, OBS_PROCESS_WINDOW_MAX_MS, &r->window_ms, err, status) ||
+	    query_int(req, "keys", 1, OBS_PROCESS_KEYS_MAX, &r->keys_max, err, status) ||
+	    query_int(req, "messages", 0, OBS_PROCESS_MESSAGES_MAX, &r->messages, err, status) ||
 	    query_int(req, "state_timeout_ms", 1, OBS_PROCESS_STATE_TIMEOUT_MAX,
-	              &r.state_timeout_ms, &err, status))
-		return err;
-	r.dictionary_values = query_true(req, "values");
-	r.state = query_true(req, "state");
+	              &r->state_timeout_ms, err, status))
+		return GI_EINVAL;
+	r->dictionary_values = query_true(req, "values");
+	r->state = query_true(req, "state");
 	char msg[256];
-	if (obs_process_request_check(&r, msg, sizeof(msg)) != 0)
-		return api_error(status, 400, "%s", msg);
-	json_t *out = NULL;
-	int rc = node_view(m, node, view_process, &r, &out);
+	if (obs_process_request_check(r, msg, sizeof(msg)) != 0) {
+		*err = api_error(status, 400, "%s", msg);
+		return GI_EINVAL;
+	}
+	return 0;
+}
+
+static int process_read(const struct obs_target *t, const union view_request *r, json_t **out)
+{
+	return obs_process(t, &r->process, out);
+}
+
+static json_t *process_fail(int rc, const union view_request *r, const char *node, int *status)
+{
 	if (rc == GI_ENOTFOUND)
 		return api_error(status, 404, "no process %.100s on %.256s (it may have exited)",
-		                 r.who, node);
-	if (rc)
-		return node_error(status, rc, "process on", node);
-	return out;
+		                 r->process.who, node);
+	return NULL;
 }
 
-/* GET /api/runtime/ets: the largest ETS tables (observe/inspect.h), read
- * live in one bounded call. */
-static json_t *route_ets(void *ctx, const struct api_request *req, int *status)
+/* GET /api/runtime/ets: the largest ETS tables. */
+static int ets_parse(const struct api_request *req, union view_request *u, json_t **err,
+                     int *status)
 {
-	struct api_monitor *m = ctx;
-	json_t *err = NULL;
-	const char *node = query_node(req, &err, status);
-	if (!node)
-		return err;
+	struct obs_ets_request *r = &u->ets;
 	bool invalid = false;
-	struct obs_ets_request r = {0};
-	r.sort = api_request_query(req, "sort", &invalid);
-	if (invalid || (r.sort && strcmp(r.sort, "memory") != 0 && strcmp(r.sort, "size") != 0))
-		return api_error(status, 400, "sort must be memory or size");
-	if (query_int(req, "limit", 1, OBS_ETS_LIMIT_MAX, &r.limit, &err, status))
-		return err;
-	json_t *out = NULL;
-	int rc = node_view(m, node, view_ets, &r, &out);
-	if (rc)
-		return node_error(status, rc, "ETS tables of", node);
-	return out;
+	r->sort = api_request_query(req, "sort", &invalid);
+	if (invalid ||
+	    (r->sort && strcmp(r->sort, "memory") != 0 && strcmp(r->sort, "size") != 0)) {
+		*err = api_error(status, 400, "sort must be memory or size");
+		return GI_EINVAL;
+	}
+	return query_int(req, "limit", 1, OBS_ETS_LIMIT_MAX, &r->limit, err, status);
 }
 
-/* GET /api/runtime/ports: ports and sockets over a window
- * (observe/inspect.h), read live in one bounded call. */
-static json_t *route_ports(void *ctx, const struct api_request *req, int *status)
+static int ets_read(const struct obs_target *t, const union view_request *r, json_t **out)
 {
-	struct api_monitor *m = ctx;
-	json_t *err = NULL;
-	const char *node = query_node(req, &err, status);
-	if (!node)
-		return err;
-	struct obs_ports_request r = {0};
-	if (query_int(req, "window_ms", 10, OBS_PORTS_WINDOW_MAX_MS, &r.window_ms, &err, status) ||
-	    query_int(req, "limit", 1, OBS_PORTS_LIMIT_MAX, &r.limit, &err, status))
-		return err;
-	json_t *out = NULL;
-	int rc = node_view(m, node, view_ports, &r, &out);
-	if (rc)
-		return node_error(status, rc, "ports of", node);
-	return out;
+	return obs_ets(t, &r->ets, out);
 }
 
-/* GET /api/runtime/apps: the applications, or one's supervision tree
- * (observe/inspect.h), read live in one bounded call. */
-static json_t *route_apps(void *ctx, const struct api_request *req, int *status)
+/* GET /api/runtime/ports: ports and sockets over a window. */
+static int ports_parse(const struct api_request *req, union view_request *u, json_t **err,
+                       int *status)
 {
-	struct api_monitor *m = ctx;
-	json_t *err = NULL;
-	const char *node = query_node(req, &err, status);
-	if (!node)
-		return err;
+	struct obs_ports_request *r = &u->ports;
+	if (query_int(req, "window_ms", 10, OBS_PORTS_WINDOW_MAX_MS, &r->window_ms, err, status))
+		return GI_EINVAL;
+	return query_int(req, "limit", 1, OBS_PORTS_LIMIT_MAX, &r->limit, err, status);
+}
+
+static int ports_read(const struct obs_target *t, const union view_request *r, json_t **out)
+{
+	return obs_ports(t, &r->ports, out);
+}
+
+/* GET /api/runtime/apps: the applications, or one's supervision tree. */
+static int apps_parse(const struct api_request *req, union view_request *u, json_t **err,
+                      int *status)
+{
+	struct obs_apps_request *r = &u->apps;
 	bool invalid = false;
-	struct obs_apps_request r = {0};
-	r.app = api_request_query(req, "app", &invalid);
-	if (invalid)
-		return api_error(status, 400, "app must be an application name");
-	if (query_int(req, "depth", 1, OBS_APPS_DEPTH_MAX, &r.depth, &err, status) ||
-	    query_int(req, "width", 1, OBS_APPS_WIDTH_MAX, &r.width, &err, status))
-		return err;
-	json_t *out = NULL;
-	int rc = node_view(m, node, view_apps, &r, &out);
+	r->app = api_request_query(req, "app", &invalid);
+	if (invalid) {
+		*err = api_error(status, 400, "app must be an application name");
+		return GI_EINVAL;
+	}
+	if (query_int(req, "depth", 1, OBS_APPS_DEPTH_MAX, &r->depth, err, status))
+		return GI_EINVAL;
+	return query_int(req, "width", 1, OBS_APPS_WIDTH_MAX, &r->width, err, status);
+}
+
+static int apps_read(const struct obs_target *t, const union view_request *r, json_t **out)
+{
+	return obs_apps(t, &r->apps, out);
+}
+
+static json_t *apps_fail(int rc, const union view_request *r, const char *node, int *status)
+{
 	if (rc == GI_EINVAL)
 		return api_error(status, 400, "app must be an application name");
 	if (rc == GI_ENOTFOUND)
-		return api_error(status, 404, "no application %.100s runs on %.256s", r.app, node);
-	if (rc)
-		return node_error(status, rc, "applications of", node);
-	return out;
+		return api_error(status, 404, "no application %.100s runs on %.256s", r->apps.app,
+		                 node);
+	return NULL;
 }
 
-static int view_alloc(const struct obs_target *t, const void *req, json_t **out)
+/* GET /api/runtime/alloc: the allocators (read-only). */
+static int alloc_parse(const struct api_request *req, union view_request *u, json_t **err,
+                       int *status)
 {
-	return obs_alloc(t, *(const int *)req, out);
+	return query_int(req, "limit", 1, OBS_ALLOC_LIMIT_MAX, &u->limit, err, status);
 }
 
-static int view_binleak(const struct obs_target *t, const void *req, json_t **out)
+static int alloc_read(const struct obs_target *t, const union view_request *r, json_t **out)
 {
-	return obs_binleak(t, *(const int *)req, out);
+	return obs_alloc(t, r->limit, out);
 }
 
-/* GET /api/runtime/alloc (read-only) and /api/runtime/binleak (forces a GC
- * of every process: only with confirm=true): observe/inspect.h. */
-static json_t *route_memory(void *ctx, const struct api_request *req, int *status, bool leak)
+/* GET /api/runtime/binleak: forces a GC of every process, so only with
+ * confirm=true. */
+static int binleak_parse(const struct api_request *req, union view_request *u, json_t **err,
+                         int *status)
 {
+	if (query_int(req, "limit", 1, OBS_BINLEAK_LIMIT_MAX, &u->limit, err, status))
+		return GI_EINVAL;
+	if (!query_true(req, "confirm")) {
+		*err =
+		    api_error(status, 400,
+		              "binleak forces a garbage collection of every process of the node: "
+		              "add confirm=true");
+		return GI_EINVAL;
+	}
+	return 0;
+}
+
+static int binleak_read(const struct obs_target *t, const union view_request *r, json_t **out)
+{
+	return obs_binleak(t, r->limit, out);
+}
+
+static const struct inspect_view VIEWS[] = {
+    {"/api/runtime/process", "process on", process_parse, process_read, process_fail},
+    {"/api/runtime/ets", "ETS tables of", ets_parse, ets_read, NULL},
+    {"/api/runtime/ports", "ports of", ports_parse, ports_read, NULL},
+    {"/api/runtime/apps", "applications of", apps_parse, apps_read, apps_fail},
+    {"/api/runtime/alloc", "allocators of", alloc_parse, alloc_read, NULL},
+    {"/api/runtime/binleak", "binary leaks of", binleak_parse, binleak_read, NULL},
+};
+
+/* The one handler of every view, found by the request's path (the router
+ * matched it exactly): the node, the view's parameters, one call with the
+ * node's stored cookie, its answer or its error. */
+static json_t *route_view(void *ctx, const struct api_request *req, int *status)
+{
+	struct api_monitor *m = ctx;
+	const struct inspect_view *v = NULL;
+	for (size_t i = 0; i < sizeof(VIEWS) / sizeof(VIEWS[0]) && !v; i++)
+		if (strcmp(VIEWS[i].path, req->path) == 0)
+			v = &VIEWS[i];
+	if (!v)
+		return api_error(status, 404, "no such view");
 	json_t *err = NULL;
 	const char *node = query_node(req, &err, status);
 	if (!node)
 		return err;
-	int limit = 0;
-	if (query_int(req, "limit", 1, leak ? OBS_BINLEAK_LIMIT_MAX : OBS_ALLOC_LIMIT_MAX, &limit,
-	              &err, status))
+	union view_request r;
+	memset(&r, 0, sizeof(r));
+	if (v->parse(req, &r, &err, status))
 		return err;
-	if (leak && !query_true(req, "confirm"))
-		return api_error(
-		    status, 400,
-		    "binleak forces a garbage collection of every process of the node: "
-		    "add confirm=true");
+	char *cookie = cookie_for(m, node);
+	struct obs_target t = {node, cookie, 0};
 	json_t *out = NULL;
-	int rc = node_view(ctx, node, leak ? view_binleak : view_alloc, &limit, &out);
-	if (rc)
-		return node_error(status, rc, leak ? "binary leaks of" : "allocators of", node);
+	int rc = v->read(&t, &r, &out);
+	monitor_cookie_wipe_free(cookie);
+	if (rc) {
+		json_t *own = v->fail ? v->fail(rc, &r, node, status) : NULL;
+		return own ? own : node_error(status, rc, v->doing, node);
+	}
 	return out;
-}
-
-static json_t *route_alloc(void *ctx, const struct api_request *req, int *status)
-{
-	return route_memory(ctx, req, status, false);
-}
-
-static json_t *route_binleak(void *ctx, const struct api_request *req, int *status)
-{
-	return route_memory(ctx, req, status, true);
 }
 
 static json_t *route_hot_spots(void *ctx, const struct api_request *req, int *status)
@@ -1139,12 +1165,12 @@ const struct api_route monitor_routes[] = {
     {"GET", "/api/runtime/pulse", route_pulse, false},
     {"GET", "/api/runtime/top_processes", route_top_processes, false},
     {"GET", "/api/runtime/hot_spots", route_hot_spots, false},
-    {"GET", "/api/runtime/process", route_process, false},
-    {"GET", "/api/runtime/ets", route_ets, false},
-    {"GET", "/api/runtime/ports", route_ports, false},
-    {"GET", "/api/runtime/apps", route_apps, false},
-    {"GET", "/api/runtime/alloc", route_alloc, false},
-    {"GET", "/api/runtime/binleak", route_binleak, false},
+    {"GET", "/api/runtime/process", route_view, false},
+    {"GET", "/api/runtime/ets", route_view, false},
+    {"GET", "/api/runtime/ports", route_view, false},
+    {"GET", "/api/runtime/apps", route_view, false},
+    {"GET", "/api/runtime/alloc", route_view, false},
+    {"GET", "/api/runtime/binleak", route_view, false},
     {"GET", "/api/runtime/history", route_history, false},
     {"GET", "/api/runtime/trend", route_trend, false},
     {"GET", "/api/runtime/alerts", route_alerts, false},
