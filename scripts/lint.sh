@@ -3,8 +3,10 @@
 # banned-function check (strcpy, strcat, sprintf, gets, atoi have bounded or
 # checked replacements in src/base/str.h and snprintf), literals whose length
 # is counted by hand (GI_LIT_LEN and its macros count it), and the include
-# layers of src/ (README.md, "Layers and files"), and the probes evaluated on the target
-# (src/observe/probe/*.erl: parsed and linted as erl_eval will see them).
+# layers of src/ (README.md, "Layers and files"), no circle of calls through
+# more than two files of src/graph (scripts/circles.awk), and the probes
+# evaluated on the target (src/observe/probe/*.erl: parsed and linted as
+# erl_eval will see them).
 # needs: clang-format cppcheck git erlang-base
 set -u
 cd "$(dirname "$0")/.."
@@ -73,6 +75,18 @@ while IFS=: read -r file line text; do
     status=1
   fi
 done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $(find src -name '*.[ch]' | sort))
+
+# A file of graph/ may call one that calls it back (a pair), never round a
+# circle of three or more: each analysis stays readable on its own, and
+# the dispatcher (query.c) is not a hub that every analysis depends on.
+echo "lint: circles of calls in src/graph"
+graph_files=$(find src/graph -name '*.c' | sort)
+circles=$(awk -v files="$(echo "$graph_files" | wc -l)" -f scripts/circles.awk $graph_files $graph_files)
+if [ -n "$circles" ]; then
+  echo "$circles" | sed 's/^/lint: these files call each other round a circle: /' >&2
+  echo "lint: move what they share below them (as kg_query_fail went to graph/args.c)" >&2
+  status=1
+fi
 
 echo "lint: probes (src/observe/probe/*.erl)"
 if ! scripts/lint_probes.escript src/observe/probe/*.erl; then
