@@ -518,7 +518,7 @@ int q_duplicates(struct kg_db *db, const struct kg_graph *g, const struct kg_que
 }
 
 /* The dispatch: each query of the registry (graph/query_list.h) to its
- * implementation q_NAME above. */
+ * implementation q_NAME (above, or in a query_*.c: query_int.h). */
 static const struct {
 	const char *name;
 	query_fn fn;

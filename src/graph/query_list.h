@@ -20,7 +20,8 @@
  *       closes the query's parameters.
  *
  * Adding a static query: one KG_QUERY entry here (with its parameters) and
- * its implementation q_NAME in graph/query.c. The dispatch, the worker's
+ * its implementation q_NAME in graph/query.c or the query_*.c of its kind
+ * (query_int.h declares every q_NAME from here). The dispatch, the worker's
  * route, the MCP tool and docs/API.md's reference follow from the entry
  * (`make api-docs` and `bin/giulia mcp --list-tools --format markdown >
  * docs/MCP_TOOLS.md` regenerate the docs); a CLI command of its own, when it
