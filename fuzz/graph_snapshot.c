@@ -68,18 +68,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		kg_graph_free(g);
 		return 0;
 	}
-	unsigned char *file = gi_malloc(size + 40);
-	const uint32_t format = KG_SNAPSHOT_FORMAT, mark = 0x01020304u;
-	const uint64_t stamp = STAMP, len = size, sum = kg_graph_snapshot_checksum(data, size);
-	memcpy(file, "GIUGRAPH", 8);
-	memcpy(file + 8, &format, 4);
-	memcpy(file + 12, &mark, 4);
-	memcpy(file + 16, &stamp, 8);
-	memcpy(file + 24, &len, 8);
-	memcpy(file + 32, &sum, 8);
+	unsigned char *file = gi_malloc(size + KG_SNAPSHOT_HEADER_LEN);
+	kg_snapshot_header_write(file, "GIUGRAPH", KG_SNAPSHOT_FORMAT, STAMP, data, size);
 	if (size)
-		memcpy(file + 40, data, size);
-	if (kg_graph_snapshot_parse(file, size + 40, STAMP, &g) == 0)
+		memcpy(file + KG_SNAPSHOT_HEADER_LEN, data, size);
+	if (kg_graph_snapshot_parse(file, size + KG_SNAPSHOT_HEADER_LEN, STAMP, &g) == 0)
 		walk(g);
 	kg_graph_free(g);
 	gi_free(file);

@@ -241,6 +241,12 @@ int kg_graph_snapshot_read(const char *path, uint64_t stamp, struct kg_graph **o
  * atomically (a temporary file renamed over `path`). */
 int kg_snapshot_file_write(const char *path, const char *magic, uint32_t format, uint64_t stamp,
                            const void *body, size_t len);
+/* The header kg_snapshot_file_write puts before the `len` bytes at `body`
+ * (`magic`: 8 bytes), into the KG_SNAPSHOT_HEADER_LEN bytes at `out`. The
+ * fuzz targets make their headers with it, to reach the bodies' readers. */
+#define KG_SNAPSHOT_HEADER_LEN 40
+void kg_snapshot_header_write(unsigned char *out, const char *magic, uint32_t format,
+                              uint64_t stamp, const void *body, size_t len);
 /* Checks the header of the `len` bytes at `data` and sets the body's place;
  * GI_EDBVERSION for another format, byte order or stamp, GI_ECORRUPT for
  * another magic, a truncated file or a checksum that does not match. */
@@ -250,8 +256,7 @@ int kg_snapshot_file_check(const void *data, size_t len, const char *magic, uint
  * absent. Release with kg_snapshot_file_unmap. */
 int kg_snapshot_file_map(const char *path, void **map, size_t *len);
 void kg_snapshot_file_unmap(void *map, size_t len);
-/* The checksum the header holds of a body of `len` bytes (the fuzz target
- * makes headers with it, to reach the body's reader). */
+/* The checksum the header holds of a body of `len` bytes. */
 uint64_t kg_graph_snapshot_checksum(const void *body, size_t len);
 /* True when `path` holds a snapshot of this format, byte order and stamp
  * (its header only: the body is checked when read). */

@@ -45,7 +45,7 @@
 
 #define MAGIC           "GIUGRAPH"
 #define BYTE_ORDER_MARK 0x01020304u
-#define HEADER_LEN      40
+#define HEADER_LEN      KG_SNAPSHOT_HEADER_LEN
 
 enum count {
 	C_MODULES,
@@ -311,6 +311,19 @@ static void body_write(struct writer *w, const struct kg_graph *g)
 	gi_buf_destroy(&records);
 }
 
+void kg_snapshot_header_write(unsigned char *out, const char *magic, uint32_t format,
+                              uint64_t stamp, const void *body, size_t len)
+{
+	const uint32_t mark = BYTE_ORDER_MARK;
+	const uint64_t body_len = len, sum = checksum(body, len);
+	memcpy(out, magic, 8);
+	memcpy(out + 8, &format, 4);
+	memcpy(out + 12, &mark, 4);
+	memcpy(out + 16, &stamp, 8);
+	memcpy(out + 24, &body_len, 8);
+	memcpy(out + 32, &sum, 8);
+}
+
 int kg_snapshot_file_write(const char *path, const char *magic, uint32_t format, uint64_t stamp,
                            const void *body, size_t len)
 {
@@ -321,14 +334,7 @@ int kg_snapshot_file_write(const char *path, const char *magic, uint32_t format,
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp))
 		return GI_ETOOBIG;
 	unsigned char header[HEADER_LEN];
-	const uint32_t mark = BYTE_ORDER_MARK;
-	const uint64_t body_len = len, sum = checksum(body, len);
-	memcpy(header, magic, 8);
-	memcpy(header + 8, &format, 4);
-	memcpy(header + 12, &mark, 4);
-	memcpy(header + 16, &stamp, 8);
-	memcpy(header + 24, &body_len, 8);
-	memcpy(header + 32, &sum, 8);
+	kg_snapshot_header_write(header, magic, format, stamp, body, len);
 	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return errno == EACCES || errno == EROFS ? GI_EDENIED : GI_EIO;
