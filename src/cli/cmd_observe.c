@@ -947,17 +947,18 @@ static int run_pulse_or_top(const char *cmd, int argc, char **argv)
 		return run_top_watch(&a);
 	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
 	json_t *snap = NULL;
+	bool top = strcmp(cmd, "top") == 0;
+	const char *by = a.by ? a.by : "reductions";
+	const char *key = strcmp(by, "mailbox") == 0 ? "message_queue" : by;
 	struct cli_obs_progress prog;
 	cli_obs_progress_start(&prog, "measuring", a.window_ms ? a.window_ms : 1000, a.json);
-	rc = obs_pulse(&t, a.window_ms, a.top_n, &snap);
+	rc = top ? obs_top(&t, a.window_ms, a.top_n, key, &snap)
+	         : obs_pulse(&t, a.window_ms, a.top_n, &snap);
 	cli_obs_progress_stop(&prog);
 	if (rc != 0)
 		return cli_obs_node_error(cmd, a.node, rc);
-	bool top = strcmp(cmd, "top") == 0;
 	if (a.json) {
 		if (top) {
-			const char *by = a.by ? a.by : "reductions";
-			const char *key = strcmp(by, "mailbox") == 0 ? "message_queue" : by;
 			json_t *out = json_object();
 			json_object_set(out, "node", json_object_get(snap, "node"));
 			json_object_set(out, "window_ms", json_object_get(snap, "window_ms"));
@@ -971,8 +972,6 @@ static int run_pulse_or_top(const char *cmd, int argc, char **argv)
 			cli_obs_print_json(snap);
 		}
 	} else if (top) {
-		const char *by = a.by ? a.by : "reductions";
-		const char *key = strcmp(by, "mailbox") == 0 ? "message_queue" : by;
 		struct obs_view v;
 		if (obs_view_parse(snap, &v) == 0) {
 			char title[128];
