@@ -61,9 +61,10 @@ ValueOf = fun(Item, Pids, Guard) ->
                                      ets:match_spec_compile([{{{Item, '$1'}, '$2'}, Guard,
                                                               [{{'$1', '$2'}}]}])))
 end,
+Busiest = Largest(MsRun(Deltas, ets:match_spec_compile([{{'$1', '_'}, [{'>', '$1', 0}], ['$_']}])), TopN + 8),
 Candidates =
     case maps:get(by, Args) of
-        reductions -> Largest(MsRun(Deltas, ets:match_spec_compile([{{'$1', '_'}, [{'>', '$1', 0}], ['$_']}])), TopN + 8);
+        reductions -> Busiest;
         message_queue -> Largest(ValueOf(message_queue_len, Ps1, [{'>', '$1', 0}]), TopN + 8);
         %% heap_size is read without a signal to each process (memory is
         %% not): the largest heaps are the candidates, their memory exact
@@ -71,6 +72,8 @@ Candidates =
     end,
 Mfa = fun({M, F, A}) when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
          (_) -> null end,
+Observer = fun(Dict) -> lists:any(fun(K) -> lists:keymember(K, 1, Dict) end,
+                                  [giulia_session, giulia_guardian, giulia_probe]) end,
 %% {observer, Delta} or {Delta, Map without cpu_share}; a process gone: none
 Entry = fun({_, P}) ->
     Delta = case lists:keyfind(P, 2, Deltas) of {D, _} -> D; false -> 0 end,
@@ -79,8 +82,7 @@ Entry = fun({_, P}) ->
         [{_, Reg}, {_, Cur}, {_, Init0}, {_, Mem}, {_, Queue}, {_, Dict}] ->
             Init = Mfa(Init0),
             Proc = Mfa(proplists:get_value('$initial_call', Dict)),
-            case lists:any(fun(K) -> lists:keymember(K, 1, Dict) end,
-                           [giulia_session, giulia_guardian, giulia_probe]) of
+            case Observer(Dict) of
                 true -> {observer, Delta};
                 false ->
                     {Delta, #{pid => P, registered_name => Reg, current_function => Cur,
@@ -99,7 +101,14 @@ Entry = fun({_, P}) ->
     end
 end,
 Entries = lists:map(Entry, Candidates),
-Work = max(0, Total1 - Total0 - (Own1 - Own0) - lists:sum([D || {observer, D} <- Entries])),
+%% observers among the busiest that the list by memory or mailbox did not
+%% look at: their reductions are left out of the node's all the same
+Unseen = [D || {D, P} <- Busiest, not lists:keymember(P, 2, Candidates),
+               case erlang:process_info(P, dictionary) of
+                   {dictionary, Dict} -> Observer(Dict);
+                   _ -> false
+               end],
+Work = max(0, Total1 - Total0 - (Own1 - Own0) - lists:sum([D || {observer, D} <- Entries] ++ Unseen)),
 #{window_ms => Window,
   top_processes => #{maps:get(by, Args) =>
       lists:sublist([M#{cpu_share => if Work > 0 -> min(1.0, D / Work); true -> 0.0 end}
