@@ -371,7 +371,8 @@ static void quiet_node_reads_as_quiet(void)
 }
 
 /* One-shot `top` beside a session: none of the session's processes is in
- * its lists, by any measure, and the node's busiest process is. */
+ * its lists, by any measure; the node's busiest process is, and a process
+ * with a queue is by mailbox. */
 static void one_shot_top_leaves_observers_out(void)
 {
 	struct ts_beam n;
@@ -386,9 +387,14 @@ static void one_shot_top_leaves_observers_out(void)
 	int64_t until = gi_clock_mono_ms() + WAIT_MS;
 	while (gathered_count(&g) < 2 && gi_clock_mono_ms() < until)
 		usleep(100000);
+	/* a process with a queue, for the list by mailbox */
+	char *queued = ts_beam_eval(&n, "P = spawn(fun() -> receive never -> ok end end), "
+	                                "[P ! x || _ <- lists:seq(1, 5)], register(queued, P).");
+	TH_ASSERT_MSG(queued != NULL, "no queued process");
+	free(queued);
 	static const char *const bys[] = {"reductions", "memory", "mailbox"};
 	json_t *listed = json_array();
-	bool busy_seen = false;
+	bool busy_seen = false, queue_seen = false;
 	for (size_t b = 0; b < 3; b++) {
 		char bin[4096];
 		snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
@@ -406,6 +412,11 @@ static void one_shot_top_leaves_observers_out(void)
 			json_array_append(listed, json_object_get(p, "pid"));
 			const char *mod = json_string_value(json_object_get(p, "module"));
 			busy_seen = busy_seen || (b == 0 && mod && strcmp(mod, "Busy") == 0);
+			const char *reg = json_string_value(json_object_get(p, "registered_name"));
+			queue_seen =
+			    queue_seen ||
+			    (b == 2 && reg && strcmp(reg, "queued") == 0 &&
+			     json_integer_value(json_object_get(p, "message_queue_len")) == 5);
 		}
 		json_decref(v);
 		free(out);
@@ -424,6 +435,7 @@ static void one_shot_top_leaves_observers_out(void)
 	}
 	/* the busy gen_server is listed by reductions, named by its module */
 	TH_ASSERT_MSG(busy_seen, "Busy is not among the busiest");
+	TH_ASSERT_MSG(queue_seen, "the process with 5 messages is not listed by mailbox");
 	free(ours_text);
 	json_decref(ours);
 	json_decref(listed);
