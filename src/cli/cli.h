@@ -2,8 +2,9 @@
  * cli.h - the command table of the `giulia` binary.
  *
  * Each area of the CLI lives in its own file (cmd_static.c, cmd_observe.c,
- * cmd_daemon.c, cmd_profile.c) and exports a table of commands terminated by
- * an entry whose name is NULL; main.c dispatches on the first argument.
+ * cmd_inspect.c, cmd_daemon.c, cmd_profile.c) and exports a table of
+ * commands terminated by an entry whose name is NULL; main.c dispatches on
+ * the first argument.
  * `giulia-observe` is the same binary under another name: main.c sends it to
  * cli_observe_main().
  *
@@ -78,6 +79,7 @@ struct cli_command {
 
 extern const struct cli_command cli_static_commands[];
 extern const struct cli_command cli_observe_commands[];
+extern const struct cli_command cli_inspect_commands[];
 extern const struct cli_command cli_daemon_commands[];
 extern const struct cli_command cli_profile_commands[];
 extern const struct cli_command cli_mcp_commands[];

@@ -1,7 +1,9 @@
 /*
  * cmd_observe.c - the runtime commands of the giulia CLI (see cli.h and
  * docs/CLI.md "Runtime commands"): `pulse`, `top` and `trace`, one-shot
- * observations of a live node through src/observe/observe.h.
+ * observations of a live node through src/observe/observe.h, and `process`
+ * (src/observe/inspect.h). The other views of a node are in cmd_inspect.c;
+ * what both share is in cmd_observe_int.h.
  *
  * Exit codes: 0, 1 (the command failed), 2 (usage), and the node errors of
  * cli_exit_code_for(). The cookie is passed through, never printed.
@@ -30,6 +32,7 @@
 #include "base/str.h"
 #include "base/table.h"
 #include "cli/cli.h"
+#include "cli/cmd_observe_int.h"
 #include "observe/dist.h"
 #include "observe/inspect.h"
 #include "observe/observe.h"
@@ -37,34 +40,7 @@
 
 #define MAX_TRACE_MODULES 64
 
-struct observe_args {
-	const char *node;
-	const char *cookie;
-	const char *cookie_file;
-	char node_buf[512], cookie_buf[1024];
-	const char *modules; /* trace: comma-separated */
-	const char *by;      /* top: reductions | memory | mailbox */
-	int window_ms;
-	int timeout_ms;
-	int top_n;
-	int interval_ms; /* top --watch: between refreshes */
-	int count;       /* top --watch: refreshes, 0: until quit */
-	bool watch;
-	bool json;
-	bool call_time; /* trace: time per function too */
-	/* process: which, and what to read beyond the default */
-	const char *who;
-	int keys;
-	int messages;
-	int state_timeout_ms;
-	bool values;
-	bool state;
-	bool top_n_set; /* -n given */
-	int depth;      /* apps: tree levels */
-	int width;      /* apps: children per supervisor */
-};
-
-static int usage_error(const char *cmd, const char *what)
+int cli_obs_usage_error(const char *cmd, const char *what)
 {
 	fprintf(stderr, "giulia %s: %s; `giulia %s --help` shows the options\n", cmd, what, cmd);
 	return CLI_EXIT_USAGE;
@@ -83,8 +59,7 @@ static int int_option(const char *cmd, const char *name, const char *value, int6
 	return 0;
 }
 
-/* Returns 0, CLI_EXIT_USAGE, or -1 after printing help. */
-static int parse_args(const char *cmd, int argc, char **argv, struct observe_args *a)
+int cli_obs_parse_args(const char *cmd, int argc, char **argv, struct observe_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->top_n = 10;
@@ -127,17 +102,18 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 			i++;
 		} else if (strcmp(arg, "--cookie") == 0) {
 			if (!next)
-				return usage_error(cmd, "--cookie needs a value");
+				return cli_obs_usage_error(cmd, "--cookie needs a value");
 			a->cookie = next;
 			i++;
 		} else if (strcmp(arg, "--cookie-file") == 0) {
 			if (!next)
-				return usage_error(cmd, "--cookie-file needs a file");
+				return cli_obs_usage_error(cmd, "--cookie-file needs a file");
 			a->cookie_file = next;
 			i++;
 		} else if (strcmp(arg, "--by") == 0) {
 			if (!next)
-				return usage_error(cmd, "--by needs reductions, memory or mailbox");
+				return cli_obs_usage_error(
+				    cmd, "--by needs reductions, memory or mailbox");
 			a->by = next;
 			i++;
 		} else if (strcmp(arg, "--window") == 0 || strcmp(arg, "--for") == 0) {
@@ -153,7 +129,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 		} else if (arg[0] == '-' && arg[1] != '\0') {
 			char what[300];
 			snprintf(what, sizeof(what), "unknown option '%.200s'", arg);
-			return usage_error(cmd, what);
+			return cli_obs_usage_error(cmd, what);
 		} else if (positional == 0) {
 			a->node = arg;
 			positional++;
@@ -165,16 +141,16 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 			a->who = arg;
 			positional++;
 		} else {
-			return usage_error(cmd, "too many arguments");
+			return cli_obs_usage_error(cmd, "too many arguments");
 		}
 		if (rc != 0)
 			return rc;
 	}
 	if (!a->node)
-		return usage_error(cmd,
-		                   "which node? give NODE as name@host (or name on this host)");
+		return cli_obs_usage_error(
+		    cmd, "which node? give NODE as name@host (or name on this host)");
 	if (cli_node_name(a->node, a->node_buf, sizeof(a->node_buf)) != 0)
-		return usage_error(cmd, "not a node name");
+		return cli_obs_usage_error(cmd, "not a node name");
 	a->node = a->node_buf;
 	char prog[32];
 	snprintf(prog, sizeof(prog), "giulia %s", cmd);
@@ -183,27 +159,27 @@ static int parse_args(const char *cmd, int argc, char **argv, struct observe_arg
 	if (crc)
 		return crc;
 	if (strcmp(cmd, "trace") == 0 && (!a->modules || !*a->modules))
-		return usage_error(cmd, "which modules? give MOD[,MOD...]");
+		return cli_obs_usage_error(cmd, "which modules? give MOD[,MOD...]");
 	if (strcmp(cmd, "process") == 0 && (!a->who || !*a->who))
-		return usage_error(cmd,
-		                   "which process? give a pid (<0.123.0>) or a registered name");
+		return cli_obs_usage_error(
+		    cmd, "which process? give a pid (<0.123.0>) or a registered name");
 	if ((a->depth || a->width) && !a->who)
-		return usage_error(cmd, "--depth and --width go with an application");
+		return cli_obs_usage_error(cmd, "--depth and --width go with an application");
 	if (a->state_timeout_ms && !a->state)
-		return usage_error(cmd, "--state-timeout goes with --state");
+		return cli_obs_usage_error(cmd, "--state-timeout goes with --state");
 	if ((a->interval_ms || a->count) && !a->watch)
-		return usage_error(cmd, "--interval and --count go with --watch");
+		return cli_obs_usage_error(cmd, "--interval and --count go with --watch");
 	if (strcmp(cmd, "ets") == 0) {
 		if (a->by && strcmp(a->by, "memory") != 0 && strcmp(a->by, "size") != 0)
-			return usage_error(cmd, "--by takes memory or size");
+			return cli_obs_usage_error(cmd, "--by takes memory or size");
 	} else if (a->by && strcmp(a->by, "reductions") != 0 && strcmp(a->by, "memory") != 0 &&
 	           strcmp(a->by, "mailbox") != 0) {
-		return usage_error(cmd, "--by takes reductions, memory or mailbox");
+		return cli_obs_usage_error(cmd, "--by takes reductions, memory or mailbox");
 	}
 	return 0;
 }
 
-static int node_error(const char *cmd, const char *node, int rc)
+int cli_obs_node_error(const char *cmd, const char *node, int rc)
 {
 	const char *hint = dist_error_hint(rc);
 	fprintf(stderr, "giulia %s: cannot observe %s: %s%s%s\n", cmd, node, gi_strerror(rc),
@@ -211,7 +187,7 @@ static int node_error(const char *cmd, const char *node, int rc)
 	return cli_exit_code_for(rc);
 }
 
-static void print_json(json_t *v)
+void cli_obs_print_json(json_t *v)
 {
 	char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (text) {
@@ -220,7 +196,7 @@ static void print_json(json_t *v)
 	}
 }
 
-static const char *str_or(json_t *v, const char *fallback)
+const char *cli_obs_str_or(json_t *v, const char *fallback)
 {
 	const char *s = json_string_value(v);
 	return s ? s : fallback;
@@ -356,10 +332,7 @@ static void print_pulse(json_t *snapshot)
 
 /* ---- giulia process ---- */
 
-/* One line of the process view, cut in its middle to `width` columns. */
-static void view_line(struct gi_buf *out, int width, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void view_line(struct gi_buf *out, int width, const char *fmt, ...)
+void cli_obs_view_line(struct gi_buf *out, int width, const char *fmt, ...)
 {
 	char line[2048], cut[2048];
 	va_list ap;
@@ -407,7 +380,8 @@ static void process_refs(struct gi_buf *out, int width, const char *label, json_
 	}
 	if (total > (double)json_array_size(list))
 		gi_buf_printf(&line, ", ... (%zu of %.0f shown)", json_array_size(list), total);
-	view_line(out, width, "%-16s%s", label, json_array_size(list) ? gi_buf_str(&line) : "none");
+	cli_obs_view_line(out, width, "%-16s%s", label,
+	                  json_array_size(list) ? gi_buf_str(&line) : "none");
 	gi_buf_destroy(&line);
 }
 
@@ -420,15 +394,18 @@ static void process_render(json_t *p, struct gi_buf *out, int width)
 	const char *reg = json_string_value(json_object_get(p, "registered_name"));
 	if (reg)
 		gi_fmt_registered_name(reg, name, sizeof(name));
-	view_line(out, width, "process %s%s%s%s on %s%s", str_or(json_object_get(p, "pid"), "?"),
-	          reg ? " (" : "", name, reg ? ")" : "", str_or(json_object_get(p, "node"), "?"),
-	          json_is_false(json_object_get(p, "alive")) ? "  [exited during the window]" : "");
-	view_line(out, width, "%-16s%s", "status", str_or(json_object_get(p, "status"), "?"));
-	gi_fmt_mfa(str_or(json_object_get(p, "current_function"), "?"), fn, sizeof(fn));
-	view_line(out, width, "%-16s%s", "executing in", fn);
+	cli_obs_view_line(
+	    out, width, "process %s%s%s%s on %s%s", cli_obs_str_or(json_object_get(p, "pid"), "?"),
+	    reg ? " (" : "", name, reg ? ")" : "", cli_obs_str_or(json_object_get(p, "node"), "?"),
+	    json_is_false(json_object_get(p, "alive")) ? "  [exited during the window]" : "");
+	cli_obs_view_line(out, width, "%-16s%s", "status",
+	                  cli_obs_str_or(json_object_get(p, "status"), "?"));
+	gi_fmt_mfa(cli_obs_str_or(json_object_get(p, "current_function"), "?"), fn, sizeof(fn));
+	cli_obs_view_line(out, width, "%-16s%s", "executing in", fn);
 	const char *plc = json_string_value(json_object_get(p, "proc_lib_initial_call"));
-	gi_fmt_mfa(plc ? plc : str_or(json_object_get(p, "initial_call"), "?"), fn, sizeof(fn));
-	view_line(out, width, "%-16s%s%s", "initial call", fn, plc ? " (proc_lib)" : "");
+	gi_fmt_mfa(plc ? plc : cli_obs_str_or(json_object_get(p, "initial_call"), "?"), fn,
+	           sizeof(fn));
+	cli_obs_view_line(out, width, "%-16s%s%s", "initial call", fn, plc ? " (proc_lib)" : "");
 	json_t *anc = json_object_get(p, "ancestors");
 	if (json_array_size(anc) > 0) {
 		struct gi_buf l;
@@ -438,35 +415,36 @@ static void process_render(json_t *p, struct gi_buf *out, int width)
 		json_array_foreach(anc, i, e)
 		{
 			char n[512];
-			gi_fmt_registered_name(str_or(e, "?"), n, sizeof(n));
+			gi_fmt_registered_name(cli_obs_str_or(e, "?"), n, sizeof(n));
 			gi_buf_printf(&l, "%s%s", i ? ", " : "", n);
 		}
-		view_line(out, width, "%-16s%s", "ancestors", gi_buf_str(&l));
+		cli_obs_view_line(out, width, "%-16s%s", "ancestors", gi_buf_str(&l));
 		gi_buf_destroy(&l);
 	}
 	gi_fmt_bytes(gi_json_num_or(p, "memory_bytes", 0), a, sizeof(a));
 	gi_fmt_bytes(gi_json_num_or(p, "heap_bytes", 0), b, sizeof(b));
 	gi_fmt_bytes(gi_json_num_or(p, "total_heap_bytes", 0), c, sizeof(c));
 	gi_fmt_bytes(gi_json_num_or(p, "stack_bytes", 0), d, sizeof(d));
-	view_line(out, width, "%-16s%s  heap %s  total heap %s  stack %s", "memory", a, b, c, d);
+	cli_obs_view_line(out, width, "%-16s%s  heap %s  total heap %s  stack %s", "memory", a, b,
+	                  c, d);
 	json_t *bins = json_object_get(p, "binaries");
 	gi_fmt_count(gi_json_num_or(bins, "count", 0), a, sizeof(a));
 	gi_fmt_bytes(gi_json_num_or(bins, "bytes", 0), b, sizeof(b));
-	view_line(out, width, "%-16s%s refc binaries, %s", "binaries", a, b);
+	cli_obs_view_line(out, width, "%-16s%s refc binaries, %s", "binaries", a, b);
 	gi_fmt_count(gi_json_num_or(p, "reductions", 0), a, sizeof(a));
 	gi_fmt_rate(gi_json_num_or(p, "reductions_per_second", 0), b, sizeof(b));
-	view_line(out, width, "%-16s%s  (%s over %.0f ms)", "reductions", a, b,
-	          gi_json_num_or(p, "window_ms", 0));
+	cli_obs_view_line(out, width, "%-16s%s  (%s over %.0f ms)", "reductions", a, b,
+	                  gi_json_num_or(p, "window_ms", 0));
 	gi_fmt_count(gi_json_num_or(p, "message_queue_len", 0), a, sizeof(a));
-	view_line(out, width, "%-16s%s", "message queue", a);
+	cli_obs_view_line(out, width, "%-16s%s", "message queue", a);
 	char gl[700];
 	process_ref(json_object_get(p, "group_leader"), gl, sizeof(gl));
-	view_line(out, width, "%-16s%s", "group leader", gl);
-	view_line(out, width,
-	          "%-16strap_exit %s  priority %s  minor gcs %.0f  fullsweep_after %.0f", "flags",
-	          json_is_true(json_object_get(p, "trap_exit")) ? "true" : "false",
-	          str_or(json_object_get(p, "priority"), "?"), gi_json_num_or(p, "minor_gcs", 0),
-	          gi_json_num_or(p, "fullsweep_after", 0));
+	cli_obs_view_line(out, width, "%-16s%s", "group leader", gl);
+	cli_obs_view_line(
+	    out, width, "%-16strap_exit %s  priority %s  minor gcs %.0f  fullsweep_after %.0f",
+	    "flags", json_is_true(json_object_get(p, "trap_exit")) ? "true" : "false",
+	    cli_obs_str_or(json_object_get(p, "priority"), "?"), gi_json_num_or(p, "minor_gcs", 0),
+	    gi_json_num_or(p, "fullsweep_after", 0));
 	process_refs(out, width, "links", json_object_get(p, "links"),
 	             gi_json_num_or(p, "links_count", 0));
 	process_refs(out, width, "monitors", json_object_get(p, "monitors"),
@@ -478,52 +456,55 @@ static void process_render(json_t *p, struct gi_buf *out, int width)
 	json_t *e;
 	json_array_foreach(json_object_get(p, "stack"), i, e)
 	{
-		gi_fmt_mfa(str_or(json_object_get(e, "function"), "?"), fn, sizeof(fn));
+		gi_fmt_mfa(cli_obs_str_or(json_object_get(e, "function"), "?"), fn, sizeof(fn));
 		const char *file = json_string_value(json_object_get(e, "file"));
 		if (file)
-			view_line(out, width, "  %s  %s:%.0f", fn, file,
-			          gi_json_num_or(e, "line", 0));
+			cli_obs_view_line(out, width, "  %s  %s:%.0f", fn, file,
+			                  gi_json_num_or(e, "line", 0));
 		else
-			view_line(out, width, "  %s", fn);
+			cli_obs_view_line(out, width, "  %s", fn);
 	}
 	json_t *dict = json_object_get(p, "dictionary");
 	json_t *entries = json_object_get(dict, "entries");
-	view_line(out, width, "dictionary: %.0f keys%s", gi_json_num_or(dict, "count", 0),
-	          gi_json_num_or(dict, "count", 0) > (double)json_array_size(entries)
-	              ? " (the first shown)"
-	              : "");
+	cli_obs_view_line(out, width, "dictionary: %.0f keys%s", gi_json_num_or(dict, "count", 0),
+	                  gi_json_num_or(dict, "count", 0) > (double)json_array_size(entries)
+	                      ? " (the first shown)"
+	                      : "");
 	json_array_foreach(entries, i, e)
 	{
 		json_t *v = json_object_get(e, "value");
 		if (v)
-			view_line(out, width, "  %s => %s", str_or(json_object_get(e, "key"), "?"),
-			          str_or(v, "?"));
+			cli_obs_view_line(out, width, "  %s => %s",
+			                  cli_obs_str_or(json_object_get(e, "key"), "?"),
+			                  cli_obs_str_or(v, "?"));
 		else
-			view_line(out, width, "  %s", str_or(json_object_get(e, "key"), "?"));
+			cli_obs_view_line(out, width, "  %s",
+			                  cli_obs_str_or(json_object_get(e, "key"), "?"));
 	}
 	json_t *msgs = json_object_get(p, "messages");
 	if (json_is_object(msgs)) {
 		if (json_is_true(json_object_get(msgs, "refused")))
-			view_line(out, width,
-			          "messages: not read (the queue is longer than %d: reading it "
-			          "would copy it all)",
-			          OBS_PROCESS_COPY_MAX);
+			cli_obs_view_line(
+			    out, width,
+			    "messages: not read (the queue is longer than %d: reading it "
+			    "would copy it all)",
+			    OBS_PROCESS_COPY_MAX);
 		else
 			gi_buf_printf(out, "messages (the first %zu):\n",
 			              json_array_size(json_object_get(msgs, "shown")));
 		json_array_foreach(json_object_get(msgs, "shown"), i, e)
 		{
-			view_line(out, width, "  %s", str_or(e, "?"));
+			cli_obs_view_line(out, width, "  %s", cli_obs_str_or(e, "?"));
 		}
 	}
 	json_t *st = json_object_get(p, "state");
 	if (json_is_object(st)) {
 		const char *err = json_string_value(json_object_get(st, "error"));
 		if (err)
-			view_line(out, width, "state: not read: %s", err);
+			cli_obs_view_line(out, width, "state: not read: %s", err);
 		else
 			gi_buf_printf(out, "state (sys:get_status):\n  %s\n",
-			              str_or(json_object_get(st, "text"), "?"));
+			              cli_obs_str_or(json_object_get(st, "text"), "?"));
 	}
 }
 
@@ -531,7 +512,7 @@ static void process_render(json_t *p, struct gi_buf *out, int width)
 static int run_process(int argc, char **argv)
 {
 	struct observe_args a;
-	int rc = parse_args("process", argc, argv, &a);
+	int rc = cli_obs_parse_args("process", argc, argv, &a);
 	if (rc != 0)
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	struct obs_process_request r = {
@@ -545,7 +526,7 @@ static int run_process(int argc, char **argv)
 	};
 	char err[256];
 	if (obs_process_request_check(&r, err, sizeof(err)) != 0)
-		return usage_error("process", err);
+		return cli_obs_usage_error("process", err);
 	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
 	json_t *p = NULL;
 	rc = obs_process(&t, &r, &p);
@@ -555,9 +536,9 @@ static int run_process(int argc, char **argv)
 		return CLI_EXIT_FAILURE;
 	}
 	if (rc != 0)
-		return node_error("process", a.node, rc);
+		return cli_obs_node_error("process", a.node, rc);
 	if (a.json) {
-		print_json(p);
+		cli_obs_print_json(p);
 	} else {
 		struct gi_buf b;
 		gi_buf_init(&b, 0);
@@ -569,305 +550,11 @@ static int run_process(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
-/* ---- giulia ets ---- */
-
-/* "rc" / "wc" flags of a table, or "-". */
-static void ets_concurrency(json_t *t, char *out, size_t size)
-{
-	json_t *w = json_object_get(t, "write_concurrency");
-	bool rc = json_is_true(json_object_get(t, "read_concurrency"));
-	bool wc = json_is_true(w) || (json_is_string(w) && strcmp(json_string_value(w), "false"));
-	snprintf(out, size, "%s%s%s", rc ? "read" : "", rc && wc ? "," : "",
-	         wc ? (json_is_string(w) ? json_string_value(w) : "write") : "");
-	if (!*out)
-		snprintf(out, size, "-");
-}
-
-static void ets_render(json_t *e, struct gi_buf *out)
-{
-	static const struct gi_table_column cols[] = {
-	    {"MEMORY", GI_COL_RIGHT, 0, 0},
-	    {"SIZE", GI_COL_RIGHT, 0, 0},
-	    {"TABLE", GI_COL_ELIDE, 0, 16},
-	    {"OWNER", GI_COL_ELIDE, 1, 12},
-	    {"TYPE", 0, 2, 0},
-	    {"PROTECTION", 0, 3, 0},
-	    {"CONCURRENCY", 0, 4, 0},
-	};
-	char total[GI_FMT_NUM_MAX], count[GI_FMT_NUM_MAX];
-	gi_fmt_bytes(gi_json_num_or(e, "memory_bytes", 0), total, sizeof(total));
-	gi_fmt_count(gi_json_num_or(e, "count", 0), count, sizeof(count));
-	gi_buf_printf(out, "%s: %s ETS tables, %s in all; the %zu largest by %s:\n",
-	              str_or(json_object_get(e, "node"), "?"), count, total,
-	              json_array_size(json_object_get(e, "tables")),
-	              str_or(json_object_get(e, "sort"), "memory"));
-	if (gi_json_num_or(e, "scanned", 0) < gi_json_num_or(e, "count", 0))
-		gi_buf_printf(out, "(the first %.0f tables looked at)\n",
-		              gi_json_num_or(e, "scanned", 0));
-	struct gi_table *t = gi_table_new(cols, 7, 2);
-	size_t i;
-	json_t *row;
-	json_array_foreach(json_object_get(e, "tables"), i, row)
-	{
-		char mem[GI_FMT_NUM_MAX], size[GI_FMT_NUM_MAX], name[600], owner[600], conc[64];
-		gi_fmt_bytes(gi_json_num_or(row, "memory_bytes", 0), mem, sizeof(mem));
-		gi_fmt_count(gi_json_num_or(row, "size", 0), size, sizeof(size));
-		const char *n = str_or(json_object_get(row, "name"), "?");
-		const char *id = str_or(json_object_get(row, "id"), "?");
-		char shown[512];
-		gi_fmt_registered_name(n, shown, sizeof(shown));
-		if (json_is_true(json_object_get(row, "named_table")))
-			snprintf(name, sizeof(name), "%s", shown);
-		else
-			snprintf(name, sizeof(name), "%s %s", shown, id);
-		const char *on = json_string_value(json_object_get(row, "owner_name"));
-		if (on)
-			gi_fmt_registered_name(on, owner, sizeof(owner));
-		else
-			snprintf(owner, sizeof(owner), "%s",
-			         str_or(json_object_get(row, "owner"), "?"));
-		ets_concurrency(row, conc, sizeof(conc));
-		const char *cells[] = {mem,
-		                       size,
-		                       name,
-		                       owner,
-		                       str_or(json_object_get(row, "type"), "?"),
-		                       str_or(json_object_get(row, "protection"), "?"),
-		                       conc};
-		gi_table_add(t, cells);
-	}
-	gi_table_render(t, cli_columns(), out);
-	gi_table_free(t);
-}
-
-/* `giulia ets NODE` */
-static int run_ets(int argc, char **argv)
-{
-	struct observe_args a;
-	int rc = parse_args("ets", argc, argv, &a);
-	if (rc != 0)
-		return rc < 0 ? CLI_EXIT_OK : rc;
-	struct obs_ets_request r = {a.by, a.top_n_set ? a.top_n : 0};
-	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
-	json_t *e = NULL;
-	rc = obs_ets(&t, &r, &e);
-	if (rc != 0)
-		return node_error("ets", a.node, rc);
-	if (a.json) {
-		print_json(e);
-	} else {
-		struct gi_buf b;
-		gi_buf_init(&b, 0);
-		ets_render(e, &b);
-		fputs(gi_buf_str(&b), stdout);
-		gi_buf_destroy(&b);
-	}
-	json_decref(e);
-	return CLI_EXIT_OK;
-}
-
-/* ---- giulia alloc, giulia binleak ---- */
-
-static void usage_pct(double u, char *out, size_t size)
-{
-	snprintf(out, size, "%.0f%%", u * 100.0);
-}
-
-static void alloc_render(json_t *e, struct gi_buf *out)
-{
-	static const struct gi_table_column types_cols[] = {
-	    {"ALLOCATOR", GI_COL_ELIDE, 0, 12}, {"INST", GI_COL_RIGHT, 3, 0},
-	    {"CARRIERS", GI_COL_RIGHT, 0, 0},   {"BLOCKS", GI_COL_RIGHT, 0, 0},
-	    {"USED", GI_COL_RIGHT, 0, 0},       {"SBCS USED", GI_COL_RIGHT, 2, 0},
-	    {"MBCS USED", GI_COL_RIGHT, 1, 0},
-	};
-	static const struct gi_table_column rows_cols[] = {
-	    {"ALLOCATOR", GI_COL_ELIDE, 0, 12}, {"UNUSED", GI_COL_RIGHT, 0, 0},
-	    {"SBCS", GI_COL_RIGHT, 1, 0},       {"SBCS USED", GI_COL_RIGHT, 0, 0},
-	    {"MBCS", GI_COL_RIGHT, 1, 0},       {"MBCS USED", GI_COL_RIGHT, 0, 0},
-	};
-	char car[GI_FMT_NUM_MAX], blk[GI_FMT_NUM_MAX], pct[16];
-	gi_fmt_bytes(gi_json_num_or(e, "carriers_bytes", 0), car, sizeof(car));
-	gi_fmt_bytes(gi_json_num_or(e, "blocks_bytes", 0), blk, sizeof(blk));
-	usage_pct(gi_json_num_or(e, "carriers_bytes", 0) > 0
-	              ? gi_json_num_or(e, "blocks_bytes", 0) /
-	                    gi_json_num_or(e, "carriers_bytes", 0)
-	              : 1.0,
-	          pct, sizeof(pct));
-	gi_buf_printf(out,
-	              "%s: %.0f allocators, %.0f instances: carriers %s, blocks in use %s (%s "
-	              "used)\n",
-	              str_or(json_object_get(e, "node"), "?"), gi_json_num_or(e, "allocators", 0),
-	              gi_json_num_or(e, "instances", 0), car, blk, pct);
-	struct gi_table *t = gi_table_new(types_cols, 7, 2);
-	size_t i;
-	json_t *r;
-	json_array_foreach(json_object_get(e, "types"), i, r)
-	{
-		char inst[GI_FMT_NUM_MAX], c[GI_FMT_NUM_MAX], b[GI_FMT_NUM_MAX], u[16], su[16],
-		    mu[16];
-		gi_fmt_count(gi_json_num_or(r, "instances", 0), inst, sizeof(inst));
-		gi_fmt_bytes(gi_json_num_or(r, "carriers_bytes", 0), c, sizeof(c));
-		gi_fmt_bytes(gi_json_num_or(r, "blocks_bytes", 0), b, sizeof(b));
-		usage_pct(gi_json_num_or(r, "usage", 0), u, sizeof(u));
-		double sc = gi_json_num_or(r, "sbcs_carriers_bytes", 0),
-		       mc = gi_json_num_or(r, "mbcs_carriers_bytes", 0);
-		usage_pct(sc > 0 ? gi_json_num_or(r, "sbcs_blocks_bytes", 0) / sc : 1.0, su,
-		          sizeof(su));
-		usage_pct(mc > 0 ? gi_json_num_or(r, "mbcs_blocks_bytes", 0) / mc : 1.0, mu,
-		          sizeof(mu));
-		const char *cells[] = {str_or(json_object_get(r, "allocator"), "?"),
-		                       inst,
-		                       c,
-		                       b,
-		                       u,
-		                       sc > 0 ? su : "-",
-		                       mc > 0 ? mu : "-"};
-		gi_table_add(t, cells);
-	}
-	gi_table_render(t, cli_columns(), out);
-	gi_table_free(t);
-	gi_buf_puts(out, "\ninstances with the most carrier bytes unused "
-	                 "(recon_alloc:fragmentation):\n");
-	t = gi_table_new(rows_cols, 6, 2);
-	json_array_foreach(json_object_get(e, "rows"), i, r)
-	{
-		char name[128], un[GI_FMT_NUM_MAX], sc[GI_FMT_NUM_MAX], mc[GI_FMT_NUM_MAX], su[16],
-		    mu[16];
-		snprintf(name, sizeof(name), "%.100s #%.0f",
-		         str_or(json_object_get(r, "allocator"), "?"),
-		         gi_json_num_or(r, "instance", 0));
-		gi_fmt_bytes(gi_json_num_or(r, "unused_bytes", 0), un, sizeof(un));
-		gi_fmt_bytes(gi_json_num_or(r, "sbcs_carriers_bytes", 0), sc, sizeof(sc));
-		gi_fmt_bytes(gi_json_num_or(r, "mbcs_carriers_bytes", 0), mc, sizeof(mc));
-		usage_pct(gi_json_num_or(r, "sbcs_usage", 0), su, sizeof(su));
-		usage_pct(gi_json_num_or(r, "mbcs_usage", 0), mu, sizeof(mu));
-		const char *cells[] = {name, un, sc, su, mc, mu};
-		gi_table_add(t, cells);
-	}
-	gi_table_render(t, cli_columns(), out);
-	gi_table_free(t);
-	gi_buf_puts(out, "\nmseg_alloc cache hit rates (recon_alloc:cache_hit_rates):\n");
-	json_array_foreach(json_object_get(e, "cache"), i, r)
-	{
-		char hits[GI_FMT_NUM_MAX], calls[GI_FMT_NUM_MAX], rate[16];
-		gi_fmt_count(gi_json_num_or(r, "hits", 0), hits, sizeof(hits));
-		gi_fmt_count(gi_json_num_or(r, "calls", 0), calls, sizeof(calls));
-		usage_pct(gi_json_num_or(r, "hit_rate", 0), rate, sizeof(rate));
-		gi_buf_printf(out, "  instance %.0f: %s hits of %s calls (%s)\n",
-		              gi_json_num_or(r, "instance", 0), hits, calls, rate);
-	}
-	if (json_array_size(json_object_get(e, "cache")) == 0)
-		gi_buf_puts(out, "  (no mseg_alloc on this node)\n");
-}
-
-static void binleak_render(json_t *e, struct gi_buf *out)
-{
-	static const struct gi_table_column cols[] = {
-	    {"PID", 0, 0, 0},
-	    {"FREED", GI_COL_RIGHT, 0, 0},
-	    {"BEFORE", GI_COL_RIGHT, 1, 0},
-	    {"AFTER", GI_COL_RIGHT, 0, 0},
-	    {"BINARIES", GI_COL_RIGHT, 2, 0},
-	    {"NAME / INITIAL CALL", GI_COL_ELIDE, 0, 16},
-	};
-	char freed[GI_FMT_NUM_MAX], b0[GI_FMT_NUM_MAX], b1[GI_FMT_NUM_MAX];
-	gi_fmt_bytes(gi_json_num_or(e, "freed_bytes", 0), freed, sizeof(freed));
-	gi_fmt_bytes(gi_json_num_or(e, "binary_before", 0), b0, sizeof(b0));
-	gi_fmt_bytes(gi_json_num_or(e, "binary_after", 0), b1, sizeof(b1));
-	gi_buf_printf(out,
-	              "%s: garbage collected %.0f of %.0f processes in %.0f ms%s; they freed %s "
-	              "of refc binaries (binary memory %s -> %s)\n",
-	              str_or(json_object_get(e, "node"), "?"), gi_json_num_or(e, "collected", 0),
-	              gi_json_num_or(e, "count", 0), gi_json_num_or(e, "elapsed_ms", 0),
-	              json_is_true(json_object_get(e, "cut")) ? " (time budget reached)" : "",
-	              freed, b0, b1);
-	struct gi_table *t = gi_table_new(cols, 6, 2);
-	size_t i;
-	json_t *r;
-	json_array_foreach(json_object_get(e, "processes"), i, r)
-	{
-		char f[GI_FMT_NUM_MAX], bb[GI_FMT_NUM_MAX], ab[GI_FMT_NUM_MAX], bins[64],
-		    name[1024];
-		gi_fmt_bytes(gi_json_num_or(r, "freed_bytes", 0), f, sizeof(f));
-		gi_fmt_bytes(gi_json_num_or(r, "before_bytes", 0), bb, sizeof(bb));
-		gi_fmt_bytes(gi_json_num_or(r, "after_bytes", 0), ab, sizeof(ab));
-		snprintf(bins, sizeof(bins), "%.0f -> %.0f", gi_json_num_or(r, "before_count", 0),
-		         gi_json_num_or(r, "after_count", 0));
-		const char *rn = json_string_value(json_object_get(r, "registered_name"));
-		if (rn)
-			gi_fmt_registered_name(rn, name, sizeof(name));
-		else
-			gi_fmt_mfa(str_or(json_object_get(r, "initial_call"), "?"), name,
-			           sizeof(name));
-		const char *cells[] = {
-		    str_or(json_object_get(r, "pid"), "?"), f, bb, ab, bins, name};
-		gi_table_add(t, cells);
-	}
-	if (json_array_size(json_object_get(e, "processes")) == 0)
-		gi_buf_puts(out, "  (none)\n");
-	else
-		gi_table_render(t, cli_columns(), out);
-	gi_table_free(t);
-}
-
-/* `giulia alloc NODE` and `giulia binleak NODE` */
-static int run_memory_view(const char *cmd, int argc, char **argv)
-{
-	struct observe_args a;
-	int rc = parse_args(cmd, argc, argv, &a);
-	if (rc != 0)
-		return rc < 0 ? CLI_EXIT_OK : rc;
-	bool leak = strcmp(cmd, "binleak") == 0;
-	int n = a.top_n_set ? a.top_n : 0;
-	if (n > (leak ? OBS_BINLEAK_LIMIT_MAX : OBS_ALLOC_LIMIT_MAX))
-		return usage_error(cmd, leak ? "-n is at most 100" : "-n is at most 1000");
-	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
-	json_t *e = NULL;
-	if (leak)
-		fprintf(stderr,
-		        "giulia binleak: forcing a garbage collection of every process on %s\n",
-		        a.node);
-	rc = leak ? obs_binleak(&t, n, &e) : obs_alloc(&t, n, &e);
-	if (rc != 0)
-		return node_error(cmd, a.node, rc);
-	if (a.json) {
-		print_json(e);
-	} else {
-		struct gi_buf b;
-		gi_buf_init(&b, 0);
-		(leak ? binleak_render : alloc_render)(e, &b);
-		fputs(gi_buf_str(&b), stdout);
-		gi_buf_destroy(&b);
-	}
-	json_decref(e);
-	return CLI_EXIT_OK;
-}
-
-static int run_alloc(int argc, char **argv)
-{
-	return run_memory_view("alloc", argc, argv);
-}
-
-static int run_binleak(int argc, char **argv)
-{
-	return run_memory_view("binleak", argc, argv);
-}
-
 /* ---- progress on stderr while a measurement runs ---- */
-
-struct progress {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool done, running;
-	const char *what;
-	int64_t end_ms;
-};
 
 static void *progress_main(void *arg)
 {
-	struct progress *p = arg;
+	struct cli_obs_progress *p = arg;
 	static const char spin[] = "|/-\\";
 	int tick = 0;
 	pthread_mutex_lock(&p->lock);
@@ -895,9 +582,7 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-/* Starts a countdown of `ms` on stderr, only when stderr is a terminal and
- * the output is not JSON (progress never mixes with what scripts read). */
-static void progress_start(struct progress *p, const char *what, int ms, bool json)
+void cli_obs_progress_start(struct cli_obs_progress *p, const char *what, int ms, bool json)
 {
 	memset(p, 0, sizeof(*p));
 	if (json || !isatty(STDERR_FILENO))
@@ -909,7 +594,7 @@ static void progress_start(struct progress *p, const char *what, int ms, bool js
 	p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
 }
 
-static void progress_stop(struct progress *p)
+void cli_obs_progress_stop(struct cli_obs_progress *p)
 {
 	if (!p->running)
 		return;
@@ -920,236 +605,6 @@ static void progress_stop(struct progress *p)
 	pthread_join(p->thread, NULL);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
-}
-
-/* ---- giulia ports ---- */
-
-static void ports_render(json_t *e, struct gi_buf *out)
-{
-	static const struct gi_table_column cols[] = {
-	    {"IN", GI_COL_RIGHT, 0, 0},
-	    {"OUT", GI_COL_RIGHT, 0, 0},
-	    {"PKTS IN", GI_COL_RIGHT, 4, 0},
-	    {"PKTS OUT", GI_COL_RIGHT, 4, 0},
-	    {"PORT", 0, 0, 0},
-	    {"KIND", 0, 3, 0},
-	    {"OWNER", GI_COL_ELIDE, 1, 12},
-	    {"PEER / NAME", GI_COL_ELIDE, 2, 16},
-	};
-	char count[GI_FMT_NUM_MAX];
-	gi_fmt_count(gi_json_num_or(e, "count", 0), count, sizeof(count));
-	json_t *fds = json_object_get(e, "fds");
-	gi_buf_printf(out, "%s: %s ports", str_or(json_object_get(e, "node"), "?"), count);
-	if (json_is_number(json_object_get(fds, "used")))
-		gi_buf_printf(out, ", %.0f file descriptors of %.0f",
-		              gi_json_num_or(fds, "used", 0), gi_json_num_or(fds, "max", 0));
-	gi_buf_puts(out, "; by kind:");
-	const char *k;
-	json_t *v;
-	json_object_foreach(json_object_get(e, "kinds"), k, v)
-	{
-		gi_buf_printf(out, " %s %.0f", k, json_number_value(v));
-	}
-	if (gi_json_num_or(e, "observer_ports", 0) > 0)
-		gi_buf_printf(out, " (the observer's own connection%s left out)",
-		              gi_json_num_or(e, "observer_ports", 0) > 1 ? "s" : "");
-	gi_buf_printf(out, "\nbytes and packets over %.0f ms, most bytes first:\n",
-	              gi_json_num_or(e, "window_ms", 0));
-	struct gi_table *t = gi_table_new(cols, 8, 2);
-	size_t i;
-	json_t *row;
-	json_array_foreach(json_object_get(e, "ports"), i, row)
-	{
-		char in[GI_FMT_NUM_MAX], outb[GI_FMT_NUM_MAX],
-		    pin[GI_FMT_NUM_MAX] = "-", pout[GI_FMT_NUM_MAX] = "-", owner[600], peer[600];
-		gi_fmt_bytes(gi_json_num_or(row, "input_bytes", 0), in, sizeof(in));
-		gi_fmt_bytes(gi_json_num_or(row, "output_bytes", 0), outb, sizeof(outb));
-		if (json_is_number(json_object_get(row, "recv_packets"))) {
-			gi_fmt_count(gi_json_num_or(row, "recv_packets", 0), pin, sizeof(pin));
-			gi_fmt_count(gi_json_num_or(row, "send_packets", 0), pout, sizeof(pout));
-		}
-		const char *on = json_string_value(json_object_get(row, "owner_name"));
-		if (on)
-			gi_fmt_registered_name(on, owner, sizeof(owner));
-		else
-			snprintf(owner, sizeof(owner), "%s",
-			         str_or(json_object_get(row, "owner"), "-"));
-		const char *p = json_string_value(json_object_get(row, "peer"));
-		const char *l = json_string_value(json_object_get(row, "local"));
-		if (p)
-			snprintf(peer, sizeof(peer), "%s", p);
-		else if (l)
-			snprintf(peer, sizeof(peer), "listening on %s", l);
-		else
-			snprintf(peer, sizeof(peer), "%s",
-			         str_or(json_object_get(row, "name"), "?"));
-		const char *cells[] = {in,
-		                       outb,
-		                       pin,
-		                       pout,
-		                       str_or(json_object_get(row, "id"), "?"),
-		                       str_or(json_object_get(row, "kind"), "?"),
-		                       owner,
-		                       peer};
-		gi_table_add(t, cells);
-	}
-	gi_table_render(t, cli_columns(), out);
-	gi_table_free(t);
-}
-
-/* `giulia ports NODE` */
-static int run_ports(int argc, char **argv)
-{
-	struct observe_args a;
-	int rc = parse_args("ports", argc, argv, &a);
-	if (rc != 0)
-		return rc < 0 ? CLI_EXIT_OK : rc;
-	if (a.window_ms > OBS_PORTS_WINDOW_MAX_MS)
-		return usage_error("ports", "the window is at most 10000 ms");
-	struct obs_ports_request r = {a.window_ms, a.top_n_set ? a.top_n : 0};
-	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
-	json_t *e = NULL;
-	struct progress prog;
-	progress_start(&prog, "measuring", a.window_ms ? a.window_ms : OBS_PORTS_WINDOW_DEFAULT_MS,
-	               a.json);
-	rc = obs_ports(&t, &r, &e);
-	progress_stop(&prog);
-	if (rc != 0)
-		return node_error("ports", a.node, rc);
-	if (a.json) {
-		print_json(e);
-	} else {
-		struct gi_buf b;
-		gi_buf_init(&b, 0);
-		ports_render(e, &b);
-		fputs(gi_buf_str(&b), stdout);
-		gi_buf_destroy(&b);
-	}
-	json_decref(e);
-	return CLI_EXIT_OK;
-}
-
-/* ---- giulia apps ---- */
-
-static void apps_list_render(json_t *e, struct gi_buf *out)
-{
-	static const struct gi_table_column cols[] = {
-	    {"APPLICATION", GI_COL_ELIDE, 0, 12}, {"VERSION", 0, 2, 0},
-	    {"PROCESSES", GI_COL_RIGHT, 0, 0},    {"MEMORY", GI_COL_RIGHT, 0, 0},
-	    {"DESCRIPTION", GI_COL_ELIDE, 1, 16},
-	};
-	gi_buf_printf(out, "%s: %zu applications running\n",
-	              str_or(json_object_get(e, "node"), "?"),
-	              json_array_size(json_object_get(e, "apps")));
-	struct gi_table *t = gi_table_new(cols, 5, 2);
-	size_t i;
-	json_t *a;
-	json_array_foreach(json_object_get(e, "apps"), i, a)
-	{
-		char procs[GI_FMT_NUM_MAX], mem[GI_FMT_NUM_MAX];
-		gi_fmt_count(gi_json_num_or(a, "processes", 0), procs, sizeof(procs));
-		gi_fmt_bytes(gi_json_num_or(a, "memory_bytes", 0), mem, sizeof(mem));
-		const char *row[] = {str_or(json_object_get(a, "name"), "?"),
-		                     str_or(json_object_get(a, "version"), "?"), procs, mem,
-		                     str_or(json_object_get(a, "description"), "")};
-		gi_table_add(t, row);
-	}
-	gi_table_render(t, cli_columns(), out);
-	gi_table_free(t);
-	json_t *u = json_object_get(e, "unattributed");
-	char procs[GI_FMT_NUM_MAX], mem[GI_FMT_NUM_MAX];
-	gi_fmt_count(gi_json_num_or(u, "processes", 0), procs, sizeof(procs));
-	gi_fmt_bytes(gi_json_num_or(u, "memory_bytes", 0), mem, sizeof(mem));
-	gi_buf_printf(out, "not in any application: %s processes, %s\n", procs, mem);
-}
-
-/* One node of a supervision tree and, indented, its children. */
-static void apps_tree_render(json_t *n, int level, int width, struct gi_buf *out)
-{
-	char name[600] = "", mods[300] = "";
-	const char *reg = json_string_value(json_object_get(n, "name"));
-	if (reg)
-		gi_fmt_registered_name(reg, name, sizeof(name));
-	size_t i;
-	json_t *m;
-	json_array_foreach(json_object_get(n, "modules"), i, m)
-	{
-		char d[200];
-		const char *mod = str_or(m, "?");
-		/* "dynamic": a gen_event's modules, known only to it */
-		if (strcmp(mod, "dynamic") == 0 || gi_module_display_name(mod, d, sizeof(d)) != 0)
-			snprintf(d, sizeof(d), "%s", mod);
-		size_t len = strlen(mods);
-		snprintf(mods + len, sizeof(mods) - len, "%s%s", len ? ", " : "", d);
-	}
-	const char *type = str_or(json_object_get(n, "type"), "?");
-	char extra[128] = "";
-	json_t *cc = json_object_get(n, "children_count");
-	size_t shown = json_array_size(json_object_get(n, "children"));
-	if (json_is_integer(cc) && (size_t)json_integer_value(cc) > shown)
-		snprintf(extra, sizeof(extra), "  (%zu of %lld children shown)", shown,
-		         (long long)json_integer_value(cc));
-	if (json_is_true(json_object_get(n, "cut")))
-		snprintf(extra, sizeof(extra), "  (deeper levels not read)");
-	const char *err = json_string_value(json_object_get(n, "error"));
-	if (err)
-		snprintf(extra, sizeof(extra), "  (which_children: %.80s)", err);
-	char id[600];
-	gi_fmt_registered_name(str_or(json_object_get(n, "id"), "?"), id, sizeof(id));
-	view_line(out, width, "%*s%s %s%s%s%s%s%s%s%s", level * 2, "",
-	          strcmp(type, "supervisor") == 0 ? "+" : "-", id, reg ? " (" : "", name,
-	          reg ? ")" : "", *mods ? " [" : "", mods, *mods ? "]" : "", extra);
-	json_t *c;
-	json_array_foreach(json_object_get(n, "children"), i, c)
-	{
-		apps_tree_render(c, level + 1, width, out);
-	}
-}
-
-/* `giulia apps NODE [APP]` */
-static int run_apps(int argc, char **argv)
-{
-	struct observe_args a;
-	int rc = parse_args("apps", argc, argv, &a);
-	if (rc != 0)
-		return rc < 0 ? CLI_EXIT_OK : rc;
-	struct obs_apps_request r = {a.who, a.depth, a.width};
-	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
-	json_t *e = NULL;
-	rc = obs_apps(&t, &r, &e);
-	if (rc == GI_ENOTFOUND) {
-		fprintf(stderr, "giulia apps: no application %s runs on %s\n", a.who, a.node);
-		return CLI_EXIT_FAILURE;
-	}
-	if (rc == GI_EINVAL)
-		return usage_error("apps", "not an application name");
-	if (rc != 0)
-		return node_error("apps", a.node, rc);
-	if (a.json) {
-		print_json(e);
-	} else {
-		struct gi_buf b;
-		gi_buf_init(&b, 0);
-		if (!a.who) {
-			apps_list_render(e, &b);
-		} else {
-			gi_buf_printf(&b, "%s %s on %s: supervision tree (%.0f nodes read)\n",
-			              str_or(json_object_get(e, "app"), "?"),
-			              str_or(json_object_get(e, "version"), "?"),
-			              str_or(json_object_get(e, "node"), "?"),
-			              gi_json_num_or(e, "nodes", 0));
-			json_t *tree = json_object_get(e, "tree");
-			if (json_is_object(tree))
-				apps_tree_render(tree, 0, isatty(STDOUT_FILENO) ? cli_columns() : 0,
-				                 &b);
-			else
-				gi_buf_puts(&b, "  (no supervisor: a library application)\n");
-		}
-		fputs(gi_buf_str(&b), stdout);
-		gi_buf_destroy(&b);
-	}
-	json_decref(e);
-	return CLI_EXIT_OK;
 }
 
 /* ---- giulia top --watch ---- */
@@ -1478,31 +933,32 @@ static int run_top_watch(const struct observe_args *a)
 	if (have)
 		obs_view_destroy(&v);
 	if (rc != 0)
-		return node_error("top", a->node, rc);
+		return cli_obs_node_error("top", a->node, rc);
 	return CLI_EXIT_OK;
 }
 
 static int run_pulse_or_top(const char *cmd, int argc, char **argv)
 {
 	struct observe_args a;
-	int rc = parse_args(cmd, argc, argv, &a);
+	int rc = cli_obs_parse_args(cmd, argc, argv, &a);
 	if (rc != 0)
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	if (a.watch)
 		return run_top_watch(&a);
 	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
 	json_t *snap = NULL;
-	struct progress prog;
-	progress_start(&prog, "measuring", a.window_ms ? a.window_ms : 1000, a.json);
-	rc = obs_pulse(&t, a.window_ms, a.top_n, &snap);
-	progress_stop(&prog);
-	if (rc != 0)
-		return node_error(cmd, a.node, rc);
 	bool top = strcmp(cmd, "top") == 0;
+	const char *by = a.by ? a.by : "reductions";
+	const char *key = strcmp(by, "mailbox") == 0 ? "message_queue" : by;
+	struct cli_obs_progress prog;
+	cli_obs_progress_start(&prog, "measuring", a.window_ms ? a.window_ms : 1000, a.json);
+	rc = top ? obs_top(&t, a.window_ms, a.top_n, key, &snap)
+	         : obs_pulse(&t, a.window_ms, a.top_n, &snap);
+	cli_obs_progress_stop(&prog);
+	if (rc != 0)
+		return cli_obs_node_error(cmd, a.node, rc);
 	if (a.json) {
 		if (top) {
-			const char *by = a.by ? a.by : "reductions";
-			const char *key = strcmp(by, "mailbox") == 0 ? "message_queue" : by;
 			json_t *out = json_object();
 			json_object_set(out, "node", json_object_get(snap, "node"));
 			json_object_set(out, "window_ms", json_object_get(snap, "window_ms"));
@@ -1510,14 +966,12 @@ static int run_pulse_or_top(const char *cmd, int argc, char **argv)
 			json_object_set(
 			    out, "processes",
 			    json_object_get(json_object_get(snap, "top_processes"), key));
-			print_json(out);
+			cli_obs_print_json(out);
 			json_decref(out);
 		} else {
-			print_json(snap);
+			cli_obs_print_json(snap);
 		}
 	} else if (top) {
-		const char *by = a.by ? a.by : "reductions";
-		const char *key = strcmp(by, "mailbox") == 0 ? "message_queue" : by;
 		struct obs_view v;
 		if (obs_view_parse(snap, &v) == 0) {
 			char title[128];
@@ -1551,7 +1005,7 @@ static int run_top(int argc, char **argv)
 static int run_trace(int argc, char **argv)
 {
 	struct observe_args a;
-	int rc = parse_args("trace", argc, argv, &a);
+	int rc = cli_obs_parse_args("trace", argc, argv, &a);
 	if (rc != 0)
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	char *list = gi_strdup(a.modules);
@@ -1565,31 +1019,31 @@ static int run_trace(int argc, char **argv)
 			continue;
 		if (n == MAX_TRACE_MODULES) {
 			gi_free(list);
-			return usage_error("trace", "at most 64 modules at once");
+			return cli_obs_usage_error("trace", "at most 64 modules at once");
 		}
 		mods[n++] = tok;
 	}
 	mods[n] = NULL;
 	if (n == 0) {
 		gi_free(list);
-		return usage_error("trace", "which modules? give MOD[,MOD...]");
+		return cli_obs_usage_error("trace", "which modules? give MOD[,MOD...]");
 	}
 	struct obs_target t = {a.node, a.cookie, a.timeout_ms};
 	json_t *out = NULL;
-	struct progress prog;
-	progress_start(&prog, "tracing", a.window_ms > 0 ? a.window_ms : 5000, a.json);
+	struct cli_obs_progress prog;
+	cli_obs_progress_start(&prog, "tracing", a.window_ms > 0 ? a.window_ms : 5000, a.json);
 	rc = obs_trace_timed(&t, mods, a.window_ms > 0 ? a.window_ms : 5000, a.call_time, &out);
-	progress_stop(&prog);
+	cli_obs_progress_stop(&prog);
 	gi_free(list);
 	if (rc != 0)
-		return node_error("trace", a.node, rc);
+		return cli_obs_node_error("trace", a.node, rc);
 	json_t *errors = json_object_get(out, "errors");
 	bool none_traced = json_array_size(json_object_get(out, "modules")) == 0;
 	if (a.json) {
-		print_json(out);
+		cli_obs_print_json(out);
 	} else {
 		printf("%s: calls per function over %.0f ms\n",
-		       str_or(json_object_get(out, "node"), "?"),
+		       cli_obs_str_or(json_object_get(out, "node"), "?"),
 		       gi_json_num_or(out, "window_ms", 0));
 		static const struct gi_table_column cols[] = {
 		    {"CALLS", GI_COL_RIGHT, 0, 0},
@@ -1609,8 +1063,8 @@ static int run_trace(int argc, char **argv)
 		{
 			char count[GI_FMT_NUM_MAX], fn[1024], tc[GI_FMT_NUM_MAX], mean[32];
 			gi_fmt_count(gi_json_num_or(c, "count", 0), count, sizeof(count));
-			gi_fmt_function(str_or(json_object_get(c, "module"), "?"),
-			                str_or(json_object_get(c, "function"), "?"),
+			gi_fmt_function(cli_obs_str_or(json_object_get(c, "module"), "?"),
+			                cli_obs_str_or(json_object_get(c, "function"), "?"),
 			                (long long)gi_json_num_or(c, "arity", 0), fn, sizeof(fn));
 			double timed = gi_json_num_or(c, "time_calls", 0),
 			       us = gi_json_num_or(c, "time_us", 0);
@@ -1705,86 +1159,6 @@ static const struct cli_help process_help = {
     "giulia process shop Shop.Cache --values --messages 5\n"
     "giulia process shop Shop.Cache --state --state-timeout 2000"};
 
-static const struct cli_option ets_options[] = {
-    {"--by KEY", "memory or size (objects)", "memory"},
-    {"-n N", "how many tables, largest first (at most 1000)", "30"},
-    {"--json", "print the tables as JSON (raw numbers)", NULL},
-    {NULL, NULL, NULL},
-};
-
-static const struct cli_help ets_help = {
-    "The ETS tables of a live node, largest first, as observer_cli's ETS view lists them: "
-    "memory, size, name (unnamed tables with their id), owner (registered name or pid), "
-    "type, protection and read/write concurrency. Only ets:info is read, never a table's "
-    "contents; the per-table work runs in compiled code on the node, nothing loaded.",
-    ets_options, cli_node_options, CLI_EXITS_NODE,
-    "giulia ets shop@localhost\ngiulia ets shop --by size -n 100 --json"};
-
-static const struct cli_option ports_options[] = {
-    {"--window MS", "how long bytes and packets are counted (at most 10000)", "1000"},
-    {"-n N", "how many ports, most bytes first (at most 1000)", "30"},
-    {"--json", "print the ports as JSON (raw numbers)", NULL},
-    {NULL, NULL, NULL},
-};
-
-static const struct cli_help ports_help = {
-    "The ports and sockets of a live node over a window, as recon:inet_window/3 gives them: "
-    "bytes in and out (and packets, for TCP, UDP and SCTP sockets) over the window, the owner "
-    "process, the peer or local address or the port's program; the ports by kind and the "
-    "file descriptors in use against the node's limit. Only statistics are asked of the "
-    "ports; nothing loaded.",
-    ports_options, cli_node_options, CLI_EXITS_NODE,
-    "giulia ports shop@localhost\ngiulia ports shop --window 5000 -n 10"};
-
-static const struct cli_option apps_options[] = {
-    {"--depth N", "with APP: levels of the tree below its top supervisor (at most 20)", "4"},
-    {"--width N", "with APP: children shown per supervisor (at most 1000)", "50"},
-    {"--json", "print the applications or the tree as JSON", NULL},
-    {NULL, NULL, NULL},
-};
-
-static const struct cli_help apps_help = {
-    "The applications running on a live node, with their versions and the processes and "
-    "memory attributed to each (a process belongs to the application whose master is its "
-    "group leader); with APP, that application's supervision tree (+ supervisor, - worker), "
-    "each supervisor asked which_children with a 1 s timeout, bounded in depth, width and "
-    "2000 nodes in all. APP is compared with the running applications' names (no atom is "
-    "created). Nothing is loaded.",
-    apps_options, cli_node_options, CLI_EXITS_NODE,
-    "giulia apps shop@localhost\ngiulia apps shop shop --depth 2 --width 20"};
-
-static const struct cli_option alloc_options[] = {
-    {"-n N", "how many allocator instances, most carrier bytes unused first (at most 1000)", "20"},
-    {"--json", "print the allocators as JSON (raw numbers)", NULL},
-    {NULL, NULL, NULL},
-};
-
-static const struct cli_help alloc_help = {
-    "The memory allocators of a live node, as recon_alloc:fragmentation(current) and "
-    "recon_alloc:cache_hit_rates() compute them from erlang:system_info({allocator, A}): per "
-    "allocator type and per instance, the bytes of carriers the VM holds against the bytes "
-    "of blocks in use in them, for single-block (sbcs) and multi-block (mbcs) carriers; the "
-    "instances with the most carrier bytes unused first; and mseg_alloc's segment cache "
-    "hits against its calls. Read-only; nothing loaded.",
-    alloc_options, cli_node_options, CLI_EXITS_NODE,
-    "giulia alloc shop@localhost\ngiulia alloc shop -n 50 --json"};
-
-static const struct cli_option binleak_options[] = {
-    {"-n N", "how many processes, most binary memory freed first (at most 100)", "10"},
-    {"--json", "print the processes as JSON (raw numbers)", NULL},
-    {NULL, NULL, NULL},
-};
-
-static const struct cli_help binleak_help = {
-    "Which processes hold refc binary memory they no longer need, as recon:bin_leak/1 finds "
-    "them. NOT read-only: it FORCES A GARBAGE COLLECTION of every process of the node "
-    "(at most 100000, for at most 5 s), measuring each one's refc binaries "
-    "(process_info(P, binary)) just before and after its collection, and lists the "
-    "processes that freed the most. Giulia's own processes on the node are left alone. "
-    "Nothing loaded.",
-    binleak_options, cli_node_options, CLI_EXITS_NODE,
-    "giulia binleak shop@localhost\ngiulia binleak shop -n 20 --json"};
-
 static const struct cli_help pulse_help = {
     "One snapshot of a live node: schedulers, memory, processes, and the busiest processes "
     "over a short window. NODE is name@host, or a bare name on this host (as `erl -sname` "
@@ -1823,20 +1197,5 @@ const struct cli_command cli_observe_commands[] = {
      "NODE PID|NAME [--window MS] [--keys N] [--values] [--messages N] [--state "
      "[--state-timeout MS]] [--cookie C | --cookie-file FILE] [--timeout MS] [--json]",
      "one process of a live node (recon:info)", run_process, &process_help},
-    {"ets",
-     "NODE [--by memory|size] [-n N] [--cookie C | --cookie-file FILE] [--timeout MS] "
-     "[--json]",
-     "the ETS tables of a live node, largest first", run_ets, &ets_help},
-    {"ports", "NODE [--window MS] [-n N] [--cookie C | --cookie-file FILE] [--timeout MS] [--json]",
-     "the ports and sockets of a live node over a window", run_ports, &ports_help},
-    {"apps",
-     "NODE [APP [--depth N] [--width N]] [--cookie C | --cookie-file FILE] [--timeout MS] "
-     "[--json]",
-     "the applications of a live node, or one's supervision tree", run_apps, &apps_help},
-    {"alloc", "NODE [-n N] [--cookie C | --cookie-file FILE] [--timeout MS] [--json]",
-     "allocator fragmentation and cache hit rates of a live node", run_alloc, &alloc_help},
-    {"binleak", "NODE [-n N] [--cookie C | --cookie-file FILE] [--timeout MS] [--json]",
-     "processes freeing the most binary memory after a forced GC (recon:bin_leak)", run_binleak,
-     &binleak_help},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -21,6 +21,7 @@ const char cli_version[] = GIULIA_VERSION;
 const struct cli_command *const cli_tables[] = {
     cli_static_commands,
     cli_observe_commands,
+    cli_inspect_commands, /* cmd_inspect.c */
     cli_daemon_commands,
     cli_profile_commands,
     cli_mcp_commands,

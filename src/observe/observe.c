@@ -2,7 +2,9 @@
  * observe.c - one-shot observations (obs_pulse, obs_trace; see observe.h):
  * connect, start a session process on the target (which takes the baseline),
  * let the window pass while answering ticks, take one sample, stop the
- * session process (which removes what it set) and disconnect.
+ * session process (which removes what it set) and disconnect. obs_top needs
+ * no session: one small probe (probe/top.erl) reads, waits and reads again
+ * within one rpc.
  */
 #include "observe/observe.h"
 
@@ -12,6 +14,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "observe/observe_int.h"
+#include "probes.h"
 
 #define OBS_WINDOW_DEFAULT_MS 1000
 #define OBS_WINDOW_MAX_MS     (24 * 3600 * 1000)
@@ -277,6 +280,64 @@ int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **sna
 	int rc =
 	    one_shot(t, window_ms, top_n, NULL, false, snapshot_out, &probe, node, sizeof(node));
 	obs_probe_destroy(&probe);
+	return rc;
+}
+
+int obs_top(const struct obs_target *t, int window_ms, int top_n, const char *by,
+            json_t **snapshot_out)
+{
+	*snapshot_out = NULL;
+	static const char *const lists[] = {"reductions", "memory", "message_queue"};
+	const char *list = NULL;
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]) && !list; i++)
+		if (strcmp(by ? by : "reductions", lists[i]) == 0)
+			list = lists[i];
+	if (!list || window_ms > OBS_WINDOW_MAX_MS)
+		return GI_EINVAL;
+	if (window_ms <= 0)
+		window_ms = OBS_WINDOW_DEFAULT_MS;
+	if (top_n <= 0)
+		top_n = OBS_TOP_DEFAULT;
+	if (top_n > 1000)
+		top_n = 1000;
+	struct dist_options o = {t->node, t->cookie, t->timeout_ms};
+	struct dist_conn *c = NULL;
+	int rc = dist_connect(&o, &c);
+	if (rc != 0)
+		return rc;
+	ei_x_buff args, reply;
+	ei_x_new(&args);
+	ei_x_new(&reply);
+	ei_x_encode_map_header(&args, 5);
+	/* the probe ends when this node's connection drops (a killed caller) */
+	ei_x_encode_atom(&args, "cnode");
+	ei_x_encode_atom(&args, ei_thisnodename(&c->ec));
+	ei_x_encode_atom(&args, "window_ms");
+	ei_x_encode_long(&args, window_ms);
+	ei_x_encode_atom(&args, "top_n");
+	ei_x_encode_long(&args, top_n);
+	ei_x_encode_atom(&args, "by");
+	ei_x_encode_atom(&args, list);
+	ei_x_encode_atom(&args, "scan_cap");
+	ei_x_encode_long(&args, OBS_SCAN_CAP);
+	int timeout = dist_timeout_ms(c);
+	int index = 0;
+	rc = dist_eval(c, probe_top, probe_top_len, &args,
+	               gi_clock_mono_ms() + window_ms + timeout + obs_budget_ms(timeout), &reply,
+	               &index);
+	if (rc == 0) {
+		struct obs_term_doc doc = {0};
+		struct obs_term root;
+		if (obs_term_doc_parse(&doc, reply.buff, reply.index, &index, &root) == 0)
+			*snapshot_out = obs_snapshot_build(root, dist_node(c), NULL, 0,
+			                                   gi_clock_wall_ms(), NULL);
+		obs_term_doc_destroy(&doc);
+		if (!*snapshot_out)
+			rc = GI_EBADRPC;
+	}
+	ei_x_free(&reply);
+	ei_x_free(&args);
+	dist_close(c);
 	return rc;
 }
 

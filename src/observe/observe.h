@@ -86,6 +86,17 @@ struct obs_target {
  * dist_error_hint() in observe/dist.h says what to check for each. */
 int obs_pulse(const struct obs_target *t, int window_ms, int top_n, json_t **snapshot_out);
 
+/* The top `top_n` processes (0: OBS_TOP_DEFAULT) by `by` ("reductions"
+ * over `window_ms`, 0: 1000; "memory" or "message_queue" at its end), as a
+ * snapshot with that one top list filled, the others empty, and none of
+ * the node's other sections (`giulia top`). No session: one rpc whose
+ * process on the target waits out the window and ends when the caller's
+ * connection drops. Observers' processes are left out as in a session's
+ * lists. *snapshot_out is the caller's; errors as obs_pulse, GI_EINVAL for
+ * another `by`. */
+int obs_top(const struct obs_target *t, int window_ms, int top_n, const char *by,
+            json_t **snapshot_out);
+
 /* A series of snapshots from one session on the target (`giulia top
  * --watch`): obs_watch_open connects and starts the session (its top lists
  * of `top_n`), obs_watch_sample waits until `window_ms` after the previous

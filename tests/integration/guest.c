@@ -1,7 +1,7 @@
 /*
  * Integration tests of the observer as a guest on a real node (issue 27):
- * every one-shot command (`trace`, `trace --call-time`, `pulse`, `top`) killed
- * with SIGKILL at several points (while it starts its session, in the middle
+ * every one-shot command (`trace`, `trace --call-time`, `pulse`, `top`,
+ * `top --watch`) killed with SIGKILL at several points (while it starts its session, in the middle
  * of its window, as its window ends) leaves nothing on the node within its
  * lease plus a margin: no process of ours (session, guardian, the process
  * that starts a session), no call_count or call_time pattern, no process
@@ -174,6 +174,11 @@ static void killed_pulse_and_top_leave_nothing(void)
 	const char *top[] = {"top",     n.name, "--cookie",   n.cookie, "--watch",
 	                     "--count", "100",  "--interval", "500",    NULL};
 	kill_at(&n, top, 2500);
+	/* one-shot top has no session: its probe ends when the connection
+	 * drops, well before its window (longer than the wait for clean) */
+	const char *once[] = {"top", n.name, "--cookie", n.cookie, "--window", "60000", NULL};
+	kill_at(&n, once, 150);
+	kill_at(&n, once, 2000);
 }
 
 /* Snapshots of an observation, gathered on the manager's thread. */
@@ -230,6 +235,23 @@ static void observer_pids_add(json_t *pids, json_t *snap)
 	}
 }
 
+/* Stops the session on `node`, frees `m` and `id`; returns the pids its
+ * snapshots in `g` named as the observer's own (the caller's array). */
+static json_t *session_end(struct obs_manager *m, const char *node, char *id, struct gathered *g)
+{
+	TH_ASSERT_OK(obs_session_stop(m, node));
+	obs_manager_free(m);
+	gi_free(id);
+	json_t *ours = json_array();
+	size_t i;
+	json_t *s;
+	json_array_foreach(g->snaps, i, s)
+	{
+		observer_pids_add(ours, s);
+	}
+	return ours;
+}
+
 static void quiet_node_reads_as_quiet(void)
 {
 	struct ts_beam n;
@@ -267,16 +289,9 @@ static void quiet_node_reads_as_quiet(void)
 	int64_t until = gi_clock_mono_ms() + WAIT_MS;
 	while (gathered_count(&g) < top_ended + 8 && gi_clock_mono_ms() < until)
 		usleep(100000);
-	TH_ASSERT_OK(obs_session_stop(m, n.name));
-	obs_manager_free(m);
-	gi_free(id);
-	json_t *ours = json_array();
+	json_t *ours = session_end(m, n.name, id, &g);
 	size_t i;
 	json_t *s;
-	json_array_foreach(g.snaps, i, s)
-	{
-		observer_pids_add(ours, s);
-	}
 	FILE *f = fopen(topout, "r");
 	char line[1 << 16];
 	size_t top_snaps = 0;
@@ -355,6 +370,79 @@ static void quiet_node_reads_as_quiet(void)
 	json_decref(g.snaps);
 }
 
+/* One-shot `top` beside a session: none of the session's processes is in
+ * its lists, by any measure; the node's busiest process is, and a process
+ * with a queue is by mailbox. */
+static void one_shot_top_leaves_observers_out(void)
+{
+	struct ts_beam n;
+	node_start_ready(&n);
+	struct gathered g = {PTHREAD_MUTEX_INITIALIZER, json_array()};
+	struct obs_callbacks cb = {on_snapshot, on_end, &g};
+	struct obs_manager *m = NULL;
+	TH_ASSERT_OK(obs_manager_new(&cb, &m));
+	struct obs_session_config cfg = {.node = n.name, .cookie = n.cookie, .interval_ms = 250};
+	char *id = NULL;
+	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	int64_t until = gi_clock_mono_ms() + WAIT_MS;
+	while (gathered_count(&g) < 2 && gi_clock_mono_ms() < until)
+		usleep(100000);
+	/* a process with a queue, for the list by mailbox */
+	char *queued = ts_beam_eval(&n, "P = spawn(fun() -> receive never -> ok end end), "
+	                                "[P ! x || _ <- lists:seq(1, 5)], register(queued, P).");
+	TH_ASSERT_MSG(queued != NULL, "no queued process");
+	free(queued);
+	static const char *const bys[] = {"reductions", "memory", "mailbox"};
+	json_t *listed = json_array();
+	bool busy_seen = false, queue_seen = false;
+	for (size_t b = 0; b < 3; b++) {
+		char bin[4096];
+		snprintf(bin, sizeof(bin), "%s/giulia", th_bindir());
+		const char *argv[] = {bin,    "top", n.name, "--cookie", n.cookie, "--by",
+		                      bys[b], "-n",  "1000", "--json",   NULL};
+		char *out = NULL;
+		TH_ASSERT_INT_EQ(ts_run(argv, NULL, WAIT_MS, &out, NULL), 0);
+		json_t *v = json_loads(out, 0, NULL);
+		TH_ASSERT_MSG(v != NULL, "not JSON: %s", out);
+		TH_ASSERT_STR_EQ(json_string_value(json_object_get(v, "by")), bys[b]);
+		size_t i;
+		json_t *p;
+		json_array_foreach(json_object_get(v, "processes"), i, p)
+		{
+			json_array_append(listed, json_object_get(p, "pid"));
+			const char *mod = json_string_value(json_object_get(p, "module"));
+			busy_seen = busy_seen || (b == 0 && mod && strcmp(mod, "Busy") == 0);
+			const char *reg = json_string_value(json_object_get(p, "registered_name"));
+			queue_seen =
+			    queue_seen ||
+			    (b == 2 && reg && strcmp(reg, "queued") == 0 &&
+			     json_integer_value(json_object_get(p, "message_queue_len")) == 5);
+		}
+		json_decref(v);
+		free(out);
+	}
+	json_t *ours = session_end(m, n.name, id, &g);
+	size_t i;
+	TH_ASSERT_INT_GE((long)json_array_size(ours), 1);
+	char *ours_text = json_dumps(ours, JSON_COMPACT);
+	json_t *pid;
+	json_array_foreach(listed, i, pid)
+	{
+		const char *text = json_string_value(pid);
+		TH_ASSERT_MSG(text && !strstr(ours_text, text),
+		              "the session's process %s is in one-shot top's list (observers: %s)",
+		              text ? text : "?", ours_text);
+	}
+	/* the busy gen_server is listed by reductions, named by its module */
+	TH_ASSERT_MSG(busy_seen, "Busy is not among the busiest");
+	TH_ASSERT_MSG(queue_seen, "the process with 5 messages is not listed by mailbox");
+	free(ours_text);
+	json_decref(ours);
+	json_decref(listed);
+	json_decref(g.snaps);
+	wait_clean(&n, ONESHOT_CLEAN_MS);
+}
+
 /* Under the default budget our patterns are off most of the time: a tool
  * that starts counting a module we count (OTP's cprof here) is noticed at
  * the next duty step, and the module is left to it: its counters keep
@@ -419,6 +507,7 @@ int main(int argc, char **argv)
 	    TH_TEST(killed_call_time_trace_leaves_nothing),
 	    TH_TEST(killed_pulse_and_top_leave_nothing),
 	    TH_TEST(quiet_node_reads_as_quiet),
+	    TH_TEST(one_shot_top_leaves_observers_out),
 	    TH_TEST(a_counter_arriving_later_is_left_alone),
 	    TH_END,
 	};
