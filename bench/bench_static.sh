@@ -33,10 +33,10 @@ giulia=bin/giulia
 [ -x bench/make_corpus.sh ] || { echo "bench_static: bench/make_corpus.sh is missing" >&2; exit 1; }
 
 lib=build/release/libgiulia.a
-libs="$(pkg-config --libs tree-sitter sqlite3 jansson libpq zlib) -lpthread -lm"
+libs="$(pkg-config --libs sqlite3 jansson libpq zlib) -lpthread -lm"
 mkdir -p build/bench
 for tool in ts_parse static_query; do
-  cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -o "build/bench/$tool" "bench/$tool.c" "$lib" $libs
+  cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -Ibuild/tree-sitter-runtime/vendor/tree-sitter/lib/include -o "build/bench/$tool" "bench/$tool.c" "$lib" $libs
 done
 
 # The corpus: made once per BENCH_DIR.

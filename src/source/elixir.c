@@ -586,7 +586,9 @@ static bool token_is(TSNode k, const char *const *set)
 /* The line where the error of ERROR node `n` is. tree-sitter puts in an
  * ERROR node the constructs it could not fit, flattened, then the tokens it
  * skipped, so its start (often the `do` of the enclosing module) says
- * little. A bracket opened among its children and never closed there is the
+ * little. A closing bracket with nothing open before it is the error (stray
+ * text; tree-sitter 0.25 also takes the next lines' constructs into the same
+ * node); a bracket opened among its children and never closed there is the
  * error (an unclosed argument list, where `end` came first; an unterminated
  * string inside one); otherwise its last child is (an unterminated string's
  * text, the token an argument list choked on, the end of a truncated file). */
@@ -608,7 +610,10 @@ static uint32_t error_line(TSNode n)
 			if (open < 16)
 				open_line[open] = ex_line_of(k);
 			open++;
-		} else if (token_is(k, closers) && open > 0) {
+		} else if (token_is(k, closers)) {
+			/* a closer with nothing open is where the text went wrong */
+			if (open == 0)
+				return ex_line_of(k);
 			open--;
 		}
 	}
