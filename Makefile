@@ -77,7 +77,7 @@ LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) build/obj-gen-$(VARIANT)/prob
 PROBES := $(sort $(wildcard src/observe/probe/*.erl))
 # The dashboard's page, script and styles (docs/DASHBOARD.md), served from the binary.
 WEB := $(sort $(shell find web -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.svg' \)))
-GRAMMAR_OBJ := build/grammar/parser.o build/grammar/scanner.o build/grammar/runtime.o
+GRAMMAR_OBJ := build/grammar/parser.o build/grammar/scanner.o build/grammar/ts_runtime.o
 SUPPORT_SRC := tests/harness.c $(sort $(wildcard tests/support/*.c))
 SUPPORT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SUPPORT_SRC))
 SUITES := $(foreach k,unit integration e2e,$(patsubst tests/$(k)/%.c,$(B)/tests/$(k)_%,$(sort $(wildcard tests/$(k)/*.c))))
@@ -95,7 +95,7 @@ deps: $(DEPS_STAMP)
 
 # The grammar and the runtime are third-party C: compiled once, without our
 # warnings or sanitizers.
-build/grammar/runtime.o: $(DEPS_STAMP)
+build/grammar/ts_runtime.o: $(DEPS_STAMP)
 	@mkdir -p build/grammar
 	$(call say,CC,$@)
 	$(Q)$(CC) -std=c11 -O2 -g0 -fPIC -w -D_DEFAULT_SOURCE -I$(TS_RUNTIME)/include -I$(TS_RUNTIME)/src \

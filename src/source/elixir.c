@@ -112,6 +112,7 @@ static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void tables_build(void)
 {
+	ex_arena_install();
 	const TSLanguage *lang = tree_sitter_elixir();
 	ex_tables.language = lang;
 	ex_tables.count = ts_language_symbol_count(lang);
@@ -677,11 +678,14 @@ int ex_parse_with(const char *path, const char *source, size_t len, unsigned fla
 
 	struct facts_file *f = facts_file_new(path ? path : "", FACTS_FROM_SOURCE);
 	f->size = len;
+	/* The parser, the tree and the cursors live in this parse's arena
+	 * (elixir_arena.c) and go with it at the end, unwalked. */
+	struct ex_arena *arena = ex_arena_begin();
 	TSParser *parser = ts_parser_new();
 	ts_parser_set_language(parser, ex_tables.language);
 	TSTree *tree = ts_parser_parse_string(parser, NULL, len ? source : "", (uint32_t)len);
-	ts_parser_delete(parser);
 	if (!tree) {
+		ex_arena_end(arena);
 		facts_file_free(f);
 		return GI_EPARSE;
 	}
@@ -701,13 +705,10 @@ int ex_parse_with(const char *path, const char *source, size_t len, unsigned fla
 		ex_walk_error(c, root, 0);
 	else
 		ex_walk_children(c, root, 0);
-	for (size_t i = 0; i < EX_MAX_DEPTH + 2; i++)
-		if (c->cursor_ready[i])
-			ts_tree_cursor_delete(&c->cursors[i]);
 	gi_vec_destroy(&c->aliases);
 	gi_vec_destroy(&c->templates);
 	gi_free(c);
-	ts_tree_delete(tree);
+	ex_arena_end(arena);
 	*out = f;
 	return 0;
 }
