@@ -590,11 +590,11 @@ static int generation_bump(struct st_db *db)
 /* The summary's counts (st_summary_fill) made in the write's transaction
  * and kept in meta "summary" with the generation they count, so that a run
  * that writes nothing reads them back instead of counting every table. */
-static int summary_store(struct st_db *db, json_t **out)
+static int summary_store(struct st_db *db, int64_t generated, json_t **out)
 {
 	json_t *counts = json_object();
 	char *generation = NULL, *text = NULL;
-	int rc = st_summary_fill(db, counts);
+	int rc = st_summary_fill_known(db, counts, generated);
 	if (!rc)
 		rc = st_meta_get(db, "generation", &generation);
 	if (!rc && generation) {
@@ -611,6 +611,29 @@ static int summary_store(struct st_db *db, json_t **out)
 	}
 	*out = counts;
 	return 0;
+}
+
+/* The count of generated functions after this run's writes, from the one
+ * stored for the generation before them (summary_store) and the writes'
+ * delta; -1 (count them) when none was stored for it. Read before the
+ * generation is bumped. */
+static int64_t generated_known(struct st_db *db)
+{
+	char *generation = NULL, *of = NULL, *text = NULL;
+	int64_t n = -1;
+	if (st_meta_get(db, "generation", &generation) == 0 &&
+	    st_meta_get(db, "summary_generation", &of) == 0 && generation && of &&
+	    strcmp(generation, of) == 0 && st_meta_get(db, "summary", &text) == 0 && text) {
+		json_t *cached = json_loads(text, 0, NULL);
+		json_t *g = json_object_get(cached, "generated_functions");
+		if (json_is_integer(g))
+			n = (int64_t)json_integer_value(g) + st_generated_delta(db);
+		json_decref(cached);
+	}
+	gi_free(generation);
+	gi_free(of);
+	gi_free(text);
+	return n < 0 ? -1 : n;
 }
 
 /* The counts of the current generation: from meta when stored for it
@@ -731,10 +754,12 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 			snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());
 			rc = st_meta_set(db, "indexed_at_ms", now);
 		}
+		int64_t generated =
+		    facts_changed && !(opt && opt->no_counts) ? generated_known(db) : -1;
 		if (!rc && facts_changed)
 			rc = generation_bump(db);
 		if (!rc && facts_changed && !(opt && opt->no_counts))
-			rc = summary_store(db, &counts);
+			rc = summary_store(db, generated, &counts);
 		if (!rc)
 			rc = st_commit(db);
 		else
