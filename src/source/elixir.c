@@ -680,7 +680,7 @@ int ex_parse_with(const char *path, const char *source, size_t len, unsigned fla
 	f->size = len;
 	/* The parser, the tree and the cursors live in this parse's arena
 	 * (elixir_arena.c) and go with it at the end, unwalked. */
-	struct ex_arena *arena = ex_arena_begin();
+	struct ex_arena *arena = ex_arena_begin(len);
 	TSParser *parser = ts_parser_new();
 	ts_parser_set_language(parser, ex_tables.language);
 	TSTree *tree = ts_parser_parse_string(parser, NULL, len ? source : "", (uint32_t)len);

@@ -14,8 +14,8 @@
  *
  * Arenas are kept in a pool and reused by the next parse, on any thread, so
  * their memory is already mapped; one that grew past EX_ARENA_KEEP is given
- * back to the heap. Memory per arena is about 30 times the largest source
- * file parsed in it (EX_MAX_FILE_SIZE bounds it).
+ * back to the heap. A parse's memory is about 30 times its source file's
+ * size (EX_MAX_FILE_SIZE bounds it).
  *
  * Thread-safe: the pool is guarded by a mutex; the current arena is
  * per thread.
@@ -24,14 +24,20 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/alloc.h"
 #include "source/elixir_int.h"
 
-/* A chunk's size when the arena starts; it grows to fit the largest parse. */
+/* The smallest chunk; a parse's first chunk is sized from its source
+ * (EX_ARENA_PER_BYTE), later ones double. */
 #define EX_ARENA_FIRST ((size_t)1 << 20)
-/* An arena bigger than this after a parse is freed rather than kept. */
-#define EX_ARENA_KEEP ((size_t)32 << 20)
+/* A parse allocates about 22-30 bytes per byte of source (trees of Elixir's
+ * lib). */
+#define EX_ARENA_PER_BYTE 32
+/* An arena bigger than this after a parse is freed rather than kept: a
+ * large file's memory goes back at once, the pool stays small. */
+#define EX_ARENA_KEEP ((size_t)8 << 20)
 /* Every block starts with a header of this size (the block stays aligned). */
 #define EX_ARENA_HEADER 16
 
@@ -63,13 +69,26 @@ static size_t round16(size_t n)
 	return (n + 15) & ~(size_t)15;
 }
 
+/* Chunks are mapped and unmapped directly: given back to the heap, large
+ * blocks would raise malloc's mmap threshold and stay in the process. Out
+ * of memory aborts, as gi_malloc does. */
 static struct ex_arena_chunk *chunk_new(size_t cap)
 {
-	struct ex_arena_chunk *c = gi_malloc(sizeof(*c) + cap);
+	void *m = mmap(NULL, sizeof(struct ex_arena_chunk) + cap, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		abort();
+	struct ex_arena_chunk *c = m;
 	c->next = NULL;
 	c->cap = cap;
 	c->used = 0;
 	return c;
+}
+
+static void chunk_free(struct ex_arena_chunk *c)
+{
+	if (c)
+		munmap(c, sizeof(*c) + c->cap);
 }
 
 static void *arena_alloc(struct ex_arena *a, size_t size)
@@ -171,7 +190,7 @@ void ex_arena_install(void)
 	ts_set_allocator(ts_alloc, ts_calloc, ts_realloc, ts_free);
 }
 
-struct ex_arena *ex_arena_begin(void)
+struct ex_arena *ex_arena_begin(size_t source_len)
 {
 	pthread_mutex_lock(&pool_lock);
 	struct ex_arena *a = pool;
@@ -181,6 +200,15 @@ struct ex_arena *ex_arena_begin(void)
 	if (!a)
 		a = gi_calloc(1, sizeof(*a));
 	a->pool_next = NULL;
+	/* One chunk for the whole parse where the source's size says how big. */
+	size_t want = source_len * EX_ARENA_PER_BYTE;
+	if (want < EX_ARENA_FIRST)
+		want = EX_ARENA_FIRST;
+	if (!a->head || a->head->cap < want) {
+		chunk_free(a->head);
+		a->head = chunk_new(want);
+		a->total = want;
+	}
 	current = a;
 	return a;
 }
@@ -195,7 +223,7 @@ void ex_arena_end(struct ex_arena *a)
 	if (a->head && a->head->next) {
 		for (struct ex_arena_chunk *c = a->head, *next; c; c = next) {
 			next = c->next;
-			gi_free(c);
+			chunk_free(c);
 		}
 		a->head = NULL;
 		a->total = 0;
@@ -204,7 +232,7 @@ void ex_arena_end(struct ex_arena *a)
 			a->total = total;
 		}
 	} else if (a->head && total > EX_ARENA_KEEP) {
-		gi_free(a->head);
+		chunk_free(a->head);
 		a->head = NULL;
 		a->total = 0;
 	}

@@ -403,14 +403,14 @@ struct ex_head {
 
 /* The tree-sitter runtime's memory (elixir_arena.c). ex_arena_install makes
  * the runtime allocate through it; call it once, before any parser exists
- * (ex_parse does, under pthread_once). ex_arena_begin makes a pooled arena
- * the calling thread's current one: every tree-sitter allocation of this
- * thread comes from it until ex_arena_end, which releases all of them at
- * once (nothing allocated in it may be used or freed afterwards) and returns
- * the arena to the pool. Thread-safe; an arena is used by one thread. */
+ * (ex_parse does, under pthread_once). ex_arena_begin makes a pooled arena,
+ * sized for a source of `source_len` bytes, the calling thread's current one: every tree-sitter
+ * allocation of this thread comes from it until ex_arena_end, which releases all of them at once
+ * (nothing allocated in it may be used or freed afterwards) and returns the arena to the pool.
+ * Thread-safe; an arena is used by one thread. */
 struct ex_arena;
 void ex_arena_install(void);
-struct ex_arena *ex_arena_begin(void);
+struct ex_arena *ex_arena_begin(size_t source_len);
 void ex_arena_end(struct ex_arena *arena);
 
 /* The walk's steps shared between its files (contracts at their
