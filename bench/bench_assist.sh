@@ -19,7 +19,7 @@ lib=build/release/libgiulia.a
 mkdir -p build/bench
 # shellcheck disable=SC2046
 cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -o build/bench/assist_query bench/assist_query.c "$lib" \
-  $(pkg-config --libs tree-sitter sqlite3 jansson zlib libpq) -lpthread -lm
+  $(pkg-config --libs sqlite3 jansson zlib libpq) -lpthread -lm
 [ -d "$work/stdlib/lib" ] || bench/make_corpus.sh "$work/stdlib/lib" >/dev/null
 "$giulia" index "$work/stdlib" >/dev/null
 echo "corpus: $(find "$work/stdlib/lib" -name '*.ex' | wc -l) files," \

@@ -15,7 +15,7 @@ make -s -j2 build/release/libgiulia.a >/dev/null
 bin=build/bench/bench_beam
 mkdir -p build/bench
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc bench/bench_beam.c build/release/libgiulia.a \
-  $(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib libpq) /usr/lib/libei.a \
+  $(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib libpq) /usr/lib/libei.a \
   -lpthread -lm -o "$bin"
 "$bin" 2 "${roots[@]}" >/dev/null # warm the page cache
 for threads in 2 1; do

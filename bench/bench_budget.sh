@@ -49,7 +49,7 @@ seconds=${BENCH_SECONDS:-8}
 rounds=${BENCH_ROUNDS:-6}
 settle=4 # the observer's first windows: patterns set, the fraction adapting
 modes=${BENCH_MODES:-"none observe full b2 b5 b10"}
-pkg_libs=$(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib)
+pkg_libs=$(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib)
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen -o "$work/observe_watch" \
   bench/observe_watch.c build/release/libgiulia.a /usr/lib/libei.a $pkg_libs -lpthread -lm
 erlc -o "$work" bench/observe_bench.erl bench/observe_bench_a.erl bench/observe_bench_b.erl

@@ -26,10 +26,10 @@ giulia=bin/giulia
 [ -x "$giulia" ] || { echo "bench_checks: build first (make)" >&2; exit 1; }
 
 lib=build/release/libgiulia.a
-libs="$(pkg-config --libs tree-sitter sqlite3 jansson libpq zlib libcurl) -lpthread -lm"
+libs="$(pkg-config --libs sqlite3 jansson libpq zlib libcurl) -lpthread -lm"
 mkdir -p build/bench
 for tool in ts_parse checks_query; do
-  cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -o "build/bench/$tool" "bench/$tool.c" "$lib" $libs
+  cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -Ibuild/tree-sitter-runtime/vendor/tree-sitter/lib/include -o "build/bench/$tool" "bench/$tool.c" "$lib" $libs
 done
 
 proj="$work/stdlib"

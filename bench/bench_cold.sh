@@ -11,10 +11,18 @@
 #   - `giulia --version` against /bin/true, and against the same objects
 #     linked with every library dynamically (libcurl, libpq, libmicrohttpd
 #     and what they pull in), the dynamic linker's cost.
-# Wall and CPU (user + system) per process from bench/cold_run.c.
+#   - a fresh `giulia index` of the same lib/ at 1 and at 2 parser threads
+#     against Elixir's own parser for the parse alone: one `elixir` process
+#     that reads every file then runs Code.string_to_quoted/2 (columns,
+#     token metadata) on them in 2 Erlang processes, less the same process
+#     reading the files without parsing them (whole processes, CPU);
+#     BENCH_INDEX_ROUNDS rounds (default 5), the four alternated;
+#   - re-indexing after a one-file edit, and with nothing changed.
+# Wall and CPU (user + system) and peak RSS per process from bench/cold_run.c.
 #
 #   bench/bench_cold.sh                  (BENCH_ROUNDS=21 by default)
 #   BENCH_DIR=/tmp/x BENCH_ROUNDS=5 bench/bench_cold.sh [SOURCE_ROOT]
+#   BENCH_ROUNDS=0 bench/bench_cold.sh   (the index sections only)
 # needs: elixir src:elixir-lang
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +39,7 @@ run=$PWD/build/bench/cold_run
 # The same objects, every library linked dynamically (the build before
 # issue 31).
 cc -o build/bench/giulia_all_dynamic build/release/obj/src/cli/main.o build/release/libgiulia.a \
-  /usr/lib/libei.a $(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib libpq) \
+  /usr/lib/libei.a $(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib libpq) \
   -lpthread -lm
 alldyn=$PWD/build/bench/giulia_all_dynamic
 
@@ -53,7 +61,7 @@ printf '%s\n' \
   '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"knowledge_dependents","arguments":{"module":"Kernel"}}}' \
   >"$mcp_in"
 
-declare -A wall cpu
+declare -A wall cpu rss
 cases=(hubs dependents impact search mcp version)
 cmd_of() {
   case $1 in
@@ -70,6 +78,7 @@ measure() { # key, then cold_run's arguments
   out=$(cd "$proj" && "$run" "$@" <"$mcp_in" 2>/dev/null) || { echo "bench_cold: $* failed" >&2; exit 1; }
   wall[$key]+="$(echo "$out" | awk '{print $2}') "
   cpu[$key]+="$(echo "$out" | awk '{print $4}') "
+  rss[$key]+="$(echo "$out" | awk '{print $6}') "
 }
 for _ in $(seq "$rounds"); do
   for c in "${cases[@]}"; do
@@ -90,7 +99,6 @@ median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR
 p90() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {i=int(NR*0.9+0.5); if(i<1)i=1; print a[i]}'; }
 ms() { awk "BEGIN{printf \"%.2f\", $1/1000}"; }
 ratio() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
-printf '%-44s %10s %10s %10s   %s\n' "cold process (p50 of $rounds, alternated)" "wall ms" "p90 ms" "cpu ms" "ratio wall / cpu"
 row() { # label, key, reference key
   local w c rw rc
   w=$(echo "${wall[$2]}" | median) c=$(echo "${cpu[$2]}" | median)
@@ -98,6 +106,8 @@ row() { # label, key, reference key
   printf '%-44s %10s %10s %10s   %s / %s\n' "$1" "$(ms "$w")" "$(ms "$(echo "${wall[$2]}" | p90)")" "$(ms "$c")" \
     "$(ratio "$w" "$rw")" "$(ratio "$c" "$rc")"
 }
+if [ "$rounds" -gt 0 ]; then
+printf '%-44s %10s %10s %10s   %s\n' "cold process (p50 of $rounds, alternated)" "wall ms" "p90 ms" "cpu ms" "ratio wall / cpu"
 for c in hubs dependents impact search mcp; do
   label=$(cmd_of "$c")
   row "$label (snapshot)" "$c snapshot" "$c rows"
@@ -107,6 +117,43 @@ row "giulia --version" "version snapshot" "version true"
 row "/bin/true" "version true" "version true"
 row "giulia --version, every library dynamic" "version dynamic" "version true"
 echo "(ratios: against the graph from the rows for queries, against /bin/true for --version)"
+fi
+
+# A fresh index against Elixir's parser, the parse alone: the Elixir
+# process that parses less the same process reading the files only.
+ex_script='
+  [dir, mode] = System.argv()
+  files = Path.wildcard(dir <> "/lib/**/*.{ex,exs}")
+  texts = Enum.map(files, &File.read!/1)
+  work = if mode == "parse",
+    do: fn t -> Code.string_to_quoted(t, columns: true, token_metadata: true) end,
+    else: fn t -> byte_size(t) end
+  texts |> Task.async_stream(work, max_concurrency: 2, timeout: :infinity, ordered: false) |> Stream.run()'
+index_rounds=${BENCH_INDEX_ROUNDS:-5}
+fresh="$work/fresh"
+for _ in $(seq "$index_rounds"); do
+  for j in 1 2; do
+    rm -rf "$fresh" && mkdir -p "$fresh"
+    measure "index jobs $j" -- "$giulia" index "$proj" --db "$fresh/index.db" --jobs "$j"
+  done
+  measure "elixir parse" -- elixir -e "$ex_script" "$proj" parse
+  measure "elixir read" -- elixir -e "$ex_script" "$proj" read
+done
+ex_parse=$(( $(echo "${cpu[elixir parse]}" | median) - $(echo "${cpu[elixir read]}" | median) ))
+printf '\n%-44s %10s %10s %10s   %s\n' "fresh index (p50 of $index_rounds, alternated)" "wall ms" "cpu ms" "rss MB" "cpu / Elixir's parse alone"
+irow() { # label, key
+  local c
+  c=$(echo "${cpu[$2]}" | median)
+  printf '%-44s %10s %10s %10s   %s\n' "$1" "$(ms "$(echo "${wall[$2]}" | median)")" "$(ms "$c")" \
+    "$(awk "BEGIN{printf \"%.1f\", $(echo "${rss[$2]}" | tr ' ' '\n' | grep . | sort -n | tail -1)/1024}")" \
+    "$(ratio "$c" "$ex_parse")"
+}
+irow "giulia index, 1 thread" "index jobs 1"
+irow "giulia index, 2 threads" "index jobs 2"
+irow "elixir: read + Code.string_to_quoted, 2 procs" "elixir parse"
+irow "elixir: read only" "elixir read"
+printf '%-44s %10s %10s %10s   %s\n' "Elixir's parse alone (the difference)" "" "$(ms "$ex_parse")" "" "1.00"
+echo "(rss: the largest of the rounds; ratio: the process's CPU / Elixir's parse alone)"
 
 # Re-index after editing one file (a mid-sized one, ~31 KB), and with nothing
 # changed, median of 10: the index's own time (elapsed_ms, in-process) and

@@ -21,7 +21,7 @@ make -s -j2 build/release/libgiulia.a >/dev/null
 mkdir -p build/bench
 bin=build/bench/edge_recall
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc bench/edge_recall.c build/release/libgiulia.a \
-  $(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib) /usr/lib/libei.a \
+  $(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib) /usr/lib/libei.a \
   -lpthread -lm -o "$bin"
 elixir --version | tail -1
 "$bin" "$root/lib" /usr/lib/elixir/lib/*/ebin

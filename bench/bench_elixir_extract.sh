@@ -17,7 +17,7 @@ if [ -z "$corpus" ]; then
   bench/make_corpus.sh "$corpus" >/dev/null
 fi
 # shellcheck disable=SC2046
-cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -o "$tmp/elixir_extract" bench/elixir_extract.c \
-  build/release/libgiulia.a $(pkg-config --libs tree-sitter jansson) -lpthread -lm
+cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -Ibuild/tree-sitter-runtime/vendor/tree-sitter/lib/include -o "$tmp/elixir_extract" bench/elixir_extract.c \
+  build/release/libgiulia.a $(pkg-config --libs jansson) -lpthread -lm
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$tmp/elixir_extract" "$corpus" 3

@@ -17,7 +17,7 @@ tmp=$(mktemp -d /tmp/giulia-bench-finalize.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2046
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -o "$tmp/finalize_match" bench/finalize_match.c \
-  build/release/libgiulia.a /usr/lib/libei.a $(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib libpq) -lpthread -lm
+  build/release/libgiulia.a /usr/lib/libei.a $(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib libpq) -lpthread -lm
 out=$("$tmp/finalize_match" "$tmp" "$PROJECTS" "$MODULES" "$ROUNDS")
 get() { printf '%s\n' "$out" | sed -n "s/^$1 //p"; }
 echo "| projects x modules | names only (CPU / wall) | every graph loaded (CPU / wall) | ratio (CPU / wall) |"

@@ -169,7 +169,7 @@ EOF
 done
 
 # The scrape's own CPU cost at the same sizes, in-process (metrics_render.c).
-pkg_libs=$(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib)
+pkg_libs=$(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib)
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen $(pkg-config --cflags jansson) \
   -o "$work/metrics_render" bench/metrics_render.c build/release/libgiulia.a build/grammar/*.o \
   /usr/lib/libei.a $pkg_libs -lpthread -lm

@@ -14,7 +14,7 @@ tmp=$(mktemp -d /tmp/giulia-bench-fuse.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2046
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -o "$tmp/fuse_profile" bench/fuse_profile.c \
-  build/release/libgiulia.a /usr/lib/libei.a $(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib libpq) -lpthread -lm
+  build/release/libgiulia.a /usr/lib/libei.a $(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib libpq) -lpthread -lm
 echo "| snapshots | input JSON | build | text | html | profile JSON | html page | peak RSS |"
 echo "|---|---|---|---|---|---|---|---|"
 for n in $SIZES; do "$tmp/fuse_profile" "$n"; done

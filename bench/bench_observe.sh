@@ -27,7 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cookie=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-pkg_libs=$(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib libpq)
+pkg_libs=$(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib libpq)
 
 # Build the target-side driver, the workload and the compiled reference.
 {

@@ -26,7 +26,7 @@ lib=build/release/libgiulia.a
 mkdir -p build/bench
 # shellcheck disable=SC2046
 cc -std=c11 -D_GNU_SOURCE -O2 -Isrc -o build/bench/search_eval bench/search_eval.c "$lib" \
-  $(pkg-config --libs tree-sitter sqlite3 jansson zlib) -lpthread -lm
+  $(pkg-config --libs sqlite3 jansson zlib) -lpthread -lm
 
 [ -d "$work/stdlib/lib" ] || bench/make_corpus.sh --docs "$work/stdlib/lib" >/dev/null
 rm -rf "$work/stdlib/.giulia" "$work/notes"

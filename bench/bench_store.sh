@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 # shellcheck disable=SC2046
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -o "$tmp/store_ingest" bench/store_ingest.c \
-  build/release/libgiulia.a /usr/lib/libei.a $(pkg-config --libs tree-sitter sqlite3 libmicrohttpd jansson libcurl zlib libpq) -lpthread -lm
+  build/release/libgiulia.a /usr/lib/libei.a $(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib libpq) -lpthread -lm
 
 # PostgreSQL refuses to run as root: the server runs as `postgres` then.
 as_pg=()

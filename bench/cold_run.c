@@ -1,7 +1,9 @@
 /*
  * cold_run.c - runs a command once as a fresh process and prints its wall
  * time and its CPU time (user + system, from wait4's rusage, in microsecond
- * steps rather than /usr/bin/time's 10 ms) as "wall_us N cpu_us N". The
+ * steps rather than /usr/bin/time's 10 ms) and its peak resident set as
+ * "wall_us N cpu_us N rss_kb N" (rss_kb: the largest child waited for,
+ * which is this command since it is the only one). The
  * command's output goes to /dev/null. For bench/bench_cold.sh.
  *
  *   cold_run [-o FILE] [NAME=VALUE] -- COMMAND [ARGS...]
@@ -48,6 +50,6 @@ int main(int argc, char **argv)
 	long long wall = (t1.tv_sec - t0.tv_sec) * 1000000LL + (t1.tv_nsec - t0.tv_nsec) / 1000;
 	long long cpu = ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec +
 	                ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec;
-	printf("wall_us %lld cpu_us %lld\n", wall, cpu);
+	printf("wall_us %lld cpu_us %lld rss_kb %ld\n", wall, cpu, ru.ru_maxrss);
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }

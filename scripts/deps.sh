@@ -47,13 +47,12 @@ pkg-config              build               the libraries' flags
 erlang-base             build,lint          erl, erlc, erl_call, escript: every BEAM node of the tests and the demo; the probes' lint
 erlang-dev              build               ei.h and libei.a (the C node)
 elixir                  build               elixirc: the tests' targets, the demo's Nexus, the grammar's oracle
-libtree-sitter-dev      build               the parser runtime
 libsqlite3-dev          build               the knowledge-graph and observation stores
 libmicrohttpd-dev       build               the daemons' HTTP
 libjansson-dev          build               JSON
 libcurl4-openssl-dev    build               the CLI's and the daemons' HTTP client
 zlib1g-dev              build               compressed BEAM chunks
-npm                     build               fetches the pinned tree-sitter-elixir grammar
+npm                     build               fetches the pinned tree-sitter runtime and tree-sitter-elixir grammar
 erlang-tools            test                xref, the object-code oracle's call graph
 erlang-inets            test,demo,bench     httpd, Nexus's HTTP server
 erlang-mnesia           test                Mnesia, the fleet target's store
@@ -108,6 +107,11 @@ REQUIRED="tests/unit/*.c tests/integration/*.c tests/e2e/*.c fuzz/*.c bench/benc
 GRAMMAR_VERSION=0.3.5
 GRAMMAR_INTEGRITY="sha512-xozQMvYK0aSolcQZAx2d84Xe/YMWFuRPYFlLVxO01bM2GITh5jyiIp0TqPCQa8754UzRAI7A83hZmfiYub5TZQ=="
 GRAMMAR_DIR="$here/build/tree-sitter-elixir"
+# The parser runtime: the C library the npm `tree-sitter` package vendors
+# (lib/src/lib.c builds as one file), compiled into the binary by the Makefile.
+RUNTIME_VERSION=0.25.1
+RUNTIME_INTEGRITY="sha512-mrcEdkYtHfrK1A6fs3O6FxkBo0Qig5XUXqHhxUOQu0bmPo00QF4XaSx4edpazdHwxnSCjlGKGgIqWdaN4dvTLA=="
+RUNTIME_DIR="$here/build/tree-sitter-runtime"
 
 die() { echo "deps.sh: $*" >&2; exit 1; }
 
@@ -279,22 +283,32 @@ cmd_install() {
   case " $* " in *" test "* | *" bench "*) install_browser_client ;; esac
 }
 
-# The Elixir grammar, pinned and checked, unpacked once.
-install_grammar() {
-  [ ! -f "$GRAMMAR_DIR/.ok-$GRAMMAR_VERSION" ] || return 0
+# One npm package, pinned and checked against its integrity, unpacked once
+# into `dir` (its `package/` prefix stripped): name, version, integrity, dir,
+# then the paths inside the package to unpack.
+install_npm_pack() {
+  local name=$1 version=$2 integrity=$3 dir=$4 tmp tgz got
+  shift 4
+  [ ! -f "$dir/.ok-$version" ] || return 0
   tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  (cd "$tmp" && npm pack --silent "tree-sitter-elixir@$GRAMMAR_VERSION" >/dev/null) ||
-    die "npm pack tree-sitter-elixir@$GRAMMAR_VERSION failed"
-  local tgz="$tmp/tree-sitter-elixir-$GRAMMAR_VERSION.tgz" got
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" RETURN
+  (cd "$tmp" && npm pack --silent "$name@$version" >/dev/null) || die "npm pack $name@$version failed"
+  tgz="$tmp/$name-$version.tgz"
   got="sha512-$(node -e 'const c=require("crypto"),f=require("fs");process.stdout.write(c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$tgz")"
-  if [ "$got" != "$GRAMMAR_INTEGRITY" ]; then
-    die "tree-sitter-elixir@$GRAMMAR_VERSION integrity mismatch: got $got"
-  fi
-  rm -rf "$GRAMMAR_DIR"
-  mkdir -p "$GRAMMAR_DIR"
-  tar -xzf "$tgz" -C "$GRAMMAR_DIR" --strip-components=1 package/src package/queries package/LICENSE package/package.json
-  touch "$GRAMMAR_DIR/.ok-$GRAMMAR_VERSION"
+  [ "$got" = "$integrity" ] || die "$name@$version integrity mismatch: got $got"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  tar -xzf "$tgz" -C "$dir" --strip-components=1 "$@"
+  touch "$dir/.ok-$version"
+}
+
+# The Elixir grammar and the parser runtime, pinned and checked, unpacked once.
+install_grammar() {
+  install_npm_pack tree-sitter-elixir "$GRAMMAR_VERSION" "$GRAMMAR_INTEGRITY" "$GRAMMAR_DIR" \
+    package/src package/queries package/LICENSE package/package.json
+  install_npm_pack tree-sitter "$RUNTIME_VERSION" "$RUNTIME_INTEGRITY" "$RUNTIME_DIR" \
+    package/vendor/tree-sitter/lib package/LICENSE package/package.json
 }
 
 # The Debian archive's base URL: the first of the machine's apt sources

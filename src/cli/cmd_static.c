@@ -306,20 +306,11 @@ static int cmd_index(int argc, char **argv)
 			        gi_strerror(rc));
 		return cli_exit_code_for(rc);
 	}
-	/* The graph snapshot for the cold queries that follow (best effort):
-	 * brought up to date when this run changed facts or there is none (a
-	 * run that changed nothing leaves a current one current, and a stale
-	 * one is refused and rewritten by the next query). */
-	const char *db_used = json_string_value(json_object_get(summary, "db"));
-	char snap[4200];
-	bool changed = json_integer_value(json_object_get(summary, "parsed")) > 0 ||
-	               json_integer_value(json_object_get(summary, "removed")) > 0;
-	snprintf(snap, sizeof(snap), "%s.graph", db_used ? db_used : "");
-	struct kg_db *sdb = NULL;
-	if (db_used && (changed || access(snap, F_OK) != 0) &&
-	    kg_db_open(db_used, false, &sdb) == 0)
-		kg_db_snapshot_update(sdb);
-	kg_db_close(sdb);
+	/* The graph snapshot (DB.graph) is not rewritten here: its stamp is the
+	 * index's generation, so a run that changed facts leaves it stale, and
+	 * the first query that needs the graph loads it from the rows and writes
+	 * it back (docs/SCHEMA.md, "The graph snapshot"). An edit of one file
+	 * then costs its parse and its rows, not a graph computed in full. */
 	if (o.json) {
 		json_print(summary);
 	} else {

@@ -587,6 +587,77 @@ static int generation_bump(struct st_db *db)
 	return st_meta_set(db, "generation", next);
 }
 
+/* The summary's counts (st_summary_fill) made in the write's transaction
+ * and kept in meta "summary" with the generation they count, so that a run
+ * that writes nothing reads them back instead of counting every table. */
+static int summary_store(struct st_db *db, int64_t generated, json_t **out)
+{
+	json_t *counts = json_object();
+	char *generation = NULL, *text = NULL;
+	int rc = st_summary_fill_known(db, counts, generated);
+	if (!rc)
+		rc = st_meta_get(db, "generation", &generation);
+	if (!rc && generation) {
+		text = json_dumps(counts, JSON_COMPACT);
+		rc = st_meta_set(db, "summary", text ? text : "");
+		if (!rc)
+			rc = st_meta_set(db, "summary_generation", generation);
+	}
+	free(text);
+	gi_free(generation);
+	if (rc) {
+		json_decref(counts);
+		return rc;
+	}
+	*out = counts;
+	return 0;
+}
+
+/* The count of generated functions after this run's writes, from the one
+ * stored for the generation before them (summary_store) and the writes'
+ * delta; -1 (count them) when none was stored for it. Read before the
+ * generation is bumped. */
+static int64_t generated_known(struct st_db *db)
+{
+	char *generation = NULL, *of = NULL, *text = NULL;
+	int64_t n = -1;
+	if (st_meta_get(db, "generation", &generation) == 0 &&
+	    st_meta_get(db, "summary_generation", &of) == 0 && generation && of &&
+	    strcmp(generation, of) == 0 && st_meta_get(db, "summary", &text) == 0 && text) {
+		json_t *cached = json_loads(text, 0, NULL);
+		json_t *g = json_object_get(cached, "generated_functions");
+		if (json_is_integer(g))
+			n = (int64_t)json_integer_value(g) + st_generated_delta(db);
+		json_decref(cached);
+	}
+	gi_free(generation);
+	gi_free(of);
+	gi_free(text);
+	return n < 0 ? -1 : n;
+}
+
+/* The counts of the current generation: from meta when stored for it
+ * (summary_store), else counted. */
+static int summary_load(struct st_db *db, json_t *summary)
+{
+	char *generation = NULL, *of = NULL, *text = NULL;
+	json_t *cached = NULL;
+	if (st_meta_get(db, "generation", &generation) == 0 &&
+	    st_meta_get(db, "summary_generation", &of) == 0 && generation && of &&
+	    strcmp(generation, of) == 0 && st_meta_get(db, "summary", &text) == 0 && text)
+		cached = json_loads(text, 0, NULL);
+	gi_free(generation);
+	gi_free(of);
+	gi_free(text);
+	int rc = 0;
+	if (json_is_object(cached))
+		json_object_update(summary, cached);
+	else
+		rc = st_summary_fill(db, summary);
+	json_decref(cached);
+	return rc;
+}
+
 /* The index directory `dir` (ROOT/.giulia) ignores itself in git, so that
  * an indexed repository's `git status` stays clean. Best effort. */
 static void gitignore_ensure(const char *dir)
@@ -615,6 +686,7 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	pthread_mutex_init(&run.lock, NULL);
 	pthread_cond_init(&run.changed, NULL);
 	int parsed = 0, removed = 0, touched = 0;
+	json_t *counts = NULL; /* the summary made in the write (summary_store) */
 	char **build_dirs = NULL;
 	const char *const *beam_dirs = NULL;
 	int rc = gi_fs_realdir(root, &real);
@@ -662,23 +734,32 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		goto done;
 	if (run.jobs.len > 0 || unseen_count(&known) > 0 || root_changed(db, real) ||
 	    reader_changed(db)) {
+		bool moved = root_changed(db, real) || reader_changed(db);
 		rc = st_begin(db);
 		if (rc)
 			goto done;
 		rc = jobs_run(&run, db, default_jobs(opt), &parsed, &touched);
 		if (!rc)
 			rc = deleted_remove(db, &known, &removed);
-		if (!rc)
+		/* Files touched with the same bytes only get their new mtimes:
+		 * the facts, and so the generation and the graph snapshot tied
+		 * to it, stay as they were. */
+		bool facts_changed = moved || parsed > 0 || removed > 0;
+		if (!rc && facts_changed)
 			rc = st_meta_set(db, "root", real);
-		if (!rc)
+		if (!rc && facts_changed)
 			rc = st_meta_set(db, "reader", INDEX_READER_VERSION);
-		if (!rc) {
+		if (!rc && facts_changed) {
 			char now[32];
 			snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());
 			rc = st_meta_set(db, "indexed_at_ms", now);
 		}
-		if (!rc)
+		int64_t generated =
+		    facts_changed && !(opt && opt->no_counts) ? generated_known(db) : -1;
+		if (!rc && facts_changed)
 			rc = generation_bump(db);
+		if (!rc && facts_changed && !(opt && opt->no_counts))
+			rc = summary_store(db, generated, &counts);
 		if (!rc)
 			rc = st_commit(db);
 		else
@@ -688,8 +769,10 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		if (rc)
 			goto done;
 	}
-	json_t *summary = json_object();
-	rc = opt && opt->no_counts ? 0 : st_summary_fill(db, summary);
+	bool counted = counts != NULL;
+	json_t *summary = counted ? counts : json_object();
+	counts = NULL;
+	rc = (opt && opt->no_counts) || counted ? 0 : summary_load(db, summary);
 	if (rc) {
 		json_decref(summary);
 		goto done;
@@ -709,6 +792,7 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	                    json_real((double)(gi_clock_mono_us() - t0) / 1000.0));
 	*summary_out = summary;
 done:
+	json_decref(counts);
 	for (size_t i = 0; i < run.jobs.len; i++) {
 		struct index_job *j = gi_vec_get(&run.jobs, i);
 		gi_free(j->relpath);

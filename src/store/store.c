@@ -127,6 +127,7 @@ struct st_db {
 	 * pays for them. */
 	sqlite3_stmt *stmt[Q_COUNT_];
 	bool prepared;
+	int64_t generated_delta; /* st_generated_delta */
 };
 
 static int sql_error(int rc)
@@ -352,6 +353,18 @@ int st_files_load(struct st_db *db, struct gi_map *out)
 
 int st_file_delete(struct st_db *db, int64_t id)
 {
+	/* The generated functions it held, for st_generated_delta (one index
+	 * lookup: functions_file). */
+	sqlite3_stmt *count = NULL;
+	int crc = sqlite3_prepare_v2(db->sql,
+	                             "SELECT count(generated_by) FROM functions WHERE file_id = ?1",
+	                             -1, &count, NULL);
+	if (crc != SQLITE_OK)
+		return sql_error(crc);
+	sqlite3_bind_int64(count, 1, id);
+	if (sqlite3_step(count) == SQLITE_ROW)
+		db->generated_delta -= sqlite3_column_int64(count, 0);
+	sqlite3_finalize(count);
 	static const int order[] = {Q_DEL_SITES,   Q_DEL_CALLS,  Q_DEL_REFS, Q_DEL_FUNCTIONS,
 	                            Q_DEL_MODULES, Q_DEL_ERRORS, Q_DEL_FILE};
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -511,6 +524,8 @@ static int function_write(struct st_db *db, int64_t file_id, int64_t module_id,
 	int rc = step_done(db, st);
 	if (rc)
 		return rc;
+	if (fn->generated_by)
+		db->generated_delta++;
 	if (fn->delegate_to && strcmp(fn->delegate_to, m->name) != 0)
 		gi_map_put(targets, fn->delegate_to, (void *)1);
 	return calls_write(db, file_id, sqlite3_last_insert_rowid(db->sql), m, fn, targets);
@@ -659,7 +674,17 @@ int st_meta_get(struct st_db *db, const char *key, char **out)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sql_error(rc);
 }
 
+int64_t st_generated_delta(const struct st_db *db)
+{
+	return db->generated_delta;
+}
+
 int st_summary_fill(struct st_db *db, json_t *summary)
+{
+	return st_summary_fill_known(db, summary, -1);
+}
+
+int st_summary_fill_known(struct st_db *db, json_t *summary, int64_t known_generated)
 {
 	static const struct {
 		const char *key, *sql;
@@ -679,9 +704,9 @@ int st_summary_fill(struct st_db *db, json_t *summary)
 		json_object_set_new(summary, counts[i].key, json_integer(v));
 	}
 	/* Written in the source, and generated (known macros) apart: one scan. */
-	int64_t all = 0, generated = 0;
+	int64_t all = 0, generated = known_generated;
 	int rc = query_int(db, "SELECT count(*) FROM functions", &all);
-	if (!rc)
+	if (!rc && generated < 0)
 		rc = query_int(db, "SELECT count(generated_by) FROM functions", &generated);
 	if (rc)
 		return rc;

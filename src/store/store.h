@@ -73,6 +73,14 @@ int st_meta_get(struct st_db *db, const char *key, char **out);
  * dependencies), parse_errors [{file, line, message}] and skipped
  * [{file, reason}] to the object `summary`. */
 int st_summary_fill(struct st_db *db, json_t *summary);
+/* st_summary_fill with the count of generated functions given
+ * (`generated` >= 0) instead of counted: the scan of every function row for
+ * it is most of the summary's cost. A negative `generated` counts it. */
+int st_summary_fill_known(struct st_db *db, json_t *summary, int64_t generated);
+/* How many generated functions' rows this connection's st_file_write and
+ * st_file_delete calls added (negative: removed) since st_open: with the
+ * count before them, the count after without a scan. */
+int64_t st_generated_delta(const struct st_db *db);
 
 /* ---- rows, one at a time ----
  * Each iterator calls `fn` once per row, in the order stated, until `fn`
