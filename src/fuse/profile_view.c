@@ -582,13 +582,20 @@ static const struct member RECOMMENDATION_MEMBERS[] = {
     MEMBER(struct fuse_view_recommendation, priority, MEMBER_NUMBER),
 };
 
+static const struct member ALSO_MEMBERS[] = {
+    MEMBER(struct fuse_view_also, id, MEMBER_STRING),
+    MEMBER(struct fuse_view_also, finding, MEMBER_STRING),
+    MEMBER(struct fuse_view_also, rule, MEMBER_NUMBER),
+};
+
 static void recommendation_more(struct fuse_view *v, const json_t *o, void *entry)
 {
 	struct fuse_view_recommendation *r = entry;
 	names_read(v, gi_json_arr(o, "ids"), &r->ids);
 	r->evidence = gi_json_obj(o, "evidence");
-	r->also = gi_json_arr(o, "also");
 	r->reader = gi_json_str(r->evidence, "reader");
+	r->also = list_read(v, gi_json_arr(o, "also"), FUSE_VIEW_MAX_SUBLIST, sizeof(*r->also),
+	                    ALSO_MEMBERS, COUNT(ALSO_MEMBERS), NULL, &r->nalso);
 }
 
 /* ---- the view ------------------------------------------------------------- */

@@ -285,14 +285,22 @@ struct fuse_view_storage {
 	size_t nmnesia_tables, ndets_files;
 };
 
-/* A recommendation (docs/RULES.md). `evidence` and `also` are the rule's
- * open JSON, borrowed (NULL when absent): reports print them whole. */
+/* A finding merged into a recommendation (its "also" list). */
+struct fuse_view_also {
+	const char *id, *finding;
+	double rule;
+};
+
+/* A recommendation (docs/RULES.md). `evidence` is the rule's open JSON
+ * object, borrowed (NULL when absent): reports print it whole. */
 struct fuse_view_recommendation {
 	const char *id, *severity, *subject, *finding, *advice;
 	double rule, priority;
 	struct fuse_view_names ids;
 	const char *reader; /* evidence.reader (rule 10), or NULL */
-	const json_t *evidence, *also;
+	const json_t *evidence;
+	struct fuse_view_also *also;
+	size_t nalso;
 };
 
 struct fuse_view {
