@@ -129,6 +129,14 @@ json_t *fuse_executing_summary(const struct fuse_executing *x, double total_redu
 int fuse_frame_split(const char *frame, char *module, size_t msize, char *function, size_t fsize,
                      long *arity);
 
+struct fuse_view_hotspot;
+/* A trace hotspot's calls as the reports print them: the count; under a
+ * budget, an estimate with the half-width of its 95% interval ("29.7k
+ * +/-3%"); an estimate the budget cannot stand behind (`firm` false) as
+ * its range, marked "?1.2k-9.8k". Returns false for that last case, so
+ * that a report can say how to count exactly (--overhead 0). */
+bool fuse_fmt_hotspot_calls(const struct fuse_view_hotspot *f, char *buf, size_t size);
+
 /* Appends `s` to `out` escaped for HTML text and attributes. */
 int fuse_html_escape(struct gi_buf *out, const char *s);
 

@@ -73,7 +73,8 @@ static const char style[] =
     "svg text{font-size:12px;fill:#4a5366}svg .grid line{stroke:#e6e9ee}"
     ".muted{color:#7a8397}.badge{display:inline-block;padding:0 6px;border-radius:8px;"
     "font-size:11px;color:#fff;background:#8a94a6}.badge.high{background:#d64545}"
-    ".badge.medium{background:#e0a030}.badge.low{background:#3f8fd2}";
+    ".badge.medium{background:#e0a030}.badge.low{background:#3f8fd2}"
+    "td.unsure{color:#a3461f;text-decoration:underline dotted;cursor:help}";
 
 /* Marks the page with what a test (or a curious reader) can check: how many
  * charts drew something, and how many boxes overflow sideways (the page
@@ -522,6 +523,23 @@ static void cell_text(struct gi_buf *out, const char *s, const char *cls)
 	gi_buf_puts(out, "</td>");
 }
 
+/* A hotspot's calls: the count, an estimate with its interval, or, for an
+ * estimate the budget cannot stand behind, its range marked as such (the
+ * text report's "?low-high"), with how to count exactly in its title. */
+static void put_calls_cell(struct gi_buf *out, const struct fuse_view_hotspot *f)
+{
+	char calls[96];
+	if (fuse_fmt_hotspot_calls(f, calls, sizeof(calls))) {
+		cell_text(out, calls, "n");
+		return;
+	}
+	gi_buf_puts(out, "<td class=\"n unsure\" title=\"an estimate the budget cannot stand "
+	                 "behind (its 95% interval is wider than 2x): count exactly with "
+	                 "--overhead 0\">");
+	esc(out, calls);
+	gi_buf_puts(out, "</td>");
+}
+
 static void put_list_cell(struct gi_buf *out, const struct fuse_view_names *list, size_t max)
 {
 	gi_buf_puts(out, "<td class=\"mono\">");
@@ -673,7 +691,7 @@ static void put_tables(struct gi_buf *out, const struct fuse_view *p)
 			gi_fmt_mfa(f->mfa ? f->mfa : "-", mfa, sizeof(mfa));
 			cell_text(out, mfa, "mono");
 			cell_text(out, f->kind, NULL);
-			cell_num(out, f->calls, 0);
+			put_calls_cell(out, f);
 			cell_num(out, f->calls_per_second, 0);
 			cell_num(out, f->per_window.min, 0);
 			cell_num(out, round(f->per_window.avg), 0);
@@ -696,8 +714,21 @@ static void put_tables(struct gi_buf *out, const struct fuse_view *p)
 			gi_buf_puts(out, "</tr>");
 		}
 		gi_buf_puts(out, "</table></div><p class=\"legend\">min/avg/max: calls in one "
-		                 "snapshot interval; callers, callees: from the knowledge graph; "
-		                 "cyclomatic and cognitive: the function's complexity.</p>");
+		                 "snapshot interval; +/-: the 95% interval of an estimated count; "
+		                 "callers, callees: from the knowledge graph; cyclomatic and "
+		                 "cognitive: the function's complexity.</p>");
+		size_t unsure = 0;
+		for (size_t i = 0; i < p->nhotspots; i++)
+			unsure +=
+			    p->hotspots[i].firm == FUSE_TRI_FALSE && isfinite(p->hotspots[i].high);
+		if (unsure > 0)
+			gi_buf_printf(
+			    out,
+			    "<p class=\"legend unsure\" id=\"unsure-counts\">?low-high: %zu "
+			    "estimated count%s the budget cannot stand behind (its 95%% "
+			    "interval is wider than 2x); count exactly with --overhead 0 for "
+			    "a short while.</p>",
+			    unsure, unsure == 1 ? "" : "s");
 	}
 
 	if (p->nworkload) {

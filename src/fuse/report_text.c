@@ -500,25 +500,6 @@ static void put_hot_functions(struct gi_buf *out, const struct fuse_view *v)
 	table_put(out, t);
 }
 
-/* A hotspot's calls; an estimate (under a budget) with the half-width of
- * its 95% interval, "29.7k +/-3%". */
-static void hotspot_calls(const struct fuse_view_hotspot *f, char *buf, size_t size)
-{
-	char n[16];
-	double calls = f->calls, high = f->high;
-	fmt_num(calls, n, sizeof(n));
-	if (f->firm == FUSE_TRI_FALSE && isfinite(high)) {
-		/* an estimate the model does not stand behind: its range, marked */
-		char lo[16], hi[16];
-		fmt_num(f->low, lo, sizeof(lo));
-		fmt_num(high, hi, sizeof(hi));
-		snprintf(buf, size, "?%s-%s", lo, hi);
-	} else if (isfinite(high) && calls > 0 && high > calls)
-		snprintf(buf, size, "%s +/-%.0f%%", n, 100.0 * (high - calls) / calls);
-	else
-		snprintf(buf, size, "%s", n);
-}
-
 static void put_hotspots(struct gi_buf *out, const struct fuse_view *v)
 {
 	size_t n = v->nhotspots;
@@ -544,7 +525,7 @@ static void put_hotspots(struct gi_buf *out, const struct fuse_view *v)
 		char nb[2 * FUSE_MAX_NAME + 16], calls[40], cps[16], mn[16], av[16], mx[16], mm[48],
 		    cc[16], cog[16];
 		gi_fmt_mfa(f->mfa ? f->mfa : "-", nb, sizeof(nb));
-		hotspot_calls(f, calls, sizeof(calls));
+		fuse_fmt_hotspot_calls(f, calls, sizeof(calls));
 		fmt_num(f->calls_per_second, cps, sizeof(cps));
 		fmt_num(f->per_window.min, mn, sizeof(mn));
 		fmt_num(round(f->per_window.avg), av, sizeof(av));
