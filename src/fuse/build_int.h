@@ -19,6 +19,8 @@
 #include "fuse/fuse_int.h"
 #include "observe/snapshot_view.h"
 
+struct kg_graph;
+
 struct metric {
 	double sum, peak, first, last;
 	long n;
@@ -118,8 +120,9 @@ struct ctx {
 	const struct fuse_config *cfg;
 	struct fuse_thresholds thr;
 	struct kg_db *graph;
+	const struct kg_graph *g; /* graph's typed graph (join.c reads it), or NULL */
 	bool graph_ok;
-	struct gi_map mods, procs, funcs, traced, details, reach;
+	struct gi_map mods, procs, funcs, traced, reach;
 	long graph_queries;
 	struct gi_vec mod_list, proc_list, func_list, traced_list; /* pointers */
 	struct metric m_mem, m_procs, m_runq, m_util, m_rps, m_t;
@@ -184,13 +187,27 @@ void fuse_take_snapshot(struct ctx *c, const struct obs_view *s, long seq);
 
 /* ---- join.c: the joins with the knowledge graph ---- */
 
-/* module_details of `module`, cached (borrowed), or NULL when unknown. */
-json_t *fuse_join_module(struct ctx *c, const char *module);
-
-/* function_details of module.fn/arity (caller decrefs), or NULL. */
-json_t *fuse_join_function(struct ctx *c, const char *module, const char *fn, long arity);
-/* Whether the module of `details` `use`s Ecto.Repo. */
-bool fuse_join_uses_ecto_repo(json_t *details);
+/* The graph's module `module` (an index of c->g), or -1 when there is no
+ * graph or it does not know the module; -1 is accepted wherever a module
+ * or function index is taken, and reads as unknown. */
+int fuse_join_module(struct ctx *c, const char *module);
+/* The function module.fn/arity the graph defines, or -1. */
+int fuse_join_function(struct ctx *c, const char *module, const char *fn, long arity);
+/* One end of a call of the graph: the function called, or the caller
+ * (strings borrowed from the graph). */
+struct fuse_call_end {
+	const char *module, *name;
+	long arity;
+};
+/* How many calls function `fn` makes (`callers` false) or receives (true),
+ * dispatch included, as function_details lists them; 0 for -1. */
+size_t fuse_join_ncalls(struct ctx *c, int fn, bool callers);
+/* The `k`th of them (k < fuse_join_ncalls), in the graph's order. */
+struct fuse_call_end fuse_join_call(struct ctx *c, int fn, bool callers, size_t k);
+/* Whether graph module `module` `use`s Ecto.Repo / is outside the project
+ * (false for -1). */
+bool fuse_join_uses_ecto_repo(struct ctx *c, int module);
+bool fuse_join_external(struct ctx *c, int module);
 
 /* The share of traced module `t`'s counted calls made by functions that
  * touch a driver's data (calls_driver_locally, three edges into its own
@@ -225,19 +242,20 @@ const char *fuse_join_storage_of(unsigned effects);
 
 /* A hot module's "graph" object (docs/PROFILE.md); new reference. */
 json_t *fuse_join_graph_fields(struct ctx *c, const char *module);
-/* "Mod.fun/arity" strings of a callers/callees list; new reference. */
-json_t *fuse_join_mfa_list(json_t *arr);
+/* "Mod.fun/arity" strings of the callers (or callees) of graph function
+ * `fn`, at most 50; new reference. */
+json_t *fuse_join_mfa_list(struct ctx *c, int fn, bool callers);
 
 /* The database module a function calls, directly or through functions of
  * its own module (lookup/1 -> from_store/1 -> Store.get/1), looking `depth`
  * local calls deep; copied into `buf`, or NULL. */
-const char *fuse_join_repo_callee(struct ctx *c, const char *module, json_t *details, int depth,
+const char *fuse_join_repo_callee(struct ctx *c, const char *module, int details, int depth,
                                   char *buf, size_t size);
 
 /* True when function_details lists callers and all are in `module`: then
  * the function is a step of another operation of the module (lookup/1
  * calling fetch/1), and counting both would count one operation twice. */
-bool fuse_join_only_local_callers(json_t *details, const char *module);
+bool fuse_join_only_local_callers(struct ctx *c, int details, const char *module);
 
 /* The function a compiler-generated lambda or comprehension belongs to:
  * "-to_maps/1-fun-0-" and "-all/2-lc$^0/1-0-" name to_maps/1 and all/2.
@@ -247,7 +265,7 @@ bool fuse_join_lambda_parent(const char *fn, char *name, size_t size, long *arit
 /* Sets f->cls, f->basis and f->layer (docs/RULES.md, "The workload
  * model"). `d` is the function's graph node (or its parent's for a
  * lambda, named `fn`/`arity`), NULL when the graph does not know it. */
-void fuse_join_classify_traced(struct ctx *c, struct func_stat *f, json_t *d, const char *fn,
+void fuse_join_classify_traced(struct ctx *c, struct func_stat *f, int d, const char *fn,
                                long arity);
 
 /* Marks each blocked call site of the executing summary `x` with whether
@@ -256,7 +274,7 @@ void fuse_join_classify_traced(struct ctx *c, struct func_stat *f, json_t *d, co
 void fuse_join_blocked_on_database(struct ctx *c, json_t *x);
 
 /* Records in f's module which other traced modules its function calls. */
-void fuse_join_note_traced_callees(struct ctx *c, struct func_stat *f, json_t *d);
+void fuse_join_note_traced_callees(struct ctx *c, struct func_stat *f, int d);
 
 /* ---- sections.c: the profile's sections, from the accumulators and the joins ---- */
 

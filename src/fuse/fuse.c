@@ -92,14 +92,10 @@ const char *fuse_classify_function(const struct fuse_config *cfg, const char *na
 
 static void ctx_destroy(struct ctx *c)
 {
-	for (size_t i = 0; i < c->details.cap; i++)
-		if (c->details.slots[i].key)
-			json_decref(c->details.slots[i].value);
 	gi_map_destroy(&c->mods);
 	gi_map_destroy(&c->procs);
 	gi_map_destroy(&c->funcs);
 	gi_map_destroy(&c->traced);
-	gi_map_destroy(&c->details);
 	gi_map_destroy(&c->reach);
 	for (size_t i = 0; i < c->traced_list.len; i++)
 		json_decref(GI_VEC_AT(&c->traced_list, struct traced_mod *, i)->calls_traced);
@@ -143,7 +139,6 @@ int fuse_builder_new(const struct fuse_config *cfg, long snapshot_count, struct 
 	gi_map_init(&c->procs);
 	gi_map_init(&c->funcs);
 	gi_map_init(&c->traced);
-	gi_map_init(&c->details);
 	gi_map_init(&c->reach);
 	gi_vec_init(&c->mod_list, sizeof(void *));
 	gi_vec_init(&c->proc_list, sizeof(void *));
@@ -248,6 +243,10 @@ int fuse_builder_finish(struct fuse_builder *b, json_t *finalize, struct kg_db *
 		return GI_EINVAL;
 	struct ctx *c = &b->c;
 	c->graph = graph;
+	/* The joins read the typed graph (graph.h), never query JSON; without
+	 * one every graph field is unknown. */
+	if (graph && kg_db_graph(graph, &c->g) != 0)
+		c->g = NULL;
 	if (c->total_snapshots == 0)
 		mailbox_quarters_from_ends(c);
 	json_t *p = json_object();

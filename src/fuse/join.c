@@ -17,75 +17,67 @@
 #include "base/str.h"
 #include "base/vec.h"
 #include "fuse/build_int.h"
-#include "graph/query.h"
+#include "graph/graph.h"
+#include "graph/lookup.h"
 
 /* ---- graph ------------------------------------------------------------- */
 
-/* module_details of `module`, cached (borrowed), or NULL when unknown. */
-json_t *fuse_join_module(struct ctx *c, const char *module)
+int fuse_join_module(struct ctx *c, const char *module)
 {
-	if (!c->graph || !module)
-		return NULL;
-	json_t *d = gi_map_get(&c->details, module);
-	if (d)
-		return json_is_object(d) ? d : NULL;
-	struct kg_query_params p = {0};
-	p.module = module;
-	json_t *out = NULL;
-	int rc = kg_query(c->graph, "module_details", &p, &out);
-	if (rc == 0 && json_is_object(out)) {
+	int m = c->g ? kg_module_lookup(c->g, module) : -1;
+	if (m >= 0)
 		c->graph_ok = true;
-	} else {
-		json_decref(out);
-		out = json_null();
-	}
-	gi_map_put(&c->details, module, out);
-	return json_is_object(out) ? out : NULL;
+	return m;
 }
 
-json_t *fuse_join_function(struct ctx *c, const char *module, const char *fn, long arity)
+int fuse_join_function(struct ctx *c, const char *module, const char *fn, long arity)
 {
-	if (!c->graph)
-		return NULL;
-	char fa[FUSE_MAX_NAME + 16];
-	snprintf(fa, sizeof(fa), "%.*s/%ld", FUSE_MAX_NAME, fn, arity);
-	struct kg_query_params p = {0};
-	p.module = module;
-	p.function = fa;
-	json_t *out = NULL;
-	if (kg_query(c->graph, "function_details", &p, &out) != 0 || !json_is_object(out)) {
-		json_decref(out);
-		return NULL;
-	}
-	c->graph_ok = true;
-	return out;
+	int m = c->g ? kg_module_lookup(c->g, module) : -1;
+	int f = m >= 0 ? kg_function_lookup(c->g, m, fn, arity) : -1;
+	if (f >= 0)
+		c->graph_ok = true;
+	return f;
 }
 
-bool fuse_join_uses_ecto_repo(json_t *details)
+size_t fuse_join_ncalls(struct ctx *c, int fn, bool callers)
 {
-	json_t *uses = json_object_get(details, "uses");
-	size_t n = json_is_array(uses) ? json_array_size(uses) : 0;
-	for (size_t i = 0; i < n; i++) {
-		const char *u = json_string_value(json_array_get(uses, i));
-		if (u && strcmp(u, "Ecto.Repo") == 0)
-			return true;
-	}
-	return false;
+	if (fn < 0)
+		return 0;
+	const struct kg_function *f = kg_function_at(c->g, fn);
+	return callers ? f->callers.len : f->callees.len;
+}
+
+struct fuse_call_end fuse_join_call(struct ctx *c, int fn, bool callers, size_t k)
+{
+	const struct kg_function *f = kg_function_at(c->g, fn);
+	const struct kg_call *call =
+	    kg_call_at(c->g, GI_VEC_AT(callers ? &f->callers : &f->callees, int, k));
+	const struct kg_function *end = kg_function_at(c->g, callers ? call->from_fn : call->to_fn);
+	return (struct fuse_call_end){kg_module_at(c->g, end->module)->name, end->name, end->arity};
+}
+
+bool fuse_join_uses_ecto_repo(struct ctx *c, int module)
+{
+	return module >= 0 && kg_module_uses(c->g, module, "Ecto.Repo");
+}
+
+bool fuse_join_external(struct ctx *c, int module)
+{
+	return module >= 0 && !kg_module_at(c->g, module)->project;
 }
 
 /* How many distinct functions of `module` are named like Ecto.Repo's API
  * (get, all, insert, ...): from the graph when it knows the module, else
  * from the traced functions. */
-static int repo_api_functions(struct ctx *c, const char *module, json_t *details)
+static int repo_api_functions(struct ctx *c, const char *module, int graph_module)
 {
 	int n = 0;
-	json_t *fns = json_object_get(details, "functions");
-	if (json_array_size(fns) > 0) {
-		for (size_t i = 0; i < json_array_size(fns) && i < FUSE_MAX_LIST; i++) {
-			json_t *f = json_array_get(fns, i);
-			const char *v = gi_json_str(f, "visibility");
-			if ((!v || strcmp(v, "private") != 0) &&
-			    fuse_repo_api_effect(gi_json_str(f, "name")) != FUSE_EFFECT_NONE)
+	const struct gi_vec *fns =
+	    graph_module >= 0 ? &kg_module_at(c->g, graph_module)->functions : NULL;
+	if (fns && fns->len > 0) {
+		for (size_t i = 0; i < fns->len && i < FUSE_MAX_LIST; i++) {
+			const struct kg_function *f = kg_function_at(c->g, GI_VEC_AT(fns, int, i));
+			if (f->is_public && fuse_repo_api_effect(f->name) != FUSE_EFFECT_NONE)
 				n++;
 		}
 		return n;
@@ -108,25 +100,19 @@ static bool calls_driver_locally(struct ctx *c, const char *module, const char *
 	if (c->graph_queries >= REACH_QUERIES)
 		return false;
 	c->graph_queries++;
-	json_t *d = fuse_join_function(c, module, fn, arity);
-	json_t *ce = json_object_get(d, "callees");
+	int d = fuse_join_function(c, module, fn, arity);
+	size_t n = fuse_join_ncalls(c, d, false);
 	bool found = false;
-	for (size_t k = 0; !found && k < json_array_size(ce) && k < 200; k++) {
-		json_t *e = json_array_get(ce, k);
+	for (size_t k = 0; !found && k < n && k < 200; k++) {
+		struct fuse_call_end e = fuse_join_call(c, d, false, k);
 		enum fuse_effect effect;
-		found =
-		    fuse_driver_effect(gi_json_str(e, "module"), gi_json_str(e, "name"), &effect) &&
-		    effect != FUSE_EFFECT_NONE;
+		found = fuse_driver_effect(e.module, e.name, &effect) && effect != FUSE_EFFECT_NONE;
 	}
-	for (size_t k = 0; !found && depth > 0 && k < json_array_size(ce) && k < 50; k++) {
-		json_t *e = json_array_get(ce, k);
-		const char *cm = gi_json_str(e, "module"), *cn = gi_json_str(e, "name");
-		double ca = gi_json_num(e, "arity");
-		if (cm && cn && isfinite(ca) && strcmp(cm, module) == 0 &&
-		    !(strcmp(cn, fn) == 0 && (long)ca == arity))
-			found = calls_driver_locally(c, module, cn, (long)ca, depth - 1);
+	for (size_t k = 0; !found && depth > 0 && k < n && k < 50; k++) {
+		struct fuse_call_end e = fuse_join_call(c, d, false, k);
+		if (strcmp(e.module, module) == 0 && !(strcmp(e.name, fn) == 0 && e.arity == arity))
+			found = calls_driver_locally(c, module, e.name, e.arity, depth - 1);
 	}
-	json_decref(d);
 	return found;
 }
 
@@ -163,16 +149,17 @@ const char *fuse_join_database_reason(struct ctx *c, const char *module)
 {
 	if (!module || fuse_driver_module(module))
 		return NULL;
-	json_t *d = fuse_join_module(c, module);
-	if (d && gi_json_true(d, "external"))
+	int d = fuse_join_module(c, module);
+	if (fuse_join_external(c, d))
 		return NULL;
-	if (d && fuse_join_uses_ecto_repo(d))
+	if (fuse_join_uses_ecto_repo(c, d))
 		return "it uses Ecto.Repo";
-	json_t *deps = json_object_get(d, "dependencies");
+	int deps[FUSE_MAX_LIST];
+	size_t ndeps = d >= 0 ? kg_module_dependencies(c->g, d, deps, FUSE_MAX_LIST) : 0;
 	struct traced_mod *counted = fuse_traced_find(c, module);
 	double hot = counted ? fuse_join_driver_call_share(c, counted) : NAN;
-	for (size_t i = 0; i < json_array_size(deps) && i < FUSE_MAX_LIST; i++) {
-		const char *m = gi_json_str(json_array_get(deps, i), "module");
+	for (size_t i = 0; i < ndeps; i++) {
+		const char *m = kg_module_at(c->g, deps[i])->name;
 		/* Counted, and its driver calls are on cold paths only. */
 		if (isfinite(hot) && hot < DATA_LAYER_CALL_SHARE)
 			break;
@@ -220,24 +207,21 @@ static unsigned storage_bit(enum fuse_storage s)
 	                                : REACH_OUTSIDE;
 }
 
-/* What the function of `details` (module, name) reaches: driver calls
+/* What function `details` of the graph (module, name) reaches: driver calls
  * with their effect, Ecto.Repo API calls, and what its project callees
  * reach, `depth` edges deep. An effect the driver leaves to the statement
  * (UNKNOWN) is resolved by the function's name when nothing else tells. */
-static void reach_compute(struct ctx *c, const char *module, const char *fn, json_t *details,
-                          int depth, struct reach *r)
+static void reach_compute(struct ctx *c, const char *module, const char *fn, int details, int depth,
+                          struct reach *r)
 {
 	unsigned direct = 0, inherited = 0;
 	const char *layer = NULL;
 	enum fuse_effect e;
-	json_t *ce = json_object_get(details, "callees");
-	size_t n = json_is_array(ce) ? json_array_size(ce) : 0;
+	size_t n = fuse_join_ncalls(c, details, false);
 	for (size_t k = 0; k < n && k < 200; k++) {
-		json_t *callee = json_array_get(ce, k);
-		const char *cm = gi_json_str(callee, "module"), *cn = gi_json_str(callee, "name");
-		double ca = gi_json_num(callee, "arity");
-		if (!cm || !cn || !isfinite(ca))
-			continue;
+		struct fuse_call_end callee = fuse_join_call(c, details, false, k);
+		const char *cm = callee.module, *cn = callee.name;
+		long ca = callee.arity;
 		if (fuse_driver_effect(cm, cn, &e)) {
 			direct |= effect_bits(e);
 			if (e != FUSE_EFFECT_NONE)
@@ -246,24 +230,22 @@ static void reach_compute(struct ctx *c, const char *module, const char *fn, jso
 				layer = fuse_ctx_strdup(c, module);
 			continue;
 		}
-		json_t *cd = strcmp(cm, module) != 0 ? fuse_join_module(c, cm) : NULL;
-		if (cd && fuse_join_uses_ecto_repo(cd) &&
+		int cd = strcmp(cm, module) != 0 ? fuse_join_module(c, cm) : -1;
+		if (fuse_join_uses_ecto_repo(c, cd) &&
 		    (e = fuse_repo_api_effect(cn)) != FUSE_EFFECT_NONE) {
 			direct |= effect_bits(e) | REACH_OUTSIDE;
 			if (!layer)
 				layer = fuse_ctx_strdup(c, cm);
 			continue;
 		}
-		if (depth <= 0 || (cd && gi_json_true(cd, "external")) ||
-		    (strcmp(cm, module) != 0 && !cd))
+		if (depth <= 0 || fuse_join_external(c, cd) || (strcmp(cm, module) != 0 && cd < 0))
 			continue;
-		const struct reach *sub = reach_function(c, cm, cn, (long)ca, depth - 1);
+		const struct reach *sub = reach_function(c, cm, cn, ca, depth - 1);
 		inherited |= sub->effects;
 		if (!layer && sub->layer)
 			layer = sub->layer;
 	}
-	json_t *md = fuse_join_module(c, module);
-	if (md && fuse_join_uses_ecto_repo(md) &&
+	if (fuse_join_uses_ecto_repo(c, fuse_join_module(c, module)) &&
 	    (e = fuse_repo_api_effect(fn)) != FUSE_EFFECT_NONE) {
 		direct |= effect_bits(e) | REACH_OUTSIDE;
 		layer = fuse_ctx_strdup(c, module);
@@ -308,11 +290,10 @@ static const struct reach *reach_function(struct ctx *c, const char *module, con
 	c->graph_queries++;
 	r->busy = true;
 	r->depth = depth;
-	json_t *d = fuse_join_function(c, module, fn, arity);
+	int d = fuse_join_function(c, module, fn, arity);
 	struct reach out = {0};
-	if (d)
+	if (d >= 0)
 		reach_compute(c, module, fn, d, depth, &out);
-	json_decref(d);
 	r->effects = out.effects;
 	r->layer = out.layer;
 	r->basis = out.basis;
@@ -357,51 +338,56 @@ static const char *class_of(unsigned effects)
 	return "compute";
 }
 
+/* A real rounded as the queries round it (`scale`: 1000 for 3 decimals). */
+static json_t *rounded(double v, double scale)
+{
+	return json_real(round(v * scale) / scale);
+}
+
 json_t *fuse_join_graph_fields(struct ctx *c, const char *module)
 {
-	json_t *d = fuse_join_module(c, module);
+	int d = fuse_join_module(c, module);
 	json_t *g = json_object();
-	json_object_set_new(g, "in_graph", json_boolean(d != NULL));
-	static const char *const keys[][2] = {
-	    {"ca", "ca"},
-	    {"ce", "ce"},
-	    {"in_degree", "in_degree"},
-	    {"out_degree", "out_degree"},
-	    {"complexity", "complexity_total"},
-	    {"complexity_max", "complexity_max"},
-	    {"instability", "instability"},
-	    {"centrality", "centrality"},
-	    {"hub", "hub"},
-	    {"zone", "zone"},
-	    {"heat", "heat"},
-	    {"change_risk", "change_risk"},
-	    {"file", "file"},
-	    {"external", "external"},
-	};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *v = d ? json_object_get(d, keys[i][1]) : NULL;
-		json_object_set_new(g, keys[i][0], v ? json_incref(v) : json_null());
+	json_object_set_new(g, "in_graph", json_boolean(d >= 0));
+	if (d < 0) {
+		static const char *const keys[] = {
+		    "ca",          "ce",         "in_degree",
+		    "out_degree",  "complexity", "complexity_max",
+		    "instability", "centrality", "hub",
+		    "zone",        "heat",       "change_risk",
+		    "file",        "external",
+		};
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			json_object_set_new(g, keys[i], json_null());
+		return g;
 	}
+	const struct kg_module *m = kg_module_at(c->g, d);
+	json_object_set_new(g, "ca", json_integer(m->ca));
+	json_object_set_new(g, "ce", json_integer(m->ce));
+	json_object_set_new(g, "in_degree", json_integer(m->in_degree));
+	json_object_set_new(g, "out_degree", json_integer(m->out_degree));
+	json_object_set_new(g, "complexity", json_integer(m->complexity_total));
+	json_object_set_new(g, "complexity_max", json_integer(m->complexity_max));
+	json_object_set_new(g, "instability", rounded(m->instability, 1000));
+	json_object_set_new(g, "centrality", rounded(m->centrality, 1e6));
+	json_object_set_new(g, "hub", json_boolean(m->hub));
+	json_object_set_new(g, "zone", json_string(kg_heat_zone(m->heat)));
+	json_object_set_new(g, "heat", rounded(m->heat, 100));
+	json_object_set_new(g, "change_risk", rounded(m->change_risk, 100));
+	json_object_set_new(g, "file", m->file ? json_string(m->file) : json_null());
+	json_object_set_new(g, "external", json_boolean(!m->project));
 	return g;
 }
 
-json_t *fuse_join_mfa_list(json_t *arr)
+json_t *fuse_join_mfa_list(struct ctx *c, int fn, bool callers)
 {
 	json_t *out = json_array();
-	size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
+	size_t n = fuse_join_ncalls(c, fn, callers);
 	for (size_t i = 0; i < n && i < 50; i++) {
-		json_t *e = json_array_get(arr, i);
-		const char *m = gi_json_str(e, "module"), *f = gi_json_str(e, "name");
-		double ar = gi_json_num(e, "arity");
+		struct fuse_call_end e = fuse_join_call(c, fn, callers, i);
 		char text[2 * FUSE_MAX_NAME + 16];
-		if (!m || !f)
-			continue;
-		if (isfinite(ar))
-			snprintf(text, sizeof(text), "%.*s.%.*s/%d", FUSE_MAX_NAME, m,
-			         FUSE_MAX_NAME, f, (int)ar);
-		else
-			snprintf(text, sizeof(text), "%.*s.%.*s", FUSE_MAX_NAME, m, FUSE_MAX_NAME,
-			         f);
+		snprintf(text, sizeof(text), "%.*s.%.*s/%d", FUSE_MAX_NAME, e.module, FUSE_MAX_NAME,
+		         e.name, (int)e.arity);
 		json_array_append_new(out, json_string(text));
 	}
 	return out;
@@ -410,28 +396,25 @@ json_t *fuse_join_mfa_list(json_t *arr)
 /* The database module a function calls, directly or through functions of
  * its own module (lookup/1 -> from_store/1 -> Store.get/1), looking `depth`
  * local calls deep; copied into `buf`, or NULL. */
-const char *fuse_join_repo_callee(struct ctx *c, const char *module, json_t *details, int depth,
+const char *fuse_join_repo_callee(struct ctx *c, const char *module, int details, int depth,
                                   char *buf, size_t size)
 {
-	json_t *ce = json_object_get(details, "callees");
-	size_t n = json_is_array(ce) ? json_array_size(ce) : 0;
+	size_t n = fuse_join_ncalls(c, details, false);
 	for (size_t k = 0; k < n && k < 50; k++) {
-		const char *cm = gi_json_str(json_array_get(ce, k), "module");
-		if (cm && strcmp(cm, module) != 0 && fuse_join_module_is_database(c, cm)) {
+		const char *cm = fuse_join_call(c, details, false, k).module;
+		if (strcmp(cm, module) != 0 && fuse_join_module_is_database(c, cm)) {
 			gi_strlcpy(buf, cm, size);
 			return buf;
 		}
 	}
 	for (size_t k = 0; depth > 0 && k < n && k < 20; k++) {
-		json_t *e = json_array_get(ce, k);
-		const char *cm = gi_json_str(e, "module"), *name = gi_json_str(e, "name");
-		double arity = gi_json_num(e, "arity");
-		if (!cm || !name || strcmp(cm, module) != 0 || !isfinite(arity))
+		struct fuse_call_end e = fuse_join_call(c, details, false, k);
+		if (strcmp(e.module, module) != 0)
 			continue;
-		json_t *local = fuse_join_function(c, module, name, (long)arity);
-		const char *r =
-		    local ? fuse_join_repo_callee(c, module, local, depth - 1, buf, size) : NULL;
-		json_decref(local);
+		int local = fuse_join_function(c, module, e.name, e.arity);
+		const char *r = local >= 0
+		                    ? fuse_join_repo_callee(c, module, local, depth - 1, buf, size)
+		                    : NULL;
 		if (r)
 			return r;
 	}
@@ -441,15 +424,12 @@ const char *fuse_join_repo_callee(struct ctx *c, const char *module, json_t *det
 /* True when function_details lists callers and all are in `module`: then
  * the function is a step of another operation of the module (lookup/1
  * calling fetch/1), and counting both would count one operation twice. */
-bool fuse_join_only_local_callers(json_t *details, const char *module)
+bool fuse_join_only_local_callers(struct ctx *c, int details, const char *module)
 {
-	json_t *callers = json_object_get(details, "callers");
-	size_t n = json_is_array(callers) ? json_array_size(callers) : 0;
-	for (size_t i = 0; i < n; i++) {
-		const char *m = gi_json_str(json_array_get(callers, i), "module");
-		if (!m || strcmp(m, module) != 0)
+	size_t n = fuse_join_ncalls(c, details, true);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(fuse_join_call(c, details, true, i).module, module) != 0)
 			return false;
-	}
 	return n > 0;
 }
 
@@ -484,22 +464,18 @@ bool fuse_join_lambda_parent(const char *fn, char *name, size_t size, long *arit
  * this is an upper bound. */
 static double calls_upper_bound(struct ctx *c, const struct func_stat *f, const struct func_stat *g)
 {
-	json_t *d = fuse_join_function(c, g->module, g->function, g->arity);
-	json_t *callers = json_object_get(d, "callers");
+	int d = fuse_join_function(c, g->module, g->function, g->arity);
+	size_t ncallers = fuse_join_ncalls(c, d, true);
 	double rest = g->total;
-	for (size_t i = 0; i < json_array_size(callers) && i < 50; i++) {
-		json_t *e = json_array_get(callers, i);
-		const char *m = gi_json_str(e, "module"), *n = gi_json_str(e, "name");
-		double a = gi_json_num(e, "arity");
-		if (!m || !n || !isfinite(a))
+	for (size_t i = 0; i < ncallers && i < 50; i++) {
+		struct fuse_call_end e = fuse_join_call(c, d, true, i);
+		if (strcmp(e.module, f->module) == 0 && strcmp(e.name, f->function) == 0 &&
+		    e.arity == f->arity)
 			continue;
-		if (strcmp(m, f->module) == 0 && strcmp(n, f->function) == 0 && (long)a == f->arity)
-			continue;
-		struct func_stat *other = fuse_func_find(c, m, n, (long)a);
+		struct func_stat *other = fuse_func_find(c, e.module, e.name, e.arity);
 		if (other)
 			rest -= other->total;
 	}
-	json_decref(d);
 	return rest > 0 ? rest : 0;
 }
 
@@ -510,29 +486,27 @@ static double calls_upper_bound(struct ctx *c, const struct func_stat *f, const 
  * the rest of its calls are reads (a gen_server's handle_call serving many
  * lookups and a few registrations). An upper bound, so it errs towards
  * writes. No split when it calls a writing driver function itself. */
-static void runtime_split(struct ctx *c, struct func_stat *f, json_t *d)
+static void runtime_split(struct ctx *c, struct func_stat *f, int d)
 {
-	json_t *ce = json_object_get(d, "callees");
+	size_t n = fuse_join_ncalls(c, d, false);
 	double writes = 0;
 	bool reads = false;
-	for (size_t k = 0; k < json_array_size(ce) && k < 50; k++) {
-		json_t *e = json_array_get(ce, k);
-		const char *cm = gi_json_str(e, "module"), *cn = gi_json_str(e, "name");
-		double ca = gi_json_num(e, "arity");
+	for (size_t k = 0; k < n && k < 50; k++) {
+		struct fuse_call_end e = fuse_join_call(c, d, false, k);
+		const char *cm = e.module, *cn = e.name;
+		long ca = e.arity;
 		enum fuse_effect eff;
-		if (!cm || !cn || !isfinite(ca))
-			continue;
 		if (fuse_driver_effect(cm, cn, &eff)) {
 			if (eff == FUSE_EFFECT_WRITE || eff == FUSE_EFFECT_UNKNOWN)
 				return; /* it writes itself: no callee counts bound it */
 			reads |= eff == FUSE_EFFECT_READ;
 			continue;
 		}
-		const struct reach *r = reach_function(c, cm, cn, (long)ca, REACH_DEPTH - 1);
+		const struct reach *r = reach_function(c, cm, cn, ca, REACH_DEPTH - 1);
 		if (!(r->effects & (REACH_READ | REACH_WRITE)))
 			continue;
 		struct func_stat *g =
-		    fuse_traced_find(c, cm) ? fuse_func_find(c, cm, cn, (long)ca) : NULL;
+		    fuse_traced_find(c, cm) ? fuse_func_find(c, cm, cn, ca) : NULL;
 		bool traced_module = fuse_traced_find(c, cm) != NULL;
 		if (r->effects & REACH_WRITE) {
 			if (!traced_module)
@@ -552,16 +526,16 @@ static void runtime_split(struct ctx *c, struct func_stat *f, json_t *d)
 	f->basis = "runtime";
 }
 
-/* Whether `d` (a function's graph node) calls a generic server's call. */
-static bool calls_server(json_t *d)
+/* Whether function `d` of the graph calls a generic server's call. */
+static bool calls_server(struct ctx *c, int d)
 {
 	static const char *const servers[] = {":gen_server", "GenServer", ":gen_statem", ":gen",
 	                                      NULL};
-	json_t *ce = json_object_get(d, "callees");
-	for (size_t k = 0; k < json_array_size(ce) && k < 50; k++) {
-		const char *cm = gi_json_str(json_array_get(ce, k), "module");
-		const char *cn = gi_json_str(json_array_get(ce, k), "name");
-		for (size_t i = 0; cm && cn && servers[i]; i++)
+	size_t n = fuse_join_ncalls(c, d, false);
+	for (size_t k = 0; k < n && k < 50; k++) {
+		struct fuse_call_end e = fuse_join_call(c, d, false, k);
+		const char *cm = e.module, *cn = e.name;
+		for (size_t i = 0; servers[i]; i++)
 			if (strcmp(cm, servers[i]) == 0 && strcmp(cn, "call") == 0)
 				return true;
 	}
@@ -572,9 +546,9 @@ static bool calls_server(json_t *d)
  * a traced module whose handle_call/3 is traced: the call and the clause
  * that serves it are one operation, counted once, at handle_call, where
  * its effect is known. */
-static bool is_server_proxy(struct ctx *c, const struct func_stat *f, json_t *d)
+static bool is_server_proxy(struct ctx *c, const struct func_stat *f, int d)
 {
-	return fuse_func_find(c, f->module, "handle_call", 3) && calls_server(d);
+	return fuse_func_find(c, f->module, "handle_call", 3) && calls_server(c, d);
 }
 
 /* OTP behaviour callbacks that dispatch on the message they get (gen_server,
@@ -595,7 +569,7 @@ static bool is_message_dispatcher(const char *fn, long arity)
 /* Sets f->cls, f->basis and f->layer (docs/RULES.md, "The workload
  * model"). `d` is the function's graph node (or its parent's for a
  * lambda, named `fn`/`arity`), NULL when the graph does not know it. */
-void fuse_join_classify_traced(struct ctx *c, struct func_stat *f, json_t *d, const char *fn,
+void fuse_join_classify_traced(struct ctx *c, struct func_stat *f, int d, const char *fn,
                                long arity)
 {
 	if (strcmp(f->kind, "pipeline") == 0) {
@@ -603,7 +577,7 @@ void fuse_join_classify_traced(struct ctx *c, struct func_stat *f, json_t *d, co
 		f->basis = "name";
 		return;
 	}
-	if (!d) {
+	if (d < 0) {
 		/* No graph: the name word list is all there is. */
 		const char *k = fuse_classify_function(c->cfg, f->function);
 		f->cls = strcmp(k, "read") == 0 || strcmp(k, "write") == 0 ? k : "compute";
@@ -644,22 +618,18 @@ static bool leads_to_database(struct ctx *c, const char *module, const char *fn,
 	if (c->graph_queries >= REACH_QUERIES)
 		return false;
 	c->graph_queries++;
-	json_t *d = fuse_join_function(c, module, fn, arity);
-	bool found = d && calls_server(d) &&
+	int d = fuse_join_function(c, module, fn, arity);
+	bool found = d >= 0 && calls_server(c, d) &&
 	             fuse_join_reach_leaves_vm(
 	                 reach_function(c, module, "handle_call", 3, REACH_DEPTH)->effects);
-	json_t *ce = json_object_get(d, "callees");
-	for (size_t k = 0; !found && depth > 0 && k < json_array_size(ce) && k < 20; k++) {
-		json_t *e = json_array_get(ce, k);
-		const char *cm = gi_json_str(e, "module"), *cn = gi_json_str(e, "name");
-		double ca = gi_json_num(e, "arity");
-		json_t *cd = cm ? fuse_join_module(c, cm) : NULL;
-		if (!cm || !cn || !isfinite(ca) || !cd || gi_json_true(cd, "external") ||
-		    fuse_module_is_platform(cm))
+	size_t n = fuse_join_ncalls(c, d, false);
+	for (size_t k = 0; !found && depth > 0 && k < n && k < 20; k++) {
+		struct fuse_call_end e = fuse_join_call(c, d, false, k);
+		int cd = fuse_join_module(c, e.module);
+		if (cd < 0 || fuse_join_external(c, cd) || fuse_module_is_platform(e.module))
 			continue;
-		found = leads_to_database(c, cm, cn, (long)ca, depth - 1);
+		found = leads_to_database(c, e.module, e.name, e.arity, depth - 1);
 	}
-	json_decref(d);
 	return found;
 }
 
@@ -670,7 +640,7 @@ void fuse_join_blocked_on_database(struct ctx *c, json_t *x)
 {
 	json_t *blocked = json_object_get(x, "blocked");
 	json_t *sites = json_object_get(blocked, "call_sites");
-	if (!json_is_object(blocked) || !c->graph)
+	if (!json_is_object(blocked) || !c->g)
 		return;
 	double samples = 0;
 	for (size_t i = 0; i < json_array_size(sites); i++) {
@@ -700,13 +670,13 @@ void fuse_join_blocked_on_database(struct ctx *c, json_t *x)
 }
 
 /* Records in f's module which other traced modules its function calls. */
-void fuse_join_note_traced_callees(struct ctx *c, struct func_stat *f, json_t *d)
+void fuse_join_note_traced_callees(struct ctx *c, struct func_stat *f, int d)
 {
 	struct traced_mod *t = fuse_traced_find(c, f->module);
-	json_t *ce = json_object_get(d, "callees");
-	for (size_t k = 0; t && k < json_array_size(ce) && k < 200; k++) {
-		const char *cm = gi_json_str(json_array_get(ce, k), "module");
-		if (!cm || strcmp(cm, f->module) == 0 || !fuse_traced_find(c, cm) ||
+	size_t n = fuse_join_ncalls(c, d, false);
+	for (size_t k = 0; t && k < n && k < 200; k++) {
+		const char *cm = fuse_join_call(c, d, false, k).module;
+		if (strcmp(cm, f->module) == 0 || !fuse_traced_find(c, cm) ||
 		    json_array_size(t->calls_traced) >= 64)
 			continue;
 		bool dup = false;

@@ -17,7 +17,8 @@
 #include "base/str.h"
 #include "base/vec.h"
 #include "fuse/build_int.h"
-#include "graph/query.h"
+#include "graph/graph.h"
+#include "graph/lookup.h"
 
 /* ---- output sections --------------------------------------------------- */
 
@@ -305,9 +306,9 @@ json_t *fuse_section_ownership_modules(struct ctx *c, int top, bool skip_wrapper
 static bool module_in_source(void *ctx, const char *module)
 {
 	struct ctx *c = ctx;
-	json_t *d = fuse_join_module(c, module);
-	const char *origin = d ? gi_json_str(d, "origin") : NULL;
-	return d && origin && strcmp(origin, "source") == 0 && !gi_json_true(d, "external");
+	int d = fuse_join_module(c, module);
+	return d >= 0 && kg_module_at(c->g, d)->origin != FACTS_FROM_BEAM &&
+	       !fuse_join_external(c, d);
 }
 
 /* Whether `module` belongs to the observed project (docs/PROFILE.md): the
@@ -325,7 +326,7 @@ static bool module_in_project(void *ctx, const char *module)
 
 void fuse_section_attribute_executing(struct ctx *c)
 {
-	c->source_graph = c->graph && fuse_executing_any_module(c->executing, module_in_source, c);
+	c->source_graph = c->g && fuse_executing_any_module(c->executing, module_in_source, c);
 	fuse_executing_attribute(c->executing, module_in_project, c);
 }
 
@@ -386,10 +387,10 @@ json_t *fuse_section_hot_functions(struct ctx *c, int top)
 		json_object_set_new(o, "project", json_boolean(e->project));
 		struct func_stat *t = fuse_func_find(c, e->module, e->function, e->arity);
 		json_object_set_new(o, "calls", t ? fuse_json_num(t->total) : json_null());
-		json_t *d = fuse_join_function(c, e->module, e->function, e->arity);
+		int d = fuse_join_function(c, e->module, e->function, e->arity);
 		json_object_set_new(o, "cyclomatic",
-		                    fuse_json_num(d ? gi_json_num(d, "cyclomatic") : NAN));
-		json_decref(d);
+		                    d >= 0 ? json_integer(kg_function_at(c->g, d)->cyclomatic)
+		                           : json_null());
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -522,21 +523,24 @@ json_t *fuse_section_hotspots(struct ctx *c)
 		json_object_set_new(o, "time_share",
 		                    timed && all_time > 0 ? fuse_json_num(f->time_us / all_time)
 		                                          : json_null());
-		json_t *d = fuse_join_function(c, f->module, f->function, f->arity);
+		int d = fuse_join_function(c, f->module, f->function, f->arity);
 		/* A lambda has no node of its own: the readers fold its body into the
 		 * function that defines it, so it joins that function, and it is a
 		 * step of that function's work, never an operation of its own. */
 		char parent[FUSE_MAX_NAME + 1];
 		long parent_arity = 0;
-		bool lambda = !d && fuse_join_lambda_parent(f->function, parent, sizeof(parent),
-		                                            &parent_arity);
+		bool lambda = d < 0 && fuse_join_lambda_parent(f->function, parent, sizeof(parent),
+		                                               &parent_arity);
 		if (lambda) {
 			d = fuse_join_function(c, f->module, parent, parent_arity);
 			char of[FUSE_MAX_NAME + 24];
 			snprintf(of, sizeof(of), "%s/%ld", parent, parent_arity);
 			json_object_set_new(o, "lambda_of", json_string(of));
 		}
-		const char *visibility = lambda ? "private" : gi_json_str(d, "visibility");
+		const struct kg_function *gf = d >= 0 ? kg_function_at(c->g, d) : NULL;
+		const char *visibility = lambda ? "private"
+		                         : gf   ? (gf->is_public ? "public" : "private")
+		                                : NULL;
 		/* Pipeline helpers are steps by nature: always counted as such. */
 		bool helper = strcmp(f->kind, "pipeline") == 0;
 		if (!helper && visibility && strcmp(visibility, "private") == 0)
@@ -544,19 +548,20 @@ json_t *fuse_section_hotspots(struct ctx *c)
 		json_object_set_new(o, "kind", json_string(f->kind));
 		json_object_set_new(o, "visibility",
 		                    visibility ? json_string(visibility) : json_null());
-		f->internal = !helper && fuse_join_only_local_callers(d, f->module);
+		f->internal = !helper && fuse_join_only_local_callers(c, d, f->module);
 		json_object_set_new(o, "internal", json_boolean(f->internal));
-		json_object_set_new(o, "in_graph", json_boolean(d != NULL));
-		json_object_set_new(o, "cyclomatic", fuse_json_num(gi_json_num(d, "cyclomatic")));
-		json_object_set_new(o, "cognitive", fuse_json_num(gi_json_num(d, "cognitive")));
-		json_object_set_new(o, "line", fuse_json_num(gi_json_num(d, "line")));
-		json_t *callees = fuse_join_mfa_list(d ? json_object_get(d, "callees") : NULL);
+		json_object_set_new(o, "in_graph", json_boolean(gf != NULL));
+		json_object_set_new(o, "cyclomatic",
+		                    gf ? json_integer(gf->cyclomatic) : json_null());
+		json_object_set_new(o, "cognitive", gf ? json_integer(gf->cognitive) : json_null());
+		json_object_set_new(o, "line", gf ? json_integer(gf->line_start) : json_null());
+		json_t *callees = fuse_join_mfa_list(c, d, false);
 		char repo_buf[FUSE_MAX_NAME + 1], direct_buf[FUSE_MAX_NAME + 1];
 		const char *repo =
 		    fuse_join_repo_callee(c, f->module, d, 3, repo_buf, sizeof(repo_buf));
 		const char *direct =
 		    fuse_join_repo_callee(c, f->module, d, 0, direct_buf, sizeof(direct_buf));
-		json_t *callers = fuse_join_mfa_list(d ? json_object_get(d, "callers") : NULL);
+		json_t *callers = fuse_join_mfa_list(c, d, true);
 		if (lambda) {
 			char mfa_parent[2 * FUSE_MAX_NAME + 24];
 			snprintf(mfa_parent, sizeof(mfa_parent), "%s.%s/%ld", f->module, parent,
@@ -564,15 +569,14 @@ json_t *fuse_section_hotspots(struct ctx *c)
 			json_array_clear(callers);
 			json_array_append_new(callers, json_string(mfa_parent));
 		}
-		json_t *all_callers = d ? json_object_get(d, "callers") : NULL;
 		json_object_set_new(
 		    o, "fan_in",
-		    d ? json_integer((json_int_t)(lambda ? 1 : json_array_size(all_callers)))
-		      : json_null());
-		json_t *gm = fuse_join_module(c, f->module);
-		json_t *hub = gm ? json_object_get(gm, "hub") : NULL;
+		    gf ? json_integer((json_int_t)(lambda ? 1 : fuse_join_ncalls(c, d, true)))
+		       : json_null());
+		int gm = fuse_join_module(c, f->module);
 		json_object_set_new(o, "module_hub",
-		                    json_is_boolean(hub) ? json_incref(hub) : json_null());
+		                    gm >= 0 ? json_boolean(kg_module_at(c->g, gm)->hub)
+		                            : json_null());
 		json_object_set_new(o, "callers", callers);
 		json_object_set_new(o, "callees", callees);
 		fuse_join_classify_traced(c, f, d, lambda ? parent : f->function,
@@ -593,7 +597,6 @@ json_t *fuse_section_hotspots(struct ctx *c)
 		}
 		json_object_set_new(o, "calls_repo", repo ? json_string(repo) : json_null());
 		json_object_set_new(o, "calls_repo_directly", json_boolean(direct != NULL));
-		json_decref(d);
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -742,13 +745,12 @@ void fuse_section_recount_operations(struct ctx *c)
 /* The database module `module` depends on in the graph, or NULL. */
 static const char *repo_dependency(struct ctx *c, const char *module)
 {
-	json_t *d = fuse_join_module(c, module);
-	json_t *deps = d ? json_object_get(d, "dependencies") : NULL;
-	size_t n = json_is_array(deps) ? json_array_size(deps) : 0;
-	for (size_t i = 0; i < n && i < FUSE_MAX_LIST; i++) {
-		json_t *e = json_array_get(deps, i);
-		const char *m = json_is_string(e) ? json_string_value(e) : gi_json_str(e, "module");
-		if (m && strcmp(m, module) != 0 && fuse_join_module_is_database(c, m))
+	int d = fuse_join_module(c, module);
+	int deps[FUSE_MAX_LIST];
+	size_t n = d >= 0 ? kg_module_dependencies(c->g, d, deps, FUSE_MAX_LIST) : 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *m = kg_module_at(c->g, deps[i])->name;
+		if (strcmp(m, module) != 0 && fuse_join_module_is_database(c, m))
 			return m;
 	}
 	return NULL;
@@ -807,10 +809,10 @@ json_t *fuse_section_workload(struct ctx *c, json_t *hotspots)
 		json_object_set_new(o, "writes_per_window", fuse_json_num(t->writes / w));
 		/* Database signature facts; rule 4 decides. */
 		json_t *db = json_object();
-		json_t *d = fuse_join_module(c, t->name);
+		int d = fuse_join_module(c, t->name);
 		json_object_set_new(db, "pipeline_helper_calls", fuse_json_num(t->pipeline));
 		json_object_set_new(db, "uses_ecto_repo",
-		                    json_boolean(d && fuse_join_uses_ecto_repo(d)));
+		                    json_boolean(fuse_join_uses_ecto_repo(c, d)));
 		/* A data layer itself (docs/RULES.md: Ecto.Repo, a driver caller,
 		 * Ecto-style callbacks, or a Repo name with Repo functions). */
 		const char *why = fuse_join_database_reason(c, t->name);
@@ -1041,10 +1043,10 @@ json_t *fuse_section_processes(struct ctx *c)
 		                    fuse_json_num(p->queue_tail_sum / (double)c->quarter));
 		json_object_set_new(e, "rising_steps", json_integer(p->queue_rises));
 		json_object_set_new(e, "steps", json_integer(p->queue_steps));
-		json_t *d = fuse_join_module(c, p->module);
-		json_object_set_new(e, "hub",
-		                    d ? json_boolean(gi_json_true(d, "hub")) : json_null());
-		json_object_set_new(e, "dependents", fuse_json_num(gi_json_num(d, "ca")));
+		int d = fuse_join_module(c, p->module);
+		const struct kg_module *gm = d >= 0 ? kg_module_at(c->g, d) : NULL;
+		json_object_set_new(e, "hub", gm ? json_boolean(gm->hub) : json_null());
+		json_object_set_new(e, "dependents", gm ? json_integer(gm->ca) : json_null());
 		json_array_append_new(boxes, e);
 	}
 	for (size_t i = 0; i < c->proc_list.len; i++) {
