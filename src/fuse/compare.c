@@ -283,20 +283,15 @@ static bool comparable(const struct fuse_view_recommendation *rec, const struct 
 	return true;
 }
 
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static json_t *rec_brief(const struct fuse_view_recommendation *r)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "rule", fuse_json_num(r->rule));
-	json_object_set_new(o, "id", str_or_null(r->id));
-	json_object_set_new(o, "subject", str_or_null(r->subject));
+	json_object_set_new(o, "id", fuse_json_str(r->id));
+	json_object_set_new(o, "subject", fuse_json_str(r->subject));
 	json_object_set_new(o, "priority", fuse_json_num(r->priority));
-	json_object_set_new(o, "severity", str_or_null(r->severity));
-	json_object_set_new(o, "finding", str_or_null(r->finding));
+	json_object_set_new(o, "severity", fuse_json_str(r->severity));
+	json_object_set_new(o, "finding", fuse_json_str(r->finding));
 	return o;
 }
 
@@ -304,8 +299,8 @@ static json_t *compare_views(const struct fuse_view *a, const struct fuse_view *
 {
 	json_t *c = json_object();
 	json_t *ids = json_object();
-	json_object_set_new(ids, "a", str_or_null(a->session.id));
-	json_object_set_new(ids, "b", str_or_null(b->session.id));
+	json_object_set_new(ids, "a", fuse_json_str(a->session.id));
+	json_object_set_new(ids, "b", fuse_json_str(b->session.id));
 	json_object_set_new(c, "profiles", ids);
 	const char *na = a->session.node, *nb = b->session.node;
 	json_object_set_new(c, "node_a", na ? json_string(na) : json_null());
@@ -346,8 +341,8 @@ static json_t *compare_views(const struct fuse_view *a, const struct fuse_view *
 		json_array_append_new(deltas, d);
 	}
 	json_object_set_new(c, "metrics", deltas);
-	json_object_set_new(c, "hot_modules_basis_a", str_or_null(a->hot_modules_basis));
-	json_object_set_new(c, "hot_modules_basis_b", str_or_null(b->hot_modules_basis));
+	json_object_set_new(c, "hot_modules_basis_a", fuse_json_str(a->hot_modules_basis));
+	json_object_set_new(c, "hot_modules_basis_b", fuse_json_str(b->hot_modules_basis));
 
 	json_t *entered = json_array(), *left = json_array(), *stayed = json_array();
 	for (size_t i = 0; i < b->nhot_modules; i++) {

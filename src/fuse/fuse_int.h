@@ -25,6 +25,9 @@
  * real rounded to 4 decimals. New reference. */
 json_t *fuse_json_num(double x);
 
+/* A JSON string for `s`, or null for NULL. New reference. */
+json_t *fuse_json_str(const char *s);
+
 /* Human forms for reports: "61.2 MB", "1.23 M", "42.0%". */
 void fuse_fmt_bytes(double bytes, char *out, size_t size);
 void fuse_fmt_count(double n, char *out, size_t size);

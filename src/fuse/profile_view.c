@@ -61,6 +61,11 @@ static void members_read(const json_t *o, const struct member *table, size_t n, 
 	}
 }
 
+const char *fuse_view_tri_text(enum fuse_tri t)
+{
+	return t == FUSE_TRI_TRUE ? "yes" : t == FUSE_TRI_FALSE ? "no" : "-";
+}
+
 /* How many entries of `a` are read under `cap`; the rest count as truncated. */
 static size_t capped(struct fuse_view *v, const json_t *a, size_t cap)
 {

@@ -42,6 +42,9 @@
 /* A yes/no that the profile may leave null (graph facts without a graph). */
 enum fuse_tri { FUSE_TRI_UNKNOWN = -1, FUSE_TRI_FALSE = 0, FUSE_TRI_TRUE = 1 };
 
+/* "yes", "no" or "-" (unknown), as the reports print a yes/no (static). */
+const char *fuse_view_tri_text(enum fuse_tri t);
+
 /* A list of strings; entries that are not strings are left out. */
 struct fuse_view_names {
 	const char **items;

@@ -588,11 +588,7 @@ static void put_module_table(struct gi_buf *out, const struct fuse_view_module *
 		cell_num(out, g->in_degree, 0);
 		cell_num(out, g->out_degree, 0);
 		cell_num(out, g->complexity, 0);
-		cell_text(out,
-		          g->hub == FUSE_TRI_UNKNOWN ? "-"
-		          : g->hub == FUSE_TRI_TRUE  ? "yes"
-		                                     : "no",
-		          NULL);
+		cell_text(out, fuse_view_tri_text(g->hub), NULL);
 		cell_text(out, g->zone, NULL);
 		gi_buf_puts(out, "<td class=\"mono\">");
 		for (size_t k = 0; k < m->nhottest; k++) {
@@ -701,11 +697,7 @@ static void put_tables(struct gi_buf *out, const struct fuse_view *p)
 				cell_num(out, f->mean_us, 2);
 				cell_num(out, f->time_share, 3);
 				cell_num(out, f->fan_in, 0);
-				cell_text(out,
-				          f->module_hub == FUSE_TRI_TRUE    ? "yes"
-				          : f->module_hub == FUSE_TRI_FALSE ? "no"
-				                                            : "-",
-				          NULL);
+				cell_text(out, fuse_view_tri_text(f->module_hub), NULL);
 			}
 			cell_num(out, f->cyclomatic, 0);
 			cell_num(out, f->cognitive, 0);

@@ -336,9 +336,7 @@ static void put_hot_modules(struct gi_buf *out, const struct fuse_view_module *h
 		                     ca,
 		                     ce,
 		                     cx,
-		                     g->hub == FUSE_TRI_UNKNOWN ? "-"
-		                     : g->hub == FUSE_TRI_TRUE  ? "yes"
-		                                                : "no",
+		                     fuse_view_tri_text(g->hub),
 		                     zone ? zone : "-"};
 		gi_table_add(t, row);
 		if (m->nhottest == 0)
@@ -439,15 +437,7 @@ static void put_hotspots_timed(struct gi_buf *out, const struct fuse_view *v)
 		fmt_num(f->cognitive, cog, sizeof(cog));
 		fmt_num(f->fan_in, in, sizeof(in));
 		const char *row[] = {
-		    nb,
-		    calls,
-		    tm,
-		    mean,
-		    share,
-		    cc,
-		    cog,
-		    in,
-		    f->module_hub == FUSE_TRI_TRUE ? "yes" : f->module_hub == FUSE_TRI_FALSE ? "no" : "-"};
+		    nb, calls, tm, mean, share, cc, cog, in, fuse_view_tri_text(f->module_hub)};
 		gi_table_add(t, row);
 	}
 	table_put(out, t);

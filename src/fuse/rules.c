@@ -137,12 +137,6 @@ static void ev_num(json_t *ev, const char *key, double v)
 	json_object_set_new(ev, key, fuse_json_num(v));
 }
 
-/* A JSON string for `s`, or null. New reference. */
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 /* The project's hottest functions of the executing view (at most 3) into
  * `text` ("Mod.f/1 12.3%, ..."), and as evidence "project_hot_functions". */
 static void project_hot_functions(struct rules *r, json_t *ev, char *text, size_t size)
@@ -418,7 +412,7 @@ static void rule_cache(struct rules *r)
 		ev_num(ev, "operations_per_second", cps);
 		ev_num(ev, "reads_per_window", w->reads_per_window);
 		ev_num(ev, "time_share", module_time_share(r, mod));
-		json_object_set_new(ev, "storage", str_or_null(w->database.storage));
+		json_object_set_new(ev, "storage", fuse_json_str(w->database.storage));
 		char finding[512], rt[32], rd[GI_FMT_NUM_MAX], wr[GI_FMT_NUM_MAX],
 		    ops[GI_FMT_NUM_MAX];
 		gi_fmt_count(reads, rd, sizeof(rd));
@@ -591,12 +585,12 @@ static void rule_lookup(struct rules *r)
 		ev_num(ev, "writes", w->writes);
 		ev_num(ev, "operations_per_second", w->operations_per_second);
 		ev_num(ev, "pipeline_helper_calls", db->pipeline_helper_calls);
-		json_object_set_new(ev, "repo", str_or_null(db->repo));
+		json_object_set_new(ev, "repo", fuse_json_str(db->repo));
 		ev_num(ev, "reads_per_window", reads_w);
 		ev_num(ev, "writes_per_window", writes_w);
 		ev_num(ev, "round_trips_saved_per_window", round(saved));
 		ev_num(ev, "time_share", module_time_share(r, mod));
-		json_object_set_new(ev, "storage", str_or_null(db->storage));
+		json_object_set_new(ev, "storage", fuse_json_str(db->storage));
 		char finding[640];
 		snprintf(finding, sizeof(finding),
 		         "%s serves read-mostly lookups (%.1f%% reads) from the database (%s); "
@@ -630,7 +624,7 @@ static void rule_hub(struct rules *r)
 		ev_num(ev, "dependents", ca);
 		json_object_set_new(ev, "hub", json_boolean(hub));
 		ev_num(ev, "complexity", g->complexity);
-		json_object_set_new(ev, "zone", str_or_null(g->zone));
+		json_object_set_new(ev, "zone", fuse_json_str(g->zone));
 		char finding[512], pct[32];
 		fuse_fmt_pct(share, pct, sizeof(pct));
 		snprintf(finding, sizeof(finding),
@@ -794,8 +788,8 @@ static void rule_memory(struct rules *r)
 	for (size_t i = 0; i < r->v->memory_growth.len && i < 5; i++) {
 		const struct fuse_view_process *p = &r->v->memory_growth.items[i];
 		json_t *e = json_object();
-		json_object_set_new(e, "pid", str_or_null(p->pid));
-		json_object_set_new(e, "module", str_or_null(p->module));
+		json_object_set_new(e, "pid", fuse_json_str(p->pid));
+		json_object_set_new(e, "module", fuse_json_str(p->module));
 		ev_num(e, "growth_bytes", p->growth_bytes);
 		json_array_append_new(plist, e);
 	}

@@ -20,6 +20,11 @@ json_t *fuse_json_num(double x)
 	return json_real(round(x * 10000.0) / 10000.0);
 }
 
+json_t *fuse_json_str(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
 /* The formats are base/fmt's, the one way every text output writes numbers. */
 void fuse_fmt_bytes(double bytes, char *out, size_t size)
 {
