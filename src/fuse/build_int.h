@@ -86,7 +86,7 @@ struct func_stat {
 #define REACH_IN_VM   32u   /* mnesia: ETS tables of the node (ram/disc_copies) */
 #define REACH_DETS    64u   /* DETS: a file behind one server process */
 #define REACH_DEPTH   6     /* call edges followed from a traced function */
-#define REACH_QUERIES 20000 /* function_details queries per profile */
+#define REACH_QUERIES 20000 /* function lookups in the graph per profile */
 /* A traced module is a data layer by its driver calls only when functions
  * that touch the driver's data make at least this share of its counted
  * calls (docs/RULES.md, "Where data lives"). */
@@ -252,9 +252,10 @@ json_t *fuse_join_mfa_list(struct ctx *c, int fn, bool callers);
 const char *fuse_join_repo_callee(struct ctx *c, const char *module, int details, int depth,
                                   char *buf, size_t size);
 
-/* True when function_details lists callers and all are in `module`: then
- * the function is a step of another operation of the module (lookup/1
- * calling fetch/1), and counting both would count one operation twice. */
+/* True when the graph knows callers of function `details` and all are in
+ * `module`: then the function is a step of another operation of the module
+ * (lookup/1 calling fetch/1), and counting both would count one operation
+ * twice. */
 bool fuse_join_only_local_callers(struct ctx *c, int details, const char *module);
 
 /* The function a compiler-generated lambda or comprehension belongs to:
@@ -311,7 +312,7 @@ json_t *fuse_section_hot_functions(struct ctx *c, int top);
  * (docs/RULES.md "The estimator"). */
 void fuse_section_pool_estimates(struct ctx *c);
 
-/* Every traced function, by calls, joined with function_details. Also sets
+/* Every traced function, by calls, joined with its function in the graph. Also sets
  * "calls_repo" (the Repo-like module it calls, or null) for the database
  * signature of rule 4. */
 json_t *fuse_section_hotspots(struct ctx *c);

@@ -421,9 +421,10 @@ const char *fuse_join_repo_callee(struct ctx *c, const char *module, int details
 	return NULL;
 }
 
-/* True when function_details lists callers and all are in `module`: then
- * the function is a step of another operation of the module (lookup/1
- * calling fetch/1), and counting both would count one operation twice. */
+/* True when the graph knows callers of function `details` and all are in
+ * `module`: then the function is a step of another operation of the module
+ * (lookup/1 calling fetch/1), and counting both would count one operation
+ * twice. */
 bool fuse_join_only_local_callers(struct ctx *c, int details, const char *module)
 {
 	size_t n = fuse_join_ncalls(c, details, true);

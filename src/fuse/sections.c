@@ -475,9 +475,9 @@ static void hotspot_estimate(const struct ctx *c, json_t *o, const struct func_s
 		                      "count exactly with --overhead 0 or count longer"));
 }
 
-/* Every traced function, by calls, joined with function_details. Also sets
- * "calls_repo" (the Repo-like module it calls, or null) for the database
- * signature of rule 4. */
+/* Every traced function, by calls, joined with its function in the graph.
+ * Also sets "calls_repo" (the Repo-like module it calls, or null) for the
+ * database signature of rule 4. */
 json_t *fuse_section_hotspots(struct ctx *c)
 {
 	json_t *a = json_array();
