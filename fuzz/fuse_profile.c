@@ -8,7 +8,8 @@
  * Snapshots go through the typed view (obs_view_parse) and the executing
  * view (corpus: sampled2.json, two snapshots of the real observer); the
  * input itself, as a profile, through the profile's typed view
- * (fuse_view_parse) that the rules, reports and comparison read.
+ * (fuse_view_parse) that the rules, reports and comparison read (corpus:
+ * profile_every_section.json, a built profile with every section filled).
  * needs:
  */
 #include <stddef.h>
