@@ -6,7 +6,10 @@
  *
  * Input: a JSON array of snapshots, or {"finalize": {...}, "snapshots": [...]}.
  * Snapshots go through the typed view (obs_view_parse) and the executing
- * view (corpus: sampled2.json, two snapshots of the real observer).
+ * view (corpus: sampled2.json, two snapshots of the real observer); the
+ * input itself, as a profile, through the profile's typed view
+ * (fuse_view_parse) that the rules, reports and comparison read (corpus:
+ * profile_every_section.json, a built profile with every section filled).
  * needs:
  */
 #include <stddef.h>
@@ -44,6 +47,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * stored profiles, which may be edited by hand. */
 		fuse_report_text(in, &out);
 		fuse_report_html(in, &out);
+		json_t *recs = NULL, *c2 = NULL;
+		fuse_rules_evaluate(in, NULL, &recs);
+		if (fuse_compare(in, p, &c2) == 0)
+			fuse_compare_text(c2, &out);
+		json_decref(recs);
+		json_decref(c2);
 		gi_buf_destroy(&out);
 		json_decref(p);
 	}

@@ -13,36 +13,53 @@
 #include "base/error.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
+#include "fuse/profile_view.h"
 
+/* The compared metrics: `path` is what the comparison says it compared
+ * (docs/PROFILE.md); the value is read from the typed view, at `stat`
+ * (a struct fuse_view_stat in struct fuse_view_metrics) and `field` (a
+ * double in it). */
+#define METRIC(label, stat, field, kind)                      \
+	{                                                     \
+		label, "metrics." #stat "." #field, kind,     \
+		    offsetof(struct fuse_view_metrics, stat), \
+		    offsetof(struct fuse_view_stat, field)    \
+	}
 static const struct {
 	const char *label, *path;
 	int kind; /* 0 count, 1 bytes, 2 share */
+	size_t stat, field;
 } metrics[] = {
-    {"memory avg", "metrics.memory_bytes.avg", 1},
-    {"memory peak", "metrics.memory_bytes.peak", 1},
-    {"memory growth", "metrics.memory_bytes.growth_bytes", 1},
-    {"processes avg", "metrics.process_count.avg", 0},
-    {"processes peak", "metrics.process_count.peak", 0},
-    {"run queue avg", "metrics.run_queue.avg", 0},
-    {"run queue peak", "metrics.run_queue.peak", 0},
-    {"utilisation avg", "metrics.scheduler_utilisation.avg", 2},
-    {"utilisation peak", "metrics.scheduler_utilisation.peak", 2},
-    {"reductions/s avg", "metrics.reductions_per_second.avg", 0},
-    {"reductions/s peak", "metrics.reductions_per_second.peak", 0},
+    METRIC("memory avg", memory_bytes, avg, 1),
+    METRIC("memory peak", memory_bytes, peak, 1),
+    METRIC("memory growth", memory_bytes, growth_bytes, 1),
+    METRIC("processes avg", process_count, avg, 0),
+    METRIC("processes peak", process_count, peak, 0),
+    METRIC("run queue avg", run_queue, avg, 0),
+    METRIC("run queue peak", run_queue, peak, 0),
+    METRIC("utilisation avg", scheduler_utilisation, avg, 2),
+    METRIC("utilisation peak", scheduler_utilisation, peak, 2),
+    METRIC("reductions/s avg", reductions_per_second, avg, 0),
+    METRIC("reductions/s peak", reductions_per_second, peak, 0),
 };
+
+static double metric_value(const struct fuse_view *v, size_t i)
+{
+	const char *stat = (const char *)&v->metrics + metrics[i].stat;
+	return *(const double *)(const void *)(stat + metrics[i].field);
+}
 
 /* The logger processes' share of all reductions (processes.logger): 0
  * when no logger process was among the busiest, NAN without the list. */
-static double logger_share(json_t *profile)
+static double logger_share(const struct fuse_view *v)
 {
-	json_t *l = gi_json_get_path(profile, "processes.logger");
 	double sum = 0;
-	if (!json_is_array(l))
+	if (!v->has_loggers)
 		return NAN;
-	for (size_t i = 0; i < json_array_size(l); i++) {
-		double v = gi_json_num(json_array_get(l, i), "reductions_share");
-		if (isfinite(v))
-			sum += v;
+	for (size_t i = 0; i < v->loggers.len; i++) {
+		double x = v->loggers.items[i].reductions_share;
+		if (isfinite(x))
+			sum += x;
 	}
 	return sum;
 }
@@ -61,22 +78,31 @@ static const struct {
     {"blocked in log calls", "executing.blocked.logger_share_of_samples", 0.01},
 };
 
-static double signal_value(json_t *profile, size_t i)
+static double signal_value(const struct fuse_view *v, size_t i)
 {
-	return signals[i].path ? gi_json_num_path(profile, signals[i].path) : logger_share(profile);
+	switch (i) {
+	case 0:
+		return v->metrics.run_queue.avg;
+	case 1:
+		return logger_share(v);
+	case 2:
+		return v->executing.blocked.share_of_samples;
+	default:
+		return v->executing.blocked.logger_share_of_samples;
+	}
 }
 
 /* The verdict: "better", "worse", "mixed" or "unchanged", with the reasons
  * (the signals that moved, and the recommendations resolved and new). */
-static json_t *verdict(json_t *a, json_t *b, size_t resolved, size_t added, size_t remaining,
-                       size_t not_comparable)
+static json_t *verdict(const struct fuse_view *a, const struct fuse_view *b, size_t resolved,
+                       size_t added, size_t remaining, size_t not_comparable)
 {
 	int better = 0, worse = 0;
 	json_t *reasons = json_array();
 	/* The work the node did: a run queue that moves with it (a fix that
 	 * lets the node serve more) is not a change of its own. */
-	double wa = gi_json_num_path(a, "metrics.reductions_per_second.avg");
-	double wb = gi_json_num_path(b, "metrics.reductions_per_second.avg");
+	double wa = a->metrics.reductions_per_second.avg;
+	double wb = b->metrics.reductions_per_second.avg;
 	double work = isfinite(wa) && isfinite(wb) && wa > 0 ? (wb - wa) / wa : NAN;
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
 		double x = signal_value(a, i), y = signal_value(b, i);
@@ -138,69 +164,46 @@ static json_t *verdict(json_t *a, json_t *b, size_t resolved, size_t added, size
 	return o;
 }
 
-static json_t *find_module(json_t *list, const char *name)
+/* Whether names `list` holds `s`. */
+static bool list_has(const struct fuse_view_names *list, const char *s)
 {
-	for (size_t i = 0; i < json_array_size(list); i++) {
-		const char *m = gi_json_str(json_array_get(list, i), "module");
-		if (m && strcmp(m, name) == 0)
-			return json_array_get(list, i);
-	}
-	return NULL;
+	for (size_t i = 0; s && i < list->len; i++)
+		if (strcmp(list->items[i], s) == 0)
+			return true;
+	return false;
 }
 
 /* Whether recommendation `r` carries `id`, as its own or as one merged
  * into it ("ids", docs/RULES.md: one finding per subject and remedy). */
-static bool rec_has_id(json_t *r, const char *id)
+static bool rec_has_id(const struct fuse_view_recommendation *r, const char *id)
 {
-	const char *own = gi_json_str(r, "id");
-	if (own && strcmp(own, id) == 0)
-		return true;
-	json_t *ids = json_object_get(r, "ids");
-	for (size_t i = 0; json_is_array(ids) && i < json_array_size(ids); i++) {
-		const char *x = json_string_value(json_array_get(ids, i));
-		if (x && strcmp(x, id) == 0)
-			return true;
-	}
-	return false;
+	return (r->id && strcmp(r->id, id) == 0) || list_has(&r->ids, id);
 }
 
 /* Same subject, and an id in common: a finding merged with another in one
  * profile still matches its unmerged self in the other. */
-static bool same_rec(json_t *x, json_t *y)
+static bool same_rec(const struct fuse_view_recommendation *x,
+                     const struct fuse_view_recommendation *y)
 {
-	const char *ix = gi_json_str(x, "id"), *iy = gi_json_str(y, "id");
+	const char *ix = x->id, *iy = y->id;
 	if (!ix || !iy)
 		return false;
 	bool common = rec_has_id(y, ix) || rec_has_id(x, iy);
-	json_t *ids = json_object_get(x, "ids");
-	for (size_t i = 0; !common && json_is_array(ids) && i < json_array_size(ids); i++) {
-		const char *id = json_string_value(json_array_get(ids, i));
-		common = id && rec_has_id(y, id);
-	}
+	for (size_t i = 0; !common && i < x->ids.len; i++)
+		common = rec_has_id(y, x->ids.items[i]);
 	if (!common)
 		return false;
-	const char *sx = gi_json_str(x, "subject"), *sy = gi_json_str(y, "subject");
+	const char *sx = x->subject, *sy = y->subject;
 	if (!sx || !sy)
 		return sx == sy;
 	return strcmp(sx, sy) == 0;
 }
 
-static json_t *find_rec(json_t *list, json_t *rec)
+static bool has_rec(const struct fuse_view *v, const struct fuse_view_recommendation *rec)
 {
-	for (size_t i = 0; i < json_array_size(list); i++)
-		if (same_rec(json_array_get(list, i), rec))
-			return json_array_get(list, i);
-	return NULL;
-}
-
-/* Whether `list` (an array of strings) holds `s`. */
-static bool list_has(json_t *list, const char *s)
-{
-	for (size_t i = 0; s && json_is_array(list) && i < json_array_size(list); i++) {
-		const char *x = json_string_value(json_array_get(list, i));
-		if (x && strcmp(x, s) == 0)
+	for (size_t i = 0; i < v->nrecommendations; i++)
+		if (same_rec(&v->recommendations[i], rec))
 			return true;
-	}
 	return false;
 }
 
@@ -223,13 +226,14 @@ static const char *subject_module(const char *subject, char *buf, size_t size)
  * resolved; when not, why, in `why`. Counts need the subject traced again;
  * trends need as many snapshots as the rules ask; the hot modules need the
  * same view (executing or ownership) and a graph. */
-static bool comparable(json_t *rec, json_t *a, json_t *b, char *why, size_t size)
+static bool comparable(const struct fuse_view_recommendation *rec, const struct fuse_view *a,
+                       const struct fuse_view *b, char *why, size_t size)
 {
-	double rule = gi_json_num(rec, "rule");
-	double snaps = gi_json_num_path(b, "session.snapshot_count");
-	const char *subject = gi_json_str(rec, "subject");
-	json_t *traced_a = gi_json_get_path(a, "session.traced_modules");
-	json_t *traced_b = gi_json_get_path(b, "session.traced_modules");
+	double rule = rec->rule;
+	double snaps = b->session.snapshot_count;
+	const char *subject = rec->subject;
+	const struct fuse_view_names *traced_a = &a->session.traced_modules;
+	const struct fuse_view_names *traced_b = &b->session.traced_modules;
 	char mod[FUSE_MAX_NAME];
 	subject_module(subject, mod, sizeof(mod));
 	why[0] = '\0';
@@ -244,8 +248,8 @@ static bool comparable(json_t *rec, json_t *a, json_t *b, char *why, size_t size
 		return false;
 	}
 	if (rule == 10) {
-		const char *reader = gi_json_str_path(rec, "evidence.reader");
-		if (!json_is_object(json_object_get(b, "storage"))) {
+		const char *reader = rec->reader;
+		if (!b->storage.present) {
 			snprintf(why, size, "the second profile did not read the node's tables");
 			return false;
 		}
@@ -256,23 +260,22 @@ static bool comparable(json_t *rec, json_t *a, json_t *b, char *why, size_t size
 	}
 	if (rule == 8) {
 		bool any = false;
-		for (size_t i = 0; json_is_array(traced_a) && i < json_array_size(traced_a); i++)
-			any |= list_has(traced_b, json_string_value(json_array_get(traced_a, i)));
-		if (json_array_size(traced_a) > 0 && !any) {
+		for (size_t i = 0; i < traced_a->len; i++)
+			any |= list_has(traced_b, traced_a->items[i]);
+		if (traced_a->len > 0 && !any) {
 			snprintf(why, size,
 			         "none of the first profile's traced modules was traced");
 			return false;
 		}
 	}
 	if (rule == 5 && subject && !strchr(subject, '/')) {
-		const char *ba = gi_json_str(a, "hot_modules_basis"),
-		           *bb = gi_json_str(b, "hot_modules_basis");
+		const char *ba = a->hot_modules_basis, *bb = b->hot_modules_basis;
 		if (ba && bb && strcmp(ba, bb) != 0) {
 			snprintf(why, size, "the hot modules are of another view (%s, then %s)", ba,
 			         bb);
 			return false;
 		}
-		if (!gi_json_true(json_object_get(b, "graph"), "answered")) {
+		if (!b->graph.answered) {
 			snprintf(why, size, "the second profile has no knowledge graph");
 			return false;
 		}
@@ -280,41 +283,33 @@ static bool comparable(json_t *rec, json_t *a, json_t *b, char *why, size_t size
 	return true;
 }
 
-static json_t *rec_brief(json_t *r)
+static json_t *rec_brief(const struct fuse_view_recommendation *r)
 {
 	json_t *o = json_object();
-	const char *keys[] = {"rule", "id", "subject", "priority", "severity", "finding"};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *v = json_object_get(r, keys[i]);
-		json_object_set_new(o, keys[i], v ? json_incref(v) : json_null());
-	}
+	json_object_set_new(o, "rule", fuse_json_num(r->rule));
+	json_object_set_new(o, "id", fuse_json_str(r->id));
+	json_object_set_new(o, "subject", fuse_json_str(r->subject));
+	json_object_set_new(o, "priority", fuse_json_num(r->priority));
+	json_object_set_new(o, "severity", fuse_json_str(r->severity));
+	json_object_set_new(o, "finding", fuse_json_str(r->finding));
 	return o;
 }
 
-int fuse_compare(json_t *a, json_t *b, json_t **out)
+static json_t *compare_views(const struct fuse_view *a, const struct fuse_view *b)
 {
-	*out = NULL;
-	if (!json_is_object(a) || !json_is_object(b))
-		return GI_EINVAL;
 	json_t *c = json_object();
-	json_t *sa = json_object_get(a, "session"), *sb = json_object_get(b, "session");
 	json_t *ids = json_object();
-	json_object_set_new(
-	    ids, "a",
-	    json_incref(json_object_get(sa, "id") ? json_object_get(sa, "id") : json_null()));
-	json_object_set_new(
-	    ids, "b",
-	    json_incref(json_object_get(sb, "id") ? json_object_get(sb, "id") : json_null()));
+	json_object_set_new(ids, "a", fuse_json_str(a->session.id));
+	json_object_set_new(ids, "b", fuse_json_str(b->session.id));
 	json_object_set_new(c, "profiles", ids);
-	const char *na = gi_json_str(sa, "node"), *nb = gi_json_str(sb, "node");
+	const char *na = a->session.node, *nb = b->session.node;
 	json_object_set_new(c, "node_a", na ? json_string(na) : json_null());
 	json_object_set_new(c, "node_b", nb ? json_string(nb) : json_null());
 	json_object_set_new(c, "same_node", json_boolean(na && nb && strcmp(na, nb) == 0));
 
 	json_t *deltas = json_array();
 	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++) {
-		double x = gi_json_num_path(a, metrics[i].path),
-		       y = gi_json_num_path(b, metrics[i].path);
+		double x = metric_value(a, i), y = metric_value(b, i);
 		json_t *d = json_object();
 		json_object_set_new(d, "metric", json_string(metrics[i].label));
 		json_object_set_new(d, "path", json_string(metrics[i].path));
@@ -346,36 +341,30 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 		json_array_append_new(deltas, d);
 	}
 	json_object_set_new(c, "metrics", deltas);
-	const char *ba = gi_json_str(a, "hot_modules_basis"),
-	           *bb = gi_json_str(b, "hot_modules_basis");
-	json_object_set_new(c, "hot_modules_basis_a", ba ? json_string(ba) : json_null());
-	json_object_set_new(c, "hot_modules_basis_b", bb ? json_string(bb) : json_null());
+	json_object_set_new(c, "hot_modules_basis_a", fuse_json_str(a->hot_modules_basis));
+	json_object_set_new(c, "hot_modules_basis_b", fuse_json_str(b->hot_modules_basis));
 
-	json_t *ha = json_object_get(a, "hot_modules"), *hb = json_object_get(b, "hot_modules");
 	json_t *entered = json_array(), *left = json_array(), *stayed = json_array();
-	for (size_t i = 0; i < json_array_size(hb); i++) {
-		json_t *m = json_array_get(hb, i);
-		const char *name = gi_json_str(m, "module");
+	for (size_t i = 0; i < b->nhot_modules; i++) {
+		const struct fuse_view_module *m = &b->hot_modules[i];
+		const char *name = m->module;
 		if (!name)
 			continue;
-		json_t *old = find_module(ha, name);
+		const struct fuse_view_module *old = fuse_view_hot_module(a, name);
 		json_t *e = json_object();
 		json_object_set_new(e, "module", json_string(name));
-		json_object_set_new(e, "share_a",
-		                    fuse_json_num(gi_json_num(old, "reductions_share")));
-		json_object_set_new(e, "share_b",
-		                    fuse_json_num(gi_json_num(m, "reductions_share")));
+		json_object_set_new(e, "share_a", fuse_json_num(old ? old->reductions_share : NAN));
+		json_object_set_new(e, "share_b", fuse_json_num(m->reductions_share));
 		json_array_append_new(old ? stayed : entered, e);
 	}
-	for (size_t i = 0; i < json_array_size(ha); i++) {
-		json_t *m = json_array_get(ha, i);
-		const char *name = gi_json_str(m, "module");
-		if (!name || find_module(hb, name))
+	for (size_t i = 0; i < a->nhot_modules; i++) {
+		const struct fuse_view_module *m = &a->hot_modules[i];
+		const char *name = m->module;
+		if (!name || fuse_view_hot_module(b, name))
 			continue;
 		json_t *e = json_object();
 		json_object_set_new(e, "module", json_string(name));
-		json_object_set_new(e, "share_a",
-		                    fuse_json_num(gi_json_num(m, "reductions_share")));
+		json_object_set_new(e, "share_a", fuse_json_num(m->reductions_share));
 		json_object_set_new(e, "share_b", json_null());
 		json_array_append_new(left, e);
 	}
@@ -385,14 +374,12 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 	json_object_set_new(hot, "stayed", stayed);
 	json_object_set_new(c, "hot_modules", hot);
 
-	json_t *ra = json_object_get(a, "recommendations"),
-	       *rb = json_object_get(b, "recommendations");
 	json_t *resolved = json_array(), *added = json_array(), *still = json_array();
 	json_t *unknown = json_array();
-	for (size_t i = 0; i < json_array_size(ra); i++) {
-		json_t *r = json_array_get(ra, i);
+	for (size_t i = 0; i < a->nrecommendations; i++) {
+		const struct fuse_view_recommendation *r = &a->recommendations[i];
 		char why[FUSE_MAX_NAME + 128];
-		if (find_rec(rb, r)) {
+		if (has_rec(b, r)) {
 			json_array_append_new(still, rec_brief(r));
 		} else if (!comparable(r, a, b, why, sizeof(why))) {
 			json_t *e = rec_brief(r);
@@ -402,9 +389,9 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 			json_array_append_new(resolved, rec_brief(r));
 		}
 	}
-	for (size_t i = 0; i < json_array_size(rb); i++) {
-		json_t *r = json_array_get(rb, i);
-		if (!find_rec(ra, r))
+	for (size_t i = 0; i < b->nrecommendations; i++) {
+		const struct fuse_view_recommendation *r = &b->recommendations[i];
+		if (!has_rec(a, r))
 			json_array_append_new(added, rec_brief(r));
 	}
 	json_t *recs = json_object();
@@ -416,8 +403,23 @@ int fuse_compare(json_t *a, json_t *b, json_t **out)
 	json_object_set_new(c, "verdict",
 	                    verdict(a, b, json_array_size(resolved), json_array_size(added),
 	                            json_array_size(still), json_array_size(unknown)));
-	*out = c;
-	return 0;
+	return c;
+}
+
+int fuse_compare(json_t *a, json_t *b, json_t **out)
+{
+	*out = NULL;
+	struct fuse_view va, vb;
+	int rc = fuse_view_parse(a, &va);
+	if (rc == 0)
+		rc = fuse_view_parse(b, &vb);
+	else
+		fuse_view_parse(NULL, &vb); /* empty, for the destroy below */
+	if (rc == 0)
+		*out = compare_views(&va, &vb);
+	fuse_view_destroy(&va);
+	fuse_view_destroy(&vb);
+	return rc;
 }
 
 static void fmt_value(double v, const char *kind, char *out, size_t size)

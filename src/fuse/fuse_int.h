@@ -25,6 +25,9 @@
  * real rounded to 4 decimals. New reference. */
 json_t *fuse_json_num(double x);
 
+/* A JSON string for `s`, or null for NULL. New reference. */
+json_t *fuse_json_str(const char *s);
+
 /* Human forms for reports: "61.2 MB", "1.23 M", "42.0%". */
 void fuse_fmt_bytes(double bytes, char *out, size_t size);
 void fuse_fmt_count(double n, char *out, size_t size);
@@ -128,6 +131,14 @@ json_t *fuse_executing_summary(const struct fuse_executing *x, double total_redu
  * `frame` is not of that form or a part does not fit. */
 int fuse_frame_split(const char *frame, char *module, size_t msize, char *function, size_t fsize,
                      long *arity);
+
+struct fuse_view_hotspot;
+/* A trace hotspot's calls as the reports print them: the count; under a
+ * budget, an estimate with the half-width of its 95% interval ("29.7k
+ * +/-3%"); an estimate the budget cannot stand behind (`firm` false) as
+ * its range, marked "?1.2k-9.8k". Returns false for that last case, so
+ * that a report can say how to count exactly (--overhead 0). */
+bool fuse_fmt_hotspot_calls(const struct fuse_view_hotspot *f, char *buf, size_t size);
 
 /* Appends `s` to `out` escaped for HTML text and attributes. */
 int fuse_html_escape(struct gi_buf *out, const char *s);

@@ -18,6 +18,7 @@
 #include "base/error.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
+#include "fuse/profile_view.h"
 
 #define CHART_W 460
 #define CHART_H 170
@@ -72,7 +73,8 @@ static const char style[] =
     "svg text{font-size:12px;fill:#4a5366}svg .grid line{stroke:#e6e9ee}"
     ".muted{color:#7a8397}.badge{display:inline-block;padding:0 6px;border-radius:8px;"
     "font-size:11px;color:#fff;background:#8a94a6}.badge.high{background:#d64545}"
-    ".badge.medium{background:#e0a030}.badge.low{background:#3f8fd2}";
+    ".badge.medium{background:#e0a030}.badge.low{background:#3f8fd2}"
+    "td.unsure{color:#a3461f;text-decoration:underline dotted;cursor:help}";
 
 /* Marks the page with what a test (or a curious reader) can check: how many
  * charts drew something, and how many boxes overflow sideways (the page
@@ -131,22 +133,21 @@ static void time_label(double start_ms, double t_s, bool zone, char *out, size_t
 	strftime(out, size, zone ? "%H:%M:%S UTC" : "%H:%M:%S", &tm);
 }
 
-/* A line chart of series[key] against series.t_s, its time axis in wall-clock
- * time from `start_ms`. */
-static void line_chart(struct gi_buf *out, json_t *series, const char *key, const char *title,
+/* A line chart of `ys` (the series `key`) against `ts` (series.t_s), its
+ * time axis in wall-clock time from `start_ms`. Unknown points are NAN. */
+static void line_chart(struct gi_buf *out, const struct fuse_view_points *ts,
+                       const struct fuse_view_points *ys, const char *key, const char *title,
                        const char *unit, const char *colour, double start_ms)
 {
-	json_t *ts = json_object_get(series, "t_s"), *ys = json_object_get(series, key);
-	size_t n = json_array_size(ys);
-	if (json_array_size(ts) < n)
-		n = json_array_size(ts);
+	size_t n = ys->len;
+	if (ts->len < n)
+		n = ts->len;
 	double tmax = 0, ymax = 0;
 	for (size_t i = 0; i < n; i++) {
-		double t = json_number_value(json_array_get(ts, i));
-		double y = json_number_value(json_array_get(ys, i));
-		if (json_is_number(json_array_get(ts, i)) && t > tmax)
+		double t = ts->values[i], y = ys->values[i];
+		if (isfinite(t) && t > tmax)
 			tmax = t;
-		if (json_is_number(json_array_get(ys, i)) && y > ymax)
+		if (isfinite(y) && y > ymax)
 			ymax = y;
 	}
 	if (strcmp(unit, "share") == 0)
@@ -198,13 +199,13 @@ static void line_chart(struct gi_buf *out, json_t *series, const char *key, cons
 	              colour);
 	bool pen = false;
 	for (size_t i = 0; i < n; i++) {
-		json_t *jy = json_array_get(ys, i), *jt = json_array_get(ts, i);
-		if (!json_is_number(jy) || !json_is_number(jt)) {
+		double jy = ys->values[i], jt = ts->values[i];
+		if (!isfinite(jy) || !isfinite(jt)) {
 			pen = false;
 			continue;
 		}
-		double x = PAD_L + pw * json_number_value(jt) / tmax;
-		double y = PAD_T + ph * (1 - json_number_value(jy) / ymax);
+		double x = PAD_L + pw * jt / tmax;
+		double y = PAD_T + ph * (1 - jy / ymax);
 		gi_buf_printf(out, "%s%.1f %.1f ", pen ? "L" : "M", x, y);
 		pen = true;
 	}
@@ -267,21 +268,21 @@ static void kpi(struct gi_buf *out, const char *label, const char *value, const 
 	gi_buf_puts(out, "</span></div>");
 }
 
-static void put_header(struct gi_buf *out, json_t *p)
+static void put_header(struct gi_buf *out, const struct fuse_view *p)
 {
-	json_t *s = json_object_get(p, "session");
+	const struct fuse_view_session *s = &p->session;
 	gi_buf_puts(out, "<header><h1>Giulia profile ");
-	esc(out, gi_json_str(s, "id"));
+	esc(out, s->id);
 	gi_buf_puts(out, "</h1><div class=\"meta\">node ");
-	esc(out, gi_json_str(s, "node"));
+	esc(out, s->node);
 	gi_buf_puts(out, " &middot; ");
-	esc(out, gi_json_str(s, "status"));
-	if (gi_json_str(s, "reason")) {
+	esc(out, s->status);
+	if (s->reason) {
 		gi_buf_puts(out, " (");
-		esc(out, gi_json_str(s, "reason"));
+		esc(out, s->reason);
 		gi_buf_puts(out, ")");
 	}
-	double started = gi_json_num(s, "started_ms");
+	double started = s->started_ms;
 	if (isfinite(started)) {
 		char when[64];
 		time_t t = (time_t)(started / 1000);
@@ -290,64 +291,62 @@ static void put_header(struct gi_buf *out, json_t *p)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 		gi_buf_printf(out, " &middot; started %s", when);
 	}
-	double dur = gi_json_num(s, "duration_ms");
+	double dur = s->duration_ms;
 	gi_buf_printf(out, " &middot; %.1f s &middot; %.0f snapshots",
-	              isfinite(dur) ? dur / 1000 : 0, gi_json_num(s, "snapshot_count"));
-	size_t gaps = json_array_size(json_object_get(s, "gaps"));
+	              isfinite(dur) ? dur / 1000 : 0, s->snapshot_count);
+	size_t gaps = s->ngaps;
 	if (gaps > 0)
 		gi_buf_printf(out,
 		              " &middot; <b class=\"gaps\">%zu gap%s, %.0f snapshots missing</b>",
-		              gaps, gaps == 1 ? "" : "s", gi_json_num(s, "snapshots_missing"));
-	if (gi_json_str(s, "otp_release")) {
+		              gaps, gaps == 1 ? "" : "s", s->snapshots_missing);
+	if (s->otp_release) {
 		gi_buf_puts(out, " &middot; OTP ");
-		esc(out, gi_json_str(s, "otp_release"));
+		esc(out, s->otp_release);
 	}
-	json_t *tm = json_object_get(s, "traced_modules");
-	if (json_array_size(tm)) {
+	const struct fuse_view_names *tm = &s->traced_modules;
+	if (tm->len) {
 		gi_buf_puts(out, "<br>traced: ");
-		for (size_t i = 0; i < json_array_size(tm); i++) {
+		for (size_t i = 0; i < tm->len; i++) {
 			if (i)
 				gi_buf_puts(out, ", ");
-			esc(out, json_string_value(json_array_get(tm, i)));
+			esc(out, tm->items[i]);
 		}
 	}
-	json_t *ex = json_object_get(p, "explained");
-	if (gi_json_str(ex, "note")) {
-		bool low =
-		    json_is_true(json_object_get(ex, "low")) && isfinite(gi_json_num(ex, "share"));
+	const struct fuse_view_explained *ex = &p->explained;
+	if (ex->note) {
+		bool low = ex->low && isfinite(ex->share);
 		gi_buf_printf(out, "<div class=\"%s\" id=\"explained\">%s", low ? "gaps" : "meta",
 		              low ? "<b>Mostly unattributed:</b> " : "");
-		esc(out, gi_json_str(ex, "note"));
+		esc(out, ex->note);
 		gi_buf_puts(out, "</div>");
 	}
 	gi_buf_puts(out, "</div></header>");
 }
 
-static void put_kpis(struct gi_buf *out, json_t *p)
+static void put_kpis(struct gi_buf *out, const struct fuse_view *p)
 {
-	json_t *m = json_object_get(p, "metrics");
+	const struct fuse_view_metrics *m = &p->metrics;
 	char a[32], b[32], sub[80];
 	gi_buf_puts(out, "<div class=\"kpis\">");
-	json_t *mem = json_object_get(m, "memory_bytes");
-	fuse_fmt_bytes(gi_json_num(mem, "peak"), a, sizeof(a));
-	fuse_fmt_bytes(gi_json_num(mem, "growth_bytes"), b, sizeof(b));
+	fuse_fmt_bytes(m->memory_bytes.peak, a, sizeof(a));
+	fuse_fmt_bytes(m->memory_bytes.growth_bytes, b, sizeof(b));
 	snprintf(sub, sizeof(sub), "peak; growth %s", b);
 	kpi(out, "memory", a, sub);
-	fuse_fmt_pct(gi_json_num_path(m, "scheduler_utilisation.avg"), a, sizeof(a));
-	fuse_fmt_pct(gi_json_num_path(m, "scheduler_utilisation.peak"), b, sizeof(b));
+	fuse_fmt_pct(m->scheduler_utilisation.avg, a, sizeof(a));
+	fuse_fmt_pct(m->scheduler_utilisation.peak, b, sizeof(b));
 	snprintf(sub, sizeof(sub), "average; peak %s", b);
 	kpi(out, "scheduler utilisation", a, sub);
-	double rq = gi_json_num_path(m, "run_queue.avg");
+	double rq = m->run_queue.avg;
 	snprintf(a, sizeof(a), isfinite(rq) ? "%.2f" : "-", rq);
-	fuse_fmt_count(gi_json_num_path(m, "run_queue.peak"), b, sizeof(b));
+	fuse_fmt_count(m->run_queue.peak, b, sizeof(b));
 	snprintf(sub, sizeof(sub), "average; peak %s", b);
 	kpi(out, "run queue", a, sub);
-	fuse_fmt_count(gi_json_num_path(m, "reductions_per_second.avg"), a, sizeof(a));
-	fuse_fmt_count(gi_json_num_path(m, "reductions_per_second.peak"), b, sizeof(b));
+	fuse_fmt_count(m->reductions_per_second.avg, a, sizeof(a));
+	fuse_fmt_count(m->reductions_per_second.peak, b, sizeof(b));
 	snprintf(sub, sizeof(sub), "average; peak %s", b);
 	kpi(out, "reductions/s", a, sub);
-	fuse_fmt_count(gi_json_num_path(m, "process_count.avg"), a, sizeof(a));
-	fuse_fmt_count(gi_json_num_path(m, "process_count.peak"), b, sizeof(b));
+	fuse_fmt_count(m->process_count.avg, a, sizeof(a));
+	fuse_fmt_count(m->process_count.peak, b, sizeof(b));
 	snprintf(sub, sizeof(sub), "average; peak %s", b);
 	kpi(out, "processes", a, sub);
 	gi_buf_puts(out, "</div>");
@@ -377,9 +376,9 @@ static void put_value(struct gi_buf *out, json_t *v)
 }
 
 /* Every error and note of the profile: what could not be observed. */
-static void put_errors(struct gi_buf *out, json_t *errors)
+static void put_errors(struct gi_buf *out, const struct fuse_view_names *errors)
 {
-	size_t n = json_array_size(errors);
+	size_t n = errors->len;
 	if (n == 0)
 		return;
 	gi_buf_printf(out,
@@ -387,123 +386,112 @@ static void put_errors(struct gi_buf *out, json_t *errors)
 	              "could not be observed; the findings below may be incomplete.</p><ul>",
 	              n);
 	for (size_t i = 0; i < n; i++) {
-		json_t *e = json_array_get(errors, i);
 		gi_buf_puts(out, "<li>");
-		if (json_is_string(e)) {
-			esc(out, json_string_value(e));
-		} else {
-			char *d = json_dumps(e, JSON_COMPACT);
-			esc(out, d);
-			free(d);
-		}
+		esc(out, errors->items[i]);
 		gi_buf_puts(out, "</li>");
 	}
 	gi_buf_puts(out, "</ul></div>");
 }
 
-static void put_recommendations(struct gi_buf *out, json_t *recs)
+static void put_recommendations(struct gi_buf *out, const struct fuse_view *v)
 {
 	gi_buf_printf(out, "<h2 id=\"recommendations\">Recommendations (%zu)</h2>",
-	              json_array_size(recs));
-	if (json_array_size(recs) == 0)
+	              v->nrecommendations);
+	if (v->nrecommendations == 0)
 		gi_buf_puts(out, "<p class=\"muted\">No rule fired on this session.</p>");
-	for (size_t i = 0; i < json_array_size(recs); i++) {
-		json_t *r = json_array_get(recs, i);
-		const char *sev = gi_json_str(r, "severity") ? gi_json_str(r, "severity") : "low";
+	for (size_t i = 0; i < v->nrecommendations; i++) {
+		const struct fuse_view_recommendation *r = &v->recommendations[i];
+		const char *sev = r->severity ? r->severity : "low";
 		gi_buf_puts(out, "<div class=\"rec ");
 		esc(out, sev);
-		gi_buf_printf(out, "\" data-rule=\"%.0f\"><div><span class=\"badge ",
-		              gi_json_num(r, "rule"));
+		gi_buf_printf(out, "\" data-rule=\"%.0f\"><div><span class=\"badge ", r->rule);
 		esc(out, sev);
 		gi_buf_puts(out, "\">");
 		esc(out, sev);
 		gi_buf_printf(out, "</span> <span class=\"t\">%zu. ", i + 1);
-		esc(out, gi_json_str(r, "finding"));
-		gi_buf_printf(out, "</span></div><div class=\"id\">rule %.0f &middot; ",
-		              gi_json_num(r, "rule"));
-		esc(out, gi_json_str(r, "id"));
-		gi_buf_printf(out, " &middot; priority %.0f", gi_json_num(r, "priority"));
+		esc(out, r->finding);
+		gi_buf_printf(out, "</span></div><div class=\"id\">rule %.0f &middot; ", r->rule);
+		esc(out, r->id);
+		gi_buf_printf(out, " &middot; priority %.0f", r->priority);
 		/* Findings merged into this one (one subject, one remedy). */
-		json_t *also = json_object_get(r, "also");
-		for (size_t k = 0; json_is_array(also) && k < json_array_size(also); k++) {
-			json_t *a = json_array_get(also, k);
-			gi_buf_printf(out, " &middot; also rule %.0f ", gi_json_num(a, "rule"));
-			esc(out, gi_json_str(a, "id"));
+		for (size_t k = 0; k < r->nalso; k++) {
+			const struct fuse_view_also *a = &r->also[k];
+			gi_buf_printf(out, " &middot; also rule %.0f ", a->rule);
+			esc(out, a->id);
 			gi_buf_puts(out, ": ");
-			esc(out, gi_json_str(a, "finding"));
+			esc(out, a->finding);
 		}
 		gi_buf_puts(out, "</div><div class=\"ev\">");
-		json_t *evidence = json_object_get(r, "evidence");
+		json_t *evidence = (json_t *)r->evidence; /* jansson's iterators take no const */
 		for (void *it = json_object_iter(evidence); it;
 		     it = json_object_iter_next(evidence, it)) {
 			const char *key = json_object_iter_key(it);
-			json_t *v = json_object_iter_value(it);
-			if (json_is_null(v))
+			json_t *value = json_object_iter_value(it);
+			if (json_is_null(value))
 				continue;
 			gi_buf_puts(out, "<span><i>");
 			esc(out, key);
 			gi_buf_puts(out, "</i> ");
-			put_value(out, v);
+			put_value(out, value);
 			gi_buf_puts(out, "</span>");
 		}
 		gi_buf_puts(out, "</div><div class=\"advice\">");
-		esc(out, gi_json_str(r, "advice"));
+		esc(out, r->advice);
 		gi_buf_puts(out, "</div></div>");
 	}
 }
 
-static void put_charts(struct gi_buf *out, json_t *p)
+static void put_charts(struct gi_buf *out, const struct fuse_view *p)
 {
-	json_t *series = json_object_get(p, "series");
-	double start = gi_json_num_path(p, "session.started_ms");
+	const struct fuse_view_series *series = &p->series;
+	double start = p->session.started_ms;
 	gi_buf_puts(out, "<h2>Over time</h2><div class=\"grid\">");
-	line_chart(out, series, "run_queue", "Run queue", "count", "#d64545", start);
-	line_chart(out, series, "scheduler_utilisation", "Scheduler utilisation", "share",
-	           "#3f8fd2", start);
-	line_chart(out, series, "memory_bytes", "Memory", "bytes", "#7a52c7", start);
-	line_chart(out, series, "reductions_per_second", "Reductions per second", "count",
-	           "#2f9e6e", start);
+	line_chart(out, &series->t_s, &series->run_queue, "run_queue", "Run queue", "count",
+	           "#d64545", start);
+	line_chart(out, &series->t_s, &series->scheduler_utilisation, "scheduler_utilisation",
+	           "Scheduler utilisation", "share", "#3f8fd2", start);
+	line_chart(out, &series->t_s, &series->memory_bytes, "memory_bytes", "Memory", "bytes",
+	           "#7a52c7", start);
+	line_chart(out, &series->t_s, &series->reductions_per_second, "reductions_per_second",
+	           "Reductions per second", "count", "#2f9e6e", start);
 	gi_buf_puts(out, "</div>");
 
 	struct bar bars[20];
 	char texts[20][48];
 	static char labels[20][2 * FUSE_MAX_NAME + 16];
-	json_t *hm = json_object_get(p, "hot_modules");
 	size_t n = 0;
-	for (size_t i = 0; i < json_array_size(hm) && n < 20; i++, n++) {
-		json_t *m = json_array_get(hm, i);
-		bars[n].label = gi_json_str(m, "module");
-		bars[n].value = gi_json_num(m, "reductions_share");
+	for (size_t i = 0; i < p->nhot_modules && n < 20; i++, n++) {
+		const struct fuse_view_module *m = &p->hot_modules[i];
+		bars[n].label = m->module;
+		bars[n].value = m->reductions_share;
 		fuse_fmt_pct(bars[n].value, texts[n], sizeof(texts[n]));
 		bars[n].text = texts[n];
 	}
-	const char *basis = gi_json_str(p, "hot_modules_basis");
+	const char *basis = p->hot_modules_basis;
 	bool executing = basis && strcmp(basis, "executing") == 0;
 	gi_buf_puts(out, "<h2>Hot spots</h2>");
 	bar_chart(out,
 	          executing ? "Hot modules (executing in, sampled): share of reductions"
 	                    : "Hot modules (process ownership): share of reductions",
 	          "modules", bars, n, "#e07b39");
-	json_t *hf = json_object_get(p, "hot_functions");
 	n = 0;
-	for (size_t i = 0; i < json_array_size(hf) && n < 20; i++, n++) {
-		json_t *f = json_array_get(hf, i);
-		gi_fmt_function(gi_json_str(f, "module"), gi_json_str(f, "function"),
-		                (long long)gi_json_num(f, "arity"), labels[n], sizeof(labels[n]));
+	for (size_t i = 0; i < p->nhot_functions && n < 20; i++, n++) {
+		const struct fuse_view_function *f = &p->hot_functions[i];
+		gi_fmt_function(f->module, f->function, (long long)f->arity, labels[n],
+		                sizeof(labels[n]));
 		bars[n].label = labels[n];
-		bars[n].value = gi_json_num(f, "reductions_share");
+		bars[n].value = f->reductions_share;
 		fuse_fmt_pct(bars[n].value, texts[n], sizeof(texts[n]));
 		bars[n].text = texts[n];
 	}
 	if (n > 0)
 		bar_chart(out, "Hot functions (executing in, sampled): share of reductions",
 		          "functions", bars, n, "#d64545");
-	json_t *hs = json_object_get(p, "trace_hotspots");
 	n = 0;
-	for (size_t i = 0; i < json_array_size(hs) && n < 20; i++, n++) {
-		json_t *f = json_array_get(hs, i);
-		bars[n].label = gi_json_str(f, "mfa");
-		bars[n].value = gi_json_num(f, "calls_per_second");
+	for (size_t i = 0; i < p->nhotspots && n < 20; i++, n++) {
+		const struct fuse_view_hotspot *f = &p->hotspots[i];
+		bars[n].label = f->mfa;
+		bars[n].value = f->calls_per_second;
 		char c[32];
 		fuse_fmt_count(bars[n].value, c, sizeof(c));
 		snprintf(texts[n], sizeof(texts[n]), "%s calls/s", c);
@@ -535,14 +523,31 @@ static void cell_text(struct gi_buf *out, const char *s, const char *cls)
 	gi_buf_puts(out, "</td>");
 }
 
-static void put_list_cell(struct gi_buf *out, json_t *list, size_t max)
+/* A hotspot's calls: the count, an estimate with its interval, or, for an
+ * estimate the budget cannot stand behind, its range marked as such (the
+ * text report's "?low-high"), with how to count exactly in its title. */
+static void put_calls_cell(struct gi_buf *out, const struct fuse_view_hotspot *f)
+{
+	char calls[96];
+	if (fuse_fmt_hotspot_calls(f, calls, sizeof(calls))) {
+		cell_text(out, calls, "n");
+		return;
+	}
+	gi_buf_puts(out, "<td class=\"n unsure\" title=\"an estimate the budget cannot stand "
+	                 "behind (its 95% interval is wider than 2x): count exactly with "
+	                 "--overhead 0\">");
+	esc(out, calls);
+	gi_buf_puts(out, "</td>");
+}
+
+static void put_list_cell(struct gi_buf *out, const struct fuse_view_names *list, size_t max)
 {
 	gi_buf_puts(out, "<td class=\"mono\">");
-	size_t n = json_array_size(list);
+	size_t n = list->len;
 	for (size_t i = 0; i < n && i < max; i++) {
 		if (i)
 			gi_buf_puts(out, "<br>");
-		esc(out, json_string_value(json_array_get(list, i)));
+		esc(out, list->items[i]);
 	}
 	if (n > max)
 		gi_buf_printf(out, "<br>&hellip; %zu more", n - max);
@@ -551,7 +556,8 @@ static void put_list_cell(struct gi_buf *out, json_t *list, size_t max)
 	gi_buf_puts(out, "</td>");
 }
 
-static void put_module_table(struct gi_buf *out, json_t *hm, const char *title, const char *note)
+static void put_module_table(struct gi_buf *out, const struct fuse_view_module *hm, size_t nhm,
+                             const char *title, const char *note)
 {
 	gi_buf_puts(out, "<h2>");
 	esc(out, title);
@@ -568,46 +574,43 @@ static void put_module_table(struct gi_buf *out, json_t *hm, const char *title, 
 	         "</th><th>hub</th><th title=\"main sequence zone: instability against "
 	         "abstractness\">zone</th>"
 	         "<th>hottest functions</th></tr>");
-	for (size_t i = 0; i < json_array_size(hm); i++) {
-		json_t *m = json_array_get(hm, i), *g = json_object_get(m, "graph");
+	for (size_t i = 0; i < nhm; i++) {
+		const struct fuse_view_module *m = &hm[i];
+		const struct fuse_view_module_graph *g = &m->graph;
 		gi_buf_puts(out, "<tr>");
-		cell_text(out, gi_json_str(m, "module"), "mono");
-		cell_num(out, gi_json_num(m, "reductions_share"), 2);
-		cell_num(out, gi_json_num(m, "reductions"), 0);
-		cell_num(out, gi_json_num(m, "memory_bytes"), 1);
-		double smp = gi_json_num(m, "samples");
-		cell_num(out, isfinite(smp) ? smp : gi_json_num(m, "sample_count"), 0);
-		cell_num(out, gi_json_num(g, "ca"), 0);
-		cell_num(out, gi_json_num(g, "ce"), 0);
-		cell_num(out, gi_json_num(g, "in_degree"), 0);
-		cell_num(out, gi_json_num(g, "out_degree"), 0);
-		cell_num(out, gi_json_num(g, "complexity"), 0);
-		json_t *hub = json_object_get(g, "hub");
-		cell_text(out, json_is_boolean(hub) ? (json_is_true(hub) ? "yes" : "no") : "-",
-		          NULL);
-		cell_text(out, gi_json_str(g, "zone"), NULL);
+		cell_text(out, m->module, "mono");
+		cell_num(out, m->reductions_share, 2);
+		cell_num(out, m->reductions, 0);
+		cell_num(out, m->memory_bytes, 1);
+		cell_num(out, isfinite(m->samples) ? m->samples : m->sample_count, 0);
+		cell_num(out, g->ca, 0);
+		cell_num(out, g->ce, 0);
+		cell_num(out, g->in_degree, 0);
+		cell_num(out, g->out_degree, 0);
+		cell_num(out, g->complexity, 0);
+		cell_text(out, fuse_view_tri_text(g->hub), NULL);
+		cell_text(out, g->zone, NULL);
 		gi_buf_puts(out, "<td class=\"mono\">");
-		json_t *hf = json_object_get(m, "hottest_functions");
-		for (size_t k = 0; k < json_array_size(hf); k++) {
-			json_t *f = json_array_get(hf, k);
-			const char *by = gi_json_str(f, "by");
+		for (size_t k = 0; k < m->nhottest; k++) {
+			const struct fuse_view_hottest *f = &m->hottest[k];
+			const char *by = f->by;
 			bool sampled = by && strcmp(by, "samples") == 0;
 			char v[32];
 			if (sampled)
-				fuse_fmt_pct(gi_json_num(f, "reductions_share"), v, sizeof(v));
+				fuse_fmt_pct(f->reductions_share, v, sizeof(v));
 			else
-				fuse_fmt_count(gi_json_num(f, "calls"), v, sizeof(v));
+				fuse_fmt_count(f->calls, v, sizeof(v));
 			if (k)
 				gi_buf_puts(out, "<br>");
 			char fn[2 * FUSE_MAX_NAME + 16];
-			gi_fmt_function(NULL, gi_json_str(f, "name") ? gi_json_str(f, "name") : "?",
-			                (long long)gi_json_num(f, "arity"), fn, sizeof(fn));
+			gi_fmt_function(NULL, f->name ? f->name : "?", (long long)f->arity, fn,
+			                sizeof(fn));
 			esc(out, fn);
 			gi_buf_printf(out, " (%s %s)", v, sampled ? "executing" : "calls");
 		}
 		gi_buf_puts(out, "</td></tr>");
 	}
-	if (json_array_size(hm) == 0)
+	if (nhm == 0)
 		gi_buf_puts(out, "<tr><td colspan=\"13\">none above 0.5% of reductions</td></tr>");
 	gi_buf_puts(out, "</table></div><p class=\"legend\">share, reductions: of all reductions "
 	                 "in the session; samples: snapshots the module was seen in; Ca "
@@ -616,54 +619,53 @@ static void put_module_table(struct gi_buf *out, json_t *hm, const char *title, 
 	                 "Ce/(Ca+Ce) and abstractness put it.</p>");
 }
 
-static void put_function_table(struct gi_buf *out, json_t *hf)
+static void put_function_table(struct gi_buf *out, const struct fuse_view *v)
 {
-	if (json_array_size(hf) == 0)
+	if (v->nhot_functions == 0)
 		return;
 	gi_buf_puts(
 	    out,
 	    "<h2>Hot functions (executing in)</h2><div class=\"tw\"><table><tr><th>function</th>"
 	    "<th>share</th><th>samples</th><th>calls</th><th>cyclomatic</th>"
 	    "<th>owner</th></tr>");
-	for (size_t i = 0; i < json_array_size(hf); i++) {
-		json_t *f = json_array_get(hf, i);
+	for (size_t i = 0; i < v->nhot_functions; i++) {
+		const struct fuse_view_function *f = &v->hot_functions[i];
 		char name[2 * FUSE_MAX_NAME + 16];
-		gi_fmt_function(gi_json_str(f, "module") ? gi_json_str(f, "module") : "?",
-		                gi_json_str(f, "function") ? gi_json_str(f, "function") : "?",
-		                (long long)gi_json_num(f, "arity"), name, sizeof(name));
+		gi_fmt_function(f->module ? f->module : "?", f->function ? f->function : "?",
+		                (long long)f->arity, name, sizeof(name));
 		gi_buf_puts(out, "<tr>");
 		cell_text(out, name, "mono");
-		cell_num(out, gi_json_num(f, "reductions_share"), 2);
-		cell_num(out, gi_json_num(f, "samples"), 0);
-		cell_num(out, gi_json_num(f, "calls"), 0);
-		cell_num(out, gi_json_num(f, "cyclomatic"), 0);
-		cell_text(out, gi_json_true(f, "project") ? "project" : "platform", NULL);
+		cell_num(out, f->reductions_share, 2);
+		cell_num(out, f->samples, 0);
+		cell_num(out, f->calls, 0);
+		cell_num(out, f->cyclomatic, 0);
+		cell_text(out, f->project ? "project" : "platform", NULL);
 		gi_buf_puts(out, "</tr>");
 	}
 	gi_buf_puts(out, "</table></div>");
 }
 
-static void put_tables(struct gi_buf *out, json_t *p)
+static void put_tables(struct gi_buf *out, const struct fuse_view *p)
 {
-	const char *basis = gi_json_str(p, "hot_modules_basis");
+	const char *basis = p->hot_modules_basis;
 	bool executing = basis && strcmp(basis, "executing") == 0;
 	put_module_table(
-	    out, json_object_get(p, "hot_modules"),
+	    out, p->hot_modules, p->nhot_modules,
 	    executing ? "Hot modules (executing in)" : "Hot modules (process ownership)",
 	    executing ? "Where the sampled processes executed: each sample goes to its "
 	                "first frame in the project, seeing through process plumbing."
 	              : "This session has no samples: modules are those that own the "
 	                "busiest processes (registered name or initial call).");
-	put_function_table(out, json_object_get(p, "hot_functions"));
+	put_function_table(out, p);
 	if (executing)
-		put_module_table(out, json_object_get(p, "ownership_modules"), "Process ownership",
+		put_module_table(out, p->ownership_modules, p->nownership_modules,
+		                 "Process ownership",
 		                 "Reductions of processes by the module that registered or started "
 		                 "them: who started the work, not where it runs.");
 
-	json_t *hs = json_object_get(p, "trace_hotspots");
 	/* call_time measured: own time, mean per call, share of traced time */
-	bool timed = json_is_object(json_object_get(p, "call_time"));
-	if (json_array_size(hs)) {
+	bool timed = p->call_time.present;
+	if (p->nhotspots) {
 		gi_buf_printf(
 		    out,
 		    "<h2>Trace hotspots (%zu functions)</h2><div "
@@ -674,75 +676,80 @@ static void put_tables(struct gi_buf *out, json_t *p)
 		    "<th title=\"most calls in one snapshot "
 		    "interval\">max</th>%s<th>cyclomatic</th><th>cognitive</th><th>callers</th>"
 		    "<th>callees</th></tr>",
-		    json_array_size(hs),
+		    p->nhotspots,
 		    timed ? "<th>time (&micro;s)</th><th>&micro;s/call</th>"
 		            "<th>time share</th><th>fan-in</th><th>hub</th>"
 		          : "");
-		for (size_t i = 0; i < json_array_size(hs); i++) {
-			json_t *f = json_array_get(hs, i), *w = json_object_get(f, "per_window");
+		for (size_t i = 0; i < p->nhotspots; i++) {
+			const struct fuse_view_hotspot *f = &p->hotspots[i];
 			gi_buf_puts(out, "<tr>");
 			char mfa[2 * FUSE_MAX_NAME + 16];
-			gi_fmt_mfa(gi_json_str(f, "mfa") ? gi_json_str(f, "mfa") : "-", mfa,
-			           sizeof(mfa));
+			gi_fmt_mfa(f->mfa ? f->mfa : "-", mfa, sizeof(mfa));
 			cell_text(out, mfa, "mono");
-			cell_text(out, gi_json_str(f, "kind"), NULL);
-			cell_num(out, gi_json_num(f, "calls"), 0);
-			cell_num(out, gi_json_num(f, "calls_per_second"), 0);
-			cell_num(out, gi_json_num(w, "min"), 0);
-			cell_num(out, round(gi_json_num(w, "avg")), 0);
-			cell_num(out, gi_json_num(w, "max"), 0);
+			cell_text(out, f->kind, NULL);
+			put_calls_cell(out, f);
+			cell_num(out, f->calls_per_second, 0);
+			cell_num(out, f->per_window.min, 0);
+			cell_num(out, round(f->per_window.avg), 0);
+			cell_num(out, f->per_window.max, 0);
 			if (timed) {
-				json_t *hub = json_object_get(f, "module_hub");
-				cell_num(out, gi_json_num(f, "time_us"), 0);
-				cell_num(out, gi_json_num(f, "mean_us"), 2);
-				cell_num(out, gi_json_num(f, "time_share"), 3);
-				cell_num(out, gi_json_num(f, "fan_in"), 0);
-				cell_text(out,
-				          json_is_true(hub)    ? "yes"
-				          : json_is_false(hub) ? "no"
-				                               : "-",
-				          NULL);
+				cell_num(out, f->time_us, 0);
+				cell_num(out, f->mean_us, 2);
+				cell_num(out, f->time_share, 3);
+				cell_num(out, f->fan_in, 0);
+				cell_text(out, fuse_view_tri_text(f->module_hub), NULL);
 			}
-			cell_num(out, gi_json_num(f, "cyclomatic"), 0);
-			cell_num(out, gi_json_num(f, "cognitive"), 0);
-			put_list_cell(out, json_object_get(f, "callers"), 5);
-			put_list_cell(out, json_object_get(f, "callees"), 5);
+			cell_num(out, f->cyclomatic, 0);
+			cell_num(out, f->cognitive, 0);
+			put_list_cell(out, &f->callers, 5);
+			put_list_cell(out, &f->callees, 5);
 			gi_buf_puts(out, "</tr>");
 		}
 		gi_buf_puts(out, "</table></div><p class=\"legend\">min/avg/max: calls in one "
-		                 "snapshot interval; callers, callees: from the knowledge graph; "
-		                 "cyclomatic and cognitive: the function's complexity.</p>");
+		                 "snapshot interval; +/-: the 95% interval of an estimated count; "
+		                 "callers, callees: from the knowledge graph; cyclomatic and "
+		                 "cognitive: the function's complexity.</p>");
+		size_t unsure = 0;
+		for (size_t i = 0; i < p->nhotspots; i++)
+			unsure +=
+			    p->hotspots[i].firm == FUSE_TRI_FALSE && isfinite(p->hotspots[i].high);
+		if (unsure > 0)
+			gi_buf_printf(
+			    out,
+			    "<p class=\"legend unsure\" id=\"unsure-counts\">?low-high: %zu "
+			    "estimated count%s the budget cannot stand behind (its 95%% "
+			    "interval is wider than 2x); count exactly with --overhead 0 for "
+			    "a short while.</p>",
+			    unsure, unsure == 1 ? "" : "s");
 	}
 
-	json_t *wl = json_object_get(p, "workload");
-	if (json_array_size(wl)) {
+	if (p->nworkload) {
 		gi_buf_puts(out,
 		            "<h2>Workload of traced modules</h2><div "
 		            "class=\"tw\"><table><tr><th>module</th>"
 		            "<th>reads</th><th>writes</th><th>read/write</th><th>read share</th>"
 		            "<th>operations/s</th><th>calls/s</th><th>pipeline helpers</th></tr>");
-		for (size_t i = 0; i < json_array_size(wl); i++) {
-			json_t *w = json_array_get(wl, i);
+		for (size_t i = 0; i < p->nworkload; i++) {
+			const struct fuse_view_workload *w = &p->workload[i];
 			gi_buf_puts(out, "<tr>");
-			cell_text(out, gi_json_str(w, "module"), "mono");
-			cell_num(out, gi_json_num(w, "reads"), 0);
-			cell_num(out, gi_json_num(w, "writes"), 0);
-			cell_num(out, gi_json_num(w, "read_write_ratio"), 0);
-			cell_num(out, gi_json_num(w, "read_share"), 2);
-			cell_num(out, gi_json_num(w, "operations_per_second"), 0);
-			cell_num(out, gi_json_num(w, "calls_per_second"), 0);
-			cell_num(out, gi_json_num(w, "pipeline"), 0);
+			cell_text(out, w->module, "mono");
+			cell_num(out, w->reads, 0);
+			cell_num(out, w->writes, 0);
+			cell_num(out, w->read_write_ratio, 0);
+			cell_num(out, w->read_share, 2);
+			cell_num(out, w->operations_per_second, 0);
+			cell_num(out, w->calls_per_second, 0);
+			cell_num(out, w->pipeline, 0);
 			gi_buf_puts(out, "</tr>");
 		}
 		gi_buf_puts(out, "</table></div>");
-		json_t *po = json_object_get(p, "pipeline_overhead");
-		double ratio = gi_json_num(po, "ratio");
-		if (isfinite(ratio) && gi_json_num(po, "helper_calls") > 0)
+		const struct fuse_view_pipeline *po = &p->pipeline;
+		double ratio = po->ratio;
+		if (isfinite(ratio) && po->helper_calls > 0)
 			gi_buf_printf(out,
 			              "<p>Pipeline overhead: %.0f helper calls for %.0f database "
 			              "operations (%.2f per operation).</p>",
-			              gi_json_num(po, "helper_calls"),
-			              gi_json_num(po, "db_operations"), ratio);
+			              po->helper_calls, po->db_operations, ratio);
 	}
 }
 
@@ -750,29 +757,35 @@ int fuse_report_html(json_t *profile, struct gi_buf *dst)
 {
 	if (!json_is_object(profile) || !dst)
 		return GI_EINVAL;
+	struct fuse_view view, *v = &view;
+	int rc = fuse_view_parse(profile, &view);
+	if (rc != 0) {
+		fuse_view_destroy(&view);
+		return rc;
+	}
 	struct gi_buf local, *out = &local;
 	gi_buf_init(&local, 0);
 	gi_buf_puts(out, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
 	                 "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
 	                 "<title>Giulia profile ");
-	esc(out, gi_json_str_path(profile, "session.id"));
+	esc(out, v->session.id);
 	gi_buf_printf(out, "</title><style>%s</style></head><body data-charts-rendered=\"0\">",
 	              style);
-	put_header(out, profile);
+	put_header(out, v);
 	gi_buf_puts(out, "<main>");
-	put_kpis(out, profile);
-	put_errors(out, json_object_get(profile, "errors"));
-	put_recommendations(out, json_object_get(profile, "recommendations"));
-	put_charts(out, profile);
-	put_tables(out, profile);
-	json_t *g = json_object_get(profile, "graph");
-	if (json_is_object(g) && !gi_json_true(g, "answered"))
+	put_kpis(out, v);
+	put_errors(out, &v->errors);
+	put_recommendations(out, v);
+	put_charts(out, v);
+	put_tables(out, v);
+	if (v->graph.present && !v->graph.answered)
 		gi_buf_puts(out,
 		            "<p class=\"muted\">No knowledge graph for this node: graph columns "
 		            "are empty. Index the project with <code>giulia index</code> to fill "
 		            "them.</p>");
 	gi_buf_printf(out, "</main><script>%s</script></body></html>\n", script);
-	int rc = gi_buf_append(dst, local.data ? local.data : "", local.len);
+	rc = gi_buf_append(dst, local.data ? local.data : "", local.len);
 	gi_buf_destroy(&local);
+	fuse_view_destroy(&view);
 	return rc;
 }

@@ -17,6 +17,7 @@
 #include "base/table.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
+#include "fuse/profile_view.h"
 
 #define WIDTH 80
 
@@ -84,8 +85,9 @@ static void table_put(struct gi_buf *out, struct gi_table *t)
 }
 
 /* Evidence as "key=value, ..." for one line of text. */
-static int put_evidence(struct gi_buf *out, json_t *ev)
+static int put_evidence(struct gi_buf *out, const json_t *evidence)
 {
+	json_t *ev = (json_t *)evidence; /* jansson's iterators take no const */
 	struct gi_buf line;
 	gi_buf_init(&line, 4096);
 	gi_buf_puts(&line, "evidence: ");
@@ -119,14 +121,14 @@ static int put_evidence(struct gi_buf *out, json_t *ev)
 	return rc;
 }
 
-static void put_session(struct gi_buf *out, json_t *s)
+static void put_session(struct gi_buf *out, const struct fuse_view_session *s)
 {
 	char start[64];
-	fmt_time(gi_json_num(s, "started_ms"), start, sizeof(start));
-	const char *id = gi_json_str(s, "id"), *node = gi_json_str(s, "node");
-	const char *status = gi_json_str(s, "status");
-	size_t gaps = json_array_size(json_object_get(s, "gaps"));
-	double missing = gi_json_num(s, "snapshots_missing");
+	fmt_time(s->started_ms, start, sizeof(start));
+	const char *id = s->id, *node = s->node;
+	const char *status = s->status;
+	size_t gaps = s->ngaps;
+	double missing = s->snapshots_missing;
 	gi_buf_printf(out, "Giulia profile %s  node %s  [%s", id ? id : "-", node ? node : "-",
 	              status ? status : "-");
 	if (gaps > 0)
@@ -134,37 +136,35 @@ static void put_session(struct gi_buf *out, json_t *s)
 		              gaps == 1 ? "" : "s", isfinite(missing) ? missing : 0,
 		              missing == 1 ? "" : "s");
 	gi_buf_puts(out, "]\n");
-	if (gi_json_str(s, "reason")) {
+	if (s->reason) {
 		struct gi_buf why;
 		gi_buf_init(&why, 4096);
-		gi_buf_printf(&why, "stopped early: %s", gi_json_str(s, "reason"));
+		gi_buf_printf(&why, "stopped early: %s", s->reason);
 		put_wrapped(out, 2, gi_buf_str(&why));
 		gi_buf_destroy(&why);
 	}
-	double dur = gi_json_num(s, "duration_ms"), iv = gi_json_num(s, "interval_ms");
+	double dur = s->duration_ms, iv = s->interval_ms;
 	struct gi_buf when;
 	gi_buf_init(&when, 4096);
 	gi_buf_printf(&when, "started %s, %.1f s, %.0f snapshots", start,
-	              isfinite(dur) ? dur / 1000.0 : 0, gi_json_num(s, "snapshot_count"));
+	              isfinite(dur) ? dur / 1000.0 : 0, s->snapshot_count);
 	if (isfinite(iv))
 		gi_buf_printf(&when, " every %.0f ms", iv);
-	const char *otp = gi_json_str(s, "otp_release");
-	double sched = gi_json_num(s, "schedulers_online");
+	const char *otp = s->otp_release;
+	double sched = s->schedulers_online;
 	if (otp)
 		gi_buf_printf(&when, ", OTP %s", otp);
 	if (isfinite(sched))
 		gi_buf_printf(&when, ", %.0f schedulers", sched);
 	put_wrapped(out, 2, gi_buf_str(&when));
 	gi_buf_destroy(&when);
-	json_t *tm = json_object_get(s, "traced_modules");
-	if (json_array_size(tm) > 0) {
+	const struct fuse_view_names *tm = &s->traced_modules;
+	if (tm->len > 0) {
 		struct gi_buf line;
 		gi_buf_init(&line, 8192);
 		gi_buf_puts(&line, "traced: ");
-		for (size_t i = 0; i < json_array_size(tm); i++) {
-			const char *m = json_string_value(json_array_get(tm, i));
-			gi_buf_printf(&line, "%s%s", i ? ", " : "", m ? m : "?");
-		}
+		for (size_t i = 0; i < tm->len; i++)
+			gi_buf_printf(&line, "%s%s", i ? ", " : "", tm->items[i]);
 		put_wrapped(out, 2, gi_buf_str(&line));
 		gi_buf_destroy(&line);
 	}
@@ -172,99 +172,89 @@ static void put_session(struct gi_buf *out, json_t *s)
 
 /* A session where no rule warns (nothing above low) is a healthy node:
  * said so, with the figures that make its baseline. */
-static void put_health(struct gi_buf *out, json_t *recs, json_t *m)
+static void put_health(struct gi_buf *out, const struct fuse_view *v)
 {
-	for (size_t i = 0; i < json_array_size(recs); i++) {
-		const char *sev = gi_json_str(json_array_get(recs, i), "severity");
+	for (size_t i = 0; i < v->nrecommendations; i++) {
+		const char *sev = v->recommendations[i].severity;
 		if (sev && strcmp(sev, "low") != 0)
 			return;
 	}
+	const struct fuse_view_metrics *m = &v->metrics;
 	char util[32], mem[32], reds[GI_FMT_NUM_MAX], procs[GI_FMT_NUM_MAX];
-	fuse_fmt_pct(gi_json_num_path(m, "scheduler_utilisation.avg"), util, sizeof(util));
-	fuse_fmt_bytes(gi_json_num_path(m, "memory_bytes.avg"), mem, sizeof(mem));
-	gi_fmt_rate(gi_json_num_path(m, "reductions_per_second.avg"), reds, sizeof(reds));
-	gi_fmt_count(gi_json_num_path(m, "process_count.avg"), procs, sizeof(procs));
+	fuse_fmt_pct(m->scheduler_utilisation.avg, util, sizeof(util));
+	fuse_fmt_bytes(m->memory_bytes.avg, mem, sizeof(mem));
+	gi_fmt_rate(m->reductions_per_second.avg, reds, sizeof(reds));
+	gi_fmt_count(m->process_count.avg, procs, sizeof(procs));
 	struct gi_buf line;
 	gi_buf_init(&line, 512);
 	gi_buf_printf(&line,
 	              "healthy: no warning. Baseline: utilisation %s, run queue %.2f, reductions "
 	              "%s, %s processes, memory %s",
-	              util, gi_json_num_path(m, "run_queue.avg"), reds, procs, mem);
+	              util, m->run_queue.avg, reds, procs, mem);
 	put_wrapped(out, 2, gi_buf_str(&line));
 	gi_buf_destroy(&line);
 }
 
 /* Every error and note of the profile (what the observer could not do),
  * before the findings they may qualify. */
-static void put_errors(struct gi_buf *out, json_t *errors)
+static void put_errors(struct gi_buf *out, const struct fuse_view_names *errors)
 {
-	size_t n = json_array_size(errors);
+	size_t n = errors->len;
 	if (n == 0)
 		return;
 	gi_buf_printf(out, "\nErrors and notes (%zu): what could not be observed\n", n);
 	for (size_t i = 0; i < n; i++) {
-		json_t *e = json_array_get(errors, i);
 		struct gi_buf line;
 		gi_buf_init(&line, 8192);
-		if (json_is_string(e)) {
-			gi_buf_printf(&line, "- %s", json_string_value(e));
-		} else {
-			char *dump = json_dumps(e, JSON_COMPACT);
-			gi_buf_printf(&line, "- %s", dump ? dump : "?");
-			free(dump);
-		}
+		gi_buf_printf(&line, "- %s", errors->items[i]);
 		put_wrapped(out, 2, gi_buf_str(&line));
 		gi_buf_destroy(&line);
 	}
 }
 
-static void put_recommendations(struct gi_buf *out, json_t *recs, json_t *metrics)
+static void put_recommendations(struct gi_buf *out, const struct fuse_view *v)
 {
-	size_t n = json_array_size(recs);
+	size_t n = v->nrecommendations;
 	gi_buf_printf(out, "\nRecommendations (%zu)\n", n);
 	if (n == 0)
 		gi_buf_puts(out, "  none: no rule fired on this session\n");
-	put_health(out, recs, metrics);
+	put_health(out, v);
 	for (size_t i = 0; i < n; i++) {
-		json_t *r = json_array_get(recs, i);
-		const char *sev = gi_json_str(r, "severity"), *id = gi_json_str(r, "id");
-		json_t *also = json_object_get(r, "also");
+		const struct fuse_view_recommendation *r = &v->recommendations[i];
+		const char *sev = r->severity, *id = r->id;
 		char merged[256] = "";
-		for (size_t k = 0; json_is_array(also) && k < json_array_size(also); k++) {
+		for (size_t k = 0; k < r->nalso; k++) {
 			size_t len = strlen(merged);
-			json_t *a = json_array_get(also, k);
+			const struct fuse_view_also *a = &r->also[k];
 			snprintf(merged + len, sizeof(merged) - len, " + %s (rule %.0f)",
-			         gi_json_str(a, "id") ? gi_json_str(a, "id") : "?",
-			         gi_json_num(a, "rule"));
+			         a->id ? a->id : "?", a->rule);
 		}
 		gi_buf_printf(out, "%2zu. [%s] %s (rule %.0f, priority %.0f)%s\n", i + 1,
-		              sev ? sev : "-", id ? id : "-", gi_json_num(r, "rule"),
-		              gi_json_num(r, "priority"), merged);
-		put_wrapped(out, 4, gi_json_str(r, "finding"));
-		for (size_t k = 0; json_is_array(also) && k < json_array_size(also); k++) {
-			json_t *a = json_array_get(also, k);
+		              sev ? sev : "-", id ? id : "-", r->rule, r->priority, merged);
+		put_wrapped(out, 4, r->finding);
+		for (size_t k = 0; k < r->nalso; k++) {
+			const struct fuse_view_also *a = &r->also[k];
 			struct gi_buf line;
 			gi_buf_init(&line, 8192);
-			gi_buf_printf(&line, "also (%s): %s",
-			              gi_json_str(a, "id") ? gi_json_str(a, "id") : "?",
-			              gi_json_str(a, "finding") ? gi_json_str(a, "finding") : "");
+			gi_buf_printf(&line, "also (%s): %s", a->id ? a->id : "?",
+			              a->finding ? a->finding : "");
 			put_wrapped(out, 4, gi_buf_str(&line));
 			gi_buf_destroy(&line);
 		}
-		put_evidence(out, json_object_get(r, "evidence"));
+		put_evidence(out, r->evidence);
 		struct gi_buf line;
 		gi_buf_init(&line, 8192);
-		gi_buf_printf(&line, "advice: %s",
-		              gi_json_str(r, "advice") ? gi_json_str(r, "advice") : "");
+		gi_buf_printf(&line, "advice: %s", r->advice ? r->advice : "");
 		put_wrapped(out, 6, gi_buf_str(&line));
 		gi_buf_destroy(&line);
 	}
 }
 
-static void put_metric(struct gi_buf *out, const char *label, json_t *m, int kind)
+static void put_metric(struct gi_buf *out, const char *label, const struct fuse_view_stat *m,
+                       int kind)
 {
 	char avg[32], peak[32];
-	double a = gi_json_num(m, "avg"), p = gi_json_num(m, "peak");
+	double a = m->avg, p = m->peak;
 	if (kind == 1) {
 		fuse_fmt_bytes(a, avg, sizeof(avg));
 		fuse_fmt_bytes(p, peak, sizeof(peak));
@@ -281,12 +271,12 @@ static void put_metric(struct gi_buf *out, const char *label, json_t *m, int kin
 	gi_buf_printf(out, "  %-24s %12s %12s", label, avg, peak);
 }
 
-static void put_metrics(struct gi_buf *out, json_t *m)
+static void put_metrics(struct gi_buf *out, const struct fuse_view_metrics *m)
 {
 	gi_buf_printf(out, "\nMetrics                         %9s %12s\n", "average", "peak");
-	json_t *mem = json_object_get(m, "memory_bytes");
+	const struct fuse_view_stat *mem = &m->memory_bytes;
 	put_metric(out, "memory", mem, 1);
-	double g = gi_json_num(mem, "growth_bytes"), first = gi_json_num(mem, "first");
+	double g = mem->growth_bytes, first = mem->first;
 	if (isfinite(g)) {
 		char gb[32];
 		fuse_fmt_bytes(g, gb, sizeof(gb));
@@ -295,20 +285,21 @@ static void put_metrics(struct gi_buf *out, json_t *m)
 			gi_buf_printf(out, " (%+.1f%%)", 100.0 * g / first);
 	}
 	gi_buf_puts(out, "\n");
-	put_metric(out, "processes", json_object_get(m, "process_count"), 0);
+	put_metric(out, "processes", &m->process_count, 0);
 	gi_buf_puts(out, "\n");
-	put_metric(out, "run queue", json_object_get(m, "run_queue"), 3);
+	put_metric(out, "run queue", &m->run_queue, 3);
 	gi_buf_puts(out, "\n");
-	put_metric(out, "scheduler utilisation", json_object_get(m, "scheduler_utilisation"), 2);
+	put_metric(out, "scheduler utilisation", &m->scheduler_utilisation, 2);
 	gi_buf_puts(out, "\n");
-	put_metric(out, "reductions/s", json_object_get(m, "reductions_per_second"), 0);
+	put_metric(out, "reductions/s", &m->reductions_per_second, 0);
 	gi_buf_puts(out, "\n");
 }
 
-static void put_hot_modules(struct gi_buf *out, json_t *hm, const char *title)
+static void put_hot_modules(struct gi_buf *out, const struct fuse_view_module *hm, size_t n,
+                            const char *title)
 {
 	put_heading(out, title);
-	if (json_array_size(hm) == 0) {
+	if (n == 0) {
 		gi_buf_puts(out, "  none above 0.5% of reductions\n");
 		return;
 	}
@@ -325,22 +316,19 @@ static void put_hot_modules(struct gi_buf *out, json_t *hm, const char *title)
 	    {"zone", 0, 5, 0},
 	};
 	struct gi_table *t = gi_table_new(cols, 10, 2);
-	for (size_t i = 0; i < json_array_size(hm); i++) {
-		json_t *m = json_array_get(hm, i);
-		json_t *g = json_object_get(m, "graph");
+	for (size_t i = 0; i < n; i++) {
+		const struct fuse_view_module *m = &hm[i];
+		const struct fuse_view_module_graph *g = &m->graph;
 		char sh[16], rd[16], mem[16], smp[16], ca[16], ce[16], cx[16];
-		fuse_fmt_pct(gi_json_num(m, "reductions_share"), sh, sizeof(sh));
-		fmt_num(gi_json_num(m, "reductions"), rd, sizeof(rd));
-		fuse_fmt_bytes(gi_json_num(m, "memory_bytes"), mem, sizeof(mem));
-		fmt_num(isfinite(gi_json_num(m, "samples")) ? gi_json_num(m, "samples")
-		                                            : gi_json_num(m, "sample_count"),
-		        smp, sizeof(smp));
-		fmt_num(gi_json_num(g, "ca"), ca, sizeof(ca));
-		fmt_num(gi_json_num(g, "ce"), ce, sizeof(ce));
-		fmt_num(gi_json_num(g, "complexity"), cx, sizeof(cx));
-		json_t *hub = json_object_get(g, "hub");
-		const char *zone = gi_json_str(g, "zone");
-		const char *row[] = {gi_json_str(m, "module") ? gi_json_str(m, "module") : "-",
+		fuse_fmt_pct(m->reductions_share, sh, sizeof(sh));
+		fmt_num(m->reductions, rd, sizeof(rd));
+		fuse_fmt_bytes(m->memory_bytes, mem, sizeof(mem));
+		fmt_num(isfinite(m->samples) ? m->samples : m->sample_count, smp, sizeof(smp));
+		fmt_num(g->ca, ca, sizeof(ca));
+		fmt_num(g->ce, ce, sizeof(ce));
+		fmt_num(g->complexity, cx, sizeof(cx));
+		const char *zone = g->zone;
+		const char *row[] = {m->module ? m->module : "-",
 		                     sh,
 		                     rd,
 		                     mem,
@@ -348,27 +336,25 @@ static void put_hot_modules(struct gi_buf *out, json_t *hm, const char *title)
 		                     ca,
 		                     ce,
 		                     cx,
-		                     json_is_boolean(hub) ? (json_is_true(hub) ? "yes" : "no")
-		                                          : "-",
+		                     fuse_view_tri_text(g->hub),
 		                     zone ? zone : "-"};
 		gi_table_add(t, row);
-		json_t *hf = json_object_get(m, "hottest_functions");
-		if (json_array_size(hf) == 0)
+		if (m->nhottest == 0)
 			continue;
 		struct gi_buf line;
 		gi_buf_init(&line, 4096);
 		gi_buf_puts(&line, "hottest: ");
-		for (size_t k = 0; k < json_array_size(hf); k++) {
-			json_t *f = json_array_get(hf, k);
+		for (size_t k = 0; k < m->nhottest; k++) {
+			const struct fuse_view_hottest *f = &m->hottest[k];
 			char v[32], fn[2 * FUSE_MAX_NAME + 16];
-			const char *by = gi_json_str(f, "by");
+			const char *by = f->by;
 			bool sampled = by && strcmp(by, "samples") == 0;
 			if (sampled)
-				fuse_fmt_pct(gi_json_num(f, "reductions_share"), v, sizeof(v));
+				fuse_fmt_pct(f->reductions_share, v, sizeof(v));
 			else
-				fmt_num(gi_json_num(f, "calls"), v, sizeof(v));
-			gi_fmt_function(NULL, gi_json_str(f, "name") ? gi_json_str(f, "name") : "?",
-			                (long long)gi_json_num(f, "arity"), fn, sizeof(fn));
+				fmt_num(f->calls, v, sizeof(v));
+			gi_fmt_function(NULL, f->name ? f->name : "?", (long long)f->arity, fn,
+			                sizeof(fn));
 			gi_buf_printf(&line, "%s%s (%s %s)", k ? ", " : "", fn, v,
 			              sampled ? "executing" : "calls");
 		}
@@ -397,8 +383,8 @@ static void fmt_us(double us, char *out, size_t size)
 
 static int cmp_time_desc(const void *a, const void *b)
 {
-	double x = gi_json_num(*(json_t *const *)a, "time_us");
-	double y = gi_json_num(*(json_t *const *)b, "time_us");
+	double x = (*(const struct fuse_view_hotspot *const *)a)->time_us;
+	double y = (*(const struct fuse_view_hotspot *const *)b)->time_us;
 	if (!isfinite(x))
 		x = -1;
 	if (!isfinite(y))
@@ -408,19 +394,19 @@ static int cmp_time_desc(const void *a, const void *b)
 
 /* The hotspots of a session that measured call_time: by own time, with the
  * mean per call and the share of all traced time, joined with the graph. */
-static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
+static void put_hotspots_timed(struct gi_buf *out, const struct fuse_view *v)
 {
-	size_t n = json_array_size(hs);
-	json_t **rows = gi_calloc(n, sizeof(*rows));
+	size_t n = v->nhotspots;
+	const struct fuse_view_call_time *ct = &v->call_time;
+	const struct fuse_view_hotspot **rows = gi_calloc(n, sizeof(*rows));
 	for (size_t i = 0; i < n; i++)
-		rows[i] = json_array_get(hs, i);
+		rows[i] = &v->hotspots[i];
 	qsort(rows, n, sizeof(*rows), cmp_time_desc);
 	char head[256];
 	snprintf(head, sizeof(head),
 	         "Trace hotspots by time (%zu traced functions%s; own time in up to %.0f flagged "
 	         "processes)",
-	         n, n > 20 ? ", top 20 shown; the JSON has all" : "",
-	         gi_json_num(ct, "flagged_max"));
+	         n, n > 20 ? ", top 20 shown; the JSON has all" : "", ct->flagged_max);
 	put_heading(out, head);
 	static const struct gi_table_column cols[] = {
 	    {"function", GI_COL_ELIDE, 0, 24},
@@ -435,26 +421,23 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 	};
 	struct gi_table *t = gi_table_new(cols, 9, 2);
 	for (size_t i = 0; i < n && i < 20; i++) {
-		json_t *f = rows[i];
+		const struct fuse_view_hotspot *f = rows[i];
 		char nb[2 * FUSE_MAX_NAME + 16], calls[16], tm[16], mean[16], share[16], cc[16],
 		    cog[16], in[16];
-		gi_fmt_mfa(gi_json_str(f, "mfa") ? gi_json_str(f, "mfa") : "-", nb, sizeof(nb));
-		fmt_num(gi_json_num(f, "calls"), calls, sizeof(calls));
-		fmt_us(gi_json_num(f, "time_us"), tm, sizeof(tm));
-		double m = gi_json_num(f, "mean_us");
+		gi_fmt_mfa(f->mfa ? f->mfa : "-", nb, sizeof(nb));
+		fmt_num(f->calls, calls, sizeof(calls));
+		fmt_us(f->time_us, tm, sizeof(tm));
+		double m = f->mean_us;
 		if (isfinite(m))
 			snprintf(mean, sizeof(mean), m < 10 ? "%.2f" : "%.0f", m);
 		else
 			snprintf(mean, sizeof(mean), "-");
-		fuse_fmt_pct(gi_json_num(f, "time_share"), share, sizeof(share));
-		fmt_num(gi_json_num(f, "cyclomatic"), cc, sizeof(cc));
-		fmt_num(gi_json_num(f, "cognitive"), cog, sizeof(cog));
-		fmt_num(gi_json_num(f, "fan_in"), in, sizeof(in));
-		json_t *hub = json_object_get(f, "module_hub");
+		fuse_fmt_pct(f->time_share, share, sizeof(share));
+		fmt_num(f->cyclomatic, cc, sizeof(cc));
+		fmt_num(f->cognitive, cog, sizeof(cog));
+		fmt_num(f->fan_in, in, sizeof(in));
 		const char *row[] = {
-		    nb,   calls, tm,
-		    mean, share, cc,
-		    cog,  in,    json_is_true(hub) ? "yes" : json_is_false(hub) ? "no" : "-"};
+		    nb, calls, tm, mean, share, cc, cog, in, fuse_view_tri_text(f->module_hub)};
 		gi_table_add(t, row);
 	}
 	table_put(out, t);
@@ -462,30 +445,29 @@ static void put_hotspots_timed(struct gi_buf *out, json_t *hs, json_t *ct)
 	            "(time: own time of all calls; time%: share of all traced time; cc, cog: "
 	            "cyclomatic and cognitive complexity; in: callers in the graph)");
 	gi_free(rows);
-	if (gi_json_num(ct, "refused_max") > 0 || gi_json_num(ct, "trace_messages") > 0) {
+	if (ct->refused_max > 0 || ct->trace_messages > 0) {
 		char note[512];
 		snprintf(note, sizeof(note),
 		         "call_time: up to %.0f processes refused (traced by another tool), %.0f "
 		         "foreign trace messages dropped%s",
-		         gi_json_num(ct, "refused_max"), gi_json_num(ct, "trace_messages"),
-		         json_is_true(json_object_get(ct, "suspended"))
-		             ? "; flagging suspended (too many)"
-		             : "");
+		         ct->refused_max, ct->trace_messages,
+		         ct->suspended ? "; flagging suspended (too many)" : "");
 		put_wrapped(out, 2, note);
 	}
 }
 
-static void put_hot_functions(struct gi_buf *out, json_t *hf, json_t *summary)
+static void put_hot_functions(struct gi_buf *out, const struct fuse_view *v)
 {
-	if (json_array_size(hf) == 0)
+	const struct fuse_view_executing *summary = &v->executing;
+	if (v->nhot_functions == 0)
 		return;
 	char cov[16];
-	fuse_fmt_pct(gi_json_num(summary, "coverage"), cov, sizeof(cov));
+	fuse_fmt_pct(summary->coverage, cov, sizeof(cov));
 	char head[256];
 	snprintf(head, sizeof(head),
 	         "Hot functions (executing in: sampled every %.0f ms, %.0f ticks; the sampled "
 	         "processes did %s of the reductions)",
-	         gi_json_num(summary, "period_ms"), gi_json_num(summary, "ticks"), cov);
+	         summary->period_ms, summary->ticks, cov);
 	put_heading(out, head);
 	static const struct gi_table_column cols[] = {
 	    {"function", GI_COL_ELIDE, 0, 24}, {"share", GI_COL_RIGHT, 0, 0},
@@ -493,49 +475,28 @@ static void put_hot_functions(struct gi_buf *out, json_t *hf, json_t *summary)
 	    {"cc", GI_COL_RIGHT, 3, 0},        {"owner", 0, 4, 0},
 	};
 	struct gi_table *t = gi_table_new(cols, 6, 2);
-	for (size_t i = 0; i < json_array_size(hf); i++) {
-		json_t *f = json_array_get(hf, i);
+	for (size_t i = 0; i < v->nhot_functions; i++) {
+		const struct fuse_view_function *f = &v->hot_functions[i];
 		char name[2 * FUSE_MAX_NAME + 16], sh[16], smp[16], calls[16], cc[16];
-		gi_fmt_function(gi_json_str(f, "module") ? gi_json_str(f, "module") : "?",
-		                gi_json_str(f, "function") ? gi_json_str(f, "function") : "?",
-		                (long long)gi_json_num(f, "arity"), name, sizeof(name));
-		fuse_fmt_pct(gi_json_num(f, "reductions_share"), sh, sizeof(sh));
-		fmt_num(gi_json_num(f, "samples"), smp, sizeof(smp));
-		fmt_num(gi_json_num(f, "calls"), calls, sizeof(calls));
-		fmt_num(gi_json_num(f, "cyclomatic"), cc, sizeof(cc));
-		const char *row[] = {
-		    name, sh, smp, calls, cc, gi_json_true(f, "project") ? "project" : "platform"};
+		gi_fmt_function(f->module ? f->module : "?", f->function ? f->function : "?",
+		                (long long)f->arity, name, sizeof(name));
+		fuse_fmt_pct(f->reductions_share, sh, sizeof(sh));
+		fmt_num(f->samples, smp, sizeof(smp));
+		fmt_num(f->calls, calls, sizeof(calls));
+		fmt_num(f->cyclomatic, cc, sizeof(cc));
+		const char *row[] = {name, sh, smp, calls, cc, f->project ? "project" : "platform"};
 		gi_table_add(t, row);
 	}
 	table_put(out, t);
 }
 
-/* A hotspot's calls; an estimate (under a budget) with the half-width of
- * its 95% interval, "29.7k +/-3%". */
-static void hotspot_calls(json_t *f, char *buf, size_t size)
+static void put_hotspots(struct gi_buf *out, const struct fuse_view *v)
 {
-	char n[16];
-	double calls = gi_json_num(f, "calls"), high = gi_json_num(f, "high");
-	fmt_num(calls, n, sizeof(n));
-	if (json_is_false(json_object_get(f, "firm")) && isfinite(high)) {
-		/* an estimate the model does not stand behind: its range, marked */
-		char lo[16], hi[16];
-		fmt_num(gi_json_num(f, "low"), lo, sizeof(lo));
-		fmt_num(high, hi, sizeof(hi));
-		snprintf(buf, size, "?%s-%s", lo, hi);
-	} else if (isfinite(high) && calls > 0 && high > calls)
-		snprintf(buf, size, "%s +/-%.0f%%", n, 100.0 * (high - calls) / calls);
-	else
-		snprintf(buf, size, "%s", n);
-}
-
-static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
-{
-	size_t n = json_array_size(hs);
+	size_t n = v->nhotspots;
 	if (n == 0)
 		return;
-	if (json_is_object(ct)) {
-		put_hotspots_timed(out, hs, ct);
+	if (v->call_time.present) {
+		put_hotspots_timed(out, v);
 		return;
 	}
 	char head[128];
@@ -550,26 +511,22 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 	};
 	struct gi_table *t = gi_table_new(cols, 8, 2);
 	for (size_t i = 0; i < n && i < 20; i++) {
-		json_t *f = json_array_get(hs, i);
-		json_t *w = json_object_get(f, "per_window");
+		const struct fuse_view_hotspot *f = &v->hotspots[i];
 		char nb[2 * FUSE_MAX_NAME + 16], calls[40], cps[16], mn[16], av[16], mx[16], mm[48],
 		    cc[16], cog[16];
-		gi_fmt_mfa(gi_json_str(f, "mfa") ? gi_json_str(f, "mfa") : "-", nb, sizeof(nb));
-		hotspot_calls(f, calls, sizeof(calls));
-		fmt_num(gi_json_num(f, "calls_per_second"), cps, sizeof(cps));
-		fmt_num(gi_json_num(w, "min"), mn, sizeof(mn));
-		fmt_num(round(gi_json_num(w, "avg")), av, sizeof(av));
-		fmt_num(gi_json_num(w, "max"), mx, sizeof(mx));
+		gi_fmt_mfa(f->mfa ? f->mfa : "-", nb, sizeof(nb));
+		fuse_fmt_hotspot_calls(f, calls, sizeof(calls));
+		fmt_num(f->calls_per_second, cps, sizeof(cps));
+		fmt_num(f->per_window.min, mn, sizeof(mn));
+		fmt_num(round(f->per_window.avg), av, sizeof(av));
+		fmt_num(f->per_window.max, mx, sizeof(mx));
 		snprintf(mm, sizeof(mm), "%s/%s/%s", mn, av, mx);
-		fmt_num(gi_json_num(f, "cyclomatic"), cc, sizeof(cc));
-		fmt_num(gi_json_num(f, "cognitive"), cog, sizeof(cog));
-		bool joined = gi_json_true(f, "in_graph");
+		fmt_num(f->cyclomatic, cc, sizeof(cc));
+		fmt_num(f->cognitive, cog, sizeof(cog));
 		char in[16] = "-", outs[16] = "-";
-		if (joined) {
-			snprintf(in, sizeof(in), "%zu",
-			         json_array_size(json_object_get(f, "callers")));
-			snprintf(outs, sizeof(outs), "%zu",
-			         json_array_size(json_object_get(f, "callees")));
+		if (f->in_graph) {
+			snprintf(in, sizeof(in), "%zu", f->callers.len);
+			snprintf(outs, sizeof(outs), "%zu", f->callees.len);
 		}
 		const char *row[] = {nb, calls, cps, mm, cc, cog, in, outs};
 		gi_table_add(t, row);
@@ -581,7 +538,7 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 	            "callers and callees in the graph)");
 	size_t unsure = 0;
 	for (size_t i = 0; i < n; i++)
-		if (json_is_false(json_object_get(json_array_get(hs, i), "firm")))
+		if (v->hotspots[i].firm == FUSE_TRI_FALSE)
 			unsure++;
 	if (unsure > 0) {
 		char note[256];
@@ -597,29 +554,27 @@ static void put_hotspots(struct gi_buf *out, json_t *hs, json_t *ct)
 /* One wrapped line under a workload row: each operation's class and the
  * evidence it rests on (docs/RULES.md, "The workload model"), and what
  * makes the module a data layer. */
-static void put_classes(struct gi_table *t, json_t *w)
+static void put_classes(struct gi_table *t, const struct fuse_view_workload *w)
 {
-	json_t *cl = json_object_get(w, "classes");
 	struct gi_buf line;
 	gi_buf_init(&line, 8192);
-	const char *why = gi_json_str_path(w, "database.data_layer_reason");
+	const char *why = w->database.data_layer_reason;
 	if (why)
 		gi_buf_printf(&line, "data layer (%s); ", why);
-	for (size_t k = 0; json_is_array(cl) && k < json_array_size(cl) && k < 8; k++) {
-		json_t *c = json_array_get(cl, k);
-		gi_buf_printf(&line, "%s%s %s (%s)", k ? ", " : "",
-		              gi_json_str(c, "function") ? gi_json_str(c, "function") : "?",
-		              gi_json_str(c, "class") ? gi_json_str(c, "class") : "?",
-		              gi_json_str(c, "basis") ? gi_json_str(c, "basis") : "?");
+	for (size_t k = 0; k < w->nclasses && k < 8; k++) {
+		const struct fuse_view_class *c = &w->classes[k];
+		gi_buf_printf(&line, "%s%s %s (%s)", k ? ", " : "", c->function ? c->function : "?",
+		              c->class_name ? c->class_name : "?", c->basis ? c->basis : "?");
 	}
 	if (line.len > 0)
 		gi_table_note(t, gi_buf_str(&line));
 	gi_buf_destroy(&line);
 }
 
-static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
+static void put_workload(struct gi_buf *out, const struct fuse_view *v)
 {
-	if (json_array_size(wl) == 0)
+	const struct fuse_view_pipeline *pipe = &v->pipeline;
+	if (v->nworkload == 0)
 		return;
 	gi_buf_puts(out, "\nWorkload of traced modules\n");
 	static const struct gi_table_column cols[] = {
@@ -628,36 +583,30 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 	    {"read%", GI_COL_RIGHT, 0, 0},   {"ops/s", GI_COL_RIGHT, 0, 0},
 	};
 	struct gi_table *t = gi_table_new(cols, 6, 2);
-	for (size_t i = 0; i < json_array_size(wl); i++) {
-		json_t *w = json_array_get(wl, i);
+	for (size_t i = 0; i < v->nworkload; i++) {
+		const struct fuse_view_workload *w = &v->workload[i];
 		char r[16], wr[16], ratio[16], rs[16], cps[16];
-		fmt_num(gi_json_num(w, "reads"), r, sizeof(r));
-		fmt_num(gi_json_num(w, "writes"), wr, sizeof(wr));
-		double rw = gi_json_num(w, "read_write_ratio");
+		fmt_num(w->reads, r, sizeof(r));
+		fmt_num(w->writes, wr, sizeof(wr));
+		double rw = w->read_write_ratio;
 		if (isfinite(rw))
 			snprintf(ratio, sizeof(ratio), "%.1f", rw);
 		else
-			snprintf(ratio, sizeof(ratio), gi_json_num(w, "reads") > 0 ? "inf" : "-");
-		fuse_fmt_pct(gi_json_num(w, "read_share"), rs, sizeof(rs));
-		fmt_num(gi_json_num(w, "operations_per_second"), cps, sizeof(cps));
-		const char *row[] = {gi_json_str(w, "module") ? gi_json_str(w, "module") : "-",
-		                     r,
-		                     wr,
-		                     ratio,
-		                     rs,
-		                     cps};
+			snprintf(ratio, sizeof(ratio), w->reads > 0 ? "inf" : "-");
+		fuse_fmt_pct(w->read_share, rs, sizeof(rs));
+		fmt_num(w->operations_per_second, cps, sizeof(cps));
+		const char *row[] = {w->module ? w->module : "-", r, wr, ratio, rs, cps};
 		gi_table_add(t, row);
 		put_classes(t, w);
 	}
 	table_put(out, t);
-	double helpers = gi_json_num(pipe, "helper_calls"),
-	       ops = gi_json_num(pipe, "db_operations");
+	double helpers = pipe->helper_calls, ops = pipe->db_operations;
 	if (isfinite(helpers) && helpers > 0) {
 		char h[16], o[16];
 		fmt_num(helpers, h, sizeof(h));
 		fmt_num(ops, o, sizeof(o));
-		double ratio = gi_json_num(pipe, "ratio");
-		const char *verdict = gi_json_str(pipe, "verdict");
+		double ratio = pipe->ratio;
+		const char *verdict = pipe->verdict;
 		struct gi_buf line;
 		gi_buf_init(&line, 4096);
 		if (isfinite(ratio))
@@ -682,21 +631,21 @@ static void put_workload(struct gi_buf *out, json_t *wl, json_t *pipe)
 
 /* Where the sampled callers waited for a reply, and the part spent in
  * synchronous log calls (executing.blocked). */
-static void put_waits(struct gi_buf *out, json_t *b)
+static void put_waits(struct gi_buf *out, const struct fuse_view_blocked *b)
 {
-	double samples = gi_json_num(b, "samples");
+	double samples = b->samples;
 	if (!isfinite(samples) || samples <= 0)
 		return;
 	char all[32], log[32];
-	fuse_fmt_pct(gi_json_num(b, "share_of_samples"), all, sizeof(all));
-	fuse_fmt_pct(gi_json_num(b, "logger_share_of_samples"), log, sizeof(log));
+	fuse_fmt_pct(b->share_of_samples, all, sizeof(all));
+	fuse_fmt_pct(b->logger_share_of_samples, log, sizeof(log));
 	struct gi_buf head;
 	gi_buf_init(&head, 256);
 	gi_buf_printf(&head,
 	              "Blocked callers (sampled processes waiting for a call's reply): %s of the "
 	              "sampled time, in log calls %s",
 	              all, log);
-	double db = gi_json_num(b, "database_share_of_samples");
+	double db = b->database_share_of_samples;
 	if (isfinite(db)) {
 		char dbs[32];
 		fuse_fmt_pct(db, dbs, sizeof(dbs));
@@ -711,14 +660,13 @@ static void put_waits(struct gi_buf *out, json_t *b)
 	    {"leads to", 0, 2, 0},
 	};
 	struct gi_table *t = gi_table_new(cols, 4, 2);
-	json_t *sites = json_object_get(b, "call_sites");
-	for (size_t i = 0; i < json_array_size(sites) && i < 5; i++) {
-		json_t *e = json_array_get(sites, i);
+	for (size_t i = 0; i < b->ncall_sites && i < 5; i++) {
+		const struct fuse_view_call_site *e = &b->call_sites[i];
 		char smp[16], lg[16];
-		fmt_num(gi_json_num(e, "samples"), smp, sizeof(smp));
-		fmt_num(gi_json_num(e, "logger_samples"), lg, sizeof(lg));
-		const char *row[] = {gi_json_str(e, "function") ? gi_json_str(e, "function") : "?",
-		                     smp, lg, gi_json_true(e, "database") ? "the database" : "-"};
+		fmt_num(e->samples, smp, sizeof(smp));
+		fmt_num(e->logger_samples, lg, sizeof(lg));
+		const char *row[] = {e->function ? e->function : "?", smp, lg,
+		                     e->database ? "the database" : "-"};
 		gi_table_add(t, row);
 	}
 	table_put(out, t);
@@ -727,23 +675,24 @@ static void put_waits(struct gi_buf *out, json_t *b)
 /* What call counting did to the node: how long it ran, under which budget,
  * the share of the time counted and set, the cost, and what other tools
  * held (shared). Nothing without tracing. */
-static void put_tracing(struct gi_buf *out, json_t *tracing, json_t *budget)
+static void put_tracing(struct gi_buf *out, const struct fuse_view_tracing *tracing,
+                        const struct fuse_view_trace_budget *budget)
 {
-	const char *mode = gi_json_str(tracing, "mode");
+	const char *mode = tracing->mode;
 	if (!mode || strcmp(mode, "none") == 0)
 		return;
 	struct gi_buf line;
 	gi_buf_init(&line, 4096);
-	double ms = gi_json_num(tracing, "traced_ms");
-	gi_buf_printf(&line, "call counting: %.0f windows, %.1f s", gi_json_num(tracing, "windows"),
+	double ms = tracing->traced_ms;
+	gi_buf_printf(&line, "call counting: %.0f windows, %.1f s", tracing->windows,
 	              isfinite(ms) ? ms / 1000.0 : 0);
-	if (strcmp(mode, "budget") == 0 && json_is_object(budget)) {
+	if (strcmp(mode, "budget") == 0 && budget->present) {
 		char ov[32], duty[32], exp[32], cost[32], node[32];
-		fuse_fmt_pct(gi_json_num(budget, "overhead"), ov, sizeof(ov));
-		fuse_fmt_pct(gi_json_num(budget, "duty_mean"), duty, sizeof(duty));
-		fuse_fmt_pct(gi_json_num(budget, "exposure_mean"), exp, sizeof(exp));
-		fuse_fmt_pct(gi_json_num(budget, "cost"), cost, sizeof(cost));
-		fuse_fmt_pct(gi_json_num(budget, "node_cost"), node, sizeof(node));
+		fuse_fmt_pct(budget->overhead, ov, sizeof(ov));
+		fuse_fmt_pct(budget->duty_mean, duty, sizeof(duty));
+		fuse_fmt_pct(budget->exposure_mean, exp, sizeof(exp));
+		fuse_fmt_pct(budget->cost, cost, sizeof(cost));
+		fuse_fmt_pct(budget->node_cost, node, sizeof(node));
 		gi_buf_printf(
 		    &line,
 		    ", under a %s budget: counted for %s of the time, with the patterns set "
@@ -751,7 +700,7 @@ static void put_tracing(struct gi_buf *out, json_t *tracing, json_t *budget)
 		    "so about %s of the node's work went to counting; counts are "
 		    "estimates",
 		    ov, duty, exp, cost, node);
-		double paused = gi_json_num(budget, "paused_windows");
+		double paused = budget->paused_windows;
 		if (isfinite(paused) && paused > 0)
 			gi_buf_printf(&line, "; paused in %.0f windows (utilisation ceiling)",
 			              paused);
@@ -761,11 +710,8 @@ static void put_tracing(struct gi_buf *out, json_t *tracing, json_t *budget)
 	}
 	put_wrapped(out, 2, gi_buf_str(&line));
 	gi_buf_destroy(&line);
-	json_t *foreign = json_object_get(tracing, "foreign");
-	for (size_t i = 0; i < json_array_size(foreign); i++) {
-		const char *f = json_string_value(json_array_get(foreign, i));
-		if (!f)
-			continue;
+	for (size_t i = 0; i < tracing->foreign.len; i++) {
+		const char *f = tracing->foreign.items[i];
 		struct gi_buf l;
 		gi_buf_init(&l, 1024);
 		gi_buf_printf(&l, "another tool: %s", f);
@@ -777,32 +723,30 @@ static void put_tracing(struct gi_buf *out, json_t *tracing, json_t *budget)
 /* The observer's own cost, measured on the node: one bracketed line under
  * the header, loud when the budget was not kept. Nothing for profiles of
  * older observers. */
-static void put_observer(struct gi_buf *out, json_t *o)
+static void put_observer(struct gi_buf *out, const struct fuse_view_observer *o)
 {
-	if (!json_is_object(o))
+	if (!o->present)
 		return;
 	char cost[32], budget[32], max[32];
-	fuse_fmt_pct(gi_json_num(o, "cost"), cost, sizeof(cost));
-	fuse_fmt_pct(gi_json_num(o, "budget"), budget, sizeof(budget));
-	fuse_fmt_pct(gi_json_num(o, "cost_max"), max, sizeof(max));
+	fuse_fmt_pct(o->cost, cost, sizeof(cost));
+	fuse_fmt_pct(o->budget, budget, sizeof(budget));
+	fuse_fmt_pct(o->cost_max, max, sizeof(max));
 	struct gi_buf line;
 	gi_buf_init(&line, 1024);
-	double over = gi_json_num(o, "over_budget_windows");
-	if (json_is_true(json_object_get(o, "within_budget")))
+	double over = o->over_budget_windows;
+	if (o->within_budget)
 		gi_buf_printf(&line, "[observer %s of a core, within its %s budget", cost, budget);
 	else
 		gi_buf_printf(&line,
 		              "[OVER BUDGET: the observer took %s of a core (%s at most in a "
 		              "window) against its %s budget, over it in %.0f of %.0f windows",
-		              cost, max, budget, isfinite(over) ? over : 0,
-		              gi_json_num(o, "windows"));
-	if (json_is_true(json_object_get(o, "sampler_slowed")))
+		              cost, max, budget, isfinite(over) ? over : 0, o->windows);
+	if (o->sampler_slowed)
 		gi_buf_printf(&line,
 		              "; the sampler's period was lengthened from %.0f ms to up to %.0f ms "
 		              "to keep within it",
-		              gi_json_num(o, "sample_period_ms"),
-		              gi_json_num(o, "sample_period_max_ms"));
-	double others = gi_json_num(o, "other_observers");
+		              o->sample_period_ms, o->sample_period_max_ms);
+	double others = o->other_observers;
 	if (isfinite(others) && others > 0)
 		gi_buf_printf(&line, "; %.0f process%s of other observers left out of the figures",
 		              others, others == 1 ? "" : "es");
@@ -813,14 +757,14 @@ static void put_observer(struct gi_buf *out, json_t *o)
 
 /* How much of the node's work the views explain: one bracketed line under
  * the header, loud when it is low (docs/PROFILE.md "explained"). */
-static void put_explained(struct gi_buf *out, json_t *e)
+static void put_explained(struct gi_buf *out, const struct fuse_view_explained *e)
 {
-	const char *note = gi_json_str(e, "note");
+	const char *note = e->note;
 	if (!note)
 		return;
 	struct gi_buf line;
 	gi_buf_init(&line, 1024);
-	bool low = json_is_true(json_object_get(e, "low")) && isfinite(gi_json_num(e, "share"));
+	bool low = e->low && isfinite(e->share);
 	gi_buf_printf(&line, "[%s%s]", low ? "MOSTLY UNATTRIBUTED: " : "", note);
 	put_wrapped(out, 2, gi_buf_str(&line));
 	gi_buf_destroy(&line);
@@ -830,44 +774,45 @@ int fuse_report_text(json_t *profile, struct gi_buf *dst)
 {
 	if (!json_is_object(profile) || !dst)
 		return GI_EINVAL;
+	struct fuse_view view, *v = &view;
+	int rc = fuse_view_parse(profile, &view);
+	if (rc != 0) {
+		fuse_view_destroy(&view);
+		return rc;
+	}
 	/* Rendered in a buffer of our own, handed over in one append, so that a
 	 * capped `dst` gets all or nothing. */
 	struct gi_buf local, *out = &local;
 	gi_buf_init(&local, 0);
-	put_session(out, json_object_get(profile, "session"));
-	put_observer(out, json_object_get(profile, "observer"));
-	put_explained(out, json_object_get(profile, "explained"));
-	put_tracing(out, json_object_get(profile, "tracing"),
-	            json_object_get(profile, "trace_budget"));
-	put_errors(out, json_object_get(profile, "errors"));
-	put_recommendations(out, json_object_get(profile, "recommendations"),
-	                    json_object_get(profile, "metrics"));
-	put_metrics(out, json_object_get(profile, "metrics"));
-	const char *basis = gi_json_str(profile, "hot_modules_basis");
+	put_session(out, &v->session);
+	put_observer(out, &v->observer);
+	put_explained(out, &v->explained);
+	put_tracing(out, &v->tracing, &v->trace_budget);
+	put_errors(out, &v->errors);
+	put_recommendations(out, v);
+	put_metrics(out, &v->metrics);
+	const char *basis = v->hot_modules_basis;
 	bool executing = basis && strcmp(basis, "executing") == 0;
-	put_hot_modules(out, json_object_get(profile, "hot_modules"),
+	put_hot_modules(out, v->hot_modules, v->nhot_modules,
 	                executing ? "Hot modules (executing in: where the sampled processes ran, "
 	                            "share of reductions)"
 	                          : "Hot modules (process ownership: no samples in this session)");
-	put_hot_functions(out, json_object_get(profile, "hot_functions"),
-	                  json_object_get(profile, "executing"));
-	put_waits(out, gi_json_get_path(profile, "executing.blocked"));
+	put_hot_functions(out, v);
+	put_waits(out, &v->executing.blocked);
 	if (executing)
-		put_hot_modules(out, json_object_get(profile, "ownership_modules"),
+		put_hot_modules(out, v->ownership_modules, v->nownership_modules,
 		                "Process ownership (reductions of processes by the module that "
 		                "registered or started them: who, not where)");
-	put_hotspots(out, json_object_get(profile, "trace_hotspots"),
-	             json_object_get(profile, "call_time"));
-	put_workload(out, json_object_get(profile, "workload"),
-	             json_object_get(profile, "pipeline_overhead"));
-	json_t *g = json_object_get(profile, "graph");
-	if (json_is_object(g) && !gi_json_true(g, "answered")) {
+	put_hotspots(out, v);
+	put_workload(out, v);
+	if (v->graph.present && !v->graph.answered) {
 		gi_buf_puts(out, "\n");
 		put_wrapped(out, 0,
 		            "(no knowledge graph for this node: graph columns are empty; index the "
 		            "project with `giulia index` to fill them)");
 	}
-	int rc = gi_buf_append(dst, local.data ? local.data : "", local.len);
+	rc = gi_buf_append(dst, local.data ? local.data : "", local.len);
 	gi_buf_destroy(&local);
+	fuse_view_destroy(&view);
 	return rc;
 }

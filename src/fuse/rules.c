@@ -11,15 +11,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/buf.h"
 #include "base/fmt.h"
 #include "base/vec.h"
 #include "base/error.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
+#include "fuse/profile_view.h"
 
 struct rules {
-	json_t *profile;
+	const struct fuse_view *v;
 	const struct fuse_thresholds *t;
 	json_t *out;
 	double schedulers;
@@ -93,14 +95,8 @@ static const char *subject_module(const char *subject, char *buf, size_t size)
  * project (hot_modules[].graph.external). */
 static bool graph_external(struct rules *r, const char *module)
 {
-	json_t *hm = json_object_get(r->profile, "hot_modules");
-	for (size_t i = 0; json_is_array(hm) && i < json_array_size(hm); i++) {
-		json_t *m = json_array_get(hm, i);
-		const char *name = gi_json_str(m, "module");
-		if (name && strcmp(name, module) == 0)
-			return gi_json_true(json_object_get(m, "graph"), "external");
-	}
-	return false;
+	const struct fuse_view_module *m = fuse_view_hot_module(r->v, module);
+	return m && m->graph.external;
 }
 
 /* A recommendation is about the application's code: never about process
@@ -145,21 +141,19 @@ static void ev_num(json_t *ev, const char *key, double v)
  * `text` ("Mod.f/1 12.3%, ..."), and as evidence "project_hot_functions". */
 static void project_hot_functions(struct rules *r, json_t *ev, char *text, size_t size)
 {
-	json_t *hf = json_object_get(r->profile, "hot_functions");
 	json_t *names = json_array();
 	text[0] = '\0';
-	for (size_t i = 0; json_is_array(hf) && i < json_array_size(hf); i++) {
-		json_t *f = json_array_get(hf, i);
-		const char *mod = gi_json_str(f, "module"), *fn = gi_json_str(f, "function");
-		double arity = gi_json_num(f, "arity");
-		if (!gi_json_true(f, "project") || !mod || !fn || !isfinite(arity) ||
-		    json_array_size(names) >= 3)
+	for (size_t i = 0; i < r->v->nhot_functions; i++) {
+		const struct fuse_view_function *f = &r->v->hot_functions[i];
+		const char *mod = f->module, *fn = f->function;
+		double arity = f->arity;
+		if (!f->project || !mod || !fn || !isfinite(arity) || json_array_size(names) >= 3)
 			continue;
 		char mfa[600];
 		snprintf(mfa, sizeof(mfa), "%s.%s/%.0f", mod, fn, arity);
 		json_array_append_new(names, json_string(mfa));
 		char pct[32];
-		fuse_fmt_pct(gi_json_num(f, "reductions_share"), pct, sizeof(pct));
+		fuse_fmt_pct(f->reductions_share, pct, sizeof(pct));
 		size_t len = strlen(text);
 		if (len + strlen(mfa) + strlen(pct) + 3 < size)
 			snprintf(text + len, size - len, "%s%.*s %s", len ? ", " : "",
@@ -171,12 +165,11 @@ static void project_hot_functions(struct rules *r, json_t *ev, char *text, size_
 /* 1. CPU saturation. */
 static void rule_cpu(struct rules *r)
 {
-	const json_t *m = json_object_get(r->profile, "metrics");
-	double above = gi_json_num_path(m, "run_queue.above_schedulers_share");
-	double rq_avg = gi_json_num_path(m, "run_queue.avg"),
-	       rq_peak = gi_json_num_path(m, "run_queue.peak");
-	double util_avg = gi_json_num_path(m, "scheduler_utilisation.avg");
-	double util_high = gi_json_num_path(m, "scheduler_utilisation.high_share");
+	const struct fuse_view_metrics *m = &r->v->metrics;
+	double above = m->run_queue.above_schedulers_share;
+	double rq_avg = m->run_queue.avg, rq_peak = m->run_queue.peak;
+	double util_avg = m->scheduler_utilisation.avg;
+	double util_high = m->scheduler_utilisation.high_share;
 	if (r->snapshots < r->t->min_snapshots)
 		return;
 	bool queue = isfinite(above) && above >= r->t->cpu_persistent_share;
@@ -220,15 +213,13 @@ static void rule_cpu(struct rules *r)
 /* 2. Logger bottleneck. */
 static void rule_logger(struct rules *r)
 {
-	json_t *loggers = gi_json_get_path(r->profile, "processes.logger");
-	size_t n = json_is_array(loggers) ? json_array_size(loggers) : 0;
+	size_t n = r->v->loggers.len;
 	double share = 0, rate = 0, queue = 0, best_rank = INFINITY;
 	json_t *names = json_array();
 	for (size_t i = 0; i < n; i++) {
-		json_t *p = json_array_get(loggers, i);
-		double s = gi_json_num(p, "reductions_share"),
-		       rps = gi_json_num(p, "reductions_per_second");
-		double rank = gi_json_num(p, "rank"), q = gi_json_num(p, "max_queue");
+		const struct fuse_view_process *p = &r->v->loggers.items[i];
+		double s = p->reductions_share, rps = p->reductions_per_second;
+		double rank = p->rank, q = p->max_queue;
 		if (isfinite(s))
 			share += s;
 		if (isfinite(rps))
@@ -237,12 +228,11 @@ static void rule_logger(struct rules *r)
 			queue = q;
 		if (isfinite(rank) && rank < best_rank)
 			best_rank = rank;
-		const char *name = gi_json_str(p, "registered_name");
+		const char *name = p->registered_name;
 		if (!name)
-			name = gi_json_str(p, "module");
+			name = p->module;
 		char label[600];
-		snprintf(label, sizeof(label), "%s (%s)", name ? name : "?",
-		         gi_json_str(p, "pid") ? gi_json_str(p, "pid") : "?");
+		snprintf(label, sizeof(label), "%s (%s)", name ? name : "?", p->pid ? p->pid : "?");
 		if (json_array_size(names) < 5)
 			json_array_append_new(names, json_string(label));
 	}
@@ -257,21 +247,19 @@ static void rule_logger(struct rules *r)
 	ev_num(ev, "reductions_per_second", rate);
 	ev_num(ev, "best_rank", best_rank);
 	ev_num(ev, "max_message_queue", queue);
-	json_t *blocked = gi_json_get_path(r->profile, "executing.blocked");
-	double wait_share = gi_json_num(blocked, "logger_share_of_samples");
-	double wait_callers = gi_json_num(blocked, "logger_callers_avg");
-	double other_share = gi_json_num(blocked, "share_of_samples") - wait_share;
-	double caller_share = gi_json_num_path(blocked, "logging.caller_share");
+	const struct fuse_view_blocked *blocked = &r->v->executing.blocked;
+	double wait_share = blocked->logger_share_of_samples;
+	double wait_callers = blocked->logger_callers_avg;
+	double other_share = blocked->share_of_samples - wait_share;
+	double caller_share = blocked->logging.caller_share;
 	ev_num(ev, "blocked_in_log_calls_share", wait_share);
 	ev_num(ev, "blocked_in_log_calls_callers_avg", wait_callers);
 	ev_num(ev, "blocked_in_other_calls_share", other_share);
 	ev_num(ev, "log_calls_caller_share", caller_share);
 	json_t *sites = json_array();
 	char site_text[512] = "";
-	json_t *log_sites = gi_json_get_path(blocked, "logging.call_sites");
-	for (size_t i = 0; json_is_array(log_sites) && i < json_array_size(log_sites) && i < 3;
-	     i++) {
-		const char *fn = gi_json_str(json_array_get(log_sites, i), "function");
+	for (size_t i = 0; i < blocked->logging.ncall_sites && i < 3; i++) {
+		const char *fn = blocked->logging.call_sites[i].function;
 		if (!fn)
 			continue;
 		json_array_append_new(sites, json_string(fn));
@@ -327,25 +315,32 @@ static void rule_logger(struct rules *r)
 	emit(r, 2, "logger-bottleneck", 55 + 150 * share, NULL, finding, ev, advice);
 }
 
-static bool cache_candidate(struct rules *r, json_t *w)
+static bool cache_candidate(struct rules *r, const struct fuse_view_workload *w)
 {
-	double reads = gi_json_num(w, "reads"), writes = gi_json_num(w, "writes");
-	double cps = gi_json_num(w, "operations_per_second");
-	if (!gi_json_str(w, "module") || !isfinite(reads) || reads <= 0 || !isfinite(cps) ||
+	double reads = w->reads, writes = w->writes;
+	double cps = w->operations_per_second;
+	if (!w->module || !isfinite(reads) || reads <= 0 || !isfinite(cps) ||
 	    cps < r->t->cache_calls_per_s)
 		return false;
 	double ratio = writes > 0 ? reads / writes : INFINITY;
 	return ratio >= r->t->cache_read_write_ratio;
 }
 
-static bool has_caller_candidate(struct rules *r, json_t *cands, const char *module);
+/* Candidates of rules 3 and 4: workload entries borrowed from the view. */
+struct candidates {
+	const struct fuse_view_workload *items[FUSE_VIEW_MAX_LIST];
+	size_t len;
+};
+
+static bool has_caller_candidate(struct rules *r, const struct candidates *cands,
+                                 const char *module);
 
 /* Whether most of the reads of workload entry `w` are served from memory
  * already (mnesia ram_copies/disc_copies tables are ETS tables of the node):
  * a cache in front of them would recommend what is there. */
-static bool reads_in_memory(struct rules *r, json_t *w)
+static bool reads_in_memory(struct rules *r, const struct fuse_view_workload *w)
 {
-	double s = gi_json_num_path(w, "database.reads_in_vm_share");
+	double s = w->database.reads_in_vm_share;
 	return isfinite(s) && s > r->t->in_vm_read_share;
 }
 
@@ -354,14 +349,8 @@ static bool reads_in_memory(struct rules *r, json_t *w)
  * modules. */
 static double module_time_share(struct rules *r, const char *module)
 {
-	json_t *hm = json_object_get(r->profile, "hot_modules");
-	for (size_t i = 0; module && json_is_array(hm) && i < json_array_size(hm); i++) {
-		json_t *m = json_array_get(hm, i);
-		const char *name = gi_json_str(m, "module");
-		if (name && strcmp(name, module) == 0)
-			return gi_json_num(m, "reductions_share");
-	}
-	return NAN;
+	const struct fuse_view_module *m = fuse_view_hot_module(r->v, module);
+	return m ? m->reductions_share : NAN;
 }
 
 /* The share of the time function `mfa` of `module` carries, and of what
@@ -371,26 +360,25 @@ static double module_time_share(struct rules *r, const char *module)
  * function a process was in, which for a server may be where it waits
  * (a receive inside it), while call_time measures its own time; advice
  * needs both to call it hot. */
-static double function_time_share(struct rules *r, json_t *hotspot, const char **basis)
+static double function_time_share(struct rules *r, const struct fuse_view_hotspot *hotspot,
+                                  const char **basis)
 {
-	const char *mod = gi_json_str(hotspot, "module"), *fn = gi_json_str(hotspot, "function");
-	double arity = gi_json_num(hotspot, "arity");
-	json_t *hf = json_object_get(r->profile, "hot_functions");
+	const char *mod = hotspot->module, *fn = hotspot->function;
+	double arity = hotspot->arity;
 	double node = NAN;
 	*basis = NULL;
-	for (size_t i = 0; mod && fn && json_is_array(hf) && i < json_array_size(hf); i++) {
-		json_t *f = json_array_get(hf, i);
-		const char *m = gi_json_str(f, "module"), *n = gi_json_str(f, "function");
-		if (m && n && strcmp(m, mod) == 0 && strcmp(n, fn) == 0 &&
-		    gi_json_num(f, "arity") == arity) {
-			node = gi_json_num(f, "reductions_share");
+	for (size_t i = 0; mod && fn && i < r->v->nhot_functions; i++) {
+		const struct fuse_view_function *f = &r->v->hot_functions[i];
+		const char *m = f->module, *n = f->function;
+		if (m && n && strcmp(m, mod) == 0 && strcmp(n, fn) == 0 && f->arity == arity) {
+			node = f->reductions_share;
 			break;
 		}
 	}
 	/* Sampled, and not among the hot functions: below their floor. */
-	if (!isfinite(node) && json_array_size(hf) > 0)
+	if (!isfinite(node) && r->v->nhot_functions > 0)
 		node = 0;
-	double traced = gi_json_num(hotspot, "time_share");
+	double traced = hotspot->time_share;
 	if (isfinite(traced) && (!isfinite(node) || traced < node)) {
 		*basis = "traced";
 		return traced;
@@ -403,32 +391,28 @@ static double function_time_share(struct rules *r, json_t *hotspot, const char *
 /* 3. Read-through cache candidate. */
 static void rule_cache(struct rules *r)
 {
-	json_t *wl = json_object_get(r->profile, "workload");
-	json_t *cands = json_array();
-	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++)
-		if (cache_candidate(r, json_array_get(wl, i)))
-			json_array_append(cands, json_array_get(wl, i));
-	for (size_t i = 0; i < json_array_size(cands); i++) {
-		json_t *w = json_array_get(cands, i);
-		const char *mod = gi_json_str(w, "module");
+	struct candidates *cands = gi_calloc(1, sizeof(*cands));
+	for (size_t i = 0; i < r->v->nworkload; i++)
+		if (cache_candidate(r, &r->v->workload[i]))
+			cands->items[cands->len++] = &r->v->workload[i];
+	for (size_t i = 0; i < cands->len; i++) {
+		const struct fuse_view_workload *w = cands->items[i];
+		const char *mod = w->module;
 		/* A data layer whose caller is a candidate too: cache in the caller.
 		 * Reads served from memory already need no cache. */
 		if (has_caller_candidate(r, cands, mod) || reads_in_memory(r, w))
 			continue;
-		double reads = gi_json_num(w, "reads"), writes = gi_json_num(w, "writes");
-		double cps = gi_json_num(w, "operations_per_second");
+		double reads = w->reads, writes = w->writes;
+		double cps = w->operations_per_second;
 		double ratio = writes > 0 ? reads / writes : INFINITY;
 		json_t *ev = json_object();
 		ev_num(ev, "reads", reads);
 		ev_num(ev, "writes", writes);
 		ev_num(ev, "read_write_ratio", writes > 0 ? ratio : NAN);
 		ev_num(ev, "operations_per_second", cps);
-		ev_num(ev, "reads_per_window", gi_json_num(w, "reads_per_window"));
+		ev_num(ev, "reads_per_window", w->reads_per_window);
 		ev_num(ev, "time_share", module_time_share(r, mod));
-		json_object_set_new(ev, "storage",
-		                    json_incref(gi_json_get_path(w, "database.storage")
-		                                    ? gi_json_get_path(w, "database.storage")
-		                                    : json_null()));
+		json_object_set_new(ev, "storage", fuse_json_str(w->database.storage));
 		char finding[512], rt[32], rd[GI_FMT_NUM_MAX], wr[GI_FMT_NUM_MAX],
 		    ops[GI_FMT_NUM_MAX];
 		gi_fmt_count(reads, rd, sizeof(rd));
@@ -444,7 +428,7 @@ static void rule_cache(struct rules *r)
 		double pri = 45 + 10 * log10(fmax(cps, 1)) + (writes == 0 ? 5 : 0);
 		/* A data layer's reads are every caller's, of many keys: the ratio
 		 * bounds the misses that writes cause, not the cold ones. */
-		bool layer = gi_json_true(json_object_get(w, "database"), "data_layer");
+		bool layer = w->database.data_layer;
 		json_object_set_new(ev, "data_layer", json_boolean(layer));
 		emit(r, 3, "read-through-cache", pri, mod, finding, ev,
 		     layer ? "It is the data layer, so its reads are every caller's: a cache "
@@ -458,25 +442,25 @@ static void rule_cache(struct rules *r)
 		             "the entry on each write; with this read/write ratio nearly every "
 		             "call becomes a local lookup.");
 	}
-	json_decref(cands);
+	gi_free(cands);
 }
 
 /* Whether the workload entry's database facts make its module a data layer
  * (pipeline helpers inside it, `use Ecto.Repo`, driver calls or a
  * Repo-shaped module), with why in `via`. */
-static bool data_layer_signature(json_t *db, char *via, size_t via_size)
+static bool data_layer_signature(const struct fuse_view_database *db, char *via, size_t via_size)
 {
-	double helpers = gi_json_num(db, "pipeline_helper_calls");
+	double helpers = db->pipeline_helper_calls;
 	if (isfinite(helpers) && helpers > 0) {
 		snprintf(via, via_size, "calls to pipeline helpers inside the module");
 		return true;
 	}
-	if (gi_json_true(db, "uses_ecto_repo")) {
+	if (db->uses_ecto_repo) {
 		snprintf(via, via_size, "it uses Ecto.Repo");
 		return true;
 	}
-	if (gi_json_true(db, "data_layer")) {
-		const char *why = gi_json_str(db, "data_layer_reason");
+	if (db->data_layer) {
+		const char *why = db->data_layer_reason;
 		snprintf(via, via_size, "a data layer: %s", why ? why : "it talks to a database");
 		return true;
 	}
@@ -486,11 +470,11 @@ static bool data_layer_signature(json_t *db, char *via, size_t via_size)
 /* True when at least the lookup share of the calls of the workload entry
  * whose database facts are `db` go to a data layer other than `self` (may
  * be NULL), said in `via`. */
-static bool mostly_to_data_layer(struct rules *r, json_t *db, const char *self, char *via,
-                                 size_t via_size)
+static bool mostly_to_data_layer(struct rules *r, const struct fuse_view_database *db,
+                                 const char *self, char *via, size_t via_size)
 {
-	double share = gi_json_num(db, "repo_call_share");
-	const char *repo = gi_json_str(db, "repo");
+	double share = db->repo_call_share;
+	const char *repo = db->repo;
 	if (!repo || (self && strcmp(repo, self) == 0) || !isfinite(share) ||
 	    share < r->t->lookup_repo_share)
 		return false;
@@ -500,9 +484,10 @@ static bool mostly_to_data_layer(struct rules *r, json_t *db, const char *self, 
 
 /* The signature of a module that goes to the database: a data layer, or
  * one most of whose calls go to one. */
-static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
+static bool db_signature(struct rules *r, const struct fuse_view_workload *w, char *via,
+                         size_t via_size)
 {
-	json_t *db = json_object_get(w, "database");
+	const struct fuse_view_database *db = &w->database;
 	return data_layer_signature(db, via, via_size) ||
 	       mostly_to_data_layer(r, db, NULL, via, via_size);
 }
@@ -516,40 +501,30 @@ static bool db_signature(struct rules *r, json_t *w, char *via, size_t via_size)
  * application reads and writes, which says nothing about how often any one
  * kind of data changes; the table belongs in the caller that asks for one
  * kind of data again and again. */
-static bool lookup_signature(struct rules *r, json_t *w, char *via, size_t via_size)
+static bool lookup_signature(struct rules *r, const struct fuse_view_workload *w, char *via,
+                             size_t via_size)
 {
-	json_t *db = json_object_get(w, "database");
+	const struct fuse_view_database *db = &w->database;
 	return !data_layer_signature(db, via, via_size) &&
-	       mostly_to_data_layer(r, db, gi_json_str(w, "module"), via, via_size);
-}
-
-/* The workload entry of `module`, or NULL. */
-static json_t *workload_of(json_t *wl, const char *module)
-{
-	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++)
-		if (module && gi_json_str(json_array_get(wl, i), "module") &&
-		    strcmp(gi_json_str(json_array_get(wl, i), "module"), module) == 0)
-			return json_array_get(wl, i);
-	return NULL;
+	       mostly_to_data_layer(r, db, w->module, via, via_size);
 }
 
 /* Whether traced module `from` reaches `to` through the traced modules its
  * functions call (database.calls_traced_modules) or the data layer it
  * depends on (database.repo), at most `depth` modules deep. */
-static bool module_reaches(json_t *wl, const char *from, const char *to, int depth)
+static bool module_reaches(const struct fuse_view *v, const char *from, const char *to, int depth)
 {
-	json_t *w = workload_of(wl, from);
-	json_t *db = json_object_get(w, "database");
-	const char *repo = gi_json_str(db, "repo");
+	const struct fuse_view_workload *w = fuse_view_workload_of(v, from);
 	if (!w || depth <= 0)
 		return false;
+	const char *repo = w->database.repo;
 	if (repo && strcmp(repo, to) == 0)
 		return true;
-	json_t *next = json_object_get(db, "calls_traced_modules");
-	for (size_t i = 0; json_is_array(next) && i < json_array_size(next); i++) {
-		const char *m = json_string_value(json_array_get(next, i));
+	const struct fuse_view_names *next = &w->database.calls_traced_modules;
+	for (size_t i = 0; i < next->len; i++) {
+		const char *m = next->items[i];
 		if (m && strcmp(m, from) != 0 &&
-		    (strcmp(m, to) == 0 || module_reaches(wl, m, to, depth - 1)))
+		    (strcmp(m, to) == 0 || module_reaches(v, m, to, depth - 1)))
 			return true;
 	}
 	return false;
@@ -558,12 +533,12 @@ static bool module_reaches(json_t *wl, const char *from, const char *to, int dep
 /* True when another candidate goes through `module` for its work: the
  * cache or the table belongs in that outermost caller, where the lookups
  * start, not in the layers below it. */
-static bool has_caller_candidate(struct rules *r, json_t *cands, const char *module)
+static bool has_caller_candidate(struct rules *r, const struct candidates *cands,
+                                 const char *module)
 {
-	json_t *wl = json_object_get(r->profile, "workload");
-	for (size_t i = 0; i < json_array_size(cands); i++) {
-		const char *other = gi_json_str(json_array_get(cands, i), "module");
-		if (other && strcmp(other, module) != 0 && module_reaches(wl, other, module, 8))
+	for (size_t i = 0; i < cands->len; i++) {
+		const char *other = cands->items[i]->module;
+		if (other && strcmp(other, module) != 0 && module_reaches(r->v, other, module, 8))
 			return true;
 	}
 	return false;
@@ -572,34 +547,32 @@ static bool has_caller_candidate(struct rules *r, json_t *cands, const char *mod
 /* 4. Database-backed lookup of rarely changing data. */
 static void rule_lookup(struct rules *r)
 {
-	json_t *wl = json_object_get(r->profile, "workload");
-	json_t *cands = json_array();
-	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
-		json_t *w = json_array_get(wl, i);
+	struct candidates *cands = gi_calloc(1, sizeof(*cands));
+	for (size_t i = 0; i < r->v->nworkload; i++) {
+		const struct fuse_view_workload *w = &r->v->workload[i];
 		char via[256];
-		double share = gi_json_num(w, "read_share"),
-		       cps = gi_json_num(w, "operations_per_second");
+		double share = w->read_share, cps = w->operations_per_second;
 		if (!isfinite(share) || share < r->t->lookup_read_share || !isfinite(cps) ||
 		    cps < r->t->lookup_calls_per_s || !lookup_signature(r, w, via, sizeof(via)))
 			continue;
-		json_array_append(cands, w);
+		cands->items[cands->len++] = w;
 	}
-	for (size_t i = 0; i < json_array_size(cands); i++) {
-		json_t *w = json_array_get(cands, i);
-		const char *mod = gi_json_str(w, "module");
+	for (size_t i = 0; i < cands->len; i++) {
+		const struct fuse_view_workload *w = cands->items[i];
+		const char *mod = w->module;
 		char via[256];
 		if (!mod || !lookup_signature(r, w, via, sizeof(via)))
 			continue;
 		if (has_caller_candidate(r, cands, mod) || reads_in_memory(r, w))
 			continue;
-		json_t *db = json_object_get(w, "database");
-		double reads_w = gi_json_num(w, "reads_per_window");
-		double writes_w = gi_json_num(w, "writes_per_window");
-		double rshare = gi_json_num(db, "repo_call_share");
+		const struct fuse_view_database *db = &w->database;
+		double reads_w = w->reads_per_window;
+		double writes_w = w->writes_per_window;
+		double rshare = db->repo_call_share;
 		/* Its reads that reach the database, and never more than the data
 		 * layer's own reads when that is traced. */
 		double trips = reads_w * fmin(rshare, 1.0);
-		double repo_reads = gi_json_num(db, "repo_reads_per_window");
+		double repo_reads = db->repo_reads_per_window;
 		if (isfinite(repo_reads) && repo_reads < trips)
 			trips = repo_reads;
 		double saved = trips - (isfinite(writes_w) ? writes_w : 0);
@@ -607,28 +580,22 @@ static void rule_lookup(struct rules *r)
 			saved = 0;
 		json_t *ev = json_object();
 		json_object_set_new(ev, "signature", json_string(via));
-		ev_num(ev, "read_share", gi_json_num(w, "read_share"));
-		ev_num(ev, "reads", gi_json_num(w, "reads"));
-		ev_num(ev, "writes", gi_json_num(w, "writes"));
-		ev_num(ev, "operations_per_second", gi_json_num(w, "operations_per_second"));
-		ev_num(ev, "pipeline_helper_calls", gi_json_num(db, "pipeline_helper_calls"));
-		json_object_set_new(ev, "repo",
-		                    json_incref(json_object_get(db, "repo")
-		                                    ? json_object_get(db, "repo")
-		                                    : json_null()));
+		ev_num(ev, "read_share", w->read_share);
+		ev_num(ev, "reads", w->reads);
+		ev_num(ev, "writes", w->writes);
+		ev_num(ev, "operations_per_second", w->operations_per_second);
+		ev_num(ev, "pipeline_helper_calls", db->pipeline_helper_calls);
+		json_object_set_new(ev, "repo", fuse_json_str(db->repo));
 		ev_num(ev, "reads_per_window", reads_w);
 		ev_num(ev, "writes_per_window", writes_w);
 		ev_num(ev, "round_trips_saved_per_window", round(saved));
 		ev_num(ev, "time_share", module_time_share(r, mod));
-		json_object_set_new(ev, "storage",
-		                    json_incref(json_object_get(db, "storage")
-		                                    ? json_object_get(db, "storage")
-		                                    : json_null()));
+		json_object_set_new(ev, "storage", fuse_json_str(db->storage));
 		char finding[640];
 		snprintf(finding, sizeof(finding),
 		         "%s serves read-mostly lookups (%.1f%% reads) from the database (%s); "
 		         "about %.0f round trips per window could be saved",
-		         mod, gi_json_num(w, "read_share") * 100, via, round(saved));
+		         mod, w->read_share * 100, via, round(saved));
 		double pri = 60 + 10 * log10(fmax(saved, 1));
 		emit(r, 4, "db-backed-lookup", pri, mod, finding, ev,
 		     "Keep this rarely changing data in ETS (a table owned by a long-lived "
@@ -636,32 +603,28 @@ static void rule_lookup(struct rules *r)
 		     "entries on write (or on a change notification) instead of querying the "
 		     "database for every lookup.");
 	}
-	json_decref(cands);
+	gi_free(cands);
 }
 
 /* 5. Hot hub: a hot module with many dependents, or a hot complex function. */
 static void rule_hub(struct rules *r)
 {
-	json_t *hm = json_object_get(r->profile, "hot_modules");
-	for (size_t i = 0; json_is_array(hm) && i < json_array_size(hm); i++) {
-		json_t *m = json_array_get(hm, i);
-		json_t *g = json_object_get(m, "graph");
-		double share = gi_json_num(m, "reductions_share"), ca = gi_json_num(g, "ca");
-		bool hub = gi_json_true(g, "hub");
+	for (size_t i = 0; i < r->v->nhot_modules; i++) {
+		const struct fuse_view_module *m = &r->v->hot_modules[i];
+		const struct fuse_view_module_graph *g = &m->graph;
+		double share = m->reductions_share, ca = g->ca;
+		bool hub = g->hub == FUSE_TRI_TRUE;
 		if (!isfinite(share) || share < r->t->hub_share)
 			continue;
 		if (!hub && !(isfinite(ca) && ca >= r->t->hub_dependents))
 			continue;
-		const char *mod = gi_json_str(m, "module");
+		const char *mod = m->module;
 		json_t *ev = json_object();
 		ev_num(ev, "reductions_share", share);
 		ev_num(ev, "dependents", ca);
 		json_object_set_new(ev, "hub", json_boolean(hub));
-		ev_num(ev, "complexity", gi_json_num(g, "complexity"));
-		json_object_set_new(ev, "zone",
-		                    json_incref(json_object_get(g, "zone")
-		                                    ? json_object_get(g, "zone")
-		                                    : json_null()));
+		ev_num(ev, "complexity", g->complexity);
+		json_object_set_new(ev, "zone", fuse_json_str(g->zone));
 		char finding[512], pct[32];
 		fuse_fmt_pct(share, pct, sizeof(pct));
 		snprintf(finding, sizeof(finding),
@@ -673,12 +636,11 @@ static void rule_hub(struct rules *r)
 		     "its interface, move the hot path into a focused module, and cover it with "
 		     "tests before changing it.");
 	}
-	json_t *hs = json_object_get(r->profile, "trace_hotspots");
 	int functions = 0;
-	for (size_t i = 0; json_is_array(hs) && i < json_array_size(hs) && functions < 5; i++) {
-		json_t *f = json_array_get(hs, i);
-		double cps = gi_json_num(f, "calls_per_second");
-		double cc = gi_json_num(f, "cyclomatic"), cog = gi_json_num(f, "cognitive");
+	for (size_t i = 0; i < r->v->nhotspots && functions < 5; i++) {
+		const struct fuse_view_hotspot *f = &r->v->hotspots[i];
+		double cps = f->calls_per_second;
+		double cc = f->cyclomatic, cog = f->cognitive;
 		if (!isfinite(cps) || cps < r->t->hub_function_calls_per_s)
 			continue;
 		if (!(isfinite(cc) && cc >= r->t->hub_cyclomatic) &&
@@ -690,7 +652,7 @@ static void rule_hub(struct rules *r)
 		double tshare = function_time_share(r, f, &basis);
 		if (!isfinite(tshare) || tshare < r->t->advice_min_share)
 			continue;
-		const char *mfa = gi_json_str(f, "mfa");
+		const char *mfa = f->mfa;
 		functions++;
 		json_t *ev = json_object();
 		ev_num(ev, "time_share", tshare);
@@ -698,7 +660,7 @@ static void rule_hub(struct rules *r)
 		ev_num(ev, "calls_per_second", cps);
 		ev_num(ev, "cyclomatic", cc);
 		ev_num(ev, "cognitive", cog);
-		ev_num(ev, "callers", (double)json_array_size(json_object_get(f, "callers")));
+		ev_num(ev, "callers", (double)f->callers.len);
 		char finding[640], times[GI_FMT_NUM_MAX], tp[32];
 		gi_fmt_count(cps, times, sizeof(times));
 		fuse_fmt_pct(tshare, tp, sizeof(tp));
@@ -717,24 +679,20 @@ static void rule_hub(struct rules *r)
 /* 6. Mailbox build-up. */
 static void rule_mailbox(struct rules *r)
 {
-	json_t *boxes = gi_json_get_path(r->profile, "processes.mailboxes");
-	for (size_t i = 0; json_is_array(boxes) && i < json_array_size(boxes) && i < 10; i++) {
-		json_t *b = json_array_get(boxes, i);
-		double first = gi_json_num(b, "first"), last = gi_json_num(b, "last");
-		double max = gi_json_num(b, "max"), samples = gi_json_num(b, "samples");
-		double rises = gi_json_num(b, "rising_steps"), steps = gi_json_num(b, "steps");
-		double head = gi_json_num(b, "start_quarter_avg"),
-		       tail = gi_json_num(b, "end_quarter_avg");
+	for (size_t i = 0; i < r->v->mailboxes.len && i < 10; i++) {
+		const struct fuse_view_process *b = &r->v->mailboxes.items[i];
+		double first = b->first, last = b->last;
+		double max = b->max, samples = b->samples;
+		double rises = b->rising_steps, steps = b->steps;
+		double head = b->start_quarter_avg, tail = b->end_quarter_avg;
 		/* Grown by mailbox_min from the first to the last quarter, and rising
 		 * in most of the steps where it was seen: a trend, not a burst. */
 		if (!isfinite(max) || samples < r->t->min_snapshots || !isfinite(head) ||
 		    !isfinite(tail) || tail - head < r->t->mailbox_min || !(last > first) ||
 		    steps <= 0 || rises / steps < r->t->mailbox_rising_share)
 			continue;
-		const char *mod = gi_json_str(b, "module"),
-		           *name = gi_json_str(b, "registered_name");
-		const char *pid = gi_json_str(b, "pid");
-		json_t *hub = json_object_get(b, "hub");
+		const char *mod = b->module, *name = b->registered_name;
+		const char *pid = b->pid;
 		json_t *ev = json_object();
 		json_object_set_new(ev, "pid", json_string(pid ? pid : "?"));
 		json_object_set_new(ev, "module", mod ? json_string(mod) : json_null());
@@ -746,12 +704,15 @@ static void rule_mailbox(struct rules *r)
 		ev_num(ev, "end_quarter_avg", tail);
 		ev_num(ev, "rising_steps", rises);
 		ev_num(ev, "steps", steps);
-		json_object_set_new(ev, "hub", hub ? json_incref(hub) : json_null());
-		ev_num(ev, "dependents", gi_json_num(b, "dependents"));
+		json_object_set_new(ev, "hub",
+		                    b->hub == FUSE_TRI_UNKNOWN
+		                        ? json_null()
+		                        : json_boolean(b->hub == FUSE_TRI_TRUE));
+		ev_num(ev, "dependents", b->dependents);
 		/* Reads it serves, if any: a spool or a sink serves none, and
 		 * moving reads into ETS is no remedy for it. */
-		json_t *w = workload_of(json_object_get(r->profile, "workload"), mod);
-		double reads = gi_json_num(w, "reads");
+		const struct fuse_view_workload *w = fuse_view_workload_of(r->v, mod);
+		double reads = w ? w->reads : NAN;
 		bool serves_reads = isfinite(reads) && reads > 0;
 		ev_num(ev, "time_share", module_time_share(r, mod));
 		json_object_set_new(ev, "serves_reads",
@@ -761,7 +722,8 @@ static void rule_mailbox(struct rules *r)
 		         "Mailbox of %s (%s%s%s) grows: %.0f -> %.0f messages (max %.0f)%s", pid,
 		         mod ? mod : "unknown module", name ? ", " : "", name ? name : "", first,
 		         last, max,
-		         json_is_true(hub) ? "; the module is a hub: a singleton bottleneck" : "");
+		         b->hub == FUSE_TRI_TRUE ? "; the module is a hub: a singleton bottleneck"
+		                                 : "");
 		emit(r, 6, "mailbox-buildup", 60 + 10 * log10(fmax(max, 1)), mod ? mod : pid,
 		     finding, ev,
 		     serves_reads
@@ -781,9 +743,9 @@ static void rule_mailbox(struct rules *r)
 /* 7. Memory growth. */
 static void rule_memory(struct rules *r)
 {
-	json_t *mem = gi_json_get_path(r->profile, "metrics.memory_bytes");
-	double trend = gi_json_num(mem, "trend_bytes"), ratio = gi_json_num(mem, "trend_ratio");
-	double growth = gi_json_num(mem, "growth_bytes"), first = gi_json_num(mem, "first");
+	const struct fuse_view_stat *mem = &r->v->metrics.memory_bytes;
+	double trend = mem->trend_bytes, ratio = mem->trend_ratio;
+	double growth = mem->growth_bytes, first = mem->first;
 	if (r->snapshots < r->t->min_snapshots || !isfinite(trend) || !isfinite(growth))
 		return;
 	if (trend < r->t->memory_growth_bytes || growth < r->t->memory_growth_bytes ||
@@ -791,9 +753,8 @@ static void rule_memory(struct rules *r)
 		return;
 	/* A trend needs continuity: when more of the session is missing than
 	 * was seen, the two ends are not one series, and nothing is claimed. */
-	json_t *session = json_object_get(r->profile, "session");
-	double missing = gi_json_num(session, "snapshots_missing");
-	size_t gaps = json_array_size(json_object_get(session, "gaps"));
+	double missing = r->v->session.snapshots_missing;
+	size_t gaps = r->v->session.ngaps;
 	if (!isfinite(missing))
 		missing = 0;
 	if (missing > (double)r->snapshots)
@@ -804,44 +765,41 @@ static void rule_memory(struct rules *r)
 		ev_num(ev, "snapshots_missing", missing);
 	}
 	ev_num(ev, "first_bytes", first);
-	ev_num(ev, "last_bytes", gi_json_num(mem, "last"));
+	ev_num(ev, "last_bytes", mem->last);
 	ev_num(ev, "growth_bytes", growth);
 	ev_num(ev, "trend_bytes", trend);
 	ev_num(ev, "trend_ratio", ratio);
 	json_t *cats = json_object();
-	json_t *mc = gi_json_get_path(r->profile, "metrics.memory_categories");
 	char names[256] = "";
-	static const char *const keys[] = {"binary", "ets", "processes", "atom", "code", "system"};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		double g = gi_json_num(json_object_get(mc, keys[i]), "trend_bytes");
+	for (size_t i = 0; i < FUSE_MEM_CATEGORIES; i++) {
+		const char *key = fuse_view_memory_category_name(i);
+		double g = r->v->metrics.memory_categories[i].trend_bytes;
 		if (!isfinite(g) || g <= 0)
 			continue;
-		ev_num(cats, keys[i], g);
+		ev_num(cats, key, g);
 		/* Name the categories that carry at least a fifth of the growth. */
-		if (g >= 0.2 * trend && strcmp(keys[i], "system") != 0) {
+		if (g >= 0.2 * trend && i != FUSE_MEM_SYSTEM) {
 			size_t len = strlen(names);
-			snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
-			         keys[i]);
+			snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "", key);
 		}
 	}
 	json_object_set_new(ev, "categories", cats);
-	json_t *grew = gi_json_get_path(r->profile, "processes.memory_growth");
 	json_t *plist = json_array();
-	for (size_t i = 0; json_is_array(grew) && i < json_array_size(grew) && i < 5; i++) {
-		json_t *p = json_array_get(grew, i);
+	for (size_t i = 0; i < r->v->memory_growth.len && i < 5; i++) {
+		const struct fuse_view_process *p = &r->v->memory_growth.items[i];
 		json_t *e = json_object();
-		json_object_set_new(e, "pid", json_incref(json_object_get(p, "pid")));
-		json_object_set_new(e, "module", json_incref(json_object_get(p, "module")));
-		ev_num(e, "growth_bytes", gi_json_num(p, "growth_bytes"));
+		json_object_set_new(e, "pid", fuse_json_str(p->pid));
+		json_object_set_new(e, "module", fuse_json_str(p->module));
+		ev_num(e, "growth_bytes", p->growth_bytes);
 		json_array_append_new(plist, e);
 	}
 	json_object_set_new(ev, "processes", plist);
 	/* Memory that grew with the processes, per process steady, is the
 	 * load ramping up (connections, sessions) or processes that never
 	 * exit: a different finding, said as such, at low severity. */
-	json_t *pc = gi_json_get_path(r->profile, "metrics.process_count");
-	double ph = gi_json_num(pc, "start_quarter_avg"), pt = gi_json_num(pc, "end_quarter_avg");
-	double mh = gi_json_num(mem, "start_quarter_avg"), mt = gi_json_num(mem, "end_quarter_avg");
+	const struct fuse_view_stat *pc = &r->v->metrics.process_count;
+	double ph = pc->start_quarter_avg, pt = pc->end_quarter_avg;
+	double mh = mem->start_quarter_avg, mt = mem->end_quarter_avg;
 	bool with_processes = false;
 	if (isfinite(ph) && isfinite(pt) && ph > 0 && pt > ph * (1 + r->t->memory_growth_ratio) &&
 	    isfinite(mh) && isfinite(mt) && mh > 0) {
@@ -885,9 +843,9 @@ static void rule_memory(struct rules *r)
  * database. Returns whether it emitted. */
 static bool rule_waiting(struct rules *r, double util, double rq, const char *db_module)
 {
-	const json_t *b = gi_json_get_path(r->profile, "executing.blocked");
-	double blocked = gi_json_num(b, "share_of_samples");
-	double db_share = gi_json_num(b, "database_share_of_blocked");
+	const struct fuse_view_blocked *b = &r->v->executing.blocked;
+	double blocked = b->share_of_samples;
+	double db_share = b->database_share_of_blocked;
 	double sched = r->schedulers > 0 ? r->schedulers : 1;
 	if (!isfinite(blocked) || !isfinite(db_share) || util >= r->t->headroom_utilisation ||
 	    rq >= r->t->cpu_run_queue_per_scheduler * sched ||
@@ -896,11 +854,10 @@ static bool rule_waiting(struct rules *r, double util, double rq, const char *db
 	json_t *sites = json_array();
 	char names[512] = "";
 	size_t used = 0;
-	json_t *all = json_object_get(b, "call_sites");
-	for (size_t i = 0; i < json_array_size(all) && json_array_size(sites) < 3; i++) {
-		json_t *site = json_array_get(all, i);
-		const char *fn = gi_json_str(site, "function");
-		if (!fn || !gi_json_true(site, "database"))
+	for (size_t i = 0; i < b->ncall_sites && json_array_size(sites) < 3; i++) {
+		const struct fuse_view_call_site *site = &b->call_sites[i];
+		const char *fn = site->function;
+		if (!fn || !site->database)
 			continue;
 		json_array_append_new(sites, json_string(fn));
 		int n = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", fn);
@@ -939,10 +896,10 @@ static bool rule_waiting(struct rules *r, double util, double rq, const char *db
 /* 8. The BEAM is not the bottleneck. */
 static void rule_idle(struct rules *r)
 {
-	const json_t *m = json_object_get(r->profile, "metrics");
-	double util = gi_json_num_path(m, "scheduler_utilisation.avg");
-	double rq = gi_json_num_path(m, "run_queue.avg");
-	double rps = gi_json_num_path(m, "reductions_per_second.avg");
+	const struct fuse_view_metrics *m = &r->v->metrics;
+	double util = m->scheduler_utilisation.avg;
+	double rq = m->run_queue.avg;
+	double rps = m->reductions_per_second.avg;
 	double sched = r->schedulers > 0 ? r->schedulers : 1;
 	if (r->snapshots < r->t->min_snapshots || !isfinite(util) || !isfinite(rq) ||
 	    !isfinite(rps))
@@ -950,22 +907,21 @@ static void rule_idle(struct rules *r)
 	/* Traced operations flowing (the busiest module's rate: layers would
 	 * count twice), and the data layer when one is seen. */
 	double calls_per_s = 0;
-	json_t *wl = json_object_get(r->profile, "workload");
 	const char *db_module = NULL;
-	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
-		json_t *w = json_array_get(wl, i);
-		double c = gi_json_num(w, "operations_per_second");
+	for (size_t i = 0; i < r->v->nworkload; i++) {
+		const struct fuse_view_workload *w = &r->v->workload[i];
+		double c = w->operations_per_second;
 		if (isfinite(c) && c > calls_per_s)
 			calls_per_s = c;
 		char via[256];
 		/* A database outside the VM only: mnesia's tables and DETS files
 		 * are the node's own (docs/RULES.md, "Where data lives"). */
-		const char *storage = gi_json_str_path(w, "database.storage");
+		const char *storage = w->database.storage;
 		bool outside = !storage || strcmp(storage, "external") == 0;
 		if (!db_module && outside && db_signature(r, w, via, sizeof(via))) {
 			/* Name the data layer itself when the module is a caller of it. */
-			const char *repo = gi_json_str_path(w, "database.repo");
-			db_module = repo ? repo : gi_json_str(w, "module");
+			const char *repo = w->database.repo;
+			db_module = repo ? repo : w->module;
 		}
 	}
 	if (util >= r->t->idle_utilisation || rq >= r->t->idle_run_queue ||
@@ -981,7 +937,7 @@ static void rule_idle(struct rules *r)
 	/* "Time goes elsewhere" needs processes that wait: sampled, with few
 	 * of them blocked in calls, the node is lightly loaded and healthy,
 	 * not waiting on anything outside. */
-	double blocked = gi_json_num_path(r->profile, "executing.blocked.share_of_samples");
+	double blocked = r->v->executing.blocked.share_of_samples;
 	if (isfinite(blocked) && blocked < r->t->headroom_blocked_share)
 		return;
 	json_t *ev = json_object();
@@ -1020,24 +976,23 @@ static void rule_idle(struct rules *r)
  * that goes through it stops scaling there, whatever the cores. */
 static void rule_single_process(struct rules *r)
 {
-	json_t *top = gi_json_get_path(r->profile, "processes.top_cpu");
-	size_t n = json_is_array(top) ? json_array_size(top) : 0;
-	double util = gi_json_num_path(r->profile, "metrics.scheduler_utilisation.avg");
+	const struct fuse_view_processes *top = &r->v->top_cpu;
+	size_t n = top->len;
+	double util = r->v->metrics.scheduler_utilisation.avg;
 	int emitted = 0;
 	if (r->snapshots < r->t->min_snapshots || n < 2)
 		return;
 	for (size_t i = 0; i < n && emitted < 3; i++) {
-		json_t *p = json_array_get(top, i);
-		double share = gi_json_num(p, "reductions_share");
-		if (gi_json_true(p, "logger") || !isfinite(share) ||
-		    share < r->t->single_process_share)
+		const struct fuse_view_process *p = &top->items[i];
+		double share = p->reductions_share;
+		if (p->logger || !isfinite(share) || share < r->t->single_process_share)
 			continue;
 		/* Far above the other busiest processes: a funnel, not one of many
 		 * workers of the same size. */
 		double others = 0;
 		size_t k = 0;
 		for (size_t j = 0; j < n; j++) {
-			double s = gi_json_num(json_array_get(top, j), "reductions_share");
+			double s = top->items[j].reductions_share;
 			if (j != i && isfinite(s)) {
 				others += s;
 				k++;
@@ -1046,15 +1001,15 @@ static void rule_single_process(struct rules *r)
 		double mean = k > 0 ? others / (double)k : 0;
 		if (share < r->t->single_process_ratio * mean)
 			continue;
-		const char *mod = gi_json_str(p, "module"), *pid = gi_json_str(p, "pid");
-		const char *name = gi_json_str(p, "registered_name");
+		const char *mod = p->module, *pid = p->pid;
+		const char *name = p->registered_name;
 		/* A process started by spawn(fun) or by plumbing: its code. */
-		if ((!mod || fuse_module_is_wrapper(mod)) && gi_json_str(p, "running_module"))
-			mod = gi_json_str(p, "running_module");
+		if ((!mod || fuse_module_is_wrapper(mod)) && p->running_module)
+			mod = p->running_module;
 		/* What one scheduler it uses: its share of the node's busy time. */
 		double scheduler = isfinite(util) ? share * util * r->schedulers : NAN;
 		/* Busy enough to matter: an idle node's busiest process is none. */
-		double rps = gi_json_num(p, "reductions_per_second");
+		double rps = p->reductions_per_second;
 		if (!isfinite(rps) || rps < r->t->single_process_reductions_per_s)
 			continue;
 		json_t *ev = json_object();
@@ -1065,7 +1020,7 @@ static void rule_single_process(struct rules *r)
 		ev_num(ev, "others_mean_share", mean);
 		ev_num(ev, "scheduler_share", scheduler);
 		ev_num(ev, "reductions_per_second", rps);
-		ev_num(ev, "max_queue", gi_json_num(p, "max_queue"));
+		ev_num(ev, "max_queue", p->max_queue);
 		char finding[768], pct[32], sch[64] = "";
 		fuse_fmt_pct(share, pct, sizeof(pct));
 		if (isfinite(scheduler))
@@ -1097,33 +1052,30 @@ static void rule_single_process(struct rules *r)
  * disc_copies keeps the same durability with reads from ETS. */
 static void rule_disc_only(struct rules *r)
 {
-	json_t *tables = gi_json_get_path(r->profile, "storage.mnesia_tables");
-	json_t *wl = json_object_get(r->profile, "workload");
 	/* The traced module that reads mnesia most: the evidence of reads. */
 	const char *reader = NULL;
 	double reads_ps = 0;
-	for (size_t i = 0; json_is_array(wl) && i < json_array_size(wl); i++) {
-		json_t *w = json_array_get(wl, i);
-		const char *st = gi_json_str_path(w, "database.storage");
-		double ops = gi_json_num(w, "operations_per_second"),
-		       share = gi_json_num(w, "read_share");
+	for (size_t i = 0; i < r->v->nworkload; i++) {
+		const struct fuse_view_workload *w = &r->v->workload[i];
+		const char *st = w->database.storage;
+		double ops = w->operations_per_second, share = w->read_share;
 		double rps = isfinite(ops) && isfinite(share) ? ops * share : 0;
 		if (st && strcmp(st, "mnesia") == 0 && rps > reads_ps) {
 			reads_ps = rps;
-			reader = gi_json_str(w, "module");
+			reader = w->module;
 		}
 	}
 	if (!reader || reads_ps < r->t->lookup_calls_per_s)
 		return;
-	for (size_t i = 0; json_is_array(tables) && i < json_array_size(tables); i++) {
-		json_t *t = json_array_get(tables, i);
-		const char *name = gi_json_str(t, "name"), *st = gi_json_str(t, "storage");
+	for (size_t i = 0; i < r->v->storage.nmnesia_tables; i++) {
+		const struct fuse_view_table *t = &r->v->storage.mnesia_tables[i];
+		const char *name = t->name, *st = t->storage;
 		if (!name || !st || strcmp(st, "disc_only_copies") != 0)
 			continue;
 		json_t *ev = json_object();
 		json_object_set_new(ev, "table", json_string(name));
 		json_object_set_new(ev, "storage_type", json_string(st));
-		ev_num(ev, "size", gi_json_num(t, "size"));
+		ev_num(ev, "size", t->size);
 		json_object_set_new(ev, "reader", json_string(reader));
 		ev_num(ev, "mnesia_reads_per_second", reads_ps);
 		char finding[768], rps[GI_FMT_NUM_MAX];
@@ -1239,11 +1191,17 @@ int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t
 		fuse_thresholds_default(&defaults);
 		t = &defaults;
 	}
-	struct rules r = {profile, t, json_array(), 0, 0};
-	r.schedulers = gi_json_num_path(profile, "session.schedulers_online");
+	struct fuse_view view;
+	int rc = fuse_view_parse(profile, &view);
+	if (rc != 0) {
+		fuse_view_destroy(&view);
+		return rc;
+	}
+	struct rules r = {&view, t, json_array(), 0, 0};
+	r.schedulers = view.session.schedulers_online;
 	if (!isfinite(r.schedulers) || r.schedulers <= 0)
 		r.schedulers = 1;
-	double n = gi_json_num_path(profile, "session.snapshot_count");
+	double n = view.session.snapshot_count;
 	r.snapshots = isfinite(n) ? (long)n : 0;
 	rule_cpu(&r);
 	rule_logger(&r);
@@ -1272,6 +1230,7 @@ int fuse_rules_evaluate(json_t *profile, const struct fuse_thresholds *t, json_t
 	}
 	gi_vec_destroy(&items);
 	json_decref(r.out);
+	fuse_view_destroy(&view);
 	*out = sorted;
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include "base/fmt.h"
 #include "base/error.h"
 #include "fuse/fuse_int.h"
+#include "fuse/profile_view.h"
 
 json_t *fuse_json_num(double x)
 {
@@ -17,6 +18,11 @@ json_t *fuse_json_num(double x)
 	if (x == floor(x) && fabs(x) < 9007199254740992.0)
 		return json_integer((json_int_t)x);
 	return json_real(round(x * 10000.0) / 10000.0);
+}
+
+json_t *fuse_json_str(const char *s)
+{
+	return s ? json_string(s) : json_null();
 }
 
 /* The formats are base/fmt's, the one way every text output writes numbers. */
@@ -33,6 +39,26 @@ void fuse_fmt_count(double n, char *out, size_t size)
 void fuse_fmt_pct(double share, char *out, size_t size)
 {
 	gi_fmt_share(share, out, size);
+}
+
+bool fuse_fmt_hotspot_calls(const struct fuse_view_hotspot *f, char *buf, size_t size)
+{
+	char n[GI_FMT_NUM_MAX];
+	double calls = f->calls, high = f->high;
+	fuse_fmt_count(calls, n, sizeof(n));
+	if (f->firm == FUSE_TRI_FALSE && isfinite(high)) {
+		/* an estimate the model does not stand behind: its range, marked */
+		char lo[GI_FMT_NUM_MAX], hi[GI_FMT_NUM_MAX];
+		fuse_fmt_count(f->low, lo, sizeof(lo));
+		fuse_fmt_count(high, hi, sizeof(hi));
+		snprintf(buf, size, "?%s-%s", lo, hi);
+		return false;
+	}
+	if (isfinite(high) && calls > 0 && high > calls)
+		snprintf(buf, size, "%s +/-%.0f%%", n, 100.0 * (high - calls) / calls);
+	else
+		snprintf(buf, size, "%s", n);
+	return true;
 }
 
 int fuse_html_escape(struct gi_buf *out, const char *s)

@@ -578,6 +578,16 @@ int kg_query(struct kg_db *db, const char *name, const struct kg_query_params *p
 	return 0;
 }
 
+int kg_db_graph(struct kg_db *db, const struct kg_graph **out)
+{
+	*out = NULL;
+	struct kg_graph *g = NULL;
+	int rc = db ? graph_get(db, &g) : GI_EINVAL;
+	if (rc == 0)
+		*out = g;
+	return rc;
+}
+
 int kg_project_modules(struct kg_db *db, json_t **out_array)
 {
 	*out_array = NULL;

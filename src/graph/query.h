@@ -136,6 +136,14 @@ const char *kg_query_error_message(void);
  * gi_free): what stored profiles name as their project. */
 int kg_db_root(struct kg_db *db, char **out);
 
+struct kg_graph;
+/* The finished graph behind the queries (graph.h; borrowed from `db`,
+ * valid until the next call on `db` that may reload it: kg_query,
+ * kg_db_graph, kg_db_close), loaded on first use, for readers that join it
+ * with other data through its typed API (graph/lookup.h) rather than
+ * through query JSON. Not thread-safe, as `db`. */
+int kg_db_graph(struct kg_db *db, const struct kg_graph **out);
+
 /* Modules (display form) of the database that are defined in the project. */
 int kg_project_modules(struct kg_db *db, json_t **out_array);
 
