@@ -434,6 +434,12 @@ end,
 
 %% The five largest ETS tables by memory.
 WordSize = erlang:system_info(wordsize),
+%% A table's id as ~p prints it, without io_lib:format's cost (thousands of
+%% reductions per call).
+EtsId = fun(T) when is_reference(T) -> list_to_binary(erlang:ref_to_list(T));
+           (T) when is_atom(T) -> list_to_binary(io_lib:write_atom(T));
+           (T) -> iolist_to_binary(io_lib:format("~p", [T]))
+        end,
 EtsTop = fun() ->
     Tabs = lists:sublist(ets:all(), 100000),
     Mems = lists:zipwith(fun ets:info/2, Tabs, lists:duplicate(length(Tabs), memory)),
@@ -447,7 +453,7 @@ EtsTop = fun() ->
                                          _ -> null
                                      end,
                           [#{name => atom_to_binary(Name, utf8),
-                             id => iolist_to_binary(io_lib:format("~p", [T])),
+                             id => EtsId(T),
                              owner_module => OwnerMod, size => Size,
                              memory_bytes => Words * WordSize}];
                       _ -> []
@@ -1358,10 +1364,20 @@ ScanNote = fun(#{partial := true, pids := Pids, all := All}) ->
 %% every step of a sample ten times dearer).
 %%
 %% The scan: {Pids, Reductions} of every process, and what ran.
+%% The scan allocates about 16 words per process (its lists of pids,
+%% reductions and deltas): with a heap of twice that, a snapshot's garbage
+%% fits and the session collects about once per snapshot instead of 7-8 times
+%% (each collection copying the previous scan's lists, on a dirty scheduler
+%% once the heap passes 128k words). At most 2M words (16 MB, at 62k
+%% processes and more); the heap is the observer's memory in every snapshot.
+HeapWords = fun(Count) ->
+    process_flag(min_heap_size, min(2000000, 32 * min(Count, ScanCap)))
+end,
 SampleScan = fun(S, Start) ->
     Mine = maps:get(mine, S),
     All = erlang:processes(),
     Count = erlang:system_info(process_count),
+    HeapWords(Count),
     Capped = case Count > ScanCap of true -> lists:sublist(All, ScanCap); false -> All end,
     {Pids, Reds, Partial} = ScanLoop(Capped, Capped, length(Capped), Start + BudgetMs, 0, []),
     RanAll = WithoutMine(Ran(Pids, Reds, maps:get(prev, S)), Mine),
