@@ -208,7 +208,7 @@ struct ctx {
 	} ct;
 	struct budget_stat {
 		long windows, paused, duty_n, exposure_n; /* snapshots under an overhead budget */
-		double overhead, cost, duty_sum, exposure_sum, measured, estimated, traced_ms;
+		double overhead, cost, duty_sum, exposure_sum, measured, traced_ms;
 	} budget;
 	/* the observer's own cost over the session (snapshots' `observer`),
 	 * weighted by their windows */
@@ -544,10 +544,8 @@ static void take_budget(struct ctx *c, const struct obs_view *v)
 		}
 	}
 	for (size_t i = 0; i < v->ncalls; i++)
-		if (isfinite(v->calls[i].measured) && isfinite(v->calls[i].count)) {
+		if (isfinite(v->calls[i].measured) && isfinite(v->calls[i].count))
 			c->budget.measured += v->calls[i].measured;
-			c->budget.estimated += v->calls[i].count;
-		}
 }
 
 static void take_trace(struct ctx *c, const struct obs_view *v, long seq)
@@ -2072,7 +2070,16 @@ static json_t *build_budget(struct ctx *c)
 	json_object_set_new(o, "traced_ms", fuse_json_num(c->budget.traced_ms));
 	json_object_set_new(o, "paused_windows", json_integer(c->budget.paused));
 	json_object_set_new(o, "calls_measured", fuse_json_num(c->budget.measured));
-	json_object_set_new(o, "calls_estimated", fuse_json_num(c->budget.estimated));
+	/* the session's estimate is the functions' pooled ones (pool_estimates,
+	 * a ratio of sums), not the windows' own estimates summed, which one
+	 * window with a tiny counted interval throws off */
+	double estimated = 0;
+	for (size_t i = 0; i < c->func_list.len; i++) {
+		const struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
+		if (f->estimated)
+			estimated += f->total;
+	}
+	json_object_set_new(o, "calls_estimated", fuse_json_num(estimated));
 	json_object_set_new(o, "counts", json_string("estimated"));
 	return o;
 }
