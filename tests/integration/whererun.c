@@ -288,8 +288,22 @@ static void short_lived_hog_attributed_to_its_function(void)
 	json_t *ex = json_object_get(p, "explained");
 	char *text = json_dumps(ex, JSON_COMPACT);
 	char *fns = json_dumps(json_object_get(p, "hot_functions"), JSON_COMPACT);
-	fprintf(stderr, "  kiln_batch share %.2f, explained %s\n  hot functions %.600s\n", share,
-	        text, fns);
+	json_t *obs = json_object_get(p, "observer");
+	double born = 0;
+	for (size_t i = 1; i < json_array_size(snaps); i++)
+		born += json_number_value(json_object_get(
+		    json_object_get(json_array_get(snaps, i), "executing"), "born"));
+	fprintf(stderr,
+	        "  kiln_batch share %.2f, explained %s\n  hot functions %.600s\n  newborn samples "
+	        "%.0f; observer %.4f of a core (budget %.3f)\n",
+	        share, text, fns, born, json_number_value(json_object_get(obs, "cost")),
+	        json_number_value(json_object_get(obs, "budget")));
+	if (getenv("WHERERUN_DEBUG")) {
+		char *o = json_dumps(obs, JSON_COMPACT);
+		fprintf(stderr, "  observer %s\n", o);
+		free(o);
+	}
+	TH_ASSERT(born > 0);
 	/* the work lands on the function that does it */
 	json_t *hf = json_array_get(json_object_get(p, "hot_functions"), 0);
 	const char *first = hf ? json_string_value(json_object_get(hf, "module")) : NULL;
