@@ -535,6 +535,28 @@ static void cell_text(struct gi_buf *out, const char *s, const char *cls)
 	gi_buf_puts(out, "</td>");
 }
 
+/* A hotspot's calls; an estimate the model does not stand behind (not
+ * firm, docs/RULES.md "The estimator") shows its range, marked "?", with
+ * the profile's note in its title, as the text report does. */
+static void cell_calls(struct gi_buf *out, json_t *f)
+{
+	double high = gi_json_num(f, "high");
+	if (!json_is_false(json_object_get(f, "firm")) || !isfinite(high)) {
+		cell_num(out, gi_json_num(f, "calls"), 0);
+		return;
+	}
+	char lo[32], hi[32];
+	fuse_fmt_count(gi_json_num(f, "low"), lo, sizeof(lo));
+	fuse_fmt_count(high, hi, sizeof(hi));
+	gi_buf_puts(out, "<td class=\"n\" title=\"");
+	esc(out, gi_json_str(f, "estimate_note"));
+	gi_buf_puts(out, "\">?");
+	esc(out, lo);
+	gi_buf_puts(out, "-");
+	esc(out, hi);
+	gi_buf_puts(out, "</td>");
+}
+
 static void put_list_cell(struct gi_buf *out, json_t *list, size_t max)
 {
 	gi_buf_puts(out, "<td class=\"mono\">");
@@ -686,7 +708,7 @@ static void put_tables(struct gi_buf *out, json_t *p)
 			           sizeof(mfa));
 			cell_text(out, mfa, "mono");
 			cell_text(out, gi_json_str(f, "kind"), NULL);
-			cell_num(out, gi_json_num(f, "calls"), 0);
+			cell_calls(out, f);
 			cell_num(out, gi_json_num(f, "calls_per_second"), 0);
 			cell_num(out, gi_json_num(w, "min"), 0);
 			cell_num(out, round(gi_json_num(w, "avg")), 0);

@@ -105,17 +105,13 @@ static void pool_service_beside_bursty_cpu(void)
 	TH_ASSERT_INT_EQ(ts_pg_int(uri, "SELECT 1 FROM pg_stat_statements_reset()"), 1);
 	target_counts(&node, c0);
 	int64_t t0 = gi_clock_mono_ms();
-	const char *start[] = {"start",
-	                       node.name,
-	                       "--cookie",
-	                       node.cookie,
-	                       "--interval",
-	                       "1000",
-	                       "--trace",
-	                       "Ferry.Timetable,Ferry.Tables,Ferry.Logbook,Ferry.Purser",
-	                       "--project",
-	                       project,
-	                       NULL};
+	const char *start[] = {
+	    "start",      node.name,
+	    "--cookie",   node.cookie,
+	    "--interval", "1000",
+	    "--trace",    "Ferry.Timetable,Ferry.Tables,Ferry.Logbook,Ferry.Purser",
+	    "--project",  project,
+	    NULL};
 	char *text = ts_observe_until(start, node.name, SNAPSHOTS_WANTED);
 	long long statements = lookup_statements(uri);
 	target_counts(&node, c1);
@@ -135,20 +131,24 @@ static void pool_service_beside_bursty_cpu(void)
 	              "pg_stat_statements %lld, the target %lld", statements, lookups);
 
 	/* Observed under the default budget: counts are estimates. */
-	TH_ASSERT_STR_EQ(
-	    json_string_value(json_object_get(json_object_get(p, "tracing"), "mode")), "budget");
+	TH_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(p, "tracing"), "mode")),
+	                 "budget");
 	TH_ASSERT(json_is_true(json_object_get(json_object_get(p, "graph"), "answered")));
 
 	/* The lookup's estimated rate, against the database's. */
-	json_t *h = ts_json_find(json_object_get(p, "trace_hotspots"), "mfa",
-	                         "Ferry.Timetable.crossing/1");
+	json_t *h =
+	    ts_json_find(json_object_get(p, "trace_hotspots"), "mfa", "Ferry.Timetable.crossing/1");
 	TH_ASSERT_MSG(h != NULL, "the lookup is not among the hotspots:\n%.3000s", text);
 	double truth = (double)statements / seconds;
 	double rate = json_number_value(json_object_get(h, "calls_per_second"));
 	bool firm = json_is_true(json_object_get(h, "firm"));
 	const char *note = json_string_value(json_object_get(h, "estimate_note"));
 	fprintf(stderr, "crossing/1: %.1f calls/s estimated (%s), %.1f by the database (%.2fx)\n",
-	        rate, firm ? "firm" : note ? note : "not firm", truth, rate / truth);
+	        rate,
+	        firm   ? "firm"
+	        : note ? note
+	               : "not firm",
+	        truth, rate / truth);
 	if (firm)
 		TH_ASSERT_MSG(rate <= 2 * truth && rate >= truth / 2,
 		              "firm estimate %.1f/s, the database %.1f/s", rate, truth);
@@ -179,7 +179,8 @@ static void pool_service_beside_bursty_cpu(void)
 		json_t *r = json_array_get(recs, i);
 		const char *sub = json_string_value(json_object_get(r, "subject"));
 		if (json_integer_value(json_object_get(r, "rule")) == 5 && sub && strchr(sub, '/'))
-			TH_ASSERT_MSG(ts_rec_ev(r, "time_share") >= 0.05, "simplify on cold %s", sub);
+			TH_ASSERT_MSG(ts_rec_ev(r, "time_share") >= 0.05, "simplify on cold %s",
+			              sub);
 	}
 	free(text);
 	json_decref(p);

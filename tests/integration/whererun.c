@@ -302,6 +302,15 @@ static void short_lived_hog_attributed_to_its_function(void)
 		char *o = json_dumps(obs, JSON_COMPACT);
 		fprintf(stderr, "  observer %s\n", o);
 		free(o);
+		for (size_t i = 0; i < json_array_size(snaps); i++) {
+			json_t *s = json_array_get(snaps, i), *x = json_object_get(s, "executing");
+			fprintf(stderr, "  %zu: ticks %.0f born %.0f tick_us %.0f cost %.4f\n", i,
+			        json_number_value(json_object_get(x, "ticks")),
+			        json_number_value(json_object_get(x, "born")),
+			        json_number_value(json_object_get(x, "tick_us")),
+			        json_number_value(
+			            json_object_get(json_object_get(s, "observer"), "cost")));
+		}
 	}
 	TH_ASSERT(born > 0);
 	/* the work lands on the function that does it */

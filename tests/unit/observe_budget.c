@@ -222,6 +222,13 @@ static void estimate_scales_by_work_and_carries(void)
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "another tool: Hot: call trace patterns");
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "count exactly with --overhead 0");
 	gi_buf_destroy(&text);
+	/* the HTML report marks it the same way: its range, the note in the
+	 * cell's title */
+	gi_buf_init(&text, 0);
+	TH_ASSERT_OK(fuse_report_html(p, &text));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "<td class=\"n\" title=\"uncertain: ");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "count exactly with --overhead 0\">?");
+	gi_buf_destroy(&text);
 	json_decref(p);
 	json_decref(snaps);
 	json_decref(snap);

@@ -50,9 +50,9 @@
 %%   tick returns (and dropped by the runtime if the session dies); when the
 %%   work is in processes too short-lived to be candidates it also sets
 %%   `running` as the new processes' default for sample_run_ms of a tick
-%%   (only when no other tool holds that default), turns the default off
-%%   before the tick returns, and takes the flag off every newborn that sent
-%%   an event (one first scheduled later, when its event arrives).
+%%   (only when no other tool holds that default), with a sink process as
+%%   tracer that it kills before the tick returns (the default and the
+%%   newborns' flags then read as none).
 Owner = maps:get(owner, Args),
 CNode = maps:get(cnode, Args),
 Id = maps:get(id, Args),
@@ -1051,32 +1051,40 @@ end,
 %% process per item: they are gone when the next snapshot picks candidates).
 %% When the last interval's work done by processes that did not live to its
 %% snapshot was a large share of the node's (s_born, set by SampleSnapshot),
-%% each tick also samples the processes running now among the newborn: the
-%% session sets the `running` flag as the default of processes spawned in
-%% the next SampleRunMs (new_processes, with itself as the tracer, only when
-%% no other tool holds that default), collects their in/out events (at most
-%% SampleRunCap), turns the default off, drains, and takes the flag off every
-%% process that sent one. A newborn's slice (in to out) goes to where it was
-%% preempted, as for candidates; one that sent no `out` yet and still runs
-%% is read like a candidate (its stack, answered at its next preemption). At
-%% most SampleBornCap processes per tick. A process spawned in the window
-%% that first runs after the drain sends its events later: they are drained
-%% (and its flag taken off) at the next tick, or by the session loop.
-%% Returns [{Pid, Frames}].
+%% ticks also sample the processes running now among the newborn, at most
+%% one window per SampleBornEveryMs: the session spawns a sink (a process in
+%% timer:sleep(infinity): compiled code that keeps what it is sent), sets the
+%% `running` flag with the sink as tracer as the default of processes
+%% spawned in the next SampleRunMs (new_processes, only when no other tool
+%% holds that default), turns the default off, reads the sink's queue with
+%% one process_info/2 and kills it: the newborns' flags then have a dead
+%% tracer, which the runtime treats as none, so nothing is left and no event
+%% reaches the session (an interpreted receive costs thousands of
+%% reductions per event). A newborn's slice (in to out) goes to where it was
+%% preempted, as for candidates; one that sent no `out` and still runs is
+%% read like a candidate (its stack, answered at its next preemption). At
+%% most SampleBornCap processes per window. Returns [{Pid, Frames}]; the
+%% window's wait is left in the dictionary (giulia_born_wait, µs) for the
+%% tick's cost to leave out.
 SampleBornCap = 4,
-SampleUnflag = fun(Events) ->
-    [catch erlang:trace(P, false, [running, monotonic_timestamp])
-     || P <- lists:usort([P || {P, _, _, _} <- Events])]
-end,
+SampleBornEveryMs = 100,
+MsBornEvent = MsCompile([{{trace_ts, '$1', '$2', '$3', '$4'},
+                          [{'orelse', {'=:=', '$2', in}, {'=:=', '$2', out}}],
+                          [{{'$1', '$2', '$3', '$4'}}]}]),
 SampleBorn = fun() ->
-    Me = self(),
     case erlang:trace_info(new_processes, tracer) of
         {tracer, []} ->
-            _ = (catch erlang:trace(new_processes, true, [running, monotonic_timestamp, {tracer, Me}])),
-            Events0 = SampleRunCollect(erlang:monotonic_time(microsecond) + 1000 * SampleRunMs, 0, []),
+            Sink = erlang:spawn(timer, sleep, [infinity]),
+            _ = (catch erlang:trace(new_processes, true, [running, monotonic_timestamp, {tracer, Sink}])),
+            Wait0 = erlang:monotonic_time(microsecond),
+            receive after SampleRunMs -> ok end,
+            put(giulia_born_wait, erlang:monotonic_time(microsecond) - Wait0),
             _ = (catch erlang:trace(new_processes, false, [running, monotonic_timestamp])),
-            Events = lists:reverse(SampleRunDrain(Events0)),
-            SampleUnflag(Events),
+            Events = case erlang:process_info(Sink, messages) of
+                         {messages, Ms} -> MsRun(lists:sublist(Ms, 4 * SampleRunCap), MsBornEvent);
+                         _ -> []
+                     end,
+            exit(Sink, kill),
             At = SampleRunPick(Events, #{}),
             Born = lists:sublist(lists:usort([P || {P, _, _, _} <- Events]), SampleBornCap),
             [{P, Fs} || P <- Born,
@@ -1115,7 +1123,6 @@ end,
 %% for the first SampleStackK executing candidates and every blocked one
 %% (only these steps go through erl_eval, one per stack).
 SampleTick = fun(S) ->
-    SampleUnflag(SampleRunDrain([])),
     Cands = maps:get(s_cands, S),
     Raw = lists:zip(Cands, lists:zipwith(fun erlang:process_info/2, Cands,
                                          maps:get(s_items, S))),
@@ -1157,13 +1164,21 @@ SampleTick = fun(S) ->
               [{P, {waiting, SampleStack(P, {gen, do_call, 4})}} || P <- MsRun(C, MsBlockedPid)],
     Plain = MsRun([E || {P, _, _} = E <- C, not lists:member(P, Exec)] ++
                   [E || {_, waiting} = E <- C], MsPlain),
-    W1 = erlang:monotonic_time(microsecond),
-    Born = case SampleRunMs > 0 andalso maps:get(s_born, S, false) of
+    BornNow = SampleRunMs > 0 andalso maps:get(s_born, S, false) andalso
+                  case maps:find(s_born_next, S) of
+                      {ok, BornAt} -> Now() >= BornAt;
+                      error -> true
+                  end,
+    Born = case BornNow of
                true -> SampleBorn();
                false -> []
            end,
-    BornWaited = case maps:get(s_born, S, false) of
-                     true -> min(erlang:monotonic_time(microsecond) - W1, 1000 * SampleRunMs);
+    %% the window's wait is no work of the session's
+    BornWaited = case BornNow of
+                     true -> case erase(giulia_born_wait) of
+                                 WaitUs when is_integer(WaitUs) -> WaitUs;
+                                 _ -> 0
+                             end;
                      false -> 0
                  end,
     Entries = [[E] || {_, Fs} = E <- Stacked ++ Born, Fs =/= []] ++ [[E] || E <- Plain],
@@ -1174,6 +1189,10 @@ SampleTick = fun(S) ->
             s_seen_waiting => SeenWaiting,
             s_born_pids => lists:foldl(fun({P, _}, M) -> M#{P => true} end,
                                        maps:get(s_born_pids, S, #{}), Born),
+            s_born_next => case BornNow of
+                               true -> Now() + SampleBornEveryMs;
+                               false -> maps:get(s_born_next, S, Now())
+                           end,
             s_run_located => maps:get(s_run_located, S, 0) + map_size(RunAt),
             s_born_located => maps:get(s_born_located, S, 0) + length(Born)},
     case RawN >= SampleFoldAt of
@@ -1194,7 +1213,11 @@ SampleStep = fun(S) ->
             Waited = maps:get(s_run_waited, STicked, 0) - maps:get(s_run_waited, S, 0),
             S1 = STicked#{s_tick_us => maps:get(s_tick_us, STicked, 0) +
                                   max(0, erlang:monotonic_time(microsecond) - U0 - Waited)},
-            Period = maps:get(s_period, S1),
+            %% ticking for the newborns alone: no faster than their windows
+            Period = case maps:get(s_cands, S1) of
+                         [] -> max(maps:get(s_period, S1), SampleBornEveryMs);
+                         _ -> maps:get(s_period, S1)
+                     end,
             Due = Next + Period,
             S1#{s_next => if Due =< T -> T + Period; true -> Due end}
     end
@@ -1811,11 +1834,8 @@ end,
 %% A message that reached the session's loop: trace messages are counted,
 %% and past the cap every flag is removed for the rest of the session.
 %% (the sampler's own scheduling events, late after its window, are dropped)
-CtStray = fun({trace_ts, P, Ev, _, _}, S) when Ev =:= in; Ev =:= out; Ev =:= in_exiting;
-                                               Ev =:= out_exiting; Ev =:= out_exited ->
-                 %% the sampler's running flag on a late newborn (SampleBorn)
-                 _ = (catch erlang:trace(P, false, [running, monotonic_timestamp])),
-                 S;
+CtStray = fun({trace_ts, _, Ev, _, _}, S) when Ev =:= in; Ev =:= out; Ev =:= in_exiting;
+                                               Ev =:= out_exiting; Ev =:= out_exited -> S;
              (Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_ts ->
                  case maps:get(call_time, S, undefined) of
                      undefined -> S;
