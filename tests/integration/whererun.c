@@ -153,6 +153,20 @@ static void first_frames(json_t *snaps, json_t *counts)
 	}
 }
 
+/* With WHERERUN_DEBUG: each window's sampler ticks, newborn samples, tick
+ * time and observer cost. */
+static void debug_windows(json_t *snaps)
+{
+	for (size_t i = 0; i < json_array_size(snaps); i++) {
+		json_t *s = json_array_get(snaps, i), *x = json_object_get(s, "executing");
+		fprintf(stderr, "  %zu: ticks %.0f born %.0f tick_us %.0f cost %.4f\n", i,
+		        json_number_value(json_object_get(x, "ticks")),
+		        json_number_value(json_object_get(x, "born")),
+		        json_number_value(json_object_get(x, "tick_us")),
+		        json_number_value(json_object_get(json_object_get(s, "observer"), "cost")));
+	}
+}
+
 static double count_of(json_t *counts, const char *prefix)
 {
 	double n = 0;
@@ -264,6 +278,8 @@ static void fun_through_foldl_lands_on_its_module(void)
 	TH_ASSERT_OK(fuse_profile_build(NULL, snaps, NULL, NULL, &p));
 	char *text = json_dumps(json_object_get(p, "hot_modules"), JSON_COMPACT);
 	fprintf(stderr, "  hot modules: %.600s\n", text);
+	if (getenv("WHERERUN_DEBUG"))
+		debug_windows(snaps);
 	json_t *top = json_array_get(json_object_get(p, "hot_modules"), 0);
 	TH_ASSERT_MSG(
 	    top && strcmp(json_string_value(json_object_get(top, "module")), ":kiln_fold") == 0,
@@ -302,15 +318,7 @@ static void short_lived_hog_attributed_to_its_function(void)
 		char *o = json_dumps(obs, JSON_COMPACT);
 		fprintf(stderr, "  observer %s\n", o);
 		free(o);
-		for (size_t i = 0; i < json_array_size(snaps); i++) {
-			json_t *s = json_array_get(snaps, i), *x = json_object_get(s, "executing");
-			fprintf(stderr, "  %zu: ticks %.0f born %.0f tick_us %.0f cost %.4f\n", i,
-			        json_number_value(json_object_get(x, "ticks")),
-			        json_number_value(json_object_get(x, "born")),
-			        json_number_value(json_object_get(x, "tick_us")),
-			        json_number_value(
-			            json_object_get(json_object_get(s, "observer"), "cost")));
-		}
+		debug_windows(snaps);
 	}
 	TH_ASSERT(born > 0);
 	/* the work lands on the function that does it */
