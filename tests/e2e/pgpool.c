@@ -19,7 +19,10 @@
  *   data layer's storage is outside the VM;
  * - its estimated calls are within 2x of the database's count per second,
  *   or the profile says it cannot stand behind them ("count exactly with
- *   --overhead 0");
+ *   --overhead 0"), or gives none (a function never seen while its module
+ *   counted is not listed: on a loaded machine the budget counts a module
+ *   in short slots, and then the cache advice can only name the data
+ *   layer, whose advice sends the reader to its callers);
  * - not said: cache or ETS advice on the logbook or the purser (appends,
  *   and seats handed out in order), advice on a function below the floor.
  * needs: erlang-base elixir erlang-p1-pgsql postgresql tests/fixtures/targets/build.sh
@@ -36,7 +39,7 @@
 #include "product.h"
 #include "support.h"
 
-#define SNAPSHOTS_WANTED 8
+#define SNAPSHOTS_WANTED 10
 #define LOOKUP_SQL       "SELECT route, departs, vessel FROM crossings WHERE id = $1"
 
 /* A cluster with pg_stat_statements loaded (it must be preloaded: the
@@ -81,6 +84,39 @@ static bool cache_advice_on(json_t *p, const char *subject)
 	return ts_rec_find(p, 3, subject) != NULL || ts_rec_find(p, 4, subject) != NULL;
 }
 
+/* What must not be said, whatever the budget saw. */
+static void assert_nothing_wrong(json_t *p)
+{
+	TH_ASSERT_MSG(!cache_advice_on(p, "Ferry.Logbook"), "cache advice on the journal");
+	TH_ASSERT_MSG(!cache_advice_on(p, "Ferry.Purser"), "cache advice on the purser");
+	TH_ASSERT(ts_rec_find(p, 10, NULL) == NULL);
+	json_t *recs = json_object_get(p, "recommendations");
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		json_t *r = json_array_get(recs, i);
+		const char *sub = json_string_value(json_object_get(r, "subject"));
+		if (json_integer_value(json_object_get(r, "rule")) == 5 && sub && strchr(sub, '/'))
+			TH_ASSERT_MSG(ts_rec_ev(r, "time_share") >= 0.05, "simplify on cold %s",
+			              sub);
+	}
+}
+
+/* The budget never saw the lookup's calls: the read-through cache is then
+ * said of the data layer, as a data layer's (its advice sends the reader to
+ * the callers), with its storage outside the VM. */
+static void check_without_the_lookup(json_t *p, const char *text)
+{
+	json_t *cache = ts_rec_find(p, 3, "Ferry.Tables");
+	TH_ASSERT_MSG(cache != NULL, "no cache advice at all:\n%.4000s", text);
+	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(cache, "advice")),
+	                       "trace the callers");
+	json_t *w = ts_json_find(json_object_get(p, "workload"), "module", "Ferry.Tables");
+	TH_ASSERT(w != NULL);
+	TH_ASSERT_STR_EQ(
+	    json_string_value(json_object_get(json_object_get(w, "database"), "storage")),
+	    "external");
+	assert_nothing_wrong(p);
+}
+
 static void pool_service_beside_bursty_cpu(void)
 {
 	char uri[512], eval[1024], wurl[64];
@@ -118,6 +154,9 @@ static void pool_service_beside_bursty_cpu(void)
 	double seconds = (double)(gi_clock_mono_ms() - t0) / 1000.0;
 	json_t *p = ts_profile_latest();
 	fprintf(stderr, "%s\n", text ? text : "");
+	char *errors = json_dumps(json_object_get(p, "errors"), JSON_COMPACT);
+	fprintf(stderr, "profile errors: %s\n", errors ? errors : "-");
+	free(errors);
 
 	/* The ground truth agrees with itself: one statement per lookup. */
 	long long lookups = c1[0] - c0[0];
@@ -138,8 +177,22 @@ static void pool_service_beside_bursty_cpu(void)
 	/* The lookup's estimated rate, against the database's. */
 	json_t *h =
 	    ts_json_find(json_object_get(p, "trace_hotspots"), "mfa", "Ferry.Timetable.crossing/1");
-	TH_ASSERT_MSG(h != NULL, "the lookup is not among the hotspots:\n%.3000s", text);
 	double truth = (double)statements / seconds;
+	if (!h) {
+		/* Never seen while its module counted (on a loaded machine the
+		 * budget counts each module 1-3% of the time, in short slots):
+		 * no number is given, none is wrong; then the cache advice can
+		 * only name the data layer, for its callers. Seen at load 5-7 in
+		 * one run of six. */
+		fprintf(stderr,
+		        "crossing/1: not listed (never seen while counting); the database "
+		        "%.1f/s\n",
+		        truth);
+		check_without_the_lookup(p, text);
+		free(text);
+		json_decref(p);
+		return;
+	}
 	double rate = json_number_value(json_object_get(h, "calls_per_second"));
 	bool firm = json_is_true(json_object_get(h, "firm"));
 	const char *note = json_string_value(json_object_get(h, "estimate_note"));
@@ -171,17 +224,7 @@ static void pool_service_beside_bursty_cpu(void)
 	TH_ASSERT_STR_CONTAINS(text, "read-through-cache");
 
 	/* What must not be said. */
-	TH_ASSERT_MSG(!cache_advice_on(p, "Ferry.Logbook"), "cache advice on the journal");
-	TH_ASSERT_MSG(!cache_advice_on(p, "Ferry.Purser"), "cache advice on the purser");
-	TH_ASSERT(ts_rec_find(p, 10, NULL) == NULL);
-	json_t *recs = json_object_get(p, "recommendations");
-	for (size_t i = 0; i < json_array_size(recs); i++) {
-		json_t *r = json_array_get(recs, i);
-		const char *sub = json_string_value(json_object_get(r, "subject"));
-		if (json_integer_value(json_object_get(r, "rule")) == 5 && sub && strchr(sub, '/'))
-			TH_ASSERT_MSG(ts_rec_ev(r, "time_share") >= 0.05, "simplify on cold %s",
-			              sub);
-	}
+	assert_nothing_wrong(p);
 	free(text);
 	json_decref(p);
 }
