@@ -352,10 +352,8 @@ static void take_budget(struct ctx *c, const struct obs_view *v)
 		}
 	}
 	for (size_t i = 0; i < v->ncalls; i++)
-		if (isfinite(v->calls[i].measured) && isfinite(v->calls[i].count)) {
+		if (isfinite(v->calls[i].measured) && isfinite(v->calls[i].count))
 			c->budget.measured += v->calls[i].measured;
-			c->budget.estimated += v->calls[i].count;
-		}
 }
 
 static void take_trace(struct ctx *c, const struct obs_view *v, long seq)

@@ -141,7 +141,7 @@ struct ctx {
 	} ct;
 	struct budget_stat {
 		long windows, paused, duty_n, exposure_n; /* snapshots under an overhead budget */
-		double overhead, cost, duty_sum, exposure_sum, measured, estimated, traced_ms;
+		double overhead, cost, duty_sum, exposure_sum, measured, traced_ms;
 	} budget;
 	/* the observer's own cost over the session (snapshots' `observer`),
 	 * weighted by their windows */

@@ -648,7 +648,16 @@ json_t *fuse_section_budget(struct ctx *c)
 	json_object_set_new(o, "traced_ms", fuse_json_num(c->budget.traced_ms));
 	json_object_set_new(o, "paused_windows", json_integer(c->budget.paused));
 	json_object_set_new(o, "calls_measured", fuse_json_num(c->budget.measured));
-	json_object_set_new(o, "calls_estimated", fuse_json_num(c->budget.estimated));
+	/* the session's estimate is the functions' pooled ones (pool_estimates,
+	 * a ratio of sums), not the windows' own estimates summed, which one
+	 * window with a tiny counted interval throws off */
+	double estimated = 0;
+	for (size_t i = 0; i < c->func_list.len; i++) {
+		const struct func_stat *f = GI_VEC_AT(&c->func_list, struct func_stat *, i);
+		if (f->estimated)
+			estimated += f->total;
+	}
+	json_object_set_new(o, "calls_estimated", fuse_json_num(estimated));
 	json_object_set_new(o, "counts", json_string("estimated"));
 	return o;
 }

@@ -541,34 +541,35 @@ static json_t *stack_list(struct obs_term list, const char *const *keys)
  * display names; anything malformed is left out. */
 static json_t *executing_section(struct obs_term e)
 {
-	enum { PLAIN = 11 };
+	enum { PLAIN = 12 };
 	static const char *const keys[] = {"period_ms",  "ticks",
 	                                   "candidates", "stack_candidates",
 	                                   "depth",      "reductions_sampled",
 	                                   "dropped",    "failed_ticks",
 	                                   "tick_us",    "run_ms",
-	                                   "located",    "samples",
-	                                   "stacks",     "blocked",
-	                                   "origins",    NULL};
-	struct obs_term f[15];
+	                                   "located",    "born",
+	                                   "samples",    "stacks",
+	                                   "blocked",    "origins",
+	                                   NULL};
+	struct obs_term f[16];
 	obs_term_fields(e, keys, f);
 	json_t *out = json_object();
 	for (size_t k = 0; k < PLAIN; k++)
 		json_object_set_new_nocheck(out, keys[k], number_or_null(f[k]));
 	static const char *const sample_keys[] = {"running", "waiting", NULL};
 	struct obs_term sampled[2];
-	obs_term_fields(f[11], sample_keys, sampled);
+	obs_term_fields(f[12], sample_keys, sampled);
 	json_t *counts = json_object();
 	for (size_t k = 0; k < 2; k++)
 		json_object_set_new_nocheck(counts, sample_keys[k], number_or_null(sampled[k]));
 	json_object_set_new_nocheck(out, "samples", counts);
 	static const char *const executing_keys[] = {"frames", "samples", "reductions", NULL};
 	static const char *const blocked_keys[] = {"frames", "samples", NULL};
-	json_t *stacks = stack_list(f[12], executing_keys);
-	json_object_set_new_nocheck(out, "blocked", stack_list(f[13], blocked_keys));
+	json_t *stacks = stack_list(f[13], executing_keys);
+	json_object_set_new_nocheck(out, "blocked", stack_list(f[14], blocked_keys));
 	json_object_set_new_nocheck(out, "stacks", stacks);
 	json_t *origins = json_array();
-	struct obs_term_iter it = obs_term_items(f[14]);
+	struct obs_term_iter it = obs_term_items(f[15]);
 	struct obs_term st, mo[2];
 	static const char *const origin_keys[] = {"module", "origin", NULL};
 	while (obs_term_next(&it, &st)) {

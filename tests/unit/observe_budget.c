@@ -222,10 +222,67 @@ static void estimate_scales_by_work_and_carries(void)
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "another tool: Hot: call trace patterns");
 	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "count exactly with --overhead 0");
 	gi_buf_destroy(&text);
+	/* the HTML report marks it the same way: its range, marked unsure, and
+	 * how to count exactly in the cell's title */
+	gi_buf_init(&text, 0);
+	TH_ASSERT_OK(fuse_report_html(p, &text));
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "<td class=\"n unsure\" title=\"");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "count exactly with --overhead 0");
+	TH_ASSERT_STR_CONTAINS(gi_buf_str(&text), "\">?");
+	gi_buf_destroy(&text);
 	json_decref(p);
 	json_decref(snaps);
 	json_decref(snap);
 	json_decref(reply);
+}
+
+/* trace_budget.calls_estimated is the functions' pooled estimates summed
+ * (the hotspots' calls), not the windows' own estimates summed: a window
+ * that counted 1 ms of its second makes an estimate of its own 10x off, and
+ * the pooled figure (calls counted over the time counted) does not follow it. */
+static const char *pooled_window(long measured, long on_us)
+{
+	static char text[1024];
+	snprintf(text, sizeof(text),
+	         "{\"window_ms\":1000,\"trace\":{\"modules\":[\"Elixir.Hot\"],"
+	         "\"window_ms\":1000,\"calls\":[[\"Elixir.Hot\",\"f\",1,%ld,%ld,10]],"
+	         "\"duty\":{\"overhead\":0.05,\"cycle_ms\":1000,\"cost\":0.5,"
+	         "\"paused\":false,\"modules\":[{\"module\":\"Elixir.Hot\",\"on_us\":%ld,"
+	         "\"exposed_us\":%ld,\"cycles\":10,\"carried\":false}]}},\"errors\":[]}",
+	         measured, measured * measured / 10, on_us, on_us);
+	return text;
+}
+
+static void budget_total_is_pooled(void)
+{
+	static const long windows[][2] = {{400, 100000}, {10, 1000}, {400, 100000}};
+	json_t *snaps = json_array();
+	double summed = 0;
+	for (int i = 0; i < 3; i++) {
+		json_t *reply = json_loads(pooled_window(windows[i][0], windows[i][1]), 0, NULL);
+		TH_ASSERT(reply != NULL);
+		json_t *s = ts_snapshot_build(reply, "n@h", "abc", 0, 1000, NULL);
+		TH_ASSERT(s != NULL);
+		summed += json_number_value(json_object_get(
+		    json_array_get(json_object_get(json_object_get(s, "trace"), "calls"), 0),
+		    "count"));
+		json_object_set_new(s, "seq", json_integer(i));
+		json_object_set_new(s, "timestamp_ms", json_integer(1764496229000LL + i * 1000));
+		json_array_append_new(snaps, s);
+		json_decref(reply);
+	}
+	json_t *p = NULL;
+	TH_ASSERT_OK(fuse_profile_build(NULL, snaps, NULL, NULL, &p));
+	json_t *h = json_array_get(json_object_get(p, "trace_hotspots"), 0);
+	double pooled = json_number_value(json_object_get(h, "calls"));
+	/* 810 calls counted in 0.201 s of 3 s */
+	TH_ASSERT_DBL_NEAR(pooled, 810.0 * 3000 / 201, 1.0);
+	TH_ASSERT(summed > 1.3 * pooled); /* the windows' own: 4000 + 10000 + 4000 */
+	json_t *b = json_object_get(p, "trace_budget");
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "calls_estimated")), pooled, 1e-6);
+	TH_ASSERT_DBL_NEAR(json_number_value(json_object_get(b, "calls_measured")), 810, 1e-9);
+	json_decref(p);
+	json_decref(snaps);
 }
 
 int main(int argc, char **argv)
@@ -238,6 +295,7 @@ int main(int argc, char **argv)
 	    TH_TEST(simulated_duty_cycling_covers_the_truth),
 	    TH_TEST(snapshot_turns_duty_counts_into_estimates),
 	    TH_TEST(estimate_scales_by_work_and_carries),
+	    TH_TEST(budget_total_is_pooled),
 	    TH_END,
 	};
 	return th_main(argc, argv, "unit_observe_budget", tests);

@@ -47,7 +47,12 @@
 %% - the sampler reads process_info of at most sample_k processes per tick and
 %%   sets no pattern and no table; the only flag it sets, `running` on at most
 %%   sample_stack_k processes with no other tracer, is removed before the
-%%   tick returns (and dropped by the runtime if the session dies).
+%%   tick returns (and dropped by the runtime if the session dies); when the
+%%   work is in processes too short-lived to be candidates it also sets
+%%   `running` as the new processes' default for sample_run_ms of a tick
+%%   (only when no other tool holds that default), with a sink process as
+%%   tracer that it kills before the tick returns (the default and the
+%%   newborns' flags then read as none).
 Owner = maps:get(owner, Args),
 CNode = maps:get(cnode, Args),
 Id = maps:get(id, Args),
@@ -1007,13 +1012,10 @@ SampleRunDrain = fun Drain(Acc) ->
     after 0 -> Acc
     end
 end,
-%% #{Pid => {M, F, A}}: one location per traced process that ran.
-SampleRun = fun(Pids) ->
-    Start = erlang:monotonic_time(),
-    On = SampleRunOn(Pids),
-    Events0 = SampleRunCollect(erlang:monotonic_time(microsecond) + 1000 * SampleRunMs, 0, []),
-    [catch erlang:trace(P, false, [running, monotonic_timestamp]) || P <- On],
-    Events = lists:reverse(SampleRunDrain(Events0)),
+%% #{Pid => {M, F, A}}: one location per process that ran, from its events
+%% in order; Ins0 says when the processes already running began (#{Pid =>
+%% T}): a process with no `in` event seen before its `out` is else skipped.
+SampleRunPick = fun(Events, Ins0) ->
     {_, Slices} = lists:foldl(
         fun({P, Ev, _, T}, {Ins, M}) when Ev =:= in; Ev =:= in_exiting -> {Ins#{P => T}, M};
            ({P, _, Where, T}, {Ins, M}) ->
@@ -1024,7 +1026,7 @@ SampleRun = fun(Pids) ->
                     {_, Ins2} -> {Ins2, M};
                     error -> {Ins, M}
                 end
-        end, {maps:from_list([{P, Start} || P <- On]), #{}}, Events),
+        end, {Ins0, #{}}, Events),
     maps:fold(fun(P, L, Acc) ->
                   Total = lists:sum([D || {_, D} <- L]),
                   case Total > 0 of
@@ -1042,6 +1044,74 @@ SampleRun = fun(Pids) ->
                           end
                   end
               end, #{}, Slices)
+end,
+%% #{Pid => {M, F, A}}: one location per traced candidate that ran.
+SampleRun = fun(Pids) ->
+    Start = erlang:monotonic_time(),
+    On = SampleRunOn(Pids),
+    Events0 = SampleRunCollect(erlang:monotonic_time(microsecond) + 1000 * SampleRunMs, 0, []),
+    [catch erlang:trace(P, false, [running, monotonic_timestamp]) || P <- On],
+    SampleRunPick(lists:reverse(SampleRunDrain(Events0)), maps:from_list([{P, Start} || P <- On]))
+end,
+%% Work in processes too short-lived to be candidates (a task per request, a
+%% process per item: they are gone when the next snapshot picks candidates).
+%% When the last interval's work done by processes that did not live to its
+%% snapshot was a large share of the node's (s_born, set by SampleSnapshot),
+%% ticks also sample the processes running now among the newborn, at most
+%% one window per SampleBornEveryMs: the session spawns a sink (a process in
+%% timer:sleep(infinity): compiled code that keeps what it is sent), sets the
+%% `running` flag with the sink as tracer as the default of processes
+%% spawned in the next SampleRunMs (new_processes, only when no other tool
+%% holds that default), turns the default off, reads the sink's queue with
+%% one process_info/2 and kills it: the newborns' flags then have a dead
+%% tracer, which the runtime treats as none, so nothing is left and no event
+%% reaches the session (an interpreted receive costs thousands of
+%% reductions per event). A newborn's slice (in to out) goes to where it was
+%% preempted, as for candidates; one that sent no `out` and still runs is
+%% read like a candidate (its stack, answered at its next preemption). At
+%% most SampleBornCap processes per window. Returns [{Pid, Frames}]; the
+%% window's wait is left in the dictionary (giulia_born_wait, µs) for the
+%% tick's cost to leave out.
+SampleBornCap = 4,
+SampleBornEveryMs = 100,
+MsBornEvent = MsCompile([{{trace_ts, '$1', '$2', '$3', '$4'},
+                          [{'orelse', {'=:=', '$2', in}, {'=:=', '$2', out}}],
+                          [{{'$1', '$2', '$3', '$4'}}]}]),
+SampleBorn = fun() ->
+    case erlang:trace_info(new_processes, tracer) of
+        {tracer, []} ->
+            Sink = erlang:spawn(timer, sleep, [infinity]),
+            _ = (catch erlang:trace(new_processes, true, [running, monotonic_timestamp, {tracer, Sink}])),
+            Wait0 = erlang:monotonic_time(microsecond),
+            receive after SampleRunMs -> ok end,
+            put(giulia_born_wait, erlang:monotonic_time(microsecond) - Wait0),
+            _ = (catch erlang:trace(new_processes, false, [running, monotonic_timestamp])),
+            Events = case erlang:process_info(Sink, messages) of
+                         {messages, Ms} -> MsRun(lists:sublist(Ms, 4 * SampleRunCap), MsBornEvent);
+                         _ -> []
+                     end,
+            exit(Sink, kill),
+            At = SampleRunPick(Events, #{}),
+            Born = lists:sublist(lists:usort([P || {P, _, _, _} <- Events]), SampleBornCap),
+            [{P, Fs} || P <- Born,
+                        Fs <- [case maps:find(P, At) of
+                                   {ok, Where} ->
+                                       case SampleStack(P, null) of
+                                           [Where | _] = Fs0 -> Fs0;
+                                           Fs0 -> lists:sublist([Where | Fs0], SampleDepth)
+                                       end;
+                                   error ->
+                                       case erlang:process_info(P, [status, current_function]) of
+                                           [{status, St}, {current_function, CF}]
+                                             when St =:= running; St =:= runnable;
+                                                  St =:= garbage_collecting ->
+                                               SampleStack(P, MFA(CF));
+                                           _ -> []
+                                       end
+                               end],
+                        Fs =/= []];
+        _ -> []
+    end
 end,
 SampleFold = fun(S) ->
     Groups = maps:groups_from_list(fun erlang:hd/1, lists:append(maps:get(s_raw, S))),
@@ -1100,13 +1170,37 @@ SampleTick = fun(S) ->
               [{P, {waiting, SampleStack(P, {gen, do_call, 4})}} || P <- MsRun(C, MsBlockedPid)],
     Plain = MsRun([E || {P, _, _} = E <- C, not lists:member(P, Exec)] ++
                   [E || {_, waiting} = E <- C], MsPlain),
-    Entries = [[E] || {_, Fs} = E <- Stacked, Fs =/= []] ++ [[E] || E <- Plain],
+    BornNow = SampleRunMs > 0 andalso maps:get(s_born, S, false) andalso
+                  case maps:find(s_born_next, S) of
+                      {ok, BornAt} -> Now() >= BornAt;
+                      error -> true
+                  end,
+    Born = case BornNow of
+               true -> SampleBorn();
+               false -> []
+           end,
+    %% the window's wait is no work of the session's
+    BornWaited = case BornNow of
+                     true -> case erase(giulia_born_wait) of
+                                 WaitUs when is_integer(WaitUs) -> WaitUs;
+                                 _ -> 0
+                             end;
+                     false -> 0
+                 end,
+    Entries = [[E] || {_, Fs} = E <- Stacked ++ Born, Fs =/= []] ++ [[E] || E <- Plain],
     RawN = maps:get(s_raw_n, S) + length(Entries),
     S1 = S#{s_raw => [Entries | maps:get(s_raw, S)], s_raw_n => RawN,
             s_ticks => maps:get(s_ticks, S) + 1,
-            s_run_waited => maps:get(s_run_waited, S, 0) + Waited,
+            s_run_waited => maps:get(s_run_waited, S, 0) + Waited + BornWaited,
             s_seen_waiting => SeenWaiting,
-            s_run_located => maps:get(s_run_located, S, 0) + map_size(RunAt)},
+            s_born_pids => lists:foldl(fun({P, _}, M) -> M#{P => true} end,
+                                       maps:get(s_born_pids, S, #{}), Born),
+            s_born_next => case BornNow of
+                               true -> Now() + SampleBornEveryMs;
+                               false -> maps:get(s_born_next, S, Now())
+                           end,
+            s_run_located => maps:get(s_run_located, S, 0) + map_size(RunAt),
+            s_born_located => maps:get(s_born_located, S, 0) + length(Born)},
     case RawN >= SampleFoldAt of
         true -> SampleFold(S1);
         false -> S1
@@ -1125,7 +1219,11 @@ SampleStep = fun(S) ->
             Waited = maps:get(s_run_waited, STicked, 0) - maps:get(s_run_waited, S, 0),
             S1 = STicked#{s_tick_us => maps:get(s_tick_us, STicked, 0) +
                                   max(0, erlang:monotonic_time(microsecond) - U0 - Waited)},
-            Period = maps:get(s_period, S1),
+            %% ticking for the newborns alone: no faster than their windows
+            Period = case maps:get(s_cands, S1) of
+                         [] -> max(maps:get(s_period, S1), SampleBornEveryMs);
+                         _ -> maps:get(s_period, S1)
+                     end,
             Due = Next + Period,
             S1#{s_next => if Due =< T -> T + Period; true -> Due end}
     end
@@ -1136,11 +1234,12 @@ SampleReset = fun(S, Cands0) ->
     Period = maps:get(s_period, S, SamplePeriod),
     S#{s_cands => Cands, s_items => lists:duplicate(length(Cands), [status, current_function]),
        s_raw => [], s_raw_n => 0, s_counts => #{}, s_dropped => 0, s_ticks => 0, s_failed => 0,
-       s_tick_us => 0, s_period => Period, s_run_located => 0,
+       s_tick_us => 0, s_period => Period, s_run_located => 0, s_born_located => 0,
        s_seen_waiting => maps:with(Cands, maps:get(s_seen_waiting, S, #{})),
-       s_next => case {Period, Cands} of
-                     {0, _} -> infinity;
-                     {_, []} -> infinity;
+       s_born_pids => #{},
+       s_next => case {Period, Cands, maps:get(s_born, S, false)} of
+                     {0, _, _} -> infinity;
+                     {_, [], false} -> infinity;
                      _ -> Now() + Period
                  end}
 end,
@@ -1176,8 +1275,15 @@ SampleOrigins = fun(Mods, Known) ->
                 end, Known, Mods)
 end,
 %% The sampler's section of a snapshot and the state for the next interval.
-%% LiveDelta(P) is P's reductions over the interval, or dead.
-SampleSnapshot = fun(S, LiveDelta, NextCands) ->
+%% LiveDelta(P) is P's reductions over the interval, or dead; Dead is
+%% {GoneReds, SampleBorn}: the interval's reductions of processes gone by
+%% the snapshot (the node's work less that of the processes it has), and
+%% whether the next interval samples newborns (SampleBorn above). A newborn's
+%% samples, when it is gone too, share GoneReds (less the gone candidates'
+%% share at the others' rate): their work is exactly what the processes
+%% alive cannot account for, and the samples say where it ran.
+SampleSnapshot = fun(S0, LiveDelta, NextCands, {GoneReds, BornNext}) ->
+    S = S0#{s_born => BornNext},
     case {SamplePeriod, maps:get(s_ticks, S), maps:get(s_failed, S)} of
         {0, _, _} -> {#{}, S};
         {_, 0, 0} ->
@@ -1210,9 +1316,19 @@ SampleSnapshot = fun(S, LiveDelta, NextCands) ->
             LiveReds = lists:sum([R || {R, _} <- Live]),
             LiveSamples = lists:sum([C || {_, C} <- Live]),
             PerSample = if LiveSamples > 0 -> LiveReds / LiveSamples; true -> 0 end,
+            BornPids = maps:get(s_born_pids, S1, #{}),
+            GoneBorn = lists:sum([C || {P, C} <- maps:to_list(ExecOf),
+                                       maps:get(P, Deltas) =:= dead, maps:is_key(P, BornPids)]),
+            GoneCands = lists:sum([C || {P, C} <- maps:to_list(ExecOf),
+                                        maps:get(P, Deltas) =:= dead]) - GoneBorn,
+            BornPer = if GoneBorn > 0 -> max(0, GoneReds - PerSample * GoneCands) / GoneBorn;
+                         true -> 0 end,
             Weight = fun(P, C) ->
                          case maps:get(P, Deltas) of
-                             dead -> PerSample * C;
+                             dead -> case maps:is_key(P, BornPids) of
+                                         true -> BornPer * C;
+                                         false -> PerSample * C
+                                     end;
                              R -> max(0, R) * C / maps:get(P, ExecOf)
                          end
                      end,
@@ -1234,12 +1350,13 @@ SampleSnapshot = fun(S, LiveDelta, NextCands) ->
                 depth => SampleDepth,
                 samples => #{running => lists:sum([C || {_, _, C} <- Running]),
                              waiting => Waiting},
-                reductions_sampled => LiveReds + PerSample * (lists:sum([C || {_, _, C} <- Running]) - LiveSamples),
+                reductions_sampled => LiveReds + PerSample * GoneCands + BornPer * GoneBorn,
                 dropped => maps:get(s_dropped, S1),
                 failed_ticks => maps:get(s_failed, S1),
                 tick_us => maps:get(s_tick_us, S1, 0),
                 run_ms => SampleRunMs,
                 located => maps:get(s_run_located, S1, 0),
+                born => maps:get(s_born_located, S1, 0),
                 stacks => [#{frames => Fs, samples => C, reductions => W} || {Fs, W, C} <- Stacks],
                 blocked => [#{frames => Fs, samples => C} || {Fs, C} <- Blocked],
                 origins => [#{module => M, origin => maps:get(M, Known, <<"other">>)} || M <- Mods]}},
@@ -1424,8 +1541,9 @@ end,
 %% The sampler's section and its next candidates: processes that did real
 %% work (at least 1% of the node's and 2,000 reductions a second); an idle
 %% node has none, and the sampler then does not wake up at all.
-SampleNext = fun(#{hot := Hot}, #{state := SL, delta_map := DeltaMap, others := Others,
-                                  work := Work}, Window) ->
+SampleNext = fun(#{hot := Hot, partial := Partial},
+                 #{state := SL, delta_map := DeltaMap, others := Others,
+                   others_reds := OthersReds, work := Work}, Window) ->
     OthersSet = [P || {_, P, _} <- Others],
     LiveDelta = fun(P) -> case maps:find(P, DeltaMap) of
                               {ok, D} -> D;
@@ -1435,8 +1553,14 @@ SampleNext = fun(#{hot := Hot}, #{state := SL, delta_map := DeltaMap, others := 
                                        end
                           end end,
     MinCand = max(2 * Window, Work div 100),
+    %% the work of processes gone by now (unknown after a partial scan)
+    Gone = case Partial of
+               true -> 0;
+               false -> max(0, Work - (lists:sum(maps:values(DeltaMap)) - OthersReds))
+           end,
     SampleSnapshot(SL, LiveDelta, [P || {D, P} <- lists:sublist(Hot, SampleK + length(Others)),
-                                        D >= MinCand, not lists:member(P, OthersSet)])
+                                        D >= MinCand, not lists:member(P, OthersSet)],
+                   {Gone, Gone >= 10 * MinCand})
 end,
 %% The call counting section.
 SampleTrace = fun(S3, Window, UtilRaw) ->
