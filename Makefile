@@ -74,7 +74,10 @@ BIN_LIBS = $(EI_LIB) -Wl,-Bstatic -lsqlite3 -ljansson -lz -Wl,-Bdynamic \
 LIB_SRC := $(filter-out src/cli/main.c,$(shell find src -name '*.c' | sort))
 LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) build/obj-gen-$(VARIANT)/probes.o \
            build/obj-gen-$(VARIANT)/dash_assets.o
-PROBES := $(sort $(wildcard src/observe/probe/*.erl))
+# The session's text is one sequence of expressions kept in parts
+# (src/observe/probe/session/, one per section), joined in name order.
+SESSION_PARTS := $(sort $(wildcard src/observe/probe/session/*.erl))
+PROBES := $(sort $(wildcard src/observe/probe/*.erl)) build/gen/session.erl
 # The dashboard's page, script and styles (docs/DASHBOARD.md), served from the binary.
 WEB := $(sort $(shell find web -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.svg' \)))
 GRAMMAR_OBJ := build/grammar/parser.o build/grammar/scanner.o build/grammar/ts_runtime.o
@@ -114,6 +117,10 @@ $(B)/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h | build/gen/dash_assets.h
 build/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -o $@ $<
+
+build/gen/session.erl: $(SESSION_PARTS)
+	@mkdir -p build/gen
+	cat $(SESSION_PARTS) > $@
 
 build/gen/probes.c build/gen/probes.h: build/tools/embed $(PROBES)
 	@mkdir -p build/gen

@@ -32,7 +32,7 @@ pkg_libs=$(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib libpq)
 # Build the target-side driver, the workload and the compiled reference.
 {
   echo "-module(giulia_obs_ref). -export([run/1]). run(Args) ->"
-  cat src/observe/probe/session.erl
+  cat src/observe/probe/session/*.erl
 } > "$work/giulia_obs_ref.erl"
 erlc -o "$work" +nowarn_unused_vars bench/observe_bench.erl bench/observe_bench_a.erl \
   bench/observe_bench_b.erl "$work/giulia_obs_ref.erl" 2>/dev/null
@@ -48,7 +48,7 @@ if [[ " ${parts[*]} " == *" latency "* ]]; then
   printf "%-10s %12s %12s %8s %12s %12s\n" processes interpreted compiled ratio reply_bytes ref_bytes
   for n in 10000 100000 1000000; do
     erl -noshell -pa "$work" +P 2000000 -run observe_bench latency \
-      "$root/src/observe/probe/session.erl" "$n" 3 |
+      "$root/build/gen/session.erl" "$n" 3 |
       awk '{printf "%-10s %12s %12s %7sx %12s %12s\n", $1, $2, $3, $4, $5, $6}'
   done
 fi

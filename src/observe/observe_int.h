@@ -4,7 +4,7 @@
  * target-side session protocol and the snapshot builder. The only header
  * outside src/observe/ that may not see is this one: ei.h stays in here.
  *
- * Protocol with the session process (src/observe/probe/session.erl):
+ * Protocol with the session process (the parts in src/observe/probe/session/):
  *   C node -> session: {giulia, Ref, Request}   Request: sample | baseline | ping | stop
  *                                               | {attach, NewOwnerPid}
  *   session -> C node: {giulia, Ref, Reply}

@@ -1,6 +1,6 @@
 /*
  * probe.c - the C node's side of the session process protocol (see
- * observe_int.h and probe/session.erl): starting the process, sending
+ * observe_int.h and the parts in probe/session/): starting the process, sending
  * requests and recognising replies.
  *
  * Module names from the user are sent as candidate atom texts (binaries);

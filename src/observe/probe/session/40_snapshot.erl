@@ -1,0 +1,303 @@
+%% session/40_snapshot.erl - the session's text, part: the guest's budget and the snapshot.
+%% The parts are one sequence of expressions, joined in name order at build
+%% time (00_setup.erl has the whole text's contract).
+
+%% ---- The guest's budget ----
+%% Everything the session does on the node is measured and budgeted
+%% (docs/OBSERVE.md "The guest's budget"): the time the session process
+%% spends working (the scan, the sampler's ticks, the duty cycle's steps
+%% without the barriers it waits in, every other request), taken with the
+%% monotonic clock around each step, as a share of one scheduler over the
+%% window; and, when calls are counted under a budget, the work the
+%% breakpoints take from the node (the measured cost of a counted call path
+%% x the time the patterns were set x the node's busy schedulers). Over the
+%% budget the session lengthens the sampler's period (doubling, up to the
+%% snapshot interval or 5 s), and it gives counting only what is left of the
+%% budget; under half of it the period comes back towards the one asked for.
+%% What could not be kept within it is said in the snapshot's `observer`.
+GuestBudget = case maps:get(guest_budget, Args, 0.01) of
+                  GuestArg when is_number(GuestArg), GuestArg > 0 -> GuestArg;
+                  _ -> 0.01
+              end,
+%% The node's busy schedulers over a window, from the utilisation.
+BusySchedulers = fun(#{total := U}, Online) when is_number(U) -> U * Online;
+                    (_, _) -> null
+                 end,
+%% The counting's share of one scheduler over the window, or null.
+CountingShare = fun(#{trace := #{duty := #{cost := C, modules := Ms}}}, Busy, WindowUs)
+                      when is_number(C), is_number(Busy), Ms =/= [] ->
+                        Exp = lists:sum([min(1.0, E / max(1, WindowUs)) || #{exposed_us := E} <- Ms]),
+                        C * Exp / length(Ms) * Busy;
+                   (_, _, _) -> null
+                end,
+%% The observer section of a sample and the session state with the budget's
+%% adaptation for the next interval.
+%% The session's share of a scheduler is measured two ways: the wall time of
+%% its steps (exact on a quiet node, too high on a busy one, where the
+%% session is scheduled out in the middle of a step), and its share of the
+%% node's reductions times the node's busy schedulers (blind to how long a
+%% reduction takes, but not to being scheduled out); the lower one counts.
+Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
+    WallShare = BusyUs / max(1, WindowUs),
+    Busy = BusySchedulers(UtilRaw, Online),
+    RedsShare = case Busy of
+                    null -> null;
+                    _ -> Busy * Own / max(1, Own + Work)
+                end,
+    Share = case RedsShare of null -> WallShare; _ -> min(WallShare, RedsShare) end,
+    Counting = CountingShare(Reply, Busy, WindowUs),
+    Full = maps:get(traced, S) =/= [] andalso not maps:get(d_on, S, false),
+    Cost = Share + case Counting of null -> 0; _ -> Counting end,
+    Within = Cost =< GuestBudget,
+    Period = maps:get(s_period, S, SamplePeriod),
+    PeriodMax = max(SamplePeriod, min(5000, WindowUs div 1000)),
+    NewPeriod = if SamplePeriod =:= 0 -> 0;
+                   not Within, Period < PeriodMax -> min(PeriodMax, 2 * Period);
+                   Cost < GuestBudget / 2, Period > SamplePeriod -> max(SamplePeriod, Period div 2);
+                   true -> Period
+                end,
+    %% counting's allowance for the next window, as a share of the node's
+    %% work: what the session's own steps leave of the budget, and never less
+    %% than a quarter of it (modules were asked for: counting them is the
+    %% point), within the overhead asked for
+    CountBudget = case maps:get(d_on, S, false) of
+                      false -> null;
+                      true -> min(Overhead, max(GuestBudget / 4, GuestBudget - Share) /
+                                            max(0.01, case Busy of null -> Online; _ -> Busy end))
+                  end,
+    Notes = [iolist_to_binary(io_lib:format(
+                 "observer: the sampler's period lengthened from ~b to ~b ms to keep within "
+                 "the budget", [Period, NewPeriod])) || NewPeriod > Period] ++
+            [iolist_to_binary(io_lib:format(
+                 "observer: over its budget: ~.2f% of a scheduler against ~.2f% "
+                 "(scan ~.2f%, sampler ~.2f%, counting ~s)",
+                 [100 * Cost, 100 * GuestBudget, 100 * maps:get(scan_us, S, 0) / max(1, WindowUs),
+                  100 * maps:get(s_tick_us, S, 0) / max(1, WindowUs),
+                  case Counting of null -> "not measured";
+                                   _ -> io_lib:format("~.2f%", [100 * Counting]) end]))
+             || not Within],
+    Section = #{budget => GuestBudget, cost => Cost, within_budget => Within,
+                busy_us => BusyUs, share => Share, share_wall => WallShare,
+                share_reductions => RedsShare, counting => Counting,
+                counting_budget => CountBudget, counting_full => Full,
+                reductions => Own, processes => length(maps:get(mine, S)),
+                memory => lists:sum([M || P <- maps:get(mine, S),
+                                          {memory, M} <- [erlang:process_info(P, memory)]]),
+                pids => maps:get(mine, S),
+                scan_us => maps:get(scan_us, S, 0), sampler_us => maps:get(s_tick_us, S, 0),
+                duty_us => maps:get(o_duty_us, S, 0), other_us => maps:get(o_other_us, S, 0),
+                sample_period_ms => SamplePeriod, sample_period_used_ms => Period,
+                sample_period_next_ms => NewPeriod,
+                others => #{processes => length(Others),
+                            reductions => lists:sum([D || {_, _, D} <- Others]),
+                            kinds => lists:usort([K || {K, _, _} <- Others])},
+                notes => Notes},
+    S2 = case CountBudget of null -> S; _ -> S#{d_overhead => CountBudget} end,
+    {Section, S2#{s_period => NewPeriod, s_tick_us => 0, o_duty_us => 0, o_other_us => 0}}
+end,
+
+%% The utilisation with the observer's own share of the schedulers left out
+%% of the total and said apart.
+ObserverUtil = fun(UtilRaw, Observer, Online) ->
+    ObsUtil = maps:get(share, Observer) / max(1, Online),
+    case UtilRaw of
+        #{total := UT} when is_number(UT) ->
+            UtilRaw#{total => max(0.0, UT - ObsUtil), observer => min(UT, ObsUtil)};
+        _ -> UtilRaw#{observer => null}
+    end
+end,
+ScanNote = fun(#{partial := true, pids := Pids, all := All}) ->
+                  [iolist_to_binary(io_lib:format(
+                       "processes: scanned ~b of ~b (scan cap or time budget reached)",
+                       [length(Pids), All]))];
+              (_) -> []
+           end,
+%% A full sample: node totals and top lists over the interval since State.
+%% Written as stages with few variables each: erl_eval merges the whole
+%% environment after every argument it evaluates, so a step costs in
+%% proportion to the variables in scope (one function of a hundred made
+%% every step of a sample ten times dearer).
+%%
+%% The scan: {Pids, Reductions} of every process, and what ran.
+%% The scan allocates about 16 words per process (its lists of pids,
+%% reductions and deltas): with a heap of twice that, a snapshot's garbage
+%% fits and the session collects about once per snapshot instead of 7-8 times
+%% (each collection copying the previous scan's lists, on a dirty scheduler
+%% once the heap passes 128k words). At most 2M words (16 MB, at 62k
+%% processes and more); the heap is the observer's memory in every snapshot.
+HeapWords = fun(Count) ->
+    process_flag(min_heap_size, min(2000000, 32 * min(Count, ScanCap)))
+end,
+SampleScan = fun(S, Start) ->
+    Mine = maps:get(mine, S),
+    All = erlang:processes(),
+    Count = erlang:system_info(process_count),
+    HeapWords(Count),
+    Capped = case Count > ScanCap of true -> lists:sublist(All, ScanCap); false -> All end,
+    {Pids, Reds, Partial} = ScanLoop(Capped, Capped, length(Capped), Start + BudgetMs, 0, []),
+    RanAll = WithoutMine(Ran(Pids, Reds, maps:get(prev, S)), Mine),
+    RanPids = MsRun(RanAll, MsCandidate),
+    Scans = maps:get(scans, S, 0),
+    Full = Scans rem HeapFullEvery =:= 0 orelse 4 * length(RanPids) > length(Pids),
+    {Heaps0, HeapFloor} = HeapScan(Pids, RanPids, {maps:get(heaps, S, []),
+                                                   maps:get(heap_floor, S, 0)}, Scans),
+    Heaps = WithoutMine(Heaps0, Mine),
+    %% a runnable process that was not scheduled did not run, but its queue
+    %% may have grown: on a node with a run queue every queue is read
+    QueuesFull = Full orelse erlang:statistics(total_run_queue_lengths) > 0,
+    Queues = WithoutMine(QueueScan(Pids, RanPids, maps:get(queues, S, []), QueuesFull), Mine),
+    #{pids => Pids, reds => Reds, partial => Partial orelse length(All) > ScanCap,
+      count => Count, all => length(All), ran => RanAll, heaps => Heaps, queues => Queues,
+      heap_floor => HeapFloor,
+      hot => lists:sublist(lists:reverse(lists:sort(RanAll)), TopRN + maps:get(ct_keep, S, 0))}
+end,
+%% The node's totals over the window and the three top lists (observers'
+%% processes left out, their reductions out of the node's).
+SampleLists = fun(S, #{ran := RanAll, hot := Hot, heaps := Heaps, queues := Queues}) ->
+    OldTotals = maps:get(totals, S),
+    T = Totals(),
+    Own = maps:get(own, T) - maps:get(own, OldTotals, maps:get(own, T)),
+    DeltaMap = maps:from_list(MsRun(RanAll, MsSwap)),
+    Work0 = max(0, maps:get(reds, T) - maps:get(reds, OldTotals) - Own),
+    DMs = DetailMs(Work0),
+    {TopReds, Os1, SL1} = Listed(Hot, DeltaMap, DMs, S),
+    {TopMem, Os2, SL2} = Listed(ByMemory(Heaps), DeltaMap, DMs, SL1),
+    {TopQueue, Os3, SL3} = Listed(lists:sublist(lists:reverse(lists:sort(Queues)), TopN + 8),
+                                  DeltaMap, DMs, SL2),
+    Others = [{K, P, maps:get(P, DeltaMap, 0)} || {K, P} <- lists:usort(Os1 ++ Os2 ++ Os3)],
+    OthersReds = lists:sum([D || {_, _, D} <- Others]),
+    Work = max(0, Work0 - OthersReds),
+    %% shares against the node's own work (other observers' left out too)
+    Reshare = fun(L) when OthersReds =:= 0 -> L;
+                 (L) -> [M#{cpu_share => if Work > 0 -> min(1.0, R / Work); true -> 0.0 end}
+                         || #{reductions := R} = M <- L] end,
+    #{totals => T, old => OldTotals, own => Own, delta_map => DeltaMap, others => Others,
+      others_reds => OthersReds, work => Work, state => SL3,
+      lists => #{reductions => Reshare(TopReds), memory => Reshare(TopMem),
+                 message_queue => Reshare(TopQueue)}}
+end,
+%% The sampler's section and its next candidates: processes that did real
+%% work (at least 1% of the node's and 2,000 reductions a second); an idle
+%% node has none, and the sampler then does not wake up at all.
+SampleNext = fun(#{hot := Hot, partial := Partial},
+                 #{state := SL, delta_map := DeltaMap, others := Others,
+                   others_reds := OthersReds, work := Work}, Window) ->
+    OthersSet = [P || {_, P, _} <- Others],
+    LiveDelta = fun(P) -> case maps:find(P, DeltaMap) of
+                              {ok, D} -> D;
+                              error -> case erlang:is_process_alive(P) of
+                                           true -> 0;
+                                           false -> dead
+                                       end
+                          end end,
+    MinCand = max(2 * Window, Work div 100),
+    %% the work of processes gone by now (unknown after a partial scan)
+    Gone = case Partial of
+               true -> 0;
+               false -> max(0, Work - (lists:sum(maps:values(DeltaMap)) - OthersReds))
+           end,
+    SampleSnapshot(SL, LiveDelta, [P || {D, P} <- lists:sublist(Hot, SampleK + length(Others)),
+                                        D >= MinCand, not lists:member(P, OthersSet)],
+                   {Gone, Gone >= 10 * MinCand})
+end,
+%% The call counting section.
+SampleTrace = fun(S3, Window, UtilRaw) ->
+    Traced = maps:get(traced, S3),
+    Base = fun(Calls) -> #{modules => [M || {M, _} <- Traced], window_ms => Window,
+                           calls => Calls, foreign => maps:get(foreign, S3),
+                           isolation => maps:get(isolation, S3)} end,
+    case {Traced, maps:get(d_on, S3, false)} of
+        {[], _} -> {#{}, [], S3};
+        {_, false} ->
+            {FCalls, SF} = ReadCalls(S3),
+            {#{trace => Base(FCalls)}, [], SF};
+        {_, true} ->
+            {DCalls, DSection, SD} = DutySnapshot(S3, maps:get(total, UtilRaw)),
+            Note = case DSection of
+                       #{paused := true, utilisation := PU} ->
+                           [iolist_to_binary(io_lib:format(
+                                "call counting paused: scheduler utilisation ~.3f over the "
+                                "ceiling ~.3f; it resumes when the node is below it",
+                                [float(PU), float(PauseAbove)]))];
+                       _ -> []
+                   end,
+            {#{trace => (Base(DCalls))#{duty => DSection}}, Note ++ maps:get(d_notes, SD, []),
+             SD#{d_notes => []}}
+    end
+end,
+%% What the node is, now: counts against limits, memory, queues, ETS.
+MemKeys = [total, processes, processes_used, system, atom, binary, code, ets],
+NodeFacts = fun(Count, Scanned) ->
+    Mem = erlang:memory(),
+    #{otp_release => list_to_binary(erlang:system_info(otp_release)),
+      run_queue => #{total => erlang:statistics(total_run_queue_lengths),
+                     per_scheduler => erlang:statistics(run_queue_lengths)},
+      processes => #{count => Count, limit => erlang:system_info(process_limit),
+                     scanned => Scanned},
+      ports => #{count => erlang:system_info(port_count),
+                 limit => erlang:system_info(port_limit)},
+      atoms => #{count => erlang:system_info(atom_count),
+                 limit => erlang:system_info(atom_limit)},
+      ets => #{count => erlang:system_info(ets_count), top => EtsTop()},
+      memory => maps:from_list([{K, proplists:get_value(K, Mem, null)} || K <- MemKeys]),
+      scanned_pids => min(Count, Scanned)}
+end,
+%% The window's deltas of the node's counters.
+Deltas = fun(T, Old) ->
+    #{gc => #{count => maps:get(gc_count, T) - maps:get(gc_count, Old),
+              words_reclaimed => maps:get(gc_words, T) - maps:get(gc_words, Old)},
+      io => #{input_bytes => maps:get(io_in, T) - maps:get(io_in, Old),
+              output_bytes => maps:get(io_out, T) - maps:get(io_out, Old)}}
+end,
+Sample = fun(S) ->
+    StartUs = erlang:monotonic_time(microsecond),
+    Sc = SampleScan(S, Now()),
+    #{totals := T, old := Old, own := Own, work := Work, others := Others} = Ls =
+        SampleLists(S, Sc),
+    Window = maps:get(t, T) - maps:get(t, Old),
+    Online = erlang:system_info(schedulers_online),
+    UtilRaw = case {maps:get(swt, Old), maps:get(swt, T)} of
+                  {OldSwt, NewSwt} when is_list(OldSwt), is_list(NewSwt) ->
+                      Utilisation(OldSwt, NewSwt, Online);
+                  _ -> #{total => null, per_scheduler => []}
+              end,
+    {Executing, S3} = SampleNext(Sc, Ls, Window),
+    {Trace, PauseNote, S4} = SampleTrace(S3, Window, UtilRaw),
+    ScanUs = erlang:monotonic_time(microsecond) - StartUs,
+    BusyUs = ScanUs + maps:get(s_tick_us, S) + maps:get(o_duty_us, S, 0) +
+             maps:get(o_other_us, S, 0),
+    {Observer, S5} = Guest(Trace, S4#{scan_us => ScanUs, s_tick_us => maps:get(s_tick_us, S)},
+                           Own, Others, max(1, maps:get(tu, T) - maps:get(tu, Old)), BusyUs,
+                           UtilRaw, Online, Work),
+    Facts = NodeFacts(maps:get(count, Sc), length(maps:get(pids, Sc))),
+    Reply = maps:merge(maps:merge(maps:merge(Trace, Executing), maps:merge(Facts, Deltas(T, Old))), #{
+        window_ms => Window,
+        schedulers_online => Online,
+        scheduler_utilisation => ObserverUtil(UtilRaw, Observer, Online),
+        processes => (maps:get(processes, Facts))#{observer => length(maps:get(mine, S)) +
+                                                               length(Others)},
+        reductions => #{delta => Work,
+                        per_second => if Window > 0 -> Work * 1000 / Window; true -> null end,
+                        observer => Own, other_observers => maps:get(others_reds, Ls),
+                        total => maps:get(reds, T) - maps:get(reds, Old)},
+        observer => Observer,
+        top_processes => maps:get(lists, Ls),
+        sample_us => ScanUs,
+        errors => ScanNote(Sc) ++ PauseNote}),
+    {Reply, S5#{prev => {maps:get(pids, Sc), maps:get(reds, Sc)}, heaps => maps:get(heaps, Sc),
+                heap_floor => maps:get(heap_floor, Sc), others_pids => [P || {_, P, _} <- Others],
+                queues => maps:get(queues, Sc), hot => maps:get(hot, Sc), totals => T,
+                scans => maps:get(scans, S, 0) + 1}}
+end,
+
+%% Baseline: previous reductions of every process and the node totals.
+Baseline = fun(S) ->
+    All = erlang:processes(),
+    Capped = case length(All) > ScanCap of true -> lists:sublist(All, ScanCap); false -> All end,
+    Reds = MsRun(PiAll(Capped, reductions), MsReds),
+    Busiest = lists:sublist(lists:reverse(lists:sort(
+                  WithoutMine(lists:zip(Reds, Capped), maps:get(mine, S)))), SampleK + 1),
+    SampleReset(S#{prev => {Capped, Reds}, heaps => [], hot => [], totals => Totals(), scans => 0},
+                [P || {_, P} <- Busiest])
+end,
+
