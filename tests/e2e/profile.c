@@ -92,6 +92,12 @@ static json_t *observe_and_build(const struct ts_beam *node, const char *const *
 	cfg.interval_ms = 1000;
 	cfg.top_n = 10;
 	cfg.trace_modules = trace;
+	/* Every call is counted here (no overhead budget): under the default 1%
+	 * guest budget, counting alone takes it, the sampler's period is then
+	 * lengthened to a second, and two dozen ticks may miss the catalog's
+	 * modules (the profile says "MOSTLY UNATTRIBUTED"). What is tested is
+	 * where the sampled time goes, so the guest is given 5%. */
+	cfg.guest_budget = 0.05;
 	char *sid = NULL;
 	rc = obs_session_start(m, &cfg, &sid);
 	TH_ASSERT_OK(rc);
