@@ -27,7 +27,7 @@ case "$jobs" in '' | *[!0-9]* | 0)
   ;;
 esac
 passed=0 failed=0 skipped=0
-skips=()
+skips=() fails=()
 export GIULIA_SRC=${GIULIA_SRC:-$(pwd)}
 export GIULIA_BIN=${GIULIA_BIN:-$(pwd)/$variant/bin}
 suites=()
@@ -102,15 +102,18 @@ report() {
     [ -f "$f" ] || continue
     echo "FAIL $name: a process it started reported to the sanitizers ($(basename "$f")):"
     head -n 80 "$f"
+    fails+=("$name: a sanitizer report ($(basename "$f"))")
     failed=$((failed + 1))
   done
   out=$(grep '^#TOTALS' "$logs/$i.log" | tail -n 1)
   if [ -z "$out" ]; then
     echo "FAIL $name: the suite ended without its totals (crashed? exit status $(cat "$logs/$i.rc"))"
+    fails+=("$name: the suite ended without its totals")
     failed=$((failed + 1))
     return
   fi
   while read -r _ t; do skips+=("$t"); done < <(grep '^skip ' "$logs/$i.log")
+  while read -r t; do fails+=("$t"); done < <(grep '^FAIL ' "$logs/$i.log")
   set -- $out
   passed=$((passed + $2)) failed=$((failed + $3)) skipped=$((skipped + $4))
 }
@@ -136,5 +139,7 @@ while [ "$done_count" -lt "$n" ]; do
 done
 # Skips are only for capabilities a machine lacks (harness.h): name them.
 for t in "${skips[@]}"; do echo "skipped: $t"; done
+# The failures again, last: a long log is often read from its tail.
+for t in "${fails[@]}"; do echo "failed: ${t#FAIL }"; done
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
