@@ -28,7 +28,6 @@ ByMemory = fun(Candidates) ->
     lists:reverse(lists:sort(MsRun(lists:zip(Mems, Pids), MsMemory)))
 end,
 MsReds = MsCompile([{{reductions, '$1'}, [], ['$1']}, {'_', [], [-1]}]),
-MsPositive = MsCompile([{{'$1', '_'}, [{'>', '$1', 0}], ['$_']}]),
 MsQueue = MsCompile([{{{message_queue_len, '$1'}, '$2'}, [{'>', '$1', 0}], [{{'$1', '$2'}}]}]),
 MsHeap = MsCompile([{{{heap_size, '$1'}, '$2'}, [], [{{'$1', '$2'}}]}]),
 MsSwap = MsCompile([{{'$1', '$2'}, [], [{{'$2', '$1'}}]}]),
@@ -37,12 +36,15 @@ PiAll = fun(Pids, Item) ->
 end,
 %% The items' list for a chunk, made once: a shorter chunk takes a tail.
 ChunkReds = lists:duplicate(ChunkSize, reductions),
-%% Reductions of a chunk (a process that died: -1).
+%% process_info's answers for a chunk, kept as they are ({reductions, N},
+%% or undefined for a process that died): Ran matches them against the
+%% previous scan's in one match specification, so that no pass over every
+%% process only unwraps them (each pass over the list costs a reduction or
+%% two per process: at 100k processes, a fifth of the scan).
 ScanChunk = fun(Chunk, Len) ->
-    MsRun(lists:zipwith(fun erlang:process_info/2, Chunk,
-                        lists:nthtail(ChunkSize - Len, ChunkReds)), MsReds)
+    lists:zipwith(fun erlang:process_info/2, Chunk, lists:nthtail(ChunkSize - Len, ChunkReds))
 end,
-%% {ScannedPids, Reductions, Partial}
+%% {ScannedPids, Infos, Partial}
 ScanLoop = fun ScanLoop(All, Rest, Left, Deadline, Done, Rs) ->
     case Left =:= 0 orelse (Done > 0 andalso Now() > Deadline) of
         true ->
@@ -71,17 +73,20 @@ QueueScan = fun(Pids, RanPids, Prev, Full) ->
     MsRun(lists:zip(PiAll(Read, message_queue_len), Read), MsQueue)
 end,
 %% [{Delta, Pid}] of the processes whose reductions went up since Prev
-%% ({PrevPids, PrevReductions}); a process born since counts from 0.
-Ran = fun(Pids, Reds, {PrevPids, PrevReds}) ->
+%% ({PrevPids, PrevInfos}, process_info's answers as ScanChunk keeps them);
+%% a process born since counts from 0, one that died is left out.
+MsRan = MsCompile([{{{reductions, '$1'}, {reductions, '$2'}, '$3'}, [{'>', '$1', '$2'}],
+                    [{{{'-', '$1', '$2'}, '$3'}}]}]),
+Ran = fun(Pids, Infos, {PrevPids, PrevInfos}) ->
     Before = case Pids =:= PrevPids of
-                 true -> PrevReds;
+                 true -> PrevInfos;
                  false ->
                      N = length(Pids),
-                     PrevMap = maps:from_list(lists:zip(PrevPids, PrevReds)),
+                     PrevMap = maps:from_list(lists:zip(PrevPids, PrevInfos)),
                      lists:zipwith3(fun maps:get/3, Pids, lists:duplicate(N, PrevMap),
-                                    lists:duplicate(N, 0))
+                                    lists:duplicate(N, {reductions, 0}))
              end,
-    MsRun(lists:zip(lists:zipwith(fun erlang:'-'/2, Reds, Before), Pids), MsPositive)
+    MsRun(lists:zip3(Infos, Before, Pids), MsRan)
 end,
 HeapOf = fun(Pids) -> MsRun(lists:zip(PiAll(Pids, heap_size), Pids), MsHeap) end,
 %% The Wide processes with the largest heaps, largest first. A process's
@@ -197,6 +202,9 @@ DetailMs = fun(Work) ->
                Shared([{'>', '$4', max(1, Work)}], 1.0),
                Shared([], Share)])
 end,
+%% (defined once: a fun written inside a function is made again, its
+%% variables looked up, at every call)
+CacheStatic = fun(P, C) -> C#{P => StaticOf(P)} end,
 %% The first TopN processes of a candidate list ([{Value, Pid}], best first)
 %% that are not an observer's: {Maps, [{Kind, Pid}], S} (S keeps the cache).
 Listed = fun(Candidates, DeltaMap, Ms, S) ->
@@ -208,8 +216,7 @@ Listed = fun(Candidates, DeltaMap, Ms, S) ->
              end,
     Known = lists:zipwith3(fun maps:get/3, Pids, lists:duplicate(N, Cache0),
                            lists:duplicate(N, miss)),
-    Cache = lists:foldl(fun(P, C) -> C#{P => StaticOf(P)} end, Cache0,
-                        MsRun(lists:zip(Pids, Known), MsMiss)),
+    Cache = lists:foldl(CacheStatic, Cache0, MsRun(lists:zip(Pids, Known), MsMiss)),
     Rows = lists:zip3(Pids,
                       lists:zipwith(fun erlang:process_info/2, Pids,
                                     lists:duplicate(N, DetailItems)),
@@ -229,40 +236,40 @@ EtsId = fun(T) when is_reference(T) -> list_to_binary(erlang:ref_to_list(T));
            (T) when is_atom(T) -> list_to_binary(io_lib:write_atom(T));
            (T) -> iolist_to_binary(io_lib:format("~p", [T]))
         end,
-%% The module of a table's owner, remembered from one snapshot to the next
-%% for the owners of the last list only (in the session's dictionary, at
-%% most 5 entries): reading it means the owner's dictionary, which OTP 25
-%% can only copy whole, and a long-lived owner's can be large (35k
-%% reductions per snapshot were measured on an idle Elixir node).
-EtsOwnerModule = fun(OwnerPid, Known) ->
-    case Known of
-        #{OwnerPid := Known1} -> Known1;
-        _ ->
-            case catch erlang:process_info(OwnerPid, [registered_name, initial_call,
-                                                      current_function]) of
-                [{registered_name, R}, {initial_call, I}, {current_function, C}] ->
-                    ModuleOf(R, element(1, DictOf(OwnerPid)), MFA(I), MFA(C));
-                _ -> null
-            end
-    end
-end,
+%% What a listed table's row says that does not change while the table keeps
+%% its name and owner ({Table, Name, Owner} -> its name, id and the owner's
+%% module), remembered from one snapshot to the next for the tables of the
+%% last list only (in the session's dictionary, at most 5 entries): the
+%% owner's module means reading the owner's dictionary, which OTP 25 can
+%% only copy whole, and a long-lived owner's can be large (35k reductions
+%% per snapshot were measured on an idle Elixir node); each interpreted call
+%% costs the session thousands of reductions besides.
+EtsStatic = fun({T, Name, OwnerPid}) when is_atom(Name), is_pid(OwnerPid) ->
+                   #{name => atom_to_binary(Name, utf8), id => EtsId(T),
+                     owner_module =>
+                         case catch erlang:process_info(OwnerPid, [registered_name, initial_call,
+                                                                   current_function]) of
+                             [{registered_name, R}, {initial_call, I}, {current_function, C}] ->
+                                 ModuleOf(R, element(1, DictOf(OwnerPid)), MFA(I), MFA(C));
+                             _ -> null
+                         end};
+               (_) -> gone
+            end,
+%% ets:info(T, Item) of every table of Tabs (N of them), in one compiled pass.
+EtsInfos = fun(Tabs, N, Item) -> lists:zipwith(fun ets:info/2, Tabs, lists:duplicate(N, Item)) end,
 EtsTop = fun() ->
     Tabs = lists:sublist(ets:all(), 100000),
-    Mems = lists:zipwith(fun ets:info/2, Tabs, lists:duplicate(length(Tabs), memory)),
-    Biggest = lists:sublist(lists:reverse(lists:sort(
-                  proplists:delete(undefined, lists:zip(Mems, Tabs)))), 5),
-    Known = case get(giulia_ets_owners) of #{} = K0 -> K0; _ -> #{} end,
-    Rows = lists:append([case catch {ets:info(T, name), ets:info(T, size), ets:info(T, owner)} of
-                             {Name, Size, OwnerPid} when is_atom(Name), is_integer(Size) ->
-                                 [{OwnerPid, #{name => atom_to_binary(Name, utf8),
-                                               id => EtsId(T),
-                                               owner_module => EtsOwnerModule(OwnerPid, Known),
-                                               size => Size,
-                                               memory_bytes => Words * WordSize}}];
-                             _ -> []
-                         end || {Words, T} <- Biggest]),
-    put(giulia_ets_owners, maps:from_list([{P, M} || {P, #{owner_module := M}} <- Rows])),
-    [Row || {_, Row} <- Rows]
+    Mems = EtsInfos(Tabs, length(Tabs), memory),
+    {Words, Top} = lists:unzip(lists:sublist(lists:reverse(lists:sort(
+                                   proplists:delete(undefined, lists:zip(Mems, Tabs)))), 5)),
+    N = length(Top),
+    Keys = lists:zip3(Top, EtsInfos(Top, N, name), EtsInfos(Top, N, owner)),
+    Known = case get(giulia_ets_static) of #{} = K0 -> K0; _ -> #{} end,
+    Static = [case Known of #{Key := Known1} -> Known1; _ -> EtsStatic(Key) end || Key <- Keys],
+    put(giulia_ets_static, maps:from_list(lists:zip(Keys, Static))),
+    [Row#{size => Size, memory_bytes => W * WordSize}
+     || {Row, Size, W} <- lists:zip3(Static, EtsInfos(Top, N, size), Words),
+        is_map(Row), is_integer(Size)]
 end,
 
 %% Totals of the whole node, kept to compute deltas over the interval; `own`

@@ -37,61 +37,85 @@ CountingShare = fun(#{trace := #{duty := #{cost := C, modules := Ms}}}, Busy, Wi
 %% session is scheduled out in the middle of a step), and its share of the
 %% node's reductions times the node's busy schedulers (blind to how long a
 %% reduction takes, but not to being scheduled out); the lower one counts.
-Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
+%% Written as small funs: erl_eval merges the whole scope's bindings into
+%% every argument it evaluates, so one wide function building a map of
+%% twenty fields cost the session more than the facts it reports (see
+%% docs/OBSERVE.md "Each step's work").
+GuestDefaults = #{d_on => false, scan_us => 0, s_tick_us => 0, o_duty_us => 0, o_other_us => 0},
+%% {Share, WallShare, RedsShare, Busy}
+GuestShare = fun(BusyUs, WindowUs, UtilRaw, Online, Own, Work) ->
     WallShare = BusyUs / max(1, WindowUs),
-    Busy = BusySchedulers(UtilRaw, Online),
-    RedsShare = case Busy of
-                    null -> null;
-                    _ -> Busy * Own / max(1, Own + Work)
-                end,
-    Share = case RedsShare of null -> WallShare; _ -> min(WallShare, RedsShare) end,
-    Counting = CountingShare(Reply, Busy, WindowUs),
-    Full = maps:get(traced, S) =/= [] andalso not maps:get(d_on, S, false),
-    Cost = Share + case Counting of null -> 0; _ -> Counting end,
-    Within = Cost =< GuestBudget,
-    Period = maps:get(s_period, S, SamplePeriod),
+    case BusySchedulers(UtilRaw, Online) of
+        null -> {WallShare, WallShare, null, null};
+        Busy ->
+            RedsShare = Busy * Own / max(1, Own + Work),
+            {min(WallShare, RedsShare), WallShare, RedsShare, Busy}
+    end
+end,
+%% The sampler's next period: doubled while over the budget (up to the
+%% snapshot interval or 5 s), halved back once under half of it.
+GuestPeriod = fun(Within, Cost, Period, WindowUs) ->
     PeriodMax = max(SamplePeriod, min(5000, WindowUs div 1000)),
-    NewPeriod = if SamplePeriod =:= 0 -> 0;
-                   not Within, Period < PeriodMax -> min(PeriodMax, 2 * Period);
-                   Cost < GuestBudget / 2, Period > SamplePeriod -> max(SamplePeriod, Period div 2);
-                   true -> Period
-                end,
-    %% counting's allowance for the next window, as a share of the node's
-    %% work: what the session's own steps leave of the budget, and never less
-    %% than a quarter of it (modules were asked for: counting them is the
-    %% point), within the overhead asked for
-    CountBudget = case maps:get(d_on, S, false) of
-                      false -> null;
-                      true -> min(Overhead, max(GuestBudget / 4, GuestBudget - Share) /
-                                            max(0.01, case Busy of null -> Online; _ -> Busy end))
-                  end,
-    Notes = [iolist_to_binary(io_lib:format(
-                 "observer: the sampler's period lengthened from ~b to ~b ms to keep within "
-                 "the budget", [Period, NewPeriod])) || NewPeriod > Period] ++
-            [iolist_to_binary(io_lib:format(
-                 "observer: over its budget: ~.2f% of a scheduler against ~.2f% "
-                 "(scan ~.2f%, sampler ~.2f%, counting ~s)",
-                 [100 * Cost, 100 * GuestBudget, 100 * maps:get(scan_us, S, 0) / max(1, WindowUs),
-                  100 * maps:get(s_tick_us, S, 0) / max(1, WindowUs),
-                  case Counting of null -> "not measured";
-                                   _ -> io_lib:format("~.2f%", [100 * Counting]) end]))
-             || not Within],
+    if SamplePeriod =:= 0 -> 0;
+       not Within, Period < PeriodMax -> min(PeriodMax, 2 * Period);
+       Cost < GuestBudget / 2, Period > SamplePeriod -> max(SamplePeriod, Period div 2);
+       true -> Period
+    end
+end,
+%% Counting's allowance for the next window, as a share of the node's work:
+%% what the session's own steps leave of the budget, and never less than a
+%% quarter of it (modules were asked for: counting them is the point),
+%% within the overhead asked for.
+GuestCountBudget = fun(false, _, _, _) -> null;
+                      (true, Share, Busy, Online) ->
+                          min(Overhead, max(GuestBudget / 4, GuestBudget - Share) /
+                                        max(0.01, case Busy of null -> Online; _ -> Busy end))
+                   end,
+GuestLengthened = fun(Period, NewPeriod) when NewPeriod > Period ->
+                         [iolist_to_binary(io_lib:format(
+                              "observer: the sampler's period lengthened from ~b to ~b ms to "
+                              "keep within the budget", [Period, NewPeriod]))];
+                      (_, _) -> []
+                   end,
+GuestOver = fun(true, _, _, _, _) -> [];
+               (false, Cost, ScanUs, TickUs, {Counting, WindowUs}) ->
+                   [iolist_to_binary(io_lib:format(
+                        "observer: over its budget: ~.2f% of a scheduler against ~.2f% "
+                        "(scan ~.2f%, sampler ~.2f%, counting ~s)",
+                        [100 * Cost, 100 * GuestBudget, 100 * ScanUs / max(1, WindowUs),
+                         100 * TickUs / max(1, WindowUs),
+                         case Counting of null -> "not measured";
+                                          _ -> io_lib:format("~.2f%", [100 * Counting]) end]))]
+            end,
+%% [observer's {Kind, Pid, Reductions}] -> the `others` part
+GuestOthers = fun(Others) ->
+    #{processes => length(Others), reductions => lists:sum([D || {_, _, D} <- Others]),
+      kinds => lists:usort([K || {K, _, _} <- Others])}
+end,
+GuestMemory = fun(Mine) ->
+    lists:sum([M || P <- Mine, {memory, M} <- [erlang:process_info(P, memory)]])
+end,
+Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
+    #{mine := Mine, traced := Traced, d_on := DOn, scan_us := ScanUs, s_tick_us := TickUs,
+      o_duty_us := DutyUs, o_other_us := OtherUs} = maps:merge(GuestDefaults, S),
+    Period = maps:get(s_period, S, SamplePeriod),
+    {Share, WallShare, RedsShare, Busy} = GuestShare(BusyUs, WindowUs, UtilRaw, Online, Own, Work),
+    Counting = CountingShare(Reply, Busy, WindowUs),
+    Cost = case Counting of null -> Share; _ -> Share + Counting end,
+    Within = Cost =< GuestBudget,
+    NewPeriod = GuestPeriod(Within, Cost, Period, WindowUs),
+    CountBudget = GuestCountBudget(DOn, Share, Busy, Online),
     Section = #{budget => GuestBudget, cost => Cost, within_budget => Within,
                 busy_us => BusyUs, share => Share, share_wall => WallShare,
                 share_reductions => RedsShare, counting => Counting,
-                counting_budget => CountBudget, counting_full => Full,
-                reductions => Own, processes => length(maps:get(mine, S)),
-                memory => lists:sum([M || P <- maps:get(mine, S),
-                                          {memory, M} <- [erlang:process_info(P, memory)]]),
-                pids => maps:get(mine, S),
-                scan_us => maps:get(scan_us, S, 0), sampler_us => maps:get(s_tick_us, S, 0),
-                duty_us => maps:get(o_duty_us, S, 0), other_us => maps:get(o_other_us, S, 0),
+                counting_budget => CountBudget, counting_full => Traced =/= [] andalso not DOn,
+                reductions => Own, processes => length(Mine), memory => GuestMemory(Mine),
+                pids => Mine, scan_us => ScanUs, sampler_us => TickUs,
+                duty_us => DutyUs, other_us => OtherUs,
                 sample_period_ms => SamplePeriod, sample_period_used_ms => Period,
-                sample_period_next_ms => NewPeriod,
-                others => #{processes => length(Others),
-                            reductions => lists:sum([D || {_, _, D} <- Others]),
-                            kinds => lists:usort([K || {K, _, _} <- Others])},
-                notes => Notes},
+                sample_period_next_ms => NewPeriod, others => GuestOthers(Others),
+                notes => GuestLengthened(Period, NewPeriod) ++
+                         GuestOver(Within, Cost, ScanUs, TickUs, {Counting, WindowUs})},
     S2 = case CountBudget of null -> S; _ -> S#{d_overhead => CountBudget} end,
     {Section, S2#{s_period => NewPeriod, s_tick_us => 0, o_duty_us => 0, o_other_us => 0}}
 end,
@@ -134,8 +158,8 @@ SampleScan = fun(S, Start) ->
     Count = erlang:system_info(process_count),
     HeapWords(Count),
     Capped = case Count > ScanCap of true -> lists:sublist(All, ScanCap); false -> All end,
-    {Pids, Reds, Partial} = ScanLoop(Capped, Capped, length(Capped), Start + BudgetMs, 0, []),
-    RanAll = WithoutMine(Ran(Pids, Reds, maps:get(prev, S)), Mine),
+    {Pids, Infos, Partial} = ScanLoop(Capped, Capped, length(Capped), Start + BudgetMs, 0, []),
+    RanAll = WithoutMine(Ran(Pids, Infos, maps:get(prev, S)), Mine),
     RanPids = MsRun(RanAll, MsCandidate),
     Scans = maps:get(scans, S, 0),
     Full = Scans rem HeapFullEvery =:= 0 orelse 4 * length(RanPids) > length(Pids),
@@ -146,35 +170,44 @@ SampleScan = fun(S, Start) ->
     %% may have grown: on a node with a run queue every queue is read
     QueuesFull = Full orelse erlang:statistics(total_run_queue_lengths) > 0,
     Queues = WithoutMine(QueueScan(Pids, RanPids, maps:get(queues, S, []), QueuesFull), Mine),
-    #{pids => Pids, reds => Reds, partial => Partial orelse length(All) > ScanCap,
+    #{pids => Pids, infos => Infos, partial => Partial orelse length(All) > ScanCap,
       count => Count, all => length(All), ran => RanAll, heaps => Heaps, queues => Queues,
       heap_floor => HeapFloor,
       hot => lists:sublist(lists:reverse(lists:sort(RanAll)), TopRN + maps:get(ct_keep, S, 0))}
 end,
 %% The node's totals over the window and the three top lists (observers'
 %% processes left out, their reductions out of the node's).
-SampleLists = fun(S, #{ran := RanAll, hot := Hot, heaps := Heaps, queues := Queues}) ->
-    OldTotals = maps:get(totals, S),
-    T = Totals(),
-    Own = maps:get(own, T) - maps:get(own, OldTotals, maps:get(own, T)),
-    DeltaMap = maps:from_list(MsRun(RanAll, MsSwap)),
-    Work0 = max(0, maps:get(reds, T) - maps:get(reds, OldTotals) - Own),
-    DMs = DetailMs(Work0),
+%% A list's shares against the node's own work (other observers' left out
+%% too).
+Reshare = fun(L, 0, _) -> L;
+             (L, _, Work) -> [M#{cpu_share => if Work > 0 -> min(1.0, R / Work); true -> 0.0 end}
+                              || #{reductions := R} = M <- L]
+          end,
+%% The three lists, and the other observers' processes found in them
+%% ({Kind, Pid, Reductions}).
+SampleTops = fun(#{hot := Hot, heaps := Heaps, queues := Queues}, DeltaMap, DMs, S) ->
     {TopReds, Os1, SL1} = Listed(Hot, DeltaMap, DMs, S),
     {TopMem, Os2, SL2} = Listed(ByMemory(Heaps), DeltaMap, DMs, SL1),
     {TopQueue, Os3, SL3} = Listed(lists:sublist(lists:reverse(lists:sort(Queues)), TopN + 8),
                                   DeltaMap, DMs, SL2),
-    Others = [{K, P, maps:get(P, DeltaMap, 0)} || {K, P} <- lists:usort(Os1 ++ Os2 ++ Os3)],
+    {TopReds, TopMem, TopQueue,
+     [{K, P, maps:get(P, DeltaMap, 0)} || {K, P} <- lists:usort(Os1 ++ Os2 ++ Os3)], SL3}
+end,
+SampleShares = fun({TopReds, TopMem, TopQueue, Others, SL3}, Work0) ->
     OthersReds = lists:sum([D || {_, _, D} <- Others]),
     Work = max(0, Work0 - OthersReds),
-    %% shares against the node's own work (other observers' left out too)
-    Reshare = fun(L) when OthersReds =:= 0 -> L;
-                 (L) -> [M#{cpu_share => if Work > 0 -> min(1.0, R / Work); true -> 0.0 end}
-                         || #{reductions := R} = M <- L] end,
-    #{totals => T, old => OldTotals, own => Own, delta_map => DeltaMap, others => Others,
-      others_reds => OthersReds, work => Work, state => SL3,
-      lists => #{reductions => Reshare(TopReds), memory => Reshare(TopMem),
-                 message_queue => Reshare(TopQueue)}}
+    #{others => Others, others_reds => OthersReds, work => Work, state => SL3,
+      lists => #{reductions => Reshare(TopReds, OthersReds, Work),
+                 memory => Reshare(TopMem, OthersReds, Work),
+                 message_queue => Reshare(TopQueue, OthersReds, Work)}}
+end,
+SampleLists = fun(#{totals := OldTotals} = S, #{ran := RanAll} = Sc) ->
+    #{own := OwnNow, reds := RedsNow} = T = Totals(),
+    Own = OwnNow - maps:get(own, OldTotals, OwnNow),
+    DeltaMap = maps:from_list(MsRun(RanAll, MsSwap)),
+    Work0 = max(0, RedsNow - maps:get(reds, OldTotals) - Own),
+    (SampleShares(SampleTops(Sc, DeltaMap, DetailMs(Work0), S), Work0))#{
+        totals => T, old => OldTotals, own => Own, delta_map => DeltaMap}
 end,
 %% The sampler's section and its next candidates: processes that did real
 %% work (at least 1% of the node's and 2,000 reductions a second); an idle
@@ -239,7 +272,7 @@ NodeFacts = fun(Count, Scanned) ->
       atoms => #{count => erlang:system_info(atom_count),
                  limit => erlang:system_info(atom_limit)},
       ets => #{count => erlang:system_info(ets_count), top => EtsTop()},
-      memory => maps:from_list([{K, proplists:get_value(K, Mem, null)} || K <- MemKeys]),
+      memory => maps:with(MemKeys, maps:from_list(Mem)),
       scanned_pids => min(Count, Scanned)}
 end,
 %% The window's deltas of the node's counters.
@@ -249,21 +282,14 @@ Deltas = fun(T, Old) ->
       io => #{input_bytes => maps:get(io_in, T) - maps:get(io_in, Old),
               output_bytes => maps:get(io_out, T) - maps:get(io_out, Old)}}
 end,
-Sample = fun(S) ->
-    StartUs = erlang:monotonic_time(microsecond),
-    Sc = SampleScan(S, Now()),
-    #{totals := T, old := Old, own := Own, work := Work, others := Others} = Ls =
-        SampleLists(S, Sc),
-    Window = maps:get(t, T) - maps:get(t, Old),
-    Online = erlang:system_info(schedulers_online),
-    UtilRaw = case {maps:get(swt, Old), maps:get(swt, T)} of
-                  {OldSwt, NewSwt} when is_list(OldSwt), is_list(NewSwt) ->
-                      Utilisation(OldSwt, NewSwt, Online);
-                  _ -> #{total => null, per_scheduler => []}
-              end,
-    {Executing, S3} = SampleNext(Sc, Ls, Window),
-    {Trace, PauseNote, S4} = SampleTrace(S3, Window, UtilRaw),
-    ScanUs = erlang:monotonic_time(microsecond) - StartUs,
+%% A sample in three stages, each a function of few variables (erl_eval's
+%% cost of every call grows with the variables in scope: one function for
+%% the whole sample cost a tenth of the session's reductions more).
+%% The stage after the scan and the lists: the window, the utilisation, the
+%% executing view and the call counting.
+SampleObserved = fun(S, Sc, #{totals := T, old := Old, own := Own, work := Work,
+                              others := Others} = Ls, Window, Online, UtilRaw, Executing, Trace,
+                     PauseNote, S4, ScanUs) ->
     BusyUs = ScanUs + maps:get(s_tick_us, S) + maps:get(o_duty_us, S, 0) +
              maps:get(o_other_us, S, 0),
     {Observer, S5} = Guest(Trace, S4#{scan_us => ScanUs, s_tick_us => maps:get(s_tick_us, S)},
@@ -284,20 +310,39 @@ Sample = fun(S) ->
         top_processes => maps:get(lists, Ls),
         sample_us => ScanUs,
         errors => ScanNote(Sc) ++ PauseNote}),
-    {Reply, S5#{prev => {maps:get(pids, Sc), maps:get(reds, Sc)}, heaps => maps:get(heaps, Sc),
+    {Reply, S5#{prev => {maps:get(pids, Sc), maps:get(infos, Sc)}, heaps => maps:get(heaps, Sc),
                 heap_floor => maps:get(heap_floor, Sc), others_pids => [P || {_, P, _} <- Others],
                 queues => maps:get(queues, Sc), hot => maps:get(hot, Sc), totals => T,
                 scans => maps:get(scans, S, 0) + 1}}
+end,
+SampleWindow = fun(S, Sc, #{totals := T, old := Old} = Ls, StartUs) ->
+    Window = maps:get(t, T) - maps:get(t, Old),
+    Online = erlang:system_info(schedulers_online),
+    UtilRaw = case {maps:get(swt, Old), maps:get(swt, T)} of
+                  {OldSwt, NewSwt} when is_list(OldSwt), is_list(NewSwt) ->
+                      Utilisation(OldSwt, NewSwt, Online);
+                  _ -> #{total => null, per_scheduler => []}
+              end,
+    {Executing, S3} = SampleNext(Sc, Ls, Window),
+    {Trace, PauseNote, S4} = SampleTrace(S3, Window, UtilRaw),
+    SampleObserved(S, Sc, Ls, Window, Online, UtilRaw, Executing, Trace, PauseNote, S4,
+                   erlang:monotonic_time(microsecond) - StartUs)
+end,
+Sample = fun(S) ->
+    StartUs = erlang:monotonic_time(microsecond),
+    Sc = SampleScan(S, Now()),
+    SampleWindow(S, Sc, SampleLists(S, Sc), StartUs)
 end,
 
 %% Baseline: previous reductions of every process and the node totals.
 Baseline = fun(S) ->
     All = erlang:processes(),
     Capped = case length(All) > ScanCap of true -> lists:sublist(All, ScanCap); false -> All end,
-    Reds = MsRun(PiAll(Capped, reductions), MsReds),
+    Infos = PiAll(Capped, reductions),
+    Reds = MsRun(Infos, MsReds),
     Busiest = lists:sublist(lists:reverse(lists:sort(
                   WithoutMine(lists:zip(Reds, Capped), maps:get(mine, S)))), SampleK + 1),
-    SampleReset(S#{prev => {Capped, Reds}, heaps => [], hot => [], totals => Totals(), scans => 0},
+    SampleReset(S#{prev => {Capped, Infos}, heaps => [], hot => [], totals => Totals(), scans => 0},
                 [P || {_, P} <- Busiest])
 end,
 

@@ -252,6 +252,26 @@ end,
 %% back: when its node goes down it cleans up at once.
 OneShot = maps:get(oneshot, Args, false) =:= true,
 
+%% A sample asked for, answered: its own function, so that its steps are
+%% evaluated among few variables (see Sample).
+SampleServe = fun(Ref, S, DutyPrio) ->
+    SQ = Charge(o_duty_us, S, DutyQuiet),
+    DutyPrio andalso process_flag(priority, normal),
+    {Reply, S2} = try
+                      Sampled = Sample(SQ),
+                      CtU0 = erlang:monotonic_time(microsecond),
+                      {CtReply, CtS} = CtWrap(Sampled, SQ),
+                      %% call_time's reads and flag changes count in
+                      %% the next window's observer cost
+                      {CtReply, CtS#{o_other_us => maps:get(o_other_us, CtS, 0) +
+                                         erlang:monotonic_time(microsecond) - CtU0}}
+                  catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, SQ}
+                  end,
+    U0 = erlang:monotonic_time(microsecond),
+    Send({giulia, Ref, Reply}),
+    S2#{o_other_us => maps:get(o_other_us, S2, 0) + erlang:monotonic_time(microsecond) - U0,
+        lease_until => Now() + LeaseMs}
+end,
 Loop = fun Loop(S) ->
     T0 = Now(),
     Wait = max(0, lists:min([maps:get(lease_until, S), maps:get(s_next, S, infinity),
@@ -264,20 +284,7 @@ Loop = fun Loop(S) ->
     DutyPrio andalso process_flag(priority, high),
     receive
         {giulia, Ref, sample} ->
-            SQ = Charge(o_duty_us, S, DutyQuiet),
-            DutyPrio andalso process_flag(priority, normal),
-            {Reply, S2} = try
-                              Sampled = Sample(SQ),
-                              CtU0 = erlang:monotonic_time(microsecond),
-                              {CtReply, CtS} = CtWrap(Sampled, SQ),
-                              %% call_time's reads and flag changes count in
-                              %% the next window's observer cost
-                              {CtReply, CtS#{o_other_us => maps:get(o_other_us, CtS, 0) +
-                                                 erlang:monotonic_time(microsecond) - CtU0}}
-                          catch C:E -> {{error, iolist_to_binary(io_lib:format("~p:~p", [C, E]))}, SQ}
-                          end,
-            S3 = Charge(o_other_us, S2, fun(SS) -> Send({giulia, Ref, Reply}), SS end),
-            Loop(S3#{lease_until => Now() + LeaseMs});
+            Loop(SampleServe(Ref, S, DutyPrio));
         {giulia, Ref, baseline} ->
             DutyPrio andalso process_flag(priority, normal),
             S2 = Charge(o_other_us, S, Baseline),
