@@ -196,12 +196,17 @@ static void pool_service_beside_bursty_cpu(void)
 	double rate = json_number_value(json_object_get(h, "calls_per_second"));
 	bool firm = json_is_true(json_object_get(h, "firm"));
 	const char *note = json_string_value(json_object_get(h, "estimate_note"));
-	fprintf(stderr, "crossing/1: %.1f calls/s estimated (%s), %.1f by the database (%.2fx)\n",
+	double calls = json_number_value(json_object_get(h, "calls"));
+	double low = json_number_value(json_object_get(h, "low"));
+	double high = json_number_value(json_object_get(h, "high"));
+	fprintf(stderr,
+	        "crossing/1: %.1f calls/s estimated (%s), %.1f by the database (%.2fx); "
+	        "%.0f calls, 95%% interval %.0f-%.0f, the database %lld\n",
 	        rate,
 	        firm   ? "firm"
 	        : note ? note
 	               : "not firm",
-	        truth, rate / truth);
+	        truth, rate / truth, calls, low, high, statements);
 	if (firm)
 		TH_ASSERT_MSG(rate <= 2 * truth && rate >= truth / 2,
 		              "firm estimate %.1f/s, the database %.1f/s", rate, truth);
@@ -216,12 +221,26 @@ static void pool_service_beside_bursty_cpu(void)
 	    json_string_value(json_object_get(json_object_get(w, "database"), "storage")),
 	    "external");
 
-	/* The expert's finding: a read-through cache in front of the lookup. */
+	/* The expert's finding: a read-through cache in front of the lookup.
+	 * Unless the budget saw too little to stand behind its rate: an
+	 * estimate it calls uncertain, below the rules' floor (100 calls/s,
+	 * docs/RULES.md), gives no advice, and staying silent on thin
+	 * evidence is right (seen once in CI at load 4-8: 1 call counted,
+	 * 6.7/s estimated, its interval 1-2386 holding the database's ~300/s). */
 	json_t *cache = ts_rec_find(p, 3, "Ferry.Timetable");
 	if (!cache)
 		cache = ts_rec_find(p, 4, "Ferry.Timetable");
+	if (!cache && !firm && rate < 100) {
+		fprintf(stderr, "crossing/1: no cache advice on an uncertain %.1f/s\n", rate);
+		assert_nothing_wrong(p);
+		free(text);
+		json_decref(p);
+		return;
+	}
 	TH_ASSERT_MSG(cache != NULL, "no cache advice on the timetable:\n%.4000s", text);
-	TH_ASSERT_STR_CONTAINS(text, "read-through-cache");
+	/* either rule says it (read-through cache, or rarely changing data
+	 * kept in ETS), and the text report shows the one that did */
+	TH_ASSERT_STR_CONTAINS(text, json_string_value(json_object_get(cache, "id")));
 
 	/* What must not be said. */
 	assert_nothing_wrong(p);
