@@ -770,6 +770,19 @@ static void raw_stream_free(void *cls)
 	gi_free(rs);
 }
 
+/* Adds the headers of `raw` to `r`, queues it and drops our reference. */
+static enum MHD_Result raw_queue(struct MHD_Connection *c, const struct api_raw_response *raw,
+                                 struct MHD_Response *r)
+{
+	if (raw->content_type)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, raw->content_type);
+	for (int i = 0; i < raw->nheaders && i < API_RAW_HEADERS_MAX; i++)
+		MHD_add_response_header(r, raw->header_names[i], raw->header_values[i]);
+	enum MHD_Result rc = MHD_queue_response(c, (unsigned)raw->status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 static enum MHD_Result send_raw(struct MHD_Connection *c, struct api_raw_response *raw)
 {
 	if (raw->read) {
@@ -783,13 +796,7 @@ static enum MHD_Result send_raw(struct MHD_Connection *c, struct api_raw_respons
 			raw_stream_free(rs);
 			return MHD_NO;
 		}
-		if (raw->content_type)
-			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, raw->content_type);
-		for (int i = 0; i < raw->nheaders && i < API_RAW_HEADERS_MAX; i++)
-			MHD_add_response_header(r, raw->header_names[i], raw->header_values[i]);
-		enum MHD_Result rc = MHD_queue_response(c, (unsigned)raw->status, r);
-		MHD_destroy_response(r);
-		return rc;
+		return raw_queue(c, raw, r);
 	}
 	struct MHD_Response *r = MHD_create_response_from_buffer(raw->body ? raw->body_len : 0,
 	                                                         raw->body ? raw->body : (void *)"",
@@ -798,13 +805,7 @@ static enum MHD_Result send_raw(struct MHD_Connection *c, struct api_raw_respons
 	raw->body = NULL;
 	if (!r)
 		return MHD_NO;
-	if (raw->content_type)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, raw->content_type);
-	for (int i = 0; i < raw->nheaders && i < API_RAW_HEADERS_MAX; i++)
-		MHD_add_response_header(r, raw->header_names[i], raw->header_values[i]);
-	enum MHD_Result rc = MHD_queue_response(c, (unsigned)raw->status, r);
-	MHD_destroy_response(r);
-	return rc;
+	return raw_queue(c, raw, r);
 }
 
 static enum MHD_Result run_handler(struct api_server *s, struct request_state *st,

@@ -396,20 +396,49 @@ static json_t *route_query_post(void *ctx, const struct api_request *req, int *s
 	return out;
 }
 
-static json_t *route_projects(void *ctx, const struct api_request *req, int *status)
+/* A store call that lists at most `limit` rows (the store's own cap when
+ * it takes none) into *out (the caller's). */
+typedef int (*store_list_fn)(struct obs_store *st, int limit, json_t **out);
+
+/* {key: list} of `list_fn` with `limit`, the store acquired around it; a
+ * store error is answered as `what` (the doing that failed). */
+static json_t *store_list_answer(struct api_worker *w, int *status, store_list_fn list_fn,
+                                 int limit, const char *key, const char *what)
 {
-	(void)req;
-	struct api_worker *w = ctx;
-	struct obs_store *st;
 	json_t *list = NULL;
+	struct obs_store *st;
 	int rc = worker_store_acquire(w, &st);
 	if (rc == 0) {
-		rc = obs_store_projects_list(st, &list);
+		rc = list_fn(st, limit, &list);
 		worker_store_release(w, st);
 	}
 	if (rc)
-		return api_error_code(status, rc, "reading projects");
-	return json_pack("{s:o}", "projects", list);
+		return api_error_code(status, rc, what);
+	return json_pack("{s:o}", key, list);
+}
+
+/* A list route with ?limit (100 unless given, at most LIST_LIMIT_MAX). */
+static json_t *store_list_route(struct api_worker *w, const struct api_request *req, int *status,
+                                store_list_fn list_fn, const char *key, const char *what)
+{
+	json_t *err = NULL;
+	int limit = 100;
+	if (query_int(req, "limit", LIST_LIMIT_MAX, &limit, &err, status))
+		return err;
+	return store_list_answer(w, status, list_fn, limit, key, what);
+}
+
+/* The store lists every project: it takes no limit. */
+static int projects_list(struct obs_store *st, int limit, json_t **out)
+{
+	(void)limit;
+	return obs_store_projects_list(st, out);
+}
+
+static json_t *route_projects(void *ctx, const struct api_request *req, int *status)
+{
+	(void)req;
+	return store_list_answer(ctx, status, projects_list, 0, "projects", "reading projects");
 }
 
 /* ---- routes: observations ---- */
@@ -767,28 +796,10 @@ static json_t *route_alive(void *ctx, const struct api_request *req, int *status
 	return json_pack("{s:b, s:o}", "ok", 1, "ended", ended);
 }
 
-static int list_limit(const struct api_request *req, int *limit, json_t **err, int *status)
-{
-	*limit = 100;
-	return query_int(req, "limit", LIST_LIMIT_MAX, limit, err, status);
-}
-
 static json_t *route_observations(void *ctx, const struct api_request *req, int *status)
 {
-	struct api_worker *w = ctx;
-	json_t *err = NULL, *list = NULL;
-	int limit;
-	if (list_limit(req, &limit, &err, status))
-		return err;
-	struct obs_store *st;
-	int rc = worker_store_acquire(w, &st);
-	if (rc == 0) {
-		rc = obs_store_observations_list(st, limit, &list);
-		worker_store_release(w, st);
-	}
-	if (rc)
-		return api_error_code(status, rc, "listing observations");
-	return json_pack("{s:o}", "observations", list);
+	return store_list_route(ctx, req, status, obs_store_observations_list, "observations",
+	                        "listing observations");
 }
 
 static json_t *route_observation(void *ctx, const struct api_request *req, int *status)
@@ -832,20 +843,8 @@ static json_t *route_observation(void *ctx, const struct api_request *req, int *
 
 static json_t *route_profiles(void *ctx, const struct api_request *req, int *status)
 {
-	struct api_worker *w = ctx;
-	json_t *err = NULL, *list = NULL;
-	int limit;
-	if (list_limit(req, &limit, &err, status))
-		return err;
-	struct obs_store *st;
-	int rc = worker_store_acquire(w, &st);
-	if (rc == 0) {
-		rc = obs_store_profiles_list(st, limit, &list);
-		worker_store_release(w, st);
-	}
-	if (rc)
-		return api_error_code(status, rc, "listing profiles");
-	return json_pack("{s:o}", "profiles", list);
+	return store_list_route(ctx, req, status, obs_store_profiles_list, "profiles",
+	                        "listing profiles");
 }
 
 static json_t *profile_by_id(struct api_worker *w, long long id, int *status)

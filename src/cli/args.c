@@ -1,7 +1,7 @@
 /*
  * args.c - what several commands take alike (see cli.h): node names as
  * `erl -sname` completes them, cookies as BEAM people keep them, the daemon
- * URLs, and the width of the terminal.
+ * URLs, the width of the terminal, and JSON as the commands print it.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -172,4 +172,12 @@ int cli_columns(void)
 	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
 	return 0;
+}
+
+void cli_json_print(json_t *v)
+{
+	char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+	if (s)
+		puts(s);
+	free(s);
 }

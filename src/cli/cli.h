@@ -160,5 +160,8 @@ int cli_worker_get(const char *path, int *status, json_t **body);
 /* The width tables fit: $COLUMNS when a number, else the terminal's when
  * stdout is one, else 0 (no limit). */
 int cli_columns(void);
+/* Prints `v` (borrowed) to stdout as --json output is: indented, in its
+ * keys' order, reals to 12 digits, and a newline. */
+void cli_json_print(json_t *v);
 
 #endif

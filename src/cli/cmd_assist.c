@@ -230,11 +230,7 @@ static int cmd_search(int argc, char **argv)
 		goto done;
 	}
 	if (o.json) {
-		char *s =
-		    json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-		if (s)
-			puts(s);
-		free(s);
+		cli_json_print(r);
 	} else if (text) {
 		print_text_hits(r);
 	} else {
@@ -428,11 +424,7 @@ static int cmd_preflight(int argc, char **argv)
 		fprintf(stderr, "giulia preflight: %s: %s\n", db_path, gi_strerror(rc));
 		exit_code = cli_exit_code_for(rc);
 	} else if (o.json) {
-		char *s =
-		    json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-		if (s)
-			puts(s);
-		free(s);
+		cli_json_print(r);
 	} else {
 		print_preflight(r);
 	}
@@ -451,14 +443,6 @@ struct assist_opts {
 	const char *target;
 	json_t *args; /* the query's named arguments */
 };
-
-static void json_print(json_t *r)
-{
-	char *s = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-	if (s)
-		puts(s);
-	free(s);
-}
 
 /* Runs query `name` for command `cmd`: opens the index, attaches the
  * latest profile when `profile`, reports errors in words. 0 with *out, or
@@ -733,7 +717,7 @@ static int cmd_briefing(int argc, char **argv)
 	rc = assist_query("briefing", &o, "briefing", true, &r);
 	if (!rc) {
 		if (o.json)
-			json_print(r);
+			cli_json_print(r);
 		else
 			print_briefing(r);
 	}
@@ -842,7 +826,7 @@ static int cmd_impact_check(int argc, char **argv)
 	rc = assist_query("impact-check", &o, "impact_check", false, &r);
 	if (!rc) {
 		if (o.json)
-			json_print(r);
+			cli_json_print(r);
 		else
 			print_impact(r);
 	}
@@ -948,7 +932,7 @@ static int plan_or_check(const char *cmd, const char *usage, int argc, char **ar
 	if (rc)
 		goto done;
 	if (o.json)
-		json_print(r);
+		cli_json_print(r);
 	else if (plan)
 		print_plan(r);
 	else {

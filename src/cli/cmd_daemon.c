@@ -364,6 +364,35 @@ static int cmd_worker(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/* The monitor's configuration from the options (borrowed, as
+ * worker_config's), listening at `listen` and asking the worker at
+ * `worker_url` with `worker_token`. */
+static struct api_monitor_config monitor_config(const struct daemon_opts *o, const char *listen,
+                                                const char *worker_url, const char *worker_token)
+{
+	struct api_monitor_config mc = {
+	    .listen = listen,
+	    .worker_url = worker_url,
+	    .token = o->token,
+	    .allowed_hosts = o->hosts,
+	    .worker_token = worker_token,
+	    .data_dir = o->data,
+	    .body_limit = o->body_limit,
+	    .request_timeout = o->request_timeout,
+	    .ip_connection_limit = o->ip_connection_limit,
+	    .alert_rules = o->alert_rules,
+	};
+	return mc;
+}
+
+/* The URL a daemon listening on `addr`:`port` is reached at from here
+ * (loopback for a daemon listening everywhere). */
+static void local_url(char *url, size_t size, const char *addr, int port)
+{
+	snprintf(url, size, "http://%s:%d", strcmp(addr, "0.0.0.0") == 0 ? "127.0.0.1" : addr,
+	         port);
+}
+
 static int cmd_monitor(int argc, char **argv)
 {
 	struct daemon_opts o;
@@ -371,18 +400,7 @@ static int cmd_monitor(int argc, char **argv)
 	int rc = daemon_setup(argc, argv, false, MONITOR_USAGE, &o, &set);
 	if (rc)
 		return rc;
-	struct api_monitor_config mc = {
-	    .listen = o.listen,
-	    .worker_url = o.worker_url,
-	    .token = o.token,
-	    .allowed_hosts = o.hosts,
-	    .worker_token = o.worker_token,
-	    .data_dir = o.data,
-	    .body_limit = o.body_limit,
-	    .request_timeout = o.request_timeout,
-	    .ip_connection_limit = o.ip_connection_limit,
-	    .alert_rules = o.alert_rules,
-	};
+	struct api_monitor_config mc = monitor_config(&o, o.listen, o.worker_url, o.worker_token);
 	struct api_monitor *m;
 	rc = api_monitor_start(&mc, &m);
 	if (rc)
@@ -407,8 +425,7 @@ static int cmd_serve(int argc, char **argv)
 	if (api_listen_parse(o.listen2 ? o.listen2 : API_MONITOR_LISTEN_DEFAULT, maddr, &mport) !=
 	    0)
 		return start_error("serve (monitor)", GI_EINVAL);
-	snprintf(monitor_url, sizeof(monitor_url), "http://%s:%d",
-	         strcmp(maddr, "0.0.0.0") == 0 ? "127.0.0.1" : maddr, mport);
+	local_url(monitor_url, sizeof(monitor_url), maddr, mport);
 	struct api_worker_config wc = worker_config(&o, monitor_url);
 	struct api_worker *w;
 	rc = api_worker_start(&wc, &w);
@@ -418,20 +435,8 @@ static int cmd_serve(int argc, char **argv)
 	char addr[64];
 	int port;
 	api_listen_parse(o.listen ? o.listen : API_WORKER_LISTEN_DEFAULT, addr, &port);
-	snprintf(url, sizeof(url), "http://%s:%d",
-	         strcmp(addr, "0.0.0.0") == 0 ? "127.0.0.1" : addr, api_worker_port(w));
-	struct api_monitor_config mc = {
-	    .listen = o.listen2,
-	    .worker_url = url,
-	    .token = o.token,
-	    .allowed_hosts = o.hosts,
-	    .worker_token = o.token,
-	    .data_dir = o.data,
-	    .body_limit = o.body_limit,
-	    .request_timeout = o.request_timeout,
-	    .ip_connection_limit = o.ip_connection_limit,
-	    .alert_rules = o.alert_rules,
-	};
+	local_url(url, sizeof(url), addr, api_worker_port(w));
+	struct api_monitor_config mc = monitor_config(&o, o.listen2, url, o.token);
 	struct api_monitor *m;
 	rc = api_monitor_start(&mc, &m);
 	if (rc) {

@@ -325,11 +325,7 @@ static int cmd_review(int argc, char **argv)
 		goto done;
 	}
 	if (o.json) {
-		char *s =
-		    json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-		if (s)
-			puts(s);
-		free(s);
+		cli_json_print(r);
 	} else {
 		print_review(r);
 	}

@@ -181,15 +181,6 @@ int cli_db_path_resolve(const char *cmd, const char *db, const char *project, ch
 	return 0;
 }
 
-static void json_print(json_t *v)
-{
-	char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-	if (s) {
-		puts(s);
-		free(s);
-	}
-}
-
 /* ---- giulia index -------------------------------------------------------- */
 
 static const char index_usage[] = "[PATH] [--beam DIR... | --no-build] [--node NODE --apps APP,... "
@@ -312,7 +303,7 @@ static int cmd_index(int argc, char **argv)
 	 * it back (docs/SCHEMA.md, "The graph snapshot"). An edit of one file
 	 * then costs its parse and its rows, not a graph computed in full. */
 	if (o.json) {
-		json_print(summary);
+		cli_json_print(summary);
 	} else {
 		json_t *errors = json_object_get(summary, "parse_errors");
 		json_t *skipped = json_object_get(summary, "skipped");
@@ -906,7 +897,7 @@ static int dead_code_on_node(json_t *r, struct kg_db *db, const struct static_op
 	}
 	json_object_set_new(r, "runtime", split);
 	if (o->json) {
-		json_print(r);
+		cli_json_print(r);
 		return CLI_EXIT_OK;
 	}
 	printf("%s: %lld modules counted over %lld ms (%lld windows)\n", o->node,
@@ -1084,7 +1075,7 @@ static int query_run(const struct query_command *qc, int argc, char **argv, cons
 		return rc;
 	}
 	if (o.json || !qc->print)
-		json_print(r);
+		cli_json_print(r);
 	else if (strcmp(query, "path") == 0)
 		print_path(r, db, &p);
 	else if (strcmp(query, "impact") == 0)

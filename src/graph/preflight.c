@@ -13,19 +13,10 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "graph/query_int.h"
 #include "graph/search.h"
 
 #define COMPLEXITY_HIGH 15 /* a function's cyclomatic complexity that makes an edit risky */
-
-static json_t *kinds_json(unsigned kinds)
-{
-	json_t *a = json_array();
-	for (int k = 0; k < FACTS_REF_KIND_COUNT; k++)
-		if (kinds & (1u << k))
-			json_array_append_new(
-			    a, json_string(facts_ref_kind_name((enum facts_ref_kind)k)));
-	return a;
-}
 
 static void risk_json(json_t *risks, const char *factor, long long value, const char *why)
 {
@@ -253,8 +244,9 @@ int kg_preflight(const struct kg_graph *g, int module, int function, int depth, 
 			const struct kg_module *from = kg_module_at(g, e->from);
 			json_array_append_new(from->test ? test_direct : direct,
 			                      json_pack("{s:s, s:o, s:i, s:b}", "module",
-			                                from->name, "kinds", kinds_json(e->kinds),
-			                                "count", e->count, "test", from->test));
+			                                from->name, "kinds",
+			                                query_kinds_json(e->kinds), "count",
+			                                e->count, "test", from->test));
 		}
 		json_object_set_new(out, "dependents", direct);
 		json_object_set_new(out, "test_dependents", test_direct);

@@ -106,17 +106,35 @@ done:
 	return rc;
 }
 
+/* Where a pull says what went wrong: `err`, or `dummy` (one byte) when the
+ * caller gave no buffer; emptied. */
+static char *err_buffer(char *err, size_t *err_size, char *dummy)
+{
+	if (!err || *err_size == 0) {
+		err = dummy;
+		*err_size = 1;
+	}
+	err[0] = '\0';
+	return err;
+}
+
+/* Connects to `node` for a pull; says why not in `err`. */
+static int pull_connect(const char *node, const char *cookie, int timeout_ms,
+                        struct dist_conn **conn, char *err, size_t err_size)
+{
+	struct dist_options o = {node, cookie, timeout_ms};
+	int rc = dist_connect(&o, conn);
+	if (rc)
+		snprintf(err, err_size, "%s: %s; %s", node, gi_strerror(rc), dist_error_hint(rc));
+	return rc;
+}
+
 int beam_pull_apps(const char *node, const char *cookie, int timeout_ms, const char *const *apps,
                    const char *dest, struct beam_pull_summary *summary, char *err, size_t err_size)
 {
-	struct dist_options o = {node, cookie, timeout_ms};
 	struct dist_conn *conn = NULL;
 	char dummy[1];
-	if (!err || err_size == 0) {
-		err = dummy;
-		err_size = sizeof(dummy);
-	}
-	err[0] = '\0';
+	err = err_buffer(err, &err_size, dummy);
 	memset(summary, 0, sizeof(*summary));
 	for (size_t i = 0; apps && apps[i]; i++) {
 		if (!name_is_safe(apps[i])) {
@@ -124,11 +142,9 @@ int beam_pull_apps(const char *node, const char *cookie, int timeout_ms, const c
 			return GI_EINVAL;
 		}
 	}
-	int rc = dist_connect(&o, &conn);
-	if (rc) {
-		snprintf(err, err_size, "%s: %s; %s", node, gi_strerror(rc), dist_error_hint(rc));
+	int rc = pull_connect(node, cookie, timeout_ms, &conn, err, err_size);
+	if (rc)
 		return rc;
-	}
 	for (size_t i = 0; apps && apps[i] && rc == 0; i++)
 		rc = app_pull(conn, apps[i], dest, summary, err, err_size);
 	dist_close(conn);
@@ -199,15 +215,10 @@ int beam_pull_modules(const char *node, const char *cookie, int timeout_ms,
                       const struct beam_pull_request *rq, beam_pull_sink sink, void *ctx,
                       struct beam_pull_summary *summary, char *err, size_t err_size)
 {
-	struct dist_options o = {node, cookie, timeout_ms};
 	struct dist_conn *conn = NULL;
 	struct pull_set ps;
 	char dummy[1];
-	if (!err || err_size == 0) {
-		err = dummy;
-		err_size = sizeof(dummy);
-	}
-	err[0] = '\0';
+	err = err_buffer(err, &err_size, dummy);
 	memset(summary, 0, sizeof(*summary));
 	memset(&ps, 0, sizeof(ps));
 	gi_map_init(&ps.seen);
@@ -222,11 +233,9 @@ int beam_pull_modules(const char *node, const char *cookie, int timeout_ms,
 	int rc = 0;
 	if (asked == 0)
 		goto out;
-	rc = dist_connect(&o, &conn);
-	if (rc) {
-		snprintf(err, err_size, "%s: %s; %s", node, gi_strerror(rc), dist_error_hint(rc));
+	rc = pull_connect(node, cookie, timeout_ms, &conn, err, err_size);
+	if (rc)
 		goto out;
-	}
 	/* Once per pull, on the same connection: a failure leaves it unknown. */
 	if (rq->storage &&
 	    dist_storage_facts(conn, &summary->storage, &summary->storage_count) != 0) {

@@ -23,14 +23,11 @@ int obs_cluster_members(const struct obs_target *t, size_t max, char ***members_
 	*members_out = NULL;
 	*count_out = 0;
 	*total_out = 0;
-	struct dist_options o = {t->node, t->cookie, t->timeout_ms};
 	struct dist_conn *c = NULL;
-	int rc = dist_connect(&o, &c);
+	ei_x_buff args, reply;
+	int rc = obs_oneshot_prepare(t, NULL, NULL, &c, &args, &reply);
 	if (rc != 0)
 		return rc;
-	ei_x_buff args, reply;
-	ei_x_new(&args);
-	ei_x_new(&reply);
 	ei_x_encode_empty_list(&args);
 	int index = 0;
 	json_t *list = NULL;
@@ -52,8 +49,6 @@ int obs_cluster_members(const struct obs_target *t, size_t max, char ***members_
 		*total_out = n;
 	}
 	json_decref(list);
-	ei_x_free(&args);
-	ei_x_free(&reply);
-	dist_close(c);
+	obs_oneshot_finish(c, &args, &reply);
 	return rc;
 }

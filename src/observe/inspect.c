@@ -275,13 +275,12 @@ static int process_on(struct dist_conn *c, const struct obs_process_request *r, 
 typedef int (*view_fn)(struct dist_conn *c, const void *req, json_t **out);
 static int view_once(const struct obs_target *t, view_fn view, const void *req, json_t **out)
 {
-	struct dist_options o = {t->node, t->cookie, t->timeout_ms};
 	struct dist_conn *c = NULL;
-	int rc = dist_connect(&o, &c);
+	int rc = obs_oneshot_prepare(t, NULL, NULL, &c, NULL, NULL);
 	if (rc != 0)
 		return rc;
 	rc = view(c, req, out);
-	dist_close(c);
+	obs_oneshot_finish(c, NULL, NULL);
 	return rc;
 }
 

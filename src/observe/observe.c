@@ -4,7 +4,9 @@
  * let the window pass while answering ticks, take one sample, stop the
  * session process (which removes what it set) and disconnect. obs_top needs
  * no session: one small probe (probe/top.erl) reads, waits and reads again
- * within one rpc.
+ * within one rpc. Every one-shot command of src/observe/ (these, the
+ * inspection views, the cluster's members) starts with obs_oneshot_prepare
+ * and ends with obs_oneshot_finish.
  */
 #include "observe/observe.h"
 
@@ -66,6 +68,65 @@ static int wait_until(struct dist_conn *c, struct obs_probe *p, int64_t until_ms
 	return rc;
 }
 
+int obs_oneshot_prepare(const struct obs_target *t, int *window_ms, int *top_n,
+                        struct dist_conn **c_out, ei_x_buff *args, ei_x_buff *reply)
+{
+	*c_out = NULL;
+	if (window_ms && *window_ms > OBS_WINDOW_MAX_MS)
+		return GI_EINVAL;
+	if (window_ms && *window_ms <= 0)
+		*window_ms = OBS_WINDOW_DEFAULT_MS;
+	if (top_n && *top_n <= 0)
+		*top_n = OBS_TOP_DEFAULT;
+	if (top_n && *top_n > 1000)
+		*top_n = 1000;
+	struct dist_options o = {t->node, t->cookie, t->timeout_ms};
+	int rc = dist_connect(&o, c_out);
+	if (rc != 0)
+		return rc;
+	if (args)
+		ei_x_new(args);
+	if (reply)
+		ei_x_new(reply);
+	return 0;
+}
+
+void obs_oneshot_finish(struct dist_conn *c, ei_x_buff *args, ei_x_buff *reply)
+{
+	if (args)
+		ei_x_free(args);
+	if (reply)
+		ei_x_free(reply);
+	dist_close(c);
+}
+
+/* The snapshot in the sample `reply` (its term at `index`) of `node`, with
+ * `trace_errors` (borrowed, may be NULL) among its errors: 0 and *snap_out
+ * (the caller's), else GI_EBADRPC and NULL. */
+static int snapshot_from_reply(const ei_x_buff *reply, int index, const char *node,
+                               json_t *trace_errors, json_t **snap_out)
+{
+	struct obs_term_doc doc = {0};
+	struct obs_term root;
+	*snap_out = NULL;
+	if (obs_term_doc_parse(&doc, reply->buff, reply->index, &index, &root) == 0)
+		*snap_out =
+		    obs_snapshot_build(root, node, NULL, 0, gi_clock_wall_ms(), trace_errors);
+	obs_term_doc_destroy(&doc);
+	return *snap_out ? 0 : GI_EBADRPC;
+}
+
+/* Asks the session process `p` to stop (it removes what it set); its reply
+ * or its silence changes nothing here. */
+static void session_stop(struct dist_conn *c, struct obs_probe *p, int timeout_ms)
+{
+	ei_x_buff stop;
+	ei_x_new(&stop);
+	int si = 0;
+	obs_probe_call(c, p, "stop", gi_clock_mono_ms() + timeout_ms, &stop, &si);
+	ei_x_free(&stop);
+}
+
 /* Connects, starts a session process and samples after `window_ms`; *snap
  * is the snapshot of the sample (GI_EBADRPC when the reply is not one) and
  * *probe the session (stopped here). A trace's snapshot carries the
@@ -76,17 +137,9 @@ static int one_shot(const struct obs_target *t, int window_ms, int top_n,
 {
 	*snap_out = NULL;
 	memset(probe, 0, sizeof(*probe));
-	if (window_ms <= 0)
-		window_ms = OBS_WINDOW_DEFAULT_MS;
-	if (window_ms > OBS_WINDOW_MAX_MS)
-		return GI_EINVAL;
-	if (top_n <= 0)
-		top_n = OBS_TOP_DEFAULT;
-	if (top_n > 1000)
-		top_n = 1000;
-	struct dist_options o = {t->node, t->cookie, t->timeout_ms};
 	struct dist_conn *c = NULL;
-	int rc = dist_connect(&o, &c);
+	ei_x_buff reply;
+	int rc = obs_oneshot_prepare(t, &window_ms, &top_n, &c, NULL, &reply);
 	if (rc != 0)
 		return rc;
 	snprintf(node_out, node_size, "%s", dist_node(c));
@@ -109,9 +162,6 @@ static int one_shot(const struct obs_target *t, int window_ms, int top_n,
 	rc = obs_probe_start(c, &cfg, gi_clock_mono_ms() + timeout + cfg.budget_ms, probe);
 	if (rc != 0)
 		goto out;
-	bool started = true;
-	ei_x_buff reply;
-	ei_x_new(&reply);
 	int index = 0;
 	if (call_time) {
 		/* The warm-up sample chooses the processes to flag and resets the
@@ -128,26 +178,13 @@ static int one_shot(const struct obs_target *t, int window_ms, int top_n,
 	if (rc == 0)
 		rc = obs_probe_call(c, probe, "sample",
 		                    gi_clock_mono_ms() + timeout + cfg.budget_ms, &reply, &index);
-	if (rc == 0) {
-		struct obs_term_doc doc = {0};
-		struct obs_term root;
-		if (obs_term_doc_parse(&doc, reply.buff, reply.index, &index, &root) == 0)
-			*snap_out = obs_snapshot_build(root, node_out, NULL, 0, gi_clock_wall_ms(),
-			                               modules ? probe->trace_errors : NULL);
-		obs_term_doc_destroy(&doc);
-		if (!*snap_out)
-			rc = GI_EBADRPC;
-	}
-	if (started && rc != GI_ENODEDOWN) {
-		ei_x_buff stop;
-		ei_x_new(&stop);
-		int si = 0;
-		obs_probe_call(c, probe, "stop", gi_clock_mono_ms() + timeout, &stop, &si);
-		ei_x_free(&stop);
-	}
-	ei_x_free(&reply);
+	if (rc == 0)
+		rc = snapshot_from_reply(&reply, index, node_out,
+		                         modules ? probe->trace_errors : NULL, snap_out);
+	if (rc != GI_ENODEDOWN)
+		session_stop(c, probe, timeout);
 out:
-	dist_close(c);
+	obs_oneshot_finish(c, NULL, &reply);
 	if (rc != 0) {
 		json_decref(*snap_out);
 		*snap_out = NULL;
@@ -173,8 +210,7 @@ int obs_watch_open(const struct obs_target *t, int top_n, struct obs_watch **out
 {
 	*out = NULL;
 	struct obs_watch *w = gi_calloc(1, sizeof(*w));
-	struct dist_options o = {t->node, t->cookie, t->timeout_ms};
-	int rc = dist_connect(&o, &w->c);
+	int rc = obs_oneshot_prepare(t, NULL, NULL, &w->c, NULL, NULL);
 	if (rc != 0) {
 		gi_free(w);
 		return rc;
@@ -245,16 +281,8 @@ int obs_watch_sample(struct obs_watch *w, int window_ms, json_t **snapshot_out)
 		rc = obs_probe_call(w->c, &w->probe, "sample",
 		                    gi_clock_mono_ms() + w->timeout + w->budget_ms, &reply, &index);
 	w->last_request_ms = w->last_sample_ms = gi_clock_mono_ms();
-	if (rc == 0) {
-		struct obs_term_doc doc = {0};
-		struct obs_term root;
-		if (obs_term_doc_parse(&doc, reply.buff, reply.index, &index, &root) == 0)
-			*snapshot_out =
-			    obs_snapshot_build(root, w->node, NULL, 0, gi_clock_wall_ms(), NULL);
-		obs_term_doc_destroy(&doc);
-		if (!*snapshot_out)
-			rc = GI_EBADRPC;
-	}
+	if (rc == 0)
+		rc = snapshot_from_reply(&reply, index, w->node, NULL, snapshot_out);
 	ei_x_free(&reply);
 	return rc;
 }
@@ -263,11 +291,7 @@ void obs_watch_close(struct obs_watch *w)
 {
 	if (!w)
 		return;
-	ei_x_buff stop;
-	ei_x_new(&stop);
-	int si = 0;
-	obs_probe_call(w->c, &w->probe, "stop", gi_clock_mono_ms() + w->timeout, &stop, &si);
-	ei_x_free(&stop);
+	session_stop(w->c, &w->probe, w->timeout);
 	dist_close(w->c);
 	obs_probe_destroy(&w->probe);
 	gi_free(w);
@@ -292,22 +316,13 @@ int obs_top(const struct obs_target *t, int window_ms, int top_n, const char *by
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]) && !list; i++)
 		if (strcmp(by ? by : "reductions", lists[i]) == 0)
 			list = lists[i];
-	if (!list || window_ms > OBS_WINDOW_MAX_MS)
+	if (!list)
 		return GI_EINVAL;
-	if (window_ms <= 0)
-		window_ms = OBS_WINDOW_DEFAULT_MS;
-	if (top_n <= 0)
-		top_n = OBS_TOP_DEFAULT;
-	if (top_n > 1000)
-		top_n = 1000;
-	struct dist_options o = {t->node, t->cookie, t->timeout_ms};
 	struct dist_conn *c = NULL;
-	int rc = dist_connect(&o, &c);
+	ei_x_buff args, reply;
+	int rc = obs_oneshot_prepare(t, &window_ms, &top_n, &c, &args, &reply);
 	if (rc != 0)
 		return rc;
-	ei_x_buff args, reply;
-	ei_x_new(&args);
-	ei_x_new(&reply);
 	ei_x_encode_map_header(&args, 5);
 	/* the probe ends when this node's connection drops (a killed caller) */
 	ei_x_encode_atom(&args, "cnode");
@@ -325,19 +340,9 @@ int obs_top(const struct obs_target *t, int window_ms, int top_n, const char *by
 	rc = dist_eval(c, probe_top, probe_top_len, &args,
 	               gi_clock_mono_ms() + window_ms + timeout + obs_budget_ms(timeout), &reply,
 	               &index);
-	if (rc == 0) {
-		struct obs_term_doc doc = {0};
-		struct obs_term root;
-		if (obs_term_doc_parse(&doc, reply.buff, reply.index, &index, &root) == 0)
-			*snapshot_out = obs_snapshot_build(root, dist_node(c), NULL, 0,
-			                                   gi_clock_wall_ms(), NULL);
-		obs_term_doc_destroy(&doc);
-		if (!*snapshot_out)
-			rc = GI_EBADRPC;
-	}
-	ei_x_free(&reply);
-	ei_x_free(&args);
-	dist_close(c);
+	if (rc == 0)
+		rc = snapshot_from_reply(&reply, index, dist_node(c), NULL, snapshot_out);
+	obs_oneshot_finish(c, &args, &reply);
 	return rc;
 }
 

@@ -88,6 +88,18 @@ void dist_eval_args_encode(ei_x_buff *out, const char *src, size_t src_len,
 int dist_eval(struct dist_conn *c, const char *src, size_t src_len, const ei_x_buff *args_term,
               int64_t deadline_ms, ei_x_buff *reply, int *index);
 
+/* The start of a one-shot command (a view, a list, a sample): its
+ * `window_ms` and `top_n` normalised in place where given (0 or less: the
+ * defaults; a window over a day: GI_EINVAL before any connection; top_n
+ * at most 1000), then a connection to `t` in *c_out and, where given,
+ * `args` and `reply` initialised. On an error nothing is held. The caller
+ * ends it with obs_oneshot_finish with the same buffers. */
+struct obs_target;
+int obs_oneshot_prepare(const struct obs_target *t, int *window_ms, int *top_n,
+                        struct dist_conn **c_out, ei_x_buff *args, ei_x_buff *reply);
+/* Frees `args` and `reply` where given and closes `c`. */
+void obs_oneshot_finish(struct dist_conn *c, ei_x_buff *args, ei_x_buff *reply);
+
 /* The connection of a watch (observe.c), for views read over it
  * (inspect.c); borrowed. */
 struct obs_watch;

@@ -220,14 +220,22 @@ int obs_probe_start(struct dist_conn *c, const struct obs_probe_config *cfg, int
 	return rc;
 }
 
-int obs_probe_send(struct dist_conn *c, struct obs_probe *p, const char *request, long *ref_out)
+/* Initialises `x` (the caller frees it) with the head of a request to
+ * `p`, {giulia, Ref, then the request's term to follow; returns Ref. */
+static long request_begin(struct obs_probe *p, ei_x_buff *x)
 {
 	long ref = p->next_ref++;
+	ei_x_new_with_version(x);
+	ei_x_encode_tuple_header(x, 3);
+	ei_x_encode_atom(x, "giulia");
+	ei_x_encode_long(x, ref);
+	return ref;
+}
+
+int obs_probe_send(struct dist_conn *c, struct obs_probe *p, const char *request, long *ref_out)
+{
 	ei_x_buff x;
-	ei_x_new_with_version(&x);
-	ei_x_encode_tuple_header(&x, 3);
-	ei_x_encode_atom(&x, "giulia");
-	ei_x_encode_long(&x, ref);
+	long ref = request_begin(p, &x);
 	ei_x_encode_atom(&x, request);
 	int rc = dist_send(c, &p->pid, &x, gi_clock_mono_ms() + c->timeout_ms);
 	ei_x_free(&x);
@@ -301,12 +309,8 @@ int obs_probe_attach(struct dist_conn *c, struct obs_probe *p, int64_t deadline_
 	ei_x_free(&args);
 	if (rc)
 		goto out;
-	long ref = p->next_ref++;
 	ei_x_buff x;
-	ei_x_new_with_version(&x);
-	ei_x_encode_tuple_header(&x, 3);
-	ei_x_encode_atom(&x, "giulia");
-	ei_x_encode_long(&x, ref);
+	long ref = request_begin(p, &x);
 	ei_x_encode_tuple_header(&x, 2);
 	ei_x_encode_atom(&x, "attach");
 	ei_x_encode_pid(&x, ei_self(&c->ec));

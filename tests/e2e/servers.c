@@ -218,11 +218,7 @@ static void parlour_chat_server_on_mnesia(void)
 	TH_ASSERT_STR_EQ(
 	    json_string_value(json_object_get(ts_json_find(tables, "name", "roster"), "storage")),
 	    "disc_only_copies");
-	json_t *w = ts_json_find(json_object_get(p, "workload"), "module", ":parlour_sessions");
-	TH_ASSERT(w != NULL);
-	TH_ASSERT_STR_EQ(
-	    json_string_value(json_object_get(json_object_get(w, "database"), "storage")),
-	    "mnesia");
+	TH_ASSERT_STR_EQ(ts_workload_storage(p, ":parlour_sessions"), "mnesia");
 
 	/* The expert's findings, with their evidence. */
 	json_t *dets = ts_rec_find(p, 10, "roster");
@@ -295,11 +291,7 @@ static void switchboard_hot_queue_is_the_ceiling(void)
 	TH_ASSERT(!json_is_true(json_object_get(json_object_get(w, "database"), "data_layer")));
 	TH_ASSERT_INT_EQ((long long)json_number_value(json_object_get(w, "reads")), 0);
 	/* The routes are ram_copies: the channels' lookups stay in memory. */
-	json_t *c = ts_json_find(json_object_get(p, "workload"), "module", ":switchboard_channel");
-	TH_ASSERT(c != NULL);
-	TH_ASSERT_STR_EQ(
-	    json_string_value(json_object_get(json_object_get(c, "database"), "storage")),
-	    "mnesia");
+	TH_ASSERT_STR_EQ(ts_workload_storage(p, ":switchboard_channel"), "mnesia");
 	assert_no_database_advice(p);
 	TH_ASSERT(ts_rec_find(p, 10, NULL) == NULL);
 	free(text);

@@ -107,19 +107,17 @@ static pid_t giulia_fork_to(const char *const *args, const char *out)
 }
 
 /* Runs a one-shot command against `n` and kills it with SIGKILL after
- * `after_ms`, then waits for the node to be clean. */
-static pid_t giulia_fork(const char *const *args)
-{
-	return giulia_fork_to(args, NULL);
-}
-
+ * `after_ms` (0: lets it run to its end), then waits for the node to be
+ * clean. */
 static void kill_at(const struct ts_beam *n, const char *const *args, int after_ms)
 {
-	pid_t child = giulia_fork(args);
-	int64_t until = gi_clock_mono_ms() + after_ms;
-	while (gi_clock_mono_ms() < until)
-		usleep(10000);
-	kill(child, SIGKILL);
+	pid_t child = giulia_fork_to(args, NULL);
+	if (after_ms > 0) {
+		int64_t until = gi_clock_mono_ms() + after_ms;
+		while (gi_clock_mono_ms() < until)
+			usleep(10000);
+		kill(child, SIGKILL);
+	}
 	waitpid(child, NULL, 0);
 	wait_clean(n, ONESHOT_CLEAN_MS);
 }
@@ -129,9 +127,7 @@ static void kill_at(const struct ts_beam *n, const char *const *args, int after_
 static void warm(const struct ts_beam *n)
 {
 	const char *args[] = {"pulse", n->name, "--cookie", n->cookie, "--window", "200", NULL};
-	pid_t child = giulia_fork(args);
-	waitpid(child, NULL, 0);
-	wait_clean(n, ONESHOT_CLEAN_MS);
+	kill_at(n, args, 0);
 }
 
 static void killed_trace_leaves_nothing(void)
@@ -252,6 +248,19 @@ static json_t *session_end(struct obs_manager *m, const char *node, char *id, st
 	return ours;
 }
 
+/* Starts an observation of `cfg` on a manager of its own, its snapshots
+ * gathered into `g` (set up by the caller); *m and *id are the caller's,
+ * for session_end. */
+static void session_begin(struct gathered *g, const struct obs_session_config *cfg,
+                          struct obs_manager **m, char **id)
+{
+	struct obs_callbacks cb = {on_snapshot, on_end, g};
+	*m = NULL;
+	*id = NULL;
+	TH_ASSERT_OK(obs_manager_new(&cb, m));
+	TH_ASSERT_OK(obs_session_start(*m, cfg, id));
+}
+
 static void quiet_node_reads_as_quiet(void)
 {
 	struct ts_beam n;
@@ -268,12 +277,10 @@ static void quiet_node_reads_as_quiet(void)
 	node_reductions(&n, &r1, &t1);
 	double quiet = (double)(r1 - r0) * 1000.0 / (double)(t1 > t0 ? t1 - t0 : 1);
 	struct gathered g = {PTHREAD_MUTEX_INITIALIZER, json_array()};
-	struct obs_callbacks cb = {on_snapshot, on_end, &g};
-	struct obs_manager *m = NULL;
-	TH_ASSERT_OK(obs_manager_new(&cb, &m));
 	struct obs_session_config cfg = {.node = n.name, .cookie = n.cookie, .interval_ms = 500};
+	struct obs_manager *m = NULL;
 	char *id = NULL;
-	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	session_begin(&g, &cfg, &m, &id);
 	/* a second observer beside it: `top`'s own session must be left out of
 	 * this observation's lists too (its snapshots name its pids) */
 	char topout[4096];
@@ -378,12 +385,10 @@ static void one_shot_top_leaves_observers_out(void)
 	struct ts_beam n;
 	node_start_ready(&n);
 	struct gathered g = {PTHREAD_MUTEX_INITIALIZER, json_array()};
-	struct obs_callbacks cb = {on_snapshot, on_end, &g};
-	struct obs_manager *m = NULL;
-	TH_ASSERT_OK(obs_manager_new(&cb, &m));
 	struct obs_session_config cfg = {.node = n.name, .cookie = n.cookie, .interval_ms = 250};
+	struct obs_manager *m = NULL;
 	char *id = NULL;
-	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	session_begin(&g, &cfg, &m, &id);
 	int64_t until = gi_clock_mono_ms() + WAIT_MS;
 	while (gathered_count(&g) < 2 && gi_clock_mono_ms() < until)
 		usleep(100000);
@@ -452,17 +457,15 @@ static void a_counter_arriving_later_is_left_alone(void)
 	struct ts_beam n;
 	node_start_ready(&n);
 	struct gathered g = {PTHREAD_MUTEX_INITIALIZER, json_array()};
-	struct obs_callbacks cb = {on_snapshot, on_end, &g};
-	struct obs_manager *m = NULL;
-	TH_ASSERT_OK(obs_manager_new(&cb, &m));
 	const char *mods[] = {"Hot", NULL};
 	struct obs_session_config cfg = {.node = n.name,
 	                                 .cookie = n.cookie,
 	                                 .interval_ms = 500,
 	                                 .trace_modules = mods,
 	                                 .overhead = OBS_OVERHEAD_DEFAULT};
+	struct obs_manager *m = NULL;
 	char *id = NULL;
-	TH_ASSERT_OK(obs_session_start(m, &cfg, &id));
+	session_begin(&g, &cfg, &m, &id);
 	int64_t until = gi_clock_mono_ms() + WAIT_MS;
 	while (gathered_count(&g) < 3 && gi_clock_mono_ms() < until)
 		usleep(100000);

@@ -19,6 +19,12 @@ json_t *ts_json_find(json_t *array, const char *key, const char *value)
 	return NULL;
 }
 
+const char *ts_workload_storage(json_t *profile, const char *module)
+{
+	json_t *w = ts_json_find(json_object_get(profile, "workload"), "module", module);
+	return json_string_value(json_object_get(json_object_get(w, "database"), "storage"));
+}
+
 json_t *ts_rec_find(json_t *profile, int rule, const char *subject)
 {
 	json_t *recs = json_object_get(profile, "recommendations");

@@ -12,6 +12,12 @@
  * NULL; borrowed from `array`. */
 json_t *ts_json_find(json_t *array, const char *key, const char *value);
 
+/* The storage of the database behind `module`'s workload entry in
+ * `profile` (its "database"."storage": "mnesia", "external", ...), or NULL
+ * when the profile has no such entry or it no storage; borrowed from
+ * `profile`. */
+const char *ts_workload_storage(json_t *profile, const char *module);
+
 /* The first recommendation of rule `rule` (and `subject` when not NULL) in
  * `profile`, or NULL; borrowed from `profile`. */
 json_t *ts_rec_find(json_t *profile, int rule, const char *subject);
