@@ -100,13 +100,13 @@ deps: $(DEPS_STAMP)
 # warnings or sanitizers, into one ordinary object that every variant and
 # linker takes (gcc, clang for the fuzz targets). The parse is most of a
 # fresh index's CPU, so they are optimised from a profile (BENCHMARKS.md,
-# "Index against Elixir's parser"): compiled instrumented, trained by
+# "Index against Elixir's parser and incremental"): compiled instrumented, trained by
 # tools/ts_train on the repository's own Elixir (TS_TRAIN: fixtures and
 # examples, a fresh checkout has them; one thread, so the counters and the
 # build are the same every time), compiled again from the counters at -O3
-# with link-time optimisation across the three files (the lexer's calls
-# through the TSLexer pointers become direct, inlined ones), and merged by
-# a relocatable link. -march is left generic: the binary runs on any x86-64.
+# with link-time optimisation across the three files (the hot paths laid
+# out and inlined as the counters say), and merged by a relocatable link.
+# -march is left generic: the binary runs on any x86-64.
 TS_SRC := $(TS_RUNTIME)/src/lib.c $(GRAMMAR)/src/parser.c $(GRAMMAR)/src/scanner.c
 TS_OPT := -std=c11 -O3 -flto -flto-partition=one -g0 -w -D_DEFAULT_SOURCE \
           -I$(TS_RUNTIME)/include -I$(TS_RUNTIME)/src -I$(GRAMMAR)/src
