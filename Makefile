@@ -80,7 +80,7 @@ SESSION_PARTS := $(sort $(wildcard src/observe/probe/session/*.erl))
 PROBES := $(sort $(wildcard src/observe/probe/*.erl)) build/gen/session.erl
 # The dashboard's page, script and styles (docs/DASHBOARD.md), served from the binary.
 WEB := $(sort $(shell find web -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.svg' \)))
-GRAMMAR_OBJ := build/grammar/parser.o build/grammar/scanner.o build/grammar/ts_runtime.o
+GRAMMAR_OBJ := build/grammar/tree_sitter.o
 SUPPORT_SRC := tests/harness.c $(sort $(wildcard tests/support/*.c))
 SUPPORT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SUPPORT_SRC))
 SUITES := $(foreach k,unit integration e2e,$(patsubst tests/$(k)/%.c,$(B)/tests/$(k)_%,$(sort $(wildcard tests/$(k)/*.c))))
@@ -97,17 +97,63 @@ $(DEPS_STAMP): scripts/deps.sh
 deps: $(DEPS_STAMP)
 
 # The grammar and the runtime are third-party C: compiled once, without our
-# warnings or sanitizers.
-build/grammar/ts_runtime.o: $(DEPS_STAMP)
-	@mkdir -p build/grammar
-	$(call say,CC,$@)
-	$(Q)$(CC) -std=c11 -O2 -g0 -fPIC -w -D_DEFAULT_SOURCE -I$(TS_RUNTIME)/include -I$(TS_RUNTIME)/src \
-	  -c $(TS_RUNTIME)/src/lib.c -o $@
+# warnings or sanitizers, into one ordinary object that every variant and
+# linker takes (gcc, clang for the fuzz targets). The parse is most of a
+# fresh index's CPU, so they are optimised from a profile (BENCHMARKS.md,
+# "Index against Elixir's parser and incremental"): compiled instrumented, trained by
+# tools/ts_train on the repository's own Elixir (TS_TRAIN: fixtures and
+# examples, a fresh checkout has them; one thread, so the counters and the
+# build are the same every time), compiled again from the counters at -O3
+# with link-time optimisation across the three files (the hot paths laid
+# out and inlined as the counters say), and merged by a relocatable link.
+# -march is left generic: the binary runs on any x86-64.
+TS_SRC := $(TS_RUNTIME)/src/lib.c $(GRAMMAR)/src/parser.c $(GRAMMAR)/src/scanner.c
+TS_OPT := -std=c11 -O3 -flto -flto-partition=one -g0 -w -D_DEFAULT_SOURCE \
+          -I$(TS_RUNTIME)/include -I$(TS_RUNTIME)/src -I$(GRAMMAR)/src
+TS_PGO := build/grammar/pgo
+TS_TRAIN := $(sort $(shell find tests/fixtures examples -name '*.ex' -o -name '*.exs' 2>/dev/null))
+TS_TRAINER_SRC := tools/ts_train.c src/source/elixir_arena.c src/base/alloc.c
+# Compiles the three files with the extra flags $(1) into $(TS_PGO), the
+# same object paths in both passes (the counters are found by them).
+ts_compile = $(foreach f,$(TS_SRC),$(CC) $(TS_OPT) $(1) -c $(f) -o $(TS_PGO)/$(notdir $(basename $(f))).o &&) true
 
-build/grammar/%.o: $(DEPS_STAMP)
-	@mkdir -p build/grammar
+build/grammar/tree_sitter.o: $(DEPS_STAMP) $(TS_TRAINER_SRC) $(TS_TRAIN)
+	@rm -rf $(TS_PGO) && mkdir -p $(TS_PGO)/trainer
+	$(call say,PGO,$@)
+	$(Q)$(call ts_compile,-fprofile-generate -fprofile-dir=$(TS_PGO)/profile)
+	$(Q)for f in $(TS_TRAINER_SRC); do $(CC) -std=c11 -D_GNU_SOURCE -O2 -Isrc -I$(TS_RUNTIME)/include \
+	  -c $$f -o $(TS_PGO)/trainer/$$(basename $$f .c).o || exit 1; done
+	$(Q)$(CC) -O3 -flto -flto-partition=one -fprofile-generate -o $(TS_PGO)/trainer/ts_train $(TS_PGO)/trainer/*.o \
+	  $(TS_PGO)/*.o -lpthread
+	$(call say,TRAIN,$(TS_PGO)/trainer/ts_train)
+	$(Q)$(TS_PGO)/trainer/ts_train $(TS_TRAIN) >/dev/null
 	$(call say,CC,$@)
-	$(Q)$(CC) -std=c11 -O2 -g0 -fPIC -w -I$(GRAMMAR)/src -c $(GRAMMAR)/src/$*.c -o $@
+	$(Q)$(call ts_compile,-fprofile-use -fprofile-dir=$(TS_PGO)/profile)
+	$(Q)$(CC) $(TS_OPT) -r -nostdlib -flinker-output=nolto-rel -o $@ $(TS_PGO)/lib.o \
+	  $(TS_PGO)/parser.o $(TS_PGO)/scanner.o
+
+# The same, kept as the compiler's intermediate form for the release binary's
+# link-time optimisation (below).
+build/grammar/tree_sitter_lto.o: build/grammar/tree_sitter.o
+	$(call say,LD,$@)
+	$(Q)$(CC) $(TS_OPT) -r -nostdlib -flinker-output=rel -o $@ $(TS_PGO)/lib.o \
+	  $(TS_PGO)/parser.o $(TS_PGO)/scanner.o
+
+# The release binary links the extraction's walk (src/source/elixir*.c, the
+# runtime's cursor and node calls on every node) with link-time optimisation
+# across it and the parser, so those calls are inlined into the walk; the
+# same files stay ordinary objects in libgiulia.a for the tests and the
+# other variants, whose links stay quick.
+ifeq ($(VARIANT),release)
+LTO_SRC := $(sort $(wildcard src/source/elixir*.c))
+LTO_OBJ := $(patsubst %.c,$(B)/lto/%.o,$(LTO_SRC)) build/grammar/tree_sitter_lto.o
+LTO_LD := -flto -flto-partition=one
+endif
+
+$(B)/lto/%.o: %.c $(DEPS_STAMP) build/gen/probes.h | build/gen/dash_assets.h
+	@mkdir -p $(dir $@)
+	$(call say,LTO,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -flto -c $< -o $@
 
 $(B)/obj/%.o: %.c $(DEPS_STAMP) build/gen/probes.h | build/gen/dash_assets.h
 	@mkdir -p $(dir $@)
@@ -149,10 +195,10 @@ $(B)/libgiulia.a: $(LIB_OBJ) $(GRAMMAR_OBJ)
 	$(call say,AR,$@)
 	$(Q)ar rcs $@ $^
 
-$(BINDIR)/giulia: $(B)/obj/src/cli/main.o $(B)/libgiulia.a
+$(BINDIR)/giulia: $(B)/obj/src/cli/main.o $(LTO_OBJ) $(B)/libgiulia.a
 	@mkdir -p $(BINDIR)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDSAN) -Wl,--as-needed -o $@ $^ $(BIN_LIBS)
+	$(Q)$(CC) $(LDSAN) $(LTO_LD) -Wl,--as-needed -o $@ $^ $(BIN_LIBS)
 
 $(BINDIR)/giulia-observe: $(BINDIR)/giulia
 	ln -sf giulia $@
@@ -257,4 +303,4 @@ clean:
 distclean:
 	rm -rf build bin
 
--include $(shell find build/$(VARIANT)/obj -name '*.d' 2>/dev/null)
+-include $(shell find build/$(VARIANT)/obj build/$(VARIANT)/lto -name '*.d' 2>/dev/null)

@@ -171,7 +171,7 @@ done
 # The scrape's own CPU cost at the same sizes, in-process (metrics_render.c).
 pkg_libs=$(pkg-config --libs sqlite3 libmicrohttpd jansson libcurl zlib)
 cc -std=c11 -D_GNU_SOURCE -D_REENTRANT -O2 -Isrc -Ibuild/gen $(pkg-config --cflags jansson) \
-  -o "$work/metrics_render" bench/metrics_render.c build/release/libgiulia.a build/grammar/*.o \
+  -o "$work/metrics_render" bench/metrics_render.c build/release/libgiulia.a build/grammar/tree_sitter.o \
   /usr/lib/libei.a $pkg_libs -lpthread -lm
 echo
 echo "## /metrics render CPU time per scrape (busy fixture snapshots, full 720-point histories;"

@@ -10,9 +10,11 @@
  * transaction, so a failed run leaves the previous index intact; a run that finds nothing changed
  * writes nothing.
  *
- * Threads: `jobs` parser threads take files from a shared cursor and hand
- * finished facts to the writer (the calling thread) through a bounded queue,
- * so that at most INDEX_QUEUE_MAX files' facts are alive at once.
+ * Threads: `jobs` threads parse. jobs - 1 of them take files from a shared
+ * cursor and hand finished facts to the writer (the calling thread) through a
+ * bounded queue, so that at most INDEX_QUEUE_MAX files' facts are alive at
+ * once; the writer takes the next file from the same cursor itself whenever
+ * nothing waits to be written. With one job nothing is handed over.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -460,22 +462,26 @@ static int job_store(struct st_db *db, struct index_job *j, int *parsed, int *to
 	return rc;
 }
 
-/* Runs the parser threads and writes their results as they come. */
+/* Runs `nthreads` threads in all: this one writes the results as they
+ * come and parses a file itself whenever none is waiting to be written, the
+ * other nthreads - 1 only parse. One thread parses and writes in turn, with
+ * no hand-over between threads (the least CPU; BENCHMARKS.md, "Index against
+ * Elixir's parser and incremental"). */
 static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *parsed,
                     int *touched)
 {
 	if (run->jobs.len == 0)
 		return 0;
 	if (run->jobs.len == 1) /* an edit: no thread hand-over to wait for */
-		nthreads = 0;
+		nthreads = 1;
 	run->done = gi_calloc(run->jobs.len, sizeof(size_t));
 	pthread_t threads[INDEX_JOBS_MAX];
 	int started = 0;
-	for (int t = 0; t < nthreads; t++)
+	for (int t = 1; t < nthreads; t++)
 		if (pthread_create(&threads[started], NULL, parser_thread, run) == 0)
 			started++;
 	int rc = 0;
-	if (started == 0) { /* one file, or no thread could start: parse here */
+	if (started == 0) { /* one thread, or no other could start: parse here */
 		for (size_t i = 0; i < run->jobs.len && !rc; i++) {
 			job_parse(gi_vec_get(&run->jobs, i), run->force);
 			rc = job_store(db, gi_vec_get(&run->jobs, i), parsed, touched);
@@ -485,8 +491,22 @@ static int jobs_run(struct index_run *run, struct st_db *db, int nthreads, int *
 	size_t written = 0;
 	while (written < run->jobs.len) {
 		pthread_mutex_lock(&run->lock);
-		while (run->done_len == 0)
+		while (run->done_len == 0 && atomic_load(&run->next) >= run->jobs.len)
 			pthread_cond_wait(&run->changed, &run->lock);
+		if (run->done_len == 0) { /* nothing to write: parse the next file here */
+			pthread_mutex_unlock(&run->lock);
+			size_t i = atomic_fetch_add(&run->next, 1);
+			if (i < run->jobs.len) {
+				struct index_job *j = gi_vec_get(&run->jobs, i);
+				job_parse(j, run->force);
+				if (!rc)
+					rc = job_store(db, j, parsed, touched);
+				facts_file_free(j->facts);
+				j->facts = NULL;
+				written++;
+			}
+			continue;
+		}
 		size_t i = run->done[run->done_head];
 		run->done_head = (run->done_head + 1) % run->jobs.len;
 		run->done_len--;
