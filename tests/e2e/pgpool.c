@@ -109,11 +109,7 @@ static void check_without_the_lookup(json_t *p, const char *text)
 	TH_ASSERT_MSG(cache != NULL, "no cache advice at all:\n%.4000s", text);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(cache, "advice")),
 	                       "trace the callers");
-	json_t *w = ts_json_find(json_object_get(p, "workload"), "module", "Ferry.Tables");
-	TH_ASSERT(w != NULL);
-	TH_ASSERT_STR_EQ(
-	    json_string_value(json_object_get(json_object_get(w, "database"), "storage")),
-	    "external");
+	TH_ASSERT_STR_EQ(ts_workload_storage(p, "Ferry.Tables"), "external");
 	assert_nothing_wrong(p);
 }
 
@@ -215,11 +211,7 @@ static void pool_service_beside_bursty_cpu(void)
 		              "not firm and silent about it: %s", note ? note : "(no note)");
 
 	/* Where the data lives: outside the VM. */
-	json_t *w = ts_json_find(json_object_get(p, "workload"), "module", "Ferry.Timetable");
-	TH_ASSERT(w != NULL);
-	TH_ASSERT_STR_EQ(
-	    json_string_value(json_object_get(json_object_get(w, "database"), "storage")),
-	    "external");
+	TH_ASSERT_STR_EQ(ts_workload_storage(p, "Ferry.Timetable"), "external");
 
 	/* The expert's finding: a read-through cache in front of the lookup.
 	 * Unless the budget saw too little to stand behind its rate: an
