@@ -36,6 +36,8 @@ struct old_dir {
 	long long ctime_ns;
 	size_t count;
 	const char *rel;
+	const char *block; /* its lines in the old record, as they were */
+	size_t block_len;
 	const char *entries; /* `count` NUL-terminated "dNAME"/"fNAME", one after another */
 };
 
@@ -77,6 +79,7 @@ static void old_parse(struct walk *w, const char *old, uint64_t salt)
 	while (p < end) {
 		struct old_dir d;
 		char *q = NULL;
+		d.block = old + (p - w->text);
 		d.ino = strtoull(p, &q, 10);
 		if (q == p || *q != ' ')
 			goto bad;
@@ -98,6 +101,9 @@ static void old_parse(struct walk *w, const char *old, uint64_t salt)
 		}
 		if (p > end + 1)
 			goto bad;
+		d.block_len = (size_t)(p - w->text) - (size_t)(d.block - old);
+		if (p > end) /* the last line, without its newline */
+			d.block_len--;
 		if (ndirs == cap) {
 			cap = cap ? cap * 2 : 64;
 			w->dirs = gi_reallocarray(w->dirs, cap, sizeof(*w->dirs));
@@ -130,7 +136,7 @@ static bool skipped(const struct walk *w, const char *name)
 
 static void path_push(struct walk *w, const char *name)
 {
-	gi_buf_append(&w->path, "/", 1);
+	GI_BUF_LIT(&w->path, "/");
 	gi_buf_puts(&w->path, name);
 }
 
@@ -192,7 +198,7 @@ static int walk_listed(struct walk *w, int depth, struct gi_buf *entries, size_t
 			*recordable = false;
 		gi_buf_append(entries, &kind, 1);
 		gi_buf_puts(entries, names[i]);
-		gi_buf_append(entries, "\n", 1);
+		GI_BUF_LIT(entries, "\n");
 		(*count)++;
 	}
 	gi_fs_list_free(names, n);
@@ -211,13 +217,9 @@ static int walk_dir(struct walk *w, int depth)
 	const struct old_dir *d = gi_map_get(&w->old, rel);
 	if (d && d->ctime_ns >= 0 && d->ctime_ns == ct && d->ino == (unsigned long long)sb.st_ino) {
 		walk_recorded(w, d, depth);
-		rel = rel_of(w); /* the path's buffer may have moved */
-		gi_buf_printf(&w->out, "%llu %lld %zu %s\n", d->ino, d->ctime_ns, d->count, rel);
-		const char *e = d->entries;
-		for (size_t i = 0; i < d->count; i++, e += strlen(e) + 1) {
-			gi_buf_puts(&w->out, e);
-			gi_buf_append(&w->out, "\n", 1);
-		}
+		gi_buf_append(&w->out, d->block, d->block_len);
+		if (w->out.data[w->out.len - 1] != '\n')
+			GI_BUF_LIT(&w->out, "\n");
 		return 0;
 	}
 	struct gi_buf entries;
