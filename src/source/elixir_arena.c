@@ -50,10 +50,19 @@ struct ex_arena_chunk {
 	_Alignas(16) unsigned char data[];
 };
 
+/* Freed blocks, by capacity, in EX_ARENA_BINS lists (capacity / 16,
+ * modulo the count): a block of the capacity at a list's head is reused. */
+#define EX_ARENA_BINS 64
+
 struct ex_arena {
 	struct ex_arena_chunk *head; /* current chunk; older ones after it */
 	size_t total;                /* bytes in all chunks */
 	struct ex_arena *pool_next;
+	/* Blocks freed before the parse's end (not the chunk's last one): an
+	 * array that grows by doubling leaves its old copy, which the next
+	 * block of that capacity takes, so that a parse touches fewer pages.
+	 * Each links to the next through its first bytes. */
+	void *freed[EX_ARENA_BINS];
 };
 
 struct ex_block_header {
@@ -110,9 +119,23 @@ static void chunk_free(struct ex_arena_chunk *c)
 		munmap(c, c->mapped);
 }
 
+static size_t bin_of(size_t cap)
+{
+	return (cap / 16) % EX_ARENA_BINS;
+}
+
 static void *arena_alloc(struct ex_arena *a, size_t size)
 {
-	size_t need = EX_ARENA_HEADER + round16(size);
+	size_t want = round16(size), need = EX_ARENA_HEADER + want;
+	void **bin = &a->freed[bin_of(want)];
+	if (want >= sizeof(void *) && *bin &&
+	    round16(((struct ex_block_header *)((unsigned char *)*bin - EX_ARENA_HEADER))->size) ==
+	        want) {
+		void *p = *bin;
+		memcpy(bin, p, sizeof(void *));
+		((struct ex_block_header *)((unsigned char *)p - EX_ARENA_HEADER))->size = size;
+		return p;
+	}
 	struct ex_arena_chunk *c = a->head;
 	if (!c || c->cap - c->used < need) {
 		size_t cap = c ? c->cap * 2 : EX_ARENA_FIRST;
@@ -173,10 +196,18 @@ static void ts_free(void *p)
 		free(h);
 		return;
 	}
-	/* An arena block: the last one is given back, the others wait for
-	 * ex_arena_end. */
-	if (arena_is_last(current, p))
-		current->head->used -= EX_ARENA_HEADER + round16(h->size);
+	/* An arena block: the last one is given back, the others go to their
+	 * list (or wait for ex_arena_end, too small to link). */
+	if (!current)
+		return;
+	size_t cap = round16(h->size);
+	if (arena_is_last(current, p)) {
+		current->head->used -= EX_ARENA_HEADER + cap;
+	} else if (cap >= sizeof(void *)) {
+		void **bin = &current->freed[bin_of(cap)];
+		memcpy(p, bin, sizeof(void *));
+		*bin = p;
+	}
 }
 
 static void *ts_realloc(void *p, size_t size)
@@ -257,6 +288,7 @@ void ex_arena_end(struct ex_arena *a)
 	}
 	if (a->head)
 		a->head->used = 0;
+	memset(a->freed, 0, sizeof(a->freed));
 	pthread_mutex_lock(&pool_lock);
 	a->pool_next = pool;
 	pool = a;
