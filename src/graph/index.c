@@ -777,8 +777,9 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	}
 	/* A run that changes nothing else still keeps the listings it read
 	 * again (a directory settled, a file that is not a source added), so
-	 * that the next walk need not read them; a cache, so best effort. */
-	if (walk_changed && st_meta_set(db, "walk", walk_new) != 0)
+	 * that the next walk need not read them; a cache, so best effort, and
+	 * never waiting for another connection's write. */
+	if (walk_changed && st_meta_try_set(db, "walk", walk_new) != 0)
 		gi_log_debug("index", "could not record the walk's listings");
 	bool counted = counts != NULL;
 	json_t *summary = counted ? counts : json_object();

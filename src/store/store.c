@@ -21,6 +21,8 @@
 #include "base/log.h"
 #include "base/str.h"
 
+#define ST_BUSY_TIMEOUT_MS 5000
+
 enum {
 	Q_FILE_FIND,
 	Q_FILE_INSERT,
@@ -244,7 +246,7 @@ int st_open(const char *path, bool create, struct st_db **out)
 		rc = sql_error(rc);
 		goto fail;
 	}
-	sqlite3_busy_timeout(db->sql, 5000);
+	sqlite3_busy_timeout(db->sql, ST_BUSY_TIMEOUT_MS);
 	/* The last connection to close would checkpoint the WAL and fsync; the
 	 * index is a cache of the sources, so leave that to the automatic
 	 * checkpoints and keep short CLI runs cheap. */
@@ -729,6 +731,14 @@ int st_meta_set(struct st_db *db, const char *key, const char *value)
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+int st_meta_try_set(struct st_db *db, const char *key, const char *value)
+{
+	sqlite3_busy_timeout(db->sql, 0);
+	int rc = st_meta_set(db, key, value);
+	sqlite3_busy_timeout(db->sql, ST_BUSY_TIMEOUT_MS);
+	return rc;
 }
 
 int st_meta_get(struct st_db *db, const char *key, char **out)

@@ -68,6 +68,10 @@ int st_file_write(struct st_db *db, const char *relpath, const struct facts_file
  * the caller frees it with gi_free. */
 int st_meta_set(struct st_db *db, const char *key, const char *value);
 int st_meta_get(struct st_db *db, const char *key, char **out);
+/* st_meta_set outside a transaction that does not wait for another
+ * connection's write: GI_EBUSY at once while one holds the database (for
+ * what is only worth writing when it costs nothing). */
+int st_meta_try_set(struct st_db *db, const char *key, const char *value);
 
 /* Adds files, modules, functions, edges (sum over files of distinct module
  * dependencies), parse_errors [{file, line, message}] and skipped
