@@ -23,6 +23,9 @@
 #   bench/bench_cold.sh                  (BENCH_ROUNDS=21 by default)
 #   BENCH_DIR=/tmp/x BENCH_ROUNDS=5 bench/bench_cold.sh [SOURCE_ROOT]
 #   BENCH_ROUNDS=0 bench/bench_cold.sh   (the index sections only)
+#   BENCH_ROUNDS=0 BENCH_INDEX_ROUNDS=0 bench/bench_cold.sh   (the re-index only)
+#   BENCH_BASE=/path/to/other/giulia ...   (the re-index alternated with
+#       another build on a copy of its own, and their ratios)
 # needs: elixir src:elixir-lang
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -131,6 +134,7 @@ ex_script='
   texts |> Task.async_stream(work, max_concurrency: 2, timeout: :infinity, ordered: false) |> Stream.run()'
 index_rounds=${BENCH_INDEX_ROUNDS:-5}
 fresh="$work/fresh"
+if [ "$index_rounds" -gt 0 ]; then
 for _ in $(seq "$index_rounds"); do
   for j in 1 2; do
     rm -rf "$fresh" && mkdir -p "$fresh"
@@ -154,28 +158,48 @@ irow "elixir: read + Code.string_to_quoted, 2 procs" "elixir parse"
 irow "elixir: read only" "elixir read"
 printf '%-44s %10s %10s %10s   %s\n' "Elixir's parse alone (the difference)" "" "$(ms "$ex_parse")" "" "1.00"
 echo "(rss: the largest of the rounds; ratio: the process's CPU / Elixir's parse alone)"
+fi
 
 # Re-index after editing one file (a mid-sized one, ~31 KB), and with nothing
 # changed, median of 10: the index's own time (elapsed_ms, in-process) and
 # the whole process's CPU, which includes the graph snapshot written after
-# an index that changed something.
-target="$proj/lib/elixir/lib/calendar/date.ex"
-declare -a inc_el inc_cpu noop_el noop_cpu
-reindex() { # prints "elapsed_ms cpu_us"
+# an index that changed something. With BENCH_BASE, the same on a copy of
+# the project indexed by that build, the two alternated edit by edit.
+base=${BENCH_BASE:-}
+sides=(new)
+if [ -n "$base" ]; then
+  rm -rf "$work/elixir-base" && cp -r "$proj" "$work/elixir-base" && rm -rf "$work/elixir-base/.giulia"
+  "$base" index "$work/elixir-base" >/dev/null 2>&1
+  sides+=(base)
+fi
+declare -A inc_el inc_cpu noop_el noop_cpu
+reindex() { # binary, project; prints "elapsed_ms cpu_us"
   local out
-  out=$("$run" -o "$work/index.json" -- "$giulia" index "$proj" --json)
+  out=$("$run" -o "$work/index.json" -- "$1" index "$2" --json)
   printf '%s %s\n' "$(sed -n 's/.*"elapsed_ms": \([0-9.]*\).*/\1/p' "$work/index.json")" \
     "$(echo "$out" | awk '{print $4}')"
 }
 for i in $(seq 10); do
-  printf '\n# edit %s\n' "$i" >>"$target"
-  read -r e c < <(reindex)
-  inc_el+=("$e") inc_cpu+=("$c")
-  read -r e c < <(reindex)
-  noop_el+=("$e") noop_cpu+=("$c")
+  for side in "${sides[@]}"; do
+    if [ "$side" = new ]; then bin=$giulia dir=$proj; else bin=$base dir="$work/elixir-base"; fi
+    printf '\n# edit %s\n' "$i" >>"$dir/lib/elixir/lib/calendar/date.ex"
+    read -r e c < <(reindex "$bin" "$dir")
+    inc_el[$side]+="$e " inc_cpu[$side]+="$c "
+    read -r e c < <(reindex "$bin" "$dir")
+    noop_el[$side]+="$e " noop_cpu[$side]+="$c "
+  done
 done
-med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-printf '%-44s %10s ms in-process %10s ms cpu (whole process)\n' "index, one file edited (median of 10)" \
-  "$(med "${inc_el[@]}")" "$(ms "$(med "${inc_cpu[@]}")")"
+med() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+printf '\n%-44s %10s ms in-process %10s ms cpu (whole process)\n' "index, one file edited (median of 10)" \
+  "$(echo "${inc_el[new]}" | med)" "$(ms "$(echo "${inc_cpu[new]}" | med)")"
 printf '%-44s %10s ms in-process %10s ms cpu (whole process)\n' "index, nothing changed (median of 10)" \
-  "$(med "${noop_el[@]}")" "$(ms "$(med "${noop_cpu[@]}")")"
+  "$(echo "${noop_el[new]}" | med)" "$(ms "$(echo "${noop_cpu[new]}" | med)")"
+if [ -n "$base" ]; then
+  printf '%-44s %10s ms in-process %10s ms cpu   %s x\n' "  BENCH_BASE, one file edited" \
+    "$(echo "${inc_el[base]}" | med)" "$(ms "$(echo "${inc_cpu[base]}" | med)")" \
+    "$(ratio "$(echo "${inc_cpu[new]}" | med)" "$(echo "${inc_cpu[base]}" | med)")"
+  printf '%-44s %10s ms in-process %10s ms cpu   %s x\n' "  BENCH_BASE, nothing changed" \
+    "$(echo "${noop_el[base]}" | med)" "$(ms "$(echo "${noop_cpu[base]}" | med)")" \
+    "$(ratio "$(echo "${noop_cpu[new]}" | med)" "$(echo "${noop_cpu[base]}" | med)")"
+  echo "(x: this build's CPU / the other's, alternated in the same minutes)"
+fi

@@ -155,11 +155,7 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Lists the entries of `dir` (without . and ..) sorted by name. Each name
- * is preceded, in the same allocation, by one byte: its d_type (DT_UNKNOWN
- * when the file system does not say), so that a walk stats only what it
- * must. The names handed out point after that byte. */
-static int list_dir(const char *dir, char ***names_out, size_t *count_out)
+int gi_fs_list_dir(const char *dir, char ***names_out, size_t *count_out)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -188,13 +184,20 @@ static int list_dir(const char *dir, char ***names_out, size_t *count_out)
 	return 0;
 }
 
+void gi_fs_list_free(char **names, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		gi_free(names[i] - 1);
+	gi_free(names);
+}
+
 static int walk(const char *dir, const char *const *skip, gi_fs_walk_fn fn, void *ctx, int depth)
 {
 	if (depth > 64)
 		return 0; /* deeper trees are not source trees */
 	char **names = NULL;
 	size_t count = 0;
-	int rc = list_dir(dir, &names, &count);
+	int rc = gi_fs_list_dir(dir, &names, &count);
 	if (rc)
 		return depth == 0 ? rc : 0;
 	struct gi_buf path;
@@ -228,9 +231,7 @@ static int walk(const char *dir, const char *const *skip, gi_fs_walk_fn fn, void
 			rc = fn(path.data, ctx);
 		}
 	}
-	for (size_t i = 0; i < count; i++)
-		gi_free(names[i] - 1);
-	gi_free(names);
+	gi_fs_list_free(names, count);
 	gi_buf_destroy(&path);
 	return rc;
 }
@@ -251,7 +252,7 @@ static int remove_entry(const char *path, int depth)
 		return GI_EIO;
 	char **names = NULL;
 	size_t count = 0;
-	int rc = list_dir(path, &names, &count);
+	int rc = gi_fs_list_dir(path, &names, &count);
 	struct gi_buf child;
 	gi_buf_init(&child, 0);
 	for (size_t i = 0; i < count; i++) {

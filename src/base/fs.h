@@ -31,6 +31,14 @@ int gi_fs_remove_tree(const char *path);
  * XDG_DATA_HOME nor HOME is set. */
 char *gi_fs_data_dir(const char *leaf);
 
+/* Lists the entries of `dir` (without . and ..) sorted by name into an
+ * array the caller frees with gi_fs_list_free. Each name is preceded, in the
+ * same allocation, by one byte: its d_type (names[i][-1]; DT_UNKNOWN when
+ * the file system does not say), so that a walk stats only what it must.
+ * Fails with the open's error (GI_ENOENT, GI_EDENIED, GI_EIO). */
+int gi_fs_list_dir(const char *dir, char ***names, size_t *count);
+void gi_fs_list_free(char **names, size_t count);
+
 /* Called for every regular file found by gi_fs_walk; return non-zero to stop. */
 typedef int (*gi_fs_walk_fn)(const char *path, void *ctx);
 /* Walks `root` depth-first in name order, not following symlinks, skipping

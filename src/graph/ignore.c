@@ -9,6 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/fs.h"
+#include "base/hash.h"
 
 struct kg_ignore_pattern {
 	char *glob;
@@ -42,6 +43,7 @@ static void pattern_add(struct kg_ignore *ig, const char *line, size_t len)
 void kg_ignore_parse(struct kg_ignore *ig, const char *text, size_t len)
 {
 	gi_vec_init(&ig->patterns, sizeof(struct kg_ignore_pattern));
+	ig->text_hash = gi_hash64(text, len, GI_HASH_SEED);
 	size_t start = 0;
 	for (size_t i = 0; i <= len; i++) {
 		if (i == len || text[i] == '\n') {

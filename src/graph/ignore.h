@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/vec.h"
 
@@ -20,6 +21,7 @@
 
 struct kg_ignore {
 	struct gi_vec patterns; /* struct kg_ignore_pattern */
+	uint64_t text_hash;     /* of the text parsed (gi_hash64): what the patterns are */
 };
 
 /* Parses .gitignore text; the patterns are copied. */

@@ -8,7 +8,8 @@
  * not read; one whose content hash matches is not parsed (only its mtime is updated); anything else
  * is parsed and its rows replaced. Files that disappeared are removed. The whole run is one
  * transaction, so a failed run leaves the previous index intact; a run that finds nothing changed
- * writes nothing.
+ * writes nothing but, when a directory's listing changed, the walk's record of the listings
+ * (index_walk.h: a directory whose inode and ctime are the recorded ones is not read again).
  *
  * Threads: `jobs` threads parse. jobs - 1 of them take files from a shared
  * cursor and hand finished facts to the writer (the calling thread) through a
@@ -35,6 +36,7 @@
 #include "base/str.h"
 #include "graph/graph.h"
 #include "graph/ignore.h"
+#include "graph/index_walk.h"
 #include "graph/query.h"
 #include "source/beam.h"
 #include "source/eex.h"
@@ -192,19 +194,18 @@ static char **test_paths_load(const char *root)
 	return out;
 }
 
-static int walk_visit(const char *path, void *ctx)
+/* The walk's callback (kg_walk_sources): queues a source file unless it
+ * is unchanged; true when it is a source. */
+static bool walk_visit(const char *path, const char *rel, void *ctx)
 {
 	struct index_run *run = ctx;
 	if (!gi_str_ends_with(path, ".ex") && !gi_str_ends_with(path, ".exs") &&
 	    !eex_is_template(path))
-		return 0;
-	const char *rel = path + run->root_len;
-	while (*rel == '/')
-		rel++;
+		return false;
 	if (kg_ignore_match(&run->ignore, rel))
-		return 0;
+		return false;
 	job_add(run, path, rel, false);
-	return 0;
+	return true;
 }
 
 /* Queues the object code of `dirs` (beam_dirs_scan: one file per module), stored
@@ -607,14 +608,36 @@ static int generation_bump(struct st_db *db)
 	return st_meta_set(db, "generation", next);
 }
 
-/* The summary's counts (st_summary_fill) made in the write's transaction
- * and kept in meta "summary" with the generation they count, so that a run
- * that writes nothing reads them back instead of counting every table. */
-static int summary_store(struct st_db *db, int64_t generated, json_t **out)
+/* The summary kept in meta "summary" (summary_store) when it counts the
+ * current generation, else NULL. */
+static json_t *summary_cached(struct st_db *db)
+{
+	char *generation = NULL, *of = NULL, *text = NULL;
+	json_t *cached = NULL;
+	if (st_meta_get(db, "generation", &generation) == 0 &&
+	    st_meta_get(db, "summary_generation", &of) == 0 && generation && of &&
+	    strcmp(generation, of) == 0 && st_meta_get(db, "summary", &text) == 0 && text)
+		cached = json_loads(text, 0, NULL);
+	gi_free(generation);
+	gi_free(of);
+	gi_free(text);
+	if (!json_is_object(cached)) {
+		json_decref(cached);
+		return NULL;
+	}
+	return cached;
+}
+
+/* The summary's counts made in the write's transaction, from `previous`
+ * (the one of the generation before the writes, or NULL) and what the
+ * writes changed (st_summary_after_writes), and kept in meta "summary" with
+ * the generation they count, so that a run that writes nothing reads them
+ * back instead of counting every table. */
+static int summary_store(struct st_db *db, const json_t *previous, json_t **out)
 {
 	json_t *counts = json_object();
 	char *generation = NULL, *text = NULL;
-	int rc = st_summary_fill_known(db, counts, generated);
+	int rc = st_summary_after_writes(db, previous, counts);
 	if (!rc)
 		rc = st_meta_get(db, "generation", &generation);
 	if (!rc && generation) {
@@ -633,44 +656,13 @@ static int summary_store(struct st_db *db, int64_t generated, json_t **out)
 	return 0;
 }
 
-/* The count of generated functions after this run's writes, from the one
- * stored for the generation before them (summary_store) and the writes'
- * delta; -1 (count them) when none was stored for it. Read before the
- * generation is bumped. */
-static int64_t generated_known(struct st_db *db)
-{
-	char *generation = NULL, *of = NULL, *text = NULL;
-	int64_t n = -1;
-	if (st_meta_get(db, "generation", &generation) == 0 &&
-	    st_meta_get(db, "summary_generation", &of) == 0 && generation && of &&
-	    strcmp(generation, of) == 0 && st_meta_get(db, "summary", &text) == 0 && text) {
-		json_t *cached = json_loads(text, 0, NULL);
-		json_t *g = json_object_get(cached, "generated_functions");
-		if (json_is_integer(g))
-			n = (int64_t)json_integer_value(g) + st_generated_delta(db);
-		json_decref(cached);
-	}
-	gi_free(generation);
-	gi_free(of);
-	gi_free(text);
-	return n < 0 ? -1 : n;
-}
-
 /* The counts of the current generation: from meta when stored for it
  * (summary_store), else counted. */
 static int summary_load(struct st_db *db, json_t *summary)
 {
-	char *generation = NULL, *of = NULL, *text = NULL;
-	json_t *cached = NULL;
-	if (st_meta_get(db, "generation", &generation) == 0 &&
-	    st_meta_get(db, "summary_generation", &of) == 0 && generation && of &&
-	    strcmp(generation, of) == 0 && st_meta_get(db, "summary", &text) == 0 && text)
-		cached = json_loads(text, 0, NULL);
-	gi_free(generation);
-	gi_free(of);
-	gi_free(text);
+	json_t *cached = summary_cached(db);
 	int rc = 0;
-	if (json_is_object(cached))
+	if (cached)
 		json_object_update(summary, cached);
 	else
 		rc = st_summary_fill(db, summary);
@@ -709,6 +701,8 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	json_t *counts = NULL; /* the summary made in the write (summary_store) */
 	char **build_dirs = NULL;
 	const char *const *beam_dirs = NULL;
+	char *walk_old = NULL, *walk_new = NULL;
+	bool walk_changed = false;
 	int rc = gi_fs_realdir(root, &real);
 	if (rc)
 		goto done;
@@ -738,7 +732,14 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 	run.known = &known;
 	kg_ignore_load(&run.ignore, real);
 	run.test_paths = test_paths_load(real);
-	rc = gi_fs_walk(real, skip_dirs, walk_visit, &run);
+	/* The directories' listings as the last run recorded them
+	 * (index_walk.h), valid for the same ignore patterns and readers. */
+	rc = st_meta_get(db, "walk", &walk_old);
+	uint64_t salt =
+	    gi_hash64(INDEX_READER_VERSION, strlen(INDEX_READER_VERSION), run.ignore.text_hash);
+	if (!rc)
+		rc = kg_walk_sources(real, skip_dirs, salt, walk_old, walk_visit, &run, &walk_new,
+		                     &walk_changed);
 	kg_ignore_destroy(&run.ignore);
 	if (opt && opt->sources_only)
 		beam_files_keep(&known);
@@ -765,6 +766,9 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		 * the facts, and so the generation and the graph snapshot tied
 		 * to it, stay as they were. */
 		bool facts_changed = moved || parsed > 0 || removed > 0;
+		if (!rc && walk_changed)
+			rc = st_meta_set(db, "walk", walk_new);
+		walk_changed = false;
 		if (!rc && facts_changed)
 			rc = st_meta_set(db, "root", real);
 		if (!rc && facts_changed)
@@ -774,12 +778,14 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 			snprintf(now, sizeof(now), "%lld", (long long)gi_clock_wall_ms());
 			rc = st_meta_set(db, "indexed_at_ms", now);
 		}
-		int64_t generated =
-		    facts_changed && !(opt && opt->no_counts) ? generated_known(db) : -1;
+		/* Read before the generation moves on. */
+		json_t *previous =
+		    facts_changed && !(opt && opt->no_counts) ? summary_cached(db) : NULL;
 		if (!rc && facts_changed)
 			rc = generation_bump(db);
 		if (!rc && facts_changed && !(opt && opt->no_counts))
-			rc = summary_store(db, generated, &counts);
+			rc = summary_store(db, previous, &counts);
+		json_decref(previous);
 		if (!rc)
 			rc = st_commit(db);
 		else
@@ -789,6 +795,12 @@ int kg_index_project(const char *root, const char *db_path, const struct kg_inde
 		if (rc)
 			goto done;
 	}
+	/* A run that changes nothing else still keeps the listings it read
+	 * again (a directory settled, a file that is not a source added), so
+	 * that the next walk need not read them; a cache, so best effort, and
+	 * never waiting for another connection's write. */
+	if (walk_changed && st_meta_try_set(db, "walk", walk_new) != 0)
+		gi_log_debug("index", "could not record the walk's listings");
 	bool counted = counts != NULL;
 	json_t *summary = counted ? counts : json_object();
 	counts = NULL;
@@ -831,5 +843,7 @@ done:
 	st_close(db);
 	gi_free(path);
 	gi_free(real);
+	gi_free(walk_old);
+	gi_free(walk_new);
 	return rc;
 }

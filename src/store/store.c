@@ -21,6 +21,8 @@
 #include "base/log.h"
 #include "base/str.h"
 
+#define ST_BUSY_TIMEOUT_MS 5000
+
 enum {
 	Q_FILE_FIND,
 	Q_FILE_INSERT,
@@ -42,6 +44,10 @@ enum {
 	Q_BODIES_FILE,
 	Q_BODIES_MODULES,
 	Q_BODIES_DONE,
+	Q_FILE_COUNTS,
+	Q_FILE_ROW,
+	Q_FILE_MODULES,
+	Q_MODULE_EXISTS,
 	Q_COUNT_
 };
 
@@ -79,6 +85,10 @@ static const char *const statements[Q_COUNT_] = {
     [Q_BODIES_FILE] = "SELECT hash FROM files WHERE id = ?1 AND NOT bodies_hashed",
     [Q_BODIES_MODULES] = "SELECT id FROM modules WHERE file_id = ?1 ORDER BY id",
     [Q_BODIES_DONE] = "UPDATE files SET bodies_hashed = 1 WHERE id = ?1",
+    [Q_FILE_COUNTS] = "SELECT count(*), count(generated_by) FROM functions WHERE file_id = ?1",
+    [Q_FILE_ROW] = "SELECT edge_count, error_count, skipped FROM files WHERE id = ?1",
+    [Q_FILE_MODULES] = "SELECT name FROM modules WHERE file_id = ?1",
+    [Q_MODULE_EXISTS] = "SELECT 1 FROM modules WHERE name = ?1 LIMIT 1",
 };
 
 static const char schema_sql[] =
@@ -127,8 +137,21 @@ struct st_db {
 	 * pays for them. */
 	sqlite3_stmt *stmt[Q_COUNT_];
 	bool prepared;
-	int64_t generated_delta; /* st_generated_delta */
+	/* st_meta_get and st_meta_set's statements, prepared on first use:
+	 * an index run reads and writes a dozen keys. */
+	sqlite3_stmt *meta_get, *meta_set;
+	/* What this transaction's writes changed in the summary's counts, for
+	 * st_summary_after_writes; reset by st_begin. */
+	struct {
+		int64_t files, functions, generated, edges;
+		bool lists;          /* a file with parse errors or skipped came or went */
+		struct gi_map names; /* module name -> &name_existed / &name_absent before them */
+	} delta;
 };
+
+/* The values of delta.names: was a module of that name stored before the
+ * transaction's first change to it? */
+static char name_existed, name_absent;
 
 static int sql_error(int rc)
 {
@@ -181,12 +204,11 @@ static int schema_prepare(struct st_db *db)
 {
 	int64_t version = 0, tables = 0;
 	int rc = query_int(db, "PRAGMA user_version", &version);
-	if (!rc)
-		rc = query_int(db, "SELECT count(*) FROM sqlite_master", &tables);
+	if (rc || version == ST_SCHEMA_VERSION)
+		return rc;
+	rc = query_int(db, "SELECT count(*) FROM sqlite_master", &tables);
 	if (rc)
 		return rc;
-	if (version == ST_SCHEMA_VERSION)
-		return 0;
 	if (version > ST_SCHEMA_VERSION || (version == 0 && tables > 0))
 		return GI_EDBVERSION;
 	if (version > 0)
@@ -217,13 +239,14 @@ int st_open(const char *path, bool create, struct st_db **out)
 		return GI_ENOENT;
 	struct st_db *db = gi_calloc(1, sizeof(*db));
 	db->path = gi_strdup(path);
+	gi_map_init(&db->delta.names);
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
 	int rc = sqlite3_open_v2(path, &db->sql, flags, NULL);
 	if (rc != SQLITE_OK) {
 		rc = sql_error(rc);
 		goto fail;
 	}
-	sqlite3_busy_timeout(db->sql, 5000);
+	sqlite3_busy_timeout(db->sql, ST_BUSY_TIMEOUT_MS);
 	/* The last connection to close would checkpoint the WAL and fsync; the
 	 * index is a cache of the sources, so leave that to the automatic
 	 * checkpoints and keep short CLI runs cheap. */
@@ -250,6 +273,9 @@ void st_close(struct st_db *db)
 		return;
 	for (int i = 0; i < Q_COUNT_; i++)
 		sqlite3_finalize(db->stmt[i]);
+	sqlite3_finalize(db->meta_get);
+	sqlite3_finalize(db->meta_set);
+	gi_map_destroy(&db->delta.names);
 	sqlite3_close(db->sql);
 	gi_free(db->path);
 	gi_free(db);
@@ -298,6 +324,9 @@ static sqlite3_stmt *stmt(struct st_db *db, int q)
 int st_begin(struct st_db *db)
 {
 	int rc = statements_prepare(db);
+	gi_map_destroy(&db->delta.names);
+	memset(&db->delta, 0, sizeof(db->delta));
+	gi_map_init(&db->delta.names);
 	return rc ? rc : exec(db, "BEGIN IMMEDIATE");
 }
 
@@ -353,18 +382,31 @@ int st_files_load(struct st_db *db, struct gi_map *out)
 
 int st_file_delete(struct st_db *db, int64_t id)
 {
-	/* The generated functions it held, for st_generated_delta (one index
-	 * lookup: functions_file). */
-	sqlite3_stmt *count = NULL;
-	int crc = sqlite3_prepare_v2(db->sql,
-	                             "SELECT count(generated_by) FROM functions WHERE file_id = ?1",
-	                             -1, &count, NULL);
-	if (crc != SQLITE_OK)
-		return sql_error(crc);
-	sqlite3_bind_int64(count, 1, id);
-	if (sqlite3_step(count) == SQLITE_ROW)
-		db->generated_delta -= sqlite3_column_int64(count, 0);
-	sqlite3_finalize(count);
+	/* What it held, for the summary's counts (st_summary_after_writes). */
+	sqlite3_stmt *st = stmt(db, Q_FILE_COUNTS);
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		db->delta.functions -= sqlite3_column_int64(st, 0);
+		db->delta.generated -= sqlite3_column_int64(st, 1);
+	}
+	sqlite3_reset(st);
+	st = stmt(db, Q_FILE_ROW);
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		db->delta.files--;
+		db->delta.edges -= sqlite3_column_int64(st, 0);
+		db->delta.lists |=
+		    sqlite3_column_int64(st, 1) > 0 || sqlite3_column_int64(st, 2) != 0;
+	}
+	sqlite3_reset(st);
+	st = stmt(db, Q_FILE_MODULES);
+	sqlite3_bind_int64(st, 1, id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		if (name && !gi_map_get(&db->delta.names, name))
+			gi_map_put(&db->delta.names, name, &name_existed);
+	}
+	sqlite3_reset(st);
 	static const int order[] = {Q_DEL_SITES,   Q_DEL_CALLS,  Q_DEL_REFS, Q_DEL_FUNCTIONS,
 	                            Q_DEL_MODULES, Q_DEL_ERRORS, Q_DEL_FILE};
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -524,8 +566,9 @@ static int function_write(struct st_db *db, int64_t file_id, int64_t module_id,
 	int rc = step_done(db, st);
 	if (rc)
 		return rc;
+	db->delta.functions++;
 	if (fn->generated_by)
-		db->generated_delta++;
+		db->delta.generated++;
 	if (fn->delegate_to && strcmp(fn->delegate_to, m->name) != 0)
 		gi_map_put(targets, fn->delegate_to, (void *)1);
 	return calls_write(db, file_id, sqlite3_last_insert_rowid(db->sql), m, fn, targets);
@@ -559,9 +602,28 @@ static int sites_write(struct st_db *db, int64_t file_id, int64_t module_id,
 	return rc;
 }
 
+/* Whether a module named `name` is stored (1), or not (0); < 0: an error. */
+static int module_exists(struct st_db *db, const char *name)
+{
+	sqlite3_stmt *st = stmt(db, Q_MODULE_EXISTS);
+	bind_text(st, 1, name);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -sql_error(rc);
+}
+
 static int module_write(struct st_db *db, int64_t file_id, const struct facts_module *m,
                         int64_t *edges)
 {
+	/* The name's presence before the transaction changed it, for the
+	 * count of distinct modules (st_summary_after_writes). */
+	if (m->name && !gi_map_get(&db->delta.names, m->name)) {
+		int exists = module_exists(db, m->name);
+		if (exists < 0)
+			return -exists;
+		gi_map_put(&db->delta.names, m->name, exists ? &name_existed : &name_absent);
+	}
 	struct gi_buf fields, callbacks;
 	gi_buf_init(&fields, 0);
 	gi_buf_init(&callbacks, 0);
@@ -641,85 +703,71 @@ int st_file_write(struct st_db *db, const char *relpath, const struct facts_file
 		sqlite3_bind_int64(st, 2, edges);
 		rc = step_done(db, st);
 	}
+	db->delta.files++;
+	db->delta.edges += edges;
+	db->delta.lists |= f->errors.len > 0 || f->skipped;
 	return rc;
+}
+
+/* `*st`, prepared once per connection (SQLITE_PREPARE_PERSISTENT). */
+static int meta_statement(struct st_db *db, sqlite3_stmt **st, const char *sql)
+{
+	if (*st)
+		return 0;
+	int rc = sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+	return rc == SQLITE_OK ? 0 : sql_error(rc);
 }
 
 int st_meta_set(struct st_db *db, const char *key, const char *value)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(
-	    db->sql, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return sql_error(rc);
+	int rc = meta_statement(db, &db->meta_set,
+	                        "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)");
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = db->meta_set;
 	bind_text(st, 1, key);
 	bind_text(st, 2, value);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
 	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+int st_meta_try_set(struct st_db *db, const char *key, const char *value)
+{
+	sqlite3_busy_timeout(db->sql, 0);
+	int rc = st_meta_set(db, key, value);
+	sqlite3_busy_timeout(db->sql, ST_BUSY_TIMEOUT_MS);
+	return rc;
 }
 
 int st_meta_get(struct st_db *db, const char *key, char **out)
 {
 	*out = NULL;
-	sqlite3_stmt *st = NULL;
-	int rc =
-	    sqlite3_prepare_v2(db->sql, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return sql_error(rc);
+	int rc = meta_statement(db, &db->meta_get, "SELECT value FROM meta WHERE key = ?1");
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = db->meta_get;
 	bind_text(st, 1, key);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = gi_strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sql_error(rc);
 }
 
-int64_t st_generated_delta(const struct st_db *db)
+/* Adds parse_errors and skipped to `summary` (st_summary_fill). */
+static int summary_lists(struct st_db *db, json_t *summary)
 {
-	return db->generated_delta;
-}
-
-int st_summary_fill(struct st_db *db, json_t *summary)
-{
-	return st_summary_fill_known(db, summary, -1);
-}
-
-int st_summary_fill_known(struct st_db *db, json_t *summary, int64_t known_generated)
-{
-	static const struct {
-		const char *key, *sql;
-	} counts[] = {
-	    {"files", "SELECT count(*) FROM files"},
-	    /* distinct names, as the graph and its queries count them: a module
-	     * defined in two files (or in source and object code) is one */
-	    {"modules", "SELECT count(DISTINCT name) FROM modules"},
-	    /* written in the source; generated ones (known macros) apart */
-	    {"edges", "SELECT coalesce(sum(edge_count), 0) FROM files"},
-	};
-	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		int64_t v = 0;
-		int rc = query_int(db, counts[i].sql, &v);
-		if (rc)
-			return rc;
-		json_object_set_new(summary, counts[i].key, json_integer(v));
-	}
-	/* Written in the source, and generated (known macros) apart: one scan. */
-	int64_t all = 0, generated = known_generated;
-	int rc = query_int(db, "SELECT count(*) FROM functions", &all);
-	if (!rc && generated < 0)
-		rc = query_int(db, "SELECT count(generated_by) FROM functions", &generated);
-	if (rc)
-		return rc;
-	json_object_set_new(summary, "functions", json_integer(all - generated));
-	json_object_set_new(summary, "generated_functions", json_integer(generated));
 	json_t *errors = json_array(), *skipped = json_array();
 	json_object_set_new(summary, "parse_errors", errors);
 	json_object_set_new(summary, "skipped", skipped);
 	sqlite3_stmt *st = NULL;
-	rc = sqlite3_prepare_v2(db->sql,
-	                        "SELECT f.path, e.line, e.message FROM parse_errors e JOIN files "
-	                        "f ON f.id = e.file_id ORDER BY f.path, e.line",
-	                        -1, &st, NULL);
+	int rc = sqlite3_prepare_v2(db->sql,
+	                            "SELECT f.path, e.line, e.message FROM parse_errors e JOIN "
+	                            "files f ON f.id = e.file_id ORDER BY f.path, e.line",
+	                            -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return sql_error(rc);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -745,6 +793,77 @@ int st_summary_fill_known(struct st_db *db, json_t *summary, int64_t known_gener
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : sql_error(rc);
+}
+
+int st_summary_fill(struct st_db *db, json_t *summary)
+{
+	static const struct {
+		const char *key, *sql;
+	} counts[] = {
+	    {"files", "SELECT count(*) FROM files"},
+	    /* distinct names, as the graph and its queries count them: a module
+	     * defined in two files (or in source and object code) is one */
+	    {"modules", "SELECT count(DISTINCT name) FROM modules"},
+	    /* written in the source; generated ones (known macros) apart */
+	    {"edges", "SELECT coalesce(sum(edge_count), 0) FROM files"},
+	};
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		int64_t v = 0;
+		int rc = query_int(db, counts[i].sql, &v);
+		if (rc)
+			return rc;
+		json_object_set_new(summary, counts[i].key, json_integer(v));
+	}
+	/* Written in the source, and generated (known macros) apart. */
+	int64_t all = 0, generated = 0;
+	int rc = query_int(db, "SELECT count(*) FROM functions", &all);
+	if (!rc)
+		rc = query_int(db, "SELECT count(generated_by) FROM functions", &generated);
+	if (rc)
+		return rc;
+	json_object_set_new(summary, "functions", json_integer(all - generated));
+	json_object_set_new(summary, "generated_functions", json_integer(generated));
+	return summary_lists(db, summary);
+}
+
+int st_summary_after_writes(struct st_db *db, const json_t *previous, json_t *summary)
+{
+	static const char *const keys[] = {"files", "modules", "functions", "generated_functions",
+	                                   "edges"};
+	bool usable = json_is_object(previous) &&
+	              json_is_array(json_object_get(previous, "parse_errors")) &&
+	              json_is_array(json_object_get(previous, "skipped"));
+	for (size_t i = 0; usable && i < sizeof(keys) / sizeof(keys[0]); i++)
+		usable = json_is_integer(json_object_get(previous, keys[i]));
+	if (!usable)
+		return st_summary_fill(db, summary);
+	/* A name counts once, in however many files: what moved is the names
+	 * present now that were not before, less the reverse. */
+	int64_t modules = 0;
+	for (size_t i = 0; i < db->delta.names.cap; i++) {
+		const struct gi_map_slot *slot = &db->delta.names.slots[i];
+		if (!slot->key)
+			continue;
+		int now = module_exists(db, slot->key);
+		if (now < 0)
+			return -now;
+		modules += now - (slot->value == &name_existed ? 1 : 0);
+	}
+	const int64_t moved[] = {db->delta.files, modules,
+	                         db->delta.functions - db->delta.generated, db->delta.generated,
+	                         db->delta.edges};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		json_object_set_new(
+		    summary, keys[i],
+		    json_integer(json_integer_value(json_object_get(previous, keys[i])) +
+		                 moved[i]));
+	if (db->delta.lists)
+		return summary_lists(db, summary);
+	json_object_set_new(summary, "parse_errors",
+	                    json_deep_copy(json_object_get(previous, "parse_errors")));
+	json_object_set_new(summary, "skipped",
+	                    json_deep_copy(json_object_get(previous, "skipped")));
+	return 0;
 }
 
 int st_data_version(struct st_db *db, int64_t *out)

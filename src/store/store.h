@@ -68,19 +68,22 @@ int st_file_write(struct st_db *db, const char *relpath, const struct facts_file
  * the caller frees it with gi_free. */
 int st_meta_set(struct st_db *db, const char *key, const char *value);
 int st_meta_get(struct st_db *db, const char *key, char **out);
+/* st_meta_set outside a transaction that does not wait for another
+ * connection's write: GI_EBUSY at once while one holds the database (for
+ * what is only worth writing when it costs nothing). */
+int st_meta_try_set(struct st_db *db, const char *key, const char *value);
 
 /* Adds files, modules, functions, edges (sum over files of distinct module
  * dependencies), parse_errors [{file, line, message}] and skipped
  * [{file, reason}] to the object `summary`. */
 int st_summary_fill(struct st_db *db, json_t *summary);
-/* st_summary_fill with the count of generated functions given
- * (`generated` >= 0) instead of counted: the scan of every function row for
- * it is most of the summary's cost. A negative `generated` counts it. */
-int st_summary_fill_known(struct st_db *db, json_t *summary, int64_t generated);
-/* How many generated functions' rows this connection's st_file_write and
- * st_file_delete calls added (negative: removed) since st_open: with the
- * count before them, the count after without a scan. */
-int64_t st_generated_delta(const struct st_db *db);
+/* The summary after this transaction's writes (st_file_write,
+ * st_file_delete since st_begin), without counting every table again:
+ * `previous`, the summary of the database before them (as st_summary_fill
+ * made it), moved by what they added and removed; the lists of parse
+ * errors and skipped files read again only when a file in them came or
+ * went. With `previous` NULL or not such a summary, st_summary_fill. */
+int st_summary_after_writes(struct st_db *db, const json_t *previous, json_t *summary);
 
 /* ---- rows, one at a time ----
  * Each iterator calls `fn` once per row, in the order stated, until `fn`

@@ -314,6 +314,89 @@ static void reindex_parses_only_changes(void)
 	ts_giulia_result_free(&r);
 }
 
+/* True when the index at DIR holds a walk record (meta "walk") in which
+ * every directory has settled (none recorded with ctime -1). */
+static bool walk_record_settled(const char *dir)
+{
+	char db[4096];
+	snprintf(db, sizeof(db), "%s/.giulia/index.db", dir);
+	sqlite3 *s = NULL;
+	sqlite3_stmt *st = NULL;
+	TH_ASSERT_INT_EQ(sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	TH_ASSERT_INT_EQ(
+	    sqlite3_prepare_v2(s, "SELECT value FROM meta WHERE key = 'walk'", -1, &st, NULL),
+	    SQLITE_OK);
+	bool settled = false;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(st, 0);
+		settled = v && GI_STR_STARTS(v, "giulia-walk 1 ") && strstr(v, " -1 ") == NULL;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+	return settled;
+}
+
+/* Directories whose listing the last run recorded, unchanged since
+ * (src/graph/index_walk.h), are not read again; every file added to,
+ * removed from or ignored in a directory is seen all the same. */
+static void reindex_sees_directory_changes(void)
+{
+	const char *dir = shop_copy();
+	struct ts_giulia_result r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 6);
+	ts_giulia_result_free(&r);
+	/* A directory changed less than 2 s before a walk (KG_WALK_SETTLE_NS)
+	 * is read again by the next: let the copy's (and .giulia/'s) settle,
+	 * then a walk records them settled. */
+	sh("sleep 2.2");
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 0);
+	ts_giulia_result_free(&r);
+	TH_ASSERT_MSG(walk_record_settled(dir), "no settled walk record in %s", dir);
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 0);
+	TH_ASSERT_INT_EQ(jint(r.json, "unchanged"), 6);
+	ts_giulia_result_free(&r);
+
+	write_file(dir, "lib/shop/extra.ex", "defmodule Shop.Extra do\n  def x, do: 1\nend\n");
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 1);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 7);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 7);
+	ts_giulia_result_free(&r);
+
+	/* a new directory below a recorded one */
+	write_file(dir, "lib/shop/deeper/more.ex", "defmodule Shop.More do\nend\n");
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 1);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 8);
+	ts_giulia_result_free(&r);
+
+	/* a file that is not a source changes nothing */
+	write_file(dir, "lib/notes.txt", "not a source\n");
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "parsed"), 0);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 8);
+	ts_giulia_result_free(&r);
+
+	char cmd[8400];
+	snprintf(cmd, sizeof(cmd), "rm '%s/lib/shop/extra.ex'", dir);
+	sh(cmd);
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "removed"), 1);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 7);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 6 + 1);
+	ts_giulia_result_free(&r);
+
+	/* new ignore patterns apply to recorded directories too */
+	write_file(dir, ".gitignore", "more.ex\n");
+	r = index_json(dir);
+	TH_ASSERT_INT_EQ(jint(r.json, "removed"), 1);
+	TH_ASSERT_INT_EQ(jint(r.json, "files"), 6);
+	TH_ASSERT_INT_EQ(jint(r.json, "modules"), 6);
+	ts_giulia_result_free(&r);
+}
+
 /* `index` counts modules as the queries do: a module defined in two files is
  * one module. */
 static void index_counts_distinct_modules(void)
@@ -1042,6 +1125,7 @@ int main(int argc, char **argv)
 	    TH_TEST(index_reports_counts),
 	    TH_TEST(queries_answer_on_fixture),
 	    TH_TEST(reindex_parses_only_changes),
+	    TH_TEST(reindex_sees_directory_changes),
 	    TH_TEST(index_skips_and_reports_bad_files),
 	    TH_TEST(index_counts_distinct_modules),
 	    TH_TEST(test_code_is_what_mix_says),
