@@ -22,7 +22,8 @@
  *   --overhead 0"), or gives none (a function never seen while its module
  *   counted is not listed: on a loaded machine the budget counts a module
  *   in short slots, and then the cache advice can only name the data
- *   layer, whose advice sends the reader to its callers);
+ *   layer, whose advice sends the reader to its callers; or none when
+ *   no call of the data layer was seen either);
  * - not said: cache or ETS advice on the logbook or the purser (appends,
  *   and seats handed out in order), advice on a function below the floor.
  * needs: erlang-base elixir erlang-p1-pgsql postgresql tests/fixtures/targets/build.sh
@@ -105,12 +106,20 @@ static void assert_nothing_wrong(json_t *p)
  * the callers), with its storage outside the VM. */
 static void check_without_the_lookup(json_t *p, const char *text)
 {
+	TH_ASSERT_STR_EQ(ts_workload_storage(p, "Ferry.Tables"), "external");
+	assert_nothing_wrong(p);
+	json_t *w = ts_json_find(json_object_get(p, "workload"), "module", "Ferry.Tables");
+	if (!(json_number_value(json_object_get(w, "reads")) > 0)) {
+		/* the data layer unseen too (CI at load 4-8: counted for 1.3% of
+		 * the window, no call of any traced module seen): nothing to
+		 * stand on, so no advice, and none wrong */
+		fprintf(stderr, "Ferry.Tables: no read counted either; no advice\n");
+		return;
+	}
 	json_t *cache = ts_rec_find(p, 3, "Ferry.Tables");
 	TH_ASSERT_MSG(cache != NULL, "no cache advice at all:\n%.4000s", text);
 	TH_ASSERT_STR_CONTAINS(json_string_value(json_object_get(cache, "advice")),
 	                       "trace the callers");
-	TH_ASSERT_STR_EQ(ts_workload_storage(p, "Ferry.Tables"), "external");
-	assert_nothing_wrong(p);
 }
 
 static void pool_service_beside_bursty_cpu(void)
