@@ -183,10 +183,18 @@ observed_run() {
   local args=("$NEXUS_NODE" "$cookie" 1000)
   [ "$mods" = - ] || args+=("$mods")
   [ -z "${overhead:-}" ] || args+=(--overhead "$overhead")
+  local lp=
+  if [ -n "${LOAD_FIRST:-}" ]; then
+    # the load starts first and the observer attaches to a node already
+    # under it (a second longer, so that every snapshot falls inside it)
+    (seconds=$((seconds + 1)) run_load "$1" "${3:-}") &
+    lp=$!
+    sleep 1
+  fi
   step "giulia-observe start $NEXUS_NODE <cookie> 1000 ${mods/#-/(no traced modules)}"
   "$observe" start "${args[@]}" --project "$project"
   observing=1
-  run_load "$1" "${3:-}"
+  if [ -n "$lp" ]; then wait "$lp"; else run_load "$1" "${3:-}"; fi
   step "giulia-observe stop $NEXUS_NODE: the fused profile"
   "$observe" stop "$NEXUS_NODE" | tee "$run/profile-$1.txt"
   observing=0
@@ -207,7 +215,8 @@ set_logging() {
 # Each sets the node as the article's session had it, observes it, and keeps
 # its profile's JSON for the summary.
 # First contact: CPU-bound requests (CSV exports, NEXUS_LOAD_MIX=export)
-# from four times the connections. The registry's metadata is kept in ETS
+# from four times the connections, already running when the observer
+# attaches (a node found under load; no snapshot of the ramp-up). The registry's metadata is kept in ETS
 # for this session (set_mode(ets)), so that requests are not queued behind
 # the one registry process but pile up on the schedulers, as on the
 # article's node; it goes back to the database afterwards, the flaw the
@@ -215,7 +224,7 @@ set_logging() {
 session_saturate() {
   set_logging info default debug
   scripts/nexus.sh eval "'Elixir.Nexus.Registry.TableRegistry':set_mode(ets)." >/dev/null
-  NEXUS_LOAD_MIX=export observed_run saturate - $((conns * 4))
+  LOAD_FIRST=1 NEXUS_LOAD_MIX=export observed_run saturate - $((conns * 4))
   scripts/nexus.sh eval "'Elixir.Nexus.Registry.TableRegistry':set_mode(db)." >/dev/null
 }
 session_idle() {

@@ -132,8 +132,11 @@ static void check_saturate(const struct replay *r)
 	              dump);
 	free(dump);
 	json_t *ev = json_object_get(cpu, "evidence");
+	dump = json_dumps(ev, JSON_COMPACT);
 	TH_ASSERT_MSG(num_path(ev, "run_queue_peak") > num_path(ev, "schedulers_online"),
-	              "saturate: the evidence shows no run queue above the schedulers");
+	              "saturate: the evidence shows no run queue above the schedulers: %.600s",
+	              dump);
+	free(dump);
 	TH_ASSERT(json_is_array(json_object_get(ev, "project_hot_functions")));
 	no_platform_subject(p, "saturate");
 	json_decref(p);
