@@ -80,7 +80,7 @@ static void window_write(json_t *snap, json_t *trace)
 /* The observer's own cost as the session measured it on the target, over
  * the snapshots after the first (which holds the session's start). */
 static double obs_window_ms, obs_cost_ms, obs_scan_us, obs_sampler_us, obs_reds;
-static long obs_n, obs_over;
+static long obs_n, obs_over, obs_scanned, obs_every_max;
 
 static void observer_add(json_t *snap)
 {
@@ -96,6 +96,11 @@ static void observer_add(json_t *snap)
 	obs_reds += json_number_value(json_object_get(o, "reductions"));
 	if (!json_is_true(json_object_get(o, "within_budget")))
 		obs_over++;
+	if (!json_is_false(json_object_get(o, "scanned")))
+		obs_scanned++;
+	long every = (long)json_number_value(json_object_get(o, "scan_every"));
+	if (every > obs_every_max)
+		obs_every_max = every;
 }
 
 static void on_snapshot(void *ctx, const char *id, json_t *snap)
@@ -223,9 +228,11 @@ int main(int argc, char **argv)
 	    n ? sample_ms_total / (double)n : 0.0);
 	if (obs_n > 0)
 		printf("observer_cost=%.5f observer_scan_ms=%.2f observer_sampler_ms_per_s=%.2f "
-		       "observer_reds_per_snapshot=%.0f observer_over_budget=%ld/%ld\n",
+		       "observer_reds_per_snapshot=%.0f observer_over_budget=%ld/%ld "
+		       "observer_scanned=%ld/%ld observer_scan_every_max=%ld\n",
 		       obs_cost_ms / obs_window_ms, obs_scan_us / 1000.0 / (double)obs_n,
-		       obs_sampler_us / obs_window_ms, obs_reds / (double)obs_n, obs_over, obs_n);
+		       obs_sampler_us / obs_window_ms, obs_reds / (double)obs_n, obs_over, obs_n,
+		       obs_scanned, obs_n, obs_every_max);
 	fflush(stdout);
 	obs_manager_free(m);
 	if (windows_out)

@@ -311,6 +311,12 @@ static void pulse_header_render(const struct obs_view *v, struct gi_buf *out)
 		              "observer %s of a core (%s its %s budget), left out of the figures\n",
 		              cost, v->observer.within_budget ? "within" : "OVER", budget);
 	}
+	if (v->top_carried)
+		gi_buf_printf(
+		    out,
+		    "process lists: the last scan's (to keep within its budget the observer "
+		    "scans every %.0f snapshots)\n",
+		    v->observer.scan_every);
 }
 
 static void print_pulse(json_t *snapshot)

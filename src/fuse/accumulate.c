@@ -474,6 +474,10 @@ static void take_observer(struct ctx *c, const struct obs_view *s)
 		c->obs.period_asked = o->sample_period_ms;
 	if (isfinite(o->sample_period_used_ms) && o->sample_period_used_ms > c->obs.period_max)
 		c->obs.period_max = o->sample_period_used_ms;
+	if (isfinite(o->scan_every) && o->scan_every > c->obs.scan_every_max) {
+		c->obs.scan_every_max = o->scan_every;
+		c->obs.scan_every_ms = o->scan_every * w;
+	}
 }
 
 void fuse_take_snapshot(struct ctx *c, const struct obs_view *s, long seq)
@@ -518,10 +522,14 @@ void fuse_take_snapshot(struct ctx *c, const struct obs_view *s, long seq)
 	double w = s->window_ms;
 	if (isfinite(w) && w > 0)
 		c->total_window_ms += w;
-	take_cpu(c, &s->top_reductions, seq);
-	take_process_state(c, &s->top_reductions, seq);
-	take_process_state(c, &s->top_memory, seq);
-	take_process_state(c, &s->top_message_queue, seq);
+	/* a snapshot without a scan repeats the last scan's lists: counted
+	 * once, at the scan (whose deltas span the windows since the one before) */
+	if (!s->top_carried) {
+		take_cpu(c, &s->top_reductions, seq);
+		take_process_state(c, &s->top_reductions, seq);
+		take_process_state(c, &s->top_memory, seq);
+		take_process_state(c, &s->top_message_queue, seq);
+	}
 	take_trace(c, s, seq);
 	take_errors(c, s);
 	fuse_executing_take(c->executing, s);

@@ -149,6 +149,8 @@ struct ctx {
 		long windows, over, with_counting, counting_full;
 		double window_ms, cost_ms, share_ms, counting_ms, cost_max, budget, reductions;
 		double other_processes_max, period_asked, period_max;
+		double scan_every_max, scan_every_ms; /* the longest scan period, in
+		                                         snapshots and about in ms */
 	} obs;
 	/* tracing over the session: windows with a trace section, their time,
 	 * and what other tools held (unique notes, shared) */

@@ -431,6 +431,9 @@ static const struct member OBSERVER_MEMBERS[] = {
     MEMBER(struct fuse_view_observer, other_observers, MEMBER_NUMBER),
     MEMBER(struct fuse_view_observer, sample_period_ms, MEMBER_NUMBER),
     MEMBER(struct fuse_view_observer, sample_period_max_ms, MEMBER_NUMBER),
+    MEMBER(struct fuse_view_observer, scan_every_max, MEMBER_NUMBER),
+    MEMBER(struct fuse_view_observer, scan_every_max_ms, MEMBER_NUMBER),
+    MEMBER(struct fuse_view_observer, scan_thinned, MEMBER_TRUE),
     MEMBER(struct fuse_view_observer, within_budget, MEMBER_TRUE),
     MEMBER(struct fuse_view_observer, sampler_slowed, MEMBER_TRUE),
 };

@@ -207,8 +207,9 @@ struct fuse_view_tracing {
 struct fuse_view_observer {
 	bool present;
 	double windows, cost, cost_max, session, counting, budget, over_budget_windows, reductions,
-	    other_observers, sample_period_ms, sample_period_max_ms;
-	bool within_budget, sampler_slowed;
+	    other_observers, sample_period_ms, sample_period_max_ms, scan_every_max,
+	    scan_every_max_ms;
+	bool within_budget, sampler_slowed, scan_thinned;
 };
 
 struct fuse_view_call_time {

@@ -746,6 +746,12 @@ static void put_observer(struct gi_buf *out, const struct fuse_view_observer *o)
 		              "; the sampler's period was lengthened from %.0f ms to up to %.0f ms "
 		              "to keep within it",
 		              o->sample_period_ms, o->sample_period_max_ms);
+	if (o->scan_thinned)
+		gi_buf_printf(&line,
+		              "; the scan of every process ran every %.0f snapshots at most (about "
+		              "every %.0f ms), the process lists between two scans being the last "
+		              "scan's, to keep within it",
+		              o->scan_every_max, o->scan_every_max_ms);
 	double others = o->other_observers;
 	if (isfinite(others) && others > 0)
 		gi_buf_printf(&line, "; %.0f process%s of other observers left out of the figures",

@@ -690,6 +690,12 @@ json_t *fuse_section_observer(struct ctx *c)
 	json_object_set_new(
 	    o, "sampler_slowed",
 	    json_boolean(c->obs.period_max > c->obs.period_asked && c->obs.period_asked > 0));
+	json_object_set_new(o, "scan_every_max",
+	                    fuse_json_num(c->obs.scan_every_max > 0 ? c->obs.scan_every_max : 1));
+	json_object_set_new(o, "scan_every_max_ms",
+	                    c->obs.scan_every_max > 1 ? fuse_json_num(c->obs.scan_every_ms)
+	                                              : json_null());
+	json_object_set_new(o, "scan_thinned", json_boolean(c->obs.scan_every_max > 1));
 	return o;
 }
 

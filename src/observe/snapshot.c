@@ -670,12 +670,17 @@ json_t *obs_snapshot_build(struct obs_term reply, const char *node, const char *
 	json_object_set_new_nocheck(s, "ets", ets_section(r[R_ETS]));
 	for (int k = R_MEMORY; k < R_TOP_PROCESSES; k++)
 		json_object_set_new_nocheck(s, keys[k], plain(r[k]));
-	static const char *const lists[] = {"reductions", "memory", "message_queue", NULL};
-	struct obs_term top[3];
+	static const char *const lists[] = {"reductions", "memory", "message_queue", "carried",
+	                                    NULL};
+	struct obs_term top[4];
 	obs_term_fields(r[R_TOP_PROCESSES], lists, top);
 	json_t *tp = json_object();
 	for (int k = 0; k < 3; k++)
 		json_object_set_new_nocheck(tp, lists[k], process_list(top[k]));
+	/* a snapshot without a scan (the guest's budget thinned them) repeats
+	 * the last scan's lists, said so */
+	if (obs_term_present(top[3]) && obs_term_type(top[3]) == JSON_TRUE)
+		json_object_set_new_nocheck(tp, "carried", json_true());
 	json_object_set_new_nocheck(s, "top_processes", tp);
 	if (obs_term_type(r[R_TRACE]) == JSON_OBJECT) {
 		json_t *tj = obs_term_json(r[R_TRACE]);

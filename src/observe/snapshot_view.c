@@ -321,6 +321,7 @@ static void observer(struct obs_view *v, const json_t *o)
 	x->memory = gi_json_num(o, "memory");
 	x->sample_period_ms = gi_json_num(o, "sample_period_ms");
 	x->sample_period_used_ms = gi_json_num(o, "sample_period_used_ms");
+	x->scan_every = gi_json_num(o, "scan_every");
 }
 
 static void numbers_init(struct obs_view *v)
@@ -380,6 +381,7 @@ static void numbers_init(struct obs_view *v)
 	                 &v->observer.memory,
 	                 &v->observer.sample_period_ms,
 	                 &v->observer.sample_period_used_ms,
+	                 &v->observer.scan_every,
 	                 &v->utilisation_observer};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		*all[i] = NAN;
@@ -449,6 +451,7 @@ int obs_view_parse(json_t *snapshot, struct obs_view *out)
 	processes(out, gi_json_arr(top, "reductions"), &out->top_reductions);
 	processes(out, gi_json_arr(top, "memory"), &out->top_memory);
 	processes(out, gi_json_arr(top, "message_queue"), &out->top_message_queue);
+	out->top_carried = json_is_true(json_object_get(top, "carried"));
 	trace(out, gi_json_obj(s, "trace"));
 	out->errors = strings(out, gi_json_arr(s, "errors"), OBS_VIEW_MAX_ERRORS, &out->nerrors);
 	executing(out, gi_json_obj(s, "executing"));

@@ -136,6 +136,7 @@ struct obs_view_observer {
 	double reductions, busy_us, other_processes, other_reductions;
 	double memory; /* bytes held by the observer's processes at the sample */
 	double sample_period_ms, sample_period_used_ms; /* the period asked for, and used */
+	double scan_every; /* the scan's period in snapshots (1: every snapshot) */
 };
 
 struct obs_view {
@@ -158,6 +159,7 @@ struct obs_view {
 	double gc_count, gc_words_reclaimed;
 	double io_input_bytes, io_output_bytes;
 	struct obs_view_processes top_reductions, top_memory, top_message_queue;
+	bool top_carried; /* the lists are the last scan's, not this window's */
 	bool has_trace;
 	const char **trace_modules;
 	size_t ntrace_modules;

@@ -10,7 +10,8 @@
  * Giulia's `top` beside it) appears in a top list, the node's reductions are
  * its own (compared with a reading taken on the node with no observer, the
  * rpc's own work as the noise band), and each snapshot says what the
- * observer itself cost. No timed assertion: every wait polls with a generous
+ * observer itself cost; and scans thinned to keep the budget count each process once.
+ * No timed assertion: every wait polls with a generous
  * deadline, and the comparisons are of counts.
  * needs: elixir erlang-base
  */
@@ -24,7 +25,9 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/clock.h"
+#include "fuse/fuse.h"
 #include "giulia_cli.h"
 #include "harness.h"
 #include "node_watch.h"
@@ -377,6 +380,146 @@ static void quiet_node_reads_as_quiet(void)
 	json_decref(g.snaps);
 }
 
+/* The reductions the node counted for its process registered as `name`. */
+static long long registered_reductions(const struct ts_beam *n, const char *name)
+{
+	char expr[256];
+	snprintf(expr, sizeof(expr),
+	         "{reductions, R} = process_info(whereis(%s), reductions), {R, 0}.", name);
+	long long r, zero;
+	char *a = ts_beam_eval(n, expr);
+	TH_ASSERT_MSG(a && strrchr(a, '{') &&
+	                  sscanf(strrchr(a, '{'), "{%lld,%lld}", &r, &zero) == 2,
+	              "reading: %s", a ? a : "(none)");
+	free(a);
+	return r;
+}
+
+/* The process of `profile`'s top_cpu registered as `name`, or NULL. */
+static json_t *top_cpu_named(json_t *profile, const char *name)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(json_object_get(profile, "processes"), "top_cpu"), i, e)
+	{
+		const char *r = json_string_value(json_object_get(e, "registered_name"));
+		if (r && strcmp(r, name) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Scans thinned to keep the budget (docs/OBSERVE.md "The guest's budget"):
+ * a node with 20,000 sleeping processes and one that works steadily,
+ * observed every 250 ms under a budget far too small for a scan per
+ * snapshot. The scans thin out, and the snapshots between say so (no scan,
+ * the last scan's lists carried, no sampler section); the profile says the
+ * scans were thinned and counts the working process's work once: its total
+ * is at most what the node counted for it from before the observation to
+ * after it (read on the node), not a multiple of it, and most of it. */
+static void a_thinned_scan_counts_each_process_once(void)
+{
+	struct ts_beam n;
+	ts_beam_start(&n, TS_BEAM_ERL_LONG,
+	              "[spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, 20000)], "
+	              "register(worker, spawn(fun W() -> _ = lists:seq(1, 3000), "
+	              "receive after 2 -> W() end end)), "
+	              "register(ready, spawn(fun() -> receive stop -> ok end end)).",
+	              NULL);
+	ts_beam_wait_answer(&n, "is_pid(whereis(ready)).", "true", WAIT_MS, "never started");
+	long long w0 = registered_reductions(&n, "worker");
+	struct gathered g = {PTHREAD_MUTEX_INITIALIZER, json_array()};
+	struct obs_session_config cfg = {
+	    .node = n.name, .cookie = n.cookie, .interval_ms = 250, .guest_budget = 0.001};
+	struct obs_manager *m = NULL;
+	char *id = NULL;
+	session_begin(&g, &cfg, &m, &id);
+	/* until the scans run every 4 snapshots or more and a few scans later */
+	int64_t until = gi_clock_mono_ms() + WAIT_MS;
+	size_t thinned_at = 0;
+	while (gi_clock_mono_ms() < until) {
+		pthread_mutex_lock(&g.lock);
+		size_t len = json_array_size(g.snaps);
+		json_t *last = len ? json_array_get(g.snaps, len - 1) : NULL;
+		double every = json_number_value(
+		    json_object_get(json_object_get(last, "observer"), "scan_every"));
+		pthread_mutex_unlock(&g.lock);
+		if (!thinned_at && every >= 4)
+			thinned_at = len;
+		if (thinned_at && len >= thinned_at + 16)
+			break;
+		usleep(100000);
+	}
+	json_t *ours = session_end(m, n.name, id, &g);
+	json_decref(ours);
+	long long w1 = registered_reductions(&n, "worker");
+	TH_ASSERT_MSG(thinned_at > 0,
+	              "the scans were never thinned under a 0.1%% budget (%zu "
+	              "snapshots)",
+	              json_array_size(g.snaps));
+	size_t i, carried = 0, scanned = 0;
+	json_t *s, *prev_top = NULL;
+	bool note = false;
+	json_array_foreach(g.snaps, i, s)
+	{
+		json_t *o = json_object_get(s, "observer");
+		json_t *top = json_object_get(s, "top_processes");
+		size_t k;
+		json_t *t;
+		json_array_foreach(json_object_get(o, "notes"), k, t)
+		{
+			note = note || strstr(json_string_value(t) ?: "",
+			                      "the scan of every process now runs every");
+		}
+		if (json_is_false(json_object_get(o, "scanned"))) {
+			carried++;
+			TH_ASSERT_MSG(json_is_true(json_object_get(top, "carried")),
+			              "snapshot %zu: no scan, lists not marked as carried", i);
+			TH_ASSERT(!json_object_get(s, "executing"));
+			/* the last scan's lists, as they were */
+			TH_ASSERT(prev_top && json_equal(json_object_get(top, "reductions"),
+			                                 json_object_get(prev_top, "reductions")));
+		} else {
+			scanned++;
+			TH_ASSERT(!json_object_get(top, "carried"));
+			prev_top = top;
+		}
+	}
+	TH_ASSERT_INT_GE((long)carried, 8);
+	TH_ASSERT_INT_GE((long)scanned, 3);
+	TH_ASSERT_MSG(note, "no snapshot said the scans were thinned");
+	json_t *p = NULL;
+	TH_ASSERT_OK(fuse_profile_build(NULL, g.snaps, NULL, NULL, &p));
+	json_t *obs = json_object_get(p, "observer");
+	TH_ASSERT(json_is_true(json_object_get(obs, "scan_thinned")));
+	TH_ASSERT(json_number_value(json_object_get(obs, "scan_every_max")) >= 4);
+	struct gi_buf text;
+	gi_buf_init(&text, 4096);
+	TH_ASSERT_OK(fuse_report_text(p, &text));
+	/* the header is wrapped: its words, one space apart */
+	char *flat = gi_strdup(gi_buf_str(&text));
+	size_t o = 0;
+	for (size_t k = 0; flat[k]; k++)
+		if (!(flat[k] == ' ' || flat[k] == '\n') || (o > 0 && flat[o - 1] != ' '))
+			flat[o++] = flat[k] == '\n' ? ' ' : flat[k];
+	flat[o] = '\0';
+	TH_ASSERT_STR_CONTAINS(flat, "the scan of every process ran every");
+	gi_free(flat);
+	gi_buf_destroy(&text);
+	json_t *w = top_cpu_named(p, "worker");
+	char *dump = json_dumps(json_object_get(p, "processes"), JSON_COMPACT);
+	TH_ASSERT_MSG(w, "the working process is not in the profile's top_cpu: %.800s", dump);
+	double counted = json_number_value(json_object_get(w, "reductions"));
+	double truth = (double)(w1 - w0);
+	TH_ASSERT_MSG(counted <= 1.02 * truth && counted >= 0.5 * truth,
+	              "the working process counted %.0f reductions, the node %.0f over the "
+	              "observation and more",
+	              counted, truth);
+	free(dump);
+	json_decref(p);
+	json_decref(g.snaps);
+}
+
 /* One-shot `top` beside a session: none of the session's processes is in
  * its lists, by any measure; the node's busiest process is, and a process
  * with a queue is by mailbox. */
@@ -510,6 +653,7 @@ int main(int argc, char **argv)
 	    TH_TEST(killed_call_time_trace_leaves_nothing),
 	    TH_TEST(killed_pulse_and_top_leave_nothing),
 	    TH_TEST(quiet_node_reads_as_quiet),
+	    TH_TEST(a_thinned_scan_counts_each_process_once),
 	    TH_TEST(one_shot_top_leaves_observers_out),
 	    TH_TEST(a_counter_arriving_later_is_left_alone),
 	    TH_END,

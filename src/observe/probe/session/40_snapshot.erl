@@ -14,6 +14,9 @@
 %% budget the session lengthens the sampler's period (doubling, up to the
 %% snapshot interval or 5 s), and it gives counting only what is left of the
 %% budget; under half of it the period comes back towards the one asked for.
+%% Last, the scan of every process is thinned (GuestScanEvery): snapshots
+%% between two scans carry the last scan's lists. On a quiet node the
+%% node's own CPU time (GuestCpu) shows what the session's clock cannot.
 %% What could not be kept within it is said in the snapshot's `observer`.
 GuestBudget = case maps:get(guest_budget, Args, 0.01) of
                   GuestArg when is_number(GuestArg), GuestArg > 0 -> GuestArg;
@@ -92,6 +95,74 @@ GuestOthers = fun(Others) ->
     #{processes => length(Others), reductions => lists:sum([D || {_, _, D} <- Others]),
       kinds => lists:usort([K || {K, _, _} <- Others])}
 end,
+%% The node's CPU time so far (utime + stime of its OS process, in ticks of
+%% 10 ms, from /proc/self/stat: one read of a file through prim_file, which
+%% every node has), or null where there is no such file.
+NodeCpuTicks = fun() ->
+    try prim_file:read_file("/proc/self/stat") of
+        {ok, Stat} ->
+            [_, StatRest] = binary:split(Stat, <<") ">>),
+            [_, _, _, _, _, _, _, _, _, _, _, UTicks, STicks | _] =
+                binary:split(StatRest, <<" ">>, [global]),
+            binary_to_integer(UTicks) + binary_to_integer(STicks);
+        _ -> null
+    catch _:_ -> null
+    end
+end,
+%% The session's share of the node's CPU over a period, on a quiet node
+%% (its reductions at least the rest of the node's): the node's CPU time over
+%% the period times the session's share of the reductions. It sees what the
+%% session's clock cannot: the schedulers its requests wake and that spin
+%% before they sleep again, its collections on a dirty scheduler, the
+%% distribution's work for its replies. Null on a busy node, where the
+%% node's CPU is the application's.
+GuestCpuShare = fun(C0, C1, DUs, {O, W, _}) when is_integer(C0), is_integer(C1), DUs > 0,
+                                                 O >= W ->
+                        (C1 - C0) * 10000 / DUs * O / max(1, O + W);
+                   (_, _, _, _) -> null
+                end,
+%% The scan's period, in snapshots: doubled while the session's own share
+%% (the larger of its clock's and, on a quiet node, of the node's CPU) is
+%% over the budget, up to 8 snapshots and 30 s; halved back once under half
+%% of it.
+GuestScanEvery = fun(K, PeriodShare, WindowUs) ->
+    KMax = lists:max([1 | [X || X <- [2, 4, 8], X * WindowUs =< 30000000]]),
+    if PeriodShare > GuestBudget, K < KMax -> min(KMax, 2 * K);
+       PeriodShare < GuestBudget / 2, K > 1 -> K div 2;
+       true -> min(K, KMax)
+    end
+end,
+GuestThinned = fun(K, K2, WindowUs) when K2 > K ->
+                      [iolist_to_binary(io_lib:format(
+                           "observer: the scan of every process now runs every ~b snapshots "
+                           "(about every ~b ms) to keep within the budget; the process lists "
+                           "between two scans are the last scan's", [K2, K2 * WindowUs div 1000]))];
+                  (_, _, _) -> []
+               end,
+%% Every GuestCpuEveryUs: the node's CPU read again, the period's share
+%% measured and the scan's period decided. {CpuShare | null, Notes, S}; the
+%% share of the last period stands for the windows until the next read.
+GuestCpuEveryUs = 5000000,
+GuestCpu = fun(S, Own, Work, ShareUs, WindowUs) ->
+    CpuNowUs = erlang:monotonic_time(microsecond),
+    {T0, C0, {O0, W0, Sh0}, Last} = maps:get(g_cpu, S, {CpuNowUs, null, {0, 0, 0}, null}),
+    Acc = {O0 + Own, W0 + Work, Sh0 + ShareUs},
+    case C0 =/= null andalso CpuNowUs - T0 < GuestCpuEveryUs of
+        true -> {Last, [], S#{g_cpu => {T0, C0, Acc, Last}}};
+        false ->
+            C1 = NodeCpuTicks(),
+            Cpu = GuestCpuShare(C0, C1, CpuNowUs - T0, Acc),
+            Clock = Sh0 / max(1, CpuNowUs - T0),
+            K = maps:get(scan_every, S, 1),
+            K2 = case C0 of
+                     null -> K;
+                     _ -> GuestScanEvery(K, case Cpu of null -> Clock; _ -> max(Cpu, Clock) end,
+                                         WindowUs)
+                 end,
+            {Cpu, GuestThinned(K, K2, WindowUs),
+             S#{g_cpu => {CpuNowUs, C1, {0, 0, 0}, Cpu}, scan_every => K2}}
+    end
+end,
 GuestMemory = fun(Mine) ->
     lists:sum([M || P <- Mine, {memory, M} <- [erlang:process_info(P, memory)]])
 end,
@@ -99,7 +170,10 @@ Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
     #{mine := Mine, traced := Traced, d_on := DOn, scan_us := ScanUs, s_tick_us := TickUs,
       o_duty_us := DutyUs, o_other_us := OtherUs} = maps:merge(GuestDefaults, S),
     Period = maps:get(s_period, S, SamplePeriod),
-    {Share, WallShare, RedsShare, Busy} = GuestShare(BusyUs, WindowUs, UtilRaw, Online, Own, Work),
+    {Share0, WallShare, RedsShare, Busy} = GuestShare(BusyUs, WindowUs, UtilRaw, Online, Own, Work),
+    Every = maps:get(scan_every, S, 1),
+    {CpuShare, ThinNotes, SC} = GuestCpu(S, Own, Work, Share0 * WindowUs, WindowUs),
+    Share = case CpuShare of null -> Share0; _ -> max(Share0, CpuShare) end,
     Counting = CountingShare(Reply, Busy, WindowUs),
     Cost = case Counting of null -> Share; _ -> Share + Counting end,
     Within = Cost =< GuestBudget,
@@ -107,17 +181,26 @@ Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
     CountBudget = GuestCountBudget(DOn, Share, Busy, Online),
     Section = #{budget => GuestBudget, cost => Cost, within_budget => Within,
                 busy_us => BusyUs, share => Share, share_wall => WallShare,
-                share_reductions => RedsShare, counting => Counting,
+                share_reductions => RedsShare, share_cpu => CpuShare, counting => Counting,
                 counting_budget => CountBudget, counting_full => Traced =/= [] andalso not DOn,
                 reductions => Own, processes => length(Mine), memory => GuestMemory(Mine),
                 pids => Mine, scan_us => ScanUs, sampler_us => TickUs,
                 duty_us => DutyUs, other_us => OtherUs,
                 sample_period_ms => SamplePeriod, sample_period_used_ms => Period,
                 sample_period_next_ms => NewPeriod, others => GuestOthers(Others),
-                notes => GuestLengthened(Period, NewPeriod) ++
+                scan_every => Every, scan_every_next => maps:get(scan_every, SC, 1),
+                scanned => maps:get(g_scanned, S, true),
+                notes => GuestLengthened(Period, NewPeriod) ++ ThinNotes ++
                          GuestOver(Within, Cost, ScanUs, TickUs, {Counting, WindowUs})},
-    S2 = case CountBudget of null -> S; _ -> S#{d_overhead => CountBudget} end,
-    {Section, S2#{s_period => NewPeriod, s_tick_us => 0, o_duty_us => 0, o_other_us => 0}}
+    S2 = case CountBudget of null -> SC; _ -> SC#{d_overhead => CountBudget} end,
+    %% the sampler's tick time of the windows without a scan, for its
+    %% section at the next scan (its interval is the scan's)
+    TickAcc = case maps:get(g_scanned, S, true) of
+                  true -> 0;
+                  false -> maps:get(s_tick_acc, S, 0) + TickUs
+              end,
+    {Section, S2#{s_period => NewPeriod, s_tick_us => 0, s_tick_acc => TickAcc, o_duty_us => 0,
+                  o_other_us => 0}}
 end,
 
 %% The utilisation with the observer's own share of the schedulers left out
@@ -193,28 +276,59 @@ SampleTops = fun(#{hot := Hot, heaps := Heaps, queues := Queues}, DeltaMap, DMs,
     {TopReds, TopMem, TopQueue,
      [{K, P, maps:get(P, DeltaMap, 0)} || {K, P} <- lists:usort(Os1 ++ Os2 ++ Os3)], SL3}
 end,
-SampleShares = fun({TopReds, TopMem, TopQueue, Others, SL3}, Work0) ->
+%% The lists' deltas are over the scan's window (since the last scan), the
+%% node's figures over the snapshot's (since the last snapshot): the same
+%% window unless the budget thinned the scans (GuestScanEvery). Other
+%% observers' reductions are known over the scan's window, and taken out of
+%% the snapshot's in proportion.
+SampleShares = fun({TopReds, TopMem, TopQueue, Others, SL3}, ScanWork0, Work0) ->
     OthersReds = lists:sum([D || {_, _, D} <- Others]),
-    Work = max(0, Work0 - OthersReds),
-    #{others => Others, others_reds => OthersReds, work => Work, state => SL3,
-      lists => #{reductions => Reshare(TopReds, OthersReds, Work),
-                 memory => Reshare(TopMem, OthersReds, Work),
-                 message_queue => Reshare(TopQueue, OthersReds, Work)}}
+    ScanWork = max(0, ScanWork0 - OthersReds),
+    WindowOthers = case ScanWork0 of
+                       Work0 -> OthersReds;
+                       _ -> OthersReds * Work0 div max(1, ScanWork0)
+                   end,
+    #{others => Others, others_reds => WindowOthers, work => max(0, Work0 - WindowOthers),
+      scan_work => ScanWork, state => SL3,
+      lists => #{reductions => Reshare(TopReds, OthersReds, ScanWork),
+                 memory => Reshare(TopMem, OthersReds, ScanWork),
+                 message_queue => Reshare(TopQueue, OthersReds, ScanWork)}}
+end,
+%% Work of the node less the session's own between two totals.
+WorkSince = fun(#{own := OwnNow, reds := RedsNow}, Then) ->
+    max(0, RedsNow - maps:get(reds, Then) - (OwnNow - maps:get(own, Then, OwnNow)))
 end,
 SampleLists = fun(#{totals := OldTotals} = S, #{ran := RanAll} = Sc) ->
-    #{own := OwnNow, reds := RedsNow} = T = Totals(),
-    Own = OwnNow - maps:get(own, OldTotals, OwnNow),
+    T = Totals(),
+    Own = maps:get(own, T) - maps:get(own, OldTotals, maps:get(own, T)),
     DeltaMap = maps:from_list(MsRun(RanAll, MsSwap)),
-    Work0 = max(0, RedsNow - maps:get(reds, OldTotals) - Own),
-    (SampleShares(SampleTops(Sc, DeltaMap, DetailMs(Work0), S), Work0))#{
+    ScanWork0 = WorkSince(T, maps:get(scan_totals, S, OldTotals)),
+    (SampleShares(SampleTops(Sc, DeltaMap, DetailMs(ScanWork0), S), ScanWork0,
+                  WorkSince(T, OldTotals)))#{
         totals => T, old => OldTotals, own => Own, delta_map => DeltaMap}
+end,
+%% A snapshot without a scan (the budget thinned the scans): the node's
+%% figures over the window, the last scan's lists marked as carried (they
+%% are not the window's: a profile does not count them again), and no
+%% sampler section (the sampler's interval is the scan's).
+SampleCarried = fun(#{totals := OldTotals, prev := {Pids, Infos}} = S) ->
+    T = Totals(),
+    Own = maps:get(own, T) - maps:get(own, OldTotals, maps:get(own, T)),
+    {#{carried => true, pids => Pids, infos => Infos, partial => false,
+       count => erlang:system_info(process_count), all => length(Pids), ran => [],
+       heaps => maps:get(heaps, S, []), queues => maps:get(queues, S, []),
+       heap_floor => maps:get(heap_floor, S, 0), hot => maps:get(hot, S, [])},
+     #{totals => T, old => OldTotals, own => Own, work => WorkSince(T, OldTotals),
+       others => [], others_reds => 0, state => S,
+       lists => (maps:get(last_lists, S, #{}))#{carried => true}}}
 end,
 %% The sampler's section and its next candidates: processes that did real
 %% work (at least 1% of the node's and 2,000 reductions a second); an idle
 %% node has none, and the sampler then does not wake up at all.
 SampleNext = fun(#{hot := Hot, partial := Partial},
                  #{state := SL, delta_map := DeltaMap, others := Others,
-                   others_reds := OthersReds, work := Work}, Window) ->
+                   scan_work := Work}, Window) ->
+    OthersReds = lists:sum([D || {_, _, D} <- Others]),
     OthersSet = [P || {_, P, _} <- Others],
     LiveDelta = fun(P) -> case maps:find(P, DeltaMap) of
                               {ok, D} -> D;
@@ -285,6 +399,17 @@ end,
 %% A sample in three stages, each a function of few variables (erl_eval's
 %% cost of every call grows with the variables in scope: one function for
 %% the whole sample cost a tenth of the session's reductions more).
+%% What the next snapshot needs of this one's scan (nothing new after a
+%% snapshot without one).
+SampleKept = fun(false, S5, _, #{totals := T}) -> S5#{totals => T, scan_since => maps:get(scan_since, S5, 0) + 1};
+                (true, S5, Sc, #{totals := T, others := Others, lists := Lists}) ->
+                    S5#{prev => {maps:get(pids, Sc), maps:get(infos, Sc)},
+                        heaps => maps:get(heaps, Sc), heap_floor => maps:get(heap_floor, Sc),
+                        others_pids => [P || {_, P, _} <- Others],
+                        queues => maps:get(queues, Sc), hot => maps:get(hot, Sc), totals => T,
+                        scan_totals => T, scan_since => 0, last_lists => Lists,
+                        scans => maps:get(scans, S5, 0) + 1}
+             end,
 %% The stage after the scan and the lists: the window, the utilisation, the
 %% executing view and the call counting.
 SampleObserved = fun(S, Sc, #{totals := T, old := Old, own := Own, work := Work,
@@ -292,7 +417,9 @@ SampleObserved = fun(S, Sc, #{totals := T, old := Old, own := Own, work := Work,
                      PauseNote, S4, ScanUs) ->
     BusyUs = ScanUs + maps:get(s_tick_us, S) + maps:get(o_duty_us, S, 0) +
              maps:get(o_other_us, S, 0),
-    {Observer, S5} = Guest(Trace, S4#{scan_us => ScanUs, s_tick_us => maps:get(s_tick_us, S)},
+    Scanned = not maps:get(carried, Sc, false),
+    {Observer, S5} = Guest(Trace, S4#{scan_us => ScanUs, s_tick_us => maps:get(s_tick_us, S),
+                                      g_scanned => Scanned},
                            Own, Others, max(1, maps:get(tu, T) - maps:get(tu, Old)), BusyUs,
                            UtilRaw, Online, Work),
     Facts = NodeFacts(maps:get(count, Sc), length(maps:get(pids, Sc))),
@@ -310,10 +437,7 @@ SampleObserved = fun(S, Sc, #{totals := T, old := Old, own := Own, work := Work,
         top_processes => maps:get(lists, Ls),
         sample_us => ScanUs,
         errors => ScanNote(Sc) ++ PauseNote}),
-    {Reply, S5#{prev => {maps:get(pids, Sc), maps:get(infos, Sc)}, heaps => maps:get(heaps, Sc),
-                heap_floor => maps:get(heap_floor, Sc), others_pids => [P || {_, P, _} <- Others],
-                queues => maps:get(queues, Sc), hot => maps:get(hot, Sc), totals => T,
-                scans => maps:get(scans, S, 0) + 1}}
+    {Reply, SampleKept(Scanned, S5, Sc, Ls)}
 end,
 SampleWindow = fun(S, Sc, #{totals := T, old := Old} = Ls, StartUs) ->
     Window = maps:get(t, T) - maps:get(t, Old),
@@ -323,15 +447,26 @@ SampleWindow = fun(S, Sc, #{totals := T, old := Old} = Ls, StartUs) ->
                       Utilisation(OldSwt, NewSwt, Online);
                   _ -> #{total => null, per_scheduler => []}
               end,
-    {Executing, S3} = SampleNext(Sc, Ls, Window),
+    {Executing, S3} = case Sc of
+                          #{carried := true} -> {#{}, S};
+                          _ -> SampleNext(Sc, Ls, maps:get(t, T) -
+                                                  maps:get(t, maps:get(scan_totals, S, Old)))
+                      end,
     {Trace, PauseNote, S4} = SampleTrace(S3, Window, UtilRaw),
     SampleObserved(S, Sc, Ls, Window, Online, UtilRaw, Executing, Trace, PauseNote, S4,
                    erlang:monotonic_time(microsecond) - StartUs)
 end,
 Sample = fun(S) ->
     StartUs = erlang:monotonic_time(microsecond),
-    Sc = SampleScan(S, Now()),
-    SampleWindow(S, Sc, SampleLists(S, Sc), StartUs)
+    case maps:get(scan_since, S, 0) + 1 >= maps:get(scan_every, S, 1) orelse
+         maps:get(last_lists, S, none) =:= none of
+        true ->
+            Sc = SampleScan(S, Now()),
+            SampleWindow(S, Sc, SampleLists(S, Sc), StartUs);
+        false ->
+            {Sc, Ls} = SampleCarried(S),
+            SampleWindow(S, Sc, Ls, StartUs)
+    end
 end,
 
 %% Baseline: previous reductions of every process and the node totals.
@@ -342,7 +477,9 @@ Baseline = fun(S) ->
     Reds = MsRun(Infos, MsReds),
     Busiest = lists:sublist(lists:reverse(lists:sort(
                   WithoutMine(lists:zip(Reds, Capped), maps:get(mine, S)))), SampleK + 1),
-    SampleReset(S#{prev => {Capped, Infos}, heaps => [], hot => [], totals => Totals(), scans => 0},
+    T = Totals(),
+    SampleReset(S#{prev => {Capped, Infos}, heaps => [], hot => [], totals => T, scans => 0,
+                   scan_totals => T, scan_since => 0, last_lists => none},
                 [P || {_, P} <- Busiest])
 end,
 
