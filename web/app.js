@@ -341,6 +341,8 @@ function liveDraw(root, data) {
         barRows(per.map((u, i) => ({ label: 'scheduler ' + (i + 1), value: u, text: fmtPct(u) })))),
       h('div', { class: 'panel' }, h('h2', {}, 'Memory by category'), barRows(memCats))),
     h('h2', {}, 'Top processes'),
+    top.carried ? h('p', { class: 'muted', id: 'top-carried' }, 'the last scan\u2019s lists: the observer scans every process ' +
+      `every ${(snap.observer && snap.observer.scan_every) || 'few'} snapshots to keep within its budget`) : null,
     h('div', { class: 'grid' },
       h('div', { class: 'panel' }, h('h3', {}, 'by CPU share'), liveProcTable(top.reductions, 'reductions', snap)),
       h('div', { class: 'panel' }, h('h3', {}, 'by memory'), liveProcTable(top.memory, 'memory', snap)),

@@ -220,10 +220,14 @@ static json_t *route_top_processes(void *ctx, const struct api_request *req, int
 		return api_error(status, 400, "metric must be reductions, memory or message_queue");
 	if (current_snapshot(ctx, req, node, &snap, &err, status))
 		return err;
-	json_t *list = json_object_get(json_object_get(snap, "top_processes"), metric);
+	json_t *top = json_object_get(snap, "top_processes");
+	json_t *list = json_object_get(top, metric);
 	json_t *resp = json_pack("{s:s, s:s, s:O?, s:O}", "node", node, "metric", metric,
 	                         "timestamp_ms", json_object_get(snap, "timestamp_ms"), "processes",
 	                         list ? list : json_array());
+	/* a snapshot without a scan (the budget thinned them): the last scan's */
+	if (json_is_true(json_object_get(top, "carried")))
+		json_object_set_new_nocheck(resp, "carried", json_true());
 	json_decref(snap);
 	return resp;
 }
@@ -483,6 +487,8 @@ static json_t *route_hot_spots(void *ctx, const struct api_request *req, int *st
 	                         api_stats_count_json(v.timestamp_ms), "scheduler_utilisation",
 	                         api_stats_num_json(v.utilisation_total), "modules",
 	                         api_stats_hot_modules(snap), "functions", functions);
+	if (v.top_carried)
+		json_object_set_new_nocheck(resp, "carried", json_true());
 	obs_view_destroy(&v);
 	json_decref(snap);
 	return resp;

@@ -544,6 +544,44 @@ static void observation_routes_on_a_real_node(void)
 	json_decref(r);
 }
 
+/* The routes say when a snapshot had no scan of every process: under a
+ * budget far too small for a scan every 250 ms (0.1% of a scheduler), the
+ * guest thins the scans within a few reads of the node's CPU, and the
+ * snapshots between carry the last scan's lists; `top_processes` and
+ * `hot_spots` mark them (and never with anything but true). */
+static void thinned_scans_are_marked_on_the_routes(void)
+{
+	struct observed o;
+	memset(&o, 0, sizeof(o));
+	observed_setup(&o);
+	char body[1024], path[2][1024];
+	snprintf(body, sizeof(body),
+	         "{\"node\":\"%s\",\"cookie\":\"%s\",\"interval_ms\":250,\"budget\":0.001}",
+	         o.node.name, o.node.cookie);
+	TH_ASSERT_INT_EQ(td_post(&o.m, "/api/monitor/observe/start", body, NULL), 200);
+	snprintf(path[0], sizeof(path[0]), "/api/runtime/top_processes?node=%s", o.node.name);
+	snprintf(path[1], sizeof(path[1]), "/api/runtime/hot_spots?node=%s", o.node.name);
+	for (int k = 0; k < 2; k++) {
+		bool carried = false;
+		int64_t deadline = gi_clock_mono_ms() + 90000;
+		while (!carried && gi_clock_mono_ms() < deadline) {
+			json_t *r = NULL;
+			if (td_get(&o.m, path[k], &r) == 200) {
+				json_t *c = json_object_get(r, "carried");
+				TH_ASSERT_MSG(!c || json_is_true(c), "%s: carried is not true", path[k]);
+				carried = c != NULL;
+			}
+			json_decref(r);
+			if (!carried)
+				gi_clock_sleep_ms(100);
+		}
+		TH_ASSERT_MSG(carried, "%s never said its lists were the last scan's in 90 s",
+		              path[k]);
+	}
+	snprintf(body, sizeof(body), "{\"node\":\"%s\"}", o.node.name);
+	TH_ASSERT_INT_EQ(td_post(&o.m, "/api/monitor/observe/stop", body, NULL), 200);
+}
+
 static void observe_cli_end_to_end(void)
 {
 	struct observed o;
@@ -658,6 +696,7 @@ int main(int argc, char **argv)
 	    TH_TEST(serve_runs_both_and_stops_cleanly),
 	    TH_TEST(pulse_routes_on_a_real_node),
 	    TH_TEST(observation_routes_on_a_real_node),
+	    TH_TEST(thinned_scans_are_marked_on_the_routes),
 	    TH_TEST(observe_cli_end_to_end),
 	    TH_TEST(worker_restart_during_observation),
 	    TH_TEST(monitor_sigterm_interrupts_observations),
