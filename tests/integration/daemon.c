@@ -568,7 +568,8 @@ static void thinned_scans_are_marked_on_the_routes(void)
 			json_t *r = NULL;
 			if (td_get(&o.m, path[k], &r) == 200) {
 				json_t *c = json_object_get(r, "carried");
-				TH_ASSERT_MSG(!c || json_is_true(c), "%s: carried is not true", path[k]);
+				TH_ASSERT_MSG(!c || json_is_true(c), "%s: carried is not true",
+				              path[k]);
 				carried = c != NULL;
 			}
 			json_decref(r);
