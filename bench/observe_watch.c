@@ -7,6 +7,8 @@
  *
  * OBSERVE_WATCH_CALL_TIME=1 in the environment adds call_time to the traced
  * modules (bench/bench_calltime.sh).
+ * OBSERVE_WATCH_BUDGET=FILE writes each snapshot's `observer` section and its
+ * trace's `duty` section as one JSON line (the guest's budget at work).
  * GIULIA_SAMPLE_PERIOD_MS sets the sampler's period (-1 turns it off).
  * OBSERVE_WATCH_OVERHEAD=0.05 sets an overhead budget (duty-cycled counting;
  * the utilisation ceiling off, as a CPU-bound bench target is always above
@@ -39,6 +41,7 @@ static json_t *calls_total;
 static double calls_window_ms, duty_total, exposure_total;
 static long duty_n;
 static FILE *windows_out; /* OBSERVE_WATCH_WINDOWS, written on the manager's thread */
+static FILE *budget_out;  /* OBSERVE_WATCH_BUDGET: each snapshot's observer and duty sections */
 
 static void window_write(json_t *snap, json_t *trace)
 {
@@ -79,7 +82,8 @@ static void window_write(json_t *snap, json_t *trace)
 
 /* The observer's own cost as the session measured it on the target, over
  * the snapshots after the first (which holds the session's start). */
-static double obs_window_ms, obs_cost_ms, obs_scan_us, obs_sampler_us, obs_reds;
+static double obs_window_ms, obs_cost_ms, obs_share_ms, obs_counting_ms, obs_scan_us,
+    obs_sampler_us, obs_reds;
 static long obs_n, obs_over, obs_scanned, obs_every_max;
 
 static void observer_add(json_t *snap)
@@ -91,6 +95,8 @@ static void observer_add(json_t *snap)
 	obs_n++;
 	obs_window_ms += w;
 	obs_cost_ms += json_number_value(json_object_get(o, "cost")) * w;
+	obs_share_ms += json_number_value(json_object_get(o, "share")) * w;
+	obs_counting_ms += json_number_value(json_object_get(o, "counting")) * w;
 	obs_scan_us += json_number_value(json_object_get(o, "scan_us"));
 	obs_sampler_us += json_number_value(json_object_get(o, "sampler_us"));
 	obs_reds += json_number_value(json_object_get(o, "reductions"));
@@ -111,6 +117,14 @@ static void on_snapshot(void *ctx, const char *id, json_t *snap)
 	sample_ms_total += json_number_value(json_object_get(snap, "sample_ms"));
 	observer_add(snap);
 	json_t *trace = json_object_get(snap, "trace");
+	if (budget_out) {
+		json_t *line = json_pack("{sO?sO?}", "observer", json_object_get(snap, "observer"),
+		                         "duty", json_object_get(trace, "duty"));
+		if (line)
+			json_dumpf(line, budget_out, JSON_COMPACT);
+		fputc('\n', budget_out);
+		json_decref(line);
+	}
 	if (windows_out && trace)
 		window_write(snap, trace);
 	if (!calls_total || snapshots <= 2 || !trace)
@@ -179,6 +193,11 @@ int main(int argc, char **argv)
 	const char *calls_path = getenv("OBSERVE_WATCH_CALLS");
 	if (calls_path)
 		calls_total = json_object();
+	const char *budget_path = getenv("OBSERVE_WATCH_BUDGET");
+	if (budget_path && !(budget_out = fopen(budget_path, "w"))) {
+		perror(budget_path);
+		return 1;
+	}
 	const char *windows_path = getenv("OBSERVE_WATCH_WINDOWS");
 	if (windows_path && !(windows_out = fopen(windows_path, "w"))) {
 		perror(windows_path);
@@ -229,14 +248,18 @@ int main(int argc, char **argv)
 	if (obs_n > 0)
 		printf("observer_cost=%.5f observer_scan_ms=%.2f observer_sampler_ms_per_s=%.2f "
 		       "observer_reds_per_snapshot=%.0f observer_over_budget=%ld/%ld "
-		       "observer_scanned=%ld/%ld observer_scan_every_max=%ld\n",
+		       "observer_scanned=%ld/%ld observer_scan_every_max=%ld "
+		       "observer_share=%.5f observer_counting=%.5f\n",
 		       obs_cost_ms / obs_window_ms, obs_scan_us / 1000.0 / (double)obs_n,
 		       obs_sampler_us / obs_window_ms, obs_reds / (double)obs_n, obs_over, obs_n,
-		       obs_scanned, obs_n, obs_every_max);
+		       obs_scanned, obs_n, obs_every_max, obs_share_ms / obs_window_ms,
+		       obs_counting_ms / obs_window_ms);
 	fflush(stdout);
 	obs_manager_free(m);
 	if (windows_out)
 		fclose(windows_out);
+	if (budget_out)
+		fclose(budget_out);
 	FILE *out = calls_path ? fopen(calls_path, "w") : NULL;
 	if (out) {
 		const char *key;
