@@ -321,12 +321,13 @@ Loop = fun Loop(S) ->
                 Cleanup(S),
                 Send({giulia, 'end', lease_expired});
             false ->
-                %% the sampler's tick at normal priority; only the duty
-                %% steps run high
+                %% the duty step first and at high priority (a pattern
+                %% that goes off after the sampler's tick, which watches
+                %% the node for milliseconds, counts past its fraction),
+                %% then the sampler's tick at normal priority
+                S1 = Charge(o_duty_us, S, DutyStep),
                 DutyPrio andalso process_flag(priority, normal),
-                S1 = SampleStep(S),
-                DutyPrio andalso process_flag(priority, high),
-                Loop(Charge(o_duty_us, S1, DutyStep))
+                Loop(SampleStep(S1))
         end
     end
 end,
