@@ -13,6 +13,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/str.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
 #include "fuse_series.h"
@@ -1099,6 +1100,74 @@ static void executing_tweak_unattributed(json_t *s, long seq, void *arg)
 
 /* Every profile says how much of the node's work its views explain, and
  * when that is little it says so first (JSON, text, HTML), with what to do. */
+/* ---- the observer's budget ------------------------------------------------ */
+
+/* Each window's observer section: costs from the arg, a double per window. */
+static void observer_tweak(json_t *s, long seq, void *arg)
+{
+	const double *costs = arg;
+	double c = costs[seq];
+	json_object_set_new(s, "observer",
+	                    json_pack("{s:f, s:f, s:b, s:f, s:f, s:i, s:i}", "budget", 0.01, "cost",
+	                              c, "within_budget", c <= 0.01, "share", 0.001, "counting",
+	                              c - 0.001, "sample_period_ms", 100, "sample_period_used_ms",
+	                              100));
+}
+
+static const char *observer_line(json_t *p)
+{
+	static char line[1024];
+	struct gi_buf out;
+	gi_buf_init(&out, 0);
+	TH_ASSERT_OK(fuse_report_text(p, &out));
+	const char *at = strstr(gi_buf_str(&out), "[");
+	while (at && !GI_STR_STARTS(at, "[observer") && !GI_STR_STARTS(at, "[OVER BUDGET"))
+		at = strstr(at + 1, "[");
+	TH_ASSERT_MSG(at != NULL, "no observer line in:\n%s", gi_buf_str(&out));
+	/* the line as one, its wrapping undone */
+	size_t n = 0;
+	for (const char *c = at; *c && *c != ']' && n + 1 < sizeof(line); c++) {
+		char ch = *c == '\n' ? ' ' : *c;
+		if (ch != ' ' || (n > 0 && line[n - 1] != ' '))
+			line[n++] = ch;
+	}
+	line[n] = '\0';
+	gi_buf_destroy(&out);
+	return line;
+}
+
+/* The budget is a rate: a duty cycle's counting falls in some windows and not
+ * in others, so windows over it with a mean within it are "within on average",
+ * with the windows over it said; a mean over it is OVER BUDGET. */
+static void observer_budget_is_kept_on_average(void)
+{
+	/* three windows in four at 1.2%, one at 0.1%: mean 0.925% */
+	double within[8] = {0.012, 0.012, 0.012, 0.001, 0.012, 0.012, 0.012, 0.001};
+	json_t *p =
+	    build(series_finalize("complete", 8, NULL), series_make(8, observer_tweak, within));
+	json_t *o = json_object_get(p, "observer");
+	TH_ASSERT(json_is_true(json_object_get(o, "within_budget")));
+	TH_ASSERT_INT_EQ(json_integer_value(json_object_get(o, "over_budget_windows")), 6);
+	const char *line = observer_line(p);
+	TH_ASSERT_STR_CONTAINS(line,
+	                       "within its 1.0% budget on average; over it in 6 of 8 windows");
+	TH_ASSERT_STR_CONTAINS(line, "1.2% at most");
+	json_decref(p);
+	/* mean 1.1%: over, loudly */
+	double over[8] = {0.012, 0.012, 0.012, 0.008, 0.012, 0.012, 0.012, 0.008};
+	p = build(series_finalize("complete", 8, NULL), series_make(8, observer_tweak, over));
+	TH_ASSERT(json_is_false(json_object_get(json_object_get(p, "observer"), "within_budget")));
+	TH_ASSERT_STR_CONTAINS(observer_line(p), "[OVER BUDGET: the observer took 1.1% of a core");
+	json_decref(p);
+	/* every window within: no qualifier */
+	double quiet[8] = {0.004, 0.004, 0.004, 0.004, 0.004, 0.004, 0.004, 0.004};
+	p = build(series_finalize("complete", 8, NULL), series_make(8, observer_tweak, quiet));
+	line = observer_line(p);
+	TH_ASSERT_STR_CONTAINS(line, "[observer 0.4% of a core, within its 1.0% budget");
+	TH_ASSERT(strstr(line, "on average") == NULL);
+	json_decref(p);
+}
+
 static void profile_says_how_much_work_is_explained(void)
 {
 	json_t *p =
@@ -1266,6 +1335,7 @@ int main(int argc, char **argv)
 	    TH_TEST(compare_needs_the_subject_observed),
 	    TH_TEST(executing_view_sees_through_wrappers),
 	    TH_TEST(profile_says_how_much_work_is_explained),
+	    TH_TEST(observer_budget_is_kept_on_average),
 	    TH_TEST(frames_split),
 	    TH_END,
 	};
