@@ -73,18 +73,6 @@ GuestCountBudget = fun(false, _, _, _) -> null;
                           min(Overhead, max(GuestBudget / 4, 0.9 * GuestBudget - Share) /
                                         max(0.01, case Busy of null -> Online; _ -> Busy end))
                    end,
-%% Counting's allowance for the next window from this window's busy
-%% schedulers and the session's share of the last window, set before the
-%% duty cycle plans the next window (set after it, by Guest, it reached the
-%% window after: the first two windows counted at their starting allowance,
-%% and a change of load was followed a window late).
-GuestCountNow = fun(S, UtilRaw, Online) ->
-    case maps:get(d_on, S, false) of
-        true -> S#{d_overhead => GuestCountBudget(true, maps:get(g_share, S, 0),
-                                                  BusySchedulers(UtilRaw, Online), Online)};
-        false -> S
-    end
-end,
 GuestLengthened = fun(Period, NewPeriod) when NewPeriod > Period ->
                          [iolist_to_binary(io_lib:format(
                               "observer: the sampler's period lengthened from ~b to ~b ms to "
@@ -203,7 +191,7 @@ Guest = fun(Reply, S, Own, Others, WindowUs, BusyUs, UtilRaw, Online, Work) ->
                 scanned => maps:get(g_scanned, S, true),
                 notes => GuestLengthened(Period, NewPeriod) ++ ThinNotes ++
                          GuestOver(Within, Cost, ScanUs, TickUs, {Counting, WindowUs})},
-    S2 = case CountBudget of null -> SC#{g_share => Share}; _ -> SC#{d_overhead => CountBudget, g_share => Share} end,
+    S2 = case CountBudget of null -> SC; _ -> SC#{d_overhead => CountBudget} end,
     %% the sampler's tick time of the windows without a scan, for its
     %% section at the next scan (its interval is the scan's)
     TickAcc = case maps:get(g_scanned, S, true) of
@@ -463,7 +451,7 @@ SampleWindow = fun(S, Sc, #{totals := T, old := Old} = Ls, StartUs) ->
                           _ -> SampleNext(Sc, Ls, maps:get(t, T) -
                                                   maps:get(t, maps:get(scan_totals, S, Old)))
                       end,
-    {Trace, PauseNote, S4} = SampleTrace(GuestCountNow(S3, UtilRaw, Online), Window, UtilRaw),
+    {Trace, PauseNote, S4} = SampleTrace(S3, Window, UtilRaw),
     SampleObserved(S, Sc, Ls, Window, Online, UtilRaw, Executing, Trace, PauseNote, S4,
                    erlang:monotonic_time(microsecond) - StartUs)
 end,
