@@ -39,18 +39,6 @@ Overhead = case maps:get(overhead, Args, 0) of
                    OverheadArg;
                _ -> 0
            end,
-%% The guest's budget (40_snapshot.erl), a share of one scheduler.
-GuestBudget = case maps:get(guest_budget, Args, 0.01) of
-                  GuestArg when is_number(GuestArg), GuestArg > 0 -> GuestArg;
-                  _ -> 0.01
-              end,
-%% Counting's allowance until the guest's budget has measured a window and
-%% set one (d_overhead): half the budget over the online schedulers, within
-%% the overhead asked for. The cost of a counted call path is not known yet
-%% (taken as 1, the most it can be), so the first windows cost at most half
-%% the budget; with the overhead asked for instead, a busy node's first two
-%% windows took 9-10% of a scheduler under a 1% budget.
-DutyAllowed0 = min(Overhead, GuestBudget / 2 / max(1, erlang:system_info(schedulers_online))),
 PauseAbove = case maps:get(pause_above, Args, 0) of
                  PauseArg when is_number(PauseArg), PauseArg > 0 -> PauseArg;
                  _ -> 2.0
@@ -225,12 +213,8 @@ DutyCycle = fun(S) ->
                      end, S1#{d_setus => maps:merge(maps:get(d_setus, S1), SetUs),
                               o_waited_us => maps:get(o_waited_us, S1, 0) +
                                              lists:sum(maps:values(SetUs))}, OnMods),
-    %% each off is planned early by how late the offs have come (the timer's
-    %% milliseconds and the wait for a scheduler: about 2 ms on a busy node,
-    %% a third of a 5 ms interval)
-    Late = round(maps:get(d_late, S1, 0)),
     Pending = lists:keysort(1, [{element(1, maps:get(M, maps:get(d_onset, S2)))
-                                 + max(DutyMinOnUs, round(maps:get(M, Fracs) * Cycle) - Late), M}
+                                 + max(DutyMinOnUs, round(maps:get(M, Fracs) * Cycle)), M}
                                 || M <- OnMods]),
     S3 = case OnMods of [] -> S2; _ -> DutyMarkAs(S2, partial) end,
     S3#{d_pending => Pending, d_c0 => C0, d_next_c0 => C0 + Cycle}
@@ -241,9 +225,7 @@ DutyStep = fun DutyStep(S) ->
         true ->
             T = NowUs(),
             case maps:get(d_pending, S) of
-                [{At, M} | Rest] when At =< T ->
-                    Late = 0.8 * maps:get(d_late, S, 0) + 0.2 * (T - At),
-                    DutyStep(DutyOff(S#{d_pending => Rest, d_late => Late}, M));
+                [{At, M} | Rest] when At =< T -> DutyStep(DutyOff(S#{d_pending => Rest}, M));
                 _ ->
                     case T >= maps:get(d_next_c0, S) andalso
                          map_size(maps:get(d_onset, S)) =:= 0 of
@@ -291,7 +273,7 @@ DutyInit = fun(S, Traced) ->
         false -> S#{d_on => false};
         true ->
             Mods = [M || {M, _} <- Traced],
-            F0 = max(0.0, min(DutyMax, DutyAllowed0 / length(Mods))),
+            F0 = max(0.0, min(DutyMax, Overhead / length(Mods))),
             %% every module was set on at the start: it counts from now
             %% for its fraction of a first cycle as short as allowed
             S1 = DutyZero(S#{d_on => true, d_mfas => maps:from_list(Traced),
@@ -358,7 +340,7 @@ DutySnapshot = fun(S, Util) ->
     Total = lists:sum([R || {_, R} <- Rates]),
     NHot = max(1, length([R || {_, R} <- Rates, R > 0])),
     %% the overhead asked for, or less: what the guest's budget leaves
-    Allowed = maps:get(d_overhead, S1, DutyAllowed0),
+    Allowed = maps:get(d_overhead, S1, Overhead),
     Exposure = maps:from_list(
                  [{M, if Cost =< 0 -> DutyMax;
                          Total > 0, R > 0 -> min(DutyMax, Allowed / (NHot * Cost * (R / Total)));

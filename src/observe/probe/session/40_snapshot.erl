@@ -18,7 +18,10 @@
 %% between two scans carry the last scan's lists. On a quiet node the
 %% node's own CPU time (GuestCpu) shows what the session's clock cannot.
 %% What could not be kept within it is said in the snapshot's `observer`.
-%% GuestBudget: 20_duty.erl (counting's first windows are within it too).
+GuestBudget = case maps:get(guest_budget, Args, 0.01) of
+                  GuestArg when is_number(GuestArg), GuestArg > 0 -> GuestArg;
+                  _ -> 0.01
+              end,
 %% The node's busy schedulers over a window, from the utilisation.
 BusySchedulers = fun(#{total := U}, Online) when is_number(U) -> U * Online;
                     (_, _) -> null
@@ -63,14 +66,12 @@ GuestPeriod = fun(Within, Cost, Period, WindowUs) ->
     end
 end,
 %% Counting's allowance for the next window, as a share of the node's work:
-%% what the session's own steps leave of nine tenths of the budget (the
-%% tenth a margin for the spread of counting's cost from window to window:
-%% its barriers and its timers' lateness), and never less than a quarter
-%% of the budget (modules were asked for: counting them is the point),
+%% what the session's own steps leave of the budget, and never less than a
+%% quarter of it (modules were asked for: counting them is the point),
 %% within the overhead asked for.
 GuestCountBudget = fun(false, _, _, _) -> null;
                       (true, Share, Busy, Online) ->
-                          min(Overhead, max(GuestBudget / 4, 0.9 * GuestBudget - Share) /
+                          min(Overhead, max(GuestBudget / 4, GuestBudget - Share) /
                                         max(0.01, case Busy of null -> Online; _ -> Busy end))
                    end,
 GuestLengthened = fun(Period, NewPeriod) when NewPeriod > Period ->

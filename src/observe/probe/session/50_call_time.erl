@@ -321,13 +321,12 @@ Loop = fun Loop(S) ->
                 Cleanup(S),
                 Send({giulia, 'end', lease_expired});
             false ->
-                %% the duty step first and at high priority (a pattern
-                %% that goes off after the sampler's tick, which watches
-                %% the node for milliseconds, counts past its fraction),
-                %% then the sampler's tick at normal priority
-                S1 = Charge(o_duty_us, S, DutyStep),
+                %% the sampler's tick at normal priority; only the duty
+                %% steps run high
                 DutyPrio andalso process_flag(priority, normal),
-                Loop(SampleStep(S1))
+                S1 = SampleStep(S),
+                DutyPrio andalso process_flag(priority, high),
+                Loop(Charge(o_duty_us, S1, DutyStep))
         end
     end
 end,
