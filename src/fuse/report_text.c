@@ -734,14 +734,13 @@ static void put_observer(struct gi_buf *out, const struct fuse_view_observer *o)
 	struct gi_buf line;
 	gi_buf_init(&line, 1024);
 	double over = o->over_budget_windows;
-	if (o->within_budget && isfinite(over) && over > 0)
-		gi_buf_printf(&line,
-		              "[observer %s of a core, within its %s budget on average; over it in "
-		              "%.0f of %.0f windows, %s at most",
-		              cost, budget, over, o->windows, max);
-	else if (o->within_budget)
+	if (o->within_budget) {
 		gi_buf_printf(&line, "[observer %s of a core, within its %s budget", cost, budget);
-	else
+		if (isfinite(over) && over > 0)
+			gi_buf_printf(&line,
+			              " on average; over it in %.0f of %.0f windows, %s at most",
+			              over, o->windows, max);
+	} else
 		gi_buf_printf(&line,
 		              "[OVER BUDGET: the observer took %s of a core (%s at most in a "
 		              "window) against its %s budget, over it in %.0f of %.0f windows",

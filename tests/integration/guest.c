@@ -25,11 +25,11 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
-#include "base/buf.h"
 #include "base/clock.h"
 #include "fuse/fuse.h"
 #include "giulia_cli.h"
 #include "harness.h"
+#include "json_util.h"
 #include "node_watch.h"
 #include "observe/observe.h"
 #include "observe/snapshot_view.h"
@@ -493,19 +493,10 @@ static void a_thinned_scan_counts_each_process_once(void)
 	json_t *obs = json_object_get(p, "observer");
 	TH_ASSERT(json_is_true(json_object_get(obs, "scan_thinned")));
 	TH_ASSERT(json_number_value(json_object_get(obs, "scan_every_max")) >= 4);
-	struct gi_buf text;
-	gi_buf_init(&text, 4096);
-	TH_ASSERT_OK(fuse_report_text(p, &text));
 	/* the header is wrapped: its words, one space apart */
-	char *flat = gi_strdup(gi_buf_str(&text));
-	size_t o = 0;
-	for (size_t k = 0; flat[k]; k++)
-		if (!(flat[k] == ' ' || flat[k] == '\n') || (o > 0 && flat[o - 1] != ' '))
-			flat[o++] = flat[k] == '\n' ? ' ' : flat[k];
-	flat[o] = '\0';
+	char *flat = ts_report_text_flat(p);
 	TH_ASSERT_STR_CONTAINS(flat, "the scan of every process ran every");
 	gi_free(flat);
-	gi_buf_destroy(&text);
 	json_t *w = top_cpu_named(p, "worker");
 	char *dump = json_dumps(json_object_get(p, "processes"), JSON_COMPACT);
 	TH_ASSERT_MSG(w, "the working process is not in the profile's top_cpu: %.800s", dump);

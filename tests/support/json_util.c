@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "fuse/fuse.h"
 #include "harness.h"
 
 json_t *ts_json_find(json_t *array, const char *key, const char *value)
@@ -45,6 +48,23 @@ json_t *ts_rec_find(json_t *profile, int rule, const char *subject)
 double ts_rec_ev(json_t *rec, const char *key)
 {
 	return json_number_value(json_object_get(json_object_get(rec, "evidence"), key));
+}
+
+char *ts_report_text_flat(json_t *profile)
+{
+	struct gi_buf text;
+	gi_buf_init(&text, 4096);
+	TH_ASSERT_OK(fuse_report_text(profile, &text));
+	char *flat = gi_strdup(gi_buf_str(&text));
+	gi_buf_destroy(&text);
+	size_t o = 0;
+	for (size_t k = 0; flat[k]; k++) {
+		char ch = flat[k] == '\n' ? ' ' : flat[k];
+		if (ch != ' ' || (o > 0 && flat[o - 1] != ' '))
+			flat[o++] = ch;
+	}
+	flat[o] = '\0';
+	return flat;
 }
 
 json_t *ts_fixture_json(const char *series, const char *file)

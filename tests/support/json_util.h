@@ -23,6 +23,10 @@ const char *ts_workload_storage(json_t *profile, const char *module);
 json_t *ts_rec_find(json_t *profile, int rule, const char *subject);
 /* The number `key` of the recommendation's evidence (0 when absent). */
 double ts_rec_ev(json_t *rec, const char *key);
+/* The text report of `profile` (fuse_report_text) with its wrapping undone:
+ * its words one space apart, so that a wrapped line is searched whole.
+ * Fails the test when it does not render; caller frees with gi_free. */
+char *ts_report_text_flat(json_t *profile);
 /* Loads tests/fixtures/snapshots/SERIES/FILE; fails the test when it cannot.
  * Caller owns the result. */
 json_t *ts_fixture_json(const char *series, const char *file);

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
-#include "base/str.h"
 #include "fuse/fuse.h"
 #include "fuse/fuse_int.h"
 #include "fuse_series.h"
@@ -1098,8 +1098,6 @@ static void executing_tweak_unattributed(json_t *s, long seq, void *arg)
 	                    json_real(8510.0));
 }
 
-/* Every profile says how much of the node's work its views explain, and
- * when that is little it says so first (JSON, text, HTML), with what to do. */
 /* ---- the observer's budget ------------------------------------------------ */
 
 /* Each window's observer section: costs from the arg, a double per window. */
@@ -1114,25 +1112,17 @@ static void observer_tweak(json_t *s, long seq, void *arg)
 	                              100));
 }
 
+/* The observer's bracketed line of the text report, unwrapped (static). */
 static const char *observer_line(json_t *p)
 {
 	static char line[1024];
-	struct gi_buf out;
-	gi_buf_init(&out, 0);
-	TH_ASSERT_OK(fuse_report_text(p, &out));
-	const char *at = strstr(gi_buf_str(&out), "[");
-	while (at && !GI_STR_STARTS(at, "[observer") && !GI_STR_STARTS(at, "[OVER BUDGET"))
-		at = strstr(at + 1, "[");
-	TH_ASSERT_MSG(at != NULL, "no observer line in:\n%s", gi_buf_str(&out));
-	/* the line as one, its wrapping undone */
-	size_t n = 0;
-	for (const char *c = at; *c && *c != ']' && n + 1 < sizeof(line); c++) {
-		char ch = *c == '\n' ? ' ' : *c;
-		if (ch != ' ' || (n > 0 && line[n - 1] != ' '))
-			line[n++] = ch;
-	}
-	line[n] = '\0';
-	gi_buf_destroy(&out);
+	char *flat = ts_report_text_flat(p);
+	const char *at = strstr(flat, "[observer");
+	if (!at)
+		at = strstr(flat, "[OVER BUDGET");
+	TH_ASSERT_MSG(at != NULL, "no observer line in:\n%s", flat);
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(at, "]"), at);
+	gi_free(flat);
 	return line;
 }
 
@@ -1168,6 +1158,8 @@ static void observer_budget_is_kept_on_average(void)
 	json_decref(p);
 }
 
+/* Every profile says how much of the node's work its views explain, and
+ * when that is little it says so first (JSON, text, HTML), with what to do. */
 static void profile_says_how_much_work_is_explained(void)
 {
 	json_t *p =
